@@ -1,0 +1,163 @@
+"""What goes to the model: pi's ``buildSessionContext``, over our entry tree.
+
+Walk leaf -> root; derive the thinking level, model, mode and injected rules
+from the path; emit messages, and when a compaction is on the path, only the
+last one counts: its summary first, then the entries it kept (from
+``firstKeptEntryId``, only if that entry is on the path), then what follows.
+The shapes of the emitted messages are pi's AgentMessages, field for field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any, Iterable
+
+from ..format.jsonl import Entry
+
+
+@dataclass(slots=True)
+class SessionContext:
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    thinking_level: str = "off"
+    # pi's {provider, modelId}, from the last model_change or assistant message on the path.
+    model: dict[str, Any] | None = None
+    # oh-my-pi's role -> "provider/modelId" map.
+    models: dict[str, str] = field(default_factory=dict)
+    mode: str = "none"
+    mode_data: dict[str, Any] | None = None
+    injected_rules: list[str] = field(default_factory=list)
+    # The entry each message came from (the compaction entry for its summary).
+    entry_ids: list[str] = field(default_factory=list)
+    # Index of the first message written after the latest compaction (0 without one).
+    after_compaction: int = 0
+
+
+def js_time(timestamp: Any) -> int | None:
+    """``new Date(iso).getTime()``: epoch milliseconds, None where JS would give NaN."""
+    if not isinstance(timestamp, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(timestamp)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        # pi always writes toISOString() (UTC, "Z"); read a stamp without offset as UTC.
+        moment = moment.replace(tzinfo=timezone.utc)
+    return (moment - _EPOCH) // timedelta(milliseconds=1)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def compaction_summary_message(obj: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "role": "compactionSummary",
+        "summary": obj.get("summary"),
+        "tokensBefore": obj.get("tokensBefore"),
+        "timestamp": js_time(obj.get("timestamp")),
+    }
+
+
+def branch_summary_message(obj: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "role": "branchSummary",
+        "summary": obj.get("summary"),
+        "fromId": obj.get("fromId"),
+        "timestamp": js_time(obj.get("timestamp")),
+    }
+
+
+def custom_message(obj: dict[str, Any]) -> dict[str, Any]:
+    # JSON.stringify drops undefined fields: copy only what the entry has.
+    message: dict[str, Any] = {"role": "custom"}
+    for key in ("customType", "content", "display", "details"):
+        if key in obj:
+            message[key] = obj[key]
+    message["timestamp"] = js_time(obj.get("timestamp"))
+    return message
+
+
+def _message_of(entry: Entry) -> dict[str, Any] | None:
+    """The AgentMessage an entry contributes, or None (settings, custom state, unknown types)."""
+    if entry.type == "message":
+        message = entry.obj().get("message")
+        return message if isinstance(message, dict) else None
+    if entry.type == "custom_message":
+        return custom_message(entry.obj())
+    if entry.type == "branch_summary":
+        obj = entry.obj()
+        return branch_summary_message(obj) if obj.get("summary") else None
+    return None
+
+
+def _present(fields: dict[str, Any]) -> dict[str, Any]:
+    """Drop missing fields, as JSON.stringify drops undefined."""
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def _split_model(value: str) -> dict[str, Any]:
+    provider, _, model_id = value.partition("/")
+    return {"provider": provider, "modelId": model_id} if model_id else {"modelId": value}
+
+
+def build_context(path: list[Entry]) -> SessionContext:
+    """The context of a root -> leaf path (an empty path gives an empty context)."""
+    ctx = SessionContext()
+    compaction: Entry | None = None
+    compaction_index = -1
+    explicit_default_model = False
+    rules: dict[str, None] = {}
+    for index, entry in enumerate(path):
+        kind = entry.type
+        if kind == "thinking_level_change":
+            level = entry.obj().get("thinkingLevel")
+            ctx.thinking_level = level if isinstance(level, str) else "off"
+        elif kind == "model_change":
+            obj = entry.obj()
+            if isinstance(obj.get("model"), str):  # oh-my-pi
+                role = obj.get("role") if isinstance(obj.get("role"), str) else "default"
+                ctx.models[role] = obj["model"]
+                if role == "default":
+                    explicit_default_model = True
+                    ctx.model = _split_model(obj["model"])
+            else:  # pi
+                ctx.model = _present({"provider": obj.get("provider"), "modelId": obj.get("modelId")})
+        elif kind == "message" and entry.role() == "assistant":
+            message = entry.obj()["message"]
+            ctx.model = _present({"provider": message.get("provider"), "modelId": message.get("model")})
+            if not explicit_default_model:
+                ctx.models["default"] = f"{message.get('provider')}/{message.get('model')}"
+        elif kind == "compaction":
+            compaction, compaction_index = entry, index
+        elif kind == "ttsr_injection":
+            injected = entry.obj().get("injectedRules")
+            if isinstance(injected, list):
+                rules.update((r, None) for r in injected if isinstance(r, str))
+        elif kind == "mode_change":
+            obj = entry.obj()
+            ctx.mode = obj.get("mode") if isinstance(obj.get("mode"), str) else "none"
+            data = obj.get("data")
+            ctx.mode_data = data if isinstance(data, dict) else None
+    ctx.injected_rules = list(rules)
+
+    if compaction is None:
+        _emit(ctx, path)
+        return ctx
+    comp = compaction.obj()
+    ctx.messages.append(compaction_summary_message(comp))
+    ctx.entry_ids.append(compaction.id)  # type: ignore[arg-type]
+    first_kept = comp.get("firstKeptEntryId")
+    kept_start = next((i for i in range(compaction_index) if path[i].id == first_kept), compaction_index)
+    _emit(ctx, path[kept_start:compaction_index])
+    ctx.after_compaction = len(ctx.messages)
+    _emit(ctx, path[compaction_index + 1 :])
+    return ctx
+
+
+def _emit(ctx: SessionContext, entries: Iterable[Entry]) -> None:
+    for entry in entries:
+        message = _message_of(entry)
+        if message is not None:
+            ctx.messages.append(message)
+            ctx.entry_ids.append(entry.id)  # type: ignore[arg-type]

@@ -1,0 +1,165 @@
+"""The session file format: one Struct per line shape, tagged on ``type``.
+
+These types are the schema of what pi-mono and oh-my-pi write. They validate
+entries that clients append and they generate the JSON Schema; they are never
+used to re-encode a line read from disk, because a Struct drops fields it does
+not know and a newer agent's fields must survive every rewrite byte-for-byte
+(see ``sidecar.format.jsonl.Line``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+import msgspec
+
+CURRENT_VERSION = 3
+
+# Entry types whose meaning we know. Anything else is carried along untouched.
+KNOWN_ENTRY_TYPES = frozenset(
+    {
+        "message",
+        "thinking_level_change",
+        "model_change",
+        "compaction",
+        "branch_summary",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+        "ttsr_injection",
+        "session_init",
+        "mode_change",
+    }
+)
+
+
+class SessionHeader(msgspec.Struct, tag="session", tag_field="type", omit_defaults=True):
+    """First line of every session file."""
+
+    id: str
+    timestamp: str
+    cwd: str = ""
+    version: int | None = None
+    parentSession: str | None = None
+    title: str | None = None
+
+
+class _EntryBase(msgspec.Struct, tag_field="type", omit_defaults=True, kw_only=True):
+    id: str
+    parentId: str | None
+    timestamp: str
+
+
+class MessageEntry(_EntryBase, tag="message"):
+    """An AgentMessage (user, assistant, toolResult, bashExecution, custom)."""
+
+    message: dict[str, Any]
+
+
+class ThinkingLevelChangeEntry(_EntryBase, tag="thinking_level_change"):
+    thinkingLevel: str
+
+
+class ModelChangeEntry(_EntryBase, tag="model_change"):
+    """pi writes ``provider``/``modelId``; oh-my-pi writes ``model`` ("provider/id") and ``role``."""
+
+    provider: str | None = None
+    modelId: str | None = None
+    model: str | None = None
+    role: str | None = None
+
+
+class CompactionEntry(_EntryBase, tag="compaction"):
+    summary: str
+    firstKeptEntryId: str
+    tokensBefore: int
+    details: Any = None
+    fromHook: bool | None = None
+    shortSummary: str | None = None
+    preserveData: Any = None
+    fromExtension: bool | None = None
+
+
+class BranchSummaryEntry(_EntryBase, tag="branch_summary"):
+    fromId: str
+    summary: str
+    details: Any = None
+    fromHook: bool | None = None
+    fromExtension: bool | None = None
+
+
+class CustomEntry(_EntryBase, tag="custom"):
+    customType: str
+    data: Any = None
+
+
+class CustomMessageEntry(_EntryBase, tag="custom_message"):
+    customType: str
+    content: str | list[dict[str, Any]]
+    display: bool = True
+    details: Any = None
+
+
+class LabelEntry(_EntryBase, tag="label"):
+    targetId: str
+    label: str | None = None
+
+
+class SessionInfoEntry(_EntryBase, tag="session_info"):
+    name: str | None = None
+
+
+class TtsrInjectionEntry(_EntryBase, tag="ttsr_injection"):
+    injectedRules: list[str]
+
+
+class SessionInitEntry(_EntryBase, tag="session_init"):
+    systemPrompt: str | None = None
+    task: str | None = None
+    tools: list[str] | None = None
+    outputSchema: Any = None
+
+
+class ModeChangeEntry(_EntryBase, tag="mode_change"):
+    mode: str
+    data: dict[str, Any] | None = None
+
+
+KnownEntry = Union[
+    MessageEntry,
+    ThinkingLevelChangeEntry,
+    ModelChangeEntry,
+    CompactionEntry,
+    BranchSummaryEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    LabelEntry,
+    SessionInfoEntry,
+    TtsrInjectionEntry,
+    SessionInitEntry,
+    ModeChangeEntry,
+]
+
+# Roles a `message` entry may carry. Summaries are entries of their own
+# (compaction, branch_summary), never messages, as in pi.
+MessageRole = Literal["user", "assistant", "toolResult", "bashExecution", "custom"]
+
+
+class MessageShape(msgspec.Struct, omit_defaults=True):
+    """The part of an AgentMessage we rely on; other fields pass through."""
+
+    role: MessageRole
+
+
+def validate_entry(obj: dict[str, Any]) -> None:
+    """Raise ``msgspec.ValidationError`` when a known entry type is malformed.
+
+    Unknown types are accepted as they are: a newer agent may append kinds we
+    have not met yet, and we keep them without interpreting them.
+    """
+    if obj.get("type") not in KNOWN_ENTRY_TYPES:
+        return
+    entry = msgspec.convert(obj, KnownEntry)
+    if isinstance(entry, MessageEntry):
+        msgspec.convert(entry.message, MessageShape)

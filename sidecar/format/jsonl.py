@@ -1,0 +1,183 @@
+"""Reading and writing session JSONL, line by line, without losing a byte.
+
+Every line read from disk stays as its exact bytes. Only the four fields the
+tree needs (type, id, parentId, timestamp) are decoded eagerly; the body is
+decoded on demand. Writing a line we did not change writes those bytes again,
+so fields and entry types we do not know survive every rewrite and fork.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+
+class _Envelope(msgspec.Struct):
+    """The fields every entry shares; msgspec skips the rest without building them."""
+
+    type: str | None = None
+    id: str | None = None
+    parentId: str | None = None
+    timestamp: str | None = None
+
+
+class _RoleOnly(msgspec.Struct):
+    role: Any = None
+
+
+class _MessageRoleOnly(msgspec.Struct):
+    message: _RoleOnly | None = None
+
+
+_envelope_decoder = msgspec.json.Decoder(_Envelope)
+_role_decoder = msgspec.json.Decoder(_MessageRoleOnly)
+_object_decoder = msgspec.json.Decoder(dict[str, Any])
+_encoder = msgspec.json.Encoder()
+
+
+def encode(obj: Any) -> bytes:
+    """Compact JSON, as ``JSON.stringify`` writes it (no spaces, UTF-8, same escapes)."""
+    return _encoder.encode(obj)
+
+
+def decode_object(raw: bytes) -> dict[str, Any]:
+    return _object_decoder.decode(raw)
+
+
+@dataclass(slots=True, eq=False)
+class Entry:
+    """One parsed line: the envelope eagerly, the body on demand."""
+
+    type: str
+    id: str | None
+    parent_id: str | None
+    timestamp: str | None
+    raw: bytes
+
+    def obj(self) -> dict[str, Any]:
+        """The whole line as a fresh dict (callers may keep or change it)."""
+        return _object_decoder.decode(self.raw)
+
+    def role(self) -> str | None:
+        """A message entry's role, read without building the message."""
+        try:
+            message = _role_decoder.decode(self.raw).message
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        return message.role if message is not None and isinstance(message.role, str) else None
+
+    @classmethod
+    def from_obj(cls, obj: dict[str, Any]) -> "Entry":
+        return cls(
+            type=obj.get("type") if isinstance(obj.get("type"), str) else "",
+            id=obj.get("id") if isinstance(obj.get("id"), str) else None,
+            parent_id=obj.get("parentId") if isinstance(obj.get("parentId"), str) else None,
+            timestamp=obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None,
+            raw=encode(obj),
+        )
+
+
+# A line we could not parse stays in the file as these bytes.
+Unparsed = bytes
+
+
+@dataclass(slots=True)
+class ParsedFile:
+    """A session file split into lines, in file order."""
+
+    header: Entry
+    # Entries and unparseable lines after the header, in file order.
+    items: list[Entry | Unparsed] = field(default_factory=list)
+    parse_errors: int = 0
+    # Byte offset where an unterminated, unparseable last line starts (a write
+    # torn by a crash), or None. It must go before the next append.
+    torn_tail_at: int | None = None
+    # The last line parsed but has no newline; the next write must add one first.
+    needs_newline: bool = False
+    size: int = 0
+
+
+class NotASession(ValueError):
+    """The file's first parsed line is not a session header."""
+
+
+def parse_line(raw: bytes) -> Entry | None:
+    try:
+        env = _envelope_decoder.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return Entry(
+        type=env.type or "",
+        id=env.id,
+        parent_id=env.parentId,
+        timestamp=env.timestamp,
+        raw=raw,
+    )
+
+
+def parse_file(data: bytes) -> ParsedFile:
+    """Split file bytes into a header and items; never raises for damaged lines.
+
+    Raises ``NotASession`` when no line parses or the first parsed line is not
+    a header with a string id (pi would silently replace such a file; we leave
+    it alone and say why).
+    """
+    lines = data.split(b"\n")
+    ends_with_newline = data.endswith(b"\n")
+    last_index = len(lines) - 1
+    header: Entry | None = None
+    items: list[Entry | Unparsed] = []
+    parse_errors = 0
+    torn_tail_at: int | None = None
+    needs_newline = False
+    offset = 0
+    for index, raw in enumerate(lines):
+        start = offset
+        offset += len(raw) + 1
+        is_unterminated = index == last_index and not ends_with_newline
+        if index == last_index and ends_with_newline:
+            break  # the empty string after the final newline
+        if not raw.strip():
+            parse_errors += 1
+            if is_unterminated:
+                torn_tail_at = start
+            continue
+        entry = parse_line(raw)
+        if entry is None:
+            parse_errors += 1
+            if is_unterminated:
+                torn_tail_at = start
+            elif header is not None:
+                items.append(raw)
+            continue
+        if is_unterminated:
+            needs_newline = True
+        if header is None:
+            if entry.type != "session" or entry.id is None:
+                raise NotASession(
+                    "the first line is not a session header "
+                    '(expected an object with "type": "session" and a string "id")'
+                )
+            header = entry
+            continue
+        items.append(entry)
+    if header is None:
+        raise NotASession("the file holds no session header (it is empty or every line is damaged)")
+    return ParsedFile(
+        header=header,
+        items=items,
+        parse_errors=parse_errors,
+        torn_tail_at=torn_tail_at,
+        needs_newline=needs_newline,
+        size=len(data),
+    )
+
+
+def serialize(header: Entry, items: list[Entry | Unparsed]) -> bytes:
+    """The whole file, one line per item, each line as its kept bytes."""
+    parts = [header.raw]
+    for item in items:
+        parts.append(item.raw if isinstance(item, Entry) else item)
+    return b"\n".join(parts) + b"\n"

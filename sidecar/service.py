@@ -1,0 +1,425 @@
+"""The operations the protocol exposes, independent of any transport.
+
+Each public method takes the params Struct of one protocol method and returns
+its result Struct (see ``sidecar.wire``); errors are ``SidecarError`` values
+with stable codes. The service is synchronous and thread-safe for calls on
+different sessions; callers serialize calls on one session (the rpc layer
+does, with a queue per session).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from . import wire
+from .config import Settings
+from .context.build import build_context
+from .context.llm import convert_to_llm
+from .context.tokens import context_tokens
+from .errors import (
+    DamagedFile,
+    EntryNotFound,
+    InvalidParams,
+    InvalidState,
+    SessionExists,
+    SessionNotFound,
+    StorageError,
+)
+from .format.jsonl import serialize
+from .store.layout import ARCHIVE_DIR, TRASH_DIR, Layout, check_session_id, iso_now, new_session_id
+from .store.listing import SummaryCache, decode_cursor, encode_cursor, iso_from_ms, matches, sort_key
+from .store.session import UNSET, Session
+from .store.writer import FsyncPolicy, ensure_dir, fsync_dir
+
+DEFAULT_LIST_LIMIT = 50
+MAX_LIST_LIMIT = 1000
+
+
+class SessionService:
+    def __init__(self, root: Path, settings: Settings | None = None) -> None:
+        self.layout = Layout(root)
+        self.settings = settings or Settings()
+        self._open: dict[str, Session] = {}
+        self._lock = threading.RLock()
+        self._summaries = SummaryCache()
+
+    @property
+    def fsync_policy(self) -> FsyncPolicy:
+        return FsyncPolicy(self.settings.store.fsync)
+
+    # -- lookup -------------------------------------------------------------
+
+    def session(self, session_id: str) -> Session:
+        """An open session; a session on disk that is not open yet is opened."""
+        with self._lock:
+            found = self._open.get(session_id)
+        if found is not None:
+            return found
+        check_session_id(session_id)
+        path = self.layout.find(session_id)
+        if path is None:
+            raise SessionNotFound(
+                f"no session {session_id!r} below {self.layout.root}; create it, or check the id with session/list",
+                sessionId=session_id,
+            )
+        return self._load(path)[0]
+
+    def _load(self, path: Path) -> tuple[Session, Any]:
+        try:
+            session, report = Session.load(path, self.fsync_policy)
+        except FileNotFoundError:
+            raise SessionNotFound(f"no session file at {path}", path=str(path)) from None
+        with self._lock:
+            existing = self._open.get(session.id)
+            if existing is not None:
+                if existing.path.resolve() != path.resolve():
+                    raise InvalidState(
+                        f"a session with id {session.id} is already open from {existing.path}; close it first",
+                        sessionId=session.id,
+                        path=str(path),
+                    )
+                return existing, report
+            self._open[session.id] = session
+        return session, report
+
+    def _resolve_path(self, raw: str) -> Path:
+        path = Path(raw).expanduser()
+        if not path.is_absolute():
+            path = self.layout.root / path
+        if not self.settings.store.allowExternalPaths:
+            self.layout.check_inside(path)
+        return path
+
+    # -- create / open / close ---------------------------------------------
+
+    def create(self, params: wire.CreateParams) -> wire.CreateResult:
+        session_id = check_session_id(params.sessionId) if params.sessionId is not None else new_session_id()
+        with self._lock:
+            if session_id in self._open or self.layout.find(session_id) is not None:
+                raise SessionExists(f"session {session_id} already exists; open it or pick another id", sessionId=session_id)
+            timestamp = iso_now()
+            path = self.layout.new_session_path(params.cwd, timestamp, session_id)
+            session = Session.new(path, session_id, params.cwd, self.fsync_policy, params.parentSession, timestamp)
+            self._open[session_id] = session
+        if params.name is not None and params.name.strip():
+            session.set_name(params.name)
+        return wire.CreateResult(sessionId=session_id, path=str(path), header=session.header_obj())
+
+    def open(self, params: wire.OpenParams) -> wire.OpenResult:
+        if (params.sessionId is None) == (params.path is None):
+            raise InvalidParams("session/open takes exactly one of sessionId and path")
+        if params.sessionId is not None:
+            check_session_id(params.sessionId)
+            with self._lock:
+                session = self._open.get(params.sessionId)
+            if session is not None:
+                return self._open_result(session, 0, None)
+            path = self.layout.find(params.sessionId)
+            if path is None:
+                raise SessionNotFound(f"no session {params.sessionId!r} below {self.layout.root}", sessionId=params.sessionId)
+        else:
+            path = self._resolve_path(params.path)  # type: ignore[arg-type]
+            if not path.is_file():
+                raise SessionNotFound(f"no session file at {path}", path=str(path))
+        session, report = self._load(path)
+        return self._open_result(session, report.parse_errors, report.migrated_from)
+
+    def _open_result(self, session: Session, parse_errors: int, migrated_from: int | None) -> wire.OpenResult:
+        return wire.OpenResult(
+            sessionId=session.id,
+            path=str(session.path),
+            header=session.header_obj(),
+            leafId=session.leaf_id,
+            entryCount=len(session.tree.entries),
+            parseErrors=parse_errors,
+            persisted=session.persisted,
+            migratedFrom=migrated_from,
+        )
+
+    def continue_recent(self, params: wire.ContinueRecentParams) -> wire.OpenResult | None:
+        folder = self.layout.cwd_dir(params.cwd)
+        candidates = []
+        for path in self.layout.session_files(folder):
+            try:
+                candidates.append((path.stat().st_mtime_ns, path))
+            except OSError:
+                continue
+        for _, path in sorted(candidates, reverse=True):
+            try:
+                session, report = self._load(path)
+            except (DamagedFile, SessionNotFound, InvalidState):
+                continue
+            return self._open_result(session, report.parse_errors, report.migrated_from)
+        return None
+
+    def close(self, params: wire.CloseParams) -> None:
+        session = self._require_open(params.sessionId)
+        with self._lock:
+            self._open.pop(session.id, None)
+        session.close()
+
+    def close_all(self) -> None:
+        """Flush and close every open session (shutdown, EOF)."""
+        with self._lock:
+            sessions = list(self._open.values())
+            self._open.clear()
+        for session in sessions:
+            session.close()
+
+    def flush(self, params: wire.FlushParams) -> wire.FlushResult:
+        session = self.session(params.sessionId)
+        session.flush()
+        return wire.FlushResult(persisted=session.persisted)
+
+    def _require_open(self, session_id: str) -> Session:
+        with self._lock:
+            session = self._open.get(session_id)
+        if session is None:
+            check_session_id(session_id)
+            raise SessionNotFound(f"session {session_id!r} is not open", sessionId=session_id)
+        return session
+
+    # -- append / context ----------------------------------------------------
+
+    def append(self, params: wire.AppendParams) -> wire.AppendResult:
+        session = self.session(params.sessionId)
+        parent = UNSET if params.parentId is msgspec.UNSET else params.parentId
+        appended = session.append(params.entries, parent)
+        tokens = self._context_tokens(session)
+        return wire.AppendResult(
+            entries=[wire.AppendedEntry(id=e.id, parentId=e.parent_id, timestamp=e.timestamp) for e in appended],  # type: ignore[arg-type]
+            leafId=session.leaf_id,
+            contextTokens=tokens,
+            shouldCompact=self.should_compact(tokens),
+        )
+
+    def should_compact(self, tokens: int) -> bool:
+        settings = self.settings.compaction
+        if not settings.enabled or settings.contextWindow is None:
+            return False
+        return tokens > settings.contextWindow - settings.reserveTokens
+
+    def _context_tokens(self, session: Session) -> int:
+        ctx = build_context(session.tree.path(session.leaf_id))
+        return context_tokens(ctx.messages, ctx.after_compaction)
+
+    def build_context(self, params: wire.BuildContextParams) -> wire.BuildContextResult:
+        session = self.session(params.sessionId)
+        leaf = session.leaf_id if params.leafId is msgspec.UNSET else params.leafId
+        path = session.path_to(leaf)  # type: ignore[arg-type]
+        ctx = build_context(path)
+        messages = convert_to_llm(ctx.messages) if params.format == "llm" else ctx.messages
+        return wire.BuildContextResult(
+            messages=messages,
+            thinkingLevel=ctx.thinking_level,
+            model=ctx.model,
+            models=ctx.models,
+            mode=ctx.mode,
+            modeData=ctx.mode_data,
+            injectedRules=ctx.injected_rules,
+            leafId=leaf,  # type: ignore[arg-type]
+            estimatedTokens=context_tokens(ctx.messages, ctx.after_compaction),
+            entryIds=ctx.entry_ids,
+        )
+
+    # -- tree ------------------------------------------------------------------
+
+    def branch(self, params: wire.BranchParams) -> wire.BranchResult:
+        session = self.session(params.sessionId)
+        session.branch(params.entryId)
+        return wire.BranchResult(leafId=session.leaf_id)
+
+    def get_tree(self, params: wire.GetTreeParams) -> wire.GetTreeResult:
+        session = self.session(params.sessionId)
+        labels = session.tree.labels
+        nodes = [
+            wire.TreeNode(
+                id=entry.id,  # type: ignore[arg-type]
+                parentId=parent,
+                type=entry.type,
+                timestamp=entry.timestamp,
+                role=entry.role() if entry.type == "message" else None,
+                label=labels.get(entry.id),  # type: ignore[arg-type]
+            )
+            for entry, parent in session.tree.effective_parents()
+        ]
+        return wire.GetTreeResult(nodes=nodes, leafId=session.leaf_id)
+
+    def get_entries(self, params: wire.GetEntriesParams) -> wire.GetEntriesResult:
+        session = self.session(params.sessionId)
+        if params.ids is None:
+            entries = session.tree.entries
+        else:
+            entries = [session.get(entry_id) for entry_id in params.ids]
+        return wire.GetEntriesResult(entries=[e.obj() for e in entries])
+
+    def set_label(self, params: wire.SetLabelParams) -> wire.SetLabelResult:
+        session = self.session(params.sessionId)
+        entry = session.set_label(params.entryId, params.label)
+        return wire.SetLabelResult(entryId=entry.id, leafId=session.leaf_id)  # type: ignore[arg-type]
+
+    def set_name(self, params: wire.SetNameParams) -> wire.SetNameResult:
+        session = self.session(params.sessionId)
+        entry = session.set_name(params.name)
+        return wire.SetNameResult(entryId=entry.id, name=session.tree.name)  # type: ignore[arg-type]
+
+    # -- fork ------------------------------------------------------------------
+
+    def fork(self, params: wire.ForkParams) -> wire.ForkResult:
+        """Copy the path root -> entry into a new session file, verbatim.
+
+        Label entries on the path are dropped and the labels of the copied
+        entries written again after them, so labels set on other branches
+        (whose label entries are not on the path) are kept too.
+        """
+        source = self.session(params.sessionId)
+        target_id = params.entryId if params.entryId is not None else source.leaf_id
+        if target_id is None:
+            raise InvalidState("the session is empty (or its leaf was reset); name an entryId to fork from")
+        target = source.get(target_id)
+        if params.entryId is not None and target.type == "message" and target.role() not in ("user", "assistant"):
+            raise InvalidParams(
+                f"fork from a user or assistant message; entry {target_id} is a {target.role()} message "
+                "(forking there could leave a tool call without its result)",
+                entryId=target_id,
+            )
+        path = [e for e in source.tree.path(target_id) if e.type != "label"]
+        cwd = params.cwd if params.cwd is not None else source.header_obj().get("cwd", "")
+        new_id = new_session_id()
+        timestamp = iso_now()
+        new_path = self.layout.new_session_path(cwd, timestamp, new_id)
+        forked = Session.new(new_path, new_id, cwd, self.fsync_policy, parent_session=source.id, timestamp=timestamp)
+        for entry in path:
+            forked.tree.add(entry)
+        labels = [(e.id, source.tree.labels[e.id]) for e in path if e.id in source.tree.labels]
+        if forked.tree.has_assistant:
+
+            forked.writer.create(serialize(forked.header, forked.tree.entries))
+        if labels:
+            forked.append([{"type": "label", "targetId": t, "label": label} for t, label in labels])
+        with self._lock:
+            self._open[new_id] = forked
+        return wire.ForkResult(sessionId=new_id, path=str(new_path), persisted=forked.persisted)
+
+    # -- list ------------------------------------------------------------------
+
+    def list(self, params: wire.ListParams) -> wire.ListResult:
+        limit = params.limit if params.limit is not None else DEFAULT_LIST_LIMIT
+        if limit < 1 or limit > MAX_LIST_LIMIT:
+            raise InvalidParams(f"limit must be between 1 and {MAX_LIST_LIMIT}", limit=limit)
+        after = None
+        if params.cursor is not None:
+            after = decode_cursor(params.cursor)
+            if after is None:
+                raise InvalidParams("cursor is not one this server gave out; pass nextCursor from the previous page")
+        areas: list[tuple[str | None, bool]] = [(None, False)]
+        if params.includeArchived:
+            areas.append((ARCHIVE_DIR, True))
+        found = []
+        for area, archived in areas:
+            base = self.layout.root if area is None else self.layout.root / area
+            folders = (
+                [base / self.layout.cwd_dir(params.cwd).name]
+                if params.cwd is not None and not params.all
+                else self.layout.project_dirs(base)
+            )
+            for folder in folders:
+                for path in self.layout.session_files(folder):
+                    summary = self._summaries.get(path)
+                    if summary is None:
+                        continue
+                    if params.query and not matches(summary, params.query):
+                        continue
+                    found.append((summary, archived))
+        found.sort(key=lambda item: sort_key(item[0]))
+        if after is not None:
+            found = [item for item in found if sort_key(item[0]) > after]
+        page = found[:limit]
+        next_cursor = encode_cursor(page[-1][0]) if len(found) > limit else None
+        return wire.ListResult(
+            sessions=[
+                wire.SessionInfo(
+                    sessionId=s.session_id,
+                    path=s.path,
+                    cwd=s.cwd,
+                    created=s.created,
+                    modified=iso_from_ms(s.modified_ms),
+                    messageCount=s.message_count,
+                    firstMessage=s.first_message,
+                    archived=archived,
+                    name=s.name,
+                    title=s.title,
+                    parentSession=s.parent_session,
+                )
+                for s, archived in page
+            ],
+            nextCursor=next_cursor,
+        )
+
+    # -- archive / delete / restore ------------------------------------------------
+
+    def archive(self, params: wire.ArchiveParams) -> wire.ArchiveResult:
+        path = self._move(params.sessionId, None, ARCHIVE_DIR, "archive")
+        return wire.ArchiveResult(sessionId=params.sessionId, path=str(path), archived=True)
+
+    def unarchive(self, params: wire.ArchiveParams) -> wire.ArchiveResult:
+        path = self._move(params.sessionId, ARCHIVE_DIR, None, "unarchive")
+        return wire.ArchiveResult(sessionId=params.sessionId, path=str(path), archived=False)
+
+    def delete(self, params: wire.DeleteParams) -> wire.DeleteResult:
+        """Move to the trash (from the live or the archived area); nothing is erased."""
+        check_session_id(params.sessionId)
+        with self._lock:
+            session = self._open.get(params.sessionId)
+        if session is not None and not session.persisted:
+            with self._lock:
+                self._open.pop(session.id, None)
+            return wire.DeleteResult(sessionId=params.sessionId, trashPath=None)
+        area = None if self.layout.find(params.sessionId) is not None else ARCHIVE_DIR
+        path = self._move(params.sessionId, area, TRASH_DIR, "delete")
+        return wire.DeleteResult(sessionId=params.sessionId, trashPath=str(path))
+
+    def restore(self, params: wire.RestoreParams) -> wire.RestoreResult:
+        path = self._move(params.sessionId, TRASH_DIR, None, "restore")
+        return wire.RestoreResult(sessionId=params.sessionId, path=str(path))
+
+    def _move(self, session_id: str, from_area: str | None, to_area: str | None, verb: str) -> Path:
+        check_session_id(session_id)
+        with self._lock:
+            source = self.layout.find(session_id, from_area)
+            if source is None:
+                where = {None: "among live sessions", ARCHIVE_DIR: "in the archive", TRASH_DIR: "in the trash"}[from_area]
+                open_session = self._open.get(session_id)
+                if open_session is not None and not open_session.persisted and from_area is None:
+                    raise InvalidState(
+                        f"session {session_id} has no file yet (nothing is written before the first assistant message)",
+                        sessionId=session_id,
+                    )
+                raise SessionNotFound(f"cannot {verb}: no session {session_id!r} {where}", sessionId=session_id)
+            target = self.layout.moved(source, from_area, to_area)
+            if target.exists():
+                raise SessionExists(
+                    f"cannot {verb}: {target} already exists; delete or move that file first", path=str(target)
+                )
+            session = self._open.pop(session_id, None)
+            if session is not None:
+                session.close()
+            try:
+                ensure_dir(target.parent)
+                os.rename(source, target)
+                fsync_dir(target.parent)
+                fsync_dir(source.parent)
+            except OSError as exc:
+                raise StorageError(f"could not {verb} {source}: {exc.strerror or exc}", path=str(source)) from exc
+            # Leftovers of the session beside it (migration backups, torn lines) move along.
+            for extra in source.parent.glob(source.name + ".*"):
+                try:
+                    os.rename(extra, target.parent / extra.name)
+                except OSError:
+                    pass
+            return target

@@ -1,0 +1,152 @@
+"""Where sessions live: the root, pi's folder-per-cwd layout, ids and path safety.
+
+``<root>/--<cwd-encoded>--/<timestamp>_<sessionId>.jsonl`` exactly as pi lays
+it out, so a root pointed at pi's own sessions folder works. Archived and
+deleted sessions keep the same relative path under ``<root>/.archive`` and
+``<root>/.trash``; pi lists only ``*.jsonl`` files one level down, so it never
+sees them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import platformdirs
+
+from ..errors import InvalidSessionId, PathOutsideRoot
+
+ROOT_ENV = "SESSION_SIDECAR_HOME"
+ARCHIVE_DIR = ".archive"
+TRASH_DIR = ".trash"
+
+# Letters and digits at both ends, . _ - inside, 64 at most.
+_SESSION_ID = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9])?$")
+
+
+def default_root() -> Path:
+    env = os.environ.get(ROOT_ENV)
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_data_dir("session-sidecar", appauthor=False)) / "sessions"
+
+
+def encode_cwd(cwd: str) -> str:
+    """pi's folder name for a cwd: leading separator dropped, / \\ : become -."""
+    stripped = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
+    return "--" + re.sub(r"[/\\:]", "-", stripped) + "--"
+
+
+def iso_now() -> str:
+    """UTC time as JavaScript's ``toISOString`` writes it (milliseconds, Z)."""
+    now = datetime.now(timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def file_name(timestamp: str, session_id: str) -> str:
+    return f"{re.sub(r'[:.]', '-', timestamp)}_{session_id}.jsonl"
+
+
+def session_id_of(path: Path) -> str | None:
+    """The id in a ``<timestamp>_<id>.jsonl`` file name, or None."""
+    name = path.name
+    if not name.endswith(".jsonl") or "_" not in name:
+        return None
+    return name[: -len(".jsonl")].split("_", 1)[1]
+
+
+def new_session_id() -> str:
+    """A UUIDv7: time-ordered, so ids sort by creation."""
+    millis = time.time_ns() // 1_000_000
+    rand = int.from_bytes(secrets.token_bytes(10), "big")
+    value = (millis & ((1 << 48) - 1)) << 80
+    value |= 0x7 << 76  # version
+    value |= (rand >> 68) << 64 & (0xFFF << 64)  # rand_a, 12 bits
+    value |= 0b10 << 62  # variant
+    value |= rand & ((1 << 62) - 1)  # rand_b
+    text = f"{value:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
+def check_session_id(session_id: object) -> str:
+    if not isinstance(session_id, str) or not _SESSION_ID.match(session_id) or ".." in session_id:
+        raise InvalidSessionId(
+            "session ids are 1-64 characters: letters and digits at both ends, '.', '_' or '-' inside",
+            sessionId=session_id if isinstance(session_id, str) else None,
+        )
+    return session_id
+
+
+def inside(root: Path, path: Path) -> bool:
+    """True when ``path``, symlinks resolved, is ``root`` or below it."""
+    try:
+        path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+class Layout:
+    """Paths below one sessions root; nothing here touches a file's content."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root).expanduser().absolute()
+
+    def ensure_root(self) -> None:
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+    def cwd_dir(self, cwd: str) -> Path:
+        return self.root / encode_cwd(cwd)
+
+    def new_session_path(self, cwd: str, timestamp: str, session_id: str) -> Path:
+        return self.cwd_dir(cwd) / file_name(timestamp, session_id)
+
+    def project_dirs(self, base: Path | None = None) -> list[Path]:
+        base = base or self.root
+        try:
+            with os.scandir(base) as it:
+                return [Path(e.path) for e in it if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")]
+        except FileNotFoundError:
+            return []
+
+    def session_files(self, folder: Path) -> list[Path]:
+        try:
+            with os.scandir(folder) as it:
+                return [
+                    Path(e.path)
+                    for e in it
+                    if e.name.endswith(".jsonl") and e.is_file(follow_symlinks=False)
+                ]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    def find(self, session_id: str, area: str | None = None) -> Path | None:
+        """The live (or archived / trashed) file of a session id, or None."""
+        check_session_id(session_id)
+        base = self.root if area is None else self.root / area
+        suffix = f"_{session_id}.jsonl"
+        for folder in self.project_dirs(base):
+            for path in self.session_files(folder):
+                if path.name.endswith(suffix):
+                    return path
+        return None
+
+    def moved(self, path: Path, from_area: str | None, to_area: str | None) -> Path:
+        """The same relative place of ``path`` in another area (live, archive, trash)."""
+        source_base = self.root if from_area is None else self.root / from_area
+        relative = path.relative_to(source_base)
+        target_base = self.root if to_area is None else self.root / to_area
+        return target_base / relative
+
+    def check_inside(self, path: Path) -> Path:
+        if not inside(self.root, path):
+            raise PathOutsideRoot(
+                f"{path} is outside the sessions root {self.root}; name a session by id or a path below the root",
+                path=str(path),
+                root=str(self.root),
+            )
+        return path

@@ -1,0 +1,244 @@
+"""One open session: its tree in memory and its file on disk, kept in agreement.
+
+Persistence is deferred as in pi: nothing is written until the session holds
+an assistant message; then the header and every entry go out in one write, and
+each later append is one write of its lines. Unlike pi, a file is never
+written twice with a header (pi's duplicate-header bug), and an entry is only
+in memory once its line is on disk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..errors import DamagedFile, EntryNotFound, InvalidEntry, StorageError
+from ..format.entries import CURRENT_VERSION, validate_entry
+from ..format.jsonl import Entry, NotASession, encode, parse_file, serialize
+from ..format.migrate import migrate, new_entry_id
+from .layout import iso_now
+from .tree import SessionTree
+from .writer import FsyncPolicy, SessionWriter, atomic_write
+
+# Marks "parentId not given" apart from an explicit null (a new root).
+UNSET: Any = object()
+
+
+@dataclass(slots=True)
+class LoadReport:
+    parse_errors: int
+    migrated_from: int | None
+
+
+class Session:
+    def __init__(self, path: Path, header: Entry, writer: SessionWriter) -> None:
+        self.path = path
+        self.header = header
+        self.writer = writer
+        self.tree = SessionTree()
+        self.id: str = header.id  # type: ignore[assignment]
+
+    # -- construction ------------------------------------------------------
+
+    @classmethod
+    def new(
+        cls,
+        path: Path,
+        session_id: str,
+        cwd: str,
+        policy: FsyncPolicy,
+        parent_session: str | None = None,
+        timestamp: str | None = None,
+    ) -> "Session":
+        header: dict[str, Any] = {
+            "type": "session",
+            "version": CURRENT_VERSION,
+            "id": session_id,
+            "timestamp": timestamp or iso_now(),
+            "cwd": cwd,
+        }
+        if parent_session is not None:
+            header["parentSession"] = parent_session
+        return cls(path, Entry.from_obj(header), SessionWriter(path, policy, exists=False))
+
+    @classmethod
+    def load(cls, path: Path, policy: FsyncPolicy) -> tuple["Session", LoadReport]:
+        """Open a file: parse leniently, migrate (rewriting atomically, original kept), index."""
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise StorageError(f"could not read {path}: {exc.strerror or exc}", path=str(path)) from exc
+        try:
+            parsed = parse_file(data)
+        except NotASession as exc:
+            raise DamagedFile(
+                f"{path} is not a session file: {exc}; the file was left unchanged",
+                path=str(path),
+            ) from exc
+        migrated_from = migrate(parsed)
+        if migrated_from is not None:
+            backup = path.with_name(f"{path.name}.v{migrated_from}.bak")
+            try:
+                atomic_write(path, serialize(parsed.header, parsed.items), backup=backup)
+            except OSError as exc:
+                raise StorageError(
+                    f"could not rewrite {path} after migrating it from v{migrated_from}: {exc.strerror or exc}",
+                    path=str(path),
+                ) from exc
+            parsed.torn_tail_at = None  # the rewrite left the torn line out
+            parsed.needs_newline = False
+        writer = SessionWriter(path, policy, exists=True)
+        writer.torn_tail_at = parsed.torn_tail_at
+        writer.needs_newline = parsed.needs_newline
+        session = cls(path, parsed.header, writer)
+        for item in parsed.items:
+            if isinstance(item, Entry) and item.id is not None:
+                session.tree.add(item)
+        return session, LoadReport(parsed.parse_errors, migrated_from)
+
+    # -- reads -------------------------------------------------------------
+
+    @property
+    def leaf_id(self) -> str | None:
+        return self.tree.leaf_id
+
+    @property
+    def persisted(self) -> bool:
+        return self.writer.exists
+
+    def header_obj(self) -> dict[str, Any]:
+        return self.header.obj()
+
+    def get(self, entry_id: str) -> Entry:
+        entry = self.tree.by_id.get(entry_id)
+        if entry is None:
+            raise EntryNotFound(f"entry {entry_id!r} is not in session {self.id}", entryId=entry_id, sessionId=self.id)
+        return entry
+
+    def path_to(self, leaf_id: str | None) -> list[Entry]:
+        if leaf_id is not None:
+            self.get(leaf_id)
+        return self.tree.path(leaf_id)
+
+    # -- writes ------------------------------------------------------------
+
+    def append(self, objs: list[dict[str, Any]], parent_id: Any = UNSET) -> list[Entry]:
+        """Append a batch as a chain below ``parent_id`` (default: the leaf); the leaf moves to its end.
+
+        An entry may carry its own ``id``, ``parentId`` and ``timestamp``;
+        missing ones are assigned. The batch is validated whole before
+        anything is written, and written in one go.
+        """
+        self.writer.check()
+        if not objs:
+            return []
+        parent = self.tree.leaf_id if parent_id is UNSET else parent_id
+        if parent is not None:
+            self.get(parent)
+        prepared: list[Entry] = []
+        batch_ids: set[str] = set()
+        for index, obj in enumerate(objs):
+            prepared_obj = self._prepare(obj, index, parent, batch_ids)
+            entry = Entry.from_obj(prepared_obj)
+            prepared.append(entry)
+            batch_ids.add(entry.id)  # type: ignore[arg-type]
+            parent = entry.id
+        previous_leaf, state = self.tree.leaf_id, self.tree.snapshot()
+        for entry in prepared:
+            self.tree.add(entry)
+        try:
+            self._persist(prepared)
+        except BaseException:
+            self.tree.remove_last(len(prepared), previous_leaf, state)
+            raise
+        return prepared
+
+    def _prepare(self, obj: Any, index: int, parent: str | None, batch_ids: set[str]) -> dict[str, Any]:
+        if not isinstance(obj, dict) or not isinstance(obj.get("type"), str) or not obj["type"]:
+            raise InvalidEntry(f"entries[{index}] must be an object with a string \"type\"", index=index)
+        if obj["type"] == "session":
+            raise InvalidEntry(f"entries[{index}]: a session header cannot be appended", index=index)
+        entry_id = obj.get("id")
+        if entry_id is None:
+            entry_id = new_entry_id(_Taken(self.tree.by_id, batch_ids))
+        elif not isinstance(entry_id, str) or not entry_id or len(entry_id) > 128:
+            raise InvalidEntry(f"entries[{index}].id must be a non-empty string", index=index)
+        elif entry_id in self.tree.by_id or entry_id in batch_ids:
+            raise InvalidEntry(f"entries[{index}].id {entry_id!r} is already used in this session", index=index)
+        if "parentId" in obj:
+            own_parent = obj["parentId"]
+            if own_parent is not None and own_parent not in self.tree.by_id and own_parent not in batch_ids:
+                raise EntryNotFound(
+                    f"entries[{index}].parentId {own_parent!r} is not in session {self.id}",
+                    entryId=own_parent,
+                    index=index,
+                )
+            parent = own_parent
+        timestamp = obj.get("timestamp")
+        if timestamp is None:
+            timestamp = iso_now()
+        elif not isinstance(timestamp, str):
+            raise InvalidEntry(f"entries[{index}].timestamp must be an ISO 8601 string", index=index)
+        # pi's key order: type, id, parentId, timestamp, then the rest as given.
+        prepared = {"type": obj["type"], "id": entry_id, "parentId": parent, "timestamp": timestamp}
+        for key, value in obj.items():
+            if key not in prepared:
+                prepared[key] = value
+        try:
+            validate_entry(prepared)
+        except msgspec.ValidationError as exc:
+            raise InvalidEntry(f"entries[{index}] is not a valid {obj['type']} entry: {exc}", index=index) from exc
+        if prepared["type"] == "label" and prepared.get("targetId") not in self.tree.by_id and prepared.get(
+            "targetId"
+        ) not in batch_ids:
+            raise EntryNotFound(
+                f"entries[{index}].targetId {prepared.get('targetId')!r} is not in session {self.id}",
+                entryId=prepared.get("targetId"),
+                index=index,
+            )
+        return prepared
+
+    def _persist(self, batch: list[Entry]) -> None:
+        batch_has_assistant = any(e.type == "message" and e.role() == "assistant" for e in batch)
+        if self.writer.exists:
+            self.writer.append([e.raw for e in batch], durable=batch_has_assistant)
+        elif self.tree.has_assistant:
+            # First assistant message: header and everything so far, in one write.
+            self.writer.create(serialize(self.header, list(self.tree.entries)))
+
+    def branch(self, entry_id: str | None) -> None:
+        """Move the leaf only; None makes the next append a new root."""
+        if entry_id is not None:
+            self.get(entry_id)
+        self.tree.leaf_id = entry_id
+
+    def set_label(self, target_id: str, label: str | None) -> Entry:
+        self.get(target_id)
+        obj: dict[str, Any] = {"type": "label", "targetId": target_id}
+        if label:
+            obj["label"] = label
+        return self.append([obj])[0]
+
+    def set_name(self, name: str) -> Entry:
+        return self.append([{"type": "session_info", "name": name.strip()}])[0]
+
+    def flush(self) -> None:
+        self.writer.flush()
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class _Taken:
+    """Ids in use: the session's and the pending batch's."""
+
+    def __init__(self, by_id: dict[str, Entry], batch: set[str]) -> None:
+        self.by_id, self.batch = by_id, batch
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self.by_id or entry_id in self.batch

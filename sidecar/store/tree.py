@@ -1,0 +1,107 @@
+"""The in-memory tree of one session: entries by id, children, labels, name, leaf."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..format.jsonl import Entry
+
+
+class SessionTree:
+    """Entries in file order, indexed for the walks the protocol needs."""
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+        self.by_id: dict[str, Entry] = {}
+        self.children: dict[str | None, list[Entry]] = {}
+        self.labels: dict[str, str] = {}
+        self.name: str | None = None
+        self.leaf_id: str | None = None
+        self.has_assistant = False
+
+    def add(self, entry: Entry) -> None:
+        """Index one entry and make it the leaf, as appending does in pi."""
+        assert entry.id is not None
+        self.entries.append(entry)
+        self.by_id[entry.id] = entry
+        self.children.setdefault(entry.parent_id, []).append(entry)
+        self.leaf_id = entry.id
+        if entry.type == "label":
+            obj = entry.obj()
+            target, label = obj.get("targetId"), obj.get("label")
+            if isinstance(target, str):
+                if isinstance(label, str) and label:
+                    self.labels[target] = label
+                else:
+                    self.labels.pop(target, None)
+        elif entry.type == "session_info":
+            name = entry.obj().get("name")
+            self.name = (name.strip() or None) if isinstance(name, str) else None
+        elif entry.type == "message" and not self.has_assistant and entry.role() == "assistant":
+            self.has_assistant = True
+
+    def remove_last(self, count: int, previous_leaf: str | None, previous_state: "TreeState") -> None:
+        """Undo the last ``count`` adds after a failed write."""
+        for _ in range(count):
+            entry = self.entries.pop()
+            assert entry.id is not None
+            if self.by_id.get(entry.id) is entry:
+                del self.by_id[entry.id]
+            siblings = self.children.get(entry.parent_id, [])
+            if siblings and siblings[-1] is entry:
+                siblings.pop()
+        self.leaf_id = previous_leaf
+        self.labels = previous_state.labels
+        self.name = previous_state.name
+        self.has_assistant = previous_state.has_assistant
+
+    def snapshot(self) -> "TreeState":
+        return TreeState(dict(self.labels), self.name, self.has_assistant)
+
+    def path(self, leaf_id: str | None) -> list[Entry]:
+        """Entries from the root to ``leaf_id``; a parent cycle in a damaged file stops the walk."""
+        path: list[Entry] = []
+        seen: set[str] = set()
+        current = self.by_id.get(leaf_id) if leaf_id is not None else None
+        while current is not None and current.id not in seen:
+            seen.add(current.id)  # type: ignore[arg-type]
+            path.append(current)
+            current = self.by_id.get(current.parent_id) if current.parent_id else None
+        path.reverse()
+        return path
+
+    def effective_parents(self) -> list[tuple[Entry, str | None]]:
+        """Each entry (the later line where an id repeats) with its parent for display.
+
+        The parent is None for a root, for an orphan whose parent is missing
+        (as pi shows them) and for the entry where a parent cycle (only in a
+        damaged file) is cut, so every entry hangs below exactly one root.
+        """
+        latest = [e for e in self.entries if self.by_id.get(e.id) is e]  # type: ignore[arg-type]
+        parent_of: dict[str, str | None] = {}
+        for entry in latest:
+            parent = entry.parent_id
+            parent_of[entry.id] = parent if parent in self.by_id and parent != entry.id else None  # type: ignore[index]
+        state: dict[str, int] = {}  # 1: on the current walk, 2: known to reach a root
+        for entry in latest:
+            walk: list[str] = []
+            current: str | None = entry.id
+            while current is not None and state.get(current) is None:
+                state[current] = 1
+                walk.append(current)
+                current = parent_of[current]
+            if current is not None and state.get(current) == 1:
+                parent_of[current] = None  # cut the cycle where the walk met itself
+            for visited in walk:
+                state[visited] = 2
+        return [(e, parent_of[e.id]) for e in latest]  # type: ignore[index]
+
+
+@dataclass(slots=True)
+class TreeState:
+    labels: dict[str, str]
+    name: str | None
+    has_assistant: bool
+
+

@@ -1,0 +1,202 @@
+"""The one place that opens session files for writing.
+
+Each batch of lines goes out in a single ``write`` on an ``O_APPEND``
+descriptor, so a crash leaves at most one torn line at the end, never lines
+glued together. A failed write is undone (the file is cut back to its old
+length) and latched: every later call fails with the same error until the
+session is reopened, so memory never runs ahead of disk unnoticed.
+"""
+
+from __future__ import annotations
+
+import os
+from enum import Enum
+from pathlib import Path
+
+from ..errors import SessionExists, StorageError
+
+
+class FsyncPolicy(str, Enum):
+    """When appended lines are forced to stable storage."""
+
+    ASSISTANT = "assistant"  # after every batch holding an assistant message (default)
+    ALWAYS = "always"  # after every batch
+    NEVER = "never"  # leave it to the OS; flush() still forces it
+
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+def fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def ensure_dir(folder: Path) -> None:
+    folder.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+
+
+def atomic_write(path: Path, data: bytes, backup: Path | None = None) -> None:
+    """Replace ``path`` with ``data`` atomically; keep the old file at ``backup``.
+
+    temp file, fsync, (hard-link the original to the backup), rename, fsync the folder.
+    """
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    if backup is not None and path.exists():
+        backup.unlink(missing_ok=True)
+        try:
+            os.link(path, backup)
+        except OSError:
+            backup.write_bytes(path.read_bytes())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+class SessionWriter:
+    """Appends to one session file; created lazily (deferred persistence)."""
+
+    def __init__(self, path: Path, policy: FsyncPolicy, *, exists: bool) -> None:
+        self.path = path
+        self.policy = policy
+        self.exists = exists
+        self._fd: int | None = None
+        self._error: StorageError | None = None
+        # Damage found on load that must be repaired before the first append.
+        self.torn_tail_at: int | None = None
+        self.needs_newline = False
+
+    @property
+    def error(self) -> StorageError | None:
+        return self._error
+
+    def check(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def create(self, data: bytes, durable: bool = True) -> None:
+        """Write the whole file at once; it must not exist yet."""
+        self.check()
+        try:
+            ensure_dir(self.path.parent)
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, FILE_MODE)
+        except FileExistsError:
+            raise SessionExists(
+                f"{self.path} already exists; choose another session id", path=str(self.path)
+            ) from None
+        except OSError as exc:
+            raise self._latch(exc, "create") from exc
+        self._fd = fd
+        try:
+            _write_all(fd, data)
+            if durable:
+                os.fsync(fd)
+            fsync_dir(self.path.parent)
+        except OSError as exc:
+            # Leave no half-made file behind: the caller still holds everything.
+            os.close(fd)
+            self._fd = None
+            self.path.unlink(missing_ok=True)
+            raise self._latch(exc, "create") from exc
+        self.exists = True
+
+    def append(self, lines: list[bytes], durable: bool) -> None:
+        """Append lines in one write; fsync when the policy asks for it."""
+        self.check()
+        fd = self._open()
+        payload = b"\n".join(lines) + b"\n"
+        if self.needs_newline:
+            payload = b"\n" + payload
+        try:
+            start = os.lseek(fd, 0, os.SEEK_END)
+        except OSError as exc:
+            raise self._latch(exc, "append") from exc
+        try:
+            _write_all(fd, payload)
+            if self.policy is FsyncPolicy.ALWAYS or (durable and self.policy is FsyncPolicy.ASSISTANT):
+                os.fsync(fd)
+        except OSError as exc:
+            try:
+                os.ftruncate(fd, start)  # undo a partial line so disk matches memory
+            except OSError:
+                pass
+            raise self._latch(exc, "append") from exc
+        self.needs_newline = False
+
+    def flush(self) -> None:
+        self.check()
+        if self._fd is not None:
+            try:
+                os.fsync(self._fd)
+            except OSError as exc:
+                raise self._latch(exc, "flush") from exc
+
+    def close(self) -> None:
+        if self._fd is not None:
+            try:
+                os.fsync(self._fd)
+            except OSError:
+                pass
+            os.close(self._fd)
+            self._fd = None
+
+    def _open(self) -> int:
+        if self._fd is not None:
+            return self._fd
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        except OSError as exc:
+            raise self._latch(exc, "open") from exc
+        if self.torn_tail_at is not None:
+            self._set_aside_torn_tail(fd, self.torn_tail_at)
+            self.torn_tail_at = None
+        self._fd = fd
+        return fd
+
+    def _set_aside_torn_tail(self, fd: int, at: int) -> None:
+        """Move the bytes of a torn last line to ``<file>.torn`` and cut them off."""
+        try:
+            with open(self.path, "rb") as source:
+                source.seek(at)
+                torn = source.read()
+            if torn:
+                aside = self.path.with_name(self.path.name + ".torn")
+                with open(aside, "ab") as out:
+                    out.write(torn + b"\n")
+                    out.flush()
+                    os.fsync(out.fileno())
+            os.ftruncate(fd, at)
+            os.fsync(fd)
+        except OSError as exc:
+            os.close(fd)
+            raise self._latch(exc, "repair") from exc
+        self.needs_newline = False
+
+    def _latch(self, exc: OSError, action: str) -> StorageError:
+        if self._error is None:
+            self._error = StorageError(
+                f"could not {action} {self.path}: {exc.strerror or exc}; "
+                "free space or fix permissions, then reopen the session",
+                path=str(self.path),
+                errno=exc.errno,
+            )
+        return self._error

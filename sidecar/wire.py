@@ -1,0 +1,283 @@
+"""Params and results of every protocol method: the contract, as msgspec Structs.
+
+protocol/schema.json is generated from these types (``python -m sidecar.schema``),
+and the service's operations take and return them, so the server, the docs and
+the clients cannot drift apart. Field names are camelCase, as on the wire.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+
+class _Params(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    """Unknown params are an error: a misspelt field must not be ignored silently."""
+
+
+class _Result(msgspec.Struct, omit_defaults=True, kw_only=True):
+    pass
+
+
+class _SessionRef(_Params):
+    sessionId: str
+
+
+# -- create / open / close ------------------------------------------------------
+
+
+class CreateParams(_Params):
+    cwd: str
+    sessionId: str | None = None
+    name: str | None = None
+    parentSession: str | None = None
+
+
+class CreateResult(_Result):
+    sessionId: str
+    path: str
+    header: dict[str, Any]
+
+
+class OpenParams(_Params):
+    """Name the session by ``sessionId`` (looked up below the root) or by ``path``."""
+
+    sessionId: str | None = None
+    path: str | None = None
+
+
+class OpenResult(_Result):
+    sessionId: str
+    path: str
+    header: dict[str, Any]
+    leafId: str | None
+    entryCount: int
+    parseErrors: int
+    persisted: bool
+    migratedFrom: int | None = None
+
+
+class ContinueRecentParams(_Params):
+    cwd: str
+
+
+class CloseParams(_SessionRef):
+    pass
+
+
+class FlushParams(_SessionRef):
+    pass
+
+
+class FlushResult(_Result):
+    persisted: bool
+
+
+# -- append / context -----------------------------------------------------------
+
+
+class AppendParams(_Params):
+    sessionId: str
+    entries: list[dict[str, Any]]
+    # Absent: below the leaf. null: a new root. An id: below that entry.
+    parentId: str | None | UnsetType = UNSET
+
+
+class AppendedEntry(_Result):
+    id: str
+    parentId: str | None
+    timestamp: str
+
+
+class AppendResult(_Result):
+    entries: list[AppendedEntry]
+    leafId: str | None
+    contextTokens: int
+    shouldCompact: bool
+
+
+class BuildContextParams(_Params):
+    sessionId: str
+    # Absent: the session's leaf. null: before the first entry (empty context).
+    leafId: str | None | UnsetType = UNSET
+    format: Literal["agent", "llm"] = "agent"
+
+
+class ModelRef(_Result):
+    provider: str | None = None
+    modelId: str | None = None
+
+
+class BuildContextResult(_Result):
+    messages: list[dict[str, Any]]
+    thinkingLevel: str
+    model: dict[str, Any] | None
+    models: dict[str, str]
+    mode: str
+    injectedRules: list[str]
+    leafId: str | None
+    estimatedTokens: int
+    entryIds: list[str]
+    modeData: dict[str, Any] | None = None
+
+
+# -- tree -----------------------------------------------------------------------
+
+
+class BranchParams(_Params):
+    sessionId: str
+    entryId: str | None
+
+
+class BranchResult(_Result):
+    leafId: str | None
+
+
+class GetTreeParams(_SessionRef):
+    pass
+
+
+class TreeNode(_Result):
+    """One entry of the tree. The tree is sent flat, in file order: a linear
+    session is as deep as it is long, and nested JSON that deep breaks parsers
+    (serde_json stops at 128 levels). ``parentId`` is null for a root, and for
+    an entry whose parent is missing or in a cycle (damaged files)."""
+
+    id: str
+    parentId: str | None
+    type: str
+    timestamp: str | None
+    role: str | None = None
+    label: str | None = None
+
+
+class GetTreeResult(_Result):
+    nodes: list[TreeNode]
+    leafId: str | None
+
+
+class GetEntriesParams(_Params):
+    sessionId: str
+    ids: list[str] | None = None
+
+
+class GetEntriesResult(_Result):
+    entries: list[dict[str, Any]]
+
+
+class SetLabelParams(_Params):
+    sessionId: str
+    entryId: str
+    label: str | None
+
+
+class SetLabelResult(_Result):
+    entryId: str
+    leafId: str | None
+
+
+class SetNameParams(_Params):
+    sessionId: str
+    name: str
+
+
+class SetNameResult(_Result):
+    entryId: str
+    name: str | None
+
+
+# -- fork / list / lifecycle ----------------------------------------------------
+
+
+class ForkParams(_Params):
+    sessionId: str
+    entryId: str | None = None
+    cwd: str | None = None
+
+
+class ForkResult(_Result):
+    sessionId: str
+    path: str
+    persisted: bool
+
+
+class ListParams(_Params):
+    cwd: str | None = None
+    all: bool = False
+    limit: int | None = None
+    cursor: str | None = None
+    query: str | None = None
+    includeArchived: bool = False
+
+
+class SessionInfo(_Result):
+    sessionId: str
+    path: str
+    cwd: str
+    created: str
+    modified: str
+    messageCount: int
+    firstMessage: str
+    archived: bool
+    name: str | None = None
+    title: str | None = None
+    parentSession: str | None = None
+
+
+class ListResult(_Result):
+    sessions: list[SessionInfo]
+    nextCursor: str | None
+
+
+class ArchiveParams(_SessionRef):
+    pass
+
+
+class ArchiveResult(_Result):
+    sessionId: str
+    path: str
+    archived: bool
+
+
+class DeleteParams(_SessionRef):
+    pass
+
+
+class DeleteResult(_Result):
+    sessionId: str
+    trashPath: str | None
+
+
+class RestoreParams(_SessionRef):
+    pass
+
+
+class RestoreResult(_Result):
+    sessionId: str
+    path: str
+
+
+# Method name -> (params type, result type). The rpc layer and the schema
+# generator both read this table.
+METHODS: dict[str, tuple[type, Any]] = {
+    "session/create": (CreateParams, CreateResult),
+    "session/open": (OpenParams, OpenResult),
+    "session/continueRecent": (ContinueRecentParams, OpenResult | None),
+    "session/close": (CloseParams, None),
+    "session/flush": (FlushParams, FlushResult),
+    "session/append": (AppendParams, AppendResult),
+    "session/buildContext": (BuildContextParams, BuildContextResult),
+    "session/branch": (BranchParams, BranchResult),
+    "session/getTree": (GetTreeParams, GetTreeResult),
+    "session/getEntries": (GetEntriesParams, GetEntriesResult),
+    "session/setLabel": (SetLabelParams, SetLabelResult),
+    "session/setName": (SetNameParams, SetNameResult),
+    "session/fork": (ForkParams, ForkResult),
+    "session/list": (ListParams, ListResult),
+    "session/archive": (ArchiveParams, ArchiveResult),
+    "session/unarchive": (ArchiveParams, ArchiveResult),
+    "session/delete": (DeleteParams, DeleteResult),
+    "session/restore": (RestoreParams, RestoreResult),
+}

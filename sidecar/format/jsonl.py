@@ -8,6 +8,8 @@ so fields and entry types we do not know survive every rewrite and fork.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,13 +39,60 @@ _object_decoder = msgspec.json.Decoder(dict[str, Any])
 _encoder = msgspec.json.Encoder()
 
 
+# JSON.stringify writes a lone UTF-16 surrogate (a string cut inside an emoji)
+# as an escape such as "\ud83d", and JSON.parse reads it back. msgspec refuses
+# such escapes, so lines holding one take a slower path that keeps them.
+# Scanning left to right, an escaped backslash is consumed first, so "\\ud83d"
+# (a literal backslash, then text) is never mistaken for an escape.
+_ESCAPES = re.compile(
+    rb"(\\\\)"
+    rb"|(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    rb"|\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
+)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _replace_lone_surrogates(raw: bytes) -> bytes:
+    """``raw`` with every lone surrogate escape turned into U+FFFD (for reading metadata only)."""
+    return _ESCAPES.sub(lambda m: m.group(0) if m.lastindex else rb"\ufffd", raw)
+
+
+def _may_hold_lone_surrogate(raw: bytes) -> bool:
+    return b"\\u" in raw and _replace_lone_surrogates(raw) != raw
+
+
+def decode_lenient(decoder: msgspec.json.Decoder, raw: bytes) -> Any:
+    """``decoder.decode(raw)``, also for a line holding lone surrogate escapes (read as U+FFFD)."""
+    try:
+        return decoder.decode(raw)
+    except msgspec.DecodeError:
+        if not _may_hold_lone_surrogate(raw):
+            raise
+    return decoder.decode(_replace_lone_surrogates(raw))
+
+
 def encode(obj: Any) -> bytes:
     """Compact JSON, as ``JSON.stringify`` writes it (no spaces, UTF-8, same escapes)."""
-    return _encoder.encode(obj)
+    try:
+        return _encoder.encode(obj)
+    except UnicodeEncodeError:
+        # A lone surrogate: escape it as JSON.stringify does ("\ud83d").
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+        return text.encode("utf-8")
 
 
 def decode_object(raw: bytes) -> dict[str, Any]:
-    return _object_decoder.decode(raw)
+    """The whole line as a dict, exactly as JSON.parse reads it (lone surrogates kept)."""
+    try:
+        return _object_decoder.decode(raw)
+    except msgspec.DecodeError:
+        if not _may_hold_lone_surrogate(raw):
+            raise
+    obj = json.loads(raw)
+    if not isinstance(obj, dict):
+        raise msgspec.DecodeError("expected an object")
+    return obj
 
 
 @dataclass(slots=True, eq=False)
@@ -58,12 +107,12 @@ class Entry:
 
     def obj(self) -> dict[str, Any]:
         """The whole line as a fresh dict (callers may keep or change it)."""
-        return _object_decoder.decode(self.raw)
+        return decode_object(self.raw)
 
     def role(self) -> str | None:
         """A message entry's role, read without building the message."""
         try:
-            message = _role_decoder.decode(self.raw).message
+            message = decode_lenient(_role_decoder, self.raw).message
         except (msgspec.DecodeError, msgspec.ValidationError):
             return None
         return message.role if message is not None and isinstance(message.role, str) else None
@@ -105,7 +154,7 @@ class NotASession(ValueError):
 
 def parse_line(raw: bytes) -> Entry | None:
     try:
-        env = _envelope_decoder.decode(raw)
+        env = decode_lenient(_envelope_decoder, raw)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     return Entry(

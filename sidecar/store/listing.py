@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from ..context.build import js_time
+from ..format.jsonl import decode_lenient
 
 
 class _Message(msgspec.Struct):
@@ -81,7 +82,7 @@ def summarize(path: Path, data: bytes, mtime_ms: int) -> Summary | None:
         if not raw.strip():
             continue
         try:
-            line = _line_decoder.decode(raw)
+            line = decode_lenient(_line_decoder, raw)
         except (msgspec.DecodeError, msgspec.ValidationError):
             continue
         if header is None:

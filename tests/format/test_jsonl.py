@@ -1,0 +1,126 @@
+"""The JSONL codec: lenient parsing, damaged lines, torn tails, bytes kept as they were."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from session_builders import header, line, message, user
+
+from sidecar.format.jsonl import Entry, NotASession, encode, parse_file, serialize
+
+HEAD = line(header()).encode()
+FIRST = line(message("a", None, user("one"))).encode()
+SECOND = line(message("b", "a", user("two"))).encode()
+
+
+def lines(*parts: bytes) -> bytes:
+    return b"\n".join(parts) + b"\n"
+
+
+def test_clean_file_has_no_parse_errors_and_keeps_every_byte():
+    data = lines(HEAD, FIRST, SECOND)
+    parsed = parse_file(data)
+    assert parsed.parse_errors == 0
+    assert parsed.header.id == "sess-1"
+    assert [e.id for e in parsed.items] == ["a", "b"]
+    assert parsed.torn_tail_at is None and not parsed.needs_newline
+    assert serialize(parsed.header, parsed.items) == data
+
+
+def test_blank_and_unparseable_lines_are_skipped_and_counted_but_kept_in_place():
+    data = lines(HEAD, b"", FIRST, b"   ", b"{not json", b"[1, 2", SECOND)
+    parsed = parse_file(data)
+    assert parsed.parse_errors == 4
+    entries = [item for item in parsed.items if isinstance(item, Entry)]
+    assert [e.id for e in entries] == ["a", "b"]
+    # Damaged (non-blank) lines stay where they were, so a rewrite loses nothing.
+    assert b"{not json" in serialize(parsed.header, parsed.items)
+    assert b"[1, 2" in serialize(parsed.header, parsed.items)
+
+
+def test_a_json_line_that_is_not_an_object_counts_as_damaged():
+    parsed = parse_file(lines(HEAD, b"123", b'"text"', b"null", FIRST))
+    assert parsed.parse_errors == 3
+    assert [e.id for e in parsed.items if isinstance(e, Entry)] == ["a"]
+
+
+def test_torn_last_line_is_reported_by_offset_and_not_parsed():
+    torn = b'{"type":"message","id":"c","par'
+    data = lines(HEAD, FIRST) + torn
+    parsed = parse_file(data)
+    assert parsed.parse_errors == 1
+    assert parsed.torn_tail_at == len(data) - len(torn)
+    assert all(item != torn for item in parsed.items)
+
+
+def test_complete_last_line_without_newline_asks_for_a_newline_before_the_next_append():
+    parsed = parse_file(lines(HEAD) + FIRST)
+    assert parsed.parse_errors == 0
+    assert parsed.torn_tail_at is None
+    assert parsed.needs_newline
+    assert [e.id for e in parsed.items] == ["a"]
+
+
+def test_crlf_line_endings_parse():
+    data = HEAD + b"\r\n" + FIRST + b"\r\n"
+    parsed = parse_file(data)
+    assert parsed.parse_errors == 0
+    assert [e.id for e in parsed.items] == ["a"]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\n\n",
+        b"{broken\n",
+        lines(FIRST, HEAD),  # the first parsed line is an entry
+        lines(b'{"type":"session","timestamp":"x"}', FIRST),  # header without an id
+        lines(b'{"type":"session","id":7,"timestamp":"x"}', FIRST),  # id not a string
+    ],
+    ids=["empty", "blank", "all-damaged", "entry-first", "no-id", "numeric-id"],
+)
+def test_a_file_without_a_valid_header_is_not_a_session(data):
+    with pytest.raises(NotASession):
+        parse_file(data)
+
+
+def test_damaged_lines_before_the_header_do_not_hide_it():
+    parsed = parse_file(lines(b"{oops", HEAD, FIRST))
+    assert parsed.header.id == "sess-1"
+    assert parsed.parse_errors == 1
+
+
+def test_unknown_entry_types_and_unknown_fields_survive_byte_for_byte():
+    odd = b'{"type":"future_thing","id":"z","parentId":"a","timestamp":"t","payload":{"k":[1,2.50,"\\u00e9"]}}'
+    extra = b'{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"user","content":"x"},"newField":1.0}'
+    data = lines(HEAD, FIRST, odd, extra)
+    parsed = parse_file(data)
+    assert [e.type for e in parsed.items] == ["message", "future_thing", "message"]
+    assert serialize(parsed.header, parsed.items) == data
+
+
+def test_lone_surrogate_escapes_written_by_json_stringify_parse_and_round_trip():
+    # JSON.stringify("\ud83d") writes the escape; JSON.parse reads it. So must we.
+    raw = (
+        b'{"type":"message","id":"s","parentId":"a","timestamp":"t",'
+        b'"message":{"role":"user","content":"cut \\ud83d | pair \\ud83d\\ude00 | literal \\\\ud83d"}}'
+    )
+    parsed = parse_file(lines(HEAD, FIRST, raw))
+    assert parsed.parse_errors == 0
+    surrogate_entry = parsed.items[1]
+    assert surrogate_entry.id == "s" and surrogate_entry.parent_id == "a"
+    assert surrogate_entry.role() == "user"
+    content = surrogate_entry.obj()["message"]["content"]
+    assert content == json.loads(raw)["message"]["content"]
+    assert content.startswith("cut \ud83d | pair \U0001f600")
+    # Re-encoding (as a migration does) writes the escape again, like JSON.stringify.
+    assert json.loads(encode(surrogate_entry.obj())) == json.loads(raw)
+    assert b"\\ud83d |" in encode(surrogate_entry.obj())
+
+
+def test_encode_writes_compact_json_stringify_style():
+    obj = {"type": "label", "id": "x", "text": "é中😀 \u2028 \x01 \"q\" /", "n": [1, None, True]}
+    assert encode(obj).decode("utf-8") == line(obj).replace("\\u2028", "\u2028")
+    assert b" " not in encode({"a": [1, 2], "b": {"c": 3}})

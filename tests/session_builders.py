@@ -1,0 +1,117 @@
+"""Builders for session entries and files, shared by the store, format, context and parity tests.
+
+Every builder returns plain dicts in pi's shapes; ``write_session`` lays them
+out as pi does (compact JSON, one line each, header first).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from sidecar import wire
+from sidecar.config import Settings, merge
+from sidecar.service import SessionService
+
+T0 = "2025-01-01T00:00:00.000Z"
+
+
+def stamp(second: int) -> str:
+    """An ISO timestamp ``second`` seconds after T0 (minutes and hours roll over)."""
+    return f"2025-01-01T{second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}.000Z"
+
+
+def header(session_id: str = "sess-1", version: int | None = 3, cwd: str = "/work/proj", **extra: Any) -> dict:
+    obj: dict[str, Any] = {"type": "session"}
+    if version is not None:
+        obj["version"] = version
+    obj.update({"id": session_id, "timestamp": T0, "cwd": cwd, **extra})
+    return obj
+
+
+def user(text: str = "hello", timestamp: int = 1) -> dict:
+    return {"role": "user", "content": text, "timestamp": timestamp}
+
+
+def assistant(text: str = "hi", provider: str = "anthropic", model: str = "claude-test", **extra: Any) -> dict:
+    message = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "api": "anthropic-messages",
+        "provider": provider,
+        "model": model,
+        "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
+                  "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+        "stopReason": "stop",
+        "timestamp": 2,
+    }
+    message.update(extra)
+    return message
+
+
+def tool_call_assistant(call_id: str = "call-1", name: str = "read", path: str = "a.py") -> dict:
+    message = assistant("")
+    message["content"] = [{"type": "toolCall", "id": call_id, "name": name, "arguments": {"path": path}}]
+    message["stopReason"] = "toolUse"
+    return message
+
+
+def tool_result(call_id: str = "call-1", text: str = "file body", name: str = "read") -> dict:
+    return {"role": "toolResult", "toolCallId": call_id, "toolName": name,
+            "content": [{"type": "text", "text": text}], "isError": False, "timestamp": 3}
+
+
+def bash_execution(command: str = "ls", output: str = "a\nb", exit_code: Any = 0, **extra: Any) -> dict:
+    message = {"role": "bashExecution", "command": command, "output": output, "exitCode": exit_code,
+               "cancelled": False, "truncated": False, "timestamp": 4}
+    message.update(extra)
+    return message
+
+
+def entry(kind: str, entry_id: str, parent_id: str | None, second: int = 0, **fields: Any) -> dict:
+    return {"type": kind, "id": entry_id, "parentId": parent_id, "timestamp": stamp(second), **fields}
+
+
+def message(entry_id: str, parent_id: str | None, body: dict, second: int = 0) -> dict:
+    return entry("message", entry_id, parent_id, second, message=body)
+
+
+def line(obj: Any) -> str:
+    """One line as JSON.stringify writes it."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def write_session(path: Path, head: dict, entries: list[dict | str]) -> Path:
+    """A session file: the header, then each entry (a str is written as the raw line)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [line(head)] + [e if isinstance(e, str) else line(e) for e in entries]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def read_lines(path: Path) -> list[dict]:
+    return [json.loads(raw) for raw in path.read_text(encoding="utf-8").splitlines() if raw.strip()]
+
+
+def service(root: Path, **store: Any) -> SessionService:
+    settings = merge(Settings(), {"store": store}) if store else Settings()
+    return SessionService(root, settings)
+
+
+def new_session(svc: SessionService, cwd: str = "/work/proj", **params: Any) -> str:
+    return svc.create(wire.CreateParams(cwd=cwd, **params)).sessionId
+
+
+def append(svc: SessionService, session_id: str, *objs: dict, **params: Any) -> list[str]:
+    result = svc.append(wire.AppendParams(sessionId=session_id, entries=list(objs), **params))
+    return [e.id for e in result.entries]
+
+
+def msg(body: dict) -> dict:
+    """An entry to append (no id: the store assigns it)."""
+    return {"type": "message", "message": body}
+
+
+def context(svc: SessionService, session_id: str, fmt: str = "agent", **params: Any) -> wire.BuildContextResult:
+    return svc.build_context(wire.BuildContextParams(sessionId=session_id, format=fmt, **params))

@@ -17,12 +17,17 @@ import msgspec
 
 
 class _Envelope(msgspec.Struct):
-    """The fields every entry shares; msgspec skips the rest without building them."""
+    """The fields every entry shares; msgspec skips the rest without building them.
 
-    type: str | None = None
-    id: str | None = None
-    parentId: str | None = None
-    timestamp: str | None = None
+    Typed ``Any`` so that a line whose envelope holds an unexpected type (a
+    numeric timestamp from a newer agent, say) is still an entry, as it is for
+    JSON.parse; values that are not strings are read as absent.
+    """
+
+    type: Any = None
+    id: Any = None
+    parentId: Any = None
+    timestamp: Any = None
 
 
 class _RoleOnly(msgspec.Struct):
@@ -158,10 +163,10 @@ def parse_line(raw: bytes) -> Entry | None:
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     return Entry(
-        type=env.type or "",
-        id=env.id,
-        parent_id=env.parentId,
-        timestamp=env.timestamp,
+        type=env.type if isinstance(env.type, str) else "",
+        id=env.id if isinstance(env.id, str) else None,
+        parent_id=env.parentId if isinstance(env.parentId, str) else None,
+        timestamp=env.timestamp if isinstance(env.timestamp, str) else None,
         raw=raw,
     )
 

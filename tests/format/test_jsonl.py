@@ -124,3 +124,15 @@ def test_encode_writes_compact_json_stringify_style():
     obj = {"type": "label", "id": "x", "text": "é中😀 \u2028 \x01 \"q\" /", "n": [1, None, True]}
     assert encode(obj).decode("utf-8") == line(obj).replace("\\u2028", "\u2028")
     assert b" " not in encode({"a": [1, 2], "b": {"c": 3}})
+
+
+def test_an_entry_with_an_unexpected_envelope_value_is_still_an_entry_of_the_tree():
+    # JSON.parse keeps such a line; dropping it would orphan every entry below it.
+    odd = b'{"type":"future_thing","id":"z","parentId":"a","timestamp":1735689600000}'
+    child = b'{"type":"message","id":"c","parentId":"z","timestamp":"t","message":{"role":"user","content":"x"}}'
+    parsed = parse_file(lines(HEAD, FIRST, odd, child))
+    assert parsed.parse_errors == 0
+    assert [(e.id, e.parent_id, e.timestamp) for e in parsed.items] == [
+        ("a", None, "2025-01-01T00:00:00.000Z"), ("z", "a", None), ("c", "z", "t")
+    ]
+    assert parsed.items[1].raw == odd

@@ -78,14 +78,23 @@ def _v1_to_v2(parsed: ParsedFile) -> None:
         obj = objs[index]
         if obj is None:
             continue
-        if obj.get("type") == "compaction" and "firstKeptEntryIndex" in obj:
-            kept_index = obj.pop("firstKeptEntryIndex")
+        kept_index = obj.get("firstKeptEntryIndex")
+        if obj.get("type") == "compaction" and _is_js_number(kept_index):
+            # Only a numeric index is converted and removed, as in pi; any
+            # other value is data we do not understand and keep.
+            del obj["firstKeptEntryIndex"]
+            if isinstance(kept_index, float) and kept_index.is_integer():
+                kept_index = int(kept_index)
             if isinstance(kept_index, int) and 0 < kept_index < len(parsed_lines):
                 target = parsed_lines[kept_index]
                 if target is not None and id(target) in assigned:
                     obj["firstKeptEntryId"] = assigned[id(target)]
         new_items[index] = Entry.from_obj(obj)
     parsed.items = new_items
+
+
+def _is_js_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _v2_to_v3(parsed: ParsedFile) -> None:

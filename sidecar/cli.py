@@ -1,13 +1,121 @@
-"""The ``session-sidecar`` command (serve, call, demo, reindex); the server lands with the rpc layer."""
+"""The ``session-sidecar`` command: serve (the default), call, demo.
+
+    session-sidecar [serve] [--jsonl] [--root DIR] [--config FILE] [--log-level LEVEL]
+    session-sidecar call METHOD ['{json params}' | -] [--root DIR] [--config FILE]
+    session-sidecar demo [--root DIR]
+
+Only protocol messages go to stdout while serving; logs go to stderr.
+"""
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import json
+import logging
+import os
 import sys
+from pathlib import Path
+
+from . import __version__
+from .config import SettingsError, load_settings
+from .store.layout import default_root
+
+LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
+SUBCOMMANDS = ("serve", "call", "demo")
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--root", type=Path, help="sessions root (default: $SESSION_SIDECAR_HOME, else the user data dir)")
+    parser.add_argument("--config", type=Path, help="TOML settings file (default: $SESSION_SIDECAR_CONFIG, else the user config dir)")
+    parser.add_argument(
+        "--log-level",
+        default=os.environ.get(LOG_LEVEL_ENV, "warning"),
+        choices=["debug", "info", "warning", "error"],
+        help=f"stderr log level (default: ${LOG_LEVEL_ENV}, else warning)",
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="session-sidecar", description="Coding-agent sessions over JSON-RPC 2.0 on stdio.")
+    parser.add_argument("--version", action="version", version=f"session-sidecar {__version__}")
+    commands = parser.add_subparsers(dest="command")
+
+    serve = commands.add_parser("serve", help="serve JSON-RPC on stdin/stdout (the default)")
+    _common(serve)
+    serve.add_argument("--jsonl", action="store_true", help="newline-delimited JSON instead of Content-Length framing")
+    serve.add_argument("--workers", type=int, default=None, help="worker threads for session operations")
+
+    call = commands.add_parser("call", help="run one method in a fresh sidecar and print its JSON result")
+    _common(call)
+    call.add_argument("method", help="e.g. session/list")
+    call.add_argument("params", nargs="?", default="{}", help="params as a JSON object, or - to read them from stdin")
+
+    demo = commands.add_parser("demo", help="drive a whole session through a real sidecar and show it")
+    _common(demo)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    print("session-sidecar: the JSON-RPC server is not built yet", file=sys.stderr)
-    return 2
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in (*SUBCOMMANDS, "-h", "--help", "--version"):
+        argv.insert(0, "serve")
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if args.command == "call":
+        return _call(args)
+    if args.command == "demo":
+        from .demo import run_demo
+
+        return asyncio.run(run_demo(args.root, args.config))
+    return _serve(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        settings = load_settings(args.config)
+    except SettingsError as exc:
+        print(f"session-sidecar: {exc}", file=sys.stderr)
+        return 2
+    from .rpc.server import SidecarServer
+
+    root = args.root.expanduser() if args.root else default_root()
+    server = SidecarServer(root, settings, framing="jsonl" if args.jsonl else "lsp", max_workers=args.workers)
+    return server.serve()
+
+
+def _call(args: argparse.Namespace) -> int:
+    """Print the result as JSON on stdout (exit 0), or the error object as JSON on stdout (exit 1)."""
+    raw = sys.stdin.read() if args.params == "-" else args.params
+    try:
+        params = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        print(f"session-sidecar call: params are not JSON: {exc}", file=sys.stderr)
+        return 2
+    from .client import RpcError, SidecarClient
+
+    async def one_call() -> object:
+        server_args = ["--log-level", args.log_level]
+        if args.root:
+            server_args += ["--root", str(args.root)]
+        if args.config:
+            server_args += ["--config", str(args.config)]
+        async with SidecarClient.spawn(server_args) as client:
+            await client.initialize(client_name="session-sidecar call")
+            return await client.request(args.method, params)
+
+    try:
+        result = asyncio.run(one_call())
+    except RpcError as error:
+        print(json.dumps({"error": error.to_dict()}, indent=2))
+        print(f"session-sidecar call: error {error.code}: {error.message}", file=sys.stderr)
+        return 1
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    return 0
 
 
 if __name__ == "__main__":

@@ -6,9 +6,14 @@ schema documents them.
 
 from __future__ import annotations
 
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
+import platformdirs
 
 
 class CompactionSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
@@ -43,3 +48,86 @@ def merge(base: Settings, overrides: dict[str, Any] | None) -> Settings:
         else:
             merged[section] = values
     return msgspec.convert(merged, Settings)
+
+
+# -- loading: TOML file, then environment, then initialize ---------------------
+
+CONFIG_ENV = "SESSION_SIDECAR_CONFIG"
+
+# Environment variable -> (section, field). Values are strings; msgspec
+# converts them to the field's type ("16000" -> 16000, "true" -> True).
+ENV_OVERRIDES: dict[str, tuple[str, str]] = {
+    "SESSION_SIDECAR_FSYNC": ("store", "fsync"),
+    "SESSION_SIDECAR_ALLOW_EXTERNAL_PATHS": ("store", "allowExternalPaths"),
+    "SESSION_SIDECAR_CONTEXT_WINDOW": ("compaction", "contextWindow"),
+    "SESSION_SIDECAR_RESERVE_TOKENS": ("compaction", "reserveTokens"),
+    "SESSION_SIDECAR_KEEP_RECENT_TOKENS": ("compaction", "keepRecentTokens"),
+    "SESSION_SIDECAR_COMPACTION": ("compaction", "enabled"),
+    "SESSION_SIDECAR_AUTO_COMPACT": ("compaction", "autoCompact"),
+}
+
+
+class SettingsError(ValueError):
+    """A config file, variable or ``settings`` object that does not fit ``Settings``; the message says where."""
+
+
+def default_config_path() -> Path:
+    return Path(platformdirs.user_config_dir("session-sidecar", appauthor=False)) / "config.toml"
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise SettingsError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"config file {path} is not valid TOML: {exc}") from exc
+
+
+def env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
+    """The settings named by ``SESSION_SIDECAR_*`` variables, as a nested dict of strings."""
+    overrides: dict[str, Any] = {}
+    for variable, (section, field) in ENV_OVERRIDES.items():
+        value = environ.get(variable)
+        if value is not None and value != "":
+            overrides.setdefault(section, {})[field] = value
+    return overrides
+
+
+def apply_overrides(base: Settings, overrides: dict[str, Any], source: str, strict: bool = True) -> Settings:
+    if not overrides:
+        return base
+    merged = msgspec.to_builtins(base)
+    for section, values in overrides.items():
+        if isinstance(values, dict) and isinstance(merged.get(section), dict):
+            merged[section] = {**merged[section], **values}
+        else:
+            merged[section] = values
+    try:
+        return msgspec.convert(merged, Settings, strict=strict)
+    except msgspec.ValidationError as exc:
+        raise SettingsError(f"{source}: {exc}") from exc
+
+
+def load_settings(
+    config_path: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> Settings:
+    """Defaults < TOML file < environment < ``overrides`` (initialize's ``settings``).
+
+    Without ``config_path`` the file named by ``SESSION_SIDECAR_CONFIG`` is read,
+    else the user's config file if it exists.
+    """
+    environ = os.environ if environ is None else environ
+    settings = Settings()
+    if config_path is None and environ.get(CONFIG_ENV):
+        config_path = Path(environ[CONFIG_ENV]).expanduser()
+    if config_path is None and default_config_path().is_file():
+        config_path = default_config_path()
+    if config_path is not None:
+        settings = apply_overrides(settings, read_config_file(config_path), f"config file {config_path}")
+    # Variables are strings: convert leniently so "8000" is an int and "true" a bool.
+    settings = apply_overrides(settings, env_overrides(environ), "environment", strict=False)
+    return apply_overrides(settings, overrides or {}, "settings")

@@ -92,6 +92,13 @@ class PayloadTooLarge(SidecarError):
     kind = "payloadTooLarge"
 
 
+class RequestCancelled(SidecarError):
+    """The client cancelled the request (``$/cancelRequest``) before it changed anything."""
+
+    code = REQUEST_CANCELLED
+    kind = "requestCancelled"
+
+
 ALL_ERRORS: tuple[type[SidecarError], ...] = (
     SessionNotFound,
     InvalidSessionId,

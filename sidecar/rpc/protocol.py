@@ -1,0 +1,191 @@
+"""pygls' ``JsonRPCProtocol``, made strict: every request with an id gets exactly one answer.
+
+pygls drops what it cannot parse (no ``params`` key, invalid JSON, a bad
+envelope), cannot cancel a running request and sends nothing for a msgspec
+result. This subclass takes message bodies from our framing readers, checks
+the envelope, gates on the lifecycle (``initialize`` first, nothing but
+``exit`` after ``shutdown``), dispatches to the features registered with
+``server.feature`` through pygls' handler machinery, and encodes answers
+with msgspec.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
+from pygls.protocol import JsonRPCProtocol
+
+from ..errors import PARSE_ERROR, RequestCancelled
+from .errors import ProtocolError, error_object, invalid_request, method_not_found, not_initialized
+from .framing import FrameError, FrameWriter
+
+if TYPE_CHECKING:
+    from .server import SidecarServer
+
+logger = logging.getLogger(__name__)
+
+State = Literal["new", "ready", "shutdown"]
+
+_decode = msgspec.json.Decoder().decode
+_NULL_PARAMS: dict[str, Any] = {}
+
+
+class SidecarProtocol(JsonRPCProtocol):
+    _server: "SidecarServer"
+
+    def __init__(self, server: Any, converter: Any) -> None:
+        super().__init__(server, converter)
+        self.state: State = "new"
+        self.exit_code: int | None = None  # set by ``exit``
+        # lsprotocol/attrs values (pygls' own errors) encode through the converter.
+        self._encode = msgspec.json.Encoder(enc_hook=converter.unstructure).encode
+        self._frame_writer: FrameWriter | None = None
+
+    def set_frame_writer(self, writer: FrameWriter) -> None:
+        self._frame_writer = writer
+        self.set_writer(writer, include_headers=False)
+
+    # -- input --------------------------------------------------------------------
+
+    def handle_body(self, body: bytes) -> None:
+        """One framed message: check it and dispatch it, answering anything that is wrong."""
+        try:
+            message = _decode(body)
+        except msgspec.DecodeError as exc:
+            self._send_error(None, ProtocolError(PARSE_ERROR, f"invalid JSON ({exc}); send one JSON object per message"))
+            return
+        if not isinstance(message, dict):
+            what = "batches (JSON arrays) are not supported" if isinstance(message, list) else "a message must be a JSON object"
+            self._send_error(None, invalid_request(f"{what}; send one request object per message"))
+            return
+        msg_id = message.get("id")
+        has_id = "id" in message
+        id_ok = isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool)
+        if "method" not in message:
+            if has_id and ("result" in message or "error" in message):
+                logger.debug("ignoring a response to id %r: this server sends no requests", msg_id)
+                return
+            self._send_error(msg_id if id_ok else None, invalid_request("a message without 'method' is not a request"))
+            return
+        method = message["method"]
+        if message.get("jsonrpc") != "2.0":
+            problem = "'jsonrpc' must be \"2.0\""
+        elif not isinstance(method, str):
+            problem = "'method' must be a string"
+        elif has_id and not id_ok:
+            problem = "'id' must be a string or an integer"
+        else:
+            problem = None
+        if problem is not None:
+            if has_id:
+                self._send_error(msg_id if id_ok else None, invalid_request(problem))
+            else:
+                logger.warning("dropping a malformed notification: %s", problem)
+            return
+        # vscode-jsonrpc, Go's jsonrpc2 and rust's lsp-server omit null params.
+        params = message.get("params")
+        if has_id:
+            self._handle_request(msg_id, method, params)
+        else:
+            self._handle_notification(method, params)
+
+    def handle_frame_error(self, error: FrameError) -> None:
+        self._send_response(None, error={"code": error.code, "message": error.message, "data": error.data})
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        if msg_id in self._request_futures:
+            self._send_error(msg_id, invalid_request(f"id {msg_id!r} is already used by a request in flight", id=msg_id))
+            return
+        if self.state == "shutdown":
+            self._send_error(msg_id, invalid_request(f"{method_name} after shutdown; only the exit notification is accepted"))
+            return
+        if method_name == "initialize":
+            if self.state != "new":
+                self._send_error(msg_id, invalid_request("initialize was already received; send it once per process"))
+                return
+        elif self.state == "new":
+            self._send_error(msg_id, not_initialized(method_name))
+            return
+        handler = self.fm.features.get(method_name)
+        if handler is None:
+            self._send_error(msg_id, method_not_found(method_name))
+            return
+        if method_name == "shutdown":
+            # Now, not when its handler first runs: an exit read in the same
+            # chunk of input must already see it.
+            self.state = "shutdown"
+        self._execute_handler(
+            msg_id,
+            handler,
+            callback=partial(self._send_handler_result, msg_id=msg_id),
+            args=(params, msg_id),
+        )
+
+    def _handle_notification(self, method_name: str, params: Any) -> None:
+        if method_name == "exit":
+            self.exit_code = 0 if self.state == "shutdown" else 1
+            return
+        if method_name == "$/cancelRequest":
+            self._cancel(params)
+            return
+        if method_name == "initialized" or method_name.startswith("$/"):
+            return  # nothing to do; $/ notifications may be ignored by definition
+        logger.warning("ignoring unknown notification %r (notifications get no answer)", method_name)
+
+    def _cancel(self, params: Any) -> None:
+        msg_id = params.get("id") if isinstance(params, dict) else None
+        if msg_id is None:
+            logger.warning("$/cancelRequest without an id: %r", params)
+            return
+        task = self._request_futures.get(msg_id)
+        if not self._server.dispatcher.cancel(msg_id, task):  # type: ignore[arg-type]
+            logger.debug("cancel for request %r, which is not in flight", msg_id)
+
+    # -- output -------------------------------------------------------------------
+
+    def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
+        self._request_futures.pop(msg_id, None)
+        if future.cancelled():
+            error = RequestCancelled(f"request {msg_id!r} was cancelled before it started; nothing was changed")
+            self._send_error(msg_id, error)
+            return
+        exc = future.exception()
+        if exc is not None:
+            self._send_error(msg_id, exc)
+        else:
+            self._send_response(msg_id, result=future.result())
+
+    def _send_error(self, msg_id: Any, exc: BaseException) -> None:
+        self._send_response(msg_id, error=error_object(exc))
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        if error is not None:
+            self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
+        else:
+            self._send_data({"jsonrpc": "2.0", "id": msg_id, "result": result})
+
+    def notify(self, method: str, params: Any = None) -> None:
+        self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def _send_data(self, data: Any) -> None:
+        if self._frame_writer is None:
+            logger.error("no transport to send %r", data)
+            return
+        try:
+            body = self._encode(data)
+        except Exception as exc:  # a result the encoder cannot take: still answer the request
+            logger.exception("cannot encode a message")
+            if isinstance(data, dict) and "result" in data:
+                body = self._encode({"jsonrpc": "2.0", "id": data.get("id"), "error": error_object(exc)})
+            else:
+                return
+        self._frame_writer.send(body)
+
+    async def drain(self, but: Any = None) -> None:
+        """Wait until every request in flight (except request ``but``) has answered."""
+        while pending := [f for i, f in self._request_futures.items() if i != but and not f.done()]:
+            await asyncio.wait(pending)

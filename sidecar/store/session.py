@@ -208,8 +208,10 @@ class Session:
         if self.writer.exists:
             self.writer.append([e.raw for e in batch], durable=batch_has_assistant)
         elif self.tree.has_assistant:
-            # First assistant message: header and everything so far, in one write.
-            self.writer.create(serialize(self.header, list(self.tree.entries)))
+            # First assistant message: header and everything so far, in one write
+            # (forced to disk unless the policy leaves that to the OS).
+            durable = self.writer.policy is not FsyncPolicy.NEVER
+            self.writer.create(serialize(self.header, list(self.tree.entries)), durable=durable)
 
     def branch(self, entry_id: str | None) -> None:
         """Move the leaf only; None makes the next append a new root."""

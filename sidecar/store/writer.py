@@ -110,7 +110,7 @@ class SessionWriter:
             _write_all(fd, data)
             if durable:
                 os.fsync(fd)
-            fsync_dir(self.path.parent)
+                fsync_dir(self.path.parent)
         except OSError as exc:
             # Leave no half-made file behind: the caller still holds everything.
             os.close(fd)

@@ -55,10 +55,15 @@ class SessionService:
     # -- lookup -------------------------------------------------------------
 
     def session(self, session_id: str) -> Session:
-        """An open session; a session on disk that is not open yet is opened."""
+        """An open session; a session on disk that is not open yet is opened.
+
+        A session whose write failed answers every call with that error until
+        it is opened again (session/open), so memory never runs ahead of disk.
+        """
         with self._lock:
             found = self._open.get(session_id)
         if found is not None:
+            found.writer.check()
             return found
         check_session_id(session_id)
         path = self.layout.find(session_id)
@@ -117,8 +122,12 @@ class SessionService:
             check_session_id(params.sessionId)
             with self._lock:
                 session = self._open.get(params.sessionId)
-            if session is not None:
+            if session is not None and session.writer.error is None:
                 return self._open_result(session, 0, None)
+            if session is not None:  # its last write failed: drop it and read the file again
+                with self._lock:
+                    self._open.pop(session.id, None)
+                session.close()
             path = self.layout.find(params.sessionId)
             if path is None:
                 raise SessionNotFound(f"no session {params.sessionId!r} below {self.layout.root}", sessionId=params.sessionId)

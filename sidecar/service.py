@@ -35,6 +35,7 @@ from .store.layout import ARCHIVE_DIR, TRASH_DIR, Layout, check_session_id, iso_
 from .store.listing import SummaryCache, decode_cursor, encode_cursor, iso_from_ms, matches, sort_key
 from .store.session import UNSET, Session
 from .store.writer import FsyncPolicy, ensure_dir, fsync_dir
+from .work import NO_WORK, Work
 
 DEFAULT_LIST_LIMIT = 50
 MAX_LIST_LIMIT = 1000
@@ -317,7 +318,7 @@ class SessionService:
 
     # -- list ------------------------------------------------------------------
 
-    def list(self, params: wire.ListParams) -> wire.ListResult:
+    def list(self, params: wire.ListParams, work: Work = NO_WORK) -> wire.ListResult:
         limit = params.limit if params.limit is not None else DEFAULT_LIST_LIMIT
         if limit < 1 or limit > MAX_LIST_LIMIT:
             raise InvalidParams(f"limit must be between 1 and {MAX_LIST_LIMIT}", limit=limit)
@@ -329,7 +330,7 @@ class SessionService:
         areas: list[tuple[str | None, bool]] = [(None, False)]
         if params.includeArchived:
             areas.append((ARCHIVE_DIR, True))
-        found = []
+        files: list[tuple[Path, bool]] = []
         for area, archived in areas:
             base = self.layout.root if area is None else self.layout.root / area
             folders = (
@@ -338,13 +339,18 @@ class SessionService:
                 else self.layout.project_dirs(base)
             )
             for folder in folders:
-                for path in self.layout.session_files(folder):
-                    summary = self._summaries.get(path)
-                    if summary is None:
-                        continue
-                    if params.query and not matches(summary, params.query):
-                        continue
-                    found.append((summary, archived))
+                files.extend((path, archived) for path in self.layout.session_files(folder))
+        found = []
+        for index, (path, archived) in enumerate(files):
+            # Reading summaries writes nothing: stopping between files is always safe.
+            work.check_cancelled()
+            work.report(f"{index} of {len(files)} sessions read", index * 100 // len(files))
+            summary = self._summaries.get(path)
+            if summary is None:
+                continue
+            if params.query and not matches(summary, params.query):
+                continue
+            found.append((summary, archived))
         found.sort(key=lambda item: sort_key(item[0]))
         if after is not None:
             found = [item for item in found if sort_key(item[0]) > after]

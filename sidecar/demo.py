@@ -1,0 +1,184 @@
+"""``session-sidecar demo``: a real sidecar, driven through the protocol, shown step by step.
+
+It spawns ``session-sidecar serve`` as a subprocess and talks to it over
+stdio exactly as an agent would: create a session, append a conversation
+with tool calls, build the context, branch, fork, compact (when the server
+offers it) and list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .client import RpcError, SidecarClient
+
+
+def _say(text: str = "") -> None:
+    print(text, flush=True)
+
+
+def _step(title: str) -> None:
+    _say()
+    _say(f"== {title}")
+
+
+def _text_of(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return " ".join(content.split())
+    parts = []
+    for block in content or []:
+        if block.get("type") == "text":
+            parts.append(" ".join(block["text"].split()))
+        elif block.get("type") == "toolCall":
+            parts.append(f"[calls {block['name']}({', '.join(f'{k}={v!r}' for k, v in block['arguments'].items())})]")
+    return " ".join(parts)
+
+
+def _user(text: str) -> dict[str, Any]:
+    return {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": text}]}}
+
+
+def _assistant(*blocks: dict[str, Any]) -> dict[str, Any]:
+    stop = "toolUse" if any(b["type"] == "toolCall" for b in blocks) else "stop"
+    return {
+        "type": "message",
+        "message": {"role": "assistant", "content": list(blocks), "provider": "demo", "model": "demo-1", "stopReason": stop},
+    }
+
+
+def _tool_call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
+    return {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}
+
+
+def _tool_result(call_id: str, name: str, text: str) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "message": {"role": "toolResult", "toolCallId": call_id, "toolName": name, "content": [{"type": "text", "text": text}], "isError": False},
+    }
+
+
+CONVERSATION = [
+    _user("The parser test fails on empty input. Can you fix it?"),
+    _assistant({"type": "text", "text": "Let me look at the parser."}, _tool_call("call_1", "read", path="src/parser.py")),
+    _tool_result("call_1", "read", "def parse(text):\n    return text.split(',')[0]\n"),
+    _assistant(_tool_call("call_2", "edit", path="src/parser.py", old="[0]", new="[0] if text else None")),
+    _tool_result("call_2", "edit", "Applied 1 edit."),
+    _assistant({"type": "text", "text": "Fixed: parse('') now returns None instead of ''."}),
+]
+
+
+def _print_tree(tree: dict[str, Any], entries: dict[str, dict[str, Any]]) -> None:
+    children: dict[str | None, list[dict[str, Any]]] = {}
+    for node in tree["nodes"]:
+        children.setdefault(node["parentId"], []).append(node)
+    leaf = tree["leafId"]
+
+    def line(node: dict[str, Any]) -> str:
+        entry = entries.get(node["id"], {})
+        what = node.get("role") or node["type"]
+        text = _text_of(entry["message"])[:60] if "message" in entry else ""
+        label = f"  [{node['label']}]" if node.get("label") else ""
+        mark = "  <- leaf" if node["id"] == leaf else ""
+        return f"{node['id']} {what:<10} {text}{label}{mark}"
+
+    def walk(node: dict[str, Any], first: str, rest: str) -> None:
+        # A chain stays in its column; a branch point opens one column per child.
+        _say(first + line(node))
+        kids = children.get(node["id"], [])
+        if len(kids) == 1:
+            walk(kids[0], rest, rest)
+        for index, kid in enumerate(kids if len(kids) > 1 else []):
+            last = index == len(kids) - 1
+            walk(kid, rest + ("`- " if last else "+- "), rest + ("   " if last else "|  "))
+
+    for root in children.get(None, []):
+        walk(root, "  ", "  ")
+
+
+async def run_demo(root: Path | None = None, config: Path | None = None) -> int:
+    with tempfile.TemporaryDirectory(prefix="sidecar-demo-") as scratch:
+        sessions_root = Path(root) if root else Path(scratch) / "sessions"
+        args = ["--root", str(sessions_root)] + (["--config", str(config)] if config else [])
+        try:
+            async with SidecarClient.spawn(args) as client:
+                await _drive(client, sessions_root)
+                _step("shutdown")
+            _say(f"sidecar exited with code {client.process.returncode}")
+        except RpcError as error:
+            _say(f"\nerror {error.code} ({error.kind}): {error.message}")
+            return 1
+    return 0
+
+
+async def _drive(client: SidecarClient, sessions_root: Path) -> None:
+    _step(f"initialize (a real sidecar, pid {client.process.pid}, serving {sessions_root})")
+    info = await client.initialize("session-sidecar demo")
+    caps = info["capabilities"]
+    _say(f"{info['serverInfo']['name']} {info['serverInfo']['version']}, protocol {info['protocolVersion']}")
+    _say(f"methods: {', '.join(m.removeprefix('session/') for m in caps['methods'])}")
+    _say(f"framings: {', '.join(caps['framings'])}; providers: {', '.join(caps['providers']) or '(none)'}")
+
+    _step("session/create")
+    created = await client.request("session/create", {"cwd": str(Path.cwd()), "name": "fix the parser"})
+    session_id = created["sessionId"]
+    _say(f"session {session_id}\nfile    {created['path']} (written once the first assistant message arrives)")
+
+    _step("session/append: a conversation with two tool calls")
+    appended = await client.request("session/append", {"sessionId": session_id, "entries": CONVERSATION})
+    ids = [e["id"] for e in appended["entries"]]
+    for entry, spec in zip(appended["entries"], CONVERSATION):
+        _say(f"  {entry['id']} <- {entry['parentId'] or 'root':<8} {spec['message']['role']:<10} {_text_of(spec['message'])[:60]}")
+    _say(f"leaf {appended['leafId']}, ~{appended['contextTokens']} tokens in context")
+
+    _step("session/buildContext (format llm: what the model would be sent)")
+    context = await client.request("session/buildContext", {"sessionId": session_id, "format": "llm"})
+    for message in context["messages"]:
+        _say(f"  {message['role']:<10} {_text_of(message)[:70]}")
+
+    _step("session/setLabel, then session/branch back to the first answer and try again")
+    await client.request("session/setLabel", {"sessionId": session_id, "entryId": ids[1], "label": "first look"})
+    await client.request("session/branch", {"sessionId": session_id, "entryId": ids[1]})
+    retry = [
+        _tool_result("call_1", "read", "def parse(text):\n    return text.split(',')[0]\n"),
+        _assistant({"type": "text", "text": "Alternative: raise ValueError on empty input instead."}),
+    ]
+    branch = await client.request("session/append", {"sessionId": session_id, "entries": retry})
+    tree = await client.request("session/getTree", {"sessionId": session_id})
+    entries = await client.request("session/getEntries", {"sessionId": session_id})
+    _print_tree(tree, {e["id"]: e for e in entries["entries"]})
+
+    _step("session/fork: the alternative branch becomes a session of its own")
+    fork = await client.request("session/fork", {"sessionId": session_id, "entryId": branch["leafId"]})
+    _say(f"forked session {fork['sessionId']}\nfile          {fork['path']}")
+
+    if "session/compact" in client.methods:
+        _step("session/compact (offline default summarizer)")
+        await client.request("session/branch", {"sessionId": session_id, "entryId": ids[-1]})
+
+        def show(value: dict[str, Any]) -> None:
+            if value.get("kind") == "report" and value.get("message"):
+                _say(f"  .. {value['message']}")
+
+        try:
+            compacted = await client.request("session/compact", {"sessionId": session_id}, on_progress=show)
+            for key, value in compacted.items():
+                _say(f"  {key}: {str(value)[:100]}")
+        except RpcError as error:
+            _say(f"  not compacted: {error.code} {error.kind}: {error.message}")
+    else:
+        _step("session/compact is not offered by this server yet; skipped")
+
+    _step("session/list")
+    listing = await client.request("session/list", {"all": True})
+    for info in listing["sessions"]:
+        parent = f" (fork of {info['parentSession'][:8]})" if info.get("parentSession") else ""
+        _say(f"  {info['sessionId']}  {info['messageCount']} messages  {info.get('name') or info['firstMessage'][:40]!r}{parent}")
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(run_demo()))

@@ -99,6 +99,44 @@ class RequestCancelled(SidecarError):
     kind = "requestCancelled"
 
 
+# -- compaction and summarizing: -33020..-33039 --------------------------------
+
+
+class NothingToCompact(SidecarError):
+    """Everything since the last compaction would be kept (or the leaf is a compaction)."""
+
+    code = -33020
+    kind = "nothingToCompact"
+
+
+class ProviderError(SidecarError):
+    """The summarizing model failed (after bounded retries); ``data`` names provider and status."""
+
+    code = -33021
+    kind = "providerError"
+
+
+class ContextOverflow(ProviderError):
+    """The summarization request itself is larger than the model accepts."""
+
+    code = -33022
+    kind = "contextOverflow"
+
+
+class ProviderNotConfigured(SidecarError):
+    """The named provider has no key, endpoint or client to ask."""
+
+    code = -33023
+    kind = "providerNotConfigured"
+
+
+class CompactionConflict(SidecarError):
+    """The session's leaf moved to another branch while compacting; nothing was written."""
+
+    code = -33024
+    kind = "compactionConflict"
+
+
 ALL_ERRORS: tuple[type[SidecarError], ...] = (
     SessionNotFound,
     InvalidSessionId,
@@ -111,4 +149,9 @@ ALL_ERRORS: tuple[type[SidecarError], ...] = (
     InvalidEntry,
     InvalidState,
     PayloadTooLarge,
+    NothingToCompact,
+    ProviderError,
+    ContextOverflow,
+    ProviderNotConfigured,
+    CompactionConflict,
 )

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
 
 from ..format.jsonl import Entry
+from .pruned import PRUNE_CUSTOM_TYPE, pruned_ids, pruned_tool_result
 
 
 @dataclass(slots=True)
@@ -108,6 +109,7 @@ def build_context(path: list[Entry]) -> SessionContext:
     compaction_index = -1
     explicit_default_model = False
     rules: dict[str, None] = {}
+    pruned: set[str] = set()  # toolResult entries shown as a placeholder (sidecar.context.pruned)
     for index, entry in enumerate(path):
         kind = entry.type
         if kind == "thinking_level_change":
@@ -130,6 +132,8 @@ def build_context(path: list[Entry]) -> SessionContext:
                 ctx.models["default"] = f"{message.get('provider')}/{message.get('model')}"
         elif kind == "compaction":
             compaction, compaction_index = entry, index
+        elif kind == "custom" and _PRUNE_MARK in entry.raw:
+            pruned.update(pruned_ids(entry.obj()))
         elif kind == "ttsr_injection":
             injected = entry.obj().get("injectedRules")
             if isinstance(injected, list):
@@ -142,22 +146,27 @@ def build_context(path: list[Entry]) -> SessionContext:
     ctx.injected_rules = list(rules)
 
     if compaction is None:
-        _emit(ctx, path)
+        _emit(ctx, path, pruned)
         return ctx
     comp = compaction.obj()
     ctx.messages.append(compaction_summary_message(comp))
     ctx.entry_ids.append(compaction.id)  # type: ignore[arg-type]
     first_kept = comp.get("firstKeptEntryId")
     kept_start = next((i for i in range(compaction_index) if path[i].id == first_kept), compaction_index)
-    _emit(ctx, path[kept_start:compaction_index])
+    _emit(ctx, path[kept_start:compaction_index], pruned)
     ctx.after_compaction = len(ctx.messages)
-    _emit(ctx, path[compaction_index + 1 :])
+    _emit(ctx, path[compaction_index + 1 :], pruned)
     return ctx
 
 
-def _emit(ctx: SessionContext, entries: Iterable[Entry]) -> None:
+_PRUNE_MARK = PRUNE_CUSTOM_TYPE.encode()
+
+
+def _emit(ctx: SessionContext, entries: Iterable[Entry], pruned: set[str] = frozenset()) -> None:  # type: ignore[assignment]
     for entry in entries:
         message = _message_of(entry)
+        if message is not None and pruned and entry.id in pruned and message.get("role") == "toolResult":
+            message = pruned_tool_result(message)
         if message is not None:
             ctx.messages.append(message)
             ctx.entry_ids.append(entry.id)  # type: ignore[arg-type]

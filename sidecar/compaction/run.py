@@ -1,0 +1,226 @@
+"""One compaction, from a root -> leaf path to the entries that record it.
+
+Nothing here writes: the caller appends ``CompactionOutcome.entries`` in one
+write after the last cancellation check, so a cancelled or failed run
+leaves the session file exactly as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, TypeVar
+
+from ..context.build import build_context
+from ..context.tokens import context_tokens
+from ..errors import ContextOverflow, ProviderError
+from ..format.jsonl import Entry
+from ..providers.base import Provider, SummaryRequest
+from .files import format_file_lists
+from .fit import STAGES, first_fitting_stage, fit_conversation
+from .prepare import Preparation, prepare_compaction, with_pending
+from .progress import NoProgress, Progress, check_cancelled
+from .prompts import (
+    INITIAL_INSTRUCTIONS,
+    SYSTEM_PROMPT,
+    TURN_PREFIX_INSTRUCTIONS,
+    UPDATE_INSTRUCTIONS,
+    build_prompt,
+    initial_context_block,
+    merge_split_turn,
+    with_custom_instructions,
+)
+
+T = TypeVar("T")
+HISTORY_OUTPUT_SHARE = 0.8  # of reserveTokens, for the main summary
+TURN_PREFIX_OUTPUT_SHARE = 0.5  # of reserveTokens, for a split turn's beginning
+_REPORT_INTERVAL = 0.1
+_CANCEL_POLL = 0.05
+
+
+@dataclass(slots=True)
+class CompactionOptions:
+    keep_recent_tokens: int = 20000
+    reserve_tokens: int = 16384
+    context_window: int | None = None
+    custom_instructions: str | None = None
+    model: str | None = None
+    prune: bool = True
+
+
+@dataclass(slots=True)
+class CompactionOutcome:
+    entries: list[dict[str, Any]]  # to append, in order; the last one is the compaction
+    summary: str
+    first_kept_entry_id: str
+    tokens_before: int
+    tokens_after: int
+    read_files: list[str]
+    modified_files: list[str]
+    provider: str
+    model: str
+    stages: list[str] = field(default_factory=list)
+    pruned_tool_results: int = 0
+
+
+class _StreamMeter:
+    """Counts streamed output across the parallel summaries and reports it, throttled."""
+
+    def __init__(self, progress: Progress, max_tokens: int) -> None:
+        self.progress = progress
+        self.max_tokens = max(1, max_tokens)
+        self.chars: dict[str, int] = {}
+        self._last_report = 0.0
+
+    def on_text(self, key: str):
+        def receive(delta: str) -> None:
+            check_cancelled(self.progress, "summarizing")
+            self.chars[key] = self.chars.get(key, 0) + len(delta)
+            now = time.monotonic()
+            if now - self._last_report >= _REPORT_INTERVAL:
+                self._last_report = now
+                tokens = math.ceil(sum(self.chars.values()) / 4)
+                self.progress.report(f"summarizing: {tokens} tokens", 20 + min(70, 70 * tokens // self.max_tokens))
+
+        return receive
+
+    def on_retry(self, key: str):
+        def retry(reason: str, delay: float) -> None:
+            self.chars[key] = 0  # the attempt starts over; its partial text is discarded
+            self.progress.report(f"summarizing: retrying in {delay:.1f}s ({reason})", None)
+
+        return retry
+
+
+async def cancellable(awaitable: Awaitable[T], progress: Progress) -> T:
+    """Await, polling ``progress.cancelled()`` so a cancel lands even while no text streams."""
+    task = asyncio.ensure_future(awaitable)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=_CANCEL_POLL)
+            if done:
+                return task.result()
+            check_cancelled(progress, "summarizing")
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+
+async def _gather_or_cancel(*awaitables: Awaitable[Any]) -> list[Any]:
+    tasks = [asyncio.ensure_future(a) for a in awaitables]
+    try:
+        return await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+async def summarize(
+    provider: Provider,
+    messages: list[dict[str, Any]],
+    instructions: str,
+    purpose: str,
+    max_tokens: int,
+    options: CompactionOptions,
+    meter: _StreamMeter,
+    previous_summary: str | None = None,
+) -> tuple[str, str, str]:
+    """(text, model, stage) of one summary, stepping down while the request overflows."""
+    overhead = math.ceil((len(SYSTEM_PROMPT) + len(instructions) + len(previous_summary or "")) / 4) + 64
+    budget = None
+    if options.context_window is not None:
+        budget = max(256, int((options.context_window - max_tokens - overhead) * 0.95))
+    stage = first_fitting_stage(messages, budget)
+    while True:
+        fitted = fit_conversation(messages, budget, stage)
+        request = SummaryRequest(
+            system_prompt=SYSTEM_PROMPT,
+            prompt=build_prompt(fitted.text, instructions, previous_summary),
+            max_tokens=max_tokens,
+            model=options.model,
+            purpose=purpose,  # type: ignore[arg-type]
+            messages=messages,
+            previous_summary=previous_summary,
+            custom_instructions=options.custom_instructions,
+        )
+        try:
+            response = await provider.summarize(request, meter.on_text(purpose), meter.on_retry(purpose))
+        except ContextOverflow:
+            if stage == len(STAGES) - 1:
+                raise
+            stage += 1
+            meter.chars[purpose] = 0
+            if budget is None:
+                continue  # each stage without a known window already halves or strips
+            budget = max(256, budget // 2) if fit_conversation(messages, budget, stage).tokens <= budget else budget
+            continue
+        text = response.text.strip()
+        if not text:
+            raise ProviderError(f"{provider.name}: the model returned an empty summary", provider=provider.name)
+        return text, response.model, STAGES[stage]
+
+
+async def run_compaction(
+    path: list[Entry],
+    options: CompactionOptions,
+    provider: Provider,
+    progress: Progress | None = None,
+    preparation: Preparation | None = None,
+) -> CompactionOutcome:
+    progress = progress or NoProgress()
+    progress.report("preparing", 0)
+    prep = preparation or prepare_compaction(path, options.keep_recent_tokens, prune=options.prune)
+    check_cancelled(progress, "preparing")
+    if prep.prune is not None:
+        count = len(prep.prune.tool_result_ids)
+        progress.report(f"pruning: {count} old tool outputs, {prep.prune.tokens_freed} tokens freed", 10)
+    else:
+        progress.report("pruning: nothing worth pruning", 10)
+    check_cancelled(progress, "pruning")
+    history_tokens = int(HISTORY_OUTPUT_SHARE * options.reserve_tokens)
+    prefix_tokens = int(TURN_PREFIX_OUTPUT_SHARE * options.reserve_tokens)
+    meter = _StreamMeter(progress, history_tokens + (prefix_tokens if prep.turn_prefix else 0))
+    progress.report("summarizing", 20)
+    instructions = with_custom_instructions(
+        UPDATE_INSTRUCTIONS if prep.previous_summary else INITIAL_INSTRUCTIONS, options.custom_instructions
+    )
+    jobs: list[Awaitable[tuple[str, str, str]]] = []
+    if prep.history:
+        jobs.append(
+            summarize(provider, prep.history, instructions, "history", history_tokens, options, meter, prep.previous_summary)
+        )
+    if prep.turn_prefix:
+        jobs.append(summarize(provider, prep.turn_prefix, TURN_PREFIX_INSTRUCTIONS, "turnPrefix", prefix_tokens, options, meter))
+    results = await cancellable(_gather_or_cancel(*jobs), progress)
+    check_cancelled(progress, "summarizing")
+    main = results[0][0] if prep.history else (prep.previous_summary or "")
+    summary = merge_split_turn(main, results[-1][0]) if prep.turn_prefix else main
+    read_files, modified_files = prep.file_ops.lists()
+    summary = summary.strip() + initial_context_block(prep.initial_context) + format_file_lists(read_files, modified_files)
+    compaction = {
+        "type": "compaction",
+        "summary": summary,
+        "firstKeptEntryId": prep.first_kept_entry_id,
+        "tokensBefore": prep.tokens_before,
+        "details": {"readFiles": read_files, "modifiedFiles": modified_files},
+    }
+    entries = ([prep.prune.entry()] if prep.prune is not None else []) + [compaction]
+    after = build_context(with_pending(path, entries))
+    return CompactionOutcome(
+        entries=entries,
+        summary=summary,
+        first_kept_entry_id=prep.first_kept_entry_id,
+        tokens_before=prep.tokens_before,
+        tokens_after=context_tokens(after.messages, after.after_compaction),
+        read_files=read_files,
+        modified_files=modified_files,
+        provider=provider.name,
+        model=results[0][1] if results else provider.model_for(options.model),
+        stages=[r[2] for r in results],
+        pruned_tool_results=len(prep.prune.tool_result_ids) if prep.prune is not None else 0,
+    )

@@ -44,6 +44,8 @@ class SidecarProtocol(JsonRPCProtocol):
         # lsprotocol/attrs values (pygls' own errors) encode through the converter.
         self._encode = msgspec.json.Encoder(enc_hook=converter.unstructure).encode
         self._frame_writer: FrameWriter | None = None
+        # Checked once: a debug trace of every message is too costly to format otherwise.
+        self._trace = logger.isEnabledFor(logging.DEBUG)
 
     def set_frame_writer(self, writer: FrameWriter) -> None:
         self._frame_writer = writer
@@ -53,6 +55,8 @@ class SidecarProtocol(JsonRPCProtocol):
 
     def handle_body(self, body: bytes) -> None:
         """One framed message: check it and dispatch it, answering anything that is wrong."""
+        if self._trace:
+            logger.debug("<- %s", body[:2000].decode("utf-8", "replace"))
         try:
             message = _decode(body)
         except msgspec.DecodeError as exc:
@@ -112,6 +116,7 @@ class SidecarProtocol(JsonRPCProtocol):
             return
         handler = self.fm.features.get(method_name)
         if handler is None:
+            logger.info("unknown method %r (request %r)", method_name, msg_id)
             self._send_error(msg_id, method_not_found(method_name))
             return
         if method_name == "shutdown":
@@ -183,6 +188,8 @@ class SidecarProtocol(JsonRPCProtocol):
                 body = self._encode({"jsonrpc": "2.0", "id": data.get("id"), "error": error_object(exc)})
             else:
                 return
+        if self._trace:
+            logger.debug("-> %s", body[:2000].decode("utf-8", "replace"))
         self._frame_writer.send(body)
 
     async def drain(self, but: Any = None) -> None:

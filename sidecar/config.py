@@ -24,6 +24,31 @@ class CompactionSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaul
     # it unknown ``shouldCompact`` stays false.
     contextWindow: int | None = None
     autoCompact: bool = False
+    # Replace old tool outputs by a placeholder before summarizing (see sidecar.compaction.prune).
+    prune: bool = True
+
+
+class ProviderEndpoint(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    """One summarizing service; unset fields fall back to the vendor's own variables
+    (ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL, OPENAI_API_KEY / OPENAI_BASE_URL)."""
+
+    apiKey: str | None = None
+    baseUrl: str | None = None
+    model: str | None = None
+
+
+class ProvidersSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    # "anthropic", "openai", "client" or "offline"; unset: the first of anthropic
+    # and openai that has a key, else offline.
+    default: str | None = None
+    anthropic: ProviderEndpoint = msgspec.field(default_factory=ProviderEndpoint)
+    openai: ProviderEndpoint = msgspec.field(default_factory=ProviderEndpoint)
+    # The model the client's ``session/summarize`` is asked for, if any.
+    clientModel: str | None = None
+    # Retries of failures the vendor SDK does not retry (mid-stream errors, cut streams).
+    maxRetries: int = 3
+    retryBaseDelay: float = 1.0
+    timeout: float = 600.0
 
 
 class StoreSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
@@ -35,6 +60,7 @@ class StoreSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tr
 class Settings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
     store: StoreSettings = msgspec.field(default_factory=StoreSettings)
     compaction: CompactionSettings = msgspec.field(default_factory=CompactionSettings)
+    providers: ProvidersSettings = msgspec.field(default_factory=ProvidersSettings)
 
 
 def merge(base: Settings, overrides: dict[str, Any] | None) -> Settings:

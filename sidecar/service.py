@@ -9,6 +9,7 @@ does, with a queue per session).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from pathlib import Path
@@ -17,6 +18,8 @@ from typing import Any
 import msgspec
 
 from . import wire
+from .compaction.coordinator import Compactor
+from .compaction.run import CompactionOptions
 from .config import Settings
 from .context.build import build_context
 from .context.llm import convert_to_llm
@@ -48,6 +51,8 @@ class SessionService:
         self._open: dict[str, Session] = {}
         self._lock = threading.RLock()
         self._summaries = SummaryCache()
+        # Compaction runs, shared per session; the rpc layer wires its client hooks.
+        self.compactor = Compactor(lambda: self.settings.providers)
 
     @property
     def fsync_policy(self) -> FsyncPolicy:
@@ -201,11 +206,13 @@ class SessionService:
         parent = UNSET if params.parentId is msgspec.UNSET else params.parentId
         appended = session.append(params.entries, parent)
         tokens = self._context_tokens(session)
+        should_compact = self.should_compact(tokens)
+        self.compactor.after_append(session.id, tokens, should_compact, self.settings.compaction.autoCompact)
         return wire.AppendResult(
             entries=[wire.AppendedEntry(id=e.id, parentId=e.parent_id, timestamp=e.timestamp) for e in appended],  # type: ignore[arg-type]
             leafId=session.leaf_id,
             contextTokens=tokens,
-            shouldCompact=self.should_compact(tokens),
+            shouldCompact=should_compact,
         )
 
     def should_compact(self, tokens: int) -> bool:
@@ -239,10 +246,72 @@ class SessionService:
 
     # -- tree ------------------------------------------------------------------
 
-    def branch(self, params: wire.BranchParams) -> wire.BranchResult:
+    def branch(self, params: wire.BranchParams, work: Work = NO_WORK) -> wire.BranchResult:
         session = self.session(params.sessionId)
+        if params.entryId is not None:
+            session.get(params.entryId)
+        if params.summarize and params.entryId != session.leaf_id:
+            # Summarizing awaits a model: run it on this worker thread's own loop.
+            summary = asyncio.run(
+                self.compactor.branch_summary(
+                    session, params.entryId, self._compaction_options(params), params.provider, work
+                )
+            )
+            if summary is not None:
+                written = session.append([summary], params.entryId)
+                return wire.BranchResult(leafId=session.leaf_id, summaryEntryId=written[0].id)
         session.branch(params.entryId)
         return wire.BranchResult(leafId=session.leaf_id)
+
+    # -- compaction -------------------------------------------------------------
+
+    def _compaction_options(self, params: Any) -> CompactionOptions:
+        settings = self.settings.compaction
+        reserve = getattr(params, "reserveTokens", None)
+        keep = getattr(params, "keepRecentTokens", None)
+        return CompactionOptions(
+            keep_recent_tokens=keep if keep is not None else settings.keepRecentTokens,
+            reserve_tokens=reserve if reserve is not None else settings.reserveTokens,
+            context_window=settings.contextWindow,
+            custom_instructions=params.customInstructions,
+            model=params.model,
+            prune=settings.prune,
+        )
+
+    async def compact(self, params: wire.CompactParams, work: Work = NO_WORK, auto: bool = False) -> wire.CompactResult:
+        """Summarize the older part of a path and append one ``compaction`` entry (async: it awaits a model).
+
+        Progress goes to ``work`` (preparing, pruning, summarizing with the
+        streamed token count, writing); a cancel at any point writes nothing.
+        """
+        session = self.session(params.sessionId)
+        if params.leafId is not None:
+            session.get(params.leafId)
+        for name, value in (("reserveTokens", params.reserveTokens), ("keepRecentTokens", params.keepRecentTokens)):
+            if value is not None and value < 0:
+                raise InvalidParams(f"{name} must not be negative", field=name)
+        record = await self.compactor.compact(
+            session, params.leafId, self._compaction_options(params), params.provider, work, auto=auto
+        )
+        outcome = record.outcome
+        return wire.CompactResult(
+            entryId=record.entry_id,
+            summary=outcome.summary,
+            firstKeptEntryId=outcome.first_kept_entry_id,
+            tokensBefore=outcome.tokens_before,
+            tokensAfter=outcome.tokens_after,
+            details=wire.CompactDetails(readFiles=outcome.read_files, modifiedFiles=outcome.modified_files),
+            provider=outcome.provider,
+            model=outcome.model,
+            durationMs=record.duration_ms,
+        )
+
+    async def auto_compact(self, session_id: str, work: Work = NO_WORK) -> wire.CompactResult:
+        """The compaction autoCompact asks for (see ``Compactor.on_should_compact``)."""
+        try:
+            return await self.compact(wire.CompactParams(sessionId=session_id), work, auto=True)
+        finally:
+            self.compactor.auto_finished(session_id)
 
     def get_tree(self, params: wire.GetTreeParams) -> wire.GetTreeResult:
         session = self.session(params.sessionId)

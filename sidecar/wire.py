@@ -133,10 +133,18 @@ class BuildContextResult(_Result):
 class BranchParams(_Params):
     sessionId: str
     entryId: str | None
+    # Write a ``branch_summary`` of the branch being left (from the common
+    # ancestor to the old leaf) below ``entryId``, as pi's tree navigation does.
+    summarize: bool = False
+    customInstructions: str | None = None
+    provider: str | None = None
+    model: str | None = None
 
 
 class BranchResult(_Result):
     leafId: str | None
+    # The branch_summary entry written when ``summarize`` was set and the old branch had content.
+    summaryEntryId: str | None = None
 
 
 class GetTreeParams(_SessionRef):
@@ -263,6 +271,57 @@ class RestoreResult(_Result):
     path: str
 
 
+# -- compaction -------------------------------------------------------------------
+
+
+class CompactParams(_Params):
+    sessionId: str
+    # Compact the path to this entry instead of the leaf; the compaction entry is appended below it.
+    leafId: str | None = None
+    customInstructions: str | None = None
+    provider: str | None = None  # "anthropic", "openai", "client", "offline"; default: see settings
+    model: str | None = None
+    reserveTokens: int | None = None
+    keepRecentTokens: int | None = None
+
+
+class CompactDetails(_Result):
+    readFiles: list[str]
+    modifiedFiles: list[str]
+
+
+class CompactResult(_Result):
+    entryId: str  # the compaction entry (a prune entry, when one was needed, is written just before it)
+    summary: str
+    firstKeptEntryId: str
+    tokensBefore: int
+    tokensAfter: int
+    details: CompactDetails
+    provider: str
+    model: str
+    durationMs: int
+
+
+class DidCompactParams(_Result):
+    """Notification ``session/didCompact``: the sidecar compacted a session by itself (autoCompact)."""
+
+    sessionId: str
+    result: CompactResult
+
+
+class SummarizeParams(_Result):
+    """Server -> client request ``session/summarize`` (the ``client`` provider); answered by ``SummarizeResult``."""
+
+    systemPrompt: str
+    prompt: str
+    maxTokens: int
+    model: str | None = None
+
+
+class SummarizeResult(_Result):
+    text: str
+
+
 # Method name -> (params type, result type). The rpc layer and the schema
 # generator both read this table.
 METHODS: dict[str, tuple[type, Any]] = {
@@ -284,4 +343,5 @@ METHODS: dict[str, tuple[type, Any]] = {
     "session/unarchive": (ArchiveParams, ArchiveResult),
     "session/delete": (DeleteParams, DeleteResult),
     "session/restore": (RestoreParams, RestoreResult),
+    "session/compact": (CompactParams, CompactResult),
 }

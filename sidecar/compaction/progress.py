@@ -1,51 +1,40 @@
 """How a running compaction shows itself and learns it should stop.
 
-The rpc layer adapts ``$/progress`` (begin/report/end on the client's
-work-done token) and ``$/cancelRequest`` to this protocol; tests and the CLI
-use the plain implementations below. Asyncio cancellation works as well.
+Compaction takes the service's ``Work`` handle (``sidecar.work``): the rpc
+layer turns ``report`` into ``$/progress`` on the work-done token and
+``$/cancelRequest`` into ``cancelled``. Asyncio cancellation works as well.
+Every check happens before the single write, so stopping writes nothing.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from ..errors import RequestCancelled
+from ..work import NO_WORK, Work
+
+__all__ = ["NO_WORK", "Work", "RecordingWork", "check_cancelled"]
 
 
-class Progress(Protocol):
-    def report(self, message: str, percentage: int | None = None) -> None: ...
-
-    def cancelled(self) -> bool: ...
-
-
-class NoProgress:
-    def report(self, message: str, percentage: int | None = None) -> None:
-        pass
-
-    def cancelled(self) -> bool:
-        return False
-
-
-class RecordingProgress:
+class RecordingWork(Work):
     """Keeps every report; cancels itself when a report's message starts with ``cancel_at``."""
 
     def __init__(self, cancel_at: str | None = None) -> None:
-        self.reports: list[tuple[str, int | None]] = []
+        self.reports: list[tuple[str | None, int | None]] = []
         self.cancel_at = cancel_at
         self._cancelled = False
 
-    def report(self, message: str, percentage: int | None = None) -> None:
-        self.reports.append((message, percentage))
-        if self.cancel_at is not None and message.startswith(self.cancel_at):
-            self._cancelled = True
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
 
     def cancel(self) -> None:
         self._cancelled = True
 
-    def cancelled(self) -> bool:
-        return self._cancelled
+    def report(self, message: str | None = None, percentage: int | None = None) -> None:
+        self.reports.append((message, percentage))
+        if self.cancel_at is not None and message is not None and message.startswith(self.cancel_at):
+            self._cancelled = True
 
 
-def check_cancelled(progress: Progress, phase: str) -> None:
-    if progress.cancelled():
+def check_cancelled(work: Work, phase: str) -> None:
+    if work.cancelled:
         raise RequestCancelled(f"compaction cancelled while {phase}; nothing was written", phase=phase)

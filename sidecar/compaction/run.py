@@ -21,7 +21,7 @@ from ..providers.base import Provider, SummaryRequest
 from .files import format_file_lists
 from .fit import STAGES, first_fitting_stage, fit_conversation
 from .prepare import Preparation, prepare_compaction, with_pending
-from .progress import NoProgress, Progress, check_cancelled
+from .progress import NO_WORK, Work, check_cancelled
 from .prompts import (
     INITIAL_INSTRUCTIONS,
     SYSTEM_PROMPT,
@@ -65,10 +65,10 @@ class CompactionOutcome:
     pruned_tool_results: int = 0
 
 
-class _StreamMeter:
+class StreamMeter:
     """Counts streamed output across the parallel summaries and reports it, throttled."""
 
-    def __init__(self, progress: Progress, max_tokens: int) -> None:
+    def __init__(self, progress: Work, max_tokens: int) -> None:
         self.progress = progress
         self.max_tokens = max(1, max_tokens)
         self.chars: dict[str, int] = {}
@@ -94,8 +94,8 @@ class _StreamMeter:
         return retry
 
 
-async def cancellable(awaitable: Awaitable[T], progress: Progress) -> T:
-    """Await, polling ``progress.cancelled()`` so a cancel lands even while no text streams."""
+async def cancellable(awaitable: Awaitable[T], progress: Work) -> T:
+    """Await, polling ``progress.cancelled`` so a cancel lands even while no text streams."""
     task = asyncio.ensure_future(awaitable)
     try:
         while True:
@@ -127,7 +127,7 @@ async def summarize(
     purpose: str,
     max_tokens: int,
     options: CompactionOptions,
-    meter: _StreamMeter,
+    meter: StreamMeter,
     previous_summary: str | None = None,
 ) -> tuple[str, str, str]:
     """(text, model, stage) of one summary, stepping down while the request overflows."""
@@ -169,12 +169,13 @@ async def run_compaction(
     path: list[Entry],
     options: CompactionOptions,
     provider: Provider,
-    progress: Progress | None = None,
+    progress: Work | None = None,
     preparation: Preparation | None = None,
 ) -> CompactionOutcome:
-    progress = progress or NoProgress()
+    progress = progress or NO_WORK
     progress.report("preparing", 0)
-    prep = preparation or prepare_compaction(path, options.keep_recent_tokens, prune=options.prune)
+    # Preparing a large session takes a while: off the event loop, so progress and cancels flow.
+    prep = preparation or await asyncio.to_thread(prepare_compaction, path, options.keep_recent_tokens, options.prune)
     check_cancelled(progress, "preparing")
     if prep.prune is not None:
         count = len(prep.prune.tool_result_ids)
@@ -184,7 +185,7 @@ async def run_compaction(
     check_cancelled(progress, "pruning")
     history_tokens = int(HISTORY_OUTPUT_SHARE * options.reserve_tokens)
     prefix_tokens = int(TURN_PREFIX_OUTPUT_SHARE * options.reserve_tokens)
-    meter = _StreamMeter(progress, history_tokens + (prefix_tokens if prep.turn_prefix else 0))
+    meter = StreamMeter(progress, history_tokens + (prefix_tokens if prep.turn_prefix else 0))
     progress.report("summarizing", 20)
     instructions = with_custom_instructions(
         UPDATE_INSTRUCTIONS if prep.previous_summary else INITIAL_INSTRUCTIONS, options.custom_instructions
@@ -210,7 +211,7 @@ async def run_compaction(
         "details": {"readFiles": read_files, "modifiedFiles": modified_files},
     }
     entries = ([prep.prune.entry()] if prep.prune is not None else []) + [compaction]
-    after = build_context(with_pending(path, entries))
+    after = await asyncio.to_thread(build_context, with_pending(path, entries))
     return CompactionOutcome(
         entries=entries,
         summary=summary,

@@ -68,12 +68,13 @@ class LspFrameReader:
     async def read(self) -> bytes | None:
         length: int | None = None
         problem: str | None = None
+        seen_header = False
         while True:
             line = await self._readline()
             if line is None:
                 return None
             if not line.strip():
-                if length is None and problem is None:
+                if not seen_header and problem is None:
                     continue  # blank lines between messages are harmless
                 break
             match = _HEADER_LINE.match(line.rstrip(b"\r\n"))
@@ -88,6 +89,7 @@ class LspFrameReader:
                 match = _HEADER_LINE.match(line[found.start() :].rstrip(b"\r\n"))
                 assert match is not None
                 problem = None
+            seen_header = True
             name, value = match.group(1).lower(), match.group(2).strip()
             if name == b"content-length":
                 if not value.isdigit():

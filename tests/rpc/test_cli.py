@@ -1,0 +1,68 @@
+"""The command line: one-shot ``call``, ``demo`` and the schema generator, as real processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from sidecar import schema
+
+from .harness import SERVER
+
+
+def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*SERVER, *args], input=stdin, capture_output=True, text=True, timeout=60)
+
+
+def test_call_prints_the_result_and_exits_0(sessions_root: Path):
+    created = run("call", "session/create", '{"cwd": "/w", "sessionId": "c1"}', "--root", str(sessions_root))
+    assert created.returncode == 0, created.stderr
+    assert json.loads(created.stdout)["sessionId"] == "c1"
+    listed = run("call", "session/list", "-", "--root", str(sessions_root), stdin='{"all": true}')
+    assert listed.returncode == 0 and json.loads(listed.stdout) == {"sessions": [], "nextCursor": None}
+
+
+def test_call_prints_the_error_and_exits_1(sessions_root: Path):
+    failed = run("call", "session/getTree", '{"sessionId": "ghost"}', "--root", str(sessions_root))
+    assert failed.returncode == 1
+    error = json.loads(failed.stdout)["error"]
+    assert error["code"] == -33001 and error["data"]["kind"] == "sessionNotFound"
+    assert "-33001" in failed.stderr
+    not_json = run("call", "session/list", "{oops", "--root", str(sessions_root))
+    assert not_json.returncode == 2 and "not JSON" in not_json.stderr
+
+
+def test_demo_drives_a_whole_session(tmp_path: Path):
+    root = tmp_path / "demo-root"
+    demo = run("demo", "--root", str(root))
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    for step in ("session/create", "session/append", "session/buildContext", "session/branch", "session/fork", "session/list"):
+        assert step in demo.stdout
+    assert "sidecar exited with code 0" in demo.stdout
+    files = sorted(root.rglob("*.jsonl"))
+    assert len(files) == 2  # the session and its fork
+    headers = [json.loads(f.read_text().splitlines()[0]) for f in files]
+    assert sum("parentSession" in h for h in headers) == 1
+
+
+def test_schema_json_is_up_to_date():
+    # Stale? Run: python -m sidecar.schema
+    assert schema.SCHEMA_PATH.read_text() == schema.render()
+
+
+def test_schema_check_flag_detects_a_stale_file(tmp_path: Path):
+    stale = tmp_path / "schema.json"
+    stale.write_text("{}\n")
+    assert schema.main(["--check", "--output", str(stale)]) == 1
+    assert schema.main(["--output", str(stale)]) == 0
+    assert schema.main(["--check", "--output", str(stale)]) == 0
+    generated = json.loads(stale.read_text())
+    assert set(generated["methods"]) >= {"initialize", "shutdown", "session/append"}
+    assert {"code": -33001, "kind": "sessionNotFound"}.items() <= next(e for e in generated["errors"] if e["code"] == -33001).items()
+
+
+def test_help_and_version():
+    assert run("--version").stdout.startswith("session-sidecar ")
+    assert "call" in run("--help").stdout

@@ -7,6 +7,7 @@ out as pi does (compact JSON, one line each, header first).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -78,8 +79,9 @@ def message(entry_id: str, parent_id: str | None, body: dict, second: int = 0) -
 
 
 def line(obj: Any) -> str:
-    """One line as JSON.stringify writes it."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    """One line as JSON.stringify writes it (a lone surrogate becomes its escape)."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 def write_session(path: Path, head: dict, entries: list[dict | str]) -> Path:
@@ -91,7 +93,7 @@ def write_session(path: Path, head: dict, entries: list[dict | str]) -> Path:
 
 
 def read_lines(path: Path) -> list[dict]:
-    return [json.loads(raw) for raw in path.read_text(encoding="utf-8").splitlines() if raw.strip()]
+    return [json.loads(raw) for raw in path.read_text(encoding="utf-8").split("\n") if raw.strip()]
 
 
 def service(root: Path, **store: Any) -> SessionService:

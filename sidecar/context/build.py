@@ -92,9 +92,15 @@ def _message_of(entry: Entry) -> dict[str, Any] | None:
     return None
 
 
-def _present(fields: dict[str, Any]) -> dict[str, Any]:
-    """Drop missing fields, as JSON.stringify drops undefined."""
-    return {k: v for k, v in fields.items() if v is not None}
+def _model_ref(source: dict[str, Any], provider_key: str, model_key: str) -> dict[str, Any]:
+    """pi's ``{provider, modelId}`` from ``source``: a field the source lacks is
+    absent (JSON.stringify drops undefined), one it holds as null stays null."""
+    ref: dict[str, Any] = {}
+    if provider_key in source:
+        ref["provider"] = source[provider_key]
+    if model_key in source:
+        ref["modelId"] = source[model_key]
+    return ref
 
 
 def _split_model(value: str) -> dict[str, Any]:
@@ -124,10 +130,10 @@ def build_context(path: list[Entry]) -> SessionContext:
                     explicit_default_model = True
                     ctx.model = _split_model(obj["model"])
             else:  # pi
-                ctx.model = _present({"provider": obj.get("provider"), "modelId": obj.get("modelId")})
+                ctx.model = _model_ref(obj, "provider", "modelId")
         elif kind == "message" and entry.role() == "assistant":
             message = entry.obj()["message"]
-            ctx.model = _present({"provider": message.get("provider"), "modelId": message.get("model")})
+            ctx.model = _model_ref(message, "provider", "model")
             if not explicit_default_model:
                 ctx.models["default"] = f"{message.get('provider')}/{message.get('model')}"
         elif kind == "compaction":

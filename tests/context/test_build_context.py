@@ -221,3 +221,12 @@ def test_an_orphan_path_stops_at_the_missing_parent():
 )
 def test_js_time_reads_iso_stamps_like_new_date(iso, expected):
     assert js_time(iso) == expected
+
+
+def test_model_fields_follow_the_source_null_stays_null_and_missing_stays_missing():
+    with_null = {**assistant(), "provider": None}
+    without = {k: v for k, v in assistant().items() if k != "provider"}
+    assert ctx_at([message("1", None, with_null)], "1").model == {"provider": None, "modelId": "claude-test"}
+    assert ctx_at([message("1", None, without)], "1").model == {"modelId": "claude-test"}
+    change = entry("model_change", "m", None, provider="p")
+    assert ctx_at([change], "m").model == {"provider": "p"}

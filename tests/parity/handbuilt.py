@@ -78,6 +78,8 @@ def custom_messages_and_bash() -> list[dict]:
         entry("custom_message", "c2", "c1", 6, customType="x", content="null details", display=True, details=None),
         entry("custom_message", "c3", "c2", 7, customType="x", content="no display"),
         message("a", "c3", assistant("ok")),
+        message("n1", "a", {**assistant("null provider"), "provider": None}),
+        message("n2", "a", {k: v for k, v in assistant("no provider").items() if k != "provider"}),
     ]
 
 

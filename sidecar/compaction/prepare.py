@@ -75,7 +75,12 @@ def prepare_compaction(
     previous = next((e for e in reversed(path) if e.type == "compaction"), None)
     previous_obj = previous.obj() if previous is not None else None
     start = 1 if previous is not None else 0  # message 0 is then the previous summary
+    # The budget counts what the context will hold, so the cut is made in the pruned view.
     cut = find_cut_point(context.messages, start, keep_recent_tokens)
+    if cut.first_kept <= start and plan is not None:
+        # Pruned, everything fits the budget; the caller asked for a compaction, so cut unpruned.
+        plan, context = None, build_context(path)
+        cut = find_cut_point(context.messages, start, keep_recent_tokens)
     if cut.first_kept <= start:
         raise NothingToCompact(
             f"the context since the last compaction is within keepRecentTokens ({keep_recent_tokens}); "

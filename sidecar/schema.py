@@ -47,6 +47,8 @@ def generate() -> dict[str, Any]:
     types: list[Any] = []
     for params_type, result_type in methods.values():
         types += [params_type, result_type]
+    for params_type, result_type in messages.REQUESTS_FROM_SERVER.values():
+        types += [params_type, result_type]
     notifications = {**messages.NOTIFICATIONS_FROM_CLIENT, **messages.NOTIFICATIONS_FROM_SERVER}
     types += list(notifications.values()) + [messages.ErrorObject, Settings]
     schemas, defs = msgspec.json.schema_components(types, ref_template=_REF)
@@ -54,6 +56,7 @@ def generate() -> dict[str, Any]:
     method_schemas = {}
     for name in methods:
         method_schemas[name] = {"params": next(by_type), "result": next(by_type)}
+    server_requests = {name: {"params": next(by_type), "result": next(by_type)} for name in messages.REQUESTS_FROM_SERVER}
     note_schemas = {name: next(by_type) for name in notifications}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -62,6 +65,7 @@ def generate() -> dict[str, Any]:
         "protocol/PROTOCOL.md explains every method.",
         "protocolVersion": messages.PROTOCOL_VERSION,
         "methods": method_schemas,
+        "serverRequests": server_requests,
         "notifications": {
             "clientToServer": {name: note_schemas[name] for name in messages.NOTIFICATIONS_FROM_CLIENT},
             "serverToClient": {name: note_schemas[name] for name in messages.NOTIFICATIONS_FROM_SERVER},

@@ -93,7 +93,7 @@ def register(server: "SidecarServer") -> None:
         except SettingsError as exc:
             raise invalid_params("initialize", str(exc).replace("at `$", "at `$.settings")) from None
         root = Path(decoded.sessionRoot).expanduser().absolute() if decoded.sessionRoot else ls.default_root
-        ls.service = SessionService(root, settings)
+        ls.attach(SessionService(root, settings))
         ls.protocol.state = "ready"
         return InitializeResult(
             serverInfo=ServerInfo(name=SERVER_NAME, version=__version__),
@@ -110,7 +110,7 @@ def register(server: "SidecarServer") -> None:
     @server.feature("shutdown")
     async def shutdown(ls: "SidecarServer", params: Any, msg_id: Any) -> None:
         # The protocol already refuses everything but exit (state "shutdown").
-        await ls.protocol.drain(but=msg_id)
+        await ls.drain(but=msg_id)
         await asyncio.get_running_loop().run_in_executor(ls.thread_pool, ls.close_sessions)
         return None
 

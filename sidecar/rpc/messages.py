@@ -10,6 +10,8 @@ from typing import Any
 
 import msgspec
 
+from .. import wire
+
 # Major.minor. A client and a server agree when the majors match; minors add
 # methods and optional fields only.
 PROTOCOL_VERSION = "1.0"
@@ -93,6 +95,12 @@ NOTIFICATIONS_FROM_CLIENT: dict[str, Any] = {
     "$/cancelRequest": CancelParams,
 }
 NOTIFICATIONS_FROM_SERVER: dict[str, Any] = {"$/progress": ProgressParams}
+if hasattr(wire, "DidCompactParams"):
+    NOTIFICATIONS_FROM_SERVER["session/didCompact"] = wire.DidCompactParams
+# Requests the server sends to the client (the ``client`` summarizing provider).
+REQUESTS_FROM_SERVER: dict[str, tuple[Any, Any]] = {}
+if hasattr(wire, "SummarizeParams"):
+    REQUESTS_FROM_SERVER["session/summarize"] = (wire.SummarizeParams, wire.SummarizeResult)
 LIFECYCLE_METHODS: dict[str, tuple[Any, Any]] = {
     "initialize": (InitializeParams, InitializeResult),
     "shutdown": (None, None),

@@ -12,11 +12,13 @@ with msgspec.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
+from lsprotocol.types import ResponseError
 from pygls.protocol import JsonRPCProtocol
 
 from ..errors import PARSE_ERROR, RequestCancelled
@@ -71,7 +73,7 @@ class SidecarProtocol(JsonRPCProtocol):
         id_ok = isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool)
         if "method" not in message:
             if has_id and ("result" in message or "error" in message):
-                logger.debug("ignoring a response to id %r: this server sends no requests", msg_id)
+                self._handle_client_response(msg_id, message)
                 return
             self._send_error(msg_id if id_ok else None, invalid_request("a message without 'method' is not a request"))
             return
@@ -96,6 +98,22 @@ class SidecarProtocol(JsonRPCProtocol):
             self._handle_request(msg_id, method, params)
         else:
             self._handle_notification(method, params)
+
+    def _handle_client_response(self, msg_id: Any, message: dict[str, Any]) -> None:
+        """The answer to a request this server sent (``session/summarize`` for the client provider)."""
+        future = self._request_futures.get(msg_id)
+        if not isinstance(future, concurrent.futures.Future):  # unknown, or the id of an incoming request
+            logger.warning("ignoring a response to id %r: no request of ours is waiting for it", msg_id)
+            return
+        error = message.get("error")
+        if error is not None:
+            error = error if isinstance(error, dict) else {}
+            response_error = ResponseError(
+                code=error.get("code", -32603), message=str(error.get("message", "")), data=error.get("data")
+            )
+            self._handle_response(msg_id, None, response_error)
+        else:
+            self._handle_response(msg_id, message.get("result"))
 
     def handle_frame_error(self, error: FrameError) -> None:
         self._send_response(None, error={"code": error.code, "message": error.message, "data": error.data})

@@ -19,7 +19,9 @@ from lsprotocol import converters
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage
 from pygls.server import JsonRPCServer
 
+from .. import wire
 from ..config import Settings
+from ..errors import SidecarError
 from ..service import SessionService
 from .dispatch import Dispatcher
 from .framing import FrameError, Framing, FrameWriter, make_reader, open_input
@@ -64,6 +66,8 @@ class SidecarServer(JsonRPCServer):
         self.framing: Framing = framing
         self.service: SessionService | None = None  # made by initialize
         self.dispatcher = Dispatcher(self.thread_pool, self._send_progress)
+        self._background: set[asyncio.Future[Any]] = set()  # autoCompact runs
+        self._loop: asyncio.AbstractEventLoop | None = None
 
         from .handlers import register
 
@@ -71,6 +75,47 @@ class SidecarServer(JsonRPCServer):
 
     def _send_progress(self, params: ProgressParams) -> None:
         self.protocol.notify("$/progress", params)
+
+    # -- the service and its hooks into the transport -----------------------------------
+
+    def attach(self, service: SessionService) -> None:
+        """Serve ``service`` (made by initialize) and wire compaction's client hooks, if it has them."""
+        self.service = service
+        compactor = getattr(service, "compactor", None)
+        if compactor is not None:
+            compactor.ask_client = self.ask_client
+            compactor.client_loop = asyncio.get_running_loop()
+            compactor.on_should_compact = self._on_should_compact
+
+    async def ask_client(self, method: str, params: Any) -> Any:
+        """A request from server to client (the ``client`` provider's ``session/summarize``)."""
+        return await self.protocol.send_request_async(method, params)
+
+    def _on_should_compact(self, session_id: str, tokens: int) -> None:
+        # Called on the worker thread that appended; the compaction runs on the loop.
+        self._loop.call_soon_threadsafe(self._start_auto_compact, session_id)
+
+    def _start_auto_compact(self, session_id: str) -> None:
+        task = asyncio.ensure_future(self._auto_compact(session_id))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _auto_compact(self, session_id: str) -> None:
+        """autoCompact: compact in the session's turn, then tell the client with ``session/didCompact``."""
+        service = self.service
+        assert service is not None
+        try:
+            result = await self.dispatcher.run(
+                object(), "session/compact (auto)", session_id, None,
+                lambda work: service.auto_compact(session_id, work), on_loop=True,
+            )
+        except SidecarError as error:
+            logger.info("autoCompact of %s did not compact: %s", session_id, error.message)
+            return
+        except Exception:
+            logger.exception("autoCompact of %s failed", session_id)
+            return
+        self.protocol.notify("session/didCompact", wire.DidCompactParams(sessionId=session_id, result=result))
 
     # -- running --------------------------------------------------------------------
 
@@ -84,6 +129,7 @@ class SidecarServer(JsonRPCServer):
             self.shutdown()
 
     async def _serve(self, stdin: BinaryIO, stdout_fd: int) -> int:
+        self._loop = asyncio.get_running_loop()
         stream = await open_input(stdin)
         reader = make_reader(self.framing, stream)
         self.protocol.set_frame_writer(FrameWriter(stdout_fd, self.framing))
@@ -102,10 +148,16 @@ class SidecarServer(JsonRPCServer):
                 self.protocol.handle_body(body)
             except Exception:  # a bug of ours must not take the server down
                 logger.exception("failed to handle a message")
-        await self.protocol.drain()
+        await self.drain()
         await asyncio.get_running_loop().run_in_executor(self.thread_pool, self.close_sessions)
         code = self.protocol.exit_code
         return 0 if code is None else code
+
+    async def drain(self, but: Any = None) -> None:
+        """Wait for requests in flight (except ``but``) and background compactions to finish."""
+        await self.protocol.drain(but)
+        while self._background:
+            await asyncio.wait(list(self._background))
 
     def close_sessions(self) -> None:
         """Flush and close every open session; called on shutdown, exit and EOF."""

@@ -1,0 +1,74 @@
+"""session/compact through the rpc layer: on the loop in the session's turn, progress, autoCompact, the client provider."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sidecar import wire
+
+from .harness import RawServer, assistant, user
+
+pytestmark = pytest.mark.skipif("session/compact" not in wire.METHODS, reason="session/compact is not in this build")
+
+SETTINGS = {"compaction": {"contextWindow": 4000, "reserveTokens": 1000, "keepRecentTokens": 300}}
+
+
+def turns(count: int) -> list[dict]:
+    entries = []
+    for index in range(count):
+        entries += [user(f"question {index} " + "word " * 150), assistant(f"answer {index} " + "word " * 150)]
+    return entries
+
+
+async def start(sessions_root: Path, provider: str = "offline", auto: bool = False) -> RawServer:
+    server = await RawServer.start()
+    settings = {"compaction": {**SETTINGS["compaction"], "autoCompact": auto}, "providers": {"default": provider}}
+    answer = await server.initialize(sessions_root, settings=settings)
+    assert "result" in answer, answer
+    await server.request("session/create", {"cwd": "/w", "sessionId": "c"})
+    return server
+
+
+async def test_compact_reports_progress_and_writes_a_compaction_entry(sessions_root: Path):
+    server = await start(sessions_root)
+    try:
+        await server.request("session/append", {"sessionId": "c", "entries": turns(6)})
+        answer = await server.request("session/compact", {"sessionId": "c", "workDoneToken": "k"})
+        result = answer["result"]
+        assert result["provider"] == "offline" and result["summary"] and result["tokensAfter"] < result["tokensBefore"]
+        kinds = [n["params"]["value"]["kind"] for n in server.notifications if n["method"] == "$/progress"]
+        assert kinds[0] == "begin" and kinds[-1] == "end"
+        entries = (await server.request("session/getEntries", {"sessionId": "c", "ids": [result["entryId"]]}))["result"]
+        assert entries["entries"][0]["type"] == "compaction"
+    finally:
+        await server.stop()
+
+
+async def test_auto_compact_notifies_did_compact(sessions_root: Path):
+    server = await start(sessions_root, auto=True)
+    try:
+        appended = await server.request("session/append", {"sessionId": "c", "entries": turns(10)})
+        assert appended["result"]["shouldCompact"] is True
+        note = await server.receive()
+        assert note["method"] == "session/didCompact" and note["params"]["sessionId"] == "c"
+        assert note["params"]["result"]["entryId"]
+    finally:
+        await server.stop()
+
+
+async def test_the_client_provider_asks_the_client_with_session_summarize(sessions_root: Path):
+    server = await start(sessions_root, provider="client")
+    try:
+        await server.request("session/append", {"sessionId": "c", "entries": turns(6)})
+        server.send({"jsonrpc": "2.0", "id": "compact", "method": "session/compact", "params": {"sessionId": "c"}})
+        ask = await server.receive()
+        while "method" in ask and ask["method"] == "$/progress":
+            ask = await server.receive()
+        assert ask["method"] == "session/summarize" and "id" in ask and ask["params"]["prompt"]
+        server.send({"jsonrpc": "2.0", "id": ask["id"], "result": {"text": "SUMMARY FROM THE CLIENT"}})
+        answer = await server.response()
+        assert answer["id"] == "compact" and answer["result"]["summary"].startswith("SUMMARY FROM THE CLIENT")
+    finally:
+        await server.stop()

@@ -170,8 +170,8 @@ class Compactor:
             outcome = await run_compaction(path, options, provider, work)
         finally:
             await _close(provider)
-        check_cancelled(work, "writing")
         work.report("writing", 95)
+        check_cancelled(work, "writing")  # the last point where stopping leaves nothing behind
         parent = self._placement(session, leaf_id, explicit)
         written = session.append(outcome.entries, parent)
         record = CompactionRecord(written[-1].id, outcome, int((time.monotonic() - started) * 1000))  # type: ignore[arg-type]

@@ -22,7 +22,7 @@ def server():
 
 
 def provider(server: LoopbackServer, retries: int = 2, key: str | None = "sk-oa") -> OpenAIProvider:
-    return OpenAIProvider(key, server.url + "/v1", "gpt-test", RetryPolicy(retries, 0.01, 0.05))
+    return OpenAIProvider(key, server.url + "/v1", "gpt-test", RetryPolicy(retries, 0.01, max_delay=1.0))
 
 
 async def test_streams_deltas_and_usage_and_sends_the_chat_completions_body(server):

@@ -19,6 +19,7 @@ from pygls.client import JsonRPCClient
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
 SERVER = [sys.executable, "-m", "sidecar"]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 10.0
 
 

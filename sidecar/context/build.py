@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
 
-from ..format.jsonl import Entry
+import msgspec
+
+from ..format.jsonl import Entry, MessageHead
 from .pruned import PRUNE_CUSTOM_TYPE, pruned_ids, pruned_tool_result
 
 
@@ -103,6 +105,20 @@ def _model_ref(source: dict[str, Any], provider_key: str, model_key: str) -> dic
     return ref
 
 
+def _head_model_ref(head: MessageHead) -> dict[str, Any]:
+    """``_model_ref`` of an assistant message, from its head."""
+    ref: dict[str, Any] = {}
+    if head.provider is not msgspec.UNSET:
+        ref["provider"] = head.provider
+    if head.model is not msgspec.UNSET:
+        ref["modelId"] = head.model
+    return ref
+
+
+def _or_none(value: Any) -> Any:
+    return None if value is msgspec.UNSET else value
+
+
 def _split_model(value: str) -> dict[str, Any]:
     provider, _, model_id = value.partition("/")
     return {"provider": provider, "modelId": model_id} if model_id else {"modelId": value}
@@ -132,10 +148,10 @@ def build_context(path: list[Entry]) -> SessionContext:
             else:  # pi
                 ctx.model = _model_ref(obj, "provider", "modelId")
         elif kind == "message" and entry.role() == "assistant":
-            message = entry.obj()["message"]
-            ctx.model = _model_ref(message, "provider", "model")
+            head = entry.message_head()  # read with the envelope: no second decode of the message
+            ctx.model = _head_model_ref(head)
             if not explicit_default_model:
-                ctx.models["default"] = f"{message.get('provider')}/{message.get('model')}"
+                ctx.models["default"] = f"{_or_none(head.provider)}/{_or_none(head.model)}"
         elif kind == "compaction":
             compaction, compaction_index = entry, index
         elif kind == "custom" and _PRUNE_MARK in entry.raw:

@@ -16,12 +16,37 @@ from typing import Any
 import msgspec
 
 
-class _Envelope(msgspec.Struct):
-    """The fields every entry shares; msgspec skips the rest without building them.
+class MessageHead(msgspec.Struct, gc=False):
+    """What the tree and buildContext need of a message, read without building it.
 
-    Typed ``Any`` so that a line whose envelope holds an unexpected type (a
-    numeric timestamp from a newer agent, say) is still an entry, as it is for
-    JSON.parse; values that are not strings are read as absent.
+    ``provider`` and ``model`` are UNSET when the message lacks them (pi's
+    undefined), which is not the same as a null.
+    """
+
+    role: Any = None
+    provider: Any = msgspec.UNSET
+    model: Any = msgspec.UNSET
+
+
+class _Envelope(msgspec.Struct, gc=False):
+    """The fields every entry shares, and a message's head, in one pass over the line.
+
+    msgspec skips the other fields without building them, so this costs one
+    scan of the line and almost no allocation.
+    """
+
+    type: str | None = None
+    id: str | None = None
+    parentId: str | None = None
+    timestamp: str | None = None
+    message: MessageHead | None = None
+
+
+class _LooseEnvelope(msgspec.Struct):
+    """The envelope of a line whose fields hold unexpected types.
+
+    A numeric timestamp from a newer agent, say: JSON.parse keeps such a line,
+    so it stays an entry; values that are not strings are read as absent.
     """
 
     type: Any = None
@@ -38,7 +63,13 @@ class _MessageRoleOnly(msgspec.Struct):
     message: _RoleOnly | None = None
 
 
+class _MessageHeadOnly(msgspec.Struct):
+    message: MessageHead | None = None
+
+
 _envelope_decoder = msgspec.json.Decoder(_Envelope)
+_loose_envelope_decoder = msgspec.json.Decoder(_LooseEnvelope)
+_head_decoder = msgspec.json.Decoder(_MessageHeadOnly)
 _role_decoder = msgspec.json.Decoder(_MessageRoleOnly)
 _object_decoder = msgspec.json.Decoder(dict[str, Any])
 _encoder = msgspec.json.Encoder()
@@ -109,13 +140,26 @@ class Entry:
     parent_id: str | None
     timestamp: str | None
     raw: bytes
+    # Read with the envelope when the line holds a message object.
+    head: MessageHead | None = None
 
     def obj(self) -> dict[str, Any]:
         """The whole line as a fresh dict (callers may keep or change it)."""
         return decode_object(self.raw)
 
+    def message_head(self) -> MessageHead:
+        """The message's role, provider and model (all absent when there is no message)."""
+        if self.head is None:
+            try:
+                self.head = decode_lenient(_head_decoder, self.raw).message or MessageHead()
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                self.head = MessageHead()
+        return self.head
+
     def role(self) -> str | None:
         """A message entry's role, read without building the message."""
+        if self.head is not None:
+            return self.head.role if isinstance(self.head.role, str) else None
         try:
             message = decode_lenient(_role_decoder, self.raw).message
         except (msgspec.DecodeError, msgspec.ValidationError):
@@ -124,12 +168,19 @@ class Entry:
 
     @classmethod
     def from_obj(cls, obj: dict[str, Any]) -> "Entry":
+        message = obj.get("message")
+        head = None
+        if isinstance(message, dict):
+            head = MessageHead(
+                message.get("role"), message.get("provider", msgspec.UNSET), message.get("model", msgspec.UNSET)
+            )
         return cls(
             type=obj.get("type") if isinstance(obj.get("type"), str) else "",
             id=obj.get("id") if isinstance(obj.get("id"), str) else None,
             parent_id=obj.get("parentId") if isinstance(obj.get("parentId"), str) else None,
             timestamp=obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None,
             raw=encode(obj),
+            head=head,
         )
 
 
@@ -160,6 +211,16 @@ class NotASession(ValueError):
 def parse_line(raw: bytes) -> Entry | None:
     try:
         env = decode_lenient(_envelope_decoder, raw)
+    except msgspec.ValidationError:
+        return _parse_loose_line(raw)
+    except msgspec.DecodeError:
+        return None
+    return Entry(env.type or "", env.id, env.parentId, env.timestamp, raw, env.message)
+
+
+def _parse_loose_line(raw: bytes) -> Entry | None:
+    try:
+        env = decode_lenient(_loose_envelope_decoder, raw)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     return Entry(

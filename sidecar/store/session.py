@@ -9,9 +9,11 @@ in memory once its line is on disk.
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import msgspec
 
@@ -74,7 +76,8 @@ class Session:
         except OSError as exc:
             raise StorageError(f"could not read {path}: {exc.strerror or exc}", path=str(path)) from exc
         try:
-            parsed = parse_file(data)
+            with _gc_paused():
+                parsed = parse_file(data)
         except NotASession as exc:
             raise DamagedFile(
                 f"{path} is not a session file: {exc}; the file was left unchanged",
@@ -96,9 +99,10 @@ class Session:
         writer.torn_tail_at = parsed.torn_tail_at
         writer.needs_newline = parsed.needs_newline
         session = cls(path, parsed.header, writer)
-        for item in parsed.items:
-            if isinstance(item, Entry) and item.id is not None:
-                session.tree.add(item)
+        with _gc_paused():
+            for item in parsed.items:
+                if isinstance(item, Entry) and item.id is not None:
+                    session.tree.add(item)
         return session, LoadReport(parsed.parse_errors, migrated_from)
 
     # -- reads -------------------------------------------------------------
@@ -234,6 +238,23 @@ class Session:
 
     def close(self) -> None:
         self.writer.close()
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cycle collector while a file's entries are built.
+
+    Loading makes tens of thousands of objects that never form cycles; with the
+    collector on, each batch of them sets off a pass over everything already
+    made, about a fifth of the load time of a large session.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class _Taken:

@@ -1,0 +1,444 @@
+import { spawn as spawnProcess, type ChildProcess } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
+import {
+  CancellationTokenSource,
+  createMessageConnection,
+  Emitter,
+  ErrorCodes as RpcErrorCodes,
+  ProgressType,
+  ResponseError,
+  StreamMessageReader,
+  StreamMessageWriter,
+  type CancellationToken,
+  type Disposable,
+  type Event,
+  type MessageConnection,
+} from "vscode-jsonrpc/node";
+import { ConnectionClosedError, RequestCancelledError, SidecarError } from "./errors.js";
+import {
+  ErrorCodes,
+  PROTOCOL_VERSION,
+  SessionMethods,
+  type CallOptions,
+  type ClientInfo,
+  type InitializeResult,
+  type MethodName,
+  type ParamsOf,
+  type ProgressParams,
+  type ResultOf,
+  type ServerNotifications,
+  type ServerRequests,
+  type SidecarSettings,
+} from "./protocol.js";
+
+export const CLIENT_NAME = "@session-sidecar/client";
+export const CLIENT_VERSION = "0.1.0";
+
+export type SummarizeParams = ServerRequests["session/summarize"]["params"];
+export type SummarizeResult = ServerRequests["session/summarize"]["result"];
+export type DidCompactParams = ServerNotifications["session/didCompact"];
+export type WorkDoneProgress = ProgressParams["value"];
+
+/**
+ * Answers the sidecar's `session/summarize` request (compaction with
+ * `provider: "client"`): the agent summarizes with its own model. Return the
+ * summary (or `{ text }`); throw to fail the compaction (a message that reads
+ * like a context overflow becomes a `contextOverflow` error on the server).
+ * `signal` fires if the sidecar withdraws the request or the client closes.
+ */
+export type SummarizeHandler = (
+  params: SummarizeParams,
+  context: { signal: AbortSignal },
+) => Promise<SummarizeResult | string> | SummarizeResult | string;
+
+export interface ClientOptions {
+  /** Sent in initialize; default `{ name: "@session-sidecar/client", version }`. */
+  clientInfo?: ClientInfo;
+  /** Serve the sessions below this folder (initialize's `sessionRoot`). */
+  sessionRoot?: string;
+  /** Settings overrides sent in initialize (merged last over the sidecar's own). */
+  settings?: SidecarSettings;
+  /** Answers `session/summarize` for compactions with `provider: "client"`. */
+  summarize?: SummarizeHandler;
+  /** How long `dispose()` waits for shutdown and for the process to exit before killing it (ms, default 5000). */
+  shutdownTimeoutMs?: number;
+}
+
+export interface SpawnOptions extends ClientOptions {
+  /** The executable; default `$SESSION_SIDECAR_BIN`, else `session-sidecar` found on PATH. */
+  command?: string;
+  /** Arguments before ours (e.g. `["-m", "sidecar"]` when `command` is a Python interpreter). */
+  args?: string[];
+  /** `--root DIR`: the sessions root (else `$SESSION_SIDECAR_HOME`, else the user data dir). */
+  root?: string;
+  /** Environment of the process; default this process's. */
+  env?: NodeJS.ProcessEnv;
+  /** Working directory of the process. */
+  cwd?: string;
+  /**
+   * The sidecar's log: `"pipe"` (default) keeps its last 64 KiB (`client.stderr`,
+   * and in `ConnectionClosedError.stderr`), `"inherit"` shares ours, `"ignore"` drops it.
+   */
+  stderr?: "pipe" | "inherit" | "ignore";
+}
+
+const STDERR_KEEP = 64 * 1024;
+const workDoneProgress = new ProgressType<WorkDoneProgress>();
+
+/**
+ * A connection to one session-sidecar process, initialized and ready.
+ *
+ * Every session method of the protocol is a typed method (`session/x` ->
+ * `client.x(params, { signal, onProgress })`); `request` sends any method by
+ * name. `dispose()` shuts the sidecar down (and kills it if it does not exit
+ * in time).
+ */
+export class SidecarClient extends SessionMethods implements AsyncDisposable {
+  /** The underlying vscode-jsonrpc connection. */
+  readonly connection: MessageConnection;
+  /** The sidecar process, when this client spawned it. */
+  readonly process: ChildProcess | undefined;
+  private _initializeResult: InitializeResult | undefined;
+  private readonly options: ClientOptions;
+  private readonly closeController = new AbortController();
+  private readonly didCompactEmitter = new Emitter<DidCompactParams>();
+  private readonly closeEmitter = new Emitter<ConnectionClosedError>();
+  private closedError: ConnectionClosedError | undefined;
+  private disposing: Promise<number | null> | undefined;
+  private stderrTail = "";
+  private tokenCount = 0;
+  private readonly tokenPrefix = `ts-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  private readonly exited: Promise<void>;
+
+  private constructor(
+    input: Readable,
+    output: Writable,
+    options: ClientOptions,
+    child?: ChildProcess,
+  ) {
+    super();
+    this.options = options;
+    this.process = child;
+    this.connection = createMessageConnection(new StreamMessageReader(input), new StreamMessageWriter(output));
+    if (child) {
+      child.stderr?.setEncoding("utf8");
+      child.stderr?.on("data", (chunk: string) => {
+        this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_KEEP);
+      });
+      this.exited = new Promise((resolve) => {
+        child.once("exit", (code, signal) => {
+          this.exitInfo = { code, signal };
+          resolve();
+        });
+      });
+      child.stdin?.on("error", () => {}); // EPIPE after the child died: reported through the close path
+      child.once("exit", () => this.markClosed());
+    } else {
+      this.exited = Promise.resolve();
+    }
+    this.connection.onClose(() => this.markClosed());
+    this.connection.onError(() => {}); // read/write errors end in onClose; nothing to do twice
+    this.connection.onNotification("session/didCompact", (params: DidCompactParams) => this.didCompactEmitter.fire(params));
+    this.connection.onRequest("session/summarize", (params: SummarizeParams, token: CancellationToken) =>
+      this.answerSummarize(params, token),
+    );
+    this.connection.listen();
+  }
+
+  // -- starting --------------------------------------------------------------------
+
+  /** Spawn `session-sidecar`, initialize it and return the ready client. */
+  static async spawn(options: SpawnOptions = {}): Promise<SidecarClient> {
+    const command = options.command ?? process.env.SESSION_SIDECAR_BIN ?? "session-sidecar";
+    const args = [...(options.args ?? [])];
+    if (options.root !== undefined) args.push("--root", options.root);
+    const stderr = options.stderr ?? "pipe";
+    const child = spawnProcess(command, args, {
+      stdio: ["pipe", "pipe", stderr],
+      env: options.env,
+      cwd: options.cwd,
+      windowsHide: true,
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.once("spawn", resolve);
+      child.once("error", (error: NodeJS.ErrnoException) => {
+        const hint = error.code === "ENOENT" ? `; install session-sidecar or pass its path as \`command\`` : "";
+        reject(
+          new ConnectionClosedError(`could not start ${command}: ${error.message}${hint}`, { cause: error }),
+        );
+      });
+    });
+    const client = new SidecarClient(child.stdout!, child.stdin!, options, child);
+    try {
+      await client.initialize();
+    } catch (error) {
+      await client.dispose({ timeoutMs: 1000 });
+      throw error;
+    }
+    return client;
+  }
+
+  /**
+   * Attach to a sidecar over given streams (`input`: the sidecar's output,
+   * `output`: its input), initialize it and return the ready client.
+   * `dispose()` sends shutdown and exit and ends `output`.
+   */
+  static async connect(input: Readable, output: Writable, options: ClientOptions = {}): Promise<SidecarClient> {
+    const client = new SidecarClient(input, output, options);
+    try {
+      await client.initialize();
+    } catch (error) {
+      await client.dispose({ timeoutMs: 1000 });
+      throw error;
+    }
+    return client;
+  }
+
+  private async initialize(): Promise<void> {
+    const params = {
+      clientInfo: this.options.clientInfo ?? { name: CLIENT_NAME, version: CLIENT_VERSION },
+      protocolVersion: PROTOCOL_VERSION,
+      ...(this.options.sessionRoot !== undefined ? { sessionRoot: this.options.sessionRoot } : {}),
+      ...(this.options.settings !== undefined ? { settings: this.options.settings } : {}),
+    };
+    this._initializeResult = await this.request("initialize", params);
+    await this.connection.sendNotification("initialized", {});
+  }
+
+  // -- what initialize said -------------------------------------------------------------
+
+  /** initialize's result: server info, capabilities, the sessions root and the effective settings. */
+  get initializeResult(): InitializeResult {
+    if (!this._initializeResult) throw new Error("the client is not initialized");
+    return this._initializeResult;
+  }
+
+  get serverInfo(): InitializeResult["serverInfo"] {
+    return this.initializeResult.serverInfo;
+  }
+
+  get capabilities(): InitializeResult["capabilities"] {
+    return this.initializeResult.capabilities;
+  }
+
+  get sessionRoot(): string {
+    return this.initializeResult.sessionRoot;
+  }
+
+  /** The last 64 KiB of the sidecar's stderr (when spawned with `stderr: "pipe"`). */
+  get stderr(): string {
+    return this.stderrTail;
+  }
+
+  /** True once the sidecar has exited or its streams closed. */
+  get closed(): boolean {
+    return this.closedError !== undefined;
+  }
+
+  // -- events --------------------------------------------------------------------------
+
+  /** `session/didCompact`: the sidecar compacted a session by itself (autoCompact). */
+  get onDidCompact(): Event<DidCompactParams> {
+    return this.didCompactEmitter.event;
+  }
+
+  /** The connection closed (the sidecar exited, or `dispose()` finished). */
+  get onClose(): Event<ConnectionClosedError> {
+    return this.closeEmitter.event;
+  }
+
+  /** Any other server -> client notification, by method name. */
+  onNotification(method: string, listener: (params: unknown) => void): Disposable {
+    return this.connection.onNotification(method, listener);
+  }
+
+  // -- calls ---------------------------------------------------------------------------
+
+  /**
+   * Send `method` and wait for its result. `options.onProgress` gets this
+   * call's `$/progress` values (a `workDoneToken` is added to the params);
+   * `options.signal` cancels it with `$/cancelRequest`.
+   */
+  async request<M extends MethodName>(method: M, params: ParamsOf<M>, options: CallOptions = {}): Promise<ResultOf<M>> {
+    const { signal, onProgress } = options;
+    if (this.closedError) throw this.closedFor(method);
+    if (signal?.aborted) {
+      throw new RequestCancelledError(`${method} was aborted before it was sent`, {}, method, { cause: signal.reason });
+    }
+    let sent: unknown = params;
+    let progress: Disposable | undefined;
+    if (onProgress) {
+      const token = `${this.tokenPrefix}-${++this.tokenCount}`;
+      sent = { ...((params as object | null) ?? {}), workDoneToken: token };
+      progress = this.connection.onProgress(workDoneProgress, token, onProgress);
+    }
+    const source = signal ? new CancellationTokenSource() : undefined;
+    const onAbort = () => source?.cancel();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const args: unknown[] = sent === null || sent === undefined ? [] : [sent];
+    if (source) args.push(source.token);
+    try {
+      return (await this.connection.sendRequest(method, ...args)) as ResultOf<M>;
+    } catch (error) {
+      throw this.translate(error, method, signal);
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      progress?.dispose();
+      source?.dispose();
+    }
+  }
+
+  private translate(error: unknown, method: string, signal: AbortSignal | undefined): Error {
+    if (error instanceof ResponseError) {
+      if (error.code === ErrorCodes.requestCancelled) {
+        return new RequestCancelledError(error.message, error.data, method, { cause: signal?.reason });
+      }
+      if (
+        error.code === RpcErrorCodes.PendingResponseRejected ||
+        error.code === RpcErrorCodes.MessageWriteError ||
+        error.code === RpcErrorCodes.ConnectionInactive
+      ) {
+        return this.closedFor(method, error);
+      }
+      return new SidecarError(error.code, error.message, error.data, method);
+    }
+    if (this.closedError) return this.closedFor(method, error);
+    // vscode-jsonrpc throws a ConnectionError when the connection is closed or disposed.
+    if (error instanceof Error && error.name === "ConnectionError") return this.closedFor(method, error);
+    return error instanceof Error ? error : new Error(String(error));
+  }
+
+  private closedFor(method: string, cause?: unknown): ConnectionClosedError {
+    const base = this.closedError ?? this.makeClosedError();
+    return new ConnectionClosedError(`${method}: ${base.message}`, {
+      method,
+      exitCode: base.exitCode,
+      signal: base.signal,
+      stderr: base.stderr,
+      cause,
+    });
+  }
+
+  private makeClosedError(): ConnectionClosedError {
+    const exit = this.exitInfo;
+    let how = "the connection to the sidecar closed";
+    if (exit) how = exit.signal ? `the sidecar was killed by ${exit.signal}` : `the sidecar exited with code ${exit.code}`;
+    if (this.disposing) how += " (the client was disposed)";
+    const tail = this.stderrTail.trim().split("\n").slice(-5).join("\n");
+    return new ConnectionClosedError(tail && !this.disposing ? `${how}; its log ends:\n${tail}` : how, {
+      exitCode: exit?.code ?? null,
+      signal: exit?.signal ?? null,
+      stderr: this.stderrTail,
+    });
+  }
+
+  /** The process exited or the streams closed: fail everything still waiting. */
+  private markClosed(): void {
+    if (this.closedError) return;
+    // The exit event may come before the last stdout data: give the reader a turn first.
+    setImmediate(() => {
+      if (this.closedError) return;
+      this.closedError = this.makeClosedError();
+      this.closeController.abort(this.closedError);
+      this.connection.dispose(); // rejects pending calls (PendingResponseRejected -> ConnectionClosedError)
+      this.closeEmitter.fire(this.closedError);
+    });
+  }
+
+  private async answerSummarize(params: SummarizeParams, token: CancellationToken): Promise<SummarizeResult | ResponseError<unknown>> {
+    const handler = this.options.summarize;
+    if (!handler) {
+      return new ResponseError(
+        RpcErrorCodes.MethodNotFound,
+        "this client has no summarize handler (pass `summarize` to SidecarClient.spawn/connect to use provider \"client\")",
+      );
+    }
+    const controller = new AbortController();
+    const onCancel = token.onCancellationRequested(() => controller.abort(new Error("session/summarize was cancelled by the sidecar")));
+    const onClose = () => controller.abort(this.closeController.signal.reason);
+    this.closeController.signal.addEventListener("abort", onClose, { once: true });
+    try {
+      const answer = await handler(params, { signal: controller.signal });
+      return typeof answer === "string" ? { text: answer } : answer;
+    } catch (error) {
+      if (error instanceof ResponseError) return error;
+      if (error instanceof SidecarError) return new ResponseError(error.code, error.message, error.data);
+      const message = error instanceof Error ? error.message : String(error);
+      return new ResponseError(RpcErrorCodes.InternalError, message || "the summarize handler failed");
+    } finally {
+      onCancel.dispose();
+      this.closeController.signal.removeEventListener("abort", onClose);
+    }
+  }
+
+  // -- closing -------------------------------------------------------------------------
+
+  /**
+   * Shut the sidecar down: `shutdown` (it finishes calls in flight and closes
+   * every session), `exit`, end its input, and wait for it to exit; past
+   * `timeoutMs` (default `shutdownTimeoutMs`, 5000) the process is killed.
+   * Resolves to the exit code (null when attached to streams or killed).
+   * Safe to call more than once.
+   */
+  dispose(options: { timeoutMs?: number } = {}): Promise<number | null> {
+    this.disposing ??= this.doDispose(options.timeoutMs ?? this.options.shutdownTimeoutMs ?? 5000);
+    return this.disposing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.dispose();
+  }
+
+  private async doDispose(timeoutMs: number): Promise<number | null> {
+    const deadline = Date.now() + timeoutMs;
+    if (!this.closedError && this._initializeResult) {
+      try {
+        await withTimeout(this.connection.sendRequest("shutdown"), timeoutMs);
+        await this.connection.sendNotification("exit");
+      } catch {
+        // wedged, or already gone: the process is killed below
+      }
+    }
+    try {
+      this.connection.end();
+    } catch {}
+    const child = this.process;
+    if (child) {
+      child.stdin?.end();
+      if (!this.exitInfo) {
+        const exitedInTime = await withTimeout(this.exited, Math.max(0, deadline - Date.now())).then(
+          () => true,
+          () => false,
+        );
+        if (!exitedInTime) {
+          child.kill("SIGKILL");
+          await this.exited;
+        }
+      }
+    }
+    if (!this.closedError) {
+      this.closedError = this.makeClosedError();
+      this.closeController.abort(this.closedError);
+      this.connection.dispose();
+      this.closeEmitter.fire(this.closedError);
+    }
+    return this.exitInfo?.code ?? null;
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}

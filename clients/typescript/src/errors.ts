@@ -1,0 +1,71 @@
+import { ErrorCodes, type ErrorKind, type JsonObject } from "./protocol.js";
+
+/** Client-side code of `ConnectionClosedError` (the sidecar exited or the streams closed); -32099 as in the Python client. */
+export const CONNECTION_CLOSED = -32099;
+
+/**
+ * An error answer from the sidecar, or a failure to get one.
+ *
+ * `code` is the JSON-RPC error code, `data` the error's `data` object
+ * (`data.kind` names the error for programs, e.g. `"sessionNotFound"`;
+ * `data.field` names the bad field of an `invalidParams`).
+ */
+export class SidecarError extends Error {
+  override name = "SidecarError";
+  readonly code: number;
+  readonly data: JsonObject;
+  /** The method whose call failed, when there is one. */
+  readonly method: string | undefined;
+
+  constructor(code: number, message: string, data?: unknown, method?: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.data = data !== null && typeof data === "object" && !Array.isArray(data) ? (data as JsonObject) : {};
+    this.method = method;
+  }
+
+  /** `data.kind` (e.g. `"sessionNotFound"`); falls back to the kind of a known code. */
+  get kind(): ErrorKind | (string & {}) | undefined {
+    if (typeof this.data.kind === "string") return this.data.kind;
+    const entry = Object.entries(ErrorCodes).find(([, code]) => code === this.code);
+    return entry?.[0];
+  }
+
+  /** The error object as it came over the wire. */
+  toJSON(): { code: number; message: string; data: JsonObject } {
+    return { code: this.code, message: this.message, data: this.data };
+  }
+}
+
+/**
+ * The call was cancelled (its AbortSignal fired) and the sidecar stopped it
+ * before it changed anything (`-32800`, `requestCancelled`). Its `name` is
+ * `"AbortError"`, as for `fetch`.
+ */
+export class RequestCancelledError extends SidecarError {
+  override name = "AbortError";
+  constructor(message: string, data?: unknown, method?: string, options?: { cause?: unknown }) {
+    super(ErrorCodes.requestCancelled, message, { kind: "requestCancelled", ...(data as object) }, method, options);
+  }
+}
+
+/** The sidecar exited, or its streams closed, before the call was answered. */
+export class ConnectionClosedError extends SidecarError {
+  override name = "ConnectionClosedError";
+  /** The process's exit code, when the client spawned it and it has exited. */
+  readonly exitCode: number | null;
+  /** The signal that ended the process, if any. */
+  readonly signal: NodeJS.Signals | null;
+  /** The end of the sidecar's stderr (its log), when the client captured it. */
+  readonly stderr: string;
+
+  constructor(
+    message: string,
+    details: { method?: string; exitCode?: number | null; signal?: NodeJS.Signals | null; stderr?: string; cause?: unknown } = {},
+  ) {
+    super(CONNECTION_CLOSED, message, { kind: "serverExited" }, details.method, { cause: details.cause });
+    this.exitCode = details.exitCode ?? null;
+    this.signal = details.signal ?? null;
+    this.stderr = details.stderr ?? "";
+  }
+}

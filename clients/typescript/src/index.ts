@@ -1,0 +1,14 @@
+export * from "./protocol.js";
+export { ConnectionClosedError, CONNECTION_CLOSED, RequestCancelledError, SidecarError } from "./errors.js";
+export {
+  CLIENT_NAME,
+  CLIENT_VERSION,
+  SidecarClient,
+  type ClientOptions,
+  type DidCompactParams,
+  type SpawnOptions,
+  type SummarizeHandler,
+  type SummarizeParams,
+  type SummarizeResult,
+  type WorkDoneProgress,
+} from "./client.js";

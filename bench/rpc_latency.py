@@ -1,0 +1,161 @@
+"""Round-trip latency and pipelined throughput of ``session/append``, against an echo server.
+
+    python bench/rpc_latency.py [--requests 2000] [--pipelined 5000]
+
+Both servers run as subprocesses over pipes with LSP framing and are driven
+by the same client loop. The sidecar appends one user message per request to
+a session (fsync policy "never", so the figure is the protocol's, not the
+disk's); the session is rotated every ``--per-session`` appends, because
+append also estimates the context, which grows with the session.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import msgspec
+
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder().decode
+HERE = Path(__file__).resolve().parent
+
+
+class Pipe:
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.next_id = 0
+
+    @classmethod
+    async def start(cls, *argv: str) -> "Pipe":
+        process = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            limit=1 << 26,
+        )
+        return cls(process)
+
+    def send(self, method: str, params: dict) -> int:
+        self.next_id += 1
+        body = _encode({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))  # type: ignore[union-attr]
+        return self.next_id
+
+    async def receive(self) -> dict:
+        stdout = self.process.stdout
+        assert stdout is not None
+        length = 0
+        while (line := await stdout.readline()) != b"\r\n":
+            if not line:
+                raise EOFError("server closed stdout")
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":", 1)[1])
+        message = _decode(await stdout.readexactly(length))
+        if "error" in message:
+            raise RuntimeError(message["error"])
+        return message
+
+    async def call(self, method: str, params: dict) -> dict:
+        self.send(method, params)
+        return await self.receive()
+
+    async def stop(self) -> None:
+        self.process.stdin.close()  # type: ignore[union-attr]
+        await self.process.wait()
+
+
+class Workload:
+    """session/append params, in a fresh session every ``per_session`` calls (sidecar only)."""
+
+    def __init__(self, pipe: Pipe, sidecar: bool, per_session: int) -> None:
+        self.pipe, self.sidecar, self.per_session = pipe, sidecar, per_session
+        self.count = 0
+        self.session = ""
+
+    async def params(self) -> dict:
+        if self.count % self.per_session == 0:
+            self.session = f"bench-{self.count}"
+            if self.sidecar:
+                await self.pipe.call("session/create", {"cwd": "/bench", "sessionId": self.session})
+        self.count += 1
+        text = f"message {self.count}: " + "lorem ipsum " * 8
+        return {"sessionId": self.session, "entries": [{"type": "message", "message": {"role": "user", "content": text}}]}
+
+
+async def measure(argv: list[str], sidecar: bool, args: argparse.Namespace, root: Path) -> dict[str, float]:
+    pipe = await Pipe.start(*argv)
+    if sidecar:
+        await pipe.call("initialize", {"sessionRoot": str(root), "settings": {"store": {"fsync": "never"}}})
+    work = Workload(pipe, sidecar, args.per_session)
+    for _ in range(200):  # warm up
+        await pipe.call("session/append", await work.params())
+    samples = []
+    for _ in range(args.requests):
+        params = await work.params()
+        start = time.perf_counter_ns()
+        await pipe.call("session/append", params)
+        samples.append((time.perf_counter_ns() - start) / 1000)
+    batch = [await work.params() for _ in range(args.pipelined)]
+    start = time.perf_counter()
+    for params in batch:
+        pipe.send("session/append", params)
+    for _ in batch:
+        await pipe.receive()
+    elapsed = time.perf_counter() - start
+    await pipe.stop()
+    samples.sort()
+    return {
+        "p50": statistics.median(samples),
+        "p99": samples[int(len(samples) * 0.99) - 1],
+        "throughput": len(batch) / elapsed,
+    }
+
+
+def service_only(args: argparse.Namespace, root: Path) -> float:
+    """p50 of SessionService.append in this process, same workload: the part no transport can remove."""
+    from sidecar import wire
+    from sidecar.config import Settings, StoreSettings
+    from sidecar.service import SessionService
+
+    service = SessionService(root, Settings(store=StoreSettings(fsync="never")))
+    samples = []
+    for count in range(args.requests):
+        if count % args.per_session == 0:
+            session_id = f"inproc-{count}"
+            service.create(wire.CreateParams(cwd="/bench", sessionId=session_id))
+        text = f"message {count}: " + "lorem ipsum " * 8
+        params = wire.AppendParams(sessionId=session_id, entries=[{"type": "message", "message": {"role": "user", "content": text}}])
+        start = time.perf_counter_ns()
+        service.append(params)
+        samples.append((time.perf_counter_ns() - start) / 1000)
+    return statistics.median(samples)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--pipelined", type=int, default=5000)
+    parser.add_argument("--per-session", type=int, default=100)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        echo = await measure([sys.executable, str(HERE / "echo_server.py")], False, args, Path(tmp))
+        sidecar = await measure([sys.executable, "-m", "sidecar", "serve", "--log-level", "warning"], True, args, Path(tmp) / "s")
+    print(f"session/append over stdio, LSP framing: {args.requests} round trips, {args.pipelined} pipelined")
+    print(f"{'server':<22}{'p50 us':>10}{'p99 us':>10}{'req/s pipelined':>18}")
+    for name, figures in (("echo (hand-rolled)", echo), ("session-sidecar", sidecar)):
+        print(f"{name:<22}{figures['p50']:>10.0f}{figures['p99']:>10.0f}{figures['throughput']:>18.0f}")
+    print(f"{'ratio sidecar/echo':<22}{sidecar['p50'] / echo['p50']:>10.2f}{sidecar['p99'] / echo['p99']:>10.2f}"
+          f"{sidecar['throughput'] / echo['throughput']:>18.2f}")
+    with tempfile.TemporaryDirectory() as tmp:
+        inproc = service_only(args, Path(tmp))
+    print(f"SessionService.append in-process p50: {inproc:.0f} us (included in the sidecar's round trip)")
+    print(f"transport overhead beyond the echo server at p50: {sidecar['p50'] - echo['p50'] - inproc:.0f} us")
+    print("goal: p50 within 1.3x of the echo server")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -28,6 +28,7 @@ from .prompts import BRANCH_INSTRUCTIONS, BRANCH_SUMMARY_PREAMBLE, with_custom_i
 from .run import CompactionOptions, CompactionOutcome, StreamMeter, cancellable, run_compaction, summarize
 
 _JOIN_POLL = 0.05
+AUTO_REQUEST_TTL = 600.0
 
 
 @dataclass(slots=True)
@@ -67,7 +68,8 @@ class Compactor:
         self._environ = environ
         self._runs: dict[str, _Run] = {}
         self._last: dict[str, CompactionRecord] = {}
-        self._auto_requested: set[str] = set()
+        # Session id -> when autoCompact was asked for it (monotonic seconds).
+        self._auto_requested: dict[str, float] = {}
         self._lock = threading.Lock()
         # Wired by the rpc layer: ask the client (server -> client request) and its loop.
         self.ask_client: Callable[[str, dict[str, Any]], Any] | None = None
@@ -142,7 +144,7 @@ class Compactor:
             if self._runs.get(session_id) is run:
                 del self._runs[session_id]
             if run.auto:
-                self._auto_requested.discard(session_id)
+                self._auto_requested.pop(session_id, None)
         run.done.set()
 
     async def _join(self, run: _Run, work: Work) -> CompactionRecord:
@@ -199,21 +201,24 @@ class Compactor:
         """The service's hook: ask the rpc layer for a compaction once per crossing of the line."""
         if not (should_compact and auto_enabled and self.on_should_compact is not None):
             return
+        now = time.monotonic()
         with self._lock:
-            if session_id in self._auto_requested or session_id in self._runs:
+            asked = self._auto_requested.get(session_id)
+            # A request never answered (its run was dropped before starting) stops blocking after a while.
+            if session_id in self._runs or (asked is not None and now - asked < AUTO_REQUEST_TTL):
                 return
-            self._auto_requested.add(session_id)
+            self._auto_requested[session_id] = now
         try:
             self.on_should_compact(session_id, tokens)
         except BaseException:
             with self._lock:
-                self._auto_requested.discard(session_id)
+                self._auto_requested.pop(session_id, None)
             raise
 
     def auto_finished(self, session_id: str) -> None:
         """The rpc layer's auto run ended without starting a compaction (error, nothing to compact)."""
         with self._lock:
-            self._auto_requested.discard(session_id)
+            self._auto_requested.pop(session_id, None)
 
     def wait_idle(self, session_id: str, timeout: float | None = None) -> bool:
         """Block a worker thread until the session's running compaction is over; True if none is left."""

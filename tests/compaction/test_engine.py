@@ -85,7 +85,7 @@ def test_second_compaction_updates_the_previous_summary_and_includes_its_kept_me
     assert previous.startswith("SUMMARY[history]") and "<read-files>" not in previous  # our file tags are regenerated
     assert "Keep everything the previous notes say" in request.prompt
     # pi summarizes only from the entry after the previous compaction; its kept messages would vanish.
-    kept_text = kept_first["content"][0]["text"] if kept_first["role"] == "user" else kept_first["content"][0]["text"]
+    kept_text = next(b["text"] for b in kept_first["content"] if b["type"] == "text")
     assert kept_text in request.prompt
     assert second.summary.count("<read-files>") == 1
     assert set(first.read_files) | set(first.modified_files) <= set(second.read_files) | set(second.modified_files)

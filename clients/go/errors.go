@@ -1,0 +1,92 @@
+package sidecar
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Error is an error answer from the sidecar: its JSON-RPC code, message and
+// data (data["kind"] names the error; invalidParams carries data["field"]).
+//
+// Compare with errors.Is against the Err* sentinels, which match on the code:
+//
+//	if errors.Is(err, sidecar.ErrSessionNotFound) { ... }
+//	var rpcErr *sidecar.Error
+//	if errors.As(err, &rpcErr) { log.Print(rpcErr.Code, rpcErr.Data["field"]) }
+//
+// A call whose context ended and that the server then answered with
+// requestCancelled returns an *Error that also matches the context's error
+// (errors.Is(err, context.Canceled)).
+type Error struct {
+	Code    int            `json:"code"`
+	Message string         `json:"message"`
+	Data    map[string]any `json:"data,omitempty"`
+
+	cause error // the context error of a cancelled call
+}
+
+func (e *Error) Error() string {
+	if kind := e.Kind(); kind != "" {
+		return fmt.Sprintf("session-sidecar: %s (%d): %s", kind, e.Code, e.Message)
+	}
+	return fmt.Sprintf("session-sidecar: error %d: %s", e.Code, e.Message)
+}
+
+// Kind is data["kind"], or the kind the schema gives the code.
+func (e *Error) Kind() string {
+	if kind, ok := e.Data["kind"].(string); ok {
+		return kind
+	}
+	return errorKinds[e.Code]
+}
+
+// Is matches another *Error with the same code (the Err* sentinels).
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Unwrap returns the context error of a cancelled call, else nil.
+func (e *Error) Unwrap() error { return e.cause }
+
+// ErrClosed is returned by calls on a client that is closed or closing.
+var ErrClosed = errors.New("session-sidecar: client closed")
+
+// ErrServerExited is matched (errors.Is) by the error of every call the
+// sidecar left unanswered because its output ended; see ExitError.
+var ErrServerExited = errors.New("session-sidecar: the sidecar exited")
+
+// ExitError says the sidecar's output ended before it answered a call.
+type ExitError struct {
+	// ExitCode is the process's exit code, or -1 when unknown (streams given to Attach, or still running).
+	ExitCode int
+	// Stderr is the tail of the process's stderr (up to 8 KiB), when Start captured it.
+	Stderr string
+	// Err is the read error that ended the stream (nil at a clean end of file).
+	Err error
+}
+
+func (e *ExitError) Error() string {
+	msg := fmt.Sprintf("session-sidecar: the sidecar exited before answering (exit code %d)", e.ExitCode)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	if e.Stderr != "" {
+		msg += "; stderr: " + e.Stderr
+	}
+	return msg
+}
+
+func (e *ExitError) Is(target error) bool { return target == ErrServerExited }
+func (e *ExitError) Unwrap() error        { return e.Err }
+
+// asError turns a handler's error into the error object of a response.
+func asError(err error) *wireError {
+	var rpc *Error
+	if errors.As(err, &rpc) {
+		data, _ := json.Marshal(rpc.Data)
+		return &wireError{Code: rpc.Code, Message: rpc.Message, Data: data}
+	}
+	return &wireError{Code: CodeInternalError, Message: err.Error()}
+}

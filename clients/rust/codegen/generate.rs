@@ -42,6 +42,8 @@ struct Gen<'a> {
     /// Types that have no `Default`.
     no_default: BTreeSet<String>,
     defaults: String,
+    /// Match arms of `roundtrip`: (kind, method) -> type.
+    roundtrip: Vec<(String, String, String)>,
 }
 
 fn pascal(s: &str) -> String {
@@ -119,6 +121,7 @@ impl<'a> Gen<'a> {
             extra: BTreeMap::new(),
             no_default: ["NumberOrString".to_string()].into_iter().collect(),
             defaults: String::new(),
+            roundtrip: Vec::new(),
         }
     }
 
@@ -156,6 +159,7 @@ impl<'a> Gen<'a> {
         out.push_str(&self.server_requests());
         out.push_str(&self.notifications());
         out.push_str(&self.errors());
+        out.push_str(&self.roundtrip_fn());
         if !self.defaults.is_empty() {
             out.push_str("mod defaults {\n");
             out.push_str(&self.defaults);
@@ -391,6 +395,8 @@ impl<'a> Gen<'a> {
             let params = self.side(&spec["params"], method);
             let result = self.side(&spec["result"], method);
             names.push(lit(method));
+            self.roundtrip.push(("params".into(), method.clone(), params.clone()));
+            self.roundtrip.push(("result".into(), method.clone(), result.clone()));
             let _ = writeln!(markers, "    /// `{method}`: `{params}` -> `{result}`.");
             markers.push_str("    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]\n");
             let _ = writeln!(markers, "    pub struct {marker};");
@@ -436,6 +442,8 @@ impl<'a> Gen<'a> {
             let params = self.side(&spec["params"], method);
             let result = self.side(&spec["result"], method);
             names.push(lit(method));
+            self.roundtrip.push(("serverRequestParams".into(), method.clone(), params.clone()));
+            self.roundtrip.push(("serverRequestResult".into(), method.clone(), result.clone()));
             let _ = writeln!(out, "    /// `{method}`: `{params}` -> `{result}`, answered by the client.");
             out.push_str("    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]\n");
             let _ = writeln!(
@@ -462,6 +470,7 @@ impl<'a> Gen<'a> {
         for (method, s) in from_server {
             let variant = method_type_name(method);
             let t = self.side(s, method);
+            self.roundtrip.push(("notification".into(), method.clone(), t.clone()));
             let _ = writeln!(variants, "    /// `{method}`\n    {variant}({t}),");
             let _ = writeln!(arms, "            {} => Self::{variant}(serde_json::from_value(params)?),", lit(method));
             let _ = writeln!(method_arms, "            Self::{variant}(_) => {},", lit(method));
@@ -475,6 +484,27 @@ impl<'a> Gen<'a> {
         out.push_str("    /// The notification's method name.\n    pub fn method(&self) -> &str {\n        match self {\n");
         out.push_str(&method_arms);
         out.push_str("            Self::Other { method, .. } => method,\n        }\n    }\n}\n\n");
+        out
+    }
+
+    fn roundtrip_fn(&self) -> String {
+        let mut out = String::new();
+        out.push_str(
+            "/// Decodes `value` as the typed params or result of a method, a server request or a\n\
+             /// notification, and encodes it again. `kind` is `params`, `result`, `serverRequestParams`,\n\
+             /// `serverRequestResult` or `notification`; `None` for a method the schema does not have.\n\
+             /// For tests that hold real traffic against the generated types.\n\
+             #[doc(hidden)]\n\
+             pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value, serde_json::Error>> {\n\
+             \x20   fn rt<T: Serialize + serde::de::DeserializeOwned>(v: Value) -> Result<Value, serde_json::Error> {\n\
+             \x20       serde_json::to_value(serde_json::from_value::<T>(v)?)\n\
+             \x20   }\n\
+             \x20   Some(match (kind, method) {\n",
+        );
+        for (kind, method, ty) in &self.roundtrip {
+            let _ = writeln!(out, "        ({}, {}) => rt::<{ty}>(value),", lit(kind), lit(method));
+        }
+        out.push_str("        _ => return None,\n    })\n}\n\n");
         out
     }
 

@@ -14,7 +14,8 @@ pub enum Framing {
 const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 impl Framing {
-    pub(crate) fn encode(self, body: &[u8]) -> Vec<u8> {
+    /// `body` (one JSON message) framed, ready to write.
+    pub fn encode(self, body: &[u8]) -> Vec<u8> {
         match self {
             Framing::Lsp => {
                 let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
@@ -34,8 +35,8 @@ impl Framing {
         w.flush()
     }
 
-    /// The next message body; `None` at the end of the stream.
-    pub(crate) fn read(self, r: &mut dyn BufRead) -> io::Result<Option<Vec<u8>>> {
+    /// Reads the next message body from `r`; `None` at the end of the stream.
+    pub fn read(self, r: &mut dyn BufRead) -> io::Result<Option<Vec<u8>>> {
         match self {
             Framing::Lsp => read_lsp(r),
             Framing::Jsonl => loop {

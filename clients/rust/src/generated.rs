@@ -1125,7 +1125,7 @@ pub mod methods {
 
 }
 
-/// Every method in the schema, in schema order.
+/// Every method in the schema, sorted by name.
 pub const METHOD_NAMES: &[&str] = &["initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/list", "session/open", "session/restore", "session/setLabel", "session/setName", "session/unarchive", "shutdown"];
 
 /// A typed, blocking method for every session method of the protocol.
@@ -1490,6 +1490,66 @@ impl ErrorKind {
             Self::CompactionConflict => "The session's leaf moved to another branch while compacting; nothing was written.",
         }
     }
+}
+
+/// Decodes `value` as the typed params or result of a method, a server request or a
+/// notification, and encodes it again. `kind` is `params`, `result`, `serverRequestParams`,
+/// `serverRequestResult` or `notification`; `None` for a method the schema does not have.
+/// For tests that hold real traffic against the generated types.
+#[doc(hidden)]
+pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value, serde_json::Error>> {
+    fn rt<T: Serialize + serde::de::DeserializeOwned>(v: Value) -> Result<Value, serde_json::Error> {
+        serde_json::to_value(serde_json::from_value::<T>(v)?)
+    }
+    Some(match (kind, method) {
+        ("params", "initialize") => rt::<InitializeParams>(value),
+        ("result", "initialize") => rt::<InitializeResult>(value),
+        ("params", "session/append") => rt::<AppendParams>(value),
+        ("result", "session/append") => rt::<AppendResult>(value),
+        ("params", "session/archive") => rt::<ArchiveParams>(value),
+        ("result", "session/archive") => rt::<ArchiveResult>(value),
+        ("params", "session/branch") => rt::<BranchParams>(value),
+        ("result", "session/branch") => rt::<BranchResult>(value),
+        ("params", "session/buildContext") => rt::<BuildContextParams>(value),
+        ("result", "session/buildContext") => rt::<BuildContextResult>(value),
+        ("params", "session/close") => rt::<CloseParams>(value),
+        ("result", "session/close") => rt::<()>(value),
+        ("params", "session/compact") => rt::<CompactParams>(value),
+        ("result", "session/compact") => rt::<CompactResult>(value),
+        ("params", "session/continueRecent") => rt::<ContinueRecentParams>(value),
+        ("result", "session/continueRecent") => rt::<Option<OpenResult>>(value),
+        ("params", "session/create") => rt::<CreateParams>(value),
+        ("result", "session/create") => rt::<CreateResult>(value),
+        ("params", "session/delete") => rt::<DeleteParams>(value),
+        ("result", "session/delete") => rt::<DeleteResult>(value),
+        ("params", "session/flush") => rt::<FlushParams>(value),
+        ("result", "session/flush") => rt::<FlushResult>(value),
+        ("params", "session/fork") => rt::<ForkParams>(value),
+        ("result", "session/fork") => rt::<ForkResult>(value),
+        ("params", "session/getEntries") => rt::<GetEntriesParams>(value),
+        ("result", "session/getEntries") => rt::<GetEntriesResult>(value),
+        ("params", "session/getTree") => rt::<GetTreeParams>(value),
+        ("result", "session/getTree") => rt::<GetTreeResult>(value),
+        ("params", "session/list") => rt::<ListParams>(value),
+        ("result", "session/list") => rt::<ListResult>(value),
+        ("params", "session/open") => rt::<OpenParams>(value),
+        ("result", "session/open") => rt::<OpenResult>(value),
+        ("params", "session/restore") => rt::<RestoreParams>(value),
+        ("result", "session/restore") => rt::<RestoreResult>(value),
+        ("params", "session/setLabel") => rt::<SetLabelParams>(value),
+        ("result", "session/setLabel") => rt::<SetLabelResult>(value),
+        ("params", "session/setName") => rt::<SetNameParams>(value),
+        ("result", "session/setName") => rt::<SetNameResult>(value),
+        ("params", "session/unarchive") => rt::<ArchiveParams>(value),
+        ("result", "session/unarchive") => rt::<ArchiveResult>(value),
+        ("params", "shutdown") => rt::<()>(value),
+        ("result", "shutdown") => rt::<()>(value),
+        ("serverRequestParams", "session/summarize") => rt::<SummarizeParams>(value),
+        ("serverRequestResult", "session/summarize") => rt::<SummarizeResult>(value),
+        ("notification", "$/progress") => rt::<ProgressParams>(value),
+        ("notification", "session/didCompact") => rt::<DidCompactParams>(value),
+        _ => return None,
+    })
 }
 
 mod defaults {

@@ -27,6 +27,29 @@ var Methods = []string{
 	"session/unarchive",
 }
 
+// methodTypes holds a zero params and result value per method (nil: a null result), for the tests.
+var methodTypes = map[string][2]any{
+	"session/append":         {AppendParams{}, AppendResult{}},
+	"session/archive":        {ArchiveParams{}, ArchiveResult{}},
+	"session/branch":         {BranchParams{}, BranchResult{}},
+	"session/buildContext":   {BuildContextParams{}, BuildContextResult{}},
+	"session/close":          {CloseParams{}, nil},
+	"session/compact":        {CompactParams{}, CompactResult{}},
+	"session/continueRecent": {ContinueRecentParams{}, OpenResult{}},
+	"session/create":         {CreateParams{}, CreateResult{}},
+	"session/delete":         {DeleteParams{}, DeleteResult{}},
+	"session/flush":          {FlushParams{}, FlushResult{}},
+	"session/fork":           {ForkParams{}, ForkResult{}},
+	"session/getEntries":     {GetEntriesParams{}, GetEntriesResult{}},
+	"session/getTree":        {GetTreeParams{}, GetTreeResult{}},
+	"session/list":           {ListParams{}, ListResult{}},
+	"session/open":           {OpenParams{}, OpenResult{}},
+	"session/restore":        {RestoreParams{}, RestoreResult{}},
+	"session/setLabel":       {SetLabelParams{}, SetLabelResult{}},
+	"session/setName":        {SetNameParams{}, SetNameResult{}},
+	"session/unarchive":      {ArchiveParams{}, ArchiveResult{}},
+}
+
 // Append calls session/append.
 func (c *Client) Append(ctx context.Context, params AppendParams, opts ...CallOption) (*AppendResult, error) {
 	var result AppendResult

@@ -565,6 +565,17 @@ func (g *gen) methods() ([]byte, error) {
 		fmt.Fprintf(&b, "\t%q,\n", m)
 	}
 	b.WriteString("}\n\n")
+	b.WriteString("// methodTypes holds a zero params and result value per method (nil: a null result), for the tests.\nvar methodTypes = map[string][2]any{\n")
+	for _, m := range names {
+		ms := g.s.Methods[m]
+		result, _ := nullable(ms.Result)
+		r := "nil"
+		if result.Ref != "" {
+			r = refName(result.Ref) + "{}"
+		}
+		fmt.Fprintf(&b, "\t%q: {%s{}, %s},\n", m, refName(ms.Params.Ref), r)
+	}
+	b.WriteString("}\n\n")
 	for _, m := range names {
 		ms := g.s.Methods[m]
 		goName, ok := Renames[m]

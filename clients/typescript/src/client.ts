@@ -105,6 +105,7 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
   private readonly closeEmitter = new Emitter<ConnectionClosedError>();
   private closedError: ConnectionClosedError | undefined;
   private disposing: Promise<number | null> | undefined;
+  private closing = false;
   private stderrTail = "";
   private tokenCount = 0;
   private readonly tokenPrefix = `ts-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
@@ -126,9 +127,13 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
       child.stderr?.on("data", (chunk: string) => {
         this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_KEEP);
       });
+      child.once("exit", (code, signal) => {
+        this.exitInfo = { code, signal };
+      });
+      // "close": exited, and its stdout and stderr are drained (the log is complete).
       this.exited = new Promise((resolve) => {
-        child.once("exit", (code, signal) => {
-          this.exitInfo = { code, signal };
+        child.once("close", (code, signal) => {
+          this.exitInfo ??= { code, signal };
           resolve();
         });
       });
@@ -335,15 +340,20 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
 
   /** The process exited or the streams closed: fail everything still waiting. */
   private markClosed(): void {
+    if (this.closing) return;
+    this.closing = true;
+    // Output usually ends just before the process does: wait (briefly) for its
+    // exit code and the rest of its log, so the error can say why.
+    const exited = this.process ? withTimeout(this.exited, 2000).catch(() => {}) : Promise.resolve();
+    void exited.then(() => setImmediate(() => this.finishClose()));
+  }
+
+  private finishClose(): void {
     if (this.closedError) return;
-    // The exit event may come before the last stdout data: give the reader a turn first.
-    setImmediate(() => {
-      if (this.closedError) return;
-      this.closedError = this.makeClosedError();
-      this.closeController.abort(this.closedError);
-      this.connection.dispose(); // rejects pending calls (PendingResponseRejected -> ConnectionClosedError)
-      this.closeEmitter.fire(this.closedError);
-    });
+    this.closedError = this.makeClosedError();
+    this.closeController.abort(this.closedError);
+    this.connection.dispose(); // rejects pending calls (PendingResponseRejected -> ConnectionClosedError)
+    this.closeEmitter.fire(this.closedError);
   }
 
   private async answerSummarize(params: SummarizeParams, token: CancellationToken): Promise<SummarizeResult | ResponseError<unknown>> {
@@ -417,12 +427,7 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
         }
       }
     }
-    if (!this.closedError) {
-      this.closedError = this.makeClosedError();
-      this.closeController.abort(this.closedError);
-      this.connection.dispose();
-      this.closeEmitter.fire(this.closedError);
-    }
+    this.finishClose();
     return this.exitInfo?.code ?? null;
   }
 }

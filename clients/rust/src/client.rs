@@ -122,7 +122,11 @@ impl Shared {
         let body = serde_json::to_vec(message).map_err(Error::Encode)?;
         let mut writer = lock(&self.writer);
         match writer.as_mut() {
-            Some(w) => self.framing.write(w.as_mut(), &body).map_err(Error::Io),
+            Some(w) => self.framing.write(w.as_mut(), &body).map_err(|e| match e.kind() {
+                // The sidecar closed its input: it has exited, or is about to.
+                std::io::ErrorKind::BrokenPipe => Error::Disconnected,
+                _ => Error::Io(e),
+            }),
             None => Err(Error::Disconnected),
         }
     }

@@ -106,6 +106,7 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
   private closedError: ConnectionClosedError | undefined;
   private disposing: Promise<number | null> | undefined;
   private closing = false;
+  private shutDown = false;
   private stderrTail = "";
   private tokenCount = 0;
   private readonly tokenPrefix = `ts-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
@@ -284,7 +285,9 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
     const args: unknown[] = sent === null || sent === undefined ? [] : [sent];
     if (source) args.push(source.token);
     try {
-      return (await this.connection.sendRequest(method, ...args)) as ResultOf<M>;
+      const result = (await this.connection.sendRequest(method, ...args)) as ResultOf<M>;
+      if (method === "shutdown") this.shutDown = true;
+      return result;
     } catch (error) {
       throw this.translate(error, method, signal);
     } finally {
@@ -404,7 +407,7 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
     const deadline = Date.now() + timeoutMs;
     if (!this.closedError && this._initializeResult) {
       try {
-        await withTimeout(this.connection.sendRequest("shutdown"), timeoutMs);
+        if (!this.shutDown) await withTimeout(this.connection.sendRequest("shutdown"), timeoutMs);
         await this.connection.sendNotification("exit");
       } catch {
         // wedged, or already gone: the process is killed below

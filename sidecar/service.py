@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from .compaction.run import CompactionOptions
 from .config import Settings
 from .context.build import build_context
 from .context.llm import convert_to_llm
+from .context.tally import TokenTally
 from .context.tokens import context_tokens
 from .errors import (
     DamagedFile,
@@ -33,7 +35,7 @@ from .errors import (
     SessionNotFound,
     StorageError,
 )
-from .format.jsonl import serialize
+from .format.jsonl import Entry, serialize
 from .store.layout import ARCHIVE_DIR, TRASH_DIR, Layout, check_session_id, iso_now, new_session_id
 from .store.listing import SummaryCache, decode_cursor, encode_cursor, iso_from_ms, matches, sort_key
 from .store.session import UNSET, Session
@@ -51,6 +53,9 @@ class SessionService:
         self._open: dict[str, Session] = {}
         self._lock = threading.RLock()
         self._summaries = SummaryCache()
+        # Context size per open session, carried from append to append (weak: a
+        # closed session's tally goes with it).
+        self._tallies: weakref.WeakKeyDictionary[Session, TokenTally] = weakref.WeakKeyDictionary()
         # Compaction runs, shared per session; the rpc layer wires its client hooks.
         self.compactor = Compactor(lambda: self.settings.providers)
 
@@ -205,7 +210,7 @@ class SessionService:
         session = self.session(params.sessionId)
         parent = UNSET if params.parentId is msgspec.UNSET else params.parentId
         appended = session.append(params.entries, parent)
-        tokens = self._context_tokens(session)
+        tokens = self._context_tokens(session, appended)
         should_compact = self.should_compact(tokens)
         self.compactor.after_append(session.id, tokens, should_compact, self.settings.compaction.autoCompact)
         return wire.AppendResult(
@@ -221,9 +226,14 @@ class SessionService:
             return False
         return tokens > settings.contextWindow - settings.reserveTokens
 
-    def _context_tokens(self, session: Session) -> int:
-        ctx = build_context(session.tree.path(session.leaf_id))
-        return context_tokens(ctx.messages, ctx.after_compaction)
+    def _context_tokens(self, session: Session, appended: list[Entry]) -> int:
+        """The context size at the leaf, carried forward from the last append when the path just grew."""
+        previous = self._tallies.get(session)
+        tally = previous.extended(appended) if previous is not None else None
+        if tally is None:
+            tally = TokenTally.of_path(session.tree.path(session.leaf_id))
+        self._tallies[session] = tally
+        return tally.total
 
     def build_context(self, params: wire.BuildContextParams) -> wire.BuildContextResult:
         session = self.session(params.sessionId)

@@ -81,7 +81,7 @@ def custom_message(obj: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def _message_of(entry: Entry) -> dict[str, Any] | None:
+def message_of(entry: Entry) -> dict[str, Any] | None:
     """The AgentMessage an entry contributes, or None (settings, custom state, unknown types)."""
     if entry.type == "message":
         message = entry.obj().get("message")
@@ -186,7 +186,7 @@ _PRUNE_MARK = PRUNE_CUSTOM_TYPE.encode()
 
 def _emit(ctx: SessionContext, entries: Iterable[Entry], pruned: set[str] = frozenset()) -> None:  # type: ignore[assignment]
     for entry in entries:
-        message = _message_of(entry)
+        message = message_of(entry)
         if message is not None and pruned and entry.id in pruned and message.get("role") == "toolResult":
             message = pruned_tool_result(message)
         if message is not None:

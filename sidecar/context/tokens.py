@@ -65,7 +65,7 @@ def usage_tokens(usage: Any) -> int:
     return int(sum(usage.get(k) or 0 for k in ("input", "output", "cacheRead", "cacheWrite")))
 
 
-def _reported_usage(message: dict[str, Any]) -> int:
+def reported_usage(message: dict[str, Any]) -> int:
     """Tokens an assistant message reported, 0 when it reported none worth trusting."""
     if message.get("role") != "assistant" or message.get("stopReason") in ("aborted", "error"):
         return 0
@@ -81,9 +81,9 @@ def context_tokens(messages: list[dict[str, Any]], usage_from: int = 0) -> int:
     """
     last = None
     for index in range(len(messages) - 1, usage_from - 1, -1):
-        if _reported_usage(messages[index]) > 0:
+        if reported_usage(messages[index]) > 0:
             last = index
             break
     if last is None:
         return sum(estimate_tokens(m) for m in messages)
-    return _reported_usage(messages[last]) + sum(estimate_tokens(m) for m in messages[last + 1 :])
+    return reported_usage(messages[last]) + sum(estimate_tokens(m) for m in messages[last + 1 :])

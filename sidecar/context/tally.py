@@ -1,0 +1,64 @@
+"""Context size kept up to date as entries are appended, instead of rebuilt per append.
+
+``session/append`` reports the context's size after every batch. Rebuilding
+the context for that costs time in proportion to the session (6 ms per append
+at 700 entries, so a long session pays quadratically). The size only changes
+in simple ways while the path grows at its leaf: a new message adds its
+estimate, a new assistant usage resets the count. Anything else (a branch, a
+compaction, a prune) rebuilds once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..format.jsonl import Entry
+from .build import build_context, message_of
+from .pruned import PRUNE_CUSTOM_TYPE
+from .tokens import estimate_tokens, reported_usage
+
+_PRUNE_MARK = PRUNE_CUSTOM_TYPE.encode()
+
+
+@dataclass(slots=True)
+class TokenTally:
+    """The context size at ``leaf_id``: last trusted usage plus estimates after it."""
+
+    leaf_id: str | None
+    usage: int  # tokens the last trusted assistant usage reported, 0 when none since the compaction
+    trailing: int  # estimated tokens of the messages after it (all messages when no usage)
+
+    @property
+    def total(self) -> int:
+        return self.usage + self.trailing
+
+    @classmethod
+    def of_path(cls, path: list[Entry]) -> "TokenTally":
+        ctx = build_context(path)
+        usage, last = 0, None
+        for index in range(len(ctx.messages) - 1, ctx.after_compaction - 1, -1):
+            usage = reported_usage(ctx.messages[index])
+            if usage > 0:
+                last = index
+                break
+        start = 0 if last is None else last + 1
+        trailing = sum(estimate_tokens(m) for m in ctx.messages[start:])
+        return cls(path[-1].id if path else None, usage if last is not None else 0, trailing)
+
+    def extended(self, appended: list[Entry]) -> "TokenTally | None":
+        """The tally after ``appended`` (a chain below ``leaf_id``), or None when it must be rebuilt."""
+        if not appended or appended[0].parent_id != self.leaf_id:
+            return None
+        usage, trailing = self.usage, self.trailing
+        for entry in appended:
+            if entry.type == "compaction" or (entry.type == "custom" and _PRUNE_MARK in entry.raw):
+                return None  # the overlay changes what earlier messages count for
+            message = message_of(entry)
+            if message is None:
+                continue
+            reported = reported_usage(message)
+            if reported > 0:
+                usage, trailing = reported, 0
+            else:
+                trailing += estimate_tokens(message)
+        return TokenTally(appended[-1].id, usage, trailing)

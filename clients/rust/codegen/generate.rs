@@ -333,7 +333,7 @@ impl<'a> Gen<'a> {
                 attrs.push("skip_serializing_if = \"Option::is_none\"".into());
                 attrs.push("with = \"crate::nullable\"".into());
                 format!("Option<Option<{inner}>>")
-            } else if default.map_or(true, Value::is_null) || strict {
+            } else if default.is_none_or(Value::is_null) || strict {
                 note.push_str("Optional");
                 if let Some(d) = default.filter(|d| !d.is_null()) {
                     let _ = write!(note, "; the server's default is `{d}`");

@@ -193,13 +193,11 @@ impl Shared {
     // -- the reader thread -----------------------------------------------------------
 
     fn read_loop(self: Arc<Self>, mut input: Box<dyn BufRead + Send>) {
-        loop {
-            match self.framing.read(input.as_mut()) {
-                Ok(Some(body)) => match serde_json::from_slice::<Value>(&body) {
-                    Ok(message) => self.dispatch(message),
-                    Err(_) => continue, // not JSON: nothing in it can be matched to a request
-                },
-                Ok(None) | Err(_) => break,
+        // Until end of input or a frame that cannot be read (the stream is lost then).
+        while let Ok(Some(body)) = self.framing.read(input.as_mut()) {
+            // Not JSON: nothing in it can be matched to a request.
+            if let Ok(message) = serde_json::from_slice::<Value>(&body) {
+                self.dispatch(message);
             }
         }
         let pending: Vec<Pending> = {

@@ -533,8 +533,8 @@ fn auto_compaction_is_announced_with_did_compact() {
     assert_eq!(client.server().settings["compaction"]["autoCompact"], true);
     let id = create(&client, "/work/auto");
     let mut long = conversation();
-    long.push(user(&"Explain the parser in detail. ".repeat(100)));
-    long.push(assistant_text(&"The parser splits the input on commas. ".repeat(100)));
+    long.push(user("Explain the parser in detail. ".repeat(100)));
+    long.push(assistant_text("The parser splits the input on commas. ".repeat(100)));
     let appended = append(&client, &id, long);
     assert!(appended.should_compact);
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -75,7 +75,7 @@ pub fn protocol_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../protocol")
 }
 
-fn resolve<'a>(s: &'a Value) -> &'a Value {
+fn resolve(s: &Value) -> &Value {
     match s.get("$ref").and_then(Value::as_str) {
         Some(r) => resolve(&schema()["$defs"][r.trim_start_matches("#/$defs/")]),
         None => s,

@@ -280,7 +280,15 @@ impl Shared {
             .name("session-sidecar-summarize".into())
             .spawn(move || {
                 let answer = match serde_json::from_value::<SummarizeParams>(params) {
-                    Ok(p) => summarizer(p),
+                    // A panic must still answer, or the compaction would wait for ever.
+                    Ok(p) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| summarizer(p))).unwrap_or_else(|panic| {
+                        let what = panic
+                            .downcast_ref::<&str>()
+                            .map(|s| s.to_string())
+                            .or_else(|| panic.downcast_ref::<String>().cloned())
+                            .unwrap_or_else(|| "a panic".into());
+                        Err(ErrorObject::from(format!("the summarizer panicked: {what}")))
+                    }),
                     Err(e) => Err(ErrorObject {
                         code: ErrorKind::InvalidParams.code(),
                         message: format!("session/summarize params do not fit: {e}"),

@@ -475,6 +475,13 @@ fn a_failing_or_missing_summarizer_fails_the_compaction() {
     assert!(err.to_string().contains("model unavailable"), "{err}");
     client.close().unwrap();
 
+    // A summarizer that panics: still answered, with the panic's message.
+    let client = builder(root.path()).summarizer(|_| panic!("out of credits")).spawn().unwrap();
+    let err = client.compact(compact_params(&id, "client")).unwrap_err();
+    assert_eq!(err.kind(), Some(ErrorKind::ProviderError), "{err}");
+    assert!(err.to_string().contains("out of credits"), "{err}");
+    client.close().unwrap();
+
     // No summarizer: the client refuses session/summarize, and the compaction fails the same way.
     let client = spawn(root.path());
     let err = client.compact(compact_params(&id, "client")).unwrap_err();
@@ -602,6 +609,7 @@ fn close_kills_a_wedged_sidecar_after_the_timeout() {
     assert!(!alive(pid));
 }
 
+#[cfg(unix)]
 #[test]
 fn spawn_failures_are_reported() {
     let err = Client::builder().program("/nonexistent/session-sidecar").spawn().unwrap_err();

@@ -65,6 +65,28 @@ class SessionService:
 
     # -- lookup -------------------------------------------------------------
 
+    def is_open(self, session_id: str) -> bool:
+        """The session is in memory (calls on it need no file to be read)."""
+        with self._lock:
+            session = self._open.get(session_id)
+        return session is not None and session.writer.error is None
+
+    def append_syncs(self, params: wire.AppendParams) -> bool:
+        """This append would fsync or create the file (both can take milliseconds)."""
+        with self._lock:
+            session = self._open.get(params.sessionId)
+        if session is None:
+            return True
+        has_assistant = any(
+            isinstance(e, dict) and e.get("type") == "message" and isinstance(e.get("message"), dict)
+            and e["message"].get("role") == "assistant"
+            for e in params.entries
+        )
+        policy = session.writer.policy
+        if not session.persisted or policy is FsyncPolicy.ASSISTANT:
+            return has_assistant  # the first assistant message creates the file
+        return policy is FsyncPolicy.ALWAYS
+
     def session(self, session_id: str) -> Session:
         """An open session; a session on disk that is not open yet is opened.
 

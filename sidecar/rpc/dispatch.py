@@ -52,6 +52,10 @@ class SessionQueues:
         entry.lock.release()
         self._drop(key, entry)
 
+    def idle(self, key: str) -> bool:
+        """Nobody runs on or waits for ``key``."""
+        return key not in self._locks
+
     def _drop(self, key: str, entry: _SessionLock) -> None:
         entry.users -= 1
         if entry.users == 0:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+from contextvars import ContextVar
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -33,6 +34,12 @@ logger = logging.getLogger(__name__)
 State = Literal["new", "ready", "shutdown"]
 
 _decode = msgspec.json.Decoder().decode
+
+# Size in bytes of the request being dispatched, for handlers deciding whether
+# a call is small enough to answer inline.
+REQUEST_SIZE: ContextVar[int] = ContextVar("request_size", default=0)
+# What an inline handler returns when the call must take the usual path.
+NOT_INLINE = object()
 _NULL_PARAMS: dict[str, Any] = {}
 
 
@@ -95,6 +102,7 @@ class SidecarProtocol(JsonRPCProtocol):
         # vscode-jsonrpc, Go's jsonrpc2 and rust's lsp-server omit null params.
         params = message.get("params")
         if has_id:
+            REQUEST_SIZE.set(len(body))
             self._handle_request(msg_id, method, params)
         else:
             self._handle_notification(method, params)
@@ -137,6 +145,11 @@ class SidecarProtocol(JsonRPCProtocol):
             logger.info("unknown method %r (request %r)", method_name, msg_id)
             self._send_error(msg_id, method_not_found(method_name))
             return
+        # Inline only while nothing else is in flight: a request read just
+        # before this one may not have taken its session's turn yet.
+        inline = self._server.inline_handlers.get(method_name)
+        if inline is not None and not self._request_futures and self._answer_inline(msg_id, inline, params):
+            return
         if method_name == "shutdown":
             # Now, not when its handler first runs: an exit read in the same
             # chunk of input must already see it.
@@ -147,6 +160,18 @@ class SidecarProtocol(JsonRPCProtocol):
             callback=partial(self._send_handler_result, msg_id=msg_id),
             args=(params, msg_id),
         )
+
+    def _answer_inline(self, msg_id: Any, inline: Any, params: Any) -> bool:
+        """Answer a cheap call synchronously; False when it must take the usual path."""
+        try:
+            result = inline(params)
+        except Exception as exc:
+            self._send_error(msg_id, exc)
+            return True
+        if result is NOT_INLINE:
+            return False
+        self._send_response(msg_id, result=result)
+        return True
 
     def _handle_notification(self, method_name: str, params: Any) -> None:
         if method_name == "exit":

@@ -12,7 +12,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, Callable, BinaryIO
 
 import msgspec
 from lsprotocol import converters
@@ -68,6 +68,9 @@ class SidecarServer(JsonRPCServer):
         self.dispatcher = Dispatcher(self.thread_pool, self._send_progress)
         self._background: set[asyncio.Future[Any]] = set()  # autoCompact runs
         self._loop: asyncio.AbstractEventLoop | None = None
+        # method -> a synchronous handler that answers at once when the call is
+        # cheap (see handlers._runs_inline) or returns NOT_INLINE.
+        self.inline_handlers: dict[str, Callable[[Any], Any]] = {}
 
         from .handlers import register
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .harness import RawServer, RpcTestClient, assistant, snapshot, user
+from .harness import RawServer, RpcTestClient, assistant, frame, snapshot, user
 
 
 def write_big_session(root: Path, session_id: str = "big", count: int = 60_000) -> Path:
@@ -107,3 +107,21 @@ async def test_no_progress_without_a_token(client: RpcTestClient, sessions_root:
     write_many_sessions(sessions_root, 50)
     await client.call("session/list", {"all": True})
     assert client.progress == []
+
+
+async def test_a_cheap_append_sent_right_after_a_queued_call_still_waits_its_turn(raw: RawServer):
+    # An append is answered inline when nothing is in flight; a buildContext read
+    # in the same chunk just before it has not taken its turn yet, and must see
+    # the session as it was when it was sent.
+    await raw.request("session/create", {"cwd": "/w", "sessionId": "turns"})
+    await raw.request("session/append", {"sessionId": "turns", "entries": [user("start"), assistant("ok")]})
+    for round_ in range(20):
+        raw.send_raw(
+            frame({"jsonrpc": "2.0", "id": f"ctx{round_}", "method": "session/buildContext", "params": {"sessionId": "turns"}})
+            + frame({"jsonrpc": "2.0", "id": f"add{round_}", "method": "session/append",
+                     "params": {"sessionId": "turns", "entries": [user(f"late {round_}")]}})
+        )
+        answers = {a["id"]: a for a in [await raw.response(), await raw.response()]}
+        texts = [m["content"] for m in answers[f"ctx{round_}"]["result"]["messages"] if m["role"] == "user"]
+        assert f"late {round_}" not in str(texts)
+        assert f"late {round_ - 1}" in str(texts) or round_ == 0

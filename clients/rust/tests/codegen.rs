@@ -45,3 +45,21 @@ fn generation_is_deterministic() {
     let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(generate::generate(&schema), generate::generate(&schema));
 }
+
+/// What the client sends and answers by hand (not generated) is what the schema has: a new
+/// server request or client notification in the protocol fails here until the client knows it.
+#[test]
+fn hand_written_parts_cover_the_schema() {
+    use session_sidecar::{CLIENT_NOTIFICATION_NAMES, SERVER_REQUEST_NAMES, ServerRequest, server_requests};
+    let mut sent = vec!["$/cancelRequest", "exit", "initialized"];
+    sent.sort();
+    let mut known: Vec<&str> = CLIENT_NOTIFICATION_NAMES.to_vec();
+    known.sort();
+    assert_eq!(known, sent, "client.rs sends exactly these notifications");
+    assert_eq!(SERVER_REQUEST_NAMES, [server_requests::Summarize::NAME], "client.rs answers only session/summarize");
+    // Every error code the client maps is in the schema, and back.
+    for kind in session_sidecar::ErrorKind::ALL {
+        assert_eq!(session_sidecar::ErrorKind::from_code(kind.code()), Some(*kind));
+    }
+    assert_eq!(session_sidecar::ErrorKind::RequestCancelled.code(), -32800);
+}

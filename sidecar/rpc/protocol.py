@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import uuid
 from contextvars import ContextVar
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
@@ -215,6 +216,19 @@ class SidecarProtocol(JsonRPCProtocol):
             self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
         else:
             self._send_data({"jsonrpc": "2.0", "id": msg_id, "result": result})
+
+    def request_client(self, method: str, params: Any) -> "asyncio.Future[Any]":
+        """Send a request to the client; the future resolves with its answer.
+
+        Not pygls' ``send_request``: that builds lsprotocol's typed message for
+        LSP method names (``window/workDoneProgress/create``), which wants typed
+        params; our params are plain dicts, sent as they are.
+        """
+        msg_id = str(uuid.uuid4())
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._request_futures[msg_id] = future
+        self._send_data({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        return asyncio.wrap_future(future)
 
     def notify(self, method: str, params: Any = None) -> None:
         self._send_data({"jsonrpc": "2.0", "method": method, "params": params})

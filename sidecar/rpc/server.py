@@ -49,6 +49,10 @@ def make_converter() -> Any:
     return converter
 
 
+# How long autoCompact waits for the client to accept its progress token.
+PROGRESS_CREATE_TIMEOUT = 5.0
+
+
 class SidecarServer(JsonRPCServer):
     protocol: SidecarProtocol
 
@@ -67,6 +71,7 @@ class SidecarServer(JsonRPCServer):
         self.service: SessionService | None = None  # made by initialize
         self.dispatcher = Dispatcher(self.thread_pool, self._send_progress)
         self._background: set[asyncio.Future[Any]] = set()  # autoCompact runs
+        self._auto_tokens = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         # method -> a synchronous handler that answers at once when the call is
         # cheap (see handlers._runs_inline) or returns NOT_INLINE.
@@ -92,7 +97,7 @@ class SidecarServer(JsonRPCServer):
 
     async def ask_client(self, method: str, params: Any) -> Any:
         """A request from server to client (the ``client`` provider's ``session/summarize``)."""
-        return await self.protocol.send_request_async(method, params)
+        return await self.protocol.request_client(method, params)
 
     def _on_should_compact(self, session_id: str, tokens: int) -> None:
         # Called on the worker thread that appended; the compaction runs on the loop.
@@ -107,9 +112,10 @@ class SidecarServer(JsonRPCServer):
         """autoCompact: compact in the session's turn, then tell the client with ``session/didCompact``."""
         service = self.service
         assert service is not None
+        token = await self._create_progress_token()
         try:
             result = await self.dispatcher.run(
-                object(), "session/compact (auto)", session_id, None,
+                object(), "session/compact (auto)", session_id, token,
                 lambda work: service.auto_compact(session_id, work), on_loop=True,
             )
         except SidecarError as error:
@@ -119,6 +125,26 @@ class SidecarServer(JsonRPCServer):
             logger.exception("autoCompact of %s failed", session_id)
             return
         self.protocol.notify("session/didCompact", wire.DidCompactParams(sessionId=session_id, result=result))
+
+    async def _create_progress_token(self) -> str | None:
+        """A work-done token of our own for a compaction nobody asked for.
+
+        LSP's way: ``window/workDoneProgress/create``, and the token is used only
+        once the client accepted it. A client that refuses, does not know the
+        method, or does not answer within ``PROGRESS_CREATE_TIMEOUT`` gets no
+        progress for the run (it still gets ``session/didCompact``).
+        """
+        self._auto_tokens += 1
+        token = f"sidecar-auto-compact-{self._auto_tokens}"
+        try:
+            await asyncio.wait_for(
+                self.protocol.request_client("window/workDoneProgress/create", {"token": token}),
+                PROGRESS_CREATE_TIMEOUT,
+            )
+        except Exception as error:  # refused, unknown to the client, or no answer in time
+            logger.info("no progress for autoCompact: window/workDoneProgress/create failed (%s)", error or type(error).__name__)
+            return None
+        return token
 
     # -- running --------------------------------------------------------------------
 

@@ -10,8 +10,6 @@ from sidecar import wire
 
 from .harness import RawServer, assistant, user
 
-pytestmark = pytest.mark.skipif("session/compact" not in wire.METHODS, reason="session/compact is not in this build")
-
 SETTINGS = {"compaction": {"contextWindow": 4000, "reserveTokens": 1000, "keepRecentTokens": 300}}
 
 
@@ -20,6 +18,13 @@ def turns(count: int) -> list[dict]:
     for index in range(count):
         entries += [user(f"question {index} " + "word " * 150), assistant(f"answer {index} " + "word " * 150)]
     return entries
+
+
+async def next_message(server: RawServer) -> dict:
+    """The next message from the server, counting those that came before the last response."""
+    if server.notifications:
+        return server.notifications.pop(0)
+    return await server.receive()
 
 
 async def start(sessions_root: Path, provider: str = "offline", auto: bool = False) -> RawServer:
@@ -51,9 +56,32 @@ async def test_auto_compact_notifies_did_compact(sessions_root: Path):
     try:
         appended = await server.request("session/append", {"sessionId": "c", "entries": turns(10)})
         assert appended["result"]["shouldCompact"] is True
+        create = await next_message(server)
+        assert create["method"] == "window/workDoneProgress/create" and "id" in create
+        token = create["params"]["token"]
+        server.send({"jsonrpc": "2.0", "id": create["id"], "result": None})
+        progress = []
         note = await server.receive()
+        while note["method"] == "$/progress":
+            assert note["params"]["token"] == token
+            progress.append(note["params"]["value"]["kind"])
+            note = await server.receive()
+        assert progress[0] == "begin" and progress[-1] == "end" and "report" in progress
         assert note["method"] == "session/didCompact" and note["params"]["sessionId"] == "c"
         assert note["params"]["result"]["entryId"]
+    finally:
+        await server.stop()
+
+
+async def test_auto_compact_runs_without_progress_when_the_client_refuses_the_token(sessions_root: Path):
+    server = await start(sessions_root, auto=True)
+    try:
+        await server.request("session/append", {"sessionId": "c", "entries": turns(10)})
+        create = await next_message(server)
+        assert create["method"] == "window/workDoneProgress/create"
+        server.send({"jsonrpc": "2.0", "id": create["id"], "error": {"code": -32601, "message": "unknown method"}})
+        note = await server.receive()
+        assert note["method"] == "session/didCompact" and note["params"]["result"]["entryId"]
     finally:
         await server.stop()
 

@@ -31,63 +31,85 @@ class SidecarError(Exception):
 
 
 class InvalidParams(SidecarError):
+    """The params do not fit the method (a missing or mistyped field)."""
+
     code = INVALID_PARAMS
     kind = "invalidParams"
 
 
 class SessionNotFound(SidecarError):
+    """No session with that id below the root (or, for close, none open), or no file at that path."""
+
     code = -33001
     kind = "sessionNotFound"
 
 
 class InvalidSessionId(SidecarError):
+    """A session id that is not 1-64 letters, digits, '.', '_' or '-' (letters or digits at both ends)."""
+
     code = -33002
     kind = "invalidSessionId"
 
 
 class EntryNotFound(SidecarError):
+    """An entry id (leaf, branch target, label target, parent) that is not in the session."""
+
     code = -33003
     kind = "entryNotFound"
 
 
 class SessionLocked(SidecarError):
+    """Another process holds the session open for writing."""
+
     code = -33004
     kind = "sessionLocked"
 
 
 class StorageError(SidecarError):
+    """The disk refused a read or write (space, permissions); latched until the session is reopened."""
+
     code = -33005
     kind = "storageError"
 
 
 class DamagedFile(SidecarError):
+    """The file is not a session (no valid header line); it is left unchanged."""
+
     code = -33006
     kind = "damagedFile"
 
 
 class PathOutsideRoot(SidecarError):
+    """A path outside the sessions root (allowed only with store.allowExternalPaths)."""
+
     code = -33007
     kind = "pathOutsideRoot"
 
 
 class SessionExists(SidecarError):
+    """The session id, or the file a move would create, exists already."""
+
     code = -33008
     kind = "sessionExists"
 
 
 class InvalidEntry(SidecarError):
+    """An appended entry is malformed; data.index names it and nothing of the batch was written."""
+
     code = -33009
     kind = "invalidEntry"
 
 
 class InvalidState(SidecarError):
-    """The session is not in a state that allows the call (e.g. restoring one not in the trash)."""
+    """The session is not in a state that allows the call (e.g. archiving one that has no file yet)."""
 
     code = -33010
     kind = "invalidState"
 
 
 class PayloadTooLarge(SidecarError):
+    """A frame over the size limit (64 MiB); it is skipped."""
+
     code = -33011
     kind = "payloadTooLarge"
 

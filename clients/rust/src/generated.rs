@@ -1336,27 +1336,27 @@ pub enum ErrorKind {
     ParseError,
     /// -32800: The client cancelled the request (`$/cancelRequest`) before it changed anything.
     RequestCancelled,
-    /// -33001: SessionNotFound
+    /// -33001: No session with that id below the root (or, for close, none open), or no file at that path.
     SessionNotFound,
-    /// -33002: InvalidSessionId
+    /// -33002: A session id that is not 1-64 letters, digits, '.', '_' or '-' (letters or digits at both ends).
     InvalidSessionId,
-    /// -33003: EntryNotFound
+    /// -33003: An entry id (leaf, branch target, label target, parent) that is not in the session.
     EntryNotFound,
-    /// -33004: SessionLocked
+    /// -33004: Another process holds the session open for writing.
     SessionLocked,
-    /// -33005: StorageError
+    /// -33005: The disk refused a read or write (space, permissions); latched until the session is reopened.
     StorageError,
-    /// -33006: DamagedFile
+    /// -33006: The file is not a session (no valid header line); it is left unchanged.
     DamagedFile,
-    /// -33007: PathOutsideRoot
+    /// -33007: A path outside the sessions root (allowed only with store.allowExternalPaths).
     PathOutsideRoot,
-    /// -33008: SessionExists
+    /// -33008: The session id, or the file a move would create, exists already.
     SessionExists,
-    /// -33009: InvalidEntry
+    /// -33009: An appended entry is malformed; data.index names it and nothing of the batch was written.
     InvalidEntry,
-    /// -33010: The session is not in a state that allows the call (e.g. restoring one not in the trash).
+    /// -33010: The session is not in a state that allows the call (e.g. archiving one that has no file yet).
     InvalidState,
-    /// -33011: PayloadTooLarge
+    /// -33011: A frame over the size limit (64 MiB); it is skipped.
     PayloadTooLarge,
     /// -33020: Everything since the last compaction would be kept (or the leaf is a compaction).
     NothingToCompact,
@@ -1472,17 +1472,17 @@ impl ErrorKind {
             Self::InternalError => "A bug in the server; the stderr log has the traceback.",
             Self::ParseError => "The frame or its JSON could not be read; answered with id null.",
             Self::RequestCancelled => "The client cancelled the request (`$/cancelRequest`) before it changed anything.",
-            Self::SessionNotFound => "SessionNotFound",
-            Self::InvalidSessionId => "InvalidSessionId",
-            Self::EntryNotFound => "EntryNotFound",
-            Self::SessionLocked => "SessionLocked",
-            Self::StorageError => "StorageError",
-            Self::DamagedFile => "DamagedFile",
-            Self::PathOutsideRoot => "PathOutsideRoot",
-            Self::SessionExists => "SessionExists",
-            Self::InvalidEntry => "InvalidEntry",
-            Self::InvalidState => "The session is not in a state that allows the call (e.g. restoring one not in the trash).",
-            Self::PayloadTooLarge => "PayloadTooLarge",
+            Self::SessionNotFound => "No session with that id below the root (or, for close, none open), or no file at that path.",
+            Self::InvalidSessionId => "A session id that is not 1-64 letters, digits, '.', '_' or '-' (letters or digits at both ends).",
+            Self::EntryNotFound => "An entry id (leaf, branch target, label target, parent) that is not in the session.",
+            Self::SessionLocked => "Another process holds the session open for writing.",
+            Self::StorageError => "The disk refused a read or write (space, permissions); latched until the session is reopened.",
+            Self::DamagedFile => "The file is not a session (no valid header line); it is left unchanged.",
+            Self::PathOutsideRoot => "A path outside the sessions root (allowed only with store.allowExternalPaths).",
+            Self::SessionExists => "The session id, or the file a move would create, exists already.",
+            Self::InvalidEntry => "An appended entry is malformed; data.index names it and nothing of the batch was written.",
+            Self::InvalidState => "The session is not in a state that allows the call (e.g. archiving one that has no file yet).",
+            Self::PayloadTooLarge => "A frame over the size limit (64 MiB); it is skipped.",
             Self::NothingToCompact => "Everything since the last compaction would be kept (or the leaf is a compaction).",
             Self::ProviderError => "The summarizing model failed (after bounded retries); `data` names provider and status.",
             Self::ContextOverflow => "The summarization request itself is larger than the model accepts.",

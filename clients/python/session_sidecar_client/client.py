@@ -1,0 +1,566 @@
+"""The asyncio client: spawn or attach, frame messages, match answers, progress, cancellation.
+
+    async with SidecarClient.spawn(root="/tmp/sessions") as client:
+        created = await client.create("/work/app")
+        await client.append(created["sessionId"], [...])
+
+``spawn`` starts ``session-sidecar`` (found on PATH unless ``command`` says
+otherwise), ``initialize``s it and, on leaving the ``async with``, sends
+``shutdown`` and ``exit``, waits for the process and kills it if it does not
+end within ``close_timeout``. ``attach`` does the same over streams you
+already have. Both can be awaited instead of entered, then call ``close()``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import json
+import logging
+import os
+import shutil
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from typing import Any, Literal, Protocol
+
+from .errors import ConnectionClosed, RpcError
+from .methods import ProgressCallback, SidecarMethods
+from .protocol import PROTOCOL_VERSION, ClientInfo, DidCompactParams, InitializeResult, SummarizeParams, SummarizeResult
+
+logger = logging.getLogger("session_sidecar_client")
+
+Framing = Literal["lsp", "jsonl"]
+DEFAULT_COMMAND = "session-sidecar"
+DEFAULT_CLIENT_NAME = "session-sidecar-client"
+READ_LIMIT = 64 * 1024 * 1024
+
+NotificationCallback = Callable[[str, Any], Any]
+RequestHandler = Callable[[Any], Awaitable[Any] | Any]
+SummarizeHandler = Callable[[SummarizeParams], Awaitable[SummarizeResult]]
+DidCompactCallback = Callable[[DidCompactParams], Any]
+TraceCallback = Callable[[Literal["send", "receive"], Any], None]
+ProtocolErrorCallback = Callable[[RpcError], Any]
+
+
+class Writer(Protocol):
+    """What the client writes to: an ``asyncio.StreamWriter`` (a subprocess's stdin is one)."""
+
+    def write(self, data: bytes) -> None: ...
+    async def drain(self) -> None: ...
+    def close(self) -> None: ...
+    def is_closing(self) -> bool: ...
+
+
+class FrameError(Exception):
+    """The server sent bytes that are not a frame."""
+
+
+class _Opening:
+    """What ``spawn`` and ``attach`` return: await it for a client, or ``async with`` it."""
+
+    def __init__(self, open_: Callable[[], Awaitable["SidecarClient"]]) -> None:
+        self._open = open_
+        self._client: SidecarClient | None = None
+
+    def __await__(self) -> Generator[Any, None, "SidecarClient"]:
+        return self._open().__await__()
+
+    async def __aenter__(self) -> "SidecarClient":
+        self._client = await self._open()
+        return self._client
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._client is not None:
+            await self._client.close()
+
+
+class SidecarClient(SidecarMethods):
+    """A JSON-RPC connection to one session-sidecar.
+
+    Usually made by ``spawn`` or ``attach``. The typed methods (``create``,
+    ``append``, ``build_context``...; see ``methods.py``) and ``request`` are
+    safe to call concurrently: answers are matched by id.
+    """
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: Writer,
+        *,
+        framing: Framing = "lsp",
+        process: asyncio.subprocess.Process | None = None,
+        summarize: SummarizeHandler | None = None,
+        handlers: Mapping[str, RequestHandler] | None = None,
+        on_notification: NotificationCallback | None = None,
+        on_did_compact: DidCompactCallback | None = None,
+        on_protocol_error: ProtocolErrorCallback | None = None,
+        trace: TraceCallback | None = None,
+        close_timeout: float = 5.0,
+    ) -> None:
+        if framing not in ("lsp", "jsonl"):
+            raise ValueError(f"framing must be 'lsp' or 'jsonl', not {framing!r}")
+        self.reader = reader
+        self.writer = writer
+        self.framing: Framing = framing
+        self.process = process
+        self.handlers: dict[str, RequestHandler] = dict(handlers or {})
+        if summarize is not None:
+            self.handlers["session/summarize"] = summarize
+        self.on_notification = on_notification
+        self.on_did_compact = on_did_compact
+        self.on_protocol_error = on_protocol_error
+        self.trace = trace
+        self.close_timeout = close_timeout
+        self.initialize_result: InitializeResult | None = None
+        self.state: Literal["new", "initialized", "shutdown", "closed"] = "new"
+        self._ids = itertools.count(1)
+        self._pending: dict[int | str, asyncio.Future[Any]] = {}
+        self._progress: dict[int | str, ProgressCallback] = {}
+        self._abandoned: set[int | str] = set()  # cancelled by us; their late answers are dropped
+        self._serving: dict[Any, asyncio.Task[None]] = {}  # server->client requests being answered
+        self._callbacks: set[asyncio.Task[Any]] = set()
+        self._closing: asyncio.Task[int | None] | None = None
+        self._eof = False
+        self._reader_task = asyncio.get_running_loop().create_task(self._read_loop())
+
+    # -- opening -------------------------------------------------------------------
+
+    @classmethod
+    def spawn(
+        cls,
+        args: Sequence[str] = (),
+        *,
+        command: str | Sequence[str] | None = None,
+        root: str | os.PathLike[str] | None = None,
+        config: str | os.PathLike[str] | None = None,
+        framing: Framing = "lsp",
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr: Any = None,
+        initialize: bool = True,
+        client_name: str = DEFAULT_CLIENT_NAME,
+        client_version: str | None = None,
+        session_root: str | os.PathLike[str] | None = None,
+        settings: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> _Opening:
+        """Start a sidecar subprocess and (unless ``initialize=False``) initialize it.
+
+        ``command``: the program (and leading arguments) to run, default
+        ``session-sidecar`` looked up on PATH; ``serve``, ``args``, ``--root``,
+        ``--config`` and ``--jsonl`` are appended. ``stderr`` goes to
+        ``asyncio.create_subprocess_exec`` as is: None shares ours (the server's
+        logs go where ours go), ``asyncio.subprocess.DEVNULL`` drops them.
+        ``session_root`` and ``settings`` go in ``initialize``; other keyword
+        options (``summarize``, ``on_notification``, ``close_timeout``...) to
+        the constructor.
+        """
+
+        async def open_() -> SidecarClient:
+            argv = [*_resolve_command(command), "serve", *args]
+            if root is not None:
+                argv += ["--root", os.fspath(root)]
+            if config is not None:
+                argv += ["--config", os.fspath(config)]
+            if framing == "jsonl":
+                argv.append("--jsonl")
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=stderr,
+                env=dict(env) if env is not None else None,
+                cwd=cwd,
+                limit=READ_LIMIT,
+            )
+            assert process.stdout is not None and process.stdin is not None
+            client = cls(process.stdout, process.stdin, framing=framing, process=process, **options)
+            await client._start(initialize, client_name, client_version, session_root, settings)
+            return client
+
+        return _Opening(open_)
+
+    @classmethod
+    def attach(
+        cls,
+        reader: asyncio.StreamReader,
+        writer: Writer,
+        *,
+        framing: Framing = "lsp",
+        initialize: bool = True,
+        client_name: str = DEFAULT_CLIENT_NAME,
+        client_version: str | None = None,
+        session_root: str | os.PathLike[str] | None = None,
+        settings: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> _Opening:
+        """Talk to a sidecar over streams you already have (a socket, pipes of a process you started)."""
+
+        async def open_() -> SidecarClient:
+            client = cls(reader, writer, framing=framing, **options)
+            await client._start(initialize, client_name, client_version, session_root, settings)
+            return client
+
+        return _Opening(open_)
+
+    async def _start(
+        self,
+        initialize: bool,
+        client_name: str,
+        client_version: str | None,
+        session_root: str | os.PathLike[str] | None,
+        settings: Mapping[str, Any] | None,
+    ) -> None:
+        if not initialize:
+            return
+        info: ClientInfo = {"name": client_name}
+        if client_version is not None:
+            info["version"] = client_version
+        try:
+            await self.initialize(
+                client_info=info,
+                protocol_version=PROTOCOL_VERSION,
+                session_root=os.fspath(session_root) if session_root is not None else None,
+                settings=dict(settings) if settings is not None else None,
+            )
+        except BaseException:
+            await self.close()
+            raise
+
+    async def __aenter__(self) -> "SidecarClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- closing -------------------------------------------------------------------
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode if self.process is not None else None
+
+    @property
+    def closed(self) -> bool:
+        return self.state == "closed" or self._eof
+
+    async def close(self, timeout: float | None = None) -> int | None:
+        """End politely (``shutdown``, ``exit``, end of input); kill the process if it takes longer than ``timeout``.
+
+        Returns the process's exit code (None for attached streams). Safe to call twice.
+        """
+        if self._closing is None:
+            self._closing = asyncio.ensure_future(self._close(self.close_timeout if timeout is None else timeout))
+        return await asyncio.shield(self._closing)
+
+    async def _close(self, timeout: float) -> int | None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        try:
+            async with asyncio.timeout_at(deadline):
+                if self.state == "initialized" and not self._eof:
+                    try:
+                        await self.shutdown()
+                    except (RpcError, ConnectionClosed) as error:
+                        logger.debug("shutdown failed while closing: %s", error)
+                if self.state == "shutdown" and not self._eof:
+                    self._write_quietly({"jsonrpc": "2.0", "method": "exit"})
+                self.state = "closed"
+                self._close_writer()
+                if self.process is not None:
+                    await self.process.wait()
+                else:
+                    await asyncio.shield(self._reader_task)
+        except TimeoutError:
+            if self.process is not None and self.process.returncode is None:
+                logger.warning("session-sidecar (pid %s) did not exit within %.1fs; killing it", self.process.pid, timeout)
+                self.process.kill()
+                await self.process.wait()
+        finally:
+            self.state = "closed"
+            self._close_writer()
+            if not self._reader_task.done():
+                try:  # a process's stdout ends with it; give the reader a moment to see that
+                    await asyncio.wait_for(asyncio.shield(self._reader_task), 1.0)
+                except (TimeoutError, asyncio.CancelledError):
+                    self._reader_task.cancel()
+            self._fail_pending("the client was closed")
+            for task in [*self._serving.values(), *self._callbacks]:
+                task.cancel()
+        return self.returncode
+
+    async def wait(self) -> int | None:
+        """Wait for the process to end (after ``exit``, say); its exit code."""
+        if self.process is not None:
+            return await self.process.wait()
+        await asyncio.shield(self._reader_task)
+        return None
+
+    def exit(self) -> None:
+        """Send the ``exit`` notification (``close`` does it for you)."""
+        self.notify("exit")
+
+    def _close_writer(self) -> None:
+        try:
+            if not self.writer.is_closing():
+                self.writer.close()
+        except (ConnectionError, RuntimeError):
+            pass
+
+    # -- requests ------------------------------------------------------------------
+
+    @property
+    def methods(self) -> list[str]:
+        """The methods the server offers (from ``initialize``)."""
+        return list((self.initialize_result or {}).get("capabilities", {}).get("methods", []))
+
+    async def request(self, method: str, params: Any = None, *, on_progress: ProgressCallback | None = None) -> Any:
+        """Send any request and wait for its result; ``on_progress`` gets each ``$/progress`` value.
+
+        Raises ``RpcError`` (the subclass for its code) for an error answer and
+        ``ConnectionClosed`` if the sidecar goes away first. Cancelling the task
+        that awaits this sends ``$/cancelRequest``.
+        """
+        if self.closed:
+            raise ConnectionClosed(f"{method}: the connection is closed", self.returncode)
+        msg_id = next(self._ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+        token: str | None = None
+        if on_progress is not None:
+            token = f"progress-{msg_id}"
+            params = {**(params or {}), "workDoneToken": token}
+            self._progress[token] = on_progress
+        if params is not None:
+            message["params"] = params
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[msg_id] = future
+        try:
+            self._write(message)
+            await self.writer.drain()
+            result = await future
+        except asyncio.CancelledError:
+            if not future.done() and not self.closed:
+                self._abandoned.add(msg_id)
+                self._write_quietly({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": msg_id}})
+            raise
+        except (ConnectionError, RuntimeError) as error:
+            if isinstance(error, ConnectionClosed):
+                raise
+            raise ConnectionClosed(f"{method}: could not write to the sidecar: {error}", self.returncode) from error
+        finally:
+            self._pending.pop(msg_id, None)
+            if token is not None:
+                self._progress.pop(token, None)
+        if method == "initialize":
+            self.initialize_result = result
+            self.state = "initialized"
+            self.notify("initialized", {})
+        elif method == "shutdown":
+            self.state = "shutdown"
+        return result
+
+    def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification."""
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self._write(message)
+
+    def send_message(self, message: Any) -> None:
+        """Any JSON value as one frame, unchecked (for tests and tools; answers to it are not matched)."""
+        self._write(message)
+
+    def send_raw(self, data: bytes) -> None:
+        """Bytes exactly as given, no framing (for testing how the server copes with bad input)."""
+        self.writer.write(data)
+
+    def _encode(self, message: Any) -> bytes:
+        body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+        if self.framing == "lsp":
+            return b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
+        return body + b"\n"
+
+    def _write(self, message: Any) -> None:
+        if self.closed:
+            raise ConnectionClosed("the connection is closed", self.returncode)
+        if self.trace is not None:
+            self.trace("send", message)
+        self.writer.write(self._encode(message))
+
+    def _write_quietly(self, message: Any) -> None:
+        try:
+            self._write(message)
+        except (ConnectionError, RuntimeError) as error:
+            logger.debug("could not send %s: %s", message.get("method"), error)
+
+    # -- input ---------------------------------------------------------------------
+
+    async def _read_message(self) -> Any:
+        if self.framing == "jsonl":
+            while True:
+                line = await self.reader.readline()
+                if not line:
+                    return None
+                if line.strip():
+                    return json.loads(line)
+        length: int | None = None
+        while True:
+            line = await self.reader.readline()
+            if not line:
+                return None
+            if not line.strip():
+                if length is None:
+                    raise FrameError("a frame without Content-Length")
+                break
+            name, _, value = line.decode("ascii", "replace").partition(":")
+            if name.strip().lower() == "content-length":
+                try:
+                    length = int(value.strip())
+                except ValueError:
+                    raise FrameError(f"bad Content-Length {value.strip()!r}") from None
+        return json.loads(await self.reader.readexactly(length))
+
+    async def _read_loop(self) -> None:
+        reason = "the sidecar closed its output"
+        try:
+            while (message := await self._read_message()) is not None:
+                if self.trace is not None:
+                    self.trace("receive", message)
+                try:
+                    self._dispatch(message)
+                except Exception:  # a bug in a callback must not stop the reader
+                    logger.exception("failed to handle %r", message)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            reason = "the sidecar's output ended in the middle of a message"
+        except (FrameError, ValueError) as error:
+            reason = f"the sidecar sent something unreadable ({error})"
+            logger.error("%s; giving up on the connection", reason)
+        finally:
+            self._eof = True
+            returncode = None
+            if self.process is not None:
+                try:
+                    returncode = await asyncio.wait_for(self.process.wait(), 2.0)
+                except TimeoutError:
+                    pass
+            self._fail_pending(reason + (f" (exit code {returncode})" if returncode is not None else ""), returncode)
+
+    def _fail_pending(self, reason: str, returncode: int | None = None) -> None:
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(ConnectionClosed(f"{reason} before answering", returncode if returncode is not None else self.returncode))
+        self._pending.clear()
+
+    def _dispatch(self, message: Any) -> None:
+        if not isinstance(message, dict):
+            logger.warning("ignoring a message that is not an object: %r", message)
+            return
+        method = message.get("method")
+        if isinstance(method, str):
+            if "id" in message:
+                self._serve_request(message["id"], method, message.get("params"))
+            else:
+                self._notification(method, message.get("params"))
+            return
+        msg_id = message.get("id")
+        future = self._pending.get(msg_id) if isinstance(msg_id, (int, str)) else None
+        if future is None:
+            if msg_id in self._abandoned:
+                self._abandoned.discard(msg_id)
+                return
+            if "error" in message:
+                error = RpcError.from_error_object(message["error"])
+                if self.on_protocol_error is not None:
+                    self._call_back(self.on_protocol_error, error)
+                else:
+                    logger.warning("error from the sidecar for id %r: %s", msg_id, error)
+            else:
+                logger.warning("ignoring an answer to id %r: no request of ours is waiting for it", msg_id)
+            return
+        if future.done():
+            return
+        if "error" in message:
+            future.set_exception(RpcError.from_error_object(message["error"]))
+        else:
+            future.set_result(message.get("result"))
+
+    def _notification(self, method: str, params: Any) -> None:
+        if method == "$/progress" and isinstance(params, dict):
+            callback = self._progress.get(params.get("token"))  # type: ignore[arg-type]
+            if callback is not None:
+                self._call_back(callback, params.get("value"))
+                return
+        elif method == "$/cancelRequest" and isinstance(params, dict):
+            task = self._serving.get(params.get("id"))
+            if task is not None:
+                task.cancel()
+            return
+        elif method == "session/didCompact" and self.on_did_compact is not None:
+            self._call_back(self.on_did_compact, params)
+            return
+        if self.on_notification is not None:
+            self._call_back(self.on_notification, method, params)
+
+    def _call_back(self, callback: Callable[..., Any], *args: Any) -> None:
+        """Run a user callback; an async one becomes a task. Its errors are logged, never raised into the reader."""
+        try:
+            outcome = callback(*args)
+        except Exception:
+            logger.exception("callback %r failed", callback)
+            return
+        if inspect.isawaitable(outcome):
+            task = asyncio.ensure_future(outcome)
+            self._callbacks.add(task)
+            task.add_done_callback(self._callback_done)
+
+    def _callback_done(self, task: asyncio.Task[Any]) -> None:
+        self._callbacks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("callback failed", exc_info=task.exception())
+
+    # -- server -> client requests ---------------------------------------------------
+
+    def _serve_request(self, msg_id: Any, method: str, params: Any) -> None:
+        task = asyncio.ensure_future(self._answer(msg_id, method, params))
+        self._serving[msg_id] = task
+        task.add_done_callback(lambda _: self._serving.pop(msg_id, None))
+
+    async def _answer(self, msg_id: Any, method: str, params: Any) -> None:
+        handler = self.handlers.get(method)
+        answer: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id}
+        if handler is None:
+            logger.info("the sidecar asked %s, which this client does not handle", method)
+            answer["error"] = {"code": -32601, "message": f"the client does not handle {method}", "data": {"kind": "methodNotFound", "method": method}}
+        else:
+            try:
+                result = handler(params)
+                if inspect.isawaitable(result):
+                    result = await result
+                answer["result"] = result
+            except asyncio.CancelledError:
+                if self.closed:
+                    raise
+                answer["error"] = {"code": -32800, "message": f"{method} was cancelled", "data": {"kind": "requestCancelled"}}
+            except RpcError as error:
+                answer["error"] = error.to_dict()
+            except Exception as error:
+                logger.info("the %s handler raised %r", method, error)
+                answer["error"] = {
+                    "code": -32603,
+                    "message": f"{type(error).__name__}: {error}" if str(error) else type(error).__name__,
+                    "data": {"kind": "internalError", "method": method},
+                }
+        if not self.closed:
+            self._write_quietly(answer)
+
+
+def _resolve_command(command: str | Sequence[str] | None) -> list[str]:
+    if command is None:
+        found = shutil.which(DEFAULT_COMMAND)
+        if found is None:
+            raise FileNotFoundError(
+                f"{DEFAULT_COMMAND} is not on PATH; install it (pip install session-sidecar) or pass command=[...]"
+            )
+        return [found]
+    if isinstance(command, (str, os.PathLike)):
+        return [os.fspath(command)]
+    return [os.fspath(part) for part in command]

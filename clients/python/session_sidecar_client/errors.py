@@ -1,0 +1,67 @@
+"""Errors raised by the client.
+
+``RpcError`` is an error answer from the server: ``code``, ``message`` and
+``data`` as sent (``data["kind"]`` names the error). Every code in the
+schema's error table has its own subclass (``SessionNotFoundError``,
+``InvalidParamsError``...; see ``protocol.py``), so either catch the class or
+compare ``error.code`` / ``error.kind``. ``ConnectionClosed`` means the
+sidecar went away (or the client was closed) before answering.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class SidecarError(Exception):
+    """Base of everything this package raises on purpose."""
+
+
+class RpcError(SidecarError):
+    """An error answer from the server (or one to send back for a server->client request)."""
+
+    code_value: ClassVar[int | None] = None
+    kind_value: ClassVar[str | None] = None
+
+    def __init__(self, code: int | None = None, message: str = "", data: Any = None) -> None:
+        code = self.code_value if code is None else code
+        if code is None:
+            raise TypeError("RpcError needs a code")
+        super().__init__(f"{code}: {message}" if message else str(code))
+        self.code: int = code
+        self.message: str = message
+        data = dict(data) if isinstance(data, dict) else {}
+        if self.kind_value is not None:
+            data.setdefault("kind", self.kind_value)
+        self.data: dict[str, Any] = data
+
+    @property
+    def kind(self) -> str | None:
+        kind = self.data.get("kind")
+        return kind if isinstance(kind, str) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-RPC ``error`` object."""
+        return {"code": self.code, "message": self.message, "data": self.data}
+
+    @staticmethod
+    def from_error_object(error: Any) -> "RpcError":
+        """The most specific class for a JSON-RPC ``error`` object."""
+        from .protocol import ERROR_CLASSES
+
+        error = error if isinstance(error, dict) else {}
+        code = error.get("code")
+        code = code if isinstance(code, int) and not isinstance(code, bool) else -32603
+        cls = ERROR_CLASSES.get(code, RpcError)
+        return cls(code, str(error.get("message", "")), error.get("data"))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code}, message={self.message!r}, data={self.data!r})"
+
+
+class ConnectionClosed(SidecarError, ConnectionError):
+    """The sidecar exited or its stream ended (or the client was closed) before the answer came."""
+
+    def __init__(self, message: str, returncode: int | None = None) -> None:
+        super().__init__(message)
+        self.returncode = returncode

@@ -34,14 +34,17 @@ function writeSessions(root: string, count: number, cwd = "/work/many"): void {
   }
 }
 
-const SESSIONS = 1500;
+const SESSIONS = 3000;
+let manyRoot: string;
+before(() => {
+  manyRoot = tempRoot();
+  writeSessions(manyRoot, SESSIONS);
+});
 
 describe("progress", () => {
   let client: SidecarClient;
   before(async () => {
-    const root = tempRoot();
-    writeSessions(root, SESSIONS);
-    client = await startClient({ root });
+    client = await startClient({ root: manyRoot });
   });
   after(async () => {
     await client.dispose();
@@ -65,7 +68,7 @@ describe("progress", () => {
     assert.ok(reports.length >= 1, "a scan of many files reports");
     const percentages = reports.map((r) => (r.kind === "report" ? r.percentage ?? 0 : 0));
     assert.deepEqual(percentages, [...percentages].sort((a, b) => a - b), "percentages never go back");
-    assert.match(String(reports.at(-1)!.kind === "report" && reports.at(-1)!.message), /of 1500 sessions read/);
+    assert.match(String(reports.at(-1)!.kind === "report" && reports.at(-1)!.message), /of 3000 sessions read/);
   });
 
   it("two calls in flight each get only their own", async () => {
@@ -99,9 +102,8 @@ describe("progress", () => {
 
 describe("cancellation", () => {
   it("aborting a long session/list sends $/cancelRequest and rejects with RequestCancelledError", async () => {
-    const root = tempRoot();
-    writeSessions(root, SESSIONS);
-    const client = await startClient({ root });
+    // A fresh sidecar has read none of the files yet: the scan takes a while.
+    const client = await startClient({ root: manyRoot });
     try {
       const controller = new AbortController();
       const seen: WorkDoneProgress[] = [];
@@ -109,7 +111,7 @@ describe("cancellation", () => {
         signal: controller.signal,
         onProgress: (value) => {
           seen.push(value);
-          if (value.kind === "report") controller.abort(new Error("user pressed escape"));
+          if (value.kind === "begin") controller.abort(new Error("user pressed escape"));
         },
       });
       await assert.rejects(call, (e: unknown) => {
@@ -123,12 +125,44 @@ describe("cancellation", () => {
         assert.match(String((e.cause as Error).message), /escape/);
         return true;
       });
-      // It stopped part-way: the last report is well short of the whole scan.
-      const last = seen.filter((v) => v.kind === "report").at(-1);
-      assert.ok(last && last.kind === "report" && (last.percentage ?? 0) < 100);
+      // It stopped part-way: no report reached the end of the scan, and the work ended.
+      const reports = seen.filter((v) => v.kind === "report");
+      assert.ok(reports.every((r) => r.kind === "report" && (r.percentage ?? 0) < 99), JSON.stringify(reports.at(-1)));
+      assert.equal(seen.at(-1)!.kind, "end");
       // The sidecar is still serving, and the same call runs to the end without a signal.
       const full = await client.list({ all: true, limit: 5 });
       assert.equal(full.sessions.length, 5);
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  it("a call waiting for its session's turn is dropped at once when aborted", async () => {
+    const summarizing = deferred();
+    const release = deferred<string>();
+    const client = await startClient({
+      summarize: () => {
+        summarizing.resolve();
+        return release.promise;
+      },
+    });
+    try {
+      const { sessionId } = await client.create({ cwd: "/work/queued" });
+      for (const t of ["a", "b", "c"]) await client.append({ sessionId, entries: toolConversation(t, 30) });
+      // The compaction holds the session until the client answers session/summarize...
+      const compaction = client.compact({ sessionId, provider: "client", keepRecentTokens: 60 });
+      await summarizing.promise;
+      // ...so this append waits its turn behind it; aborting drops it before it runs.
+      const controller = new AbortController();
+      const queued = client.append({ sessionId, entries: toolConversation("queued") }, { signal: controller.signal });
+      controller.abort();
+      await assert.rejects(queued, (e: unknown) => e instanceof RequestCancelledError && e.method === "session/append");
+      release.resolve("summary of a, b and c");
+      const compacted = await compaction;
+      assert.match(compacted.summary, /summary of a, b and c/);
+      const tree = await client.getTree({ sessionId });
+      assert.equal(tree.leafId, compacted.entryId, "the cancelled append never ran");
+      assert.ok(!JSON.stringify(await client.getEntries({ sessionId })).includes("look at queued"));
     } finally {
       await client.dispose();
     }

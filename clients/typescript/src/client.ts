@@ -82,6 +82,18 @@ export interface SpawnOptions extends ClientOptions {
   stderr?: "pipe" | "inherit" | "ignore";
 }
 
+/** A `$/progress` token: the client's own per call, or one the server created. */
+export type ProgressToken = number | string;
+
+/** Progress of work the sidecar started itself (see `onServerProgress`). */
+export interface ServerProgress {
+  token: ProgressToken;
+  value: WorkDoneProgress;
+}
+
+/** LSP's request for a server-created progress token (not in schema.json's serverRequests). */
+export const WORK_DONE_PROGRESS_CREATE = "window/workDoneProgress/create";
+
 const STDERR_KEEP = 64 * 1024;
 const workDoneProgress = new ProgressType<WorkDoneProgress>();
 
@@ -103,6 +115,7 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
   private readonly closeController = new AbortController();
   private readonly didCompactEmitter = new Emitter<DidCompactParams>();
   private readonly closeEmitter = new Emitter<ConnectionClosedError>();
+  private readonly serverProgressEmitter = new Emitter<ServerProgress>();
   private closedError: ConnectionClosedError | undefined;
   private disposing: Promise<number | null> | undefined;
   private closing = false;
@@ -149,6 +162,16 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
     this.connection.onRequest("session/summarize", (params: SummarizeParams, token: CancellationToken) =>
       this.answerSummarize(params, token),
     );
+    // LSP's way for the server to report work nobody asked for (autoCompact): accept
+    // the token and pass its $/progress on to onServerProgress.
+    this.connection.onRequest(WORK_DONE_PROGRESS_CREATE, (params: { token: ProgressToken }) => {
+      const token = params.token;
+      const subscription = this.connection.onProgress(workDoneProgress, token, (value) => {
+        this.serverProgressEmitter.fire({ token, value });
+        if (value.kind === "end") subscription.dispose();
+      });
+      return null;
+    });
     this.connection.listen();
   }
 
@@ -247,6 +270,14 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
   /** `session/didCompact`: the sidecar compacted a session by itself (autoCompact). */
   get onDidCompact(): Event<DidCompactParams> {
     return this.didCompactEmitter.event;
+  }
+
+  /**
+   * Progress of work the sidecar started by itself (an autoCompact run, announced
+   * with `window/workDoneProgress/create`): begin, reports, end, then `onDidCompact`.
+   */
+  get onServerProgress(): Event<ServerProgress> {
+    return this.serverProgressEmitter.event;
   }
 
   /** The connection closed (the sidecar exited, or `dispose()` finished). */

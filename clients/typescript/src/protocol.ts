@@ -558,27 +558,27 @@ export const ErrorCodes = {
   parseError: -32700,
   /** The client cancelled the request (`$/cancelRequest`) before it changed anything. */
   requestCancelled: -32800,
-  /** SessionNotFound */
+  /** No session with that id below the root (or, for close, none open), or no file at that path. */
   sessionNotFound: -33001,
-  /** InvalidSessionId */
+  /** A session id that is not 1-64 letters, digits, '.', '_' or '-' (letters or digits at both ends). */
   invalidSessionId: -33002,
-  /** EntryNotFound */
+  /** An entry id (leaf, branch target, label target, parent) that is not in the session. */
   entryNotFound: -33003,
-  /** SessionLocked */
+  /** Another process holds the session open for writing. */
   sessionLocked: -33004,
-  /** StorageError */
+  /** The disk refused a read or write (space, permissions); latched until the session is reopened. */
   storageError: -33005,
-  /** DamagedFile */
+  /** The file is not a session (no valid header line); it is left unchanged. */
   damagedFile: -33006,
-  /** PathOutsideRoot */
+  /** A path outside the sessions root (allowed only with store.allowExternalPaths). */
   pathOutsideRoot: -33007,
-  /** SessionExists */
+  /** The session id, or the file a move would create, exists already. */
   sessionExists: -33008,
-  /** InvalidEntry */
+  /** An appended entry is malformed; data.index names it and nothing of the batch was written. */
   invalidEntry: -33009,
-  /** The session is not in a state that allows the call (e.g. restoring one not in the trash). */
+  /** The session is not in a state that allows the call (e.g. archiving one that has no file yet). */
   invalidState: -33010,
-  /** PayloadTooLarge */
+  /** A frame over the size limit (64 MiB); it is skipped. */
   payloadTooLarge: -33011,
   /** Everything since the last compaction would be kept (or the leaf is a compaction). */
   nothingToCompact: -33020,

@@ -308,7 +308,17 @@ describe("session/didCompact", () => {
     });
     try {
       const heard = deferred<DidCompactParams>();
-      const listener = client.onDidCompact((params) => heard.resolve(params));
+      const events: string[] = [];
+      const progress: WorkDoneProgress[] = [];
+      const listener = client.onDidCompact((params) => {
+        events.push("didCompact");
+        heard.resolve(params);
+      });
+      const progressListener = client.onServerProgress(({ token, value }) => {
+        assert.match(String(token), /auto-compact/);
+        events.push(`progress:${value.kind}`);
+        progress.push(value);
+      });
       const { sessionId } = await client.create({ cwd: "/work/auto" });
       let shouldCompact = false;
       for (let i = 0; i < 12 && !shouldCompact; i++) {
@@ -317,7 +327,14 @@ describe("session/didCompact", () => {
       assert.ok(shouldCompact, "the session outgrew contextWindow - reserveTokens");
       const event = await heard.promise;
       listener.dispose();
+      progressListener.dispose();
       assert.equal(event.sessionId, sessionId);
+      // The run reported on the token the client accepted, all before didCompact.
+      assert.equal(progress[0]?.kind, "begin");
+      assert.equal(progress.at(-1)?.kind, "end");
+      assert.ok(progress.some((v) => v.kind === "report" && /summariz/.test(v.message ?? "")), JSON.stringify(progress));
+      assert.equal(events.at(-1), "didCompact", "progress ends before didCompact");
+      assert.equal(events.filter((e) => e === "didCompact").length, 1);
       assert.equal(event.result.provider, "offline");
       const context = await client.buildContext({ sessionId });
       assert.equal(context.messages[0]!.role, "compactionSummary");

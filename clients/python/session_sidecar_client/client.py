@@ -296,8 +296,9 @@ class SidecarClient(SidecarMethods):
         return None
 
     def exit(self) -> None:
-        """Send the ``exit`` notification (``close`` does it for you)."""
+        """Send the ``exit`` notification (``close`` does it for you); nothing can be sent after it."""
         self.notify("exit")
+        self.state = "closed"
 
     def _close_writer(self) -> None:
         try:

@@ -250,6 +250,24 @@ describe("session/summarize answered by the client", () => {
     assert.match(JSON.stringify(context.messages[0]), /the agent read the lexer and the parser/);
   });
 
+  // Server bug (sidecar/rpc inline answers, fe432aa): session/branch with summarize runs on the
+  // event loop and service.branch calls asyncio.run() -> -32603 for every provider. Reported;
+  // this test runs and is reported as todo until the sidecar is fixed.
+  it("branch with summarize asks the client for a summary of the branch it leaves", { todo: "sidecar bug: branch summarize answers -32603 (asyncio.run in a running loop)" }, async () => {
+    const { sessionId } = await client.create({ cwd: "/work/branch-summary" });
+    const first = await client.append({ sessionId, entries: toolConversation("main") });
+    await client.append({ sessionId, entries: toolConversation("detour") });
+    asked.length = 0;
+    answer = async (params) => (/look at detour/.test(params.prompt) ? "the detour read detour.ts" : "wrong branch");
+    const branched = await client.branch({ sessionId, entryId: first.leafId, summarize: true, provider: "client" });
+    assert.equal(asked.length, 1);
+    assert.ok(branched.summaryEntryId, "a branch_summary entry was written");
+    assert.equal(branched.leafId, branched.summaryEntryId);
+    const [entry] = (await client.getEntries({ sessionId, ids: [branched.summaryEntryId!] })).entries;
+    assert.equal(entry!.type, "branch_summary");
+    assert.match(JSON.stringify(entry), /the detour read detour.ts/);
+  });
+
   it("a summarize function that throws fails the compaction with providerError and writes nothing", async () => {
     const sessionId = await longSession("/work/summarize-fails");
     const before = await client.getTree({ sessionId });

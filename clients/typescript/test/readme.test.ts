@@ -1,0 +1,33 @@
+// The README's example runs as written, against a real sidecar.
+
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { after, it } from "node:test";
+import { PACKAGE_DIR, removeTempRoots, SIDECAR_BIN, tempRoot, testEnv } from "./helpers.js";
+
+after(removeTempRoots);
+
+it("the README's example runs as written", async () => {
+  const readme = readFileSync(join(PACKAGE_DIR, "README.md"), "utf8");
+  const example = /## Example\s+```js\n([\s\S]*?)```/.exec(readme)?.[1];
+  assert.ok(example, "README.md has an ## Example with a js block");
+  // Inside the package, so that `@session-sidecar/client` resolves to this package.
+  const dir = join(PACKAGE_DIR, "build", "readme");
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, "example.mjs");
+  writeFileSync(file, example);
+  const home = tempRoot();
+  const cwd = tempRoot();
+  const { stdout } = await promisify(execFile)(process.execPath, [file], {
+    cwd,
+    env: { ...testEnv(), SESSION_SIDECAR_BIN: SIDECAR_BIN, SESSION_SIDECAR_HOME: home },
+  });
+  assert.match(stdout, /^2 messages, ~\d+ tokens\n$/);
+  // The session landed in $SESSION_SIDECAR_HOME, in pi's layout.
+  const folders = readdirSync(home).filter((name) => name.startsWith("--"));
+  assert.equal(folders.length, 1);
+  assert.equal(readdirSync(join(home, folders[0]!)).filter((name) => name.endsWith(".jsonl")).length, 1);
+});

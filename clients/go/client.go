@@ -327,13 +327,12 @@ func (c *Client) Call(ctx context.Context, method string, params, result any, op
 	}()
 
 	if err := c.write(body); err != nil {
-		c.mu.Lock()
-		ended := c.readErr != nil
-		c.mu.Unlock()
-		if ended {
+		select {
+		case <-c.readDone: // the sidecar is gone: say so, with its exit code and stderr
 			return c.exitError()
+		case <-time.After(time.Second):
+			return fmt.Errorf("session-sidecar: send %s: %w", method, err)
 		}
-		return fmt.Errorf("session-sidecar: send %s: %w", method, err)
 	}
 	var resp response
 	select {
@@ -568,6 +567,14 @@ func (c *Client) deliver(n notification) {
 	}
 }
 
+// servedRequests are the server→client requests the client answers, and
+// typedNotifications the server→client notifications it decodes itself
+// (a test compares both with schema.json).
+var (
+	servedRequests     = []string{"session/summarize"}
+	typedNotifications = []string{"$/progress", "session/didCompact"}
+)
+
 // serve answers a request from the sidecar (session/summarize).
 func (c *Client) serve(id json.RawMessage, method string, params json.RawMessage) {
 	ctx, cancel := context.WithCancel(c.base)
@@ -663,8 +670,8 @@ func (c *Client) Close() error {
 }
 
 func (c *Client) close() error {
-	deadline := time.NewTimer(c.opts.CloseTimeout)
-	defer deadline.Stop()
+	deadline := time.Now().Add(c.opts.CloseTimeout)
+	remaining := func() <-chan time.Time { return time.After(time.Until(deadline)) }
 	c.mu.Lock()
 	c.closing = true
 	alive := c.readErr == nil
@@ -685,7 +692,7 @@ func (c *Client) close() error {
 			if err != nil && !errors.Is(err, ErrServerExited) {
 				problem = fmt.Errorf("session-sidecar: shutdown: %w", err)
 			}
-		case <-deadline.C:
+		case <-remaining():
 			problem = fmt.Errorf("session-sidecar: no answer to shutdown within %s", c.opts.CloseTimeout)
 		}
 	}
@@ -697,7 +704,7 @@ func (c *Client) close() error {
 	if c.cmd == nil {
 		select {
 		case <-c.readDone:
-		case <-deadline.C:
+		case <-remaining():
 			if problem == nil {
 				problem = fmt.Errorf("session-sidecar: the stream did not end within %s of exit", c.opts.CloseTimeout)
 			}
@@ -706,7 +713,7 @@ func (c *Client) close() error {
 	}
 	select {
 	case <-c.procDone:
-	case <-deadline.C:
+	case <-remaining():
 		_ = c.cmd.Process.Kill()
 		<-c.procDone
 		return fmt.Errorf("session-sidecar: killed the sidecar (pid %d), still running %s after Close", c.cmd.Process.Pid, c.opts.CloseTimeout)

@@ -163,6 +163,27 @@ func TestEveryMethodAndFieldHasAGoCounterpart(t *testing.T) {
 	}
 }
 
+// Every server→client request is answered and every server→client
+// notification has a typed route.
+func TestServerToClientMessagesAreHandled(t *testing.T) {
+	s, err := schemagen.Parse(readSchema(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := keys(s.ServerRequests), servedRequests; !reflect.DeepEqual(got, want) {
+		t.Errorf("server requests: schema %v, client serves %v", got, want)
+	}
+	if got, want := keys(s.Notifications["serverToClient"]), typedNotifications; !reflect.DeepEqual(got, want) {
+		t.Errorf("server notifications: schema %v, client types %v", got, want)
+	}
+	if ref := s.ServerRequests["session/summarize"].Params.Ref; ref != "#/$defs/SummarizeParams" {
+		t.Errorf("session/summarize params are %s; SummarizeFunc takes SummarizeParams", ref)
+	}
+	if ref := s.Notifications["serverToClient"]["session/didCompact"].Ref; ref != "#/$defs/DidCompactParams" {
+		t.Errorf("session/didCompact params are %s; OnDidCompact takes DidCompactParams", ref)
+	}
+}
+
 // The three-state and default rules the generator applies, seen on the wire.
 func TestParamsEncoding(t *testing.T) {
 	cases := []struct {

@@ -2,32 +2,6 @@ package sidecar
 
 //go:generate go run ./internal/gen -schema ../../protocol/schema.json -out .
 
-// The types below are part of the protocol (sidecar/wire.py) but are not in
-// protocol/schema.json yet; they are written by hand, and a test compares
-// their fields with the schema as soon as it defines them.
-
-// SummarizeParams is the server→client request session/summarize, sent when
-// a compaction or branch summary runs with provider "client".
-type SummarizeParams struct {
-	SystemPrompt string `json:"systemPrompt"`
-	Prompt       string `json:"prompt"`
-	MaxTokens    int    `json:"maxTokens"`
-	// Model is the model the caller asked for, if any.
-	Model *string `json:"model,omitzero"`
-}
-
-// SummarizeResult answers session/summarize.
-type SummarizeResult struct {
-	Text string `json:"text"`
-}
-
-// DidCompactParams is the notification session/didCompact: the sidecar
-// compacted a session by itself (settings compaction.autoCompact).
-type DidCompactParams struct {
-	SessionID string        `json:"sessionId"`
-	Result    CompactResult `json:"result"`
-}
-
 // Entry is one session entry as pi writes it: {"type": "message", "message": {...}},
 // {"type": "model_change", ...}, ... The sidecar assigns id, parentId and
 // timestamp when they are absent. UserMessage, AssistantMessage and

@@ -50,27 +50,27 @@ var (
 	ErrParseError = &Error{Code: -32700, Message: "parseError"}
 	// ErrRequestCancelled: The client cancelled the request (`$/cancelRequest`) before it changed anything.
 	ErrRequestCancelled = &Error{Code: -32800, Message: "requestCancelled"}
-	// ErrSessionNotFound: SessionNotFound
+	// ErrSessionNotFound: No session with that id below the root (or, for close, none open), or no file at that path.
 	ErrSessionNotFound = &Error{Code: -33001, Message: "sessionNotFound"}
-	// ErrInvalidSessionID: InvalidSessionId
+	// ErrInvalidSessionID: A session id that is not 1-64 letters, digits, '.', '_' or '-' (letters or digits at both ends).
 	ErrInvalidSessionID = &Error{Code: -33002, Message: "invalidSessionId"}
-	// ErrEntryNotFound: EntryNotFound
+	// ErrEntryNotFound: An entry id (leaf, branch target, label target, parent) that is not in the session.
 	ErrEntryNotFound = &Error{Code: -33003, Message: "entryNotFound"}
-	// ErrSessionLocked: SessionLocked
+	// ErrSessionLocked: Another process holds the session open for writing.
 	ErrSessionLocked = &Error{Code: -33004, Message: "sessionLocked"}
-	// ErrStorageError: StorageError
+	// ErrStorageError: The disk refused a read or write (space, permissions); latched until the session is reopened.
 	ErrStorageError = &Error{Code: -33005, Message: "storageError"}
-	// ErrDamagedFile: DamagedFile
+	// ErrDamagedFile: The file is not a session (no valid header line); it is left unchanged.
 	ErrDamagedFile = &Error{Code: -33006, Message: "damagedFile"}
-	// ErrPathOutsideRoot: PathOutsideRoot
+	// ErrPathOutsideRoot: A path outside the sessions root (allowed only with store.allowExternalPaths).
 	ErrPathOutsideRoot = &Error{Code: -33007, Message: "pathOutsideRoot"}
-	// ErrSessionExists: SessionExists
+	// ErrSessionExists: The session id, or the file a move would create, exists already.
 	ErrSessionExists = &Error{Code: -33008, Message: "sessionExists"}
-	// ErrInvalidEntry: InvalidEntry
+	// ErrInvalidEntry: An appended entry is malformed; data.index names it and nothing of the batch was written.
 	ErrInvalidEntry = &Error{Code: -33009, Message: "invalidEntry"}
-	// ErrInvalidState: The session is not in a state that allows the call (e.g. restoring one not in the trash).
+	// ErrInvalidState: The session is not in a state that allows the call (e.g. archiving one that has no file yet).
 	ErrInvalidState = &Error{Code: -33010, Message: "invalidState"}
-	// ErrPayloadTooLarge: PayloadTooLarge
+	// ErrPayloadTooLarge: A frame over the size limit (64 MiB); it is skipped.
 	ErrPayloadTooLarge = &Error{Code: -33011, Message: "payloadTooLarge"}
 	// ErrNothingToCompact: Everything since the last compaction would be kept (or the leaf is a compaction).
 	ErrNothingToCompact = &Error{Code: -33020, Message: "nothingToCompact"}
@@ -325,6 +325,12 @@ type DeleteResult struct {
 	TrashPath *string `json:"trashPath"`
 }
 
+// DidCompactParams: Notification `session/didCompact`: the sidecar compacted a session by itself (autoCompact).
+type DidCompactParams struct {
+	SessionID string        `json:"sessionId"`
+	Result    CompactResult `json:"result"`
+}
+
 // FlushParams is `FlushParams` in protocol/schema.json.
 type FlushParams struct {
 	SessionID string `json:"sessionId"`
@@ -561,6 +567,19 @@ type StoreSettings struct {
 	// Default: "assistant". Empty means the default.
 	Fsync              string `json:"fsync,omitzero"`
 	AllowExternalPaths bool   `json:"allowExternalPaths,omitzero"`
+}
+
+// SummarizeParams: Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`.
+type SummarizeParams struct {
+	SystemPrompt string  `json:"systemPrompt"`
+	Prompt       string  `json:"prompt"`
+	MaxTokens    int     `json:"maxTokens"`
+	Model        *string `json:"model,omitzero"`
+}
+
+// SummarizeResult is `SummarizeResult` in protocol/schema.json.
+type SummarizeResult struct {
+	Text string `json:"text"`
 }
 
 // TreeNode: One entry of the tree. The tree is sent flat, in file order: a linear

@@ -18,6 +18,7 @@ import (
 type Schema struct {
 	ProtocolVersion string                     `json:"protocolVersion"`
 	Methods         map[string]MethodSchema    `json:"methods"`
+	ServerRequests  map[string]MethodSchema    `json:"serverRequests"`
 	Notifications   map[string]map[string]*Def `json:"notifications"`
 	Settings        *Def                       `json:"settings"`
 	Errors          []ErrorSchema              `json:"errors"`
@@ -90,10 +91,7 @@ var ClientManaged = map[string]string{
 // HandWritten are $defs the package writes by hand (in types.go); the
 // generator skips them and a test compares their fields with the schema.
 var HandWritten = map[string]bool{
-	"ErrorObject":      true, // the Error type
-	"SummarizeParams":  true,
-	"SummarizeResult":  true,
-	"DidCompactParams": true,
+	"ErrorObject": true, // the Error type
 }
 
 // Overrides give a field a more precise Go type than the schema's "object".
@@ -179,6 +177,9 @@ func (g *gen) markInputs() {
 	}
 	for _, d := range g.s.Notifications["clientToServer"] {
 		mark(d)
+	}
+	for _, m := range g.s.ServerRequests {
+		mark(m.Result) // the client answers these
 	}
 	mark(g.s.Settings)
 }

@@ -18,7 +18,7 @@ if [ "$node_major" -lt 20 ]; then
   exit 1
 fi
 
-npm ci --no-audit --no-fund --loglevel=error
-npm run --silent build
-rm -rf build/test && npx --no-install tsc -p test/tsconfig.json
+rm -rf dist build
+npm ci --no-audit --no-fund --loglevel=error   # its prepare step builds dist/
+npx --no-install tsc -p test/tsconfig.json      # the tests, against dist/ (imported by the package's name)
 exec node --test --test-reporter=spec build/test/*.test.js

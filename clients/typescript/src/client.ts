@@ -152,6 +152,7 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
         });
       });
       child.stdin?.on("error", () => {}); // EPIPE after the child died: reported through the close path
+      child.on("error", () => {}); // a failed kill(): the close path and the dispose timeout cover it
       child.once("exit", () => this.markClosed());
     } else {
       this.exited = Promise.resolve();
@@ -179,7 +180,7 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
 
   /** Spawn `session-sidecar`, initialize it and return the ready client. */
   static async spawn(options: SpawnOptions = {}): Promise<SidecarClient> {
-    const command = options.command ?? process.env.SESSION_SIDECAR_BIN ?? "session-sidecar";
+    const command = options.command ?? (process.env.SESSION_SIDECAR_BIN || "session-sidecar");
     const args = [...(options.args ?? [])];
     if (options.root !== undefined) args.push("--root", options.root);
     const stderr = options.stderr ?? "pipe";
@@ -379,7 +380,17 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
     // Output usually ends just before the process does: wait (briefly) for its
     // exit code and the rest of its log, so the error can say why.
     const exited = this.process ? withTimeout(this.exited, 2000).catch(() => {}) : Promise.resolve();
-    void exited.then(() => setImmediate(() => this.finishClose()));
+    void exited.then(() => this.drainQueue()).then(() => this.finishClose());
+  }
+
+  /**
+   * vscode-jsonrpc handles one received message per event-loop turn: let the
+   * answers that arrived before the end be delivered before failing the rest.
+   */
+  private async drainQueue(): Promise<void> {
+    for (let turn = 0; turn < 200 && this.connection.hasPendingResponse(); turn++) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   private finishClose(): void {
@@ -461,6 +472,7 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
         }
       }
     }
+    await this.drainQueue();
     this.finishClose();
     return this.exitInfo?.code ?? null;
   }

@@ -15,3 +15,4 @@ export {
   type SummarizeResult,
   type WorkDoneProgress,
 } from "./client.js";
+export type { CancellationToken, Disposable, Event, MessageConnection } from "vscode-jsonrpc/node";

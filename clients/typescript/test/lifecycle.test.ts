@@ -77,8 +77,10 @@ describe("lifecycle", () => {
 
   it("a sidecar that dies mid-call fails the call with ConnectionClosedError", async () => {
     const summarizing = deferred();
+    const handlerAborted = deferred<unknown>();
     const client = await startClient({
-      summarize: () => {
+      summarize: (_params, { signal }) => {
+        signal.addEventListener("abort", () => handlerAborted.resolve(signal.reason));
         summarizing.resolve();
         return new Promise<string>(() => {}); // never answers
       },
@@ -100,6 +102,8 @@ describe("lifecycle", () => {
     assert.equal(client.closed, true);
     assert.ok(event instanceof ConnectionClosedError);
     await assert.rejects(client.list({}), ConnectionClosedError);
+    assert.ok((await handlerAborted.promise) instanceof ConnectionClosedError, "the summarize function's signal fired");
+    assert.equal(event.signal, "SIGKILL");
     assert.equal(await client.dispose(), null, "killed: no exit code");
   });
 

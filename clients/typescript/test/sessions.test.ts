@@ -196,6 +196,30 @@ describe("a conversation with tool calls", () => {
     assert.equal(afterCompact.messages[0]!.role, "compactionSummary");
   });
 
+  it("many calls in flight at once: answers matched by id, each session's appends in order", async () => {
+    const sessions = await Promise.all([0, 1, 2, 3, 4].map((i) => client.create({ cwd: `/work/parallel${i}` })));
+    const calls = [];
+    for (let round = 0; round < 10; round++) {
+      for (const { sessionId } of sessions) {
+        calls.push(
+          client.append({
+            sessionId,
+            entries: [{ type: "message", message: { role: "user", content: [{ type: "text", text: `${sessionId} ${round}` }] } }],
+          }),
+        );
+      }
+    }
+    const results = await Promise.all(calls);
+    assert.equal(results.length, 50);
+    for (const { sessionId } of sessions) {
+      const context = await client.buildContext({ sessionId });
+      assert.deepEqual(
+        context.messages.map((m) => m.content[0].text),
+        Array.from({ length: 10 }, (_, round) => `${sessionId} ${round}`),
+      );
+    }
+  });
+
   it("called every session method of the schema", () => {
     const expected = METHOD_NAMES.filter((m) => m in CLIENT_METHOD_NAMES);
     assert.deepEqual([...called].sort(), [...expected].sort());

@@ -277,13 +277,17 @@ func WithProgress(fn func(WorkDoneProgress)) CallOption {
 // Call sends any request and decodes its result into result (a pointer, or
 // nil to drop it). The typed methods (Create, Append, ...) wrap it.
 //
-// When ctx ends before the answer, Call sends $/cancelRequest and waits up
+// A ctx that has already ended sends nothing and returns ctx.Err(). When
+// ctx ends before the answer, Call sends $/cancelRequest and waits up
 // to Options.CancelTimeout for the sidecar's answer: requestCancelled comes
 // back as an *Error that also matches ctx.Err() (errors.Is), meaning nothing
 // was changed; if the sidecar had already finished, its result is returned
 // as usual (the call took effect); with no answer in time, Call returns an
 // error wrapping ctx.Err().
 func (c *Client) Call(ctx context.Context, method string, params, result any, opts ...CallOption) error {
+	if err := ctx.Err(); err != nil {
+		return err // not sent at all
+	}
 	var o callOptions
 	for _, opt := range opts {
 		opt(&o)

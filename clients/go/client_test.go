@@ -512,6 +512,11 @@ func TestCancelAQueuedCallChangesNothing(t *testing.T) {
 	if _, err := c.Append(ctx, sidecar.AppendParams{SessionID: s.SessionID, Entries: longConversation(6)}); err != nil {
 		t.Fatal(err)
 	}
+	dead, kill := context.WithCancel(ctx)
+	kill()
+	if _, err := c.SetName(dead, sidecar.SetNameParams{SessionID: s.SessionID, Name: "never"}); !errors.Is(err, context.Canceled) || errors.Is(err, sidecar.ErrRequestCancelled) {
+		t.Fatalf("a call on an ended context is not sent and returns ctx.Err(), got %v", err)
+	}
 	compacted := make(chan error, 1)
 	go func() { // holds the session's turn until release
 		_, err := c.Compact(ctx, sidecar.CompactParams{SessionID: s.SessionID, Provider: "client", KeepRecentTokens: sidecar.Ptr(200)})
@@ -635,6 +640,42 @@ func TestConcurrentCallsOnManySessions(t *testing.T) {
 	list, err := c.List(ctx, sidecar.ListParams{All: true})
 	if err != nil || len(list.Sessions) != 8 {
 		t.Fatalf("list after concurrent work: %v %v", list, err)
+	}
+}
+
+// A sidecar that does not answer $/cancelRequest: the call gives up after CancelTimeout.
+func TestCancelWithoutAnAnswerGivesUpAfterCancelTimeout(t *testing.T) {
+	t.Parallel()
+	c, _ := start(t, sidecar.Options{CancelTimeout: 300 * time.Millisecond})
+	ctx := testContext(t)
+	if err := syscall.Kill(c.Pid(), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := true
+	defer func() {
+		if stopped {
+			_ = syscall.Kill(c.Pid(), syscall.SIGCONT)
+		}
+	}()
+	callCtx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	_, err := c.List(callCtx, sidecar.ListParams{})
+	took := time.Since(began)
+	var rpc *sidecar.Error
+	if !errors.Is(err, context.DeadlineExceeded) || errors.As(err, &rpc) {
+		t.Fatalf("want the context's error without a server answer, got %v", err)
+	}
+	if took < 450*time.Millisecond || took > 5*time.Second {
+		t.Fatalf("gave up after %s; want the deadline (200ms) plus CancelTimeout (300ms)", took)
+	}
+	// Woken up, the sidecar answers the next call (and drops the late answer to the old one).
+	if err := syscall.Kill(c.Pid(), syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	stopped = false
+	if _, err := c.Create(ctx, sidecar.CreateParams{Cwd: "/w"}); err != nil {
+		t.Fatalf("after SIGCONT: %v", err)
 	}
 }
 

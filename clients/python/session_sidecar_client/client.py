@@ -339,7 +339,9 @@ class SidecarClient(SidecarMethods):
             await self.writer.drain()
             result = await future
         except asyncio.CancelledError:
-            if not future.done() and not self.closed:
+            # Cancelling this task cancelled the future too; an answer that already came is a result, not a cancel.
+            answered = future.done() and not future.cancelled()
+            if not answered and not self.closed:
                 self._abandoned.add(msg_id)
                 self._write_quietly({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": msg_id}})
             raise

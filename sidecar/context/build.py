@@ -115,8 +115,15 @@ def _head_model_ref(head: MessageHead) -> dict[str, Any]:
     return ref
 
 
-def _or_none(value: Any) -> Any:
-    return None if value is msgspec.UNSET else value
+def _js_text(value: Any) -> str:
+    """A value as a JS template literal prints it (oh-my-pi builds "provider/model" that way)."""
+    if value is msgspec.UNSET:
+        return "undefined"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def _split_model(value: str) -> dict[str, Any]:
@@ -151,7 +158,7 @@ def build_context(path: list[Entry]) -> SessionContext:
             head = entry.message_head()  # read with the envelope: no second decode of the message
             ctx.model = _head_model_ref(head)
             if not explicit_default_model:
-                ctx.models["default"] = f"{_or_none(head.provider)}/{_or_none(head.model)}"
+                ctx.models["default"] = f"{_js_text(head.provider)}/{_js_text(head.model)}"
         elif kind == "compaction":
             compaction, compaction_index = entry, index
         elif kind == "custom" and _PRUNE_MARK in entry.raw:

@@ -138,6 +138,8 @@ def _runs_inline(ls: "SidecarServer", method: str, decoded: Any, key: str | None
         return False
     if method == "session/append":
         return not ls.service.append_syncs(decoded)
+    if method == "session/branch":
+        return not decoded.summarize  # a branch summary asks a model
     return True
 
 

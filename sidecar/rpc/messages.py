@@ -94,13 +94,21 @@ NOTIFICATIONS_FROM_CLIENT: dict[str, Any] = {
     "exit": None,
     "$/cancelRequest": CancelParams,
 }
-NOTIFICATIONS_FROM_SERVER: dict[str, Any] = {"$/progress": ProgressParams}
-if hasattr(wire, "DidCompactParams"):
-    NOTIFICATIONS_FROM_SERVER["session/didCompact"] = wire.DidCompactParams
-# Requests the server sends to the client (the ``client`` summarizing provider).
-REQUESTS_FROM_SERVER: dict[str, tuple[Any, Any]] = {}
-if hasattr(wire, "SummarizeParams"):
-    REQUESTS_FROM_SERVER["session/summarize"] = (wire.SummarizeParams, wire.SummarizeResult)
+class WorkDoneProgressCreateParams(msgspec.Struct, kw_only=True):
+    """``window/workDoneProgress/create`` (server -> client, LSP's): accept ``token`` by answering null."""
+
+    token: int | str
+
+
+NOTIFICATIONS_FROM_SERVER: dict[str, Any] = {
+    "$/progress": ProgressParams,
+    "session/didCompact": wire.DidCompactParams,
+}
+# Requests the server sends to the client.
+REQUESTS_FROM_SERVER: dict[str, tuple[Any, Any]] = {
+    "session/summarize": (wire.SummarizeParams, wire.SummarizeResult),
+    "window/workDoneProgress/create": (WorkDoneProgressCreateParams, None),
+}
 LIFECYCLE_METHODS: dict[str, tuple[Any, Any]] = {
     "initialize": (InitializeParams, InitializeResult),
     "shutdown": (None, None),

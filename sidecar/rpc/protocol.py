@@ -217,18 +217,25 @@ class SidecarProtocol(JsonRPCProtocol):
         else:
             self._send_data({"jsonrpc": "2.0", "id": msg_id, "result": result})
 
-    def request_client(self, method: str, params: Any) -> "asyncio.Future[Any]":
-        """Send a request to the client; the future resolves with its answer.
+    async def request_client(self, method: str, params: Any) -> Any:
+        """Send a request to the client and wait for its answer.
 
         Not pygls' ``send_request``: that builds lsprotocol's typed message for
         LSP method names (``window/workDoneProgress/create``), which wants typed
-        params; our params are plain dicts, sent as they are.
+        params; ours are plain dicts, sent as they are. If the wait is
+        cancelled (a compaction cancelled while the client summarizes, a
+        timeout), the client is told with ``$/cancelRequest``.
         """
         msg_id = str(uuid.uuid4())
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self._request_futures[msg_id] = future
         self._send_data({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-        return asyncio.wrap_future(future)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            self._request_futures.pop(msg_id, None)
+            self.notify("$/cancelRequest", {"id": msg_id})
+            raise
 
     def notify(self, method: str, params: Any = None) -> None:
         self._send_data({"jsonrpc": "2.0", "method": method, "params": params})

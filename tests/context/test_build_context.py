@@ -230,3 +230,11 @@ def test_model_fields_follow_the_source_null_stays_null_and_missing_stays_missin
     assert ctx_at([message("1", None, without)], "1").model == {"modelId": "claude-test"}
     change = entry("model_change", "m", None, provider="p")
     assert ctx_at([change], "m").model == {"provider": "p"}
+
+
+def test_the_default_role_prints_missing_and_null_fields_as_javascript_does():
+    # oh-my-pi builds `${provider}/${model}` in JavaScript: undefined and null print as words.
+    without = {k: v for k, v in assistant().items() if k not in ("provider", "model")}
+    with_null = {**assistant(), "provider": None}
+    assert ctx_at([message("1", None, without)], "1").models == {"default": "undefined/undefined"}
+    assert ctx_at([message("1", None, with_null)], "1").models == {"default": "null/claude-test"}

@@ -100,3 +100,43 @@ async def test_the_client_provider_asks_the_client_with_session_summarize(sessio
         assert answer["id"] == "compact" and answer["result"]["summary"].startswith("SUMMARY FROM THE CLIENT")
     finally:
         await server.stop()
+
+
+async def test_branch_with_summarize_writes_a_branch_summary_through_the_server(sessions_root: Path):
+    server = await start(sessions_root)
+    try:
+        appended = await server.request("session/append", {"sessionId": "c", "entries": turns(3)})
+        first_answer = appended["result"]["entries"][1]["id"]
+        answer = await server.request(
+            "session/branch", {"sessionId": "c", "entryId": first_answer, "summarize": True, "provider": "offline"}
+        )
+        assert "result" in answer, answer
+        summary_id = answer["result"]["summaryEntryId"]
+        assert answer["result"]["leafId"] == summary_id
+        entries = (await server.request("session/getEntries", {"sessionId": "c", "ids": [summary_id]}))["result"]["entries"]
+        assert entries[0]["type"] == "branch_summary" and entries[0]["parentId"] == first_answer and entries[0]["summary"]
+    finally:
+        await server.stop()
+
+
+async def test_cancelling_a_compaction_while_the_client_summarizes_cancels_the_summarize_request(sessions_root: Path):
+    server = await start(sessions_root, provider="client")
+    try:
+        await server.request("session/append", {"sessionId": "c", "entries": turns(6)})
+        server.send({"jsonrpc": "2.0", "id": "compact", "method": "session/compact", "params": {"sessionId": "c"}})
+        ask = await next_message(server)
+        while ask.get("method") == "$/progress":
+            ask = await next_message(server)
+        assert ask["method"] == "session/summarize"
+        server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "compact"}})
+        seen = []
+        while True:
+            message = await server.receive()
+            seen.append(message)
+            if message.get("id") == "compact":
+                break
+        assert message["error"]["code"] == -32800
+        cancels = [m for m in seen if m.get("method") == "$/cancelRequest"]
+        assert cancels and cancels[0]["params"]["id"] == ask["id"]
+    finally:
+        await server.stop()

@@ -96,7 +96,7 @@ def _call(args: argparse.Namespace) -> int:
     except json.JSONDecodeError as exc:
         print(f"session-sidecar call: params are not JSON: {exc}", file=sys.stderr)
         return 2
-    from .client import RpcError, SidecarClient
+    from session_sidecar_client import ConnectionClosed, RpcError, SidecarClient
 
     async def one_call() -> object:
         server_args = ["--log-level", args.log_level]
@@ -104,8 +104,9 @@ def _call(args: argparse.Namespace) -> int:
             server_args += ["--root", str(args.root)]
         if args.config:
             server_args += ["--config", str(args.config)]
-        async with SidecarClient.spawn(server_args) as client:
-            await client.initialize(client_name="session-sidecar call")
+        # This interpreter's sidecar: the one this command belongs to, whatever PATH says.
+        command = [sys.executable, "-m", "sidecar"]
+        async with SidecarClient.spawn(server_args, command=command, client_name="session-sidecar call") as client:
             return await client.request(args.method, params)
 
     try:
@@ -113,6 +114,9 @@ def _call(args: argparse.Namespace) -> int:
     except RpcError as error:
         print(json.dumps({"error": error.to_dict()}, indent=2))
         print(f"session-sidecar call: error {error.code}: {error.message}", file=sys.stderr)
+        return 1
+    except ConnectionClosed as error:
+        print(f"session-sidecar call: {error}", file=sys.stderr)
         return 1
     print(json.dumps(result, indent=2, ensure_ascii=False))
     return 0

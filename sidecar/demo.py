@@ -1,9 +1,10 @@
 """``session-sidecar demo``: a real sidecar, driven through the protocol, shown step by step.
 
 It spawns ``session-sidecar serve`` as a subprocess and talks to it over
-stdio exactly as an agent would: create a session, append a conversation
-with tool calls, build the context, branch, fork, compact (when the server
-offers it) and list.
+stdio exactly as an agent would, through the Python client package
+(``session_sidecar_client``, clients/python): create a session, append a
+conversation with tool calls, build the context, branch, fork, compact (when
+the server offers it) and list.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .client import RpcError, SidecarClient
+from session_sidecar_client import RpcError, SidecarClient, SidecarError
 
 
 def _say(text: str = "") -> None:
@@ -105,67 +106,73 @@ async def run_demo(root: Path | None = None, config: Path | None = None) -> int:
         sessions_root = Path(root) if root else Path(scratch) / "sessions"
         args = ["--root", str(sessions_root)] + (["--config", str(config)] if config else [])
         try:
-            async with SidecarClient.spawn(args) as client:
+            # This interpreter's sidecar, so the demo works whether or not the venv's bin is on PATH.
+            command = [sys.executable, "-m", "sidecar"]
+            async with SidecarClient.spawn(args, command=command, client_name="session-sidecar demo") as client:
                 await _drive(client, sessions_root)
                 _step("shutdown")
-            _say(f"sidecar exited with code {client.process.returncode}")
+            _say(f"sidecar exited with code {client.returncode}")
         except RpcError as error:
             _say(f"\nerror {error.code} ({error.kind}): {error.message}")
+            return 1
+        except SidecarError as error:
+            _say(f"\nerror: {error}")
             return 1
     return 0
 
 
 async def _drive(client: SidecarClient, sessions_root: Path) -> None:
+    assert client.process is not None and client.initialize_result is not None
     _step(f"initialize (a real sidecar, pid {client.process.pid}, serving {sessions_root})")
-    info = await client.initialize("session-sidecar demo")
+    info = client.initialize_result
     caps = info["capabilities"]
     _say(f"{info['serverInfo']['name']} {info['serverInfo']['version']}, protocol {info['protocolVersion']}")
     _say(f"methods: {', '.join(m.removeprefix('session/') for m in caps['methods'])}")
     _say(f"framings: {', '.join(caps['framings'])}; providers: {', '.join(caps['providers']) or '(none)'}")
 
     _step("session/create")
-    created = await client.request("session/create", {"cwd": str(Path.cwd()), "name": "fix the parser"})
+    created = await client.create(str(Path.cwd()), name="fix the parser")
     session_id = created["sessionId"]
     _say(f"session {session_id}\nfile    {created['path']} (written once the first assistant message arrives)")
 
     _step("session/append: a conversation with two tool calls")
-    appended = await client.request("session/append", {"sessionId": session_id, "entries": CONVERSATION})
+    appended = await client.append(session_id, CONVERSATION)
     ids = [e["id"] for e in appended["entries"]]
     for entry, spec in zip(appended["entries"], CONVERSATION):
         _say(f"  {entry['id']} <- {entry['parentId'] or 'root':<8} {spec['message']['role']:<10} {_text_of(spec['message'])[:60]}")
     _say(f"leaf {appended['leafId']}, ~{appended['contextTokens']} tokens in context")
 
     _step("session/buildContext (format llm: what the model would be sent)")
-    context = await client.request("session/buildContext", {"sessionId": session_id, "format": "llm"})
+    context = await client.build_context(session_id, format="llm")
     for message in context["messages"]:
         _say(f"  {message['role']:<10} {_text_of(message)[:70]}")
 
     _step("session/setLabel, then session/branch back to the first answer and try again")
-    await client.request("session/setLabel", {"sessionId": session_id, "entryId": ids[1], "label": "first look"})
-    await client.request("session/branch", {"sessionId": session_id, "entryId": ids[1]})
+    await client.set_label(session_id, ids[1], "first look")
+    await client.branch(session_id, ids[1])
     retry = [
         _tool_result("call_1", "read", "def parse(text):\n    return text.split(',')[0]\n"),
         _assistant({"type": "text", "text": "Alternative: raise ValueError on empty input instead."}),
     ]
-    branch = await client.request("session/append", {"sessionId": session_id, "entries": retry})
-    tree = await client.request("session/getTree", {"sessionId": session_id})
-    entries = await client.request("session/getEntries", {"sessionId": session_id})
+    branch = await client.append(session_id, retry)
+    tree = await client.get_tree(session_id)
+    entries = await client.get_entries(session_id)
     _print_tree(tree, {e["id"]: e for e in entries["entries"]})
 
     _step("session/fork: the alternative branch becomes a session of its own")
-    fork = await client.request("session/fork", {"sessionId": session_id, "entryId": branch["leafId"]})
+    fork = await client.fork(session_id, entry_id=branch["leafId"])
     _say(f"forked session {fork['sessionId']}\nfile          {fork['path']}")
 
     if "session/compact" in client.methods:
         _step("session/compact (offline default summarizer)")
-        await client.request("session/branch", {"sessionId": session_id, "entryId": ids[-1]})
+        await client.branch(session_id, ids[-1])
 
         def show(value: dict[str, Any]) -> None:
             if value.get("kind") == "report" and value.get("message"):
                 _say(f"  .. {value['message']}")
 
         try:
-            compacted = await client.request("session/compact", {"sessionId": session_id}, on_progress=show)
+            compacted = await client.compact(session_id, on_progress=show)
             for key, value in compacted.items():
                 _say(f"  {key}: {str(value)[:100]}")
         except RpcError as error:
@@ -174,7 +181,7 @@ async def _drive(client: SidecarClient, sessions_root: Path) -> None:
         _step("session/compact is not offered by this server yet; skipped")
 
     _step("session/list")
-    listing = await client.request("session/list", {"all": True})
+    listing = await client.list(all=True)
     for info in listing["sessions"]:
         parent = f" (fork of {info['parentSession'][:8]})" if info.get("parentSession") else ""
         _say(f"  {info['sessionId']}  {info['messageCount']} messages  {info.get('name') or info['firstMessage'][:40]!r}{parent}")

@@ -58,11 +58,16 @@ type Options struct {
 	Summarize SummarizeFunc
 	// OnDidCompact receives session/didCompact (compaction.autoCompact).
 	OnDidCompact func(DidCompactParams)
-	// OnNotification receives every other notification from the sidecar
-	// ($/progress goes to the callback of its call).
+	// OnProgress receives work-done progress the sidecar reports on tokens it
+	// created itself (window/workDoneProgress/create, e.g. an autoCompact run),
+	// not for a call of yours (those go to WithProgress). Nil: such tokens are
+	// refused and the sidecar sends no progress for that work.
+	OnProgress func(ProgressParams)
+	// OnNotification receives every other notification from the sidecar.
 	//
-	// OnDidCompact and OnNotification run one at a time, in the order the
-	// sidecar sent them, on a goroutine of their own: they may call the client.
+	// OnDidCompact, OnProgress and OnNotification run one at a time, in the
+	// order the sidecar sent them, on a goroutine of their own: they may call
+	// the client.
 	OnNotification func(method string, params json.RawMessage)
 
 	// CancelTimeout is how long a call whose context ended waits, after
@@ -559,6 +564,13 @@ func (c *Client) notification(method string, params json.RawMessage) {
 
 // deliver runs on the notification queue's goroutine.
 func (c *Client) deliver(n notification) {
+	if n.method == "$/progress" && c.opts.OnProgress != nil {
+		var p ProgressParams
+		if json.Unmarshal(n.params, &p) == nil {
+			c.opts.OnProgress(p)
+			return
+		}
+	}
 	if n.method == "session/didCompact" && c.opts.OnDidCompact != nil {
 		var p DidCompactParams
 		if json.Unmarshal(n.params, &p) == nil {
@@ -575,7 +587,7 @@ func (c *Client) deliver(n notification) {
 // typedNotifications the server→client notifications it decodes itself
 // (a test compares both with schema.json).
 var (
-	servedRequests     = []string{"session/summarize"}
+	servedRequests     = []string{"session/summarize", "window/workDoneProgress/create"}
 	typedNotifications = []string{"$/progress", "session/didCompact"}
 )
 
@@ -595,6 +607,10 @@ func (c *Client) serve(id json.RawMessage, method string, params json.RawMessage
 	var result any
 	var rpcErr *wireError
 	switch {
+	case method == "window/workDoneProgress/create":
+		if c.opts.OnProgress == nil {
+			rpcErr = &wireError{Code: CodeMethodNotFound, Message: "this client takes no server-initiated progress (sidecar.Options.OnProgress)"}
+		} // else accepted: the result is null
 	case method != "session/summarize":
 		rpcErr = &wireError{Code: CodeMethodNotFound, Message: "the Go client does not serve " + method}
 	case c.opts.Summarize == nil:

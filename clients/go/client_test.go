@@ -452,12 +452,14 @@ func TestCancelACompactionWaitingForTheSummary(t *testing.T) {
 	t.Parallel()
 	asked := make(chan struct{}, 4)
 	release := make(chan struct{})
+	abandoned := make(chan struct{}, 4)
 	c, root := start(t, sidecar.Options{Summarize: func(ctx context.Context, req sidecar.SummarizeParams) (sidecar.SummarizeResult, error) {
 		asked <- struct{}{}
 		select {
 		case <-release:
 			return sidecar.SummarizeResult{Text: "late summary"}, nil
 		case <-ctx.Done(): // the client closed, or the sidecar cancelled the request
+			abandoned <- struct{}{}
 			return sidecar.SummarizeResult{}, ctx.Err()
 		}
 	}})
@@ -482,7 +484,13 @@ func TestCancelACompactionWaitingForTheSummary(t *testing.T) {
 	if after := snapshot(t, root); !reflect.DeepEqual(before, after) {
 		t.Fatalf("a cancelled compaction wrote: %v -> %v", before, after)
 	}
-	close(release) // the abandoned summarize call answers late; the sidecar ignores it
+	// The sidecar passes the cancel on ($/cancelRequest for its session/summarize): our function's ctx ends.
+	select {
+	case <-abandoned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the summarize function's context was not cancelled after the compaction was")
+	}
+	close(release)
 	// A second compaction goes through.
 	result, err := c.Compact(ctx, sidecar.CompactParams{SessionID: s.SessionID, Provider: "client", KeepRecentTokens: sidecar.Ptr(200)})
 	if err != nil || !strings.Contains(result.Summary, "late summary") {
@@ -561,18 +569,21 @@ func TestCancelAQueuedCallChangesNothing(t *testing.T) {
 func TestAutoCompactNotification(t *testing.T) {
 	t.Parallel()
 	got := make(chan sidecar.DidCompactParams, 1)
+	var progress []sidecar.ProgressParams // OnProgress and OnDidCompact run in order on one goroutine
+	settings := &sidecar.Settings{
+		Compaction: &sidecar.CompactionSettings{AutoCompact: true, ContextWindow: sidecar.Ptr(2000),
+			ReserveTokens: sidecar.Ptr(500), KeepRecentTokens: sidecar.Ptr(300)},
+		Providers: &sidecar.ProvidersSettings{Default: "offline"},
+	}
 	c, _ := start(t, sidecar.Options{
-		Settings: &sidecar.Settings{
-			Compaction: &sidecar.CompactionSettings{AutoCompact: true, ContextWindow: sidecar.Ptr(2000),
-				ReserveTokens: sidecar.Ptr(500), KeepRecentTokens: sidecar.Ptr(300)},
-			Providers: &sidecar.ProvidersSettings{Default: "offline"},
-		},
+		Settings:     settings,
+		OnProgress:   func(p sidecar.ProgressParams) { progress = append(progress, p) },
 		OnDidCompact: func(p sidecar.DidCompactParams) { got <- p },
 	})
 	ctx := testContext(t)
-	settings := c.InitializeResult().Settings
-	if settings.Compaction == nil || !settings.Compaction.AutoCompact || deref(settings.Compaction.ContextWindow) != 2000 {
-		t.Fatalf("the effective settings did not take ours: %+v", settings.Compaction)
+	effective := c.InitializeResult().Settings
+	if effective.Compaction == nil || !effective.Compaction.AutoCompact || deref(effective.Compaction.ContextWindow) != 2000 {
+		t.Fatalf("the effective settings did not take ours: %+v", effective.Compaction)
 	}
 	s, err := c.Create(ctx, sidecar.CreateParams{Cwd: "/w"})
 	if err != nil {
@@ -592,6 +603,39 @@ func TestAutoCompactNotification(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("no session/didCompact within 30s")
+	}
+	// The run reported on a token the sidecar asked us for, before didCompact.
+	if len(progress) < 2 || progress[0].Value.Kind != "begin" || progress[len(progress)-1].Value.Kind != "end" {
+		t.Fatalf("autoCompact progress %+v", progress)
+	}
+	for _, p := range progress {
+		if p.Token != progress[0].Token {
+			t.Fatalf("progress on several tokens: %+v", progress)
+		}
+	}
+
+	// Without OnProgress the token is refused: no progress, didCompact still comes.
+	var notes []string
+	plain, _ := start(t, sidecar.Options{Settings: settings,
+		OnNotification: func(method string, _ json.RawMessage) { notes = append(notes, method) },
+		OnDidCompact:   func(p sidecar.DidCompactParams) { got <- p }})
+	s2, err := plain.Create(ctx, sidecar.CreateParams{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plain.Append(ctx, sidecar.AppendParams{SessionID: s2.SessionID, Entries: longConversation(12)}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-got:
+		if p.SessionID != s2.SessionID {
+			t.Fatalf("didCompact %+v", p)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no session/didCompact within 30s without OnProgress")
+	}
+	if len(notes) != 0 {
+		t.Fatalf("a refused token still got notifications: %v", notes)
 	}
 }
 

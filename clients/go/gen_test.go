@@ -116,14 +116,14 @@ func TestEveryMethodAndFieldHasAGoCounterpart(t *testing.T) {
 	}
 	for _, v := range []any{InitializeParams{}, InitializeResult{}, Capabilities{}, ServerInfo{}, ClientInfo{},
 		ProgressParams{}, CancelParams{}, Settings{}, StoreSettings{}, CompactionSettings{}, ProvidersSettings{},
-		ProviderEndpoint{}, AppendedEntry{}, TreeNode{}, SessionInfo{}, CompactDetails{}, Error{},
+		ProviderEndpoint{}, WorkDoneProgressCreateParams{}, AppendedEntry{}, TreeNode{}, SessionInfo{}, CompactDetails{}, Error{},
 		SummarizeParams{}, SummarizeResult{}, DidCompactParams{}} {
 		types[reflect.TypeOf(v).Name()] = reflect.TypeOf(v)
 	}
 	types["ErrorObject"] = reflect.TypeFor[Error]()
 	progressFields := map[string]bool{}
 	for name, def := range s.Defs {
-		if strings.HasPrefix(name, "WorkDone") {
+		if k := def.Properties.Map["kind"]; k != nil && len(k.Enum) == 1 { // a variant of WorkDoneProgress
 			for _, f := range def.Properties.Keys {
 				progressFields[f] = true
 			}

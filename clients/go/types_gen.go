@@ -596,3 +596,8 @@ type TreeNode struct {
 	Role      *string `json:"role,omitzero"`
 	Label     *string `json:"label,omitzero"`
 }
+
+// WorkDoneProgressCreateParams: `window/workDoneProgress/create` (server -> client, LSP's): accept `token` by answering null.
+type WorkDoneProgressCreateParams struct {
+	Token any `json:"token"`
+}

@@ -682,8 +682,9 @@ func (c *Client) exitError() error {
 // Close ends the connection: it sends shutdown (the sidecar finishes the
 // calls in flight and closes its sessions) and exit, closes the sidecar's
 // input and waits for the process, killing it when it has not exited within
-// Options.CloseTimeout. Calls made after Close return ErrClosed. It returns
-// nil when the sidecar exited with status 0.
+// Options.CloseTimeout. Notification callbacks still running finish before
+// it returns. Calls made after Close return ErrClosed. It returns nil when the
+// sidecar exited with status 0.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() { c.closeErr = c.close() })
 	return c.closeErr
@@ -724,6 +725,7 @@ func (c *Client) close() error {
 	if c.cmd == nil {
 		select {
 		case <-c.readDone:
+			c.waitNotes(remaining())
 		case <-remaining():
 			if problem == nil {
 				problem = fmt.Errorf("session-sidecar: the stream did not end within %s of exit", c.opts.CloseTimeout)
@@ -744,6 +746,7 @@ func (c *Client) close() error {
 		c.rc.Close()
 		<-c.readDone
 	}
+	c.waitNotes(remaining())
 	if problem != nil {
 		return problem
 	}
@@ -751,6 +754,15 @@ func (c *Client) close() error {
 		return &ExitError{ExitCode: c.exitCode, Stderr: c.stderr.String()}
 	}
 	return nil
+}
+
+// waitNotes lets the notification callbacks finish what the sidecar sent
+// before it ended, so none runs after Close returns (bounded by Close's deadline).
+func (c *Client) waitNotes(deadline <-chan time.Time) {
+	select {
+	case <-c.notes.done:
+	case <-deadline:
+	}
 }
 
 // queue hands values to fn one at a time, in order, on its own goroutine,

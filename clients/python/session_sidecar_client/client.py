@@ -25,7 +25,15 @@ from typing import Any, Literal, Protocol
 
 from .errors import ConnectionClosed, RpcError
 from .methods import ProgressCallback, SidecarMethods
-from .protocol import PROTOCOL_VERSION, ClientInfo, DidCompactParams, InitializeResult, SummarizeParams, SummarizeResult
+from .protocol import (
+    PROTOCOL_VERSION,
+    ClientInfo,
+    DidCompactParams,
+    InitializeResult,
+    ProgressValue,
+    SummarizeParams,
+    SummarizeResult,
+)
 
 logger = logging.getLogger("session_sidecar_client")
 
@@ -39,6 +47,11 @@ RequestHandler = Callable[[Any], Awaitable[Any] | Any]
 SummarizeHandler = Callable[[SummarizeParams], Awaitable[SummarizeResult]]
 DidCompactCallback = Callable[[DidCompactParams], Any]
 TraceCallback = Callable[[Literal["send", "receive"], Any], None]
+ServerProgressCallback = Callable[[int | str, ProgressValue], Any]
+PROGRESS_CREATE = "window/workDoneProgress/create"
+# What the client has a dedicated option for (checked against the schema's lists by the tests).
+SERVER_REQUESTS_HANDLED = {"session/summarize": "summarize", PROGRESS_CREATE: "on_server_progress"}
+SERVER_NOTIFICATIONS_HANDLED = {"$/progress": "on_progress / on_server_progress", "session/didCompact": "on_did_compact"}
 ProtocolErrorCallback = Callable[[RpcError], Any]
 
 
@@ -80,6 +93,17 @@ class SidecarClient(SidecarMethods):
     Usually made by ``spawn`` or ``attach``. The typed methods (``create``,
     ``append``, ``build_context``...; see ``methods.py``) and ``request`` are
     safe to call concurrently: answers are matched by id.
+
+    Options: ``summarize`` answers the server's ``session/summarize`` (the
+    ``client`` provider); ``handlers`` answers any other server->client
+    request by method (a function of the params, plain or async; an exception
+    becomes an error answer); ``on_did_compact`` gets ``session/didCompact``;
+    ``on_server_progress(token, value)`` accepts the server's own progress
+    tokens (``window/workDoneProgress/create``, for autoCompact) and gets their
+    ``$/progress``; ``on_notification(method, params)`` gets every other
+    notification; ``on_protocol_error`` gets error answers with no request
+    (id null: the server could not read something we sent); ``trace(direction,
+    message)`` sees every message; ``close_timeout`` bounds ``close()``.
     """
 
     def __init__(
@@ -93,6 +117,7 @@ class SidecarClient(SidecarMethods):
         handlers: Mapping[str, RequestHandler] | None = None,
         on_notification: NotificationCallback | None = None,
         on_did_compact: DidCompactCallback | None = None,
+        on_server_progress: ServerProgressCallback | None = None,
         on_protocol_error: ProtocolErrorCallback | None = None,
         trace: TraceCallback | None = None,
         close_timeout: float = 5.0,
@@ -108,6 +133,8 @@ class SidecarClient(SidecarMethods):
             self.handlers["session/summarize"] = summarize
         self.on_notification = on_notification
         self.on_did_compact = on_did_compact
+        self.on_server_progress = on_server_progress
+        self._server_tokens: set[Any] = set()  # accepted from window/workDoneProgress/create
         self.on_protocol_error = on_protocol_error
         self.trace = trace
         self.close_timeout = close_timeout
@@ -488,9 +515,16 @@ class SidecarClient(SidecarMethods):
 
     def _notification(self, method: str, params: Any) -> None:
         if method == "$/progress" and isinstance(params, dict):
-            callback = self._progress.get(params.get("token"))  # type: ignore[arg-type]
+            token = params.get("token")
+            callback = self._progress.get(token)  # type: ignore[arg-type]
             if callback is not None:
                 self._call_back(callback, params.get("value"))
+                return
+            if token in self._server_tokens and self.on_server_progress is not None:
+                value = params.get("value")
+                if isinstance(value, dict) and value.get("kind") == "end":
+                    self._server_tokens.discard(token)
+                self._call_back(self.on_server_progress, token, value)
                 return
         elif method == "$/cancelRequest" and isinstance(params, dict):
             task = self._serving.get(params.get("id"))
@@ -530,7 +564,11 @@ class SidecarClient(SidecarMethods):
     async def _answer(self, msg_id: Any, method: str, params: Any) -> None:
         handler = self.handlers.get(method)
         answer: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id}
-        if handler is None:
+        if handler is None and method == PROGRESS_CREATE and self.on_server_progress is not None:
+            if isinstance(params, dict) and isinstance(params.get("token"), (int, str)):
+                self._server_tokens.add(params["token"])
+            answer["result"] = None
+        elif handler is None:
             logger.info("the sidecar asked %s, which this client does not handle", method)
             answer["error"] = {"code": -32601, "message": f"the client does not handle {method}", "data": {"kind": "methodNotFound", "method": method}}
         else:

@@ -404,6 +404,12 @@ class SummarizeResult(TypedDict):
     text: str
 
 
+class WorkDoneProgressCreateParams(TypedDict):
+    """``window/workDoneProgress/create`` (server -> client, LSP's): accept ``token`` by answering null."""
+
+    token: int | str
+
+
 # The value of one $/progress notification.
 ProgressValue = WorkDoneBegin | WorkDoneReport | WorkDoneEnd
 
@@ -458,6 +464,7 @@ METHODS: dict[str, tuple[str, str]] = {
 
 SERVER_REQUESTS: dict[str, tuple[str, str]] = {
     "session/summarize": ("SummarizeParams", "SummarizeResult"),
+    "window/workDoneProgress/create": ("WorkDoneProgressCreateParams", "None"),
 }
 
 CLIENT_NOTIFICATIONS: dict[str, str] = {
@@ -800,5 +807,6 @@ __all__ = [
     "TreeNode",
     "WorkDoneBegin",
     "WorkDoneEnd",
+    "WorkDoneProgressCreateParams",
     "WorkDoneReport",
 ]

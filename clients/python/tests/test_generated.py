@@ -100,6 +100,18 @@ def test_every_protocol_method_has_a_typed_method_with_the_schema_params():
     assert protocol.PYTHON_METHODS["close_session"] == "session/close"  # close() ends the client itself
 
 
+def test_every_server_request_and_notification_has_its_option():
+    from session_sidecar_client.client import SERVER_NOTIFICATIONS_HANDLED, SERVER_REQUESTS_HANDLED
+
+    spec = schema()
+    assert set(SERVER_REQUESTS_HANDLED) == set(spec["serverRequests"]) == set(protocol.SERVER_REQUESTS)
+    assert set(SERVER_NOTIFICATIONS_HANDLED) == set(spec["notifications"]["serverToClient"])
+    assert set(protocol.CLIENT_NOTIFICATIONS) == set(spec["notifications"]["clientToServer"]) == {"initialized", "exit", "$/cancelRequest"}
+    options = inspect.signature(SidecarClient.__init__).parameters
+    for option in SERVER_REQUESTS_HANDLED.values():
+        assert option in options
+
+
 def test_every_error_code_has_a_class():
     errors = schema()["errors"]
     assert set(protocol.ERROR_CLASSES) == {e["code"] for e in errors}

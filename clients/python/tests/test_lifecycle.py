@@ -162,15 +162,29 @@ async def test_server_requests_the_client_does_not_handle_are_refused_and_others
         await client.append("r", turns(10))
         await asyncio.wait_for(compacted.get(), 10)
         assert notes == []
-    # Answered by a handler: the server reports the run on its token, which reaches on_notification.
+    # Accepted through on_server_progress: the server reports the run on its own token.
+    progress: list[tuple[Any, Any]] = []
+    async with SidecarClient.spawn(
+        command=command, session_root=sessions_root, settings=settings,
+        on_server_progress=lambda token, value: progress.append((token, value)),
+        on_notification=lambda method, params: notes.append((method, params)), on_did_compact=compacted.put_nowait,
+    ) as client:
+        await client.create("/w", session_id="s")
+        await client.append("s", turns(10))
+        await asyncio.wait_for(compacted.get(), 10)
+        assert len({token for token, _ in progress}) == 1
+        kinds = [value["kind"] for _, value in progress]
+        assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds
+        assert notes == [] and client._server_tokens == set()
+    # Or answered by a handler of one's own; the progress then reaches on_notification.
     tokens: list[Any] = []
     async with SidecarClient.spawn(
         command=command, session_root=sessions_root, settings=settings,
         handlers={"window/workDoneProgress/create": lambda params: tokens.append(params["token"])},
         on_notification=lambda method, params: notes.append((method, params)), on_did_compact=compacted.put_nowait,
     ) as client:
-        await client.create("/w", session_id="s")
-        await client.append("s", turns(10))
+        await client.create("/w", session_id="t")
+        await client.append("t", turns(10))
         await asyncio.wait_for(compacted.get(), 10)
         assert len(tokens) == 1
         kinds = [params["value"]["kind"] for method, params in notes if method == "$/progress" and params["token"] == tokens[0]]

@@ -102,9 +102,15 @@ async def test_cancelling_a_running_compaction(command: list[str], sessions_root
     sent: list[Any] = []
     received: list[Any] = []
 
+    handler_cancelled = asyncio.Event()
+
     async def summarize(params: SummarizeParams) -> SummarizeResult:
         asked.set()
-        await release.wait()
+        try:
+            await release.wait()
+        except asyncio.CancelledError:
+            handler_cancelled.set()
+            raise
         return {"text": "too late"}
 
     def trace(direction: str, message: Any) -> None:
@@ -130,7 +136,16 @@ async def test_cancelling_a_running_compaction(command: list[str], sessions_root
         answer = next(m for m in received if m.get("id") == compact_id)
         assert answer["error"]["code"] == -32800 and answer["error"]["data"]["kind"] == "requestCancelled"
         assert client._pending == {}
-        release.set()
+        # The server withdrew its session/summarize too: the function was cancelled, and -32800 went back.
+        await asyncio.wait_for(handler_cancelled.wait(), 10)
+        summarize_id = next(m["id"] for m in received if m.get("method") == "session/summarize")
+        assert {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": summarize_id}} in received
+        for _ in range(100):
+            if any(m.get("id") == summarize_id and "error" in m for m in sent):
+                break
+            await asyncio.sleep(0.01)
+        reply = next(m for m in sent if m.get("id") == summarize_id)
+        assert reply["error"]["code"] == -32800
         assert await client.get_tree("c") == before  # nothing was written
         # The session takes new work at once.
         assert (await client.append("c", turns(1)))["entries"]
@@ -150,11 +165,6 @@ async def test_a_timeout_around_a_call_cancels_it(command: list[str], sessions_r
         assert (await client.get_tree("c"))["nodes"][-1]["type"] == "message"  # no compaction entry
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="server bug: session/branch with summarize=true is answered inline on the event loop "
-    "(sidecar/rpc/handlers.py _runs_inline) and service.branch then calls asyncio.run() there: -32603",
-)
 async def test_branch_with_a_summary_uses_the_summarize_function(command: list[str], sessions_root: Path):
     async def summarize(params: SummarizeParams) -> SummarizeResult:
         return {"text": "WHAT THE ABANDONED BRANCH DID"}

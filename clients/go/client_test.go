@@ -328,7 +328,6 @@ func TestCancelARunningListSendsCancelRequest(t *testing.T) {
 	ctx, cancel := context.WithCancel(testContext(t))
 	var kinds []string
 	var mu sync.Mutex
-	began := time.Now()
 	_, err := c.List(ctx, sidecar.ListParams{All: true}, sidecar.WithProgress(func(p sidecar.WorkDoneProgress) {
 		mu.Lock()
 		kinds = append(kinds, p.Kind)
@@ -349,15 +348,10 @@ func TestCancelARunningListSendsCancelRequest(t *testing.T) {
 		t.Errorf("progress must still be closed before the answer: %v", kinds)
 	}
 	mu.Unlock()
-	// The uncancelled scan of 3000 files takes longer than the cancelled one; the server is fine afterwards.
-	cancelled := time.Since(began)
-	began = time.Now()
+	// -32800 means the scan stopped part way (a finished one answers with its result); the server is fine afterwards.
 	full, err := c.List(testContext(t), sidecar.ListParams{All: true, Limit: sidecar.Ptr(1000)})
 	if err != nil || len(full.Sessions) != 1000 || full.NextCursor == nil {
 		t.Fatalf("after the cancel: %v", err)
-	}
-	if cancelled >= time.Since(began) {
-		t.Errorf("the cancelled list (%s) was not shorter than a full one (%s)", cancelled, time.Since(began))
 	}
 }
 

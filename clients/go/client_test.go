@@ -880,3 +880,66 @@ func TestAttachToGivenStreams(t *testing.T) {
 		t.Errorf("unexpected notifications %v", notes)
 	}
 }
+
+func TestArchiveDeleteRestoreContinueFlush(t *testing.T) {
+	t.Parallel()
+	c, root := start(t, sidecar.Options{})
+	ctx := testContext(t)
+	s, err := c.Create(ctx, sidecar.CreateParams{Cwd: "/proj"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Append(ctx, sidecar.AppendParams{SessionID: s.SessionID, Entries: conversation("keep me")}); err != nil {
+		t.Fatal(err)
+	}
+	if flushed, err := c.Flush(ctx, sidecar.FlushParams{SessionID: s.SessionID}); err != nil || !flushed.Persisted {
+		t.Fatalf("flush: %+v %v", flushed, err)
+	}
+	recent, err := c.ContinueRecent(ctx, sidecar.ContinueRecentParams{Cwd: "/proj"})
+	if err != nil || recent == nil || recent.SessionID != s.SessionID || recent.EntryCount != 4 {
+		t.Fatalf("continueRecent: %+v %v", recent, err)
+	}
+	none, err := c.ContinueRecent(ctx, sidecar.ContinueRecentParams{Cwd: "/nothing/here"})
+	if err != nil || none != nil {
+		t.Fatalf("continueRecent of an empty cwd is nil: %+v %v", none, err)
+	}
+
+	archived, err := c.Archive(ctx, sidecar.ArchiveParams{SessionID: s.SessionID})
+	if err != nil || !archived.Archived || !strings.HasPrefix(archived.Path, filepath.Join(root, ".archive")) {
+		t.Fatalf("archive: %+v %v", archived, err)
+	}
+	visible, err := c.List(ctx, sidecar.ListParams{All: true})
+	if err != nil || len(visible.Sessions) != 0 {
+		t.Fatalf("an archived session is hidden by default: %+v %v", visible, err)
+	}
+	all, err := c.List(ctx, sidecar.ListParams{All: true, IncludeArchived: true})
+	if err != nil || len(all.Sessions) != 1 || !all.Sessions[0].Archived {
+		t.Fatalf("includeArchived: %+v %v", all, err)
+	}
+	unarchived, err := c.Unarchive(ctx, sidecar.ArchiveParams{SessionID: s.SessionID})
+	if err != nil || unarchived.Archived {
+		t.Fatalf("unarchive: %+v %v", unarchived, err)
+	}
+	if _, err := os.Stat(unarchived.Path); err != nil {
+		t.Fatalf("the unarchived file: %v", err)
+	}
+
+	deleted, err := c.Delete(ctx, sidecar.DeleteParams{SessionID: s.SessionID})
+	if err != nil || deleted.TrashPath == nil || !strings.HasPrefix(*deleted.TrashPath, filepath.Join(root, ".trash")) {
+		t.Fatalf("delete: %+v %v", deleted, err)
+	}
+	if _, err := c.Open(ctx, sidecar.OpenParams{SessionID: s.SessionID}); !errors.Is(err, sidecar.ErrSessionNotFound) {
+		t.Fatalf("a deleted session is not found, got %v", err)
+	}
+	restored, err := c.Restore(ctx, sidecar.RestoreParams{SessionID: s.SessionID})
+	if err != nil || restored.Path != unarchived.Path {
+		t.Fatalf("restore: %+v %v (was %s)", restored, err, unarchived.Path)
+	}
+	if _, err := c.Restore(ctx, sidecar.RestoreParams{SessionID: s.SessionID}); !errors.Is(err, sidecar.ErrSessionNotFound) {
+		t.Fatalf("restoring a session that is not in the trash: %v", err)
+	}
+	opened, err := c.Open(ctx, sidecar.OpenParams{SessionID: s.SessionID})
+	if err != nil || opened.EntryCount != 4 {
+		t.Fatalf("open after restore: %+v %v", opened, err)
+	}
+}

@@ -283,6 +283,13 @@ def params_has_progress(params_schema: dict[str, Any], defs: dict[str, Any]) -> 
     return name is not None and PROGRESS_FIELD in defs[name].get("properties", {})
 
 
+def _return(result: str, call: str) -> list[str]:
+    """``request`` returns Any: give it the result type (mypy --strict takes no Any returns)."""
+    if result == "None":
+        return [f"        {call}"]
+    return [f"        result: {result} = {call}", "        return result"]
+
+
 def _py_literal(value: Any) -> str:
     return repr(value) if not isinstance(value, str) else json.dumps(value)
 
@@ -320,7 +327,7 @@ def generate_methods(schema: dict[str, Any]) -> str:
             doc += " " + " ".join(defs[params_name]["description"].split())
         body += docstring(doc, "        ")
         if params is None:
-            body.append(f"        return await self.request({json.dumps(method)}, None)")
+            body += _return(result, f"await self.request({json.dumps(method)}, None)")
             continue
         body.append("        params: dict[str, Any] = {" + ", ".join(f"{json.dumps(p['key'])}: {p['arg']}" for p in required) + "}")
         for p in optional:
@@ -333,7 +340,7 @@ def generate_methods(schema: dict[str, Any]) -> str:
             body.append(f"        if {test}:")
             body.append(f"            params[{json.dumps(p['key'])}] = {p['arg']}")
         tail = ", on_progress=on_progress" if progress else ""
-        body.append(f"        return await self.request({json.dumps(method)}, params{tail})")
+        body += _return(result, f"await self.request({json.dumps(method)}, params{tail})")
 
     out = [HEADER.format(what="One typed async method per protocol method (mixed into SidecarClient).", version=version)]
     out.append("from __future__ import annotations")

@@ -144,6 +144,7 @@ class SidecarClient(SidecarMethods):
         self._pending: dict[int | str, asyncio.Future[Any]] = {}
         self._progress: dict[int | str, ProgressCallback] = {}
         self._abandoned: set[int | str] = set()  # cancelled by us; their late answers are dropped
+        self._unmatched_ids: set[int | str] = set()  # requests sent by send_message; nobody waits for them
         self._serving: dict[Any, asyncio.Task[None]] = {}  # server->client requests being answered
         self._callbacks: set[asyncio.Task[Any]] = set()
         self._closing: asyncio.Task[int | None] | None = None
@@ -339,7 +340,9 @@ class SidecarClient(SidecarMethods):
     @property
     def methods(self) -> list[str]:
         """The methods the server offers (from ``initialize``)."""
-        return list((self.initialize_result or {}).get("capabilities", {}).get("methods", []))
+        if self.initialize_result is None:
+            return []
+        return list(self.initialize_result["capabilities"]["methods"])
 
     async def request(self, method: str, params: Any = None, *, on_progress: ProgressCallback | None = None) -> Any:
         """Send any request and wait for its result; ``on_progress`` gets each ``$/progress`` value.
@@ -396,7 +399,9 @@ class SidecarClient(SidecarMethods):
         self._write(message)
 
     def send_message(self, message: Any) -> None:
-        """Any JSON value as one frame, unchecked (for tests and tools; answers to it are not matched)."""
+        """Any JSON value as one frame, unchecked (for tests and tools; answers to it are not matched, see ``trace``)."""
+        if isinstance(message, dict) and "method" in message and isinstance(message.get("id"), (int, str)):
+            self._unmatched_ids.add(message["id"])
         self._write(message)
 
     def send_raw(self, data: bytes) -> None:
@@ -496,6 +501,9 @@ class SidecarClient(SidecarMethods):
         if future is None:
             if msg_id in self._abandoned:
                 self._abandoned.discard(msg_id)
+                return
+            if msg_id in self._unmatched_ids:
+                self._unmatched_ids.discard(msg_id)
                 return
             if "error" in message:
                 error = RpcError.from_error_object(message["error"])

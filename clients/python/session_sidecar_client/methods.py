@@ -76,11 +76,12 @@ class SidecarMethods:
             params["sessionRoot"] = session_root
         if settings is not None:
             params["settings"] = settings
-        return await self.request("initialize", params)
+        result: InitializeResult = await self.request("initialize", params)
+        return result
 
     async def shutdown(self) -> None:
         """``shutdown``: no params -> None."""
-        return await self.request("shutdown", None)
+        await self.request("shutdown", None)
 
     async def create(
         self,
@@ -99,7 +100,8 @@ class SidecarMethods:
             params["name"] = name
         if parent_session is not None:
             params["parentSession"] = parent_session
-        return await self.request("session/create", params, on_progress=on_progress)
+        result: CreateResult = await self.request("session/create", params, on_progress=on_progress)
+        return result
 
     async def open(
         self,
@@ -114,7 +116,8 @@ class SidecarMethods:
             params["sessionId"] = session_id
         if path is not None:
             params["path"] = path
-        return await self.request("session/open", params, on_progress=on_progress)
+        result: OpenResult = await self.request("session/open", params, on_progress=on_progress)
+        return result
 
     async def continue_recent(
         self,
@@ -124,7 +127,8 @@ class SidecarMethods:
     ) -> OpenResult | None:
         """``session/continueRecent``: ContinueRecentParams -> OpenResult | None."""
         params: dict[str, Any] = {"cwd": cwd}
-        return await self.request("session/continueRecent", params, on_progress=on_progress)
+        result: OpenResult | None = await self.request("session/continueRecent", params, on_progress=on_progress)
+        return result
 
     async def close_session(
         self,
@@ -134,7 +138,7 @@ class SidecarMethods:
     ) -> None:
         """``session/close``: CloseParams -> None."""
         params: dict[str, Any] = {"sessionId": session_id}
-        return await self.request("session/close", params, on_progress=on_progress)
+        await self.request("session/close", params, on_progress=on_progress)
 
     async def flush(
         self,
@@ -144,7 +148,8 @@ class SidecarMethods:
     ) -> FlushResult:
         """``session/flush``: FlushParams -> FlushResult."""
         params: dict[str, Any] = {"sessionId": session_id}
-        return await self.request("session/flush", params, on_progress=on_progress)
+        result: FlushResult = await self.request("session/flush", params, on_progress=on_progress)
+        return result
 
     async def append(
         self,
@@ -158,7 +163,8 @@ class SidecarMethods:
         params: dict[str, Any] = {"sessionId": session_id, "entries": entries}
         if parent_id is not UNSET:
             params["parentId"] = parent_id
-        return await self.request("session/append", params, on_progress=on_progress)
+        result: AppendResult = await self.request("session/append", params, on_progress=on_progress)
+        return result
 
     async def build_context(
         self,
@@ -174,7 +180,8 @@ class SidecarMethods:
             params["leafId"] = leaf_id
         if format != "agent":
             params["format"] = format
-        return await self.request("session/buildContext", params, on_progress=on_progress)
+        result: BuildContextResult = await self.request("session/buildContext", params, on_progress=on_progress)
+        return result
 
     async def branch(
         self,
@@ -197,7 +204,8 @@ class SidecarMethods:
             params["provider"] = provider
         if model is not None:
             params["model"] = model
-        return await self.request("session/branch", params, on_progress=on_progress)
+        result: BranchResult = await self.request("session/branch", params, on_progress=on_progress)
+        return result
 
     async def get_tree(
         self,
@@ -207,7 +215,8 @@ class SidecarMethods:
     ) -> GetTreeResult:
         """``session/getTree``: GetTreeParams -> GetTreeResult."""
         params: dict[str, Any] = {"sessionId": session_id}
-        return await self.request("session/getTree", params, on_progress=on_progress)
+        result: GetTreeResult = await self.request("session/getTree", params, on_progress=on_progress)
+        return result
 
     async def get_entries(
         self,
@@ -220,7 +229,8 @@ class SidecarMethods:
         params: dict[str, Any] = {"sessionId": session_id}
         if ids is not None:
             params["ids"] = ids
-        return await self.request("session/getEntries", params, on_progress=on_progress)
+        result: GetEntriesResult = await self.request("session/getEntries", params, on_progress=on_progress)
+        return result
 
     async def set_label(
         self,
@@ -232,7 +242,8 @@ class SidecarMethods:
     ) -> SetLabelResult:
         """``session/setLabel``: SetLabelParams -> SetLabelResult."""
         params: dict[str, Any] = {"sessionId": session_id, "entryId": entry_id, "label": label}
-        return await self.request("session/setLabel", params, on_progress=on_progress)
+        result: SetLabelResult = await self.request("session/setLabel", params, on_progress=on_progress)
+        return result
 
     async def set_name(
         self,
@@ -243,7 +254,8 @@ class SidecarMethods:
     ) -> SetNameResult:
         """``session/setName``: SetNameParams -> SetNameResult."""
         params: dict[str, Any] = {"sessionId": session_id, "name": name}
-        return await self.request("session/setName", params, on_progress=on_progress)
+        result: SetNameResult = await self.request("session/setName", params, on_progress=on_progress)
+        return result
 
     async def fork(
         self,
@@ -259,7 +271,8 @@ class SidecarMethods:
             params["entryId"] = entry_id
         if cwd is not None:
             params["cwd"] = cwd
-        return await self.request("session/fork", params, on_progress=on_progress)
+        result: ForkResult = await self.request("session/fork", params, on_progress=on_progress)
+        return result
 
     async def list(
         self,
@@ -286,7 +299,8 @@ class SidecarMethods:
             params["query"] = query
         if include_archived is not False:
             params["includeArchived"] = include_archived
-        return await self.request("session/list", params, on_progress=on_progress)
+        result: ListResult = await self.request("session/list", params, on_progress=on_progress)
+        return result
 
     async def archive(
         self,
@@ -296,7 +310,8 @@ class SidecarMethods:
     ) -> ArchiveResult:
         """``session/archive``: ArchiveParams -> ArchiveResult."""
         params: dict[str, Any] = {"sessionId": session_id}
-        return await self.request("session/archive", params, on_progress=on_progress)
+        result: ArchiveResult = await self.request("session/archive", params, on_progress=on_progress)
+        return result
 
     async def unarchive(
         self,
@@ -306,7 +321,8 @@ class SidecarMethods:
     ) -> ArchiveResult:
         """``session/unarchive``: ArchiveParams -> ArchiveResult."""
         params: dict[str, Any] = {"sessionId": session_id}
-        return await self.request("session/unarchive", params, on_progress=on_progress)
+        result: ArchiveResult = await self.request("session/unarchive", params, on_progress=on_progress)
+        return result
 
     async def delete(
         self,
@@ -316,7 +332,8 @@ class SidecarMethods:
     ) -> DeleteResult:
         """``session/delete``: DeleteParams -> DeleteResult."""
         params: dict[str, Any] = {"sessionId": session_id}
-        return await self.request("session/delete", params, on_progress=on_progress)
+        result: DeleteResult = await self.request("session/delete", params, on_progress=on_progress)
+        return result
 
     async def restore(
         self,
@@ -326,7 +343,8 @@ class SidecarMethods:
     ) -> RestoreResult:
         """``session/restore``: RestoreParams -> RestoreResult."""
         params: dict[str, Any] = {"sessionId": session_id}
-        return await self.request("session/restore", params, on_progress=on_progress)
+        result: RestoreResult = await self.request("session/restore", params, on_progress=on_progress)
+        return result
 
     async def compact(
         self,
@@ -354,4 +372,5 @@ class SidecarMethods:
             params["reserveTokens"] = reserve_tokens
         if keep_recent_tokens is not None:
             params["keepRecentTokens"] = keep_recent_tokens
-        return await self.request("session/compact", params, on_progress=on_progress)
+        result: CompactResult = await self.request("session/compact", params, on_progress=on_progress)
+        return result

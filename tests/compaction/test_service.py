@@ -97,6 +97,8 @@ def test_asyncio_cancellation_mid_summary_writes_nothing(sessions_root):
 
 def test_a_failing_provider_leaves_the_file_byte_for_byte(sessions_root):
     with LoopbackServer() as server:
+        # A split turn sends two summary requests at once: both must meet the bad key.
+        server.push(status(401, {"error": {"message": "bad key"}}))
         server.push(status(401, {"error": {"message": "bad key"}}))
         service = make_service(sessions_root, providers={"default": "offline", "maxRetries": 0,
                                                          "openai": {"apiKey": "k", "baseUrl": server.url}})

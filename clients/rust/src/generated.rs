@@ -887,6 +887,15 @@ pub struct WorkDoneEnd {
     pub message: Option<String>,
 }
 
+/// `window/workDoneProgress/create` (server -> client, LSP's): accept `token` by answering null.
+///
+/// Schema: `#/$defs/WorkDoneProgressCreateParams`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkDoneProgressCreateParams {
+    /// `token`. Required.
+    pub token: NumberOrString,
+}
+
 /// Schema: `#/$defs/WorkDoneReport`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct WorkDoneReport {
@@ -1278,10 +1287,19 @@ pub mod server_requests {
         type Result = SummarizeResult;
     }
 
+    /// `window/workDoneProgress/create`: `WorkDoneProgressCreateParams` -> `()`, answered by the client.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Create;
+    impl crate::ServerRequest for Create {
+        const NAME: &'static str = "window/workDoneProgress/create";
+        type Params = WorkDoneProgressCreateParams;
+        type Result = ();
+    }
+
 }
 
 /// Every server -> client request in the schema.
-pub const SERVER_REQUEST_NAMES: &[&str] = &["session/summarize"];
+pub const SERVER_REQUEST_NAMES: &[&str] = &["session/summarize", "window/workDoneProgress/create"];
 
 /// Notifications a client may send.
 pub const CLIENT_NOTIFICATION_NAMES: &[&str] = &["$/cancelRequest", "exit", "initialized"];
@@ -1546,6 +1564,8 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         ("result", "shutdown") => rt::<()>(value),
         ("serverRequestParams", "session/summarize") => rt::<SummarizeParams>(value),
         ("serverRequestResult", "session/summarize") => rt::<SummarizeResult>(value),
+        ("serverRequestParams", "window/workDoneProgress/create") => rt::<WorkDoneProgressCreateParams>(value),
+        ("serverRequestResult", "window/workDoneProgress/create") => rt::<()>(value),
         ("notification", "$/progress") => rt::<ProgressParams>(value),
         ("notification", "session/didCompact") => rt::<DidCompactParams>(value),
         _ => return None,

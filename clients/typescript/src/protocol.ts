@@ -474,6 +474,11 @@ export interface WorkDoneEnd {
   message?: string | null;
 }
 
+/** `window/workDoneProgress/create` (server -> client, LSP's): accept `token` by answering null. */
+export interface WorkDoneProgressCreateParams {
+  token: number | string;
+}
+
 export interface WorkDoneReport {
   kind: "report";
   /** @default null */
@@ -517,9 +522,10 @@ export const METHOD_NAMES = ["initialize","shutdown","session/create","session/o
 /** Server -> client requests (answered by the client). */
 export interface ServerRequests {
   "session/summarize": { params: SummarizeParams; result: SummarizeResult };
+  "window/workDoneProgress/create": { params: WorkDoneProgressCreateParams; result: null };
 }
 
-export const SERVER_REQUEST_NAMES = ["session/summarize"] as const;
+export const SERVER_REQUEST_NAMES = ["session/summarize","window/workDoneProgress/create"] as const;
 
 /** Client -> server notifications. */
 export interface ClientNotifications {

@@ -250,10 +250,7 @@ describe("session/summarize answered by the client", () => {
     assert.match(JSON.stringify(context.messages[0]), /the agent read the lexer and the parser/);
   });
 
-  // Server bug (sidecar/rpc inline answers, fe432aa): session/branch with summarize runs on the
-  // event loop and service.branch calls asyncio.run() -> -32603 for every provider. Reported;
-  // this test runs and is reported as todo until the sidecar is fixed.
-  it("branch with summarize asks the client for a summary of the branch it leaves", { todo: "sidecar bug: branch summarize answers -32603 (asyncio.run in a running loop)" }, async () => {
+  it("branch with summarize asks the client for a summary of the branch it leaves", async () => {
     const { sessionId } = await client.create({ cwd: "/work/branch-summary" });
     const first = await client.append({ sessionId, entries: toolConversation("main") });
     await client.append({ sessionId, entries: toolConversation("detour") });

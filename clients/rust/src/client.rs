@@ -262,6 +262,12 @@ impl Shared {
     }
 
     fn answer_server_request(self: &Arc<Self>, method: String, id: Value, params: Value) {
+        // autoCompact's progress token: accepted when someone listens for notifications
+        // (its `$/progress` reaches `on_notification`), refused otherwise so none is sent.
+        if method == server_requests::Create::NAME && self.on_notification.is_some() {
+            let _ = self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
+            return;
+        }
         let summarizer = match (method.as_str(), &self.summarizer) {
             (server_requests::Summarize::NAME, Some(s)) => s.clone(),
             _ => {

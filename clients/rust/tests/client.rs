@@ -545,13 +545,19 @@ fn auto_compaction_is_announced_with_did_compact() {
     let appended = append(&client, &id, long);
     assert!(appended.should_compact);
     let deadline = Instant::now() + Duration::from_secs(30);
+    let mut progress_began = false;
     let did = loop {
         match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
             Ok(ServerNotification::DidCompact(d)) => break d,
+            // The client accepted the server's progress token, so the run reports on it.
+            Ok(ServerNotification::Progress(p)) => {
+                progress_began |= matches!(p.value, session_sidecar::WorkDoneProgress::Begin(_))
+            }
             Ok(_) => continue,
             Err(_) => panic!("no session/didCompact within 30 s"),
         }
     };
+    assert!(progress_began, "autoCompact reported no progress");
     assert_eq!(did.session_id, id);
     assert_eq!(did.result.provider, "offline");
     assert!(entry_types(&client, &id).contains(&"compaction".to_string()));

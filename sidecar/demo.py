@@ -63,13 +63,31 @@ def _tool_result(call_id: str, name: str, text: str) -> dict[str, Any]:
     }
 
 
+# What the read returns: a file of a realistic size, so compaction has something to condense.
+_PARSER_SOURCE = "def parse(text):\n    return text.split(',')[0]\n\n" + "\n".join(
+    f"def helper_{n}(value):\n    \"\"\"Normalize field {n} of a record.\"\"\"\n    return value.strip().lower()\n"
+    for n in range(40)
+)
+
 CONVERSATION = [
     _user("The parser test fails on empty input. Can you fix it?"),
     _assistant({"type": "text", "text": "Let me look at the parser."}, _tool_call("call_1", "read", path="src/parser.py")),
-    _tool_result("call_1", "read", "def parse(text):\n    return text.split(',')[0]\n"),
+    _tool_result("call_1", "read", _PARSER_SOURCE),
     _assistant(_tool_call("call_2", "edit", path="src/parser.py", old="[0]", new="[0] if text else None")),
     _tool_result("call_2", "edit", "Applied 1 edit."),
     _assistant({"type": "text", "text": "Fixed: parse('') now returns None instead of ''."}),
+]
+
+_PYTEST_OUTPUT = "\n".join(
+    [f"tests/test_parser.py::test_case_{n} PASSED" for n in range(1, 31)] + ["", "30 passed in 0.41s"]
+)
+SECOND_TURN = [
+    _user("Thanks. Add a regression test for the empty input, and keep the public API unchanged."),
+    _assistant(_tool_call("call_3", "write", path="tests/test_parser.py", content="def test_empty():\n    assert parse('') is None\n")),
+    _tool_result("call_3", "write", "Wrote tests/test_parser.py."),
+    _assistant(_tool_call("call_4", "bash", command="pytest -q tests/test_parser.py")),
+    _tool_result("call_4", "bash", _PYTEST_OUTPUT),
+    _assistant({"type": "text", "text": "Added tests/test_parser.py::test_empty; all 30 parser tests pass."}),
 ]
 
 
@@ -163,22 +181,31 @@ async def _drive(client: SidecarClient, sessions_root: Path) -> None:
     fork = await client.fork(session_id, entry_id=branch["leafId"])
     _say(f"forked session {fork['sessionId']}\nfile          {fork['path']}")
 
-    if "session/compact" in client.methods:
-        _step("session/compact (offline default summarizer)")
-        await client.branch(session_id, ids[-1])
+    _step("session/append: a second request on the first branch")
+    await client.branch(session_id, ids[-1])
+    second = await client.append(session_id, SECOND_TURN)
+    _say(f"leaf {second['leafId']}, ~{second['contextTokens']} tokens in context")
 
-        def show(value: dict[str, Any]) -> None:
-            if value.get("kind") == "report" and value.get("message"):
-                _say(f"  .. {value['message']}")
+    _step("session/compact on the offline summarizer (keepRecentTokens 300: keep about the latest turn)")
 
-        try:
-            compacted = await client.compact(session_id, on_progress=show)
-            for key, value in compacted.items():
-                _say(f"  {key}: {str(value)[:100]}")
-        except RpcError as error:
-            _say(f"  not compacted: {error.code} {error.kind}: {error.message}")
+    def show(value: dict[str, Any]) -> None:
+        if value.get("kind") == "report" and value.get("message"):
+            _say(f"  .. {value['message']}")
+
+    try:
+        compacted = await client.compact(session_id, keep_recent_tokens=300, on_progress=show)
+    except RpcError as error:
+        _say(f"  not compacted: {error.code} {error.kind}: {error.message}")
     else:
-        _step("session/compact is not offered by this server yet; skipped")
+        _say(f"  {compacted['tokensBefore']} -> {compacted['tokensAfter']} tokens in {compacted['durationMs']} ms, "
+             f"kept from {compacted['firstKeptEntryId']}, files {compacted['details']}")
+        _say("  summary:")
+        for line in compacted["summary"].splitlines():
+            _say(f"    {line}")
+        after = await client.build_context(session_id, format="llm")
+        _say("  the context now:")
+        for message in after["messages"]:
+            _say(f"    {message['role']:<10} {_text_of(message)[:90]}")
 
     _step("session/list")
     listing = await client.list(all=True)

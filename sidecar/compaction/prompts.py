@@ -133,7 +133,15 @@ def build_prompt(conversation: str, instructions: str, previous_summary: str | N
 
 
 def merge_split_turn(history: str, turn_prefix: str) -> str:
-    return f"{history.rstrip()}\n\n---\n\n{SPLIT_TURN_HEADING}\n\n{turn_prefix.strip()}"
+    """The history summary, then the condensed start of the turn the cut split.
+
+    With no history before that turn (the cut split the first turn) there is
+    nothing to separate: the turn's part stands alone.
+    """
+    turn_part = f"{SPLIT_TURN_HEADING}\n\n{turn_prefix.strip()}"
+    if not history.strip():
+        return turn_part
+    return f"{history.rstrip()}\n\n---\n\n{turn_part}"
 
 
 def initial_context_block(text: str) -> str:

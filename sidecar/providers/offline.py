@@ -20,7 +20,7 @@ from .base import RetryCallback, SummaryRequest, SummaryResponse, TextCallback
 
 _CONSTRAINT = re.compile(
     r"\b(must|mustn't|never|always|don't|do not|should|shouldn't|avoid|prefer|make sure|ensure|without|"
-    r"required?|only use|not allowed|no more than|at most|at least)\b",
+    r"required?|only use|not allowed|no more than|at most|at least|keep|unchanged)\b",
     re.IGNORECASE,
 )
 _DECISION = re.compile(
@@ -185,7 +185,10 @@ def _next_steps(facts: _Facts) -> list[str]:
             if _NEXT.search(sentence):
                 _add(steps, _one_line(sentence, 300))
     if not steps and facts.requests:
-        steps.append("Continue the work on: " + _one_line(facts.requests[-1], 300))
+        if facts.pending_calls:
+            steps.append("Continue the work on: " + _one_line(facts.requests[-1], 300))
+        else:  # the last request was answered and nothing says what comes next
+            steps.append("Wait for the user's next request; the last one was answered")
     return steps[:8]
 
 
@@ -207,9 +210,9 @@ def summarize_offline(request: SummaryRequest) -> str:
     if facts.requests and (facts.ended_with_request or facts.pending_calls or facts.last_result_error):
         in_progress.append(_one_line(facts.requests[-1], 400))
     elif facts.requests:
-        in_progress.append(
-            f"{_one_line(facts.requests[-1], 300)} (last reported: {_one_line(facts.last_assistant_text, 300)})"
-        )
+        # The assistant answered in text after its last tool call, with nothing
+        # failing or outstanding: the request was answered.
+        _add(done, f"Answered: {_one_line(facts.requests[-1], 300)} -> {_one_line(facts.last_assistant_text, 300)}")
     in_progress += [f"Waiting for the result of {_one_line(c, 200)}" for c in facts.pending_calls]
     blocked = [facts.last_result_error] if facts.last_result_error else []
     decisions = list(previous.get("Key Decisions", []))
@@ -242,7 +245,7 @@ def summarize_offline(request: SummaryRequest) -> str:
 def _turn_prefix(facts: _Facts) -> str:
     request = cut_text(facts.requests[0], 1200) if facts.requests else "(the turn began before the condensed part)"
     early = facts.done + [f"Ran {c}" for c in facts.commands[-6:]] + facts.decisions[-4:]
-    context = [f"Error: {e}" for e in facts.errors[-5:]]
+    context = [f"Constraint: {c}" for c in facts.constraints[-6:]] + [f"Error: {e}" for e in facts.errors[-5:]]
     if facts.last_assistant_text:
         context.append("Last words before the kept part: " + _one_line(facts.last_assistant_text, 400))
     return (

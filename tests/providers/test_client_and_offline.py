@@ -133,3 +133,34 @@ async def test_offline_streams_like_a_model():
     response = await OfflineProvider().summarize(SummaryRequest("s", "p", 4000, messages=_messages()), pieces.append)
     assert "".join(pieces) == response.text and response.model == "offline"
     await asyncio.sleep(0)
+
+
+def test_offline_counts_an_answered_request_as_done_not_in_progress():
+    answered = [
+        {"role": "user", "content": [{"type": "text", "text": "Fix the empty-input bug in the parser."}]},
+        {"role": "assistant", "content": [{"type": "toolCall", "id": "e1", "name": "edit",
+                                           "arguments": {"path": "src/parser.py", "oldText": "a", "newText": "b"}}]},
+        {"role": "toolResult", "toolCallId": "e1", "toolName": "edit", "isError": False,
+         "content": [{"type": "text", "text": "ok"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Fixed: parse('') now returns None."}]},
+    ]
+    text = summarize_offline(SummaryRequest("s", "p", 4000, messages=answered))
+    done = text.split("### Done")[1].split("### In Progress")[0]
+    in_progress = text.split("### In Progress")[1].split("### Blocked")[0]
+    assert "Answered: Fix the empty-input bug in the parser. -> Fixed: parse('') now returns None." in done
+    assert "Fix the empty-input bug" not in in_progress
+    next_steps = text.split("## Next Steps")[1].split("## Critical Context")[0]
+    assert "Wait for the user's next request" in next_steps and "Continue the work" not in next_steps
+
+
+def test_offline_turn_prefix_keeps_the_constraints_the_user_gave_in_that_turn():
+    prefix = [
+        {"role": "user", "content": [{"type": "text", "text": "Add a regression test. Keep the public API unchanged."}]},
+        {"role": "assistant", "content": [{"type": "toolCall", "id": "w1", "name": "write",
+                                           "arguments": {"path": "tests/test_parser.py", "content": "..."}}]},
+        {"role": "toolResult", "toolCallId": "w1", "toolName": "write", "isError": False,
+         "content": [{"type": "text", "text": "written"}]},
+    ]
+    text = summarize_offline(SummaryRequest("s", "p", 2000, purpose="turnPrefix", messages=prefix))
+    assert "Constraint: Keep the public API unchanged." in text.split("## Context for the Rest of the Turn")[1]
+    assert "Wrote `tests/test_parser.py`" in text.split("## Early Progress")[1]

@@ -45,6 +45,9 @@ def test_demo_drives_a_whole_session(tmp_path: Path):
     assert len(files) == 2  # the session and its fork
     headers = [json.loads(f.read_text().splitlines()[0]) for f in files]
     assert sum("parentSession" in h for h in headers) == 1
+    # The demo compacts on the offline summarizer: one compaction entry, a summary shown.
+    assert "not compacted" not in demo.stdout and "## Goal" in demo.stdout
+    assert sum(f.read_text().count('"type":"compaction"') for f in files) == 1
 
 
 def test_schema_json_is_up_to_date():

@@ -63,19 +63,6 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, k
     providers: ProvidersSettings = msgspec.field(default_factory=ProvidersSettings)
 
 
-def merge(base: Settings, overrides: dict[str, Any] | None) -> Settings:
-    """``base`` with the fields named in ``overrides`` replaced (one level deep per section)."""
-    if not overrides:
-        return base
-    merged = msgspec.to_builtins(base)
-    for section, values in overrides.items():
-        if isinstance(values, dict) and isinstance(merged.get(section), dict):
-            merged[section] = {**merged[section], **values}
-        else:
-            merged[section] = values
-    return msgspec.convert(merged, Settings)
-
-
 # -- loading: TOML file, then environment, then initialize ---------------------
 
 CONFIG_ENV = "SESSION_SIDECAR_CONFIG"

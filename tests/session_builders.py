@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from sidecar import wire
-from sidecar.config import Settings, merge
+from sidecar.config import Settings, apply_overrides
 from sidecar.service import SessionService
 
 T0 = "2025-01-01T00:00:00.000Z"
@@ -97,7 +97,7 @@ def read_lines(path: Path) -> list[dict]:
 
 
 def service(root: Path, **store: Any) -> SessionService:
-    settings = merge(Settings(), {"store": store}) if store else Settings()
+    settings = apply_overrides(Settings(), {"store": store}, "test") if store else Settings()
     return SessionService(root, settings)
 
 

@@ -11,28 +11,7 @@ from __future__ import annotations
 from ..errors import RequestCancelled
 from ..work import NO_WORK, Work
 
-__all__ = ["NO_WORK", "Work", "RecordingWork", "check_cancelled"]
-
-
-class RecordingWork(Work):
-    """Keeps every report; cancels itself when a report's message starts with ``cancel_at``."""
-
-    def __init__(self, cancel_at: str | None = None) -> None:
-        self.reports: list[tuple[str | None, int | None]] = []
-        self.cancel_at = cancel_at
-        self._cancelled = False
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancelled
-
-    def cancel(self) -> None:
-        self._cancelled = True
-
-    def report(self, message: str | None = None, percentage: int | None = None) -> None:
-        self.reports.append((message, percentage))
-        if self.cancel_at is not None and message is not None and message.startswith(self.cancel_at):
-            self._cancelled = True
+__all__ = ["NO_WORK", "Work", "check_cancelled"]
 
 
 def check_cancelled(work: Work, phase: str) -> None:

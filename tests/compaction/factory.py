@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sidecar.format.jsonl import Entry
+from sidecar.work import Work
 
 
 class PathBuilder:
@@ -59,3 +60,24 @@ class PathBuilder:
             _, ids = self.assistant(f"Working on it, step {step}.", [(tool, args)])
             self.result(ids[0], ("output line\n" * (output_chars // 12 + 1))[:output_chars], name=tool)
         self.assistant(f"Finished: {request[:40]}")
+
+
+class RecordingWork(Work):
+    """Keeps every report; cancels itself when a report's message starts with ``cancel_at``."""
+
+    def __init__(self, cancel_at: str | None = None) -> None:
+        self.reports: list[tuple[str | None, int | None]] = []
+        self.cancel_at = cancel_at
+        self._cancelled = False
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def cancel(self) -> None:
+        self._cancelled = True
+
+    def report(self, message: str | None = None, percentage: int | None = None) -> None:
+        self.reports.append((message, percentage))
+        if self.cancel_at is not None and message is not None and message.startswith(self.cancel_at):
+            self._cancelled = True

@@ -9,7 +9,6 @@ import pytest
 
 from sidecar.compaction.fit import STAGES, fit_conversation
 from sidecar.compaction.prepare import prepare_compaction, with_pending
-from sidecar.compaction.progress import RecordingWork
 from sidecar.compaction.prompts import SECTIONS, SPLIT_TURN_HEADING
 from sidecar.compaction.run import CompactionOptions, run_compaction
 from sidecar.context.build import build_context
@@ -17,7 +16,7 @@ from sidecar.context.pruned import PRUNE_CUSTOM_TYPE
 from sidecar.errors import ContextOverflow, NothingToCompact, RequestCancelled
 from sidecar.providers.base import SummaryRequest, SummaryResponse
 
-from .factory import PathBuilder
+from .factory import PathBuilder, RecordingWork
 
 
 class RecordingProvider:

@@ -9,17 +9,16 @@ from typing import Any
 import pytest
 
 from sidecar import wire
-from sidecar.compaction.progress import RecordingWork
-from sidecar.config import Settings, merge
+from sidecar.config import Settings, apply_overrides
 from sidecar.errors import NothingToCompact, ProviderError, RequestCancelled
 from sidecar.service import SessionService
 
 from providers.servers import LoopbackServer, status
-from .factory import PathBuilder
+from .factory import PathBuilder, RecordingWork
 
 
 def make_service(root: Path, **overrides: Any) -> SessionService:
-    settings = merge(Settings(), {"providers": {"default": "offline", "maxRetries": 0}, **overrides})
+    settings = apply_overrides(Settings(), {"providers": {"default": "offline", "maxRetries": 0}, **overrides}, "test")
     return SessionService(root, settings)
 
 

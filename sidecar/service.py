@@ -35,7 +35,7 @@ from .errors import (
     SessionNotFound,
     StorageError,
 )
-from .format.jsonl import Entry, serialize
+from .format.jsonl import Entry
 from .store.layout import ARCHIVE_DIR, TRASH_DIR, Layout, check_session_id, iso_now, new_session_id
 from .store.listing import SummaryCache, decode_cursor, encode_cursor, iso_from_ms, matches, sort_key
 from .store.session import UNSET, Session
@@ -404,13 +404,10 @@ class SessionService:
         new_id = new_session_id()
         timestamp = iso_now()
         new_path = self.layout.new_session_path(cwd, timestamp, new_id)
-        forked = Session.new(new_path, new_id, cwd, self.fsync_policy, parent_session=source.id, timestamp=timestamp)
-        for entry in path:
-            forked.tree.add(entry)
+        forked = Session.copied(
+            new_path, new_id, cwd, self.fsync_policy, path, parent_session=source.id, timestamp=timestamp
+        )
         labels = [(e.id, source.tree.labels[e.id]) for e in path if e.id in source.tree.labels]
-        if forked.tree.has_assistant:
-
-            forked.writer.create(serialize(forked.header, forked.tree.entries))
         if labels:
             forked.append([{"type": "label", "targetId": t, "label": label} for t, label in labels])
         with self._lock:

@@ -67,6 +67,26 @@ class Session:
         return cls(path, Entry.from_obj(header), SessionWriter(path, policy, exists=False))
 
     @classmethod
+    def copied(
+        cls,
+        path: Path,
+        session_id: str,
+        cwd: str,
+        policy: FsyncPolicy,
+        entries: list[Entry],
+        parent_session: str | None = None,
+        timestamp: str | None = None,
+    ) -> "Session":
+        """A new session holding ``entries`` byte for byte (a fork); its file is
+        written at once when they hold an assistant message, else deferred as usual."""
+        session = cls.new(path, session_id, cwd, policy, parent_session, timestamp)
+        for entry in entries:
+            session.tree.add(entry)
+        if session.tree.has_assistant:
+            session._create_file()
+        return session
+
+    @classmethod
     def load(cls, path: Path, policy: FsyncPolicy) -> tuple["Session", LoadReport]:
         """Open a file: parse leniently, migrate (rewriting atomically, original kept), index."""
         try:
@@ -212,10 +232,12 @@ class Session:
         if self.writer.exists:
             self.writer.append([e.raw for e in batch], durable=batch_has_assistant)
         elif self.tree.has_assistant:
-            # First assistant message: header and everything so far, in one write
-            # (forced to disk unless the policy leaves that to the OS).
-            durable = self.writer.policy is not FsyncPolicy.NEVER
-            self.writer.create(serialize(self.header, list(self.tree.entries)), durable=durable)
+            self._create_file()
+
+    def _create_file(self) -> None:
+        """Header and every entry so far in one write (forced to disk unless the policy leaves that to the OS)."""
+        durable = self.writer.policy is not FsyncPolicy.NEVER
+        self.writer.create(serialize(self.header, list(self.tree.entries)), durable=durable)
 
     def branch(self, entry_id: str | None) -> None:
         """Move the leaf only; None makes the next append a new root."""

@@ -38,7 +38,8 @@ from .errors import (
 from .format.jsonl import Entry
 from .store.layout import ARCHIVE_DIR, TRASH_DIR, Layout, check_session_id, iso_now, new_session_id
 from .store.listing import SummaryCache, decode_cursor, encode_cursor, iso_from_ms, matches, sort_key
-from .store.session import UNSET, Session
+from .store.lock import lock_path, unlock
+from .store.session import UNSET, LoadReport, Session
 from .store.writer import FsyncPolicy, ensure_dir, fsync_dir
 from .work import NO_WORK, Work
 
@@ -107,14 +108,23 @@ class SessionService:
             )
         return self._load(path)[0]
 
-    def _load(self, path: Path) -> tuple[Session, Any]:
+    def _load(self, path: Path, read_only: bool = False) -> tuple[Session, Any]:
+        # Already open here: loading again would collide with our own lock.
+        with self._lock:
+            here = next((s for s in self._open.values() if s.path == path), None)
+            if here is not None and here.writer.error is None and (read_only or not here.read_only):
+                return here, LoadReport(0, None)
+            if here is not None:  # failed or read-only, and a writable one is asked for
+                self._open.pop(here.id, None)
+                here.close()
         try:
-            session, report = Session.load(path, self.fsync_policy)
+            session, report = Session.load(path, self.fsync_policy, read_only)
         except FileNotFoundError:
             raise SessionNotFound(f"no session file at {path}", path=str(path)) from None
         with self._lock:
             existing = self._open.get(session.id)
             if existing is not None:
+                session.close()  # drops the lock this load took: the open one holds its own
                 if existing.path.resolve() != path.resolve():
                     raise InvalidState(
                         f"a session with id {session.id} is already open from {existing.path}; close it first",
@@ -155,9 +165,9 @@ class SessionService:
             check_session_id(params.sessionId)
             with self._lock:
                 session = self._open.get(params.sessionId)
-            if session is not None and session.writer.error is None:
+            if session is not None and session.writer.error is None and (params.readOnly or not session.read_only):
                 return self._open_result(session, 0, None)
-            if session is not None:  # its last write failed: drop it and read the file again
+            if session is not None:  # its last write failed (or it was read-only): read the file again
                 with self._lock:
                     self._open.pop(session.id, None)
                 session.close()
@@ -168,7 +178,7 @@ class SessionService:
             path = self._resolve_path(params.path)  # type: ignore[arg-type]
             if not path.is_file():
                 raise SessionNotFound(f"no session file at {path}", path=str(path))
-        session, report = self._load(path)
+        session, report = self._load(path, params.readOnly)
         return self._open_result(session, report.parse_errors, report.migrated_from)
 
     def _open_result(self, session: Session, parse_errors: int, migrated_from: int | None) -> wire.OpenResult:
@@ -522,13 +532,21 @@ class SessionService:
             session = self._open.pop(session_id, None)
             if session is not None:
                 session.close()
+            # Another sidecar writing it keeps it where it is.
             try:
+                held = lock_path(source)
+            except FileNotFoundError:
+                raise SessionNotFound(f"cannot {verb}: {source} vanished", sessionId=session_id) from None
+            try:
+                self.layout.check_inside(target.parent)  # a symlinked .archive / .trash leads nowhere
                 ensure_dir(target.parent)
                 os.rename(source, target)
                 fsync_dir(target.parent)
                 fsync_dir(source.parent)
             except OSError as exc:
                 raise StorageError(f"could not {verb} {source}: {exc.strerror or exc}", path=str(source)) from exc
+            finally:
+                unlock(held)
             # Leftovers of the session beside it (migration backups, torn lines) move along.
             for extra in source.parent.glob(source.name + ".*"):
                 try:

@@ -50,6 +50,9 @@ class OpenParams(_Params):
 
     sessionId: str | None = None
     path: str | None = None
+    # Read without taking the session's lock (another sidecar may be writing it);
+    # every write to a session opened so is refused.
+    readOnly: bool = False
 
 
 class OpenResult(_Result):

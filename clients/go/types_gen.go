@@ -429,7 +429,8 @@ type OpenParams struct {
 	// Empty: not sent.
 	SessionID string `json:"sessionId,omitzero"`
 	// Empty: not sent.
-	Path string `json:"path,omitzero"`
+	Path     string `json:"path,omitzero"`
+	ReadOnly bool   `json:"readOnly,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 

@@ -17,11 +17,12 @@ from typing import Any, Iterator
 
 import msgspec
 
-from ..errors import DamagedFile, EntryNotFound, InvalidEntry, StorageError
+from ..errors import DamagedFile, EntryNotFound, InvalidEntry, InvalidState, StorageError
 from ..format.entries import CURRENT_VERSION, validate_entry
 from ..format.jsonl import Entry, NotASession, encode, parse_file, serialize
 from ..format.migrate import migrate, new_entry_id
 from .layout import iso_now
+from .lock import lock_path, unlock
 from .tree import SessionTree
 from .writer import FsyncPolicy, SessionWriter, atomic_write
 
@@ -42,6 +43,8 @@ class Session:
         self.writer = writer
         self.tree = SessionTree()
         self.id: str = header.id  # type: ignore[assignment]
+        # Opened with readOnly: no lock is held and every write is refused.
+        self.read_only = False
 
     # -- construction ------------------------------------------------------
 
@@ -87,8 +90,25 @@ class Session:
         return session
 
     @classmethod
-    def load(cls, path: Path, policy: FsyncPolicy) -> tuple["Session", LoadReport]:
-        """Open a file: parse leniently, migrate (rewriting atomically, original kept), index."""
+    def load(cls, path: Path, policy: FsyncPolicy, read_only: bool = False) -> tuple["Session", LoadReport]:
+        """Open a file: lock it, parse leniently, migrate (rewriting atomically, original kept), index.
+
+        Read-only, no lock is taken and nothing is rewritten (a migration stays in memory).
+        """
+        lock_fd = None if read_only else lock_path(path)
+        try:
+            session, report = cls._load_locked(path, policy, read_only)
+        except BaseException:
+            unlock(lock_fd)
+            raise
+        if session.writer.lock_fd is None:
+            session.writer.lock_fd = lock_fd
+        elif session.writer.lock_fd != lock_fd:
+            unlock(lock_fd)
+        return session, report
+
+    @classmethod
+    def _load_locked(cls, path: Path, policy: FsyncPolicy, read_only: bool) -> tuple["Session", LoadReport]:
         try:
             data = path.read_bytes()
         except FileNotFoundError:
@@ -104,7 +124,8 @@ class Session:
                 path=str(path),
             ) from exc
         migrated_from = migrate(parsed)
-        if migrated_from is not None:
+        writer = SessionWriter(path, policy, exists=True)
+        if migrated_from is not None and not read_only:
             backup = path.with_name(f"{path.name}.v{migrated_from}.bak")
             try:
                 atomic_write(path, serialize(parsed.header, parsed.items), backup=backup)
@@ -115,10 +136,12 @@ class Session:
                 ) from exc
             parsed.torn_tail_at = None  # the rewrite left the torn line out
             parsed.needs_newline = False
-        writer = SessionWriter(path, policy, exists=True)
+            # The rewrite is a new file (inode): the lock must be taken on it.
+            writer.lock_fd = lock_path(path)
         writer.torn_tail_at = parsed.torn_tail_at
         writer.needs_newline = parsed.needs_newline
         session = cls(path, parsed.header, writer)
+        session.read_only = read_only
         with _gc_paused():
             for item in parsed.items:
                 if isinstance(item, Entry) and item.id is not None:
@@ -159,6 +182,13 @@ class Session:
         anything is written, and written in one go.
         """
         self.writer.check()
+        if self.read_only:
+            raise InvalidState(
+                f"session {self.id} was opened read-only; open it again without readOnly "
+                "(once no other sidecar holds it) to write",
+                sessionId=self.id,
+                readOnly=True,
+            )
         if not objs:
             return []
         parent = self.tree.leaf_id if parent_id is UNSET else parent_id

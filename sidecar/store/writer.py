@@ -14,6 +14,7 @@ from enum import Enum
 from pathlib import Path
 
 from ..errors import SessionExists, StorageError
+from .lock import lock_file, unlock
 
 
 class FsyncPolicy(str, Enum):
@@ -81,6 +82,9 @@ class SessionWriter:
         self.exists = exists
         self._fd: int | None = None
         self._error: StorageError | None = None
+        # The descriptor holding this process's flock on the file (see lock.py);
+        # for a new file, the write descriptor holds it.
+        self.lock_fd: int | None = None
         # Damage found on load that must be repaired before the first append.
         self.torn_tail_at: int | None = None
         self.needs_newline = False
@@ -106,6 +110,13 @@ class SessionWriter:
         except OSError as exc:
             raise self._latch(exc, "create") from exc
         self._fd = fd
+        try:
+            lock_file(self.path, fd)
+        except BaseException:
+            # Another sidecar took the empty file in the instant since it was made.
+            os.close(fd)
+            self._fd = None
+            raise
         try:
             _write_all(fd, data)
             if durable:
@@ -158,6 +169,8 @@ class SessionWriter:
                 pass
             os.close(self._fd)
             self._fd = None
+        unlock(self.lock_fd)
+        self.lock_fd = None
 
     def _open(self) -> int:
         if self._fd is not None:

@@ -97,8 +97,8 @@ def test_random_histories_reopen_to_the_same_state(steps):
                 continue
             before = state_of(session)
             last_id = session.tree.entries[-1].id
-            fresh = service(root)
-            opened = fresh.open(wire.OpenParams(sessionId=session_id))
+            fresh = service(root)  # svc still holds the session: read it without the lock
+            opened = fresh.open(wire.OpenParams(sessionId=session_id, readOnly=True))
             assert opened.parseErrors == 0 and opened.migratedFrom is None
             assert state_of(fresh.session(session_id)) == before
             # The leaf is not stored: on open it is the last entry in file order.

@@ -108,6 +108,7 @@ class SidecarMethods:
         *,
         session_id: str | None = None,
         path: str | None = None,
+        read_only: bool = False,
         on_progress: ProgressCallback | None = None,
     ) -> OpenResult:
         """``session/open``: OpenParams -> OpenResult. Name the session by ``sessionId`` (looked up below the root) or by ``path``."""
@@ -116,6 +117,8 @@ class SidecarMethods:
             params["sessionId"] = session_id
         if path is not None:
             params["path"] = path
+        if read_only is not False:
+            params["readOnly"] = read_only
         result: OpenResult = await self.request("session/open", params, on_progress=on_progress)
         return result
 

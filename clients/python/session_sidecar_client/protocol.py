@@ -289,6 +289,7 @@ class OpenParams(TypedDict):
 
     sessionId: NotRequired[str | None]
     path: NotRequired[str | None]
+    readOnly: NotRequired[bool]
     workDoneToken: NotRequired[int | str | None]
 
 

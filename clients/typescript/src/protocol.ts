@@ -306,6 +306,8 @@ export interface OpenParams {
   sessionId?: string | null;
   /** @default null */
   path?: string | null;
+  /** @default false */
+  readOnly?: boolean;
   /** @default null */
   workDoneToken?: number | string | null;
 }

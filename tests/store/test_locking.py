@@ -1,0 +1,66 @@
+"""The session lock within one process: two services on one root exclude each other like two sidecars."""
+
+from __future__ import annotations
+
+import pytest
+from session_builders import append, assistant, context, msg, new_session, service, user
+from test_damaged_files import v1_file
+
+from sidecar import wire
+from sidecar.errors import InvalidState, SessionLocked
+
+
+def test_a_second_service_is_locked_out_until_the_first_closes(sessions_root):
+    first, second = service(sessions_root), service(sessions_root)
+    sid = new_session(first)
+    append(first, sid, msg(user()), msg(assistant()))
+    with pytest.raises(SessionLocked) as locked:
+        second.open(wire.OpenParams(sessionId=sid))
+    assert locked.value.data["path"].endswith(f"_{sid}.jsonl")
+    with pytest.raises(SessionLocked):
+        append(second, sid, msg(user("b")))
+    first.close(wire.CloseParams(sessionId=sid))
+    assert second.open(wire.OpenParams(sessionId=sid)).entryCount == 2
+    append(second, sid, msg(user("b")))
+    with pytest.raises(SessionLocked):  # first no longer has it open: reopening it is refused now
+        append(first, sid, msg(user("a")))
+
+
+def test_close_all_releases_every_lock(sessions_root):
+    first, second = service(sessions_root), service(sessions_root)
+    ids = [new_session(first) for _ in range(3)]
+    for sid in ids:
+        append(first, sid, msg(user()), msg(assistant()))
+    first.close_all()
+    for sid in ids:
+        assert second.open(wire.OpenParams(sessionId=sid)).persisted
+
+
+def test_read_only_open_of_an_old_file_migrates_in_memory_and_leaves_the_file_alone(sessions_root):
+    path = v1_file(sessions_root)
+    original = path.read_bytes()
+    svc = service(sessions_root)
+    opened = svc.open(wire.OpenParams(sessionId="sess-1", readOnly=True))
+    assert opened.migratedFrom == 1 and opened.header["version"] == 3
+    assert [m["role"] for m in context(svc, "sess-1").messages] == ["compactionSummary", "user", "custom"]
+    assert path.read_bytes() == original
+    assert not path.with_name(path.name + ".v1.bak").exists()
+    with pytest.raises(InvalidState) as refused:
+        svc.set_name(wire.SetNameParams(sessionId="sess-1", name="x"))
+    assert refused.value.data["readOnly"] is True
+    assert path.read_bytes() == original
+    # Asking for it writable reads it again, with the lock, and migrates on disk.
+    assert svc.open(wire.OpenParams(sessionId="sess-1")).migratedFrom == 1
+    assert path.read_bytes() != original
+    with pytest.raises(SessionLocked):  # the lock sits on the rewritten file
+        service(sessions_root).open(wire.OpenParams(sessionId="sess-1"))
+
+
+def test_a_read_only_open_never_blocks_the_writer(sessions_root):
+    reader, writer = service(sessions_root), service(sessions_root)
+    sid = new_session(writer)
+    append(writer, sid, msg(user()), msg(assistant()))
+    writer.close(wire.CloseParams(sessionId=sid))
+    reader.open(wire.OpenParams(sessionId=sid, readOnly=True))
+    append(writer, sid, msg(user("still mine")))  # the reader holds no lock
+    assert len(writer.session(sid).tree.entries) == 3

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import platformdirs
 
-from ..errors import InvalidSessionId, PathOutsideRoot
+from ..errors import InvalidParams, InvalidSessionId, PathOutsideRoot
 
 ROOT_ENV = "SESSION_SIDECAR_HOME"
 ARCHIVE_DIR = ".archive"
@@ -103,7 +103,10 @@ class Layout:
         return self.root / encode_cwd(cwd)
 
     def new_session_path(self, cwd: str, timestamp: str, session_id: str) -> Path:
-        return self.cwd_dir(cwd) / file_name(timestamp, session_id)
+        """Where a new session's file goes; its folder may not lead out of the root (a symlink)."""
+        if "\x00" in cwd:
+            raise InvalidParams("cwd must not contain a NUL character", field="cwd")
+        return self.check_inside(self.cwd_dir(cwd) / file_name(timestamp, session_id))
 
     def project_dirs(self, base: Path | None = None) -> list[Path]:
         base = base or self.root

@@ -38,7 +38,18 @@ def fsync_dir(folder: Path) -> None:
 
 
 def ensure_dir(folder: Path) -> None:
-    folder.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    """Make ``folder`` and any missing parent, each readable by its owner only."""
+    if folder.is_dir():
+        return
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            pass
 
 
 def atomic_write(path: Path, data: bytes, backup: Path | None = None) -> None:
@@ -193,7 +204,7 @@ class SessionWriter:
                 torn = source.read()
             if torn:
                 aside = self.path.with_name(self.path.name + ".torn")
-                with open(aside, "ab") as out:
+                with open(os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE), "ab") as out:
                     out.write(torn + b"\n")
                     out.flush()
                     os.fsync(out.fileno())

@@ -2,9 +2,14 @@
 
 Each batch of lines goes out in a single ``write`` on an ``O_APPEND``
 descriptor, so a crash leaves at most one torn line at the end, never lines
-glued together. A failed write is undone (the file is cut back to its old
-length) and latched: every later call fails with the same error until the
-session is reopened, so memory never runs ahead of disk unnoticed.
+glued together. A failed append is undone: the file is cut back to its old
+length and memory forgets the batch. When that cut is verified (the file has
+its old length again) the error is not latched: disk and memory agree, and the
+append may simply be retried once space returns (``data.latched`` false).
+Otherwise (the cut failed, an fsync failed so what reached the disk is
+unknown, a first write or a repair failed) it is latched: every later call
+fails with the same error until the session is reopened, so memory never runs
+ahead of disk unnoticed.
 """
 
 from __future__ import annotations
@@ -119,6 +124,8 @@ class SessionWriter:
                 f"{self.path} already exists; choose another session id", path=str(self.path)
             ) from None
         except OSError as exc:
+            if not self.path.exists():  # nothing was made: memory and disk agree
+                raise self._unlatched(exc, "create") from exc
             raise self._latch(exc, "create") from exc
         self._fd = fd
         try:
@@ -138,7 +145,7 @@ class SessionWriter:
             os.close(fd)
             self._fd = None
             self.path.unlink(missing_ok=True)
-            raise self._latch(exc, "create") from exc
+            raise self._unlatched(exc, "create") from exc
         self.exists = True
 
     def append(self, lines: list[bytes], durable: bool) -> None:
@@ -154,13 +161,15 @@ class SessionWriter:
             raise self._latch(exc, "append") from exc
         try:
             _write_all(fd, payload)
+        except OSError as exc:
+            if self._cut_back(fd, start):
+                raise self._unlatched(exc, "append") from exc
+            raise self._latch(exc, "append") from exc
+        try:
             if self.policy is FsyncPolicy.ALWAYS or (durable and self.policy is FsyncPolicy.ASSISTANT):
                 os.fsync(fd)
         except OSError as exc:
-            try:
-                os.ftruncate(fd, start)  # undo a partial line so disk matches memory
-            except OSError:
-                pass
+            self._cut_back(fd, start)
             raise self._latch(exc, "append") from exc
         self.needs_newline = False
 
@@ -189,7 +198,7 @@ class SessionWriter:
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         except OSError as exc:
-            raise self._latch(exc, "open") from exc
+            raise self._unlatched(exc, "open") from exc  # nothing was written
         if self.torn_tail_at is not None:
             self._set_aside_torn_tail(fd, self.torn_tail_at)
             self.torn_tail_at = None
@@ -215,6 +224,24 @@ class SessionWriter:
             raise self._latch(exc, "repair") from exc
         self.needs_newline = False
 
+    @staticmethod
+    def _cut_back(fd: int, start: int) -> bool:
+        """Undo a partial batch so disk matches memory; True when the file is back to ``start`` bytes."""
+        try:
+            os.ftruncate(fd, start)
+            return os.fstat(fd).st_size == start
+        except OSError:
+            return False
+
+    def _unlatched(self, exc: OSError, action: str) -> StorageError:
+        return StorageError(
+            f"could not {action} {self.path}: {exc.strerror or exc}; nothing of the batch was kept, "
+            "on disk or in memory: free space or fix permissions, then send it again",
+            path=str(self.path),
+            errno=exc.errno,
+            latched=False,
+        )
+
     def _latch(self, exc: OSError, action: str) -> StorageError:
         if self._error is None:
             self._error = StorageError(
@@ -222,5 +249,6 @@ class SessionWriter:
                 "free space or fix permissions, then reopen the session",
                 path=str(self.path),
                 errno=exc.errno,
+                latched=True,
             )
         return self._error

@@ -128,7 +128,7 @@ def test_flush_before_the_file_exists_reports_not_persisted(sessions_root):
     assert svc.flush(wire.FlushParams(sessionId=sid)).persisted is False
 
 
-def test_a_write_error_is_latched_until_the_session_is_reopened(sessions_root, monkeypatch):
+def test_a_write_error_whose_undo_fails_is_latched_until_the_session_is_reopened(sessions_root, monkeypatch):
     svc = service(sessions_root)
     sid = new_session(svc)
     append(svc, sid, msg(user()), msg(assistant()))
@@ -137,8 +137,16 @@ def test_a_write_error_is_latched_until_the_session_is_reopened(sessions_root, m
     leaf = svc.session(sid).leaf_id
     spy = WriteSpy(monkeypatch)
     spy.fail_after = 0
+    real_ftruncate = os.ftruncate
+
+    def ftruncate_fails(fd, length):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "ftruncate", ftruncate_fails)  # the undo cannot be verified
     with pytest.raises(StorageError) as first:
         append(svc, sid, msg(user("lost")))
+    monkeypatch.setattr(os, "ftruncate", real_ftruncate)
+    assert first.value.data["latched"] is True
     # Memory did not run ahead of disk.
     assert path.read_bytes() == before
     assert svc._open[sid].leaf_id == leaf and len(svc._open[sid].tree.entries) == 2
@@ -160,6 +168,23 @@ def test_a_write_error_is_latched_until_the_session_is_reopened(sessions_root, m
     assert reopened.entryCount == 2
     append(svc, sid, msg(user("works")))
     assert len(read_lines(path)) == 4
+
+
+def test_a_failed_append_that_was_undone_is_not_latched_and_can_be_sent_again(sessions_root, monkeypatch):
+    svc = service(sessions_root)
+    sid = new_session(svc)
+    append(svc, sid, msg(user()), msg(assistant()))
+    path = file_of(svc, sid)
+    before = path.read_bytes()
+    spy = WriteSpy(monkeypatch)
+    spy.fail_after = 7  # part of the line lands, then the disk is full
+    with pytest.raises(StorageError) as failed:
+        append(svc, sid, msg(user("retry me")))
+    assert failed.value.data["latched"] is False and failed.value.data["errno"] == errno.ENOSPC
+    assert path.read_bytes() == before and len(svc.session(sid).tree.entries) == 2
+    assert len(context(svc, sid).messages) == 2  # reads go on
+    append(svc, sid, msg(user("retry me")))  # space is back: the same batch goes through
+    assert len(read_lines(path)) == 4 and read_lines(path)[-1]["message"]["content"] == "retry me"
 
 
 def test_a_partial_write_is_cut_back_so_no_half_line_stays(sessions_root, monkeypatch):

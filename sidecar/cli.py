@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 
 from . import __version__
@@ -22,7 +23,7 @@ from .config import SettingsError, load_settings
 from .store.layout import default_root
 
 LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
-SUBCOMMANDS = ("serve", "call", "demo")
+SUBCOMMANDS = ("serve", "call", "demo", "reindex")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -53,6 +54,9 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="drive a whole session through a real sidecar and show it")
     _common(demo)
+
+    reindex = commands.add_parser("reindex", help="rebuild the listing index (<root>/.index) from the session files")
+    _common(reindex)
     return parser
 
 
@@ -68,11 +72,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.command == "call":
         return _call(args)
+    if args.command == "reindex":
+        return _reindex(args)
     if args.command == "demo":
         from .demo import run_demo
 
         return asyncio.run(run_demo(args.root, args.config))
     return _serve(args)
+
+
+def _reindex(args: argparse.Namespace) -> int:
+    from .service import SessionService
+
+    root = args.root.expanduser() if args.root else default_root()
+    started = time.perf_counter()
+    count = SessionService(root).reindex()
+    print(f"indexed {count} sessions below {root} in {time.perf_counter() - started:.2f} s")
+    return 0
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -37,7 +37,10 @@ from .errors import (
 )
 from .format.jsonl import Entry
 from .store.layout import ARCHIVE_DIR, TRASH_DIR, Layout, check_session_id, iso_now, new_session_id
-from .store.listing import SummaryCache, decode_cursor, encode_cursor, iso_from_ms, matches, sort_key
+from .store.index import IndexUnavailable, ListingIndex
+from .store.listing import (
+    SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, iso_from_ms, matches, sort_key,
+)
 from .store.lock import lock_path, unlock
 from .store.session import UNSET, LoadReport, Session
 from .store.writer import FsyncPolicy, ensure_dir, fsync_dir
@@ -54,6 +57,8 @@ class SessionService:
         self._open: dict[str, Session] = {}
         self._lock = threading.RLock()
         self._summaries = SummaryCache()
+        # What session/list returns, in sqlite beside the files, kept up to date by our own writes.
+        self.index = ListingIndex(self.layout.root)
         # Context size per open session, carried from append to append (weak: a
         # closed session's tally goes with it).
         self._tallies: weakref.WeakKeyDictionary[Session, TokenTally] = weakref.WeakKeyDictionary()
@@ -132,6 +137,7 @@ class SessionService:
                         path=str(path),
                     )
                 return existing, report
+            session.on_append = self._indexed
             self._open[session.id] = session
         return session, report
 
@@ -153,6 +159,7 @@ class SessionService:
             timestamp = iso_now()
             path = self.layout.new_session_path(params.cwd, timestamp, session_id)
             session = Session.new(path, session_id, params.cwd, self.fsync_policy, params.parentSession, timestamp)
+            session.on_append = self._indexed
             self._open[session_id] = session
         if params.name is not None and params.name.strip():
             session.set_name(params.name)
@@ -420,9 +427,43 @@ class SessionService:
         labels = [(e.id, source.tree.labels[e.id]) for e in path if e.id in source.tree.labels]
         if labels:
             forked.append([{"type": "label", "targetId": t, "label": label} for t, label in labels])
+        forked.on_append = self._indexed
+        if forked.persisted:
+            self._index_refresh(forked.path)
         with self._lock:
             self._open[new_id] = forked
         return wire.ForkResult(sessionId=new_id, path=str(new_path), persisted=forked.persisted)
+
+    # -- listing index -----------------------------------------------------------
+
+    def _area_of(self, path: Path) -> str | None:
+        """The listed area a file is in ("" live, "archive"), None for the trash or outside the root."""
+        try:
+            parts = path.relative_to(self.layout.root).parts
+        except ValueError:
+            return None
+        if len(parts) == 2 and not parts[0].startswith("."):
+            return ""
+        if len(parts) == 3 and parts[0] == ARCHIVE_DIR:
+            return "archive"
+        return None
+
+    def _indexed(self, session: Session, entries: list[Entry]) -> None:
+        """A batch reached the file: fold it into the index row in the same step."""
+        area = self._area_of(session.path)
+        if area is not None:
+            self.index.appended(session.path, area, [e.raw for e in entries])
+
+    def _index_refresh(self, path: Path) -> None:
+        area = self._area_of(path)
+        if area is not None:
+            self.index.refresh(path, area)
+
+    def reindex(self) -> int:
+        """Rebuild the listing index from every listed file; returns the sessions indexed."""
+        folders = [(folder, "") for folder in self.layout.project_dirs()]
+        folders += [(folder, "archive") for folder in self.layout.project_dirs(self.layout.root / ARCHIVE_DIR)]
+        return self.index.rebuild(folders)
 
     # -- list ------------------------------------------------------------------
 
@@ -438,6 +479,10 @@ class SessionService:
         areas: list[tuple[str | None, bool]] = [(None, False)]
         if params.includeArchived:
             areas.append((ARCHIVE_DIR, True))
+        try:
+            return self._list_indexed(params, areas, limit, after, work)
+        except IndexUnavailable:
+            pass  # locked by another sidecar past the busy timeout: read the files
         files: list[tuple[Path, bool]] = []
         for area, archived in areas:
             base = self.layout.root if area is None else self.layout.root / area
@@ -480,6 +525,59 @@ class SessionService:
                     parentSession=s.parent_session,
                 )
                 for s, archived in page
+            ],
+            nextCursor=next_cursor,
+        )
+
+    def _list_indexed(
+        self, params: wire.ListParams, areas: list[tuple[str | None, bool]], limit: int, after: Any, work: Work
+    ) -> wire.ListResult:
+        scopes: list[tuple[Path, str]] = []
+        prune: list[tuple[Path, str]] = []
+        for area, _ in areas:
+            base = self.layout.root if area is None else self.layout.root / area
+            name = "" if area is None else "archive"
+            if params.cwd is not None and not params.all:
+                scopes.append((base / self.layout.cwd_dir(params.cwd).name, name))
+            else:
+                scopes.extend((folder, name) for folder in self.layout.project_dirs(base))
+                prune.append((base, name))
+
+        def check(index: int, total: int) -> None:
+            # Reading files writes only the index, in one transaction: stopping rolls it back.
+            work.check_cancelled()
+            work.report(f"{index} of {total} sessions read", index * 100 // max(total, 1))
+
+        self.index.sync(scopes, prune, check)
+        rows = self.index.page(
+            ["" if area is None else "archive" for area, _ in areas],
+            None if params.cwd is None or params.all else [folder for folder, _ in scopes],
+            after,
+            params.query or None,
+            limit + 1,
+        )
+        page = rows[:limit]
+        next_cursor = None
+        if len(rows) > limit:
+            last = page[-1]
+            next_cursor = encode_cursor_of(last.modified_ms, last.path)
+        return wire.ListResult(
+            sessions=[
+                wire.SessionInfo(
+                    sessionId=r.session_id,
+                    path=r.path,
+                    cwd=r.cwd,
+                    created=r.created,
+                    modified=iso_from_ms(r.modified_ms),
+                    messageCount=r.message_count,
+                    firstMessage=r.first_message or "(no messages)",
+                    archived=r.area == "archive",
+                    name=r.name,
+                    title=r.title,
+                    parentSession=r.parent_session,
+                    snippet=r.snippet,
+                )
+                for r in page
             ],
             nextCursor=next_cursor,
         )
@@ -553,4 +651,6 @@ class SessionService:
                     os.rename(extra, target.parent / extra.name)
                 except OSError:
                     pass
+            area = self._area_of(target)
+            self.index.moved(source, target if area is not None else None, area)
             return target

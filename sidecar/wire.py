@@ -239,6 +239,8 @@ class SessionInfo(_Result):
     name: str | None = None
     title: str | None = None
     parentSession: str | None = None
+    # With a query: the first matching message text around the match, marked **like this**.
+    snippet: str | None = None
 
 
 class ListResult(_Result):

@@ -524,6 +524,7 @@ type SessionInfo struct {
 	Name          *string `json:"name,omitzero"`
 	Title         *string `json:"title,omitzero"`
 	ParentSession *string `json:"parentSession,omitzero"`
+	Snippet       *string `json:"snippet,omitzero"`
 }
 
 // SetLabelParams is `SetLabelParams` in protocol/schema.json.

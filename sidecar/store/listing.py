@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from ..context.build import js_time
+from ..context.tokens import usage_tokens
 from ..format.jsonl import decode_lenient
 
 
@@ -24,6 +25,8 @@ class _Message(msgspec.Struct):
     role: Any = None
     content: Any = None
     timestamp: Any = None
+    usage: Any = None
+    stopReason: Any = None
 
 
 class _Line(msgspec.Struct):
@@ -70,61 +73,98 @@ def iso_from_ms(ms: int) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-def summarize(path: Path, data: bytes, mtime_ms: int) -> Summary | None:
-    """Metadata of one file, or None when it is not a session."""
+class Accumulator:
+    """pi's listing fields, folded line by line (so appended lines extend a stored state)."""
+
+    __slots__ = ("count", "first", "last_activity", "name", "tokens_total", "tokens_last")
+
+    def __init__(
+        self, count: int = 0, first: str = "", last_activity: int = 0, name: str | None = None,
+        tokens_total: int = 0, tokens_last: int = 0,
+    ) -> None:
+        self.count, self.first, self.last_activity, self.name = count, first, last_activity, name
+        self.tokens_total, self.tokens_last = tokens_total, tokens_last
+
+    def feed(self, line: _Line) -> str | None:
+        """Fold one entry line in; returns its searchable text, if any."""
+        if line.type == "session_info":
+            self.name = (line.name.strip() or None) if isinstance(line.name, str) else None
+            return None
+        if line.type != "message" or line.message is None:
+            return None
+        self.count += 1
+        message = line.message
+        if message.role not in ("user", "assistant"):
+            return None
+        if message.role == "assistant" and message.stopReason not in ("aborted", "error"):
+            used = usage_tokens(message.usage)
+            if used > 0:
+                self.tokens_total += used
+                self.tokens_last = used
+        stamp = message.timestamp if isinstance(message.timestamp, (int, float)) and not isinstance(message.timestamp, bool) else js_time(line.timestamp)
+        if stamp is not None:
+            self.last_activity = max(self.last_activity, int(stamp))
+        text = _text(message.content)
+        if not text:
+            return None
+        if not self.first and message.role == "user":
+            self.first = text
+        return text
+
+
+def decode_line(raw: bytes) -> _Line | None:
+    if not raw.strip():
+        return None
+    try:
+        return decode_lenient(_line_decoder, raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def modified_ms(last_activity: int, header_timestamp: Any, mtime_ms: int) -> int:
+    header_ms = js_time(header_timestamp)
+    return last_activity if last_activity > 0 else header_ms if header_ms is not None else mtime_ms
+
+
+def summarize_full(path: Path, data: bytes, mtime_ms: int) -> tuple[Summary, Accumulator, list[str]] | None:
+    """Metadata of one file with its folded state and texts, or None when it is not a session."""
     header: _Line | None = None
-    name: str | None = None
-    count = 0
-    first = ""
+    acc = Accumulator()
     texts: list[str] = []
-    last_activity = 0
     for raw in data.split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            line = decode_lenient(_line_decoder, raw)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        line = decode_line(raw)
+        if line is None:
             continue
         if header is None:
             if line.type != "session" or not isinstance(line.id, str):
                 return None
             header = line
             continue
-        if line.type == "session_info":
-            name = (line.name.strip() or None) if isinstance(line.name, str) else None
-            continue
-        if line.type != "message" or line.message is None:
-            continue
-        count += 1
-        message = line.message
-        if message.role not in ("user", "assistant"):
-            continue
-        stamp = message.timestamp if isinstance(message.timestamp, (int, float)) and not isinstance(message.timestamp, bool) else js_time(line.timestamp)
-        if stamp is not None:
-            last_activity = max(last_activity, int(stamp))
-        text = _text(message.content)
-        if not text:
-            continue
-        texts.append(text)
-        if not first and message.role == "user":
-            first = text
+        text = acc.feed(line)
+        if text:
+            texts.append(text)
     if header is None:
         return None
-    header_ms = js_time(header.timestamp)
-    modified = last_activity if last_activity > 0 else header_ms if header_ms is not None else mtime_ms
-    return Summary(
+    summary = Summary(
         session_id=header.id,
         path=str(path),
         cwd=header.cwd if isinstance(header.cwd, str) else "",
         created=header.timestamp if isinstance(header.timestamp, str) else iso_from_ms(mtime_ms),
-        modified_ms=modified,
-        message_count=count,
-        first_message=first or "(no messages)",
-        name=name,
+        modified_ms=modified_ms(acc.last_activity, header.timestamp, mtime_ms),
+        message_count=acc.count,
+        first_message=acc.first or "(no messages)",
+        name=acc.name,
         title=header.title if isinstance(header.title, str) else None,
         parent_session=header.parentSession if isinstance(header.parentSession, str) else None,
         all_text=" ".join(texts),
     )
+    return summary, acc, texts
+
+
+def summarize(path: Path, data: bytes, mtime_ms: int) -> Summary | None:
+    """Metadata of one file, or None when it is not a session."""
+    full = summarize_full(path, data, mtime_ms)
+    return None if full is None else full[0]
 
 
 class SummaryCache:
@@ -165,7 +205,11 @@ def sort_key(summary: Summary) -> tuple[int, str]:
 
 
 def encode_cursor(summary: Summary) -> str:
-    raw = msgspec.json.encode([summary.modified_ms, summary.path])
+    return encode_cursor_of(summary.modified_ms, summary.path)
+
+
+def encode_cursor_of(modified: int, path: str) -> str:
+    raw = msgspec.json.encode([modified, path])
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 

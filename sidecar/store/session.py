@@ -13,7 +13,7 @@ import gc
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import msgspec
 
@@ -37,6 +37,9 @@ class LoadReport:
 
 
 class Session:
+    # Told of every batch once its lines are on disk (the listing index listens).
+    on_append: Callable[["Session", list[Entry]], None] | None = None
+
     def __init__(self, path: Path, header: Entry, writer: SessionWriter) -> None:
         self.path = path
         self.header = header
@@ -210,6 +213,8 @@ class Session:
         except BaseException:
             self.tree.remove_last(len(prepared), previous_leaf, state)
             raise
+        if self.on_append is not None and self.writer.exists:
+            self.on_append(self, prepared)
         return prepared
 
     def _prepare(self, obj: Any, index: int, parent: str | None, batch_ids: set[str]) -> dict[str, Any]:

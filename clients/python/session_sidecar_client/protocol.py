@@ -277,6 +277,7 @@ class SessionInfo(TypedDict):
     name: NotRequired[str | None]
     title: NotRequired[str | None]
     parentSession: NotRequired[str | None]
+    snippet: NotRequired[str | None]
 
 
 class ListResult(TypedDict):

@@ -732,6 +732,9 @@ pub struct SessionInfo {
     /// `sessionId`. Required.
     #[serde(rename = "sessionId")]
     pub session_id: String,
+    /// `snippet`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snippet: Option<String>,
     /// `title`. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,

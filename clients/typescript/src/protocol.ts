@@ -389,6 +389,8 @@ export interface SessionInfo {
   title?: string | null;
   /** @default null */
   parentSession?: string | null;
+  /** @default null */
+  snippet?: string | null;
 }
 
 export interface SetLabelParams {

@@ -1,0 +1,225 @@
+"""Every benchmark in one run, printed as one table of figures against their goals.
+
+    .venv/bin/python bench/run.py [--quick]
+
+Each figure is a ratio (or a time) measured in this run against a baseline
+measured in the same run, so it holds on a noisy machine:
+
+1. open + buildContext of the generated 50 MB / 20,000-entry session vs
+   decoding every line with msgspec (load.py's floor).
+2. reopen of that session in the same sidecar process (warm) vs the first open.
+3. session/list over 10,000 sessions in 100 folders: index warm, and cold (no index).
+4. session/append round trip p50 / p99 and pipelined throughput vs the
+   hand-rolled echo server (rpc_latency.py), and batch append entries/s.
+5. start-up (spawn -> initialize answered) and peak RSS of a sidecar that opened
+   the 50 MB session.
+
+The data sets are generated (seeded) below bench/data/ and never committed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+import load  # noqa: E402
+import many_sessions  # noqa: E402
+import rpc_latency  # noqa: E402
+from rpc_latency import Pipe  # noqa: E402
+
+SIDECAR = [sys.executable, "-m", "sidecar", "serve", "--log-level", "warning"]
+Row = tuple[str, str, str, str]  # figure, measured, baseline, goal
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+def _reopen(repeat: int) -> tuple[float, float]:
+    """First open + buildContext in a fresh process, then reopens in that process (best of ``repeat``)."""
+    code = f"""
+import sys, time
+sys.path.insert(0, {str(HERE.parent)!r})
+from pathlib import Path
+from sidecar import wire
+from sidecar.config import Settings
+from sidecar.service import SessionService
+path = Path({str(load.DATA)!r})
+svc = SessionService(path.parent, Settings())
+def once():
+    start = time.perf_counter()
+    opened = svc.open(wire.OpenParams(path=str(path)))
+    svc.build_context(wire.BuildContextParams(sessionId=opened.sessionId))
+    elapsed = time.perf_counter() - start
+    svc.close(wire.CloseParams(sessionId=opened.sessionId))
+    return elapsed
+first = once()
+print(first, min(once() for _ in range({repeat})))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-2000:])
+    first, again = (float(x) for x in done.stdout.split())
+    return first, again
+
+
+def _list_figures(sessions: int, folders: int, repeat: int) -> tuple[float, float, float]:
+    """(cold rebuild s, warm median s, warm with a query median s) over a generated root, in-process."""
+    from sidecar import wire
+    from sidecar.service import SessionService
+    from sidecar.store.index import INDEX_DIR
+
+    root = HERE / "data" / f"many-{sessions}"
+    marker = root / ".generated"
+    if not marker.exists():
+        many_sessions.generate(root, sessions, folders)
+        marker.write_text(f"{sessions} {folders} {many_sessions.SEED}\n")
+    shutil.rmtree(root / INDEX_DIR, ignore_errors=True)
+    svc = SessionService(root)
+    start = time.perf_counter()
+    first = svc.list(wire.ListParams(all=True))
+    cold = time.perf_counter() - start
+    assert len(first.sessions) == 50
+    warm, query = [], []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        svc.list(wire.ListParams(all=True))
+        warm.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        svc.list(wire.ListParams(all=True, query="tokenizer branch"))
+        query.append(time.perf_counter() - start)
+    svc.index.close()
+    return cold, statistics.median(warm), statistics.median(query)
+
+
+async def _batch_append(entries_per_call: int, calls: int) -> float:
+    """Entries per second through a sidecar: ``calls`` pipelined appends of ``entries_per_call`` entries."""
+    with tempfile.TemporaryDirectory() as tmp:
+        pipe = await Pipe.start(*SIDECAR)
+        await pipe.call("initialize", {"sessionRoot": tmp})
+        await pipe.call("session/create", {"cwd": "/bench", "sessionId": "batch"})
+        await pipe.call("session/append", {"sessionId": "batch", "entries": [
+            {"type": "message", "message": {"role": "user", "content": "start"}},
+            {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
+                                            "stopReason": "stop"}},
+        ]})
+        batches = [
+            {"sessionId": "batch", "entries": [
+                {"type": "message", "message": {"role": "user", "content": f"entry {call}.{n}: " + "lorem ipsum " * 8}}
+                for n in range(entries_per_call)
+            ]}
+            for call in range(calls)
+        ]
+        start = time.perf_counter()
+        for params in batches:
+            pipe.send("session/append", params)
+        for _ in batches:
+            await pipe.receive()
+        elapsed = time.perf_counter() - start
+        await pipe.stop()
+    return entries_per_call * calls / elapsed
+
+
+async def _startup(repeat: int) -> float:
+    times = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(repeat):
+            start = time.perf_counter()
+            pipe = await Pipe.start(*SIDECAR)
+            await pipe.call("initialize", {"sessionRoot": tmp})
+            times.append(time.perf_counter() - start)
+            await pipe.stop()
+    return statistics.median(times)
+
+
+async def _peak_rss_after_open() -> int:
+    """VmHWM (kB) of a sidecar process after session/open + buildContext of the 50 MB session."""
+    pipe = await Pipe.start(*SIDECAR)
+    await pipe.call("initialize", {"sessionRoot": str(load.DATA.parent),
+                                   "settings": {"store": {"allowExternalPaths": True}}})
+    opened = await pipe.call("session/open", {"path": str(load.DATA), "readOnly": True})
+    await pipe.call("session/buildContext", {"sessionId": opened["result"]["sessionId"]})
+    status = Path(f"/proc/{pipe.process.pid}/status").read_text()
+    await pipe.stop()
+    return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
+
+
+async def _append_latency(requests: int, pipelined: int, rounds: int) -> tuple[dict, dict]:
+    args = argparse.Namespace(requests=requests, pipelined=pipelined, per_session=100)
+    results: dict[str, list[dict[str, float]]] = {"echo": [], "sidecar": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for number in range(rounds):
+            results["echo"].append(await rpc_latency.measure(
+                [sys.executable, str(HERE / "echo_server.py")], False, args, Path(tmp)))
+            results["sidecar"].append(await rpc_latency.measure(SIDECAR, True, args, Path(tmp) / f"s{number}"))
+    med = {name: {key: statistics.median(r[key] for r in runs) for key in runs[0]} for name, runs in results.items()}
+    return med["echo"], med["sidecar"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run, not figures to quote)")
+    args = parser.parse_args()
+    repeat = 2 if args.quick else 5
+    if not load.DATA.exists():
+        load.generate(load.DATA)
+    rows: list[Row] = []
+
+    floor, _, _, _ = load.run("floor", repeat)
+    opened, _, open_peak, _ = load.run("open", repeat)
+    rows.append(("1 open + buildContext, 50 MB / 20k entries", _ms(opened), f"msgspec floor {_ms(floor)}",
+                 f"{opened / floor:.2f}x (goal <= 1.5x)"))
+
+    first, again = _reopen(repeat)
+    rows.append(("2 reopen, same process (warm)", _ms(again), f"first open {_ms(first)}",
+                 f"{again / first:.3f}x (goal <= 0.05x)"))
+
+    cold, warm, query = _list_figures(10_000, 100, repeat * 2)
+    rows.append(("3 session/list, 10,000 sessions / 100 folders, warm", _ms(warm), "-",
+                 f"{'ok' if warm < 0.05 else 'MISSED'} (goal < 50 ms)"))
+    rows.append(("3 session/list with a query, warm", _ms(query), "-", "(no goal)"))
+    rows.append(("3 session/list, cold index rebuild", _ms(cold), "-", f"{'ok' if cold < 3 else 'MISSED'} (goal < 3 s)"))
+
+    requests, pipelined, rounds = (500, 1000, 1) if args.quick else (2000, 5000, 3)
+    echo, side = asyncio.run(_append_latency(requests, pipelined, rounds))
+    rows.append(("4 session/append round trip p50", f"{side['p50']:.0f} us", f"echo {echo['p50']:.0f} us",
+                 f"{side['p50'] / echo['p50']:.2f}x (goal <= 1.3x)"))
+    rows.append(("4 session/append round trip p99", f"{side['p99']:.0f} us", f"echo {echo['p99']:.0f} us",
+                 f"{side['p99'] / echo['p99']:.2f}x"))
+    rows.append(("4 session/append pipelined", f"{side['throughput']:.0f} req/s", f"echo {echo['throughput']:.0f} req/s",
+                 f"{side['throughput'] / echo['throughput']:.2f}x"))
+    batch = asyncio.run(_batch_append(100, 20 if args.quick else 100))
+    rows.append(("4 batch append (100 entries per call, pipelined)", f"{batch:,.0f} entries/s", "-",
+                 f"{'ok' if batch >= 50_000 else 'MISSED'} (goal >= 50,000/s)"))
+
+    startup = asyncio.run(_startup(repeat))
+    rows.append(("5 start-up: spawn -> initialize answered", _ms(startup), "-",
+                 f"{'ok' if startup < 0.3 else 'MISSED'} (goal < 300 ms)"))
+    peak = asyncio.run(_peak_rss_after_open())
+    rows.append(("5 peak RSS, sidecar after opening the 50 MB session", f"{peak / 1024:.0f} MB",
+                 f"in-process open {open_peak / 1024:.0f} MB", f"{'ok' if peak < 150 * 1024 else 'MISSED'} (goal < 150 MB)"))
+
+    size = load.DATA.stat().st_size / 1e6
+    print(f"session-sidecar benchmarks ({'quick' if args.quick else f'best/median of {repeat}'}; "
+          f"{load.DATA.name}: {size:.1f} MB, seed {load.SEED})")
+    widths = [max(len(r[i]) for r in rows + [("figure", "measured", "baseline", "ratio / goal")]) for i in range(4)]
+    header = ("figure", "measured", "baseline", "ratio / goal")
+    print(" | ".join(h.ljust(w) for h, w in zip(header, widths)))
+    print("-+-".join("-" * w for w in widths))
+    for row in rows:
+        print(" | ".join(cell.ljust(w) for cell, w in zip(row, widths)))
+
+
+if __name__ == "__main__":
+    main()

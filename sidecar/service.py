@@ -42,6 +42,7 @@ from .store.listing import (
     SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, iso_from_ms, matches, sort_key,
 )
 from .store.lock import lock_path, unlock
+from .store.payload import BlobStore, holds_blobs, resolve
 from .store.session import UNSET, LoadReport, Session
 from .store.writer import FsyncPolicy, ensure_dir, fsync_dir
 from .work import NO_WORK, Work
@@ -55,6 +56,7 @@ class SessionService:
         self.layout = Layout(root)
         self.settings = settings or Settings()
         self._open: dict[str, Session] = {}
+        self.blobs = BlobStore(self.layout.root)
         self._lock = threading.RLock()
         self._summaries = SummaryCache()
         # What session/list returns, in sqlite beside the files, kept up to date by our own writes.
@@ -138,6 +140,7 @@ class SessionService:
                     )
                 return existing, report
             session.on_append = self._indexed
+            session.blobs = self.blobs
             self._open[session.id] = session
         return session, report
 
@@ -160,6 +163,7 @@ class SessionService:
             path = self.layout.new_session_path(params.cwd, timestamp, session_id)
             session = Session.new(path, session_id, params.cwd, self.fsync_policy, params.parentSession, timestamp)
             session.on_append = self._indexed
+            session.blobs = self.blobs
             self._open[session_id] = session
         if params.name is not None and params.name.strip():
             session.set_name(params.name)
@@ -279,6 +283,8 @@ class SessionService:
         leaf = session.leaf_id if params.leafId is msgspec.UNSET else params.leafId
         path = session.path_to(leaf)  # type: ignore[arg-type]
         ctx = build_context(path)
+        if any(holds_blobs(e.raw) for e in path):
+            resolve(ctx.messages, self.blobs)
         messages = convert_to_llm(ctx.messages) if params.format == "llm" else ctx.messages
         return wire.BuildContextResult(
             messages=messages,
@@ -384,7 +390,9 @@ class SessionService:
             entries = session.tree.entries
         else:
             entries = [session.get(entry_id) for entry_id in params.ids]
-        return wire.GetEntriesResult(entries=[e.obj() for e in entries])
+        return wire.GetEntriesResult(
+            entries=[resolve(e.obj(), self.blobs) if holds_blobs(e.raw) else e.obj() for e in entries]
+        )
 
     def set_label(self, params: wire.SetLabelParams) -> wire.SetLabelResult:
         session = self.session(params.sessionId)
@@ -431,6 +439,7 @@ class SessionService:
         if forked.persisted:
             self._index_refresh(forked.path)
         with self._lock:
+            forked.blobs = self.blobs
             self._open[new_id] = forked
         return wire.ForkResult(sessionId=new_id, path=str(new_path), persisted=forked.persisted)
 

@@ -23,6 +23,7 @@ from ..format.jsonl import Entry, NotASession, encode, parse_file, serialize
 from ..format.migrate import migrate, new_entry_id
 from .layout import iso_now
 from .lock import lock_path, unlock
+from .payload import BlobStore, bound
 from .tree import SessionTree
 from .writer import FsyncPolicy, SessionWriter, atomic_write
 
@@ -48,6 +49,8 @@ class Session:
         self.id: str = header.id  # type: ignore[assignment]
         # Opened with readOnly: no lock is held and every write is refused.
         self.read_only = False
+        # Where images of appended entries go (payload.py); None keeps them inline.
+        self.blobs: BlobStore | None = None
 
     # -- construction ------------------------------------------------------
 
@@ -248,6 +251,7 @@ class Session:
         for key, value in obj.items():
             if key not in prepared:
                 prepared[key] = value
+        prepared = bound(prepared, self.blobs)  # cut what is too big before a line is made of it
         try:
             validate_entry(prepared)
         except msgspec.ValidationError as exc:

@@ -1,0 +1,151 @@
+"""Size rules: long strings cut with a notice, images moved to the content-addressed blob store."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from session_builders import append, assistant, context, msg, new_session, read_lines, service, user
+
+from sidecar import wire
+from sidecar.errors import StorageError
+from sidecar.store.payload import BLOB_PREFIX, MAX_CHARS, TRUNCATION_NOTICE
+
+
+def tool_result(text: str, **extra) -> dict:
+    return {"role": "toolResult", "toolCallId": "c1", "toolName": "bash",
+            "content": [{"type": "text", "text": text}], "isError": False, "timestamp": 3, **extra}
+
+
+def image_message(data: str, role: str = "user") -> dict:
+    return {"role": role, "content": [{"type": "text", "text": "look"},
+                                      {"type": "image", "data": data, "mimeType": "image/png"}], "timestamp": 1}
+
+
+def persisted(svc) -> str:
+    sid = new_session(svc)
+    append(svc, sid, msg(user()), msg(assistant()))
+    return sid
+
+
+def test_a_string_over_the_limit_is_cut_with_a_notice_on_disk_and_in_the_context(sessions_root):
+    svc = service(sessions_root)
+    sid = persisted(svc)
+    text = "0123456789\n" * 60_000  # 660,000 characters
+    entry = msg(tool_result(text))
+    sent = copy.deepcopy(entry)
+    append(svc, sid, entry)
+    assert entry == sent  # the caller's objects are not changed
+    stored = read_lines(svc.session(sid).path)[-1]["message"]["content"][0]["text"]
+    assert len(stored) == MAX_CHARS and stored.endswith(TRUNCATION_NOTICE)
+    assert text.startswith(stored[: -len(TRUNCATION_NOTICE)])
+    shown = context(svc, sid).messages[-1]["content"][0]["text"]
+    assert shown == stored
+    svc.close_all()
+    assert context(service(sessions_root), sid).messages[-1]["content"][0]["text"] == stored
+
+
+def test_a_string_at_the_limit_is_kept_whole(sessions_root):
+    svc = service(sessions_root)
+    sid = persisted(svc)
+    text = "y" * MAX_CHARS
+    append(svc, sid, msg(tool_result(text)))
+    assert read_lines(svc.session(sid).path)[-1]["message"]["content"][0]["text"] == text
+
+
+def test_line_count_is_counted_again_when_its_content_was_cut(sessions_root):
+    svc = service(sessions_root)
+    sid = persisted(svc)
+    lines = 100_000
+    text = "\n".join(f"line {n}" for n in range(lines))  # ~690,000 characters
+    details = {"content": text, "lineCount": lines, "path": "big.log"}
+    append(svc, sid, {"type": "custom", "customType": "read", "data": details})
+    stored = read_lines(svc.session(sid).path)[-1]["data"]
+    assert len(stored["content"]) == MAX_CHARS
+    assert stored["lineCount"] == stored["content"].count("\n") + 1 < lines
+    assert stored["path"] == "big.log"
+    # lineCount beside content that was not cut stays as the client sent it.
+    append(svc, sid, {"type": "custom", "customType": "read", "data": {"content": "a\nb", "lineCount": 7}})
+    assert read_lines(svc.session(sid).path)[-1]["data"]["lineCount"] == 7
+
+
+def test_an_image_goes_to_the_blob_store_and_comes_back_as_base64(sessions_root):
+    svc = service(sessions_root)
+    sid = persisted(svc)
+    raw = os.urandom(3000)
+    data = base64.b64encode(raw).decode()
+    digest = hashlib.sha256(raw).hexdigest()
+    [first] = append(svc, sid, msg(image_message(data)))
+    append(svc, sid, {"type": "custom_message", "customType": "shot", "display": True,
+                      "content": [{"type": "image", "data": data, "mimeType": "image/png"}]})
+    path = svc.session(sid).path
+    on_disk = path.read_text()
+    assert data not in on_disk
+    records = read_lines(path)
+    assert records[-2]["message"]["content"][1]["data"] == BLOB_PREFIX + digest
+    assert records[-1]["content"][0]["data"] == BLOB_PREFIX + digest
+    blob = sessions_root / ".blobs" / digest
+    assert blob.read_bytes() == raw  # one blob for both: content-addressed
+    assert stat.S_IMODE(blob.stat().st_mode) == 0o600
+    assert stat.S_IMODE(blob.parent.stat().st_mode) == 0o700
+    assert sorted(os.listdir(blob.parent)) == [digest]  # no temp file left
+    for reopen in (False, True):
+        svc_now = service_after_close(svc, sessions_root) if reopen else svc
+        messages = context(svc_now, sid).messages
+        assert messages[-2]["content"][1]["data"] == data
+        assert messages[-1]["content"][0]["data"] == data
+        assert context(svc_now, sid, fmt="llm").messages[-2]["content"][1]["data"] == data
+        got = svc_now.get_entries(wire.GetEntriesParams(sessionId=sid, ids=[first])).entries
+        assert got[0]["message"]["content"][1]["data"] == data
+    assert svc.list(wire.ListParams(all=True)).sessions[0].sessionId == sid  # pi skips dot folders, and so do we
+
+
+def service_after_close(svc, root: Path):
+    svc.close_all()
+    return service(root)
+
+
+@pytest.mark.parametrize("data", [
+    base64.b64encode(b"x" * 700).decode(),  # under 1024 characters of base64
+    "!" * 2000,  # not base64
+    base64.encodebytes(os.urandom(1500)).decode(),  # base64 with line breaks: would not come back the same
+])
+def test_small_or_unusual_image_data_stays_in_the_line(sessions_root, data):
+    svc = service(sessions_root)
+    sid = persisted(svc)
+    append(svc, sid, msg(image_message(data)))
+    assert read_lines(svc.session(sid).path)[-1]["message"]["content"][1]["data"] == data
+    assert not (sessions_root / ".blobs").exists()
+
+
+def test_a_blob_that_cannot_be_written_appends_nothing(sessions_root, monkeypatch):
+    svc = service(sessions_root)
+    sid = persisted(svc)
+    path = svc.session(sid).path
+    before = path.read_bytes()
+    (sessions_root / ".blobs").write_text("not a folder")  # the store cannot be made
+    data = base64.b64encode(os.urandom(2000)).decode()
+    with pytest.raises(StorageError) as failed:
+        append(svc, sid, msg(image_message(data)))
+    assert failed.value.data["latched"] is False
+    assert path.read_bytes() == before and len(svc.session(sid).tree.entries) == 2
+    (sessions_root / ".blobs").unlink()
+    append(svc, sid, msg(image_message(data)))
+    assert len(read_lines(path)) == 4
+
+
+def test_a_missing_blob_leaves_the_reference(sessions_root):
+    svc = service(sessions_root)
+    sid = persisted(svc)
+    raw = os.urandom(2000)
+    append(svc, sid, msg(image_message(base64.b64encode(raw).decode())))
+    (sessions_root / ".blobs" / hashlib.sha256(raw).hexdigest()).unlink()
+    shown = context(svc, sid).messages[-1]["content"][1]["data"]
+    assert shown == BLOB_PREFIX + hashlib.sha256(raw).hexdigest()
+    assert json.dumps(shown)  # still a plain string the client can show or drop

@@ -118,7 +118,8 @@ class SessionService:
     def _load(self, path: Path, read_only: bool = False) -> tuple[Session, Any]:
         # Already open here: loading again would collide with our own lock.
         with self._lock:
-            here = next((s for s in self._open.values() if s.path == path), None)
+            resolved = path.resolve()
+            here = next((s for s in self._open.values() if s.path == path or s.path.resolve() == resolved), None)
             if here is not None and here.writer.error is None and (read_only or not here.read_only):
                 return here, LoadReport(0, None)
             if here is not None:  # failed or read-only, and a writable one is asked for

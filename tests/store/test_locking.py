@@ -64,3 +64,14 @@ def test_a_read_only_open_never_blocks_the_writer(sessions_root):
     reader.open(wire.OpenParams(sessionId=sid, readOnly=True))
     append(writer, sid, msg(user("still mine")))  # the reader holds no lock
     assert len(writer.session(sid).tree.entries) == 3
+
+
+def test_opening_an_open_session_again_by_another_spelling_of_its_path_is_not_locked_out(sessions_root):
+    svc = service(sessions_root)
+    sid = new_session(svc, cwd="/work/p")
+    append(svc, sid, msg(user()), msg(assistant()))
+    path = svc.session(sid).path
+    for spelling in (str(path), f"--work-p--/../--work-p--/{path.name}", f"./--work-p--/{path.name}"):
+        assert svc.open(wire.OpenParams(path=spelling)).sessionId == sid
+    append(svc, sid, msg(user("still one writer")))
+    assert len(svc.session(sid).tree.entries) == 3

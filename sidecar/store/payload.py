@@ -24,7 +24,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import StorageError
+from ..errors import PathOutsideRoot, StorageError
+from .layout import inside
 
 MAX_CHARS = 500_000
 MIN_BLOB_CHARS = 1024
@@ -37,7 +38,8 @@ class BlobStore:
     """``<root>/.blobs/<sha256>``: raw bytes, written once, atomically, owner-only."""
 
     def __init__(self, root: Path) -> None:
-        self.folder = Path(root) / BLOB_DIR
+        self.root = Path(root)
+        self.folder = self.root / BLOB_DIR
 
     def path(self, digest: str) -> Path:
         return self.folder / digest
@@ -47,6 +49,13 @@ class BlobStore:
         target = self.path(digest)
         if target.exists():
             return digest
+        if not inside(self.root, self.folder):
+            raise PathOutsideRoot(
+                f"{self.folder} leads out of the sessions root {self.root} (a symlink); "
+                "make it a plain folder to store images",
+                path=str(self.folder),
+                root=str(self.root),
+            )
         tmp = self.folder / f".{digest}.tmp-{os.getpid()}"
         try:
             if not self.folder.is_dir():
@@ -77,10 +86,14 @@ class BlobStore:
     def get(self, digest: str) -> bytes | None:
         if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
             return None
+        if not inside(self.root, self.folder):
+            return None
         try:
-            return self.path(digest).read_bytes()
+            fd = os.open(self.path(digest), os.O_RDONLY | os.O_NOFOLLOW)  # a planted symlink is not read
         except OSError:
             return None
+        with open(fd, "rb") as blob:
+            return blob.read()
 
 
 def bound(entry: dict[str, Any], blobs: BlobStore | None) -> dict[str, Any]:

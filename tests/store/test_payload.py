@@ -149,3 +149,27 @@ def test_a_missing_blob_leaves_the_reference(sessions_root):
     shown = context(svc, sid).messages[-1]["content"][1]["data"]
     assert shown == BLOB_PREFIX + hashlib.sha256(raw).hexdigest()
     assert json.dumps(shown)  # still a plain string the client can show or drop
+
+
+def test_a_blob_store_or_blob_that_is_a_symlink_out_of_the_root_is_neither_written_nor_read(sessions_root, tmp_path):
+    from sidecar.errors import PathOutsideRoot
+
+    svc = service(sessions_root)
+    sid = persisted(svc)
+    raw = os.urandom(2000)
+    digest = hashlib.sha256(raw).hexdigest()
+    append(svc, sid, msg(image_message(base64.b64encode(raw).decode())))
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"not for the client")
+    blob = sessions_root / ".blobs" / digest
+    blob.unlink()
+    blob.symlink_to(secret)  # a blob planted as a link to a file outside
+    assert context(svc, sid).messages[-1]["content"][1]["data"] == BLOB_PREFIX + digest
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    blob.unlink()
+    (sessions_root / ".blobs").rmdir()
+    (sessions_root / ".blobs").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(PathOutsideRoot):
+        append(svc, sid, msg(image_message(base64.b64encode(os.urandom(2000)).decode())))
+    assert list(outside.iterdir()) == [] and len(svc.session(sid).tree.entries) == 3

@@ -142,3 +142,22 @@ async def test_the_lock_goes_with_shutdown_with_end_of_input_and_with_a_killed_p
         assert len(lines_of(sessions_root, sid)) == 4
     finally:
         await b.stop()
+
+
+async def test_of_sidecars_racing_to_open_one_session_exactly_one_gets_it(sessions_root: Path):
+    owner = await started(sessions_root)
+    sid = await persisted_session(owner, sid="raced")
+    await owner.request("shutdown")
+    owner.send({"jsonrpc": "2.0", "method": "exit"})
+    assert await owner.wait() == 0
+    racers = [await started(sessions_root) for _ in range(4)]
+    try:
+        answers = await asyncio.gather(*(r.request("session/open", {"sessionId": sid}) for r in racers))
+        assert sum("result" in a for a in answers) == 1, answers
+        assert all(a["error"]["code"] == -33004 for a in answers if "error" in a)
+        winner = racers[next(i for i, a in enumerate(answers) if "result" in a)]
+        assert "result" in await winner.request("session/append", {"sessionId": sid, "entries": [user("won")]})
+        assert len(lines_of(sessions_root, sid)) == 4
+    finally:
+        for racer in racers:
+            await racer.stop()

@@ -82,6 +82,32 @@ def atomic_write(path: Path, data: bytes, backup: Path | None = None) -> None:
     fsync_dir(path.parent)
 
 
+def _create_whole(path: Path, data: bytes, durable: bool) -> int:
+    """Make ``path`` holding ``data``, whole or not at all; an ``O_APPEND`` descriptor on it.
+
+    The bytes go to a hidden temp file first, which is then hard-linked into
+    place (failing with ``FileExistsError`` if ``path`` exists, as ``O_EXCL``
+    would). A crash at any moment leaves no empty or half-written session
+    file (a killed create used to leave an empty ``.jsonl`` that no longer
+    opened), at worst a hidden temp file.
+    """
+    tmp = path.with_name(f".{path.name}.new-{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, FILE_MODE)
+    try:
+        _write_all(fd, data)
+        if durable:
+            os.fsync(fd)
+        os.link(tmp, path)
+    except BaseException:
+        os.close(fd)
+        raise
+    finally:
+        tmp.unlink(missing_ok=True)
+    if durable:
+        fsync_dir(path.parent)
+    return fd
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -118,7 +144,7 @@ class SessionWriter:
         self.check()
         try:
             ensure_dir(self.path.parent)
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, FILE_MODE)
+            fd = _create_whole(self.path, data, durable)
         except FileExistsError:
             raise SessionExists(
                 f"{self.path} already exists; choose another session id", path=str(self.path)
@@ -131,21 +157,10 @@ class SessionWriter:
         try:
             lock_file(self.path, fd)
         except BaseException:
-            # Another sidecar took the empty file in the instant since it was made.
+            # Another sidecar took the file in the instant since it was linked in.
             os.close(fd)
             self._fd = None
             raise
-        try:
-            _write_all(fd, data)
-            if durable:
-                os.fsync(fd)
-                fsync_dir(self.path.parent)
-        except OSError as exc:
-            # Leave no half-made file behind: the caller still holds everything.
-            os.close(fd)
-            self._fd = None
-            self.path.unlink(missing_ok=True)
-            raise self._unlatched(exc, "create") from exc
         self.exists = True
 
     def append(self, lines: list[bytes], durable: bool) -> None:

@@ -307,6 +307,7 @@ class SessionService:
         if params.entryId is not None:
             session.get(params.entryId)
         if params.summarize and params.entryId != session.leaf_id:
+            session.check_writable()  # before asking a model for a summary that could not be kept
             # Summarizing awaits a model: run it on this worker thread's own loop.
             summary = asyncio.run(
                 self.compactor.branch_summary(
@@ -341,6 +342,7 @@ class SessionService:
         streamed token count, writing); a cancel at any point writes nothing.
         """
         session = self.session(params.sessionId)
+        session.check_writable()  # before asking a model for a summary that could not be kept
         if params.leafId is not None:
             session.get(params.leafId)
         for name, value in (("reserveTokens", params.reserveTokens), ("keepRecentTokens", params.keepRecentTokens)):

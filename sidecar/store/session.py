@@ -188,13 +188,7 @@ class Session:
         anything is written, and written in one go.
         """
         self.writer.check()
-        if self.read_only:
-            raise InvalidState(
-                f"session {self.id} was opened read-only; open it again without readOnly "
-                "(once no other sidecar holds it) to write",
-                sessionId=self.id,
-                readOnly=True,
-            )
+        self.check_writable()
         if not objs:
             return []
         parent = self.tree.leaf_id if parent_id is UNSET else parent_id
@@ -219,6 +213,15 @@ class Session:
         if self.on_append is not None and self.writer.exists:
             self.on_append(self, prepared)
         return prepared
+
+    def check_writable(self) -> None:
+        if self.read_only:
+            raise InvalidState(
+                f"session {self.id} was opened read-only; open it again without readOnly "
+                "(once no other sidecar holds it) to write",
+                sessionId=self.id,
+                readOnly=True,
+            )
 
     def _prepare(self, obj: Any, index: int, parent: str | None, batch_ids: set[str]) -> dict[str, Any]:
         if not isinstance(obj, dict) or not isinstance(obj.get("type"), str) or not obj["type"]:

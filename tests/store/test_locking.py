@@ -75,3 +75,26 @@ def test_opening_an_open_session_again_by_another_spelling_of_its_path_is_not_lo
         assert svc.open(wire.OpenParams(path=spelling)).sessionId == sid
     append(svc, sid, msg(user("still one writer")))
     assert len(svc.session(sid).tree.entries) == 3
+
+
+def test_a_read_only_session_refuses_compaction_and_summarized_branching_before_any_model_is_asked(sessions_root):
+    import asyncio
+
+    writer = service(sessions_root)
+    sid = new_session(writer)
+    ids = append(writer, sid, msg(user("one")), msg(assistant("two")), msg(user("three")), msg(assistant("four")))
+    path = writer.session(sid).path
+    writer.close_all()
+    before = path.read_bytes()
+    reader = service(sessions_root)
+    reader.open(wire.OpenParams(sessionId=sid, readOnly=True))
+    asked = []
+    reader.compactor.compact = lambda *a, **k: asked.append(a)  # would be the model run
+    with pytest.raises(InvalidState) as refused:
+        asyncio.run(reader.compact(wire.CompactParams(sessionId=sid, provider="offline")))
+    assert refused.value.data["readOnly"] is True
+    with pytest.raises(InvalidState):
+        reader.branch(wire.BranchParams(sessionId=sid, entryId=ids[1], summarize=True, provider="offline"))
+    assert asked == [] and path.read_bytes() == before
+    reader.branch(wire.BranchParams(sessionId=sid, entryId=ids[1]))  # moving the leaf writes nothing: allowed
+    assert reader.session(sid).leaf_id == ids[1]

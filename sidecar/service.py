@@ -23,6 +23,7 @@ from .compaction.coordinator import Compactor
 from .compaction.run import CompactionOptions
 from .config import Settings
 from .context.build import build_context
+from .context.delta import make_cursor, since_base
 from .context.llm import convert_to_llm
 from .context.tally import TokenTally
 from .context.tokens import context_tokens
@@ -286,7 +287,11 @@ class SessionService:
         ctx = build_context(path)
         if any(holds_blobs(e.raw) for e in path):
             resolve(ctx.messages, self.blobs)
-        messages = convert_to_llm(ctx.messages) if params.format == "llm" else ctx.messages
+        base, reason = 0, None
+        if params.since is not None:
+            base, reason = since_base(params.since, session.id, path, ctx.entry_ids, params.format)
+        shown = ctx.messages[base:] if base else ctx.messages
+        messages = convert_to_llm(shown) if params.format == "llm" else shown
         return wire.BuildContextResult(
             messages=messages,
             thinkingLevel=ctx.thinking_level,
@@ -297,7 +302,11 @@ class SessionService:
             injectedRules=ctx.injected_rules,
             leafId=leaf,  # type: ignore[arg-type]
             estimatedTokens=context_tokens(ctx.messages, ctx.after_compaction),
-            entryIds=ctx.entry_ids,
+            entryIds=ctx.entry_ids[base:] if base else ctx.entry_ids,
+            cursor=make_cursor(session.id, leaf, ctx.entry_ids, params.format),
+            delta=params.since is not None and reason is None,
+            baseCount=base,
+            rebuildReason=reason,
         )
 
     # -- tree ------------------------------------------------------------------

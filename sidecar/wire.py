@@ -110,6 +110,8 @@ class BuildContextParams(_Params):
     # Absent: the session's leaf. null: before the first entry (empty context).
     leafId: str | None | UnsetType = UNSET
     format: Literal["agent", "llm"] = "agent"
+    # The cursor of an earlier result: send only the messages after it when the path only grew.
+    since: str | None = None
 
 
 class ModelRef(_Result):
@@ -128,6 +130,13 @@ class BuildContextResult(_Result):
     estimatedTokens: int
     entryIds: list[str]
     modeData: dict[str, Any] | None = None
+    # Give back as ``since`` to get only what follows this result.
+    cursor: str | None = None
+    # True: messages and entryIds hold only what follows ``since`` (the client
+    # keeps its first baseCount messages). False with rebuildReason: the whole context.
+    delta: bool = False
+    baseCount: int = 0
+    rebuildReason: str | None = None
 
 
 # -- tree -----------------------------------------------------------------------

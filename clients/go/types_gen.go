@@ -179,6 +179,8 @@ type BuildContextParams struct {
 	LeafID Nullable[string] `json:"leafId,omitzero"`
 	// Default: "agent". Empty means the default.
 	Format string `json:"format,omitzero"`
+	// Empty: not sent.
+	Since string `json:"since,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
@@ -196,6 +198,10 @@ type BuildContextResult struct {
 	EstimatedTokens int            `json:"estimatedTokens"`
 	EntryIDs        []string       `json:"entryIds"`
 	ModeData        map[string]any `json:"modeData,omitzero"`
+	Cursor          *string        `json:"cursor,omitzero"`
+	Delta           bool           `json:"delta,omitzero"`
+	BaseCount       int            `json:"baseCount,omitzero"`
+	RebuildReason   *string        `json:"rebuildReason,omitzero"`
 }
 
 // CancelParams is `CancelParams` in protocol/schema.json.

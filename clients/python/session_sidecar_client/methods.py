@@ -175,6 +175,7 @@ class SidecarMethods:
         *,
         leaf_id: str | None | Unset = UNSET,
         format: Literal["agent", "llm"] = "agent",
+        since: str | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> BuildContextResult:
         """``session/buildContext``: BuildContextParams -> BuildContextResult."""
@@ -183,6 +184,8 @@ class SidecarMethods:
             params["leafId"] = leaf_id
         if format != "agent":
             params["format"] = format
+        if since is not None:
+            params["since"] = since
         result: BuildContextResult = await self.request("session/buildContext", params, on_progress=on_progress)
         return result
 

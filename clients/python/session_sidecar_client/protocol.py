@@ -61,6 +61,7 @@ class BuildContextParams(TypedDict):
     sessionId: str
     leafId: NotRequired[str | None]
     format: NotRequired[Literal["agent", "llm"]]
+    since: NotRequired[str | None]
     workDoneToken: NotRequired[int | str | None]
 
 
@@ -75,6 +76,10 @@ class BuildContextResult(TypedDict):
     estimatedTokens: int
     entryIds: list[str]
     modeData: NotRequired[dict[str, Any] | None]
+    cursor: NotRequired[str | None]
+    delta: NotRequired[bool]
+    baseCount: NotRequired[int]
+    rebuildReason: NotRequired[str | None]
 
 
 class CancelParams(TypedDict):

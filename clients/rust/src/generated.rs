@@ -138,14 +138,26 @@ pub struct BuildContextParams {
     /// `sessionId`. Required.
     #[serde(rename = "sessionId")]
     pub session_id: String,
+    /// `since`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
     /// `workDoneToken`. Optional.
     #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
     pub work_done_token: Option<NumberOrString>,
 }
 
 /// Schema: `#/$defs/BuildContextResult`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BuildContextResult {
+    /// `baseCount`. Defaults to `0` when absent.
+    #[serde(rename = "baseCount", default = "defaults::build_context_result_base_count")]
+    pub base_count: i64,
+    /// `cursor`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    /// `delta`. Defaults to `false` when absent.
+    #[serde(default = "defaults::build_context_result_delta")]
+    pub delta: bool,
     /// `entryIds`. Required.
     #[serde(rename = "entryIds")]
     pub entry_ids: Vec<String>,
@@ -169,6 +181,9 @@ pub struct BuildContextResult {
     pub model: Option<Value>,
     /// `models`. Required.
     pub models: BTreeMap<String, String>,
+    /// `rebuildReason`. Optional.
+    #[serde(rename = "rebuildReason", default, skip_serializing_if = "Option::is_none")]
+    pub rebuild_reason: Option<String>,
     /// `thinkingLevel`. Required.
     #[serde(rename = "thinkingLevel")]
     pub thinking_level: String,
@@ -1579,6 +1594,12 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
 }
 
 mod defaults {
+    pub fn build_context_result_base_count() -> i64 {
+        0
+    }
+    pub fn build_context_result_delta() -> bool {
+        false
+    }
     pub fn capabilities_cancel_request() -> bool {
         true
     }

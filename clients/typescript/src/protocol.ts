@@ -68,6 +68,8 @@ export interface BuildContextParams {
   /** @default "agent" */
   format?: "agent" | "llm";
   /** @default null */
+  since?: string | null;
+  /** @default null */
   workDoneToken?: number | string | null;
 }
 
@@ -83,6 +85,14 @@ export interface BuildContextResult {
   entryIds: string[];
   /** @default null */
   modeData?: JsonObject | null;
+  /** @default null */
+  cursor?: string | null;
+  /** @default false */
+  delta?: boolean;
+  /** @default 0 */
+  baseCount?: number;
+  /** @default null */
+  rebuildReason?: string | null;
 }
 
 export interface CancelParams {

@@ -92,7 +92,8 @@ class LspFrameReader:
             seen_header = True
             name, value = match.group(1).lower(), match.group(2).strip()
             if name == b"content-length":
-                if not value.isdigit():
+                # More than 20 digits is no byte count (and int() refuses over 4300 digits).
+                if not value.isdigit() or len(value) > 20:
                     problem = f"Content-Length must be a byte count, got {value[:40]!r}"
                     length = None
                 else:

@@ -19,6 +19,8 @@ import logging
 import os
 import sqlite3
 import threading
+from concurrent.futures import ThreadPoolExecutor
+from stat import S_ISREG
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -29,8 +31,9 @@ log = logging.getLogger(__name__)
 
 INDEX_DIR = ".index"
 INDEX_NAME = "sessions.sqlite3"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _SHIFT = 32
+_SCAN_THREADS = 8  # stat calls release the GIL; a slow file system answers several at once
 _CHECK_EVERY = 64  # files between progress checks when they need no reading
 SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS = "**", "**", "…"
 SNIPPET_TOKENS = 48  # trigram tokens: about characters
@@ -52,6 +55,7 @@ CREATE INDEX files_order ON files(area, modified_ms DESC, path);
 CREATE INDEX files_dir ON files(dir);
 CREATE INDEX files_parent ON files(parent_session);
 CREATE VIRTUAL TABLE texts USING fts5(text, tokenize='trigram');
+CREATE TABLE pending(id INTEGER PRIMARY KEY, text TEXT NOT NULL);
 """
 
 _COLUMNS = (
@@ -98,6 +102,7 @@ class ListingIndex:
         self._conn: sqlite3.Connection | None = None
         # path -> (size, mtime_ns) of every row, grouped by folder: what a list compares stats with.
         self._known: dict[str, dict[str, tuple[int, int]]] = {}
+        self._pool: ThreadPoolExecutor | None = None
 
     # -- connection ------------------------------------------------------------
 
@@ -202,28 +207,16 @@ class ListingIndex:
             seen_all: list[tuple[str, str, str, int, int, bool]] = []
             gone: list[str] = []
             scanned: set[str] = set()
-            for folder, area in folders:
+            listings = self._scan([folder for folder, _ in folders])
+            for (folder, area), files in zip(folders, listings):
                 key = str(folder)
                 scanned.add(key)
                 known = self._known.get(key, {})
-                seen: set[str] = set()
-                try:
-                    with os.scandir(folder) as it:
-                        for item in it:
-                            if not item.name.endswith(".jsonl"):
-                                continue
-                            try:
-                                if not item.is_file(follow_symlinks=False):
-                                    continue
-                                st = item.stat(follow_symlinks=False)
-                            except OSError:
-                                continue
-                            seen.add(item.path)
-                            fresh = known.get(item.path) == (st.st_size, st.st_mtime_ns)
-                            seen_all.append((item.path, key, area, st.st_size, st.st_mtime_ns, not fresh))
-                except (FileNotFoundError, NotADirectoryError):
-                    pass
-                gone.extend(p for p in known if p not in seen)
+                for path, size, mtime in files:
+                    seen_all.append((path, key, area, size, mtime, known.get(path) != (size, mtime)))
+                if len(known) > len(files) or any(path not in known for path, _, _ in files):
+                    present = {path for path, _, _ in files}
+                    gone.extend(p for p in known if p not in present)
             for folder_key, rows in self._known.items():
                 if folder_key not in scanned and os.path.dirname(folder_key) in bases and not os.path.isdir(folder_key):
                     gone.extend(rows)
@@ -250,6 +243,14 @@ class ListingIndex:
 
         self._run(action)
 
+    def _scan(self, folders: list[Path]) -> list[list[tuple[str, int, int]]]:
+        """(path, size, mtime_ns) of each folder's session files: one lstat each, folders in parallel threads."""
+        if len(folders) < 8:
+            return [_scan_folder(folder) for folder in folders]
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=_SCAN_THREADS, thread_name_prefix="index-scan")
+        return list(self._pool.map(_scan_folder, folders))
+
     def _reload_known(self, conn: sqlite3.Connection) -> None:
         known: dict[str, dict[str, tuple[int, int]]] = {}
         try:
@@ -263,7 +264,7 @@ class ListingIndex:
         row = conn.execute("SELECT id FROM files WHERE path=?", (path,)).fetchone()
         if row is not None:
             file_id = row[0]
-            conn.execute("DELETE FROM texts WHERE rowid >= ? AND rowid < ?", (file_id << _SHIFT, (file_id + 1) << _SHIFT))
+            _delete_texts(conn, file_id)
             conn.execute("DELETE FROM files WHERE id=?", (file_id,))
         self._known.get(os.path.dirname(path), {}).pop(path, None)
 
@@ -281,7 +282,7 @@ class ListingIndex:
         existing = conn.execute("SELECT id FROM files WHERE path=?", (path,)).fetchone()
         if existing is not None:
             file_id = existing[0]
-            conn.execute("DELETE FROM texts WHERE rowid >= ? AND rowid < ?", (file_id << _SHIFT, (file_id + 1) << _SHIFT))
+            _delete_texts(conn, file_id)
         if full is None:
             values: tuple[Any, ...] = (path, folder, area, size, mtime, 0) + (None,) * 14
         else:
@@ -310,7 +311,7 @@ class ListingIndex:
             )
         if full is not None:
             conn.executemany(
-                "INSERT INTO texts(rowid, text) VALUES (?, ?)",
+                "INSERT INTO pending(id, text) VALUES (?, ?)",
                 (((file_id << _SHIFT) | n, text) for n, text in enumerate(full[2])),
             )
         self._known.setdefault(folder, {})[path] = (size, mtime)
@@ -355,7 +356,7 @@ class ListingIndex:
                         if text:
                             texts.append(text)
                     conn.executemany(
-                        "INSERT INTO texts(rowid, text) VALUES (?, ?)",
+                        "INSERT INTO pending(id, text) VALUES (?, ?)",
                         (((file_id << _SHIFT) | (seq + n), text) for n, text in enumerate(texts)),
                     )
                     conn.execute(
@@ -416,6 +417,7 @@ class ListingIndex:
         with self._lock:
             self._discard()
             self.sync(folders)
+            self.build_search()
             return self._run(lambda conn: conn.execute("SELECT count(*) FROM files WHERE is_session=1").fetchone()[0])
 
     # -- queries -------------------------------------------------------------------
@@ -453,6 +455,8 @@ class ListingIndex:
         args.append(limit)
 
         def action(conn: sqlite3.Connection) -> list[Row]:
+            if query:
+                self._drain(conn)
             rows = [Row(*values) for values in conn.execute(sql, args)]
             if query:
                 for row in rows:
@@ -481,6 +485,28 @@ class ListingIndex:
                 )
         return None
 
+    def _drain(self, conn: sqlite3.Connection) -> None:
+        """Move pending texts into the full-text index.
+
+        Reading a file or an append only stores its texts (a plain insert);
+        the trigram index, which costs several times more, is built when a
+        query first needs it, so a cold listing and every append stay cheap.
+        """
+        if conn.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("INSERT INTO texts(rowid, text) SELECT id, text FROM pending")
+            conn.execute("DELETE FROM pending")
+            conn.execute("COMMIT")
+        except BaseException:
+            self._rollback()
+            raise
+
+    def build_search(self) -> None:
+        """Build the full-text index of everything read so far (reindex does, so queries start warm)."""
+        self._run(self._drain)
+
     def lineage(self, session_id: str) -> list[str]:
         """Ids of the sessions forked from ``session_id`` (its direct children)."""
         return self._run(
@@ -488,6 +514,32 @@ class ListingIndex:
                 "SELECT session_id FROM files WHERE parent_session=? AND is_session=1 ORDER BY path", (session_id,)
             )]
         )
+
+
+def _delete_texts(conn: sqlite3.Connection, file_id: int) -> None:
+    bounds = (file_id << _SHIFT, (file_id + 1) << _SHIFT)
+    conn.execute("DELETE FROM texts WHERE rowid >= ? AND rowid < ?", bounds)
+    conn.execute("DELETE FROM pending WHERE id >= ? AND id < ?", bounds)
+
+
+def _scan_folder(folder: Path) -> list[tuple[str, int, int]]:
+    base = str(folder)
+    try:
+        names = os.listdir(base)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    out = []
+    for name in names:
+        if not name.endswith(".jsonl"):
+            continue
+        path = base + os.sep + name
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if S_ISREG(st.st_mode):
+            out.append((path, st.st_size, st.st_mtime_ns))
+    return out
 
 
 def _contains(text: Any, needle: str) -> bool:

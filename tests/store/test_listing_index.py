@@ -205,3 +205,23 @@ def test_paging_through_the_index_keeps_pis_order(svc, sessions_root):
     infos = listed(svc)
     keys = [(-int(__import__("datetime").datetime.fromisoformat(s.modified.replace("Z", "+00:00")).timestamp() * 1000), s.path) for s in infos]
     assert keys == sorted(keys)
+
+
+def test_texts_wait_for_the_first_query_and_a_changed_file_replaces_its_texts(sessions_root):
+    svc = service(sessions_root)
+    sid = new_session(svc)
+    append(svc, sid, msg(user("the needle is here")), msg(assistant("ok")))
+    listed(svc)
+    conn = sqlite3.connect(sessions_root / INDEX_DIR / INDEX_NAME)
+    assert conn.execute("SELECT count(*) FROM pending").fetchone() == (2,)
+    assert conn.execute("SELECT count(*) FROM texts").fetchone() == (0,)
+    [found] = listed(svc, query="needle")
+    assert found.sessionId == sid and found.snippet == "the **needle** is here"
+    assert conn.execute("SELECT count(*) FROM pending").fetchone() == (0,)
+    assert conn.execute("SELECT count(*) FROM texts").fetchone() == (2,)
+    # A file read again replaces its texts: no hit is left over from before.
+    path = Path(found.path)
+    path.write_text(path.read_text().replace("needle", "thread"))
+    assert listed(svc, query="needle") == []
+    assert [s.sessionId for s in listed(svc, query="thread")] == [sid]
+    conn.close()

@@ -79,7 +79,7 @@ class CrashRun:
     def session_files(self) -> list[Path]:
         return sorted(p for p in self.root.rglob("*.jsonl") if p.is_file())
 
-    def check_file(self, path: Path, acked: set[str]) -> None:
+    def check_file(self, path: Path, acked: set[str]) -> bool:
         data = path.read_bytes()
         parsed = parse_file(data)  # raises if the file does not open
         ids: set[str] = set()
@@ -97,13 +97,12 @@ class CrashRun:
         missing = acked - ids
         assert not missing, f"{path}: acknowledged entries lost: {sorted(missing)[:5]}"
         self.stats.entries_verified += len(acked)
+        return torn
 
     def check_all(self, child: Child) -> None:
         """Every file parses, nothing acknowledged is lost; then each tracked session opens and takes an append."""
         known = {t.path: t for t in self.sessions.values()}
-        for path in self.session_files():
-            tracked = known.get(path)
-            self.check_file(path, tracked.acked if tracked else set())
+        torn = [path for path in self.session_files() if self.check_file(path, known[path].acked if path in known else set())]
         for tracked in list(self.sessions.values()):
             opened = child.call("session/open", {"sessionId": tracked.session_id})
             tracked.path = Path(opened["path"])
@@ -111,6 +110,9 @@ class CrashRun:
                                                    "entries": [user("after the crash"), assistant("still here")]})
             tracked.acked.update(e["id"] for e in result["entries"])
             tracked.age += 1
+        for path in torn:  # the append set the torn line aside and wrote after the last whole line
+            assert parse_file(path.read_bytes()).torn_tail_at is None
+            assert path.with_name(path.name + ".torn").stat().st_size > 0
         # Retire old sessions so the root stays small: their last append was checked above.
         for tracked in list(self.sessions.values()):
             if tracked.age > (len(SCENARIOS) if tracked.big else 6):
@@ -148,21 +150,16 @@ class CrashRun:
         if any(child.acknowledged(r) is None for r in requests):
             self.stats.kills_mid_operation += 1
 
-    def burst(self, child: Child, big: bool = False) -> None:
+    def burst(self, child: Child) -> None:
         small = [t for t in self.sessions.values() if not t.big]
         while len(small) < 3:
             small.append(self.new_session(child))
         self.before = {p: p.read_bytes() for p in self.session_files()}
-        targets = self.rng.sample(small, 1 if big else 3)
+        targets = self.rng.sample(small, 3)
         plan: list[tuple[Tracked, list[dict[str, Any]]]] = []
-        for n in range(8 if big else 80):
-            tracked = targets[n % len(targets)]
-            if big:
-                text = "x" * self.rng.randrange(256 * 1024, 3 * 1024 * 1024)
-                entries = [user(f"big {n}"), tool_result(f"c{n}", text), assistant(f"done {n}")]
-            else:
-                entries = [user(f"u{n}")] + [assistant(f"a{n}.{i}") for i in range(self.rng.randrange(0, 3))]
-            plan.append((tracked, entries))
+        for n in range(80):
+            entries = [user(f"u{n}")] + [assistant(f"a{n}.{i}") for i in range(self.rng.randrange(0, 3))]
+            plan.append((targets[n % len(targets)], entries))
         sent: list[tuple[Tracked, int]] = []
 
         def sender() -> None:
@@ -171,7 +168,7 @@ class CrashRun:
 
         thread = threading.Thread(target=sender)
         thread.start()
-        self.kill_after(child, self.rng.uniform(0.0, 0.25 if big else 0.06), [])
+        self.kill_after(child, self.rng.uniform(0.0, 0.06), [])
         thread.join()
         done = 0
         for tracked, msg_id in sent:
@@ -186,23 +183,33 @@ class CrashRun:
     def big_write(self, child: Child) -> None:
         """Kill while a batch of megabytes is being written, to leave a torn last line.
 
-        One batch is timed first; the next one, as big, is killed at a random
-        moment near the end of that time, where its single ``write`` runs.
+        Several megabytes go out in one ``write``; the test polls the file's size
+        and kills as soon as it starts to grow.
         """
         tracked = self.rng.choice([t for t in self.sessions.values() if not t.big] or [self.new_session(child)])
 
         def batch(n: int) -> dict[str, Any]:
-            text = "x" * self.rng.randrange(2 * 1024 * 1024, 6 * 1024 * 1024)
-            entries = [user(f"big {n}"), tool_result(f"c{n}", text), assistant(f"done {n}")]
+            # Strings over 500,000 characters are cut when stored (PROTOCOL, size rules): many just under that.
+            results = [tool_result(f"c{n}.{i}", chr(97 + i % 26) * self.rng.randrange(300_000, 490_000))
+                       for i in range(self.rng.randrange(8, 20))]
+            entries = [user(f"big {n}"), *results, assistant(f"done {n}")]
             return {"sessionId": tracked.session_id, "entries": entries}
 
-        started = time.monotonic()
         result = child.call("session/append", batch(1))
-        took = time.monotonic() - started
         tracked.acked.update(e["id"] for e in result["entries"])
         self.before = {p: p.read_bytes() for p in self.session_files()}
+        size = len(self.before[tracked.path])
         msg_id = child.send("session/append", batch(2))
-        self.kill_after(child, self.rng.uniform(0.8, 1.02) * took, [msg_id])
+        # Watch the file: the kill comes a random few hundred microseconds after its write began
+        # (or, one time in four, at a random moment before it).
+        deadline = time.monotonic() + 10
+        if self.rng.random() < 0.25:
+            delay = self.rng.uniform(0.0, 0.05)
+        else:
+            while os.stat(tracked.path).st_size == size and child.acknowledged(msg_id) is None:
+                assert time.monotonic() < deadline, "the big batch was never written"
+            delay = self.rng.uniform(0.0, 0.0005)
+        self.kill_after(child, delay, [msg_id])
         result = child.acknowledged(msg_id)
         if result is not None:
             tracked.acked.update(e["id"] for e in result["entries"])
@@ -329,3 +336,4 @@ def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path: Path, zy
     assert stats.kills_mid_operation >= TRIALS // 4
     if TRIALS >= 100:
         assert stats.migrations_interrupted and stats.migrations_done and stats.forks_acked and stats.compactions_acked
+        assert stats.torn_tails

@@ -55,8 +55,9 @@ class Zygote:
 class Child:
     """One sidecar (LSP framing). A reader thread files every response by id as it arrives."""
 
-    def __init__(self, pid: int, stdin_fd: int, stdout_fd: int) -> None:
+    def __init__(self, pid: int, stdin_fd: int, stdout_fd: int, framing: str = "lsp") -> None:
         self.pid = pid
+        self.framing = framing
         self._stdin = os.fdopen(stdin_fd, "wb", buffering=0)
         self._stdout = os.fdopen(stdout_fd, "rb")
         self.responses: dict[Any, dict[str, Any]] = {}
@@ -71,6 +72,11 @@ class Child:
     def _read_all(self) -> None:
         stream = self._stdout
         try:
+            while self.framing == "jsonl":
+                line = stream.readline()
+                if not line.endswith(b"\n"):
+                    return  # end of output, or the process died mid-line
+                self._file(json.loads(line))
             while True:
                 length = None
                 while True:
@@ -86,17 +92,22 @@ class Child:
                 body = stream.read(length)
                 if len(body) < length:
                     return  # the process died mid-response: not acknowledged
-                message = json.loads(body)
-                if "id" in message and "method" not in message:
-                    with self._cond:
-                        if message["id"] is not None and message["id"] in self.responses:
-                            self.duplicates.append(message)
-                        self.responses[message["id"]] = message
-                        self._cond.notify_all()
+                self._file(json.loads(body))
         finally:
             with self._cond:
                 self.eof = True
                 self._cond.notify_all()
+
+    def _file(self, message: dict[str, Any]) -> None:
+        if "id" in message and "method" not in message:
+            with self._cond:
+                if message["id"] is not None and message["id"] in self.responses:
+                    self.duplicates.append(message)
+                self.responses[message["id"]] = message
+                self._cond.notify_all()
+
+    def _frame(self, body: bytes) -> bytes:
+        return body + b"\n" if self.framing == "jsonl" else b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
 
     def send_raw(self, data: bytes) -> None:
         with self._send_lock:
@@ -112,7 +123,7 @@ class Child:
                 message["params"] = params
             body = json.dumps(message).encode()
             try:
-                self._stdin.write(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
+                self._stdin.write(self._frame(body))
             except (OSError, ValueError):  # the process was killed (and stdin closed)
                 pass
         return msg_id
@@ -120,7 +131,7 @@ class Child:
     def notify(self, method: str, params: Any = None) -> None:
         body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params}).encode()
         with self._send_lock:
-            self._stdin.write(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
+            self._stdin.write(self._frame(body))
 
     def close_stdin(self) -> None:
         with self._send_lock:

@@ -197,6 +197,28 @@ def assemble(templates: list[tuple[str, Any]], rnd: random.Random, last: tuple[i
     return b"".join(parts) + RESYNC, len(parts)
 
 
+def assemble_jsonl(templates: list[tuple[str, Any]], rnd: random.Random, last: Any, ids: itertools.count,
+                   expect: set[Any]) -> tuple[bytes, int]:
+    """The same templates as newline-delimited JSON: every line ends the frame, so no resync is needed."""
+    def one(kind: str, data: Any) -> bytes:
+        if kind in ("request", "header"):
+            message = data if kind == "request" else data[1]
+            if rnd.random() < 0.3:
+                return mutate(body_of(message, ids, set()), rnd) + b"\n"
+            return body_of(message, ids, expect) + b"\n"
+        if kind == "body":
+            return (mutate(data, rnd) if rnd.random() < 0.3 else data) + b"\n"
+        if kind == "raw":
+            return data  # header lines and junk: lines that are not JSON
+        return b"\r\n"  # a blank line
+
+    parts = [one(*template) for template in templates]
+    for _ in range(rnd.randint(BATCH // 2, BATCH * 3 // 2) - len(templates)):
+        parts.append(one(*rnd.choice(templates)))
+    rnd.shuffle(parts)
+    return b"".join(parts), len(parts)
+
+
 def stored(root: Path) -> dict[str, str]:
     """Hashes of the stored sessions (a listing cache under ``.index/`` is not session data)."""
     return {name: digest for name, digest in snapshot(root).items() if not name.startswith(".index/")}
@@ -209,10 +231,11 @@ def peak_rss_kb(pid: int) -> int:
     raise AssertionError("no VmHWM")
 
 
-def start_server(root: Path) -> tuple[subprocess.Popen[bytes], Child]:
-    process = subprocess.Popen([*SERVER, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+def start_server(root: Path, framing: str = "lsp") -> tuple[subprocess.Popen[bytes], Child]:
+    argv = [*SERVER, "serve"] + (["--jsonl"] if framing == "jsonl" else [])
+    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert process.stdin is not None and process.stdout is not None
-    child = Child(process.pid, os.dup(process.stdin.fileno()), os.dup(process.stdout.fileno()))
+    child = Child(process.pid, os.dup(process.stdin.fileno()), os.dup(process.stdout.fileno()), framing)
     process.stdin.close()
     process.stdout.close()
     child.initialize(root)
@@ -223,25 +246,33 @@ def start_server(root: Path) -> tuple[subprocess.Popen[bytes], Child]:
 
 
 def test_100k_malformed_frames_leave_the_server_up_and_the_files_alone(tmp_path: Path):
+    fuzz(tmp_path, "lsp", FRAMES, assemble)
+
+
+def test_malformed_lines_with_jsonl_framing(tmp_path: Path):
+    fuzz(tmp_path, "jsonl", FRAMES // 4, assemble_jsonl)
+
+
+def fuzz(tmp_path: Path, framing: str, frames: int, make: Any) -> None:
     root = tmp_path / "sessions"
     root.mkdir()
-    process, child = start_server(root)
+    process, child = start_server(root, framing)
     before = stored(root)
     assert before
     ids = itertools.count()
     totals = {"frames": 0, "owed": 0, "batches": 0, "peak_kb": 0}
     started = time.monotonic()
-    examples = max(2, FRAMES * 5 // (BATCH * 4))  # a batch averages a little under BATCH: a quarter more
+    examples = max(2, frames * 5 // (BATCH * 4))  # a batch averages a little under BATCH: a quarter more
 
     @seed(FUZZ_SEED or 0)
     @settings(max_examples=examples, derandomize=FUZZ_SEED is None, database=None, deadline=None,
               phases=[Phase.generate], suppress_health_check=list(HealthCheck))
     @given(batch())
     def one_batch(drawn: tuple[list[tuple[str, Any]], random.Random, tuple[int, Any] | None]) -> None:
-        if totals["frames"] >= FRAMES:
+        if totals["frames"] >= frames:
             return
         expect: set[Any] = set()
-        data, count = assemble(*drawn, ids, expect)
+        data, count = make(*drawn, ids, expect)
         child.send_raw(data)
         # The ping: answered only after everything before it was read.
         assert child.call("session/list", {"all": True})["sessions"][0]["sessionId"] == "keep"
@@ -263,8 +294,8 @@ def test_100k_malformed_frames_leave_the_server_up_and_the_files_alone(tmp_path:
     try:
         one_batch()
         assert process.poll() is None, "the server died"
-        assert totals["frames"] >= FRAMES, totals
-        print(f"\nfuzz: {totals} in {time.monotonic() - started:.1f}s")
+        assert totals["frames"] >= frames, totals
+        print(f"\nfuzz ({framing}): {totals} in {time.monotonic() - started:.1f}s")
     finally:
         process.kill()
         process.wait()

@@ -103,6 +103,8 @@ class ListingIndex:
         # path -> (size, mtime_ns) of every row, grouped by folder: what a list compares stats with.
         self._known: dict[str, dict[str, tuple[int, int]]] = {}
         self._pool: ThreadPoolExecutor | None = None
+        # How long a write waits for another sidecar's transaction before the list reads the files instead.
+        self.busy_ms = 10_000
 
     # -- connection ------------------------------------------------------------
 
@@ -113,9 +115,9 @@ class ListingIndex:
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(self.path, timeout=self.busy_ms / 1000, isolation_level=None, check_same_thread=False)
         try:
-            conn.execute("PRAGMA busy_timeout=10000")
+            conn.execute(f"PRAGMA busy_timeout={int(self.busy_ms)}")
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.create_function("contains", 2, _contains, deterministic=True)

@@ -225,3 +225,26 @@ def test_texts_wait_for_the_first_query_and_a_changed_file_replaces_its_texts(se
     assert listed(svc, query="needle") == []
     assert [s.sessionId for s in listed(svc, query="thread")] == [sid]
     conn.close()
+
+
+def test_an_index_locked_by_another_process_falls_back_to_the_files(sessions_root):
+    svc = service(sessions_root)
+    sid = new_session(svc)
+    append(svc, sid, msg(user("one")), msg(assistant("two")))
+    assert listed(svc)[0].messageCount == 2
+    svc.index.close()
+    svc.index.busy_ms = 50
+    holder = sqlite3.connect(sessions_root / INDEX_DIR / INDEX_NAME, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another sidecar in the middle of a long write
+    try:
+        append(svc, sid, msg(user("three")))  # the append is not held up by the index
+        [during] = listed(svc)
+        assert during.messageCount == 3 and during.firstMessage == "one"
+        assert [s.sessionId for s in listed(svc, query="three")] == [sid]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    # Once free, the index catches up with the file it missed.
+    [after] = listed(svc)
+    assert after.messageCount == 3
+    assert index_rows(sessions_root) == {sid: 3}

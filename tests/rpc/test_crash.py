@@ -102,6 +102,10 @@ class CrashRun:
     def check_all(self, child: Child) -> None:
         """Every file parses, nothing acknowledged is lost; then each tracked session opens and takes an append."""
         known = {t.path: t for t in self.sessions.values()}
+        # The listing (an index that a kill may have interrupted too) agrees with the files.
+        listed = child.call("session/list", {"all": True, "limit": 1000})
+        assert listed["nextCursor"] is None
+        assert sorted(Path(info["path"]) for info in listed["sessions"]) == self.session_files()
         torn = [path for path in self.session_files() if self.check_file(path, known[path].acked if path in known else set())]
         for tracked in list(self.sessions.values()):
             opened = child.call("session/open", {"sessionId": tracked.session_id})

@@ -27,7 +27,8 @@ from .base import (
     with_retries,
 )
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+# A current Sonnet: claude-sonnet-4-5 reaches end of life on 2026-11-30 (the SDK warns).
+DEFAULT_MODEL = "claude-sonnet-5-5"
 # Error types Anthropic documents as transient when they arrive inside a stream.
 _TRANSIENT_STREAM_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
 

@@ -530,25 +530,7 @@ class SessionService:
             found = [item for item in found if sort_key(item[0]) > after]
         page = found[:limit]
         next_cursor = encode_cursor(page[-1][0]) if len(found) > limit else None
-        return wire.ListResult(
-            sessions=[
-                wire.SessionInfo(
-                    sessionId=s.session_id,
-                    path=s.path,
-                    cwd=s.cwd,
-                    created=s.created,
-                    modified=iso_from_ms(s.modified_ms),
-                    messageCount=s.message_count,
-                    firstMessage=s.first_message,
-                    archived=archived,
-                    name=s.name,
-                    title=s.title,
-                    parentSession=s.parent_session,
-                )
-                for s, archived in page
-            ],
-            nextCursor=next_cursor,
-        )
+        return wire.ListResult(sessions=[_session_info(s, archived) for s, archived in page], nextCursor=next_cursor)
 
     def _list_indexed(
         self, params: wire.ListParams, areas: list[tuple[str | None, bool]], limit: int, after: Any, work: Work
@@ -583,24 +565,7 @@ class SessionService:
             last = page[-1]
             next_cursor = encode_cursor_of(last.modified_ms, last.path)
         return wire.ListResult(
-            sessions=[
-                wire.SessionInfo(
-                    sessionId=r.session_id,
-                    path=r.path,
-                    cwd=r.cwd,
-                    created=r.created,
-                    modified=iso_from_ms(r.modified_ms),
-                    messageCount=r.message_count,
-                    firstMessage=r.first_message or "(no messages)",
-                    archived=r.area == "archive",
-                    name=r.name,
-                    title=r.title,
-                    parentSession=r.parent_session,
-                    snippet=r.snippet,
-                )
-                for r in page
-            ],
-            nextCursor=next_cursor,
+            sessions=[_session_info(r, r.area == "archive", r.snippet) for r in page], nextCursor=next_cursor
         )
 
     # -- archive / delete / restore ------------------------------------------------
@@ -675,3 +640,21 @@ class SessionService:
             area = self._area_of(target)
             self.index.moved(source, target if area is not None else None, area)
             return target
+
+
+def _session_info(found: Any, archived: bool, snippet: str | None = None) -> wire.SessionInfo:
+    """One listed session, from a file summary or an index row (they share these fields)."""
+    return wire.SessionInfo(
+        sessionId=found.session_id,
+        path=found.path,
+        cwd=found.cwd,
+        created=found.created,
+        modified=iso_from_ms(found.modified_ms),
+        messageCount=found.message_count,
+        firstMessage=found.first_message or "(no messages)",
+        archived=archived,
+        name=found.name,
+        title=found.title,
+        parentSession=found.parent_session,
+        snippet=snippet,
+    )

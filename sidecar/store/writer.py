@@ -94,6 +94,9 @@ def _create_whole(path: Path, data: bytes, durable: bool) -> int:
     tmp = path.with_name(f".{path.name}.new-{os.getpid()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, FILE_MODE)
     try:
+        # Locked before it is linked in: the flock belongs to the file, so the
+        # session is ours from the instant it appears under its name.
+        lock_file(tmp, fd)
         _write_all(fd, data)
         if durable:
             os.fsync(fd)
@@ -154,13 +157,6 @@ class SessionWriter:
                 raise self._unlatched(exc, "create") from exc
             raise self._latch(exc, "create") from exc
         self._fd = fd
-        try:
-            lock_file(self.path, fd)
-        except BaseException:
-            # Another sidecar took the file in the instant since it was linked in.
-            os.close(fd)
-            self._fd = None
-            raise
         self.exists = True
 
     def append(self, lines: list[bytes], durable: bool) -> None:

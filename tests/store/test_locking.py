@@ -98,3 +98,33 @@ def test_a_read_only_session_refuses_compaction_and_summarized_branching_before_
     assert asked == [] and path.read_bytes() == before
     reader.branch(wire.BranchParams(sessionId=sid, entryId=ids[1]))  # moving the leaf writes nothing: allowed
     assert reader.session(sid).leaf_id == ids[1]
+
+
+def test_a_new_session_file_is_locked_from_the_instant_it_appears(tmp_path, monkeypatch):
+    # Another sidecar trying the file right after it is linked into place, before
+    # create() returns, must already find it locked.
+    import fcntl
+    import os
+
+    from sidecar.store import writer as writer_module
+
+    path = tmp_path / "s.jsonl"
+    seen: list[str] = []
+    real_link = os.link
+
+    def link_then_probe(source, target):
+        real_link(source, target)
+        probe = os.open(target, os.O_RDONLY)
+        try:
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            seen.append("free")
+        except BlockingIOError:
+            seen.append("locked")
+        finally:
+            os.close(probe)
+
+    monkeypatch.setattr(writer_module.os, "link", link_then_probe)
+    w = writer_module.SessionWriter(path, writer_module.FsyncPolicy.NEVER, exists=False)
+    w.create(b'{"type":"session","id":"s"}\n', durable=False)
+    w.close()
+    assert seen == ["locked"]

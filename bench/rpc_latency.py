@@ -86,6 +86,16 @@ class Workload:
         return {"sessionId": self.session, "entries": [{"type": "message", "message": {"role": "user", "content": text}}]}
 
 
+async def pipelined(pipe: Pipe, method: str, batch: list[dict]) -> float:
+    """Seconds to send every request of ``batch`` without waiting, then read every answer."""
+    start = time.perf_counter()
+    for params in batch:
+        pipe.send(method, params)
+    for _ in batch:
+        await pipe.receive()
+    return time.perf_counter() - start
+
+
 async def measure(argv: list[str], sidecar: bool, args: argparse.Namespace, root: Path) -> dict[str, float]:
     pipe = await Pipe.start(*argv)
     if sidecar:
@@ -100,12 +110,7 @@ async def measure(argv: list[str], sidecar: bool, args: argparse.Namespace, root
         await pipe.call("session/append", params)
         samples.append((time.perf_counter_ns() - start) / 1000)
     batch = [await work.params() for _ in range(args.pipelined)]
-    start = time.perf_counter()
-    for params in batch:
-        pipe.send("session/append", params)
-    for _ in batch:
-        await pipe.receive()
-    elapsed = time.perf_counter() - start
+    elapsed = await pipelined(pipe, "session/append", batch)
     await pipe.stop()
     samples.sort()
     return {

@@ -130,12 +130,7 @@ async def _batch_append(entries_per_call: int, calls: int) -> float:
             ]}
             for call in range(calls)
         ]
-        start = time.perf_counter()
-        for params in batches:
-            pipe.send("session/append", params)
-        for _ in batches:
-            await pipe.receive()
-        elapsed = time.perf_counter() - start
+        elapsed = await rpc_latency.pipelined(pipe, "session/append", batches)
         await pipe.stop()
     return entries_per_call * calls / elapsed
 

@@ -10,6 +10,7 @@ does, with a queue per session).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import threading
 import weakref
@@ -36,15 +37,16 @@ from .errors import (
     SessionNotFound,
     StorageError,
 )
-from .format.jsonl import Entry
+from .format.jsonl import Entry, encode
 from .store.layout import ARCHIVE_DIR, TRASH_DIR, Layout, check_session_id, iso_now, new_session_id
 from .store.index import IndexUnavailable, ListingIndex
 from .store.listing import (
     SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, iso_from_ms, matches, sort_key,
 )
 from .store.lock import lock_path, unlock
-from .store.payload import BlobStore, holds_blobs, resolve
+from .store.payload import BlobStore, resolve
 from .store.session import UNSET, LoadReport, Session
+from .store import treecache
 from .store.writer import FsyncPolicy, ensure_dir, fsync_dir
 from .work import NO_WORK, Work
 
@@ -65,6 +67,9 @@ class SessionService:
         # Context size per open session, carried from append to append (weak: a
         # closed session's tally goes with it).
         self._tallies: weakref.WeakKeyDictionary[Session, TokenTally] = weakref.WeakKeyDictionary()
+        # Results only go on the wire (the rpc server sets this): JSON kept from
+        # an earlier answer may be sent as is, without decoding it first.
+        self.raw_results = False
         # Compaction runs, shared per session; the rpc layer wires its client hooks.
         self.compactor = Compactor(lambda: self.settings.providers)
 
@@ -127,7 +132,7 @@ class SessionService:
                 self._open.pop(here.id, None)
                 here.close()
         try:
-            session, report = Session.load(path, self.fsync_policy, read_only)
+            session, report = Session.load(path, self.fsync_policy, read_only, cache_root=self.layout.root)
         except FileNotFoundError:
             raise SessionNotFound(f"no session file at {path}", path=str(path)) from None
         with self._lock:
@@ -200,7 +205,7 @@ class SessionService:
             path=str(session.path),
             header=session.header_obj(),
             leafId=session.leaf_id,
-            entryCount=len(session.tree.entries),
+            entryCount=session.entry_count,
             parseErrors=parse_errors,
             persisted=session.persisted,
             migratedFrom=migrated_from,
@@ -226,6 +231,7 @@ class SessionService:
         session = self._require_open(params.sessionId)
         with self._lock:
             self._open.pop(session.id, None)
+        self._save_tree_cache(session)
         session.close()
 
     def close_all(self) -> None:
@@ -234,7 +240,51 @@ class SessionService:
             sessions = list(self._open.values())
             self._open.clear()
         for session in sessions:
+            self._save_tree_cache(session)
             session.close()
+
+    def _save_tree_cache(self, session: Session) -> None:
+        """Write the tree cache of a large session whose file changed since its cache (store/treecache.py)."""
+        if not session.persisted or session.writer.error is not None or not session.tree_loaded:
+            return
+        try:
+            stamp = treecache.FileStamp.of(os.stat(session.path))
+            if stamp == session.cache_stamp or stamp.size < treecache.MIN_CACHED_BYTES:
+                return
+            with open(session.path, "rb") as file:
+                tail = treecache.sample_tail(file.fileno(), stamp.size)
+                last = session.tree.entries[-1] if session.tree.entries else None
+                if last is not None and os.pread(file.fileno(), last.length, last.offset) != last.raw:
+                    return  # the file is not laid out as we think: leave it to a full parse
+        except (OSError, treecache.LineMoved):
+            return
+        cached = treecache.build_cache(
+            session.path, session.header, session.tree, session.parse_errors, session.writer.torn_tail_at,
+            session.writer.needs_newline, stamp, tail, self._context_for_cache(session),
+        )
+        if cached is not None:
+            treecache.write_cache(self.layout.root, cached)
+            session.cache_stamp = stamp
+
+    def _context_for_cache(self, session: Session) -> treecache.CachedContext | None:
+        """The context at the leaf, as buildContext answers it, to send again on the next open."""
+        leaf = session.leaf_id
+        cached = session.cached_context
+        if cached is not None and cached.leaf_id == leaf:
+            return cached
+        path = session.tree.path(leaf)
+        if any(e.has_blobs for e in path):
+            return None  # resolved images would bloat the cache; build such a context each time
+        ctx = build_context(path)
+        try:
+            messages = encode(ctx.messages)
+        except (TypeError, ValueError):
+            return None
+        return treecache.CachedContext(
+            leaf_id=leaf, messages=messages, thinking_level=ctx.thinking_level, model=ctx.model, models=ctx.models,
+            mode=ctx.mode, mode_data=ctx.mode_data, injected_rules=ctx.injected_rules, entry_ids=ctx.entry_ids,
+            estimated_tokens=context_tokens(ctx.messages, ctx.after_compaction),
+        )
 
     def flush(self, params: wire.FlushParams) -> wire.FlushResult:
         session = self.session(params.sessionId)
@@ -283,9 +333,25 @@ class SessionService:
     def build_context(self, params: wire.BuildContextParams) -> wire.BuildContextResult:
         session = self.session(params.sessionId)
         leaf = session.leaf_id if params.leafId is msgspec.UNSET else params.leafId
+        cached = session.cached_context
+        if cached is not None and cached.leaf_id == leaf and params.format == "agent" and params.since is None:
+            # A path never changes once written (the file is append-only), so neither does its context.
+            return wire.BuildContextResult(
+                messages=msgspec.Raw(cached.messages) if self.raw_results else _decode_json(cached.messages),  # type: ignore[arg-type]
+                thinkingLevel=cached.thinking_level,
+                model=cached.model,
+                models=cached.models,
+                mode=cached.mode,
+                modeData=cached.mode_data,
+                injectedRules=cached.injected_rules,
+                leafId=leaf,  # type: ignore[arg-type]
+                estimatedTokens=cached.estimated_tokens,
+                entryIds=cached.entry_ids,
+                cursor=make_cursor(session.id, leaf, cached.entry_ids, params.format),
+            )
         path = session.path_to(leaf)  # type: ignore[arg-type]
         ctx = build_context(path)
-        if any(holds_blobs(e.raw) for e in path):
+        if any(e.has_blobs for e in path):
             resolve(ctx.messages, self.blobs)
         base, reason = 0, None
         if params.since is not None:
@@ -403,7 +469,7 @@ class SessionService:
         else:
             entries = [session.get(entry_id) for entry_id in params.ids]
         return wire.GetEntriesResult(
-            entries=[resolve(e.obj(), self.blobs) if holds_blobs(e.raw) else e.obj() for e in entries]
+            entries=[resolve(e.obj(), self.blobs) if e.has_blobs else e.obj() for e in entries]
         )
 
     def set_label(self, params: wire.SetLabelParams) -> wire.SetLabelResult:
@@ -637,9 +703,17 @@ class SessionService:
                     os.rename(extra, target.parent / extra.name)
                 except OSError:
                     pass
+            treecache.drop_cache(self.layout.root, source)
             area = self._area_of(target)
             self.index.moved(source, target if area is not None else None, area)
             return target
+
+
+def _decode_json(data: bytes) -> Any:
+    try:
+        return msgspec.json.decode(data)
+    except msgspec.DecodeError:  # a lone surrogate escape, which msgspec refuses and JSON.parse keeps
+        return json.loads(data)
 
 
 def _session_info(found: Any, archived: bool, snippet: str | None = None) -> wire.SessionInfo:

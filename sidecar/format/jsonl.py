@@ -9,7 +9,10 @@ so fields and entry types we do not know survive every rewrite and fork.
 from __future__ import annotations
 
 import json
+import mmap
+import os
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,11 +100,12 @@ def _may_hold_lone_surrogate(raw: bytes) -> bool:
     return b"\\u" in raw and _replace_lone_surrogates(raw) != raw
 
 
-def decode_lenient(decoder: msgspec.json.Decoder, raw: bytes) -> Any:
+def decode_lenient(decoder: msgspec.json.Decoder, raw: bytes | memoryview) -> Any:
     """``decoder.decode(raw)``, also for a line holding lone surrogate escapes (read as U+FFFD)."""
     try:
         return decoder.decode(raw)
     except msgspec.DecodeError:
+        raw = bytes(raw)
         if not _may_hold_lone_surrogate(raw):
             raise
     return decoder.decode(_replace_lone_surrogates(raw))
@@ -131,17 +135,85 @@ def decode_object(raw: bytes) -> dict[str, Any]:
     return obj
 
 
+class LineSource:
+    """Reads lines of one session file back by offset, for entries whose bytes are not kept in memory.
+
+    It holds its own read descriptor on the file as it was parsed: a later
+    rename over the path (a migration by another process) leaves that inode
+    readable, and appends only add bytes after every offset we know. The
+    descriptor closes when the last entry reading from it is gone.
+    """
+
+    __slots__ = ("fd", "path", "__weakref__")
+
+    def __init__(self, fd: int, path: str) -> None:
+        self.fd = fd
+        self.path = path
+
+    def read(self, offset: int, length: int) -> bytes:
+        data = os.pread(self.fd, length, offset)
+        if len(data) != length or not data.lstrip()[:1] == b"{":
+            raise LineMoved(
+                f"{self.path} changed behind this session's back (a line is no longer where it was read); "
+                "close the session and open it again"
+            )
+        return data
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __del__(self) -> None:
+        self.close()
+
+
+class LineMoved(OSError):
+    """A line could not be read back from where the file held it when it was parsed."""
+
+
 @dataclass(slots=True, eq=False)
 class Entry:
-    """One parsed line: the envelope eagerly, the body on demand."""
+    """One parsed line: the envelope eagerly, the body on demand.
+
+    The line's bytes are either held (``line``) or read back from the file
+    (``source``, ``offset``, ``length``) each time they are needed: a large
+    session keeps only its envelopes in memory, not its transcript.
+    """
 
     type: str
     id: str | None
     parent_id: str | None
     timestamp: str | None
-    raw: bytes
+    line: bytes | None
     # Read with the envelope when the line holds a message object.
     head: MessageHead | None = None
+    # Where the line starts in its file and how long it is (-1: not known,
+    # e.g. an entry made in memory and not written yet).
+    offset: int = -1
+    length: int = 0
+    source: LineSource | None = None
+    # The line holds a blob reference (payload.py) to resolve before it is shown.
+    has_blobs: bool = False
+
+    @property
+    def raw(self) -> bytes:
+        """The line's exact bytes (without its newline)."""
+        line = self.line
+        if line is None:
+            line = self.source.read(self.offset, self.length)  # type: ignore[union-attr]
+        return line
+
+    def held(self) -> "Entry":
+        """This entry with its bytes in memory (for one that must outlive its file's descriptor)."""
+        if self.line is None:
+            self.line = self.raw
+        return self
+
+    def detached(self) -> "Entry":
+        """A copy holding its bytes and belonging to no file yet (for another session's file)."""
+        return Entry(self.type, self.id, self.parent_id, self.timestamp, self.raw, self.head,
+                     has_blobs=self.has_blobs)
 
     def obj(self) -> dict[str, Any]:
         """The whole line as a fresh dict (callers may keep or change it)."""
@@ -174,14 +246,20 @@ class Entry:
             head = MessageHead(
                 message.get("role"), message.get("provider", msgspec.UNSET), message.get("model", msgspec.UNSET)
             )
+        line = encode(obj)
         return cls(
             type=obj.get("type") if isinstance(obj.get("type"), str) else "",
             id=obj.get("id") if isinstance(obj.get("id"), str) else None,
             parent_id=obj.get("parentId") if isinstance(obj.get("parentId"), str) else None,
             timestamp=obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None,
-            raw=encode(obj),
+            line=line,
             head=head,
+            has_blobs=BLOB_MARK in line,
         )
+
+
+# Lines holding this hold a blob reference (sidecar.store.payload writes them).
+BLOB_MARK = b'"blob:sha256:'
 
 
 # A line we could not parse stays in the file as these bytes.
@@ -208,17 +286,19 @@ class NotASession(ValueError):
     """The file's first parsed line is not a session header."""
 
 
-def parse_line(raw: bytes) -> Entry | None:
+def parse_line(raw: bytes | memoryview) -> Entry | None:
+    """The entry of one line, holding ``raw`` as its bytes; None when the line is not a JSON object."""
     try:
         env = decode_lenient(_envelope_decoder, raw)
     except msgspec.ValidationError:
         return _parse_loose_line(raw)
     except msgspec.DecodeError:
         return None
-    return Entry(env.type or "", env.id, env.parentId, env.timestamp, raw, env.message)
+    line = raw if isinstance(raw, bytes) else None
+    return Entry(env.type or "", env.id, env.parentId, env.timestamp, line, env.message)
 
 
-def _parse_loose_line(raw: bytes) -> Entry | None:
+def _parse_loose_line(raw: bytes | memoryview) -> Entry | None:
     try:
         env = decode_lenient(_loose_envelope_decoder, raw)
     except (msgspec.DecodeError, msgspec.ValidationError):
@@ -228,65 +308,146 @@ def _parse_loose_line(raw: bytes) -> Entry | None:
         id=env.id if isinstance(env.id, str) else None,
         parent_id=env.parentId if isinstance(env.parentId, str) else None,
         timestamp=env.timestamp if isinstance(env.timestamp, str) else None,
-        raw=raw,
+        line=raw if isinstance(raw, bytes) else None,
     )
 
 
 def parse_file(data: bytes) -> ParsedFile:
-    """Split file bytes into a header and items; never raises for damaged lines.
+    """Split file bytes into a header and items, each entry holding its line; never raises for damaged lines.
 
     Raises ``NotASession`` when no line parses or the first parsed line is not
     a header with a string id (pi would silently replace such a file; we leave
     it alone and say why).
     """
-    lines = data.split(b"\n")
-    ends_with_newline = data.endswith(b"\n")
-    last_index = len(lines) - 1
+    return _parse_buffer(data, None)
+
+
+# Below this size a file is read into memory whole; above it, it is mapped and
+# its entries read their lines back from the file when asked.
+MAP_THRESHOLD = 256 * 1024
+# Mapped pages already parsed are handed back every this many bytes, so the
+# parse never holds the whole file resident (peak memory stays near the envelopes).
+_RELEASE_EVERY = 8 * 1024 * 1024
+
+
+def parse_path(path: str | os.PathLike[str]) -> ParsedFile:
+    """``parse_file`` of the file at ``path``; a large file's entries keep offsets, not bytes."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        size = os.fstat(fd).st_size
+        if size <= MAP_THRESHOLD:
+            chunks = []
+            while True:
+                chunk = os.read(fd, max(size, 65536))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            return _parse_buffer(b"".join(chunks), None)
+        source = LineSource(fd, os.fspath(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    fd = -1  # the source owns it now
+    with mmap.mmap(source.fd, size, prot=mmap.PROT_READ) as mapped:
+        if hasattr(mapped, "madvise"):
+            mapped.madvise(mmap.MADV_SEQUENTIAL)
+        return _parse_buffer(mapped, source)
+
+
+def _blob_offsets(buffer: bytes | mmap.mmap) -> list[int]:
+    """Where blob references occur in the file (almost always nowhere: one fast scan)."""
+    found, at = [], buffer.find(BLOB_MARK)
+    while at != -1:
+        found.append(at)
+        at = buffer.find(BLOB_MARK, at + 1)
+    return found
+
+
+def parse_tail(data: bytes, base: int) -> ParsedFile:
+    """The lines of ``data``, read from a file at offset ``base`` after its header (held in memory)."""
+    return _parse_buffer(data, None, base)
+
+
+def _parse_buffer(buffer: bytes | mmap.mmap, source: LineSource | None, base: int | None = None) -> ParsedFile:
+    size = len(buffer)
+    view = memoryview(buffer)
+    try:
+        parsed = _parse_view(buffer, view, size, source, base)
+    finally:
+        view.release()
+    parsed.size = size
+    return parsed
+
+
+def _parse_view(
+    buffer: bytes | mmap.mmap, view: memoryview, size: int, source: LineSource | None, base: int | None
+) -> ParsedFile:
+    """The lines of ``buffer``; with ``base``, a part of a file from that offset on, after its header."""
+    blobs = _blob_offsets(buffer)
+    held = source is None
+    release = hasattr(buffer, "madvise") and hasattr(mmap, "MADV_DONTNEED")
+    released_to = 0
     header: Entry | None = None
+    tail_only = base is not None
+    shift = base or 0
     items: list[Entry | Unparsed] = []
     parse_errors = 0
     torn_tail_at: int | None = None
     needs_newline = False
-    offset = 0
-    for index, raw in enumerate(lines):
-        start = offset
-        offset += len(raw) + 1
-        is_unterminated = index == last_index and not ends_with_newline
-        if index == last_index and ends_with_newline:
-            break  # the empty string after the final newline
-        if not raw.strip():
+    start = 0
+    find = buffer.find
+    while start < size:
+        end = find(b"\n", start)
+        is_unterminated = end == -1
+        if is_unterminated:
+            end = size
+        segment = view[start:end]
+        first = segment[:1]
+        if first != b"{" and not bytes(segment).strip():
             parse_errors += 1
             if is_unterminated:
-                torn_tail_at = start
+                torn_tail_at = start + shift
+            start = end + 1
             continue
-        entry = parse_line(raw)
+        entry = parse_line(bytes(segment) if held else segment)
         if entry is None:
             parse_errors += 1
             if is_unterminated:
-                torn_tail_at = start
-            elif header is not None:
-                items.append(raw)
+                torn_tail_at = start + shift
+            elif header is not None or tail_only:
+                items.append(bytes(segment))
+            start = end + 1
             continue
         if is_unterminated:
             needs_newline = True
-        if header is None:
+        entry.offset, entry.length = start + shift, end - start
+        if not held:
+            entry.source = source
+        if blobs:
+            at = bisect_right(blobs, start)
+            entry.has_blobs = at < len(blobs) and blobs[at] < end
+        if header is None and not tail_only:
             if entry.type != "session" or entry.id is None:
                 raise NotASession(
                     "the first line is not a session header "
                     '(expected an object with "type": "session" and a string "id")'
                 )
-            header = entry
-            continue
-        items.append(entry)
-    if header is None:
+            header = entry.held()
+        else:
+            items.append(entry)
+        start = end + 1
+        if release and start - released_to >= _RELEASE_EVERY:
+            upto = start - start % mmap.PAGESIZE
+            buffer.madvise(mmap.MADV_DONTNEED, released_to, upto - released_to)  # type: ignore[union-attr]
+            released_to = upto
+    if header is None and not tail_only:
         raise NotASession("the file holds no session header (it is empty or every line is damaged)")
     return ParsedFile(
-        header=header,
+        header=header,  # type: ignore[arg-type]
         items=items,
         parse_errors=parse_errors,
         torn_tail_at=torn_tail_at,
         needs_newline=needs_newline,
-        size=len(data),
     )
 
 

@@ -94,7 +94,9 @@ def register(server: "SidecarServer") -> None:
         except SettingsError as exc:
             raise invalid_params("initialize", str(exc).replace("at `$", "at `$.settings")) from None
         root = Path(decoded.sessionRoot).expanduser().absolute() if decoded.sessionRoot else ls.default_root
-        ls.attach(SessionService(root, settings))
+        service = SessionService(root, settings)
+        service.raw_results = True  # every result is encoded for the wire
+        ls.attach(service)
         ls.protocol.state = "ready"
         return InitializeResult(
             serverInfo=ServerInfo(name=SERVER_NAME, version=__version__),

@@ -10,6 +10,7 @@ in memory once its line is on disk.
 from __future__ import annotations
 
 import gc
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,12 +20,22 @@ import msgspec
 
 from ..errors import DamagedFile, EntryNotFound, InvalidEntry, InvalidState, StorageError
 from ..format.entries import CURRENT_VERSION, validate_entry
-from ..format.jsonl import Entry, NotASession, encode, parse_file, serialize
+from ..format.jsonl import Entry, LineSource, NotASession, ParsedFile, encode, parse_line, parse_path, serialize
 from ..format.migrate import migrate, new_entry_id
 from .layout import iso_now
 from .lock import lock_path, unlock
 from .payload import BlobStore, bound
 from .tree import SessionTree
+from .treecache import (
+    MIN_CACHED_BYTES,
+    CachedContext,
+    FileStamp,
+    TreeCache,
+    extend_tree,
+    matches,
+    read_cache,
+    tree_of,
+)
 from .writer import FsyncPolicy, SessionWriter, atomic_write
 
 # Marks "parentId not given" apart from an explicit null (a new root).
@@ -45,8 +56,17 @@ class Session:
         self.path = path
         self.header = header
         self.writer = writer
-        self.tree = SessionTree()
+        # None while the session was opened from its tree cache and no call needed the tree yet.
+        self._tree: SessionTree | None = SessionTree()
+        self._cache: TreeCache | None = None
+        self._source: LineSource | None = None
         self.id: str = header.id  # type: ignore[assignment]
+        # The file as its tree cache last described it (None: no cache matches it).
+        self.cache_stamp: FileStamp | None = None
+        # buildContext at one leaf, kept with the tree cache.
+        self.cached_context: CachedContext | None = None
+        # What loading found (kept for the tree cache).
+        self.parse_errors = 0
         # Opened with readOnly: no lock is held and every write is refused.
         self.read_only = False
         # Where images of appended entries go (payload.py); None keeps them inline.
@@ -90,20 +110,25 @@ class Session:
         written at once when they hold an assistant message, else deferred as usual."""
         session = cls.new(path, session_id, cwd, policy, parent_session, timestamp)
         for entry in entries:
-            session.tree.add(entry)
+            # A copy: offsets are per file, and the source session keeps reading its own.
+            session.tree.add(entry.detached())
         if session.tree.has_assistant:
             session._create_file()
         return session
 
     @classmethod
-    def load(cls, path: Path, policy: FsyncPolicy, read_only: bool = False) -> tuple["Session", LoadReport]:
+    def load(
+        cls, path: Path, policy: FsyncPolicy, read_only: bool = False, cache_root: Path | None = None
+    ) -> tuple["Session", LoadReport]:
         """Open a file: lock it, parse leniently, migrate (rewriting atomically, original kept), index.
 
         Read-only, no lock is taken and nothing is rewritten (a migration stays in memory).
+        With ``cache_root``, a tree cache there that matches the file is used instead of parsing it.
         """
         lock_fd = None if read_only else lock_path(path)
         try:
-            session, report = cls._load_locked(path, policy, read_only)
+            loaded = cls._load_cached(path, policy, read_only, cache_root) if cache_root is not None else None
+            session, report = loaded or cls._load_locked(path, policy, read_only)
         except BaseException:
             unlock(lock_fd)
             raise
@@ -114,23 +139,67 @@ class Session:
         return session, report
 
     @classmethod
+    def _load_cached(
+        cls, path: Path, policy: FsyncPolicy, read_only: bool, cache_root: Path
+    ) -> tuple["Session", LoadReport] | None:
+        """The session from its tree cache, or None when there is none that matches the file."""
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return None  # the full load reports what is wrong
+        try:
+            stamp = FileStamp.of(os.fstat(fd))
+            cache = read_cache(cache_root, path) if stamp.size >= MIN_CACHED_BYTES else None
+            how = matches(cache, fd, stamp) if cache is not None else None
+        except OSError:
+            how = None
+        if how is None:
+            os.close(fd)
+            return None
+        assert cache is not None
+        source = LineSource(fd, str(path))
+        header = parse_line(cache.header)
+        if header is None or header.type != "session" or header.id is None:
+            return None
+        header.offset, header.length = 0, len(cache.header)
+        writer = SessionWriter(path, policy, exists=True)
+        session = cls(path, header, writer)
+        session.read_only = read_only
+        session.cached_context = cache.context
+        session.parse_errors = cache.parse_errors
+        if how == "exact":
+            session._tree, session._cache, session._source = None, cache, source
+            writer.torn_tail_at, writer.needs_newline = cache.torn_tail_at, cache.needs_newline
+            session.cache_stamp = stamp
+        else:  # lines were appended since the cache was made: read only those
+            with _gc_paused():
+                session._tree = tree_of(cache, source)
+                errors, torn, newline = extend_tree(session._tree, fd, cache.stamp.size, stamp.size)
+            session.parse_errors += errors
+            writer.torn_tail_at, writer.needs_newline = torn, newline
+        return session, LoadReport(session.parse_errors, None)
+
+    @classmethod
     def _load_locked(cls, path: Path, policy: FsyncPolicy, read_only: bool) -> tuple["Session", LoadReport]:
         try:
-            data = path.read_bytes()
+            with _gc_paused():
+                parsed = parse_path(path)
         except FileNotFoundError:
             raise
-        except OSError as exc:
-            raise StorageError(f"could not read {path}: {exc.strerror or exc}", path=str(path)) from exc
-        try:
-            with _gc_paused():
-                parsed = parse_file(data)
         except NotASession as exc:
             raise DamagedFile(
                 f"{path} is not a session file: {exc}; the file was left unchanged",
                 path=str(path),
             ) from exc
+        except OSError as exc:
+            raise StorageError(f"could not read {path}: {exc.strerror or exc}", path=str(path)) from exc
         migrated_from = migrate(parsed)
         writer = SessionWriter(path, policy, exists=True)
+        if migrated_from is not None:
+            # Lines still read from the old file must not outlive it, nor keep its offsets.
+            for item in parsed.items:
+                if isinstance(item, Entry):
+                    item.held().offset = -1
         if migrated_from is not None and not read_only:
             backup = path.with_name(f"{path.name}.v{migrated_from}.bak")
             try:
@@ -142,12 +211,14 @@ class Session:
                 ) from exc
             parsed.torn_tail_at = None  # the rewrite left the torn line out
             parsed.needs_newline = False
+            _relocate(parsed)
             # The rewrite is a new file (inode): the lock must be taken on it.
             writer.lock_fd = lock_path(path)
         writer.torn_tail_at = parsed.torn_tail_at
         writer.needs_newline = parsed.needs_newline
         session = cls(path, parsed.header, writer)
         session.read_only = read_only
+        session.parse_errors = parsed.parse_errors
         with _gc_paused():
             for item in parsed.items:
                 if isinstance(item, Entry) and item.id is not None:
@@ -157,8 +228,33 @@ class Session:
     # -- reads -------------------------------------------------------------
 
     @property
+    def tree(self) -> SessionTree:
+        """The tree, built from the tree cache the first time a call needs it."""
+        tree = self._tree
+        if tree is None:
+            assert self._cache is not None and self._source is not None
+            with _gc_paused():
+                tree = self._tree = tree_of(self._cache, self._source)
+            self._cache = None
+        return tree
+
+    @property
     def leaf_id(self) -> str | None:
-        return self.tree.leaf_id
+        if self._tree is None:
+            assert self._cache is not None
+            return self._cache.ids[-1] if self._cache.ids else None
+        return self._tree.leaf_id
+
+    @property
+    def entry_count(self) -> int:
+        if self._tree is None:
+            assert self._cache is not None
+            return len(self._cache.ids)
+        return len(self._tree.entries)
+
+    @property
+    def tree_loaded(self) -> bool:
+        return self._tree is not None
 
     @property
     def persisted(self) -> bool:
@@ -272,7 +368,10 @@ class Session:
     def _persist(self, batch: list[Entry]) -> None:
         batch_has_assistant = any(e.type == "message" and e.role() == "assistant" for e in batch)
         if self.writer.exists:
-            self.writer.append([e.raw for e in batch], durable=batch_has_assistant)
+            offset = self.writer.append([e.raw for e in batch], durable=batch_has_assistant)
+            for entry in batch:
+                entry.offset, entry.length = offset, len(entry.raw)
+                offset += entry.length + 1
         elif self.tree.has_assistant:
             self._create_file()
 
@@ -280,6 +379,10 @@ class Session:
         """Header and every entry so far in one write (forced to disk unless the policy leaves that to the OS)."""
         durable = self.writer.policy is not FsyncPolicy.NEVER
         self.writer.create(serialize(self.header, list(self.tree.entries)), durable=durable)
+        offset = len(self.header.raw) + 1
+        for entry in self.tree.entries:
+            entry.offset, entry.length = offset, len(entry.raw)
+            offset += entry.length + 1
 
     def branch(self, entry_id: str | None) -> None:
         """Move the leaf only; None makes the next append a new root."""
@@ -302,6 +405,17 @@ class Session:
 
     def close(self) -> None:
         self.writer.close()
+
+
+def _relocate(parsed: ParsedFile) -> None:
+    """Give each entry its offset in the file ``serialize`` just wrote."""
+    offset = len(parsed.header.raw) + 1
+    for item in parsed.items:
+        if isinstance(item, Entry):
+            item.offset, item.length = offset, len(item.raw)
+            offset += item.length + 1
+        else:
+            offset += len(item) + 1
 
 
 @contextmanager

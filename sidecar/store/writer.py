@@ -159,12 +159,13 @@ class SessionWriter:
         self._fd = fd
         self.exists = True
 
-    def append(self, lines: list[bytes], durable: bool) -> None:
-        """Append lines in one write; fsync when the policy asks for it."""
+    def append(self, lines: list[bytes], durable: bool) -> int:
+        """Append lines in one write; fsync when the policy asks for it. Returns where the first line starts."""
         self.check()
         fd = self._open()
         payload = b"\n".join(lines) + b"\n"
-        if self.needs_newline:
+        newline = self.needs_newline
+        if newline:
             payload = b"\n" + payload
         try:
             start = os.lseek(fd, 0, os.SEEK_END)
@@ -183,6 +184,7 @@ class SessionWriter:
             self._cut_back(fd, start)
             raise self._latch(exc, "append") from exc
         self.needs_newline = False
+        return start + newline
 
     def flush(self) -> None:
         self.check()

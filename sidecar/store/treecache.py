@@ -1,0 +1,203 @@
+"""A session's tree index on disk, so reopening a large session does not parse it again.
+
+When a large session closes, its entries' envelopes (type, id, parentId,
+timestamp, message head) and where each line sits in the file are written to
+``<root>/.index/trees/<hash of the path>.msgpack``, with the context at the
+leaf as the JSON it goes over the wire. Reopening reads that instead of the
+file: the tree is built from it only when a call needs the tree, the
+messages are read back from the file only when a call needs them, and
+``buildContext`` at the cached leaf sends the cached JSON as is.
+
+The session file stays the truth. The cache is used only while the file is
+the one it was made from: same device, inode, size and modification time,
+same header line and same last bytes. A file that only grew since (an
+append by another program, or by a sidecar that was killed before it could
+write the cache) is read from where the cache ends. Anything else, including
+a cache that does not decode, means a full parse.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..format.jsonl import MAP_THRESHOLD, Entry, LineMoved, LineSource, MessageHead, parse_tail
+from .tree import SessionTree
+from .writer import DIR_MODE, FILE_MODE
+
+CACHE_VERSION = 1
+TREES_DIR = Path(".index") / "trees"
+# Files smaller than this parse in a few milliseconds; a cache would not pay for itself.
+MIN_CACHED_BYTES = MAP_THRESHOLD
+# How many of the file's last bytes must still be the same for an append-only growth to be trusted.
+TAIL_SAMPLE = 64
+# A file that grew by more than this since its cache is parsed whole (the tail is read into memory).
+MAX_TAIL_BYTES = 16 * 1024 * 1024
+
+
+class CachedContext(msgspec.Struct):
+    """``buildContext`` (agent format, no ``since``) at ``leaf_id``, as it was answered."""
+
+    leaf_id: str | None
+    messages: bytes  # the JSON array, exactly as it goes over the wire
+    thinking_level: str
+    model: dict[str, Any] | None
+    models: dict[str, str]
+    mode: str
+    mode_data: dict[str, Any] | None
+    injected_rules: list[str]
+    entry_ids: list[str]
+    estimated_tokens: int
+
+
+class FileStamp(msgspec.Struct, array_like=True, frozen=True):
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> "FileStamp":
+        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+class TreeCache(msgspec.Struct, array_like=True):
+    version: int
+    path: str
+    stamp: FileStamp
+    header: bytes  # the header line
+    tail: bytes  # the last TAIL_SAMPLE bytes of the file
+    parse_errors: int
+    torn_tail_at: int | None
+    needs_newline: bool
+    # One element per entry of the tree, in file order.
+    types: list[str]
+    ids: list[str]
+    parents: list[str | None]
+    timestamps: list[str | None]
+    offsets: list[int]
+    lengths: list[int]
+    heads: list[MessageHead | None]
+    blobs: list[int]  # indexes of the entries whose line holds a blob reference
+    context: CachedContext | None = None
+
+
+_decoder = msgspec.msgpack.Decoder(TreeCache)
+_encoder = msgspec.msgpack.Encoder()
+
+
+def cache_path(root: Path, session_path: Path) -> Path:
+    key = hashlib.sha256(os.fsencode(os.path.abspath(session_path))).hexdigest()[:32]
+    return root / TREES_DIR / f"{key}.msgpack"
+
+
+def read_cache(root: Path, session_path: Path) -> TreeCache | None:
+    """The cache made for ``session_path``, or None (missing, damaged, another version, another file)."""
+    try:
+        data = cache_path(root, session_path).read_bytes()
+        cache = _decoder.decode(data)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if cache.version != CACHE_VERSION or cache.path != os.path.abspath(session_path):
+        return None
+    if not (len(cache.ids) == len(cache.types) == len(cache.parents) == len(cache.timestamps)
+            == len(cache.offsets) == len(cache.lengths) == len(cache.heads)):
+        return None
+    return cache
+
+
+def write_cache(root: Path, cache: TreeCache) -> None:
+    """Replace the cache atomically; a failure only means the next open parses the file."""
+    target = cache_path(root, Path(cache.path))
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    try:
+        target.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+        with open(fd, "wb") as out:
+            out.write(_encoder.encode(cache))
+        os.replace(tmp, target)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+def drop_cache(root: Path, session_path: Path) -> None:
+    cache_path(root, session_path).unlink(missing_ok=True)
+
+
+def sample_tail(fd: int, size: int) -> bytes:
+    start = max(0, size - TAIL_SAMPLE)
+    return os.pread(fd, size - start, start)
+
+
+def matches(cache: TreeCache, fd: int, stamp: FileStamp) -> str | None:
+    """"exact" when the file is the one cached, "grown" when it only had lines appended since, else None."""
+    old = cache.stamp
+    if (old.dev, old.ino) != (stamp.dev, stamp.ino) or stamp.size < old.size:
+        return None
+    if os.pread(fd, len(cache.header), 0) != cache.header:
+        return None
+    if sample_tail(fd, old.size) != cache.tail:
+        return None
+    if stamp == old:
+        return "exact"
+    if stamp.size == old.size:
+        return None  # rewritten in place to the same length: cannot tell what changed
+    if cache.torn_tail_at is not None or cache.needs_newline or stamp.size - old.size > MAX_TAIL_BYTES:
+        return None  # the old end was not a clean line boundary, or the new part is too big to hold
+    return "grown"
+
+
+def build_cache(path: Path, header: Entry, tree: SessionTree, parse_errors: int, torn_tail_at: int | None,
+                needs_newline: bool, stamp: FileStamp, tail: bytes, context: CachedContext | None) -> TreeCache | None:
+    """The cache of a loaded tree, or None when an entry's place in the file is not known."""
+    entries = tree.entries
+    if any(e.offset < 0 for e in entries):
+        return None
+    return TreeCache(
+        version=CACHE_VERSION,
+        path=os.path.abspath(path),
+        stamp=stamp,
+        header=header.raw,
+        tail=tail,
+        parse_errors=parse_errors,
+        torn_tail_at=torn_tail_at,
+        needs_newline=needs_newline,
+        types=[e.type for e in entries],
+        ids=[e.id for e in entries],  # type: ignore[misc]
+        parents=[e.parent_id for e in entries],
+        timestamps=[e.timestamp for e in entries],
+        offsets=[e.offset for e in entries],
+        lengths=[e.length for e in entries],
+        heads=[e.head for e in entries],
+        blobs=[i for i, e in enumerate(entries) if e.has_blobs],
+        context=context,
+    )
+
+
+def tree_of(cache: TreeCache, source: LineSource) -> SessionTree:
+    """The tree the cache describes; entries read their lines from ``source`` when asked."""
+    tree = SessionTree()
+    add = tree.add
+    for values in zip(cache.types, cache.ids, cache.parents, cache.timestamps, cache.heads,
+                      cache.offsets, cache.lengths):
+        kind, entry_id, parent, stamp, head, offset, length = values
+        add(Entry(kind, entry_id, parent, stamp, None, head, offset, length, source))
+    for index in cache.blobs:
+        tree.entries[index].has_blobs = True
+    return tree
+
+
+def extend_tree(tree: SessionTree, fd: int, start: int, size: int) -> tuple[int, int | None, bool]:
+    """Add the entries of the lines in ``[start, size)`` (appended since the cache was made).
+
+    Returns the parse errors, torn tail and missing newline of that part.
+    """
+    parsed = parse_tail(os.pread(fd, size - start, start), start)
+    for item in parsed.items:
+        if isinstance(item, Entry) and item.id is not None:
+            tree.add(item)
+    return parsed.parse_errors, parsed.torn_tail_at, parsed.needs_newline

@@ -28,6 +28,7 @@ from .payload import BlobStore, bound
 from .tree import SessionTree
 from .treecache import (
     MIN_CACHED_BYTES,
+    CacheDamaged,
     CachedContext,
     FileStamp,
     TreeCache,
@@ -172,9 +173,12 @@ class Session:
             writer.torn_tail_at, writer.needs_newline = cache.torn_tail_at, cache.needs_newline
             session.cache_stamp = stamp
         else:  # lines were appended since the cache was made: read only those
-            with _gc_paused():
-                session._tree = tree_of(cache, source)
-                errors, torn, newline = extend_tree(session._tree, fd, cache.stamp.size, stamp.size)
+            try:
+                with _gc_paused():
+                    session._tree = tree_of(cache, source)
+                    errors, torn, newline = extend_tree(session._tree, fd, cache.stamp.size, stamp.size)
+            except CacheDamaged:
+                return None
             session.parse_errors += errors
             writer.torn_tail_at, writer.needs_newline = torn, newline
         return session, LoadReport(session.parse_errors, None)
@@ -234,22 +238,35 @@ class Session:
         if tree is None:
             assert self._cache is not None and self._source is not None
             with _gc_paused():
-                tree = self._tree = tree_of(self._cache, self._source)
-            self._cache = None
+                try:
+                    tree = tree_of(self._cache, self._source)
+                except CacheDamaged:
+                    tree = self._parse_again()
+            self._tree, self._cache = tree, None
+        return tree
+
+    def _parse_again(self) -> SessionTree:
+        """The tree from the file itself, for a cache whose entries turned out damaged."""
+        self.cache_stamp = None  # so that closing writes a sound cache
+        parsed = parse_path(self.path)
+        tree = SessionTree()
+        for item in parsed.items:
+            if isinstance(item, Entry) and item.id is not None:
+                tree.add(item)
         return tree
 
     @property
     def leaf_id(self) -> str | None:
         if self._tree is None:
             assert self._cache is not None
-            return self._cache.ids[-1] if self._cache.ids else None
+            return self._cache.leaf_id
         return self._tree.leaf_id
 
     @property
     def entry_count(self) -> int:
         if self._tree is None:
             assert self._cache is not None
-            return len(self._cache.ids)
+            return self._cache.entry_count
         return len(self._tree.entries)
 
     @property

@@ -65,16 +65,9 @@ class FileStamp(msgspec.Struct, array_like=True, frozen=True):
         return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-class TreeCache(msgspec.Struct, array_like=True):
-    version: int
-    path: str
-    stamp: FileStamp
-    header: bytes  # the header line
-    tail: bytes  # the last TAIL_SAMPLE bytes of the file
-    parse_errors: int
-    torn_tail_at: int | None
-    needs_newline: bool
-    # One element per entry of the tree, in file order.
+class Columns(msgspec.Struct, array_like=True):
+    """The tree's entries, one element per entry in file order."""
+
     types: list[str]
     ids: list[str]
     parents: list[str | None]
@@ -83,10 +76,46 @@ class TreeCache(msgspec.Struct, array_like=True):
     lengths: list[int]
     heads: list[MessageHead | None]
     blobs: list[int]  # indexes of the entries whose line holds a blob reference
+
+    def complete(self) -> bool:
+        count = len(self.ids)
+        return all(len(column) == count for column in (
+            self.types, self.parents, self.timestamps, self.offsets, self.lengths, self.heads))
+
+
+class TreeCache(msgspec.Struct, array_like=True):
+    version: int
+    path: str
+    stamp: FileStamp
+    header: bytes  # the header line
+    tail: bytes  # the last TAIL_SAMPLE bytes of the file
+    parse_errors: int
+    entry_count: int
+    leaf_id: str | None  # the last entry's id: the leaf as the file is opened
+    torn_tail_at: int | None
+    needs_newline: bool
+    # Encoded Columns, decoded only when a call needs the tree (opening and
+    # answering buildContext at the cached leaf do not).
+    columns: msgspec.Raw
     context: CachedContext | None = None
+
+    def decode_columns(self) -> Columns:
+        """The entries; raises CacheDamaged when they do not decode or do not line up."""
+        try:
+            columns = _columns_decoder.decode(self.columns)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise CacheDamaged(str(exc)) from None
+        if not columns.complete() or len(columns.ids) != self.entry_count:
+            raise CacheDamaged("columns of different lengths")
+        return columns
+
+
+class CacheDamaged(ValueError):
+    pass
 
 
 _decoder = msgspec.msgpack.Decoder(TreeCache)
+_columns_decoder = msgspec.msgpack.Decoder(Columns)
 _encoder = msgspec.msgpack.Encoder()
 
 
@@ -103,9 +132,6 @@ def read_cache(root: Path, session_path: Path) -> TreeCache | None:
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return None
     if cache.version != CACHE_VERSION or cache.path != os.path.abspath(session_path):
-        return None
-    if not (len(cache.ids) == len(cache.types) == len(cache.parents) == len(cache.timestamps)
-            == len(cache.offsets) == len(cache.lengths) == len(cache.heads)):
         return None
     return cache
 
@@ -157,15 +183,7 @@ def build_cache(path: Path, header: Entry, tree: SessionTree, parse_errors: int,
     entries = tree.entries
     if any(e.offset < 0 for e in entries):
         return None
-    return TreeCache(
-        version=CACHE_VERSION,
-        path=os.path.abspath(path),
-        stamp=stamp,
-        header=header.raw,
-        tail=tail,
-        parse_errors=parse_errors,
-        torn_tail_at=torn_tail_at,
-        needs_newline=needs_newline,
+    columns = Columns(
         types=[e.type for e in entries],
         ids=[e.id for e in entries],  # type: ignore[misc]
         parents=[e.parent_id for e in entries],
@@ -174,19 +192,36 @@ def build_cache(path: Path, header: Entry, tree: SessionTree, parse_errors: int,
         lengths=[e.length for e in entries],
         heads=[e.head for e in entries],
         blobs=[i for i, e in enumerate(entries) if e.has_blobs],
+    )
+    return TreeCache(
+        version=CACHE_VERSION,
+        path=os.path.abspath(path),
+        stamp=stamp,
+        header=header.raw,
+        tail=tail,
+        parse_errors=parse_errors,
+        entry_count=len(entries),
+        leaf_id=entries[-1].id if entries else None,
+        torn_tail_at=torn_tail_at,
+        needs_newline=needs_newline,
+        columns=msgspec.Raw(_encoder.encode(columns)),
         context=context,
     )
 
 
 def tree_of(cache: TreeCache, source: LineSource) -> SessionTree:
-    """The tree the cache describes; entries read their lines from ``source`` when asked."""
+    """The tree the cache describes; entries read their lines from ``source`` when asked.
+
+    Raises CacheDamaged when the cache's entries do not decode.
+    """
+    columns = cache.decode_columns()
     tree = SessionTree()
     add = tree.add
-    for values in zip(cache.types, cache.ids, cache.parents, cache.timestamps, cache.heads,
-                      cache.offsets, cache.lengths):
+    for values in zip(columns.types, columns.ids, columns.parents, columns.timestamps, columns.heads,
+                      columns.offsets, columns.lengths):
         kind, entry_id, parent, stamp, head, offset, length = values
         add(Entry(kind, entry_id, parent, stamp, None, head, offset, length, source))
-    for index in cache.blobs:
+    for index in columns.blobs:
         tree.entries[index].has_blobs = True
     return tree
 

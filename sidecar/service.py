@@ -267,8 +267,9 @@ class SessionService:
             session.cache_stamp = stamp
 
     def _context_for_cache(self, session: Session) -> treecache.CachedContext | None:
-        """The context at the leaf, as buildContext answers it, to send again on the next open."""
-        leaf = session.leaf_id
+        """The context at the leaf the next open will have (the last entry in the file), as buildContext answers it."""
+        entries = session.tree.entries
+        leaf = entries[-1].id if entries else None
         cached = session.cached_context
         if cached is not None and cached.leaf_id == leaf:
             return cached

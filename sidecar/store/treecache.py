@@ -9,8 +9,8 @@ messages are read back from the file only when a call needs them, and
 ``buildContext`` at the cached leaf sends the cached JSON as is.
 
 The session file stays the truth. The cache is used only while the file is
-the one it was made from: same device, inode, size and modification time,
-same header line and same last bytes. A file that only grew since (an
+the one it was made from: same device, inode, size, modification and
+change times, same header line and same last bytes. A file that only grew since (an
 append by another program, or by a sidecar that was killed before it could
 write the cache) is read from where the cache ends. Anything else, including
 a cache that does not decode, means a full parse.
@@ -59,10 +59,12 @@ class FileStamp(msgspec.Struct, array_like=True, frozen=True):
     ino: int
     size: int
     mtime_ns: int
+    # Changes with every write and cannot be set back (utime can set mtime back).
+    ctime_ns: int
 
     @classmethod
     def of(cls, st: os.stat_result) -> "FileStamp":
-        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 class Columns(msgspec.Struct, array_like=True):

@@ -26,8 +26,8 @@ from .layout import iso_now
 from .lock import lock_path, unlock
 from .payload import BlobStore, bound
 from .tree import SessionTree
+from . import treecache
 from .treecache import (
-    MIN_CACHED_BYTES,
     CacheDamaged,
     CachedContext,
     FileStamp,
@@ -150,7 +150,7 @@ class Session:
             return None  # the full load reports what is wrong
         try:
             stamp = FileStamp.of(os.fstat(fd))
-            cache = read_cache(cache_root, path) if stamp.size >= MIN_CACHED_BYTES else None
+            cache = read_cache(cache_root, path) if stamp.size >= treecache.MIN_CACHED_BYTES else None
             how = matches(cache, fd, stamp) if cache is not None else None
         except OSError:
             how = None

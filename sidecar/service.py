@@ -251,6 +251,8 @@ class SessionService:
             stamp = treecache.FileStamp.of(os.stat(session.path))
             if stamp == session.cache_stamp or stamp.size < treecache.MIN_CACHED_BYTES:
                 return
+            if stamp.size != session.known_size:
+                return  # lines we have not read (another writer), or a rewrite we did not lay out
             with open(session.path, "rb") as file:
                 tail = treecache.sample_tail(file.fileno(), stamp.size)
                 last = session.tree.entries[-1] if session.tree.entries else None

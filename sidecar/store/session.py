@@ -68,6 +68,9 @@ class Session:
         self.cached_context: CachedContext | None = None
         # What loading found (kept for the tree cache).
         self.parse_errors = 0
+        # How much of the file the tree describes: a file longer than this at
+        # close was appended to by someone else and gets no cache from us.
+        self.known_size = 0
         # Opened with readOnly: no lock is held and every write is refused.
         self.read_only = False
         # Where images of appended entries go (payload.py); None keeps them inline.
@@ -168,6 +171,7 @@ class Session:
         session.read_only = read_only
         session.cached_context = cache.context
         session.parse_errors = cache.parse_errors
+        session.known_size = stamp.size
         if how == "exact":
             session._tree, session._cache, session._source = None, cache, source
             writer.torn_tail_at, writer.needs_newline = cache.torn_tail_at, cache.needs_newline
@@ -215,7 +219,7 @@ class Session:
                 ) from exc
             parsed.torn_tail_at = None  # the rewrite left the torn line out
             parsed.needs_newline = False
-            _relocate(parsed)
+            parsed.size = _relocate(parsed)
             # The rewrite is a new file (inode): the lock must be taken on it.
             writer.lock_fd = lock_path(path)
         writer.torn_tail_at = parsed.torn_tail_at
@@ -223,6 +227,7 @@ class Session:
         session = cls(path, parsed.header, writer)
         session.read_only = read_only
         session.parse_errors = parsed.parse_errors
+        session.known_size = parsed.size
         with _gc_paused():
             for item in parsed.items:
                 if isinstance(item, Entry) and item.id is not None:
@@ -389,6 +394,7 @@ class Session:
             for entry in batch:
                 entry.offset, entry.length = offset, len(entry.raw)
                 offset += entry.length + 1
+            self.known_size = offset
         elif self.tree.has_assistant:
             self._create_file()
 
@@ -400,6 +406,7 @@ class Session:
         for entry in self.tree.entries:
             entry.offset, entry.length = offset, len(entry.raw)
             offset += entry.length + 1
+        self.known_size = offset
 
     def branch(self, entry_id: str | None) -> None:
         """Move the leaf only; None makes the next append a new root."""
@@ -424,8 +431,8 @@ class Session:
         self.writer.close()
 
 
-def _relocate(parsed: ParsedFile) -> None:
-    """Give each entry its offset in the file ``serialize`` just wrote."""
+def _relocate(parsed: ParsedFile) -> int:
+    """Give each entry its offset in the file ``serialize`` just wrote; returns the file's size."""
     offset = len(parsed.header.raw) + 1
     for item in parsed.items:
         if isinstance(item, Entry):
@@ -433,6 +440,7 @@ def _relocate(parsed: ParsedFile) -> None:
             offset += item.length + 1
         else:
             offset += len(item) + 1
+    return offset
 
 
 @contextmanager

@@ -267,3 +267,35 @@ def test_a_failed_write_leaves_no_cache_behind(sessions_root, cached, monkeypatc
         append(svc, sid, msg(user("three")))
     svc.close_all()
     assert not cache_path(sessions_root, path).exists()  # a latched session's memory is not trusted
+
+
+def test_a_read_only_session_whose_file_grew_meanwhile_leaves_no_stale_cache(sessions_root, cached):
+    writer = service(sessions_root)
+    sid = writer.create(wire.CreateParams(cwd="/w")).sessionId
+    append(writer, sid, msg(user("one")), msg(assistant("two")))
+    reader, _ = reopened(sessions_root, sid, read_only=True)
+    reader.session(sid).tree  # parsed as it is now
+    added = append(writer, sid, msg(user("three")))  # the writer goes on
+    writer.close_all()
+    reader.close_all()  # last to close: must not describe the longer file with its shorter tree
+    again, opened = reopened(sessions_root, sid)
+    assert opened.leafId == added[-1] and opened.entryCount == 3
+
+
+def test_a_migrated_file_is_cached_with_its_new_offsets(sessions_root, cached):
+    from session_builders import header, write_session
+
+    folder = sessions_root / "--w--"
+    folder.mkdir()
+    path = write_session(folder / "2025-01-01T00-00-00-000Z_old.jsonl", header("old", version=1), [
+        {"type": "message", "timestamp": "2025-01-01T00:00:01.000Z", "message": user("v1 question")},
+        {"type": "message", "timestamp": "2025-01-01T00:00:02.000Z", "message": assistant("v1 answer")},
+    ])
+    svc = service(sessions_root)
+    opened = svc.open(wire.OpenParams(path=str(path)))
+    assert opened.migratedFrom == 1
+    expected = answer(svc, "old")
+    svc.close_all()
+    again, _ = reopened(sessions_root, "old")
+    assert answer(again, "old") == expected
+    assert [e.raw for e in again.session("old").tree.entries] == path.read_bytes().split(b"\n")[1:-1]

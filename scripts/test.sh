@@ -19,6 +19,11 @@ if [ "$#" -gt 0 ]; then
   exit 0
 fi
 
+echo
+echo "== in-process tests again, every session file mapped and tree-cached (SIDECAR_TEST_MAP_ALL)"
+SIDECAR_TEST_MAP_ALL=1 python -m pytest -q -p no:cacheprovider \
+  tests/store tests/context tests/format tests/compaction tests/parity
+
 status=0
 for client in typescript go rust; do
   echo

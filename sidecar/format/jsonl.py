@@ -396,50 +396,56 @@ def _parse_view(
     needs_newline = False
     start = 0
     find = buffer.find
-    while start < size:
-        end = find(b"\n", start)
-        is_unterminated = end == -1
-        if is_unterminated:
-            end = size
-        segment = view[start:end]
-        first = segment[:1]
-        if first != b"{" and not bytes(segment).strip():
-            parse_errors += 1
+    segment: memoryview | None = None
+    try:
+        while start < size:
+            end = find(b"\n", start)
+            is_unterminated = end == -1
             if is_unterminated:
-                torn_tail_at = start + shift
-            start = end + 1
-            continue
-        entry = parse_line(bytes(segment) if held else segment)
-        if entry is None:
-            parse_errors += 1
+                end = size
+            segment = view[start:end]
+            first = buffer[start:start + 1]
+            if first != b"{" and not bytes(segment).strip():
+                parse_errors += 1
+                if is_unterminated:
+                    torn_tail_at = start + shift
+                start = end + 1
+                continue
+            entry = parse_line(bytes(segment) if held else segment)
+            if entry is None:
+                parse_errors += 1
+                if is_unterminated:
+                    torn_tail_at = start + shift
+                elif header is not None or tail_only:
+                    items.append(bytes(segment))
+                start = end + 1
+                continue
             if is_unterminated:
-                torn_tail_at = start + shift
-            elif header is not None or tail_only:
-                items.append(bytes(segment))
+                needs_newline = True
+            entry.offset, entry.length = start + shift, end - start
+            if not held:
+                entry.source = source
+            if blobs:
+                at = bisect_right(blobs, start)
+                entry.has_blobs = at < len(blobs) and blobs[at] < end
+            if header is None and not tail_only:
+                if entry.type != "session" or entry.id is None:
+                    raise NotASession(
+                        "the first line is not a session header "
+                        '(expected an object with "type": "session" and a string "id")'
+                    )
+                header = entry.held()
+            else:
+                items.append(entry)
             start = end + 1
-            continue
-        if is_unterminated:
-            needs_newline = True
-        entry.offset, entry.length = start + shift, end - start
-        if not held:
-            entry.source = source
-        if blobs:
-            at = bisect_right(blobs, start)
-            entry.has_blobs = at < len(blobs) and blobs[at] < end
-        if header is None and not tail_only:
-            if entry.type != "session" or entry.id is None:
-                raise NotASession(
-                    "the first line is not a session header "
-                    '(expected an object with "type": "session" and a string "id")'
-                )
-            header = entry.held()
-        else:
-            items.append(entry)
-        start = end + 1
-        if release and start - released_to >= _RELEASE_EVERY:
-            upto = start - start % mmap.PAGESIZE
-            buffer.madvise(mmap.MADV_DONTNEED, released_to, upto - released_to)  # type: ignore[union-attr]
-            released_to = upto
+            if release and start - released_to >= _RELEASE_EVERY:
+                upto = start - start % mmap.PAGESIZE
+                buffer.madvise(mmap.MADV_DONTNEED, released_to, upto - released_to)  # type: ignore[union-attr]
+                released_to = upto
+    finally:
+        # A slice still alive (say, in a traceback) would keep the map from closing.
+        if segment is not None:
+            segment.release()
     if header is None and not tail_only:
         raise NotASession("the file holds no session header (it is empty or every line is damaged)")
     return ParsedFile(

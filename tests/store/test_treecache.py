@@ -242,6 +242,11 @@ def test_moving_a_session_drops_its_cache(sessions_root, cached):
 
 
 def test_small_sessions_get_no_cache(sessions_root):
+    with mock.patch.object(jsonl, "MAP_THRESHOLD", 256 * 1024), mock.patch.object(treecache, "MIN_CACHED_BYTES", 256 * 1024):
+        small_sessions_get_no_cache(sessions_root)
+
+
+def small_sessions_get_no_cache(sessions_root):
     svc = service(sessions_root)
     sid = svc.create(wire.CreateParams(cwd="/w")).sessionId
     append(svc, sid, msg(user("one")), msg(assistant("two")))
@@ -299,3 +304,16 @@ def test_a_migrated_file_is_cached_with_its_new_offsets(sessions_root, cached):
     again, _ = reopened(sessions_root, "old")
     assert answer(again, "old") == expected
     assert [e.raw for e in again.session("old").tree.entries] == path.read_bytes().split(b"\n")[1:-1]
+
+
+@pytest.mark.parametrize("content", [b"\n" * 10, b"not json at all\n" * 5, b'{"type":"message","id":"x"}\n'])
+def test_a_mapped_file_that_is_not_a_session_is_a_clear_error(sessions_root, cached, content):
+    from sidecar.errors import DamagedFile
+
+    folder = sessions_root / "--w--"
+    folder.mkdir()
+    path = folder / "2025-01-01T00-00-00-000Z_bad.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(DamagedFile, match="is not a session file"):
+        service(sessions_root).open(wire.OpenParams(path=str(path)))
+    assert path.read_bytes() == content

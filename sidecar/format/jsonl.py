@@ -152,7 +152,7 @@ class LineSource:
 
     def read(self, offset: int, length: int) -> bytes:
         data = os.pread(self.fd, length, offset)
-        if len(data) != length or not data.lstrip()[:1] == b"{":
+        if len(data) != length or (data[:1] != b"{" and data.lstrip()[:1] != b"{"):
             raise LineMoved(
                 f"{self.path} changed behind this session's back (a line is no longer where it was read); "
                 "close the session and open it again"

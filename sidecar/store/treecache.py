@@ -144,12 +144,27 @@ def write_cache(root: Path, cache: TreeCache) -> None:
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
     try:
         target.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        _remove_leftovers(target.parent)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
         with open(fd, "wb") as out:
             out.write(_encoder.encode(cache))
         os.replace(tmp, target)
     except OSError:
         tmp.unlink(missing_ok=True)
+
+
+def _remove_leftovers(folder: Path) -> None:
+    """Temp files of sidecars killed while writing a cache (they can be megabytes each)."""
+    for item in os.scandir(folder):
+        name, _, pid = item.name.rpartition(".tmp-")
+        if not name.startswith(".") or not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            Path(item.path).unlink(missing_ok=True)
+        except OSError:
+            pass  # alive, someone else's: leave it
 
 
 def drop_cache(root: Path, session_path: Path) -> None:

@@ -73,6 +73,8 @@ class CrashRun:
         self.stats = Stats()
         self.counter = 0
         self.before: dict[Path, bytes] = {}
+        # Seconds after sending within which a migration or a compaction is killed (see adapt).
+        self.windows = {"migrate": 0.1, "compact": 0.2}
 
     # -- checks ------------------------------------------------------------------------
 
@@ -145,6 +147,11 @@ class CrashRun:
         tracked = Tracked(sid, path, {e["id"] for e in result["entries"]})
         self.sessions[sid] = tracked
         return tracked
+
+    def adapt(self, scenario: str, finished: bool) -> None:
+        """Widen a kill window after an interrupted run, narrow it after a finished one: the kills
+        keep landing on both sides of the operation's end, on a fast machine or a slow one."""
+        self.windows[scenario] *= 0.7 if finished else 1.5
 
     def kill_after(self, child: Child, delay: float, requests: list[int]) -> None:
         time.sleep(delay)
@@ -232,9 +239,10 @@ class CrashRun:
         path.write_bytes(original)
         self.before = {p: p.read_bytes() for p in self.session_files() if p != path}
         msg_id = child.send("session/open", {"path": str(path)})
-        self.kill_after(child, self.rng.uniform(0.0, 0.1), [msg_id])
+        self.kill_after(child, self.rng.uniform(0.0, self.windows["migrate"]), [msg_id])
         self.check_prefixes()
         result = child.acknowledged(msg_id)
+        self.adapt("migrate", finished=result is not None)
         now = path.read_bytes()
         if now == original:
             assert result is None, "an acknowledged migration left the v1 file in place"
@@ -285,9 +293,10 @@ class CrashRun:
         assert target is not None, "no session holding a pi fixture to compact"
         self.before = {p: p.read_bytes() for p in self.session_files()}
         msg_id = child.send("session/compact", {"sessionId": target.session_id, "provider": "offline"})
-        self.kill_after(child, self.rng.uniform(0.0, 0.2), [msg_id])
+        self.kill_after(child, self.rng.uniform(0.0, self.windows["compact"]), [msg_id])
         self.check_prefixes()
         result = child.acknowledged(msg_id)
+        self.adapt("compact", finished=result is not None)
         if result is not None:
             self.stats.compactions_acked += 1
             target.acked.add(result["entryId"])

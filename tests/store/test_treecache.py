@@ -317,3 +317,22 @@ def test_a_mapped_file_that_is_not_a_session_is_a_clear_error(sessions_root, cac
     with pytest.raises(DamagedFile, match="is not a session file"):
         service(sessions_root).open(wire.OpenParams(path=str(path)))
     assert path.read_bytes() == content
+
+
+def test_temp_files_of_killed_cache_writers_are_removed(sessions_root, cached):
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    trees = sessions_root / treecache.TREES_DIR
+    trees.mkdir(parents=True)
+    leftover = trees / f".abc.msgpack.tmp-{int(dead.stdout)}"
+    leftover.write_bytes(b"half a cache")
+    alive = trees / f".def.msgpack.tmp-{os.getppid()}"  # a live process (pytest's parent) may still be writing it
+    alive.write_bytes(b"in progress")
+    svc = service(sessions_root)
+    sid = svc.create(wire.CreateParams(cwd="/w")).sessionId
+    append(svc, sid, msg(user("one")), msg(assistant("two")))
+    svc.close_all()
+    assert not leftover.exists() and alive.exists()
+    assert cache_path(sessions_root, svc.layout.find(sid)).exists()

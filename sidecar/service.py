@@ -251,10 +251,12 @@ class SessionService:
 
     # -- append / context ----------------------------------------------------
 
-    def append(self, params: wire.AppendParams) -> wire.AppendResult:
+    def append(self, params: wire.AppendParams, defer_sync: bool = False) -> wire.AppendResult:
+        """Append a batch. With ``defer_sync`` the fsync the policy asks for is
+        left to ``sync_deferred`` (the caller must not answer before it)."""
         session = self.session(params.sessionId)
         parent = UNSET if params.parentId is msgspec.UNSET else params.parentId
-        appended = session.append(params.entries, parent)
+        appended = session.append(params.entries, parent, defer_sync)
         tokens = self._context_tokens(session, appended)
         should_compact = self.should_compact(tokens)
         self.compactor.after_append(session.id, tokens, should_compact, self.settings.compaction.autoCompact)
@@ -264,6 +266,19 @@ class SessionService:
             contextTokens=tokens,
             shouldCompact=should_compact,
         )
+
+    def sync_pending(self, session_id: str) -> bool:
+        """Session ``session_id`` holds appended bytes waiting for a deferred fsync."""
+        with self._lock:
+            session = self._open.get(session_id)
+        return session is not None and session.writer.sync_pending
+
+    def sync_deferred(self, session_id: str) -> None:
+        """The fsync deferred appends to ``session_id`` wait for; StorageError if it fails."""
+        with self._lock:
+            session = self._open.get(session_id)
+        if session is not None:
+            session.writer.sync_deferred()
 
     def should_compact(self, tokens: int) -> bool:
         settings = self.settings.compaction

@@ -180,12 +180,13 @@ class Session:
 
     # -- writes ------------------------------------------------------------
 
-    def append(self, objs: list[dict[str, Any]], parent_id: Any = UNSET) -> list[Entry]:
+    def append(self, objs: list[dict[str, Any]], parent_id: Any = UNSET, defer_sync: bool = False) -> list[Entry]:
         """Append a batch as a chain below ``parent_id`` (default: the leaf); the leaf moves to its end.
 
         An entry may carry its own ``id``, ``parentId`` and ``timestamp``;
         missing ones are assigned. The batch is validated whole before
-        anything is written, and written in one go.
+        anything is written, and written in one go. With ``defer_sync`` an
+        fsync the policy asks for is left to ``writer.sync_deferred``.
         """
         self.writer.check()
         self.check_writable()
@@ -206,7 +207,7 @@ class Session:
         for entry in prepared:
             self.tree.add(entry)
         try:
-            self._persist(prepared)
+            self._persist(prepared, defer_sync)
         except BaseException:
             self.tree.remove_last(len(prepared), previous_leaf, state)
             raise
@@ -269,10 +270,10 @@ class Session:
             )
         return prepared
 
-    def _persist(self, batch: list[Entry]) -> None:
+    def _persist(self, batch: list[Entry], defer_sync: bool = False) -> None:
         batch_has_assistant = any(e.type == "message" and e.role() == "assistant" for e in batch)
         if self.writer.exists:
-            self.writer.append([e.raw for e in batch], durable=batch_has_assistant)
+            self.writer.append([e.raw for e in batch], durable=batch_has_assistant, defer_sync=defer_sync)
         elif self.tree.has_assistant:
             self._create_file()
 

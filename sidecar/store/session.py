@@ -10,6 +10,7 @@ in memory once its line is on disk.
 from __future__ import annotations
 
 import gc
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,12 +19,12 @@ from typing import Any, Callable, Iterator
 import msgspec
 
 from ..errors import DamagedFile, EntryNotFound, InvalidEntry, InvalidState, StorageError
-from ..format.entries import CURRENT_VERSION, validate_entry
+from ..format.entries import CURRENT_VERSION, InvalidAt, validate_entries, validate_entry
 from ..format.jsonl import Entry, NotASession, encode, parse_file, serialize
 from ..format.migrate import migrate, new_entry_id
 from .layout import iso_now
 from .lock import lock_path, unlock
-from .payload import BlobStore, bound
+from .payload import MAX_CHARS, BlobStore, bound
 from .tree import SessionTree
 from .writer import FsyncPolicy, SessionWriter, atomic_write
 
@@ -196,13 +197,26 @@ class Session:
         if parent is not None:
             self.get(parent)
         prepared: list[Entry] = []
+        prepared_objs: list[dict[str, Any]] = []
         batch_ids: set[str] = set()
+        ids = _IdPool(self.tree.by_id, batch_ids, objs)
         for index, obj in enumerate(objs):
-            prepared_obj = self._prepare(obj, index, parent, batch_ids)
-            entry = Entry.from_obj(prepared_obj)
+            try:
+                prepared_obj = self._prepare(obj, index, parent, batch_ids, ids)
+                entry = Entry.from_obj(prepared_obj)
+                if len(entry.raw) > MAX_CHARS or (self.blobs is not None and b'"image"' in entry.raw):
+                    # Only then can ``bound`` change anything: a longer string, an image block.
+                    bounded = bound(prepared_obj, self.blobs)
+                    if bounded is not prepared_obj:
+                        prepared_obj, entry = bounded, Entry.from_obj(bounded)
+            except Exception:
+                _validate(prepared_objs)  # an earlier entry's own error comes first
+                raise
             prepared.append(entry)
+            prepared_objs.append(prepared_obj)
             batch_ids.add(entry.id)  # type: ignore[arg-type]
             parent = entry.id
+        _validate(prepared_objs)
         previous_leaf, state = self.tree.leaf_id, self.tree.snapshot()
         for entry in prepared:
             self.tree.add(entry)
@@ -224,14 +238,19 @@ class Session:
                 readOnly=True,
             )
 
-    def _prepare(self, obj: Any, index: int, parent: str | None, batch_ids: set[str]) -> dict[str, Any]:
+    def _prepare(self, obj: Any, index: int, parent: str | None, batch_ids: set[str], ids: "_IdPool") -> dict[str, Any]:
+        """``obj`` with its envelope checked and completed, in pi's key order.
+
+        Its schema is checked for the whole batch afterwards (``_validate``),
+        except a label's, which comes before its target is looked up.
+        """
         if not isinstance(obj, dict) or not isinstance(obj.get("type"), str) or not obj["type"]:
             raise InvalidEntry(f"entries[{index}] must be an object with a string \"type\"", index=index)
         if obj["type"] == "session":
             raise InvalidEntry(f"entries[{index}]: a session header cannot be appended", index=index)
         entry_id = obj.get("id")
         if entry_id is None:
-            entry_id = new_entry_id(_Taken(self.tree.by_id, batch_ids))
+            entry_id = ids.new()
         elif not isinstance(entry_id, str) or not entry_id or len(entry_id) > 128:
             raise InvalidEntry(f"entries[{index}].id must be a non-empty string", index=index)
         elif entry_id in self.tree.by_id or entry_id in batch_ids:
@@ -255,19 +274,15 @@ class Session:
         for key, value in obj.items():
             if key not in prepared:
                 prepared[key] = value
-        prepared = bound(prepared, self.blobs)  # cut what is too big before a line is made of it
-        try:
-            validate_entry(prepared)
-        except msgspec.ValidationError as exc:
-            raise InvalidEntry(f"entries[{index}] is not a valid {obj['type']} entry: {exc}", index=index) from exc
-        if prepared["type"] == "label" and prepared.get("targetId") not in self.tree.by_id and prepared.get(
-            "targetId"
-        ) not in batch_ids:
-            raise EntryNotFound(
-                f"entries[{index}].targetId {prepared.get('targetId')!r} is not in session {self.id}",
-                entryId=prepared.get("targetId"),
-                index=index,
-            )
+        if prepared["type"] == "label":
+            prepared = bound(prepared, self.blobs)
+            _validate_one(prepared, index)
+            if prepared.get("targetId") not in self.tree.by_id and prepared.get("targetId") not in batch_ids:
+                raise EntryNotFound(
+                    f"entries[{index}].targetId {prepared.get('targetId')!r} is not in session {self.id}",
+                    entryId=prepared.get("targetId"),
+                    index=index,
+                )
         return prepared
 
     def _persist(self, batch: list[Entry], defer_sync: bool = False) -> None:
@@ -320,6 +335,43 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _validate_one(obj: dict[str, Any], index: int) -> None:
+    try:
+        validate_entry(obj)
+    except msgspec.ValidationError as exc:
+        raise InvalidEntry(f"entries[{index}] is not a valid {obj['type']} entry: {exc}", index=index) from exc
+
+
+def _validate(objs: list[dict[str, Any]]) -> None:
+    """Check a batch's entries against their schema; InvalidEntry for the first that fails."""
+    try:
+        validate_entries(objs)
+    except InvalidAt as failed:
+        index = failed.index
+        raise InvalidEntry(
+            f"entries[{index}] is not a valid {objs[index]['type']} entry: {failed.error}", index=index
+        ) from failed.error
+
+
+class _IdPool:
+    """New entry ids for a batch, as ``new_entry_id`` makes them, drawn from one read of randomness."""
+
+    def __init__(self, by_id: dict[str, Entry], batch: set[str], objs: list[Any]) -> None:
+        self.taken = _Taken(by_id, batch)
+        wanted = sum(1 for obj in objs if not isinstance(obj, dict) or obj.get("id") is None)
+        self._hex = os.urandom(4 * wanted).hex() if wanted else ""
+        self._at = 0
+
+    def new(self) -> str:
+        at = self._at
+        if at < len(self._hex):
+            self._at = at + 8
+            candidate = self._hex[at : at + 8]
+            if candidate not in self.taken:
+                return candidate
+        return new_entry_id(self.taken)
 
 
 class _Taken:

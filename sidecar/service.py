@@ -256,8 +256,9 @@ class SessionService:
         left to ``sync_deferred`` (the caller must not answer before it)."""
         session = self.session(params.sessionId)
         parent = UNSET if params.parentId is msgspec.UNSET else params.parentId
-        appended = session.append(params.entries, parent, defer_sync)
-        tokens = self._context_tokens(session, appended)
+        objs: list[dict[str, Any]] = []
+        appended = session.append(params.entries, parent, defer_sync, objs)
+        tokens = self._context_tokens(session, appended, objs)
         should_compact = self.should_compact(tokens)
         self.compactor.after_append(session.id, tokens, should_compact, self.settings.compaction.autoCompact)
         return wire.AppendResult(
@@ -286,10 +287,10 @@ class SessionService:
             return False
         return tokens > settings.contextWindow - settings.reserveTokens
 
-    def _context_tokens(self, session: Session, appended: list[Entry]) -> int:
+    def _context_tokens(self, session: Session, appended: list[Entry], objs: list[dict[str, Any]] | None = None) -> int:
         """The context size at the leaf, carried forward from the last append when the path just grew."""
         previous = self._tallies.get(session)
-        tally = previous.extended(appended) if previous is not None else None
+        tally = previous.extended(appended, objs) if previous is not None else None
         if tally is None:
             tally = TokenTally.of_path(session.tree.path(session.leaf_id))
         self._tallies[session] = tally

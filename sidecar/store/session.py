@@ -181,13 +181,20 @@ class Session:
 
     # -- writes ------------------------------------------------------------
 
-    def append(self, objs: list[dict[str, Any]], parent_id: Any = UNSET, defer_sync: bool = False) -> list[Entry]:
+    def append(
+        self,
+        objs: list[dict[str, Any]],
+        parent_id: Any = UNSET,
+        defer_sync: bool = False,
+        objs_out: list[dict[str, Any]] | None = None,
+    ) -> list[Entry]:
         """Append a batch as a chain below ``parent_id`` (default: the leaf); the leaf moves to its end.
 
         An entry may carry its own ``id``, ``parentId`` and ``timestamp``;
         missing ones are assigned. The batch is validated whole before
         anything is written, and written in one go. With ``defer_sync`` an
         fsync the policy asks for is left to ``writer.sync_deferred``.
+        ``objs_out`` receives each appended line as a dict (as written; not to be changed).
         """
         self.writer.check()
         self.check_writable()
@@ -227,6 +234,8 @@ class Session:
             raise
         if self.on_append is not None and self.writer.exists:
             self.on_append(self, prepared)
+        if objs_out is not None:
+            objs_out.extend(prepared_objs)
         return prepared
 
     def check_writable(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -364,13 +365,28 @@ def _validate(objs: list[dict[str, Any]]) -> None:
         ) from failed.error
 
 
+_random_pool = bytearray()
+_random_lock = threading.Lock()
+
+
+def _random_hex(count: int) -> str:
+    """``count`` random bytes as hex, from a pool read 4 KiB at a time (a read of
+    os.urandom costs several microseconds, as much as the rest of a small append)."""
+    with _random_lock:
+        if len(_random_pool) < count:
+            _random_pool.extend(os.urandom(max(4096, count)))
+        taken = _random_pool[:count]
+        del _random_pool[:count]
+    return taken.hex()
+
+
 class _IdPool:
     """New entry ids for a batch, as ``new_entry_id`` makes them, drawn from one read of randomness."""
 
     def __init__(self, by_id: dict[str, Entry], batch: set[str], objs: list[Any]) -> None:
         self.taken = _Taken(by_id, batch)
         wanted = sum(1 for obj in objs if not isinstance(obj, dict) or obj.get("id") is None)
-        self._hex = os.urandom(4 * wanted).hex() if wanted else ""
+        self._hex = _random_hex(4 * wanted) if wanted else ""
         self._at = 0
 
     def new(self) -> str:

@@ -199,7 +199,9 @@ class SessionWriter:
 
     def sync_deferred(self) -> None:
         """The fsync deferred appends wait for. If it fails, everything it was to
-        cover is cut off the file and the error is latched."""
+        cover is cut off the file and the error is latched. A writer latched
+        since (its file no longer trusted) answers its error instead."""
+        self.check()
         start, self._unsynced_at = self._unsynced_at, None
         if start is None or self._fd is None:
             return

@@ -45,7 +45,7 @@ from .store.listing import (
 from .store.lock import lock_path, unlock
 from .store.payload import BlobStore, holds_blobs, resolve
 from .store.session import UNSET, LoadReport, Session
-from .store.writer import FsyncPolicy, ensure_dir, fsync_dir
+from .store.writer import FsyncPolicy, SessionWriter, ensure_dir, fsync_dir
 from .work import NO_WORK, Work
 
 DEFAULT_LIST_LIMIT = 50
@@ -268,18 +268,11 @@ class SessionService:
             shouldCompact=should_compact,
         )
 
-    def sync_pending(self, session_id: str) -> bool:
-        """Session ``session_id`` holds appended bytes waiting for a deferred fsync."""
+    def writer_of(self, session_id: str) -> SessionWriter | None:
+        """The writer of open session ``session_id`` (for a group fsync of its deferred appends)."""
         with self._lock:
             session = self._open.get(session_id)
-        return session is not None and session.writer.sync_pending
-
-    def sync_deferred(self, session_id: str) -> None:
-        """The fsync deferred appends to ``session_id`` wait for; StorageError if it fails."""
-        with self._lock:
-            session = self._open.get(session_id)
-        if session is not None:
-            session.writer.sync_deferred()
+        return session.writer if session is not None else None
 
     def should_compact(self, tokens: int) -> bool:
         settings = self.settings.compaction

@@ -172,8 +172,20 @@ def _append_handler(params_type: type) -> Callable[..., Any]:
         decoded = decode_params("session/append", params, params_type)
         service, key = ls.service, decoded.sessionId
         defer = ls.dispatcher.may_defer_sync
-        call: Callable[[Any], Any] = lambda work: service.append(decoded, defer_sync=defer(key))
-        sync = GroupSync(lambda: service.sync_pending(key), lambda: service.sync_deferred(key))
+        # The writer the append went to, taken in the session's turn: a group
+        # fsync syncs that file even if the session is opened again meanwhile.
+        wrote: list[Any] = []
+
+        def call(work: Any) -> Any:
+            result = service.append(decoded, defer_sync=defer(key))
+            wrote.append(service.writer_of(key))
+            return result
+
+        def settle() -> None:
+            if wrote and wrote[0] is not None:
+                wrote[0].sync_deferred()
+
+        sync = GroupSync(lambda: bool(wrote) and wrote[0] is not None and wrote[0].sync_pending, settle)
         return await ls.dispatcher.run(msg_id, "session/append", key, decoded.workDoneToken, call, sync=sync)
 
     return handle_append

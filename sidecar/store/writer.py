@@ -223,9 +223,12 @@ class SessionWriter:
     def close(self) -> None:
         if self._fd is not None:
             try:
-                os.fsync(self._fd)
-            except OSError:
-                pass
+                self._fsync(self._fd)
+            except OSError as exc:
+                if self._unsynced_at is not None:  # deferred appends are still to be answered: with this
+                    self._latch(exc, "append")
+            else:
+                self._unsynced_at = None
             os.close(self._fd)
             self._fd = None
         unlock(self.lock_fd)

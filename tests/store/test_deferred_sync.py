@@ -77,3 +77,22 @@ def test_a_failed_group_fsync_cuts_off_everything_it_covered_and_latches(tmp_pat
     assert path.read_bytes() == before
     with pytest.raises(StorageError):
         w.check()
+
+
+def test_closing_with_deferred_bytes_latches_a_failed_fsync_for_the_group(tmp_path, fsyncs):
+    w, _ = writer(tmp_path, FsyncPolicy.ALWAYS)
+    w.append([b'{"a":1}'], durable=False, defer_sync=True)
+    fsyncs.state["fail"] = True
+    w.close()
+    with pytest.raises(StorageError):
+        w.sync_deferred()  # the group waiting for it gets the error, not a silent success
+
+
+def test_closing_with_deferred_bytes_syncs_them(tmp_path, fsyncs):
+    w, _ = writer(tmp_path, FsyncPolicy.ALWAYS)
+    w.append([b'{"b":2}'], durable=False, defer_sync=True)
+    fsyncs.calls.clear()
+    w.close()
+    assert len(fsyncs.calls) == 1 and not w.sync_pending
+    w.sync_deferred()  # synced by the close: nothing left to do
+    assert len(fsyncs.calls) == 1

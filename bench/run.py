@@ -12,7 +12,8 @@ measured in the same run, so it holds on a noisy machine:
    one, vs the first open (no cache).
 3. session/list over 10,000 sessions in 100 folders: index warm, and cold (no index).
 4. session/append round trip p50 / p99 and pipelined throughput vs the
-   hand-rolled echo server (rpc_latency.py), and batch append entries/s.
+   hand-rolled echo server (rpc_latency.py), batch append entries/s, and
+   fsyncs per pipelined burst of appends under fsync policy "always".
 5. start-up (spawn -> initialize answered) and peak RSS of a sidecar that opened
    the 50 MB session.
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import statistics
 import subprocess
@@ -155,6 +157,48 @@ async def _batch_append(entries_per_call: int, calls: int) -> float:
     return entries_per_call * calls / elapsed
 
 
+async def _group_sync(burst: int, bursts: int) -> tuple[float, float, float]:
+    """fsync policy "always": median fsyncs of the session file per pipelined burst of ``burst``
+    one-entry appends, entries/s of those bursts, and entries/s of the same appends sent one at a time."""
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "fsyncs"
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, str(HERE / "fsync_counted.py"), "--log-level", "warning",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            limit=1 << 26, env={**os.environ, "FSYNC_LOG": str(log)},
+        )
+        pipe = Pipe(process)
+        await pipe.call("initialize", {"sessionRoot": tmp, "settings": {"store": {"fsync": "always"}}})
+        await pipe.call("session/create", {"cwd": "/bench", "sessionId": "burst"})
+        await pipe.call("session/append", {"sessionId": "burst", "entries": [
+            {"type": "message", "message": {"role": "user", "content": "start"}},
+            {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
+                                            "stopReason": "stop"}},
+        ]})
+        [path] = Path(tmp).glob("*/*_burst.jsonl")
+        st = path.stat()
+        mark = f"{st.st_dev}:{st.st_ino}"
+
+        def synced() -> int:
+            return log.read_text().splitlines().count(mark)
+
+        def params(n: int) -> dict:
+            return {"sessionId": "burst", "entries": [
+                {"type": "message", "message": {"role": "user", "content": f"entry {n}: " + "lorem ipsum " * 8}}]}
+
+        counts, elapsed = [], 0.0
+        for number in range(bursts):
+            before = synced()
+            elapsed += await rpc_latency.pipelined(pipe, "session/append", [params(number * burst + n) for n in range(burst)])
+            counts.append(synced() - before)
+        start = time.perf_counter()
+        for n in range(burst):
+            await pipe.call("session/append", params(n))
+        one_by_one = burst / (time.perf_counter() - start)
+        await pipe.stop()
+    return statistics.median(counts), burst * bursts / elapsed, one_by_one
+
+
 async def _startup(repeat: int) -> float:
     times = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -229,6 +273,10 @@ def main() -> None:
     batch = asyncio.run(_batch_append(100, 20 if args.quick else 100))
     rows.append(("4 batch append (100 entries per call, pipelined)", f"{batch:,.0f} entries/s", "-",
                  f"{'ok' if batch >= 50_000 else 'MISSED'} (goal >= 50,000/s)"))
+
+    per_burst, grouped, single = asyncio.run(_group_sync(100, 5 if args.quick else 20))
+    rows.append(('4 fsync "always": 100 pipelined appends', f"{per_burst:.0f} fsyncs per burst", "100 without grouping",
+                 f"{grouped:,.0f} entries/s vs {single:,.0f}/s one at a time"))
 
     startup = asyncio.run(_startup(repeat))
     rows.append(("5 start-up: spawn -> initialize answered", _ms(startup), "-",

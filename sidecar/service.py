@@ -47,7 +47,7 @@ from .store.lock import lock_path, unlock
 from .store.payload import BlobStore, resolve
 from .store.session import UNSET, LoadReport, Session
 from .store import treecache
-from .store.writer import FsyncPolicy, ensure_dir, fsync_dir
+from .store.writer import FsyncPolicy, SessionWriter, ensure_dir, fsync_dir
 from .work import NO_WORK, Work
 
 DEFAULT_LIST_LIMIT = 50
@@ -304,11 +304,14 @@ class SessionService:
 
     # -- append / context ----------------------------------------------------
 
-    def append(self, params: wire.AppendParams) -> wire.AppendResult:
+    def append(self, params: wire.AppendParams, defer_sync: bool = False) -> wire.AppendResult:
+        """Append a batch. With ``defer_sync`` the fsync the policy asks for is
+        left to ``sync_deferred`` (the caller must not answer before it)."""
         session = self.session(params.sessionId)
         parent = UNSET if params.parentId is msgspec.UNSET else params.parentId
-        appended = session.append(params.entries, parent)
-        tokens = self._context_tokens(session, appended)
+        objs: list[dict[str, Any]] = []
+        appended = session.append(params.entries, parent, defer_sync, objs)
+        tokens = self._context_tokens(session, appended, objs)
         should_compact = self.should_compact(tokens)
         self.compactor.after_append(session.id, tokens, should_compact, self.settings.compaction.autoCompact)
         return wire.AppendResult(
@@ -318,16 +321,22 @@ class SessionService:
             shouldCompact=should_compact,
         )
 
+    def writer_of(self, session_id: str) -> SessionWriter | None:
+        """The writer of open session ``session_id`` (for a group fsync of its deferred appends)."""
+        with self._lock:
+            session = self._open.get(session_id)
+        return session.writer if session is not None else None
+
     def should_compact(self, tokens: int) -> bool:
         settings = self.settings.compaction
         if not settings.enabled or settings.contextWindow is None:
             return False
         return tokens > settings.contextWindow - settings.reserveTokens
 
-    def _context_tokens(self, session: Session, appended: list[Entry]) -> int:
+    def _context_tokens(self, session: Session, appended: list[Entry], objs: list[dict[str, Any]] | None = None) -> int:
         """The context size at the leaf, carried forward from the last append when the path just grew."""
         previous = self._tallies.get(session)
-        tally = previous.extended(appended) if previous is not None else None
+        tally = previous.extended(appended, objs) if previous is not None else None
         if tally is None:
             tally = TokenTally.of_path(session.tree.path(session.leaf_id))
         self._tallies[session] = tally

@@ -81,15 +81,18 @@ def custom_message(obj: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def message_of(entry: Entry) -> dict[str, Any] | None:
-    """The AgentMessage an entry contributes, or None (settings, custom state, unknown types)."""
+def message_of(entry: Entry, obj: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The AgentMessage an entry contributes, or None (settings, custom state, unknown types).
+
+    ``obj``, when given, is the entry's line as a dict already (not decoded again).
+    """
     if entry.type == "message":
-        message = entry.obj().get("message")
+        message = (obj if obj is not None else entry.obj()).get("message")
         return message if isinstance(message, dict) else None
     if entry.type == "custom_message":
-        return custom_message(entry.obj())
+        return custom_message(obj if obj is not None else entry.obj())
     if entry.type == "branch_summary":
-        obj = entry.obj()
+        obj = obj if obj is not None else entry.obj()
         return branch_summary_message(obj) if obj.get("summary") else None
     return None
 

@@ -45,15 +45,18 @@ class TokenTally:
         trailing = sum(estimate_tokens(m) for m in ctx.messages[start:])
         return cls(path[-1].id if path else None, usage if last is not None else 0, trailing)
 
-    def extended(self, appended: list[Entry]) -> "TokenTally | None":
-        """The tally after ``appended`` (a chain below ``leaf_id``), or None when it must be rebuilt."""
+    def extended(self, appended: list[Entry], objs: list[dict] | None = None) -> "TokenTally | None":
+        """The tally after ``appended`` (a chain below ``leaf_id``), or None when it must be rebuilt.
+
+        ``objs``: the appended lines as dicts, when the caller has them (saves decoding each line).
+        """
         if not appended or appended[0].parent_id != self.leaf_id:
             return None
         usage, trailing = self.usage, self.trailing
-        for entry in appended:
+        for index, entry in enumerate(appended):
             if entry.type == "compaction" or (entry.type == "custom" and _PRUNE_MARK in entry.raw):
                 return None  # the overlay changes what earlier messages count for
-            message = message_of(entry)
+            message = message_of(entry, objs[index] if objs is not None else None)
             if message is None:
                 continue
             reported = reported_usage(message)

@@ -163,3 +163,62 @@ def validate_entry(obj: dict[str, Any]) -> None:
     entry = msgspec.convert(obj, KnownEntry)
     if isinstance(entry, MessageEntry):
         msgspec.convert(entry.message, MessageShape)
+
+
+class _CheckedMessageEntry(_EntryBase, tag="message"):
+    """MessageEntry with its message checked in the same pass (validation only)."""
+
+    message: MessageShape
+
+
+class _Batch(msgspec.Struct):
+    """A batch of entries to validate in one call (a Struct: msgspec keeps its
+    type information on the class, where a bare Union is looked up again on
+    every call, ~20 us)."""
+
+    entries: list[
+        Union[
+            _CheckedMessageEntry,
+            ThinkingLevelChangeEntry,
+            ModelChangeEntry,
+            CompactionEntry,
+            BranchSummaryEntry,
+            CustomEntry,
+            CustomMessageEntry,
+            LabelEntry,
+            SessionInfoEntry,
+            TtsrInjectionEntry,
+            SessionInitEntry,
+            ModeChangeEntry,
+        ]
+    ]
+
+
+def validate_entries(objs: list[dict[str, Any]]) -> None:
+    """``validate_entry`` for each of ``objs``, in one msgspec pass when all are valid.
+
+    When one is not, raises ``(index, error)`` as ``InvalidAt``: the first
+    invalid entry and the very error ``validate_entry`` gives for it.
+    """
+    known = [obj for obj in objs if obj.get("type") in KNOWN_ENTRY_TYPES]
+    if not known:
+        return
+    try:
+        msgspec.convert({"entries": known}, _Batch)
+        return
+    except msgspec.ValidationError:
+        pass
+    for index, obj in enumerate(objs):
+        try:
+            validate_entry(obj)
+        except msgspec.ValidationError as exc:
+            raise InvalidAt(index, exc) from exc
+    # Only reached if the one pass is stricter than validate_entry: accept, as it would.
+
+
+class InvalidAt(Exception):
+    """Entry ``index`` of a batch failed ``validate_entry`` with ``error``."""
+
+    def __init__(self, index: int, error: msgspec.ValidationError) -> None:
+        super().__init__(index, error)
+        self.index, self.error = index, error

@@ -193,12 +193,20 @@ async def open_input(source: BinaryIO, max_bytes: int = MAX_MESSAGE_BYTES) -> By
 
 
 class FrameWriter:
-    """Writes framed bodies to a file descriptor; only the event loop thread calls it."""
+    """Writes framed bodies to a file descriptor; only the event loop thread calls it.
+
+    The first frame of a turn of the event loop is written at once; frames
+    sent later in the same turn (answers to pipelined requests read from one
+    chunk of input) are written together when the turn ends: one write
+    instead of one per answer, in the same order.
+    """
 
     def __init__(self, fd: int, framing: Framing) -> None:
         self._fd = fd
         self._framing = framing
         self.closed = False
+        self._held: list[bytes] = []
+        self._turn: asyncio.AbstractEventLoop | None = None  # set while a turn's first frame is out
 
     def send(self, body: bytes) -> None:
         if self.closed:
@@ -207,6 +215,29 @@ class FrameWriter:
             data = b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
         else:
             data = body + b"\n"  # msgspec's JSON never holds a raw newline
+        if self._turn is not None:
+            self._held.append(data)
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is not None:
+            self._turn = loop
+            loop.call_soon(self.flush)
+        self._write(data)
+
+    def flush(self) -> None:
+        """Write the frames held back in this turn (the event loop calls it at the turn's end)."""
+        self._turn = None
+        if self._held:
+            data = b"".join(self._held)
+            self._held.clear()
+            self._write(data)
+
+    def _write(self, data: bytes) -> None:
+        if self.closed:
+            return
         view = memoryview(data)
         try:
             while view:
@@ -221,4 +252,5 @@ class FrameWriter:
         self.send(data)
 
     def close(self) -> None:
+        self.flush()
         self.closed = True

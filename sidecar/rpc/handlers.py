@@ -22,7 +22,7 @@ from .. import __version__, wire
 from ..config import SettingsError, apply_overrides
 from ..errors import INVALID_PARAMS
 from ..service import SessionService
-from .dispatch import queue_key
+from .dispatch import GroupSync, queue_key
 from .protocol import NOT_INLINE, REQUEST_SIZE
 from .errors import ProtocolError, invalid_params
 from .framing import FRAMINGS
@@ -118,7 +118,10 @@ def register(server: "SidecarServer") -> None:
         return None
 
     for method, (params_type, attribute) in methods.items():
-        server.feature(method)(_session_handler(method, params_type, attribute))
+        if method == "session/append":
+            server.feature(method)(_append_handler(params_type))
+        else:
+            server.feature(method)(_session_handler(method, params_type, attribute))
         if method in _INLINE_METHODS:
             server.inline_handlers[method] = _inline_handler(server, method, params_type, attribute)
 
@@ -161,6 +164,33 @@ def _session_handler(method: str, params_type: type, attribute: str) -> Callable
 
     handle.__name__ = f"handle_{attribute}"
     return handle
+
+
+def _append_handler(params_type: type) -> Callable[..., Any]:
+    """session/append, joining its session's group sync: appends queued on one
+    session share one fsync (see dispatch.py), none answered before it."""
+
+    async def handle_append(ls: "SidecarServer", params: Any, msg_id: Any) -> Any:
+        decoded = decode_params("session/append", params, params_type)
+        service, key = ls.service, decoded.sessionId
+        defer = ls.dispatcher.may_defer_sync
+        # The writer the append went to, taken in the session's turn: a group
+        # fsync syncs that file even if the session is opened again meanwhile.
+        wrote: list[Any] = []
+
+        def call(work: Any) -> Any:
+            result = service.append(decoded, defer_sync=defer(key))
+            wrote.append(service.writer_of(key))
+            return result
+
+        def settle() -> None:
+            if wrote and wrote[0] is not None:
+                wrote[0].sync_deferred()
+
+        sync = GroupSync(lambda: bool(wrote) and wrote[0] is not None and wrote[0].sync_pending, settle)
+        return await ls.dispatcher.run(msg_id, "session/append", key, decoded.workDoneToken, call, sync=sync)
+
+    return handle_append
 
 
 def _inline_handler(ls: "SidecarServer", method: str, params_type: type, attribute: str) -> Callable[[Any], Any]:

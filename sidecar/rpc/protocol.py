@@ -44,6 +44,17 @@ NOT_INLINE = object()
 _NULL_PARAMS: dict[str, Any] = {}
 
 
+def _session_key(params: Any) -> str | None:
+    """The session a request's raw params name, as ``dispatch.queue_key`` reads them once decoded."""
+    if not isinstance(params, dict):
+        return None
+    session_id = params.get("sessionId")
+    if isinstance(session_id, str):
+        return session_id
+    path = params.get("path")
+    return "path:" + path if isinstance(path, str) else None
+
+
 class SidecarProtocol(JsonRPCProtocol):
     _server: "SidecarServer"
 
@@ -56,6 +67,8 @@ class SidecarProtocol(JsonRPCProtocol):
         self._frame_writer: FrameWriter | None = None
         # Checked once: a debug trace of every message is too costly to format otherwise.
         self._trace = logger.isEnabledFor(logging.DEBUG)
+        # Session key (see _session_key) -> its requests dispatched and not yet answered.
+        self._keys_in_flight: dict[str, int] = {}
 
     def set_frame_writer(self, writer: FrameWriter) -> None:
         self._frame_writer = writer
@@ -146,10 +159,16 @@ class SidecarProtocol(JsonRPCProtocol):
             logger.info("unknown method %r (request %r)", method_name, msg_id)
             self._send_error(msg_id, method_not_found(method_name))
             return
-        # Inline only while nothing else is in flight: a request read just
-        # before this one may not have taken its session's turn yet.
+        # Inline only while nothing else of its session is in flight: a request
+        # read just before this one may not have taken its session's turn yet.
         inline = self._server.inline_handlers.get(method_name)
-        if inline is not None and not self._request_futures and self._answer_inline(msg_id, inline, params):
+        key = _session_key(params)
+        if (
+            inline is not None
+            and key is not None
+            and key not in self._keys_in_flight
+            and self._answer_inline(msg_id, inline, params)
+        ):
             return
         if method_name == "shutdown":
             # Now, not when its handler first runs: an exit read in the same
@@ -161,6 +180,18 @@ class SidecarProtocol(JsonRPCProtocol):
             callback=partial(self._send_handler_result, msg_id=msg_id),
             args=(params, msg_id),
         )
+        future = self._request_futures.get(msg_id)
+        # (Session handlers are coroutines: their futures complete on the event loop.)
+        if key is not None and isinstance(future, asyncio.Future) and not future.done():
+            self._keys_in_flight[key] = self._keys_in_flight.get(key, 0) + 1
+            future.add_done_callback(partial(self._key_done, key))
+
+    def _key_done(self, key: str, _future: Any) -> None:
+        left = self._keys_in_flight[key] - 1
+        if left:
+            self._keys_in_flight[key] = left
+        else:
+            del self._keys_in_flight[key]
 
     def _answer_inline(self, msg_id: Any, inline: Any, params: Any) -> bool:
         """Answer a cheap call synchronously; False when it must take the usual path."""

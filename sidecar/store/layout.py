@@ -13,7 +13,6 @@ import os
 import re
 import secrets
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import platformdirs
@@ -41,10 +40,19 @@ def encode_cwd(cwd: str) -> str:
     return "--" + re.sub(r"[/\\:]", "-", stripped) + "--"
 
 
+# The formatted second of the last ``iso_now``: formatting a date costs more
+# than the rest of preparing a small entry, and a batch shares its second.
+_second: tuple[int, str] = (-1, "")
+
+
 def iso_now() -> str:
     """UTC time as JavaScript's ``toISOString`` writes it (milliseconds, Z)."""
-    now = datetime.now(timezone.utc)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+    global _second
+    second, milli = divmod(time.time_ns() // 1_000_000, 1000)
+    cached = _second
+    if cached[0] != second:
+        cached = _second = (second, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second)))
+    return f"{cached[1]}{milli:03d}Z"
 
 
 def file_name(timestamp: str, session_id: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,12 +20,12 @@ from typing import Any, Callable, Iterator
 import msgspec
 
 from ..errors import DamagedFile, EntryNotFound, InvalidEntry, InvalidState, StorageError
-from ..format.entries import CURRENT_VERSION, validate_entry
+from ..format.entries import CURRENT_VERSION, InvalidAt, validate_entries, validate_entry
 from ..format.jsonl import Entry, LineSource, NotASession, ParsedFile, encode, parse_line, parse_path, serialize
 from ..format.migrate import migrate, new_entry_id
 from .layout import iso_now
 from .lock import lock_path, unlock
-from .payload import BlobStore, bound
+from .payload import MAX_CHARS, BlobStore, bound
 from .tree import SessionTree
 from . import treecache
 from .treecache import (
@@ -298,12 +299,20 @@ class Session:
 
     # -- writes ------------------------------------------------------------
 
-    def append(self, objs: list[dict[str, Any]], parent_id: Any = UNSET) -> list[Entry]:
+    def append(
+        self,
+        objs: list[dict[str, Any]],
+        parent_id: Any = UNSET,
+        defer_sync: bool = False,
+        objs_out: list[dict[str, Any]] | None = None,
+    ) -> list[Entry]:
         """Append a batch as a chain below ``parent_id`` (default: the leaf); the leaf moves to its end.
 
         An entry may carry its own ``id``, ``parentId`` and ``timestamp``;
         missing ones are assigned. The batch is validated whole before
-        anything is written, and written in one go.
+        anything is written, and written in one go. With ``defer_sync`` an
+        fsync the policy asks for is left to ``writer.sync_deferred``.
+        ``objs_out`` receives each appended line as a dict (as written; not to be changed).
         """
         self.writer.check()
         self.check_writable()
@@ -313,23 +322,38 @@ class Session:
         if parent is not None:
             self.get(parent)
         prepared: list[Entry] = []
+        prepared_objs: list[dict[str, Any]] = []
         batch_ids: set[str] = set()
+        ids = _IdPool(self.tree.by_id, batch_ids, objs)
         for index, obj in enumerate(objs):
-            prepared_obj = self._prepare(obj, index, parent, batch_ids)
-            entry = Entry.from_obj(prepared_obj)
+            try:
+                prepared_obj = self._prepare(obj, index, parent, batch_ids, ids)
+                entry = Entry.from_obj(prepared_obj)
+                if len(entry.raw) > MAX_CHARS or (self.blobs is not None and b'"image"' in entry.raw):
+                    # Only then can ``bound`` change anything: a longer string, an image block.
+                    bounded = bound(prepared_obj, self.blobs)
+                    if bounded is not prepared_obj:
+                        prepared_obj, entry = bounded, Entry.from_obj(bounded)
+            except Exception:
+                _validate(prepared_objs)  # an earlier entry's own error comes first
+                raise
             prepared.append(entry)
+            prepared_objs.append(prepared_obj)
             batch_ids.add(entry.id)  # type: ignore[arg-type]
             parent = entry.id
+        _validate(prepared_objs)
         previous_leaf, state = self.tree.leaf_id, self.tree.snapshot()
         for entry in prepared:
             self.tree.add(entry)
         try:
-            self._persist(prepared)
+            self._persist(prepared, defer_sync)
         except BaseException:
             self.tree.remove_last(len(prepared), previous_leaf, state)
             raise
         if self.on_append is not None and self.writer.exists:
             self.on_append(self, prepared)
+        if objs_out is not None:
+            objs_out.extend(prepared_objs)
         return prepared
 
     def check_writable(self) -> None:
@@ -341,14 +365,19 @@ class Session:
                 readOnly=True,
             )
 
-    def _prepare(self, obj: Any, index: int, parent: str | None, batch_ids: set[str]) -> dict[str, Any]:
+    def _prepare(self, obj: Any, index: int, parent: str | None, batch_ids: set[str], ids: "_IdPool") -> dict[str, Any]:
+        """``obj`` with its envelope checked and completed, in pi's key order.
+
+        Its schema is checked for the whole batch afterwards (``_validate``),
+        except a label's, which comes before its target is looked up.
+        """
         if not isinstance(obj, dict) or not isinstance(obj.get("type"), str) or not obj["type"]:
             raise InvalidEntry(f"entries[{index}] must be an object with a string \"type\"", index=index)
         if obj["type"] == "session":
             raise InvalidEntry(f"entries[{index}]: a session header cannot be appended", index=index)
         entry_id = obj.get("id")
         if entry_id is None:
-            entry_id = new_entry_id(_Taken(self.tree.by_id, batch_ids))
+            entry_id = ids.new()
         elif not isinstance(entry_id, str) or not entry_id or len(entry_id) > 128:
             raise InvalidEntry(f"entries[{index}].id must be a non-empty string", index=index)
         elif entry_id in self.tree.by_id or entry_id in batch_ids:
@@ -372,25 +401,21 @@ class Session:
         for key, value in obj.items():
             if key not in prepared:
                 prepared[key] = value
-        prepared = bound(prepared, self.blobs)  # cut what is too big before a line is made of it
-        try:
-            validate_entry(prepared)
-        except msgspec.ValidationError as exc:
-            raise InvalidEntry(f"entries[{index}] is not a valid {obj['type']} entry: {exc}", index=index) from exc
-        if prepared["type"] == "label" and prepared.get("targetId") not in self.tree.by_id and prepared.get(
-            "targetId"
-        ) not in batch_ids:
-            raise EntryNotFound(
-                f"entries[{index}].targetId {prepared.get('targetId')!r} is not in session {self.id}",
-                entryId=prepared.get("targetId"),
-                index=index,
-            )
+        if prepared["type"] == "label":
+            prepared = bound(prepared, self.blobs)
+            _validate_one(prepared, index)
+            if prepared.get("targetId") not in self.tree.by_id and prepared.get("targetId") not in batch_ids:
+                raise EntryNotFound(
+                    f"entries[{index}].targetId {prepared.get('targetId')!r} is not in session {self.id}",
+                    entryId=prepared.get("targetId"),
+                    index=index,
+                )
         return prepared
 
-    def _persist(self, batch: list[Entry]) -> None:
+    def _persist(self, batch: list[Entry], defer_sync: bool = False) -> None:
         batch_has_assistant = any(e.type == "message" and e.role() == "assistant" for e in batch)
         if self.writer.exists:
-            offset = self.writer.append([e.raw for e in batch], durable=batch_has_assistant)
+            offset = self.writer.append([e.raw for e in batch], durable=batch_has_assistant, defer_sync=defer_sync)
             for entry in batch:
                 entry.offset, entry.length = offset, len(entry.raw)
                 offset += entry.length + 1
@@ -458,6 +483,58 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _validate_one(obj: dict[str, Any], index: int) -> None:
+    try:
+        validate_entry(obj)
+    except msgspec.ValidationError as exc:
+        raise InvalidEntry(f"entries[{index}] is not a valid {obj['type']} entry: {exc}", index=index) from exc
+
+
+def _validate(objs: list[dict[str, Any]]) -> None:
+    """Check a batch's entries against their schema; InvalidEntry for the first that fails."""
+    try:
+        validate_entries(objs)
+    except InvalidAt as failed:
+        index = failed.index
+        raise InvalidEntry(
+            f"entries[{index}] is not a valid {objs[index]['type']} entry: {failed.error}", index=index
+        ) from failed.error
+
+
+_random_pool = bytearray()
+_random_lock = threading.Lock()
+
+
+def _random_hex(count: int) -> str:
+    """``count`` random bytes as hex, from a pool read 4 KiB at a time (a read of
+    os.urandom costs several microseconds, as much as the rest of a small append)."""
+    with _random_lock:
+        if len(_random_pool) < count:
+            _random_pool.extend(os.urandom(max(4096, count)))
+        taken = _random_pool[:count]
+        del _random_pool[:count]
+    return taken.hex()
+
+
+class _IdPool:
+    """New entry ids for a batch, as ``new_entry_id`` makes them, drawn from one read of randomness."""
+
+    def __init__(self, by_id: dict[str, Entry], batch: set[str], objs: list[Any]) -> None:
+        self.taken = _Taken(by_id, batch)
+        wanted = sum(1 for obj in objs if not isinstance(obj, dict) or obj.get("id") is None)
+        self._hex = _random_hex(4 * wanted) if wanted else ""
+        self._at = 0
+
+    def new(self) -> str:
+        at = self._at
+        if at < len(self._hex):
+            self._at = at + 8
+            candidate = self._hex[at : at + 8]
+            if candidate not in self.taken:
+                return candidate
+        return new_entry_id(self.taken)
 
 
 class _Taken:

@@ -130,6 +130,10 @@ class SessionWriter:
         # The descriptor holding this process's flock on the file (see lock.py);
         # for a new file, the write descriptor holds it.
         self.lock_fd: int | None = None
+        # Where the bytes waiting for a deferred fsync start (see ``append``).
+        self._unsynced_at: int | None = None
+        # fsyncs of the session file made by this writer (for statistics).
+        self.fsyncs = 0
         # Damage found on load that must be repaired before the first append.
         self.torn_tail_at: int | None = None
         self.needs_newline = False
@@ -159,8 +163,13 @@ class SessionWriter:
         self._fd = fd
         self.exists = True
 
-    def append(self, lines: list[bytes], durable: bool) -> int:
-        """Append lines in one write; fsync when the policy asks for it. Returns where the first line starts."""
+    def append(self, lines: list[bytes], durable: bool, defer_sync: bool = False) -> int:
+        """Append lines in one write; fsync when the policy asks for it. Returns where the first line starts.
+
+        With ``defer_sync`` the fsync the policy asks for is left to a later
+        ``sync_deferred`` (one fsync for a group of appends); until then
+        ``sync_pending`` is true. A later append that syncs covers it too.
+        """
         self.check()
         fd = self._open()
         payload = b"\n".join(lines) + b"\n"
@@ -177,33 +186,59 @@ class SessionWriter:
             if self._cut_back(fd, start):
                 raise self._unlatched(exc, "append") from exc
             raise self._latch(exc, "append") from exc
-        try:
-            if self.policy is FsyncPolicy.ALWAYS or (durable and self.policy is FsyncPolicy.ASSISTANT):
-                os.fsync(fd)
-        except OSError as exc:
-            self._cut_back(fd, start)
-            raise self._latch(exc, "append") from exc
         self.needs_newline = False
+        if self.policy is FsyncPolicy.ALWAYS or (durable and self.policy is FsyncPolicy.ASSISTANT):
+            if self._unsynced_at is None:
+                self._unsynced_at = start
+            if not defer_sync:
+                self.sync_deferred()
         return start + newline
+
+    @property
+    def sync_pending(self) -> bool:
+        """Some appended bytes wait for the fsync their policy asks for (see ``append``)."""
+        return self._unsynced_at is not None
+
+    def sync_deferred(self) -> None:
+        """The fsync deferred appends wait for. If it fails, everything it was to
+        cover is cut off the file and the error is latched. A writer latched
+        since (its file no longer trusted) answers its error instead."""
+        self.check()
+        start, self._unsynced_at = self._unsynced_at, None
+        if start is None or self._fd is None:
+            return
+        try:
+            self._fsync(self._fd)
+        except OSError as exc:
+            self._cut_back(self._fd, start)
+            raise self._latch(exc, "append") from exc
 
     def flush(self) -> None:
         self.check()
         if self._fd is not None:
+            self._unsynced_at = None
             try:
-                os.fsync(self._fd)
+                self._fsync(self._fd)
             except OSError as exc:
                 raise self._latch(exc, "flush") from exc
 
     def close(self) -> None:
         if self._fd is not None:
             try:
-                os.fsync(self._fd)
-            except OSError:
-                pass
+                self._fsync(self._fd)
+            except OSError as exc:
+                if self._unsynced_at is not None:  # deferred appends are still to be answered: with this
+                    self._latch(exc, "append")
+            else:
+                self._unsynced_at = None
             os.close(self._fd)
             self._fd = None
         unlock(self.lock_fd)
         self.lock_fd = None
+
+    def _fsync(self, fd: int) -> None:
+        self.fsyncs += 1
+        os.fsync(fd)
 
     def _open(self) -> int:
         if self._fd is not None:

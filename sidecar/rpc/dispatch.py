@@ -19,8 +19,10 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
+from ..store.layout import session_id_of, valid_session_id
 from ..work import Work
 from .messages import ProgressParams
 from .progress import RequestWork
@@ -81,7 +83,11 @@ def queue_key(params: Any) -> str | None:
         return session_id
     path = getattr(params, "path", None)
     if isinstance(path, str):
-        return "path:" + path  # session/open by path: the id is not known before loading
+        # session/open by path: the id is in the header, which is not read yet;
+        # the file's name holds it (pi's <timestamp>_<id>.jsonl), so that an open
+        # by path waits for calls already queued on that session by id.
+        named = session_id_of(Path(path))
+        return named if named is not None and valid_session_id(named) else "path:" + path
     return None
 
 

@@ -80,8 +80,12 @@ def new_session_id() -> str:
     return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
+def valid_session_id(session_id: str) -> bool:
+    return _SESSION_ID.match(session_id) is not None and ".." not in session_id
+
+
 def check_session_id(session_id: object) -> str:
-    if not isinstance(session_id, str) or not _SESSION_ID.match(session_id) or ".." in session_id:
+    if not isinstance(session_id, str) or not valid_session_id(session_id):
         raise InvalidSessionId(
             "session ids are 1-64 characters: letters and digits at both ends, '.', '_' or '-' inside",
             sessionId=session_id if isinstance(session_id, str) else None,

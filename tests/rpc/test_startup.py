@@ -20,12 +20,12 @@ import pytest
 from .harness import REPO_ROOT, TIMEOUT, RawServer, frame, user
 
 # Runs ``session-sidecar`` with an audit hook: "@@import NAME" on stderr when a
-# module of WATCHED is first imported, and every module's name at the end.
+# module of WATCHED (or below one) is first imported, and every module's name at the end.
 WRAPPER = r"""
 import json, os, sys
 WATCHED = set(sys.argv[1].split(","))
 def hook(event, args):
-    if event == "import" and args[0].split(".")[0] in WATCHED:
+    if event == "import" and any(args[0] == name or args[0].startswith(name + ".") for name in WATCHED):
         os.write(2, b"@@import " + args[0].encode() + b"\n")
 sys.addaudithook(hook)
 from sidecar.cli import main
@@ -33,7 +33,8 @@ code = main(sys.argv[2:])
 os.write(2, b"@@modules " + json.dumps(sorted(sys.modules)).encode() + b"\n")
 raise SystemExit(code)
 """
-HEAVY = ("pygls", "lsprotocol", "cattrs", "attrs", "attr")
+# Not needed to answer initialize: pygls and what it brings, and the compaction engine.
+HEAVY = ("pygls", "lsprotocol", "cattrs", "attrs", "attr", "sidecar.compaction")
 PROVIDER_SDKS = ("anthropic", "httpx", "httpx2", "openai", "sidecar.providers.anthropic", "sidecar.providers.openai")
 
 
@@ -64,7 +65,7 @@ SHUTDOWN_EXIT = [{"jsonrpc": "2.0", "id": 99, "method": "shutdown"}, {"jsonrpc":
 
 
 @pytest.mark.parametrize("framing", ["lsp", "jsonl"])
-def test_initialize_is_answered_before_pygls_is_imported(sessions_root: Path, framing: str):
+def test_initialize_is_answered_before_pygls_or_compaction_is_imported(sessions_root: Path, framing: str):
     messages = [initialize(sessions_root), request(2, "session/list"), *SHUTDOWN_EXIT]
     code, output = run_wrapped(messages, framing=framing)
     assert code == 0, output.decode(errors="replace")

@@ -10,6 +10,12 @@ feature runs too. Only then is ``sidecar.rpc.server`` (pygls) imported; the
 server is given the service, the lifecycle state, the reader and the writer,
 and serves everything else exactly as before.
 
+Start-up allocates many objects (modules, classes, functions) and frees
+almost none, so the cyclic garbage collector's passes over them are wasted
+work (~50 ms of the pygls import alone): it is off from ``serve`` until the
+server took over, and what start-up made is then frozen (``gc.freeze``) so
+later passes skip it too.
+
 Anything else as the first frame (a bad frame, end of input, another method, a
 malformed envelope, an ``initialize`` whose params are refused) is not
 answered here: it is handed to the pygls server unread, which gives it the
@@ -20,6 +26,7 @@ earlier moment for one answer.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import sys
 from pathlib import Path
@@ -29,7 +36,6 @@ import msgspec
 
 from ..config import Settings
 from .framing import FrameError, FrameReader, Framing, FrameWriter, claim_stdout, make_reader, open_input
-from .lifecycle import initialize
 
 if TYPE_CHECKING:
     from ..service import SessionService
@@ -53,13 +59,20 @@ def serve(
     stdin: BinaryIO | None = None,
     stdout_fd: int | None = None,
 ) -> int:
-    """Serve on stdin/stdout until ``exit`` or end of input; the exit code (as ``SidecarServer.serve``)."""
+    """Serve on stdin/stdout until ``exit`` or end of input; the exit code (0 after shutdown or at
+    end of input, 1 on exit without shutdown)."""
     if stdout_fd is None:
         stdout_fd = claim_stdout()
+    collecting = gc.isenabled()
+    gc.disable()
     servers: list[SidecarServer] = []
     try:
-        return asyncio.run(_serve(root, settings or Settings(), framing, max_workers, stdin or sys.stdin.buffer, stdout_fd, servers))
+        return asyncio.run(
+            _serve(root, settings or Settings(), framing, max_workers, stdin or sys.stdin.buffer, stdout_fd, servers, collecting)
+        )
     finally:
+        if collecting:
+            gc.enable()
         for server in servers:
             server.shutdown()
 
@@ -72,7 +85,10 @@ async def _serve(
     stdin: BinaryIO,
     stdout_fd: int,
     servers: list["SidecarServer"],
+    collecting: bool,
 ) -> int:
+    from . import lifecycle  # noqa: F401  (the service and the store, imported before waiting for input)
+
     default_root = Path(root).expanduser().absolute()
     reader = make_reader(framing, await open_input(stdin))
     writer = FrameWriter(stdout_fd, framing)
@@ -85,8 +101,12 @@ async def _serve(
     if service is not None:
         server.attach(service)
         server.protocol.state = "ready"
-        return await server.run(reader, writer)
-    return await server.run(_Replay(unread, reader), writer)
+    if collecting:
+        # Start-up is over. What it made lives as long as the process: keep the
+        # collector from scanning it again (the first pass would be a long one).
+        gc.freeze()
+        gc.enable()
+    return await server.run(reader if service is not None else _Replay(unread, reader), writer)
 
 
 async def answer_first_initialize(
@@ -107,6 +127,8 @@ async def answer_first_initialize(
 
 
 def _initialize(body: bytes, writer: FrameWriter, settings: Settings, default_root: Path) -> "SessionService | None":
+    from .lifecycle import initialize
+
     try:
         message = _decode(body)
     except msgspec.DecodeError:

@@ -172,3 +172,43 @@ def test_serving_and_compacting_offline_never_imports_a_provider_sdk(sessions_ro
     loaded = modules_at_exit(output)
     assert not loaded & set(PROVIDER_SDKS)
     assert b'"provider":"offline"' in output  # the compaction did run a provider
+
+
+def test_the_collector_is_back_on_once_the_server_serves(sessions_root: Path):
+    """boot.serve in this process: gc is off only until the pygls server took over (then what start-up made is frozen)."""
+    import gc
+    import os
+    import threading
+
+    from sidecar.rpc import boot
+
+    if not gc.isenabled():
+        pytest.skip("the collector is off in this test process")
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    stdin = os.fdopen(in_read, "rb", buffering=0)
+    codes: list[int] = []
+    thread = threading.Thread(target=lambda: codes.append(boot.serve(sessions_root, stdin=stdin, stdout_fd=out_write)))
+    frozen_before = gc.get_freeze_count()
+    thread.start()
+    try:
+        os.write(in_write, frame(initialize(sessions_root)) + frame(request(2, "session/list")))
+        output = b""
+        while b'"id":2,' not in output:
+            chunk = os.read(out_read, 65536)
+            assert chunk, "the server closed its output"
+            output += chunk
+        assert b'"id":2,"result"' in output
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > frozen_before
+        os.write(in_write, b"".join(frame(message) for message in SHUTDOWN_EXIT))
+        thread.join(TIMEOUT)
+        assert codes == [0]
+        assert gc.isenabled()
+    finally:
+        os.close(in_write)
+        thread.join(TIMEOUT)
+        stdin.close()
+        os.close(out_read)
+        os.close(out_write)
+        gc.unfreeze()

@@ -174,21 +174,20 @@ def test_serving_and_compacting_offline_never_imports_a_provider_sdk(sessions_ro
     assert b'"provider":"offline"' in output  # the compaction did run a provider
 
 
-def test_the_collector_is_back_on_once_the_server_serves(sessions_root: Path):
-    """boot.serve in this process: gc is off only until the pygls server took over (then what start-up made is frozen)."""
+def test_start_up_is_frozen_for_the_collector_once_the_server_serves(sessions_root: Path):
+    """boot.serve in this process: after the first answers, what start-up made is frozen and gc is on."""
     import gc
     import os
     import threading
 
     from sidecar.rpc import boot
 
-    if not gc.isenabled():
-        pytest.skip("the collector is off in this test process")
     in_read, in_write = os.pipe()
     out_read, out_write = os.pipe()
     stdin = os.fdopen(in_read, "rb", buffering=0)
     codes: list[int] = []
     thread = threading.Thread(target=lambda: codes.append(boot.serve(sessions_root, stdin=stdin, stdout_fd=out_write)))
+    enabled = gc.isenabled()
     frozen_before = gc.get_freeze_count()
     thread.start()
     try:
@@ -199,12 +198,11 @@ def test_the_collector_is_back_on_once_the_server_serves(sessions_root: Path):
             assert chunk, "the server closed its output"
             output += chunk
         assert b'"id":2,"result"' in output
-        assert gc.isenabled()
         assert gc.get_freeze_count() > frozen_before
+        assert gc.isenabled() == enabled
         os.write(in_write, b"".join(frame(message) for message in SHUTDOWN_EXIT))
         thread.join(TIMEOUT)
         assert codes == [0]
-        assert gc.isenabled()
     finally:
         os.close(in_write)
         thread.join(TIMEOUT)

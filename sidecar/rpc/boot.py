@@ -132,10 +132,10 @@ def _initialize(body: bytes, writer: FrameWriter, settings: Settings, default_ro
         return None
     try:
         service, result = initialize(message.get("params"), settings, default_root)
-    except Exception as exc:  # refused: the server runs it again and answers the error
+        answer = _encode({"jsonrpc": "2.0", "id": msg_id, "result": result})
+    except Exception as exc:  # refused (or a bug): the server runs it again and answers as it always did
         logger.debug("initialize is left to the server: %s", exc)
         return None
-    answer = _encode({"jsonrpc": "2.0", "id": msg_id, "result": result})
     if logger.isEnabledFor(logging.DEBUG):
         logger.debug("<- %s", body[:2000].decode("utf-8", "replace"))
         logger.debug("-> %s", answer[:2000].decode("utf-8", "replace"))

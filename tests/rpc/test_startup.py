@@ -128,6 +128,18 @@ async def test_a_first_message_boot_does_not_answer_gets_the_servers_answer(sess
         await server.stop()
 
 
+async def test_after_the_early_answer_the_server_knows_initialize_was_received(sessions_root: Path):
+    server = await RawServer.start()
+    try:
+        assert "result" in await server.initialize(sessions_root)
+        again = await server.request("initialize", {"sessionRoot": str(sessions_root)})
+        assert again["error"]["code"] == -32600 and "already received" in again["error"]["message"]
+        created = await server.request("session/create", {"cwd": "/w", "sessionId": "early"})
+        assert created["result"]["path"].startswith(str(sessions_root))  # the service the early initialize made
+    finally:
+        await server.stop()
+
+
 async def test_a_notification_first_is_left_to_the_server(sessions_root: Path):
     server = await RawServer.start()
     try:

@@ -97,11 +97,11 @@ def _serve(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"session-sidecar: {exc}", file=sys.stderr)
         return 2
-    from .rpc.server import SidecarServer
+    # Not sidecar.rpc.server: boot answers initialize before pygls is imported.
+    from .rpc.boot import serve
 
     root = args.root.expanduser() if args.root else default_root()
-    server = SidecarServer(root, settings, framing="jsonl" if args.jsonl else "lsp", max_workers=args.workers)
-    return server.serve()
+    return serve(root, settings, framing="jsonl" if args.jsonl else "lsp", max_workers=args.workers)
 
 
 def _call(args: argparse.Namespace) -> int:

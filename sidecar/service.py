@@ -15,13 +15,11 @@ import os
 import threading
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from . import wire
-from .compaction.coordinator import Compactor
-from .compaction.run import CompactionOptions
 from .config import Settings
 from .context.build import build_context
 from .context.delta import make_cursor, since_base
@@ -50,6 +48,13 @@ from .store import treecache
 from .store.writer import FsyncPolicy, SessionWriter, ensure_dir, fsync_dir
 from .work import NO_WORK, Work
 
+if TYPE_CHECKING:
+    # Imported when the compactor is first used (the rpc layer wires its hooks
+    # just after answering initialize): making a service does not load the
+    # compaction engine, so initialize's answer does not wait for it.
+    from .compaction.coordinator import Compactor
+    from .compaction.run import CompactionOptions
+
 DEFAULT_LIST_LIMIT = 50
 MAX_LIST_LIMIT = 1000
 
@@ -70,8 +75,21 @@ class SessionService:
         # Results only go on the wire (the rpc server sets this): JSON kept from
         # an earlier answer may be sent as is, without decoding it first.
         self.raw_results = False
-        # Compaction runs, shared per session; the rpc layer wires its client hooks.
-        self.compactor = Compactor(lambda: self.settings.providers)
+        self._compactor: Compactor | None = None
+        self._compactor_lock = threading.Lock()
+
+    @property
+    def compactor(self) -> Compactor:
+        """Compaction runs, shared per session; the rpc layer wires its client hooks. Made on first use."""
+        compactor = self._compactor
+        if compactor is None:
+            with self._compactor_lock:
+                if self._compactor is None:
+                    from .compaction.coordinator import Compactor
+
+                    self._compactor = Compactor(lambda: self.settings.providers)
+                compactor = self._compactor
+        return compactor
 
     @property
     def fsync_policy(self) -> FsyncPolicy:
@@ -410,6 +428,8 @@ class SessionService:
     # -- compaction -------------------------------------------------------------
 
     def _compaction_options(self, params: Any) -> CompactionOptions:
+        from .compaction.run import CompactionOptions
+
         settings = self.settings.compaction
         reserve = getattr(params, "reserveTokens", None)
         keep = getattr(params, "keepRecentTokens", None)

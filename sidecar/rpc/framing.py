@@ -254,3 +254,17 @@ class FrameWriter:
     def close(self) -> None:
         self.flush()
         self.closed = True
+
+
+def claim_stdout() -> int:
+    """Keep stdout for protocol messages only; the descriptor to write them to.
+
+    The real stdout is moved to a private descriptor, and descriptor 1 (with
+    ``sys.stdout``) now points at stderr: a stray ``print`` in any library
+    lands in the log instead of corrupting a frame.
+    """
+    sys.stdout.flush()
+    private = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return private

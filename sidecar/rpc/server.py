@@ -1,18 +1,18 @@
 """The server object: wires pygls' ``JsonRPCServer`` to our framing, dispatcher and service.
 
 It decides nothing: the protocol answers messages, the handlers call the
-service, the dispatcher schedules. ``serve`` runs until ``exit`` or the end
-of stdin and returns the process exit code.
+service, the dispatcher schedules. ``run`` serves a reader and a writer until
+``exit`` or the end of input and returns the process exit code;
+``sidecar.rpc.boot.serve`` starts it on stdin/stdout (importing this module,
+and so pygls, only after it answered ``initialize``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import sys
 from pathlib import Path
-from typing import Any, Callable, BinaryIO
+from typing import Any, Callable
 
 import msgspec
 from lsprotocol import converters
@@ -24,7 +24,7 @@ from ..config import Settings
 from ..errors import SidecarError
 from ..service import SessionService
 from .dispatch import Dispatcher
-from .framing import FrameError, Framing, FrameWriter, make_reader, open_input
+from .framing import FrameError, FrameReader, Framing, FrameWriter
 from .messages import ProgressParams
 from .protocol import SidecarProtocol
 
@@ -148,20 +148,10 @@ class SidecarServer(JsonRPCServer):
 
     # -- running --------------------------------------------------------------------
 
-    def serve(self, stdin: BinaryIO | None = None, stdout_fd: int | None = None) -> int:
-        """Serve until ``exit`` or end of input; the exit code (0 after shutdown or at EOF, 1 on exit without shutdown)."""
-        if stdout_fd is None:
-            stdout_fd = _claim_stdout()
-        try:
-            return asyncio.run(self._serve(stdin or sys.stdin.buffer, stdout_fd))
-        finally:
-            self.shutdown()
-
-    async def _serve(self, stdin: BinaryIO, stdout_fd: int) -> int:
+    async def run(self, reader: FrameReader, writer: FrameWriter) -> int:
+        """Answer what ``reader`` reads, on ``writer``, until ``exit`` or end of input; the exit code."""
         self._loop = asyncio.get_running_loop()
-        stream = await open_input(stdin)
-        reader = make_reader(self.framing, stream)
-        self.protocol.set_frame_writer(FrameWriter(stdout_fd, self.framing))
+        self.protocol.set_frame_writer(writer)
         logger.info("serving %s framing, sessions root %s", self.framing, self.default_root)
         while self.protocol.exit_code is None:
             try:
@@ -195,17 +185,3 @@ class SidecarServer(JsonRPCServer):
                 self.service.close_all()
             except Exception:
                 logger.exception("failed to close sessions")
-
-
-def _claim_stdout() -> int:
-    """Keep stdout for protocol messages only.
-
-    The real stdout is moved to a private descriptor, and descriptor 1 (with
-    ``sys.stdout``) now points at stderr: a stray ``print`` in any library
-    lands in the log instead of corrupting a frame.
-    """
-    sys.stdout.flush()
-    private = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return private

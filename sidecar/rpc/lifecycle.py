@@ -1,0 +1,104 @@
+"""``initialize``, and what its answer lists; nothing here imports pygls.
+
+``sidecar.rpc.boot`` answers a well-formed first ``initialize`` with this
+before pygls (and the ~300 ms of lsprotocol types it imports) is loaded; the
+``initialize`` feature registered with pygls runs the very same function for
+every other case, so both paths give the same answer.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from .. import __version__, wire
+from ..config import Settings, SettingsError, apply_overrides
+from ..errors import INVALID_PARAMS
+from ..service import SessionService
+from .errors import ProtocolError, invalid_params
+from .framing import FRAMINGS
+from .messages import PROTOCOL_VERSION, Capabilities, InitializeParams, InitializeResult, ServerInfo
+
+SERVER_NAME = "session-sidecar"
+
+
+def decode_params(method: str, params: Any, params_type: type) -> Any:
+    """``params`` (a dict, or None when absent) as ``params_type``; -32602 naming the bad field otherwise."""
+    if params is None:
+        params = {}
+    elif not isinstance(params, dict):
+        raise invalid_params(method, "params must be an object of named parameters, not an array or a scalar")
+    try:
+        return msgspec.convert(params, params_type)
+    except msgspec.ValidationError as exc:
+        raise invalid_params(method, exc) from None
+
+
+def service_attribute(method: str) -> str:
+    """``session/buildContext`` -> ``build_context``: the SessionService method serving it."""
+    name = method.split("/", 1)[1]
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+
+
+def served_methods() -> dict[str, tuple[type, str]]:
+    """Methods of the contract the service implements: name -> (params type, service attribute)."""
+    served = {}
+    for method, (params_type, _result) in wire.METHODS.items():
+        attribute = service_attribute(method)
+        if callable(getattr(SessionService, attribute, None)):
+            served[method] = (params_type, attribute)
+    return served
+
+
+def provider_names() -> list[str]:
+    """Summarizing providers this build has (``sidecar.providers.available()`` when it exists)."""
+    try:
+        package = importlib.import_module("sidecar.providers")
+    except ImportError:
+        return []
+    available = getattr(package, "available", None)
+    if callable(available):
+        return sorted(available())
+    ignored = {"base", "client", "registry"}
+    return sorted(m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_") and m.name not in ignored)
+
+
+def initialize(params: Any, base_settings: Settings, default_root: Path) -> tuple[SessionService, InitializeResult]:
+    """The service ``initialize`` asks for, and the answer; raises the error to answer instead.
+
+    Changes nothing outside the new service: the caller serves it and moves
+    the lifecycle on.
+    """
+    decoded = decode_params("initialize", params, InitializeParams)
+    client_major = decoded.protocolVersion.split(".", 1)[0]
+    if client_major != PROTOCOL_VERSION.split(".", 1)[0]:
+        raise ProtocolError(
+            INVALID_PARAMS,
+            f"protocolVersion {decoded.protocolVersion} is not supported; this server speaks {PROTOCOL_VERSION}",
+            field="protocolVersion",
+            supported=PROTOCOL_VERSION,
+        )
+    try:
+        settings = apply_overrides(base_settings, decoded.settings or {}, "settings")
+    except SettingsError as exc:
+        raise invalid_params("initialize", str(exc).replace("at `$", "at `$.settings")) from None
+    root = Path(decoded.sessionRoot).expanduser().absolute() if decoded.sessionRoot else default_root
+    service = SessionService(root, settings)
+    service.raw_results = True  # every result is encoded for the wire
+    result = InitializeResult(
+        serverInfo=ServerInfo(name=SERVER_NAME, version=__version__),
+        protocolVersion=PROTOCOL_VERSION,
+        capabilities=Capabilities(
+            methods=["initialize", "shutdown", *sorted(served_methods())],
+            framings=list(FRAMINGS),
+            providers=provider_names(),
+        ),
+        sessionRoot=str(root),
+        settings=msgspec.to_builtins(settings),
+    )
+    return service, result

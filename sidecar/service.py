@@ -301,8 +301,8 @@ class SessionService:
             messages = encode(ctx.messages)
         except (TypeError, ValueError):
             return None
-        return treecache.CachedContext(
-            leaf_id=leaf, messages=messages, thinking_level=ctx.thinking_level, model=ctx.model, models=ctx.models,
+        return treecache.CachedContext.make(
+            messages, leaf_id=leaf, thinking_level=ctx.thinking_level, model=ctx.model, models=ctx.models,
             mode=ctx.mode, mode_data=ctx.mode_data, injected_rules=ctx.injected_rules, entry_ids=ctx.entry_ids,
             estimated_tokens=context_tokens(ctx.messages, ctx.after_compaction),
         )
@@ -364,10 +364,12 @@ class SessionService:
         session = self.session(params.sessionId)
         leaf = session.leaf_id if params.leafId is msgspec.UNSET else params.leafId
         cached = session.cached_context
-        if cached is not None and cached.leaf_id == leaf and params.format == "agent" and params.since is None:
+        kept = _kept_messages(cached) if cached is not None and cached.leaf_id == leaf else None
+        if kept is not None and params.format == "agent" and params.since is None:
+            assert cached is not None
             # A path never changes once written (the file is append-only), so neither does its context.
             return wire.BuildContextResult(
-                messages=msgspec.Raw(cached.messages) if self.raw_results else _decode_json(cached.messages),  # type: ignore[arg-type]
+                messages=msgspec.Raw(kept) if self.raw_results else _decode_json(bytes(kept)),  # type: ignore[arg-type]
                 thinkingLevel=cached.thinking_level,
                 model=cached.model,
                 models=cached.models,
@@ -739,6 +741,13 @@ class SessionService:
             area = self._area_of(target)
             self.index.moved(source, target if area is not None else None, area)
             return target
+
+
+def _kept_messages(cached: treecache.CachedContext) -> memoryview | None:
+    try:
+        return cached.json_messages()
+    except treecache.CacheDamaged:
+        return None  # built from the tree instead
 
 
 def _decode_json(data: bytes) -> Any:

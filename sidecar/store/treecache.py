@@ -19,6 +19,7 @@ a cache that does not decode, means a full parse.
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,9 @@ class CachedContext(msgspec.Struct):
     """``buildContext`` (agent format, no ``since``) at ``leaf_id``, as it was answered."""
 
     leaf_id: str | None
-    messages: bytes  # the JSON array, exactly as it goes over the wire
+    # The JSON array exactly as it goes over the wire, kept as msgpack bytes and
+    # left undecoded (see json_messages): answering sends it without a copy of its own.
+    messages: msgspec.Raw
     thinking_level: str
     model: dict[str, Any] | None
     models: dict[str, str]
@@ -52,6 +55,22 @@ class CachedContext(msgspec.Struct):
     injected_rules: list[str]
     entry_ids: list[str]
     estimated_tokens: int
+
+    @classmethod
+    def make(cls, messages_json: bytes, **fields: Any) -> "CachedContext":
+        return cls(messages=msgspec.Raw(_encoder.encode(messages_json)), **fields)
+
+    def json_messages(self) -> memoryview:
+        """The messages' JSON, a view of the cache file as read (no copy)."""
+        view = memoryview(self.messages)
+        header = _BIN_HEADERS.get(view[0]) if len(view) else None
+        if header is None:
+            raise CacheDamaged("the kept context is not msgpack bytes")
+        return view[header:]
+
+
+# msgpack's bin 8/16/32 markers and the length of each header.
+_BIN_HEADERS = {0xC4: 2, 0xC5: 3, 0xC6: 5}
 
 
 class FileStamp(msgspec.Struct, array_like=True, frozen=True):
@@ -127,12 +146,19 @@ def cache_path(root: Path, session_path: Path) -> Path:
 
 
 def read_cache(root: Path, session_path: Path) -> TreeCache | None:
-    """The cache made for ``session_path``, or None (missing, damaged, another version, another file)."""
+    """The cache made for ``session_path``, or None (missing, damaged, another version, another file).
+
+    The file is mapped, not read: the entries and the kept context stay views of
+    it (msgspec.Raw) until they are needed, so opening touches only what it uses.
+    A cache is replaced by renaming a new file over it, never changed in place,
+    so the mapping stays what it was.
+    """
     try:
-        data = cache_path(root, session_path).read_bytes()
-        cache = _decoder.decode(data)
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        return None
+        with open(cache_path(root, session_path), "rb") as file:
+            mapped = mmap.mmap(file.fileno(), 0, prot=mmap.PROT_READ)
+        cache = _decoder.decode(mapped)
+    except (OSError, ValueError, msgspec.DecodeError, msgspec.ValidationError):
+        return None  # ValueError: an empty file cannot be mapped
     if cache.version != CACHE_VERSION or cache.path != os.path.abspath(session_path):
         return None
     return cache

@@ -168,7 +168,7 @@ def test_a_file_changed_otherwise_is_parsed_again(sessions_root, cached, change)
     assert texts == {"rewritten same size": ["gamma"], "truncated": ["alpha"], "replaced": ["other text"]}[change]
 
 
-@pytest.mark.parametrize("damage", ["garbage", "cut short", "entries damaged", "other version"])
+@pytest.mark.parametrize("damage", ["garbage", "cut short", "entries damaged", "kept context damaged", "other version", "empty"])
 def test_a_damaged_cache_is_ignored(sessions_root, cached, damage):
     svc = service(sessions_root)
     sid = svc.create(wire.CreateParams(cwd="/w")).sessionId
@@ -180,11 +180,17 @@ def test_a_damaged_cache_is_ignored(sessions_root, cached, damage):
     data = cache_file.read_bytes()
     if damage == "garbage":
         cache_file.write_bytes(b"\x00not msgpack" * 10)
+    elif damage == "empty":
+        cache_file.write_bytes(b"")
     elif damage == "cut short":
         cache_file.write_bytes(data[: len(data) // 2])
     elif damage == "other version":
         cache = msgspec.msgpack.decode(data, type=treecache.TreeCache)
         cache.version += 1
+        cache_file.write_bytes(msgspec.msgpack.encode(cache))
+    elif damage == "kept context damaged":
+        cache = msgspec.msgpack.decode(data, type=treecache.TreeCache)
+        cache.context.messages = msgspec.Raw(msgspec.msgpack.encode(7))  # not the bytes of a JSON array
         cache_file.write_bytes(msgspec.msgpack.encode(cache))
     else:
         cache = msgspec.msgpack.decode(data, type=treecache.TreeCache)

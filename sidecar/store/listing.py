@@ -56,6 +56,8 @@ class Summary:
     title: str | None
     parent_session: str | None
     all_text: str
+    tokens_total: int = 0
+    tokens_last: int = 0
 
 
 def _text(content: Any) -> str:
@@ -157,6 +159,8 @@ def summarize_full(path: Path, data: bytes, mtime_ms: int) -> tuple[Summary, Acc
         title=header.title if isinstance(header.title, str) else None,
         parent_session=header.parentSession if isinstance(header.parentSession, str) else None,
         all_text=" ".join(texts),
+        tokens_total=acc.tokens_total,
+        tokens_last=acc.tokens_last,
     )
     return summary, acc, texts
 

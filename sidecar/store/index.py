@@ -47,7 +47,6 @@ INDEX_NAME = "sessions.sqlite3"
 SCHEMA_VERSION = 2
 _SHIFT = 32
 _SCAN_THREADS = 8  # stat calls release the GIL; a slow file system answers several at once
-_CHECK_EVERY = 64  # files between progress checks when they need no reading
 # What a killed create or migration leaves beside a session (writer.py names them so): ``.<name>.new-<pid>``.
 _LEFTOVER = re.compile(r"^\..+\.jsonl\.(?:tmp|new)-([0-9]+)$")
 _LEFTOVER_AGE_NS = 60 * 1_000_000_000  # untouched this long: not a write in progress (a pid of another pid namespace)
@@ -259,12 +258,17 @@ class ListingIndex:
             for folder, _ in todo:
                 watch.arm(str(folder))  # before the scan: what changes during it raises an event
             try:
-                update(conn, todo)
+                read = update(conn, todo)
             except BaseException:
                 watch.forget([str(folder) for folder, _ in todo])
                 raise
+            if check is not None and not read:
+                # Nothing to read: one report over what is listed (and one point where a cancel is seen).
+                listed = sum(len(self._known.get(key, ())) for key in requested)
+                check(listed, listed)
 
-        def update(conn: sqlite3.Connection, todo: list[tuple[Path, str]]) -> None:
+        def update(conn: sqlite3.Connection, todo: list[tuple[Path, str]]) -> int:
+            """Bring the rows of ``todo`` in line with their files; the number of files read."""
             seen_all: list[tuple[str, str, str, int, int, bool]] = []
             gone: list[str] = []
             listings = self._scan([folder for folder, _ in todo])
@@ -281,10 +285,7 @@ class ListingIndex:
                     gone.extend(rows)
             stale = any(item[5] for item in seen_all)
             if not stale and not gone:
-                if check is not None:  # progress over what was checked, now and then
-                    for index in range(0, len(seen_all), _CHECK_EVERY):
-                        check(index, len(seen_all))
-                return
+                return 0
             conn.execute("BEGIN IMMEDIATE")
             try:
                 for path in gone:
@@ -299,6 +300,7 @@ class ListingIndex:
                 raise
             if read >= _BUILD_AFTER:
                 self._start_building()
+            return read
 
         self._run(action)
 

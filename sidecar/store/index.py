@@ -8,10 +8,10 @@ may have changed, inotify says (watch.py): a watched folder with no event
 since its last scan is not looked at; without inotify every folder is. The
 sidecar's own appends update a row in the same step as the write, from the
 appended lines alone, so the next list finds it fresh. A missing or damaged
-index is rebuilt from the files (in one transaction, new rows by batches,
-files read a few ahead in threads); ``session-sidecar reindex`` rebuilds it on
-demand. A folder scan also removes the hidden temp files that killed creates
-and migrations left (their process gone).
+index is rebuilt from the files (in one transaction, new rows and texts by
+batches); ``session-sidecar reindex`` rebuilds it on demand. A folder scan
+also removes the hidden temp files that killed creates and migrations left
+(their process gone).
 
 Message text goes into an FTS5 table (trigram tokenizer: case-insensitive
 substring match, as pi's query is), one row per message, rowid
@@ -30,8 +30,7 @@ import re
 import time
 import sqlite3
 import threading
-from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from stat import S_ISREG
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,7 +85,6 @@ _UPDATE_FILE = (
     " header_ts=?, title=?, parent_session=?, name=?, message_count=?, first_message=?, last_activity=?,"
     " modified_ms=?, tokens_total=?, tokens_last=?, text_seq=? WHERE id=?"
 )
-_READ_AHEAD = 16  # files read ahead of the one being parsed, when many are read
 _BATCH = 256  # files whose new rows (and texts) go in by one statement
 
 _COLUMNS = (
@@ -361,7 +359,8 @@ class ListingIndex:
                 conn.executemany("INSERT INTO pending(id, text) VALUES (?, ?)", texts)
                 texts.clear()
 
-        loaded = self._load_ahead([item[1] for item in items])
+        # Read one by one: reading ahead in threads was slower (the parse holds the GIL; the files are small).
+        loaded = map(_load, [item[1] for item in items])
         for done, ((_, path, folder, area), content) in enumerate(zip(items, loaded)):
             if check is not None:
                 check(done, len(items))
@@ -398,25 +397,6 @@ class ListingIndex:
             if len(rows) >= _BATCH:
                 flush()
         flush()
-
-    def _load_ahead(self, paths: list[str]) -> Iterable[tuple[bytes, int, int] | None]:
-        """Each file's bytes, size and mtime, in order; many files are read a few ahead in the scan threads."""
-        if len(paths) < _READ_AHEAD:
-            yield from map(_load, paths)
-            return
-        pool = self._scan_pool()
-        window: deque[Future[tuple[bytes, int, int] | None]] = deque(pool.submit(_load, p) for p in paths[:_READ_AHEAD])
-        rest = iter(paths[_READ_AHEAD:])
-        try:
-            while window:
-                ready = window.popleft()
-                following = next(rest, None)
-                if following is not None:
-                    window.append(pool.submit(_load, following))
-                yield ready.result()
-        finally:
-            for waiting in window:
-                waiting.cancel()
 
     def _scan_pool(self) -> ThreadPoolExecutor:
         if self._pool is None:

@@ -768,6 +768,7 @@ def _session_info(found: Any, archived: bool, snippet: str | None = None) -> wir
         messageCount=found.message_count,
         firstMessage=found.first_message or "(no messages)",
         archived=archived,
+        tokens=wire.SessionTokens(total=found.tokens_total or 0, last=found.tokens_last or 0),
         name=found.name,
         title=found.title,
         parentSession=found.parent_session,

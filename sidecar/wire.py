@@ -236,6 +236,14 @@ class ListParams(_Params):
     includeArchived: bool = False
 
 
+class SessionTokens(_Result):
+    # Sum of the tokens every assistant message of the file reported (its usage's totalTokens, else
+    # input + output + cacheRead + cacheWrite; aborted and errored replies left out): what the session cost.
+    total: int
+    # What the last such message reported: about the size of the context at that point. 0 when none reported.
+    last: int
+
+
 class SessionInfo(_Result):
     sessionId: str
     path: str
@@ -245,6 +253,8 @@ class SessionInfo(_Result):
     messageCount: int
     firstMessage: str
     archived: bool
+    # Token usage the assistant messages reported, over the whole file (every branch).
+    tokens: SessionTokens
     name: str | None = None
     title: str | None = None
     parentSession: str | None = None

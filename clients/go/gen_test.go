@@ -116,7 +116,7 @@ func TestEveryMethodAndFieldHasAGoCounterpart(t *testing.T) {
 	}
 	for _, v := range []any{InitializeParams{}, InitializeResult{}, Capabilities{}, ServerInfo{}, ClientInfo{},
 		ProgressParams{}, CancelParams{}, Settings{}, StoreSettings{}, CompactionSettings{}, ProvidersSettings{},
-		ProviderEndpoint{}, WorkDoneProgressCreateParams{}, AppendedEntry{}, TreeNode{}, SessionInfo{}, CompactDetails{}, Error{},
+		ProviderEndpoint{}, WorkDoneProgressCreateParams{}, AppendedEntry{}, TreeNode{}, SessionInfo{}, SessionTokens{}, CompactDetails{}, Error{},
 		SummarizeParams{}, SummarizeResult{}, DidCompactParams{}} {
 		types[reflect.TypeOf(v).Name()] = reflect.TypeOf(v)
 	}

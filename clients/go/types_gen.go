@@ -519,18 +519,25 @@ type ServerInfo struct {
 
 // SessionInfo is `SessionInfo` in protocol/schema.json.
 type SessionInfo struct {
-	SessionID     string  `json:"sessionId"`
-	Path          string  `json:"path"`
-	Cwd           string  `json:"cwd"`
-	Created       string  `json:"created"`
-	Modified      string  `json:"modified"`
-	MessageCount  int     `json:"messageCount"`
-	FirstMessage  string  `json:"firstMessage"`
-	Archived      bool    `json:"archived"`
-	Name          *string `json:"name,omitzero"`
-	Title         *string `json:"title,omitzero"`
-	ParentSession *string `json:"parentSession,omitzero"`
-	Snippet       *string `json:"snippet,omitzero"`
+	SessionID     string        `json:"sessionId"`
+	Path          string        `json:"path"`
+	Cwd           string        `json:"cwd"`
+	Created       string        `json:"created"`
+	Modified      string        `json:"modified"`
+	MessageCount  int           `json:"messageCount"`
+	FirstMessage  string        `json:"firstMessage"`
+	Archived      bool          `json:"archived"`
+	Tokens        SessionTokens `json:"tokens"`
+	Name          *string       `json:"name,omitzero"`
+	Title         *string       `json:"title,omitzero"`
+	ParentSession *string       `json:"parentSession,omitzero"`
+	Snippet       *string       `json:"snippet,omitzero"`
+}
+
+// SessionTokens is `SessionTokens` in protocol/schema.json.
+type SessionTokens struct {
+	Total int `json:"total"`
+	Last  int `json:"last"`
 }
 
 // SetLabelParams is `SetLabelParams` in protocol/schema.json.

@@ -1,22 +1,33 @@
 """The listing index: what ``session/list`` returns, kept in sqlite beside the session files.
 
 The files stay the truth. Each row remembers the size and mtime of the file it
-was read from; a list first compares those with the folders' files (one stat
-each, no reads) and reads again only what changed behind the sidecar's back,
-what is new, and drops what is gone. The sidecar's own appends update a row in
-the same step as the write, from the appended lines alone, so the next list
-finds it fresh. A missing or damaged index is rebuilt from the files;
-``session-sidecar reindex`` rebuilds it on demand.
+was read from; a list compares those with the files of each folder that may
+have changed (one stat each, no reads) and reads again only what changed
+behind the sidecar's back, what is new, and drops what is gone. Which folders
+may have changed, inotify says (watch.py): a watched folder with no event
+since its last scan is not looked at; without inotify every folder is. The
+sidecar's own appends update a row in the same step as the write, from the
+appended lines alone, so the next list finds it fresh. A missing or damaged
+index is rebuilt from the files (in one transaction, new rows and texts by
+batches); ``session-sidecar reindex`` rebuilds it on demand. A folder scan
+also removes the hidden temp files that killed creates and migrations left
+(their process gone).
 
 Message text goes into an FTS5 table (trigram tokenizer: case-insensitive
 substring match, as pi's query is), one row per message, rowid
-``file_id << 32 | n``, so one file's rows are a rowid range.
+``file_id << 32 | n``, so one file's rows are a rowid range. Texts are first
+stored plain (``pending``); a query moves a few into the FTS table itself, and
+many (after a rebuild) are moved by a background thread on its own connection,
+a chunk per transaction. Until they are, a query also reads the pending texts
+one by one: the same answer, slower.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
+import time
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .listing import Accumulator, decode_line, iso_from_ms, modified_ms, summarize_full
+from .watch import FolderWatch
 
 log = logging.getLogger(__name__)
 
@@ -34,9 +46,14 @@ INDEX_NAME = "sessions.sqlite3"
 SCHEMA_VERSION = 2
 _SHIFT = 32
 _SCAN_THREADS = 8  # stat calls release the GIL; a slow file system answers several at once
-_CHECK_EVERY = 64  # files between progress checks when they need no reading
+# What a killed create or migration leaves beside a session (writer.py names them so): ``.<name>.new-<pid>``.
+_LEFTOVER = re.compile(r"^\..+\.jsonl\.(?:tmp|new)-([0-9]+)$")
+_LEFTOVER_AGE_NS = 60 * 1_000_000_000  # untouched this long: not a write in progress (a pid of another pid namespace)
 SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS = "**", "**", "…"
 SNIPPET_TOKENS = 48  # trigram tokens: about characters
+_DRAIN_INLINE = 2000  # pending texts a query moves into the full-text index itself, on its own path
+_DRAIN_CHUNK = 4000  # texts the background builder moves per transaction (a write waits for one chunk at most)
+_BUILD_AFTER = 64  # files read by one sync past which the background builder starts at once
 
 _SCHEMA = """
 CREATE TABLE files(
@@ -57,6 +74,18 @@ CREATE INDEX files_parent ON files(parent_session);
 CREATE VIRTUAL TABLE texts USING fts5(text, tokenize='trigram');
 CREATE TABLE pending(id INTEGER PRIMARY KEY, text TEXT NOT NULL);
 """
+
+_INSERT_FILE = (
+    "INSERT INTO files(id, path, dir, area, size, mtime_ns, is_session, session_id, cwd, header_ts, title,"
+    " parent_session, name, message_count, first_message, last_activity, modified_ms, tokens_total,"
+    " tokens_last, text_seq) VALUES (" + ",".join("?" * 20) + ")"
+)
+_UPDATE_FILE = (
+    "UPDATE files SET path=?, dir=?, area=?, size=?, mtime_ns=?, is_session=?, session_id=?, cwd=?,"
+    " header_ts=?, title=?, parent_session=?, name=?, message_count=?, first_message=?, last_activity=?,"
+    " modified_ms=?, tokens_total=?, tokens_last=?, text_seq=? WHERE id=?"
+)
+_BATCH = 256  # files whose new rows (and texts) go in by one statement
 
 _COLUMNS = (
     "id, path, area, session_id, cwd, header_ts, title, parent_session, name, message_count, "
@@ -103,6 +132,12 @@ class ListingIndex:
         # path -> (size, mtime_ns) of every row, grouped by folder: what a list compares stats with.
         self._known: dict[str, dict[str, tuple[int, int]]] = {}
         self._pool: ThreadPoolExecutor | None = None
+        # Folders with no change since their last scan (inotify), which a list need not look at.
+        self._watch = FolderWatch(str(self.root))
+        # Builds the full-text index of pending texts off the request path (after a rebuild).
+        self._builder: threading.Thread | None = None
+        self._builder_lock = threading.Lock()
+        self._stop_builder = threading.Event()
         # How long a write waits for another sidecar's transaction before the list reads the files instead.
         self.busy_ms = 10_000
 
@@ -142,10 +177,12 @@ class ListingIndex:
             conn.close()
             raise
         self._known = known
+        self._watch.forget()
         return conn
 
     def _discard(self) -> None:
         """Throw the index away (damaged): the next use rebuilds it from the files."""
+        self._stop_building()
         if self._conn is not None:
             try:
                 self._conn.close()
@@ -153,6 +190,7 @@ class ListingIndex:
                 pass
             self._conn = None
         self._known = {}
+        self._watch.forget()
         for suffix in ("", "-wal", "-shm"):
             try:
                 os.unlink(str(self.path) + suffix)
@@ -192,6 +230,8 @@ class ListingIndex:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+            self._watch.close()
+        self._stop_building()
 
     # -- keeping rows fresh ----------------------------------------------------------
 
@@ -201,18 +241,37 @@ class ListingIndex:
 
         ``prune`` (base, area) pairs: also drop rows of folders below ``base``
         that are no longer there.
+
+        A folder the watch saw no change in since its last scan is not looked
+        at: its rows stand as they are.
         """
         bases = {str(base) for base, _ in prune}
         folders = list(folders)
+        requested = {str(folder) for folder, _ in folders}
 
         def action(conn: sqlite3.Connection) -> None:
+            watch = self._watch
+            watch.drain()
+            todo = [(folder, area) for folder, area in folders if not watch.unchanged(str(folder))]
+            for folder, _ in todo:
+                watch.arm(str(folder))  # before the scan: what changes during it raises an event
+            try:
+                read = update(conn, todo)
+            except BaseException:
+                watch.forget([str(folder) for folder, _ in todo])
+                raise
+            if check is not None and not read:
+                # Nothing to read: one report over what is listed (and one point where a cancel is seen).
+                listed = sum(len(self._known.get(key, ())) for key in requested)
+                check(listed, listed)
+
+        def update(conn: sqlite3.Connection, todo: list[tuple[Path, str]]) -> int:
+            """Bring the rows of ``todo`` in line with their files; the number of files read."""
             seen_all: list[tuple[str, str, str, int, int, bool]] = []
             gone: list[str] = []
-            scanned: set[str] = set()
-            listings = self._scan([folder for folder, _ in folders])
-            for (folder, area), files in zip(folders, listings):
+            listings = self._scan([folder for folder, _ in todo])
+            for (folder, area), files in zip(todo, listings):
                 key = str(folder)
-                scanned.add(key)
                 known = self._known.get(key, {})
                 for path, size, mtime in files:
                     seen_all.append((path, key, area, size, mtime, known.get(path) != (size, mtime)))
@@ -220,28 +279,26 @@ class ListingIndex:
                     present = {path for path, _, _ in files}
                     gone.extend(p for p in known if p not in present)
             for folder_key, rows in self._known.items():
-                if folder_key not in scanned and os.path.dirname(folder_key) in bases and not os.path.isdir(folder_key):
+                if folder_key not in requested and os.path.dirname(folder_key) in bases and not os.path.isdir(folder_key):
                     gone.extend(rows)
             stale = any(item[5] for item in seen_all)
             if not stale and not gone:
-                if check is not None:  # progress over what was checked, now and then
-                    for index in range(0, len(seen_all), _CHECK_EVERY):
-                        check(index, len(seen_all))
-                return
+                return 0
             conn.execute("BEGIN IMMEDIATE")
             try:
                 for path in gone:
                     self._delete(conn, path)
-                for index, (path, folder, area, size, mtime, changed) in enumerate(seen_all):
-                    if check is not None and (changed or index % _CHECK_EVERY == 0):
-                        check(index, len(seen_all))
-                    if changed:
-                        self._read_into(conn, path, folder, area, size, mtime)
+                changed = [(index, item[0], item[1], item[2]) for index, item in enumerate(seen_all) if item[5]]
+                read = len(changed)
+                self._read_many(conn, changed, check)
                 conn.execute("COMMIT")
             except BaseException:
                 self._rollback()
                 self._reload_known(conn)
                 raise
+            if read >= _BUILD_AFTER:
+                self._start_building()
+            return read
 
         self._run(action)
 
@@ -249,11 +306,10 @@ class ListingIndex:
         """(path, size, mtime_ns) of each folder's session files: one lstat each, folders in parallel threads."""
         if len(folders) < 8:
             return [_scan_folder(folder) for folder in folders]
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=_SCAN_THREADS, thread_name_prefix="index-scan")
-        return list(self._pool.map(_scan_folder, folders))
+        return list(self._scan_pool().map(_scan_folder, folders))
 
     def _reload_known(self, conn: sqlite3.Connection) -> None:
+        self._watch.forget()
         known: dict[str, dict[str, tuple[int, int]]] = {}
         try:
             for path, folder, size, mtime in conn.execute("SELECT path, dir, size, mtime_ns FROM files"):
@@ -272,51 +328,80 @@ class ListingIndex:
 
     def _read_into(self, conn: sqlite3.Connection, path: str, folder: str, area: str, size: int, mtime: int) -> None:
         """(Re)read one file whole into its row and texts."""
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-            st = os.stat(path)
-            size, mtime = st.st_size, st.st_mtime_ns
-        except OSError:
-            self._delete(conn, path)
-            return
-        full = summarize_full(Path(path), data, mtime // 1_000_000)
-        existing = conn.execute("SELECT id FROM files WHERE path=?", (path,)).fetchone()
-        if existing is not None:
-            file_id = existing[0]
-            _delete_texts(conn, file_id)
-        if full is None:
-            values: tuple[Any, ...] = (path, folder, area, size, mtime, 0) + (None,) * 14
+        self._read_many(conn, [(0, path, folder, area)], None)
+
+    def _read_many(
+        self, conn: sqlite3.Connection, items: list[tuple[int, str, str, str]],
+        check: Callable[[int, int], None] | None,
+    ) -> None:
+        """(Re)read each (index, path, folder, area) whole into its row and texts (in the caller's transaction).
+
+        New rows and all texts go in by batches (one statement per batch); a
+        file with a row already is updated in place and its texts replaced.
+        """
+        existing: dict[str, int] = {}
+        if len(items) == 1:
+            found = conn.execute("SELECT id FROM files WHERE path=?", (items[0][1],)).fetchone()
+            if found is not None:
+                existing[items[0][1]] = found[0]
         else:
-            summary, acc, texts = full
-            header_ts = summary.created if len(data) and _header_has_timestamp(data) else None
-            values = (
-                path, folder, area, size, mtime, 1,
-                summary.session_id, summary.cwd, header_ts, summary.title, summary.parent_session,
-                acc.name, acc.count, acc.first, acc.last_activity, summary.modified_ms,
-                acc.tokens_total, acc.tokens_last, len(texts),
-            )
-            values = values[:19]
-        if existing is None:
-            file_id = conn.execute(
-                "INSERT INTO files(path, dir, area, size, mtime_ns, is_session, session_id, cwd, header_ts, title,"
-                " parent_session, name, message_count, first_message, last_activity, modified_ms, tokens_total,"
-                " tokens_last, text_seq) VALUES (" + ",".join("?" * 19) + ")",
-                values[:19],
-            ).lastrowid
-        else:
-            conn.execute(
-                "UPDATE files SET path=?, dir=?, area=?, size=?, mtime_ns=?, is_session=?, session_id=?, cwd=?,"
-                " header_ts=?, title=?, parent_session=?, name=?, message_count=?, first_message=?, last_activity=?,"
-                " modified_ms=?, tokens_total=?, tokens_last=?, text_seq=? WHERE id=?",
-                values[:19] + (file_id,),
-            )
-        if full is not None:
-            conn.executemany(
-                "INSERT INTO pending(id, text) VALUES (?, ?)",
-                (((file_id << _SHIFT) | n, text) for n, text in enumerate(full[2])),
-            )
-        self._known.setdefault(folder, {})[path] = (size, mtime)
+            for folder in {item[2] for item in items}:
+                existing.update(conn.execute("SELECT path, id FROM files WHERE dir=?", (folder,)))
+        next_id = (conn.execute("SELECT max(id) FROM files").fetchone()[0] or 0) + 1
+        rows: list[tuple[Any, ...]] = []
+        texts: list[tuple[int, str]] = []
+
+        def flush() -> None:
+            if rows:
+                conn.executemany(_INSERT_FILE, rows)
+                rows.clear()
+            if texts:
+                conn.executemany("INSERT INTO pending(id, text) VALUES (?, ?)", texts)
+                texts.clear()
+
+        # Read one by one: reading ahead in threads was slower (the parse holds the GIL; the files are small).
+        loaded = map(_load, [item[1] for item in items])
+        for done, ((_, path, folder, area), content) in enumerate(zip(items, loaded)):
+            if check is not None:
+                check(done, len(items))
+            file_id = existing.get(path)
+            if content is None:  # gone (or unreadable) since the scan
+                if file_id is not None:
+                    self._delete(conn, path)
+                else:
+                    self._known.get(folder, {}).pop(path, None)
+                continue
+            data, size, mtime = content
+            full = summarize_full(path, data, mtime // 1_000_000)
+            if full is None:
+                values: tuple[Any, ...] = (path, folder, area, size, mtime, 0) + (None,) * 13
+                found_texts: list[str] = []
+            else:
+                summary, acc, found_texts = full
+                values = (
+                    path, folder, area, size, mtime, 1,
+                    summary.session_id, summary.cwd, summary.created if summary.header_timestamp else None,
+                    summary.title, summary.parent_session,
+                    acc.name, acc.count, acc.first, acc.last_activity, summary.modified_ms,
+                    acc.tokens_total, acc.tokens_last, len(found_texts),
+                )
+            if file_id is None:
+                file_id = next_id
+                next_id += 1
+                rows.append((file_id,) + values)
+            else:
+                _delete_texts(conn, file_id)
+                conn.execute(_UPDATE_FILE, values + (file_id,))
+            texts.extend(((file_id << _SHIFT) | n, text) for n, text in enumerate(found_texts))
+            self._known.setdefault(folder, {})[path] = (size, mtime)
+            if len(rows) >= _BATCH:
+                flush()
+        flush()
+
+    def _scan_pool(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=_SCAN_THREADS, thread_name_prefix="index-scan")
+        return self._pool
 
     def refresh(self, path: Path, area: str) -> None:
         """Read one file into the index now (a new file, a fork)."""
@@ -446,68 +531,121 @@ class ListingIndex:
             needle = query.casefold()
             # pi's rule: a case-insensitive substring of the name, title, id or any message text.
             meta = "contains(name, ?) OR contains(title, ?) OR contains(session_id, ?)"
+            # Texts not yet in the full-text index (being built) are read one by one: same answer, slower.
+            unindexed = f"id IN (SELECT id >> {_SHIFT} FROM pending WHERE contains(text, ?))"
             if len(needle) >= 3:
                 match = '"' + query.replace('"', '""') + '"'
-                where.append(f"(id IN (SELECT rowid >> {_SHIFT} FROM texts WHERE texts MATCH ?) OR {meta})")
-                args += [match, needle, needle, needle]
+                where.append(f"(id IN (SELECT rowid >> {_SHIFT} FROM texts WHERE texts MATCH ?) OR {unindexed} OR {meta})")
+                args += [match, needle, needle, needle, needle]
             else:  # below the trigram index's reach: every text is read
-                where.append(f"(id IN (SELECT rowid >> {_SHIFT} FROM texts WHERE contains(text, ?)) OR {meta})")
-                args += [needle, needle, needle, needle]
+                where.append(f"(id IN (SELECT rowid >> {_SHIFT} FROM texts WHERE contains(text, ?)) OR {unindexed}"
+                             f" OR {meta})")
+                args += [needle, needle, needle, needle, needle]
         sql = f"SELECT {_COLUMNS} FROM files WHERE {' AND '.join(where)} ORDER BY modified_ms DESC, path LIMIT ?"
         args.append(limit)
 
         def action(conn: sqlite3.Connection) -> list[Row]:
             if query:
-                self._drain(conn)
-            rows = [Row(*values) for values in conn.execute(sql, args)]
-            if query:
-                for row in rows:
-                    row.snippet = self._snippet(conn, row.id, query, match)
+                self._drain_some(conn)
+            conn.execute("BEGIN")  # one snapshot: a text moved from pending to texts meanwhile is seen once
+            try:
+                rows = [Row(*values) for values in conn.execute(sql, args)]
+                if query:
+                    for row in rows:
+                        row.snippet = self._snippet(conn, row.id, query, match)
+            finally:
+                conn.execute("COMMIT")
             return rows
 
         return self._run(action)
 
     def _snippet(self, conn: sqlite3.Connection, file_id: int, query: str, match: str | None) -> str | None:
+        """Around the first matching text of the file, in message order, indexed or still pending."""
         low, high = file_id << _SHIFT, (file_id + 1) << _SHIFT
+        needle = query.casefold()
+        found: tuple[int, str] | None = None
         if match is not None:
-            found = conn.execute(
-                f"SELECT snippet(texts, 0, ?, ?, ?, {SNIPPET_TOKENS}) FROM texts WHERE texts MATCH ?"
+            hit = conn.execute(
+                f"SELECT rowid, snippet(texts, 0, ?, ?, ?, {SNIPPET_TOKENS}) FROM texts WHERE texts MATCH ?"
                 " AND rowid >= ? AND rowid < ? ORDER BY rowid LIMIT 1",
                 (SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS, match, low, high),
             ).fetchone()
-            return found[0] if found else None
-        needle = query.casefold()
-        for (text,) in conn.execute("SELECT text FROM texts WHERE rowid >= ? AND rowid < ? ORDER BY rowid", (low, high)):
-            at = text.casefold().find(needle)
-            if at >= 0:
-                start, end = max(0, at - SNIPPET_TOKENS // 2), min(len(text), at + len(needle) + SNIPPET_TOKENS // 2)
-                return (
-                    (SNIPPET_ELLIPSIS if start else "") + text[start:at] + SNIPPET_OPEN + text[at:at + len(needle)]
-                    + SNIPPET_CLOSE + text[at + len(needle):end] + (SNIPPET_ELLIPSIS if end < len(text) else "")
-                )
-        return None
+            found = (hit[0], hit[1]) if hit else None
+        else:
+            found = _first_around(
+                conn.execute("SELECT rowid, text FROM texts WHERE rowid >= ? AND rowid < ? ORDER BY rowid", (low, high)),
+                needle,
+            )
+        pending = _first_around(
+            conn.execute("SELECT id, text FROM pending WHERE id >= ? AND id < ? ORDER BY id", (low, high)), needle
+        )
+        if pending is not None and (found is None or pending[0] < found[0]):
+            found = pending
+        return found[1] if found else None
 
     def _drain(self, conn: sqlite3.Connection) -> None:
-        """Move pending texts into the full-text index.
+        """Move every pending text into the full-text index, a chunk per transaction."""
+        while _drain_chunk(conn, _DRAIN_CHUNK):
+            pass
+
+    def _drain_some(self, conn: sqlite3.Connection) -> None:
+        """Before a query: a few pending texts are indexed now; many are left to the background builder.
 
         Reading a file or an append only stores its texts (a plain insert);
-        the trigram index, which costs several times more, is built when a
-        query first needs it, so a cold listing and every append stay cheap.
+        the trigram index, which costs several times more, is built later, so
+        a cold listing and every append stay cheap. A query meanwhile reads the
+        pending texts one by one (correct, slower).
         """
+        if self._building():
+            return
         if conn.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
             return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            conn.execute("INSERT INTO texts(rowid, text) SELECT id, text FROM pending")
-            conn.execute("DELETE FROM pending")
-            conn.execute("COMMIT")
-        except BaseException:
-            self._rollback()
-            raise
+        if conn.execute(f"SELECT 1 FROM pending LIMIT 1 OFFSET {_DRAIN_INLINE}").fetchone() is None:
+            _drain_chunk(conn, _DRAIN_INLINE + 1)
+        else:
+            self._start_building()
 
     def build_search(self) -> None:
         """Build the full-text index of everything read so far (reindex does, so queries start warm)."""
+        self._stop_building()
         self._run(self._drain)
+
+    # -- the background builder --------------------------------------------------------
+
+    def _building(self) -> bool:
+        builder = self._builder
+        return builder is not None and builder.is_alive()
+
+    def _start_building(self) -> None:
+        with self._builder_lock:
+            if self._building():
+                return
+            self._stop_builder.clear()
+            self._builder = threading.Thread(target=self._build, name="index-search", daemon=True)
+            self._builder.start()
+
+    def _stop_building(self) -> None:
+        with self._builder_lock:
+            builder, self._builder = self._builder, None
+            if builder is not None:
+                self._stop_builder.set()
+                builder.join()
+
+    def _build(self) -> None:
+        """The builder thread: pending texts into the full-text index, on its own connection, chunk by chunk."""
+        try:
+            conn = sqlite3.connect(self.path, timeout=self.busy_ms / 1000, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            log.info("full-text index not built in the background (%s); queries read the texts", exc)
+            return
+        try:
+            conn.execute(f"PRAGMA busy_timeout={int(self.busy_ms)}")
+            while not self._stop_builder.is_set() and _drain_chunk(conn, _DRAIN_CHUNK):
+                pass
+        except sqlite3.Error as exc:
+            log.info("full-text index build stopped (%s); queries read the texts not yet indexed", exc)
+        finally:
+            conn.close()
 
     def lineage(self, session_id: str) -> list[str]:
         """Ids of the sessions forked from ``session_id`` (its direct children)."""
@@ -524,6 +662,51 @@ def _delete_texts(conn: sqlite3.Connection, file_id: int) -> None:
     conn.execute("DELETE FROM pending WHERE id >= ? AND id < ?", bounds)
 
 
+def _load(path: str) -> tuple[bytes, int, int] | None:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+            st = os.fstat(handle.fileno())
+    except OSError:
+        return None
+    return data, st.st_size, st.st_mtime_ns
+
+
+def _drain_chunk(conn: sqlite3.Connection, limit: int) -> bool:
+    """Move up to ``limit`` pending texts (lowest ids first) into the full-text index; False when none were left."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        edge = conn.execute(f"SELECT id FROM pending ORDER BY id LIMIT 1 OFFSET {int(limit) - 1}").fetchone()
+        if edge is None:
+            if conn.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
+                conn.execute("COMMIT")
+                return False
+            conn.execute("INSERT INTO texts(rowid, text) SELECT id, text FROM pending")
+            conn.execute("DELETE FROM pending")
+        else:
+            conn.execute("INSERT INTO texts(rowid, text) SELECT id, text FROM pending WHERE id <= ?", edge)
+            conn.execute("DELETE FROM pending WHERE id <= ?", edge)
+        conn.execute("COMMIT")
+        return True
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _first_around(rows: Iterable[tuple[int, str]], needle: str) -> tuple[int, str] | None:
+    """(rowid, snippet) of the first text holding ``needle`` (casefolded), cut around it."""
+    for rowid, text in rows:
+        at = text.casefold().find(needle)
+        if at >= 0:
+            start, end = max(0, at - SNIPPET_TOKENS // 2), min(len(text), at + len(needle) + SNIPPET_TOKENS // 2)
+            return rowid, (
+                (SNIPPET_ELLIPSIS if start else "") + text[start:at] + SNIPPET_OPEN + text[at:at + len(needle)]
+                + SNIPPET_CLOSE + text[at + len(needle):end] + (SNIPPET_ELLIPSIS if end < len(text) else "")
+            )
+    return None
+
+
 def _scan_folder(folder: Path) -> list[tuple[str, int, int]]:
     base = str(folder)
     try:
@@ -533,6 +716,8 @@ def _scan_folder(folder: Path) -> list[tuple[str, int, int]]:
     out = []
     for name in names:
         if not name.endswith(".jsonl"):
+            if name.startswith("."):
+                _remove_leftover(base, name)
             continue
         path = base + os.sep + name
         try:
@@ -544,6 +729,37 @@ def _scan_folder(folder: Path) -> list[tuple[str, int, int]]:
     return out
 
 
+def _remove_leftover(base: str, name: str) -> None:
+    """Remove a hidden temp file of a create or migration whose process is gone (not ours, not alive)."""
+    found = _LEFTOVER.match(name)
+    if found is None:
+        return
+    pid = int(found.group(1))
+    if pid == os.getpid() or _alive(pid):
+        return
+    path = base + os.sep + name
+    try:
+        st = os.lstat(path)
+        if not S_ISREG(st.st_mode) or time.time_ns() - st.st_mtime_ns < _LEFTOVER_AGE_NS:
+            return
+        os.unlink(path)
+    except OSError:
+        return
+    log.info("removed %s, left by process %d, which is gone", path, pid)
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return True  # not a process id: leave the file alone
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True  # alive (another user's), or no pid this system could have: leave the file alone
+    return True
+
+
 def _contains(text: Any, needle: str) -> bool:
     return isinstance(text, str) and needle in text.casefold()
 
@@ -551,11 +767,3 @@ def _contains(text: Any, needle: str) -> bool:
 def _busy(exc: sqlite3.OperationalError) -> bool:
     text = str(exc)
     return "locked" in text or "busy" in text
-
-
-def _header_has_timestamp(data: bytes) -> bool:
-    for raw in data.split(b"\n", 8):
-        line = decode_line(raw)
-        if line is not None:
-            return isinstance(line.timestamp, str)
-    return False

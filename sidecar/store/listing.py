@@ -56,6 +56,9 @@ class Summary:
     title: str | None
     parent_session: str | None
     all_text: str
+    tokens_total: int = 0
+    tokens_last: int = 0
+    header_timestamp: bool = False  # ``created`` is the header's own timestamp (not the file's mtime)
 
 
 def _text(content: Any) -> str:
@@ -126,7 +129,7 @@ def modified_ms(last_activity: int, header_timestamp: Any, mtime_ms: int) -> int
     return last_activity if last_activity > 0 else header_ms if header_ms is not None else mtime_ms
 
 
-def summarize_full(path: Path, data: bytes, mtime_ms: int) -> tuple[Summary, Accumulator, list[str]] | None:
+def summarize_full(path: Path | str, data: bytes, mtime_ms: int) -> tuple[Summary, Accumulator, list[str]] | None:
     """Metadata of one file with its folded state and texts, or None when it is not a session."""
     header: _Line | None = None
     acc = Accumulator()
@@ -157,6 +160,9 @@ def summarize_full(path: Path, data: bytes, mtime_ms: int) -> tuple[Summary, Acc
         title=header.title if isinstance(header.title, str) else None,
         parent_session=header.parentSession if isinstance(header.parentSession, str) else None,
         all_text=" ".join(texts),
+        tokens_total=acc.tokens_total,
+        tokens_last=acc.tokens_last,
+        header_timestamp=isinstance(header.timestamp, str),
     )
     return summary, acc, texts
 

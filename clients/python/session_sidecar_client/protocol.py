@@ -270,6 +270,11 @@ class ListParams(TypedDict):
     workDoneToken: NotRequired[int | str | None]
 
 
+class SessionTokens(TypedDict):
+    total: int
+    last: int
+
+
 class SessionInfo(TypedDict):
     sessionId: str
     path: str
@@ -279,6 +284,7 @@ class SessionInfo(TypedDict):
     messageCount: int
     firstMessage: str
     archived: bool
+    tokens: SessionTokens
     name: NotRequired[str | None]
     title: NotRequired[str | None]
     parentSession: NotRequired[str | None]
@@ -802,6 +808,7 @@ __all__ = [
     "SessionInfo",
     "SessionLockedError",
     "SessionNotFoundError",
+    "SessionTokens",
     "SetLabelParams",
     "SetLabelResult",
     "SetNameParams",

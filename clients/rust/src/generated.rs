@@ -753,6 +753,17 @@ pub struct SessionInfo {
     /// `title`. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// `tokens`. Required.
+    pub tokens: SessionTokens,
+}
+
+/// Schema: `#/$defs/SessionTokens`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct SessionTokens {
+    /// `last`. Required.
+    pub last: i64,
+    /// `total`. Required.
+    pub total: i64,
 }
 
 /// Schema: `#/$defs/SetLabelParams` (unknown fields are refused).

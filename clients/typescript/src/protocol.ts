@@ -393,6 +393,7 @@ export interface SessionInfo {
   messageCount: number;
   firstMessage: string;
   archived: boolean;
+  tokens: SessionTokens;
   /** @default null */
   name?: string | null;
   /** @default null */
@@ -401,6 +402,11 @@ export interface SessionInfo {
   parentSession?: string | null;
   /** @default null */
   snippet?: string | null;
+}
+
+export interface SessionTokens {
+  total: number;
+  last: number;
 }
 
 export interface SetLabelParams {

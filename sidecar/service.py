@@ -15,7 +15,9 @@ import os
 import threading
 import weakref
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from contextlib import contextmanager
+from functools import partial
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import msgspec
 
@@ -55,6 +57,10 @@ if TYPE_CHECKING:
     from .compaction.coordinator import Compactor
     from .compaction.run import CompactionOptions
 
+_UNKNOWN: Any = object()
+# A batch written to a file, waiting to be folded into the listing index: (path, area, lines).
+Upkeep = tuple[Path, str, list[bytes]]
+
 DEFAULT_LIST_LIMIT = 50
 MAX_LIST_LIMIT = 1000
 
@@ -75,6 +81,10 @@ class SessionService:
         # Results only go on the wire (the rpc server sets this): JSON kept from
         # an earlier answer may be sent as is, without decoding it first.
         self.raw_results = False
+        # The listed area of each file appended to (see _indexed).
+        self._areas: dict[Path, str | None] = {}
+        # Index upkeep held until an answer is out (upkeep_held), per thread.
+        self._upkeep = threading.local()
         self._compactor: Compactor | None = None
         self._compactor_lock = threading.Lock()
 
@@ -571,9 +581,40 @@ class SessionService:
 
     def _indexed(self, session: Session, entries: list[Entry]) -> None:
         """A batch reached the file: fold it into the index row in the same step."""
-        area = self._area_of(session.path)
-        if area is not None:
+        # An open session's file does not move (archive, delete and restore close it first).
+        area = self._areas.get(session.path, _UNKNOWN)
+        if area is _UNKNOWN:
+            area = self._areas[session.path] = self._area_of(session.path)
+        if area is None:
+            return
+        held = getattr(self._upkeep, "held", None)
+        if held is not None:
+            held.append((session.path, area, [e.raw for e in entries]))
+        else:
             self.index.appended(session.path, area, [e.raw for e in entries])
+
+    @contextmanager
+    def upkeep_held(self, held: list[Upkeep]) -> Iterator[None]:
+        """Within this block, the listing-index upkeep of this thread's appends goes into ``held``,
+        for the caller to run with ``run_upkeep`` once its answers are out.
+
+        The index is a cache of the files (a failure there never fails a write), so an
+        answer need not wait for it. The rpc layer runs what it held before it hands any
+        other call a turn, so no call can see the index behind a write it follows.
+        """
+        self._upkeep.held = held
+        try:
+            yield
+        finally:
+            self._upkeep.held = None
+
+    def run_upkeep(self, held: list[Upkeep]) -> None:
+        """Fold held appends into the index: one step per file for a run of appends to it."""
+        while held:
+            path, area, lines = held.pop(0)
+            while held and held[0][0] == path:
+                lines = lines + held.pop(0)[2]
+            self.index.appended(path, area, lines)
 
     def _index_refresh(self, path: Path) -> None:
         area = self._area_of(path)

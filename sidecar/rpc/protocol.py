@@ -39,6 +39,9 @@ _decode = msgspec.json.Decoder().decode
 # Size in bytes of the request being dispatched, for handlers deciding whether
 # a call is small enough to answer inline.
 REQUEST_SIZE: ContextVar[int] = ContextVar("request_size", default=0)
+# Seconds the listing-index upkeep of inline appends may wait for more of them
+# (any other call, shutdown and end of input run it at once).
+UPKEEP_DELAY = 0.002
 # What an inline handler returns when the call must take the usual path.
 NOT_INLINE = object()
 _NULL_PARAMS: dict[str, Any] = {}
@@ -69,6 +72,10 @@ class SidecarProtocol(JsonRPCProtocol):
         self._trace = logger.isEnabledFor(logging.DEBUG)
         # Session key (see _session_key) -> its requests dispatched and not yet answered.
         self._keys_in_flight: dict[str, int] = {}
+        # Listing-index upkeep of inline appends, run once their answers are out and
+        # always before another call is handed its turn (run_upkeep).
+        self.upkeep: list[Any] = []
+        self._upkeep_scheduled = False
 
     def set_frame_writer(self, writer: FrameWriter) -> None:
         self._frame_writer = writer
@@ -170,6 +177,8 @@ class SidecarProtocol(JsonRPCProtocol):
             and self._answer_inline(msg_id, inline, params)
         ):
             return
+        if self.upkeep:
+            self.run_upkeep()  # this call must not see the index behind an append it follows
         if method_name == "shutdown":
             # Now, not when its handler first runs: an exit read in the same
             # chunk of input must already see it.
@@ -199,11 +208,30 @@ class SidecarProtocol(JsonRPCProtocol):
             result = inline(params)
         except Exception as exc:
             self._send_error(msg_id, exc)
-            return True
-        if result is NOT_INLINE:
-            return False
-        self._send_response(msg_id, result=result)
+        else:
+            if result is NOT_INLINE:
+                return False
+            self._send_response(msg_id, result=result)
+        if self.upkeep and not self._upkeep_scheduled:
+            # A little later: a run of appends (pipelined, or one by one as an agent streams
+            # its turn) shares one index step, and answering never waits for one.
+            self._upkeep_scheduled = True
+            asyncio.get_running_loop().call_later(UPKEEP_DELAY, self._upkeep_due)
         return True
+
+    def _upkeep_due(self) -> None:
+        self._upkeep_scheduled = False
+        self.run_upkeep()
+
+    def run_upkeep(self) -> None:
+        """Fold what inline appends wrote into the listing index (see handlers._inline_handler)."""
+        if not self.upkeep or self._server.service is None:
+            return
+        try:
+            self._server.service.run_upkeep(self.upkeep)
+        except Exception:  # upkeep of a cache: never fatal (the next list reads the changed files)
+            logger.exception("listing index upkeep failed")
+            self.upkeep.clear()
 
     def _handle_notification(self, method_name: str, params: Any) -> None:
         if method_name == "exit":

@@ -168,6 +168,7 @@ class SidecarServer(JsonRPCServer):
             except Exception:  # a bug of ours must not take the server down
                 logger.exception("failed to handle a message")
         await self.drain()
+        self.protocol.run_upkeep()  # what the last inline appends left for the listing index
         await asyncio.get_running_loop().run_in_executor(self.thread_pool, self.close_sessions)
         code = self.protocol.exit_code
         return 0 if code is None else code

@@ -6,8 +6,9 @@ have changed (one stat each, no reads) and reads again only what changed
 behind the sidecar's back, what is new, and drops what is gone. Which folders
 may have changed, inotify says (watch.py): a watched folder with no event
 since its last scan is not looked at; without inotify every folder is. The
-sidecar's own appends update a row in the same step as the write, from the
-appended lines alone, so the next list finds it fresh. A missing or damaged
+sidecar's own appends update a row from the appended lines alone, so the next
+list finds it fresh (the rpc layer may hold an inline append's update until
+just after its answer; see SidecarProtocol.run_upkeep). A missing or damaged
 index is rebuilt from the files (in one transaction, new rows and texts by
 batches); ``session-sidecar reindex`` rebuilds it on demand. A folder scan
 also removes the hidden temp files that killed creates and migrations left

@@ -610,11 +610,17 @@ class SessionService:
 
     def run_upkeep(self, held: list[Upkeep]) -> None:
         """Fold held appends into the index: one step per file for a run of appends to it."""
-        while held:
-            path, area, lines = held.pop(0)
-            while held and held[0][0] == path:
-                lines = lines + held.pop(0)[2]
+        jobs = held[:]
+        held.clear()
+        start = 0
+        while start < len(jobs):
+            path, area, _ = jobs[start]
+            end = start + 1
+            while end < len(jobs) and jobs[end][0] == path:
+                end += 1
+            lines = [line for _, _, batch in jobs[start:end] for line in batch]
             self.index.appended(path, area, lines)
+            start = end
 
     def _index_refresh(self, path: Path) -> None:
         area = self._area_of(path)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness import RawServer, assistant, snapshot, user
+from .harness import RawServer, assistant, frame, snapshot, user
 
 
 async def seed(raw: RawServer) -> str:
@@ -166,9 +166,10 @@ async def test_a_damaged_file_is_reported_and_left_alone(raw: RawServer, session
 
 async def test_reusing_an_id_in_flight_is_refused(raw: RawServer, sessions_root: Path):
     await seed(raw)
-    # Two requests with one id back to back: the second is refused, the first answered.
-    raw.send({"jsonrpc": "2.0", "id": "dup", "method": "session/list", "params": {}})
-    raw.send({"jsonrpc": "2.0", "id": "dup", "method": "session/list", "params": {}})
+    # Two requests with one id back to back, in one write (so the first cannot be done
+    # before the second is read): the second is refused, the first answered.
+    request = {"jsonrpc": "2.0", "id": "dup", "method": "session/list", "params": {}}
+    raw.send_raw(frame(request) + frame(request))
     answers = [await raw.response(), await raw.response()]
     assert sorted("error" in a for a in answers) == [False, True]
     refused = next(a for a in answers if "error" in a)

@@ -16,8 +16,7 @@ import threading
 import weakref
 from pathlib import Path
 from contextlib import contextmanager
-from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import msgspec
 
@@ -30,14 +29,13 @@ from .context.tally import TokenTally
 from .context.tokens import context_tokens
 from .errors import (
     DamagedFile,
-    EntryNotFound,
     InvalidParams,
     InvalidState,
     SessionExists,
     SessionNotFound,
     StorageError,
 )
-from .format.jsonl import Entry, encode
+from .format.jsonl import Entry, LineMoved, encode
 from .store.layout import ARCHIVE_DIR, TRASH_DIR, Layout, check_session_id, iso_now, new_session_id
 from .store.index import IndexUnavailable, ListingIndex
 from .store.listing import (
@@ -286,7 +284,7 @@ class SessionService:
                 last = session.tree.entries[-1] if session.tree.entries else None
                 if last is not None and os.pread(file.fileno(), last.length, last.offset) != last.raw:
                     return  # the file is not laid out as we think: leave it to a full parse
-        except (OSError, treecache.LineMoved):
+        except (OSError, LineMoved):
             return
         cached = treecache.build_cache(
             session.path, session.header, session.tree, session.parse_errors, session.writer.torn_tail_at,

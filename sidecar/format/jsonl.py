@@ -258,8 +258,10 @@ class Entry:
         )
 
 
-# Lines holding this hold a blob reference (sidecar.store.payload writes them).
-BLOB_MARK = b'"blob:sha256:'
+# A string starting with this refers to a blob (sidecar.store.payload writes them);
+# a line holding it quoted holds a blob reference.
+BLOB_PREFIX = "blob:sha256:"
+BLOB_MARK = b'"' + BLOB_PREFIX.encode()
 
 
 # A line we could not parse stays in the file as these bytes.

@@ -124,7 +124,7 @@ def _inline_handler(ls: "SidecarServer", method: str, params_type: type, attribu
         decoded = decode_params(method, params, params_type)
         if not _runs_inline(ls, method, decoded, queue_key(decoded)):
             return NOT_INLINE
-        # Index upkeep waits until the answer is out (see SidecarProtocol.hold_upkeep).
+        # Index upkeep waits until the answer is out (see SidecarProtocol.run_upkeep).
         with ls.service.upkeep_held(ls.protocol.upkeep):
             return operation(ls.service, decoded)
 

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PathOutsideRoot, StorageError
+from ..format.jsonl import BLOB_PREFIX
 from .layout import inside
 
 MAX_CHARS = 500_000
 MIN_BLOB_CHARS = 1024
-BLOB_PREFIX = "blob:sha256:"
 BLOB_DIR = ".blobs"
 TRUNCATION_NOTICE = "\n[session-sidecar: the rest of this text was too long to store]"
 
@@ -173,10 +173,6 @@ def _truncate(value: Any) -> Any:
                 changed_list[index] = bounded
         return value if changed_list is None else changed_list
     return value
-
-
-def holds_blobs(raw: bytes) -> bool:
-    return b'"' + BLOB_PREFIX.encode() in raw
 
 
 def resolve(value: Any, blobs: BlobStore) -> Any:

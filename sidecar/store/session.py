@@ -21,7 +21,7 @@ import msgspec
 
 from ..errors import DamagedFile, EntryNotFound, InvalidEntry, InvalidState, StorageError
 from ..format.entries import CURRENT_VERSION, InvalidAt, validate_entries, validate_entry
-from ..format.jsonl import Entry, LineSource, NotASession, ParsedFile, encode, parse_line, parse_path, serialize
+from ..format.jsonl import Entry, LineSource, NotASession, ParsedFile, parse_line, parse_path, serialize
 from ..format.migrate import migrate, new_entry_id
 from .layout import iso_now
 from .lock import lock_path, unlock
@@ -230,9 +230,7 @@ class Session:
         session.parse_errors = parsed.parse_errors
         session.known_size = parsed.size
         with _gc_paused():
-            for item in parsed.items:
-                if isinstance(item, Entry) and item.id is not None:
-                    session.tree.add(item)
+            session.tree.add_parsed(parsed.items)
         return session, LoadReport(parsed.parse_errors, migrated_from)
 
     # -- reads -------------------------------------------------------------
@@ -254,11 +252,8 @@ class Session:
     def _parse_again(self) -> SessionTree:
         """The tree from the file itself, for a cache whose entries turned out damaged."""
         self.cache_stamp = None  # so that closing writes a sound cache
-        parsed = parse_path(self.path)
         tree = SessionTree()
-        for item in parsed.items:
-            if isinstance(item, Entry) and item.id is not None:
-                tree.add(item)
+        tree.add_parsed(parse_path(self.path).items)
         return tree
 
     @property

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from ..format.jsonl import Entry
 
@@ -40,6 +39,12 @@ class SessionTree:
             self.name = (name.strip() or None) if isinstance(name, str) else None
         elif entry.type == "message" and not self.has_assistant and entry.role() == "assistant":
             self.has_assistant = True
+
+    def add_parsed(self, items: "list[Entry | bytes]") -> None:
+        """Add the entries of parsed lines in file order (unparsed lines and entries without an id are not in the tree)."""
+        for item in items:
+            if isinstance(item, Entry) and item.id is not None:
+                self.add(item)
 
     def remove_last(self, count: int, previous_leaf: str | None, previous_state: "TreeState") -> None:
         """Undo the last ``count`` adds after a failed write."""

@@ -26,7 +26,7 @@ from typing import Any
 
 import msgspec
 
-from ..format.jsonl import MAP_THRESHOLD, Entry, LineMoved, LineSource, MessageHead, parse_tail
+from ..format.jsonl import MAP_THRESHOLD, Entry, LineSource, MessageHead, parse_tail
 from .tree import SessionTree
 from .writer import DIR_MODE, FILE_MODE
 
@@ -275,7 +275,5 @@ def extend_tree(tree: SessionTree, fd: int, start: int, size: int) -> tuple[int,
     Returns the parse errors, torn tail and missing newline of that part.
     """
     parsed = parse_tail(os.pread(fd, size - start, start), start)
-    for item in parsed.items:
-        if isinstance(item, Entry) and item.id is not None:
-            tree.add(item)
+    tree.add_parsed(parsed.items)
     return parsed.parse_errors, parsed.torn_tail_at, parsed.needs_newline

@@ -49,6 +49,7 @@ from .store.session import UNSET, LoadReport, Session
 from .store import treecache
 from .store.writer import FsyncPolicy, SessionWriter, ensure_dir, fsync_dir
 from .work import NO_WORK, Work
+from .snapshots.engine import Snapshots
 
 if TYPE_CHECKING:
     # Imported when the compactor is first used (the rpc layer wires its hooks
@@ -87,6 +88,8 @@ class SessionService:
         self._upkeep = threading.local()
         self._compactor: Compactor | None = None
         self._compactor_lock = threading.Lock()
+        # Snapshots of sessions' folders and rewinds (sidecar/snapshots/).
+        self.snapshots = Snapshots(self.layout.root)
 
     @property
     def compactor(self) -> Compactor:
@@ -788,6 +791,17 @@ class SessionService:
             area = self._area_of(target)
             self.index.moved(source, target if area is not None else None, area)
             return target
+
+    # -- snapshots and rewind (sidecar/snapshots/) ------------------------------------
+
+    def snapshot(self, params: wire.SnapshotParams) -> wire.SnapshotResult:
+        return self.snapshots.snapshot(self.session(params.sessionId), params)
+
+    def diff(self, params: wire.DiffParams) -> wire.DiffResult:
+        return self.snapshots.diff(self.session(params.sessionId), params)
+
+    def rewind(self, params: wire.RewindParams) -> wire.RewindResult:
+        return self.snapshots.rewind(self.session(params.sessionId), params)
 
 
 def _open_warnings(session: Session) -> list[wire.OpenWarning]:

@@ -177,6 +177,25 @@ class DidCompactParams(TypedDict):
     result: CompactResult
 
 
+DiffParams = TypedDict("DiffParams", {"sessionId": str, "from": str, "to": str, "patch": NotRequired[bool], "contextLines": NotRequired[int], "workDoneToken": NotRequired[int | str | None]})
+
+
+class FileChange(TypedDict):
+    path: str
+    change: Literal["added", "modified", "removed", "renamed", "typeChanged"]
+    oldPath: NotRequired[str | None]
+    binary: NotRequired[bool]
+    additions: NotRequired[int | None]
+    deletions: NotRequired[int | None]
+
+
+class DiffResult(TypedDict):
+    fromTree: str
+    toTree: str
+    files: list[FileChange]
+    patch: NotRequired[str | None]
+
+
 class ErrorObject(TypedDict):
     """``error`` of a failed response. ``data.kind`` names the error for programs."""
 
@@ -296,6 +315,12 @@ class ListResult(TypedDict):
     nextCursor: str | None
 
 
+class NotCapturedFile(TypedDict):
+    path: str
+    size: int
+    reason: str
+
+
 class OpenParams(TypedDict):
     """Name the session by ``sessionId`` (looked up below the root) or by ``path``."""
 
@@ -381,6 +406,32 @@ class RestoreResult(TypedDict):
     path: str
 
 
+class RewindParams(TypedDict):
+    sessionId: str
+    entryId: str
+    files: NotRequired[bool]
+    dryRun: NotRequired[bool]
+    force: NotRequired[bool]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class SkippedFile(TypedDict):
+    path: str
+    reason: str
+
+
+class RewindResult(TypedDict):
+    leafId: str | None
+    dryRun: NotRequired[bool]
+    snapshotEntryId: NotRequired[str | None]
+    undoEntryId: NotRequired[str | None]
+    restored: NotRequired[list[str]]
+    created: NotRequired[list[str]]
+    removed: NotRequired[list[str]]
+    skipped: NotRequired[list[SkippedFile]]
+    resumed: NotRequired[bool]
+
+
 class SetLabelParams(TypedDict):
     sessionId: str
     entryId: str
@@ -413,6 +464,23 @@ class Settings(TypedDict):
     store: NotRequired[StoreSettings]
     compaction: NotRequired[CompactionSettings]
     providers: NotRequired[ProvidersSettings]
+
+
+class SnapshotParams(TypedDict):
+    sessionId: str
+    entryId: NotRequired[str | None]
+    cwd: NotRequired[str | None]
+    paths: NotRequired[list[str] | None]
+    maxFileBytes: NotRequired[int | None]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class SnapshotResult(TypedDict):
+    entryId: str
+    tree: str
+    changedFiles: int
+    notCaptured: NotRequired[list[NotCapturedFile]]
+    durationMs: NotRequired[int]
 
 
 class SummarizeParams(TypedDict):
@@ -459,6 +527,9 @@ MethodName = Literal[
     "session/delete",
     "session/restore",
     "session/compact",
+    "session/snapshot",
+    "session/diff",
+    "session/rewind",
 ]
 
 # method -> (params type, result type), as annotations.
@@ -484,6 +555,9 @@ METHODS: dict[str, tuple[str, str]] = {
     "session/delete": ("DeleteParams", "DeleteResult"),
     "session/restore": ("RestoreParams", "RestoreResult"),
     "session/compact": ("CompactParams", "CompactResult"),
+    "session/snapshot": ("SnapshotParams", "SnapshotResult"),
+    "session/diff": ("DiffParams", "DiffResult"),
+    "session/rewind": ("RewindParams", "RewindResult"),
 }
 
 SERVER_REQUESTS: dict[str, tuple[str, str]] = {
@@ -525,6 +599,9 @@ PYTHON_METHODS: dict[str, str] = {
     "delete": "session/delete",
     "restore": "session/restore",
     "compact": "session/compact",
+    "snapshot": "session/snapshot",
+    "diff": "session/diff",
+    "rewind": "session/rewind",
 }
 
 ErrorKind = Literal[
@@ -551,6 +628,10 @@ ErrorKind = Literal[
     "contextOverflow",
     "providerNotConfigured",
     "compactionConflict",
+    "worktreeChanged",
+    "noSnapshot",
+    "snapshotFailed",
+    "pathOutsideCwd",
 ]
 
 
@@ -715,6 +796,34 @@ class CompactionConflictError(RpcError):
     kind_value = "compactionConflict"
 
 
+class WorktreeChangedError(RpcError):
+    """-33040 worktreeChanged: A rewind would overwrite files changed outside the agent since the last snapshot; ``data.paths`` names them. Pass ``force`` to rewind anyway (they are in the snapshot taken just before, so it can be undone)."""
+
+    code_value = -33040
+    kind_value = "worktreeChanged"
+
+
+class NoSnapshotError(RpcError):
+    """-33041 noSnapshot: No snapshot of the files at or before the entry (or the diff's point) to go back to."""
+
+    code_value = -33041
+    kind_value = "noSnapshot"
+
+
+class SnapshotFailedError(RpcError):
+    """-33042 snapshotFailed: The snapshot store could not do it (git missing or failing, its objects gone, the folder unreadable)."""
+
+    code_value = -33042
+    kind_value = "snapshotFailed"
+
+
+class PathOutsideCwdError(RpcError):
+    """-33043 pathOutsideCwd: A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written."""
+
+    code_value = -33043
+    kind_value = "pathOutsideCwd"
+
+
 ERROR_CLASSES: dict[int, type[RpcError]] = {
     -32002: ServerNotInitializedError,
     -32600: InvalidRequestError,
@@ -739,6 +848,10 @@ ERROR_CLASSES: dict[int, type[RpcError]] = {
     -33022: ContextOverflowError,
     -33023: ProviderNotConfiguredError,
     -33024: CompactionConflictError,
+    -33040: WorktreeChangedError,
+    -33041: NoSnapshotError,
+    -33042: SnapshotFailedError,
+    -33043: PathOutsideCwdError,
 }
 
 __all__ = [
@@ -769,10 +882,13 @@ __all__ = [
     "DeleteParams",
     "DeleteResult",
     "DidCompactParams",
+    "DiffParams",
+    "DiffResult",
     "ERROR_CLASSES",
     "EntryNotFoundError",
     "ErrorKind",
     "ErrorObject",
+    "FileChange",
     "FlushParams",
     "FlushResult",
     "ForkParams",
@@ -794,6 +910,8 @@ __all__ = [
     "METHODS",
     "MethodName",
     "MethodNotFoundError",
+    "NoSnapshotError",
+    "NotCapturedFile",
     "NothingToCompactError",
     "OpenParams",
     "OpenResult",
@@ -801,6 +919,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "PYTHON_METHODS",
     "ParseError",
+    "PathOutsideCwdError",
     "PathOutsideRootError",
     "PayloadTooLargeError",
     "ProgressParams",
@@ -812,6 +931,8 @@ __all__ = [
     "RequestCancelledError",
     "RestoreParams",
     "RestoreResult",
+    "RewindParams",
+    "RewindResult",
     "SERVER_NOTIFICATIONS",
     "SERVER_REQUESTS",
     "ServerInfo",
@@ -826,6 +947,10 @@ __all__ = [
     "SetNameParams",
     "SetNameResult",
     "Settings",
+    "SkippedFile",
+    "SnapshotFailedError",
+    "SnapshotParams",
+    "SnapshotResult",
     "StorageError",
     "StoreSettings",
     "SummarizeParams",
@@ -835,4 +960,5 @@ __all__ = [
     "WorkDoneEnd",
     "WorkDoneProgressCreateParams",
     "WorkDoneReport",
+    "WorktreeChangedError",
 ]

@@ -243,6 +243,10 @@ class Snapshots:
         self._write_journal(journal)
         blocked = self._apply(journal, session)
         result = finished_result(journal, session, resumed=False)
+        gone = {b.path for b in blocked}
+        result.restored, result.created, result.removed = (
+            [p for p in paths if p not in gone] for paths in (result.restored, result.created, result.removed)
+        )
         result.skipped = skipped + blocked
         return result
 

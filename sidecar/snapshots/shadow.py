@@ -147,7 +147,21 @@ class ShadowRepo:
             self.git("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", index=index,
                      input=b"\0".join(scope + excluded))
         tree = self.git("write-tree", index=index).strip().decode()
+        self.keep(tree)
         return tree, sorted(too_big)
+
+    def keep(self, tree: str) -> None:
+        """A ref naming the tree, so that even an explicit ``git gc --prune=now`` keeps it and all below it.
+
+        Written as a loose ref file directly: spawning ``git update-ref`` would cost a process per snapshot.
+        """
+        ref = self.git_dir / "refs" / "snapshots" / tree
+        if ref.exists():
+            return
+        ref.parent.mkdir(parents=True, exist_ok=True)
+        tmp = ref.with_name(f".{tree}.{os.getpid()}.tmp")
+        tmp.write_text(tree + "\n")
+        os.replace(tmp, ref)
 
     def index_tree(self, index: Path) -> str:
         return self.git("write-tree", index=index).strip().decode()

@@ -38,8 +38,9 @@ class Sidecar:
         return self.call("session/append", sessionId=session_id, entries=list(entries))["entries"][-1]["id"]
 
     def kill(self) -> None:
+        self.process.kill()
+        self.process.wait()  # reaped here, so the harness does not wait for a zombie to go
         self.child.kill()
-        self.process.wait()
 
     def stop(self) -> None:
         if self.process.poll() is None:

@@ -3,6 +3,8 @@
     session-sidecar [serve] [--jsonl] [--root DIR] [--config FILE] [--log-level LEVEL]
     session-sidecar call METHOD ['{json params}' | -] [--root DIR] [--config FILE]
     session-sidecar demo [--root DIR]
+    session-sidecar rewind ID ENTRY [--files] [--dry-run] [--force] [--json]
+    session-sidecar diff ID FROM TO [--patch] [--json]
 
 Only protocol messages go to stdout while serving; logs go to stderr.
 """
@@ -23,7 +25,7 @@ from .config import SettingsError, load_settings
 from .store.layout import default_root
 
 LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
-SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor")
+SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor", "rewind", "diff")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -64,6 +66,10 @@ def _parser() -> argparse.ArgumentParser:
     _common(doctor)
     doctor.add_argument("--fix", action="store_true", help="rewrite faulty files (the original is kept as <file>.doctor.bak)")
     doctor.add_argument("files", nargs="*", type=Path, help="session files to check (default: every file below the root)")
+
+    from .snapshots.cli import add_commands as add_snapshot_commands
+
+    add_snapshot_commands(commands, _common)
     return parser
 
 
@@ -86,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
 
         root = args.root.expanduser() if args.root else default_root()
         return run_doctor(root, [p.expanduser() for p in args.files], args.fix, sys.stdout)
+    if args.command in ("rewind", "diff"):
+        from .snapshots.cli import run as run_snapshot_command
+
+        return run_snapshot_command(args)
     if args.command == "demo":
         from .demo import run_demo
 

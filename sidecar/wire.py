@@ -378,7 +378,7 @@ class SnapshotParams(_Params):
 class NotCapturedFile(_Result):
     path: str
     size: int
-    reason: str  # "tooLarge"
+    reason: str  # "tooLarge"; "nestedRepository": a folder with its own .git (size 0)
 
 
 class SnapshotResult(_Result):

@@ -80,6 +80,8 @@ class Snapshots:
         """The session's index in ``repo``: made on first use from the most recent one there (a stat cache
         that saves reading every file again), set to the session's last snapshot of that folder."""
         index = repo.index_path(session.id)
+        if not session.read_only:
+            repo.clear_stale_lock(index)
         if index.exists():
             return index
         others = sorted((p.stat().st_mtime_ns, p) for p in index.parent.iterdir() if p.is_file() and "." not in p.name)
@@ -172,7 +174,8 @@ class Snapshots:
     def _worktree_tree(self, repo: ShadowRepo, session: Session) -> tuple[str, list[tuple[str, int]], Path]:
         """The folder as it is now, captured into a copy of the session's index (the index itself is untouched)."""
         index = self._index(repo, session)
-        scratch = index.with_name(index.name + ".scratch")
+        scratch = index.with_name(f"{index.name}.scratch-{os.getpid()}")
+        repo.clear_stale_lock(scratch)
         shutil.copyfile(index, scratch)
         tree, too_big = repo.capture(scratch, None, DEFAULT_MAX_FILE_BYTES)
         return tree, too_big, scratch
@@ -257,7 +260,11 @@ class Snapshots:
         whose present content is not in ``current`` (it could not be put back by undoing)."""
         not_captured = {n.path for n in target.notCaptured}
         actions: list[Action] = []
-        skipped = [wire.SkippedFile(path=p, reason="not captured in the snapshot (too large)") for p in sorted(not_captured)]
+        skipped = [
+            wire.SkippedFile(path=n.path, reason="not captured in the snapshot (" + (
+                "too large)" if n.reason == "tooLarge" else "a git repository of its own)"))
+            for n in sorted(target.notCaptured, key=lambda n: n.path)
+        ]
         with confined(str(folder)) as here:
             for status, path, mode, oid in repo.raw_changes(current, target.tree):
                 if path in not_captured:
@@ -334,6 +341,8 @@ class Snapshots:
 
     def resume(self, session: Session) -> RewindJournal | None:
         """Finish a rewind a crash interrupted; the journal it finished, or None."""
+        if session.read_only:
+            return None  # the sidecar writing the session finishes it
         path = self._journal_path(session.id)
         try:
             raw = path.read_bytes()
@@ -348,8 +357,11 @@ class Snapshots:
         return journal
 
 
-def _not_captured(too_big: list[tuple[str, int]]) -> list[NotCaptured]:
-    return [NotCaptured(path=p, size=size) for p, size in too_big]
+def _not_captured(left_out: list[tuple[str, int]]) -> list[NotCaptured]:
+    return [
+        NotCaptured(path=p, size=size) if size >= 0 else NotCaptured(path=p, size=0, reason="nestedRepository")
+        for p, size in left_out
+    ]
 
 
 def finished_result(journal: RewindJournal, session: Session, resumed: bool) -> wire.RewindResult:

@@ -11,7 +11,7 @@ SNAPSHOT_TYPE = "session-sidecar/snapshot"
 
 
 class NotCaptured(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """A file the snapshot names but does not hold (over the size cap)."""
+    """A file the snapshot names but does not hold: over the size cap, or a folder that is a git repository."""
 
     path: str
     size: int

@@ -20,6 +20,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 from ..errors import SnapshotFailed
@@ -43,6 +44,9 @@ _CONFIG = {
     "gc.pruneExpire": "never",
     "index.version": "4",
 }
+
+
+_INIT_LOCK = threading.Lock()
 
 
 def repo_key(cwd: Path) -> str:
@@ -81,6 +85,16 @@ class ShadowRepo:
     def ensure(self) -> None:
         if (self.git_dir / "sidecar-ready").exists():
             return
+        with _INIT_LOCK:  # two sessions on one folder, snapshotted side by side, make it once
+            if not (self.git_dir / "sidecar-ready").exists():
+                self._init()
+
+    def clear_stale_lock(self, index: Path) -> None:
+        """Drop ``<index>.lock`` left by a git killed with its sidecar. Only the caller writes this index:
+        calls on a session run one at a time here, and another sidecar cannot hold the session."""
+        index.with_name(index.name + ".lock").unlink(missing_ok=True)
+
+    def _init(self) -> None:
         if shutil.which("git") is None:
             raise SnapshotFailed("snapshots need git on PATH; install git")
         self.git_dir.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -113,7 +127,8 @@ class ShadowRepo:
     ) -> tuple[str, list[tuple[str, int]]]:
         """Bring ``index`` up to the folder (only ``paths`` when given) and write its tree.
 
-        Returns the tree id and the files left out for their size. Only files
+        Returns the tree id and what was left out: (path, size) of files over the cap, (path, -1) of
+        folders that are git repositories of their own. Only files
         git's stat check finds new or changed are looked at, and only those
         read; a file over ``max_bytes`` is never read, and leaves the index.
         """
@@ -123,8 +138,14 @@ class ShadowRepo:
             "ls-files", "-z", "--others", "--modified", "--exclude-standard", "--", *map(os.fsdecode, scope), index=index
         )
         too_big: list[tuple[str, int]] = []
+        nested: list[str] = []
         for raw in set(candidates.split(b"\0")):
             if not raw:
+                continue
+            if raw.endswith(b"/"):
+                # A folder with its own .git: git would record it as a submodule link (or fail, before
+                # its first commit). Its files are the other repository's business: left out, and named.
+                nested.append(os.fsdecode(raw[:-1]))
                 continue
             try:
                 st = os.lstat(os.path.join(os.fsencode(self.cwd), raw))
@@ -133,6 +154,7 @@ class ShadowRepo:
             if st.st_size > max_bytes and not os.path.islink(os.path.join(os.fsencode(self.cwd), raw)):
                 too_big.append((os.fsdecode(raw), st.st_size))
         excluded = [b":(exclude,literal)" + os.fsencode(p) for p, _ in too_big]
+        excluded += [b":(exclude,literal)" + os.fsencode(p) for p in nested]
         if too_big:
             self.git(
                 "rm", "-q", "--cached", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul",
@@ -148,7 +170,7 @@ class ShadowRepo:
                      input=b"\0".join(scope + excluded))
         tree = self.git("write-tree", index=index).strip().decode()
         self.keep(tree)
-        return tree, sorted(too_big)
+        return tree, sorted(too_big) + [(p, -1) for p in sorted(nested)]
 
     def keep(self, tree: str) -> None:
         """A ref naming the tree, so that even an explicit ``git gc --prune=now`` keeps it and all below it.

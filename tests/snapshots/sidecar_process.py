@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.rpc.crash_harness import Child
+from rpc.crash_harness import Child
 
 USER = {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": "change the files"}]}}
 ASSISTANT = {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "done"}]}}

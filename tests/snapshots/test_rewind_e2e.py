@@ -84,6 +84,8 @@ def test_edit_snapshot_branch_rewind_and_undo(sidecar: Sidecar, project: Path):
     (project / "src" / "deep" / "er" / "x.txt").write_text("deep\n")
     (project / "other.log").write_text("ignored, never touched\n")
     sidecar.append(sid, ASSISTANT)
+    sidecar.call("session/setLabel", sessionId=sid, entryId=first_user, label="the start")
+    sidecar.call("session/setName", sessionId=sid, name="rewind test")
     s2 = sidecar.call("session/snapshot", sessionId=sid)
     assert s2["changedFiles"] == 8  # a rename counts as a removal and an addition
     after = state(project)
@@ -125,6 +127,7 @@ def test_edit_snapshot_branch_rewind_and_undo(sidecar: Sidecar, project: Path):
     tree = sidecar.call("session/getTree", sessionId=sid)
     ids = {n["id"] for n in tree["nodes"]}
     assert all(n["parentId"] is None or n["parentId"] in ids for n in tree["nodes"])
+    assert {n["label"] for n in tree["nodes"] if n.get("label")} == {"the start"}
     snapshots = sidecar.call("session/getEntries", sessionId=sid)["entries"]
     assert sum(e.get("customType") == "session-sidecar/snapshot" for e in snapshots) == 4
 
@@ -326,9 +329,29 @@ def test_snapshots_survive_a_restart_and_git_gc(sessions_root: Path, project: Pa
     repos = list((sessions_root / ".snapshots").glob("*.git"))
     assert len(repos) == 1
     subprocess.run(["git", "--git-dir", str(repos[0]), "gc", "-q", "--prune=now"], check=True)
+    # As a git killed with its sidecar leaves it: the index's lock file.
+    (repos[0] / "indexes" / f"{sid}.lock").write_bytes(b"")
     server = Sidecar(sessions_root)
     try:
         server.call("session/rewind", sessionId=sid, entryId=first, files=True)
         assert (project / "README.md").read_text() == "# project\n"
+        assert server.call("session/snapshot", sessionId=sid)["changedFiles"] == 0
     finally:
         server.stop()
+
+
+def test_a_nested_git_repository_is_left_out_and_left_alone(sidecar: Sidecar, project: Path):
+    sid = sidecar.call("session/create", cwd=str(project))["sessionId"]
+    first = sidecar.append(sid, USER)
+    sidecar.call("session/snapshot", sessionId=sid)
+    # The agent runs `git init` in a subfolder (no commit yet: git itself could not add it as a link).
+    (project / "vendor").mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=project / "vendor", check=True)
+    (project / "vendor" / "lib.c").write_text("int x;\n")
+    (project / "README.md").write_text("# with vendor\n")
+    sidecar.append(sid, ASSISTANT)
+    taken = sidecar.call("session/snapshot", sessionId=sid)
+    assert taken["notCaptured"] == [{"path": "vendor", "size": 0, "reason": "nestedRepository"}]
+    result = sidecar.call("session/rewind", sessionId=sid, entryId=first, files=True)
+    assert result["restored"] == ["README.md"] and "removed" not in result
+    assert (project / "vendor" / "lib.c").read_text() == "int x;\n"

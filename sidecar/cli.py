@@ -23,7 +23,7 @@ from .config import SettingsError, load_settings
 from .store.layout import default_root
 
 LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
-SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor", "history")
+SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor", "history", "du", "prune", "empty-trash")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -70,6 +70,26 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument("query", nargs="?", help="a substring to look for (case-insensitive)")
     history.add_argument("--cwd", help="only prompts typed in this project folder")
     history.add_argument("--limit", type=int, default=50)
+
+    du = commands.add_parser("du", help="what the store holds: bytes per area, per project folder, the largest sessions")
+    _common(du)
+    du.add_argument("--largest", type=int, default=10, help="how many of the largest sessions to name")
+    du.add_argument("--blobs", action="store_true", help="also count the blobs no session refers to (reads every file)")
+
+    prune = commands.add_parser("prune", help="send the sessions a retention policy selects to the trash (restorable)")
+    _common(prune)
+    prune.add_argument("--older-than", help="untouched for longer than this: 90d, 12h, 2w")
+    prune.add_argument("--keep-per-cwd", type=int, help="keep the newest N sessions of each project folder")
+    prune.add_argument("--max-total", help="send the oldest to the trash until the rest fits: 5GB, 500MiB")
+    prune.add_argument("--include-pinned", action="store_true", help="named or labelled sessions too")
+    prune.add_argument("--dry-run", action="store_true", help="only list what the policy selects")
+    prune.add_argument("--yes", action="store_true", help="go on even when the policy selects every session")
+
+    empty = commands.add_parser("empty-trash", help="erase trashed sessions for good (and, with --blobs, unused blobs)")
+    _common(empty)
+    empty.add_argument("--older-than", help="only sessions trashed longer ago than this: 30d")
+    empty.add_argument("--blobs", action="store_true", help="also erase blobs no session (even a trashed one) refers to")
+    empty.add_argument("--dry-run", action="store_true", help="only say what would be erased")
     return parser
 
 
@@ -92,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
 
         root = args.root.expanduser() if args.root else default_root()
         return print_history(root, args.query, args.cwd, args.limit, sys.stdout)
+    if args.command in ("du", "prune", "empty-trash"):
+        return _upkeep(args)
     if args.command == "doctor":
         from .doctor import run_doctor
 
@@ -102,6 +124,29 @@ def main(argv: list[str] | None = None) -> int:
 
         return asyncio.run(run_demo(args.root, args.config))
     return _serve(args)
+
+
+def _upkeep(args: argparse.Namespace) -> int:
+    from . import wire
+    from .service import SessionService
+    from .upkeep import command
+
+    try:
+        settings = load_settings(args.config)
+    except SettingsError as exc:
+        print(f"session-sidecar: {exc}", file=sys.stderr)
+        return 2
+    service = SessionService(args.root.expanduser() if args.root else default_root(), settings)
+    try:
+        if args.command == "du":
+            return command.run_du(service, args.largest, args.blobs, sys.stdout)
+        if args.command == "prune":
+            params = wire.PruneParams(olderThan=args.older_than, keepPerCwd=args.keep_per_cwd, maxTotal=args.max_total,
+                                      includePinned=args.include_pinned, dryRun=args.dry_run, confirm=args.yes)
+            return command.run_prune(service, params, sys.stdout)
+        return command.run_empty_trash(service, args.older_than, args.blobs, args.dry_run, sys.stdout)
+    finally:
+        service.close_all()
 
 
 def _reindex(args: argparse.Namespace) -> int:

@@ -57,8 +57,18 @@ class StoreSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tr
     allowExternalPaths: bool = False
 
 
+class RetentionSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    """The policy ``session-sidecar prune`` and ``session/prune`` apply when not given one (none by default)."""
+
+    olderThan: str | None = None  # "90d"
+    keepPerCwd: int | None = None
+    maxTotal: str | None = None  # "5GB"
+    includePinned: bool = False
+
+
 class Settings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
     store: StoreSettings = msgspec.field(default_factory=StoreSettings)
+    retention: RetentionSettings = msgspec.field(default_factory=RetentionSettings)
     compaction: CompactionSettings = msgspec.field(default_factory=CompactionSettings)
     providers: ProvidersSettings = msgspec.field(default_factory=ProvidersSettings)
 

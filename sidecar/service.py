@@ -35,6 +35,7 @@ from .errors import (
     InvalidState,
     SessionExists,
     SessionNotFound,
+    SidecarError,
     StorageError,
 )
 from .format.jsonl import Entry, LineMoved, encode
@@ -42,6 +43,9 @@ from .format.jsstr import session_name
 from .history import MAX_PROMPT_CHARS, HistoryUnavailable, Prompt, PromptHistory
 from .store.layout import ARCHIVE_DIR, TRASH_DIR, Layout, check_session_id, iso_now, new_session_id
 from .store.index import INDEX_DIR, IndexUnavailable, ListingIndex
+from .upkeep.report import retention_policy, stats_result
+from .upkeep.retention import select
+from .upkeep.usage import measure, session_files
 from .store.listing import (
     SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, iso_from_ms, matches, sort_key, summarize,
 )
@@ -904,6 +908,38 @@ class SessionService:
             area = self._area_of(target)
             self.index.moved(source, target if area is not None else None, area)
             return target
+
+    # -- upkeep: stats and retention ---------------------------------------------------
+
+    def stats(self, params: wire.StatsParams) -> wire.StatsResult:
+        if not 0 <= params.largest <= MAX_LIST_LIMIT:
+            raise InvalidParams(f"largest must be between 0 and {MAX_LIST_LIMIT}", largest=params.largest)
+        usage = measure(self.layout, [self.blobs.folder], self.layout.root / INDEX_DIR, params.blobs)
+        return stats_result(usage, params.largest)
+
+    def prune(self, params: wire.PruneParams) -> wire.PruneResult:
+        policy = retention_policy(params, self.settings.retention)
+        candidates = [f for f in session_files(self.layout) if f.area != "trash" and f.session_id is not None]
+        selected, pinned = select(candidates, policy, time.time_ns())
+        if selected and len(selected) == len(candidates) and not params.confirm and not params.dryRun:
+            raise InvalidParams(
+                f"this policy would send every one of the {len(candidates)} sessions to the trash; "
+                "pass confirm: true (--yes) if that is meant, or try it with dryRun first", field="confirm")
+        chosen, skipped, moved = [], [], 0
+        for item in selected:
+            found = item.session
+            listed = wire.PrunedSession(sessionId=found.session_id, path=str(found.path), bytes=found.size,
+                                        reason=item.reason)
+            if not params.dryRun:
+                try:
+                    self.delete(wire.DeleteParams(sessionId=found.session_id))  # type: ignore[arg-type]
+                except SidecarError as exc:
+                    listed.reason = exc.message
+                    skipped.append(listed)
+                    continue
+                moved += found.size
+            chosen.append(listed)
+        return wire.PruneResult(selected=chosen, movedBytes=moved, pinned=len(pinned), skipped=skipped)
 
     # -- prompt history ------------------------------------------------------------
 

@@ -48,6 +48,10 @@ class BlobStore:
         digest = hashlib.sha256(data).hexdigest()
         target = self.path(digest)
         if target.exists():
+            try:
+                os.utime(target)  # reused now: a blob collection running meanwhile must keep it (upkeep/trash.py)
+            except OSError:
+                pass
             return digest
         if not inside(self.root, self.folder):
             raise PathOutsideRoot(

@@ -25,9 +25,11 @@ var Methods = []string{
 	"session/list",
 	"session/move",
 	"session/open",
+	"session/prune",
 	"session/restore",
 	"session/setLabel",
 	"session/setName",
+	"session/stats",
 	"session/unarchive",
 }
 
@@ -52,9 +54,11 @@ var methodTypes = map[string][2]any{
 	"session/list":           {ListParams{}, ListResult{}},
 	"session/move":           {MoveParams{}, MoveResult{}},
 	"session/open":           {OpenParams{}, OpenResult{}},
+	"session/prune":          {PruneParams{}, PruneResult{}},
 	"session/restore":        {RestoreParams{}, RestoreResult{}},
 	"session/setLabel":       {SetLabelParams{}, SetLabelResult{}},
 	"session/setName":        {SetNameParams{}, SetNameResult{}},
+	"session/stats":          {StatsParams{}, StatsResult{}},
 	"session/unarchive":      {ArchiveParams{}, ArchiveResult{}},
 }
 
@@ -221,6 +225,15 @@ func (c *Client) Open(ctx context.Context, params OpenParams, opts ...CallOption
 	return &result, nil
 }
 
+// Prune calls session/prune.
+func (c *Client) Prune(ctx context.Context, params PruneParams, opts ...CallOption) (*PruneResult, error) {
+	var result PruneResult
+	if err := c.Call(ctx, "session/prune", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
 // Restore calls session/restore.
 func (c *Client) Restore(ctx context.Context, params RestoreParams, opts ...CallOption) (*RestoreResult, error) {
 	var result RestoreResult
@@ -243,6 +256,15 @@ func (c *Client) SetLabel(ctx context.Context, params SetLabelParams, opts ...Ca
 func (c *Client) SetName(ctx context.Context, params SetNameParams, opts ...CallOption) (*SetNameResult, error) {
 	var result SetNameResult
 	if err := c.Call(ctx, "session/setName", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
+// Stats calls session/stats.
+func (c *Client) Stats(ctx context.Context, params StatsParams, opts ...CallOption) (*StatsResult, error) {
+	var result StatsResult
+	if err := c.Call(ctx, "session/stats", params, &result, opts...); err != nil {
 		return nil, err
 	}
 	return &result, nil

@@ -354,6 +354,13 @@ type FlushResult struct {
 	Persisted bool `json:"persisted"`
 }
 
+// FolderUsage is `FolderUsage` in protocol/schema.json.
+type FolderUsage struct {
+	Folder   string `json:"folder"`
+	Bytes    int    `json:"bytes"`
+	Sessions int    `json:"sessions"`
+}
+
 // ForkParams is `ForkParams` in protocol/schema.json.
 type ForkParams struct {
 	SessionID string `json:"sessionId"`
@@ -576,6 +583,36 @@ type ProvidersSettings struct {
 	Timeout *float64 `json:"timeout,omitzero"`
 }
 
+// PruneParams: A retention policy; absent fields come from the settings' `retention` section.
+type PruneParams struct {
+	// Empty: not sent.
+	OlderThan  string `json:"olderThan,omitzero"`
+	KeepPerCwd *int   `json:"keepPerCwd,omitzero"`
+	// Empty: not sent.
+	MaxTotal      string `json:"maxTotal,omitzero"`
+	IncludePinned bool   `json:"includePinned,omitzero"`
+	DryRun        bool   `json:"dryRun,omitzero"`
+	Confirm       bool   `json:"confirm,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// PruneResult is `PruneResult` in protocol/schema.json.
+type PruneResult struct {
+	Selected   []PrunedSession `json:"selected"`
+	MovedBytes int             `json:"movedBytes"`
+	Pinned     int             `json:"pinned"`
+	Skipped    []PrunedSession `json:"skipped,omitzero"`
+}
+
+// PrunedSession is `PrunedSession` in protocol/schema.json.
+type PrunedSession struct {
+	// nil is null.
+	SessionID *string `json:"sessionId"`
+	Path      string  `json:"path"`
+	Bytes     int     `json:"bytes"`
+	Reason    string  `json:"reason"`
+}
+
 // RestoreParams is `RestoreParams` in protocol/schema.json.
 type RestoreParams struct {
 	SessionID string `json:"sessionId"`
@@ -586,6 +623,16 @@ type RestoreParams struct {
 type RestoreResult struct {
 	SessionID string `json:"sessionId"`
 	Path      string `json:"path"`
+}
+
+// RetentionSettings: The policy `session-sidecar prune` and `session/prune` apply when not given one (none by default).
+type RetentionSettings struct {
+	// Empty: not sent.
+	OlderThan  string `json:"olderThan,omitzero"`
+	KeepPerCwd *int   `json:"keepPerCwd,omitzero"`
+	// Empty: not sent.
+	MaxTotal      string `json:"maxTotal,omitzero"`
+	IncludePinned bool   `json:"includePinned,omitzero"`
 }
 
 // ServerInfo is `ServerInfo` in protocol/schema.json.
@@ -616,6 +663,15 @@ type SessionInfo struct {
 type SessionTokens struct {
 	Total int `json:"total"`
 	Last  int `json:"last"`
+}
+
+// SessionUsage is `SessionUsage` in protocol/schema.json.
+type SessionUsage struct {
+	// nil is null.
+	SessionID *string `json:"sessionId"`
+	Path      string  `json:"path"`
+	Area      string  `json:"area"`
+	Bytes     int     `json:"bytes"`
 }
 
 // SetLabelParams is `SetLabelParams` in protocol/schema.json.
@@ -651,8 +707,33 @@ type SetNameResult struct {
 // Settings is `Settings` in protocol/schema.json.
 type Settings struct {
 	Store      *StoreSettings      `json:"store,omitzero"`
+	Retention  *RetentionSettings  `json:"retention,omitzero"`
 	Compaction *CompactionSettings `json:"compaction,omitzero"`
 	Providers  *ProvidersSettings  `json:"providers,omitzero"`
+}
+
+// StatsParams is `StatsParams` in protocol/schema.json.
+type StatsParams struct {
+	// Default: 10.
+	Largest *int `json:"largest,omitzero"`
+	Blobs   bool `json:"blobs,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// StatsResult is `StatsResult` in protocol/schema.json.
+type StatsResult struct {
+	TotalBytes        int            `json:"totalBytes"`
+	LiveBytes         int            `json:"liveBytes"`
+	ArchiveBytes      int            `json:"archiveBytes"`
+	TrashBytes        int            `json:"trashBytes"`
+	BlobBytes         int            `json:"blobBytes"`
+	BlobCount         int            `json:"blobCount"`
+	IndexBytes        int            `json:"indexBytes"`
+	SessionCount      int            `json:"sessionCount"`
+	Folders           []FolderUsage  `json:"folders"`
+	Largest           []SessionUsage `json:"largest"`
+	UnreferencedBlobs *int           `json:"unreferencedBlobs,omitzero"`
+	UnreferencedBytes *int           `json:"unreferencedBytes,omitzero"`
 }
 
 // StoreSettings is `StoreSettings` in protocol/schema.json.

@@ -27,9 +27,11 @@ from .protocol import (
     MoveResult,
     OpenResult,
     ProgressValue,
+    PruneResult,
     RestoreResult,
     SetLabelResult,
     SetNameResult,
+    StatsResult,
 )
 
 
@@ -405,6 +407,50 @@ class SidecarMethods:
         """``session/move``: MoveParams -> MoveResult."""
         params: dict[str, Any] = {"sessionId": session_id, "cwd": cwd}
         result: MoveResult = await self.request("session/move", params, on_progress=on_progress)
+        return result
+
+    async def stats(
+        self,
+        *,
+        largest: int = 10,
+        blobs: bool = False,
+        on_progress: ProgressCallback | None = None,
+    ) -> StatsResult:
+        """``session/stats``: StatsParams -> StatsResult."""
+        params: dict[str, Any] = {}
+        if largest != 10:
+            params["largest"] = largest
+        if blobs is not False:
+            params["blobs"] = blobs
+        result: StatsResult = await self.request("session/stats", params, on_progress=on_progress)
+        return result
+
+    async def prune(
+        self,
+        *,
+        older_than: str | None = None,
+        keep_per_cwd: int | None = None,
+        max_total: str | None = None,
+        include_pinned: bool = False,
+        dry_run: bool = False,
+        confirm: bool = False,
+        on_progress: ProgressCallback | None = None,
+    ) -> PruneResult:
+        """``session/prune``: PruneParams -> PruneResult. A retention policy; absent fields come from the settings' ``retention`` section."""
+        params: dict[str, Any] = {}
+        if older_than is not None:
+            params["olderThan"] = older_than
+        if keep_per_cwd is not None:
+            params["keepPerCwd"] = keep_per_cwd
+        if max_total is not None:
+            params["maxTotal"] = max_total
+        if include_pinned is not False:
+            params["includePinned"] = include_pinned
+        if dry_run is not False:
+            params["dryRun"] = dry_run
+        if confirm is not False:
+            params["confirm"] = confirm
+        result: PruneResult = await self.request("session/prune", params, on_progress=on_progress)
         return result
 
     async def history_add(

@@ -197,6 +197,12 @@ class FlushResult(TypedDict):
     persisted: bool
 
 
+class FolderUsage(TypedDict):
+    folder: str
+    bytes: int
+    sessions: int
+
+
 class ForkParams(TypedDict):
     sessionId: str
     entryId: NotRequired[str | None]
@@ -419,6 +425,32 @@ class ProvidersSettings(TypedDict):
     timeout: NotRequired[float]
 
 
+class PruneParams(TypedDict):
+    """A retention policy; absent fields come from the settings' ``retention`` section."""
+
+    olderThan: NotRequired[str | None]
+    keepPerCwd: NotRequired[int | None]
+    maxTotal: NotRequired[str | None]
+    includePinned: NotRequired[bool]
+    dryRun: NotRequired[bool]
+    confirm: NotRequired[bool]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class PrunedSession(TypedDict):
+    sessionId: str | None
+    path: str
+    bytes: int
+    reason: str
+
+
+class PruneResult(TypedDict):
+    selected: list[PrunedSession]
+    movedBytes: int
+    pinned: int
+    skipped: NotRequired[list[PrunedSession]]
+
+
 class RestoreParams(TypedDict):
     sessionId: str
     workDoneToken: NotRequired[int | str | None]
@@ -427,6 +459,22 @@ class RestoreParams(TypedDict):
 class RestoreResult(TypedDict):
     sessionId: str
     path: str
+
+
+class RetentionSettings(TypedDict):
+    """The policy ``session-sidecar prune`` and ``session/prune`` apply when not given one (none by default)."""
+
+    olderThan: NotRequired[str | None]
+    keepPerCwd: NotRequired[int | None]
+    maxTotal: NotRequired[str | None]
+    includePinned: NotRequired[bool]
+
+
+class SessionUsage(TypedDict):
+    sessionId: str | None
+    path: str
+    area: Literal["archive", "live", "trash"]
+    bytes: int
 
 
 class SetLabelParams(TypedDict):
@@ -459,8 +507,30 @@ class StoreSettings(TypedDict):
 
 class Settings(TypedDict):
     store: NotRequired[StoreSettings]
+    retention: NotRequired[RetentionSettings]
     compaction: NotRequired[CompactionSettings]
     providers: NotRequired[ProvidersSettings]
+
+
+class StatsParams(TypedDict):
+    largest: NotRequired[int]
+    blobs: NotRequired[bool]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class StatsResult(TypedDict):
+    totalBytes: int
+    liveBytes: int
+    archiveBytes: int
+    trashBytes: int
+    blobBytes: int
+    blobCount: int
+    indexBytes: int
+    sessionCount: int
+    folders: list[FolderUsage]
+    largest: list[SessionUsage]
+    unreferencedBlobs: NotRequired[int | None]
+    unreferencedBytes: NotRequired[int | None]
 
 
 class SummarizeParams(TypedDict):
@@ -508,6 +578,8 @@ MethodName = Literal[
     "session/restore",
     "session/compact",
     "session/move",
+    "session/stats",
+    "session/prune",
     "history/add",
     "history/search",
     "history/list",
@@ -537,6 +609,8 @@ METHODS: dict[str, tuple[str, str]] = {
     "session/restore": ("RestoreParams", "RestoreResult"),
     "session/compact": ("CompactParams", "CompactResult"),
     "session/move": ("MoveParams", "MoveResult"),
+    "session/stats": ("StatsParams", "StatsResult"),
+    "session/prune": ("PruneParams", "PruneResult"),
     "history/add": ("HistoryAddParams", "None"),
     "history/search": ("HistorySearchParams", "HistoryResult"),
     "history/list": ("HistoryListParams", "HistoryResult"),
@@ -582,6 +656,8 @@ PYTHON_METHODS: dict[str, str] = {
     "restore": "session/restore",
     "compact": "session/compact",
     "move": "session/move",
+    "stats": "session/stats",
+    "prune": "session/prune",
     "history_add": "history/add",
     "history_search": "history/search",
     "history_list": "history/list",
@@ -835,6 +911,7 @@ __all__ = [
     "ErrorObject",
     "FlushParams",
     "FlushResult",
+    "FolderUsage",
     "ForkParams",
     "ForkResult",
     "GetEntriesParams",
@@ -876,9 +953,13 @@ __all__ = [
     "ProviderError",
     "ProviderNotConfiguredError",
     "ProvidersSettings",
+    "PruneParams",
+    "PruneResult",
+    "PrunedSession",
     "RequestCancelledError",
     "RestoreParams",
     "RestoreResult",
+    "RetentionSettings",
     "SERVER_NOTIFICATIONS",
     "SERVER_REQUESTS",
     "ServerInfo",
@@ -888,11 +969,14 @@ __all__ = [
     "SessionLockedError",
     "SessionNotFoundError",
     "SessionTokens",
+    "SessionUsage",
     "SetLabelParams",
     "SetLabelResult",
     "SetNameParams",
     "SetNameResult",
     "Settings",
+    "StatsParams",
+    "StatsResult",
     "StorageError",
     "StoreSettings",
     "SummarizeParams",

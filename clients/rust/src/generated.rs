@@ -447,6 +447,17 @@ pub struct FlushResult {
     pub persisted: bool,
 }
 
+/// Schema: `#/$defs/FolderUsage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FolderUsage {
+    /// `bytes`. Required.
+    pub bytes: i64,
+    /// `folder`. Required.
+    pub folder: String,
+    /// `sessions`. Required.
+    pub sessions: i64,
+}
+
 /// Schema: `#/$defs/ForkParams` (unknown fields are refused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -818,6 +829,64 @@ pub struct ProvidersSettings {
     pub timeout: Option<f64>,
 }
 
+/// A retention policy; absent fields come from the settings' `retention` section.
+///
+/// Schema: `#/$defs/PruneParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PruneParams {
+    /// `confirm`. Optional; the server's default is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<bool>,
+    /// `dryRun`. Optional; the server's default is `false`.
+    #[serde(rename = "dryRun", default, skip_serializing_if = "Option::is_none")]
+    pub dry_run: Option<bool>,
+    /// `includePinned`. Optional; the server's default is `false`.
+    #[serde(rename = "includePinned", default, skip_serializing_if = "Option::is_none")]
+    pub include_pinned: Option<bool>,
+    /// `keepPerCwd`. Optional.
+    #[serde(rename = "keepPerCwd", default, skip_serializing_if = "Option::is_none")]
+    pub keep_per_cwd: Option<i64>,
+    /// `maxTotal`. Optional.
+    #[serde(rename = "maxTotal", default, skip_serializing_if = "Option::is_none")]
+    pub max_total: Option<String>,
+    /// `olderThan`. Optional.
+    #[serde(rename = "olderThan", default, skip_serializing_if = "Option::is_none")]
+    pub older_than: Option<String>,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/PruneResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PruneResult {
+    /// `movedBytes`. Required.
+    #[serde(rename = "movedBytes")]
+    pub moved_bytes: i64,
+    /// `pinned`. Required.
+    pub pinned: i64,
+    /// `selected`. Required.
+    pub selected: Vec<PrunedSession>,
+    /// `skipped`. Defaults to `[]` when absent.
+    #[serde(default = "defaults::prune_result_skipped")]
+    pub skipped: Vec<PrunedSession>,
+}
+
+/// Schema: `#/$defs/PrunedSession`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct PrunedSession {
+    /// `bytes`. Required.
+    pub bytes: i64,
+    /// `path`. Required.
+    pub path: String,
+    /// `reason`. Required.
+    pub reason: String,
+    /// `sessionId`. Required, may be null.
+    #[serde(rename = "sessionId")]
+    pub session_id: Option<String>,
+}
+
 /// Schema: `#/$defs/RestoreParams` (unknown fields are refused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -838,6 +907,26 @@ pub struct RestoreResult {
     /// `sessionId`. Required.
     #[serde(rename = "sessionId")]
     pub session_id: String,
+}
+
+/// The policy `session-sidecar prune` and `session/prune` apply when not given one (none by default).
+///
+/// Schema: `#/$defs/RetentionSettings` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RetentionSettings {
+    /// `includePinned`. Optional; the server's default is `false`.
+    #[serde(rename = "includePinned", default, skip_serializing_if = "Option::is_none")]
+    pub include_pinned: Option<bool>,
+    /// `keepPerCwd`. Optional.
+    #[serde(rename = "keepPerCwd", default, skip_serializing_if = "Option::is_none")]
+    pub keep_per_cwd: Option<i64>,
+    /// `maxTotal`. Optional.
+    #[serde(rename = "maxTotal", default, skip_serializing_if = "Option::is_none")]
+    pub max_total: Option<String>,
+    /// `olderThan`. Optional.
+    #[serde(rename = "olderThan", default, skip_serializing_if = "Option::is_none")]
+    pub older_than: Option<String>,
 }
 
 /// Schema: `#/$defs/ServerInfo`.
@@ -897,6 +986,20 @@ pub struct SessionTokens {
     pub last: i64,
     /// `total`. Required.
     pub total: i64,
+}
+
+/// Schema: `#/$defs/SessionUsage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionUsage {
+    /// `area`. Required.
+    pub area: SessionUsageArea,
+    /// `bytes`. Required.
+    pub bytes: i64,
+    /// `path`. Required.
+    pub path: String,
+    /// `sessionId`. Required, may be null.
+    #[serde(rename = "sessionId")]
+    pub session_id: Option<String>,
 }
 
 /// Schema: `#/$defs/SetLabelParams` (unknown fields are refused).
@@ -961,9 +1064,66 @@ pub struct Settings {
     /// `providers`. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub providers: Option<ProvidersSettings>,
+    /// `retention`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention: Option<RetentionSettings>,
     /// `store`. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store: Option<StoreSettings>,
+}
+
+/// Schema: `#/$defs/StatsParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct StatsParams {
+    /// `blobs`. Optional; the server's default is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blobs: Option<bool>,
+    /// `largest`. Optional; the server's default is `10`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub largest: Option<i64>,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/StatsResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct StatsResult {
+    /// `archiveBytes`. Required.
+    #[serde(rename = "archiveBytes")]
+    pub archive_bytes: i64,
+    /// `blobBytes`. Required.
+    #[serde(rename = "blobBytes")]
+    pub blob_bytes: i64,
+    /// `blobCount`. Required.
+    #[serde(rename = "blobCount")]
+    pub blob_count: i64,
+    /// `folders`. Required.
+    pub folders: Vec<FolderUsage>,
+    /// `indexBytes`. Required.
+    #[serde(rename = "indexBytes")]
+    pub index_bytes: i64,
+    /// `largest`. Required.
+    pub largest: Vec<SessionUsage>,
+    /// `liveBytes`. Required.
+    #[serde(rename = "liveBytes")]
+    pub live_bytes: i64,
+    /// `sessionCount`. Required.
+    #[serde(rename = "sessionCount")]
+    pub session_count: i64,
+    /// `totalBytes`. Required.
+    #[serde(rename = "totalBytes")]
+    pub total_bytes: i64,
+    /// `trashBytes`. Required.
+    #[serde(rename = "trashBytes")]
+    pub trash_bytes: i64,
+    /// `unreferencedBlobs`. Optional.
+    #[serde(rename = "unreferencedBlobs", default, skip_serializing_if = "Option::is_none")]
+    pub unreferenced_blobs: Option<i64>,
+    /// `unreferencedBytes`. Optional.
+    #[serde(rename = "unreferencedBytes", default, skip_serializing_if = "Option::is_none")]
+    pub unreferenced_bytes: Option<i64>,
 }
 
 /// Schema: `#/$defs/StoreSettings` (unknown fields are refused).
@@ -1099,6 +1259,17 @@ pub enum HistorySearchOrder {
     Recent,
     #[serde(rename = "relevance")]
     Relevance,
+}
+
+/// `SessionUsage.area`: one of `archive`, `live`, `trash`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SessionUsageArea {
+    #[serde(rename = "archive")]
+    Archive,
+    #[serde(rename = "live")]
+    Live,
+    #[serde(rename = "trash")]
+    Trash,
 }
 
 /// `ProgressParams.value`: one of several objects, told apart by `kind`.
@@ -1297,6 +1468,15 @@ pub mod methods {
         type Result = OpenResult;
     }
 
+    /// `session/prune`: `PruneParams` -> `PruneResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Prune;
+    impl crate::Method for Prune {
+        const NAME: &'static str = "session/prune";
+        type Params = PruneParams;
+        type Result = PruneResult;
+    }
+
     /// `session/restore`: `RestoreParams` -> `RestoreResult`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub struct Restore;
@@ -1324,6 +1504,15 @@ pub mod methods {
         type Result = SetNameResult;
     }
 
+    /// `session/stats`: `StatsParams` -> `StatsResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Stats;
+    impl crate::Method for Stats {
+        const NAME: &'static str = "session/stats";
+        type Params = StatsParams;
+        type Result = StatsResult;
+    }
+
     /// `session/unarchive`: `ArchiveParams` -> `ArchiveResult`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub struct Unarchive;
@@ -1345,7 +1534,7 @@ pub mod methods {
 }
 
 /// Every method in the schema, sorted by name.
-pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/list", "session/move", "session/open", "session/restore", "session/setLabel", "session/setName", "session/unarchive", "shutdown"];
+pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/list", "session/move", "session/open", "session/prune", "session/restore", "session/setLabel", "session/setName", "session/stats", "session/unarchive", "shutdown"];
 
 /// A typed, blocking method for every session method of the protocol.
 impl crate::Client {
@@ -1482,6 +1671,13 @@ impl crate::Client {
         self.call::<methods::Open>(params)
     }
 
+    /// `session/prune`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Prune>`.
+    pub fn prune(&self, params: PruneParams) -> crate::Result<PruneResult> {
+        self.call::<methods::Prune>(params)
+    }
+
     /// `session/restore`: sends the request and blocks until its answer.
     ///
     /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Restore>`.
@@ -1501,6 +1697,13 @@ impl crate::Client {
     /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::SetName>`.
     pub fn set_name(&self, params: SetNameParams) -> crate::Result<SetNameResult> {
         self.call::<methods::SetName>(params)
+    }
+
+    /// `session/stats`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Stats>`.
+    pub fn stats(&self, params: StatsParams) -> crate::Result<StatsResult> {
+        self.call::<methods::Stats>(params)
     }
 
     /// `session/unarchive`: sends the request and blocks until its answer.
@@ -1798,12 +2001,16 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         ("result", "session/move") => rt::<MoveResult>(value),
         ("params", "session/open") => rt::<OpenParams>(value),
         ("result", "session/open") => rt::<OpenResult>(value),
+        ("params", "session/prune") => rt::<PruneParams>(value),
+        ("result", "session/prune") => rt::<PruneResult>(value),
         ("params", "session/restore") => rt::<RestoreParams>(value),
         ("result", "session/restore") => rt::<RestoreResult>(value),
         ("params", "session/setLabel") => rt::<SetLabelParams>(value),
         ("result", "session/setLabel") => rt::<SetLabelResult>(value),
         ("params", "session/setName") => rt::<SetNameParams>(value),
         ("result", "session/setName") => rt::<SetNameResult>(value),
+        ("params", "session/stats") => rt::<StatsParams>(value),
+        ("result", "session/stats") => rt::<StatsResult>(value),
         ("params", "session/unarchive") => rt::<ArchiveParams>(value),
         ("result", "session/unarchive") => rt::<ArchiveResult>(value),
         ("params", "shutdown") => rt::<()>(value),
@@ -1840,6 +2047,9 @@ mod defaults {
         Vec::new()
     }
     pub fn open_warning_entry_ids() -> Vec<String> {
+        Vec::new()
+    }
+    pub fn prune_result_skipped() -> Vec<PrunedSession> {
         Vec::new()
     }
     pub fn session_info_in_memory() -> bool {

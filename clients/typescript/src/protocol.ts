@@ -235,6 +235,12 @@ export interface FlushResult {
   persisted: boolean;
 }
 
+export interface FolderUsage {
+  folder: string;
+  bytes: number;
+  sessions: number;
+}
+
 export interface ForkParams {
   sessionId: string;
   /** @default null */
@@ -446,6 +452,39 @@ export interface ProvidersSettings {
   timeout?: number;
 }
 
+/** A retention policy; absent fields come from the settings' `retention` section. */
+export interface PruneParams {
+  /** @default null */
+  olderThan?: string | null;
+  /** @default null */
+  keepPerCwd?: number | null;
+  /** @default null */
+  maxTotal?: string | null;
+  /** @default false */
+  includePinned?: boolean;
+  /** @default false */
+  dryRun?: boolean;
+  /** @default false */
+  confirm?: boolean;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface PruneResult {
+  selected: PrunedSession[];
+  movedBytes: number;
+  pinned: number;
+  /** @default [] */
+  skipped?: PrunedSession[];
+}
+
+export interface PrunedSession {
+  sessionId: string | null;
+  path: string;
+  bytes: number;
+  reason: string;
+}
+
 export interface RestoreParams {
   sessionId: string;
   /** @default null */
@@ -455,6 +494,18 @@ export interface RestoreParams {
 export interface RestoreResult {
   sessionId: string;
   path: string;
+}
+
+/** The policy `session-sidecar prune` and `session/prune` apply when not given one (none by default). */
+export interface RetentionSettings {
+  /** @default null */
+  olderThan?: string | null;
+  /** @default null */
+  keepPerCwd?: number | null;
+  /** @default null */
+  maxTotal?: string | null;
+  /** @default false */
+  includePinned?: boolean;
 }
 
 export interface ServerInfo {
@@ -489,6 +540,13 @@ export interface SessionTokens {
   last: number;
 }
 
+export interface SessionUsage {
+  sessionId: string | null;
+  path: string;
+  area: "archive" | "live" | "trash";
+  bytes: number;
+}
+
 export interface SetLabelParams {
   sessionId: string;
   entryId: string;
@@ -516,8 +574,35 @@ export interface SetNameResult {
 
 export interface Settings {
   store?: StoreSettings;
+  retention?: RetentionSettings;
   compaction?: CompactionSettings;
   providers?: ProvidersSettings;
+}
+
+export interface StatsParams {
+  /** @default 10 */
+  largest?: number;
+  /** @default false */
+  blobs?: boolean;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface StatsResult {
+  totalBytes: number;
+  liveBytes: number;
+  archiveBytes: number;
+  trashBytes: number;
+  blobBytes: number;
+  blobCount: number;
+  indexBytes: number;
+  sessionCount: number;
+  folders: FolderUsage[];
+  largest: SessionUsage[];
+  /** @default null */
+  unreferencedBlobs?: number | null;
+  /** @default null */
+  unreferencedBytes?: number | null;
 }
 
 export interface StoreSettings {
@@ -611,6 +696,8 @@ export interface Methods {
   "session/restore": { params: RestoreParams; result: RestoreResult };
   "session/compact": { params: CompactParams; result: CompactResult };
   "session/move": { params: MoveParams; result: MoveResult };
+  "session/stats": { params: StatsParams; result: StatsResult };
+  "session/prune": { params: PruneParams; result: PruneResult };
   "history/add": { params: HistoryAddParams; result: null };
   "history/search": { params: HistorySearchParams; result: HistoryResult };
   "history/list": { params: HistoryListParams; result: HistoryResult };
@@ -621,7 +708,7 @@ export type ParamsOf<M extends MethodName> = Methods[M]["params"];
 export type ResultOf<M extends MethodName> = Methods[M]["result"];
 
 /** Every method of the schema, in schema order. */
-export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","session/move","history/add","history/search","history/list"] as const satisfies readonly MethodName[];
+export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","session/move","session/stats","session/prune","history/add","history/search","history/list"] as const satisfies readonly MethodName[];
 
 /** Server -> client requests (answered by the client). */
 export interface ServerRequests {
@@ -820,6 +907,19 @@ export abstract class SessionMethods {
     return this.request("session/move", params, options);
   }
 
+  /** `session/stats`. */
+  stats(params: StatsParams = {}, options?: CallOptions): Promise<StatsResult> {
+    return this.request("session/stats", params, options);
+  }
+
+  /**
+   * `session/prune`.
+   * A retention policy; absent fields come from the settings' `retention` section.
+   */
+  prune(params: PruneParams = {}, options?: CallOptions): Promise<PruneResult> {
+    return this.request("session/prune", params, options);
+  }
+
   /** `history/add`. */
   historyAdd(params: HistoryAddParams, options?: CallOptions): Promise<null> {
     return this.request("history/add", params, options);
@@ -858,6 +958,8 @@ export const CLIENT_METHOD_NAMES = {
   "session/restore": "restore",
   "session/compact": "compact",
   "session/move": "move",
+  "session/stats": "stats",
+  "session/prune": "prune",
   "history/add": "historyAdd",
   "history/search": "historySearch",
   "history/list": "historyList",

@@ -235,6 +235,14 @@ describe("a conversation with tool calls", () => {
     assert.deepEqual(listed.map((s) => [s.sessionId, s.inMemory]), [[memory.sessionId, true]]);
   });
 
+  it("measures the store and prunes it by a policy", async () => {
+    const stats = await call("session/stats", client.stats({ largest: 3 }));
+    assert.ok(stats.sessionCount > 0 && stats.totalBytes >= stats.liveBytes);
+    assert.ok(stats.largest.length <= 3);
+    const dry = await call("session/prune", client.prune({ olderThan: "3650d", dryRun: true }));
+    assert.deepEqual(dry.selected, []);
+  });
+
   it("keeps prompt history: add, search, list", async () => {
     await call("history/add", client.historyAdd({ prompt: "use pnpm, not npm", cwd: "/work/app" }));
     await call("history/add", client.historyAdd({ prompt: "run the tests", cwd: "/work/app" }));

@@ -50,13 +50,13 @@ from .store.listing import (
     SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, iso_from_ms, matches, sort_key, summarize,
 )
 from .store.lock import lock_path, unlock
-from .store.move import rewrite_header_cwd
+from .store.move import relocate, rewrite_header_cwd
 from .store.pathcopy import connected_path, label_timestamps
 from .store.payload import BlobStore, resolve
 from .store.session import UNSET, LoadReport, Session
 from .store import treecache
 from .store.terminals import Breadcrumbs, check_terminal_id
-from .store.writer import FsyncPolicy, SessionWriter, ensure_dir, fsync_dir
+from .store.writer import FsyncPolicy, SessionWriter
 from .work import NO_WORK, Work
 
 if TYPE_CHECKING:
@@ -842,19 +842,11 @@ class SessionService:
                 rewrite_header_cwd(source, params.cwd)
                 unlock(held)
                 held = lock_path(source)  # the rewrite made a new file: hold that one
-                ensure_dir(target.parent)
-                os.rename(source, target)
-                fsync_dir(target.parent)
-                fsync_dir(source.parent)
+                relocate(source, target)
             except OSError as exc:
                 raise StorageError(f"could not move {source}: {exc.strerror or exc}", path=str(source)) from exc
             finally:
                 unlock(held)
-            for extra in source.parent.glob(source.name + ".*"):  # backups and torn lines go along
-                try:
-                    os.rename(extra, target.parent / extra.name)
-                except OSError:
-                    pass
             treecache.drop_cache(self.layout.root, source)
             self.index.moved(source, None, None)  # its row named the old cwd: read it again where it is
             self._index_refresh(target)
@@ -890,20 +882,11 @@ class SessionService:
                 raise SessionNotFound(f"cannot {verb}: {source} vanished", sessionId=session_id) from None
             try:
                 self.layout.check_inside(target.parent)  # a symlinked .archive / .trash leads nowhere
-                ensure_dir(target.parent)
-                os.rename(source, target)
-                fsync_dir(target.parent)
-                fsync_dir(source.parent)
+                relocate(source, target)
             except OSError as exc:
                 raise StorageError(f"could not {verb} {source}: {exc.strerror or exc}", path=str(source)) from exc
             finally:
                 unlock(held)
-            # Leftovers of the session beside it (migration backups, torn lines) move along.
-            for extra in source.parent.glob(source.name + ".*"):
-                try:
-                    os.rename(extra, target.parent / extra.name)
-                except OSError:
-                    pass
             treecache.drop_cache(self.layout.root, source)
             area = self._area_of(target)
             self.index.moved(source, target if area is not None else None, area)

@@ -1,4 +1,4 @@
-"""Moving a session file to another project folder: its header's cwd rewritten, the rest byte for byte.
+"""Moving session files: between areas and folders (relocate), and to another cwd (its header rewritten).
 
 The header is rewritten in place first (atomically: a new file renamed over
 the old), then the file is renamed into the new folder. A crash between the
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import DamagedFile
 from ..format.jsonl import encode, parse_line
-from .writer import FILE_MODE, fsync_dir
+from .writer import FILE_MODE, ensure_dir, fsync_dir
 
 # The header is one of the first lines; a file whose first this many bytes hold none is no session.
 _HEADER_SCAN_BYTES = 1024 * 1024
@@ -52,3 +52,19 @@ def rewrite_header_cwd(path: Path, cwd: str) -> None:
             raise
     os.replace(tmp, path)
     fsync_dir(path.parent)
+
+
+def relocate(source: Path, target: Path) -> None:
+    """Rename a session file to ``target`` (both folders synced); its backups and torn lines follow it.
+
+    Raises OSError when the file itself cannot be moved; a leftover that cannot follow stays behind.
+    """
+    ensure_dir(target.parent)
+    os.rename(source, target)
+    fsync_dir(target.parent)
+    fsync_dir(source.parent)
+    for extra in source.parent.glob(source.name + ".*"):  # migration and doctor backups, torn lines
+        try:
+            os.rename(extra, target.parent / extra.name)
+        except OSError:
+            pass

@@ -11,7 +11,6 @@ nothing refers to, never a reference to a blob that is gone.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path

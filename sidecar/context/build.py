@@ -2,9 +2,12 @@
 
 Walk leaf -> root; derive the thinking level, model, mode and injected rules
 from the path; emit messages, and when a compaction is on the path, only the
-last one counts: its summary first, then the entries it kept (from
-``firstKeptEntryId``, only if that entry is on the path), then what follows.
-The shapes of the emitted messages are pi's AgentMessages, field for field.
+last one counts: its system message and summary first, then the entries it
+kept (from ``firstKeptEntryId``, only if that entry is on the path; system
+messages among them left out), then what follows. Context edits among the
+emitted entries replace (or drop) their target's content, the last one of a
+target winning. The shapes of the emitted messages are pi's AgentMessages,
+field for field. The rules are pi 1.5's (protocol/PROTOCOL.md, "pi releases").
 """
 
 from __future__ import annotations
@@ -77,7 +80,19 @@ def custom_message(obj: dict[str, Any]) -> dict[str, Any]:
     for key in ("customType", "content", "display", "details"):
         if key in obj:
             message[key] = obj[key]
+    if message.get("content") is None:
+        message["content"] = []  # pi 1.5: `content ?? []`
     message["timestamp"] = js_time(obj.get("timestamp"))
+    return message
+
+
+# pi 1.5 gives a message whose content is null or missing an empty one of its role's shape.
+_EMPTY_CONTENT: dict[str, Any] = {"user": [], "assistant": [], "toolResult": [], "system": ""}
+
+
+def _normalised(message: dict[str, Any]) -> dict[str, Any]:
+    if message.get("content") is None and message.get("role") in _EMPTY_CONTENT:
+        return {**message, "content": _EMPTY_CONTENT[message["role"]]}
     return message
 
 
@@ -88,7 +103,7 @@ def message_of(entry: Entry, obj: dict[str, Any] | None = None) -> dict[str, Any
     """
     if entry.type == "message":
         message = (obj if obj is not None else entry.obj()).get("message")
-        return message if isinstance(message, dict) else None
+        return _normalised(message) if isinstance(message, dict) else None
     if entry.type == "custom_message":
         return custom_message(obj if obj is not None else entry.obj())
     if entry.type == "branch_summary":
@@ -141,6 +156,7 @@ def build_context(path: list[Entry]) -> SessionContext:
     compaction_index = -1
     explicit_default_model = False
     rules: dict[str, None] = {}
+    has_edits = False
     pruned: set[str] = set()  # toolResult entries shown as a placeholder (sidecar.context.pruned)
     for index, entry in enumerate(path):
         kind = entry.type
@@ -164,6 +180,8 @@ def build_context(path: list[Entry]) -> SessionContext:
                 ctx.models["default"] = f"{_js_text(head.provider)}/{_js_text(head.model)}"
         elif kind == "compaction":
             compaction, compaction_index = entry, index
+        elif kind == "context_edit":
+            has_edits = True
         elif kind == "custom" and _PRUNE_MARK in entry.raw:
             pruned.update(pruned_ids(entry.obj()))
         elif kind == "ttsr_injection":
@@ -178,27 +196,76 @@ def build_context(path: list[Entry]) -> SessionContext:
     ctx.injected_rules = list(rules)
 
     if compaction is None:
-        _emit(ctx, path, pruned)
+        _emit(ctx, path, pruned, _edits(path) if has_edits else {})
         return ctx
     comp = compaction.obj()
-    ctx.messages.append(compaction_summary_message(comp))
-    ctx.entry_ids.append(compaction.id)  # type: ignore[arg-type]
     first_kept = comp.get("firstKeptEntryId")
     kept_start = next((i for i in range(compaction_index) if path[i].id == first_kept), compaction_index)
-    _emit(ctx, path[kept_start:compaction_index], pruned)
+    kept = [e for e in path[kept_start:compaction_index] if not (e.type == "message" and e.role() == "system")]
+    after = path[compaction_index + 1 :]
+    edits = _edits(kept + after) if has_edits else {}
+    head = [compaction_summary_message(comp)]
+    if comp.get("systemMessage") not in (None, False, ""):  # JS truthiness: {} counts
+        head.insert(0, comp["systemMessage"])
+    for message in _edited(head, edits.get(compaction.id, _NO_EDIT)):
+        ctx.messages.append(message)
+        ctx.entry_ids.append(compaction.id)  # type: ignore[arg-type]
+    _emit(ctx, kept, pruned, edits)
     ctx.after_compaction = len(ctx.messages)
-    _emit(ctx, path[compaction_index + 1 :], pruned)
+    _emit(ctx, after, pruned, edits)
     return ctx
+
+
+_NO_EDIT: Any = object()
+# Roles whose content a context edit replaces; other messages of an edited entry stay as they are.
+_EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
+
+
+def _edits(entries: list[Entry]) -> dict[str, Any]:
+    """targetId -> replacement of the last context edit of each target among ``entries``."""
+    edits: dict[str, Any] = {}
+    for entry in entries:
+        if entry.type == "context_edit":
+            obj = entry.obj()
+            if isinstance(obj.get("targetId"), str):
+                edits[obj["targetId"]] = obj.get("replacement")
+    return edits
+
+
+def _edited(messages: list[dict[str, Any]], replacement: Any) -> list[dict[str, Any]]:
+    """pi 1.5's projection of an entry's messages through its context edit."""
+    if replacement is _NO_EDIT:
+        return messages
+    if replacement is None:
+        return []
+    has_content = isinstance(replacement, dict) and "content" in replacement
+    content = replacement["content"] if has_content else None
+    out = []
+    for message in messages:
+        role = message.get("role")
+        if role not in _EDITABLE_ROLES:
+            out.append(message)
+            continue
+        edited = {k: v for k, v in message.items() if k != "content"} if not has_content else dict(message)
+        if has_content:
+            text_role = role in ("assistant", "toolResult") and isinstance(content, str)
+            edited["content"] = [{"type": "text", "text": content}] if text_role else content
+        out.append(edited)
+    return out
 
 
 _PRUNE_MARK = PRUNE_CUSTOM_TYPE.encode()
 
 
-def _emit(ctx: SessionContext, entries: Iterable[Entry], pruned: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+def _emit(
+    ctx: SessionContext, entries: Iterable[Entry], pruned: set[str] = frozenset(), edits: dict[str, Any] = {}  # type: ignore[assignment]  # noqa: B006
+) -> None:
     for entry in entries:
         message = message_of(entry)
         if message is not None and pruned and entry.id in pruned and message.get("role") == "toolResult":
             message = pruned_tool_result(message)
+        if message is not None and edits and entry.id in edits:
+            message = next(iter(_edited([message], edits[entry.id])), None)
         if message is not None:
             ctx.messages.append(message)
             ctx.entry_ids.append(entry.id)  # type: ignore[arg-type]

@@ -7,10 +7,12 @@
 //
 // Request on stdin:
 //   {"write": [{"dir", "cwd", "ops": [...]}],      pi writes sessions through its SessionManager
-//    "read":  [{"path", "leaves": ["id", ...]}]}   pi reads files and builds their contexts
+//    "read":  [{"path", "leaves": ["id", ...]}],   pi reads files and builds their contexts
+//    "currentSystem": [[message, ...], ...]}       pi-ai's getCurrentSystemMessage of each list
 // Response: {"version", "written": [{"path", "forks": [path...], "errors": [...]}],
 //            "results": [{"path", "ok", "error"?, "header", "entries", "lines", "leafId",
-//                         "labels", "name", "contexts": {"@leaf" | id: {...}}}]}
+//                         "labels", "name", "contexts": {"@leaf" | id: {...}}}],
+//            "currentSystem": [message | null, ...]}
 // Write ops (targets are integers taken modulo the candidates when the op runs,
 // so any drawn list is valid):
 //   ["message", message] ["thinking", level] ["model", provider, modelId]
@@ -36,6 +38,7 @@ registerHooks({
 
 const { SessionManager, buildSessionContext } = await import(new URL("core/session-manager.js", agentDist).href);
 const { convertToLlm } = await import(new URL("core/messages.js", agentDist).href);
+const { getCurrentSystemMessage } = await import(shim);
 const piVersion = JSON.parse(
   readFileSync(new URL("node_modules/@earendil-works/pi-coding-agent/package.json", here), "utf8"),
 ).version;
@@ -131,4 +134,5 @@ const results = (request.read ?? []).map((file) => {
     return { path: file.path, ok: false, error: String(error && error.stack ? error.stack : error) };
   }
 });
-process.stdout.write(JSON.stringify({ version: piVersion, written, results }));
+const currentSystem = (request.currentSystem ?? []).map((messages) => getCurrentSystemMessage(messages) ?? null);
+process.stdout.write(JSON.stringify({ version: piVersion, written, results, currentSystem }));

@@ -23,7 +23,7 @@ from .config import SettingsError, load_settings
 from .store.layout import default_root
 
 LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
-SUBCOMMANDS = ("serve", "call", "demo", "reindex")
+SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -57,6 +57,13 @@ def _parser() -> argparse.ArgumentParser:
 
     reindex = commands.add_parser("reindex", help="rebuild the listing index (<root>/.index) from the session files")
     _common(reindex)
+
+    doctor = commands.add_parser(
+        "doctor", help="find session files whose entries name parents not in the file; --fix reconnects them"
+    )
+    _common(doctor)
+    doctor.add_argument("--fix", action="store_true", help="rewrite faulty files (the original is kept as <file>.doctor.bak)")
+    doctor.add_argument("files", nargs="*", type=Path, help="session files to check (default: every file below the root)")
     return parser
 
 
@@ -74,6 +81,11 @@ def main(argv: list[str] | None = None) -> int:
         return _call(args)
     if args.command == "reindex":
         return _reindex(args)
+    if args.command == "doctor":
+        from .doctor import run_doctor
+
+        root = args.root.expanduser() if args.root else default_root()
+        return run_doctor(root, [p.expanduser() for p in args.files], args.fix, sys.stdout)
     if args.command == "demo":
         from .demo import run_demo
 

@@ -36,12 +36,14 @@ from .errors import (
     StorageError,
 )
 from .format.jsonl import Entry, LineMoved, encode
+from .format.jsstr import session_name
 from .store.layout import ARCHIVE_DIR, TRASH_DIR, Layout, check_session_id, iso_now, new_session_id
 from .store.index import IndexUnavailable, ListingIndex
 from .store.listing import (
     SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, iso_from_ms, matches, sort_key,
 )
 from .store.lock import lock_path, unlock
+from .store.pathcopy import connected_path, label_timestamps
 from .store.payload import BlobStore, resolve
 from .store.session import UNSET, LoadReport, Session
 from .store import treecache
@@ -200,7 +202,7 @@ class SessionService:
             session.on_append = self._indexed
             session.blobs = self.blobs
             self._open[session_id] = session
-        if params.name is not None and params.name.strip():
+        if params.name is not None and session_name(params.name):
             session.set_name(params.name)
         return wire.CreateResult(sessionId=session_id, path=str(path), header=session.header_obj())
 
@@ -237,6 +239,7 @@ class SessionService:
             parseErrors=parse_errors,
             persisted=session.persisted,
             migratedFrom=migrated_from,
+            warnings=_open_warnings(session),
         )
 
     def continue_recent(self, params: wire.ContinueRecentParams) -> wire.OpenResult | None:
@@ -529,7 +532,7 @@ class SessionService:
     # -- fork ------------------------------------------------------------------
 
     def fork(self, params: wire.ForkParams) -> wire.ForkResult:
-        """Copy the path root -> entry into a new session file, verbatim.
+        """Copy the path root -> entry into a new session file, connected (store/pathcopy.py).
 
         Label entries on the path are dropped and the labels of the copied
         entries written again after them, so labels set on other branches
@@ -546,17 +549,16 @@ class SessionService:
                 "(forking there could leave a tool call without its result)",
                 entryId=target_id,
             )
-        path = [e for e in source.tree.path(target_id) if e.type != "label"]
+        copied = connected_path(source.tree.path(target_id), source.tree.labels, label_timestamps(source.tree.entries))
         cwd = params.cwd if params.cwd is not None else source.header_obj().get("cwd", "")
         new_id = new_session_id()
         timestamp = iso_now()
         new_path = self.layout.new_session_path(cwd, timestamp, new_id)
         forked = Session.copied(
-            new_path, new_id, cwd, self.fsync_policy, path, parent_session=source.id, timestamp=timestamp
+            new_path, new_id, cwd, self.fsync_policy, copied.entries, parent_session=source.id, timestamp=timestamp
         )
-        labels = [(e.id, source.tree.labels[e.id]) for e in path if e.id in source.tree.labels]
-        if labels:
-            forked.append([{"type": "label", "targetId": t, "label": label} for t, label in labels])
+        if copied.labels:
+            forked.append(copied.labels)
         forked.on_append = self._indexed
         if forked.persisted:
             self._index_refresh(forked.path)
@@ -788,6 +790,23 @@ class SessionService:
             area = self._area_of(target)
             self.index.moved(source, target if area is not None else None, area)
             return target
+
+
+def _open_warnings(session: Session) -> list[wire.OpenWarning]:
+    dangling = session.dangling()
+    if not dangling:
+        return []
+    shown = ", ".join(dangling[:5]) + (f" and {len(dangling) - 5} more" if len(dangling) > 5 else "")
+    return [wire.OpenWarning(
+        kind="danglingParent",
+        message=(
+            f"{len(dangling)} entr{'y names a parent' if len(dangling) == 1 else 'ies name parents'} not in "
+            f"{session.path} ({shown}): the history before {'it' if len(dangling) == 1 else 'them'} is cut off "
+            "from the context; run `session-sidecar doctor --fix` on the file to reconnect each to the entry "
+            "written before it (the original is kept as a backup)"
+        ),
+        entryIds=dangling,
+    )]
 
 
 def _kept_messages(cached: treecache.CachedContext) -> memoryview | None:

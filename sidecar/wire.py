@@ -55,6 +55,19 @@ class OpenParams(_Params):
     readOnly: bool = False
 
 
+class OpenWarning(_Result):
+    """Something opening found wrong with the file that did not stop it from opening.
+
+    ``kind`` ``"danglingParent"``: these entries name a parent that is not in the
+    file, so the path to each stops there and the history before it is not in
+    the context; ``session-sidecar doctor --fix`` reconnects them.
+    """
+
+    kind: str
+    message: str
+    entryIds: list[str] = []
+
+
 class OpenResult(_Result):
     sessionId: str
     path: str
@@ -64,6 +77,7 @@ class OpenResult(_Result):
     parseErrors: int
     persisted: bool
     migratedFrom: int | None = None
+    warnings: list[OpenWarning] = []
 
 
 class ContinueRecentParams(_Params):

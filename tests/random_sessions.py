@@ -83,8 +83,11 @@ def entry_for(kind: str, text: str, pick: int, ids: list[str]) -> dict[str, Any]
     raise AssertionError(kind)
 
 
-def play(svc: SessionService, session_id: str, steps: list[tuple]) -> list[str]:
-    """Run ``steps`` on a session; returns the ids of the sessions forked on the way."""
+def play(svc: SessionService, session_id: str, steps: list[tuple], fork_points: dict[str, str] | None = None) -> list[str]:
+    """Run ``steps`` on a session; returns the ids of the sessions forked on the way.
+
+    ``fork_points``, when given, gets each fork's session id -> the entry it was forked at.
+    """
     forks: list[str] = []
     for step in steps:
         session = svc.session(session_id)
@@ -101,7 +104,10 @@ def play(svc: SessionService, session_id: str, steps: list[tuple]) -> list[str]:
             svc.set_label(wire.SetLabelParams(sessionId=session_id, entryId=ids[step[1] % len(ids)], label=step[2]))
         elif op == "fork" and ids:
             try:
-                forks.append(svc.fork(wire.ForkParams(sessionId=session_id, entryId=ids[step[1] % len(ids)])).sessionId)
+                at = ids[step[1] % len(ids)]
+                forks.append(svc.fork(wire.ForkParams(sessionId=session_id, entryId=at)).sessionId)
+                if fork_points is not None:
+                    fork_points[forks[-1]] = at
             except InvalidParams:
                 pass  # a tool result or bash execution: not a place to fork from
     return forks

@@ -446,11 +446,23 @@ type OpenResult struct {
 	Path      string         `json:"path"`
 	Header    map[string]any `json:"header"`
 	// nil is null.
-	LeafID       *string `json:"leafId"`
-	EntryCount   int     `json:"entryCount"`
-	ParseErrors  int     `json:"parseErrors"`
-	Persisted    bool    `json:"persisted"`
-	MigratedFrom *int    `json:"migratedFrom,omitzero"`
+	LeafID       *string       `json:"leafId"`
+	EntryCount   int           `json:"entryCount"`
+	ParseErrors  int           `json:"parseErrors"`
+	Persisted    bool          `json:"persisted"`
+	MigratedFrom *int          `json:"migratedFrom,omitzero"`
+	Warnings     []OpenWarning `json:"warnings,omitzero"`
+}
+
+// OpenWarning: Something opening found wrong with the file that did not stop it from opening.
+//
+// `kind` `"danglingParent"`: these entries name a parent that is not in the
+// file, so the path to each stops there and the history before it is not in
+// the context; `session-sidecar doctor --fix` reconnects them.
+type OpenWarning struct {
+	Kind     string   `json:"kind"`
+	Message  string   `json:"message"`
+	EntryIDs []string `json:"entryIds,omitzero"`
 }
 
 // ProgressParams: `$/progress`: sent for a request that carried a `workDoneToken`, before its response.

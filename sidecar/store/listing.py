@@ -19,6 +19,7 @@ import msgspec
 from ..context.build import js_time
 from ..context.tokens import usage_tokens
 from ..format.jsonl import decode_lenient
+from ..format.jsstr import js_trim
 
 
 class _Message(msgspec.Struct):
@@ -91,7 +92,7 @@ class Accumulator:
     def feed(self, line: _Line) -> str | None:
         """Fold one entry line in; returns its searchable text, if any."""
         if line.type == "session_info":
-            self.name = (line.name.strip() or None) if isinstance(line.name, str) else None
+            self.name = (js_trim(line.name) or None) if isinstance(line.name, str) else None
             return None
         if line.type != "message" or line.message is None:
             return None

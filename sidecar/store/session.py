@@ -21,6 +21,7 @@ import msgspec
 
 from ..errors import DamagedFile, EntryNotFound, InvalidEntry, InvalidState, StorageError
 from ..format.entries import CURRENT_VERSION, InvalidAt, validate_entries, validate_entry
+from ..format.jsstr import session_name
 from ..format.jsonl import Entry, LineSource, NotASession, ParsedFile, parse_line, parse_path, serialize
 from ..format.migrate import migrate, new_entry_id
 from .layout import iso_now
@@ -274,6 +275,13 @@ class Session:
             return self._cache.entry_count
         return len(self._tree.entries)
 
+    def dangling(self) -> list[str]:
+        """Entries whose parent is not in the file (SessionTree.dangling); from the tree cache while the tree is not built."""
+        if self._tree is None:
+            assert self._cache is not None
+            return list(self._cache.dangling)
+        return self._tree.dangling()
+
     @property
     def tree_loaded(self) -> bool:
         return self._tree is not None
@@ -446,7 +454,7 @@ class Session:
         return self.append([obj])[0]
 
     def set_name(self, name: str) -> Entry:
-        return self.append([{"type": "session_info", "name": name.strip()}])[0]
+        return self.append([{"type": "session_info", "name": session_name(name)}])[0]
 
     def flush(self) -> None:
         self.writer.flush()

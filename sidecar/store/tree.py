@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..format.jsonl import Entry
+from ..format.jsstr import js_trim
 
 _CONVERSATION_ROLES = ("user", "assistant")
 
@@ -39,7 +40,7 @@ class SessionTree:
                     self.labels.pop(target, None)
         elif entry.type == "session_info":
             name = entry.obj().get("name")
-            self.name = (name.strip() or None) if isinstance(name, str) else None
+            self.name = (js_trim(name) or None) if isinstance(name, str) else None
         elif entry.type == "message" and not self.has_conversation and entry.role() in _CONVERSATION_ROLES:
             self.has_conversation = True
 
@@ -78,6 +79,19 @@ class SessionTree:
             current = self.by_id.get(current.parent_id) if current.parent_id else None
         path.reverse()
         return path
+
+    def dangling(self) -> list[str]:
+        """Ids of entries whose parentId names no entry here: the path to each stops at it.
+
+        Such a file was written by a fork that dropped label entries without
+        re-chaining (pi 0.73.1, sidecar before issue 23) or edited by hand.
+        """
+        by_id = self.by_id
+        return [
+            e.id  # type: ignore[misc]
+            for e in self.entries
+            if e.parent_id is not None and e.parent_id not in by_id and by_id.get(e.id) is e  # type: ignore[arg-type]
+        ]
 
     def effective_parents(self) -> list[tuple[Entry, str | None]]:
         """Each entry (the later line where an id repeats) with its parent for display.

@@ -30,7 +30,7 @@ from ..format.jsonl import MAP_THRESHOLD, Entry, LineSource, MessageHead, parse_
 from .tree import SessionTree
 from .writer import DIR_MODE, FILE_MODE
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 TREES_DIR = Path(".index") / "trees"
 # Files smaller than this parse in a few milliseconds; a cache would not pay for itself.
 MIN_CACHED_BYTES = MAP_THRESHOLD
@@ -119,6 +119,8 @@ class TreeCache(msgspec.Struct, array_like=True):
     # answering buildContext at the cached leaf do not).
     columns: msgspec.Raw
     context: CachedContext | None = None
+    # Entries whose parent is not in the file (SessionTree.dangling), reported on open.
+    dangling: list[str] = []
 
     def decode_columns(self) -> Columns:
         """The entries; raises CacheDamaged when they do not decode or do not line up."""
@@ -249,6 +251,7 @@ def build_cache(path: Path, header: Entry, tree: SessionTree, parse_errors: int,
         needs_newline=needs_newline,
         columns=msgspec.Raw(_encoder.encode(columns)),
         context=context,
+        dangling=tree.dangling(),
     )
 
 

@@ -80,8 +80,10 @@ def our_view(root: Path, path: Path, leaves: list[str]) -> dict:
     }
 
 
-def collect_random_trees(root: Path) -> list[Path]:
+def collect_random_trees(root: Path) -> tuple[list[Path], list[tuple[Path, int, str]]]:
+    """Random trees written by our store, and the files forked from them: (fork file, tree index, entry)."""
     paths: list[Path] = []
+    forks: list[tuple[Path, int, str]] = []
 
     @settings(max_examples=RANDOM_TREES, deadline=None, database=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
@@ -89,12 +91,17 @@ def collect_random_trees(root: Path) -> list[Path]:
     def build(steps):
         svc = service(root)
         session_id = start(svc)
-        play(svc, session_id, steps)
+        points: dict[str, str] = {}
+        play(svc, session_id, steps, points)
+        for fork_id, at in points.items():
+            fork = svc.session(fork_id)
+            if fork.persisted:
+                forks.append((fork.path, len(paths), at))
         paths.append(svc.session(session_id).path)
         svc.close_all()
 
     build()
-    return paths
+    return paths, forks
 
 
 @pytest.fixture(scope="session")
@@ -130,9 +137,12 @@ def parity():
         objs = build()
         path = write_session(work / "handbuilt" / f"{name}.jsonl", head, objs)
         add(f"handbuilt:{name}", path, [o["id"] for o in objs])
-    for index, path in enumerate(collect_random_trees(ours_root)):
+    trees, forks = collect_random_trees(ours_root)
+    for index, path in enumerate(trees):
         ids = [json.loads(line)["id"] for line in path.read_text(encoding="utf-8").split("\n")[1:-1]]
         add(f"random:{index}", path, ids)
+    for number, (path, tree, at) in enumerate(forks):
+        add(f"fork:{number}:random:{tree}:{at}", path, [])
 
     before = {name: case[0].read_bytes() for name, case in cases.items()}
     version, answers = run_pi(node, [{"path": str(case[0]), "leaves": case[1]} for case in cases.values()])
@@ -188,3 +198,35 @@ def test_random_trees_written_by_our_store_open_in_pi_and_match(parity):
     for name, (ours, pi, unchanged) in randoms.items():
         assert unchanged, f"{name}: pi rewrote our file"
         assert_same(name, ours, pi, compare_lines=True)
+
+
+def test_forks_written_by_our_store_open_in_pi_connected_with_the_source_context(parity):
+    """Forks of random trees (labels on the path included) read in pi as the source reads at the fork entry."""
+    results = parity[1]
+    forks = {name: value for name, value in results.items() if name.startswith("fork:")}
+    assert len(forks) >= 10, f"too few persisted forks drawn: {len(forks)}"
+    across_labels = 0
+    for name, (ours, pi, unchanged) in forks.items():
+        assert unchanged, f"{name}: pi rewrote our file"
+        assert_same(name, ours, pi, compare_lines=True)
+        _, _, kind, tree, at = name.split(":")
+        source_ours, source_pi, _ = results[f"{kind}:{tree}"]
+        ids = {e["id"] for e in pi["entries"]}
+        assert all(e["parentId"] is None or e["parentId"] in ids for e in pi["entries"]), f"{name}: dangling parent"
+        source_path = _pi_path(source_pi["entries"], at)
+        across_labels += any(e["type"] == "label" for e in source_path)
+        # pi's own reading of the fork equals pi's reading of the source at the fork entry.
+        theirs_at = source_pi["contexts"][at]
+        assert pi["contexts"]["@leaf"]["messages"] == theirs_at["messages"], f"{name}: pi sees another history"
+        assert pi["contexts"]["@leaf"]["llm"] == theirs_at["llm"], name
+    assert across_labels >= 3, f"too few forks across a label entry: {across_labels}"
+
+
+def _pi_path(entries: list[dict], leaf: str) -> list[dict]:
+    by_id = {e["id"]: e for e in entries}
+    path, current = [], by_id.get(leaf)
+    while current is not None:
+        path.append(current)
+        current = by_id.get(current.get("parentId"))
+    return path[::-1]
+

@@ -69,3 +69,29 @@ def test_schema_check_flag_detects_a_stale_file(tmp_path: Path):
 def test_help_and_version():
     assert run("--version").stdout.startswith("session-sidecar ")
     assert "call" in run("--help").stdout
+
+
+def test_doctor_finds_and_mends_a_file_cut_off_by_an_old_fork(sessions_root: Path):
+    folder = sessions_root / "--w--"
+    folder.mkdir(parents=True)
+    path = folder / "2025-01-01T00-00-00-000Z_d1.jsonl"
+    lines = [
+        {"type": "session", "version": 3, "id": "d1", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"},
+        {"type": "message", "id": "a1", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
+         "message": {"role": "user", "content": "one", "timestamp": 1}},
+        {"type": "message", "id": "a2", "parentId": "a-label", "timestamp": "2025-01-01T00:00:02.000Z",
+         "message": {"role": "user", "content": "two", "timestamp": 2}},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    opened = json.loads(run("call", "session/open", json.dumps({"path": str(path)}), "--root", str(sessions_root)).stdout)
+    assert opened["warnings"][0]["kind"] == "danglingParent" and opened["warnings"][0]["entryIds"] == ["a2"]
+    checked = run("doctor", "--root", str(sessions_root))
+    assert checked.returncode == 1 and "a2: parent a-label -> a1" in checked.stdout
+    fixed = run("doctor", "--fix", "--root", str(sessions_root))
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "the original is kept at" in fixed.stdout
+    opened = json.loads(run("call", "session/open", json.dumps({"path": str(path)}), "--root", str(sessions_root)).stdout)
+    assert "warnings" not in opened
+    built = json.loads(run("call", "session/buildContext", "-", "--root", str(sessions_root),
+                           stdin=json.dumps({"sessionId": "d1"})).stdout)
+    assert [m["content"] for m in built["messages"]] == ["one", "two"]

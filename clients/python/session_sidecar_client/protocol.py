@@ -305,6 +305,16 @@ class OpenParams(TypedDict):
     workDoneToken: NotRequired[int | str | None]
 
 
+class OpenWarning(TypedDict):
+    """Something opening found wrong with the file that did not stop it from opening.
+    
+    ``kind`` ``"danglingParent"``: these entries name a parent that is not in the file, so the path to each stops there and the history before it is not in the context; ``session-sidecar doctor --fix`` reconnects them."""
+
+    kind: str
+    message: str
+    entryIds: NotRequired[list[str]]
+
+
 class OpenResult(TypedDict):
     sessionId: str
     path: str
@@ -314,6 +324,7 @@ class OpenResult(TypedDict):
     parseErrors: int
     persisted: bool
     migratedFrom: NotRequired[int | None]
+    warnings: NotRequired[list[OpenWarning]]
 
 
 class WorkDoneBegin(TypedDict):
@@ -786,6 +797,7 @@ __all__ = [
     "NothingToCompactError",
     "OpenParams",
     "OpenResult",
+    "OpenWarning",
     "PROTOCOL_VERSION",
     "PYTHON_METHODS",
     "ParseError",

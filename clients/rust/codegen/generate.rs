@@ -162,6 +162,10 @@ impl<'a> Gen<'a> {
         out.push_str(&self.roundtrip_fn());
         if !self.defaults.is_empty() {
             out.push_str("mod defaults {\n");
+            if self.defaults.contains("Vec<") {
+                // A list default names its element type, defined in the parent module.
+                out.push_str("    #[allow(unused_imports)]\n    use super::*;\n");
+            }
             out.push_str(&self.defaults);
             out.push_str("}\n");
         }
@@ -287,6 +291,7 @@ impl<'a> Gen<'a> {
                 format!("{f:?}")
             }
             ("String", Value::String(s)) => format!("{}.to_string()", lit(s)),
+            (t, Value::Array(items)) if t.starts_with("Vec<") && items.is_empty() => "Vec::new()".to_string(),
             _ => panic!("{def}.{prop}: no default of type {ty} for {value}"),
         };
         let _ = writeln!(self.defaults, "    pub fn {name}() -> {ty} {{\n        {body}\n    }}");

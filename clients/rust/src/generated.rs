@@ -607,7 +607,7 @@ pub struct OpenParams {
 }
 
 /// Schema: `#/$defs/OpenResult`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpenResult {
     /// `entryCount`. Required.
     #[serde(rename = "entryCount")]
@@ -630,6 +630,27 @@ pub struct OpenResult {
     /// `sessionId`. Required.
     #[serde(rename = "sessionId")]
     pub session_id: String,
+    /// `warnings`. Defaults to `[]` when absent.
+    #[serde(default = "defaults::open_result_warnings")]
+    pub warnings: Vec<OpenWarning>,
+}
+
+/// Something opening found wrong with the file that did not stop it from opening.
+///
+/// `kind` `"danglingParent"`: these entries name a parent that is not in the
+/// file, so the path to each stops there and the history before it is not in
+/// the context; `session-sidecar doctor --fix` reconnects them.
+///
+/// Schema: `#/$defs/OpenWarning`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenWarning {
+    /// `entryIds`. Defaults to `[]` when absent.
+    #[serde(rename = "entryIds", default = "defaults::open_warning_entry_ids")]
+    pub entry_ids: Vec<String>,
+    /// `kind`. Required.
+    pub kind: String,
+    /// `message`. Required.
+    pub message: String,
 }
 
 /// `$/progress`: sent for a request that carried a `workDoneToken`, before its response.
@@ -1605,6 +1626,8 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
 }
 
 mod defaults {
+    #[allow(unused_imports)]
+    use super::*;
     pub fn build_context_result_base_count() -> i64 {
         0
     }
@@ -1619,6 +1642,12 @@ mod defaults {
     }
     pub fn initialize_params_protocol_version() -> String {
         "1.0".to_string()
+    }
+    pub fn open_result_warnings() -> Vec<OpenWarning> {
+        Vec::new()
+    }
+    pub fn open_warning_entry_ids() -> Vec<String> {
+        Vec::new()
     }
     pub fn work_done_begin_cancellable() -> bool {
         true

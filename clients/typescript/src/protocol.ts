@@ -332,6 +332,22 @@ export interface OpenResult {
   persisted: boolean;
   /** @default null */
   migratedFrom?: number | null;
+  /** @default [] */
+  warnings?: OpenWarning[];
+}
+
+/**
+ * Something opening found wrong with the file that did not stop it from opening.
+ *
+ * `kind` `"danglingParent"`: these entries name a parent that is not in the
+ * file, so the path to each stops there and the history before it is not in
+ * the context; `session-sidecar doctor --fix` reconnects them.
+ */
+export interface OpenWarning {
+  kind: string;
+  message: string;
+  /** @default [] */
+  entryIds?: string[];
 }
 
 /** `$/progress`: sent for a request that carried a `workDoneToken`, before its response. */

@@ -299,7 +299,8 @@ func nilable(t string) bool {
 // zeroDefault says whether a default equals the Go zero value of its type.
 func zeroDefault(raw json.RawMessage) bool {
 	switch strings.TrimSpace(string(raw)) {
-	case "", "null", "false", "0", "0.0", `""`:
+	case "", "null", "false", "0", "0.0", `""`, "[]", "{}":
+		// An empty list or object reads the same as Go's nil slice or map.
 		return true
 	}
 	return false

@@ -4,9 +4,6 @@ The same list drives pi 1.5.2's own SessionManager (pi15/pi_session.mjs) and
 our service (``play``), so each seed gives one file written by each. Targets
 are integers taken modulo the candidates when the op runs, on each side, so
 every list is valid whatever ids the two writers draw.
-
-Left out until issue 23 is merged: forks whose path holds a label entry
-(re-chaining labels) and names with line breaks or edge whitespace.
 """
 
 from __future__ import annotations
@@ -30,8 +27,9 @@ def _text(rng: random.Random) -> str:
 
 
 def _name(rng: random.Random) -> str:
-    """A session name without line breaks or edge whitespace (their rules are issue 23's)."""
-    return rng.choice(["", "plan", "fix é", "名前 two", "a \"quoted\" name"])
+    """A session name, with the line breaks and edge whitespace pi turns into spaces or trims."""
+    return rng.choice(["", "plan", "fix é", "名前 two", "a \"quoted\" name", " two\nlines ", "crlf\r\n\r\nname",
+                       "\u00a0nbsp\u3000", "\ufeffbom", "\n", "tab\tinside\u0085", "\u2028sep\u2029"])
 
 
 def _system(rng: random.Random, n: int) -> dict[str, Any]:
@@ -172,6 +170,5 @@ def play(svc: SessionService, session_id: str, ops: list[list[Any]]) -> list[wir
             users = [e for e in entries if e.type == "message" and e.role() == "user"]
             if users:
                 target = users[op[1] % len(users)]
-                if not any(e.type == "label" for e in session.tree.path(target.id)):  # issue 23
-                    forks.append(svc.fork(wire.ForkParams(sessionId=session_id, entryId=target.id)))
+                forks.append(svc.fork(wire.ForkParams(sessionId=session_id, entryId=target.id)))
     return forks

@@ -6,7 +6,7 @@ pi15/pi_session.mjs. Each seeded list of operations (pi15_ops.py: messages of
 every role, system ones with null content among them, settings, usage,
 custom entries and messages, names, labels, branches, branch summaries,
 compactions with a system message, context edits, leaf resets, forks at user
-messages) is played twice: by pi's own SessionManager, which writes its file,
+messages, across labels too, names with line breaks) is played twice: by pi's own SessionManager, which writes its file,
 and by our service, which writes ours. Then every file is read by both: the
 entries, leaf, labels, name, and the context (agent messages and convertToLlm)
 at the leaf and at every entry must be the same. Without the pinned packages
@@ -140,6 +140,12 @@ def test_the_generated_histories_cover_what_pi_1_5_added(pi15):
     assert any([m["role"] for m in c["messages"][:2]] == ["system", "compactionSummary"] for c in contexts)
     assert any("[redacted]" in json.dumps(c["messages"]) for c in contexts)
     assert len(pi15["pi_forks"]) >= 5 and len(pi15["our_forks"]) >= 5
+    for writer in ("pi", "ours"):
+        mine = {name: ours for name, (ours, _, who, _) in pi15["cases"].items() if who == writer}
+        names = {e.get("name") for ours in mine.values() for e in ours["entries"] if e["type"] == "session_info"}
+        assert {"two lines", "crlf name"} <= names, f"{writer}: line breaks in names not written as spaces"
+        # forks whose path crossed a label: its labels are written again after the copied path
+        assert any(":fork" in name and any(e["type"] == "label" for e in ours["entries"]) for name, ours in mine.items())
 
 
 @pytest.mark.parametrize("writer", ["pi", "ours"])

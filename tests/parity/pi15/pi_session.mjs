@@ -111,7 +111,6 @@ function play(job) {
           if (!manager.getSessionFile() || !source.getEntries().length) break; // nothing written yet
           const target = pick(users, op[1]).id;
           if (!source.getEntries().some((e) => e.id === target)) break;
-          if (source.getBranch(target).some((e) => e.type === "label")) break; // re-chaining across labels: issue 23
           const path = source.createBranchedSession(target);
           forks.push({ path, persisted: source.flushed });
           break;

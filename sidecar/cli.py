@@ -23,7 +23,7 @@ from .config import SettingsError, load_settings
 from .store.layout import default_root
 
 LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
-SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor")
+SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor", "history")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -64,6 +64,12 @@ def _parser() -> argparse.ArgumentParser:
     _common(doctor)
     doctor.add_argument("--fix", action="store_true", help="rewrite faulty files (the original is kept as <file>.doctor.bak)")
     doctor.add_argument("files", nargs="*", type=Path, help="session files to check (default: every file below the root)")
+
+    history = commands.add_parser("history", help="print the prompts typed (newest first), or those holding QUERY")
+    _common(history)
+    history.add_argument("query", nargs="?", help="a substring to look for (case-insensitive)")
+    history.add_argument("--cwd", help="only prompts typed in this project folder")
+    history.add_argument("--limit", type=int, default=50)
     return parser
 
 
@@ -81,6 +87,11 @@ def main(argv: list[str] | None = None) -> int:
         return _call(args)
     if args.command == "reindex":
         return _reindex(args)
+    if args.command == "history":
+        from .history.command import print_history
+
+        root = args.root.expanduser() if args.root else default_root()
+        return print_history(root, args.query, args.cwd, args.limit, sys.stdout)
     if args.command == "doctor":
         from .doctor import run_doctor
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 import threading
 import weakref
 from pathlib import Path
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import msgspec
 
@@ -37,8 +38,9 @@ from .errors import (
 )
 from .format.jsonl import Entry, LineMoved, encode
 from .format.jsstr import session_name
+from .history import MAX_PROMPT_CHARS, HistoryUnavailable, Prompt, PromptHistory
 from .store.layout import ARCHIVE_DIR, TRASH_DIR, Layout, check_session_id, iso_now, new_session_id
-from .store.index import IndexUnavailable, ListingIndex
+from .store.index import INDEX_DIR, IndexUnavailable, ListingIndex
 from .store.listing import (
     SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, iso_from_ms, matches, sort_key,
 )
@@ -87,6 +89,8 @@ class SessionService:
         self._upkeep = threading.local()
         self._compactor: Compactor | None = None
         self._compactor_lock = threading.Lock()
+        # Prompts the user typed, across sessions (history/*), beside the listing index.
+        self.history = PromptHistory(self.layout.root / INDEX_DIR)
 
     @property
     def compactor(self) -> Compactor:
@@ -273,6 +277,7 @@ class SessionService:
         for session in sessions:
             self._save_tree_cache(session)
             session.close()
+        self.history.close()
 
     def _save_tree_cache(self, session: Session) -> None:
         """Write the tree cache of a large session whose file changed since its cache (store/treecache.py)."""
@@ -790,6 +795,50 @@ class SessionService:
             area = self._area_of(target)
             self.index.moved(source, target if area is not None else None, area)
             return target
+
+    # -- prompt history ------------------------------------------------------------
+
+    def history_add(self, params: wire.HistoryAddParams) -> None:
+        if not params.prompt.strip():
+            raise InvalidParams("prompt is empty; send the text the user typed", field="prompt")
+        if len(params.prompt) > MAX_PROMPT_CHARS:
+            raise InvalidParams(f"prompt is longer than {MAX_PROMPT_CHARS} characters; it is not one a user typed",
+                                field="prompt", length=len(params.prompt))
+        self.history.add(params.prompt, _history_cwd(params.cwd))
+
+    def history_search(self, params: wire.HistorySearchParams) -> wire.HistoryResult:
+        if not params.query:
+            raise InvalidParams("query is empty; use history/list for the newest prompts", field="query")
+        found = self._history_read(lambda: self.history.search(
+            params.query, _history_cwd(params.cwd), _history_limit(params.limit), params.order == "relevance"))
+        return wire.HistoryResult(entries=[_history_entry(p) for p in found])
+
+    def history_list(self, params: wire.HistoryListParams) -> wire.HistoryResult:
+        found = self._history_read(lambda: self.history.recent(
+            _history_cwd(params.cwd), _history_limit(params.limit), params.before))
+        return wire.HistoryResult(entries=[_history_entry(p) for p in found])
+
+    def _history_read(self, read: Callable[[], list[Prompt]]) -> list[Prompt]:
+        try:
+            return read()
+        except (HistoryUnavailable, sqlite3.Error) as exc:
+            raise StorageError(str(exc), path=str(self.history.path)) from exc
+
+
+def _history_cwd(cwd: str | None) -> str | None:
+    if cwd is not None and not os.path.isabs(cwd):
+        raise InvalidParams(f"cwd must be an absolute path, not {cwd!r}", field="cwd")
+    return cwd
+
+
+def _history_limit(limit: int) -> int:
+    if not 1 <= limit <= MAX_LIST_LIMIT:
+        raise InvalidParams(f"limit must be between 1 and {MAX_LIST_LIMIT}", limit=limit)
+    return limit
+
+
+def _history_entry(prompt: Prompt) -> wire.HistoryEntry:
+    return wire.HistoryEntry(id=prompt.id, prompt=prompt.prompt, cwd=prompt.cwd, createdAt=iso_from_ms(prompt.created_ms))
 
 
 def _open_warnings(session: Session) -> list[wire.OpenWarning]:

@@ -360,6 +360,42 @@ class SummarizeResult(_Result):
     text: str
 
 
+# -- prompt history (not sessions: what the user typed, for recall and search) --
+
+
+class HistoryAddParams(_Params):
+    prompt: str
+    # The project it was typed in (absolute); absent: no project.
+    cwd: str | None = None
+
+
+class HistorySearchParams(_Params):
+    # Case-insensitive substring of the prompt.
+    query: str
+    cwd: str | None = None
+    limit: int = 20
+    # "recent": newest first; "relevance": best match first (bm25), then newest.
+    order: Literal["recent", "relevance"] = "recent"
+
+
+class HistoryListParams(_Params):
+    cwd: str | None = None
+    limit: int = 50
+    # Only entries older than this id (the last id of the previous page).
+    before: int | None = None
+
+
+class HistoryEntry(_Result):
+    id: int
+    prompt: str
+    cwd: str | None
+    createdAt: str
+
+
+class HistoryResult(_Result):
+    entries: list[HistoryEntry]
+
+
 # Method name -> (params type, result type). The rpc layer and the schema
 # generator both read this table.
 METHODS: dict[str, tuple[type, Any]] = {
@@ -382,4 +418,7 @@ METHODS: dict[str, tuple[type, Any]] = {
     "session/delete": (DeleteParams, DeleteResult),
     "session/restore": (RestoreParams, RestoreResult),
     "session/compact": (CompactParams, CompactResult),
+    "history/add": (HistoryAddParams, None),
+    "history/search": (HistorySearchParams, HistoryResult),
+    "history/list": (HistoryListParams, HistoryResult),
 }

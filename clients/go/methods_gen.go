@@ -6,6 +6,9 @@ import "context"
 
 // Methods lists the protocol methods with a typed method on Client (initialize and shutdown are the client's own business).
 var Methods = []string{
+	"history/add",
+	"history/list",
+	"history/search",
 	"session/append",
 	"session/archive",
 	"session/branch",
@@ -29,6 +32,9 @@ var Methods = []string{
 
 // methodTypes holds a zero params and result value per method (nil: a null result), for the tests.
 var methodTypes = map[string][2]any{
+	"history/add":            {HistoryAddParams{}, nil},
+	"history/list":           {HistoryListParams{}, HistoryResult{}},
+	"history/search":         {HistorySearchParams{}, HistoryResult{}},
 	"session/append":         {AppendParams{}, AppendResult{}},
 	"session/archive":        {ArchiveParams{}, ArchiveResult{}},
 	"session/branch":         {BranchParams{}, BranchResult{}},
@@ -48,6 +54,29 @@ var methodTypes = map[string][2]any{
 	"session/setLabel":       {SetLabelParams{}, SetLabelResult{}},
 	"session/setName":        {SetNameParams{}, SetNameResult{}},
 	"session/unarchive":      {ArchiveParams{}, ArchiveResult{}},
+}
+
+// HistoryAdd calls history/add; its result is null.
+func (c *Client) HistoryAdd(ctx context.Context, params HistoryAddParams, opts ...CallOption) error {
+	return c.Call(ctx, "history/add", params, nil, opts...)
+}
+
+// HistoryList calls history/list.
+func (c *Client) HistoryList(ctx context.Context, params HistoryListParams, opts ...CallOption) (*HistoryResult, error) {
+	var result HistoryResult
+	if err := c.Call(ctx, "history/list", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
+// HistorySearch calls history/search.
+func (c *Client) HistorySearch(ctx context.Context, params HistorySearchParams, opts ...CallOption) (*HistoryResult, error) {
+	var result HistoryResult
+	if err := c.Call(ctx, "history/search", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
 }
 
 // Append calls session/append.

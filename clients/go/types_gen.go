@@ -390,6 +390,50 @@ type GetTreeResult struct {
 	LeafID *string `json:"leafId"`
 }
 
+// HistoryAddParams is `HistoryAddParams` in protocol/schema.json.
+type HistoryAddParams struct {
+	Prompt string `json:"prompt"`
+	// Empty: not sent.
+	Cwd string `json:"cwd,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// HistoryEntry is `HistoryEntry` in protocol/schema.json.
+type HistoryEntry struct {
+	ID     int    `json:"id"`
+	Prompt string `json:"prompt"`
+	// nil is null.
+	Cwd       *string `json:"cwd"`
+	CreatedAt string  `json:"createdAt"`
+}
+
+// HistoryListParams is `HistoryListParams` in protocol/schema.json.
+type HistoryListParams struct {
+	// Empty: not sent.
+	Cwd string `json:"cwd,omitzero"`
+	// Default: 50.
+	Limit  *int `json:"limit,omitzero"`
+	Before *int `json:"before,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// HistoryResult is `HistoryResult` in protocol/schema.json.
+type HistoryResult struct {
+	Entries []HistoryEntry `json:"entries"`
+}
+
+// HistorySearchParams is `HistorySearchParams` in protocol/schema.json.
+type HistorySearchParams struct {
+	Query string `json:"query"`
+	// Empty: not sent.
+	Cwd string `json:"cwd,omitzero"`
+	// Default: 20.
+	Limit *int `json:"limit,omitzero"`
+	// Default: "recent". Empty means the default.
+	Order string `json:"order,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
 // InitializeParams: Unknown fields are ignored here (only here), so an LSP client's initialize is accepted.
 type InitializeParams struct {
 	ClientInfo *ClientInfo `json:"clientInfo,omitzero"`

@@ -21,6 +21,7 @@ from .protocol import (
     ForkResult,
     GetEntriesResult,
     GetTreeResult,
+    HistoryResult,
     InitializeResult,
     ListResult,
     OpenResult,
@@ -379,4 +380,56 @@ class SidecarMethods:
         if keep_recent_tokens is not None:
             params["keepRecentTokens"] = keep_recent_tokens
         result: CompactResult = await self.request("session/compact", params, on_progress=on_progress)
+        return result
+
+    async def history_add(
+        self,
+        prompt: str,
+        *,
+        cwd: str | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> None:
+        """``history/add``: HistoryAddParams -> None."""
+        params: dict[str, Any] = {"prompt": prompt}
+        if cwd is not None:
+            params["cwd"] = cwd
+        await self.request("history/add", params, on_progress=on_progress)
+
+    async def history_search(
+        self,
+        query: str,
+        *,
+        cwd: str | None = None,
+        limit: int = 20,
+        order: Literal["recent", "relevance"] = "recent",
+        on_progress: ProgressCallback | None = None,
+    ) -> HistoryResult:
+        """``history/search``: HistorySearchParams -> HistoryResult."""
+        params: dict[str, Any] = {"query": query}
+        if cwd is not None:
+            params["cwd"] = cwd
+        if limit != 20:
+            params["limit"] = limit
+        if order != "recent":
+            params["order"] = order
+        result: HistoryResult = await self.request("history/search", params, on_progress=on_progress)
+        return result
+
+    async def history_list(
+        self,
+        *,
+        cwd: str | None = None,
+        limit: int = 50,
+        before: int | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> HistoryResult:
+        """``history/list``: HistoryListParams -> HistoryResult."""
+        params: dict[str, Any] = {}
+        if cwd is not None:
+            params["cwd"] = cwd
+        if limit != 50:
+            params["limit"] = limit
+        if before is not None:
+            params["before"] = before
+        result: HistoryResult = await self.request("history/list", params, on_progress=on_progress)
         return result

@@ -238,6 +238,38 @@ class GetTreeResult(TypedDict):
     leafId: str | None
 
 
+class HistoryAddParams(TypedDict):
+    prompt: str
+    cwd: NotRequired[str | None]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class HistoryEntry(TypedDict):
+    id: int
+    prompt: str
+    cwd: str | None
+    createdAt: str
+
+
+class HistoryListParams(TypedDict):
+    cwd: NotRequired[str | None]
+    limit: NotRequired[int]
+    before: NotRequired[int | None]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class HistoryResult(TypedDict):
+    entries: list[HistoryEntry]
+
+
+class HistorySearchParams(TypedDict):
+    query: str
+    cwd: NotRequired[str | None]
+    limit: NotRequired[int]
+    order: NotRequired[Literal["recent", "relevance"]]
+    workDoneToken: NotRequired[int | str | None]
+
+
 class InitializeParams(TypedDict):
     """Unknown fields are ignored here (only here), so an LSP client's initialize is accepted."""
 
@@ -459,6 +491,9 @@ MethodName = Literal[
     "session/delete",
     "session/restore",
     "session/compact",
+    "history/add",
+    "history/search",
+    "history/list",
 ]
 
 # method -> (params type, result type), as annotations.
@@ -484,6 +519,9 @@ METHODS: dict[str, tuple[str, str]] = {
     "session/delete": ("DeleteParams", "DeleteResult"),
     "session/restore": ("RestoreParams", "RestoreResult"),
     "session/compact": ("CompactParams", "CompactResult"),
+    "history/add": ("HistoryAddParams", "None"),
+    "history/search": ("HistorySearchParams", "HistoryResult"),
+    "history/list": ("HistoryListParams", "HistoryResult"),
 }
 
 SERVER_REQUESTS: dict[str, tuple[str, str]] = {
@@ -525,6 +563,9 @@ PYTHON_METHODS: dict[str, str] = {
     "delete": "session/delete",
     "restore": "session/restore",
     "compact": "session/compact",
+    "history_add": "history/add",
+    "history_search": "history/search",
+    "history_list": "history/list",
 }
 
 ErrorKind = Literal[
@@ -781,6 +822,11 @@ __all__ = [
     "GetEntriesResult",
     "GetTreeParams",
     "GetTreeResult",
+    "HistoryAddParams",
+    "HistoryEntry",
+    "HistoryListParams",
+    "HistoryResult",
+    "HistorySearchParams",
     "InitializeParams",
     "InitializeResult",
     "InternalError",

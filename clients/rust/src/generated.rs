@@ -512,6 +512,79 @@ pub struct GetTreeResult {
     pub nodes: Vec<TreeNode>,
 }
 
+/// Schema: `#/$defs/HistoryAddParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryAddParams {
+    /// `cwd`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// `prompt`. Required.
+    pub prompt: String,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/HistoryEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct HistoryEntry {
+    /// `createdAt`. Required.
+    #[serde(rename = "createdAt")]
+    pub created_at: String,
+    /// `cwd`. Required, may be null.
+    pub cwd: Option<String>,
+    /// `id`. Required.
+    pub id: i64,
+    /// `prompt`. Required.
+    pub prompt: String,
+}
+
+/// Schema: `#/$defs/HistoryListParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryListParams {
+    /// `before`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<i64>,
+    /// `cwd`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// `limit`. Optional; the server's default is `50`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/HistoryResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct HistoryResult {
+    /// `entries`. Required.
+    pub entries: Vec<HistoryEntry>,
+}
+
+/// Schema: `#/$defs/HistorySearchParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct HistorySearchParams {
+    /// `cwd`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// `limit`. Optional; the server's default is `20`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+    /// `order`. Optional; the server's default is `"recent"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<HistorySearchOrder>,
+    /// `query`. Required.
+    pub query: String,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
 /// Unknown fields are ignored here (only here), so an LSP client's initialize is accepted.
 ///
 /// Schema: `#/$defs/InitializeParams`.
@@ -980,6 +1053,15 @@ pub enum FsyncPolicy {
     Never,
 }
 
+/// `HistorySearchParams.order`: one of `recent`, `relevance`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum HistorySearchOrder {
+    #[serde(rename = "recent")]
+    Recent,
+    #[serde(rename = "relevance")]
+    Relevance,
+}
+
 /// `ProgressParams.value`: one of several objects, told apart by `kind`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind")]
@@ -995,6 +1077,33 @@ pub enum WorkDoneProgress {
 /// One marker type per protocol method (client -> server), for [`crate::Client::start`] and [`crate::Client::call`].
 pub mod methods {
     use super::*;
+
+    /// `history/add`: `HistoryAddParams` -> `()`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct HistoryAdd;
+    impl crate::Method for HistoryAdd {
+        const NAME: &'static str = "history/add";
+        type Params = HistoryAddParams;
+        type Result = ();
+    }
+
+    /// `history/list`: `HistoryListParams` -> `HistoryResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct HistoryList;
+    impl crate::Method for HistoryList {
+        const NAME: &'static str = "history/list";
+        type Params = HistoryListParams;
+        type Result = HistoryResult;
+    }
+
+    /// `history/search`: `HistorySearchParams` -> `HistoryResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct HistorySearch;
+    impl crate::Method for HistorySearch {
+        const NAME: &'static str = "history/search";
+        type Params = HistorySearchParams;
+        type Result = HistoryResult;
+    }
 
     /// `initialize`: `InitializeParams` -> `InitializeResult`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -1188,10 +1297,31 @@ pub mod methods {
 }
 
 /// Every method in the schema, sorted by name.
-pub const METHOD_NAMES: &[&str] = &["initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/list", "session/open", "session/restore", "session/setLabel", "session/setName", "session/unarchive", "shutdown"];
+pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/list", "session/open", "session/restore", "session/setLabel", "session/setName", "session/unarchive", "shutdown"];
 
 /// A typed, blocking method for every session method of the protocol.
 impl crate::Client {
+    /// `history/add`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::HistoryAdd>`.
+    pub fn history_add(&self, params: HistoryAddParams) -> crate::Result<()> {
+        self.call::<methods::HistoryAdd>(params)
+    }
+
+    /// `history/list`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::HistoryList>`.
+    pub fn history_list(&self, params: HistoryListParams) -> crate::Result<HistoryResult> {
+        self.call::<methods::HistoryList>(params)
+    }
+
+    /// `history/search`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::HistorySearch>`.
+    pub fn history_search(&self, params: HistorySearchParams) -> crate::Result<HistoryResult> {
+        self.call::<methods::HistorySearch>(params)
+    }
+
     /// `session/append`: sends the request and blocks until its answer.
     ///
     /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Append>`.
@@ -1573,6 +1703,12 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         serde_json::to_value(serde_json::from_value::<T>(v)?)
     }
     Some(match (kind, method) {
+        ("params", "history/add") => rt::<HistoryAddParams>(value),
+        ("result", "history/add") => rt::<()>(value),
+        ("params", "history/list") => rt::<HistoryListParams>(value),
+        ("result", "history/list") => rt::<HistoryResult>(value),
+        ("params", "history/search") => rt::<HistorySearchParams>(value),
+        ("result", "history/search") => rt::<HistoryResult>(value),
         ("params", "initialize") => rt::<InitializeParams>(value),
         ("result", "initialize") => rt::<InitializeResult>(value),
         ("params", "session/append") => rt::<AppendParams>(value),

@@ -268,6 +268,48 @@ export interface GetTreeResult {
   leafId: string | null;
 }
 
+export interface HistoryAddParams {
+  prompt: string;
+  /** @default null */
+  cwd?: string | null;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface HistoryEntry {
+  id: number;
+  prompt: string;
+  cwd: string | null;
+  createdAt: string;
+}
+
+export interface HistoryListParams {
+  /** @default null */
+  cwd?: string | null;
+  /** @default 50 */
+  limit?: number;
+  /** @default null */
+  before?: number | null;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface HistoryResult {
+  entries: HistoryEntry[];
+}
+
+export interface HistorySearchParams {
+  query: string;
+  /** @default null */
+  cwd?: string | null;
+  /** @default 20 */
+  limit?: number;
+  /** @default "recent" */
+  order?: "recent" | "relevance";
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
 /** Unknown fields are ignored here (only here), so an LSP client's initialize is accepted. */
 export interface InitializeParams {
   /** @default null */
@@ -546,6 +588,9 @@ export interface Methods {
   "session/delete": { params: DeleteParams; result: DeleteResult };
   "session/restore": { params: RestoreParams; result: RestoreResult };
   "session/compact": { params: CompactParams; result: CompactResult };
+  "history/add": { params: HistoryAddParams; result: null };
+  "history/search": { params: HistorySearchParams; result: HistoryResult };
+  "history/list": { params: HistoryListParams; result: HistoryResult };
 }
 
 export type MethodName = keyof Methods;
@@ -553,7 +598,7 @@ export type ParamsOf<M extends MethodName> = Methods[M]["params"];
 export type ResultOf<M extends MethodName> = Methods[M]["result"];
 
 /** Every method of the schema, in schema order. */
-export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact"] as const satisfies readonly MethodName[];
+export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","history/add","history/search","history/list"] as const satisfies readonly MethodName[];
 
 /** Server -> client requests (answered by the client). */
 export interface ServerRequests {
@@ -746,6 +791,21 @@ export abstract class SessionMethods {
   compact(params: CompactParams, options?: CallOptions): Promise<CompactResult> {
     return this.request("session/compact", params, options);
   }
+
+  /** `history/add`. */
+  historyAdd(params: HistoryAddParams, options?: CallOptions): Promise<null> {
+    return this.request("history/add", params, options);
+  }
+
+  /** `history/search`. */
+  historySearch(params: HistorySearchParams, options?: CallOptions): Promise<HistoryResult> {
+    return this.request("history/search", params, options);
+  }
+
+  /** `history/list`. */
+  historyList(params: HistoryListParams = {}, options?: CallOptions): Promise<HistoryResult> {
+    return this.request("history/list", params, options);
+  }
 }
 
 /** Protocol method -> the SessionMethods method serving it. */
@@ -769,4 +829,7 @@ export const CLIENT_METHOD_NAMES = {
   "session/delete": "delete",
   "session/restore": "restore",
   "session/compact": "compact",
+  "history/add": "historyAdd",
+  "history/search": "historySearch",
+  "history/list": "historyList",
 } as const;

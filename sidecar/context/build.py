@@ -19,6 +19,7 @@ from typing import Any, Iterable
 import msgspec
 
 from ..format.jsonl import Entry, MessageHead
+from .edits import NO_EDIT, edited, edits_among
 from .pruned import PRUNE_CUSTOM_TYPE, pruned_ids, pruned_tool_result
 
 
@@ -196,62 +197,24 @@ def build_context(path: list[Entry]) -> SessionContext:
     ctx.injected_rules = list(rules)
 
     if compaction is None:
-        _emit(ctx, path, pruned, _edits(path) if has_edits else {})
+        _emit(ctx, path, pruned, edits_among(path) if has_edits else {})
         return ctx
     comp = compaction.obj()
     first_kept = comp.get("firstKeptEntryId")
     kept_start = next((i for i in range(compaction_index) if path[i].id == first_kept), compaction_index)
     kept = [e for e in path[kept_start:compaction_index] if not (e.type == "message" and e.role() == "system")]
     after = path[compaction_index + 1 :]
-    edits = _edits(kept + after) if has_edits else {}
+    edits = edits_among(kept + after) if has_edits else {}
     head = [compaction_summary_message(comp)]
     if comp.get("systemMessage") not in (None, False, ""):  # JS truthiness: {} counts
         head.insert(0, comp["systemMessage"])
-    for message in _edited(head, edits.get(compaction.id, _NO_EDIT)):
+    for message in edited(head, edits.get(compaction.id, NO_EDIT)):
         ctx.messages.append(message)
         ctx.entry_ids.append(compaction.id)  # type: ignore[arg-type]
     _emit(ctx, kept, pruned, edits)
     ctx.after_compaction = len(ctx.messages)
     _emit(ctx, after, pruned, edits)
     return ctx
-
-
-_NO_EDIT: Any = object()
-# Roles whose content a context edit replaces; other messages of an edited entry stay as they are.
-_EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
-
-
-def _edits(entries: list[Entry]) -> dict[str, Any]:
-    """targetId -> replacement of the last context edit of each target among ``entries``."""
-    edits: dict[str, Any] = {}
-    for entry in entries:
-        if entry.type == "context_edit":
-            obj = entry.obj()
-            if isinstance(obj.get("targetId"), str):
-                edits[obj["targetId"]] = obj.get("replacement")
-    return edits
-
-
-def _edited(messages: list[dict[str, Any]], replacement: Any) -> list[dict[str, Any]]:
-    """pi 1.5's projection of an entry's messages through its context edit."""
-    if replacement is _NO_EDIT:
-        return messages
-    if replacement is None:
-        return []
-    has_content = isinstance(replacement, dict) and "content" in replacement
-    content = replacement["content"] if has_content else None
-    out = []
-    for message in messages:
-        role = message.get("role")
-        if role not in _EDITABLE_ROLES:
-            out.append(message)
-            continue
-        edited = {k: v for k, v in message.items() if k != "content"} if not has_content else dict(message)
-        if has_content:
-            text_role = role in ("assistant", "toolResult") and isinstance(content, str)
-            edited["content"] = [{"type": "text", "text": content}] if text_role else content
-        out.append(edited)
-    return out
 
 
 _PRUNE_MARK = PRUNE_CUSTOM_TYPE.encode()
@@ -265,7 +228,7 @@ def _emit(
         if message is not None and pruned and entry.id in pruned and message.get("role") == "toolResult":
             message = pruned_tool_result(message)
         if message is not None and edits and entry.id in edits:
-            message = next(iter(_edited([message], edits[entry.id])), None)
+            message = next(iter(edited([message], edits[entry.id])), None)
         if message is not None:
             ctx.messages.append(message)
             ctx.entry_ids.append(entry.id)  # type: ignore[arg-type]

@@ -53,7 +53,9 @@ def to_llm_message(message: dict[str, Any]) -> dict[str, Any] | None:
             return None
         return _user([{"type": "text", "text": bash_execution_text(message)}], timestamp)
     if role == "custom":
-        content = message.get("content")
+        if "content" not in message:  # a context edit without content left none (JS: undefined, not sent)
+            return {"role": "user", "timestamp": timestamp}
+        content = message["content"]
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
         return _user(content, timestamp)

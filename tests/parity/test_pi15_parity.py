@@ -22,8 +22,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from handbuilt import CASES
 from pi15_ops import operations, play
-from session_builders import service
+from session_builders import assistant, entry, header, message, service, tool_result, user, write_session
 from test_pi_parity import our_view
 
 from sidecar import wire
@@ -88,6 +89,8 @@ def pi15():
             our_forks.append(fork)
             files[f"ours:{seed}:fork{index}"] = (Path(fork.path), "ours")
         svc.close_all()
+    for name, (head, build) in {**CASES, **EDGES}.items():
+        files[f"handbuilt:{name}"] = (write_session(work / "handbuilt" / f"{name}.jsonl", head, build()), "handbuilt")
     leaves = {name: entry_ids(path) for name, (path, _) in files.items()}
     ours = {name: our_view(work / "reader", path, leaves[name]) for name, (path, _) in files.items()}
     before = {name: path.read_bytes() for name, (path, _) in files.items()}
@@ -98,6 +101,42 @@ def pi15():
     yield {"version": answer["version"], "cases": cases, "pi_forks": pi_forks, "our_forks": our_forks,
            "errors": [e for made in written["written"] for e in made["errors"]]}
     shutil.rmtree(work)
+
+
+def edges_of_1_5() -> list[dict]:
+    """What pi 1.5's API never writes but a file may hold: edits off the path, of a compaction, in a
+    summarized part, without content; null content everywhere; system messages around compactions."""
+    return [
+        message("s0", None, {"role": "system", "content": None, "timestamp": 1}),
+        message("u1", "s0", user("secret one")),
+        message("a1", "u1", {**assistant("x"), "content": None}),
+        message("r1", "a1", {**tool_result("c", "out"), "content": None}),
+        entry("custom_message", "cm", "r1", 2, customType="x", display=True),
+        entry("custom_message", "cn", "cm", 3, customType="x", content=None, display=False),
+        entry("context_edit", "e1", "cn", 4, targetId="u1", replacement={"content": [{"type": "text", "text": "[one]"}]}),
+        entry("context_edit", "e2", "e1", 5, targetId="u1", replacement={"content": "[two]"}),  # the last one wins
+        entry("context_edit", "e3", "e2", 6, targetId="a1", replacement={"content": "as text"}),
+        entry("context_edit", "e4", "e3", 7, targetId="cm", replacement={}),
+        message("s1", "e4", {"role": "system", "content": [{"type": "text", "text": "kept system"}], "timestamp": 8}),
+        message("u2", "s1", user("two")),
+        entry("compaction", "c1", "u2", 9, summary="first", firstKeptEntryId="e3", tokensBefore=5,
+              systemMessage={"role": "system", "content": "current", "sections": {"a": "b"}, "timestamp": 9}),
+        message("u3", "c1", user("three")),
+        entry("context_edit", "e5", "u3", 10, targetId="c1", replacement={"content": "not the summary"}),
+        entry("context_edit", "e6", "e5", 11, targetId="u2", replacement=None),
+        message("s2", "e6", {"role": "system", "content": "after the compaction", "timestamp": 12}),
+        entry("compaction", "c2", "s2", 13, summary="second", firstKeptEntryId="e6", tokensBefore=6, systemMessage={}),
+        message("u4", "c2", user("four")),
+        entry("context_edit", "e7", "u4", 14, targetId="c2", replacement=None),
+        entry("context_edit", "e8", "u1", 15, targetId="u4", replacement=None),  # on another branch
+        message("u5", "e8", user("other branch")),
+        entry("context_edit", "e9", "u5", 16, targetId="u1", replacement={"content": 7}),
+        entry("custom_message", "cz", "e9", 17, customType="x", content=None, display=True),
+        entry("compaction", "c3", "cz", 18, summary="third", firstKeptEntryId="u1", tokensBefore=1, systemMessage=None),
+    ]
+
+
+EDGES = {"edges_of_1_5": (header("hb-edges"), edges_of_1_5)}
 
 
 def assert_same(name: str, ours: dict, pi: dict) -> None:
@@ -155,6 +194,13 @@ def test_files_either_writer_made_read_the_same_in_pi_1_5_2_and_here(pi15, write
     for name, (ours, pi, _, unchanged) in cases.items():
         assert unchanged, f"{name}: reading changed the file"
         assert_same(name, ours, pi)
+
+
+@pytest.mark.parametrize("case", sorted({**CASES, **EDGES}))
+def test_hand_built_files_read_the_same_in_pi_1_5_2_and_here(pi15, case):
+    ours, pi, _, unchanged = pi15["cases"][f"handbuilt:{case}"]
+    assert unchanged
+    assert_same(case, ours, pi)
 
 
 def test_forks_at_user_messages_are_written_at_once_by_both(pi15):

@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from pathlib import Path
 from contextlib import contextmanager
@@ -42,13 +43,15 @@ from .history import MAX_PROMPT_CHARS, HistoryUnavailable, Prompt, PromptHistory
 from .store.layout import ARCHIVE_DIR, TRASH_DIR, Layout, check_session_id, iso_now, new_session_id
 from .store.index import INDEX_DIR, IndexUnavailable, ListingIndex
 from .store.listing import (
-    SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, iso_from_ms, matches, sort_key,
+    SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, iso_from_ms, matches, sort_key, summarize,
 )
 from .store.lock import lock_path, unlock
+from .store.move import rewrite_header_cwd
 from .store.pathcopy import connected_path, label_timestamps
 from .store.payload import BlobStore, resolve
 from .store.session import UNSET, LoadReport, Session
 from .store import treecache
+from .store.terminals import Breadcrumbs, check_terminal_id
 from .store.writer import FsyncPolicy, SessionWriter, ensure_dir, fsync_dir
 from .work import NO_WORK, Work
 
@@ -91,6 +94,8 @@ class SessionService:
         self._compactor_lock = threading.Lock()
         # Prompts the user typed, across sessions (history/*), beside the listing index.
         self.history = PromptHistory(self.layout.root / INDEX_DIR)
+        # The session each terminal used last (continueRecent with terminalId).
+        self.breadcrumbs = Breadcrumbs(self.layout.root)
 
     @property
     def compactor(self) -> Compactor:
@@ -196,6 +201,8 @@ class SessionService:
     # -- create / open / close ---------------------------------------------
 
     def create(self, params: wire.CreateParams) -> wire.CreateResult:
+        if params.terminalId is not None:
+            check_terminal_id(params.terminalId)
         session_id = check_session_id(params.sessionId) if params.sessionId is not None else new_session_id()
         with self._lock:
             if session_id in self._open or self.layout.find(session_id) is not None:
@@ -205,12 +212,18 @@ class SessionService:
             session = Session.new(path, session_id, params.cwd, self.fsync_policy, params.parentSession, timestamp)
             session.on_append = self._indexed
             session.blobs = self.blobs
+            session.in_memory = not params.persist
             self._open[session_id] = session
         if params.name is not None and session_name(params.name):
             session.set_name(params.name)
-        return wire.CreateResult(sessionId=session_id, path=str(path), header=session.header_obj())
+        if params.terminalId is not None and params.persist:
+            self.breadcrumbs.remember(params.terminalId, params.cwd, path)
+        return wire.CreateResult(sessionId=session_id, path="" if session.in_memory else str(path),
+                                 header=session.header_obj())
 
     def open(self, params: wire.OpenParams) -> wire.OpenResult:
+        if params.terminalId is not None:
+            check_terminal_id(params.terminalId)
         if (params.sessionId is None) == (params.path is None):
             raise InvalidParams("session/open takes exactly one of sessionId and path")
         if params.sessionId is not None:
@@ -218,6 +231,7 @@ class SessionService:
             with self._lock:
                 session = self._open.get(params.sessionId)
             if session is not None and session.writer.error is None and (params.readOnly or not session.read_only):
+                self._remember_terminal(params.terminalId, session)
                 return self._open_result(session, 0, None)
             if session is not None:  # its last write failed (or it was read-only): read the file again
                 with self._lock:
@@ -231,12 +245,17 @@ class SessionService:
             if not path.is_file():
                 raise SessionNotFound(f"no session file at {path}", path=str(path))
         session, report = self._load(path, params.readOnly)
+        self._remember_terminal(params.terminalId, session)
         return self._open_result(session, report.parse_errors, report.migrated_from)
+
+    def _remember_terminal(self, terminal_id: str | None, session: Session) -> None:
+        if terminal_id is not None and not session.in_memory:
+            self.breadcrumbs.remember(terminal_id, session.header_obj().get("cwd", ""), session.path)
 
     def _open_result(self, session: Session, parse_errors: int, migrated_from: int | None) -> wire.OpenResult:
         return wire.OpenResult(
             sessionId=session.id,
-            path=str(session.path),
+            path="" if session.in_memory else str(session.path),
             header=session.header_obj(),
             leafId=session.leaf_id,
             entryCount=session.entry_count,
@@ -247,6 +266,16 @@ class SessionService:
         )
 
     def continue_recent(self, params: wire.ContinueRecentParams) -> wire.OpenResult | None:
+        if params.terminalId is not None:
+            check_terminal_id(params.terminalId)
+            last_used = self.breadcrumbs.recall(params.terminalId, params.cwd)
+            if last_used is not None:
+                try:
+                    session, report = self._load(last_used)
+                except (DamagedFile, SessionNotFound, InvalidState):
+                    pass  # fall back to the newest of the cwd
+                else:
+                    return self._open_result(session, report.parse_errors, report.migrated_from)
         folder = self.layout.cwd_dir(params.cwd)
         candidates = []
         for path in self.layout.session_files(folder):
@@ -259,6 +288,7 @@ class SessionService:
                 session, report = self._load(path)
             except (DamagedFile, SessionNotFound, InvalidState):
                 continue
+            self._remember_terminal(params.terminalId, session)
             return self._open_result(session, report.parse_errors, report.migrated_from)
         return None
 
@@ -655,9 +685,36 @@ class SessionService:
         if params.includeArchived:
             areas.append((ARCHIVE_DIR, True))
         try:
-            return self._list_indexed(params, areas, limit, after, work)
+            listed = self._list_indexed(params, areas, limit, after, work)
         except IndexUnavailable:
-            pass  # locked by another sidecar past the busy timeout: read the files
+            listed = self._list_files(params, areas, limit, after, work)
+        if after is None:  # in-memory sessions lead the first page (they have no file to sort by)
+            listed.sessions[:0] = self._list_in_memory(params)
+        return listed
+
+    def _list_in_memory(self, params: wire.ListParams) -> list[wire.SessionInfo]:
+        with self._lock:
+            sessions = [s for s in self._open.values() if s.in_memory]
+        found = []
+        for session in sessions:
+            header = session.header_obj()
+            if not params.all and params.cwd is not None and header.get("cwd") != params.cwd:
+                continue
+            data = b"\n".join([session.header.raw, *(e.raw for e in session.tree.entries)])
+            summary = summarize(session.path, data, int(time.time() * 1000))
+            if summary is None:
+                continue
+            if params.query and not matches(summary, params.query):
+                continue
+            info = _session_info(summary, False)
+            info.path, info.inMemory = "", True
+            found.append(info)
+        return found
+
+    def _list_files(
+        self, params: wire.ListParams, areas: list[tuple[str | None, bool]], limit: int, after: Any, work: Work
+    ) -> wire.ListResult:
+        """The listing read from the files themselves (the index is locked by another sidecar)."""
         files: list[tuple[Path, bool]] = []
         for area, archived in areas:
             base = self.layout.root if area is None else self.layout.root / area
@@ -748,6 +805,60 @@ class SessionService:
     def restore(self, params: wire.RestoreParams) -> wire.RestoreResult:
         path = self._move(params.sessionId, TRASH_DIR, None, "restore")
         return wire.RestoreResult(sessionId=params.sessionId, path=str(path))
+
+    def move(self, params: wire.MoveParams) -> wire.MoveResult:
+        """Give a live session another project folder: header cwd rewritten, file moved (store/move.py)."""
+        check_session_id(params.sessionId)
+        if not os.path.isabs(params.cwd) or "\x00" in params.cwd:
+            raise InvalidParams(f"cwd must be an absolute path, not {params.cwd!r}", field="cwd")
+        with self._lock:
+            open_here = self._open.get(params.sessionId)
+            if open_here is not None and open_here.in_memory:
+                open_here.header = Entry.from_obj({**open_here.header_obj(), "cwd": params.cwd})
+                return wire.MoveResult(sessionId=params.sessionId, path="")
+            if open_here is not None and not open_here.persisted:
+                raise InvalidState(
+                    f"session {params.sessionId} has no file yet (nothing is written before the first user or assistant "
+                    "message); create it with the cwd it belongs to, or move it once it is written",
+                    sessionId=params.sessionId)
+            source = self.layout.find(params.sessionId)
+            if source is None:
+                raise SessionNotFound(f"cannot move: no live session {params.sessionId!r} below {self.layout.root}",
+                                      sessionId=params.sessionId)
+            target = self.layout.cwd_dir(params.cwd) / source.name
+            if target == source:
+                return wire.MoveResult(sessionId=params.sessionId, path=str(source))
+            if os.path.lexists(target):
+                raise SessionExists(f"cannot move: {target} already exists; move or delete that file first",
+                                    path=str(target))
+            self.layout.check_inside(target.parent)
+            if open_here is not None:
+                self._open.pop(params.sessionId, None)
+                open_here.close()
+            held = lock_path(source)  # sessionLocked while another sidecar writes it
+            try:
+                rewrite_header_cwd(source, params.cwd)
+                unlock(held)
+                held = lock_path(source)  # the rewrite made a new file: hold that one
+                ensure_dir(target.parent)
+                os.rename(source, target)
+                fsync_dir(target.parent)
+                fsync_dir(source.parent)
+            except OSError as exc:
+                raise StorageError(f"could not move {source}: {exc.strerror or exc}", path=str(source)) from exc
+            finally:
+                unlock(held)
+            for extra in source.parent.glob(source.name + ".*"):  # backups and torn lines go along
+                try:
+                    os.rename(extra, target.parent / extra.name)
+                except OSError:
+                    pass
+            treecache.drop_cache(self.layout.root, source)
+            self.index.moved(source, None, None)  # its row named the old cwd: read it again where it is
+            self._index_refresh(target)
+        if open_here is not None:
+            self._load(target)  # open again where it is now, lock and all
+        return wire.MoveResult(sessionId=params.sessionId, path=str(target))
 
     def _move(self, session_id: str, from_area: str | None, to_area: str | None, verb: str) -> Path:
         check_session_id(session_id)

@@ -37,6 +37,11 @@ class CreateParams(_Params):
     sessionId: str | None = None
     name: str | None = None
     parentSession: str | None = None
+    # false: an in-memory session that never touches the disk (subagents, tests,
+    # previews); every method works on it, a fork of it is written as usual.
+    persist: bool = True
+    # The terminal it is used from: continueRecent with the same id resumes it.
+    terminalId: str | None = None
 
 
 class CreateResult(_Result):
@@ -53,6 +58,8 @@ class OpenParams(_Params):
     # Read without taking the session's lock (another sidecar may be writing it);
     # every write to a session opened so is refused.
     readOnly: bool = False
+    # The terminal it is used from: continueRecent with the same id resumes it.
+    terminalId: str | None = None
 
 
 class OpenWarning(_Result):
@@ -82,6 +89,19 @@ class OpenResult(_Result):
 
 class ContinueRecentParams(_Params):
     cwd: str
+    # Prefer the session this terminal used last in ``cwd`` over the newest one.
+    terminalId: str | None = None
+
+
+class MoveParams(_Params):
+    sessionId: str
+    # The project folder the session belongs to from now on (absolute).
+    cwd: str
+
+
+class MoveResult(_Result):
+    sessionId: str
+    path: str
 
 
 class CloseParams(_SessionRef):
@@ -274,6 +294,8 @@ class SessionInfo(_Result):
     parentSession: str | None = None
     # With a query: the first matching message text around the match, marked **like this**.
     snippet: str | None = None
+    # An in-memory session of this sidecar (created with persist: false); its path is "".
+    inMemory: bool = False
 
 
 class ListResult(_Result):
@@ -418,6 +440,7 @@ METHODS: dict[str, tuple[type, Any]] = {
     "session/delete": (DeleteParams, DeleteResult),
     "session/restore": (RestoreParams, RestoreResult),
     "session/compact": (CompactParams, CompactResult),
+    "session/move": (MoveParams, MoveResult),
     "history/add": (HistoryAddParams, None),
     "history/search": (HistorySearchParams, HistoryResult),
     "history/list": (HistoryListParams, HistoryResult),

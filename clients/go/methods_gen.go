@@ -23,6 +23,7 @@ var Methods = []string{
 	"session/getEntries",
 	"session/getTree",
 	"session/list",
+	"session/move",
 	"session/open",
 	"session/restore",
 	"session/setLabel",
@@ -49,6 +50,7 @@ var methodTypes = map[string][2]any{
 	"session/getEntries":     {GetEntriesParams{}, GetEntriesResult{}},
 	"session/getTree":        {GetTreeParams{}, GetTreeResult{}},
 	"session/list":           {ListParams{}, ListResult{}},
+	"session/move":           {MoveParams{}, MoveResult{}},
 	"session/open":           {OpenParams{}, OpenResult{}},
 	"session/restore":        {RestoreParams{}, RestoreResult{}},
 	"session/setLabel":       {SetLabelParams{}, SetLabelResult{}},
@@ -196,6 +198,15 @@ func (c *Client) GetTree(ctx context.Context, params GetTreeParams, opts ...Call
 func (c *Client) List(ctx context.Context, params ListParams, opts ...CallOption) (*ListResult, error) {
 	var result ListResult
 	if err := c.Call(ctx, "session/list", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
+// Move calls session/move.
+func (c *Client) Move(ctx context.Context, params MoveParams, opts ...CallOption) (*MoveResult, error) {
+	var result MoveResult
+	if err := c.Call(ctx, "session/move", params, &result, opts...); err != nil {
 		return nil, err
 	}
 	return &result, nil

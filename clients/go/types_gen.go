@@ -296,6 +296,8 @@ type CompactionSettings struct {
 // ContinueRecentParams is `ContinueRecentParams` in protocol/schema.json.
 type ContinueRecentParams struct {
 	Cwd string `json:"cwd"`
+	// Empty: not sent.
+	TerminalID string `json:"terminalId,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
@@ -308,6 +310,10 @@ type CreateParams struct {
 	Name string `json:"name,omitzero"`
 	// Empty: not sent.
 	ParentSession string `json:"parentSession,omitzero"`
+	// Default: true.
+	Persist *bool `json:"persist,omitzero"`
+	// Empty: not sent.
+	TerminalID string `json:"terminalId,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
@@ -474,6 +480,19 @@ type ListResult struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
+// MoveParams is `MoveParams` in protocol/schema.json.
+type MoveParams struct {
+	SessionID string `json:"sessionId"`
+	Cwd       string `json:"cwd"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// MoveResult is `MoveResult` in protocol/schema.json.
+type MoveResult struct {
+	SessionID string `json:"sessionId"`
+	Path      string `json:"path"`
+}
+
 // OpenParams: Name the session by `sessionId` (looked up below the root) or by `path`.
 type OpenParams struct {
 	// Empty: not sent.
@@ -481,6 +500,8 @@ type OpenParams struct {
 	// Empty: not sent.
 	Path     string `json:"path,omitzero"`
 	ReadOnly bool   `json:"readOnly,omitzero"`
+	// Empty: not sent.
+	TerminalID string `json:"terminalId,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
@@ -588,6 +609,7 @@ type SessionInfo struct {
 	Title         *string       `json:"title,omitzero"`
 	ParentSession *string       `json:"parentSession,omitzero"`
 	Snippet       *string       `json:"snippet,omitzero"`
+	InMemory      bool          `json:"inMemory,omitzero"`
 }
 
 // SessionTokens is `SessionTokens` in protocol/schema.json.

@@ -81,6 +81,8 @@ class Session:
         self.read_only = False
         # Where images of appended entries go (payload.py); None keeps them inline.
         self.blobs: BlobStore | None = None
+        # Created with persist: false: nothing is ever written (the tree is all there is).
+        self.in_memory = False
 
     # -- construction ------------------------------------------------------
 
@@ -420,6 +422,8 @@ class Session:
         return prepared
 
     def _persist(self, batch: list[Entry], defer_sync: bool = False) -> None:
+        if self.in_memory:
+            return
         batch_has_assistant = any(e.type == "message" and e.role() == "assistant" for e in batch)
         if self.writer.exists:
             offset = self.writer.append([e.raw for e in batch], durable=batch_has_assistant, defer_sync=defer_sync)

@@ -24,6 +24,7 @@ from .protocol import (
     HistoryResult,
     InitializeResult,
     ListResult,
+    MoveResult,
     OpenResult,
     ProgressValue,
     RestoreResult,
@@ -91,6 +92,8 @@ class SidecarMethods:
         session_id: str | None = None,
         name: str | None = None,
         parent_session: str | None = None,
+        persist: bool = True,
+        terminal_id: str | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> CreateResult:
         """``session/create``: CreateParams -> CreateResult."""
@@ -101,6 +104,10 @@ class SidecarMethods:
             params["name"] = name
         if parent_session is not None:
             params["parentSession"] = parent_session
+        if persist is not True:
+            params["persist"] = persist
+        if terminal_id is not None:
+            params["terminalId"] = terminal_id
         result: CreateResult = await self.request("session/create", params, on_progress=on_progress)
         return result
 
@@ -110,6 +117,7 @@ class SidecarMethods:
         session_id: str | None = None,
         path: str | None = None,
         read_only: bool = False,
+        terminal_id: str | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> OpenResult:
         """``session/open``: OpenParams -> OpenResult. Name the session by ``sessionId`` (looked up below the root) or by ``path``."""
@@ -120,6 +128,8 @@ class SidecarMethods:
             params["path"] = path
         if read_only is not False:
             params["readOnly"] = read_only
+        if terminal_id is not None:
+            params["terminalId"] = terminal_id
         result: OpenResult = await self.request("session/open", params, on_progress=on_progress)
         return result
 
@@ -127,10 +137,13 @@ class SidecarMethods:
         self,
         cwd: str,
         *,
+        terminal_id: str | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> OpenResult | None:
         """``session/continueRecent``: ContinueRecentParams -> OpenResult | None."""
         params: dict[str, Any] = {"cwd": cwd}
+        if terminal_id is not None:
+            params["terminalId"] = terminal_id
         result: OpenResult | None = await self.request("session/continueRecent", params, on_progress=on_progress)
         return result
 
@@ -380,6 +393,18 @@ class SidecarMethods:
         if keep_recent_tokens is not None:
             params["keepRecentTokens"] = keep_recent_tokens
         result: CompactResult = await self.request("session/compact", params, on_progress=on_progress)
+        return result
+
+    async def move(
+        self,
+        session_id: str,
+        cwd: str,
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> MoveResult:
+        """``session/move``: MoveParams -> MoveResult."""
+        params: dict[str, Any] = {"sessionId": session_id, "cwd": cwd}
+        result: MoveResult = await self.request("session/move", params, on_progress=on_progress)
         return result
 
     async def history_add(

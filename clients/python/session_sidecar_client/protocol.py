@@ -143,6 +143,7 @@ class CompactionSettings(TypedDict):
 
 class ContinueRecentParams(TypedDict):
     cwd: str
+    terminalId: NotRequired[str | None]
     workDoneToken: NotRequired[int | str | None]
 
 
@@ -151,6 +152,8 @@ class CreateParams(TypedDict):
     sessionId: NotRequired[str | None]
     name: NotRequired[str | None]
     parentSession: NotRequired[str | None]
+    persist: NotRequired[bool]
+    terminalId: NotRequired[str | None]
     workDoneToken: NotRequired[int | str | None]
 
 
@@ -321,11 +324,23 @@ class SessionInfo(TypedDict):
     title: NotRequired[str | None]
     parentSession: NotRequired[str | None]
     snippet: NotRequired[str | None]
+    inMemory: NotRequired[bool]
 
 
 class ListResult(TypedDict):
     sessions: list[SessionInfo]
     nextCursor: str | None
+
+
+class MoveParams(TypedDict):
+    sessionId: str
+    cwd: str
+    workDoneToken: NotRequired[int | str | None]
+
+
+class MoveResult(TypedDict):
+    sessionId: str
+    path: str
 
 
 class OpenParams(TypedDict):
@@ -334,6 +349,7 @@ class OpenParams(TypedDict):
     sessionId: NotRequired[str | None]
     path: NotRequired[str | None]
     readOnly: NotRequired[bool]
+    terminalId: NotRequired[str | None]
     workDoneToken: NotRequired[int | str | None]
 
 
@@ -491,6 +507,7 @@ MethodName = Literal[
     "session/delete",
     "session/restore",
     "session/compact",
+    "session/move",
     "history/add",
     "history/search",
     "history/list",
@@ -519,6 +536,7 @@ METHODS: dict[str, tuple[str, str]] = {
     "session/delete": ("DeleteParams", "DeleteResult"),
     "session/restore": ("RestoreParams", "RestoreResult"),
     "session/compact": ("CompactParams", "CompactResult"),
+    "session/move": ("MoveParams", "MoveResult"),
     "history/add": ("HistoryAddParams", "None"),
     "history/search": ("HistorySearchParams", "HistoryResult"),
     "history/list": ("HistoryListParams", "HistoryResult"),
@@ -563,6 +581,7 @@ PYTHON_METHODS: dict[str, str] = {
     "delete": "session/delete",
     "restore": "session/restore",
     "compact": "session/compact",
+    "move": "session/move",
     "history_add": "history/add",
     "history_search": "history/search",
     "history_list": "history/list",
@@ -840,6 +859,8 @@ __all__ = [
     "METHODS",
     "MethodName",
     "MethodNotFoundError",
+    "MoveParams",
+    "MoveResult",
     "NothingToCompactError",
     "OpenParams",
     "OpenResult",

@@ -17,7 +17,7 @@ const TYPE_NAMES: &[(&str, &str, &str)] = &[
 ];
 
 /// Client methods whose natural name is taken by the client's own lifecycle.
-const FN_NAMES: &[(&str, &str)] = &[("session/close", "close_session")];
+const FN_NAMES: &[(&str, &str)] = &[("session/close", "close_session"), ("session/move", "move_session")];
 
 /// Methods the client runs itself (no typed method of their own on `Client`).
 const LIFECYCLE: &[&str] = &["initialize", "shutdown"];

@@ -334,6 +334,9 @@ pub struct CompactionSettings {
 pub struct ContinueRecentParams {
     /// `cwd`. Required.
     pub cwd: String,
+    /// `terminalId`. Optional.
+    #[serde(rename = "terminalId", default, skip_serializing_if = "Option::is_none")]
+    pub terminal_id: Option<String>,
     /// `workDoneToken`. Optional.
     #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
     pub work_done_token: Option<NumberOrString>,
@@ -351,9 +354,15 @@ pub struct CreateParams {
     /// `parentSession`. Optional.
     #[serde(rename = "parentSession", default, skip_serializing_if = "Option::is_none")]
     pub parent_session: Option<String>,
+    /// `persist`. Optional; the server's default is `true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persist: Option<bool>,
     /// `sessionId`. Optional.
     #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// `terminalId`. Optional.
+    #[serde(rename = "terminalId", default, skip_serializing_if = "Option::is_none")]
+    pub terminal_id: Option<String>,
     /// `workDoneToken`. Optional.
     #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
     pub work_done_token: Option<NumberOrString>,
@@ -659,6 +668,30 @@ pub struct ListResult {
     pub sessions: Vec<SessionInfo>,
 }
 
+/// Schema: `#/$defs/MoveParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct MoveParams {
+    /// `cwd`. Required.
+    pub cwd: String,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/MoveResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct MoveResult {
+    /// `path`. Required.
+    pub path: String,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+}
+
 /// Name the session by `sessionId` (looked up below the root) or by `path`.
 ///
 /// Schema: `#/$defs/OpenParams` (unknown fields are refused).
@@ -674,6 +707,9 @@ pub struct OpenParams {
     /// `sessionId`. Optional.
     #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// `terminalId`. Optional.
+    #[serde(rename = "terminalId", default, skip_serializing_if = "Option::is_none")]
+    pub terminal_id: Option<String>,
     /// `workDoneToken`. Optional.
     #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
     pub work_done_token: Option<NumberOrString>,
@@ -814,7 +850,7 @@ pub struct ServerInfo {
 }
 
 /// Schema: `#/$defs/SessionInfo`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionInfo {
     /// `archived`. Required.
     pub archived: bool,
@@ -825,6 +861,9 @@ pub struct SessionInfo {
     /// `firstMessage`. Required.
     #[serde(rename = "firstMessage")]
     pub first_message: String,
+    /// `inMemory`. Defaults to `false` when absent.
+    #[serde(rename = "inMemory", default = "defaults::session_info_in_memory")]
+    pub in_memory: bool,
     /// `messageCount`. Required.
     #[serde(rename = "messageCount")]
     pub message_count: i64,
@@ -1240,6 +1279,15 @@ pub mod methods {
         type Result = ListResult;
     }
 
+    /// `session/move`: `MoveParams` -> `MoveResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Move;
+    impl crate::Method for Move {
+        const NAME: &'static str = "session/move";
+        type Params = MoveParams;
+        type Result = MoveResult;
+    }
+
     /// `session/open`: `OpenParams` -> `OpenResult`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub struct Open;
@@ -1297,7 +1345,7 @@ pub mod methods {
 }
 
 /// Every method in the schema, sorted by name.
-pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/list", "session/open", "session/restore", "session/setLabel", "session/setName", "session/unarchive", "shutdown"];
+pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/list", "session/move", "session/open", "session/restore", "session/setLabel", "session/setName", "session/unarchive", "shutdown"];
 
 /// A typed, blocking method for every session method of the protocol.
 impl crate::Client {
@@ -1418,6 +1466,13 @@ impl crate::Client {
     /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::List>`.
     pub fn list(&self, params: ListParams) -> crate::Result<ListResult> {
         self.call::<methods::List>(params)
+    }
+
+    /// `session/move`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Move>`.
+    pub fn move_session(&self, params: MoveParams) -> crate::Result<MoveResult> {
+        self.call::<methods::Move>(params)
     }
 
     /// `session/open`: sends the request and blocks until its answer.
@@ -1739,6 +1794,8 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         ("result", "session/getTree") => rt::<GetTreeResult>(value),
         ("params", "session/list") => rt::<ListParams>(value),
         ("result", "session/list") => rt::<ListResult>(value),
+        ("params", "session/move") => rt::<MoveParams>(value),
+        ("result", "session/move") => rt::<MoveResult>(value),
         ("params", "session/open") => rt::<OpenParams>(value),
         ("result", "session/open") => rt::<OpenResult>(value),
         ("params", "session/restore") => rt::<RestoreParams>(value),
@@ -1784,6 +1841,9 @@ mod defaults {
     }
     pub fn open_warning_entry_ids() -> Vec<String> {
         Vec::new()
+    }
+    pub fn session_info_in_memory() -> bool {
+        false
     }
     pub fn work_done_begin_cancellable() -> bool {
         true

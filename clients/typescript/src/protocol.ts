@@ -174,6 +174,8 @@ export interface CompactionSettings {
 export interface ContinueRecentParams {
   cwd: string;
   /** @default null */
+  terminalId?: string | null;
+  /** @default null */
   workDoneToken?: number | string | null;
 }
 
@@ -185,6 +187,10 @@ export interface CreateParams {
   name?: string | null;
   /** @default null */
   parentSession?: string | null;
+  /** @default true */
+  persist?: boolean;
+  /** @default null */
+  terminalId?: string | null;
   /** @default null */
   workDoneToken?: number | string | null;
 }
@@ -352,6 +358,18 @@ export interface ListResult {
   nextCursor: string | null;
 }
 
+export interface MoveParams {
+  sessionId: string;
+  cwd: string;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface MoveResult {
+  sessionId: string;
+  path: string;
+}
+
 /** Name the session by `sessionId` (looked up below the root) or by `path`. */
 export interface OpenParams {
   /** @default null */
@@ -360,6 +378,8 @@ export interface OpenParams {
   path?: string | null;
   /** @default false */
   readOnly?: boolean;
+  /** @default null */
+  terminalId?: string | null;
   /** @default null */
   workDoneToken?: number | string | null;
 }
@@ -460,6 +480,8 @@ export interface SessionInfo {
   parentSession?: string | null;
   /** @default null */
   snippet?: string | null;
+  /** @default false */
+  inMemory?: boolean;
 }
 
 export interface SessionTokens {
@@ -588,6 +610,7 @@ export interface Methods {
   "session/delete": { params: DeleteParams; result: DeleteResult };
   "session/restore": { params: RestoreParams; result: RestoreResult };
   "session/compact": { params: CompactParams; result: CompactResult };
+  "session/move": { params: MoveParams; result: MoveResult };
   "history/add": { params: HistoryAddParams; result: null };
   "history/search": { params: HistorySearchParams; result: HistoryResult };
   "history/list": { params: HistoryListParams; result: HistoryResult };
@@ -598,7 +621,7 @@ export type ParamsOf<M extends MethodName> = Methods[M]["params"];
 export type ResultOf<M extends MethodName> = Methods[M]["result"];
 
 /** Every method of the schema, in schema order. */
-export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","history/add","history/search","history/list"] as const satisfies readonly MethodName[];
+export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","session/move","history/add","history/search","history/list"] as const satisfies readonly MethodName[];
 
 /** Server -> client requests (answered by the client). */
 export interface ServerRequests {
@@ -792,6 +815,11 @@ export abstract class SessionMethods {
     return this.request("session/compact", params, options);
   }
 
+  /** `session/move`. */
+  move(params: MoveParams, options?: CallOptions): Promise<MoveResult> {
+    return this.request("session/move", params, options);
+  }
+
   /** `history/add`. */
   historyAdd(params: HistoryAddParams, options?: CallOptions): Promise<null> {
     return this.request("history/add", params, options);
@@ -829,6 +857,7 @@ export const CLIENT_METHOD_NAMES = {
   "session/delete": "delete",
   "session/restore": "restore",
   "session/compact": "compact",
+  "session/move": "move",
   "history/add": "historyAdd",
   "history/search": "historySearch",
   "history/list": "historyList",

@@ -132,14 +132,16 @@ class SessionService:
             session = self._open.get(params.sessionId)
         if session is None:
             return True
-        has_assistant = any(
-            isinstance(e, dict) and e.get("type") == "message" and isinstance(e.get("message"), dict)
-            and e["message"].get("role") == "assistant"
+        roles = {
+            e["message"].get("role")
             for e in params.entries
-        )
+            if isinstance(e, dict) and e.get("type") == "message" and isinstance(e.get("message"), dict)
+        }
         policy = session.writer.policy
-        if not session.persisted or policy is FsyncPolicy.ASSISTANT:
-            return has_assistant  # the first assistant message creates the file
+        if not session.persisted:
+            return bool(roles & {"user", "assistant"})  # the first user or assistant message creates the file
+        if policy is FsyncPolicy.ASSISTANT:
+            return "assistant" in roles
         return policy is FsyncPolicy.ALWAYS
 
     def session(self, session_id: str) -> Session:
@@ -820,7 +822,7 @@ class SessionService:
                 return wire.MoveResult(sessionId=params.sessionId, path="")
             if open_here is not None and not open_here.persisted:
                 raise InvalidState(
-                    f"session {params.sessionId} has no file yet (nothing is written before the first assistant "
+                    f"session {params.sessionId} has no file yet (nothing is written before the first user or assistant "
                     "message); create it with the cwd it belongs to, or move it once it is written",
                     sessionId=params.sessionId)
             source = self.layout.find(params.sessionId)
@@ -863,7 +865,7 @@ class SessionService:
                 open_session = self._open.get(session_id)
                 if open_session is not None and not open_session.persisted and from_area is None:
                     raise InvalidState(
-                        f"session {session_id} has no file yet (nothing is written before the first assistant message)",
+                        f"session {session_id} has no file yet (nothing is written before the first user or assistant message)",
                         sessionId=session_id,
                     )
                 raise SessionNotFound(f"cannot {verb}: no session {session_id!r} {where}", sessionId=session_id)

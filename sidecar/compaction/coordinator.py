@@ -257,7 +257,8 @@ class Compactor:
         read_files, modified_files = prep.file_ops.lists()
         return {
             "type": "branch_summary",
-            "fromId": target_id if target_id is not None else "root",
+            # pi 1.5: the leaf being left (0.73.1 wrote the target here).
+            "fromId": session.leaf_id if session.leaf_id is not None else "root",
             "summary": BRANCH_SUMMARY_PREAMBLE + text + format_file_lists(read_files, modified_files),
             "details": {"readFiles": read_files, "modifiedFiles": modified_files},
         }

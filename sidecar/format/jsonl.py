@@ -381,6 +381,9 @@ def _parse_buffer(buffer: bytes | mmap.mmap, source: LineSource | None, base: in
     return parsed
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def _parse_view(
     buffer: bytes | mmap.mmap, view: memoryview, size: int, source: LineSource | None, base: int | None
 ) -> ParsedFile:
@@ -399,6 +402,9 @@ def _parse_view(
     start = 0
     find = buffer.find
     segment: memoryview | None = None
+    if not tail_only and buffer[:3] == _BOM:
+        # pi 1.5 reads no entries from such a file (0.73.1 read it); we refuse it unchanged and never write one.
+        raise NotASession("the file starts with a UTF-8 byte order mark, which pi 1.5 does not read: remove its first 3 bytes")
     try:
         while start < size:
             end = find(b"\n", start)

@@ -1,7 +1,7 @@
 """One open session: its tree in memory and its file on disk, kept in agreement.
 
-Persistence is deferred as in pi: nothing is written until the session holds
-an assistant message; then the header and every entry go out in one write, and
+Persistence is deferred as in pi 1.5: nothing is written until the session holds
+a user or assistant message; then the header and every entry go out in one write, and
 each later append is one write of its lines. Unlike pi, a file is never
 written twice with a header (pi's duplicate-header bug), and an entry is only
 in memory once its line is on disk.
@@ -49,6 +49,10 @@ UNSET: Any = object()
 class LoadReport:
     parse_errors: int
     migrated_from: int | None
+
+
+# Entry types naming another entry by targetId, which must be in the session.
+_TARGETING = ("label", "context_edit")
 
 
 class Session:
@@ -115,12 +119,12 @@ class Session:
         timestamp: str | None = None,
     ) -> "Session":
         """A new session holding ``entries`` byte for byte (a fork); its file is
-        written at once when they hold an assistant message, else deferred as usual."""
+        written at once when they hold a user or assistant message, else deferred as usual."""
         session = cls.new(path, session_id, cwd, policy, parent_session, timestamp)
         for entry in entries:
             # A copy: offsets are per file, and the source session keeps reading its own.
             session.tree.add(entry.detached())
-        if session.tree.has_assistant:
+        if session.tree.has_conversation:
             session._create_file()
         return session
 
@@ -374,7 +378,7 @@ class Session:
         """``obj`` with its envelope checked and completed, in pi's key order.
 
         Its schema is checked for the whole batch afterwards (``_validate``),
-        except a label's, which comes before its target is looked up.
+        except a label's or a context edit's, which comes before its target is looked up.
         """
         if not isinstance(obj, dict) or not isinstance(obj.get("type"), str) or not obj["type"]:
             raise InvalidEntry(f"entries[{index}] must be an object with a string \"type\"", index=index)
@@ -406,7 +410,7 @@ class Session:
         for key, value in obj.items():
             if key not in prepared:
                 prepared[key] = value
-        if prepared["type"] == "label":
+        if prepared["type"] in _TARGETING:
             prepared = bound(prepared, self.blobs)
             _validate_one(prepared, index)
             if prepared.get("targetId") not in self.tree.by_id and prepared.get("targetId") not in batch_ids:
@@ -427,7 +431,7 @@ class Session:
                 entry.offset, entry.length = offset, len(entry.raw)
                 offset += entry.length + 1
             self.known_size = offset
-        elif self.tree.has_assistant:
+        elif self.tree.has_conversation:
             self._create_file()
 
     def _create_file(self) -> None:

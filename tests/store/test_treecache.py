@@ -51,7 +51,7 @@ def state(svc, session_id: str) -> dict:
         "labels": dict(session.tree.labels),
         "name": session.tree.name,
         "leaf": session.leaf_id,
-        "has_assistant": session.tree.has_assistant,
+        "has_conversation": session.tree.has_conversation,
         "header": session.header.raw,
     }
 
@@ -210,7 +210,7 @@ def test_a_fork_of_a_lazily_read_session_outlives_its_source(sessions_root, cach
     svc, _ = reopened(sessions_root, sid)
     first, last = svc.session(sid).tree.entries[0].id, svc.session(sid).tree.entries[-1].id
     forked = svc.fork(wire.ForkParams(sessionId=sid, entryId=first))
-    assert not forked.persisted  # only a user message so far: its file waits for an assistant message
+    assert forked.persisted  # a user message: written at once (pi 1.5)
     svc.close(wire.CloseParams(sessionId=sid))
     append(svc, forked.sessionId, msg(assistant("answer")))
     lines = [json.loads(x) for x in Path(svc.session(forked.sessionId).path).read_text().splitlines()]

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from handbuilt import CASES
 from pi15_ops import operations, play
-from session_builders import assistant, entry, header, message, service, tool_result, user, write_session
+from session_builders import assistant, entry, header, labelled_session, message, service, tool_result, user, write_session
 from test_pi_parity import our_view
 
 from sidecar import wire
@@ -226,3 +226,41 @@ def test_branch_summaries_record_the_leaf_they_left(pi15):
             assert entry["fromId"] in by_id and order.index(entry["fromId"]) < index, name
             assert entry["fromId"] != entry["parentId"], f"{name}: fromId is the branch target, not the leaf left"
     assert checked >= 5
+
+
+
+def test_session_fork_writes_what_pi_1_5_2s_createBranchedSession_writes(tmp_path):
+    """One source file, forked at the same entries by pi 1.5.2 and by session/fork: the same entries
+    (label entries re-chained, firstKeptEntryId moved past a dropped label), labels, name and contexts."""
+    svc = service(tmp_path / "ours")
+    source_id, _ = labelled_session(svc)
+    source = svc.session(source_id)
+    targets = [e.id for e in source.tree.entries if e.type == "message" and e.role() in ("user", "assistant")]
+    source_path = source.path
+    ours = {at: svc.fork(wire.ForkParams(sessionId=source_id, entryId=at)) for at in targets}
+    svc.close_all()
+    pi_dir = tmp_path / "pi"
+    pi_dir.mkdir()
+    answer = run_pi15({"fork": [{"path": str(source_path), "at": at, "dir": str(pi_dir)} for at in targets]})
+    assert len(answer["forked"]) == len(targets) >= 10
+    paths = {}
+    for at, theirs in zip(targets, answer["forked"]):
+        assert "error" not in theirs, theirs.get("error")
+        assert theirs["persisted"] and ours[at].persisted
+        paths[f"pi@{at}"], paths[f"ours@{at}"] = Path(theirs["path"]), Path(ours[at].path)
+    read = run_pi15({"read": [{"path": str(path), "leaves": []} for path in paths.values()]})
+    by_path = {r["path"]: r for r in read["results"]}
+    crossed = 0
+    for at in targets:
+        theirs, mine = by_path[str(paths[f"pi@{at}"])], by_path[str(paths[f"ours@{at}"])]
+        assert theirs["ok"] and mine["ok"]
+        plain = lambda entries: [e for e in entries if e["type"] != "label"]
+        # pi writes each copied entry as it holds it; we keep the bytes of the ones whose envelope did not change.
+        assert plain(mine["entries"]) == plain(theirs["entries"]), f"fork at {at}: the copied path differs"
+        assert mine["labels"] == theirs["labels"] and mine["name"] == theirs["name"]
+        assert mine["contexts"]["@leaf"]["messages"] == theirs["contexts"]["@leaf"]["messages"]
+        assert mine["contexts"]["@leaf"]["llm"] == theirs["contexts"]["@leaf"]["llm"]
+        stamps = lambda entries: sorted((e["targetId"], e["timestamp"]) for e in entries if e["type"] == "label")
+        assert stamps(mine["entries"]) == stamps(theirs["entries"])  # labels keep the time they were set
+        crossed += len(mine["labels"]) > 0
+    assert crossed >= 5

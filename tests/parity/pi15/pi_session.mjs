@@ -8,8 +8,10 @@
 // Request on stdin:
 //   {"write": [{"dir", "cwd", "ops": [...]}],      pi writes sessions through its SessionManager
 //    "read":  [{"path", "leaves": ["id", ...]}],   pi reads files and builds their contexts
-//    "currentSystem": [[message, ...], ...]}       pi-ai's getCurrentSystemMessage of each list
+//    "currentSystem": [[message, ...], ...],       pi-ai's getCurrentSystemMessage of each list
+//    "fork":  [{"path", "at", "dir"}]}             pi's createBranchedSession of a file at an entry
 // Response: {"version", "written": [{"path", "forks": [path...], "errors": [...]}],
+//            "forked": [{"path", "persisted"} | {"error"}],
 //            "results": [{"path", "ok", "error"?, "header", "entries", "lines", "leafId",
 //                         "labels", "name", "contexts": {"@leaf" | id: {...}}}],
 //            "currentSystem": [message | null, ...]}
@@ -134,4 +136,13 @@ const results = (request.read ?? []).map((file) => {
   }
 });
 const currentSystem = (request.currentSystem ?? []).map((messages) => getCurrentSystemMessage(messages) ?? null);
-process.stdout.write(JSON.stringify({ version: piVersion, written, results, currentSystem }));
+const forked = (request.fork ?? []).map((job) => {
+  try {
+    const manager = SessionManager.open(job.path, job.dir);
+    const path = manager.createBranchedSession(job.at);
+    return { path, persisted: manager.flushed };
+  } catch (error) {
+    return { error: String(error && error.stack ? error.stack : error) };
+  }
+});
+process.stdout.write(JSON.stringify({ version: piVersion, written, results, currentSystem, forked }));

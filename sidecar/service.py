@@ -288,7 +288,7 @@ class SessionService:
             return
         cached = treecache.build_cache(
             session.path, session.header, session.tree, session.parse_errors, session.writer.torn_tail_at,
-            session.writer.needs_newline, stamp, tail, self._context_for_cache(session),
+            session.writer.needs_newline, stamp, tail, self._context_for_cache(session), session.prefix,
         )
         if cached is not None:
             treecache.write_cache(self.layout.root, cached)

@@ -21,8 +21,9 @@ import msgspec
 
 from ..errors import DamagedFile, EntryNotFound, InvalidEntry, InvalidState, StorageError
 from ..format.entries import CURRENT_VERSION, InvalidAt, validate_entries, validate_entry
-from ..format.jsonl import Entry, LineSource, NotASession, ParsedFile, parse_line, parse_path, serialize
+from ..format.jsonl import Entry, LineSource, NotASession, ParsedFile, parse_file, parse_path, serialize
 from ..format.migrate import migrate, new_entry_id
+from ..format.titleslot import TitleSlot
 from .layout import iso_now
 from .lock import lock_path, unlock
 from .payload import MAX_CHARS, BlobStore, bound
@@ -76,6 +77,10 @@ class Session:
         self.read_only = False
         # Where images of appended entries go (payload.py); None keeps them inline.
         self.blobs: BlobStore | None = None
+        # The bytes before the header line (oh-my-pi's title slot), kept as they are.
+        self.prefix = b""
+        self.title_slot: TitleSlot | None = None
+        self.title_fault: str | None = None
 
     # -- construction ------------------------------------------------------
 
@@ -163,12 +168,16 @@ class Session:
             return None
         assert cache is not None
         source = LineSource(fd, str(path))
-        header = parse_line(cache.header)
-        if header is None or header.type != "session" or header.id is None:
+        try:  # the cached first lines: oh-my-pi's title slot, if any, then the header
+            first = parse_file(cache.header)
+        except NotASession:
             return None
-        header.offset, header.length = 0, len(cache.header)
+        header = first.header
+        if first.items or first.needs_newline is False:
+            return None
         writer = SessionWriter(path, policy, exists=True)
         session = cls(path, header, writer)
+        session.prefix, session.title_slot, session.title_fault = first.prefix, first.title_slot, first.title_fault
         session.read_only = read_only
         session.cached_context = cache.context
         session.parse_errors = cache.parse_errors
@@ -212,7 +221,7 @@ class Session:
         if migrated_from is not None and not read_only:
             backup = path.with_name(f"{path.name}.v{migrated_from}.bak")
             try:
-                atomic_write(path, serialize(parsed.header, parsed.items), backup=backup)
+                atomic_write(path, serialize(parsed.header, parsed.items, parsed.prefix), backup=backup)
             except OSError as exc:
                 raise StorageError(
                     f"could not rewrite {path} after migrating it from v{migrated_from}: {exc.strerror or exc}",
@@ -227,6 +236,7 @@ class Session:
         writer.needs_newline = parsed.needs_newline
         session = cls(path, parsed.header, writer)
         session.read_only = read_only
+        session.prefix, session.title_slot, session.title_fault = parsed.prefix, parsed.title_slot, parsed.title_fault
         session.parse_errors = parsed.parse_errors
         session.known_size = parsed.size
         with _gc_paused():
@@ -421,8 +431,8 @@ class Session:
     def _create_file(self) -> None:
         """Header and every entry so far in one write (forced to disk unless the policy leaves that to the OS)."""
         durable = self.writer.policy is not FsyncPolicy.NEVER
-        self.writer.create(serialize(self.header, list(self.tree.entries)), durable=durable)
-        offset = len(self.header.raw) + 1
+        self.writer.create(serialize(self.header, list(self.tree.entries), self.prefix), durable=durable)
+        offset = len(self.prefix) + len(self.header.raw) + 1
         for entry in self.tree.entries:
             entry.offset, entry.length = offset, len(entry.raw)
             offset += entry.length + 1
@@ -453,7 +463,7 @@ class Session:
 
 def _relocate(parsed: ParsedFile) -> int:
     """Give each entry its offset in the file ``serialize`` just wrote; returns the file's size."""
-    offset = len(parsed.header.raw) + 1
+    offset = len(parsed.prefix) + len(parsed.header.raw) + 1
     for item in parsed.items:
         if isinstance(item, Entry):
             item.offset, item.length = offset, len(item.raw)

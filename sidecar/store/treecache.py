@@ -108,7 +108,7 @@ class TreeCache(msgspec.Struct, array_like=True):
     version: int
     path: str
     stamp: FileStamp
-    header: bytes  # the header line
+    header: bytes  # the lines up to the header's end (oh-my-pi's title slot, then the header)
     tail: bytes  # the last TAIL_SAMPLE bytes of the file
     parse_errors: int
     entry_count: int
@@ -221,7 +221,8 @@ def matches(cache: TreeCache, fd: int, stamp: FileStamp) -> str | None:
 
 
 def build_cache(path: Path, header: Entry, tree: SessionTree, parse_errors: int, torn_tail_at: int | None,
-                needs_newline: bool, stamp: FileStamp, tail: bytes, context: CachedContext | None) -> TreeCache | None:
+                needs_newline: bool, stamp: FileStamp, tail: bytes, context: CachedContext | None,
+                prefix: bytes = b"") -> TreeCache | None:
     """The cache of a loaded tree, or None when an entry's place in the file is not known."""
     entries = tree.entries
     if any(e.offset < 0 for e in entries):
@@ -240,7 +241,7 @@ def build_cache(path: Path, header: Entry, tree: SessionTree, parse_errors: int,
         version=CACHE_VERSION,
         path=os.path.abspath(path),
         stamp=stamp,
-        header=header.raw,
+        header=prefix + header.raw,
         tail=tail,
         parse_errors=parse_errors,
         entry_count=len(entries),

@@ -30,6 +30,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", type=Path, help="sessions root (default: $SESSION_SIDECAR_HOME, else the user data dir)")
     parser.add_argument("--config", type=Path, help="TOML settings file (default: $SESSION_SIDECAR_CONFIG, else the user config dir)")
     parser.add_argument(
+        "--compat", choices=["pi", "omp"], default=None,
+        help="the tool the files must stay readable by (store.compat; default: the tool whose folder the root is, else pi)",
+    )
+    parser.add_argument(
         "--log-level",
         default=os.environ.get(LOG_LEVEL_ENV, "warning"),
         choices=["debug", "info", "warning", "error"],
@@ -93,7 +97,7 @@ def _reindex(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     try:
-        settings = load_settings(args.config)
+        settings = load_settings(args.config, overrides=_compat_override(args))
     except SettingsError as exc:
         print(f"session-sidecar: {exc}", file=sys.stderr)
         return 2
@@ -102,6 +106,10 @@ def _serve(args: argparse.Namespace) -> int:
 
     root = args.root.expanduser() if args.root else default_root()
     return serve(root, settings, framing="jsonl" if args.jsonl else "lsp", max_workers=args.workers)
+
+
+def _compat_override(args: argparse.Namespace) -> dict:
+    return {"store": {"compat": args.compat}} if getattr(args, "compat", None) else {}
 
 
 def _call(args: argparse.Namespace) -> int:
@@ -120,6 +128,8 @@ def _call(args: argparse.Namespace) -> int:
             server_args += ["--root", str(args.root)]
         if args.config:
             server_args += ["--config", str(args.config)]
+        if args.compat:
+            server_args += ["--compat", args.compat]
         # This interpreter's sidecar: the one this command belongs to, whatever PATH says.
         command = [sys.executable, "-m", "sidecar"]
         async with SidecarClient.spawn(server_args, command=command, client_name="session-sidecar call") as client:

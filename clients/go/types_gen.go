@@ -181,6 +181,8 @@ type BuildContextParams struct {
 	Format string `json:"format,omitzero"`
 	// Empty: not sent.
 	Since string `json:"since,omitzero"`
+	// Empty: not sent.
+	Rules string `json:"rules,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
@@ -451,6 +453,7 @@ type OpenResult struct {
 	ParseErrors  int     `json:"parseErrors"`
 	Persisted    bool    `json:"persisted"`
 	MigratedFrom *int    `json:"migratedFrom,omitzero"`
+	TitleFault   *string `json:"titleFault,omitzero"`
 }
 
 // ProgressParams: `$/progress`: sent for a request that carried a `workDoneToken`, before its response.
@@ -582,6 +585,8 @@ type StoreSettings struct {
 	// Default: "assistant". Empty means the default.
 	Fsync              string `json:"fsync,omitzero"`
 	AllowExternalPaths bool   `json:"allowExternalPaths,omitzero"`
+	// Empty: not sent.
+	Compat string `json:"compat,omitzero"`
 }
 
 // SummarizeParams: Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`.

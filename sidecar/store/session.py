@@ -23,7 +23,9 @@ from ..errors import DamagedFile, EntryNotFound, InvalidEntry, InvalidState, Sto
 from ..format.entries import CURRENT_VERSION, InvalidAt, validate_entries, validate_entry
 from ..format.jsonl import Entry, LineSource, NotASession, ParsedFile, parse_file, parse_path, serialize
 from ..format.migrate import migrate, new_entry_id
-from ..format.titleslot import TitleSlot
+from ..format.titleslot import TitleSlot, read_slot
+from . import titles
+from .compat import Compat
 from .layout import iso_now
 from .lock import lock_path, unlock
 from .payload import MAX_CHARS, BlobStore, bound
@@ -81,6 +83,8 @@ class Session:
         self.prefix = b""
         self.title_slot: TitleSlot | None = None
         self.title_fault: str | None = None
+        # The tool this file must stay readable by (compat.py); the service sets it.
+        self.compat: Compat = "pi"
 
     # -- construction ------------------------------------------------------
 
@@ -93,7 +97,9 @@ class Session:
         policy: FsyncPolicy,
         parent_session: str | None = None,
         timestamp: str | None = None,
+        prefix: bytes = b"",
     ) -> "Session":
+        """A session not written yet; ``prefix`` goes before its header (oh-my-pi's title slot)."""
         header: dict[str, Any] = {
             "type": "session",
             "version": CURRENT_VERSION,
@@ -103,7 +109,11 @@ class Session:
         }
         if parent_session is not None:
             header["parentSession"] = parent_session
-        return cls(path, Entry.from_obj(header), SessionWriter(path, policy, exists=False))
+        session = cls(path, Entry.from_obj(header), SessionWriter(path, policy, exists=False))
+        if prefix:
+            session.prefix = prefix
+            session.title_slot, session.title_fault = read_slot(prefix.rstrip(b"\n"))
+        return session
 
     @classmethod
     def copied(
@@ -115,10 +125,11 @@ class Session:
         entries: list[Entry],
         parent_session: str | None = None,
         timestamp: str | None = None,
+        prefix: bytes = b"",
     ) -> "Session":
         """A new session holding ``entries`` byte for byte (a fork); its file is
         written at once when they hold an assistant message, else deferred as usual."""
-        session = cls.new(path, session_id, cwd, policy, parent_session, timestamp)
+        session = cls.new(path, session_id, cwd, policy, parent_session, timestamp, prefix)
         for entry in entries:
             # A copy: offsets are per file, and the source session keeps reading its own.
             session.tree.add(entry.detached())
@@ -452,7 +463,12 @@ class Session:
         return self.append([obj])[0]
 
     def set_name(self, name: str) -> Entry:
-        return self.append([{"type": "session_info", "name": name.strip()}])[0]
+        """Name the session where the tool of its compatibility reads names (titles.py)."""
+        return titles.set_name(self, name, self.compat)
+
+    @property
+    def name(self) -> str | None:
+        return titles.name_of(self, self.compat)
 
     def flush(self) -> None:
         self.writer.flush()

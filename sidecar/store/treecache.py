@@ -30,7 +30,7 @@ from ..format.jsonl import MAP_THRESHOLD, Entry, LineSource, MessageHead, parse_
 from .tree import SessionTree
 from .writer import DIR_MODE, FILE_MODE
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: a title line before the header; contexts by the session's rules
 TREES_DIR = Path(".index") / "trees"
 # Files smaller than this parse in a few milliseconds; a cache would not pay for itself.
 MIN_CACHED_BYTES = MAP_THRESHOLD

@@ -70,6 +70,8 @@ export interface BuildContextParams {
   /** @default null */
   since?: string | null;
   /** @default null */
+  rules?: "omp" | "pi" | null;
+  /** @default null */
   workDoneToken?: number | string | null;
 }
 
@@ -332,6 +334,8 @@ export interface OpenResult {
   persisted: boolean;
   /** @default null */
   migratedFrom?: number | null;
+  /** @default null */
+  titleFault?: string | null;
 }
 
 /** `$/progress`: sent for a request that carried a `workDoneToken`, before its response. */
@@ -445,6 +449,8 @@ export interface StoreSettings {
   fsync?: "always" | "assistant" | "never";
   /** @default false */
   allowExternalPaths?: boolean;
+  /** @default null */
+  compat?: "omp" | "pi" | null;
 }
 
 /** Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`. */

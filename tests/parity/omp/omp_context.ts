@@ -5,11 +5,12 @@
 // Request on stdin:
 //   {"write": [{"cwd": "...", "dir": "...", "ops": [...]}],      // sessions oh-my-pi writes
 //    "describe": [{"path": "...", "leaves": ["id", ...]}]}        // files oh-my-pi reads
-// Response: {"version", "written": [{"path", "ids"} | {"error"}],
+//    "out": "/path/answer.json"}                                     // where the answer goes
+// Answer: {"version", "written": [{"path", "ids"} | {"error"}],
 //            "results": [{"path", "ok", "error"?, "header", "entries", "leafId", "labels", "name",
 //                         "titleSlotLine", "contexts": {"@leaf" | id: {...}}}]}
 // Writes run before reads, so a batch can write a session and read it back.
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { SessionManager } from "./node_modules/@oh-my-pi/pi-coding-agent/src/session/session-manager.ts";
 import { buildSessionContext } from "./node_modules/@oh-my-pi/pi-coding-agent/src/session/session-context.ts";
 import { convertToLlm } from "./node_modules/@oh-my-pi/pi-coding-agent/src/session/messages.ts";
@@ -143,5 +144,7 @@ for (const file of request.describe ?? []) {
 		results.push({ path: file.path, ok: false, error: String(error?.stack ?? error) });
 	}
 }
-process.stdout.write(JSON.stringify({ version, written, results }));
+// The answer goes to the file the request names: a large answer written to a pipe was
+// cut short by the exit (process.stdout.write) or stalled (Bun.write).
+writeFileSync(request.out, JSON.stringify({ version, written, results }));
 process.exit(0);

@@ -3,6 +3,8 @@
     session-sidecar [serve] [--jsonl] [--root DIR] [--config FILE] [--log-level LEVEL]
     session-sidecar call METHOD ['{json params}' | -] [--root DIR] [--config FILE]
     session-sidecar demo [--root DIR]
+    session-sidecar inline-blobs [--root DIR]   # images back into the lines, for pi
+    session-sidecar move-blobs [--root DIR]     # <root>/.blobs to oh-my-pi's blob folder
 
 Only protocol messages go to stdout while serving; logs go to stderr.
 """
@@ -23,7 +25,7 @@ from .config import SettingsError, load_settings
 from .store.layout import default_root
 
 LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
-SUBCOMMANDS = ("serve", "call", "demo", "reindex")
+SUBCOMMANDS = ("serve", "call", "demo", "reindex", "inline-blobs", "move-blobs")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +63,15 @@ def _parser() -> argparse.ArgumentParser:
 
     reindex = commands.add_parser("reindex", help="rebuild the listing index (<root>/.index) from the session files")
     _common(reindex)
+
+    inline = commands.add_parser(
+        "inline-blobs", help="put images stored as blob references back into the session files (for pi); backups kept"
+    )
+    _common(inline)
+    move = commands.add_parser(
+        "move-blobs", help="move images from <root>/.blobs to oh-my-pi's blob folder (<root>/../blobs)"
+    )
+    _common(move)
     return parser
 
 
@@ -78,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         return _call(args)
     if args.command == "reindex":
         return _reindex(args)
+    if args.command in ("inline-blobs", "move-blobs"):
+        return _blobs(args)
     if args.command == "demo":
         from .demo import run_demo
 
@@ -93,6 +106,25 @@ def _reindex(args: argparse.Namespace) -> int:
     count = SessionService(root).reindex()
     print(f"indexed {count} sessions below {root} in {time.perf_counter() - started:.2f} s")
     return 0
+
+
+def _blobs(args: argparse.Namespace) -> int:
+    from .store.blobmove import inline_blobs, move_blobs
+
+    root = args.root.expanduser() if args.root else default_root()
+    if args.command == "inline-blobs":
+        report = inline_blobs(root)
+        print(f"{report.references} image references put back inline in {len(report.files_changed)} files below {root}")
+        for path in report.files_changed:
+            print(f"  rewrote {path} (old bytes in {path}.blobrefs.bak)")
+    else:
+        report = move_blobs(root)
+        print(f"{report.references} blobs moved to {root.parent / 'blobs'}")
+    for path in report.locked:
+        print(f"  skipped {path}: another sidecar has it open; run again once it is closed", file=sys.stderr)
+    for missing in report.missing:
+        print(f"  not found: {missing}", file=sys.stderr)
+    return 1 if report.locked or report.missing else 0
 
 
 def _serve(args: argparse.Namespace) -> int:

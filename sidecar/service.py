@@ -93,6 +93,9 @@ class SessionService:
         self._open: dict[str, Session] = {}
         # The tool the files must stay readable by (store/compat.py): where images and names go.
         self.compat: Compat = root_compat(self.layout.root, self.settings.store.compat)
+        if self.settings.store.compat is None:  # the effective value, as initialize answers it
+            store = msgspec.structs.replace(self.settings.store, compat=self.compat)
+            self.settings = msgspec.structs.replace(self.settings, store=store)
         self.blobs = _blob_store(self.layout.root, self.compat)
         self._lock = threading.RLock()
         self._summaries = SummaryCache()

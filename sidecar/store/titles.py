@@ -36,8 +36,11 @@ def name_of(session: "Session", compat: Compat) -> str | None:
 
 
 def set_name(session: "Session", name: str, compat: Compat) -> Entry:
-    """Name the session where ``compat``'s tool reads names; returns the entry appended."""
-    if compat == "pi":
+    """Name the session where ``compat``'s tool reads names; returns the entry appended.
+
+    A file that starts with a title line is oh-my-pi's whatever the root: it is named as oh-my-pi names it.
+    """
+    if compat == "pi" and not session.prefix:
         return session.append([{"type": "session_info", "name": name.strip()}])[0]
     return _set_title(session, name)
 

@@ -193,3 +193,46 @@ def test_inline_blobs_puts_images_back_into_the_lines_with_a_backup(tmp_path):
     again.open(wire.OpenParams(sessionId=sid))
     last = again.build_context(wire.BuildContextParams(sessionId=sid)).messages[-1]
     assert base64.b64decode(last["content"][0]["data"]) == b"old bytes" * 200
+
+
+def test_a_tree_cache_never_hides_a_title_oh_my_pi_rewrote_in_place(tmp_path, monkeypatch):
+    from sidecar.format import jsonl
+    from sidecar.store import treecache
+
+    monkeypatch.setattr(jsonl, "MAP_THRESHOLD", 0)
+    monkeypatch.setattr(treecache, "MIN_CACHED_BYTES", 0)
+    root = omp_root(tmp_path)
+    svc = service(root)
+    sid = persisted(svc)
+    svc.set_name(wire.SetNameParams(sessionId=sid, name="Before"))
+    path = svc.session(sid).path
+    svc.close_all()  # a tree cache is written
+    with open(path, "r+b") as handle:  # oh-my-pi renames it: the line rewritten in place
+        handle.write(slot_line("After", "2026-01-01T00:00:09.000Z", "auto") + b"\n")
+    again = service(root)
+    again.open(wire.OpenParams(sessionId=sid))
+    assert again.session(sid).name == "After"
+    ids = append(again, sid, msg(user("grown")))
+    again.close_all()
+    with open(path, "ab") as handle:  # and appends behind our back: the cache is extended, not trusted blindly
+        handle.write(b'{"type":"label","id":"l1","parentId":"%s","timestamp":"2026-01-01T00:00:10.000Z",'
+                     b'"targetId":"%s","label":"theirs"}\n' % (ids[0].encode(), ids[0].encode()))
+    third = service(root)
+    third.open(wire.OpenParams(sessionId=sid))
+    session = third.session(sid)
+    assert session.name == "After" and session.tree.labels[ids[0]] == "theirs"
+    assert [e.raw for e in session.tree.entries][-2:] == [ln for ln in path.read_bytes().split(b"\n")[-3:-1]]
+
+
+def test_an_oh_my_pi_file_in_a_pi_root_is_named_as_oh_my_pi_names_it(sessions_root):
+    folder = sessions_root / "--w--"
+    folder.mkdir()
+    slot = slot_line("Theirs", "2026-01-01T00:00:00.000Z", "user") + b"\n"
+    header = b'{"type":"session","version":3,"id":"o1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}\n'
+    (folder / "2026-01-01T00-00-00-000Z_o1.jsonl").write_bytes(slot + header)
+    svc = service(sessions_root)
+    assert svc.compat == "pi"
+    opened = svc.open(wire.OpenParams(sessionId="o1"))
+    assert opened.titleFault is None and svc.session("o1").name == "Theirs"
+    assert svc.set_name(wire.SetNameParams(sessionId="o1", name="Ours")).name == "Ours"
+    assert svc.session("o1").tree.entries[-1].type == "title_change"

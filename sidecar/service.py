@@ -45,7 +45,7 @@ from .store.listing import (
 from .store.lock import lock_path, unlock
 from .store.compat import Compat, omp_blob_folder, root_compat, session_compat, tool_of_folder
 from .store.payload import BLOB_DIR, BlobStore, resolve
-from .store.titles import new_file_prefix
+from .store.titles import fork_prefix, new_file_prefix
 from .store.session import UNSET, LoadReport, Session
 from .store import treecache
 from .store.writer import FsyncPolicy, SessionWriter, ensure_dir, fsync_dir
@@ -599,7 +599,7 @@ class SessionService:
         omp = session_compat(new_path, self.layout.root, self.compat) == "omp"
         forked = Session.copied(
             new_path, new_id, cwd, self.fsync_policy, path, parent_session=source.id, timestamp=timestamp,
-            prefix=new_file_prefix(timestamp) if omp else b"",
+            prefix=fork_prefix(source, timestamp) if omp else b"",
         )
         labels = [(e.id, source.tree.labels[e.id]) for e in path if e.id in source.tree.labels]
         if labels:

@@ -50,6 +50,15 @@ def new_file_prefix(timestamp: str) -> bytes:
     return slot_line("", timestamp, None) + b"\n"
 
 
+def fork_prefix(source: "Session", timestamp: str) -> bytes:
+    """The title line of a fork of ``source``: its title carried over, as oh-my-pi's forks carry it."""
+    title = name_of(source, "omp")
+    if not title:
+        return new_file_prefix(timestamp)
+    origin = source.title_slot.source if source.title_slot is not None else None
+    return slot_line(title, timestamp, origin) + b"\n"
+
+
 def _set_title(session: "Session", name: str) -> Entry:
     title = clean_title(name)
     if not title:

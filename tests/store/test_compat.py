@@ -236,3 +236,15 @@ def test_an_oh_my_pi_file_in_a_pi_root_is_named_as_oh_my_pi_names_it(sessions_ro
     assert opened.titleFault is None and svc.session("o1").name == "Theirs"
     assert svc.set_name(wire.SetNameParams(sessionId="o1", name="Ours")).name == "Ours"
     assert svc.session("o1").tree.entries[-1].type == "title_change"
+
+
+def test_a_fork_under_omp_carries_the_title(tmp_path):
+    root = omp_root(tmp_path)
+    svc = service(root)
+    sid = persisted(svc)
+    svc.set_name(wire.SetNameParams(sessionId=sid, name="Parent title"))
+    leaf = [e.id for e in svc.session(sid).tree.entries if e.type == "message"][-1]
+    forked = svc.fork(wire.ForkParams(sessionId=sid, entryId=leaf))
+    first = Path(forked.path).read_bytes().split(b"\n")[0]
+    assert len(first) + 1 == SLOT_BYTES and json.loads(first)["title"] == "Parent title"
+    assert svc.session(forked.sessionId).name == "Parent title"

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SessionLocked
-from ..format.jsonl import BLOB_MARK, Entry, decode_object, encode, parse_path, serialize
+from ..format.jsonl import BLOB_MARK, Entry, decode_object, parse_path, serialize
 from .compat import omp_blob_folder
 from .layout import ARCHIVE_DIR, Layout
 from .lock import lock_path, unlock

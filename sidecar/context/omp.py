@@ -37,7 +37,8 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ..format.jsonl import Entry
-from .build import SessionContext, branch_summary_message, build_context as build_pi_context, js_time
+from .build import SessionContext, _head_model_ref, _js_text, branch_summary_message, js_time
+from .build import build_context as build_pi_context
 from .llm import bash_execution_text
 
 COMPACTION_WRAPPER = (
@@ -55,13 +56,13 @@ HANDOFF_WRAPPER = (
 BRANCH_WRAPPER = "Branch-return summary:\n\n<summary>\n{summary}\n</summary>"
 
 _HIDDEN_CUSTOM_TYPES = ("prewalk-plan", "vibe-mode-context")
+_SETTING_TYPES = frozenset({"thinking_level_change", "model_change", "ttsr_injection", "mode_change"})
 _SKILL_PROMPT = "skill-prompt"
 
 
 def build_context(path: list[Entry]) -> SessionContext:
     """oh-my-pi's context of a root -> leaf path (settings as pi's, messages by oh-my-pi's rules)."""
-    ctx = build_pi_context(path)  # thinking level, models, mode, rules: the same walk
-    ctx.messages, ctx.entry_ids, ctx.after_compaction = [], [], 0
+    ctx = _settings(path)
     compaction_index = max((i for i, e in enumerate(path) if e.type == "compaction"), default=-1)
     reset_index = max((i for i, e in enumerate(path) if e.type == "reset_boundary"), default=-1)
     if reset_index >= 0 and reset_index > compaction_index:
@@ -80,6 +81,39 @@ def build_context(path: list[Entry]) -> SessionContext:
         _emit(ctx, path)
     _strip_dangling_tool_calls(ctx)
     _drop_failed_turns(ctx)
+    return ctx
+
+
+def _settings(path: list[Entry]) -> SessionContext:
+    """The thinking level, models, mode and injected rules along the path, as pi's walk
+    (build.py) finds them, but without decoding a message: only the settings entries
+    and the heads of assistant messages are read."""
+    ctx = SessionContext()
+    explicit_default = False
+    rules: dict[str, None] = {}
+    for entry in path:
+        kind = entry.type
+        if kind == "message":
+            if entry.role() == "assistant":
+                head = entry.message_head()
+                ctx.model = _head_model_ref(head)
+                if not explicit_default:
+                    ctx.models["default"] = f"{_js_text(head.provider)}/{_js_text(head.model)}"
+        elif kind in _SETTING_TYPES:
+            single = build_pi_context([entry])  # one settings entry: pi's own reading of it
+            if kind == "thinking_level_change":
+                ctx.thinking_level = single.thinking_level
+            elif kind == "model_change":
+                if single.model is not None:
+                    ctx.model = single.model
+                for role, model in single.models.items():
+                    ctx.models[role] = model
+                    explicit_default = explicit_default or role == "default"
+            elif kind == "ttsr_injection":
+                rules.update((r, None) for r in single.injected_rules)
+            else:
+                ctx.mode, ctx.mode_data = single.mode, single.mode_data
+    ctx.injected_rules = list(rules)
     return ctx
 
 

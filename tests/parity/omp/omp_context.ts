@@ -6,9 +6,9 @@
 //   {"write": [{"cwd": "...", "dir": "...", "ops": [...]}],      // sessions oh-my-pi writes
 //    "describe": [{"path": "...", "leaves": ["id", ...]}]}        // files oh-my-pi reads
 //    "out": "/path/answer.json"}                                     // where the answer goes
-// Answer: {"version", "written": [{"path", "ids"} | {"error"}],
-//            "results": [{"path", "ok", "error"?, "header", "entries", "leafId", "labels", "name",
-//                         "titleSlotLine", "contexts": {"@leaf" | id: {...}}}]}
+// Answer: {"version", "written": [{"path", "ids", "name"} | {"error"}],
+//          "results": [{"path", "ok", "error"?, "header", "entries", "leafId", "labels", "name",
+//                       "contexts": {"@leaf" | id: {messages, llm, thinkingLevel, models, ...}}}]}
 // Writes run before reads, so a batch can write a session and read it back.
 import { readFileSync, writeFileSync } from "node:fs";
 import { SessionManager } from "./node_modules/@oh-my-pi/pi-coding-agent/src/session/session-manager.ts";

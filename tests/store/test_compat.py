@@ -248,3 +248,22 @@ def test_a_fork_under_omp_carries_the_title(tmp_path):
     first = Path(forked.path).read_bytes().split(b"\n")[0]
     assert len(first) + 1 == SLOT_BYTES and json.loads(first)["title"] == "Parent title"
     assert svc.session(forked.sessionId).name == "Parent title"
+
+
+def test_an_older_oh_my_pi_file_is_named_by_its_header_title(tmp_path):
+    root = omp_root(tmp_path)
+    folder = root / "--w--"
+    folder.mkdir()
+    header = b'{"type":"session","version":3,"id":"h1","title":"Header title","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}\n'
+    (folder / "2026-01-01T00-00-00-000Z_h1.jsonl").write_bytes(header)
+    svc = service(root)
+    svc.open(wire.OpenParams(sessionId="h1"))
+    assert svc.session("h1").name == "Header title"
+    assert svc.list(wire.ListParams(all=True)).sessions[0].title == "Header title"
+    # A title line, even an empty one, wins over the header's title (oh-my-pi's reading).
+    svc.close_all()
+    path = folder / "2026-01-01T00-00-00-000Z_h1.jsonl"
+    path.write_bytes(slot_line("", "2026-01-01T00:00:00.000Z", None) + b"\n" + header)
+    again = service(root)
+    again.open(wire.OpenParams(sessionId="h1"))
+    assert again.session("h1").name is None

@@ -25,6 +25,7 @@ import msgspec
 from . import wire
 from .config import Settings
 from .context.build import build_context
+from .context import omp as omp_context
 from .context.delta import make_cursor, since_base
 from .context.llm import convert_to_llm
 from .context.tally import TokenTally
@@ -50,9 +51,11 @@ from .store.listing import (
     SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, iso_from_ms, matches, sort_key, summarize,
 )
 from .store.lock import lock_path, unlock
+from .store.compat import Compat, omp_blob_folder, root_compat, session_compat, tool_of_folder
 from .store.move import relocate, rewrite_header_cwd
 from .store.pathcopy import connected_path, label_timestamps
-from .store.payload import BlobStore, resolve
+from .store.payload import BLOB_DIR, BlobStore, resolve
+from .store.titles import fork_prefix, new_file_prefix
 from .store.session import UNSET, LoadReport, Session
 from .store import treecache
 from .store.terminals import Breadcrumbs, check_terminal_id
@@ -71,6 +74,26 @@ _UNKNOWN: Any = object()
 Upkeep = tuple[Path, str, list[bytes]]
 
 DEFAULT_LIST_LIMIT = 50
+
+
+def _blob_store(root: Path, compat: Compat) -> BlobStore:
+    """Where images are stored (oh-my-pi's compatibility) and looked up (always, for files written before)."""
+    ours, omps = root / BLOB_DIR, omp_blob_folder(root)
+    if compat == "omp":
+        return BlobStore(root, omps, also_read=(ours,))
+    return BlobStore(root, also_read=(omps,) if tool_of_folder(root) == "omp" else ())
+
+
+def _cursor_kind(fmt: str, rules: str) -> str:
+    """What a cursor was made for: a context of another format or other rules is not a base for a delta."""
+    return fmt if rules == "pi" else f"{fmt}/{rules}"
+
+
+def _missing_title(session: Session) -> str | None:
+    """oh-my-pi's files start with a title line; one under its compatibility without it is reported."""
+    if session.compat == "omp" and not session.prefix and session.persisted:
+        return "the file has no title line (oh-my-pi adds one at its next rename); its name is the header's title"
+    return None
 MAX_LIST_LIMIT = 1000
 
 
@@ -79,7 +102,12 @@ class SessionService:
         self.layout = Layout(root)
         self.settings = settings or Settings()
         self._open: dict[str, Session] = {}
-        self.blobs = BlobStore(self.layout.root)
+        # The tool the files must stay readable by (store/compat.py): where images and names go.
+        self.compat: Compat = root_compat(self.layout.root, self.settings.store.compat)
+        if self.settings.store.compat is None:  # the effective value, as initialize answers it
+            store = msgspec.structs.replace(self.settings.store, compat=self.compat)
+            self.settings = msgspec.structs.replace(self.settings, store=store)
+        self.blobs = _blob_store(self.layout.root, self.compat)
         self._lock = threading.RLock()
         self._summaries = SummaryCache()
         # What session/list returns, in sqlite beside the files, kept up to date by our own writes.
@@ -190,9 +218,14 @@ class SessionService:
                     )
                 return existing, report
             session.on_append = self._indexed
-            session.blobs = self.blobs
+            self._adopt(session)
             self._open[session.id] = session
         return session, report
+
+    def _adopt(self, session: Session) -> None:
+        """Give a session its compatibility: images to the blob store only for oh-my-pi's."""
+        session.compat = session_compat(session.path, self.layout.root, self.compat)
+        session.blobs = self.blobs if session.compat == "omp" else None
 
     def _resolve_path(self, raw: str) -> Path:
         path = Path(raw).expanduser()
@@ -213,9 +246,12 @@ class SessionService:
                 raise SessionExists(f"session {session_id} already exists; open it or pick another id", sessionId=session_id)
             timestamp = iso_now()
             path = self.layout.new_session_path(params.cwd, timestamp, session_id)
-            session = Session.new(path, session_id, params.cwd, self.fsync_policy, params.parentSession, timestamp)
+            prefix = new_file_prefix(timestamp) if session_compat(path, self.layout.root, self.compat) == "omp" else b""
+            session = Session.new(
+                path, session_id, params.cwd, self.fsync_policy, params.parentSession, timestamp, prefix
+            )
             session.on_append = self._indexed
-            session.blobs = self.blobs
+            self._adopt(session)
             session.in_memory = not params.persist
             self._open[session_id] = session
         if params.name is not None and session_name(params.name):
@@ -267,6 +303,7 @@ class SessionService:
             persisted=session.persisted,
             migratedFrom=migrated_from,
             warnings=_open_warnings(session),
+            titleFault=session.title_fault or _missing_title(session),
         )
 
     def continue_recent(self, params: wire.ContinueRecentParams) -> wire.OpenResult | None:
@@ -332,7 +369,7 @@ class SessionService:
             return
         cached = treecache.build_cache(
             session.path, session.header, session.tree, session.parse_errors, session.writer.torn_tail_at,
-            session.writer.needs_newline, stamp, tail, self._context_for_cache(session),
+            session.writer.needs_newline, stamp, tail, self._context_for_cache(session), session.prefix,
         )
         if cached is not None:
             treecache.write_cache(self.layout.root, cached)
@@ -348,7 +385,7 @@ class SessionService:
         path = session.tree.path(leaf)
         if any(e.has_blobs for e in path):
             return None  # resolved images would bloat the cache; build such a context each time
-        ctx = build_context(path)
+        ctx = omp_context.build_context(path) if session.compat == "omp" else build_context(path)
         try:
             messages = encode(ctx.messages)
         except (TypeError, ValueError):
@@ -415,7 +452,8 @@ class SessionService:
     def build_context(self, params: wire.BuildContextParams) -> wire.BuildContextResult:
         session = self.session(params.sessionId)
         leaf = session.leaf_id if params.leafId is msgspec.UNSET else params.leafId
-        cached = session.cached_context
+        rules = params.rules or session.compat
+        cached = session.cached_context if rules == session.compat else None
         kept = _kept_messages(cached) if cached is not None and cached.leaf_id == leaf else None
         if kept is not None and params.format == "agent" and params.since is None:
             assert cached is not None
@@ -431,17 +469,23 @@ class SessionService:
                 leafId=leaf,  # type: ignore[arg-type]
                 estimatedTokens=cached.estimated_tokens,
                 entryIds=cached.entry_ids,
-                cursor=make_cursor(session.id, leaf, cached.entry_ids, params.format),
+                cursor=make_cursor(session.id, leaf, cached.entry_ids, _cursor_kind(params.format, rules)),
             )
         path = session.path_to(leaf)  # type: ignore[arg-type]
-        ctx = build_context(path)
+        ctx = omp_context.build_context(path) if rules == "omp" else build_context(path)
         if any(e.has_blobs for e in path):
             resolve(ctx.messages, self.blobs)
         base, reason = 0, None
+        kind = _cursor_kind(params.format, rules)
         if params.since is not None:
-            base, reason = since_base(params.since, session.id, path, ctx.entry_ids, params.format)
+            base, reason = since_base(params.since, session.id, path, ctx.entry_ids, kind)
+            if base and rules == "omp" and not omp_context.prefix_unchanged(ctx.messages, base):
+                base, reason = 0, "changed"
         shown = ctx.messages[base:] if base else ctx.messages
-        messages = convert_to_llm(shown) if params.format == "llm" else shown
+        if params.format == "llm":
+            messages = omp_context.convert_to_llm(shown) if rules == "omp" else convert_to_llm(shown)
+        else:
+            messages = shown
         return wire.BuildContextResult(
             messages=messages,
             thinkingLevel=ctx.thinking_level,
@@ -453,7 +497,7 @@ class SessionService:
             leafId=leaf,  # type: ignore[arg-type]
             estimatedTokens=context_tokens(ctx.messages, ctx.after_compaction),
             entryIds=ctx.entry_ids[base:] if base else ctx.entry_ids,
-            cursor=make_cursor(session.id, leaf, ctx.entry_ids, params.format),
+            cursor=make_cursor(session.id, leaf, ctx.entry_ids, kind),
             delta=params.since is not None and reason is None,
             baseCount=base,
             rebuildReason=reason,
@@ -565,8 +609,11 @@ class SessionService:
 
     def set_name(self, params: wire.SetNameParams) -> wire.SetNameResult:
         session = self.session(params.sessionId)
+        titled = session.prefix
         entry = session.set_name(params.name)
-        return wire.SetNameResult(entryId=entry.id, name=session.tree.name)  # type: ignore[arg-type]
+        if session.prefix != titled and session.persisted:
+            self._index_refresh(session.path)  # the title line changed in place: read the file's row again
+        return wire.SetNameResult(entryId=entry.id, name=session.name)  # type: ignore[arg-type]
 
     # -- fork ------------------------------------------------------------------
 
@@ -593,8 +640,10 @@ class SessionService:
         new_id = new_session_id()
         timestamp = iso_now()
         new_path = self.layout.new_session_path(cwd, timestamp, new_id)
+        omp = session_compat(new_path, self.layout.root, self.compat) == "omp"
         forked = Session.copied(
-            new_path, new_id, cwd, self.fsync_policy, copied.entries, parent_session=source.id, timestamp=timestamp
+            new_path, new_id, cwd, self.fsync_policy, copied.entries, parent_session=source.id, timestamp=timestamp,
+            prefix=fork_prefix(source, timestamp) if omp else b"",
         )
         if copied.labels:
             forked.append(copied.labels)
@@ -602,7 +651,7 @@ class SessionService:
         if forked.persisted:
             self._index_refresh(forked.path)
         with self._lock:
-            forked.blobs = self.blobs
+            self._adopt(forked)
             self._open[new_id] = forked
         return wire.ForkResult(sessionId=new_id, path=str(new_path), persisted=forked.persisted)
 

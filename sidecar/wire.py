@@ -85,6 +85,10 @@ class OpenResult(_Result):
     persisted: bool
     migratedFrom: int | None = None
     warnings: list[OpenWarning] = []
+    # What is wrong with the line before the header (oh-my-pi's title slot), if
+    # anything: damaged, of the wrong width, or missing under oh-my-pi's
+    # compatibility. The rest of the file opened as usual.
+    titleFault: str | None = None
 
 
 class ContinueRecentParams(_Params):
@@ -146,6 +150,9 @@ class BuildContextParams(_Params):
     format: Literal["agent", "llm"] = "agent"
     # The cursor of an earlier result: send only the messages after it when the path only grew.
     since: str | None = None
+    # Whose context rules: "pi" or "omp" (oh-my-pi's, see PROTOCOL.md). Absent:
+    # those of the tool whose folder the session is in (the root's compatibility).
+    rules: Literal["pi", "omp"] | None = None
 
 
 class ModelRef(_Result):

@@ -181,6 +181,8 @@ type BuildContextParams struct {
 	Format string `json:"format,omitzero"`
 	// Empty: not sent.
 	Since string `json:"since,omitzero"`
+	// Empty: not sent.
+	Rules string `json:"rules,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
@@ -524,6 +526,7 @@ type OpenResult struct {
 	Persisted    bool          `json:"persisted"`
 	MigratedFrom *int          `json:"migratedFrom,omitzero"`
 	Warnings     []OpenWarning `json:"warnings,omitzero"`
+	TitleFault   *string       `json:"titleFault,omitzero"`
 }
 
 // OpenWarning: Something opening found wrong with the file that did not stop it from opening.
@@ -741,6 +744,8 @@ type StoreSettings struct {
 	// Default: "assistant". Empty means the default.
 	Fsync              string `json:"fsync,omitzero"`
 	AllowExternalPaths bool   `json:"allowExternalPaths,omitzero"`
+	// Empty: not sent.
+	Compat string `json:"compat,omitzero"`
 }
 
 // SummarizeParams: Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`.

@@ -230,3 +230,22 @@ class InvalidAt(Exception):
     def __init__(self, index: int, error: msgspec.ValidationError) -> None:
         super().__init__(index, error)
         self.index, self.error = index, error
+
+
+def _prime_type_info() -> None:
+    """Build msgspec's type information of the types converted above, once, on the importing thread.
+
+    msgspec builds a Struct type's information on its first conversion and
+    publishes it before it is complete; threads converting the same type for
+    the first time at once could read it half-built (a segfault seen with
+    eight sessions appended to at once). Built here, it is complete before
+    any worker thread exists.
+    """
+    for value, kind in (({"entries": []}, _Batch), ({}, KnownEntry), ({}, MessageShape)):
+        try:
+            msgspec.convert(value, kind)
+        except msgspec.ValidationError:
+            pass  # the information is built before the value is checked
+
+
+_prime_type_info()

@@ -100,6 +100,6 @@ def initialize(params: Any, base_settings: Settings, default_root: Path) -> tupl
             providers=provider_names(),
         ),
         sessionRoot=str(root),
-        settings=msgspec.to_builtins(settings),
+        settings=msgspec.to_builtins(service.settings),  # with the compatibility the root was given
     )
     return service, result

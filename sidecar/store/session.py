@@ -21,9 +21,11 @@ import msgspec
 
 from ..errors import DamagedFile, EntryNotFound, InvalidEntry, InvalidState, StorageError
 from ..format.entries import CURRENT_VERSION, InvalidAt, validate_entries, validate_entry
-from ..format.jsstr import session_name
-from ..format.jsonl import Entry, LineSource, NotASession, ParsedFile, parse_line, parse_path, serialize
+from ..format.jsonl import Entry, LineSource, NotASession, ParsedFile, parse_file, parse_path, serialize
 from ..format.migrate import migrate, new_entry_id
+from ..format.titleslot import TitleSlot, read_slot
+from . import titles
+from .compat import Compat
 from .layout import iso_now
 from .lock import lock_path, unlock
 from .payload import MAX_CHARS, BlobStore, bound
@@ -83,6 +85,12 @@ class Session:
         self.blobs: BlobStore | None = None
         # Created with persist: false: nothing is ever written (the tree is all there is).
         self.in_memory = False
+        # The bytes before the header line (oh-my-pi's title slot), kept as they are.
+        self.prefix = b""
+        self.title_slot: TitleSlot | None = None
+        self.title_fault: str | None = None
+        # The tool this file must stay readable by (compat.py); the service sets it.
+        self.compat: Compat = "pi"
 
     # -- construction ------------------------------------------------------
 
@@ -95,7 +103,9 @@ class Session:
         policy: FsyncPolicy,
         parent_session: str | None = None,
         timestamp: str | None = None,
+        prefix: bytes = b"",
     ) -> "Session":
+        """A session not written yet; ``prefix`` goes before its header (oh-my-pi's title slot)."""
         header: dict[str, Any] = {
             "type": "session",
             "version": CURRENT_VERSION,
@@ -105,7 +115,11 @@ class Session:
         }
         if parent_session is not None:
             header["parentSession"] = parent_session
-        return cls(path, Entry.from_obj(header), SessionWriter(path, policy, exists=False))
+        session = cls(path, Entry.from_obj(header), SessionWriter(path, policy, exists=False))
+        if prefix:
+            session.prefix = prefix
+            session.title_slot, session.title_fault = read_slot(prefix.rstrip(b"\n"))
+        return session
 
     @classmethod
     def copied(
@@ -117,10 +131,11 @@ class Session:
         entries: list[Entry],
         parent_session: str | None = None,
         timestamp: str | None = None,
+        prefix: bytes = b"",
     ) -> "Session":
         """A new session holding ``entries`` byte for byte (a fork); its file is
         written at once when they hold a user or assistant message, else deferred as usual."""
-        session = cls.new(path, session_id, cwd, policy, parent_session, timestamp)
+        session = cls.new(path, session_id, cwd, policy, parent_session, timestamp, prefix)
         for entry in entries:
             # A copy: offsets are per file, and the source session keeps reading its own.
             session.tree.add(entry.detached())
@@ -170,12 +185,16 @@ class Session:
             return None
         assert cache is not None
         source = LineSource(fd, str(path))
-        header = parse_line(cache.header)
-        if header is None or header.type != "session" or header.id is None:
+        try:  # the cached first lines: oh-my-pi's title slot, if any, then the header
+            first = parse_file(cache.header)
+        except NotASession:
             return None
-        header.offset, header.length = 0, len(cache.header)
+        header = first.header
+        if first.items or first.needs_newline is False:
+            return None
         writer = SessionWriter(path, policy, exists=True)
         session = cls(path, header, writer)
+        session.prefix, session.title_slot, session.title_fault = first.prefix, first.title_slot, first.title_fault
         session.read_only = read_only
         session.cached_context = cache.context
         session.parse_errors = cache.parse_errors
@@ -219,7 +238,7 @@ class Session:
         if migrated_from is not None and not read_only:
             backup = path.with_name(f"{path.name}.v{migrated_from}.bak")
             try:
-                atomic_write(path, serialize(parsed.header, parsed.items), backup=backup)
+                atomic_write(path, serialize(parsed.header, parsed.items, parsed.prefix), backup=backup)
             except OSError as exc:
                 raise StorageError(
                     f"could not rewrite {path} after migrating it from v{migrated_from}: {exc.strerror or exc}",
@@ -234,6 +253,7 @@ class Session:
         writer.needs_newline = parsed.needs_newline
         session = cls(path, parsed.header, writer)
         session.read_only = read_only
+        session.prefix, session.title_slot, session.title_fault = parsed.prefix, parsed.title_slot, parsed.title_fault
         session.parse_errors = parsed.parse_errors
         session.known_size = parsed.size
         with _gc_paused():
@@ -437,8 +457,8 @@ class Session:
     def _create_file(self) -> None:
         """Header and every entry so far in one write (forced to disk unless the policy leaves that to the OS)."""
         durable = self.writer.policy is not FsyncPolicy.NEVER
-        self.writer.create(serialize(self.header, list(self.tree.entries)), durable=durable)
-        offset = len(self.header.raw) + 1
+        self.writer.create(serialize(self.header, list(self.tree.entries), self.prefix), durable=durable)
+        offset = len(self.prefix) + len(self.header.raw) + 1
         for entry in self.tree.entries:
             entry.offset, entry.length = offset, len(entry.raw)
             offset += entry.length + 1
@@ -458,7 +478,12 @@ class Session:
         return self.append([obj])[0]
 
     def set_name(self, name: str) -> Entry:
-        return self.append([{"type": "session_info", "name": session_name(name)}])[0]
+        """Name the session where the tool of its compatibility reads names (titles.py)."""
+        return titles.set_name(self, name, self.compat)
+
+    @property
+    def name(self) -> str | None:
+        return titles.name_of(self, self.compat)
 
     def flush(self) -> None:
         self.writer.flush()
@@ -469,7 +494,7 @@ class Session:
 
 def _relocate(parsed: ParsedFile) -> int:
     """Give each entry its offset in the file ``serialize`` just wrote; returns the file's size."""
-    offset = len(parsed.header.raw) + 1
+    offset = len(parsed.prefix) + len(parsed.header.raw) + 1
     for item in parsed.items:
         if isinstance(item, Entry):
             item.offset, item.length = offset, len(item.raw)

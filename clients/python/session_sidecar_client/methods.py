@@ -192,6 +192,7 @@ class SidecarMethods:
         leaf_id: str | None | Unset = UNSET,
         format: Literal["agent", "llm"] = "agent",
         since: str | None = None,
+        rules: Literal["omp", "pi"] | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> BuildContextResult:
         """``session/buildContext``: BuildContextParams -> BuildContextResult."""
@@ -202,6 +203,8 @@ class SidecarMethods:
             params["format"] = format
         if since is not None:
             params["since"] = since
+        if rules is not None:
+            params["rules"] = rules
         result: BuildContextResult = await self.request("session/buildContext", params, on_progress=on_progress)
         return result
 

@@ -62,6 +62,7 @@ class BuildContextParams(TypedDict):
     leafId: NotRequired[str | None]
     format: NotRequired[Literal["agent", "llm"]]
     since: NotRequired[str | None]
+    rules: NotRequired[Literal["omp", "pi"] | None]
     workDoneToken: NotRequired[int | str | None]
 
 
@@ -379,6 +380,7 @@ class OpenResult(TypedDict):
     persisted: bool
     migratedFrom: NotRequired[int | None]
     warnings: NotRequired[list[OpenWarning]]
+    titleFault: NotRequired[str | None]
 
 
 class WorkDoneBegin(TypedDict):
@@ -503,6 +505,7 @@ class SetNameResult(TypedDict):
 class StoreSettings(TypedDict):
     fsync: NotRequired[Literal["always", "assistant", "never"]]
     allowExternalPaths: NotRequired[bool]
+    compat: NotRequired[Literal["omp", "pi"] | None]
 
 
 class Settings(TypedDict):

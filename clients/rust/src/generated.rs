@@ -135,6 +135,9 @@ pub struct BuildContextParams {
     /// `leafId`. Optional: `None` leaves it out, `Some(None)` sends null.
     #[serde(rename = "leafId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub leaf_id: Option<Option<String>>,
+    /// `rules`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<BuildContextRules>,
     /// `sessionId`. Required.
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -750,6 +753,9 @@ pub struct OpenResult {
     /// `sessionId`. Required.
     #[serde(rename = "sessionId")]
     pub session_id: String,
+    /// `titleFault`. Optional.
+    #[serde(rename = "titleFault", default, skip_serializing_if = "Option::is_none")]
+    pub title_fault: Option<String>,
     /// `warnings`. Defaults to `[]` when absent.
     #[serde(default = "defaults::open_result_warnings")]
     pub warnings: Vec<OpenWarning>,
@@ -1133,6 +1139,9 @@ pub struct StoreSettings {
     /// `allowExternalPaths`. Optional; the server's default is `false`.
     #[serde(rename = "allowExternalPaths", default, skip_serializing_if = "Option::is_none")]
     pub allow_external_paths: Option<bool>,
+    /// `compat`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compat: Option<StoreCompat>,
     /// `fsync`. Optional; the server's default is `"assistant"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync: Option<FsyncPolicy>,
@@ -1232,6 +1241,15 @@ pub struct WorkDoneReport {
     pub percentage: Option<i64>,
 }
 
+/// `BuildContextParams.rules`: one of `omp`, `pi`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BuildContextRules {
+    #[serde(rename = "omp")]
+    Omp,
+    #[serde(rename = "pi")]
+    Pi,
+}
+
 /// `BuildContextParams.format`: one of `agent`, `llm`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ContextFormat {
@@ -1270,6 +1288,15 @@ pub enum SessionUsageArea {
     Live,
     #[serde(rename = "trash")]
     Trash,
+}
+
+/// `StoreSettings.compat`: one of `omp`, `pi`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum StoreCompat {
+    #[serde(rename = "omp")]
+    Omp,
+    #[serde(rename = "pi")]
+    Pi,
 }
 
 /// `ProgressParams.value`: one of several objects, told apart by `kind`.

@@ -70,6 +70,8 @@ export interface BuildContextParams {
   /** @default null */
   since?: string | null;
   /** @default null */
+  rules?: "omp" | "pi" | null;
+  /** @default null */
   workDoneToken?: number | string | null;
 }
 
@@ -402,6 +404,8 @@ export interface OpenResult {
   migratedFrom?: number | null;
   /** @default [] */
   warnings?: OpenWarning[];
+  /** @default null */
+  titleFault?: string | null;
 }
 
 /**
@@ -610,6 +614,8 @@ export interface StoreSettings {
   fsync?: "always" | "assistant" | "never";
   /** @default false */
   allowExternalPaths?: boolean;
+  /** @default null */
+  compat?: "omp" | "pi" | null;
 }
 
 /** Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`. */

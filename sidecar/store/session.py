@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import os
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,13 +22,13 @@ import msgspec
 
 from ..errors import DamagedFile, EntryNotFound, InvalidEntry, InvalidState, StorageError
 from ..format.entries import CURRENT_VERSION, InvalidAt, validate_entries, validate_entry
-from ..format.jsonl import Entry, LineSource, NotASession, ParsedFile, parse_line, parse_path, serialize
+from ..format.jsonl import Entry, LineSource, NotASession, ParsedFile, parse_line, parse_path, parse_tail, serialize
 from ..format.migrate import migrate, new_entry_id
 from .layout import iso_now
 from .lock import lock_path, unlock
 from .payload import MAX_CHARS, BlobStore, bound
 from .tree import SessionTree
-from . import treecache
+from . import follow, treecache
 from .treecache import (
     CacheDamaged,
     CachedContext,
@@ -76,6 +77,15 @@ class Session:
         self.read_only = False
         # Where images of appended entries go (payload.py); None keeps them inline.
         self.blobs: BlobStore | None = None
+        # The file as we last saw it agree with the tree, and its last bytes (follow.py).
+        self.seen: FileStamp | None = None
+        self.tail = b""
+        # An unfinished last line another program is writing: (where it starts, since when).
+        self._partial: tuple[int, float] | None = None
+        # The file's (device, inode) as we opened or last read it whole.
+        self._inode: tuple[int, int] | None = None
+        # Another program's lines went out between ours: the next call reads the file again.
+        self._interleaved = False
 
     # -- construction ------------------------------------------------------
 
@@ -141,6 +151,7 @@ class Session:
             session.writer.lock_fd = lock_fd
         elif session.writer.lock_fd != lock_fd:
             unlock(lock_fd)
+        session._note_file()
         return session, report
 
     @classmethod
@@ -313,6 +324,7 @@ class Session:
         self.check_writable()
         if not objs:
             return []
+        self.set_aside_unfinished()
         parent = self.tree.leaf_id if parent_id is UNSET else parent_id
         if parent is not None:
             self.get(parent)
@@ -410,11 +422,18 @@ class Session:
     def _persist(self, batch: list[Entry], defer_sync: bool = False) -> None:
         batch_has_assistant = any(e.type == "message" and e.role() == "assistant" for e in batch)
         if self.writer.exists:
-            offset = self.writer.append([e.raw for e in batch], durable=batch_has_assistant, defer_sync=defer_sync)
+            lines = [e.raw for e in batch]
+            known, newline = self.known_size, self.writer.needs_newline
+            offset = self.writer.append(lines, durable=batch_has_assistant, defer_sync=defer_sync)
             for entry in batch:
                 entry.offset, entry.length = offset, len(entry.raw)
                 offset += entry.length + 1
             self.known_size = offset
+            if offset - newline - sum(len(line) + 1 for line in lines) == known:
+                self.tail = follow.extend_tail(self.tail, lines)
+                self._saw_own_write()
+            else:  # another program's lines went out just before ours: read the file again at the next call
+                self.seen, self._interleaved = None, True
         elif self.tree.has_assistant:
             self._create_file()
 
@@ -427,6 +446,158 @@ class Session:
             entry.offset, entry.length = offset, len(entry.raw)
             offset += entry.length + 1
         self.known_size = offset
+        self.tail = follow.extend_tail(b"", [self.header.raw, *(e.raw for e in self.tree.entries[-2:])])
+        self._saw_own_write()
+
+    # -- following another writer (follow.py) -------------------------------------
+
+    def _note_file(self) -> None:
+        """Remember the file as loaded, to notice later changes behind our back."""
+        if not self.writer.exists:
+            return
+        try:
+            with open(self.path, "rb", buffering=0) as file:
+                stamp = FileStamp.of(os.fstat(file.fileno()))
+                start = max(0, self.known_size - treecache.TAIL_SAMPLE)
+                self.tail = os.pread(file.fileno(), self.known_size - start, start)
+        except OSError:
+            return
+        self._inode = (stamp.dev, stamp.ino)
+        self.seen = stamp if stamp.size == self.known_size else None
+
+    def _saw_own_write(self) -> None:
+        st = self.writer.stat()
+        stamp = FileStamp.of(st) if st is not None else None
+        if stamp is not None and self._inode is None:
+            self._inode = (stamp.dev, stamp.ino)
+        # A size past our end: another program appended right after us; the next call reads it.
+        self.seen = stamp if stamp is not None and stamp.size == self.writer.last_end else None
+
+    def changed_behind(self) -> bool:
+        """The file is not as we last saw it (one stat; a session without a file never is)."""
+        if not self.writer.exists or self.writer.error is not None:
+            return False
+        seen = self.seen
+        return seen is None or follow.stamp_of_path(self.path) != seen
+
+    def follow(self, wait: bool = True) -> follow.FileChange | None:
+        """Catch up with what another program did to the file since we last saw it (see follow.py).
+
+        Lines appended are folded into the tree and the leaf moves to the last
+        of them; anything else reads the file again whole. With ``wait`` an
+        unfinished last line is waited for (briefly, once). None: nothing changed.
+        """
+        if not self.writer.exists or self.writer.error is not None:
+            return None
+        now = follow.stamp_of_path(self.path)
+        if now is None or now == self.seen:
+            return None
+        path = os.fspath(self.path)
+        if self._inode is not None and self._inode != (now.dev, now.ino):
+            how = "replaced"
+        elif self._interleaved:
+            how = "interleaved"
+        else:
+            how = follow.classify(path, self.known_size, self.tail, self.header.raw, now)
+        if how == "same":
+            self.seen = now
+            return None
+        if how == "header":
+            header = parse_line(follow.read_header_line(path, len(self.header.raw)))
+            if header is not None and header.type == "session" and header.id == self.id:
+                header.held().offset, header.length = 0, len(header.raw)
+                self.header, self.seen = header, now
+                self._forget_cached()
+                return follow.FileChange(header_changed=True)
+            how = "rewritten"
+        if how == "grown" and (self.writer.torn_tail_at is not None or self.writer.needs_newline):
+            how = "rewritten"  # our end was not a line boundary: their first line is glued to it
+        if how != "grown":
+            return self._reload(how)  # type: ignore[arg-type]
+        return self._fold_new_lines(path, wait)
+
+    def _fold_new_lines(self, path: str, wait: bool) -> follow.FileChange | None:
+        start = self.known_size
+        budget = 0.0
+        if wait:
+            since = self._partial[1] if self._partial is not None and self._partial[0] == start else time.monotonic()
+            budget = max(0.0, follow.PARTIAL_LINE_WAIT_S - (time.monotonic() - since))
+        data, unfinished = follow.read_new_lines(path, start, budget)
+        if data:
+            parsed = parse_tail(data, start)
+            tree = self.tree
+            before = len(tree.entries)
+            with _gc_paused():
+                tree.add_parsed(parsed.items)
+            self.parse_errors += parsed.parse_errors
+            appended = tree.entries[before:]
+            self.known_size = start + len(data)
+            self.tail = follow.extend_tail(self.tail, [data[:-1]])
+            lines = [e.raw for e in appended]
+        else:
+            appended, lines = [], []
+        if unfinished:
+            self.seen = None  # looked at again by the next call
+            if self._partial is None or self._partial[0] != self.known_size:
+                self._partial = (self.known_size, time.monotonic())
+        else:
+            self._partial = None
+            self.seen = follow.stamp_of_path(self.path)
+            if self.seen is not None and self.seen.size != self.known_size:
+                self.seen = None  # it grew again meanwhile
+        if not appended and not data:
+            return None
+        return follow.FileChange(appended=appended, lines=lines)
+
+    def set_aside_unfinished(self) -> bool:
+        """Before a write: a last line another program left unfinished past the wait is a torn
+        line (its writer died): it goes to ``<file>.torn`` as on load. True when one was."""
+        partial = self._partial
+        if partial is None or partial[0] != self.known_size:
+            return False
+        if self._fold_new_lines(os.fspath(self.path), wait=False) is not None or self._partial is None:
+            return False  # finished meanwhile after all: it is in the tree now (the next call reports it)
+        self.writer.set_aside(self.known_size)
+        self._partial = None
+        self.parse_errors += 1
+        self.seen = None
+        return True
+
+    def _reload(self, reason: follow.Reason) -> follow.FileChange:
+        """Read the whole file again: it was rewritten, cut or replaced behind our back."""
+        try:
+            with _gc_paused():
+                parsed = parse_path(self.path)
+        except NotASession as exc:
+            raise DamagedFile(
+                f"{self.path} was rewritten by another program and is no longer a session file: {exc}; "
+                "the file was left unchanged",
+                path=str(self.path),
+            ) from exc
+        except OSError as exc:
+            raise StorageError(f"could not read {self.path} again: {exc.strerror or exc}", path=str(self.path)) from exc
+        if migrate(parsed) is not None:  # an older version written over ours: migrated in memory only
+            for item in parsed.items:
+                if isinstance(item, Entry):
+                    item.held().offset = -1
+        if reason == "replaced":
+            self.writer.reopen()
+        self.header = parsed.header
+        self.writer.torn_tail_at, self.writer.needs_newline = parsed.torn_tail_at, parsed.needs_newline
+        self.parse_errors = parsed.parse_errors
+        self.known_size = parsed.size
+        tree = SessionTree()
+        with _gc_paused():
+            tree.add_parsed(parsed.items)
+        self._tree, self._cache, self._source = tree, None, None
+        self._forget_cached()
+        self._partial, self._interleaved, self._inode = None, False, None
+        self._note_file()
+        return follow.FileChange(reloaded=reason)
+
+    def _forget_cached(self) -> None:
+        self.cached_context = None
+        self.cache_stamp = None
 
     def branch(self, entry_id: str | None) -> None:
         """Move the leaf only; None makes the next append a new root."""

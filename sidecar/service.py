@@ -16,11 +16,11 @@ import threading
 import weakref
 from pathlib import Path
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import msgspec
 
-from . import wire
+from . import external, wire
 from .config import Settings
 from .context.build import build_context
 from .context.delta import make_cursor, since_base
@@ -43,6 +43,7 @@ from .store.listing import (
 )
 from .store.lock import lock_path, unlock
 from .store.payload import BlobStore, resolve
+from .store.follow import FileChange
 from .store.session import UNSET, LoadReport, Session
 from .store import treecache
 from .store.writer import FsyncPolicy, SessionWriter, ensure_dir, fsync_dir
@@ -85,6 +86,10 @@ class SessionService:
         self._upkeep = threading.local()
         self._compactor: Compactor | None = None
         self._compactor_lock = threading.Lock()
+        # Sessions whose clients asked to hear of another program's writes (open/create ``watch``).
+        self.watches = external.Watches(self.layout.root)
+        # Sends a notification to the clients (the rpc server sets it; any thread may call it).
+        self.notify: Callable[[str, Any], None] | None = None
 
     @property
     def compactor(self) -> Compactor:
@@ -109,7 +114,7 @@ class SessionService:
         """The session is in memory (calls on it need no file to be read)."""
         with self._lock:
             session = self._open.get(session_id)
-        return session is not None and session.writer.error is None
+        return session is not None and session.writer.error is None and not session.changed_behind()
 
     def append_syncs(self, params: wire.AppendParams) -> bool:
         """This append would fsync or create the file (both can take milliseconds)."""
@@ -132,12 +137,18 @@ class SessionService:
 
         A session whose write failed answers every call with that error until
         it is opened again (session/open), so memory never runs ahead of disk.
+        An open session first catches up with its file (another program may
+        have written it: store/follow.py).
         """
+        return self._live(session_id)[0]
+
+    def _live(self, session_id: str, wait: bool = True) -> tuple[Session, FileChange | None]:
+        """``session``, with what it found another program had done to its file (None: nothing)."""
         with self._lock:
             found = self._open.get(session_id)
         if found is not None:
             found.writer.check()
-            return found
+            return found, self._follow(found, wait)
         check_session_id(session_id)
         path = self.layout.find(session_id)
         if path is None:
@@ -145,7 +156,41 @@ class SessionService:
                 f"no session {session_id!r} below {self.layout.root}; create it, or check the id with session/list",
                 sessionId=session_id,
             )
-        return self._load(path)[0]
+        return self._load(path)[0], None
+
+    def _follow(self, session: Session, wait: bool = True) -> FileChange | None:
+        change = session.follow(wait)
+        if change is None:
+            return None
+        self._tallies.pop(session, None)
+        if change.reloaded is not None or change.header_changed:
+            self._index_refresh(session.path)
+        elif change.appended:
+            self._indexed(session, change.appended)
+        notify = self.notify
+        if notify is not None and session.id in self.watches:
+            for method, params in external.notifications(session, change, self.blobs):
+                notify(method, params)
+        return change
+
+    def follow(self, session_id: str) -> None:
+        """Catch an open session up with its file now (the rpc layer's watch calls this in the session's turn)."""
+        with self._lock:
+            session = self._open.get(session_id)
+        if session is not None and session.writer.error is None:
+            self._follow(session, wait=False)
+
+    def changed_behind(self, session_id: str) -> bool:
+        """The open session's file is not as the session last saw it (one stat)."""
+        with self._lock:
+            session = self._open.get(session_id)
+        return session is not None and session.changed_behind()
+
+    def _set_watch(self, session: Session, watch: bool) -> None:
+        if watch:
+            self.watches.add(session)
+        else:
+            self.watches.remove(session.id)
 
     def _load(self, path: Path, read_only: bool = False) -> tuple[Session, Any]:
         # Already open here: loading again would collide with our own lock.
@@ -198,6 +243,7 @@ class SessionService:
             session.on_append = self._indexed
             session.blobs = self.blobs
             self._open[session_id] = session
+        self._set_watch(session, params.watch)
         if params.name is not None and params.name.strip():
             session.set_name(params.name)
         return wire.CreateResult(sessionId=session_id, path=str(path), header=session.header_obj())
@@ -210,6 +256,8 @@ class SessionService:
             with self._lock:
                 session = self._open.get(params.sessionId)
             if session is not None and session.writer.error is None and (params.readOnly or not session.read_only):
+                self._follow(session)
+                self._set_watch(session, params.watch)
                 return self._open_result(session, 0, None)
             if session is not None:  # its last write failed (or it was read-only): read the file again
                 with self._lock:
@@ -223,6 +271,7 @@ class SessionService:
             if not path.is_file():
                 raise SessionNotFound(f"no session file at {path}", path=str(path))
         session, report = self._load(path, params.readOnly)
+        self._set_watch(session, params.watch)
         return self._open_result(session, report.parse_errors, report.migrated_from)
 
     def _open_result(self, session: Session, parse_errors: int, migrated_from: int | None) -> wire.OpenResult:
@@ -257,6 +306,7 @@ class SessionService:
         session = self._require_open(params.sessionId)
         with self._lock:
             self._open.pop(session.id, None)
+        self.watches.remove(session.id)
         self._save_tree_cache(session)
         session.close()
 
@@ -265,6 +315,7 @@ class SessionService:
         with self._lock:
             sessions = list(self._open.values())
             self._open.clear()
+        self.watches.close()
         for session in sessions:
             self._save_tree_cache(session)
             session.close()
@@ -333,7 +384,9 @@ class SessionService:
     def append(self, params: wire.AppendParams, defer_sync: bool = False) -> wire.AppendResult:
         """Append a batch. With ``defer_sync`` the fsync the policy asks for is
         left to ``sync_deferred`` (the caller must not answer before it)."""
-        session = self.session(params.sessionId)
+        session, change = self._live(params.sessionId)
+        if params.expectedLeafId is not msgspec.UNSET and params.expectedLeafId != session.leaf_id:
+            raise external.session_changed(session, params.expectedLeafId, self.blobs)  # type: ignore[arg-type]
         parent = UNSET if params.parentId is msgspec.UNSET else params.parentId
         objs: list[dict[str, Any]] = []
         appended = session.append(params.entries, parent, defer_sync, objs)
@@ -345,6 +398,7 @@ class SessionService:
             leafId=session.leaf_id,
             contextTokens=tokens,
             shouldCompact=should_compact,
+            external=external.result_field(change),
         )
 
     def writer_of(self, session_id: str) -> SessionWriter | None:
@@ -369,7 +423,7 @@ class SessionService:
         return tally.total
 
     def build_context(self, params: wire.BuildContextParams) -> wire.BuildContextResult:
-        session = self.session(params.sessionId)
+        session, change = self._live(params.sessionId)
         leaf = session.leaf_id if params.leafId is msgspec.UNSET else params.leafId
         cached = session.cached_context
         kept = _kept_messages(cached) if cached is not None and cached.leaf_id == leaf else None
@@ -388,6 +442,7 @@ class SessionService:
                 estimatedTokens=cached.estimated_tokens,
                 entryIds=cached.entry_ids,
                 cursor=make_cursor(session.id, leaf, cached.entry_ids, params.format),
+                external=external.result_field(change),
             )
         path = session.path_to(leaf)  # type: ignore[arg-type]
         ctx = build_context(path)
@@ -413,6 +468,7 @@ class SessionService:
             delta=params.since is not None and reason is None,
             baseCount=base,
             rebuildReason=reason,
+            external=external.result_field(change),
         )
 
     # -- tree ------------------------------------------------------------------
@@ -489,7 +545,7 @@ class SessionService:
             self.compactor.auto_finished(session_id)
 
     def get_tree(self, params: wire.GetTreeParams) -> wire.GetTreeResult:
-        session = self.session(params.sessionId)
+        session, change = self._live(params.sessionId)
         labels = session.tree.labels
         nodes = [
             wire.TreeNode(
@@ -502,7 +558,7 @@ class SessionService:
             )
             for entry, parent in session.tree.effective_parents()
         ]
-        return wire.GetTreeResult(nodes=nodes, leafId=session.leaf_id)
+        return wire.GetTreeResult(nodes=nodes, leafId=session.leaf_id, external=external.result_field(change))
 
     def get_entries(self, params: wire.GetEntriesParams) -> wire.GetEntriesResult:
         session = self.session(params.sessionId)
@@ -579,6 +635,8 @@ class SessionService:
 
     def _indexed(self, session: Session, entries: list[Entry]) -> None:
         """A batch reached the file: fold it into the index row in the same step."""
+        if self.watches:
+            self.watches.arm(session)  # a watched session's file may just have been made
         # An open session's file does not move (archive, delete and restore close it first).
         area = self._areas.get(session.path, _UNKNOWN)
         if area is _UNKNOWN:
@@ -731,6 +789,7 @@ class SessionService:
         if session is not None and not session.persisted:
             with self._lock:
                 self._open.pop(session.id, None)
+            self.watches.remove(session.id)
             return wire.DeleteResult(sessionId=params.sessionId, trashPath=None)
         area = None if self.layout.find(params.sessionId) is not None else ARCHIVE_DIR
         path = self._move(params.sessionId, area, TRASH_DIR, "delete")
@@ -760,6 +819,7 @@ class SessionService:
                 )
             session = self._open.pop(session_id, None)
             if session is not None:
+                self.watches.remove(session_id)
                 session.close()
             # Another sidecar writing it keeps it where it is.
             try:

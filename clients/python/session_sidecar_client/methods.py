@@ -90,6 +90,7 @@ class SidecarMethods:
         session_id: str | None = None,
         name: str | None = None,
         parent_session: str | None = None,
+        watch: bool = False,
         on_progress: ProgressCallback | None = None,
     ) -> CreateResult:
         """``session/create``: CreateParams -> CreateResult."""
@@ -100,6 +101,8 @@ class SidecarMethods:
             params["name"] = name
         if parent_session is not None:
             params["parentSession"] = parent_session
+        if watch is not False:
+            params["watch"] = watch
         result: CreateResult = await self.request("session/create", params, on_progress=on_progress)
         return result
 
@@ -109,6 +112,7 @@ class SidecarMethods:
         session_id: str | None = None,
         path: str | None = None,
         read_only: bool = False,
+        watch: bool = False,
         on_progress: ProgressCallback | None = None,
     ) -> OpenResult:
         """``session/open``: OpenParams -> OpenResult. Name the session by ``sessionId`` (looked up below the root) or by ``path``."""
@@ -119,6 +123,8 @@ class SidecarMethods:
             params["path"] = path
         if read_only is not False:
             params["readOnly"] = read_only
+        if watch is not False:
+            params["watch"] = watch
         result: OpenResult = await self.request("session/open", params, on_progress=on_progress)
         return result
 
@@ -160,12 +166,15 @@ class SidecarMethods:
         entries: list[dict[str, Any]],
         *,
         parent_id: str | None | Unset = UNSET,
+        expected_leaf_id: str | None | Unset = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> AppendResult:
         """``session/append``: AppendParams -> AppendResult."""
         params: dict[str, Any] = {"sessionId": session_id, "entries": entries}
         if parent_id is not UNSET:
             params["parentId"] = parent_id
+        if expected_leaf_id is not UNSET:
+            params["expectedLeafId"] = expected_leaf_id
         result: AppendResult = await self.request("session/append", params, on_progress=on_progress)
         return result
 

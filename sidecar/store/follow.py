@@ -33,10 +33,13 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..format.jsonl import Entry
-from .treecache import TAIL_SAMPLE, FileStamp
+from .treecache import TAIL_SAMPLE
 
 # How long a call waits for a last line another program is still writing.
 PARTIAL_LINE_WAIT_S = 0.25
+# Between these, a call checks the file through a descriptor it holds (fstat, cheap);
+# at most this often it also stats the path, to notice another file renamed over ours.
+PATH_CHECK_S = 0.1
 _POLL_S = 0.002
 
 # rewritten: same file, other bytes; truncated: shorter than we knew it; replaced: another
@@ -58,15 +61,11 @@ class FileChange:
     header_changed: bool = False
 
 
-def stamp_of_path(path: str | os.PathLike[str]) -> FileStamp | None:
-    try:
-        return FileStamp.of(os.stat(path))
-    except OSError:
-        return None  # gone (deleted, moved): nothing to follow
-
-
 def extend_tail(tail: bytes, lines: list[bytes]) -> bytes:
     """The last TAIL_SAMPLE bytes of a file that held ``tail`` at its end and then ``lines`` (each with its newline)."""
+    last = lines[-1]
+    if len(last) >= TAIL_SAMPLE - 1:  # the usual case: one line is enough
+        return last[1 - TAIL_SAMPLE:] + b"\n"
     parts: list[bytes] = []
     size = 0
     for line in reversed(lines):
@@ -81,12 +80,13 @@ def extend_tail(tail: bytes, lines: list[bytes]) -> bytes:
     return b"".join(parts)[-TAIL_SAMPLE:]
 
 
-def classify(path: str, known_size: int, tail: bytes, header: bytes, now: FileStamp) -> str:
-    """How the file at ``path`` (``now``, the same inode) relates to the ``known_size`` bytes the session describes.
+def classify(path: str, known_size: int, tail: bytes, header: bytes, size: int) -> str:
+    """How the file at ``path`` (the same inode, ``size`` bytes now) relates to the ``known_size``
+    bytes the session describes.
 
     Returns "same", "grown", "header", "rewritten" or "truncated".
     """
-    if now.size < known_size:
+    if size < known_size:
         return "truncated"
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
@@ -100,26 +100,26 @@ def classify(path: str, known_size: int, tail: bytes, header: bytes, now: FileSt
     finally:
         os.close(fd)
     if first == header + b"\n":
-        return "same" if now.size == known_size else "grown"
-    if now.size == known_size and first.endswith(b"\n") and first.startswith(b"{"):
+        return "same" if size == known_size else "grown"
+    if size == known_size and first.endswith(b"\n") and first.startswith(b"{"):
         return "header"  # the caller checks the new header still names the session
     return "rewritten"
 
 
-def read_new_lines(path: str, start: int, wait_s: float) -> tuple[bytes, bool]:
+def read_new_lines(path: str, start: int, wait_s: float) -> tuple[bytes, bool, os.stat_result]:
     """The whole lines written after ``start``, waiting up to ``wait_s`` for an unfinished last one.
 
-    Returns the bytes (ending with a newline, or empty) and whether an
-    unfinished line still follows them.
+    Returns the bytes (ending with a newline, or empty), whether an unfinished
+    line still follows them, and the file's stat before they were read.
     """
     deadline = time.monotonic() + wait_s
     with open(path, "rb", buffering=0) as file:
         while True:
-            size = os.fstat(file.fileno()).st_size
-            data = os.pread(file.fileno(), max(0, size - start), start)
+            st = os.fstat(file.fileno())
+            data = os.pread(file.fileno(), max(0, st.st_size - start), start)
             end = data.rfind(b"\n") + 1
             if end == len(data) or time.monotonic() >= deadline:
-                return data[:end], end < len(data)
+                return data[:end], end < len(data), st
             time.sleep(_POLL_S)
 
 

@@ -77,8 +77,10 @@ class Session:
         self.read_only = False
         # Where images of appended entries go (payload.py); None keeps them inline.
         self.blobs: BlobStore | None = None
-        # The file as we last saw it agree with the tree, and its last bytes (follow.py).
-        self.seen: FileStamp | None = None
+        # The file's (size, mtime, ctime) when we last saw it agree with the tree (None:
+        # look again), when its path was last checked, and its last bytes (follow.py).
+        self.seen: tuple[int, int, int] | None = None
+        self._path_checked = 0.0
         self.tail = b""
         # An unfinished last line another program is writing: (where it starts, since when).
         self._partial: tuple[int, float] | None = None
@@ -423,13 +425,17 @@ class Session:
         batch_has_assistant = any(e.type == "message" and e.role() == "assistant" for e in batch)
         if self.writer.exists:
             lines = [e.raw for e in batch]
-            known, newline = self.known_size, self.writer.needs_newline
+            # A torn line found on load is cut off before the write (writer.py): the file ends there then.
+            repaired = self.writer.torn_tail_at
+            known = self.known_size if repaired is None else repaired
             offset = self.writer.append(lines, durable=batch_has_assistant, defer_sync=defer_sync)
             for entry in batch:
                 entry.offset, entry.length = offset, len(entry.raw)
                 offset += entry.length + 1
             self.known_size = offset
-            if offset - newline - sum(len(line) + 1 for line in lines) == known:
+            if repaired is not None:
+                self._note_file()
+            elif self.writer.last_start == known:
                 self.tail = follow.extend_tail(self.tail, lines)
                 self._saw_own_write()
             else:  # another program's lines went out just before ours: read the file again at the next call
@@ -457,28 +463,48 @@ class Session:
             return
         try:
             with open(self.path, "rb", buffering=0) as file:
-                stamp = FileStamp.of(os.fstat(file.fileno()))
+                st = os.fstat(file.fileno())
                 start = max(0, self.known_size - treecache.TAIL_SAMPLE)
                 self.tail = os.pread(file.fileno(), self.known_size - start, start)
         except OSError:
             return
-        self._inode = (stamp.dev, stamp.ino)
-        self.seen = stamp if stamp.size == self.known_size else None
+        self._inode = (st.st_dev, st.st_ino)
+        self._saw(st if st.st_size == self.known_size else None)
+
+    def _saw(self, st: os.stat_result | None) -> None:
+        """The file agrees with the tree as ``st`` shows it (None: not known to, look again)."""
+        self.seen = (st.st_size, st.st_mtime_ns, st.st_ctime_ns) if st is not None else None
+        self._path_checked = time.monotonic()
 
     def _saw_own_write(self) -> None:
-        st = self.writer.stat()
-        stamp = FileStamp.of(st) if st is not None else None
-        if stamp is not None and self._inode is None:
-            self._inode = (stamp.dev, stamp.ino)
+        st = os.fstat(self.writer.stat_fd())  # type: ignore[arg-type]  # it just wrote: its descriptor is open
+        if self._inode is None:
+            self._inode = (st.st_dev, st.st_ino)
         # A size past our end: another program appended right after us; the next call reads it.
-        self.seen = stamp if stamp is not None and stamp.size == self.writer.last_end else None
+        self.seen = (st.st_size, st.st_mtime_ns, st.st_ctime_ns) if st.st_size == self.writer.last_end else None
+
+    def _unchanged(self) -> bool:
+        """The file is as we last saw it: an fstat of a descriptor we hold, and every
+        ``follow.PATH_CHECK_S`` a stat of the path too (another file renamed over ours)."""
+        seen = self.seen
+        if seen is None:
+            return False
+        fd = self.writer.stat_fd()
+        if fd is None or time.monotonic() - self._path_checked > follow.PATH_CHECK_S:
+            try:
+                st = os.stat(self.path)
+            except OSError:
+                return True  # gone: nothing to follow
+            if (st.st_dev, st.st_ino) != self._inode:
+                return False
+            self._path_checked = time.monotonic()
+        else:
+            st = os.fstat(fd)
+        return st.st_size == seen[0] and st.st_mtime_ns == seen[1] and st.st_ctime_ns == seen[2]
 
     def changed_behind(self) -> bool:
-        """The file is not as we last saw it (one stat; a session without a file never is)."""
-        if not self.writer.exists or self.writer.error is not None:
-            return False
-        seen = self.seen
-        return seen is None or follow.stamp_of_path(self.path) != seen
+        """The file is not as we last saw it (a session without a file never is)."""
+        return self.writer.exists and self.writer.error is None and not self._unchanged()
 
     def follow(self, wait: bool = True) -> follow.FileChange | None:
         """Catch up with what another program did to the file since we last saw it (see follow.py).
@@ -487,26 +513,28 @@ class Session:
         of them; anything else reads the file again whole. With ``wait`` an
         unfinished last line is waited for (briefly, once). None: nothing changed.
         """
-        if not self.writer.exists or self.writer.error is not None:
+        if not self.writer.exists or self.writer.error is not None or self._unchanged():
             return None
-        now = follow.stamp_of_path(self.path)
-        if now is None or now == self.seen:
-            return None
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None  # gone (deleted, moved): nothing to follow
         path = os.fspath(self.path)
-        if self._inode is not None and self._inode != (now.dev, now.ino):
+        if self._inode is not None and self._inode != (st.st_dev, st.st_ino):
             how = "replaced"
         elif self._interleaved:
             how = "interleaved"
         else:
-            how = follow.classify(path, self.known_size, self.tail, self.header.raw, now)
+            how = follow.classify(path, self.known_size, self.tail, self.header.raw, st.st_size)
         if how == "same":
-            self.seen = now
+            self._saw(st)
             return None
         if how == "header":
             header = parse_line(follow.read_header_line(path, len(self.header.raw)))
             if header is not None and header.type == "session" and header.id == self.id:
                 header.held().offset, header.length = 0, len(header.raw)
-                self.header, self.seen = header, now
+                self.header = header
+                self._saw(st)
                 self._forget_cached()
                 return follow.FileChange(header_changed=True)
             how = "rewritten"
@@ -522,7 +550,7 @@ class Session:
         if wait:
             since = self._partial[1] if self._partial is not None and self._partial[0] == start else time.monotonic()
             budget = max(0.0, follow.PARTIAL_LINE_WAIT_S - (time.monotonic() - since))
-        data, unfinished = follow.read_new_lines(path, start, budget)
+        data, unfinished, st = follow.read_new_lines(path, start, budget)
         if data:
             parsed = parse_tail(data, start)
             tree = self.tree
@@ -533,21 +561,18 @@ class Session:
             appended = tree.entries[before:]
             self.known_size = start + len(data)
             self.tail = follow.extend_tail(self.tail, [data[:-1]])
-            lines = [e.raw for e in appended]
         else:
-            appended, lines = [], []
+            appended = []
         if unfinished:
-            self.seen = None  # looked at again by the next call
+            self._saw(None)  # looked at again by the next call
             if self._partial is None or self._partial[0] != self.known_size:
                 self._partial = (self.known_size, time.monotonic())
         else:
             self._partial = None
-            self.seen = follow.stamp_of_path(self.path)
-            if self.seen is not None and self.seen.size != self.known_size:
-                self.seen = None  # it grew again meanwhile
-        if not appended and not data:
+            self._saw(st if st.st_size == self.known_size else None)
+        if not data:
             return None
-        return follow.FileChange(appended=appended, lines=lines)
+        return follow.FileChange(appended=appended, lines=[e.raw for e in appended])
 
     def set_aside_unfinished(self) -> bool:
         """Before a write: a last line another program left unfinished past the wait is a torn
@@ -556,11 +581,11 @@ class Session:
         if partial is None or partial[0] != self.known_size:
             return False
         if self._fold_new_lines(os.fspath(self.path), wait=False) is not None or self._partial is None:
-            return False  # finished meanwhile after all: it is in the tree now (the next call reports it)
+            return False  # finished meanwhile after all: it is in the tree now, and the batch goes after it
         self.writer.set_aside(self.known_size)
         self._partial = None
         self.parse_errors += 1
-        self.seen = None
+        self._saw(None)
         return True
 
     def _reload(self, reason: follow.Reason) -> follow.FileChange:

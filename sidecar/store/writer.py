@@ -137,8 +137,8 @@ class SessionWriter:
         # Damage found on load that must be repaired before the first append.
         self.torn_tail_at: int | None = None
         self.needs_newline = False
-        # Where the file ended after our last write (see follow.py).
-        self.last_end = 0
+        # Where our last write started and where the file ended after it (see follow.py).
+        self.last_start = self.last_end = 0
 
     @property
     def error(self) -> StorageError | None:
@@ -166,9 +166,9 @@ class SessionWriter:
         self.exists = True
         self.last_end = len(data)
 
-    def stat(self) -> os.stat_result | None:
-        """The file as our write descriptor sees it (None before the first write)."""
-        return os.fstat(self._fd) if self._fd is not None else None
+    def stat_fd(self) -> int | None:
+        """A descriptor we hold on the file (to fstat it), or None (read-only, before the first write)."""
+        return self._fd if self._fd is not None else self.lock_fd
 
     def set_aside(self, at: int) -> None:
         """Move the bytes from ``at`` on (an unfinished line nobody finished) to ``<file>.torn``."""
@@ -214,7 +214,7 @@ class SessionWriter:
                 raise self._unlatched(exc, "append") from exc
             raise self._latch(exc, "append") from exc
         start = end - len(payload)
-        self.last_end = end
+        self.last_start, self.last_end = start, end
         self.needs_newline = False
         if self.policy is FsyncPolicy.ALWAYS or (durable and self.policy is FsyncPolicy.ASSISTANT):
             if self._unsynced_at is None:

@@ -258,3 +258,18 @@ def test_a_read_only_viewer_follows_too(tmp_path):
     svc.open(wire.OpenParams(sessionId="s1", readOnly=True))
     pi_append(path, message("a1", "u1", assistant("two")))
     assert texts(context(svc, "s1")) == ["one", "two"]
+
+
+def test_a_torn_line_found_on_open_and_cut_by_our_append_is_not_taken_for_a_rewrite(tmp_path):
+    svc, path = opened(tmp_path, [message("u1", None, user("one")), message("a1", "u1", assistant("two")),
+                                  '{"type":"message","id":"torn'])
+    # (write_session ends every line with a newline: take the torn line's off, as a crash leaves it)
+    path.write_bytes(path.read_bytes()[:-1])
+    svc.close_all()
+    svc = service(tmp_path / "sessions")
+    svc.open(wire.OpenParams(sessionId="s1"))
+    appended = svc.append(wire.AppendParams(sessionId="s1", entries=[msg(user("three"))]))
+    assert appended.external is None and appended.entries[0].parentId == "a1"
+    result = context(svc, "s1")
+    assert result.external is None and texts(result) == ["one", "two", "three"]
+    assert not svc.session("s1").changed_behind()

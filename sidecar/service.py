@@ -159,9 +159,11 @@ class SessionService:
         return self._load(path)[0], None
 
     def _follow(self, session: Session, wait: bool = True) -> FileChange | None:
-        change = session.follow(wait)
-        if change is None:
-            return None
+        session.on_follow = self._followed  # (a forked session is made without it)
+        return session.follow(wait)  # what it found reaches _followed
+
+    def _followed(self, session: Session, change: FileChange) -> None:
+        """Another program changed the file and the session caught up: the index, the tally and watchers follow."""
         self._tallies.pop(session, None)
         if change.reloaded is not None or change.header_changed:
             self._index_refresh(session.path)
@@ -171,7 +173,6 @@ class SessionService:
         if notify is not None and session.id in self.watches:
             for method, params in external.notifications(session, change, self.blobs):
                 notify(method, params)
-        return change
 
     def follow(self, session_id: str) -> None:
         """Catch an open session up with its file now (the rpc layer's watch calls this in the session's turn)."""
@@ -218,6 +219,7 @@ class SessionService:
                     )
                 return existing, report
             session.on_append = self._indexed
+            session.on_follow = self._followed
             session.blobs = self.blobs
             self._open[session.id] = session
         return session, report
@@ -241,6 +243,7 @@ class SessionService:
             path = self.layout.new_session_path(params.cwd, timestamp, session_id)
             session = Session.new(path, session_id, params.cwd, self.fsync_policy, params.parentSession, timestamp)
             session.on_append = self._indexed
+            session.on_follow = self._followed
             session.blobs = self.blobs
             self._open[session_id] = session
         self._set_watch(session, params.watch)

@@ -54,6 +54,8 @@ class LoadReport:
 class Session:
     # Told of every batch once its lines are on disk (the listing index listens).
     on_append: Callable[["Session", list[Entry]], None] | None = None
+    # Told of every change another program made to the file, once folded in (follow.py).
+    on_follow: Callable[["Session", "follow.FileChange"], None] | None = None
 
     def __init__(self, path: Path, header: Entry, writer: SessionWriter) -> None:
         self.path = path
@@ -326,7 +328,7 @@ class Session:
         self.check_writable()
         if not objs:
             return []
-        self.set_aside_unfinished()
+        self.settle_unfinished()
         parent = self.tree.leaf_id if parent_id is UNSET else parent_id
         if parent is not None:
             self.get(parent)
@@ -536,13 +538,13 @@ class Session:
                 self.header = header
                 self._saw(st)
                 self._forget_cached()
-                return follow.FileChange(header_changed=True)
+                return self._told(follow.FileChange(header_changed=True))
             how = "rewritten"
         if how == "grown" and (self.writer.torn_tail_at is not None or self.writer.needs_newline):
             how = "rewritten"  # our end was not a line boundary: their first line is glued to it
         if how != "grown":
-            return self._reload(how)  # type: ignore[arg-type]
-        return self._fold_new_lines(path, wait)
+            return self._told(self._reload(how))  # type: ignore[arg-type]
+        return self._told(self._fold_new_lines(path, wait))
 
     def _fold_new_lines(self, path: str, wait: bool) -> follow.FileChange | None:
         start = self.known_size
@@ -574,14 +576,21 @@ class Session:
             return None
         return follow.FileChange(appended=appended, lines=[e.raw for e in appended])
 
-    def set_aside_unfinished(self) -> bool:
-        """Before a write: a last line another program left unfinished past the wait is a torn
-        line (its writer died): it goes to ``<file>.torn`` as on load. True when one was."""
+    def _told(self, change: follow.FileChange | None) -> follow.FileChange | None:
+        if change is not None and self.on_follow is not None:
+            self.on_follow(self, change)
+        return change
+
+    def settle_unfinished(self) -> bool:
+        """Before a write: never after a line another program is still writing. It is waited
+        for (what is left of the wait); one left unfinished past it is a torn line (its writer
+        died) and goes to ``<file>.torn`` as on load. True when one was set aside."""
         partial = self._partial
         if partial is None or partial[0] != self.known_size:
             return False
-        if self._fold_new_lines(os.fspath(self.path), wait=False) is not None or self._partial is None:
-            return False  # finished meanwhile after all: it is in the tree now, and the batch goes after it
+        self._told(self._fold_new_lines(os.fspath(self.path), wait=True))
+        if self._partial is None:
+            return False  # finished: it is in the tree now, and the batch goes after it
         self.writer.set_aside(self.known_size)
         self._partial = None
         self.parse_errors += 1

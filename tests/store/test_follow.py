@@ -273,3 +273,55 @@ def test_a_torn_line_found_on_open_and_cut_by_our_append_is_not_taken_for_a_rewr
     result = context(svc, "s1")
     assert result.external is None and texts(result) == ["one", "two", "three"]
     assert not svc.session("s1").changed_behind()
+
+
+def test_an_append_waits_for_a_line_the_other_program_finishes_and_goes_after_it(tmp_path, monkeypatch):
+    import threading
+
+    monkeypatch.setattr(follow, "PARTIAL_LINE_WAIT_S", 5.0)
+    svc, path = opened(tmp_path)
+    context(svc, "s1")
+    whole = (line(message("u2", "a1", user("slow"))) + "\n").encode()
+    with open(path, "ab") as out:
+        out.write(whole[:25])
+
+    def finish() -> None:
+        with open(path, "ab") as out:
+            out.write(whole[25:])
+
+    threading.Timer(0.05, finish).start()
+    result = svc.append(wire.AppendParams(sessionId="s1", entries=[msg(assistant("after it"))]))
+    assert result.entries[0].parentId == "u2"
+    assert [o["id"] for o in read_lines(path)[1:]] == ["u1", "a1", "u2", result.entries[0].id]
+    assert not path.with_name(path.name + ".torn").exists() and svc.session("s1").parse_errors == 0
+
+
+def test_a_compaction_lands_after_what_another_program_appended_while_the_model_summarized(tmp_path, monkeypatch):
+    import asyncio
+
+    from sidecar.compaction import coordinator
+    from sidecar.config import Settings, apply_overrides
+    from sidecar.service import SessionService
+
+    settings = apply_overrides(Settings(), {"providers": {"default": "offline", "maxRetries": 0}}, "test")
+    svc = SessionService(tmp_path / "sessions", settings)
+    sid = svc.create(wire.CreateParams(cwd="/work/proj")).sessionId
+    for n in range(6):
+        svc.append(wire.AppendParams(sessionId=sid, entries=[msg(user(f"question {n} " + "x" * 2000)),
+                                                             msg(assistant(f"answer {n} " + "y" * 2000))]))
+    session = svc.session(sid)
+    leaf, path = session.leaf_id, session.path
+    real = coordinator.run_compaction
+
+    async def summarize_while_pi_appends(*args, **kwargs):
+        outcome = await real(*args, **kwargs)
+        pi_append(path, message("pi1", leaf, user("written by pi meanwhile")))
+        return outcome
+
+    monkeypatch.setattr(coordinator, "run_compaction", summarize_while_pi_appends)
+    result = asyncio.run(svc.compact(wire.CompactParams(sessionId=sid, keepRecentTokens=1000)))
+    entry = svc.get_entries(wire.GetEntriesParams(sessionId=sid, ids=[result.entryId])).entries[0]
+    assert entry["parentId"] == "pi1"
+    built = context(svc, sid)
+    assert built.messages[0]["role"] == "compactionSummary"
+    assert built.messages[-1]["content"] == "written by pi meanwhile" and built.leafId == result.entryId

@@ -30,9 +30,9 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
-from ..format.jsonl import Entry
+from ..format.jsonl import Entry, parse_line
 from .treecache import TAIL_SAMPLE
 
 # How long a call waits for a last line another program is still writing.
@@ -53,8 +53,6 @@ class FileChange:
 
     # Entries another program appended, in file order, now in the tree.
     appended: list[Entry] = field(default_factory=list)
-    # Their lines as read (for the listing index).
-    lines: list[bytes] = field(default_factory=list)
     # The file was read again whole, and why; None when it only grew.
     reloaded: Reason | None = None
     # The header line was rewritten in place (same length): only the header was read again.
@@ -127,3 +125,191 @@ def read_header_line(path: str, length: int) -> bytes:
     """The first ``length`` bytes of the file (the header line, rewritten in place at the same length)."""
     with open(path, "rb", buffering=0) as file:
         return os.pread(file.fileno(), length, 0)
+
+
+class FollowsFile:
+    """Session's half that follows its file (see the module's doc); Session provides the
+    rest: ``path``, ``header``, ``writer``, ``known_size``, ``tree``, ``parse_errors``,
+    ``_read_whole`` and ``_add_tail``."""
+
+    # Told of every change another program made to the file, once folded in.
+    on_follow: Callable[[Any, FileChange], None] | None = None
+
+    if TYPE_CHECKING:  # what Session provides
+        from pathlib import Path
+
+        from .tree import SessionTree
+        from .writer import SessionWriter
+
+        path: Path
+        id: str
+        header: Entry
+        writer: SessionWriter
+        known_size: int
+        parse_errors: int
+        cached_context: Any
+        cache_stamp: Any
+
+        @property
+        def tree(self) -> SessionTree: ...
+        def _read_whole(self) -> None: ...
+        def _add_tail(self, data: bytes, start: int) -> list[Entry]: ...
+
+    def _init_following(self) -> None:
+        # The file's (size, mtime, ctime) when we last saw it agree with the tree (None:
+        # look again), when its path was last checked, and its last bytes.
+        self.seen: tuple[int, int, int] | None = None
+        self._path_checked = 0.0
+        self.tail = b""
+        # An unfinished last line another program is writing: (where it starts, since when).
+        self._partial: tuple[int, float] | None = None
+        # The file's (device, inode) as we opened or last read it whole.
+        self._inode: tuple[int, int] | None = None
+        # Another program's lines went out between ours: the next call reads the file again.
+        self._interleaved = False
+
+    def _note_file(self) -> None:
+        """Remember the file as loaded, to notice later changes behind our back."""
+        if not self.writer.exists:
+            return
+        try:
+            with open(self.path, "rb", buffering=0) as file:
+                st = os.fstat(file.fileno())
+                start = max(0, self.known_size - TAIL_SAMPLE)
+                self.tail = os.pread(file.fileno(), self.known_size - start, start)
+        except OSError:
+            return
+        self._inode = (st.st_dev, st.st_ino)
+        self._saw(st if st.st_size == self.known_size else None)
+
+    def _saw(self, st: os.stat_result | None) -> None:
+        """The file agrees with the tree as ``st`` shows it (None: not known to, look again)."""
+        self.seen = (st.st_size, st.st_mtime_ns, st.st_ctime_ns) if st is not None else None
+        self._path_checked = time.monotonic()
+
+    def _saw_own_write(self) -> None:
+        st = os.fstat(self.writer.stat_fd())  # type: ignore[arg-type]  # it just wrote: its descriptor is open
+        if self._inode is None:
+            self._inode = (st.st_dev, st.st_ino)
+        # A size past our end: another program appended right after us; the next call reads it.
+        self.seen = (st.st_size, st.st_mtime_ns, st.st_ctime_ns) if st.st_size == self.writer.last_end else None
+
+    def _unchanged(self) -> bool:
+        """The file is as we last saw it: an fstat of a descriptor we hold, and every
+        ``PATH_CHECK_S`` a stat of the path too (another file renamed over ours)."""
+        seen = self.seen
+        if seen is None:
+            return False
+        fd = self.writer.stat_fd()
+        if fd is None or time.monotonic() - self._path_checked > PATH_CHECK_S:
+            try:
+                st = os.stat(self.path)
+            except OSError:
+                return True  # gone: nothing to follow
+            if (st.st_dev, st.st_ino) != self._inode:
+                return False
+            self._path_checked = time.monotonic()
+        else:
+            st = os.fstat(fd)
+        return st.st_size == seen[0] and st.st_mtime_ns == seen[1] and st.st_ctime_ns == seen[2]
+
+    def changed_behind(self) -> bool:
+        """The file is not as we last saw it (a session without a file never is)."""
+        return self.writer.exists and self.writer.error is None and not self._unchanged()
+
+    def follow(self, wait: bool = True) -> FileChange | None:
+        """Catch up with what another program did to the file since we last saw it.
+
+        Lines appended are folded into the tree and the leaf moves to the last
+        of them; anything else reads the file again whole. With ``wait`` an
+        unfinished last line is waited for (briefly, once). None: nothing changed.
+        """
+        if not self.writer.exists or self.writer.error is not None or self._unchanged():
+            return None
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None  # gone (deleted, moved): nothing to follow
+        path = os.fspath(self.path)
+        if self._inode is not None and self._inode != (st.st_dev, st.st_ino):
+            how = "replaced"
+        elif self._interleaved:
+            how = "interleaved"
+        else:
+            how = classify(path, self.known_size, self.tail, self.header.raw, st.st_size)
+        if how == "same":
+            self._saw(st)
+            return None
+        if how == "header":
+            header = parse_line(read_header_line(path, len(self.header.raw)))
+            if header is not None and header.type == "session" and header.id == self.id:
+                header.held().offset, header.length = 0, len(header.raw)
+                self.header = header
+                self._saw(st)
+                self._forget_cached()
+                return self._told(FileChange(header_changed=True))
+            how = "rewritten"
+        if how == "grown" and (self.writer.torn_tail_at is not None or self.writer.needs_newline):
+            how = "rewritten"  # our end was not a line boundary: their first line is glued to it
+        if how != "grown":
+            return self._told(self._reload(how))  # type: ignore[arg-type]
+        return self._told(self._fold_new_lines(path, wait))
+
+    def _fold_new_lines(self, path: str, wait: bool) -> FileChange | None:
+        start = self.known_size
+        budget = 0.0
+        if wait:
+            since = self._partial[1] if self._partial is not None and self._partial[0] == start else time.monotonic()
+            budget = max(0.0, PARTIAL_LINE_WAIT_S - (time.monotonic() - since))
+        data, unfinished, st = read_new_lines(path, start, budget)
+        if data:
+            appended = self._add_tail(data, start)
+            self.known_size = start + len(data)
+            self.tail = extend_tail(self.tail, [data[:-1]])
+        else:
+            appended = []
+        if unfinished:
+            self._saw(None)  # looked at again by the next call
+            if self._partial is None or self._partial[0] != self.known_size:
+                self._partial = (self.known_size, time.monotonic())
+        else:
+            self._partial = None
+            self._saw(st if st.st_size == self.known_size else None)
+        if not data:
+            return None
+        return FileChange(appended=appended)
+
+    def _told(self, change: FileChange | None) -> FileChange | None:
+        if change is not None and self.on_follow is not None:
+            self.on_follow(self, change)
+        return change
+
+    def settle_unfinished(self) -> bool:
+        """Before a write: never after a line another program is still writing. It is waited
+        for (what is left of the wait); one left unfinished past it is a torn line (its writer
+        died) and goes to ``<file>.torn`` as on load. True when one was set aside."""
+        partial = self._partial
+        if partial is None or partial[0] != self.known_size:
+            return False
+        self._told(self._fold_new_lines(os.fspath(self.path), wait=True))
+        if self._partial is None:
+            return False  # finished: it is in the tree now, and the batch goes after it
+        self.writer.set_aside(self.known_size)
+        self._partial = None
+        self.parse_errors += 1
+        self._saw(None)
+        return True
+
+    def _reload(self, reason: Reason) -> FileChange:
+        """Read the whole file again: it was rewritten, cut or replaced behind our back."""
+        if reason == "replaced":
+            self.writer.reopen()
+        self._read_whole()
+        self._forget_cached()
+        self._partial, self._interleaved, self._inode = None, False, None
+        self._note_file()
+        return FileChange(reloaded=reason)
+
+    def _forget_cached(self) -> None:
+        self.cached_context = None
+        self.cache_stamp = None

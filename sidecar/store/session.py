@@ -12,7 +12,6 @@ from __future__ import annotations
 import gc
 import os
 import threading
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,11 +50,9 @@ class LoadReport:
     migrated_from: int | None
 
 
-class Session:
+class Session(follow.FollowsFile):
     # Told of every batch once its lines are on disk (the listing index listens).
     on_append: Callable[["Session", list[Entry]], None] | None = None
-    # Told of every change another program made to the file, once folded in (follow.py).
-    on_follow: Callable[["Session", "follow.FileChange"], None] | None = None
 
     def __init__(self, path: Path, header: Entry, writer: SessionWriter) -> None:
         self.path = path
@@ -79,17 +76,7 @@ class Session:
         self.read_only = False
         # Where images of appended entries go (payload.py); None keeps them inline.
         self.blobs: BlobStore | None = None
-        # The file's (size, mtime, ctime) when we last saw it agree with the tree (None:
-        # look again), when its path was last checked, and its last bytes (follow.py).
-        self.seen: tuple[int, int, int] | None = None
-        self._path_checked = 0.0
-        self.tail = b""
-        # An unfinished last line another program is writing: (where it starts, since when).
-        self._partial: tuple[int, float] | None = None
-        # The file's (device, inode) as we opened or last read it whole.
-        self._inode: tuple[int, int] | None = None
-        # Another program's lines went out between ours: the next call reads the file again.
-        self._interleaved = False
+        self._init_following()
 
     # -- construction ------------------------------------------------------
 
@@ -457,148 +444,11 @@ class Session:
         self.tail = follow.extend_tail(b"", [self.header.raw, *(e.raw for e in self.tree.entries[-2:])])
         self._saw_own_write()
 
-    # -- following another writer (follow.py) -------------------------------------
+    # -- following another writer (the rest is follow.FollowsFile) --------------------
 
-    def _note_file(self) -> None:
-        """Remember the file as loaded, to notice later changes behind our back."""
-        if not self.writer.exists:
-            return
-        try:
-            with open(self.path, "rb", buffering=0) as file:
-                st = os.fstat(file.fileno())
-                start = max(0, self.known_size - treecache.TAIL_SAMPLE)
-                self.tail = os.pread(file.fileno(), self.known_size - start, start)
-        except OSError:
-            return
-        self._inode = (st.st_dev, st.st_ino)
-        self._saw(st if st.st_size == self.known_size else None)
-
-    def _saw(self, st: os.stat_result | None) -> None:
-        """The file agrees with the tree as ``st`` shows it (None: not known to, look again)."""
-        self.seen = (st.st_size, st.st_mtime_ns, st.st_ctime_ns) if st is not None else None
-        self._path_checked = time.monotonic()
-
-    def _saw_own_write(self) -> None:
-        st = os.fstat(self.writer.stat_fd())  # type: ignore[arg-type]  # it just wrote: its descriptor is open
-        if self._inode is None:
-            self._inode = (st.st_dev, st.st_ino)
-        # A size past our end: another program appended right after us; the next call reads it.
-        self.seen = (st.st_size, st.st_mtime_ns, st.st_ctime_ns) if st.st_size == self.writer.last_end else None
-
-    def _unchanged(self) -> bool:
-        """The file is as we last saw it: an fstat of a descriptor we hold, and every
-        ``follow.PATH_CHECK_S`` a stat of the path too (another file renamed over ours)."""
-        seen = self.seen
-        if seen is None:
-            return False
-        fd = self.writer.stat_fd()
-        if fd is None or time.monotonic() - self._path_checked > follow.PATH_CHECK_S:
-            try:
-                st = os.stat(self.path)
-            except OSError:
-                return True  # gone: nothing to follow
-            if (st.st_dev, st.st_ino) != self._inode:
-                return False
-            self._path_checked = time.monotonic()
-        else:
-            st = os.fstat(fd)
-        return st.st_size == seen[0] and st.st_mtime_ns == seen[1] and st.st_ctime_ns == seen[2]
-
-    def changed_behind(self) -> bool:
-        """The file is not as we last saw it (a session without a file never is)."""
-        return self.writer.exists and self.writer.error is None and not self._unchanged()
-
-    def follow(self, wait: bool = True) -> follow.FileChange | None:
-        """Catch up with what another program did to the file since we last saw it (see follow.py).
-
-        Lines appended are folded into the tree and the leaf moves to the last
-        of them; anything else reads the file again whole. With ``wait`` an
-        unfinished last line is waited for (briefly, once). None: nothing changed.
-        """
-        if not self.writer.exists or self.writer.error is not None or self._unchanged():
-            return None
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return None  # gone (deleted, moved): nothing to follow
-        path = os.fspath(self.path)
-        if self._inode is not None and self._inode != (st.st_dev, st.st_ino):
-            how = "replaced"
-        elif self._interleaved:
-            how = "interleaved"
-        else:
-            how = follow.classify(path, self.known_size, self.tail, self.header.raw, st.st_size)
-        if how == "same":
-            self._saw(st)
-            return None
-        if how == "header":
-            header = parse_line(follow.read_header_line(path, len(self.header.raw)))
-            if header is not None and header.type == "session" and header.id == self.id:
-                header.held().offset, header.length = 0, len(header.raw)
-                self.header = header
-                self._saw(st)
-                self._forget_cached()
-                return self._told(follow.FileChange(header_changed=True))
-            how = "rewritten"
-        if how == "grown" and (self.writer.torn_tail_at is not None or self.writer.needs_newline):
-            how = "rewritten"  # our end was not a line boundary: their first line is glued to it
-        if how != "grown":
-            return self._told(self._reload(how))  # type: ignore[arg-type]
-        return self._told(self._fold_new_lines(path, wait))
-
-    def _fold_new_lines(self, path: str, wait: bool) -> follow.FileChange | None:
-        start = self.known_size
-        budget = 0.0
-        if wait:
-            since = self._partial[1] if self._partial is not None and self._partial[0] == start else time.monotonic()
-            budget = max(0.0, follow.PARTIAL_LINE_WAIT_S - (time.monotonic() - since))
-        data, unfinished, st = follow.read_new_lines(path, start, budget)
-        if data:
-            parsed = parse_tail(data, start)
-            tree = self.tree
-            before = len(tree.entries)
-            with _gc_paused():
-                tree.add_parsed(parsed.items)
-            self.parse_errors += parsed.parse_errors
-            appended = tree.entries[before:]
-            self.known_size = start + len(data)
-            self.tail = follow.extend_tail(self.tail, [data[:-1]])
-        else:
-            appended = []
-        if unfinished:
-            self._saw(None)  # looked at again by the next call
-            if self._partial is None or self._partial[0] != self.known_size:
-                self._partial = (self.known_size, time.monotonic())
-        else:
-            self._partial = None
-            self._saw(st if st.st_size == self.known_size else None)
-        if not data:
-            return None
-        return follow.FileChange(appended=appended, lines=[e.raw for e in appended])
-
-    def _told(self, change: follow.FileChange | None) -> follow.FileChange | None:
-        if change is not None and self.on_follow is not None:
-            self.on_follow(self, change)
-        return change
-
-    def settle_unfinished(self) -> bool:
-        """Before a write: never after a line another program is still writing. It is waited
-        for (what is left of the wait); one left unfinished past it is a torn line (its writer
-        died) and goes to ``<file>.torn`` as on load. True when one was set aside."""
-        partial = self._partial
-        if partial is None or partial[0] != self.known_size:
-            return False
-        self._told(self._fold_new_lines(os.fspath(self.path), wait=True))
-        if self._partial is None:
-            return False  # finished: it is in the tree now, and the batch goes after it
-        self.writer.set_aside(self.known_size)
-        self._partial = None
-        self.parse_errors += 1
-        self._saw(None)
-        return True
-
-    def _reload(self, reason: follow.Reason) -> follow.FileChange:
-        """Read the whole file again: it was rewritten, cut or replaced behind our back."""
+    def _read_whole(self) -> None:
+        """Read the file again whole, as loading does (migrated in memory only): it was
+        rewritten, cut or replaced behind our back."""
         try:
             with _gc_paused():
                 parsed = parse_path(self.path)
@@ -610,12 +460,10 @@ class Session:
             ) from exc
         except OSError as exc:
             raise StorageError(f"could not read {self.path} again: {exc.strerror or exc}", path=str(self.path)) from exc
-        if migrate(parsed) is not None:  # an older version written over ours: migrated in memory only
+        if migrate(parsed) is not None:  # an older version written over ours
             for item in parsed.items:
                 if isinstance(item, Entry):
                     item.held().offset = -1
-        if reason == "replaced":
-            self.writer.reopen()
         self.header = parsed.header
         self.writer.torn_tail_at, self.writer.needs_newline = parsed.torn_tail_at, parsed.needs_newline
         self.parse_errors = parsed.parse_errors
@@ -624,14 +472,16 @@ class Session:
         with _gc_paused():
             tree.add_parsed(parsed.items)
         self._tree, self._cache, self._source = tree, None, None
-        self._forget_cached()
-        self._partial, self._interleaved, self._inode = None, False, None
-        self._note_file()
-        return follow.FileChange(reloaded=reason)
 
-    def _forget_cached(self) -> None:
-        self.cached_context = None
-        self.cache_stamp = None
+    def _add_tail(self, data: bytes, start: int) -> list[Entry]:
+        """Add the entries of whole lines another program appended at ``start``; returns them."""
+        parsed = parse_tail(data, start)
+        tree = self.tree
+        before = len(tree.entries)
+        with _gc_paused():
+            tree.add_parsed(parsed.items)
+        self.parse_errors += parsed.parse_errors
+        return tree.entries[before:]
 
     def branch(self, entry_id: str | None) -> None:
         """Move the leaf only; None makes the next append a new root."""

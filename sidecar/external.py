@@ -86,6 +86,7 @@ class Watches:
         self._file_watch: FileWatch | None = None
         self._sessions: dict[str, Path | None] = {}  # watched session id -> the path armed (None: not yet)
         self._by_path: dict[Path, str] = {}
+        self._polled: set[str] = set()  # watched, but inotify could not watch the file: checked on a timer
         # Called (from any thread) when a session starts being watched (the rpc layer starts listening).
         self.on_add: Callable[[], None] | None = None
 
@@ -100,10 +101,6 @@ class Watches:
 
     def __bool__(self) -> bool:
         return bool(self._sessions)
-
-    def ids(self) -> list[str]:
-        with self._lock:
-            return list(self._sessions)
 
     def add(self, session: Session) -> None:
         with self._lock:
@@ -121,10 +118,22 @@ class Watches:
                 return
             self._sessions[session.id] = session.path
             self._by_path[session.path] = session.id
-        self.file_watch.add(session.path)
+        if not self.file_watch.add(session.path):
+            with self._lock:
+                self._polled.add(session.id)
+            if self.on_add is not None:
+                self.on_add()
+
+    def polled(self) -> list[str]:
+        """The watched sessions to check on a timer: every one without inotify, else those it could not watch."""
+        with self._lock:
+            if self._file_watch is not None and not self._file_watch.enabled:
+                return list(self._sessions)
+            return list(self._polled)
 
     def remove(self, session_id: str) -> None:
         with self._lock:
+            self._polled.discard(session_id)
             path = self._sessions.pop(session_id, None)
             if path is not None:
                 self._by_path.pop(path, None)
@@ -143,5 +152,6 @@ class Watches:
         with self._lock:
             self._sessions.clear()
             self._by_path.clear()
+            self._polled.clear()
         if self._file_watch is not None:
             self._file_watch.close()

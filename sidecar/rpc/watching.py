@@ -45,11 +45,10 @@ class SessionFollower:
         if service is None or loop is None or not service.watches:
             return
         fd = service.watches.file_watch.fd
-        if fd >= 0:
-            if self._reading != fd:
-                loop.add_reader(fd, self._on_events)
-                self._reading = fd
-        elif self._poll is None:
+        if fd >= 0 and self._reading != fd:
+            loop.add_reader(fd, self._on_events)
+            self._reading = fd
+        if self._poll is None and service.watches.polled():
             self._poll = loop.call_later(POLL_S, self._on_timer)
 
     def _on_events(self) -> None:
@@ -67,11 +66,10 @@ class SessionFollower:
     def _on_timer(self) -> None:
         self._poll = None
         service = self._server.service
-        if service is None or not service.watches:
-            return
-        for session_id in service.watches.ids():
+        polled = service.watches.polled() if service is not None else []
+        for session_id in polled:
             self._maybe_follow(session_id)
-        if self._loop is not None:
+        if polled and self._loop is not None:
             self._poll = self._loop.call_later(POLL_S, self._on_timer)
 
     def _maybe_follow(self, session_id: str) -> None:

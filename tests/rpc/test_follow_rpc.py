@@ -78,3 +78,22 @@ async def test_opening_again_without_watch_stops_the_notifications(sessions_root
         assert server.notifications == []
     finally:
         await server.stop()
+
+
+async def test_without_inotify_a_timer_finds_the_other_programs_lines(sessions_root: Path):
+    import os
+
+    server = await RawServer.start(env={**os.environ, "SESSION_SIDECAR_INOTIFY": "0"})
+    try:
+        await server.initialize(sessions_root)
+        created = (await server.request("session/create", {"cwd": "/w", "watch": True}))["result"]
+        sid, path = created["sessionId"], Path(created["path"])
+        leaf = (await server.request("session/append", {"sessionId": sid, "entries": [user("q"), assistant("a")]}))[
+            "result"]["leafId"]
+        with open(path, "ab") as out:
+            out.write(pi_line("p1", leaf, "found by the timer"))
+        note = await server.receive()
+        assert note["method"] == "session/didAppend" and note["params"]["leafId"] == "p1"
+        assert note["params"]["entries"][0]["message"]["content"][0]["text"] == "found by the timer"
+    finally:
+        await server.stop()

@@ -7,7 +7,6 @@ does the same with pi's own SessionManager.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -166,33 +165,27 @@ def test_a_file_renamed_over_ours_is_followed_and_its_lock_taken(tmp_path):
 
 
 def test_a_header_rewritten_in_place_at_the_same_length_is_not_a_reload(tmp_path):
-    svc, path = opened(tmp_path, [message("u1", None, user("one"))])
-    svc.append(wire.AppendParams(sessionId="s1", entries=[msg(assistant("two"))]))
-    data = path.read_bytes()
-    first, rest = data.split(b"\n", 1)
-    titled = json.loads(first)
-    titled["title"] = "T"
-    new_first = line(titled).encode()
-    # oh-my-pi pads its title line to a fixed width and rewrites it in place: same length.
-    original = header("s1", title="a title long enough to shrink ")
-    path.write_bytes(data)  # unchanged first
-    svc2_first = line(original).encode()
-    assert len(svc2_first) > len(new_first)
-    padded_old = svc2_first
-    padded_new = new_first[:-1] + b" " * (len(padded_old) - len(new_first)) + b"}"
-    path.write_bytes(padded_old + b"\n" + rest)
-    svc.close_all()
-    svc = service(tmp_path / "sessions")
+    root = tmp_path / "sessions"
+    path = root / "--work-proj--" / "2025-01-01T00-00-00-000Z_s1.jsonl"
+    # oh-my-pi keeps its title in a fixed-width first line and rewrites it in place: same length.
+    write_session(path, header("s1", title="first title".ljust(40)), [
+        message("u1", None, user("one")), message("a1", "u1", assistant("two"))])
+    svc = service(root)
     svc.open(wire.OpenParams(sessionId="s1"))
     session = svc.session("s1")
     tree_before = session.tree
+    size = path.stat().st_size
     with open(path, "r+b") as out:
-        out.write(padded_new)
+        out.write(line(header("s1", title="retitled".ljust(40))).encode())
+    assert path.stat().st_size == size
     result = context(svc, "s1")
     assert result.external is not None and result.external.headerChanged and result.external.reloaded is None
     assert session.tree is tree_before  # not read again
-    assert session.header_obj()["title"] == "T"
+    assert session.header_obj()["title"].strip() == "retitled"
     assert texts(result) == ["one", "two"]
+    appended = svc.append(wire.AppendParams(sessionId="s1", entries=[msg(user("three"))]))
+    assert appended.external is None and appended.entries[0].parentId == "a1"
+    assert svc.list(wire.ListParams(all=True)).sessions[0].title.strip() == "retitled"
 
 
 def test_an_unfinished_last_line_is_waited_for_and_never_damage(tmp_path, monkeypatch):

@@ -302,6 +302,7 @@ class SessionService:
                 session, report = self._load(path)
             except (DamagedFile, SessionNotFound, InvalidState):
                 continue
+            self._follow(session)  # (it may have been open already, and written by another program since)
             return self._open_result(session, report.parse_errors, report.migrated_from)
         return None
 

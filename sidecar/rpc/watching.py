@@ -103,3 +103,5 @@ class SessionFollower:
         if self._poll is not None:
             self._poll.cancel()
             self._poll = None
+        for task in list(self._tasks):
+            task.cancel()  # one still waiting for its session's turn; a running one finishes

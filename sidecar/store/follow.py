@@ -41,6 +41,9 @@ PARTIAL_LINE_WAIT_S = 0.25
 # at most this often it also stats the path, to notice another file renamed over ours.
 PATH_CHECK_S = 0.1
 _POLL_S = 0.002
+# A file not modified for this long is not being written now: an unfinished last line
+# in it was torn (its writer died), and is not waited for.
+_FRESH_S = 0.1
 
 # rewritten: same file, other bytes; truncated: shorter than we knew it; replaced: another
 # file renamed over ours; interleaved: another program's lines went out just before a batch of ours.
@@ -105,7 +108,8 @@ def classify(path: str, known_size: int, tail: bytes, header: bytes, size: int) 
 
 
 def read_new_lines(path: str, start: int, wait_s: float) -> tuple[bytes, bool, os.stat_result]:
-    """The whole lines written after ``start``, waiting up to ``wait_s`` for an unfinished last one.
+    """The whole lines written after ``start``, waiting up to ``wait_s`` for an unfinished last one
+    while the file is being written (modified within _FRESH_S).
 
     Returns the bytes (ending with a newline, or empty), whether an unfinished
     line still follows them, and the file's stat before they were read.
@@ -116,9 +120,27 @@ def read_new_lines(path: str, start: int, wait_s: float) -> tuple[bytes, bool, o
             st = os.fstat(file.fileno())
             data = os.pread(file.fileno(), max(0, st.st_size - start), start)
             end = data.rfind(b"\n") + 1
-            if end == len(data) or time.monotonic() >= deadline:
+            if end == len(data) or time.monotonic() >= deadline or time.time() - st.st_mtime > _FRESH_S:
                 return data[:end], end < len(data), st
             time.sleep(_POLL_S)
+
+
+def await_line_end(path: str | os.PathLike[str]) -> None:
+    """Before a file is read whole: if its last line has no newline yet and the file is
+    being written (modified within _FRESH_S), wait up to PARTIAL_LINE_WAIT_S for the rest,
+    so that the line is read whole rather than taken for one a crash tore."""
+    deadline = time.monotonic() + PARTIAL_LINE_WAIT_S
+    try:
+        with open(path, "rb", buffering=0) as file:
+            while True:
+                st = os.fstat(file.fileno())
+                if st.st_size == 0 or os.pread(file.fileno(), 1, st.st_size - 1) == b"\n":
+                    return
+                if time.time() - st.st_mtime > _FRESH_S or time.monotonic() >= deadline:
+                    return  # an old torn line (a crash), or one nobody finishes: the loader's rules apply
+                time.sleep(_POLL_S)
+    except OSError:
+        return  # the loader reports what is wrong
 
 
 def read_header_line(path: str, length: int) -> bytes:

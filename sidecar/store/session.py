@@ -192,6 +192,7 @@ class Session(follow.FollowsFile):
 
     @classmethod
     def _load_locked(cls, path: Path, policy: FsyncPolicy, read_only: bool) -> tuple["Session", LoadReport]:
+        follow.await_line_end(path)  # pi may be writing its last line right now
         try:
             with _gc_paused():
                 parsed = parse_path(path)

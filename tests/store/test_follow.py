@@ -318,3 +318,43 @@ def test_a_compaction_lands_after_what_another_program_appended_while_the_model_
     built = context(svc, sid)
     assert built.messages[0]["role"] == "compactionSummary"
     assert built.messages[-1]["content"] == "written by pi meanwhile" and built.leafId == result.entryId
+
+
+def test_opening_a_file_whose_last_line_is_being_written_waits_for_it(tmp_path, monkeypatch):
+    import threading
+
+    monkeypatch.setattr(follow, "PARTIAL_LINE_WAIT_S", 5.0)
+    root = tmp_path / "sessions"
+    path = root / "--work-proj--" / "2025-01-01T00-00-00-000Z_s1.jsonl"
+    write_session(path, header("s1"), [message("u1", None, user("one"))])
+    whole = (line(message("a1", "u1", assistant("two"))) + "\n").encode()
+    with open(path, "ab") as out:
+        out.write(whole[:30])
+
+    def finish() -> None:
+        with open(path, "ab") as out:
+            out.write(whole[30:])
+
+    threading.Timer(0.05, finish).start()
+    svc = service(root)
+    opened_result = svc.open(wire.OpenParams(sessionId="s1"))
+    assert opened_result.parseErrors == 0 and opened_result.leafId == "a1"
+    assert not path.with_name(path.name + ".torn").exists()
+
+
+def test_an_old_torn_line_is_not_waited_for(tmp_path, monkeypatch):
+    import time
+
+    def no_waiting(seconds: float) -> None:
+        raise AssertionError("waited for a line nobody is writing")
+
+    root = tmp_path / "sessions"
+    path = root / "--work-proj--" / "2025-01-01T00-00-00-000Z_s1.jsonl"
+    write_session(path, header("s1"), [message("u1", None, user("one"))])
+    with open(path, "ab") as out:
+        out.write(b'{"type":"mess')
+    old = time.time() - 60
+    os.utime(path, (old, old))  # a crash's leftover: nobody has written the file for a minute
+    monkeypatch.setattr(follow.time, "sleep", no_waiting)
+    result = service(root).open(wire.OpenParams(sessionId="s1"))
+    assert result.parseErrors == 1 and result.leafId == "u1"

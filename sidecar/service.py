@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import msgspec
 
-from . import wire
+from . import external, wire
 from .config import Settings
 from .context.build import build_context
 from .context import omp as omp_context
@@ -52,6 +52,7 @@ from .store.listing import (
 )
 from .store.lock import lock_path, unlock
 from .store.compat import Compat, omp_blob_folder, root_compat, session_compat, tool_of_folder
+from .store.follow import FileChange
 from .store.move import relocate, rewrite_header_cwd
 from .store.pathcopy import connected_path, label_timestamps
 from .store.payload import BLOB_DIR, BlobStore, resolve
@@ -128,6 +129,10 @@ class SessionService:
         self.history = PromptHistory(self.layout.root / INDEX_DIR)
         # The session each terminal used last (continueRecent with terminalId).
         self.breadcrumbs = Breadcrumbs(self.layout.root)
+        # Sessions whose clients asked to hear of another program's writes (open/create ``watch``).
+        self.watches = external.Watches(self.layout.root)
+        # Sends a notification to the clients (the rpc server sets it; any thread may call it).
+        self.notify: Callable[[str, Any], None] | None = None
 
     @property
     def compactor(self) -> Compactor:
@@ -152,7 +157,7 @@ class SessionService:
         """The session is in memory (calls on it need no file to be read)."""
         with self._lock:
             session = self._open.get(session_id)
-        return session is not None and session.writer.error is None
+        return session is not None and session.writer.error is None and not session.changed_behind()
 
     def append_syncs(self, params: wire.AppendParams) -> bool:
         """This append would fsync or create the file (both can take milliseconds)."""
@@ -177,12 +182,18 @@ class SessionService:
 
         A session whose write failed answers every call with that error until
         it is opened again (session/open), so memory never runs ahead of disk.
+        An open session first catches up with its file (another program may
+        have written it: store/follow.py).
         """
+        return self._live(session_id)[0]
+
+    def _live(self, session_id: str, wait: bool = True) -> tuple[Session, FileChange | None]:
+        """``session``, with what it found another program had done to its file (None: nothing)."""
         with self._lock:
             found = self._open.get(session_id)
         if found is not None:
             found.writer.check()
-            return found
+            return found, self._follow(found, wait)
         check_session_id(session_id)
         path = self.layout.find(session_id)
         if path is None:
@@ -190,7 +201,42 @@ class SessionService:
                 f"no session {session_id!r} below {self.layout.root}; create it, or check the id with session/list",
                 sessionId=session_id,
             )
-        return self._load(path)[0]
+        return self._load(path)[0], None
+
+    def _follow(self, session: Session, wait: bool = True) -> FileChange | None:
+        session.on_follow = self._followed  # (a forked session is made without it)
+        return session.follow(wait)  # what it found reaches _followed
+
+    def _followed(self, session: Session, change: FileChange) -> None:
+        """Another program changed the file and the session caught up: the index, the tally and watchers follow."""
+        self._tallies.pop(session, None)
+        if change.reloaded is not None or change.header_changed:
+            self._index_refresh(session.path)
+        elif change.appended:
+            self._indexed(session, change.appended)
+        notify = self.notify
+        if notify is not None and session.id in self.watches:
+            for method, params in external.notifications(session, change, self.blobs):
+                notify(method, params)
+
+    def follow(self, session_id: str) -> None:
+        """Catch an open session up with its file now (the rpc layer's watch calls this in the session's turn)."""
+        with self._lock:
+            session = self._open.get(session_id)
+        if session is not None and session.writer.error is None:
+            self._follow(session, wait=False)
+
+    def changed_behind(self, session_id: str) -> bool:
+        """The open session's file is not as the session last saw it (one stat)."""
+        with self._lock:
+            session = self._open.get(session_id)
+        return session is not None and session.changed_behind()
+
+    def _set_watch(self, session: Session, watch: bool) -> None:
+        if watch:
+            self.watches.add(session)
+        else:
+            self.watches.remove(session.id)
 
     def _load(self, path: Path, read_only: bool = False) -> tuple[Session, Any]:
         # Already open here: loading again would collide with our own lock.
@@ -219,6 +265,7 @@ class SessionService:
                 return existing, report
             session.on_append = self._indexed
             self._adopt(session)
+            session.on_follow = self._followed
             self._open[session.id] = session
         return session, report
 
@@ -252,8 +299,10 @@ class SessionService:
             )
             session.on_append = self._indexed
             self._adopt(session)
+            session.on_follow = self._followed
             session.in_memory = not params.persist
             self._open[session_id] = session
+        self._set_watch(session, params.watch)
         if params.name is not None and session_name(params.name):
             session.set_name(params.name)
         if params.terminalId is not None and params.persist:
@@ -271,6 +320,8 @@ class SessionService:
             with self._lock:
                 session = self._open.get(params.sessionId)
             if session is not None and session.writer.error is None and (params.readOnly or not session.read_only):
+                self._follow(session)
+                self._set_watch(session, params.watch)
                 self._remember_terminal(params.terminalId, session)
                 return self._open_result(session, 0, None)
             if session is not None:  # its last write failed (or it was read-only): read the file again
@@ -285,6 +336,7 @@ class SessionService:
             if not path.is_file():
                 raise SessionNotFound(f"no session file at {path}", path=str(path))
         session, report = self._load(path, params.readOnly)
+        self._set_watch(session, params.watch)
         self._remember_terminal(params.terminalId, session)
         return self._open_result(session, report.parse_errors, report.migrated_from)
 
@@ -329,6 +381,7 @@ class SessionService:
                 session, report = self._load(path)
             except (DamagedFile, SessionNotFound, InvalidState):
                 continue
+            self._follow(session)  # (it may have been open already, and written by another program since)
             self._remember_terminal(params.terminalId, session)
             return self._open_result(session, report.parse_errors, report.migrated_from)
         return None
@@ -337,6 +390,7 @@ class SessionService:
         session = self._require_open(params.sessionId)
         with self._lock:
             self._open.pop(session.id, None)
+        self.watches.remove(session.id)
         self._save_tree_cache(session)
         session.close()
 
@@ -345,6 +399,7 @@ class SessionService:
         with self._lock:
             sessions = list(self._open.values())
             self._open.clear()
+        self.watches.close()
         for session in sessions:
             self._save_tree_cache(session)
             session.close()
@@ -414,7 +469,9 @@ class SessionService:
     def append(self, params: wire.AppendParams, defer_sync: bool = False) -> wire.AppendResult:
         """Append a batch. With ``defer_sync`` the fsync the policy asks for is
         left to ``sync_deferred`` (the caller must not answer before it)."""
-        session = self.session(params.sessionId)
+        session, change = self._live(params.sessionId)
+        if params.expectedLeafId is not msgspec.UNSET and params.expectedLeafId != session.leaf_id:
+            raise external.session_changed(session, params.expectedLeafId, self.blobs)  # type: ignore[arg-type]
         parent = UNSET if params.parentId is msgspec.UNSET else params.parentId
         objs: list[dict[str, Any]] = []
         appended = session.append(params.entries, parent, defer_sync, objs)
@@ -426,6 +483,7 @@ class SessionService:
             leafId=session.leaf_id,
             contextTokens=tokens,
             shouldCompact=should_compact,
+            external=external.result_field(change),
         )
 
     def writer_of(self, session_id: str) -> SessionWriter | None:
@@ -450,7 +508,7 @@ class SessionService:
         return tally.total
 
     def build_context(self, params: wire.BuildContextParams) -> wire.BuildContextResult:
-        session = self.session(params.sessionId)
+        session, change = self._live(params.sessionId)
         leaf = session.leaf_id if params.leafId is msgspec.UNSET else params.leafId
         rules = params.rules or session.compat
         cached = session.cached_context if rules == session.compat else None
@@ -470,6 +528,7 @@ class SessionService:
                 estimatedTokens=cached.estimated_tokens,
                 entryIds=cached.entry_ids,
                 cursor=make_cursor(session.id, leaf, cached.entry_ids, _cursor_kind(params.format, rules)),
+                external=external.result_field(change),
             )
         path = session.path_to(leaf)  # type: ignore[arg-type]
         ctx = omp_context.build_context(path) if rules == "omp" else build_context(path)
@@ -501,6 +560,7 @@ class SessionService:
             delta=params.since is not None and reason is None,
             baseCount=base,
             rebuildReason=reason,
+            external=external.result_field(change),
         )
 
     # -- tree ------------------------------------------------------------------
@@ -577,7 +637,7 @@ class SessionService:
             self.compactor.auto_finished(session_id)
 
     def get_tree(self, params: wire.GetTreeParams) -> wire.GetTreeResult:
-        session = self.session(params.sessionId)
+        session, change = self._live(params.sessionId)
         labels = session.tree.labels
         nodes = [
             wire.TreeNode(
@@ -590,7 +650,7 @@ class SessionService:
             )
             for entry, parent in session.tree.effective_parents()
         ]
-        return wire.GetTreeResult(nodes=nodes, leafId=session.leaf_id)
+        return wire.GetTreeResult(nodes=nodes, leafId=session.leaf_id, external=external.result_field(change))
 
     def get_entries(self, params: wire.GetEntriesParams) -> wire.GetEntriesResult:
         session = self.session(params.sessionId)
@@ -671,6 +731,8 @@ class SessionService:
 
     def _indexed(self, session: Session, entries: list[Entry]) -> None:
         """A batch reached the file: fold it into the index row in the same step."""
+        if self.watches:
+            self.watches.arm(session)  # a watched session's file may just have been made
         # An open session's file does not move (archive, delete and restore close it first).
         area = self._areas.get(session.path, _UNKNOWN)
         if area is _UNKNOWN:
@@ -850,6 +912,7 @@ class SessionService:
         if session is not None and not session.persisted:
             with self._lock:
                 self._open.pop(session.id, None)
+            self.watches.remove(session.id)
             return wire.DeleteResult(sessionId=params.sessionId, trashPath=None)
         area = None if self.layout.find(params.sessionId) is not None else ARCHIVE_DIR
         path = self._move(params.sessionId, area, TRASH_DIR, "delete")
@@ -925,6 +988,7 @@ class SessionService:
                 )
             session = self._open.pop(session_id, None)
             if session is not None:
+                self.watches.remove(session_id)
                 session.close()
             # Another sidecar writing it keeps it where it is.
             try:

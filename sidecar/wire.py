@@ -42,6 +42,8 @@ class CreateParams(_Params):
     persist: bool = True
     # The terminal it is used from: continueRecent with the same id resumes it.
     terminalId: str | None = None
+    # Send session/didAppend and session/didReload when another program writes the file.
+    watch: bool = False
 
 
 class CreateResult(_Result):
@@ -60,6 +62,9 @@ class OpenParams(_Params):
     readOnly: bool = False
     # The terminal it is used from: continueRecent with the same id resumes it.
     terminalId: str | None = None
+    # Send session/didAppend and session/didReload when another program (pi's own CLI,
+    # say) writes the file while it is open. Opening again without it stops them.
+    watch: bool = False
 
 
 class OpenWarning(_Result):
@@ -128,6 +133,21 @@ class AppendParams(_Params):
     entries: list[dict[str, Any]]
     # Absent: below the leaf. null: a new root. An id: below that entry.
     parentId: str | None | UnsetType = UNSET
+    # The leaf the client believes in (null: an empty session). When another
+    # program moved it (appended to the file), nothing is written: sessionChanged.
+    expectedLeafId: str | None | UnsetType = UNSET
+
+
+class ExternalChange(_Result):
+    """What this call found another program had done to the file since the session last saw it."""
+
+    # Entries another program appended, now in the session (file order); the leaf moved to the last.
+    entryIds: list[str]
+    # The file was read again whole: "rewritten" (other bytes), "truncated", "replaced" (another
+    # file renamed over it), "interleaved" (their lines went out between ours). Else null.
+    reloaded: str | None = None
+    # The header line was rewritten in place (oh-my-pi's title): only the header was read again.
+    headerChanged: bool = False
 
 
 class AppendedEntry(_Result):
@@ -141,6 +161,8 @@ class AppendResult(_Result):
     leafId: str | None
     contextTokens: int
     shouldCompact: bool
+    # Set when the file had changed behind the sidecar's back (folded in before this append).
+    external: ExternalChange | None = None
 
 
 class BuildContextParams(_Params):
@@ -178,6 +200,8 @@ class BuildContextResult(_Result):
     delta: bool = False
     baseCount: int = 0
     rebuildReason: str | None = None
+    # Set when the file had changed behind the sidecar's back (folded in before this answer).
+    external: ExternalChange | None = None
 
 
 # -- tree -----------------------------------------------------------------------
@@ -221,6 +245,8 @@ class TreeNode(_Result):
 class GetTreeResult(_Result):
     nodes: list[TreeNode]
     leafId: str | None
+    # Set when the file had changed behind the sidecar's back (folded in before this answer).
+    external: ExternalChange | None = None
 
 
 class GetEntriesParams(_Params):
@@ -374,6 +400,31 @@ class DidCompactParams(_Result):
 
     sessionId: str
     result: CompactResult
+
+
+class DidAppendParams(_Result):
+    """Notification ``session/didAppend``: entries reached a watched session's file.
+
+    ``external`` true: another program wrote them (they are in the session now,
+    and its leaf is ``leafId``). Sent to clients that opened the session with ``watch``.
+    """
+
+    sessionId: str
+    entries: list[dict[str, Any]]
+    leafId: str | None
+    external: bool
+
+
+class DidReloadParams(_Result):
+    """Notification ``session/didReload``: a watched session's file was read again whole
+    (another program rewrote, cut or replaced it); what the client holds may be stale."""
+
+    sessionId: str
+    # "rewritten", "truncated", "replaced", "interleaved" (see ExternalChange.reloaded), or
+    # "header" (only the header line, rewritten in place).
+    reason: str
+    leafId: str | None
+    entryCount: int
 
 
 class SummarizeParams(_Result):

@@ -27,6 +27,7 @@ const (
 	CodeInvalidEntry          = -33009
 	CodeInvalidState          = -33010
 	CodePayloadTooLarge       = -33011
+	CodeSessionChanged        = -33012
 	CodeNothingToCompact      = -33020
 	CodeProviderError         = -33021
 	CodeContextOverflow       = -33022
@@ -72,6 +73,8 @@ var (
 	ErrInvalidState = &Error{Code: -33010, Message: "invalidState"}
 	// ErrPayloadTooLarge: A frame over the size limit (64 MiB); it is skipped.
 	ErrPayloadTooLarge = &Error{Code: -33011, Message: "payloadTooLarge"}
+	// ErrSessionChanged: Another program appended to the session's file: its leaf is not the `expectedLeafId` the append named. Nothing was written; `data.leafId` is the leaf now and `data.entries` (or only `data.entryIds` when large) what the client has not seen.
+	ErrSessionChanged = &Error{Code: -33012, Message: "sessionChanged"}
 	// ErrNothingToCompact: Everything since the last compaction would be kept (or the leaf is a compaction).
 	ErrNothingToCompact = &Error{Code: -33020, Message: "nothingToCompact"}
 	// ErrProviderError: The summarizing model failed (after bounded retries); `data` names provider and status.
@@ -104,6 +107,7 @@ var errorKinds = map[int]string{
 	-33009: "invalidEntry",
 	-33010: "invalidState",
 	-33011: "payloadTooLarge",
+	-33012: "sessionChanged",
 	-33020: "nothingToCompact",
 	-33021: "providerError",
 	-33022: "contextOverflow",
@@ -117,6 +121,8 @@ type AppendParams struct {
 	Entries   []map[string]any `json:"entries"`
 	// Three states: unset (absent), Null[T]() or Value(x).
 	ParentID Nullable[string] `json:"parentId,omitzero"`
+	// Three states: unset (absent), Null[T]() or Value(x).
+	ExpectedLeafID Nullable[string] `json:"expectedLeafId,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
@@ -124,9 +130,10 @@ type AppendParams struct {
 type AppendResult struct {
 	Entries []AppendedEntry `json:"entries"`
 	// nil is null.
-	LeafID        *string `json:"leafId"`
-	ContextTokens int     `json:"contextTokens"`
-	ShouldCompact bool    `json:"shouldCompact"`
+	LeafID        *string         `json:"leafId"`
+	ContextTokens int             `json:"contextTokens"`
+	ShouldCompact bool            `json:"shouldCompact"`
+	External      *ExternalChange `json:"external,omitzero"`
 }
 
 // AppendedEntry is `AppendedEntry` in protocol/schema.json.
@@ -196,14 +203,15 @@ type BuildContextResult struct {
 	Mode          string            `json:"mode"`
 	InjectedRules []string          `json:"injectedRules"`
 	// nil is null.
-	LeafID          *string        `json:"leafId"`
-	EstimatedTokens int            `json:"estimatedTokens"`
-	EntryIDs        []string       `json:"entryIds"`
-	ModeData        map[string]any `json:"modeData,omitzero"`
-	Cursor          *string        `json:"cursor,omitzero"`
-	Delta           bool           `json:"delta,omitzero"`
-	BaseCount       int            `json:"baseCount,omitzero"`
-	RebuildReason   *string        `json:"rebuildReason,omitzero"`
+	LeafID          *string         `json:"leafId"`
+	EstimatedTokens int             `json:"estimatedTokens"`
+	EntryIDs        []string        `json:"entryIds"`
+	ModeData        map[string]any  `json:"modeData,omitzero"`
+	Cursor          *string         `json:"cursor,omitzero"`
+	Delta           bool            `json:"delta,omitzero"`
+	BaseCount       int             `json:"baseCount,omitzero"`
+	RebuildReason   *string         `json:"rebuildReason,omitzero"`
+	External        *ExternalChange `json:"external,omitzero"`
 }
 
 // CancelParams is `CancelParams` in protocol/schema.json.
@@ -316,6 +324,7 @@ type CreateParams struct {
 	Persist *bool `json:"persist,omitzero"`
 	// Empty: not sent.
 	TerminalID string `json:"terminalId,omitzero"`
+	Watch      bool   `json:"watch,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
@@ -339,10 +348,39 @@ type DeleteResult struct {
 	TrashPath *string `json:"trashPath"`
 }
 
+// DidAppendParams: Notification `session/didAppend`: entries reached a watched session's file.
+//
+// `external` true: another program wrote them (they are in the session now,
+// and its leaf is `leafId`). Sent to clients that opened the session with `watch`.
+type DidAppendParams struct {
+	SessionID string           `json:"sessionId"`
+	Entries   []map[string]any `json:"entries"`
+	// nil is null.
+	LeafID   *string `json:"leafId"`
+	External bool    `json:"external"`
+}
+
 // DidCompactParams: Notification `session/didCompact`: the sidecar compacted a session by itself (autoCompact).
 type DidCompactParams struct {
 	SessionID string        `json:"sessionId"`
 	Result    CompactResult `json:"result"`
+}
+
+// DidReloadParams: Notification `session/didReload`: a watched session's file was read again whole
+// (another program rewrote, cut or replaced it); what the client holds may be stale.
+type DidReloadParams struct {
+	SessionID string `json:"sessionId"`
+	Reason    string `json:"reason"`
+	// nil is null.
+	LeafID     *string `json:"leafId"`
+	EntryCount int     `json:"entryCount"`
+}
+
+// ExternalChange: What this call found another program had done to the file since the session last saw it.
+type ExternalChange struct {
+	EntryIDs      []string `json:"entryIds"`
+	Reloaded      *string  `json:"reloaded,omitzero"`
+	HeaderChanged bool     `json:"headerChanged,omitzero"`
 }
 
 // FlushParams is `FlushParams` in protocol/schema.json.
@@ -402,7 +440,8 @@ type GetTreeParams struct {
 type GetTreeResult struct {
 	Nodes []TreeNode `json:"nodes"`
 	// nil is null.
-	LeafID *string `json:"leafId"`
+	LeafID   *string         `json:"leafId"`
+	External *ExternalChange `json:"external,omitzero"`
 }
 
 // HistoryAddParams is `HistoryAddParams` in protocol/schema.json.
@@ -511,6 +550,7 @@ type OpenParams struct {
 	ReadOnly bool   `json:"readOnly,omitzero"`
 	// Empty: not sent.
 	TerminalID string `json:"terminalId,omitzero"`
+	Watch      bool   `json:"watch,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 

@@ -174,6 +174,7 @@ class Compactor:
             await _close(provider)
         work.report("writing", 95)
         check_cancelled(work, "writing")  # the last point where stopping leaves nothing behind
+        session.follow(wait=False)  # another program may have appended while the model summarized
         parent = self._placement(session, leaf_id, explicit)
         written = session.append(outcome.entries, parent)
         record = CompactionRecord(written[-1].id, outcome, int((time.monotonic() - started) * 1000))  # type: ignore[arg-type]

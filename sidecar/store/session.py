@@ -21,7 +21,7 @@ import msgspec
 
 from ..errors import DamagedFile, EntryNotFound, InvalidEntry, InvalidState, StorageError
 from ..format.entries import CURRENT_VERSION, InvalidAt, validate_entries, validate_entry
-from ..format.jsonl import Entry, LineSource, NotASession, ParsedFile, parse_file, parse_path, serialize
+from ..format.jsonl import Entry, LineSource, NotASession, ParsedFile, parse_file, parse_path, parse_tail, serialize
 from ..format.migrate import migrate, new_entry_id
 from ..format.titleslot import TitleSlot, read_slot
 from . import titles
@@ -30,7 +30,7 @@ from .layout import iso_now
 from .lock import lock_path, unlock
 from .payload import MAX_CHARS, BlobStore, bound
 from .tree import SessionTree
-from . import treecache
+from . import follow, treecache
 from .treecache import (
     CacheDamaged,
     CachedContext,
@@ -57,7 +57,7 @@ class LoadReport:
 _TARGETING = ("label", "context_edit")
 
 
-class Session:
+class Session(follow.FollowsFile):
     # Told of every batch once its lines are on disk (the listing index listens).
     on_append: Callable[["Session", list[Entry]], None] | None = None
 
@@ -91,6 +91,7 @@ class Session:
         self.title_fault: str | None = None
         # The tool this file must stay readable by (compat.py); the service sets it.
         self.compat: Compat = "pi"
+        self._init_following()
 
     # -- construction ------------------------------------------------------
 
@@ -163,6 +164,7 @@ class Session:
             session.writer.lock_fd = lock_fd
         elif session.writer.lock_fd != lock_fd:
             unlock(lock_fd)
+        session._note_file()
         return session, report
 
     @classmethod
@@ -216,6 +218,7 @@ class Session:
 
     @classmethod
     def _load_locked(cls, path: Path, policy: FsyncPolicy, read_only: bool) -> tuple["Session", LoadReport]:
+        follow.await_line_end(path)  # pi may be writing its last line right now
         try:
             with _gc_paused():
                 parsed = parse_path(path)
@@ -347,6 +350,7 @@ class Session:
         self.check_writable()
         if not objs:
             return []
+        self.settle_unfinished()
         parent = self.tree.leaf_id if parent_id is UNSET else parent_id
         if parent is not None:
             self.get(parent)
@@ -446,11 +450,22 @@ class Session:
             return
         batch_has_assistant = any(e.type == "message" and e.role() == "assistant" for e in batch)
         if self.writer.exists:
-            offset = self.writer.append([e.raw for e in batch], durable=batch_has_assistant, defer_sync=defer_sync)
+            lines = [e.raw for e in batch]
+            # A torn line found on load is cut off before the write (writer.py): the file ends there then.
+            repaired = self.writer.torn_tail_at
+            known = self.known_size if repaired is None else repaired
+            offset = self.writer.append(lines, durable=batch_has_assistant, defer_sync=defer_sync)
             for entry in batch:
                 entry.offset, entry.length = offset, len(entry.raw)
                 offset += entry.length + 1
             self.known_size = offset
+            if repaired is not None:
+                self._note_file()
+            elif self.writer.last_start == known:
+                self.tail = follow.extend_tail(self.tail, lines)
+                self._saw_own_write()
+            else:  # another program's lines went out just before ours: read the file again at the next call
+                self.seen, self._interleaved = None, True
         elif self.tree.has_conversation:
             self._create_file()
 
@@ -463,6 +478,48 @@ class Session:
             entry.offset, entry.length = offset, len(entry.raw)
             offset += entry.length + 1
         self.known_size = offset
+        self.tail = follow.extend_tail(b"", [self.header.raw, *(e.raw for e in self.tree.entries[-2:])])
+        self._saw_own_write()
+
+    # -- following another writer (the rest is follow.FollowsFile) --------------------
+
+    def _read_whole(self) -> None:
+        """Read the file again whole, as loading does (migrated in memory only): it was
+        rewritten, cut or replaced behind our back."""
+        try:
+            with _gc_paused():
+                parsed = parse_path(self.path)
+        except NotASession as exc:
+            raise DamagedFile(
+                f"{self.path} was rewritten by another program and is no longer a session file: {exc}; "
+                "the file was left unchanged",
+                path=str(self.path),
+            ) from exc
+        except OSError as exc:
+            raise StorageError(f"could not read {self.path} again: {exc.strerror or exc}", path=str(self.path)) from exc
+        if migrate(parsed) is not None:  # an older version written over ours
+            for item in parsed.items:
+                if isinstance(item, Entry):
+                    item.held().offset = -1
+        self.header = parsed.header
+        self.prefix, self.title_slot, self.title_fault = parsed.prefix, parsed.title_slot, parsed.title_fault
+        self.writer.torn_tail_at, self.writer.needs_newline = parsed.torn_tail_at, parsed.needs_newline
+        self.parse_errors = parsed.parse_errors
+        self.known_size = parsed.size
+        tree = SessionTree()
+        with _gc_paused():
+            tree.add_parsed(parsed.items)
+        self._tree, self._cache, self._source = tree, None, None
+
+    def _add_tail(self, data: bytes, start: int) -> list[Entry]:
+        """Add the entries of whole lines another program appended at ``start``; returns them."""
+        parsed = parse_tail(data, start)
+        tree = self.tree
+        before = len(tree.entries)
+        with _gc_paused():
+            tree.add_parsed(parsed.items)
+        self.parse_errors += parsed.parse_errors
+        return tree.entries[before:]
 
     def branch(self, entry_id: str | None) -> None:
         """Move the leaf only; None makes the next append a new root."""

@@ -79,6 +79,8 @@ def _set_title(session: "Session", name: str) -> Entry:
     session.prefix = line
     session.title_slot, session.title_fault = read_slot(line[:-1])
     session.cache_stamp = None
+    if session.persisted:
+        session._note_file()  # our own rewrite: not a change behind our back for following (follow.py)
     return entry
 
 

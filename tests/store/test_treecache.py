@@ -25,7 +25,6 @@ from session_builders import append, assistant, msg, service, tool_call_assistan
 from sidecar import wire
 from sidecar.errors import StorageError
 from sidecar.format import jsonl
-from sidecar.format.jsonl import LineMoved
 from sidecar.store import treecache
 from sidecar.store.treecache import cache_path
 
@@ -231,8 +230,10 @@ def test_a_file_cut_behind_an_open_session_says_so(sessions_root, cached):
     first_line = path.read_bytes().split(b"\n")[0]
     with open(path, "r+b") as file:
         file.truncate(len(first_line) + 1)
-    with pytest.raises(LineMoved, match="changed behind this session's back"):
-        svc.build_context(wire.BuildContextParams(sessionId=sid, leafId=svc.session(sid).tree.entries[0].id))
+    # The next call notices the cut (issue 28), reads the file again and says so.
+    result = svc.build_context(wire.BuildContextParams(sessionId=sid))
+    assert result.external is not None and result.external.reloaded == "truncated"
+    assert result.messages == [] and result.leafId is None and svc.session(sid).entry_count == 0
 
 
 def test_moving_a_session_drops_its_cache(sessions_root, cached):

@@ -96,6 +96,7 @@ class SidecarMethods:
         parent_session: str | None = None,
         persist: bool = True,
         terminal_id: str | None = None,
+        watch: bool = False,
         on_progress: ProgressCallback | None = None,
     ) -> CreateResult:
         """``session/create``: CreateParams -> CreateResult."""
@@ -110,6 +111,8 @@ class SidecarMethods:
             params["persist"] = persist
         if terminal_id is not None:
             params["terminalId"] = terminal_id
+        if watch is not False:
+            params["watch"] = watch
         result: CreateResult = await self.request("session/create", params, on_progress=on_progress)
         return result
 
@@ -120,6 +123,7 @@ class SidecarMethods:
         path: str | None = None,
         read_only: bool = False,
         terminal_id: str | None = None,
+        watch: bool = False,
         on_progress: ProgressCallback | None = None,
     ) -> OpenResult:
         """``session/open``: OpenParams -> OpenResult. Name the session by ``sessionId`` (looked up below the root) or by ``path``."""
@@ -132,6 +136,8 @@ class SidecarMethods:
             params["readOnly"] = read_only
         if terminal_id is not None:
             params["terminalId"] = terminal_id
+        if watch is not False:
+            params["watch"] = watch
         result: OpenResult = await self.request("session/open", params, on_progress=on_progress)
         return result
 
@@ -176,12 +182,15 @@ class SidecarMethods:
         entries: list[dict[str, Any]],
         *,
         parent_id: str | None | Unset = UNSET,
+        expected_leaf_id: str | None | Unset = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> AppendResult:
         """``session/append``: AppendParams -> AppendResult."""
         params: dict[str, Any] = {"sessionId": session_id, "entries": entries}
         if parent_id is not UNSET:
             params["parentId"] = parent_id
+        if expected_leaf_id is not UNSET:
+            params["expectedLeafId"] = expected_leaf_id
         result: AppendResult = await self.request("session/append", params, on_progress=on_progress)
         return result
 

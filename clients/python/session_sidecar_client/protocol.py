@@ -15,6 +15,7 @@ class AppendParams(TypedDict):
     sessionId: str
     entries: list[dict[str, Any]]
     parentId: NotRequired[str | None]
+    expectedLeafId: NotRequired[str | None]
     workDoneToken: NotRequired[int | str | None]
 
 
@@ -24,11 +25,20 @@ class AppendedEntry(TypedDict):
     timestamp: str
 
 
+class ExternalChange(TypedDict):
+    """What this call found another program had done to the file since the session last saw it."""
+
+    entryIds: list[str]
+    reloaded: NotRequired[str | None]
+    headerChanged: NotRequired[bool]
+
+
 class AppendResult(TypedDict):
     entries: list[AppendedEntry]
     leafId: str | None
     contextTokens: int
     shouldCompact: bool
+    external: NotRequired[ExternalChange | None]
 
 
 class ArchiveParams(TypedDict):
@@ -81,6 +91,7 @@ class BuildContextResult(TypedDict):
     delta: NotRequired[bool]
     baseCount: NotRequired[int]
     rebuildReason: NotRequired[str | None]
+    external: NotRequired[ExternalChange | None]
 
 
 class CancelParams(TypedDict):
@@ -155,6 +166,7 @@ class CreateParams(TypedDict):
     parentSession: NotRequired[str | None]
     persist: NotRequired[bool]
     terminalId: NotRequired[str | None]
+    watch: NotRequired[bool]
     workDoneToken: NotRequired[int | str | None]
 
 
@@ -174,11 +186,31 @@ class DeleteResult(TypedDict):
     trashPath: str | None
 
 
+class DidAppendParams(TypedDict):
+    """Notification ``session/didAppend``: entries reached a watched session's file.
+    
+    ``external`` true: another program wrote them (they are in the session now, and its leaf is ``leafId``). Sent to clients that opened the session with ``watch``."""
+
+    sessionId: str
+    entries: list[dict[str, Any]]
+    leafId: str | None
+    external: bool
+
+
 class DidCompactParams(TypedDict):
     """Notification ``session/didCompact``: the sidecar compacted a session by itself (autoCompact)."""
 
     sessionId: str
     result: CompactResult
+
+
+class DidReloadParams(TypedDict):
+    """Notification ``session/didReload``: a watched session's file was read again whole (another program rewrote, cut or replaced it); what the client holds may be stale."""
+
+    sessionId: str
+    reason: str
+    leafId: str | None
+    entryCount: int
 
 
 class ErrorObject(TypedDict):
@@ -246,6 +278,7 @@ class TreeNode(TypedDict):
 class GetTreeResult(TypedDict):
     nodes: list[TreeNode]
     leafId: str | None
+    external: NotRequired[ExternalChange | None]
 
 
 class HistoryAddParams(TypedDict):
@@ -357,6 +390,7 @@ class OpenParams(TypedDict):
     path: NotRequired[str | None]
     readOnly: NotRequired[bool]
     terminalId: NotRequired[str | None]
+    watch: NotRequired[bool]
     workDoneToken: NotRequired[int | str | None]
 
 
@@ -633,6 +667,8 @@ CLIENT_NOTIFICATIONS: dict[str, str] = {
 SERVER_NOTIFICATIONS: dict[str, str] = {
     "$/progress": "ProgressParams",
     "session/didCompact": "DidCompactParams",
+    "session/didAppend": "DidAppendParams",
+    "session/didReload": "DidReloadParams",
 }
 
 # Python method name on SidecarClient -> protocol method.
@@ -685,6 +721,7 @@ ErrorKind = Literal[
     "invalidEntry",
     "invalidState",
     "payloadTooLarge",
+    "sessionChanged",
     "nothingToCompact",
     "providerError",
     "contextOverflow",
@@ -819,6 +856,13 @@ class PayloadTooLargeError(RpcError):
     kind_value = "payloadTooLarge"
 
 
+class SessionChangedError(RpcError):
+    """-33012 sessionChanged: Another program appended to the session's file: its leaf is not the ``expectedLeafId`` the append named. Nothing was written; ``data.leafId`` is the leaf now and ``data.entries`` (or only ``data.entryIds`` when large) what the client has not seen."""
+
+    code_value = -33012
+    kind_value = "sessionChanged"
+
+
 class NothingToCompactError(RpcError):
     """-33020 nothingToCompact: Everything since the last compaction would be kept (or the leaf is a compaction)."""
 
@@ -873,6 +917,7 @@ ERROR_CLASSES: dict[int, type[RpcError]] = {
     -33009: InvalidEntryError,
     -33010: InvalidStateError,
     -33011: PayloadTooLargeError,
+    -33012: SessionChangedError,
     -33020: NothingToCompactError,
     -33021: ProviderError,
     -33022: ContextOverflowError,
@@ -907,11 +952,14 @@ __all__ = [
     "DamagedFileError",
     "DeleteParams",
     "DeleteResult",
+    "DidAppendParams",
     "DidCompactParams",
+    "DidReloadParams",
     "ERROR_CLASSES",
     "EntryNotFoundError",
     "ErrorKind",
     "ErrorObject",
+    "ExternalChange",
     "FlushParams",
     "FlushResult",
     "FolderUsage",
@@ -967,6 +1015,7 @@ __all__ = [
     "SERVER_REQUESTS",
     "ServerInfo",
     "ServerNotInitializedError",
+    "SessionChangedError",
     "SessionExistsError",
     "SessionInfo",
     "SessionLockedError",

@@ -24,6 +24,9 @@ pub enum NumberOrString {
 pub struct AppendParams {
     /// `entries`. Required.
     pub entries: Vec<Value>,
+    /// `expectedLeafId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "expectedLeafId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub expected_leaf_id: Option<Option<String>>,
     /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
     #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub parent_id: Option<Option<String>>,
@@ -43,6 +46,9 @@ pub struct AppendResult {
     pub context_tokens: i64,
     /// `entries`. Required.
     pub entries: Vec<AppendedEntry>,
+    /// `external`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<ExternalChange>,
     /// `leafId`. Required, may be null.
     #[serde(rename = "leafId")]
     pub leaf_id: Option<String>,
@@ -167,6 +173,9 @@ pub struct BuildContextResult {
     /// `estimatedTokens`. Required.
     #[serde(rename = "estimatedTokens")]
     pub estimated_tokens: i64,
+    /// `external`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<ExternalChange>,
     /// `injectedRules`. Required.
     #[serde(rename = "injectedRules")]
     pub injected_rules: Vec<String>,
@@ -366,6 +375,9 @@ pub struct CreateParams {
     /// `terminalId`. Optional.
     #[serde(rename = "terminalId", default, skip_serializing_if = "Option::is_none")]
     pub terminal_id: Option<String>,
+    /// `watch`. Optional; the server's default is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<bool>,
     /// `workDoneToken`. Optional.
     #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
     pub work_done_token: Option<NumberOrString>,
@@ -406,6 +418,26 @@ pub struct DeleteResult {
     pub trash_path: Option<String>,
 }
 
+/// Notification `session/didAppend`: entries reached a watched session's file.
+///
+/// `external` true: another program wrote them (they are in the session now,
+/// and its leaf is `leafId`). Sent to clients that opened the session with `watch`.
+///
+/// Schema: `#/$defs/DidAppendParams`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DidAppendParams {
+    /// `entries`. Required.
+    pub entries: Vec<Value>,
+    /// `external`. Required.
+    pub external: bool,
+    /// `leafId`. Required, may be null.
+    #[serde(rename = "leafId")]
+    pub leaf_id: Option<String>,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+}
+
 /// Notification `session/didCompact`: the sidecar compacted a session by itself (autoCompact).
 ///
 /// Schema: `#/$defs/DidCompactParams`.
@@ -413,6 +445,25 @@ pub struct DeleteResult {
 pub struct DidCompactParams {
     /// `result`. Required.
     pub result: CompactResult,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+}
+
+/// Notification `session/didReload`: a watched session's file was read again whole
+/// (another program rewrote, cut or replaced it); what the client holds may be stale.
+///
+/// Schema: `#/$defs/DidReloadParams`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DidReloadParams {
+    /// `entryCount`. Required.
+    #[serde(rename = "entryCount")]
+    pub entry_count: i64,
+    /// `leafId`. Required, may be null.
+    #[serde(rename = "leafId")]
+    pub leaf_id: Option<String>,
+    /// `reason`. Required.
+    pub reason: String,
     /// `sessionId`. Required.
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -429,6 +480,22 @@ pub struct ErrorObject {
     pub data: Value,
     /// `message`. Required.
     pub message: String,
+}
+
+/// What this call found another program had done to the file since the session last saw it.
+///
+/// Schema: `#/$defs/ExternalChange`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExternalChange {
+    /// `entryIds`. Required.
+    #[serde(rename = "entryIds")]
+    pub entry_ids: Vec<String>,
+    /// `headerChanged`. Defaults to `false` when absent.
+    #[serde(rename = "headerChanged", default = "defaults::external_change_header_changed")]
+    pub header_changed: bool,
+    /// `reloaded`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reloaded: Option<String>,
 }
 
 /// Schema: `#/$defs/FlushParams` (unknown fields are refused).
@@ -528,6 +595,9 @@ pub struct GetTreeParams {
 /// Schema: `#/$defs/GetTreeResult`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct GetTreeResult {
+    /// `external`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<ExternalChange>,
     /// `leafId`. Required, may be null.
     #[serde(rename = "leafId")]
     pub leaf_id: Option<String>,
@@ -724,6 +794,9 @@ pub struct OpenParams {
     /// `terminalId`. Optional.
     #[serde(rename = "terminalId", default, skip_serializing_if = "Option::is_none")]
     pub terminal_id: Option<String>,
+    /// `watch`. Optional; the server's default is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<bool>,
     /// `workDoneToken`. Optional.
     #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
     pub work_done_token: Option<NumberOrString>,
@@ -1778,8 +1851,12 @@ pub const CLIENT_NOTIFICATION_NAMES: &[&str] = &["$/cancelRequest", "exit", "ini
 pub enum ServerNotification {
     /// `$/progress`
     Progress(ProgressParams),
+    /// `session/didAppend`
+    DidAppend(DidAppendParams),
     /// `session/didCompact`
     DidCompact(DidCompactParams),
+    /// `session/didReload`
+    DidReload(DidReloadParams),
     /// A notification this crate does not know (a newer server).
     Other { method: String, params: Value },
 }
@@ -1789,7 +1866,9 @@ impl ServerNotification {
     pub fn decode(method: &str, params: Value) -> Result<Self, serde_json::Error> {
         Ok(match method {
             "$/progress" => Self::Progress(serde_json::from_value(params)?),
+            "session/didAppend" => Self::DidAppend(serde_json::from_value(params)?),
             "session/didCompact" => Self::DidCompact(serde_json::from_value(params)?),
+            "session/didReload" => Self::DidReload(serde_json::from_value(params)?),
             _ => Self::Other { method: method.to_string(), params },
         })
     }
@@ -1798,7 +1877,9 @@ impl ServerNotification {
     pub fn method(&self) -> &str {
         match self {
             Self::Progress(_) => "$/progress",
+            Self::DidAppend(_) => "session/didAppend",
             Self::DidCompact(_) => "session/didCompact",
+            Self::DidReload(_) => "session/didReload",
             Self::Other { method, .. } => method,
         }
     }
@@ -1844,6 +1925,8 @@ pub enum ErrorKind {
     InvalidState,
     /// -33011: A frame over the size limit (64 MiB); it is skipped.
     PayloadTooLarge,
+    /// -33012: Another program appended to the session's file: its leaf is not the `expectedLeafId` the append named. Nothing was written; `data.leafId` is the leaf now and `data.entries` (or only `data.entryIds` when large) what the client has not seen.
+    SessionChanged,
     /// -33020: Everything since the last compaction would be kept (or the leaf is a compaction).
     NothingToCompact,
     /// -33021: The summarizing model failed (after bounded retries); `data` names provider and status.
@@ -1858,7 +1941,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind in the schema.
-    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict];
+    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict];
 
     /// The JSON-RPC error code.
     pub fn code(self) -> i64 {
@@ -1881,6 +1964,7 @@ impl ErrorKind {
             Self::InvalidEntry => -33009,
             Self::InvalidState => -33010,
             Self::PayloadTooLarge => -33011,
+            Self::SessionChanged => -33012,
             Self::NothingToCompact => -33020,
             Self::ProviderError => -33021,
             Self::ContextOverflow => -33022,
@@ -1910,6 +1994,7 @@ impl ErrorKind {
             -33009 => Self::InvalidEntry,
             -33010 => Self::InvalidState,
             -33011 => Self::PayloadTooLarge,
+            -33012 => Self::SessionChanged,
             -33020 => Self::NothingToCompact,
             -33021 => Self::ProviderError,
             -33022 => Self::ContextOverflow,
@@ -1940,6 +2025,7 @@ impl ErrorKind {
             Self::InvalidEntry => "invalidEntry",
             Self::InvalidState => "invalidState",
             Self::PayloadTooLarge => "payloadTooLarge",
+            Self::SessionChanged => "sessionChanged",
             Self::NothingToCompact => "nothingToCompact",
             Self::ProviderError => "providerError",
             Self::ContextOverflow => "contextOverflow",
@@ -1969,6 +2055,7 @@ impl ErrorKind {
             Self::InvalidEntry => "An appended entry is malformed; data.index names it and nothing of the batch was written.",
             Self::InvalidState => "The session is not in a state that allows the call (e.g. archiving one that has no file yet).",
             Self::PayloadTooLarge => "A frame over the size limit (64 MiB); it is skipped.",
+            Self::SessionChanged => "Another program appended to the session's file: its leaf is not the `expectedLeafId` the append named. Nothing was written; `data.leafId` is the leaf now and `data.entries` (or only `data.entryIds` when large) what the client has not seen.",
             Self::NothingToCompact => "Everything since the last compaction would be kept (or the leaf is a compaction).",
             Self::ProviderError => "The summarizing model failed (after bounded retries); `data` names provider and status.",
             Self::ContextOverflow => "The summarization request itself is larger than the model accepts.",
@@ -2047,7 +2134,9 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         ("serverRequestParams", "window/workDoneProgress/create") => rt::<WorkDoneProgressCreateParams>(value),
         ("serverRequestResult", "window/workDoneProgress/create") => rt::<()>(value),
         ("notification", "$/progress") => rt::<ProgressParams>(value),
+        ("notification", "session/didAppend") => rt::<DidAppendParams>(value),
         ("notification", "session/didCompact") => rt::<DidCompactParams>(value),
+        ("notification", "session/didReload") => rt::<DidReloadParams>(value),
         _ => return None,
     })
 }
@@ -2066,6 +2155,9 @@ mod defaults {
     }
     pub fn capabilities_work_done_progress() -> bool {
         true
+    }
+    pub fn external_change_header_changed() -> bool {
+        false
     }
     pub fn initialize_params_protocol_version() -> String {
         "1.0".to_string()

@@ -12,6 +12,7 @@ export interface AppendParams {
   sessionId: string;
   entries: JsonObject[];
   parentId?: string | null;
+  expectedLeafId?: string | null;
   /** @default null */
   workDoneToken?: number | string | null;
 }
@@ -21,6 +22,8 @@ export interface AppendResult {
   leafId: string | null;
   contextTokens: number;
   shouldCompact: boolean;
+  /** @default null */
+  external?: ExternalChange | null;
 }
 
 export interface AppendedEntry {
@@ -95,6 +98,8 @@ export interface BuildContextResult {
   baseCount?: number;
   /** @default null */
   rebuildReason?: string | null;
+  /** @default null */
+  external?: ExternalChange | null;
 }
 
 export interface CancelParams {
@@ -193,6 +198,8 @@ export interface CreateParams {
   persist?: boolean;
   /** @default null */
   terminalId?: string | null;
+  /** @default false */
+  watch?: boolean;
   /** @default null */
   workDoneToken?: number | string | null;
 }
@@ -214,10 +221,34 @@ export interface DeleteResult {
   trashPath: string | null;
 }
 
+/**
+ * Notification `session/didAppend`: entries reached a watched session's file.
+ *
+ * `external` true: another program wrote them (they are in the session now,
+ * and its leaf is `leafId`). Sent to clients that opened the session with `watch`.
+ */
+export interface DidAppendParams {
+  sessionId: string;
+  entries: JsonObject[];
+  leafId: string | null;
+  external: boolean;
+}
+
 /** Notification `session/didCompact`: the sidecar compacted a session by itself (autoCompact). */
 export interface DidCompactParams {
   sessionId: string;
   result: CompactResult;
+}
+
+/**
+ * Notification `session/didReload`: a watched session's file was read again whole
+ * (another program rewrote, cut or replaced it); what the client holds may be stale.
+ */
+export interface DidReloadParams {
+  sessionId: string;
+  reason: string;
+  leafId: string | null;
+  entryCount: number;
 }
 
 /** `error` of a failed response. `data.kind` names the error for programs. */
@@ -225,6 +256,15 @@ export interface ErrorObject {
   code: number;
   message: string;
   data: JsonObject;
+}
+
+/** What this call found another program had done to the file since the session last saw it. */
+export interface ExternalChange {
+  entryIds: string[];
+  /** @default null */
+  reloaded?: string | null;
+  /** @default false */
+  headerChanged?: boolean;
 }
 
 export interface FlushParams {
@@ -280,6 +320,8 @@ export interface GetTreeParams {
 export interface GetTreeResult {
   nodes: TreeNode[];
   leafId: string | null;
+  /** @default null */
+  external?: ExternalChange | null;
 }
 
 export interface HistoryAddParams {
@@ -388,6 +430,8 @@ export interface OpenParams {
   readOnly?: boolean;
   /** @default null */
   terminalId?: string | null;
+  /** @default false */
+  watch?: boolean;
   /** @default null */
   workDoneToken?: number | string | null;
 }
@@ -735,9 +779,11 @@ export interface ClientNotifications {
 export interface ServerNotifications {
   "$/progress": ProgressParams;
   "session/didCompact": DidCompactParams;
+  "session/didAppend": DidAppendParams;
+  "session/didReload": DidReloadParams;
 }
 
-export const SERVER_NOTIFICATION_NAMES = ["$/progress","session/didCompact"] as const;
+export const SERVER_NOTIFICATION_NAMES = ["$/progress","session/didCompact","session/didAppend","session/didReload"] as const;
 
 /** The error object of a failed response. */
 export type ResponseErrorObject = ErrorObject;
@@ -783,6 +829,8 @@ export const ErrorCodes = {
   invalidState: -33010,
   /** A frame over the size limit (64 MiB); it is skipped. */
   payloadTooLarge: -33011,
+  /** Another program appended to the session's file: its leaf is not the `expectedLeafId` the append named. Nothing was written; `data.leafId` is the leaf now and `data.entries` (or only `data.entryIds` when large) what the client has not seen. */
+  sessionChanged: -33012,
   /** Everything since the last compaction would be kept (or the leaf is a compaction). */
   nothingToCompact: -33020,
   /** The summarizing model failed (after bounded retries); `data` names provider and status. */

@@ -12,6 +12,7 @@ export interface AppendParams {
   sessionId: string;
   entries: JsonObject[];
   parentId?: string | null;
+  expectedLeafId?: string | null;
   /** @default null */
   workDoneToken?: number | string | null;
 }
@@ -21,6 +22,8 @@ export interface AppendResult {
   leafId: string | null;
   contextTokens: number;
   shouldCompact: boolean;
+  /** @default null */
+  external?: ExternalChange | null;
 }
 
 export interface AppendedEntry {
@@ -70,6 +73,8 @@ export interface BuildContextParams {
   /** @default null */
   since?: string | null;
   /** @default null */
+  rules?: "omp" | "pi" | null;
+  /** @default null */
   workDoneToken?: number | string | null;
 }
 
@@ -93,6 +98,8 @@ export interface BuildContextResult {
   baseCount?: number;
   /** @default null */
   rebuildReason?: string | null;
+  /** @default null */
+  external?: ExternalChange | null;
 }
 
 export interface CancelParams {
@@ -174,6 +181,8 @@ export interface CompactionSettings {
 export interface ContinueRecentParams {
   cwd: string;
   /** @default null */
+  terminalId?: string | null;
+  /** @default null */
   workDoneToken?: number | string | null;
 }
 
@@ -185,6 +194,12 @@ export interface CreateParams {
   name?: string | null;
   /** @default null */
   parentSession?: string | null;
+  /** @default true */
+  persist?: boolean;
+  /** @default null */
+  terminalId?: string | null;
+  /** @default false */
+  watch?: boolean;
   /** @default null */
   workDoneToken?: number | string | null;
 }
@@ -206,10 +221,34 @@ export interface DeleteResult {
   trashPath: string | null;
 }
 
+/**
+ * Notification `session/didAppend`: entries reached a watched session's file.
+ *
+ * `external` true: another program wrote them (they are in the session now,
+ * and its leaf is `leafId`). Sent to clients that opened the session with `watch`.
+ */
+export interface DidAppendParams {
+  sessionId: string;
+  entries: JsonObject[];
+  leafId: string | null;
+  external: boolean;
+}
+
 /** Notification `session/didCompact`: the sidecar compacted a session by itself (autoCompact). */
 export interface DidCompactParams {
   sessionId: string;
   result: CompactResult;
+}
+
+/**
+ * Notification `session/didReload`: a watched session's file was read again whole
+ * (another program rewrote, cut or replaced it); what the client holds may be stale.
+ */
+export interface DidReloadParams {
+  sessionId: string;
+  reason: string;
+  leafId: string | null;
+  entryCount: number;
 }
 
 export interface DiffParams {
@@ -239,6 +278,15 @@ export interface ErrorObject {
   data: JsonObject;
 }
 
+/** What this call found another program had done to the file since the session last saw it. */
+export interface ExternalChange {
+  entryIds: string[];
+  /** @default null */
+  reloaded?: string | null;
+  /** @default false */
+  headerChanged?: boolean;
+}
+
 export interface FileChange {
   path: string;
   change: "added" | "modified" | "removed" | "renamed" | "typeChanged";
@@ -260,6 +308,12 @@ export interface FlushParams {
 
 export interface FlushResult {
   persisted: boolean;
+}
+
+export interface FolderUsage {
+  folder: string;
+  bytes: number;
+  sessions: number;
 }
 
 export interface ForkParams {
@@ -299,6 +353,50 @@ export interface GetTreeParams {
 export interface GetTreeResult {
   nodes: TreeNode[];
   leafId: string | null;
+  /** @default null */
+  external?: ExternalChange | null;
+}
+
+export interface HistoryAddParams {
+  prompt: string;
+  /** @default null */
+  cwd?: string | null;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface HistoryEntry {
+  id: number;
+  prompt: string;
+  cwd: string | null;
+  createdAt: string;
+}
+
+export interface HistoryListParams {
+  /** @default null */
+  cwd?: string | null;
+  /** @default 50 */
+  limit?: number;
+  /** @default null */
+  before?: number | null;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface HistoryResult {
+  entries: HistoryEntry[];
+}
+
+export interface HistorySearchParams {
+  query: string;
+  /** @default null */
+  cwd?: string | null;
+  /** @default 20 */
+  limit?: number;
+  /** @default "recent" */
+  order?: "recent" | "relevance";
+  /** @default null */
+  workDoneToken?: number | string | null;
 }
 
 /** Unknown fields are ignored here (only here), so an LSP client's initialize is accepted. */
@@ -343,6 +441,18 @@ export interface ListResult {
   nextCursor: string | null;
 }
 
+export interface MoveParams {
+  sessionId: string;
+  cwd: string;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface MoveResult {
+  sessionId: string;
+  path: string;
+}
+
 export interface NotCapturedFile {
   path: string;
   size: number;
@@ -357,6 +467,10 @@ export interface OpenParams {
   path?: string | null;
   /** @default false */
   readOnly?: boolean;
+  /** @default null */
+  terminalId?: string | null;
+  /** @default false */
+  watch?: boolean;
   /** @default null */
   workDoneToken?: number | string | null;
 }
@@ -373,6 +487,8 @@ export interface OpenResult {
   migratedFrom?: number | null;
   /** @default [] */
   warnings?: OpenWarning[];
+  /** @default null */
+  titleFault?: string | null;
 }
 
 /**
@@ -423,6 +539,39 @@ export interface ProvidersSettings {
   timeout?: number;
 }
 
+/** A retention policy; absent fields come from the settings' `retention` section. */
+export interface PruneParams {
+  /** @default null */
+  olderThan?: string | null;
+  /** @default null */
+  keepPerCwd?: number | null;
+  /** @default null */
+  maxTotal?: string | null;
+  /** @default false */
+  includePinned?: boolean;
+  /** @default false */
+  dryRun?: boolean;
+  /** @default false */
+  confirm?: boolean;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface PruneResult {
+  selected: PrunedSession[];
+  movedBytes: number;
+  pinned: number;
+  /** @default [] */
+  skipped?: PrunedSession[];
+}
+
+export interface PrunedSession {
+  sessionId: string | null;
+  path: string;
+  bytes: number;
+  reason: string;
+}
+
 export interface RestoreParams {
   sessionId: string;
   /** @default null */
@@ -432,6 +581,18 @@ export interface RestoreParams {
 export interface RestoreResult {
   sessionId: string;
   path: string;
+}
+
+/** The policy `session-sidecar prune` and `session/prune` apply when not given one (none by default). */
+export interface RetentionSettings {
+  /** @default null */
+  olderThan?: string | null;
+  /** @default null */
+  keepPerCwd?: number | null;
+  /** @default null */
+  maxTotal?: string | null;
+  /** @default false */
+  includePinned?: boolean;
 }
 
 export interface RewindParams {
@@ -490,11 +651,20 @@ export interface SessionInfo {
   parentSession?: string | null;
   /** @default null */
   snippet?: string | null;
+  /** @default false */
+  inMemory?: boolean;
 }
 
 export interface SessionTokens {
   total: number;
   last: number;
+}
+
+export interface SessionUsage {
+  sessionId: string | null;
+  path: string;
+  area: "archive" | "live" | "trash";
+  bytes: number;
 }
 
 export interface SetLabelParams {
@@ -524,6 +694,7 @@ export interface SetNameResult {
 
 export interface Settings {
   store?: StoreSettings;
+  retention?: RetentionSettings;
   compaction?: CompactionSettings;
   providers?: ProvidersSettings;
 }
@@ -557,11 +728,39 @@ export interface SnapshotResult {
   durationMs?: number;
 }
 
+export interface StatsParams {
+  /** @default 10 */
+  largest?: number;
+  /** @default false */
+  blobs?: boolean;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface StatsResult {
+  totalBytes: number;
+  liveBytes: number;
+  archiveBytes: number;
+  trashBytes: number;
+  blobBytes: number;
+  blobCount: number;
+  indexBytes: number;
+  sessionCount: number;
+  folders: FolderUsage[];
+  largest: SessionUsage[];
+  /** @default null */
+  unreferencedBlobs?: number | null;
+  /** @default null */
+  unreferencedBytes?: number | null;
+}
+
 export interface StoreSettings {
   /** @default "assistant" */
   fsync?: "always" | "assistant" | "never";
   /** @default false */
   allowExternalPaths?: boolean;
+  /** @default null */
+  compat?: "omp" | "pi" | null;
 }
 
 /** Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`. */
@@ -647,6 +846,12 @@ export interface Methods {
   "session/delete": { params: DeleteParams; result: DeleteResult };
   "session/restore": { params: RestoreParams; result: RestoreResult };
   "session/compact": { params: CompactParams; result: CompactResult };
+  "session/move": { params: MoveParams; result: MoveResult };
+  "session/stats": { params: StatsParams; result: StatsResult };
+  "session/prune": { params: PruneParams; result: PruneResult };
+  "history/add": { params: HistoryAddParams; result: null };
+  "history/search": { params: HistorySearchParams; result: HistoryResult };
+  "history/list": { params: HistoryListParams; result: HistoryResult };
   "session/snapshot": { params: SnapshotParams; result: SnapshotResult };
   "session/diff": { params: DiffParams; result: DiffResult };
   "session/rewind": { params: RewindParams; result: RewindResult };
@@ -657,7 +862,7 @@ export type ParamsOf<M extends MethodName> = Methods[M]["params"];
 export type ResultOf<M extends MethodName> = Methods[M]["result"];
 
 /** Every method of the schema, in schema order. */
-export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","session/snapshot","session/diff","session/rewind"] as const satisfies readonly MethodName[];
+export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","session/move","session/stats","session/prune","history/add","history/search","history/list","session/snapshot","session/diff","session/rewind"] as const satisfies readonly MethodName[];
 
 /** Server -> client requests (answered by the client). */
 export interface ServerRequests {
@@ -678,9 +883,11 @@ export interface ClientNotifications {
 export interface ServerNotifications {
   "$/progress": ProgressParams;
   "session/didCompact": DidCompactParams;
+  "session/didAppend": DidAppendParams;
+  "session/didReload": DidReloadParams;
 }
 
-export const SERVER_NOTIFICATION_NAMES = ["$/progress","session/didCompact"] as const;
+export const SERVER_NOTIFICATION_NAMES = ["$/progress","session/didCompact","session/didAppend","session/didReload"] as const;
 
 /** The error object of a failed response. */
 export type ResponseErrorObject = ErrorObject;
@@ -726,6 +933,8 @@ export const ErrorCodes = {
   invalidState: -33010,
   /** A frame over the size limit (64 MiB); it is skipped. */
   payloadTooLarge: -33011,
+  /** Another program appended to the session's file: its leaf is not the `expectedLeafId` the append named. Nothing was written; `data.leafId` is the leaf now and `data.entries` (or only `data.entryIds` when large) what the client has not seen. */
+  sessionChanged: -33012,
   /** Everything since the last compaction would be kept (or the leaf is a compaction). */
   nothingToCompact: -33020,
   /** The summarizing model failed (after bounded retries); `data` names provider and status. */
@@ -859,6 +1068,39 @@ export abstract class SessionMethods {
     return this.request("session/compact", params, options);
   }
 
+  /** `session/move`. */
+  move(params: MoveParams, options?: CallOptions): Promise<MoveResult> {
+    return this.request("session/move", params, options);
+  }
+
+  /** `session/stats`. */
+  stats(params: StatsParams = {}, options?: CallOptions): Promise<StatsResult> {
+    return this.request("session/stats", params, options);
+  }
+
+  /**
+   * `session/prune`.
+   * A retention policy; absent fields come from the settings' `retention` section.
+   */
+  prune(params: PruneParams = {}, options?: CallOptions): Promise<PruneResult> {
+    return this.request("session/prune", params, options);
+  }
+
+  /** `history/add`. */
+  historyAdd(params: HistoryAddParams, options?: CallOptions): Promise<null> {
+    return this.request("history/add", params, options);
+  }
+
+  /** `history/search`. */
+  historySearch(params: HistorySearchParams, options?: CallOptions): Promise<HistoryResult> {
+    return this.request("history/search", params, options);
+  }
+
+  /** `history/list`. */
+  historyList(params: HistoryListParams = {}, options?: CallOptions): Promise<HistoryResult> {
+    return this.request("history/list", params, options);
+  }
+
   /** `session/snapshot`. */
   snapshot(params: SnapshotParams, options?: CallOptions): Promise<SnapshotResult> {
     return this.request("session/snapshot", params, options);
@@ -896,6 +1138,12 @@ export const CLIENT_METHOD_NAMES = {
   "session/delete": "delete",
   "session/restore": "restore",
   "session/compact": "compact",
+  "session/move": "move",
+  "session/stats": "stats",
+  "session/prune": "prune",
+  "history/add": "historyAdd",
+  "history/search": "historySearch",
+  "history/list": "historyList",
   "session/snapshot": "snapshot",
   "session/diff": "diff",
   "session/rewind": "rewind",

@@ -86,7 +86,7 @@ class Snapshots:
             return index
         others = sorted((p.stat().st_mtime_ns, p) for p in index.parent.iterdir() if p.is_file() and "." not in p.name)
         if others:
-            shutil.copyfile(others[-1][1], index)
+            shutil.copy2(others[-1][1], index)  # with its mtime: git's racy-clean check compares against it
         last = [r for _, r in self.records(session) if r.repo == repo.name]
         # One-tree read-tree keeps the cached stat data of entries whose content is unchanged.
         repo.git("read-tree", "-m", last[-1].tree if last else EMPTY_TREE, index=index)
@@ -176,7 +176,9 @@ class Snapshots:
         index = self._index(repo, session)
         scratch = index.with_name(f"{index.name}.scratch-{os.getpid()}")
         repo.clear_stale_lock(scratch)
-        shutil.copyfile(index, scratch)
+        # With its mtime: a copy looking newer than the index would hide same-size edits made
+        # in the same instant as the last snapshot from git's racy-clean check.
+        shutil.copy2(index, scratch)
         tree, too_big = repo.capture(scratch, None, DEFAULT_MAX_FILE_BYTES)
         return tree, too_big, scratch
 

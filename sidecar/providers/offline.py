@@ -15,14 +15,10 @@ import math
 import re
 from typing import Any
 
+from ..compaction.constraints import constraint_sentences
 from ..compaction.serialize import cut_text, format_tool_call
 from .base import RetryCallback, SummaryRequest, SummaryResponse, TextCallback
 
-_CONSTRAINT = re.compile(
-    r"\b(must|mustn't|never|always|don't|do not|should|shouldn't|avoid|prefer|make sure|ensure|without|"
-    r"required?|only use|not allowed|no more than|at most|at least|keep|unchanged)\b",
-    re.IGNORECASE,
-)
 _DECISION = re.compile(
     r"\b(decided|decide|instead of|because|chose|choose|going with|i'll use|we'll use|the fix is|the cause is|"
     r"root cause|switched to|rather than)\b",
@@ -80,9 +76,8 @@ class _Facts:
                 text = _text(message.get("content")).strip()
                 if text:
                     self.requests.append(text)
-                    for sentence in _sentences(text):
-                        if _CONSTRAINT.search(sentence):
-                            _add(self.constraints, _one_line(sentence, 300))
+                    for sentence in constraint_sentences(text):
+                        _add(self.constraints, _one_line(sentence, 300))
                     self.ended_with_request = True
             elif role == "assistant":
                 self._assistant(message, calls, edits)
@@ -199,7 +194,10 @@ def summarize_offline(request: SummaryRequest) -> str:
     previous = _parse_sections(request.previous_summary or "")
     goals: list[str] = list(previous.get("Goal", [])) + previous.get("Original Request", [])
     for index, text in enumerate(facts.requests):
-        _add(goals, cut_text(text.strip(), 1200 if index == 0 and not goals else 500))
+        if request.user_messages_carried:
+            _add(goals, _one_line(text, 160))
+        else:
+            _add(goals, cut_text(text.strip(), 1200 if index == 0 and not goals else 500))
     constraints = list(previous.get("Constraints & Preferences", []))
     for item in facts.constraints:
         _add(constraints, item)

@@ -34,8 +34,8 @@ from .constraints import constraint_sentences
 from .files import MODIFY_TOOLS
 from .serialize import cut_text, format_tool_call
 
-USER_TOKENS = 8_000  # verbatim user messages, newest first (codex keeps ~20,000)
-MAX_TOKENS = 12_000  # the whole rendered block
+USER_TOKENS = 6_000  # verbatim user messages, newest first (codex keeps ~20,000, but keeps no recent messages besides)
+MAX_TOKENS = 10_000  # the whole rendered block
 LAST_REQUEST_MAX_CHARS = 6_000
 ERROR_MAX_CHARS = 1_500
 DIGEST_LINE_MAX_CHARS = 300

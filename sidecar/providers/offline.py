@@ -217,9 +217,14 @@ def summarize_offline(request: SummaryRequest) -> str:
     for item in facts.decisions:
         _add(decisions, item)
     next_steps = _next_steps(facts) or previous.get("Next Steps", [])
-    critical = list(previous.get("Critical Context", [])) + previous.get("Context for the Rest of the Turn", [])
+    # The last words of an earlier summary are stale once a newer one exists: only the newest stays.
+    stale = ("The assistant's last words:", "Last words before the kept part:")
+    critical = [c for c in previous.get("Critical Context", []) if not c.startswith(stale)]
+    critical += previous.get("Context for the Rest of the Turn", [])
     critical += [f"Earlier blocker: {b}" for b in previous.get("Blocked", [])]
-    for item in [f"Error: {e}" for e in facts.errors[-10:]] + facts.notes:
+    # With the carry-over beside it (unresolved errors in exact text), errors are not listed twice.
+    errors = [] if request.user_messages_carried else [f"Error: {e}" for e in facts.errors[-10:]]
+    for item in errors + facts.notes:
         _add(critical, item)
     if facts.last_assistant_text:
         critical.append("The assistant's last words: " + _one_line(facts.last_assistant_text, 600))

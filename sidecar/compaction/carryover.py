@@ -212,7 +212,9 @@ class CarryOver:
 
     def fit(self, user_tokens: int = USER_TOKENS, max_tokens: int = MAX_TOKENS) -> "CarryOver":
         """Bound the carry-over in place (see the module's docstring for the order); returns self."""
-        while len(self.user_messages) > 0 and sum(_tokens(m) + 2 for m in self.user_messages) > user_tokens:
+        verbatim = sum(_tokens(m) + 2 for m in self.user_messages)
+        while self.user_messages and verbatim > user_tokens:
+            verbatim -= _tokens(self.user_messages[0]) + 2
             self._digest_oldest_message()
         # Each step removes one item of the first part that still has one to give.
         while self.tokens() > max_tokens:

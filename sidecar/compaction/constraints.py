@@ -23,6 +23,9 @@ from __future__ import annotations
 import re
 
 _FLAGS = re.IGNORECASE | re.UNICODE
+# A "sentence" longer than this is pasted material (logs, code, data), not a rule someone wrote;
+# reading it would cost time for nothing (the patterns are tried at every position).
+MAX_SENTENCE_CHARS = 800
 
 # Sentences end at . ! ? (and the CJK full stops) followed by space, or at a line break.
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
@@ -83,7 +86,28 @@ _WHOLE = [
     r"不要|不能|不得|别|必须|务必|总是|永远|禁止|保持|只能|请使用|请勿",
     r"必ず|常に|絶対|ないで|禁止|こと[。.]?$|べき",
 ]
-_WHOLE_RE = re.compile("|".join(f"(?:{p})" for p in _WHOLE), _FLAGS)
+# Matched against the lowercased sentence: case-insensitive matching of this many
+# alternatives at every position is several times slower.
+_WHOLE_RE = re.compile("|".join(f"(?:{p})" for p in _WHOLE), re.UNICODE)
+# The words that can start a match of _WHOLE_RE: a sentence with none of them
+# (and no CJK, no ", not", no elision) cannot match, and is not searched at all.
+_TRIGGERS = frozenset(
+    """must mustn't mustnt shall shan't shant has have had need needs is are required mandatory may can cannot can't
+    cant isn't isnt aren't arent not forbidden prohibited off frozen read should shouldn't shouldnt ought make ensure be
+    remember don't dont never you we instead rather i i'd ideally would preferably let's lets try could stay stays
+    remain remains kept left byte backward backwards backwards-compatible ask check every all each any
+    ne jamais il faut doit doivent devez dois interdit obligatoire toujours plutôt telle telles tel tels et s'il
+    nie niemals immer muss müssen musst darf dürfen soll sollst sollen bitte verboten kein keine keinen
+    nunca siempre debe debes deben tiene tienes hay por prefiero prohibido deve deves devem sempre mai bisogna per
+    vietato obrigatório nooit altijd moet moeten geen alsjeblieft graag
+    не никогда всегда нельзя должен должна должны пожалуйста обязательно""".split()
+)
+_TOKEN = re.compile(r"[\w']+", re.UNICODE)
+_NEEDS_FULL_SEARCH = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]|,\s*(?:not|no)\b|\bn'|'d\b", re.UNICODE)
+
+
+def _may_match_whole(lowered: str) -> bool:
+    return bool(_NEEDS_FULL_SEARCH.search(lowered)) or not _TRIGGERS.isdisjoint(_TOKEN.findall(lowered))
 
 # Imperatives of constraint verbs in other languages, at a clause's start.
 _FOREIGN_IMPERATIVE = re.compile(
@@ -141,7 +165,7 @@ def _clauses(sentence: str) -> list[str]:
 def is_constraint(sentence: str) -> bool:
     """Whether ``sentence`` (one sentence, any language) states a constraint or preference."""
     text = _normalized(sentence)
-    if not text:
+    if not text or len(text) > MAX_SENTENCE_CHARS:
         return False
     if text.rstrip().endswith(("?", "？")):
         return bool(_POLITE_ORDER.search(text))
@@ -152,7 +176,8 @@ def is_constraint(sentence: str) -> bool:
         # "should we add caching" without a question mark is still a question
         if re.match(r"^(?:should|shall|do|does|did|is|are|can|could|would|will|what|why|how|where|which|who)\s+(?:we|i|you|it|this|that|there|the)\b", text, _FLAGS):
             return False
-    if _WHOLE_RE.search(text):
+    lowered = text.lower()
+    if _may_match_whole(lowered) and _WHOLE_RE.search(lowered):
         return True
     conditional = _CONDITIONAL.match(text)
     if conditional and conditional.group(1).lower().strip("'\"") not in _NOT_A_VERB_START:

@@ -47,3 +47,9 @@ def test_sentences_split_on_cjk_stops_and_lines():
     assert sentences("不要修改公共接口。请使用 pnpm。") == ["不要修改公共接口。", "请使用 pnpm。"]
     text = "Fix the login bug. Oh, and use pnpm, not npm.\nThanks!"
     assert constraint_sentences(text) == ["Oh, and use pnpm, not npm."]
+
+
+def test_pasted_material_is_not_read_as_a_rule():
+    pasted = "Never " + "retry the upload after a timeout and log the response body " * 20  # one 1,200-char "sentence"
+    assert not is_constraint(pasted)
+    assert constraint_sentences("Here is the log:\n" + pasted + "\nUse pnpm, not npm.") == ["Use pnpm, not npm."]

@@ -188,11 +188,10 @@ class CarryOver:
             )
         if not parts:
             return ""
-        return (
-            "\n\n<carry-over>\nKept verbatim by the session layer through every compaction.\n\n"
-            + "\n\n".join(parts)
-            + "\n</carry-over>"
-        )
+        # A closing tag quoted inside (a user pasting a summary) must not end the block early:
+        # the next compaction strips the block up to its first closing tag.
+        body = "\n\n".join(parts).replace("</carry-over>", "<\\/carry-over>")
+        return "\n\n<carry-over>\nKept verbatim by the session layer through every compaction.\n\n" + body + "\n</carry-over>"
 
     def tokens(self) -> int:
         return _tokens(self.render())

@@ -220,7 +220,8 @@ async def run_compaction(
     main = results[0].text if prep.history else (prep.previous_summary or "")
     summary = merge_split_turn(main, results[-1].text) if prep.turn_prefix else main
     read_files, modified_files = prep.file_ops.lists()
-    carry = prep.carry_over.fit(options.carry_over_user_tokens, options.carry_over_max_tokens)
+    # Digesting many old messages reads every sentence of them: off the event loop.
+    carry = await asyncio.to_thread(prep.carry_over.fit, options.carry_over_user_tokens, options.carry_over_max_tokens)
     summary = (
         summary.strip()
         + initial_context_block(prep.initial_context)

@@ -197,3 +197,12 @@ def test_a_malformed_stored_carry_over_loses_only_what_is_malformed():
     assert [c.call for c in carry.last_calls] == ["x"] and carry.done == ["a"] and carry.in_progress == []
     assert CarryOver.from_obj("nope") is None and CarryOver.from_obj(None) is None
     assert CarryOver.from_obj(carry.to_obj()) == carry
+
+
+def test_a_quoted_closing_tag_cannot_end_the_block_early():
+    from sidecar.compaction.prompts import strip_machine_blocks
+
+    carry = build_carry_over(None, [{"role": "user", "content": "Why does it print </carry-over> here? Keep it short."}])
+    block = carry.render()
+    assert block.count("</carry-over>") == 1 and block.rstrip().endswith("</carry-over>")
+    assert strip_machine_blocks("## Goal\n- x" + block) == "## Goal\n- x"

@@ -14,10 +14,14 @@ from typing import Literal
 
 Reason = Literal["empty", "garbage"]
 
-MIN_ALNUM = 20  # letters and digits; a handoff note is at least a sentence
-MIN_DISTINCT_WORDS = 4
+# Letters and digits. Deliberately low: a terse model (or a client's own summarizer) may
+# answer in two words, and that is its right; "ok", "." or a bare "## Goal" are not summaries.
+MIN_ALNUM = 5
 MIN_READABLE_SHARE = 0.7  # letters, digits, spaces and ordinary punctuation
-MAX_TOP_WORD_SHARE = 0.5  # of the words of a long answer: a loop repeats one
+# In an answer of LOOP_MIN_WORDS words or more: a loop repeats one word, or very few.
+LOOP_MIN_WORDS = 20
+MAX_TOP_WORD_SHARE = 0.5
+MIN_DISTINCT_SHARE = 0.1
 # Words; in scripts written without spaces (CJK, kana, hangul) each character counts as one.
 _CJK = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
 _WORD = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+", re.UNICODE)
@@ -37,8 +41,8 @@ def unusable_reason(text: str) -> Reason | None:
         return "garbage"
     words = [w.lower() for w in _WORD.findall(stripped)]
     counts = Counter(words)
-    if len(counts) < MIN_DISTINCT_WORDS:
-        return "garbage"
-    if len(words) >= 20 and counts.most_common(1)[0][1] / len(words) > MAX_TOP_WORD_SHARE:
+    if len(words) >= LOOP_MIN_WORDS and (
+        counts.most_common(1)[0][1] / len(words) > MAX_TOP_WORD_SHARE or len(counts) / len(words) < MIN_DISTINCT_SHARE
+    ):
         return "garbage"
     return None

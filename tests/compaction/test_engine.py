@@ -35,7 +35,7 @@ class RecordingProvider:
         self.requests.append(request)
         if self.overflow_above is not None and len(request.prompt) > self.overflow_above:
             raise ContextOverflow("prompt is too long")
-        text = f"SUMMARY[{request.purpose}]: what was done, what is left, as a model writes it."
+        text = f"SUMMARY[{request.purpose}]"
         on_text(text)
         return SummaryResponse(text=text, model=self.model_for(request.model))
 

@@ -22,7 +22,8 @@ ANSWERS = {
     "replacement characters": ["\ufffd\ufffd\ufffd\ufffd" * 30],
     "control bytes": ["\u0001\u0002\u0003 ab \u0004\u0005\u0006" * 20],
     "a loop": ["summary " * 200],
-    "a word": ["Done."],
+    "a non-answer": ["ok"],
+    "a bare heading": ["## Goal\n", "##"],
 }
 REASONS = {"empty": "empty", "whitespace": "empty"}
 
@@ -69,8 +70,12 @@ def test_a_short_real_summary_is_kept_as_the_model_wrote_it(sessions_root: Path,
 
 def test_what_counts_as_unusable():
     assert unusable_reason("") == unusable_reason(" \n\t ") == "empty"
-    for garbage in ("ok", "Done.", "\ufffd" * 50, "x y " * 40, "## Goal\n##\n##", "\x00\x01\x02" * 30 + "abc def ghi jkl mno"):
+    for garbage in ("ok", "Done.", ".", "\ufffd" * 50, "x y " * 40, "## Goal\n##\n##", "\x00\x01\x02" * 30 + "abc def ghi jkl mno",
+                    "the summary " * 30):
         assert unusable_reason(garbage) == "garbage", garbage
+    # Terse is not garbage: a client's own summarizer may answer in two words.
+    for terse in ("plain", "late summary", "summary of a, b and c", "SUMMARY[history]"):
+        assert unusable_reason(terse) is None, terse
     for fine in ("The parser now handles empty input; next: the writer.", "修复了解析器的空输入问题，下一步是写入器的测试用例。" * 2,
                  "## Goal\n- Fix the login bug in `auth/session.py` (KeyError: 'user_id').",
                  "Исправлен парсер: пустой ввод теперь возвращает None."):

@@ -101,10 +101,8 @@ class InstantSummarizer:
         return "instant"
 
     async def summarize(self, request: SummaryRequest, on_text, on_retry=None) -> SummaryResponse:
-        # Long enough to pass as a summary (a shorter answer would be replaced by the offline one).
-        text = "## Goal\n- Keep the benchmark session going.\n## Progress\n- Nothing to report.\n"
-        on_text(text)
-        return SummaryResponse(text=text, model="instant")
+        on_text("## Goal\n- bench\n")
+        return SummaryResponse(text="## Goal\n- bench\n", model="instant")
 
 
 def _timed(label: str, figures: list[tuple[str, float]], fn, *args):

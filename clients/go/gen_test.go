@@ -117,7 +117,7 @@ func TestEveryMethodAndFieldHasAGoCounterpart(t *testing.T) {
 	for _, v := range []any{InitializeParams{}, InitializeResult{}, Capabilities{}, ServerInfo{}, ClientInfo{},
 		ProgressParams{}, CancelParams{}, Settings{}, StoreSettings{}, CompactionSettings{}, ProvidersSettings{},
 		ProviderEndpoint{}, WorkDoneProgressCreateParams{}, AppendedEntry{}, TreeNode{}, SessionInfo{}, SessionTokens{}, CompactDetails{}, Error{},
-		SummarizeParams{}, SummarizeResult{}, DidCompactParams{}} {
+		SummarizeParams{}, SummarizeResult{}, DidCompactParams{}, OpenWarning{}, CompactFallback{}} {
 		types[reflect.TypeOf(v).Name()] = reflect.TypeOf(v)
 	}
 	types["ErrorObject"] = reflect.TypeFor[Error]()

@@ -36,12 +36,23 @@ from .serialize import cut_text, format_tool_call
 
 USER_TOKENS = 6_000  # verbatim user messages, newest first (codex keeps ~20,000, but keeps no recent messages besides)
 MAX_TOKENS = 10_000  # the whole rendered block
+# A compaction must shrink the context: the block takes at most this share of the tokens it
+# replaces (the verbatim messages at most USER_SHARE of the block), never less than MIN_TOKENS.
+SPAN_SHARE = 0.4
+USER_SHARE = 0.6
+MIN_TOKENS = 500
 LAST_REQUEST_MAX_CHARS = 6_000
 ERROR_MAX_CHARS = 1_500
 DIGEST_LINE_MAX_CHARS = 300
 CALL_MAX_CHARS = 240
-OUTCOME_MAX_CHARS = 240
+OUTCOME_MAX_CHARS = 160
 LAST_CALLS = 6
+
+
+def budgets(summarized_tokens: int, user_tokens: int = USER_TOKENS, max_tokens: int = MAX_TOKENS) -> tuple[int, int]:
+    """(verbatim user messages, whole block) for a compaction replacing ``summarized_tokens``."""
+    block = min(max_tokens, max(MIN_TOKENS, int(summarized_tokens * SPAN_SHARE)))
+    return min(user_tokens, int(block * USER_SHARE)), block
 MAX_ERRORS = 12
 MAX_TASK_ITEMS = 40
 MAX_REMAINING = 12

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, TypeVar
 
 from ..context.build import build_context
-from ..context.tokens import context_tokens
+from ..context.tokens import context_tokens, estimate_tokens
 from ..errors import ContextOverflow
 from ..format.jsonl import Entry
 from ..providers.base import Provider, SummaryRequest
@@ -221,7 +221,9 @@ async def run_compaction(
     summary = merge_split_turn(main, results[-1].text) if prep.turn_prefix else main
     read_files, modified_files = prep.file_ops.lists()
     # Digesting many old messages reads every sentence of them: off the event loop.
-    carry = await asyncio.to_thread(prep.carry_over.fit, options.carry_over_user_tokens, options.carry_over_max_tokens)
+    summarized = sum(estimate_tokens(m) for m in prep.history) + sum(estimate_tokens(m) for m in prep.turn_prefix)
+    user_budget, block_budget = carryover.budgets(summarized, options.carry_over_user_tokens, options.carry_over_max_tokens)
+    carry = await asyncio.to_thread(prep.carry_over.fit, user_budget, block_budget)
     summary = (
         summary.strip()
         + initial_context_block(prep.initial_context)

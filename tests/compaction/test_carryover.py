@@ -206,3 +206,20 @@ def test_a_quoted_closing_tag_cannot_end_the_block_early():
     block = carry.render()
     assert block.count("</carry-over>") == 1 and block.rstrip().endswith("</carry-over>")
     assert strip_machine_blocks("## Goal\n- x" + block) == "## Goal\n- x"
+
+
+def test_a_session_of_long_user_messages_still_shrinks_and_keeps_its_constraints():
+    builder = PathBuilder()
+    for number in range(7):
+        builder.user(f"Step {number}: edit file{number}.go and make sure the tests pass. " + "context " * 100)
+        _, ids = builder.assistant("", [("edit", {"path": f"file{number}.go"})])
+        builder.result(ids[0], "ok " * 80, name="edit")
+        builder.assistant("Done.")
+    outcome = compact(builder, ForgetfulModel(), keep_recent_tokens=400)
+    assert outcome.tokens_after < outcome.tokens_before
+    carry = outcome.entries[-1]["details"]["carryOver"]
+    assert carry["digestedMessages"] > 0
+    summarized = [n for n in range(7) if f"file{n}.go" in outcome.modified_files]
+    assert len(summarized) >= 3
+    for number in summarized:  # verbatim, or its rule in the digest
+        assert f"Step {number}: edit file{number}.go and make sure the tests pass." in outcome.summary

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..context.build import SessionContext, build_context
+from ..context.system import current_system_message
 from ..context.pruned import PRUNE_CUSTOM_TYPE, pruned_ids
 from ..context.tokens import context_tokens
 from ..errors import NothingToCompact
@@ -42,6 +43,8 @@ class Preparation:
     kept: list[dict[str, Any]] = field(default_factory=list)
     # What the previous compaction carried plus what the summarized messages show (not yet bounded).
     carry_over: CarryOver = field(default_factory=CarryOver)
+    # pi 1.5: the system message in force, which the compaction records (sidecar.context.system).
+    system_message: dict[str, Any] | None = None
 
 
 def _placeholder_entry(obj: dict[str, Any], parent: str | None, suffix: str) -> Entry:
@@ -69,6 +72,7 @@ def prepare_compaction(
         raise NothingToCompact("the leaf is a compaction already: nothing was added since", entryId=path[-1].id)
     context = build_context(path)
     tokens_before = context_tokens(context.messages, context.after_compaction)
+    system_message = current_system_message(context.messages)
     plan = None
     if prune:
         already = {i for e in path if e.type == "custom" and PRUNE_CUSTOM_TYPE.encode() in e.raw for i in pruned_ids(e.obj())}
@@ -77,7 +81,10 @@ def prepare_compaction(
             context = build_context(with_pending(path, [plan.entry()]))
     previous = next((e for e in reversed(path) if e.type == "compaction"), None)
     previous_obj = previous.obj() if previous is not None else None
-    start = 1 if previous is not None else 0  # message 0 is then the previous summary
+    # The messages the previous compaction put first (its system message, its summary) are not history.
+    start = 0
+    while previous is not None and start < len(context.entry_ids) and context.entry_ids[start] == previous.id:
+        start += 1
     # The budget counts what the context will hold, so the cut is made in the pruned view.
     cut = find_cut_point(context.messages, start, keep_recent_tokens)
     if cut.first_kept <= start and plan is not None:
@@ -119,6 +126,7 @@ def prepare_compaction(
         prune=plan,
         kept=context.messages[cut.first_kept :],
         carry_over=build_carry_over(previous_carry, history + turn_prefix),
+        system_message=system_message,
     )
 
 

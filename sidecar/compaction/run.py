@@ -13,12 +13,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, TypeVar
 
-from ..context.build import build_context
+from ..context.build import build_context, js_time
 from ..context.tokens import context_tokens, estimate_tokens
 from ..errors import ContextOverflow
 from ..format.jsonl import Entry
 from ..providers.base import Provider, SummaryRequest
 from ..providers.offline import summarize_offline
+from ..store.layout import iso_now
 from . import carryover
 from .files import format_file_lists
 from .fit import STAGES, first_fitting_stage, fit_conversation
@@ -234,14 +235,17 @@ async def run_compaction(
     fallback = fallback_details(provider.name, results, ["history"] * bool(prep.history) + ["turnPrefix"] * bool(prep.turn_prefix))
     if fallback is not None:
         details["fallback"] = fallback
-    compaction = {
+    compaction: dict[str, Any] = {
         "type": "compaction",
+        "timestamp": iso_now(),
         "summary": summary,
         "firstKeptEntryId": prep.first_kept_entry_id,
         "tokensBefore": prep.tokens_before,
         "details": details,
     }
-    entries = ([prep.prune.entry()] if prep.prune is not None else []) + [compaction]
+    if prep.system_message is not None:  # pi 1.5: stamped with the compaction's own time
+        compaction["systemMessage"] = {**prep.system_message, "timestamp": js_time(compaction["timestamp"])}
+    entries = ([{**prep.prune.entry(), "timestamp": compaction["timestamp"]}] if prep.prune is not None else []) + [compaction]
     after = await asyncio.to_thread(build_context, with_pending(path, entries))
     return CompactionOutcome(
         entries=entries,

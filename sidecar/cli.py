@@ -23,6 +23,13 @@ from .config import SettingsError, load_settings
 from .store.layout import default_root
 
 LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
+
+
+def own_command() -> list[str]:
+    """How to start this very sidecar again: the standalone executable itself, else this interpreter's package."""
+    if getattr(sys, "frozen", False):  # a PyInstaller build: sys.executable is session-sidecar
+        return [sys.executable]
+    return [sys.executable, "-m", "sidecar"]
 SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor")
 
 
@@ -133,7 +140,7 @@ def _call(args: argparse.Namespace) -> int:
         if args.config:
             server_args += ["--config", str(args.config)]
         # This interpreter's sidecar: the one this command belongs to, whatever PATH says.
-        command = [sys.executable, "-m", "sidecar"]
+        command = own_command()
         async with SidecarClient.spawn(server_args, command=command, client_name="session-sidecar call") as client:
             return await client.request(args.method, params)
 

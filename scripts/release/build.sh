@@ -29,7 +29,11 @@ wheel="$(ls dist/session_sidecar-*.whl)"
 echo "built $(ls dist/*.tar.gz) and $wheel"
 
 arch="$(uname -m)"
-exe_name="session-sidecar-linux-$arch"
+# PyInstaller's one-folder mode: the executable is the sidecar's own process (a
+# one-file build runs it as the child of an unpacking parent, which a SIGKILL
+# of the pid the extension holds leaves running, and unpacks ~28 MB at every
+# start). The folder ships as dist/session-sidecar-linux-<arch>.tar.gz.
+bundle="session-sidecar-linux-$arch"
 hash="$(
   {
     find sidecar clients/python/session_sidecar_client -type f \( -name '*.py' -o -name py.typed \) | LC_ALL=C sort | xargs sha256sum
@@ -37,23 +41,24 @@ hash="$(
     "$tools/bin/python" -c 'import sys; print(sys.version)'
   } | sha256sum | cut -c1-16
 )"
-exe_dir="$cache/exe-$hash"
-if [ ! -x "$exe_dir/$exe_name" ]; then
-  echo "freezing $exe_name with PyInstaller (sources $hash)"
+cached="$cache/exe-$hash"
+if [ ! -x "$cached/$bundle/session-sidecar" ]; then
+  echo "freezing $bundle with PyInstaller (sources $hash)"
   rm -rf "$cache"/exe-* "$cache/pyinstaller"
   # The wheel and its dependencies into the tools' environment, as a user would install it.
   "$tools/bin/python" -m pip install --quiet --force-reinstall --no-cache-dir "$wheel"
-  "$tools/bin/python" -m PyInstaller --noconfirm --clean --onefile --log-level WARN \
-    --name "$exe_name" \
+  "$tools/bin/python" -m PyInstaller --noconfirm --clean --onedir --log-level WARN \
+    --name session-sidecar \
     --collect-submodules sidecar --collect-submodules session_sidecar_client \
     --distpath "$cache/pyinstaller/dist" --workpath "$cache/pyinstaller/work" --specpath "$cache/pyinstaller" \
     scripts/release/entry.py >"$cache/pyinstaller.log" 2>&1 || { cat "$cache/pyinstaller.log" >&2; exit 1; }
-  mkdir -p "$exe_dir.tmp"
-  mv "$cache/pyinstaller/dist/$exe_name" "$exe_dir.tmp/"
-  mv "$exe_dir.tmp" "$exe_dir"
+  mkdir -p "$cached.tmp"
+  mv "$cache/pyinstaller/dist/session-sidecar" "$cached.tmp/$bundle"
+  tar -C "$cached.tmp" -czf "$cached.tmp/$bundle.tar.gz" "$bundle"
+  mv "$cached.tmp" "$cached"
   rm -rf "$cache/pyinstaller"
 else
-  echo "reusing $exe_dir/$exe_name (sources unchanged)"
+  echo "reusing $cached/$bundle (sources unchanged)"
 fi
-cp "$exe_dir/$exe_name" "dist/$exe_name"
-echo "built dist/$exe_name ($(du -h "dist/$exe_name" | cut -f1))"
+cp -a "$cached/$bundle" "$cached/$bundle.tar.gz" dist/
+echo "built dist/$bundle/session-sidecar ($(du -sh "dist/$bundle" | cut -f1) unpacked, $(du -h "dist/$bundle.tar.gz" | cut -f1) as dist/$bundle.tar.gz)"

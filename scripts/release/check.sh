@@ -6,7 +6,7 @@
 #   - the wheel, pip-installed into a fresh virtual environment (not editable);
 #   - the wheel as a `uv tool` (and through `uvx --from`), uv from PyPI (tools.lock);
 #   - the standalone executable (no Python of ours on its path).
-# Then prints the executable's size and its spawn -> initialize times.
+# and prints the executable's size and its spawn -> initialize times.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo="$PWD"
@@ -14,7 +14,8 @@ PYTHON="${PYTHON:-python3}"
 bash scripts/release/build.sh
 version="$("$PYTHON" -c 'import re, sys; print(re.search(r"^__version__ = \"([^\"]+)\"", open("sidecar/__init__.py").read(), re.M)[1])')"
 wheel="$repo/$(ls dist/session_sidecar-*.whl)"
-exe="$repo/$(ls dist/session-sidecar-linux-*)"
+exe="$(ls -d "$repo"/dist/session-sidecar-linux-*/)session-sidecar"
+tarball="$(ls "$repo"/dist/session-sidecar-linux-*.tar.gz)"
 uv="$repo/.cache/release/tools/bin/uv"
 drive=("$PYTHON" "$repo/scripts/release/drive.py" --expect-version "$version" --)
 
@@ -54,11 +55,15 @@ check_version "$scratch/uv-bin/session-sidecar"
 "${drive[@]}" "$scratch/uv-bin/session-sidecar"
 "${drive[@]}" "$uv" tool run --quiet --python "$PYTHON" --from "$wheel" session-sidecar
 
-echo "== the standalone executable $(basename "$exe")"
+echo "== the standalone executable, unpacked from $(basename "$tarball")"
+mkdir "$scratch/unpacked"
+tar -C "$scratch/unpacked" -xzf "$tarball"
+exe="$(ls -d "$scratch"/unpacked/session-sidecar-linux-*/)session-sidecar"
+echo "  size: $(du -sm "$(dirname "$exe")" | cut -f1) MB unpacked, $(du -m "$tarball" | cut -f1) MB as $(basename "$tarball")"
+# First the timing: "first" is this copy's first start ever (its files just written, so in the page cache).
+"$PYTHON" "$repo/scripts/release/drive.py" --time-initialize 11 -- "$exe"
+echo "  (the same for the wheel's venv entry point:)"
+"$PYTHON" "$repo/scripts/release/drive.py" --time-initialize 11 -- "$scratch/venv/bin/session-sidecar"
 check_version "$exe"
 env -i PATH=/usr/bin:/bin HOME="$scratch" "${drive[@]}" "$exe"
 check_demo env -i PATH=/usr/bin:/bin HOME="$scratch" "$exe"
-echo "  size: $(du -m "$exe" | cut -f1) MB ($(stat -c %s "$exe") bytes)"
-"$PYTHON" "$repo/scripts/release/drive.py" --time-initialize 11 -- "$exe"
-echo "  (the same with the wheel's venv entry point:)"
-"$PYTHON" "$repo/scripts/release/drive.py" --time-initialize 11 -- "$scratch/venv/bin/session-sidecar"

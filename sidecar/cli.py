@@ -3,6 +3,8 @@
     session-sidecar [serve] [--jsonl] [--root DIR] [--config FILE] [--log-level LEVEL]
     session-sidecar call METHOD ['{json params}' | -] [--root DIR] [--config FILE]
     session-sidecar demo [--root DIR]
+    session-sidecar inline-blobs [--root DIR]   # images back into the lines, for pi
+    session-sidecar move-blobs [--root DIR]     # <root>/.blobs to oh-my-pi's blob folder
 
 Only protocol messages go to stdout while serving; logs go to stderr.
 """
@@ -23,6 +25,8 @@ from .config import SettingsError, load_settings
 from .store.layout import default_root
 
 LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
+SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor", "history", "du", "prune", "empty-trash", "inline-blobs",
+               "move-blobs")
 
 
 def own_command() -> list[str]:
@@ -30,12 +34,15 @@ def own_command() -> list[str]:
     if getattr(sys, "frozen", False):  # a PyInstaller build: sys.executable is session-sidecar
         return [sys.executable]
     return [sys.executable, "-m", "sidecar"]
-SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", type=Path, help="sessions root (default: $SESSION_SIDECAR_HOME, else the user data dir)")
     parser.add_argument("--config", type=Path, help="TOML settings file (default: $SESSION_SIDECAR_CONFIG, else the user config dir)")
+    parser.add_argument(
+        "--compat", choices=["pi", "omp"], default=None,
+        help="the tool the files must stay readable by (store.compat; default: the tool whose folder the root is, else pi)",
+    )
     parser.add_argument(
         "--log-level",
         default=os.environ.get(LOG_LEVEL_ENV, "warning"),
@@ -71,6 +78,41 @@ def _parser() -> argparse.ArgumentParser:
     _common(doctor)
     doctor.add_argument("--fix", action="store_true", help="rewrite faulty files (the original is kept as <file>.doctor.bak)")
     doctor.add_argument("files", nargs="*", type=Path, help="session files to check (default: every file below the root)")
+
+    history = commands.add_parser("history", help="print the prompts typed (newest first), or those holding QUERY")
+    _common(history)
+    history.add_argument("query", nargs="?", help="a substring to look for (case-insensitive)")
+    history.add_argument("--cwd", help="only prompts typed in this project folder")
+    history.add_argument("--limit", type=int, default=50)
+
+    du = commands.add_parser("du", help="what the store holds: bytes per area, per project folder, the largest sessions")
+    _common(du)
+    du.add_argument("--largest", type=int, default=10, help="how many of the largest sessions to name")
+    du.add_argument("--blobs", action="store_true", help="also count the blobs no session refers to (reads every file)")
+
+    prune = commands.add_parser("prune", help="send the sessions a retention policy selects to the trash (restorable)")
+    _common(prune)
+    prune.add_argument("--older-than", help="untouched for longer than this: 90d, 12h, 2w")
+    prune.add_argument("--keep-per-cwd", type=int, help="keep the newest N sessions of each project folder")
+    prune.add_argument("--max-total", help="send the oldest to the trash until the rest fits: 5GB, 500MiB")
+    prune.add_argument("--include-pinned", action="store_true", help="named or labelled sessions too")
+    prune.add_argument("--dry-run", action="store_true", help="only list what the policy selects")
+    prune.add_argument("--yes", action="store_true", help="go on even when the policy selects every session")
+
+    empty = commands.add_parser("empty-trash", help="erase trashed sessions for good (and, with --blobs, unused blobs)")
+    _common(empty)
+    empty.add_argument("--older-than", help="only sessions trashed longer ago than this: 30d")
+    empty.add_argument("--blobs", action="store_true", help="also erase blobs no session (even a trashed one) refers to")
+    empty.add_argument("--dry-run", action="store_true", help="only say what would be erased")
+
+    inline = commands.add_parser(
+        "inline-blobs", help="put images stored as blob references back into the session files (for pi); backups kept"
+    )
+    _common(inline)
+    move = commands.add_parser(
+        "move-blobs", help="move images from <root>/.blobs to oh-my-pi's blob folder (<root>/../blobs)"
+    )
+    _common(move)
     return parser
 
 
@@ -88,16 +130,48 @@ def main(argv: list[str] | None = None) -> int:
         return _call(args)
     if args.command == "reindex":
         return _reindex(args)
+    if args.command == "history":
+        from .history.command import print_history
+
+        root = args.root.expanduser() if args.root else default_root()
+        return print_history(root, args.query, args.cwd, args.limit, sys.stdout)
+    if args.command in ("du", "prune", "empty-trash"):
+        return _upkeep(args)
     if args.command == "doctor":
         from .doctor import run_doctor
 
         root = args.root.expanduser() if args.root else default_root()
         return run_doctor(root, [p.expanduser() for p in args.files], args.fix, sys.stdout)
+    if args.command in ("inline-blobs", "move-blobs"):
+        return _blobs(args)
     if args.command == "demo":
         from .demo import run_demo
 
         return asyncio.run(run_demo(args.root, args.config))
     return _serve(args)
+
+
+def _upkeep(args: argparse.Namespace) -> int:
+    from . import wire
+    from .service import SessionService
+    from .upkeep import command
+
+    try:
+        settings = load_settings(args.config)
+    except SettingsError as exc:
+        print(f"session-sidecar: {exc}", file=sys.stderr)
+        return 2
+    service = SessionService(args.root.expanduser() if args.root else default_root(), settings)
+    try:
+        if args.command == "du":
+            return command.run_du(service, args.largest, args.blobs, sys.stdout)
+        if args.command == "prune":
+            params = wire.PruneParams(olderThan=args.older_than, keepPerCwd=args.keep_per_cwd, maxTotal=args.max_total,
+                                      includePinned=args.include_pinned, dryRun=args.dry_run, confirm=args.yes)
+            return command.run_prune(service, params, sys.stdout)
+        return command.run_empty_trash(service, args.older_than, args.blobs, args.dry_run, sys.stdout)
+    finally:
+        service.close_all()
 
 
 def _reindex(args: argparse.Namespace) -> int:
@@ -110,9 +184,28 @@ def _reindex(args: argparse.Namespace) -> int:
     return 0
 
 
+def _blobs(args: argparse.Namespace) -> int:
+    from .store.blobmove import inline_blobs, move_blobs
+
+    root = args.root.expanduser() if args.root else default_root()
+    if args.command == "inline-blobs":
+        report = inline_blobs(root)
+        print(f"{report.references} image references put back inline in {len(report.files_changed)} files below {root}")
+        for path in report.files_changed:
+            print(f"  rewrote {path} (old bytes in {path}.blobrefs.bak)")
+    else:
+        report = move_blobs(root)
+        print(f"{report.references} blobs moved to {root.parent / 'blobs'}")
+    for path in report.locked:
+        print(f"  skipped {path}: another sidecar has it open; run again once it is closed", file=sys.stderr)
+    for missing in report.missing:
+        print(f"  not found: {missing}", file=sys.stderr)
+    return 1 if report.locked or report.missing else 0
+
+
 def _serve(args: argparse.Namespace) -> int:
     try:
-        settings = load_settings(args.config)
+        settings = load_settings(args.config, overrides=_compat_override(args))
     except SettingsError as exc:
         print(f"session-sidecar: {exc}", file=sys.stderr)
         return 2
@@ -121,6 +214,10 @@ def _serve(args: argparse.Namespace) -> int:
 
     root = args.root.expanduser() if args.root else default_root()
     return serve(root, settings, framing="jsonl" if args.jsonl else "lsp", max_workers=args.workers)
+
+
+def _compat_override(args: argparse.Namespace) -> dict:
+    return {"store": {"compat": args.compat}} if getattr(args, "compat", None) else {}
 
 
 def _call(args: argparse.Namespace) -> int:
@@ -139,6 +236,8 @@ def _call(args: argparse.Namespace) -> int:
             server_args += ["--root", str(args.root)]
         if args.config:
             server_args += ["--config", str(args.config)]
+        if args.compat:
+            server_args += ["--compat", args.compat]
         # This interpreter's sidecar: the one this command belongs to, whatever PATH says.
         command = own_command()
         async with SidecarClient.spawn(server_args, command=command, client_name="session-sidecar call") as client:

@@ -55,10 +55,24 @@ class StoreSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tr
     fsync: Literal["assistant", "always", "never"] = "assistant"
     # Open session files named by an absolute path outside the sessions root.
     allowExternalPaths: bool = False
+    # The tool the files must stay readable by: "pi" (images inline, session_info
+    # names) or "omp" (oh-my-pi's blob store and title line). Unset: the tool whose
+    # sessions folder the root is, else pi (see sidecar.store.compat).
+    compat: Literal["pi", "omp"] | None = None
+
+
+class RetentionSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    """The policy ``session-sidecar prune`` and ``session/prune`` apply when not given one (none by default)."""
+
+    olderThan: str | None = None  # "90d"
+    keepPerCwd: int | None = None
+    maxTotal: str | None = None  # "5GB"
+    includePinned: bool = False
 
 
 class Settings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
     store: StoreSettings = msgspec.field(default_factory=StoreSettings)
+    retention: RetentionSettings = msgspec.field(default_factory=RetentionSettings)
     compaction: CompactionSettings = msgspec.field(default_factory=CompactionSettings)
     providers: ProvidersSettings = msgspec.field(default_factory=ProvidersSettings)
 
@@ -72,6 +86,7 @@ CONFIG_ENV = "SESSION_SIDECAR_CONFIG"
 ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "SESSION_SIDECAR_FSYNC": ("store", "fsync"),
     "SESSION_SIDECAR_ALLOW_EXTERNAL_PATHS": ("store", "allowExternalPaths"),
+    "SESSION_SIDECAR_COMPAT": ("store", "compat"),
     "SESSION_SIDECAR_CONTEXT_WINDOW": ("compaction", "contextWindow"),
     "SESSION_SIDECAR_RESERVE_TOKENS": ("compaction", "reserveTokens"),
     "SESSION_SIDECAR_KEEP_RECENT_TOKENS": ("compaction", "keepRecentTokens"),

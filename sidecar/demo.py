@@ -153,7 +153,7 @@ async def _drive(client: SidecarClient, sessions_root: Path) -> None:
     _step("session/create")
     created = await client.create(str(Path.cwd()), name="fix the parser")
     session_id = created["sessionId"]
-    _say(f"session {session_id}\nfile    {created['path']} (written once the first assistant message arrives)")
+    _say(f"session {session_id}\nfile    {created['path']} (written once the first user or assistant message arrives)")
 
     _step("session/append: a conversation with two tool calls")
     appended = await client.append(session_id, CONVERSATION)

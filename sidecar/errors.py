@@ -114,6 +114,15 @@ class PayloadTooLarge(SidecarError):
     kind = "payloadTooLarge"
 
 
+class SessionChanged(SidecarError):
+    """Another program appended to the session's file: its leaf is not the ``expectedLeafId``
+    the append named. Nothing was written; ``data.leafId`` is the leaf now and ``data.entries``
+    (or only ``data.entryIds`` when large) what the client has not seen."""
+
+    code = -33012
+    kind = "sessionChanged"
+
+
 class RequestCancelled(SidecarError):
     """The client cancelled the request (``$/cancelRequest``) before it changed anything."""
 
@@ -171,6 +180,7 @@ ALL_ERRORS: tuple[type[SidecarError], ...] = (
     InvalidEntry,
     InvalidState,
     PayloadTooLarge,
+    SessionChanged,
     NothingToCompact,
     ProviderError,
     ContextOverflow,

@@ -12,17 +12,20 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 import threading
+import time
 import weakref
 from pathlib import Path
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import msgspec
 
-from . import wire
+from . import external, wire
 from .config import Settings
 from .context.build import build_context
+from .context import omp as omp_context
 from .context.delta import make_cursor, since_base
 from .context.llm import convert_to_llm
 from .context.tally import TokenTally
@@ -33,21 +36,31 @@ from .errors import (
     InvalidState,
     SessionExists,
     SessionNotFound,
+    SidecarError,
     StorageError,
 )
 from .format.jsonl import Entry, LineMoved, encode
 from .format.jsstr import session_name
+from .history import MAX_PROMPT_CHARS, HistoryUnavailable, Prompt, PromptHistory
 from .store.layout import ARCHIVE_DIR, TRASH_DIR, Layout, check_session_id, iso_now, new_session_id
-from .store.index import IndexUnavailable, ListingIndex
+from .store.index import INDEX_DIR, IndexUnavailable, ListingIndex
+from .upkeep.report import retention_policy, stats_result
+from .upkeep.retention import select
+from .upkeep.usage import measure, session_files
 from .store.listing import (
-    SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, iso_from_ms, matches, sort_key,
+    SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, iso_from_ms, matches, sort_key, summarize,
 )
 from .store.lock import lock_path, unlock
+from .store.compat import Compat, omp_blob_folder, root_compat, session_compat, tool_of_folder
+from .store.follow import FileChange
+from .store.move import relocate, rewrite_header_cwd
 from .store.pathcopy import connected_path, label_timestamps
-from .store.payload import BlobStore, resolve
+from .store.payload import BLOB_DIR, BlobStore, resolve
+from .store.titles import fork_prefix, new_file_prefix
 from .store.session import UNSET, LoadReport, Session
 from .store import treecache
-from .store.writer import FsyncPolicy, SessionWriter, ensure_dir, fsync_dir
+from .store.terminals import Breadcrumbs, check_terminal_id
+from .store.writer import FsyncPolicy, SessionWriter
 from .work import NO_WORK, Work
 
 if TYPE_CHECKING:
@@ -62,6 +75,26 @@ _UNKNOWN: Any = object()
 Upkeep = tuple[Path, str, list[bytes]]
 
 DEFAULT_LIST_LIMIT = 50
+
+
+def _blob_store(root: Path, compat: Compat) -> BlobStore:
+    """Where images are stored (oh-my-pi's compatibility) and looked up (always, for files written before)."""
+    ours, omps = root / BLOB_DIR, omp_blob_folder(root)
+    if compat == "omp":
+        return BlobStore(root, omps, also_read=(ours,))
+    return BlobStore(root, also_read=(omps,) if tool_of_folder(root) == "omp" else ())
+
+
+def _cursor_kind(fmt: str, rules: str) -> str:
+    """What a cursor was made for: a context of another format or other rules is not a base for a delta."""
+    return fmt if rules == "pi" else f"{fmt}/{rules}"
+
+
+def _missing_title(session: Session) -> str | None:
+    """oh-my-pi's files start with a title line; one under its compatibility without it is reported."""
+    if session.compat == "omp" and not session.prefix and session.persisted:
+        return "the file has no title line (oh-my-pi adds one at its next rename); its name is the header's title"
+    return None
 MAX_LIST_LIMIT = 1000
 
 
@@ -70,7 +103,12 @@ class SessionService:
         self.layout = Layout(root)
         self.settings = settings or Settings()
         self._open: dict[str, Session] = {}
-        self.blobs = BlobStore(self.layout.root)
+        # The tool the files must stay readable by (store/compat.py): where images and names go.
+        self.compat: Compat = root_compat(self.layout.root, self.settings.store.compat)
+        if self.settings.store.compat is None:  # the effective value, as initialize answers it
+            store = msgspec.structs.replace(self.settings.store, compat=self.compat)
+            self.settings = msgspec.structs.replace(self.settings, store=store)
+        self.blobs = _blob_store(self.layout.root, self.compat)
         self._lock = threading.RLock()
         self._summaries = SummaryCache()
         # What session/list returns, in sqlite beside the files, kept up to date by our own writes.
@@ -87,6 +125,14 @@ class SessionService:
         self._upkeep = threading.local()
         self._compactor: Compactor | None = None
         self._compactor_lock = threading.Lock()
+        # Prompts the user typed, across sessions (history/*), beside the listing index.
+        self.history = PromptHistory(self.layout.root / INDEX_DIR)
+        # The session each terminal used last (continueRecent with terminalId).
+        self.breadcrumbs = Breadcrumbs(self.layout.root)
+        # Sessions whose clients asked to hear of another program's writes (open/create ``watch``).
+        self.watches = external.Watches(self.layout.root)
+        # Sends a notification to the clients (the rpc server sets it; any thread may call it).
+        self.notify: Callable[[str, Any], None] | None = None
 
     @property
     def compactor(self) -> Compactor:
@@ -111,7 +157,7 @@ class SessionService:
         """The session is in memory (calls on it need no file to be read)."""
         with self._lock:
             session = self._open.get(session_id)
-        return session is not None and session.writer.error is None
+        return session is not None and session.writer.error is None and not session.changed_behind()
 
     def append_syncs(self, params: wire.AppendParams) -> bool:
         """This append would fsync or create the file (both can take milliseconds)."""
@@ -119,14 +165,16 @@ class SessionService:
             session = self._open.get(params.sessionId)
         if session is None:
             return True
-        has_assistant = any(
-            isinstance(e, dict) and e.get("type") == "message" and isinstance(e.get("message"), dict)
-            and e["message"].get("role") == "assistant"
+        roles = {
+            e["message"].get("role")
             for e in params.entries
-        )
+            if isinstance(e, dict) and e.get("type") == "message" and isinstance(e.get("message"), dict)
+        }
         policy = session.writer.policy
-        if not session.persisted or policy is FsyncPolicy.ASSISTANT:
-            return has_assistant  # the first assistant message creates the file
+        if not session.persisted:
+            return bool(roles & {"user", "assistant"})  # the first user or assistant message creates the file
+        if policy is FsyncPolicy.ASSISTANT:
+            return "assistant" in roles
         return policy is FsyncPolicy.ALWAYS
 
     def session(self, session_id: str) -> Session:
@@ -134,12 +182,18 @@ class SessionService:
 
         A session whose write failed answers every call with that error until
         it is opened again (session/open), so memory never runs ahead of disk.
+        An open session first catches up with its file (another program may
+        have written it: store/follow.py).
         """
+        return self._live(session_id)[0]
+
+    def _live(self, session_id: str, wait: bool = True) -> tuple[Session, FileChange | None]:
+        """``session``, with what it found another program had done to its file (None: nothing)."""
         with self._lock:
             found = self._open.get(session_id)
         if found is not None:
             found.writer.check()
-            return found
+            return found, self._follow(found, wait)
         check_session_id(session_id)
         path = self.layout.find(session_id)
         if path is None:
@@ -147,7 +201,42 @@ class SessionService:
                 f"no session {session_id!r} below {self.layout.root}; create it, or check the id with session/list",
                 sessionId=session_id,
             )
-        return self._load(path)[0]
+        return self._load(path)[0], None
+
+    def _follow(self, session: Session, wait: bool = True) -> FileChange | None:
+        session.on_follow = self._followed  # (a forked session is made without it)
+        return session.follow(wait)  # what it found reaches _followed
+
+    def _followed(self, session: Session, change: FileChange) -> None:
+        """Another program changed the file and the session caught up: the index, the tally and watchers follow."""
+        self._tallies.pop(session, None)
+        if change.reloaded is not None or change.header_changed:
+            self._index_refresh(session.path)
+        elif change.appended:
+            self._indexed(session, change.appended)
+        notify = self.notify
+        if notify is not None and session.id in self.watches:
+            for method, params in external.notifications(session, change, self.blobs):
+                notify(method, params)
+
+    def follow(self, session_id: str) -> None:
+        """Catch an open session up with its file now (the rpc layer's watch calls this in the session's turn)."""
+        with self._lock:
+            session = self._open.get(session_id)
+        if session is not None and session.writer.error is None:
+            self._follow(session, wait=False)
+
+    def changed_behind(self, session_id: str) -> bool:
+        """The open session's file is not as the session last saw it (one stat)."""
+        with self._lock:
+            session = self._open.get(session_id)
+        return session is not None and session.changed_behind()
+
+    def _set_watch(self, session: Session, watch: bool) -> None:
+        if watch:
+            self.watches.add(session)
+        else:
+            self.watches.remove(session.id)
 
     def _load(self, path: Path, read_only: bool = False) -> tuple[Session, Any]:
         # Already open here: loading again would collide with our own lock.
@@ -175,9 +264,15 @@ class SessionService:
                     )
                 return existing, report
             session.on_append = self._indexed
-            session.blobs = self.blobs
+            self._adopt(session)
+            session.on_follow = self._followed
             self._open[session.id] = session
         return session, report
+
+    def _adopt(self, session: Session) -> None:
+        """Give a session its compatibility: images to the blob store only for oh-my-pi's."""
+        session.compat = session_compat(session.path, self.layout.root, self.compat)
+        session.blobs = self.blobs if session.compat == "omp" else None
 
     def _resolve_path(self, raw: str) -> Path:
         path = Path(raw).expanduser()
@@ -190,21 +285,34 @@ class SessionService:
     # -- create / open / close ---------------------------------------------
 
     def create(self, params: wire.CreateParams) -> wire.CreateResult:
+        if params.terminalId is not None:
+            check_terminal_id(params.terminalId)
         session_id = check_session_id(params.sessionId) if params.sessionId is not None else new_session_id()
         with self._lock:
             if session_id in self._open or self.layout.find(session_id) is not None:
                 raise SessionExists(f"session {session_id} already exists; open it or pick another id", sessionId=session_id)
             timestamp = iso_now()
             path = self.layout.new_session_path(params.cwd, timestamp, session_id)
-            session = Session.new(path, session_id, params.cwd, self.fsync_policy, params.parentSession, timestamp)
+            prefix = new_file_prefix(timestamp) if session_compat(path, self.layout.root, self.compat) == "omp" else b""
+            session = Session.new(
+                path, session_id, params.cwd, self.fsync_policy, params.parentSession, timestamp, prefix
+            )
             session.on_append = self._indexed
-            session.blobs = self.blobs
+            self._adopt(session)
+            session.on_follow = self._followed
+            session.in_memory = not params.persist
             self._open[session_id] = session
+        self._set_watch(session, params.watch)
         if params.name is not None and session_name(params.name):
             session.set_name(params.name)
-        return wire.CreateResult(sessionId=session_id, path=str(path), header=session.header_obj())
+        if params.terminalId is not None and params.persist:
+            self.breadcrumbs.remember(params.terminalId, params.cwd, path)
+        return wire.CreateResult(sessionId=session_id, path="" if session.in_memory else str(path),
+                                 header=session.header_obj())
 
     def open(self, params: wire.OpenParams) -> wire.OpenResult:
+        if params.terminalId is not None:
+            check_terminal_id(params.terminalId)
         if (params.sessionId is None) == (params.path is None):
             raise InvalidParams("session/open takes exactly one of sessionId and path")
         if params.sessionId is not None:
@@ -212,6 +320,9 @@ class SessionService:
             with self._lock:
                 session = self._open.get(params.sessionId)
             if session is not None and session.writer.error is None and (params.readOnly or not session.read_only):
+                self._follow(session)
+                self._set_watch(session, params.watch)
+                self._remember_terminal(params.terminalId, session)
                 return self._open_result(session, 0, None)
             if session is not None:  # its last write failed (or it was read-only): read the file again
                 with self._lock:
@@ -225,12 +336,18 @@ class SessionService:
             if not path.is_file():
                 raise SessionNotFound(f"no session file at {path}", path=str(path))
         session, report = self._load(path, params.readOnly)
+        self._set_watch(session, params.watch)
+        self._remember_terminal(params.terminalId, session)
         return self._open_result(session, report.parse_errors, report.migrated_from)
+
+    def _remember_terminal(self, terminal_id: str | None, session: Session) -> None:
+        if terminal_id is not None and not session.in_memory:
+            self.breadcrumbs.remember(terminal_id, session.header_obj().get("cwd", ""), session.path)
 
     def _open_result(self, session: Session, parse_errors: int, migrated_from: int | None) -> wire.OpenResult:
         return wire.OpenResult(
             sessionId=session.id,
-            path=str(session.path),
+            path="" if session.in_memory else str(session.path),
             header=session.header_obj(),
             leafId=session.leaf_id,
             entryCount=session.entry_count,
@@ -238,9 +355,20 @@ class SessionService:
             persisted=session.persisted,
             migratedFrom=migrated_from,
             warnings=_open_warnings(session),
+            titleFault=session.title_fault or _missing_title(session),
         )
 
     def continue_recent(self, params: wire.ContinueRecentParams) -> wire.OpenResult | None:
+        if params.terminalId is not None:
+            check_terminal_id(params.terminalId)
+            last_used = self.breadcrumbs.recall(params.terminalId, params.cwd)
+            if last_used is not None:
+                try:
+                    session, report = self._load(last_used)
+                except (DamagedFile, SessionNotFound, InvalidState):
+                    pass  # fall back to the newest of the cwd
+                else:
+                    return self._open_result(session, report.parse_errors, report.migrated_from)
         folder = self.layout.cwd_dir(params.cwd)
         candidates = []
         for path in self.layout.session_files(folder):
@@ -253,6 +381,8 @@ class SessionService:
                 session, report = self._load(path)
             except (DamagedFile, SessionNotFound, InvalidState):
                 continue
+            self._follow(session)  # (it may have been open already, and written by another program since)
+            self._remember_terminal(params.terminalId, session)
             return self._open_result(session, report.parse_errors, report.migrated_from)
         return None
 
@@ -260,6 +390,7 @@ class SessionService:
         session = self._require_open(params.sessionId)
         with self._lock:
             self._open.pop(session.id, None)
+        self.watches.remove(session.id)
         self._save_tree_cache(session)
         session.close()
 
@@ -268,9 +399,11 @@ class SessionService:
         with self._lock:
             sessions = list(self._open.values())
             self._open.clear()
+        self.watches.close()
         for session in sessions:
             self._save_tree_cache(session)
             session.close()
+        self.history.close()
 
     def _save_tree_cache(self, session: Session) -> None:
         """Write the tree cache of a large session whose file changed since its cache (store/treecache.py)."""
@@ -291,7 +424,7 @@ class SessionService:
             return
         cached = treecache.build_cache(
             session.path, session.header, session.tree, session.parse_errors, session.writer.torn_tail_at,
-            session.writer.needs_newline, stamp, tail, self._context_for_cache(session),
+            session.writer.needs_newline, stamp, tail, self._context_for_cache(session), session.prefix,
         )
         if cached is not None:
             treecache.write_cache(self.layout.root, cached)
@@ -307,7 +440,7 @@ class SessionService:
         path = session.tree.path(leaf)
         if any(e.has_blobs for e in path):
             return None  # resolved images would bloat the cache; build such a context each time
-        ctx = build_context(path)
+        ctx = omp_context.build_context(path) if session.compat == "omp" else build_context(path)
         try:
             messages = encode(ctx.messages)
         except (TypeError, ValueError):
@@ -336,7 +469,9 @@ class SessionService:
     def append(self, params: wire.AppendParams, defer_sync: bool = False) -> wire.AppendResult:
         """Append a batch. With ``defer_sync`` the fsync the policy asks for is
         left to ``sync_deferred`` (the caller must not answer before it)."""
-        session = self.session(params.sessionId)
+        session, change = self._live(params.sessionId)
+        if params.expectedLeafId is not msgspec.UNSET and params.expectedLeafId != session.leaf_id:
+            raise external.session_changed(session, params.expectedLeafId, self.blobs)  # type: ignore[arg-type]
         parent = UNSET if params.parentId is msgspec.UNSET else params.parentId
         objs: list[dict[str, Any]] = []
         appended = session.append(params.entries, parent, defer_sync, objs)
@@ -348,6 +483,7 @@ class SessionService:
             leafId=session.leaf_id,
             contextTokens=tokens,
             shouldCompact=should_compact,
+            external=external.result_field(change),
         )
 
     def writer_of(self, session_id: str) -> SessionWriter | None:
@@ -372,9 +508,10 @@ class SessionService:
         return tally.total
 
     def build_context(self, params: wire.BuildContextParams) -> wire.BuildContextResult:
-        session = self.session(params.sessionId)
+        session, change = self._live(params.sessionId)
         leaf = session.leaf_id if params.leafId is msgspec.UNSET else params.leafId
-        cached = session.cached_context
+        rules = params.rules or session.compat
+        cached = session.cached_context if rules == session.compat else None
         kept = _kept_messages(cached) if cached is not None and cached.leaf_id == leaf else None
         if kept is not None and params.format == "agent" and params.since is None:
             assert cached is not None
@@ -390,17 +527,24 @@ class SessionService:
                 leafId=leaf,  # type: ignore[arg-type]
                 estimatedTokens=cached.estimated_tokens,
                 entryIds=cached.entry_ids,
-                cursor=make_cursor(session.id, leaf, cached.entry_ids, params.format),
+                cursor=make_cursor(session.id, leaf, cached.entry_ids, _cursor_kind(params.format, rules)),
+                external=external.result_field(change),
             )
         path = session.path_to(leaf)  # type: ignore[arg-type]
-        ctx = build_context(path)
+        ctx = omp_context.build_context(path) if rules == "omp" else build_context(path)
         if any(e.has_blobs for e in path):
             resolve(ctx.messages, self.blobs)
         base, reason = 0, None
+        kind = _cursor_kind(params.format, rules)
         if params.since is not None:
-            base, reason = since_base(params.since, session.id, path, ctx.entry_ids, params.format)
+            base, reason = since_base(params.since, session.id, path, ctx.entry_ids, kind)
+            if base and rules == "omp" and not omp_context.prefix_unchanged(ctx.messages, base):
+                base, reason = 0, "changed"
         shown = ctx.messages[base:] if base else ctx.messages
-        messages = convert_to_llm(shown) if params.format == "llm" else shown
+        if params.format == "llm":
+            messages = omp_context.convert_to_llm(shown) if rules == "omp" else convert_to_llm(shown)
+        else:
+            messages = shown
         return wire.BuildContextResult(
             messages=messages,
             thinkingLevel=ctx.thinking_level,
@@ -412,10 +556,11 @@ class SessionService:
             leafId=leaf,  # type: ignore[arg-type]
             estimatedTokens=context_tokens(ctx.messages, ctx.after_compaction),
             entryIds=ctx.entry_ids[base:] if base else ctx.entry_ids,
-            cursor=make_cursor(session.id, leaf, ctx.entry_ids, params.format),
+            cursor=make_cursor(session.id, leaf, ctx.entry_ids, kind),
             delta=params.since is not None and reason is None,
             baseCount=base,
             rebuildReason=reason,
+            external=external.result_field(change),
         )
 
     # -- tree ------------------------------------------------------------------
@@ -492,7 +637,7 @@ class SessionService:
             self.compactor.auto_finished(session_id)
 
     def get_tree(self, params: wire.GetTreeParams) -> wire.GetTreeResult:
-        session = self.session(params.sessionId)
+        session, change = self._live(params.sessionId)
         labels = session.tree.labels
         nodes = [
             wire.TreeNode(
@@ -505,7 +650,7 @@ class SessionService:
             )
             for entry, parent in session.tree.effective_parents()
         ]
-        return wire.GetTreeResult(nodes=nodes, leafId=session.leaf_id)
+        return wire.GetTreeResult(nodes=nodes, leafId=session.leaf_id, external=external.result_field(change))
 
     def get_entries(self, params: wire.GetEntriesParams) -> wire.GetEntriesResult:
         session = self.session(params.sessionId)
@@ -524,8 +669,11 @@ class SessionService:
 
     def set_name(self, params: wire.SetNameParams) -> wire.SetNameResult:
         session = self.session(params.sessionId)
+        titled = session.prefix
         entry = session.set_name(params.name)
-        return wire.SetNameResult(entryId=entry.id, name=session.tree.name)  # type: ignore[arg-type]
+        if session.prefix != titled and session.persisted:
+            self._index_refresh(session.path)  # the title line changed in place: read the file's row again
+        return wire.SetNameResult(entryId=entry.id, name=session.name)  # type: ignore[arg-type]
 
     # -- fork ------------------------------------------------------------------
 
@@ -552,8 +700,10 @@ class SessionService:
         new_id = new_session_id()
         timestamp = iso_now()
         new_path = self.layout.new_session_path(cwd, timestamp, new_id)
+        omp = session_compat(new_path, self.layout.root, self.compat) == "omp"
         forked = Session.copied(
-            new_path, new_id, cwd, self.fsync_policy, copied.entries, parent_session=source.id, timestamp=timestamp
+            new_path, new_id, cwd, self.fsync_policy, copied.entries, parent_session=source.id, timestamp=timestamp,
+            prefix=fork_prefix(source, timestamp) if omp else b"",
         )
         if copied.labels:
             forked.append(copied.labels)
@@ -561,7 +711,7 @@ class SessionService:
         if forked.persisted:
             self._index_refresh(forked.path)
         with self._lock:
-            forked.blobs = self.blobs
+            self._adopt(forked)
             self._open[new_id] = forked
         return wire.ForkResult(sessionId=new_id, path=str(new_path), persisted=forked.persisted)
 
@@ -581,6 +731,8 @@ class SessionService:
 
     def _indexed(self, session: Session, entries: list[Entry]) -> None:
         """A batch reached the file: fold it into the index row in the same step."""
+        if self.watches:
+            self.watches.arm(session)  # a watched session's file may just have been made
         # An open session's file does not move (archive, delete and restore close it first).
         area = self._areas.get(session.path, _UNKNOWN)
         if area is _UNKNOWN:
@@ -648,9 +800,36 @@ class SessionService:
         if params.includeArchived:
             areas.append((ARCHIVE_DIR, True))
         try:
-            return self._list_indexed(params, areas, limit, after, work)
+            listed = self._list_indexed(params, areas, limit, after, work)
         except IndexUnavailable:
-            pass  # locked by another sidecar past the busy timeout: read the files
+            listed = self._list_files(params, areas, limit, after, work)
+        if after is None:  # in-memory sessions lead the first page (they have no file to sort by)
+            listed.sessions[:0] = self._list_in_memory(params)
+        return listed
+
+    def _list_in_memory(self, params: wire.ListParams) -> list[wire.SessionInfo]:
+        with self._lock:
+            sessions = [s for s in self._open.values() if s.in_memory]
+        found = []
+        for session in sessions:
+            header = session.header_obj()
+            if not params.all and params.cwd is not None and header.get("cwd") != params.cwd:
+                continue
+            data = b"\n".join([session.header.raw, *(e.raw for e in session.tree.entries)])
+            summary = summarize(session.path, data, int(time.time() * 1000))
+            if summary is None:
+                continue
+            if params.query and not matches(summary, params.query):
+                continue
+            info = _session_info(summary, False)
+            info.path, info.inMemory = "", True
+            found.append(info)
+        return found
+
+    def _list_files(
+        self, params: wire.ListParams, areas: list[tuple[str | None, bool]], limit: int, after: Any, work: Work
+    ) -> wire.ListResult:
+        """The listing read from the files themselves (the index is locked by another sidecar)."""
         files: list[tuple[Path, bool]] = []
         for area, archived in areas:
             base = self.layout.root if area is None else self.layout.root / area
@@ -733,6 +912,7 @@ class SessionService:
         if session is not None and not session.persisted:
             with self._lock:
                 self._open.pop(session.id, None)
+            self.watches.remove(session.id)
             return wire.DeleteResult(sessionId=params.sessionId, trashPath=None)
         area = None if self.layout.find(params.sessionId) is not None else ARCHIVE_DIR
         path = self._move(params.sessionId, area, TRASH_DIR, "delete")
@@ -741,6 +921,52 @@ class SessionService:
     def restore(self, params: wire.RestoreParams) -> wire.RestoreResult:
         path = self._move(params.sessionId, TRASH_DIR, None, "restore")
         return wire.RestoreResult(sessionId=params.sessionId, path=str(path))
+
+    def move(self, params: wire.MoveParams) -> wire.MoveResult:
+        """Give a live session another project folder: header cwd rewritten, file moved (store/move.py)."""
+        check_session_id(params.sessionId)
+        if not os.path.isabs(params.cwd) or "\x00" in params.cwd:
+            raise InvalidParams(f"cwd must be an absolute path, not {params.cwd!r}", field="cwd")
+        with self._lock:
+            open_here = self._open.get(params.sessionId)
+            if open_here is not None and open_here.in_memory:
+                open_here.header = Entry.from_obj({**open_here.header_obj(), "cwd": params.cwd})
+                return wire.MoveResult(sessionId=params.sessionId, path="")
+            if open_here is not None and not open_here.persisted:
+                raise InvalidState(
+                    f"session {params.sessionId} has no file yet (nothing is written before the first user or assistant "
+                    "message); create it with the cwd it belongs to, or move it once it is written",
+                    sessionId=params.sessionId)
+            source = self.layout.find(params.sessionId)
+            if source is None:
+                raise SessionNotFound(f"cannot move: no live session {params.sessionId!r} below {self.layout.root}",
+                                      sessionId=params.sessionId)
+            target = self.layout.cwd_dir(params.cwd) / source.name
+            if target == source:
+                return wire.MoveResult(sessionId=params.sessionId, path=str(source))
+            if os.path.lexists(target):
+                raise SessionExists(f"cannot move: {target} already exists; move or delete that file first",
+                                    path=str(target))
+            self.layout.check_inside(target.parent)
+            if open_here is not None:
+                self._open.pop(params.sessionId, None)
+                open_here.close()
+            held = lock_path(source)  # sessionLocked while another sidecar writes it
+            try:
+                rewrite_header_cwd(source, params.cwd)
+                unlock(held)
+                held = lock_path(source)  # the rewrite made a new file: hold that one
+                relocate(source, target)
+            except OSError as exc:
+                raise StorageError(f"could not move {source}: {exc.strerror or exc}", path=str(source)) from exc
+            finally:
+                unlock(held)
+            treecache.drop_cache(self.layout.root, source)
+            self.index.moved(source, None, None)  # its row named the old cwd: read it again where it is
+            self._index_refresh(target)
+        if open_here is not None:
+            self._load(target)  # open again where it is now, lock and all
+        return wire.MoveResult(sessionId=params.sessionId, path=str(target))
 
     def _move(self, session_id: str, from_area: str | None, to_area: str | None, verb: str) -> Path:
         check_session_id(session_id)
@@ -751,7 +977,7 @@ class SessionService:
                 open_session = self._open.get(session_id)
                 if open_session is not None and not open_session.persisted and from_area is None:
                     raise InvalidState(
-                        f"session {session_id} has no file yet (nothing is written before the first assistant message)",
+                        f"session {session_id} has no file yet (nothing is written before the first user or assistant message)",
                         sessionId=session_id,
                     )
                 raise SessionNotFound(f"cannot {verb}: no session {session_id!r} {where}", sessionId=session_id)
@@ -762,6 +988,7 @@ class SessionService:
                 )
             session = self._open.pop(session_id, None)
             if session is not None:
+                self.watches.remove(session_id)
                 session.close()
             # Another sidecar writing it keeps it where it is.
             try:
@@ -770,24 +997,91 @@ class SessionService:
                 raise SessionNotFound(f"cannot {verb}: {source} vanished", sessionId=session_id) from None
             try:
                 self.layout.check_inside(target.parent)  # a symlinked .archive / .trash leads nowhere
-                ensure_dir(target.parent)
-                os.rename(source, target)
-                fsync_dir(target.parent)
-                fsync_dir(source.parent)
+                relocate(source, target)
             except OSError as exc:
                 raise StorageError(f"could not {verb} {source}: {exc.strerror or exc}", path=str(source)) from exc
             finally:
                 unlock(held)
-            # Leftovers of the session beside it (migration backups, torn lines) move along.
-            for extra in source.parent.glob(source.name + ".*"):
-                try:
-                    os.rename(extra, target.parent / extra.name)
-                except OSError:
-                    pass
             treecache.drop_cache(self.layout.root, source)
             area = self._area_of(target)
             self.index.moved(source, target if area is not None else None, area)
             return target
+
+    # -- upkeep: stats and retention ---------------------------------------------------
+
+    def stats(self, params: wire.StatsParams) -> wire.StatsResult:
+        if not 0 <= params.largest <= MAX_LIST_LIMIT:
+            raise InvalidParams(f"largest must be between 0 and {MAX_LIST_LIMIT}", largest=params.largest)
+        usage = measure(self.layout, [self.blobs.folder], self.layout.root / INDEX_DIR, params.blobs)
+        return stats_result(usage, params.largest)
+
+    def prune(self, params: wire.PruneParams) -> wire.PruneResult:
+        policy = retention_policy(params, self.settings.retention)
+        candidates = [f for f in session_files(self.layout) if f.area != "trash" and f.session_id is not None]
+        selected, pinned = select(candidates, policy, time.time_ns())
+        if selected and len(selected) == len(candidates) and not params.confirm and not params.dryRun:
+            raise InvalidParams(
+                f"this policy would send every one of the {len(candidates)} sessions to the trash; "
+                "pass confirm: true (--yes) if that is meant, or try it with dryRun first", field="confirm")
+        chosen, skipped, moved = [], [], 0
+        for item in selected:
+            found = item.session
+            listed = wire.PrunedSession(sessionId=found.session_id, path=str(found.path), bytes=found.size,
+                                        reason=item.reason)
+            if not params.dryRun:
+                try:
+                    self.delete(wire.DeleteParams(sessionId=found.session_id))  # type: ignore[arg-type]
+                except SidecarError as exc:
+                    listed.reason = exc.message
+                    skipped.append(listed)
+                    continue
+                moved += found.size
+            chosen.append(listed)
+        return wire.PruneResult(selected=chosen, movedBytes=moved, pinned=len(pinned), skipped=skipped)
+
+    # -- prompt history ------------------------------------------------------------
+
+    def history_add(self, params: wire.HistoryAddParams) -> None:
+        if not params.prompt.strip():
+            raise InvalidParams("prompt is empty; send the text the user typed", field="prompt")
+        if len(params.prompt) > MAX_PROMPT_CHARS:
+            raise InvalidParams(f"prompt is longer than {MAX_PROMPT_CHARS} characters; it is not one a user typed",
+                                field="prompt", length=len(params.prompt))
+        self.history.add(params.prompt, _history_cwd(params.cwd))
+
+    def history_search(self, params: wire.HistorySearchParams) -> wire.HistoryResult:
+        if not params.query:
+            raise InvalidParams("query is empty; use history/list for the newest prompts", field="query")
+        found = self._history_read(lambda: self.history.search(
+            params.query, _history_cwd(params.cwd), _history_limit(params.limit), params.order == "relevance"))
+        return wire.HistoryResult(entries=[_history_entry(p) for p in found])
+
+    def history_list(self, params: wire.HistoryListParams) -> wire.HistoryResult:
+        found = self._history_read(lambda: self.history.recent(
+            _history_cwd(params.cwd), _history_limit(params.limit), params.before))
+        return wire.HistoryResult(entries=[_history_entry(p) for p in found])
+
+    def _history_read(self, read: Callable[[], list[Prompt]]) -> list[Prompt]:
+        try:
+            return read()
+        except (HistoryUnavailable, sqlite3.Error) as exc:
+            raise StorageError(str(exc), path=str(self.history.path)) from exc
+
+
+def _history_cwd(cwd: str | None) -> str | None:
+    if cwd is not None and not os.path.isabs(cwd):
+        raise InvalidParams(f"cwd must be an absolute path, not {cwd!r}", field="cwd")
+    return cwd
+
+
+def _history_limit(limit: int) -> int:
+    if not 1 <= limit <= MAX_LIST_LIMIT:
+        raise InvalidParams(f"limit must be between 1 and {MAX_LIST_LIMIT}", limit=limit)
+    return limit
+
+
+def _history_entry(prompt: Prompt) -> wire.HistoryEntry:
+    return wire.HistoryEntry(id=prompt.id, prompt=prompt.prompt, cwd=prompt.cwd, createdAt=iso_from_ms(prompt.created_ms))
 
 
 def _open_warnings(session: Session) -> list[wire.OpenWarning]:

@@ -37,6 +37,13 @@ class CreateParams(_Params):
     sessionId: str | None = None
     name: str | None = None
     parentSession: str | None = None
+    # false: an in-memory session that never touches the disk (subagents, tests,
+    # previews); every method works on it, a fork of it is written as usual.
+    persist: bool = True
+    # The terminal it is used from: continueRecent with the same id resumes it.
+    terminalId: str | None = None
+    # Send session/didAppend and session/didReload when another program writes the file.
+    watch: bool = False
 
 
 class CreateResult(_Result):
@@ -53,6 +60,11 @@ class OpenParams(_Params):
     # Read without taking the session's lock (another sidecar may be writing it);
     # every write to a session opened so is refused.
     readOnly: bool = False
+    # The terminal it is used from: continueRecent with the same id resumes it.
+    terminalId: str | None = None
+    # Send session/didAppend and session/didReload when another program (pi's own CLI,
+    # say) writes the file while it is open. Opening again without it stops them.
+    watch: bool = False
 
 
 class OpenWarning(_Result):
@@ -78,10 +90,27 @@ class OpenResult(_Result):
     persisted: bool
     migratedFrom: int | None = None
     warnings: list[OpenWarning] = []
+    # What is wrong with the line before the header (oh-my-pi's title slot), if
+    # anything: damaged, of the wrong width, or missing under oh-my-pi's
+    # compatibility. The rest of the file opened as usual.
+    titleFault: str | None = None
 
 
 class ContinueRecentParams(_Params):
     cwd: str
+    # Prefer the session this terminal used last in ``cwd`` over the newest one.
+    terminalId: str | None = None
+
+
+class MoveParams(_Params):
+    sessionId: str
+    # The project folder the session belongs to from now on (absolute).
+    cwd: str
+
+
+class MoveResult(_Result):
+    sessionId: str
+    path: str
 
 
 class CloseParams(_SessionRef):
@@ -104,6 +133,21 @@ class AppendParams(_Params):
     entries: list[dict[str, Any]]
     # Absent: below the leaf. null: a new root. An id: below that entry.
     parentId: str | None | UnsetType = UNSET
+    # The leaf the client believes in (null: an empty session). When another
+    # program moved it (appended to the file), nothing is written: sessionChanged.
+    expectedLeafId: str | None | UnsetType = UNSET
+
+
+class ExternalChange(_Result):
+    """What this call found another program had done to the file since the session last saw it."""
+
+    # Entries another program appended, now in the session (file order); the leaf moved to the last.
+    entryIds: list[str]
+    # The file was read again whole: "rewritten" (other bytes), "truncated", "replaced" (another
+    # file renamed over it), "interleaved" (their lines went out between ours). Else null.
+    reloaded: str | None = None
+    # The header line was rewritten in place (oh-my-pi's title): only the header was read again.
+    headerChanged: bool = False
 
 
 class AppendedEntry(_Result):
@@ -117,6 +161,8 @@ class AppendResult(_Result):
     leafId: str | None
     contextTokens: int
     shouldCompact: bool
+    # Set when the file had changed behind the sidecar's back (folded in before this append).
+    external: ExternalChange | None = None
 
 
 class BuildContextParams(_Params):
@@ -126,6 +172,9 @@ class BuildContextParams(_Params):
     format: Literal["agent", "llm"] = "agent"
     # The cursor of an earlier result: send only the messages after it when the path only grew.
     since: str | None = None
+    # Whose context rules: "pi" or "omp" (oh-my-pi's, see PROTOCOL.md). Absent:
+    # those of the tool whose folder the session is in (the root's compatibility).
+    rules: Literal["pi", "omp"] | None = None
 
 
 class ModelRef(_Result):
@@ -151,6 +200,8 @@ class BuildContextResult(_Result):
     delta: bool = False
     baseCount: int = 0
     rebuildReason: str | None = None
+    # Set when the file had changed behind the sidecar's back (folded in before this answer).
+    external: ExternalChange | None = None
 
 
 # -- tree -----------------------------------------------------------------------
@@ -194,6 +245,8 @@ class TreeNode(_Result):
 class GetTreeResult(_Result):
     nodes: list[TreeNode]
     leafId: str | None
+    # Set when the file had changed behind the sidecar's back (folded in before this answer).
+    external: ExternalChange | None = None
 
 
 class GetEntriesParams(_Params):
@@ -274,6 +327,8 @@ class SessionInfo(_Result):
     parentSession: str | None = None
     # With a query: the first matching message text around the match, marked **like this**.
     snippet: str | None = None
+    # An in-memory session of this sidecar (created with persist: false); its path is "".
+    inMemory: bool = False
 
 
 class ListResult(_Result):
@@ -347,6 +402,31 @@ class DidCompactParams(_Result):
     result: CompactResult
 
 
+class DidAppendParams(_Result):
+    """Notification ``session/didAppend``: entries reached a watched session's file.
+
+    ``external`` true: another program wrote them (they are in the session now,
+    and its leaf is ``leafId``). Sent to clients that opened the session with ``watch``.
+    """
+
+    sessionId: str
+    entries: list[dict[str, Any]]
+    leafId: str | None
+    external: bool
+
+
+class DidReloadParams(_Result):
+    """Notification ``session/didReload``: a watched session's file was read again whole
+    (another program rewrote, cut or replaced it); what the client holds may be stale."""
+
+    sessionId: str
+    # "rewritten", "truncated", "replaced", "interleaved" (see ExternalChange.reloaded), or
+    # "header" (only the header line, rewritten in place).
+    reason: str
+    leafId: str | None
+    entryCount: int
+
+
 class SummarizeParams(_Result):
     """Server -> client request ``session/summarize`` (the ``client`` provider); answered by ``SummarizeResult``."""
 
@@ -358,6 +438,114 @@ class SummarizeParams(_Result):
 
 class SummarizeResult(_Result):
     text: str
+
+
+# -- upkeep: what the store holds, and retention --------------------------------
+
+
+class StatsParams(_Params):
+    # How many of the largest sessions to name.
+    largest: int = 10
+    # Also find the blobs no session refers to (reads every session file).
+    blobs: bool = False
+
+
+class FolderUsage(_Result):
+    # The project folder below the root (its name encodes the cwd, as pi's does).
+    folder: str
+    bytes: int
+    sessions: int
+
+
+class SessionUsage(_Result):
+    sessionId: str | None
+    path: str
+    area: Literal["live", "archive", "trash"]
+    bytes: int
+
+
+class StatsResult(_Result):
+    totalBytes: int
+    liveBytes: int
+    archiveBytes: int
+    trashBytes: int
+    blobBytes: int
+    blobCount: int
+    indexBytes: int
+    sessionCount: int
+    # Live and archived sessions by project folder, the largest first.
+    folders: list[FolderUsage]
+    largest: list[SessionUsage]
+    # With ``blobs``: blobs no session (live, archived or trashed) refers to.
+    unreferencedBlobs: int | None = None
+    unreferencedBytes: int | None = None
+
+
+class PruneParams(_Params):
+    """A retention policy; absent fields come from the settings' ``retention`` section."""
+
+    # A duration: "90d", "12h", "2w" (s, m, h, d, w).
+    olderThan: str | None = None
+    keepPerCwd: int | None = None
+    # A size: "5GB", "500MiB".
+    maxTotal: str | None = None
+    # Named or labelled sessions are pinned out of every policy unless this is true.
+    includePinned: bool = False
+    dryRun: bool = False
+    # Needed when the policy would send every session to the trash.
+    confirm: bool = False
+
+
+class PrunedSession(_Result):
+    sessionId: str | None
+    path: str
+    bytes: int
+    reason: str
+
+
+class PruneResult(_Result):
+    # What the policy selected: moved to the trash (restorable), or only listed with dryRun.
+    selected: list[PrunedSession]
+    movedBytes: int
+    pinned: int
+    # Selected but left where they are (another sidecar holds them), with why.
+    skipped: list[PrunedSession] = []
+
+
+# -- prompt history (not sessions: what the user typed, for recall and search) --
+
+
+class HistoryAddParams(_Params):
+    prompt: str
+    # The project it was typed in (absolute); absent: no project.
+    cwd: str | None = None
+
+
+class HistorySearchParams(_Params):
+    # Case-insensitive substring of the prompt.
+    query: str
+    cwd: str | None = None
+    limit: int = 20
+    # "recent": newest first; "relevance": best match first (bm25), then newest.
+    order: Literal["recent", "relevance"] = "recent"
+
+
+class HistoryListParams(_Params):
+    cwd: str | None = None
+    limit: int = 50
+    # Only entries older than this id (the last id of the previous page).
+    before: int | None = None
+
+
+class HistoryEntry(_Result):
+    id: int
+    prompt: str
+    cwd: str | None
+    createdAt: str
+
+
+class HistoryResult(_Result):
+    entries: list[HistoryEntry]
 
 
 # Method name -> (params type, result type). The rpc layer and the schema
@@ -382,4 +570,10 @@ METHODS: dict[str, tuple[type, Any]] = {
     "session/delete": (DeleteParams, DeleteResult),
     "session/restore": (RestoreParams, RestoreResult),
     "session/compact": (CompactParams, CompactResult),
+    "session/move": (MoveParams, MoveResult),
+    "session/stats": (StatsParams, StatsResult),
+    "session/prune": (PruneParams, PruneResult),
+    "history/add": (HistoryAddParams, None),
+    "history/search": (HistorySearchParams, HistoryResult),
+    "history/list": (HistoryListParams, HistoryResult),
 }

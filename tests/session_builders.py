@@ -117,3 +117,35 @@ def msg(body: dict) -> dict:
 
 def context(svc: SessionService, session_id: str, fmt: str = "agent", **params: Any) -> wire.BuildContextResult:
     return svc.build_context(wire.BuildContextParams(sessionId=session_id, format=fmt, **params))
+
+
+# -- a session whose path holds labels, a name, a custom entry and a compaction (issue 23) --
+
+
+def turn(svc: SessionService, session_id: str, number: int) -> list[str]:
+    return append(svc, session_id,
+                  msg(user(f"question {number}")),
+                  msg(tool_call_assistant(f"call{number}", path=f"src/m{number}.py")),
+                  msg(tool_result(f"call{number}", f"body of m{number}")),
+                  msg(assistant(f"answer {number}")))
+
+
+def labelled_session(svc: SessionService) -> tuple[str, dict[str, str]]:
+    """The issue's session: labels before and after a compaction, a name, a custom entry."""
+    session_id = svc.create(wire.CreateParams(cwd="/work/proj")).sessionId
+    ids: dict[str, str] = {}
+    ids["answer0"] = turn(svc, session_id, 0)[-1]
+    ids["label0"] = svc.set_label(wire.SetLabelParams(sessionId=session_id, entryId=ids["answer0"], label="first")).entryId
+    ids["q1"] = turn(svc, session_id, 1)[0]
+    ids["label_q1"] = svc.set_label(wire.SetLabelParams(sessionId=session_id, entryId=ids["q1"], label="asked")).entryId
+    ids["q2"] = turn(svc, session_id, 2)[0]
+    ids["name"] = svc.set_name(wire.SetNameParams(sessionId=session_id, name="labels and forks")).entryId
+    ids["custom"] = append(svc, session_id, {"type": "custom", "customType": "ext-state", "data": {"n": 1}})[0]
+    # Kept region starts at a label entry: after the fork it must start at the entry after it.
+    ids["compaction"] = append(svc, session_id, {"type": "compaction", "summary": "work so far",
+                                                  "firstKeptEntryId": ids["label_q1"], "tokensBefore": 1234})[0]
+    ids["answer3"] = turn(svc, session_id, 3)[-1]
+    ids["label3"] = svc.set_label(wire.SetLabelParams(sessionId=session_id, entryId=ids["answer3"], label="late")).entryId
+    turn4 = turn(svc, session_id, 4)
+    ids["q4"], ids["last"] = turn4[0], turn4[-1]
+    return session_id, ids

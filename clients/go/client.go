@@ -59,6 +59,10 @@ type Options struct {
 	Summarize SummarizeFunc
 	// OnDidCompact receives session/didCompact (compaction.autoCompact).
 	OnDidCompact func(DidCompactParams)
+	// OnDidAppend and OnDidReload receive session/didAppend and
+	// session/didReload: another program wrote a session opened with Watch.
+	OnDidAppend func(DidAppendParams)
+	OnDidReload func(DidReloadParams)
 	// OnProgress receives work-done progress the sidecar reports on tokens it
 	// created itself (window/workDoneProgress/create, e.g. an autoCompact run),
 	// not for a call of yours (those go to WithProgress). Nil: such tokens are
@@ -589,6 +593,20 @@ func (c *Client) deliver(n notification) {
 			return
 		}
 	}
+	if n.method == "session/didAppend" && c.opts.OnDidAppend != nil {
+		var p DidAppendParams
+		if json.Unmarshal(n.params, &p) == nil {
+			c.opts.OnDidAppend(p)
+			return
+		}
+	}
+	if n.method == "session/didReload" && c.opts.OnDidReload != nil {
+		var p DidReloadParams
+		if json.Unmarshal(n.params, &p) == nil {
+			c.opts.OnDidReload(p)
+			return
+		}
+	}
 	if c.opts.OnNotification != nil {
 		c.opts.OnNotification(n.method, n.params)
 	}
@@ -599,7 +617,7 @@ func (c *Client) deliver(n notification) {
 // (a test compares both with schema.json).
 var (
 	servedRequests     = []string{"session/summarize", "window/workDoneProgress/create"}
-	typedNotifications = []string{"$/progress", "session/didCompact"}
+	typedNotifications = []string{"$/progress", "session/didAppend", "session/didCompact", "session/didReload"}
 )
 
 // serve answers a request from the sidecar (session/summarize).

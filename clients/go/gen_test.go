@@ -88,7 +88,7 @@ func TestEveryMethodAndFieldHasAGoCounterpart(t *testing.T) {
 		}
 		goName := schemagen.Renames[method]
 		if goName == "" {
-			goName = schemagen.GoName(method[strings.Index(method, "/")+1:])
+			goName = schemagen.MethodGoName(method)
 		}
 		fn, ok := client.MethodByName(goName)
 		if !ok {
@@ -117,7 +117,8 @@ func TestEveryMethodAndFieldHasAGoCounterpart(t *testing.T) {
 	for _, v := range []any{InitializeParams{}, InitializeResult{}, Capabilities{}, ServerInfo{}, ClientInfo{},
 		ProgressParams{}, CancelParams{}, Settings{}, StoreSettings{}, CompactionSettings{}, ProvidersSettings{},
 		ProviderEndpoint{}, WorkDoneProgressCreateParams{}, AppendedEntry{}, TreeNode{}, SessionInfo{}, SessionTokens{}, CompactDetails{}, Error{},
-		SummarizeParams{}, SummarizeResult{}, DidCompactParams{}} {
+		SummarizeParams{}, SummarizeResult{}, DidCompactParams{}, OpenWarning{}, HistoryEntry{}, RetentionSettings{},
+		FolderUsage{}, SessionUsage{}, PrunedSession{}, DidAppendParams{}, DidReloadParams{}, ExternalChange{}} {
 		types[reflect.TypeOf(v).Name()] = reflect.TypeOf(v)
 	}
 	types["ErrorObject"] = reflect.TypeFor[Error]()

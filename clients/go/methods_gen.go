@@ -6,6 +6,9 @@ import "context"
 
 // Methods lists the protocol methods with a typed method on Client (initialize and shutdown are the client's own business).
 var Methods = []string{
+	"history/add",
+	"history/list",
+	"history/search",
 	"session/append",
 	"session/archive",
 	"session/branch",
@@ -20,15 +23,21 @@ var Methods = []string{
 	"session/getEntries",
 	"session/getTree",
 	"session/list",
+	"session/move",
 	"session/open",
+	"session/prune",
 	"session/restore",
 	"session/setLabel",
 	"session/setName",
+	"session/stats",
 	"session/unarchive",
 }
 
 // methodTypes holds a zero params and result value per method (nil: a null result), for the tests.
 var methodTypes = map[string][2]any{
+	"history/add":            {HistoryAddParams{}, nil},
+	"history/list":           {HistoryListParams{}, HistoryResult{}},
+	"history/search":         {HistorySearchParams{}, HistoryResult{}},
 	"session/append":         {AppendParams{}, AppendResult{}},
 	"session/archive":        {ArchiveParams{}, ArchiveResult{}},
 	"session/branch":         {BranchParams{}, BranchResult{}},
@@ -43,11 +52,37 @@ var methodTypes = map[string][2]any{
 	"session/getEntries":     {GetEntriesParams{}, GetEntriesResult{}},
 	"session/getTree":        {GetTreeParams{}, GetTreeResult{}},
 	"session/list":           {ListParams{}, ListResult{}},
+	"session/move":           {MoveParams{}, MoveResult{}},
 	"session/open":           {OpenParams{}, OpenResult{}},
+	"session/prune":          {PruneParams{}, PruneResult{}},
 	"session/restore":        {RestoreParams{}, RestoreResult{}},
 	"session/setLabel":       {SetLabelParams{}, SetLabelResult{}},
 	"session/setName":        {SetNameParams{}, SetNameResult{}},
+	"session/stats":          {StatsParams{}, StatsResult{}},
 	"session/unarchive":      {ArchiveParams{}, ArchiveResult{}},
+}
+
+// HistoryAdd calls history/add; its result is null.
+func (c *Client) HistoryAdd(ctx context.Context, params HistoryAddParams, opts ...CallOption) error {
+	return c.Call(ctx, "history/add", params, nil, opts...)
+}
+
+// HistoryList calls history/list.
+func (c *Client) HistoryList(ctx context.Context, params HistoryListParams, opts ...CallOption) (*HistoryResult, error) {
+	var result HistoryResult
+	if err := c.Call(ctx, "history/list", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
+// HistorySearch calls history/search.
+func (c *Client) HistorySearch(ctx context.Context, params HistorySearchParams, opts ...CallOption) (*HistoryResult, error) {
+	var result HistoryResult
+	if err := c.Call(ctx, "history/search", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
 }
 
 // Append calls session/append.
@@ -172,10 +207,28 @@ func (c *Client) List(ctx context.Context, params ListParams, opts ...CallOption
 	return &result, nil
 }
 
+// Move calls session/move.
+func (c *Client) Move(ctx context.Context, params MoveParams, opts ...CallOption) (*MoveResult, error) {
+	var result MoveResult
+	if err := c.Call(ctx, "session/move", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
 // Open calls session/open.
 func (c *Client) Open(ctx context.Context, params OpenParams, opts ...CallOption) (*OpenResult, error) {
 	var result OpenResult
 	if err := c.Call(ctx, "session/open", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
+// Prune calls session/prune.
+func (c *Client) Prune(ctx context.Context, params PruneParams, opts ...CallOption) (*PruneResult, error) {
+	var result PruneResult
+	if err := c.Call(ctx, "session/prune", params, &result, opts...); err != nil {
 		return nil, err
 	}
 	return &result, nil
@@ -203,6 +256,15 @@ func (c *Client) SetLabel(ctx context.Context, params SetLabelParams, opts ...Ca
 func (c *Client) SetName(ctx context.Context, params SetNameParams, opts ...CallOption) (*SetNameResult, error) {
 	var result SetNameResult
 	if err := c.Call(ctx, "session/setName", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
+// Stats calls session/stats.
+func (c *Client) Stats(ctx context.Context, params StatsParams, opts ...CallOption) (*StatsResult, error) {
+	var result StatsResult
+	if err := c.Call(ctx, "session/stats", params, &result, opts...); err != nil {
 		return nil, err
 	}
 	return &result, nil

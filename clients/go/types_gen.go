@@ -27,6 +27,7 @@ const (
 	CodeInvalidEntry          = -33009
 	CodeInvalidState          = -33010
 	CodePayloadTooLarge       = -33011
+	CodeSessionChanged        = -33012
 	CodeNothingToCompact      = -33020
 	CodeProviderError         = -33021
 	CodeContextOverflow       = -33022
@@ -72,6 +73,8 @@ var (
 	ErrInvalidState = &Error{Code: -33010, Message: "invalidState"}
 	// ErrPayloadTooLarge: A frame over the size limit (64 MiB); it is skipped.
 	ErrPayloadTooLarge = &Error{Code: -33011, Message: "payloadTooLarge"}
+	// ErrSessionChanged: Another program appended to the session's file: its leaf is not the `expectedLeafId` the append named. Nothing was written; `data.leafId` is the leaf now and `data.entries` (or only `data.entryIds` when large) what the client has not seen.
+	ErrSessionChanged = &Error{Code: -33012, Message: "sessionChanged"}
 	// ErrNothingToCompact: Everything since the last compaction would be kept (or the leaf is a compaction).
 	ErrNothingToCompact = &Error{Code: -33020, Message: "nothingToCompact"}
 	// ErrProviderError: The summarizing model failed (after bounded retries); `data` names provider and status.
@@ -104,6 +107,7 @@ var errorKinds = map[int]string{
 	-33009: "invalidEntry",
 	-33010: "invalidState",
 	-33011: "payloadTooLarge",
+	-33012: "sessionChanged",
 	-33020: "nothingToCompact",
 	-33021: "providerError",
 	-33022: "contextOverflow",
@@ -117,6 +121,8 @@ type AppendParams struct {
 	Entries   []map[string]any `json:"entries"`
 	// Three states: unset (absent), Null[T]() or Value(x).
 	ParentID Nullable[string] `json:"parentId,omitzero"`
+	// Three states: unset (absent), Null[T]() or Value(x).
+	ExpectedLeafID Nullable[string] `json:"expectedLeafId,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
@@ -124,9 +130,10 @@ type AppendParams struct {
 type AppendResult struct {
 	Entries []AppendedEntry `json:"entries"`
 	// nil is null.
-	LeafID        *string `json:"leafId"`
-	ContextTokens int     `json:"contextTokens"`
-	ShouldCompact bool    `json:"shouldCompact"`
+	LeafID        *string         `json:"leafId"`
+	ContextTokens int             `json:"contextTokens"`
+	ShouldCompact bool            `json:"shouldCompact"`
+	External      *ExternalChange `json:"external,omitzero"`
 }
 
 // AppendedEntry is `AppendedEntry` in protocol/schema.json.
@@ -181,6 +188,8 @@ type BuildContextParams struct {
 	Format string `json:"format,omitzero"`
 	// Empty: not sent.
 	Since string `json:"since,omitzero"`
+	// Empty: not sent.
+	Rules string `json:"rules,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
@@ -194,14 +203,15 @@ type BuildContextResult struct {
 	Mode          string            `json:"mode"`
 	InjectedRules []string          `json:"injectedRules"`
 	// nil is null.
-	LeafID          *string        `json:"leafId"`
-	EstimatedTokens int            `json:"estimatedTokens"`
-	EntryIDs        []string       `json:"entryIds"`
-	ModeData        map[string]any `json:"modeData,omitzero"`
-	Cursor          *string        `json:"cursor,omitzero"`
-	Delta           bool           `json:"delta,omitzero"`
-	BaseCount       int            `json:"baseCount,omitzero"`
-	RebuildReason   *string        `json:"rebuildReason,omitzero"`
+	LeafID          *string         `json:"leafId"`
+	EstimatedTokens int             `json:"estimatedTokens"`
+	EntryIDs        []string        `json:"entryIds"`
+	ModeData        map[string]any  `json:"modeData,omitzero"`
+	Cursor          *string         `json:"cursor,omitzero"`
+	Delta           bool            `json:"delta,omitzero"`
+	BaseCount       int             `json:"baseCount,omitzero"`
+	RebuildReason   *string         `json:"rebuildReason,omitzero"`
+	External        *ExternalChange `json:"external,omitzero"`
 }
 
 // CancelParams is `CancelParams` in protocol/schema.json.
@@ -296,6 +306,8 @@ type CompactionSettings struct {
 // ContinueRecentParams is `ContinueRecentParams` in protocol/schema.json.
 type ContinueRecentParams struct {
 	Cwd string `json:"cwd"`
+	// Empty: not sent.
+	TerminalID string `json:"terminalId,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
@@ -308,6 +320,11 @@ type CreateParams struct {
 	Name string `json:"name,omitzero"`
 	// Empty: not sent.
 	ParentSession string `json:"parentSession,omitzero"`
+	// Default: true.
+	Persist *bool `json:"persist,omitzero"`
+	// Empty: not sent.
+	TerminalID string `json:"terminalId,omitzero"`
+	Watch      bool   `json:"watch,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
@@ -331,10 +348,39 @@ type DeleteResult struct {
 	TrashPath *string `json:"trashPath"`
 }
 
+// DidAppendParams: Notification `session/didAppend`: entries reached a watched session's file.
+//
+// `external` true: another program wrote them (they are in the session now,
+// and its leaf is `leafId`). Sent to clients that opened the session with `watch`.
+type DidAppendParams struct {
+	SessionID string           `json:"sessionId"`
+	Entries   []map[string]any `json:"entries"`
+	// nil is null.
+	LeafID   *string `json:"leafId"`
+	External bool    `json:"external"`
+}
+
 // DidCompactParams: Notification `session/didCompact`: the sidecar compacted a session by itself (autoCompact).
 type DidCompactParams struct {
 	SessionID string        `json:"sessionId"`
 	Result    CompactResult `json:"result"`
+}
+
+// DidReloadParams: Notification `session/didReload`: a watched session's file was read again whole
+// (another program rewrote, cut or replaced it); what the client holds may be stale.
+type DidReloadParams struct {
+	SessionID string `json:"sessionId"`
+	Reason    string `json:"reason"`
+	// nil is null.
+	LeafID     *string `json:"leafId"`
+	EntryCount int     `json:"entryCount"`
+}
+
+// ExternalChange: What this call found another program had done to the file since the session last saw it.
+type ExternalChange struct {
+	EntryIDs      []string `json:"entryIds"`
+	Reloaded      *string  `json:"reloaded,omitzero"`
+	HeaderChanged bool     `json:"headerChanged,omitzero"`
 }
 
 // FlushParams is `FlushParams` in protocol/schema.json.
@@ -346,6 +392,13 @@ type FlushParams struct {
 // FlushResult is `FlushResult` in protocol/schema.json.
 type FlushResult struct {
 	Persisted bool `json:"persisted"`
+}
+
+// FolderUsage is `FolderUsage` in protocol/schema.json.
+type FolderUsage struct {
+	Folder   string `json:"folder"`
+	Bytes    int    `json:"bytes"`
+	Sessions int    `json:"sessions"`
 }
 
 // ForkParams is `ForkParams` in protocol/schema.json.
@@ -387,7 +440,52 @@ type GetTreeParams struct {
 type GetTreeResult struct {
 	Nodes []TreeNode `json:"nodes"`
 	// nil is null.
-	LeafID *string `json:"leafId"`
+	LeafID   *string         `json:"leafId"`
+	External *ExternalChange `json:"external,omitzero"`
+}
+
+// HistoryAddParams is `HistoryAddParams` in protocol/schema.json.
+type HistoryAddParams struct {
+	Prompt string `json:"prompt"`
+	// Empty: not sent.
+	Cwd string `json:"cwd,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// HistoryEntry is `HistoryEntry` in protocol/schema.json.
+type HistoryEntry struct {
+	ID     int    `json:"id"`
+	Prompt string `json:"prompt"`
+	// nil is null.
+	Cwd       *string `json:"cwd"`
+	CreatedAt string  `json:"createdAt"`
+}
+
+// HistoryListParams is `HistoryListParams` in protocol/schema.json.
+type HistoryListParams struct {
+	// Empty: not sent.
+	Cwd string `json:"cwd,omitzero"`
+	// Default: 50.
+	Limit  *int `json:"limit,omitzero"`
+	Before *int `json:"before,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// HistoryResult is `HistoryResult` in protocol/schema.json.
+type HistoryResult struct {
+	Entries []HistoryEntry `json:"entries"`
+}
+
+// HistorySearchParams is `HistorySearchParams` in protocol/schema.json.
+type HistorySearchParams struct {
+	Query string `json:"query"`
+	// Empty: not sent.
+	Cwd string `json:"cwd,omitzero"`
+	// Default: 20.
+	Limit *int `json:"limit,omitzero"`
+	// Default: "recent". Empty means the default.
+	Order string `json:"order,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
 // InitializeParams: Unknown fields are ignored here (only here), so an LSP client's initialize is accepted.
@@ -430,6 +528,19 @@ type ListResult struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
+// MoveParams is `MoveParams` in protocol/schema.json.
+type MoveParams struct {
+	SessionID string `json:"sessionId"`
+	Cwd       string `json:"cwd"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// MoveResult is `MoveResult` in protocol/schema.json.
+type MoveResult struct {
+	SessionID string `json:"sessionId"`
+	Path      string `json:"path"`
+}
+
 // OpenParams: Name the session by `sessionId` (looked up below the root) or by `path`.
 type OpenParams struct {
 	// Empty: not sent.
@@ -437,6 +548,9 @@ type OpenParams struct {
 	// Empty: not sent.
 	Path     string `json:"path,omitzero"`
 	ReadOnly bool   `json:"readOnly,omitzero"`
+	// Empty: not sent.
+	TerminalID string `json:"terminalId,omitzero"`
+	Watch      bool   `json:"watch,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
@@ -452,6 +566,7 @@ type OpenResult struct {
 	Persisted    bool          `json:"persisted"`
 	MigratedFrom *int          `json:"migratedFrom,omitzero"`
 	Warnings     []OpenWarning `json:"warnings,omitzero"`
+	TitleFault   *string       `json:"titleFault,omitzero"`
 }
 
 // OpenWarning: Something opening found wrong with the file that did not stop it from opening.
@@ -511,6 +626,36 @@ type ProvidersSettings struct {
 	Timeout *float64 `json:"timeout,omitzero"`
 }
 
+// PruneParams: A retention policy; absent fields come from the settings' `retention` section.
+type PruneParams struct {
+	// Empty: not sent.
+	OlderThan  string `json:"olderThan,omitzero"`
+	KeepPerCwd *int   `json:"keepPerCwd,omitzero"`
+	// Empty: not sent.
+	MaxTotal      string `json:"maxTotal,omitzero"`
+	IncludePinned bool   `json:"includePinned,omitzero"`
+	DryRun        bool   `json:"dryRun,omitzero"`
+	Confirm       bool   `json:"confirm,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// PruneResult is `PruneResult` in protocol/schema.json.
+type PruneResult struct {
+	Selected   []PrunedSession `json:"selected"`
+	MovedBytes int             `json:"movedBytes"`
+	Pinned     int             `json:"pinned"`
+	Skipped    []PrunedSession `json:"skipped,omitzero"`
+}
+
+// PrunedSession is `PrunedSession` in protocol/schema.json.
+type PrunedSession struct {
+	// nil is null.
+	SessionID *string `json:"sessionId"`
+	Path      string  `json:"path"`
+	Bytes     int     `json:"bytes"`
+	Reason    string  `json:"reason"`
+}
+
 // RestoreParams is `RestoreParams` in protocol/schema.json.
 type RestoreParams struct {
 	SessionID string `json:"sessionId"`
@@ -521,6 +666,16 @@ type RestoreParams struct {
 type RestoreResult struct {
 	SessionID string `json:"sessionId"`
 	Path      string `json:"path"`
+}
+
+// RetentionSettings: The policy `session-sidecar prune` and `session/prune` apply when not given one (none by default).
+type RetentionSettings struct {
+	// Empty: not sent.
+	OlderThan  string `json:"olderThan,omitzero"`
+	KeepPerCwd *int   `json:"keepPerCwd,omitzero"`
+	// Empty: not sent.
+	MaxTotal      string `json:"maxTotal,omitzero"`
+	IncludePinned bool   `json:"includePinned,omitzero"`
 }
 
 // ServerInfo is `ServerInfo` in protocol/schema.json.
@@ -544,12 +699,22 @@ type SessionInfo struct {
 	Title         *string       `json:"title,omitzero"`
 	ParentSession *string       `json:"parentSession,omitzero"`
 	Snippet       *string       `json:"snippet,omitzero"`
+	InMemory      bool          `json:"inMemory,omitzero"`
 }
 
 // SessionTokens is `SessionTokens` in protocol/schema.json.
 type SessionTokens struct {
 	Total int `json:"total"`
 	Last  int `json:"last"`
+}
+
+// SessionUsage is `SessionUsage` in protocol/schema.json.
+type SessionUsage struct {
+	// nil is null.
+	SessionID *string `json:"sessionId"`
+	Path      string  `json:"path"`
+	Area      string  `json:"area"`
+	Bytes     int     `json:"bytes"`
 }
 
 // SetLabelParams is `SetLabelParams` in protocol/schema.json.
@@ -585,8 +750,33 @@ type SetNameResult struct {
 // Settings is `Settings` in protocol/schema.json.
 type Settings struct {
 	Store      *StoreSettings      `json:"store,omitzero"`
+	Retention  *RetentionSettings  `json:"retention,omitzero"`
 	Compaction *CompactionSettings `json:"compaction,omitzero"`
 	Providers  *ProvidersSettings  `json:"providers,omitzero"`
+}
+
+// StatsParams is `StatsParams` in protocol/schema.json.
+type StatsParams struct {
+	// Default: 10.
+	Largest *int `json:"largest,omitzero"`
+	Blobs   bool `json:"blobs,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// StatsResult is `StatsResult` in protocol/schema.json.
+type StatsResult struct {
+	TotalBytes        int            `json:"totalBytes"`
+	LiveBytes         int            `json:"liveBytes"`
+	ArchiveBytes      int            `json:"archiveBytes"`
+	TrashBytes        int            `json:"trashBytes"`
+	BlobBytes         int            `json:"blobBytes"`
+	BlobCount         int            `json:"blobCount"`
+	IndexBytes        int            `json:"indexBytes"`
+	SessionCount      int            `json:"sessionCount"`
+	Folders           []FolderUsage  `json:"folders"`
+	Largest           []SessionUsage `json:"largest"`
+	UnreferencedBlobs *int           `json:"unreferencedBlobs,omitzero"`
+	UnreferencedBytes *int           `json:"unreferencedBytes,omitzero"`
 }
 
 // StoreSettings is `StoreSettings` in protocol/schema.json.
@@ -594,6 +784,8 @@ type StoreSettings struct {
 	// Default: "assistant". Empty means the default.
 	Fsync              string `json:"fsync,omitzero"`
 	AllowExternalPaths bool   `json:"allowExternalPaths,omitzero"`
+	// Empty: not sent.
+	Compat string `json:"compat,omitzero"`
 }
 
 // SummarizeParams: Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`.

@@ -48,7 +48,9 @@ def snake(name: str) -> str:
 def method_name(method: str) -> str:
     if method in METHOD_NAMES:
         return METHOD_NAMES[method]
-    return snake(method.removeprefix("session/"))
+    # session/buildContext -> build_context; another family keeps its name: history/add -> history_add.
+    family, _, name = method.rpartition("/")
+    return snake(name) if family in ("session", "") else f"{family}_{snake(name)}"
 
 
 def ref_name(schema: dict[str, Any]) -> str | None:

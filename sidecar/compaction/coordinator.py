@@ -174,6 +174,7 @@ class Compactor:
             await _close(provider)
         work.report("writing", 95)
         check_cancelled(work, "writing")  # the last point where stopping leaves nothing behind
+        session.follow(wait=False)  # another program may have appended while the model summarized
         parent = self._placement(session, leaf_id, explicit)
         written = session.append(outcome.entries, parent)
         record = CompactionRecord(written[-1].id, outcome, int((time.monotonic() - started) * 1000))  # type: ignore[arg-type]
@@ -257,7 +258,8 @@ class Compactor:
         read_files, modified_files = prep.file_ops.lists()
         return {
             "type": "branch_summary",
-            "fromId": target_id if target_id is not None else "root",
+            # pi 1.5: the leaf being left (0.73.1 wrote the target here).
+            "fromId": session.leaf_id if session.leaf_id is not None else "root",
             "summary": BRANCH_SUMMARY_PREAMBLE + text + format_file_lists(read_files, modified_files),
             "details": {"readFiles": read_files, "modifiedFiles": modified_files},
         }

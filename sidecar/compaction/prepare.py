@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..context.build import SessionContext, build_context
+from ..context.system import current_system_message
 from ..context.pruned import PRUNE_CUSTOM_TYPE, pruned_ids
 from ..context.tokens import context_tokens
 from ..errors import NothingToCompact
@@ -39,6 +40,8 @@ class Preparation:
     initial_context: str
     prune: PrunePlan | None = None
     kept: list[dict[str, Any]] = field(default_factory=list)
+    # pi 1.5: the system message in force, which the compaction records (sidecar.context.system).
+    system_message: dict[str, Any] | None = None
 
 
 def _placeholder_entry(obj: dict[str, Any], parent: str | None, suffix: str) -> Entry:
@@ -66,6 +69,7 @@ def prepare_compaction(
         raise NothingToCompact("the leaf is a compaction already: nothing was added since", entryId=path[-1].id)
     context = build_context(path)
     tokens_before = context_tokens(context.messages, context.after_compaction)
+    system_message = current_system_message(context.messages)
     plan = None
     if prune:
         already = {i for e in path if e.type == "custom" and PRUNE_CUSTOM_TYPE.encode() in e.raw for i in pruned_ids(e.obj())}
@@ -74,7 +78,10 @@ def prepare_compaction(
             context = build_context(with_pending(path, [plan.entry()]))
     previous = next((e for e in reversed(path) if e.type == "compaction"), None)
     previous_obj = previous.obj() if previous is not None else None
-    start = 1 if previous is not None else 0  # message 0 is then the previous summary
+    # The messages the previous compaction put first (its system message, its summary) are not history.
+    start = 0
+    while previous is not None and start < len(context.entry_ids) and context.entry_ids[start] == previous.id:
+        start += 1
     # The budget counts what the context will hold, so the cut is made in the pruned view.
     cut = find_cut_point(context.messages, start, keep_recent_tokens)
     if cut.first_kept <= start and plan is not None:
@@ -112,6 +119,7 @@ def prepare_compaction(
         initial_context=initial_context(path, kept_ids),
         prune=plan,
         kept=context.messages[cut.first_kept :],
+        system_message=system_message,
     )
 
 

@@ -13,11 +13,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, TypeVar
 
-from ..context.build import build_context
+from ..context.build import build_context, js_time
 from ..context.tokens import context_tokens
 from ..errors import ContextOverflow, ProviderError
 from ..format.jsonl import Entry
 from ..providers.base import Provider, SummaryRequest
+from ..store.layout import iso_now
 from .files import format_file_lists
 from .fit import STAGES, first_fitting_stage, fit_conversation
 from .prepare import Preparation, prepare_compaction, with_pending
@@ -203,14 +204,17 @@ async def run_compaction(
     summary = merge_split_turn(main, results[-1][0]) if prep.turn_prefix else main
     read_files, modified_files = prep.file_ops.lists()
     summary = summary.strip() + initial_context_block(prep.initial_context) + format_file_lists(read_files, modified_files)
-    compaction = {
+    compaction: dict[str, Any] = {
         "type": "compaction",
+        "timestamp": iso_now(),
         "summary": summary,
         "firstKeptEntryId": prep.first_kept_entry_id,
         "tokensBefore": prep.tokens_before,
         "details": {"readFiles": read_files, "modifiedFiles": modified_files},
     }
-    entries = ([prep.prune.entry()] if prep.prune is not None else []) + [compaction]
+    if prep.system_message is not None:  # pi 1.5: stamped with the compaction's own time
+        compaction["systemMessage"] = {**prep.system_message, "timestamp": js_time(compaction["timestamp"])}
+    entries = ([{**prep.prune.entry(), "timestamp": compaction["timestamp"]}] if prep.prune is not None else []) + [compaction]
     after = await asyncio.to_thread(build_context, with_pending(path, entries))
     return CompactionOutcome(
         entries=entries,

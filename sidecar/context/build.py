@@ -2,9 +2,12 @@
 
 Walk leaf -> root; derive the thinking level, model, mode and injected rules
 from the path; emit messages, and when a compaction is on the path, only the
-last one counts: its summary first, then the entries it kept (from
-``firstKeptEntryId``, only if that entry is on the path), then what follows.
-The shapes of the emitted messages are pi's AgentMessages, field for field.
+last one counts: its system message and summary first, then the entries it
+kept (from ``firstKeptEntryId``, only if that entry is on the path; system
+messages among them left out), then what follows. Context edits among the
+emitted entries replace (or drop) their target's content, the last one of a
+target winning. The shapes of the emitted messages are pi's AgentMessages,
+field for field. The rules are pi 1.5's (protocol/PROTOCOL.md, "pi releases").
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any, Iterable
 import msgspec
 
 from ..format.jsonl import Entry, MessageHead
+from .edits import NO_EDIT, edited, edits_among
 from .pruned import PRUNE_CUSTOM_TYPE, pruned_ids, pruned_tool_result
 
 
@@ -77,7 +81,19 @@ def custom_message(obj: dict[str, Any]) -> dict[str, Any]:
     for key in ("customType", "content", "display", "details"):
         if key in obj:
             message[key] = obj[key]
+    if message.get("content") is None:
+        message["content"] = []  # pi 1.5: `content ?? []`
     message["timestamp"] = js_time(obj.get("timestamp"))
+    return message
+
+
+# pi 1.5 gives a message whose content is null or missing an empty one of its role's shape.
+_EMPTY_CONTENT: dict[str, Any] = {"user": [], "assistant": [], "toolResult": [], "system": ""}
+
+
+def _normalised(message: dict[str, Any]) -> dict[str, Any]:
+    if message.get("content") is None and message.get("role") in _EMPTY_CONTENT:
+        return {**message, "content": _EMPTY_CONTENT[message["role"]]}
     return message
 
 
@@ -88,7 +104,7 @@ def message_of(entry: Entry, obj: dict[str, Any] | None = None) -> dict[str, Any
     """
     if entry.type == "message":
         message = (obj if obj is not None else entry.obj()).get("message")
-        return message if isinstance(message, dict) else None
+        return _normalised(message) if isinstance(message, dict) else None
     if entry.type == "custom_message":
         return custom_message(obj if obj is not None else entry.obj())
     if entry.type == "branch_summary":
@@ -141,6 +157,7 @@ def build_context(path: list[Entry]) -> SessionContext:
     compaction_index = -1
     explicit_default_model = False
     rules: dict[str, None] = {}
+    has_edits = False
     pruned: set[str] = set()  # toolResult entries shown as a placeholder (sidecar.context.pruned)
     for index, entry in enumerate(path):
         kind = entry.type
@@ -164,6 +181,8 @@ def build_context(path: list[Entry]) -> SessionContext:
                 ctx.models["default"] = f"{_js_text(head.provider)}/{_js_text(head.model)}"
         elif kind == "compaction":
             compaction, compaction_index = entry, index
+        elif kind == "context_edit":
+            has_edits = True
         elif kind == "custom" and _PRUNE_MARK in entry.raw:
             pruned.update(pruned_ids(entry.obj()))
         elif kind == "ttsr_injection":
@@ -178,27 +197,38 @@ def build_context(path: list[Entry]) -> SessionContext:
     ctx.injected_rules = list(rules)
 
     if compaction is None:
-        _emit(ctx, path, pruned)
+        _emit(ctx, path, pruned, edits_among(path) if has_edits else {})
         return ctx
     comp = compaction.obj()
-    ctx.messages.append(compaction_summary_message(comp))
-    ctx.entry_ids.append(compaction.id)  # type: ignore[arg-type]
     first_kept = comp.get("firstKeptEntryId")
     kept_start = next((i for i in range(compaction_index) if path[i].id == first_kept), compaction_index)
-    _emit(ctx, path[kept_start:compaction_index], pruned)
+    kept = [e for e in path[kept_start:compaction_index] if not (e.type == "message" and e.role() == "system")]
+    after = path[compaction_index + 1 :]
+    edits = edits_among(kept + after) if has_edits else {}
+    head = [compaction_summary_message(comp)]
+    if comp.get("systemMessage") not in (None, False, ""):  # JS truthiness: {} counts
+        head.insert(0, comp["systemMessage"])
+    for message in edited(head, edits.get(compaction.id, NO_EDIT)):
+        ctx.messages.append(message)
+        ctx.entry_ids.append(compaction.id)  # type: ignore[arg-type]
+    _emit(ctx, kept, pruned, edits)
     ctx.after_compaction = len(ctx.messages)
-    _emit(ctx, path[compaction_index + 1 :], pruned)
+    _emit(ctx, after, pruned, edits)
     return ctx
 
 
 _PRUNE_MARK = PRUNE_CUSTOM_TYPE.encode()
 
 
-def _emit(ctx: SessionContext, entries: Iterable[Entry], pruned: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+def _emit(
+    ctx: SessionContext, entries: Iterable[Entry], pruned: set[str] = frozenset(), edits: dict[str, Any] = {}  # type: ignore[assignment]  # noqa: B006
+) -> None:
     for entry in entries:
         message = message_of(entry)
         if message is not None and pruned and entry.id in pruned and message.get("role") == "toolResult":
             message = pruned_tool_result(message)
+        if message is not None and edits and entry.id in edits:
+            message = next(iter(edited([message], edits[entry.id])), None)
         if message is not None:
             ctx.messages.append(message)
             ctx.entry_ids.append(entry.id)  # type: ignore[arg-type]

@@ -5,7 +5,7 @@ many messages it held, a digest of the entries they came from, and the format.
 Given back as ``since``, the next build sends only the messages after those,
 when the path only grew: the old leaf is on the new path and nothing after it
 rewrites earlier messages (a compaction replaces them with its summary, a
-prune mark shortens tool results). Otherwise the whole context comes back with
+prune mark shortens tool results, a context edit replaces one's content). Otherwise the whole context comes back with
 the reason (``rebuildReason``), and the client replaces what it holds.
 """
 
@@ -27,6 +27,7 @@ BRANCHED = "branched"  # the leaf moved off the path the cursor was built on
 COMPACTED = "compacted"  # a compaction after the cursor replaced earlier messages
 PRUNED = "pruned"  # a prune mark after the cursor shortened earlier tool results
 CHANGED = "changed"  # the earlier messages are no longer the same entries
+EDITED = "edited"  # a context edit after the cursor replaced or dropped an earlier message
 
 
 def _digest(entry_ids: list[str]) -> str:
@@ -61,6 +62,8 @@ def since_base(
             return 0, COMPACTED
         if entry.type == "custom" and _PRUNE_MARK in entry.raw:
             return 0, PRUNED
+        if entry.type == "context_edit":
+            return 0, EDITED
     if count > len(entry_ids) or _digest(entry_ids[:count]) != digest:
         return 0, CHANGED
     return count, None

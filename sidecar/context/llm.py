@@ -1,6 +1,6 @@
 """pi's ``convertToLlm``: AgentMessages to the three roles a model accepts.
 
-user / assistant / toolResult pass through; bash executions, custom messages
+system (pi 1.5) / user / assistant / toolResult pass through; bash executions, custom messages
 and summaries become user messages, wrapped exactly as pi wraps them, so the
 model sees the same text whichever of us built the context. The wrapper
 strings are part of that compatibility contract.
@@ -45,7 +45,7 @@ def _user(content: list[dict[str, Any]] | Any, timestamp: Any) -> dict[str, Any]
 
 def to_llm_message(message: dict[str, Any]) -> dict[str, Any] | None:
     role = message.get("role")
-    if role in ("user", "assistant", "toolResult"):
+    if role in ("system", "user", "assistant", "toolResult"):
         return message
     timestamp = message.get("timestamp")
     if role == "bashExecution":
@@ -53,7 +53,9 @@ def to_llm_message(message: dict[str, Any]) -> dict[str, Any] | None:
             return None
         return _user([{"type": "text", "text": bash_execution_text(message)}], timestamp)
     if role == "custom":
-        content = message.get("content")
+        if "content" not in message:  # a context edit without content left none (JS: undefined, not sent)
+            return {"role": "user", "timestamp": timestamp}
+        content = message["content"]
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
         return _user(content, timestamp)

@@ -54,7 +54,7 @@ class TokenTally:
             return None
         usage, trailing = self.usage, self.trailing
         for index, entry in enumerate(appended):
-            if entry.type == "compaction" or (entry.type == "custom" and _PRUNE_MARK in entry.raw):
+            if entry.type in ("compaction", "context_edit") or (entry.type == "custom" and _PRUNE_MARK in entry.raw):
                 return None  # the overlay changes what earlier messages count for
             message = message_of(entry, objs[index] if objs is not None else None)
             if message is None:

@@ -30,6 +30,7 @@ KNOWN_ENTRY_TYPES = frozenset(
         "ttsr_injection",
         "session_init",
         "mode_change",
+        "context_edit",
     }
 )
 
@@ -52,7 +53,7 @@ class _EntryBase(msgspec.Struct, tag_field="type", omit_defaults=True, kw_only=T
 
 
 class MessageEntry(_EntryBase, tag="message"):
-    """An AgentMessage (user, assistant, toolResult, bashExecution, custom)."""
+    """An AgentMessage (user, assistant, toolResult, bashExecution, custom, system)."""
 
     message: dict[str, Any]
 
@@ -79,6 +80,10 @@ class CompactionEntry(_EntryBase, tag="compaction"):
     shortSummary: str | None = None
     preserveData: Any = None
     fromExtension: bool | None = None
+    # pi 1.5: the system message current when the compaction was made; the
+    # context then starts with it, before the summary.
+    systemMessage: dict[str, Any] | None = None
+    usage: Any = None
 
 
 class BranchSummaryEntry(_EntryBase, tag="branch_summary"):
@@ -87,6 +92,7 @@ class BranchSummaryEntry(_EntryBase, tag="branch_summary"):
     details: Any = None
     fromHook: bool | None = None
     fromExtension: bool | None = None
+    usage: Any = None
 
 
 class CustomEntry(_EntryBase, tag="custom"):
@@ -126,6 +132,18 @@ class ModeChangeEntry(_EntryBase, tag="mode_change"):
     data: dict[str, Any] | None = None
 
 
+class ContextEditReplacement(msgspec.Struct):
+    content: str | list[dict[str, Any]]
+
+
+class ContextEditEntry(_EntryBase, tag="context_edit"):
+    """pi 1.5: on the path to a leaf, the target entry's content is replaced
+    (null: its message is left out of the context). The last edit of a target wins."""
+
+    targetId: str
+    replacement: ContextEditReplacement | None
+
+
 KnownEntry = Union[
     MessageEntry,
     ThinkingLevelChangeEntry,
@@ -139,11 +157,12 @@ KnownEntry = Union[
     TtsrInjectionEntry,
     SessionInitEntry,
     ModeChangeEntry,
+    ContextEditEntry,
 ]
 
 # Roles a `message` entry may carry. Summaries are entries of their own
 # (compaction, branch_summary), never messages, as in pi.
-MessageRole = Literal["user", "assistant", "toolResult", "bashExecution", "custom"]
+MessageRole = Literal["user", "assistant", "toolResult", "bashExecution", "custom", "system"]
 
 
 class MessageShape(msgspec.Struct, omit_defaults=True):
@@ -211,3 +230,22 @@ class InvalidAt(Exception):
     def __init__(self, index: int, error: msgspec.ValidationError) -> None:
         super().__init__(index, error)
         self.index, self.error = index, error
+
+
+def _prime_type_info() -> None:
+    """Build msgspec's type information of the types converted above, once, on the importing thread.
+
+    msgspec builds a Struct type's information on its first conversion and
+    publishes it before it is complete; threads converting the same type for
+    the first time at once could read it half-built (a segfault seen with
+    eight sessions appended to at once). Built here, it is complete before
+    any worker thread exists.
+    """
+    for value, kind in (({"entries": []}, _Batch), ({}, KnownEntry), ({}, MessageShape)):
+        try:
+            msgspec.convert(value, kind)
+        except msgspec.ValidationError:
+            pass  # the information is built before the value is checked
+
+
+_prime_type_info()

@@ -18,6 +18,8 @@ from typing import Any
 
 import msgspec
 
+from .titleslot import TitleSlot, looks_like_slot, read_slot
+
 
 class MessageHead(msgspec.Struct, gc=False):
     """What the tree and buildContext need of a message, read without building it.
@@ -282,6 +284,13 @@ class ParsedFile:
     # The last line parsed but has no newline; the next write must add one first.
     needs_newline: bool = False
     size: int = 0
+    # The exact bytes before the header line (oh-my-pi's title slot, or damage),
+    # written back unchanged before the header on every rewrite.
+    prefix: bytes = b""
+    # oh-my-pi's title slot, when the first line is one (see titleslot.py).
+    title_slot: TitleSlot | None = None
+    # What is wrong with the lines before the header, if anything (reported, never refused).
+    title_fault: str | None = None
 
 
 class NotASession(ValueError):
@@ -381,6 +390,9 @@ def _parse_buffer(buffer: bytes | mmap.mmap, source: LineSource | None, base: in
     return parsed
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def _parse_view(
     buffer: bytes | mmap.mmap, view: memoryview, size: int, source: LineSource | None, base: int | None
 ) -> ParsedFile:
@@ -390,6 +402,7 @@ def _parse_view(
     release = hasattr(buffer, "madvise") and hasattr(mmap, "MADV_DONTNEED")
     released_to = 0
     header: Entry | None = None
+    prefix = b""
     tail_only = base is not None
     shift = base or 0
     items: list[Entry | Unparsed] = []
@@ -399,6 +412,11 @@ def _parse_view(
     start = 0
     find = buffer.find
     segment: memoryview | None = None
+    if not tail_only and buffer[:3] == _BOM:
+        # pi 1.5 reads no entries from such a file (0.73.1 read it); we refuse it unchanged and never write one.
+        raise NotASession("the file starts with a UTF-8 byte order mark, which pi 1.5 does not read: remove its first 3 bytes")
+    slot: TitleSlot | None = None
+    slot_fault: str | None = None
     try:
         while start < size:
             end = find(b"\n", start)
@@ -411,6 +429,13 @@ def _parse_view(
                 parse_errors += 1
                 if is_unterminated:
                     torn_tail_at = start + shift
+                start = end + 1
+                continue
+            if header is None and not tail_only and start == 0 and looks_like_slot(bytes(segment)):
+                # oh-my-pi's title slot: not an entry; kept as bytes before the header.
+                slot, slot_fault = read_slot(bytes(segment))
+                if is_unterminated:
+                    slot_fault = "the file holds a title line and nothing else"
                 start = end + 1
                 continue
             entry = parse_line(bytes(segment) if held else segment)
@@ -437,6 +462,7 @@ def _parse_view(
                         '(expected an object with "type": "session" and a string "id")'
                     )
                 header = entry.held()
+                prefix = bytes(buffer[0:start])
             else:
                 items.append(entry)
             start = end + 1
@@ -450,18 +476,23 @@ def _parse_view(
             segment.release()
     if header is None and not tail_only:
         raise NotASession("the file holds no session header (it is empty or every line is damaged)")
+    if not tail_only and slot is None and slot_fault is None and prefix:
+        slot_fault = "lines before the header are not a title line"
     return ParsedFile(
         header=header,  # type: ignore[arg-type]
         items=items,
         parse_errors=parse_errors,
         torn_tail_at=torn_tail_at,
         needs_newline=needs_newline,
+        prefix=b"" if tail_only else prefix,
+        title_slot=slot,
+        title_fault=slot_fault,
     )
 
 
-def serialize(header: Entry, items: list[Entry | Unparsed]) -> bytes:
-    """The whole file, one line per item, each line as its kept bytes."""
-    parts = [header.raw]
+def serialize(header: Entry, items: list[Entry | Unparsed], prefix: bytes = b"") -> bytes:
+    """The whole file, one line per item, each line as its kept bytes (``prefix`` before the header)."""
+    parts = [prefix + header.raw]
     for item in items:
         parts.append(item.raw if isinstance(item, Entry) else item)
     return b"\n".join(parts) + b"\n"

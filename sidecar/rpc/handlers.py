@@ -37,6 +37,7 @@ def register(server: "SidecarServer") -> None:
     async def shutdown(ls: "SidecarServer", params: Any, msg_id: Any) -> None:
         # The protocol already refuses everything but exit (state "shutdown").
         await ls.drain(but=msg_id)
+        ls.follower.stop()
         await asyncio.get_running_loop().run_in_executor(ls.thread_pool, ls.close_sessions)
         return None
 

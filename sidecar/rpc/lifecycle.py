@@ -50,9 +50,10 @@ def decode_params(method: str, params: Any, params_type: type) -> Any:
 
 
 def service_attribute(method: str) -> str:
-    """``session/buildContext`` -> ``build_context``: the SessionService method serving it."""
-    name = method.split("/", 1)[1]
-    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+    """``session/buildContext`` -> ``build_context``, ``history/add`` -> ``history_add``: the SessionService method serving it."""
+    family, name = method.split("/", 1)
+    attribute = re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+    return attribute if family == "session" else f"{family}_{attribute}"
 
 
 def served_methods() -> dict[str, tuple[type, str]]:
@@ -109,6 +110,6 @@ def initialize(params: Any, base_settings: Settings, default_root: Path) -> tupl
             providers=provider_names(),
         ),
         sessionRoot=str(root),
-        settings=msgspec.to_builtins(settings),
+        settings=msgspec.to_builtins(service.settings),  # with the compatibility the root was given
     )
     return service, result

@@ -103,6 +103,8 @@ class WorkDoneProgressCreateParams(msgspec.Struct, kw_only=True):
 NOTIFICATIONS_FROM_SERVER: dict[str, Any] = {
     "$/progress": ProgressParams,
     "session/didCompact": wire.DidCompactParams,
+    "session/didAppend": wire.DidAppendParams,
+    "session/didReload": wire.DidReloadParams,
 }
 # Requests the server sends to the client.
 REQUESTS_FROM_SERVER: dict[str, tuple[Any, Any]] = {

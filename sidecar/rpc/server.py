@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,6 +28,7 @@ from .dispatch import Dispatcher
 from .framing import FrameError, FrameReader, Framing, FrameWriter
 from .messages import ProgressParams
 from .protocol import SidecarProtocol
+from .watching import SessionFollower
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +78,8 @@ class SidecarServer(JsonRPCServer):
         # method -> a synchronous handler that answers at once when the call is
         # cheap (see handlers._runs_inline) or returns NOT_INLINE.
         self.inline_handlers: dict[str, Callable[[Any], Any]] = {}
+        self.follower = SessionFollower(self)
+        self._loop_thread: int | None = None
 
         from .handlers import register
 
@@ -89,11 +93,23 @@ class SidecarServer(JsonRPCServer):
     def attach(self, service: SessionService) -> None:
         """Serve ``service`` (made by initialize) and wire compaction's client hooks, if it has them."""
         self.service = service
+        loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        service.notify = self._notify_any_thread
+        service.watches.on_add = lambda: loop.call_soon_threadsafe(self.follower.refresh)
+        self.follower.start(loop)
         compactor = getattr(service, "compactor", None)
         if compactor is not None:
             compactor.ask_client = self.ask_client
             compactor.client_loop = asyncio.get_running_loop()
             compactor.on_should_compact = self._on_should_compact
+
+    def _notify_any_thread(self, method: str, params: Any) -> None:
+        """A notification from the service, called on the loop (an inline call) or a worker thread."""
+        if threading.get_ident() == self._loop_thread:
+            self.protocol.notify(method, params)
+        elif self._loop is not None:
+            self._loop.call_soon_threadsafe(self.protocol.notify, method, params)
 
     async def ask_client(self, method: str, params: Any) -> Any:
         """A request from server to client (the ``client`` provider's ``session/summarize``)."""
@@ -168,6 +184,7 @@ class SidecarServer(JsonRPCServer):
             except Exception:  # a bug of ours must not take the server down
                 logger.exception("failed to handle a message")
         await self.drain()
+        self.follower.stop()
         self.protocol.run_upkeep()  # what the last inline appends left for the listing index
         await asyncio.get_running_loop().run_in_executor(self.thread_pool, self.close_sessions)
         code = self.protocol.exit_code

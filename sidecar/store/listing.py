@@ -20,6 +20,7 @@ from ..context.build import js_time
 from ..context.tokens import usage_tokens
 from ..format.jsonl import decode_lenient
 from ..format.jsstr import js_trim
+from ..format.titleslot import TitleSlot, looks_like_slot, read_slot
 
 
 class _Message(msgspec.Struct):
@@ -135,7 +136,14 @@ def summarize_full(path: Path | str, data: bytes, mtime_ms: int) -> tuple[Summar
     header: _Line | None = None
     acc = Accumulator()
     texts: list[str] = []
+    slot: TitleSlot | None = None
+    first = True
     for raw in data.split(b"\n"):
+        if first and looks_like_slot(raw):
+            slot = read_slot(raw)[0]  # oh-my-pi's title line (titleslot.py): its title wins over the header's
+            first = False
+            continue
+        first = False
         line = decode_line(raw)
         if line is None:
             continue
@@ -158,7 +166,7 @@ def summarize_full(path: Path | str, data: bytes, mtime_ms: int) -> tuple[Summar
         message_count=acc.count,
         first_message=acc.first or "(no messages)",
         name=acc.name,
-        title=header.title if isinstance(header.title, str) else None,
+        title=(slot.name if slot is not None else header.title if isinstance(header.title, str) else None),
         parent_session=header.parentSession if isinstance(header.parentSession, str) else None,
         all_text=" ".join(texts),
         tokens_total=acc.tokens_total,

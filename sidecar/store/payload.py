@@ -35,11 +35,18 @@ TRUNCATION_NOTICE = "\n[session-sidecar: the rest of this text was too long to s
 
 
 class BlobStore:
-    """``<root>/.blobs/<sha256>``: raw bytes, written once, atomically, owner-only."""
+    """``<folder>/<sha256>``: raw bytes, written once, atomically, owner-only.
 
-    def __init__(self, root: Path) -> None:
-        self.root = Path(root)
-        self.folder = self.root / BLOB_DIR
+    By default the folder is ``<root>/.blobs``; oh-my-pi's compatibility puts
+    it in the agent folder (compat.py). ``also_read`` are older folders still
+    looked in for references written there before.
+    """
+
+    def __init__(self, root: Path, folder: Path | None = None, also_read: tuple[Path, ...] = ()) -> None:
+        self.folder = Path(folder) if folder is not None else Path(root) / BLOB_DIR
+        # The folder must not lead out of this one (through a symlink).
+        self.root = Path(root) if folder is None else self.folder.parent
+        self.also_read = tuple(p for p in also_read if p != self.folder)
 
     def path(self, digest: str) -> Path:
         return self.folder / digest
@@ -48,6 +55,10 @@ class BlobStore:
         digest = hashlib.sha256(data).hexdigest()
         target = self.path(digest)
         if target.exists():
+            try:
+                os.utime(target)  # reused now: a blob collection running meanwhile must keep it (upkeep/trash.py)
+            except OSError:
+                pass
             return digest
         if not inside(self.root, self.folder):
             raise PathOutsideRoot(
@@ -86,14 +97,16 @@ class BlobStore:
     def get(self, digest: str) -> bytes | None:
         if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
             return None
-        if not inside(self.root, self.folder):
-            return None
-        try:
-            fd = os.open(self.path(digest), os.O_RDONLY | os.O_NOFOLLOW)  # a planted symlink is not read
-        except OSError:
-            return None
-        with open(fd, "rb") as blob:
-            return blob.read()
+        for folder in (self.folder, *self.also_read):
+            if not inside(folder.parent, folder):
+                continue
+            try:
+                fd = os.open(folder / digest, os.O_RDONLY | os.O_NOFOLLOW)  # a planted symlink is not read
+            except OSError:
+                continue
+            with open(fd, "rb") as blob:
+                return blob.read()
+        return None
 
 
 def bound(entry: dict[str, Any], blobs: BlobStore | None) -> dict[str, Any]:
@@ -151,7 +164,10 @@ def _truncate(value: Any) -> Any:
         return value
     if isinstance(value, dict):
         changed = None
+        is_image = value.get("type") == "image"
         for key, item in value.items():
+            if is_image and key == "data":
+                continue  # an image's base64 is never cut: a cut image is no image (pi keeps it whole)
             bounded = _truncate(item)
             if bounded is not item:
                 if changed is None:

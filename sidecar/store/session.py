@@ -1,7 +1,7 @@
 """One open session: its tree in memory and its file on disk, kept in agreement.
 
-Persistence is deferred as in pi: nothing is written until the session holds
-an assistant message; then the header and every entry go out in one write, and
+Persistence is deferred as in pi 1.5: nothing is written until the session holds
+a user or assistant message; then the header and every entry go out in one write, and
 each later append is one write of its lines. Unlike pi, a file is never
 written twice with a header (pi's duplicate-header bug), and an entry is only
 in memory once its line is on disk.
@@ -21,14 +21,16 @@ import msgspec
 
 from ..errors import DamagedFile, EntryNotFound, InvalidEntry, InvalidState, StorageError
 from ..format.entries import CURRENT_VERSION, InvalidAt, validate_entries, validate_entry
-from ..format.jsstr import session_name
-from ..format.jsonl import Entry, LineSource, NotASession, ParsedFile, parse_line, parse_path, serialize
+from ..format.jsonl import Entry, LineSource, NotASession, ParsedFile, parse_file, parse_path, parse_tail, serialize
 from ..format.migrate import migrate, new_entry_id
+from ..format.titleslot import TitleSlot, read_slot
+from . import titles
+from .compat import Compat
 from .layout import iso_now
 from .lock import lock_path, unlock
 from .payload import MAX_CHARS, BlobStore, bound
 from .tree import SessionTree
-from . import treecache
+from . import follow, treecache
 from .treecache import (
     CacheDamaged,
     CachedContext,
@@ -51,7 +53,11 @@ class LoadReport:
     migrated_from: int | None
 
 
-class Session:
+# Entry types naming another entry by targetId, which must be in the session.
+_TARGETING = ("label", "context_edit")
+
+
+class Session(follow.FollowsFile):
     # Told of every batch once its lines are on disk (the listing index listens).
     on_append: Callable[["Session", list[Entry]], None] | None = None
 
@@ -77,6 +83,15 @@ class Session:
         self.read_only = False
         # Where images of appended entries go (payload.py); None keeps them inline.
         self.blobs: BlobStore | None = None
+        # Created with persist: false: nothing is ever written (the tree is all there is).
+        self.in_memory = False
+        # The bytes before the header line (oh-my-pi's title slot), kept as they are.
+        self.prefix = b""
+        self.title_slot: TitleSlot | None = None
+        self.title_fault: str | None = None
+        # The tool this file must stay readable by (compat.py); the service sets it.
+        self.compat: Compat = "pi"
+        self._init_following()
 
     # -- construction ------------------------------------------------------
 
@@ -89,7 +104,9 @@ class Session:
         policy: FsyncPolicy,
         parent_session: str | None = None,
         timestamp: str | None = None,
+        prefix: bytes = b"",
     ) -> "Session":
+        """A session not written yet; ``prefix`` goes before its header (oh-my-pi's title slot)."""
         header: dict[str, Any] = {
             "type": "session",
             "version": CURRENT_VERSION,
@@ -99,7 +116,11 @@ class Session:
         }
         if parent_session is not None:
             header["parentSession"] = parent_session
-        return cls(path, Entry.from_obj(header), SessionWriter(path, policy, exists=False))
+        session = cls(path, Entry.from_obj(header), SessionWriter(path, policy, exists=False))
+        if prefix:
+            session.prefix = prefix
+            session.title_slot, session.title_fault = read_slot(prefix.rstrip(b"\n"))
+        return session
 
     @classmethod
     def copied(
@@ -111,14 +132,15 @@ class Session:
         entries: list[Entry],
         parent_session: str | None = None,
         timestamp: str | None = None,
+        prefix: bytes = b"",
     ) -> "Session":
         """A new session holding ``entries`` byte for byte (a fork); its file is
-        written at once when they hold an assistant message, else deferred as usual."""
-        session = cls.new(path, session_id, cwd, policy, parent_session, timestamp)
+        written at once when they hold a user or assistant message, else deferred as usual."""
+        session = cls.new(path, session_id, cwd, policy, parent_session, timestamp, prefix)
         for entry in entries:
             # A copy: offsets are per file, and the source session keeps reading its own.
             session.tree.add(entry.detached())
-        if session.tree.has_assistant:
+        if session.tree.has_conversation:
             session._create_file()
         return session
 
@@ -142,6 +164,7 @@ class Session:
             session.writer.lock_fd = lock_fd
         elif session.writer.lock_fd != lock_fd:
             unlock(lock_fd)
+        session._note_file()
         return session, report
 
     @classmethod
@@ -164,12 +187,16 @@ class Session:
             return None
         assert cache is not None
         source = LineSource(fd, str(path))
-        header = parse_line(cache.header)
-        if header is None or header.type != "session" or header.id is None:
+        try:  # the cached first lines: oh-my-pi's title slot, if any, then the header
+            first = parse_file(cache.header)
+        except NotASession:
             return None
-        header.offset, header.length = 0, len(cache.header)
+        header = first.header
+        if first.items or first.needs_newline is False:
+            return None
         writer = SessionWriter(path, policy, exists=True)
         session = cls(path, header, writer)
+        session.prefix, session.title_slot, session.title_fault = first.prefix, first.title_slot, first.title_fault
         session.read_only = read_only
         session.cached_context = cache.context
         session.parse_errors = cache.parse_errors
@@ -191,6 +218,7 @@ class Session:
 
     @classmethod
     def _load_locked(cls, path: Path, policy: FsyncPolicy, read_only: bool) -> tuple["Session", LoadReport]:
+        follow.await_line_end(path)  # pi may be writing its last line right now
         try:
             with _gc_paused():
                 parsed = parse_path(path)
@@ -213,7 +241,7 @@ class Session:
         if migrated_from is not None and not read_only:
             backup = path.with_name(f"{path.name}.v{migrated_from}.bak")
             try:
-                atomic_write(path, serialize(parsed.header, parsed.items), backup=backup)
+                atomic_write(path, serialize(parsed.header, parsed.items, parsed.prefix), backup=backup)
             except OSError as exc:
                 raise StorageError(
                     f"could not rewrite {path} after migrating it from v{migrated_from}: {exc.strerror or exc}",
@@ -228,6 +256,7 @@ class Session:
         writer.needs_newline = parsed.needs_newline
         session = cls(path, parsed.header, writer)
         session.read_only = read_only
+        session.prefix, session.title_slot, session.title_fault = parsed.prefix, parsed.title_slot, parsed.title_fault
         session.parse_errors = parsed.parse_errors
         session.known_size = parsed.size
         with _gc_paused():
@@ -321,6 +350,7 @@ class Session:
         self.check_writable()
         if not objs:
             return []
+        self.settle_unfinished()
         parent = self.tree.leaf_id if parent_id is UNSET else parent_id
         if parent is not None:
             self.get(parent)
@@ -372,7 +402,7 @@ class Session:
         """``obj`` with its envelope checked and completed, in pi's key order.
 
         Its schema is checked for the whole batch afterwards (``_validate``),
-        except a label's, which comes before its target is looked up.
+        except a label's or a context edit's, which comes before its target is looked up.
         """
         if not isinstance(obj, dict) or not isinstance(obj.get("type"), str) or not obj["type"]:
             raise InvalidEntry(f"entries[{index}] must be an object with a string \"type\"", index=index)
@@ -404,7 +434,7 @@ class Session:
         for key, value in obj.items():
             if key not in prepared:
                 prepared[key] = value
-        if prepared["type"] == "label":
+        if prepared["type"] in _TARGETING:
             prepared = bound(prepared, self.blobs)
             _validate_one(prepared, index)
             if prepared.get("targetId") not in self.tree.by_id and prepared.get("targetId") not in batch_ids:
@@ -416,25 +446,80 @@ class Session:
         return prepared
 
     def _persist(self, batch: list[Entry], defer_sync: bool = False) -> None:
+        if self.in_memory:
+            return
         batch_has_assistant = any(e.type == "message" and e.role() == "assistant" for e in batch)
         if self.writer.exists:
-            offset = self.writer.append([e.raw for e in batch], durable=batch_has_assistant, defer_sync=defer_sync)
+            lines = [e.raw for e in batch]
+            # A torn line found on load is cut off before the write (writer.py): the file ends there then.
+            repaired = self.writer.torn_tail_at
+            known = self.known_size if repaired is None else repaired
+            offset = self.writer.append(lines, durable=batch_has_assistant, defer_sync=defer_sync)
             for entry in batch:
                 entry.offset, entry.length = offset, len(entry.raw)
                 offset += entry.length + 1
             self.known_size = offset
-        elif self.tree.has_assistant:
+            if repaired is not None:
+                self._note_file()
+            elif self.writer.last_start == known:
+                self.tail = follow.extend_tail(self.tail, lines)
+                self._saw_own_write()
+            else:  # another program's lines went out just before ours: read the file again at the next call
+                self.seen, self._interleaved = None, True
+        elif self.tree.has_conversation:
             self._create_file()
 
     def _create_file(self) -> None:
         """Header and every entry so far in one write (forced to disk unless the policy leaves that to the OS)."""
         durable = self.writer.policy is not FsyncPolicy.NEVER
-        self.writer.create(serialize(self.header, list(self.tree.entries)), durable=durable)
-        offset = len(self.header.raw) + 1
+        self.writer.create(serialize(self.header, list(self.tree.entries), self.prefix), durable=durable)
+        offset = len(self.prefix) + len(self.header.raw) + 1
         for entry in self.tree.entries:
             entry.offset, entry.length = offset, len(entry.raw)
             offset += entry.length + 1
         self.known_size = offset
+        self.tail = follow.extend_tail(b"", [self.header.raw, *(e.raw for e in self.tree.entries[-2:])])
+        self._saw_own_write()
+
+    # -- following another writer (the rest is follow.FollowsFile) --------------------
+
+    def _read_whole(self) -> None:
+        """Read the file again whole, as loading does (migrated in memory only): it was
+        rewritten, cut or replaced behind our back."""
+        try:
+            with _gc_paused():
+                parsed = parse_path(self.path)
+        except NotASession as exc:
+            raise DamagedFile(
+                f"{self.path} was rewritten by another program and is no longer a session file: {exc}; "
+                "the file was left unchanged",
+                path=str(self.path),
+            ) from exc
+        except OSError as exc:
+            raise StorageError(f"could not read {self.path} again: {exc.strerror or exc}", path=str(self.path)) from exc
+        if migrate(parsed) is not None:  # an older version written over ours
+            for item in parsed.items:
+                if isinstance(item, Entry):
+                    item.held().offset = -1
+        self.header = parsed.header
+        self.prefix, self.title_slot, self.title_fault = parsed.prefix, parsed.title_slot, parsed.title_fault
+        self.writer.torn_tail_at, self.writer.needs_newline = parsed.torn_tail_at, parsed.needs_newline
+        self.parse_errors = parsed.parse_errors
+        self.known_size = parsed.size
+        tree = SessionTree()
+        with _gc_paused():
+            tree.add_parsed(parsed.items)
+        self._tree, self._cache, self._source = tree, None, None
+
+    def _add_tail(self, data: bytes, start: int) -> list[Entry]:
+        """Add the entries of whole lines another program appended at ``start``; returns them."""
+        parsed = parse_tail(data, start)
+        tree = self.tree
+        before = len(tree.entries)
+        with _gc_paused():
+            tree.add_parsed(parsed.items)
+        self.parse_errors += parsed.parse_errors
+        return tree.entries[before:]
 
     def branch(self, entry_id: str | None) -> None:
         """Move the leaf only; None makes the next append a new root."""
@@ -450,7 +535,12 @@ class Session:
         return self.append([obj])[0]
 
     def set_name(self, name: str) -> Entry:
-        return self.append([{"type": "session_info", "name": session_name(name)}])[0]
+        """Name the session where the tool of its compatibility reads names (titles.py)."""
+        return titles.set_name(self, name, self.compat)
+
+    @property
+    def name(self) -> str | None:
+        return titles.name_of(self, self.compat)
 
     def flush(self) -> None:
         self.writer.flush()
@@ -461,7 +551,7 @@ class Session:
 
 def _relocate(parsed: ParsedFile) -> int:
     """Give each entry its offset in the file ``serialize`` just wrote; returns the file's size."""
-    offset = len(parsed.header.raw) + 1
+    offset = len(parsed.prefix) + len(parsed.header.raw) + 1
     for item in parsed.items:
         if isinstance(item, Entry):
             item.offset, item.length = offset, len(item.raw)

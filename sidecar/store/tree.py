@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from ..format.jsonl import Entry
 from ..format.jsstr import js_trim
 
+_CONVERSATION_ROLES = ("user", "assistant")
+
 
 class SessionTree:
     """Entries in file order, indexed for the walks the protocol needs."""
@@ -18,7 +20,8 @@ class SessionTree:
         self.labels: dict[str, str] = {}
         self.name: str | None = None
         self.leaf_id: str | None = None
-        self.has_assistant = False
+        # pi 1.5 writes a file once it holds a user or assistant message (0.73.1: an assistant message).
+        self.has_conversation = False
 
     def add(self, entry: Entry) -> None:
         """Index one entry and make it the leaf, as appending does in pi."""
@@ -38,8 +41,8 @@ class SessionTree:
         elif entry.type == "session_info":
             name = entry.obj().get("name")
             self.name = (js_trim(name) or None) if isinstance(name, str) else None
-        elif entry.type == "message" and not self.has_assistant and entry.role() == "assistant":
-            self.has_assistant = True
+        elif entry.type == "message" and not self.has_conversation and entry.role() in _CONVERSATION_ROLES:
+            self.has_conversation = True
 
     def add_parsed(self, items: "list[Entry | bytes]") -> None:
         """Add the entries of parsed lines in file order (unparsed lines and entries without an id are not in the tree)."""
@@ -60,10 +63,10 @@ class SessionTree:
         self.leaf_id = previous_leaf
         self.labels = previous_state.labels
         self.name = previous_state.name
-        self.has_assistant = previous_state.has_assistant
+        self.has_conversation = previous_state.has_conversation
 
     def snapshot(self) -> "TreeState":
-        return TreeState(dict(self.labels), self.name, self.has_assistant)
+        return TreeState(dict(self.labels), self.name, self.has_conversation)
 
     def path(self, leaf_id: str | None) -> list[Entry]:
         """Entries from the root to ``leaf_id``; a parent cycle in a damaged file stops the walk."""
@@ -121,6 +124,6 @@ class SessionTree:
 class TreeState:
     labels: dict[str, str]
     name: str | None
-    has_assistant: bool
+    has_conversation: bool
 
 

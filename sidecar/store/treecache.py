@@ -30,7 +30,7 @@ from ..format.jsonl import MAP_THRESHOLD, Entry, LineSource, MessageHead, parse_
 from .tree import SessionTree
 from .writer import DIR_MODE, FILE_MODE
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3  # 2: a title line before the header; contexts by the session's rules. 3: dangling parents
 TREES_DIR = Path(".index") / "trees"
 # Files smaller than this parse in a few milliseconds; a cache would not pay for itself.
 MIN_CACHED_BYTES = MAP_THRESHOLD
@@ -108,7 +108,7 @@ class TreeCache(msgspec.Struct, array_like=True):
     version: int
     path: str
     stamp: FileStamp
-    header: bytes  # the header line
+    header: bytes  # the lines up to the header's end (oh-my-pi's title slot, then the header)
     tail: bytes  # the last TAIL_SAMPLE bytes of the file
     parse_errors: int
     entry_count: int
@@ -223,7 +223,8 @@ def matches(cache: TreeCache, fd: int, stamp: FileStamp) -> str | None:
 
 
 def build_cache(path: Path, header: Entry, tree: SessionTree, parse_errors: int, torn_tail_at: int | None,
-                needs_newline: bool, stamp: FileStamp, tail: bytes, context: CachedContext | None) -> TreeCache | None:
+                needs_newline: bool, stamp: FileStamp, tail: bytes, context: CachedContext | None,
+                prefix: bytes = b"") -> TreeCache | None:
     """The cache of a loaded tree, or None when an entry's place in the file is not known."""
     entries = tree.entries
     if any(e.offset < 0 for e in entries):
@@ -242,7 +243,7 @@ def build_cache(path: Path, header: Entry, tree: SessionTree, parse_errors: int,
         version=CACHE_VERSION,
         path=os.path.abspath(path),
         stamp=stamp,
-        header=header.raw,
+        header=prefix + header.raw,
         tail=tail,
         parse_errors=parse_errors,
         entry_count=len(entries),

@@ -103,6 +103,25 @@ def _fs_type(path: str) -> str | None:
     return kind
 
 
+def inotify_libc(root: str) -> ctypes.CDLL | None:
+    """libc with its inotify functions typed, or None where events on ``root`` cannot be trusted
+    (not Linux, turned off with SESSION_SIDECAR_INOTIFY=0, a remote or FUSE file system)."""
+    if sys.platform != "linux" or os.environ.get(ENV, "1").strip().lower() in ("0", "false", "no", "off"):
+        return None
+    kind = _fs_type(root)
+    if kind is None or kind in _REMOTE or kind.startswith("fuse"):
+        log.info("not watching %s (%s file system): changes are found by checking files", root, kind or "unknown")
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.inotify_init1.argtypes = (ctypes.c_int,)
+        libc.inotify_add_watch.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32)
+        libc.inotify_rm_watch.argtypes = (ctypes.c_int, ctypes.c_int)
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
 class FolderWatch:
     """Folders known unchanged since their last scan. Not ``enabled``: every folder is always scanned.
 
@@ -122,18 +141,8 @@ class FolderWatch:
         self._wd_path: dict[int, str] = {}
         self._clean: set[str] = set()
         self._full_logged = False
-        if sys.platform != "linux" or os.environ.get(ENV, "1").strip().lower() in ("0", "false", "no", "off"):
-            return
-        kind = _fs_type(root)
-        if kind is None or kind in _REMOTE or kind.startswith("fuse"):
-            log.info("not watching %s (%s file system): every list checks every file", root, kind or "unknown")
-            return
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.inotify_init1.argtypes = (ctypes.c_int,)
-            libc.inotify_add_watch.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32)
-            libc.inotify_rm_watch.argtypes = (ctypes.c_int, ctypes.c_int)
-        except (OSError, AttributeError):
+        libc = inotify_libc(root)
+        if libc is None:
             return
         self._libc = libc
         self._retry_at = 0.0

@@ -19,7 +19,7 @@ from enum import Enum
 from pathlib import Path
 
 from ..errors import SessionExists, StorageError
-from .lock import lock_file, unlock
+from .lock import lock_file, lock_path, unlock
 
 
 class FsyncPolicy(str, Enum):
@@ -137,6 +137,8 @@ class SessionWriter:
         # Damage found on load that must be repaired before the first append.
         self.torn_tail_at: int | None = None
         self.needs_newline = False
+        # Where our last write started and where the file ended after it (see follow.py).
+        self.last_start = self.last_end = 0
 
     @property
     def error(self) -> StorageError | None:
@@ -162,6 +164,28 @@ class SessionWriter:
             raise self._latch(exc, "create") from exc
         self._fd = fd
         self.exists = True
+        self.last_end = len(data)
+
+    def stat_fd(self) -> int | None:
+        """A descriptor we hold on the file (to fstat it), or None (read-only, before the first write)."""
+        return self._fd if self._fd is not None else self.lock_fd
+
+    def set_aside(self, at: int) -> None:
+        """Move the bytes from ``at`` on (an unfinished line nobody finished) to ``<file>.torn``."""
+        self.torn_tail_at = at
+        if self._fd is not None:
+            self._set_aside_torn_tail(self._fd, at)
+            self.torn_tail_at = None
+
+    def reopen(self) -> None:
+        """The file at our path is another one now (renamed over ours): write to that one, and lock it."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self.lock_fd is not None:
+            fd = lock_path(self.path)
+            unlock(self.lock_fd)
+            self.lock_fd = fd
 
     def append(self, lines: list[bytes], durable: bool, defer_sync: bool = False) -> int:
         """Append lines in one write; fsync when the policy asks for it. Returns where the first line starts.
@@ -182,10 +206,15 @@ class SessionWriter:
             raise self._latch(exc, "append") from exc
         try:
             _write_all(fd, payload)
+            # Where our bytes really went: O_APPEND put them at the end as it was at
+            # the write, after any line another program appended since the lseek.
+            end = os.lseek(fd, 0, os.SEEK_CUR)
         except OSError as exc:
             if self._cut_back(fd, start):
                 raise self._unlatched(exc, "append") from exc
             raise self._latch(exc, "append") from exc
+        start = end - len(payload)
+        self.last_start, self.last_end = start, end
         self.needs_newline = False
         if self.policy is FsyncPolicy.ALWAYS or (durable and self.policy is FsyncPolicy.ASSISTANT):
             if self._unsynced_at is None:

@@ -150,10 +150,12 @@ def test_branch_with_summarize_writes_a_branch_summary_at_the_target(sessions_ro
     session_id, _ = filled_session(service, turns=3)
     tree = service.get_tree(wire.GetTreeParams(sessionId=session_id))
     target = tree.nodes[4].id  # inside the first turn
+    left = tree.leafId
     result = service.branch(wire.BranchParams(sessionId=session_id, entryId=target, summarize=True))
     assert result.summaryEntryId is not None and result.leafId == result.summaryEntryId
     entry = service.get_entries(wire.GetEntriesParams(sessionId=session_id, ids=[result.summaryEntryId])).entries[0]
-    assert entry["type"] == "branch_summary" and entry["parentId"] == target and entry["fromId"] == target
+    # fromId: the leaf that was left, as pi 1.5's branchWithSummary writes it (0.73.1: the target).
+    assert entry["type"] == "branch_summary" and entry["parentId"] == target and entry["fromId"] == left != target
     assert "request 2: change module 2" in entry["summary"]
     assert "src/m2.py" in entry["details"]["modifiedFiles"]
     ctx = service.build_context(wire.BuildContextParams(sessionId=session_id))

@@ -7,6 +7,8 @@ from session_builders import append, assistant, context, msg, new_session, servi
 
 from sidecar import wire
 from sidecar.context.pruned import PRUNE_CUSTOM_TYPE
+from sidecar.context.tally import TokenTally
+from sidecar.errors import EntryNotFound
 
 
 @pytest.fixture
@@ -77,6 +79,23 @@ def test_a_compaction_or_a_prune_mark_after_the_cursor_sends_the_whole_context(s
     append(svc, other, {"type": "custom", "customType": PRUNE_CUSTOM_TYPE, "data": {"entryIds": [result_id]}})
     pruned = build(svc, other, since=cursor)
     assert pruned.rebuildReason == "pruned" and pruned.messages == build(svc, other).messages
+
+
+def test_a_context_edit_after_the_cursor_sends_the_whole_context(svc):
+    sid = new_session(svc)
+    # The secret follows the last reported usage, so it counts in the carried context size.
+    _u0, _a0, u1 = append(svc, sid, msg(user("hi")), msg(assistant("noted")), msg(user("my secret " * 300)))
+    before = build(svc, sid, format="llm")
+    dropped = svc.append(wire.AppendParams(sessionId=sid, entries=[
+        {"type": "context_edit", "targetId": u1, "replacement": {"content": "[redacted]"}}, msg(user("next"))]))
+    edited = build(svc, sid, format="llm", since=before.cursor)
+    assert edited.rebuildReason == "edited" and edited.delta is False
+    assert edited.messages == build(svc, sid, format="llm").messages
+    assert edited.messages[2]["content"] == "[redacted]" and len(edited.messages) == 4
+    # The context size carried from append to append is counted again over the edited context.
+    assert dropped.contextTokens == TokenTally.of_path(svc.session(sid).tree.path(svc.session(sid).leaf_id)).total
+    with pytest.raises(EntryNotFound):  # an edit must name an entry of the session
+        append(svc, sid, {"type": "context_edit", "targetId": "nowhere", "replacement": None})
 
 
 def test_a_cursor_of_another_session_or_format_or_garbage_is_refused_softly(svc):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -95,3 +97,26 @@ def test_doctor_finds_and_mends_a_file_cut_off_by_an_old_fork(sessions_root: Pat
     built = json.loads(run("call", "session/buildContext", "-", "--root", str(sessions_root),
                            stdin=json.dumps({"sessionId": "d1"})).stdout)
     assert [m["content"] for m in built["messages"]] == ["one", "two"]
+
+
+def test_du_prune_and_empty_trash_on_the_command_line(sessions_root: Path):
+    folder = sessions_root / "--w--"
+    folder.mkdir(parents=True)
+    for sid, age_days in (("keep", 1), ("stale", 200)):
+        path = folder / f"2025-01-01T00-00-00-000Z_{sid}.jsonl"
+        path.write_text(json.dumps({"type": "session", "version": 3, "id": sid, "timestamp": "2025-01-01T00:00:00.000Z",
+                                    "cwd": "/w"}) + "\n")
+        stamp = time.time() - age_days * 86400
+        os.utime(path, (stamp, stamp))
+    du = run("du", "--root", str(sessions_root))
+    assert du.returncode == 0 and "2 session files" in du.stdout and "--w--" in du.stdout
+    bad = run("prune", "--older-than", "soon", "--root", str(sessions_root))
+    assert bad.returncode == 2 and "90d" in bad.stdout
+    pruned = run("prune", "--older-than", "90d", "--root", str(sessions_root))
+    assert pruned.returncode == 0, pruned.stdout + pruned.stderr
+    assert "stale.jsonl" in pruned.stdout and "1 sessions" in pruned.stdout
+    assert not (folder / "2025-01-01T00-00-00-000Z_stale.jsonl").exists()
+    erased = run("empty-trash", "--root", str(sessions_root))
+    assert erased.returncode == 0 and "erased 1 files" in erased.stdout
+    assert not any((sessions_root / ".trash").rglob("*.jsonl"))
+    assert (folder / "2025-01-01T00-00-00-000Z_keep.jsonl").is_file()

@@ -55,6 +55,7 @@ async def test_settings_come_from_file_then_environment_then_initialize(sessions
         answer = await server.initialize(sessions_root, settings={"compaction": {"reserveTokens": 20}})
         settings = answer["result"]["settings"]
         assert settings["store"]["fsync"] == "never"  # environment over file
+        assert settings["store"]["compat"] == "pi"  # not oh-my-pi's folder: pi's compatibility
         assert settings["compaction"] == {"contextWindow": 100, "reserveTokens": 20, "keepRecentTokens": 77}
         await server.request("session/create", {"cwd": "/w", "sessionId": "s"})
         appended = await server.request("session/append", {"sessionId": "s", "entries": [user("word " * 200)]})

@@ -82,6 +82,22 @@ def test_a_file_that_is_not_a_session_is_a_clear_error_and_is_left_alone(session
     assert sorted(os.listdir(path.parent)) == [path.name]
 
 
+def test_a_file_starting_with_a_byte_order_mark_is_refused_as_pi_1_5_reads_no_entries_from_it(sessions_root):
+    # pi 0.73.1 read such a file; pi 1.5 finds no header in it and will not open it. We refuse it
+    # unchanged, saying what to fix, and never write a BOM ourselves.
+    path = session_path(sessions_root)
+    path.parent.mkdir(parents=True)
+    content = b"\xef\xbb\xbf" + (line(header()) + "\n" + line(message("a", None, user())) + "\n").encode()
+    path.write_bytes(content)
+    svc = service(sessions_root)
+    with pytest.raises(DamagedFile) as error:
+        svc.open(wire.OpenParams(sessionId="sess-1"))
+    assert "byte order mark" in error.value.message and "first 3 bytes" in error.value.message
+    assert path.read_bytes() == content
+    path.write_bytes(content[3:])  # fixed as the message says
+    assert service(sessions_root).open(wire.OpenParams(sessionId="sess-1")).entryCount == 1
+
+
 def v1_file(root):
     path = session_path(root)
     write_session(path, header(version=None), [

@@ -16,7 +16,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from random_sessions import entry_for, start
-from session_builders import append, assistant, context, msg, read_lines, service, tool_call_assistant, tool_result, user
+from session_builders import context, labelled_session, read_lines, service, turn
 
 from sidecar import wire
 from sidecar.config import Settings, apply_overrides
@@ -34,35 +34,6 @@ def assert_connected(path: Path) -> list[dict]:
         assert parent is None or parent in seen, f"{obj['id']} ({obj['type']}) names missing parent {parent}"
         seen.add(obj["id"])
     return lines
-
-
-def turn(svc: SessionService, session_id: str, number: int) -> list[str]:
-    return append(svc, session_id,
-                  msg(user(f"question {number}")),
-                  msg(tool_call_assistant(f"call{number}", path=f"src/m{number}.py")),
-                  msg(tool_result(f"call{number}", f"body of m{number}")),
-                  msg(assistant(f"answer {number}")))
-
-
-def labelled_session(svc: SessionService) -> tuple[str, dict[str, str]]:
-    """The issue's session: labels before and after a compaction, a name, a custom entry."""
-    session_id = svc.create(wire.CreateParams(cwd="/work/proj")).sessionId
-    ids: dict[str, str] = {}
-    ids["answer0"] = turn(svc, session_id, 0)[-1]
-    ids["label0"] = svc.set_label(wire.SetLabelParams(sessionId=session_id, entryId=ids["answer0"], label="first")).entryId
-    ids["q1"] = turn(svc, session_id, 1)[0]
-    ids["label_q1"] = svc.set_label(wire.SetLabelParams(sessionId=session_id, entryId=ids["q1"], label="asked")).entryId
-    ids["q2"] = turn(svc, session_id, 2)[0]
-    ids["name"] = svc.set_name(wire.SetNameParams(sessionId=session_id, name="labels and forks")).entryId
-    ids["custom"] = append(svc, session_id, {"type": "custom", "customType": "ext-state", "data": {"n": 1}})[0]
-    # Kept region starts at a label entry: after the fork it must start at the entry after it.
-    ids["compaction"] = append(svc, session_id, {"type": "compaction", "summary": "work so far",
-                                                  "firstKeptEntryId": ids["label_q1"], "tokensBefore": 1234})[0]
-    ids["answer3"] = turn(svc, session_id, 3)[-1]
-    ids["label3"] = svc.set_label(wire.SetLabelParams(sessionId=session_id, entryId=ids["answer3"], label="late")).entryId
-    turn4 = turn(svc, session_id, 4)
-    ids["q4"], ids["last"] = turn4[0], turn4[-1]
-    return session_id, ids
 
 
 def test_fork_across_labels_keeps_the_whole_history(sessions_root):

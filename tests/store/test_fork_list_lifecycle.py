@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -44,11 +45,13 @@ def test_fork_copies_the_path_verbatim_with_labels_on_it(svc):
     assert last.type == "brand_new_kind" and last.raw == raw_source[leaf_of_path]
 
 
-def test_fork_from_a_user_message_without_an_assistant_is_deferred(svc):
+def test_fork_from_a_user_message_without_an_assistant_is_written_as_pi_1_5_does(svc):
     sid = new_session(svc)
     u1, _ = append(svc, sid, msg(user()), msg(assistant()))
     forked = svc.fork(wire.ForkParams(sessionId=sid, entryId=u1))
-    assert not forked.persisted and not Path(forked.path).exists()
+    assert forked.persisted and Path(forked.path).is_file()
+    lines = Path(forked.path).read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["type"] for line in lines] == ["session", "message"]
 
 
 def test_fork_refuses_tool_results_and_unknown_entries(svc):

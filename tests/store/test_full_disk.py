@@ -77,10 +77,10 @@ def test_a_first_write_on_a_full_disk_leaves_no_file_and_is_sent_again_later(sma
     root = small_disk / "sessions"
     svc = service(root)
     sid = new_session(svc)
-    append(svc, sid, msg(user("u")))
+    append(svc, sid, {"type": "custom", "customType": "setup"})  # not written: no user or assistant message yet
     filler = fill(small_disk)
     with pytest.raises(StorageError) as full:
-        append(svc, sid, msg(assistant("y" * 16_000)))
+        append(svc, sid, msg(user("y" * 16_000)))
     assert full.value.data["errno"] == errno.ENOSPC
     session = svc._open[sid]
     assert not session.path.exists() and len(session.tree.entries) == 1
@@ -88,7 +88,7 @@ def test_a_first_write_on_a_full_disk_leaves_no_file_and_is_sent_again_later(sma
     filler.unlink()
     if full.value.data["latched"]:
         pytest.fail("a first write that left nothing on disk should not need a reopen")
-    append(svc, sid, msg(assistant("y" * 16_000)))
+    append(svc, sid, msg(user("y" * 16_000)))
     assert len(read_lines(session.path)) == 3
 
 

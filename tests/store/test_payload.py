@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,11 @@ def tool_result(text: str, **extra) -> dict:
 def image_message(data: str, role: str = "user") -> dict:
     return {"role": role, "content": [{"type": "text", "text": "look"},
                                       {"type": "image", "data": data, "mimeType": "image/png"}], "timestamp": 1}
+
+
+def blob_dir(root: Path) -> Path:
+    """Where oh-my-pi's compatibility stores images: the agent folder's blobs/ (the root's parent)."""
+    return root.parent / "blobs"
 
 
 def persisted(svc) -> str:
@@ -75,8 +81,23 @@ def test_line_count_is_counted_again_when_its_content_was_cut(sessions_root):
     assert read_lines(svc.session(sid).path)[-1]["data"]["lineCount"] == 7
 
 
+def test_under_pi_compat_an_image_stays_inline_and_is_never_cut(sessions_root):
+    svc = service(sessions_root)  # our own root: pi's compatibility
+    sid = persisted(svc)
+    small = base64.b64encode(os.urandom(3000)).decode()
+    huge = base64.b64encode(os.urandom(MAX_CHARS)).decode()  # longer than the string cut
+    append(svc, sid, msg(image_message(small)), msg(image_message(huge)))
+    append(svc, sid, msg(user("x" * (MAX_CHARS + 10))))
+    lines = read_lines(svc.session(sid).path)
+    assert lines[-3]["message"]["content"][1]["data"] == small
+    assert lines[-2]["message"]["content"][1]["data"] == huge
+    assert lines[-1]["message"]["content"].endswith(TRUNCATION_NOTICE)  # text is still cut
+    assert not blob_dir(sessions_root).exists() and not (sessions_root / ".blobs").exists()
+    assert context(svc, sid).messages[-2]["content"][1]["data"] == huge
+
+
 def test_an_image_goes_to_the_blob_store_and_comes_back_as_base64(sessions_root):
-    svc = service(sessions_root)
+    svc = service(sessions_root, compat="omp")
     sid = persisted(svc)
     raw = os.urandom(3000)
     data = base64.b64encode(raw).decode()
@@ -90,7 +111,7 @@ def test_an_image_goes_to_the_blob_store_and_comes_back_as_base64(sessions_root)
     records = read_lines(path)
     assert records[-2]["message"]["content"][1]["data"] == BLOB_PREFIX + digest
     assert records[-1]["content"][0]["data"] == BLOB_PREFIX + digest
-    blob = sessions_root / ".blobs" / digest
+    blob = blob_dir(sessions_root) / digest
     assert blob.read_bytes() == raw  # one blob for both: content-addressed
     assert stat.S_IMODE(blob.stat().st_mode) == 0o600
     assert stat.S_IMODE(blob.parent.stat().st_mode) == 0o700
@@ -108,7 +129,7 @@ def test_an_image_goes_to_the_blob_store_and_comes_back_as_base64(sessions_root)
 
 def service_after_close(svc, root: Path):
     svc.close_all()
-    return service(root)
+    return service(root, compat="omp")
 
 
 @pytest.mark.parametrize("data", [
@@ -117,35 +138,35 @@ def service_after_close(svc, root: Path):
     base64.encodebytes(os.urandom(1500)).decode(),  # base64 with line breaks: would not come back the same
 ])
 def test_small_or_unusual_image_data_stays_in_the_line(sessions_root, data):
-    svc = service(sessions_root)
+    svc = service(sessions_root, compat="omp")
     sid = persisted(svc)
     append(svc, sid, msg(image_message(data)))
     assert read_lines(svc.session(sid).path)[-1]["message"]["content"][1]["data"] == data
-    assert not (sessions_root / ".blobs").exists()
+    assert not (blob_dir(sessions_root)).exists()
 
 
 def test_a_blob_that_cannot_be_written_appends_nothing(sessions_root, monkeypatch):
-    svc = service(sessions_root)
+    svc = service(sessions_root, compat="omp")
     sid = persisted(svc)
     path = svc.session(sid).path
     before = path.read_bytes()
-    (sessions_root / ".blobs").write_text("not a folder")  # the store cannot be made
+    (blob_dir(sessions_root)).write_text("not a folder")  # the store cannot be made
     data = base64.b64encode(os.urandom(2000)).decode()
     with pytest.raises(StorageError) as failed:
         append(svc, sid, msg(image_message(data)))
     assert failed.value.data["latched"] is False
     assert path.read_bytes() == before and len(svc.session(sid).tree.entries) == 2
-    (sessions_root / ".blobs").unlink()
+    (blob_dir(sessions_root)).unlink()
     append(svc, sid, msg(image_message(data)))
-    assert len(read_lines(path)) == 4
+    assert len(read_lines(path)) == 5  # the title line, the header, three entries
 
 
 def test_a_missing_blob_leaves_the_reference(sessions_root):
-    svc = service(sessions_root)
+    svc = service(sessions_root, compat="omp")
     sid = persisted(svc)
     raw = os.urandom(2000)
     append(svc, sid, msg(image_message(base64.b64encode(raw).decode())))
-    (sessions_root / ".blobs" / hashlib.sha256(raw).hexdigest()).unlink()
+    (blob_dir(sessions_root) / hashlib.sha256(raw).hexdigest()).unlink()
     shown = context(svc, sid).messages[-1]["content"][1]["data"]
     assert shown == BLOB_PREFIX + hashlib.sha256(raw).hexdigest()
     assert json.dumps(shown)  # still a plain string the client can show or drop
@@ -154,22 +175,21 @@ def test_a_missing_blob_leaves_the_reference(sessions_root):
 def test_a_blob_store_or_blob_that_is_a_symlink_out_of_the_root_is_neither_written_nor_read(sessions_root, tmp_path):
     from sidecar.errors import PathOutsideRoot
 
-    svc = service(sessions_root)
+    svc = service(sessions_root, compat="omp")
     sid = persisted(svc)
     raw = os.urandom(2000)
     digest = hashlib.sha256(raw).hexdigest()
     append(svc, sid, msg(image_message(base64.b64encode(raw).decode())))
     secret = tmp_path / "secret"
     secret.write_bytes(b"not for the client")
-    blob = sessions_root / ".blobs" / digest
+    blob = blob_dir(sessions_root) / digest
     blob.unlink()
     blob.symlink_to(secret)  # a blob planted as a link to a file outside
     assert context(svc, sid).messages[-1]["content"][1]["data"] == BLOB_PREFIX + digest
-    outside = tmp_path / "elsewhere"
-    outside.mkdir()
+    outside = Path(tempfile.mkdtemp(prefix="elsewhere-"))  # outside the agent folder (tmp_path)
     blob.unlink()
-    (sessions_root / ".blobs").rmdir()
-    (sessions_root / ".blobs").symlink_to(outside, target_is_directory=True)
+    (blob_dir(sessions_root)).rmdir()
+    (blob_dir(sessions_root)).symlink_to(outside, target_is_directory=True)
     with pytest.raises(PathOutsideRoot):
         append(svc, sid, msg(image_message(base64.b64encode(os.urandom(2000)).decode())))
     assert list(outside.iterdir()) == [] and len(svc.session(sid).tree.entries) == 3

@@ -52,22 +52,24 @@ def fsyncs(monkeypatch):
     return calls
 
 
-def test_no_file_until_the_first_assistant_message_then_everything_at_once(sessions_root, monkeypatch):
+def test_no_file_until_the_first_user_or_assistant_message_then_everything_at_once(sessions_root, monkeypatch):
+    # pi 1.5's rule (0.73.1 waited for an assistant message): setup entries alone leave no file.
     svc = service(sessions_root)
     sid = new_session(svc, name="named")
-    append(svc, sid, msg(user()))
+    append(svc, sid, {"type": "model_change", "provider": "p", "modelId": "m"})
     append(svc, sid, {"type": "custom", "customType": "ext"})
+    append(svc, sid, msg({"role": "system", "content": "be brief", "timestamp": 1}))
     path = file_of(svc, sid)
     assert not path.exists() and not svc.session(sid).persisted
     spy = WriteSpy(monkeypatch)
-    append(svc, sid, msg(assistant()))
-    assert len(spy.calls) == 1  # header and four entries in one write
+    append(svc, sid, msg(user()))
+    assert len(spy.calls) == 1  # header and five entries in one write
     records = read_lines(path)
-    assert [r["type"] for r in records] == ["session", "session_info", "message", "custom", "message"]
+    assert [r["type"] for r in records] == ["session", "session_info", "model_change", "custom", "message", "message"]
     spy.calls.clear()
-    append(svc, sid, msg(user("next")))
+    append(svc, sid, msg(assistant("next")))
     assert len(spy.calls) == 1 and spy.calls[0][1].count(b"\n") == 1
-    assert len(read_lines(path)) == 6
+    assert len(read_lines(path)) == 7
 
 
 def test_appends_go_through_an_append_mode_descriptor(sessions_root):
@@ -83,12 +85,13 @@ def test_the_header_is_written_once_even_after_entries_without_an_assistant(sess
     # pi wrote a second header when a deferred session got entries before its first reply.
     svc = service(sessions_root)
     sid = new_session(svc)
-    first, _ = append(svc, sid, msg(user("q1")), msg(assistant("a1")))
-    fork = svc.fork(wire.ForkParams(sessionId=sid, entryId=first))
-    assert not fork.persisted and not Path(fork.path).exists()
-    append(svc, fork.sessionId, {"type": "custom", "customType": "preset"})
-    append(svc, fork.sessionId, msg(assistant("new answer")))
-    records = read_lines(Path(fork.path))
+    append(svc, sid, {"type": "custom", "customType": "preset"})
+    path = file_of(svc, sid)
+    assert not path.exists()
+    append(svc, sid, {"type": "thinking_level_change", "thinkingLevel": "high"})
+    append(svc, sid, msg(user("q1")))
+    append(svc, sid, msg(assistant("a1")))
+    records = read_lines(path)
     assert [r["type"] for r in records].count("session") == 1
     ids = [r["id"] for r in records]
     assert len(ids) == len(set(ids))
@@ -96,19 +99,19 @@ def test_the_header_is_written_once_even_after_entries_without_an_assistant(sess
 
 @pytest.mark.parametrize(
     ("policy", "expected"),
-    [("assistant", [True, False, True, False]), ("always", [True] * 4), ("never", [False] * 4)],
+    [("assistant", [True, True, False, True, False]), ("always", [True] * 5), ("never", [False] * 5)],
 )
 def test_fsync_policy(sessions_root, fsyncs, policy, expected):
     svc = service(sessions_root, fsync=policy)
     sid = new_session(svc)
-    append(svc, sid, msg(user()))  # deferred: nothing written yet
+    append(svc, sid, {"type": "custom", "customType": "setup"})  # deferred: nothing written yet
     assert fsyncs == []
     seen = []
-    for body in (assistant(), user("u"), assistant("again"), {"type": "custom", "customType": "c"}):
+    for body in (user(), assistant(), user("u"), assistant("again"), {"type": "custom", "customType": "c"}):
         fsyncs.clear()
         append(svc, sid, body if "type" in body else msg(body))
         seen.append(bool(fsyncs))
-    # The first assistant creates the file; then user, assistant, custom appends.
+    # The first user message creates the file; then assistant, user, assistant, custom appends.
     assert seen == expected
 
 
@@ -124,7 +127,7 @@ def test_flush_forces_the_file_to_disk_under_every_policy(sessions_root, fsyncs)
 def test_flush_before_the_file_exists_reports_not_persisted(sessions_root):
     svc = service(sessions_root)
     sid = new_session(svc)
-    append(svc, sid, msg(user()))
+    append(svc, sid, {"type": "thinking_level_change", "thinkingLevel": "low"})
     assert svc.flush(wire.FlushParams(sessionId=sid)).persisted is False
 
 
@@ -203,11 +206,11 @@ def test_a_partial_write_is_cut_back_so_no_half_line_stays(sessions_root, monkey
 def test_a_failed_first_write_leaves_no_file_and_keeps_memory_as_it_was(sessions_root, monkeypatch):
     svc = service(sessions_root)
     sid = new_session(svc)
-    [u] = append(svc, sid, msg(user()))
+    [u] = append(svc, sid, {"type": "custom", "customType": "setup"})
     spy = WriteSpy(monkeypatch)
     spy.fail_after = 0
     with pytest.raises(StorageError):
-        append(svc, sid, msg(assistant()))
+        append(svc, sid, msg(user()))
     session = svc._open[sid]
     assert not session.path.exists()
     assert [e.id for e in session.tree.entries] == [u]

@@ -25,7 +25,6 @@ from session_builders import append, assistant, msg, service, tool_call_assistan
 from sidecar import wire
 from sidecar.errors import StorageError
 from sidecar.format import jsonl
-from sidecar.format.jsonl import LineMoved
 from sidecar.store import treecache
 from sidecar.store.treecache import cache_path
 
@@ -51,7 +50,7 @@ def state(svc, session_id: str) -> dict:
         "labels": dict(session.tree.labels),
         "name": session.tree.name,
         "leaf": session.leaf_id,
-        "has_assistant": session.tree.has_assistant,
+        "has_conversation": session.tree.has_conversation,
         "header": session.header.raw,
     }
 
@@ -210,7 +209,7 @@ def test_a_fork_of_a_lazily_read_session_outlives_its_source(sessions_root, cach
     svc, _ = reopened(sessions_root, sid)
     first, last = svc.session(sid).tree.entries[0].id, svc.session(sid).tree.entries[-1].id
     forked = svc.fork(wire.ForkParams(sessionId=sid, entryId=first))
-    assert not forked.persisted  # only a user message so far: its file waits for an assistant message
+    assert forked.persisted  # a user message: written at once (pi 1.5)
     svc.close(wire.CloseParams(sessionId=sid))
     append(svc, forked.sessionId, msg(assistant("answer")))
     lines = [json.loads(x) for x in Path(svc.session(forked.sessionId).path).read_text().splitlines()]
@@ -231,8 +230,10 @@ def test_a_file_cut_behind_an_open_session_says_so(sessions_root, cached):
     first_line = path.read_bytes().split(b"\n")[0]
     with open(path, "r+b") as file:
         file.truncate(len(first_line) + 1)
-    with pytest.raises(LineMoved, match="changed behind this session's back"):
-        svc.build_context(wire.BuildContextParams(sessionId=sid, leafId=svc.session(sid).tree.entries[0].id))
+    # The next call notices the cut (issue 28), reads the file again and says so.
+    result = svc.build_context(wire.BuildContextParams(sessionId=sid))
+    assert result.external is not None and result.external.reloaded == "truncated"
+    assert result.messages == [] and result.leafId is None and svc.session(sid).entry_count == 0
 
 
 def test_moving_a_session_drops_its_cache(sessions_root, cached):

@@ -28,7 +28,9 @@ from .methods import ProgressCallback, SidecarMethods
 from .protocol import (
     PROTOCOL_VERSION,
     ClientInfo,
+    DidAppendParams,
     DidCompactParams,
+    DidReloadParams,
     InitializeResult,
     ProgressValue,
     SummarizeParams,
@@ -46,12 +48,19 @@ NotificationCallback = Callable[[str, Any], Any]
 RequestHandler = Callable[[Any], Awaitable[Any] | Any]
 SummarizeHandler = Callable[[SummarizeParams], Awaitable[SummarizeResult]]
 DidCompactCallback = Callable[[DidCompactParams], Any]
+DidAppendCallback = Callable[[DidAppendParams], Any]
+DidReloadCallback = Callable[[DidReloadParams], Any]
 TraceCallback = Callable[[Literal["send", "receive"], Any], None]
 ServerProgressCallback = Callable[[int | str, ProgressValue], Any]
 PROGRESS_CREATE = "window/workDoneProgress/create"
 # What the client has a dedicated option for (checked against the schema's lists by the tests).
 SERVER_REQUESTS_HANDLED = {"session/summarize": "summarize", PROGRESS_CREATE: "on_server_progress"}
-SERVER_NOTIFICATIONS_HANDLED = {"$/progress": "on_progress / on_server_progress", "session/didCompact": "on_did_compact"}
+SERVER_NOTIFICATIONS_HANDLED = {
+    "$/progress": "on_progress / on_server_progress",
+    "session/didCompact": "on_did_compact",
+    "session/didAppend": "on_did_append",
+    "session/didReload": "on_did_reload",
+}
 ProtocolErrorCallback = Callable[[RpcError], Any]
 
 
@@ -98,6 +107,9 @@ class SidecarClient(SidecarMethods):
     ``client`` provider); ``handlers`` answers any other server->client
     request by method (a function of the params, plain or async; an exception
     becomes an error answer); ``on_did_compact`` gets ``session/didCompact``;
+    ``on_did_append`` and ``on_did_reload`` get ``session/didAppend`` and
+    ``session/didReload`` (sessions opened with ``watch=True``: another
+    program wrote the file);
     ``on_server_progress(token, value)`` accepts the server's own progress
     tokens (``window/workDoneProgress/create``, for autoCompact) and gets their
     ``$/progress``; ``on_notification(method, params)`` gets every other
@@ -117,6 +129,8 @@ class SidecarClient(SidecarMethods):
         handlers: Mapping[str, RequestHandler] | None = None,
         on_notification: NotificationCallback | None = None,
         on_did_compact: DidCompactCallback | None = None,
+        on_did_append: DidAppendCallback | None = None,
+        on_did_reload: DidReloadCallback | None = None,
         on_server_progress: ServerProgressCallback | None = None,
         on_protocol_error: ProtocolErrorCallback | None = None,
         trace: TraceCallback | None = None,
@@ -133,6 +147,8 @@ class SidecarClient(SidecarMethods):
             self.handlers["session/summarize"] = summarize
         self.on_notification = on_notification
         self.on_did_compact = on_did_compact
+        self.on_did_append = on_did_append
+        self.on_did_reload = on_did_reload
         self.on_server_progress = on_server_progress
         self._server_tokens: set[Any] = set()  # accepted from window/workDoneProgress/create
         self.on_protocol_error = on_protocol_error
@@ -548,6 +564,12 @@ class SidecarClient(SidecarMethods):
             return
         elif method == "session/didCompact" and self.on_did_compact is not None:
             self._call_back(self.on_did_compact, params)
+            return
+        elif method == "session/didAppend" and self.on_did_append is not None:
+            self._call_back(self.on_did_append, params)
+            return
+        elif method == "session/didReload" and self.on_did_reload is not None:
+            self._call_back(self.on_did_reload, params)
             return
         if self.on_notification is not None:
             self._call_back(self.on_notification, method, params)

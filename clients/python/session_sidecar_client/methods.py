@@ -21,13 +21,17 @@ from .protocol import (
     ForkResult,
     GetEntriesResult,
     GetTreeResult,
+    HistoryResult,
     InitializeResult,
     ListResult,
+    MoveResult,
     OpenResult,
     ProgressValue,
+    PruneResult,
     RestoreResult,
     SetLabelResult,
     SetNameResult,
+    StatsResult,
 )
 
 
@@ -90,6 +94,9 @@ class SidecarMethods:
         session_id: str | None = None,
         name: str | None = None,
         parent_session: str | None = None,
+        persist: bool = True,
+        terminal_id: str | None = None,
+        watch: bool = False,
         on_progress: ProgressCallback | None = None,
     ) -> CreateResult:
         """``session/create``: CreateParams -> CreateResult."""
@@ -100,6 +107,12 @@ class SidecarMethods:
             params["name"] = name
         if parent_session is not None:
             params["parentSession"] = parent_session
+        if persist is not True:
+            params["persist"] = persist
+        if terminal_id is not None:
+            params["terminalId"] = terminal_id
+        if watch is not False:
+            params["watch"] = watch
         result: CreateResult = await self.request("session/create", params, on_progress=on_progress)
         return result
 
@@ -109,6 +122,8 @@ class SidecarMethods:
         session_id: str | None = None,
         path: str | None = None,
         read_only: bool = False,
+        terminal_id: str | None = None,
+        watch: bool = False,
         on_progress: ProgressCallback | None = None,
     ) -> OpenResult:
         """``session/open``: OpenParams -> OpenResult. Name the session by ``sessionId`` (looked up below the root) or by ``path``."""
@@ -119,6 +134,10 @@ class SidecarMethods:
             params["path"] = path
         if read_only is not False:
             params["readOnly"] = read_only
+        if terminal_id is not None:
+            params["terminalId"] = terminal_id
+        if watch is not False:
+            params["watch"] = watch
         result: OpenResult = await self.request("session/open", params, on_progress=on_progress)
         return result
 
@@ -126,10 +145,13 @@ class SidecarMethods:
         self,
         cwd: str,
         *,
+        terminal_id: str | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> OpenResult | None:
         """``session/continueRecent``: ContinueRecentParams -> OpenResult | None."""
         params: dict[str, Any] = {"cwd": cwd}
+        if terminal_id is not None:
+            params["terminalId"] = terminal_id
         result: OpenResult | None = await self.request("session/continueRecent", params, on_progress=on_progress)
         return result
 
@@ -160,12 +182,15 @@ class SidecarMethods:
         entries: list[dict[str, Any]],
         *,
         parent_id: str | None | Unset = UNSET,
+        expected_leaf_id: str | None | Unset = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> AppendResult:
         """``session/append``: AppendParams -> AppendResult."""
         params: dict[str, Any] = {"sessionId": session_id, "entries": entries}
         if parent_id is not UNSET:
             params["parentId"] = parent_id
+        if expected_leaf_id is not UNSET:
+            params["expectedLeafId"] = expected_leaf_id
         result: AppendResult = await self.request("session/append", params, on_progress=on_progress)
         return result
 
@@ -176,6 +201,7 @@ class SidecarMethods:
         leaf_id: str | None | Unset = UNSET,
         format: Literal["agent", "llm"] = "agent",
         since: str | None = None,
+        rules: Literal["omp", "pi"] | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> BuildContextResult:
         """``session/buildContext``: BuildContextParams -> BuildContextResult."""
@@ -186,6 +212,8 @@ class SidecarMethods:
             params["format"] = format
         if since is not None:
             params["since"] = since
+        if rules is not None:
+            params["rules"] = rules
         result: BuildContextResult = await self.request("session/buildContext", params, on_progress=on_progress)
         return result
 
@@ -379,4 +407,112 @@ class SidecarMethods:
         if keep_recent_tokens is not None:
             params["keepRecentTokens"] = keep_recent_tokens
         result: CompactResult = await self.request("session/compact", params, on_progress=on_progress)
+        return result
+
+    async def move(
+        self,
+        session_id: str,
+        cwd: str,
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> MoveResult:
+        """``session/move``: MoveParams -> MoveResult."""
+        params: dict[str, Any] = {"sessionId": session_id, "cwd": cwd}
+        result: MoveResult = await self.request("session/move", params, on_progress=on_progress)
+        return result
+
+    async def stats(
+        self,
+        *,
+        largest: int = 10,
+        blobs: bool = False,
+        on_progress: ProgressCallback | None = None,
+    ) -> StatsResult:
+        """``session/stats``: StatsParams -> StatsResult."""
+        params: dict[str, Any] = {}
+        if largest != 10:
+            params["largest"] = largest
+        if blobs is not False:
+            params["blobs"] = blobs
+        result: StatsResult = await self.request("session/stats", params, on_progress=on_progress)
+        return result
+
+    async def prune(
+        self,
+        *,
+        older_than: str | None = None,
+        keep_per_cwd: int | None = None,
+        max_total: str | None = None,
+        include_pinned: bool = False,
+        dry_run: bool = False,
+        confirm: bool = False,
+        on_progress: ProgressCallback | None = None,
+    ) -> PruneResult:
+        """``session/prune``: PruneParams -> PruneResult. A retention policy; absent fields come from the settings' ``retention`` section."""
+        params: dict[str, Any] = {}
+        if older_than is not None:
+            params["olderThan"] = older_than
+        if keep_per_cwd is not None:
+            params["keepPerCwd"] = keep_per_cwd
+        if max_total is not None:
+            params["maxTotal"] = max_total
+        if include_pinned is not False:
+            params["includePinned"] = include_pinned
+        if dry_run is not False:
+            params["dryRun"] = dry_run
+        if confirm is not False:
+            params["confirm"] = confirm
+        result: PruneResult = await self.request("session/prune", params, on_progress=on_progress)
+        return result
+
+    async def history_add(
+        self,
+        prompt: str,
+        *,
+        cwd: str | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> None:
+        """``history/add``: HistoryAddParams -> None."""
+        params: dict[str, Any] = {"prompt": prompt}
+        if cwd is not None:
+            params["cwd"] = cwd
+        await self.request("history/add", params, on_progress=on_progress)
+
+    async def history_search(
+        self,
+        query: str,
+        *,
+        cwd: str | None = None,
+        limit: int = 20,
+        order: Literal["recent", "relevance"] = "recent",
+        on_progress: ProgressCallback | None = None,
+    ) -> HistoryResult:
+        """``history/search``: HistorySearchParams -> HistoryResult."""
+        params: dict[str, Any] = {"query": query}
+        if cwd is not None:
+            params["cwd"] = cwd
+        if limit != 20:
+            params["limit"] = limit
+        if order != "recent":
+            params["order"] = order
+        result: HistoryResult = await self.request("history/search", params, on_progress=on_progress)
+        return result
+
+    async def history_list(
+        self,
+        *,
+        cwd: str | None = None,
+        limit: int = 50,
+        before: int | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> HistoryResult:
+        """``history/list``: HistoryListParams -> HistoryResult."""
+        params: dict[str, Any] = {}
+        if cwd is not None:
+            params["cwd"] = cwd
+        if limit != 50:
+            params["limit"] = limit
+        if before is not None:
+            params["before"] = before
+        result: HistoryResult = await self.request("history/list", params, on_progress=on_progress)
         return result

@@ -15,6 +15,7 @@ class AppendParams(TypedDict):
     sessionId: str
     entries: list[dict[str, Any]]
     parentId: NotRequired[str | None]
+    expectedLeafId: NotRequired[str | None]
     workDoneToken: NotRequired[int | str | None]
 
 
@@ -24,11 +25,20 @@ class AppendedEntry(TypedDict):
     timestamp: str
 
 
+class ExternalChange(TypedDict):
+    """What this call found another program had done to the file since the session last saw it."""
+
+    entryIds: list[str]
+    reloaded: NotRequired[str | None]
+    headerChanged: NotRequired[bool]
+
+
 class AppendResult(TypedDict):
     entries: list[AppendedEntry]
     leafId: str | None
     contextTokens: int
     shouldCompact: bool
+    external: NotRequired[ExternalChange | None]
 
 
 class ArchiveParams(TypedDict):
@@ -62,6 +72,7 @@ class BuildContextParams(TypedDict):
     leafId: NotRequired[str | None]
     format: NotRequired[Literal["agent", "llm"]]
     since: NotRequired[str | None]
+    rules: NotRequired[Literal["omp", "pi"] | None]
     workDoneToken: NotRequired[int | str | None]
 
 
@@ -80,6 +91,7 @@ class BuildContextResult(TypedDict):
     delta: NotRequired[bool]
     baseCount: NotRequired[int]
     rebuildReason: NotRequired[str | None]
+    external: NotRequired[ExternalChange | None]
 
 
 class CancelParams(TypedDict):
@@ -143,6 +155,7 @@ class CompactionSettings(TypedDict):
 
 class ContinueRecentParams(TypedDict):
     cwd: str
+    terminalId: NotRequired[str | None]
     workDoneToken: NotRequired[int | str | None]
 
 
@@ -151,6 +164,9 @@ class CreateParams(TypedDict):
     sessionId: NotRequired[str | None]
     name: NotRequired[str | None]
     parentSession: NotRequired[str | None]
+    persist: NotRequired[bool]
+    terminalId: NotRequired[str | None]
+    watch: NotRequired[bool]
     workDoneToken: NotRequired[int | str | None]
 
 
@@ -170,11 +186,31 @@ class DeleteResult(TypedDict):
     trashPath: str | None
 
 
+class DidAppendParams(TypedDict):
+    """Notification ``session/didAppend``: entries reached a watched session's file.
+    
+    ``external`` true: another program wrote them (they are in the session now, and its leaf is ``leafId``). Sent to clients that opened the session with ``watch``."""
+
+    sessionId: str
+    entries: list[dict[str, Any]]
+    leafId: str | None
+    external: bool
+
+
 class DidCompactParams(TypedDict):
     """Notification ``session/didCompact``: the sidecar compacted a session by itself (autoCompact)."""
 
     sessionId: str
     result: CompactResult
+
+
+class DidReloadParams(TypedDict):
+    """Notification ``session/didReload``: a watched session's file was read again whole (another program rewrote, cut or replaced it); what the client holds may be stale."""
+
+    sessionId: str
+    reason: str
+    leafId: str | None
+    entryCount: int
 
 
 class ErrorObject(TypedDict):
@@ -192,6 +228,12 @@ class FlushParams(TypedDict):
 
 class FlushResult(TypedDict):
     persisted: bool
+
+
+class FolderUsage(TypedDict):
+    folder: str
+    bytes: int
+    sessions: int
 
 
 class ForkParams(TypedDict):
@@ -236,6 +278,39 @@ class TreeNode(TypedDict):
 class GetTreeResult(TypedDict):
     nodes: list[TreeNode]
     leafId: str | None
+    external: NotRequired[ExternalChange | None]
+
+
+class HistoryAddParams(TypedDict):
+    prompt: str
+    cwd: NotRequired[str | None]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class HistoryEntry(TypedDict):
+    id: int
+    prompt: str
+    cwd: str | None
+    createdAt: str
+
+
+class HistoryListParams(TypedDict):
+    cwd: NotRequired[str | None]
+    limit: NotRequired[int]
+    before: NotRequired[int | None]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class HistoryResult(TypedDict):
+    entries: list[HistoryEntry]
+
+
+class HistorySearchParams(TypedDict):
+    query: str
+    cwd: NotRequired[str | None]
+    limit: NotRequired[int]
+    order: NotRequired[Literal["recent", "relevance"]]
+    workDoneToken: NotRequired[int | str | None]
 
 
 class InitializeParams(TypedDict):
@@ -289,11 +364,23 @@ class SessionInfo(TypedDict):
     title: NotRequired[str | None]
     parentSession: NotRequired[str | None]
     snippet: NotRequired[str | None]
+    inMemory: NotRequired[bool]
 
 
 class ListResult(TypedDict):
     sessions: list[SessionInfo]
     nextCursor: str | None
+
+
+class MoveParams(TypedDict):
+    sessionId: str
+    cwd: str
+    workDoneToken: NotRequired[int | str | None]
+
+
+class MoveResult(TypedDict):
+    sessionId: str
+    path: str
 
 
 class OpenParams(TypedDict):
@@ -302,6 +389,8 @@ class OpenParams(TypedDict):
     sessionId: NotRequired[str | None]
     path: NotRequired[str | None]
     readOnly: NotRequired[bool]
+    terminalId: NotRequired[str | None]
+    watch: NotRequired[bool]
     workDoneToken: NotRequired[int | str | None]
 
 
@@ -325,6 +414,7 @@ class OpenResult(TypedDict):
     persisted: bool
     migratedFrom: NotRequired[int | None]
     warnings: NotRequired[list[OpenWarning]]
+    titleFault: NotRequired[str | None]
 
 
 class WorkDoneBegin(TypedDict):
@@ -371,6 +461,32 @@ class ProvidersSettings(TypedDict):
     timeout: NotRequired[float]
 
 
+class PruneParams(TypedDict):
+    """A retention policy; absent fields come from the settings' ``retention`` section."""
+
+    olderThan: NotRequired[str | None]
+    keepPerCwd: NotRequired[int | None]
+    maxTotal: NotRequired[str | None]
+    includePinned: NotRequired[bool]
+    dryRun: NotRequired[bool]
+    confirm: NotRequired[bool]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class PrunedSession(TypedDict):
+    sessionId: str | None
+    path: str
+    bytes: int
+    reason: str
+
+
+class PruneResult(TypedDict):
+    selected: list[PrunedSession]
+    movedBytes: int
+    pinned: int
+    skipped: NotRequired[list[PrunedSession]]
+
+
 class RestoreParams(TypedDict):
     sessionId: str
     workDoneToken: NotRequired[int | str | None]
@@ -379,6 +495,22 @@ class RestoreParams(TypedDict):
 class RestoreResult(TypedDict):
     sessionId: str
     path: str
+
+
+class RetentionSettings(TypedDict):
+    """The policy ``session-sidecar prune`` and ``session/prune`` apply when not given one (none by default)."""
+
+    olderThan: NotRequired[str | None]
+    keepPerCwd: NotRequired[int | None]
+    maxTotal: NotRequired[str | None]
+    includePinned: NotRequired[bool]
+
+
+class SessionUsage(TypedDict):
+    sessionId: str | None
+    path: str
+    area: Literal["archive", "live", "trash"]
+    bytes: int
 
 
 class SetLabelParams(TypedDict):
@@ -407,12 +539,35 @@ class SetNameResult(TypedDict):
 class StoreSettings(TypedDict):
     fsync: NotRequired[Literal["always", "assistant", "never"]]
     allowExternalPaths: NotRequired[bool]
+    compat: NotRequired[Literal["omp", "pi"] | None]
 
 
 class Settings(TypedDict):
     store: NotRequired[StoreSettings]
+    retention: NotRequired[RetentionSettings]
     compaction: NotRequired[CompactionSettings]
     providers: NotRequired[ProvidersSettings]
+
+
+class StatsParams(TypedDict):
+    largest: NotRequired[int]
+    blobs: NotRequired[bool]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class StatsResult(TypedDict):
+    totalBytes: int
+    liveBytes: int
+    archiveBytes: int
+    trashBytes: int
+    blobBytes: int
+    blobCount: int
+    indexBytes: int
+    sessionCount: int
+    folders: list[FolderUsage]
+    largest: list[SessionUsage]
+    unreferencedBlobs: NotRequired[int | None]
+    unreferencedBytes: NotRequired[int | None]
 
 
 class SummarizeParams(TypedDict):
@@ -459,6 +614,12 @@ MethodName = Literal[
     "session/delete",
     "session/restore",
     "session/compact",
+    "session/move",
+    "session/stats",
+    "session/prune",
+    "history/add",
+    "history/search",
+    "history/list",
 ]
 
 # method -> (params type, result type), as annotations.
@@ -484,6 +645,12 @@ METHODS: dict[str, tuple[str, str]] = {
     "session/delete": ("DeleteParams", "DeleteResult"),
     "session/restore": ("RestoreParams", "RestoreResult"),
     "session/compact": ("CompactParams", "CompactResult"),
+    "session/move": ("MoveParams", "MoveResult"),
+    "session/stats": ("StatsParams", "StatsResult"),
+    "session/prune": ("PruneParams", "PruneResult"),
+    "history/add": ("HistoryAddParams", "None"),
+    "history/search": ("HistorySearchParams", "HistoryResult"),
+    "history/list": ("HistoryListParams", "HistoryResult"),
 }
 
 SERVER_REQUESTS: dict[str, tuple[str, str]] = {
@@ -500,6 +667,8 @@ CLIENT_NOTIFICATIONS: dict[str, str] = {
 SERVER_NOTIFICATIONS: dict[str, str] = {
     "$/progress": "ProgressParams",
     "session/didCompact": "DidCompactParams",
+    "session/didAppend": "DidAppendParams",
+    "session/didReload": "DidReloadParams",
 }
 
 # Python method name on SidecarClient -> protocol method.
@@ -525,6 +694,12 @@ PYTHON_METHODS: dict[str, str] = {
     "delete": "session/delete",
     "restore": "session/restore",
     "compact": "session/compact",
+    "move": "session/move",
+    "stats": "session/stats",
+    "prune": "session/prune",
+    "history_add": "history/add",
+    "history_search": "history/search",
+    "history_list": "history/list",
 }
 
 ErrorKind = Literal[
@@ -546,6 +721,7 @@ ErrorKind = Literal[
     "invalidEntry",
     "invalidState",
     "payloadTooLarge",
+    "sessionChanged",
     "nothingToCompact",
     "providerError",
     "contextOverflow",
@@ -680,6 +856,13 @@ class PayloadTooLargeError(RpcError):
     kind_value = "payloadTooLarge"
 
 
+class SessionChangedError(RpcError):
+    """-33012 sessionChanged: Another program appended to the session's file: its leaf is not the ``expectedLeafId`` the append named. Nothing was written; ``data.leafId`` is the leaf now and ``data.entries`` (or only ``data.entryIds`` when large) what the client has not seen."""
+
+    code_value = -33012
+    kind_value = "sessionChanged"
+
+
 class NothingToCompactError(RpcError):
     """-33020 nothingToCompact: Everything since the last compaction would be kept (or the leaf is a compaction)."""
 
@@ -734,6 +917,7 @@ ERROR_CLASSES: dict[int, type[RpcError]] = {
     -33009: InvalidEntryError,
     -33010: InvalidStateError,
     -33011: PayloadTooLargeError,
+    -33012: SessionChangedError,
     -33020: NothingToCompactError,
     -33021: ProviderError,
     -33022: ContextOverflowError,
@@ -768,19 +952,28 @@ __all__ = [
     "DamagedFileError",
     "DeleteParams",
     "DeleteResult",
+    "DidAppendParams",
     "DidCompactParams",
+    "DidReloadParams",
     "ERROR_CLASSES",
     "EntryNotFoundError",
     "ErrorKind",
     "ErrorObject",
+    "ExternalChange",
     "FlushParams",
     "FlushResult",
+    "FolderUsage",
     "ForkParams",
     "ForkResult",
     "GetEntriesParams",
     "GetEntriesResult",
     "GetTreeParams",
     "GetTreeResult",
+    "HistoryAddParams",
+    "HistoryEntry",
+    "HistoryListParams",
+    "HistoryResult",
+    "HistorySearchParams",
     "InitializeParams",
     "InitializeResult",
     "InternalError",
@@ -794,6 +987,8 @@ __all__ = [
     "METHODS",
     "MethodName",
     "MethodNotFoundError",
+    "MoveParams",
+    "MoveResult",
     "NothingToCompactError",
     "OpenParams",
     "OpenResult",
@@ -809,23 +1004,31 @@ __all__ = [
     "ProviderError",
     "ProviderNotConfiguredError",
     "ProvidersSettings",
+    "PruneParams",
+    "PruneResult",
+    "PrunedSession",
     "RequestCancelledError",
     "RestoreParams",
     "RestoreResult",
+    "RetentionSettings",
     "SERVER_NOTIFICATIONS",
     "SERVER_REQUESTS",
     "ServerInfo",
     "ServerNotInitializedError",
+    "SessionChangedError",
     "SessionExistsError",
     "SessionInfo",
     "SessionLockedError",
     "SessionNotFoundError",
     "SessionTokens",
+    "SessionUsage",
     "SetLabelParams",
     "SetLabelResult",
     "SetNameParams",
     "SetNameResult",
     "Settings",
+    "StatsParams",
+    "StatsResult",
     "StorageError",
     "StoreSettings",
     "SummarizeParams",

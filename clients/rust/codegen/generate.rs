@@ -17,7 +17,7 @@ const TYPE_NAMES: &[(&str, &str, &str)] = &[
 ];
 
 /// Client methods whose natural name is taken by the client's own lifecycle.
-const FN_NAMES: &[(&str, &str)] = &[("session/close", "close_session")];
+const FN_NAMES: &[(&str, &str)] = &[("session/close", "close_session"), ("session/move", "move_session")];
 
 /// Methods the client runs itself (no typed method of their own on `Client`).
 const LIFECYCLE: &[&str] = &["initialize", "shutdown"];
@@ -90,9 +90,17 @@ fn field_ident(name: &str) -> String {
     }
 }
 
-/// `session/buildContext` -> `BuildContext`, `$/progress` -> `Progress`.
+/// `session/buildContext` -> `BuildContext`, `$/progress` -> `Progress`,
+/// `window/workDoneProgress/create` -> `Create`; another family of ours keeps
+/// its name: `history/add` -> `HistoryAdd`.
 fn method_type_name(method: &str) -> String {
-    pascal(method.rsplit('/').next().unwrap())
+    let last = method.rsplit('/').next().unwrap();
+    match method.split_once('/') {
+        Some((family, _)) if !matches!(family, "session" | "$" | "window") => {
+            format!("{}{}", pascal(family), pascal(last))
+        }
+        _ => pascal(last),
+    }
 }
 
 fn doc(out: &mut String, indent: &str, text: &str) {
@@ -417,7 +425,7 @@ impl<'a> Gen<'a> {
                 .iter()
                 .find(|(m, _)| m == method)
                 .map(|(_, f)| f.to_string())
-                .unwrap_or_else(|| snake(method.rsplit('/').next().unwrap()));
+                .unwrap_or_else(|| snake(&method_type_name(method)));
             let _ = writeln!(
                 calls,
                 "    /// `{method}`: sends the request and blocks until its answer.\n    ///\n    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::{marker}>`."

@@ -24,6 +24,9 @@ pub enum NumberOrString {
 pub struct AppendParams {
     /// `entries`. Required.
     pub entries: Vec<Value>,
+    /// `expectedLeafId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "expectedLeafId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub expected_leaf_id: Option<Option<String>>,
     /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
     #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub parent_id: Option<Option<String>>,
@@ -43,6 +46,9 @@ pub struct AppendResult {
     pub context_tokens: i64,
     /// `entries`. Required.
     pub entries: Vec<AppendedEntry>,
+    /// `external`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<ExternalChange>,
     /// `leafId`. Required, may be null.
     #[serde(rename = "leafId")]
     pub leaf_id: Option<String>,
@@ -135,6 +141,9 @@ pub struct BuildContextParams {
     /// `leafId`. Optional: `None` leaves it out, `Some(None)` sends null.
     #[serde(rename = "leafId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub leaf_id: Option<Option<String>>,
+    /// `rules`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<BuildContextRules>,
     /// `sessionId`. Required.
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -164,6 +173,9 @@ pub struct BuildContextResult {
     /// `estimatedTokens`. Required.
     #[serde(rename = "estimatedTokens")]
     pub estimated_tokens: i64,
+    /// `external`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<ExternalChange>,
     /// `injectedRules`. Required.
     #[serde(rename = "injectedRules")]
     pub injected_rules: Vec<String>,
@@ -334,6 +346,9 @@ pub struct CompactionSettings {
 pub struct ContinueRecentParams {
     /// `cwd`. Required.
     pub cwd: String,
+    /// `terminalId`. Optional.
+    #[serde(rename = "terminalId", default, skip_serializing_if = "Option::is_none")]
+    pub terminal_id: Option<String>,
     /// `workDoneToken`. Optional.
     #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
     pub work_done_token: Option<NumberOrString>,
@@ -351,9 +366,18 @@ pub struct CreateParams {
     /// `parentSession`. Optional.
     #[serde(rename = "parentSession", default, skip_serializing_if = "Option::is_none")]
     pub parent_session: Option<String>,
+    /// `persist`. Optional; the server's default is `true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persist: Option<bool>,
     /// `sessionId`. Optional.
     #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// `terminalId`. Optional.
+    #[serde(rename = "terminalId", default, skip_serializing_if = "Option::is_none")]
+    pub terminal_id: Option<String>,
+    /// `watch`. Optional; the server's default is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<bool>,
     /// `workDoneToken`. Optional.
     #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
     pub work_done_token: Option<NumberOrString>,
@@ -394,6 +418,26 @@ pub struct DeleteResult {
     pub trash_path: Option<String>,
 }
 
+/// Notification `session/didAppend`: entries reached a watched session's file.
+///
+/// `external` true: another program wrote them (they are in the session now,
+/// and its leaf is `leafId`). Sent to clients that opened the session with `watch`.
+///
+/// Schema: `#/$defs/DidAppendParams`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DidAppendParams {
+    /// `entries`. Required.
+    pub entries: Vec<Value>,
+    /// `external`. Required.
+    pub external: bool,
+    /// `leafId`. Required, may be null.
+    #[serde(rename = "leafId")]
+    pub leaf_id: Option<String>,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+}
+
 /// Notification `session/didCompact`: the sidecar compacted a session by itself (autoCompact).
 ///
 /// Schema: `#/$defs/DidCompactParams`.
@@ -401,6 +445,25 @@ pub struct DeleteResult {
 pub struct DidCompactParams {
     /// `result`. Required.
     pub result: CompactResult,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+}
+
+/// Notification `session/didReload`: a watched session's file was read again whole
+/// (another program rewrote, cut or replaced it); what the client holds may be stale.
+///
+/// Schema: `#/$defs/DidReloadParams`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DidReloadParams {
+    /// `entryCount`. Required.
+    #[serde(rename = "entryCount")]
+    pub entry_count: i64,
+    /// `leafId`. Required, may be null.
+    #[serde(rename = "leafId")]
+    pub leaf_id: Option<String>,
+    /// `reason`. Required.
+    pub reason: String,
     /// `sessionId`. Required.
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -417,6 +480,22 @@ pub struct ErrorObject {
     pub data: Value,
     /// `message`. Required.
     pub message: String,
+}
+
+/// What this call found another program had done to the file since the session last saw it.
+///
+/// Schema: `#/$defs/ExternalChange`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExternalChange {
+    /// `entryIds`. Required.
+    #[serde(rename = "entryIds")]
+    pub entry_ids: Vec<String>,
+    /// `headerChanged`. Defaults to `false` when absent.
+    #[serde(rename = "headerChanged", default = "defaults::external_change_header_changed")]
+    pub header_changed: bool,
+    /// `reloaded`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reloaded: Option<String>,
 }
 
 /// Schema: `#/$defs/FlushParams` (unknown fields are refused).
@@ -436,6 +515,17 @@ pub struct FlushParams {
 pub struct FlushResult {
     /// `persisted`. Required.
     pub persisted: bool,
+}
+
+/// Schema: `#/$defs/FolderUsage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FolderUsage {
+    /// `bytes`. Required.
+    pub bytes: i64,
+    /// `folder`. Required.
+    pub folder: String,
+    /// `sessions`. Required.
+    pub sessions: i64,
 }
 
 /// Schema: `#/$defs/ForkParams` (unknown fields are refused).
@@ -505,11 +595,87 @@ pub struct GetTreeParams {
 /// Schema: `#/$defs/GetTreeResult`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct GetTreeResult {
+    /// `external`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<ExternalChange>,
     /// `leafId`. Required, may be null.
     #[serde(rename = "leafId")]
     pub leaf_id: Option<String>,
     /// `nodes`. Required.
     pub nodes: Vec<TreeNode>,
+}
+
+/// Schema: `#/$defs/HistoryAddParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryAddParams {
+    /// `cwd`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// `prompt`. Required.
+    pub prompt: String,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/HistoryEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct HistoryEntry {
+    /// `createdAt`. Required.
+    #[serde(rename = "createdAt")]
+    pub created_at: String,
+    /// `cwd`. Required, may be null.
+    pub cwd: Option<String>,
+    /// `id`. Required.
+    pub id: i64,
+    /// `prompt`. Required.
+    pub prompt: String,
+}
+
+/// Schema: `#/$defs/HistoryListParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryListParams {
+    /// `before`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<i64>,
+    /// `cwd`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// `limit`. Optional; the server's default is `50`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/HistoryResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct HistoryResult {
+    /// `entries`. Required.
+    pub entries: Vec<HistoryEntry>,
+}
+
+/// Schema: `#/$defs/HistorySearchParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct HistorySearchParams {
+    /// `cwd`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// `limit`. Optional; the server's default is `20`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+    /// `order`. Optional; the server's default is `"recent"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<HistorySearchOrder>,
+    /// `query`. Required.
+    pub query: String,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
 }
 
 /// Unknown fields are ignored here (only here), so an LSP client's initialize is accepted.
@@ -586,6 +752,30 @@ pub struct ListResult {
     pub sessions: Vec<SessionInfo>,
 }
 
+/// Schema: `#/$defs/MoveParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct MoveParams {
+    /// `cwd`. Required.
+    pub cwd: String,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/MoveResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct MoveResult {
+    /// `path`. Required.
+    pub path: String,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+}
+
 /// Name the session by `sessionId` (looked up below the root) or by `path`.
 ///
 /// Schema: `#/$defs/OpenParams` (unknown fields are refused).
@@ -601,6 +791,12 @@ pub struct OpenParams {
     /// `sessionId`. Optional.
     #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// `terminalId`. Optional.
+    #[serde(rename = "terminalId", default, skip_serializing_if = "Option::is_none")]
+    pub terminal_id: Option<String>,
+    /// `watch`. Optional; the server's default is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<bool>,
     /// `workDoneToken`. Optional.
     #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
     pub work_done_token: Option<NumberOrString>,
@@ -630,6 +826,9 @@ pub struct OpenResult {
     /// `sessionId`. Required.
     #[serde(rename = "sessionId")]
     pub session_id: String,
+    /// `titleFault`. Optional.
+    #[serde(rename = "titleFault", default, skip_serializing_if = "Option::is_none")]
+    pub title_fault: Option<String>,
     /// `warnings`. Defaults to `[]` when absent.
     #[serde(default = "defaults::open_result_warnings")]
     pub warnings: Vec<OpenWarning>,
@@ -709,6 +908,64 @@ pub struct ProvidersSettings {
     pub timeout: Option<f64>,
 }
 
+/// A retention policy; absent fields come from the settings' `retention` section.
+///
+/// Schema: `#/$defs/PruneParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PruneParams {
+    /// `confirm`. Optional; the server's default is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<bool>,
+    /// `dryRun`. Optional; the server's default is `false`.
+    #[serde(rename = "dryRun", default, skip_serializing_if = "Option::is_none")]
+    pub dry_run: Option<bool>,
+    /// `includePinned`. Optional; the server's default is `false`.
+    #[serde(rename = "includePinned", default, skip_serializing_if = "Option::is_none")]
+    pub include_pinned: Option<bool>,
+    /// `keepPerCwd`. Optional.
+    #[serde(rename = "keepPerCwd", default, skip_serializing_if = "Option::is_none")]
+    pub keep_per_cwd: Option<i64>,
+    /// `maxTotal`. Optional.
+    #[serde(rename = "maxTotal", default, skip_serializing_if = "Option::is_none")]
+    pub max_total: Option<String>,
+    /// `olderThan`. Optional.
+    #[serde(rename = "olderThan", default, skip_serializing_if = "Option::is_none")]
+    pub older_than: Option<String>,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/PruneResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PruneResult {
+    /// `movedBytes`. Required.
+    #[serde(rename = "movedBytes")]
+    pub moved_bytes: i64,
+    /// `pinned`. Required.
+    pub pinned: i64,
+    /// `selected`. Required.
+    pub selected: Vec<PrunedSession>,
+    /// `skipped`. Defaults to `[]` when absent.
+    #[serde(default = "defaults::prune_result_skipped")]
+    pub skipped: Vec<PrunedSession>,
+}
+
+/// Schema: `#/$defs/PrunedSession`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct PrunedSession {
+    /// `bytes`. Required.
+    pub bytes: i64,
+    /// `path`. Required.
+    pub path: String,
+    /// `reason`. Required.
+    pub reason: String,
+    /// `sessionId`. Required, may be null.
+    #[serde(rename = "sessionId")]
+    pub session_id: Option<String>,
+}
+
 /// Schema: `#/$defs/RestoreParams` (unknown fields are refused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -731,6 +988,26 @@ pub struct RestoreResult {
     pub session_id: String,
 }
 
+/// The policy `session-sidecar prune` and `session/prune` apply when not given one (none by default).
+///
+/// Schema: `#/$defs/RetentionSettings` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RetentionSettings {
+    /// `includePinned`. Optional; the server's default is `false`.
+    #[serde(rename = "includePinned", default, skip_serializing_if = "Option::is_none")]
+    pub include_pinned: Option<bool>,
+    /// `keepPerCwd`. Optional.
+    #[serde(rename = "keepPerCwd", default, skip_serializing_if = "Option::is_none")]
+    pub keep_per_cwd: Option<i64>,
+    /// `maxTotal`. Optional.
+    #[serde(rename = "maxTotal", default, skip_serializing_if = "Option::is_none")]
+    pub max_total: Option<String>,
+    /// `olderThan`. Optional.
+    #[serde(rename = "olderThan", default, skip_serializing_if = "Option::is_none")]
+    pub older_than: Option<String>,
+}
+
 /// Schema: `#/$defs/ServerInfo`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct ServerInfo {
@@ -741,7 +1018,7 @@ pub struct ServerInfo {
 }
 
 /// Schema: `#/$defs/SessionInfo`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionInfo {
     /// `archived`. Required.
     pub archived: bool,
@@ -752,6 +1029,9 @@ pub struct SessionInfo {
     /// `firstMessage`. Required.
     #[serde(rename = "firstMessage")]
     pub first_message: String,
+    /// `inMemory`. Defaults to `false` when absent.
+    #[serde(rename = "inMemory", default = "defaults::session_info_in_memory")]
+    pub in_memory: bool,
     /// `messageCount`. Required.
     #[serde(rename = "messageCount")]
     pub message_count: i64,
@@ -785,6 +1065,20 @@ pub struct SessionTokens {
     pub last: i64,
     /// `total`. Required.
     pub total: i64,
+}
+
+/// Schema: `#/$defs/SessionUsage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionUsage {
+    /// `area`. Required.
+    pub area: SessionUsageArea,
+    /// `bytes`. Required.
+    pub bytes: i64,
+    /// `path`. Required.
+    pub path: String,
+    /// `sessionId`. Required, may be null.
+    #[serde(rename = "sessionId")]
+    pub session_id: Option<String>,
 }
 
 /// Schema: `#/$defs/SetLabelParams` (unknown fields are refused).
@@ -849,9 +1143,66 @@ pub struct Settings {
     /// `providers`. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub providers: Option<ProvidersSettings>,
+    /// `retention`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention: Option<RetentionSettings>,
     /// `store`. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store: Option<StoreSettings>,
+}
+
+/// Schema: `#/$defs/StatsParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct StatsParams {
+    /// `blobs`. Optional; the server's default is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blobs: Option<bool>,
+    /// `largest`. Optional; the server's default is `10`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub largest: Option<i64>,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/StatsResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct StatsResult {
+    /// `archiveBytes`. Required.
+    #[serde(rename = "archiveBytes")]
+    pub archive_bytes: i64,
+    /// `blobBytes`. Required.
+    #[serde(rename = "blobBytes")]
+    pub blob_bytes: i64,
+    /// `blobCount`. Required.
+    #[serde(rename = "blobCount")]
+    pub blob_count: i64,
+    /// `folders`. Required.
+    pub folders: Vec<FolderUsage>,
+    /// `indexBytes`. Required.
+    #[serde(rename = "indexBytes")]
+    pub index_bytes: i64,
+    /// `largest`. Required.
+    pub largest: Vec<SessionUsage>,
+    /// `liveBytes`. Required.
+    #[serde(rename = "liveBytes")]
+    pub live_bytes: i64,
+    /// `sessionCount`. Required.
+    #[serde(rename = "sessionCount")]
+    pub session_count: i64,
+    /// `totalBytes`. Required.
+    #[serde(rename = "totalBytes")]
+    pub total_bytes: i64,
+    /// `trashBytes`. Required.
+    #[serde(rename = "trashBytes")]
+    pub trash_bytes: i64,
+    /// `unreferencedBlobs`. Optional.
+    #[serde(rename = "unreferencedBlobs", default, skip_serializing_if = "Option::is_none")]
+    pub unreferenced_blobs: Option<i64>,
+    /// `unreferencedBytes`. Optional.
+    #[serde(rename = "unreferencedBytes", default, skip_serializing_if = "Option::is_none")]
+    pub unreferenced_bytes: Option<i64>,
 }
 
 /// Schema: `#/$defs/StoreSettings` (unknown fields are refused).
@@ -861,6 +1212,9 @@ pub struct StoreSettings {
     /// `allowExternalPaths`. Optional; the server's default is `false`.
     #[serde(rename = "allowExternalPaths", default, skip_serializing_if = "Option::is_none")]
     pub allow_external_paths: Option<bool>,
+    /// `compat`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compat: Option<StoreCompat>,
     /// `fsync`. Optional; the server's default is `"assistant"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync: Option<FsyncPolicy>,
@@ -960,6 +1314,15 @@ pub struct WorkDoneReport {
     pub percentage: Option<i64>,
 }
 
+/// `BuildContextParams.rules`: one of `omp`, `pi`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BuildContextRules {
+    #[serde(rename = "omp")]
+    Omp,
+    #[serde(rename = "pi")]
+    Pi,
+}
+
 /// `BuildContextParams.format`: one of `agent`, `llm`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ContextFormat {
@@ -980,6 +1343,35 @@ pub enum FsyncPolicy {
     Never,
 }
 
+/// `HistorySearchParams.order`: one of `recent`, `relevance`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum HistorySearchOrder {
+    #[serde(rename = "recent")]
+    Recent,
+    #[serde(rename = "relevance")]
+    Relevance,
+}
+
+/// `SessionUsage.area`: one of `archive`, `live`, `trash`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SessionUsageArea {
+    #[serde(rename = "archive")]
+    Archive,
+    #[serde(rename = "live")]
+    Live,
+    #[serde(rename = "trash")]
+    Trash,
+}
+
+/// `StoreSettings.compat`: one of `omp`, `pi`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum StoreCompat {
+    #[serde(rename = "omp")]
+    Omp,
+    #[serde(rename = "pi")]
+    Pi,
+}
+
 /// `ProgressParams.value`: one of several objects, told apart by `kind`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind")]
@@ -995,6 +1387,33 @@ pub enum WorkDoneProgress {
 /// One marker type per protocol method (client -> server), for [`crate::Client::start`] and [`crate::Client::call`].
 pub mod methods {
     use super::*;
+
+    /// `history/add`: `HistoryAddParams` -> `()`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct HistoryAdd;
+    impl crate::Method for HistoryAdd {
+        const NAME: &'static str = "history/add";
+        type Params = HistoryAddParams;
+        type Result = ();
+    }
+
+    /// `history/list`: `HistoryListParams` -> `HistoryResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct HistoryList;
+    impl crate::Method for HistoryList {
+        const NAME: &'static str = "history/list";
+        type Params = HistoryListParams;
+        type Result = HistoryResult;
+    }
+
+    /// `history/search`: `HistorySearchParams` -> `HistoryResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct HistorySearch;
+    impl crate::Method for HistorySearch {
+        const NAME: &'static str = "history/search";
+        type Params = HistorySearchParams;
+        type Result = HistoryResult;
+    }
 
     /// `initialize`: `InitializeParams` -> `InitializeResult`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -1131,6 +1550,15 @@ pub mod methods {
         type Result = ListResult;
     }
 
+    /// `session/move`: `MoveParams` -> `MoveResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Move;
+    impl crate::Method for Move {
+        const NAME: &'static str = "session/move";
+        type Params = MoveParams;
+        type Result = MoveResult;
+    }
+
     /// `session/open`: `OpenParams` -> `OpenResult`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub struct Open;
@@ -1138,6 +1566,15 @@ pub mod methods {
         const NAME: &'static str = "session/open";
         type Params = OpenParams;
         type Result = OpenResult;
+    }
+
+    /// `session/prune`: `PruneParams` -> `PruneResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Prune;
+    impl crate::Method for Prune {
+        const NAME: &'static str = "session/prune";
+        type Params = PruneParams;
+        type Result = PruneResult;
     }
 
     /// `session/restore`: `RestoreParams` -> `RestoreResult`.
@@ -1167,6 +1604,15 @@ pub mod methods {
         type Result = SetNameResult;
     }
 
+    /// `session/stats`: `StatsParams` -> `StatsResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Stats;
+    impl crate::Method for Stats {
+        const NAME: &'static str = "session/stats";
+        type Params = StatsParams;
+        type Result = StatsResult;
+    }
+
     /// `session/unarchive`: `ArchiveParams` -> `ArchiveResult`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub struct Unarchive;
@@ -1188,10 +1634,31 @@ pub mod methods {
 }
 
 /// Every method in the schema, sorted by name.
-pub const METHOD_NAMES: &[&str] = &["initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/list", "session/open", "session/restore", "session/setLabel", "session/setName", "session/unarchive", "shutdown"];
+pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/list", "session/move", "session/open", "session/prune", "session/restore", "session/setLabel", "session/setName", "session/stats", "session/unarchive", "shutdown"];
 
 /// A typed, blocking method for every session method of the protocol.
 impl crate::Client {
+    /// `history/add`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::HistoryAdd>`.
+    pub fn history_add(&self, params: HistoryAddParams) -> crate::Result<()> {
+        self.call::<methods::HistoryAdd>(params)
+    }
+
+    /// `history/list`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::HistoryList>`.
+    pub fn history_list(&self, params: HistoryListParams) -> crate::Result<HistoryResult> {
+        self.call::<methods::HistoryList>(params)
+    }
+
+    /// `history/search`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::HistorySearch>`.
+    pub fn history_search(&self, params: HistorySearchParams) -> crate::Result<HistoryResult> {
+        self.call::<methods::HistorySearch>(params)
+    }
+
     /// `session/append`: sends the request and blocks until its answer.
     ///
     /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Append>`.
@@ -1290,11 +1757,25 @@ impl crate::Client {
         self.call::<methods::List>(params)
     }
 
+    /// `session/move`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Move>`.
+    pub fn move_session(&self, params: MoveParams) -> crate::Result<MoveResult> {
+        self.call::<methods::Move>(params)
+    }
+
     /// `session/open`: sends the request and blocks until its answer.
     ///
     /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Open>`.
     pub fn open(&self, params: OpenParams) -> crate::Result<OpenResult> {
         self.call::<methods::Open>(params)
+    }
+
+    /// `session/prune`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Prune>`.
+    pub fn prune(&self, params: PruneParams) -> crate::Result<PruneResult> {
+        self.call::<methods::Prune>(params)
     }
 
     /// `session/restore`: sends the request and blocks until its answer.
@@ -1316,6 +1797,13 @@ impl crate::Client {
     /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::SetName>`.
     pub fn set_name(&self, params: SetNameParams) -> crate::Result<SetNameResult> {
         self.call::<methods::SetName>(params)
+    }
+
+    /// `session/stats`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Stats>`.
+    pub fn stats(&self, params: StatsParams) -> crate::Result<StatsResult> {
+        self.call::<methods::Stats>(params)
     }
 
     /// `session/unarchive`: sends the request and blocks until its answer.
@@ -1363,8 +1851,12 @@ pub const CLIENT_NOTIFICATION_NAMES: &[&str] = &["$/cancelRequest", "exit", "ini
 pub enum ServerNotification {
     /// `$/progress`
     Progress(ProgressParams),
+    /// `session/didAppend`
+    DidAppend(DidAppendParams),
     /// `session/didCompact`
     DidCompact(DidCompactParams),
+    /// `session/didReload`
+    DidReload(DidReloadParams),
     /// A notification this crate does not know (a newer server).
     Other { method: String, params: Value },
 }
@@ -1374,7 +1866,9 @@ impl ServerNotification {
     pub fn decode(method: &str, params: Value) -> Result<Self, serde_json::Error> {
         Ok(match method {
             "$/progress" => Self::Progress(serde_json::from_value(params)?),
+            "session/didAppend" => Self::DidAppend(serde_json::from_value(params)?),
             "session/didCompact" => Self::DidCompact(serde_json::from_value(params)?),
+            "session/didReload" => Self::DidReload(serde_json::from_value(params)?),
             _ => Self::Other { method: method.to_string(), params },
         })
     }
@@ -1383,7 +1877,9 @@ impl ServerNotification {
     pub fn method(&self) -> &str {
         match self {
             Self::Progress(_) => "$/progress",
+            Self::DidAppend(_) => "session/didAppend",
             Self::DidCompact(_) => "session/didCompact",
+            Self::DidReload(_) => "session/didReload",
             Self::Other { method, .. } => method,
         }
     }
@@ -1429,6 +1925,8 @@ pub enum ErrorKind {
     InvalidState,
     /// -33011: A frame over the size limit (64 MiB); it is skipped.
     PayloadTooLarge,
+    /// -33012: Another program appended to the session's file: its leaf is not the `expectedLeafId` the append named. Nothing was written; `data.leafId` is the leaf now and `data.entries` (or only `data.entryIds` when large) what the client has not seen.
+    SessionChanged,
     /// -33020: Everything since the last compaction would be kept (or the leaf is a compaction).
     NothingToCompact,
     /// -33021: The summarizing model failed (after bounded retries); `data` names provider and status.
@@ -1443,7 +1941,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind in the schema.
-    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict];
+    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict];
 
     /// The JSON-RPC error code.
     pub fn code(self) -> i64 {
@@ -1466,6 +1964,7 @@ impl ErrorKind {
             Self::InvalidEntry => -33009,
             Self::InvalidState => -33010,
             Self::PayloadTooLarge => -33011,
+            Self::SessionChanged => -33012,
             Self::NothingToCompact => -33020,
             Self::ProviderError => -33021,
             Self::ContextOverflow => -33022,
@@ -1495,6 +1994,7 @@ impl ErrorKind {
             -33009 => Self::InvalidEntry,
             -33010 => Self::InvalidState,
             -33011 => Self::PayloadTooLarge,
+            -33012 => Self::SessionChanged,
             -33020 => Self::NothingToCompact,
             -33021 => Self::ProviderError,
             -33022 => Self::ContextOverflow,
@@ -1525,6 +2025,7 @@ impl ErrorKind {
             Self::InvalidEntry => "invalidEntry",
             Self::InvalidState => "invalidState",
             Self::PayloadTooLarge => "payloadTooLarge",
+            Self::SessionChanged => "sessionChanged",
             Self::NothingToCompact => "nothingToCompact",
             Self::ProviderError => "providerError",
             Self::ContextOverflow => "contextOverflow",
@@ -1554,6 +2055,7 @@ impl ErrorKind {
             Self::InvalidEntry => "An appended entry is malformed; data.index names it and nothing of the batch was written.",
             Self::InvalidState => "The session is not in a state that allows the call (e.g. archiving one that has no file yet).",
             Self::PayloadTooLarge => "A frame over the size limit (64 MiB); it is skipped.",
+            Self::SessionChanged => "Another program appended to the session's file: its leaf is not the `expectedLeafId` the append named. Nothing was written; `data.leafId` is the leaf now and `data.entries` (or only `data.entryIds` when large) what the client has not seen.",
             Self::NothingToCompact => "Everything since the last compaction would be kept (or the leaf is a compaction).",
             Self::ProviderError => "The summarizing model failed (after bounded retries); `data` names provider and status.",
             Self::ContextOverflow => "The summarization request itself is larger than the model accepts.",
@@ -1573,6 +2075,12 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         serde_json::to_value(serde_json::from_value::<T>(v)?)
     }
     Some(match (kind, method) {
+        ("params", "history/add") => rt::<HistoryAddParams>(value),
+        ("result", "history/add") => rt::<()>(value),
+        ("params", "history/list") => rt::<HistoryListParams>(value),
+        ("result", "history/list") => rt::<HistoryResult>(value),
+        ("params", "history/search") => rt::<HistorySearchParams>(value),
+        ("result", "history/search") => rt::<HistoryResult>(value),
         ("params", "initialize") => rt::<InitializeParams>(value),
         ("result", "initialize") => rt::<InitializeResult>(value),
         ("params", "session/append") => rt::<AppendParams>(value),
@@ -1603,14 +2111,20 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         ("result", "session/getTree") => rt::<GetTreeResult>(value),
         ("params", "session/list") => rt::<ListParams>(value),
         ("result", "session/list") => rt::<ListResult>(value),
+        ("params", "session/move") => rt::<MoveParams>(value),
+        ("result", "session/move") => rt::<MoveResult>(value),
         ("params", "session/open") => rt::<OpenParams>(value),
         ("result", "session/open") => rt::<OpenResult>(value),
+        ("params", "session/prune") => rt::<PruneParams>(value),
+        ("result", "session/prune") => rt::<PruneResult>(value),
         ("params", "session/restore") => rt::<RestoreParams>(value),
         ("result", "session/restore") => rt::<RestoreResult>(value),
         ("params", "session/setLabel") => rt::<SetLabelParams>(value),
         ("result", "session/setLabel") => rt::<SetLabelResult>(value),
         ("params", "session/setName") => rt::<SetNameParams>(value),
         ("result", "session/setName") => rt::<SetNameResult>(value),
+        ("params", "session/stats") => rt::<StatsParams>(value),
+        ("result", "session/stats") => rt::<StatsResult>(value),
         ("params", "session/unarchive") => rt::<ArchiveParams>(value),
         ("result", "session/unarchive") => rt::<ArchiveResult>(value),
         ("params", "shutdown") => rt::<()>(value),
@@ -1620,7 +2134,9 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         ("serverRequestParams", "window/workDoneProgress/create") => rt::<WorkDoneProgressCreateParams>(value),
         ("serverRequestResult", "window/workDoneProgress/create") => rt::<()>(value),
         ("notification", "$/progress") => rt::<ProgressParams>(value),
+        ("notification", "session/didAppend") => rt::<DidAppendParams>(value),
         ("notification", "session/didCompact") => rt::<DidCompactParams>(value),
+        ("notification", "session/didReload") => rt::<DidReloadParams>(value),
         _ => return None,
     })
 }
@@ -1640,6 +2156,9 @@ mod defaults {
     pub fn capabilities_work_done_progress() -> bool {
         true
     }
+    pub fn external_change_header_changed() -> bool {
+        false
+    }
     pub fn initialize_params_protocol_version() -> String {
         "1.0".to_string()
     }
@@ -1648,6 +2167,12 @@ mod defaults {
     }
     pub fn open_warning_entry_ids() -> Vec<String> {
         Vec::new()
+    }
+    pub fn prune_result_skipped() -> Vec<PrunedSession> {
+        Vec::new()
+    }
+    pub fn session_info_in_memory() -> bool {
+        false
     }
     pub fn work_done_begin_cancellable() -> bool {
         true

@@ -126,8 +126,12 @@ function declaration(name, node) {
 }
 
 /** `session/buildContext` -> `buildContext`: the client's method for a protocol method. */
+/** `session/buildContext` -> `buildContext`; another family keeps its name: `history/add` -> `historyAdd`. */
 export function clientMethodName(method) {
-  return method.slice(method.lastIndexOf("/") + 1);
+  const slash = method.indexOf("/");
+  const family = method.slice(0, slash);
+  const name = method.slice(slash + 1);
+  return family === "session" ? name : family + name.charAt(0).toUpperCase() + name.slice(1);
 }
 
 const LIFECYCLE = new Set(["initialize", "shutdown"]);

@@ -37,6 +37,8 @@ export const CLIENT_VERSION = "0.1.0";
 export type SummarizeParams = ServerRequests["session/summarize"]["params"];
 export type SummarizeResult = ServerRequests["session/summarize"]["result"];
 export type DidCompactParams = ServerNotifications["session/didCompact"];
+export type DidAppendParams = ServerNotifications["session/didAppend"];
+export type DidReloadParams = ServerNotifications["session/didReload"];
 export type WorkDoneProgress = ProgressParams["value"];
 
 /**
@@ -118,6 +120,8 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
   private readonly options: ClientOptions;
   private readonly closeController = new AbortController();
   private readonly didCompactEmitter = new Emitter<DidCompactParams>();
+  private readonly didAppendEmitter = new Emitter<DidAppendParams>();
+  private readonly didReloadEmitter = new Emitter<DidReloadParams>();
   private readonly closeEmitter = new Emitter<ConnectionClosedError>();
   private readonly serverProgressEmitter = new Emitter<ServerProgress>();
   private closedError: ConnectionClosedError | undefined;
@@ -164,6 +168,8 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
     this.connection.onClose(() => this.markClosed());
     this.connection.onError(() => {}); // read/write errors end in onClose; nothing to do twice
     this.connection.onNotification("session/didCompact", (params: DidCompactParams) => this.didCompactEmitter.fire(params));
+    this.connection.onNotification("session/didAppend", (params: DidAppendParams) => this.didAppendEmitter.fire(params));
+    this.connection.onNotification("session/didReload", (params: DidReloadParams) => this.didReloadEmitter.fire(params));
     this.connection.onRequest("session/summarize", (params: SummarizeParams, token: CancellationToken) =>
       this.answerSummarize(params, token),
     );
@@ -292,6 +298,16 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
   /** `session/didCompact`: the sidecar compacted a session by itself (autoCompact). */
   get onDidCompact(): Event<DidCompactParams> {
     return this.didCompactEmitter.event;
+  }
+
+  /** `session/didAppend`: another program appended to a session opened with `watch: true`. */
+  get onDidAppend(): Event<DidAppendParams> {
+    return this.didAppendEmitter.event;
+  }
+
+  /** `session/didReload`: a session opened with `watch: true` was read again whole (its file was rewritten). */
+  get onDidReload(): Event<DidReloadParams> {
+    return this.didReloadEmitter.event;
   }
 
   /**

@@ -12,6 +12,7 @@ export interface AppendParams {
   sessionId: string;
   entries: JsonObject[];
   parentId?: string | null;
+  expectedLeafId?: string | null;
   /** @default null */
   workDoneToken?: number | string | null;
 }
@@ -21,6 +22,8 @@ export interface AppendResult {
   leafId: string | null;
   contextTokens: number;
   shouldCompact: boolean;
+  /** @default null */
+  external?: ExternalChange | null;
 }
 
 export interface AppendedEntry {
@@ -70,6 +73,8 @@ export interface BuildContextParams {
   /** @default null */
   since?: string | null;
   /** @default null */
+  rules?: "omp" | "pi" | null;
+  /** @default null */
   workDoneToken?: number | string | null;
 }
 
@@ -93,6 +98,8 @@ export interface BuildContextResult {
   baseCount?: number;
   /** @default null */
   rebuildReason?: string | null;
+  /** @default null */
+  external?: ExternalChange | null;
 }
 
 export interface CancelParams {
@@ -174,6 +181,8 @@ export interface CompactionSettings {
 export interface ContinueRecentParams {
   cwd: string;
   /** @default null */
+  terminalId?: string | null;
+  /** @default null */
   workDoneToken?: number | string | null;
 }
 
@@ -185,6 +194,12 @@ export interface CreateParams {
   name?: string | null;
   /** @default null */
   parentSession?: string | null;
+  /** @default true */
+  persist?: boolean;
+  /** @default null */
+  terminalId?: string | null;
+  /** @default false */
+  watch?: boolean;
   /** @default null */
   workDoneToken?: number | string | null;
 }
@@ -206,10 +221,34 @@ export interface DeleteResult {
   trashPath: string | null;
 }
 
+/**
+ * Notification `session/didAppend`: entries reached a watched session's file.
+ *
+ * `external` true: another program wrote them (they are in the session now,
+ * and its leaf is `leafId`). Sent to clients that opened the session with `watch`.
+ */
+export interface DidAppendParams {
+  sessionId: string;
+  entries: JsonObject[];
+  leafId: string | null;
+  external: boolean;
+}
+
 /** Notification `session/didCompact`: the sidecar compacted a session by itself (autoCompact). */
 export interface DidCompactParams {
   sessionId: string;
   result: CompactResult;
+}
+
+/**
+ * Notification `session/didReload`: a watched session's file was read again whole
+ * (another program rewrote, cut or replaced it); what the client holds may be stale.
+ */
+export interface DidReloadParams {
+  sessionId: string;
+  reason: string;
+  leafId: string | null;
+  entryCount: number;
 }
 
 /** `error` of a failed response. `data.kind` names the error for programs. */
@@ -217,6 +256,15 @@ export interface ErrorObject {
   code: number;
   message: string;
   data: JsonObject;
+}
+
+/** What this call found another program had done to the file since the session last saw it. */
+export interface ExternalChange {
+  entryIds: string[];
+  /** @default null */
+  reloaded?: string | null;
+  /** @default false */
+  headerChanged?: boolean;
 }
 
 export interface FlushParams {
@@ -227,6 +275,12 @@ export interface FlushParams {
 
 export interface FlushResult {
   persisted: boolean;
+}
+
+export interface FolderUsage {
+  folder: string;
+  bytes: number;
+  sessions: number;
 }
 
 export interface ForkParams {
@@ -266,6 +320,50 @@ export interface GetTreeParams {
 export interface GetTreeResult {
   nodes: TreeNode[];
   leafId: string | null;
+  /** @default null */
+  external?: ExternalChange | null;
+}
+
+export interface HistoryAddParams {
+  prompt: string;
+  /** @default null */
+  cwd?: string | null;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface HistoryEntry {
+  id: number;
+  prompt: string;
+  cwd: string | null;
+  createdAt: string;
+}
+
+export interface HistoryListParams {
+  /** @default null */
+  cwd?: string | null;
+  /** @default 50 */
+  limit?: number;
+  /** @default null */
+  before?: number | null;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface HistoryResult {
+  entries: HistoryEntry[];
+}
+
+export interface HistorySearchParams {
+  query: string;
+  /** @default null */
+  cwd?: string | null;
+  /** @default 20 */
+  limit?: number;
+  /** @default "recent" */
+  order?: "recent" | "relevance";
+  /** @default null */
+  workDoneToken?: number | string | null;
 }
 
 /** Unknown fields are ignored here (only here), so an LSP client's initialize is accepted. */
@@ -310,6 +408,18 @@ export interface ListResult {
   nextCursor: string | null;
 }
 
+export interface MoveParams {
+  sessionId: string;
+  cwd: string;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface MoveResult {
+  sessionId: string;
+  path: string;
+}
+
 /** Name the session by `sessionId` (looked up below the root) or by `path`. */
 export interface OpenParams {
   /** @default null */
@@ -318,6 +428,10 @@ export interface OpenParams {
   path?: string | null;
   /** @default false */
   readOnly?: boolean;
+  /** @default null */
+  terminalId?: string | null;
+  /** @default false */
+  watch?: boolean;
   /** @default null */
   workDoneToken?: number | string | null;
 }
@@ -334,6 +448,8 @@ export interface OpenResult {
   migratedFrom?: number | null;
   /** @default [] */
   warnings?: OpenWarning[];
+  /** @default null */
+  titleFault?: string | null;
 }
 
 /**
@@ -384,6 +500,39 @@ export interface ProvidersSettings {
   timeout?: number;
 }
 
+/** A retention policy; absent fields come from the settings' `retention` section. */
+export interface PruneParams {
+  /** @default null */
+  olderThan?: string | null;
+  /** @default null */
+  keepPerCwd?: number | null;
+  /** @default null */
+  maxTotal?: string | null;
+  /** @default false */
+  includePinned?: boolean;
+  /** @default false */
+  dryRun?: boolean;
+  /** @default false */
+  confirm?: boolean;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface PruneResult {
+  selected: PrunedSession[];
+  movedBytes: number;
+  pinned: number;
+  /** @default [] */
+  skipped?: PrunedSession[];
+}
+
+export interface PrunedSession {
+  sessionId: string | null;
+  path: string;
+  bytes: number;
+  reason: string;
+}
+
 export interface RestoreParams {
   sessionId: string;
   /** @default null */
@@ -393,6 +542,18 @@ export interface RestoreParams {
 export interface RestoreResult {
   sessionId: string;
   path: string;
+}
+
+/** The policy `session-sidecar prune` and `session/prune` apply when not given one (none by default). */
+export interface RetentionSettings {
+  /** @default null */
+  olderThan?: string | null;
+  /** @default null */
+  keepPerCwd?: number | null;
+  /** @default null */
+  maxTotal?: string | null;
+  /** @default false */
+  includePinned?: boolean;
 }
 
 export interface ServerInfo {
@@ -418,11 +579,20 @@ export interface SessionInfo {
   parentSession?: string | null;
   /** @default null */
   snippet?: string | null;
+  /** @default false */
+  inMemory?: boolean;
 }
 
 export interface SessionTokens {
   total: number;
   last: number;
+}
+
+export interface SessionUsage {
+  sessionId: string | null;
+  path: string;
+  area: "archive" | "live" | "trash";
+  bytes: number;
 }
 
 export interface SetLabelParams {
@@ -452,8 +622,35 @@ export interface SetNameResult {
 
 export interface Settings {
   store?: StoreSettings;
+  retention?: RetentionSettings;
   compaction?: CompactionSettings;
   providers?: ProvidersSettings;
+}
+
+export interface StatsParams {
+  /** @default 10 */
+  largest?: number;
+  /** @default false */
+  blobs?: boolean;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface StatsResult {
+  totalBytes: number;
+  liveBytes: number;
+  archiveBytes: number;
+  trashBytes: number;
+  blobBytes: number;
+  blobCount: number;
+  indexBytes: number;
+  sessionCount: number;
+  folders: FolderUsage[];
+  largest: SessionUsage[];
+  /** @default null */
+  unreferencedBlobs?: number | null;
+  /** @default null */
+  unreferencedBytes?: number | null;
 }
 
 export interface StoreSettings {
@@ -461,6 +658,8 @@ export interface StoreSettings {
   fsync?: "always" | "assistant" | "never";
   /** @default false */
   allowExternalPaths?: boolean;
+  /** @default null */
+  compat?: "omp" | "pi" | null;
 }
 
 /** Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`. */
@@ -546,6 +745,12 @@ export interface Methods {
   "session/delete": { params: DeleteParams; result: DeleteResult };
   "session/restore": { params: RestoreParams; result: RestoreResult };
   "session/compact": { params: CompactParams; result: CompactResult };
+  "session/move": { params: MoveParams; result: MoveResult };
+  "session/stats": { params: StatsParams; result: StatsResult };
+  "session/prune": { params: PruneParams; result: PruneResult };
+  "history/add": { params: HistoryAddParams; result: null };
+  "history/search": { params: HistorySearchParams; result: HistoryResult };
+  "history/list": { params: HistoryListParams; result: HistoryResult };
 }
 
 export type MethodName = keyof Methods;
@@ -553,7 +758,7 @@ export type ParamsOf<M extends MethodName> = Methods[M]["params"];
 export type ResultOf<M extends MethodName> = Methods[M]["result"];
 
 /** Every method of the schema, in schema order. */
-export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact"] as const satisfies readonly MethodName[];
+export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","session/move","session/stats","session/prune","history/add","history/search","history/list"] as const satisfies readonly MethodName[];
 
 /** Server -> client requests (answered by the client). */
 export interface ServerRequests {
@@ -574,9 +779,11 @@ export interface ClientNotifications {
 export interface ServerNotifications {
   "$/progress": ProgressParams;
   "session/didCompact": DidCompactParams;
+  "session/didAppend": DidAppendParams;
+  "session/didReload": DidReloadParams;
 }
 
-export const SERVER_NOTIFICATION_NAMES = ["$/progress","session/didCompact"] as const;
+export const SERVER_NOTIFICATION_NAMES = ["$/progress","session/didCompact","session/didAppend","session/didReload"] as const;
 
 /** The error object of a failed response. */
 export type ResponseErrorObject = ErrorObject;
@@ -622,6 +829,8 @@ export const ErrorCodes = {
   invalidState: -33010,
   /** A frame over the size limit (64 MiB); it is skipped. */
   payloadTooLarge: -33011,
+  /** Another program appended to the session's file: its leaf is not the `expectedLeafId` the append named. Nothing was written; `data.leafId` is the leaf now and `data.entries` (or only `data.entryIds` when large) what the client has not seen. */
+  sessionChanged: -33012,
   /** Everything since the last compaction would be kept (or the leaf is a compaction). */
   nothingToCompact: -33020,
   /** The summarizing model failed (after bounded retries); `data` names provider and status. */
@@ -746,6 +955,39 @@ export abstract class SessionMethods {
   compact(params: CompactParams, options?: CallOptions): Promise<CompactResult> {
     return this.request("session/compact", params, options);
   }
+
+  /** `session/move`. */
+  move(params: MoveParams, options?: CallOptions): Promise<MoveResult> {
+    return this.request("session/move", params, options);
+  }
+
+  /** `session/stats`. */
+  stats(params: StatsParams = {}, options?: CallOptions): Promise<StatsResult> {
+    return this.request("session/stats", params, options);
+  }
+
+  /**
+   * `session/prune`.
+   * A retention policy; absent fields come from the settings' `retention` section.
+   */
+  prune(params: PruneParams = {}, options?: CallOptions): Promise<PruneResult> {
+    return this.request("session/prune", params, options);
+  }
+
+  /** `history/add`. */
+  historyAdd(params: HistoryAddParams, options?: CallOptions): Promise<null> {
+    return this.request("history/add", params, options);
+  }
+
+  /** `history/search`. */
+  historySearch(params: HistorySearchParams, options?: CallOptions): Promise<HistoryResult> {
+    return this.request("history/search", params, options);
+  }
+
+  /** `history/list`. */
+  historyList(params: HistoryListParams = {}, options?: CallOptions): Promise<HistoryResult> {
+    return this.request("history/list", params, options);
+  }
 }
 
 /** Protocol method -> the SessionMethods method serving it. */
@@ -769,4 +1011,10 @@ export const CLIENT_METHOD_NAMES = {
   "session/delete": "delete",
   "session/restore": "restore",
   "session/compact": "compact",
+  "session/move": "move",
+  "session/stats": "stats",
+  "session/prune": "prune",
+  "history/add": "historyAdd",
+  "history/search": "historySearch",
+  "history/list": "historyList",
 } as const;

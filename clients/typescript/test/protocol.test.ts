@@ -58,11 +58,13 @@ describe("the generated protocol types", () => {
     );
   });
 
-  it("maps every session method to a client method of the same name", () => {
-    const sessionMethods = METHOD_NAMES.filter((m) => m.startsWith("session/"));
-    assert.deepEqual(Object.keys(CLIENT_METHOD_NAMES).sort(), [...sessionMethods].sort());
+  it("maps every method to a client method: session/x to x, family/x to familyX", () => {
+    const clientMethods = METHOD_NAMES.filter((m) => m.startsWith("session/") || m.startsWith("history/"));
+    assert.deepEqual(Object.keys(CLIENT_METHOD_NAMES).sort(), [...clientMethods].sort());
     for (const [method, name] of Object.entries(CLIENT_METHOD_NAMES)) {
-      assert.equal(`session/${name}`, method);
+      const [family, bare] = method.split("/");
+      const expected = family === "session" ? bare : family + bare.charAt(0).toUpperCase() + bare.slice(1);
+      assert.equal(name, expected);
       assert.equal(typeof (SidecarClient.prototype as unknown as Record<string, unknown>)[name], "function", `client.${name}()`);
     }
   });

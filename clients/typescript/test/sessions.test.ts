@@ -220,6 +220,38 @@ describe("a conversation with tool calls", () => {
     }
   });
 
+  it("moves a session to another cwd, keeps an in-memory one off the disk", async () => {
+    const { sessionId } = await client.create({ cwd: "/work/before" });
+    await client.append({ sessionId, entries: toolConversation("move", 10) });
+    const moved = await call("session/move", client.move({ sessionId, cwd: "/work/after" }));
+    assert.match(moved.path, /--work-after--/);
+    assert.ok(existsSync(moved.path));
+    assert.equal((await client.list({ cwd: "/work/after" })).sessions[0]!.sessionId, sessionId);
+
+    const memory = await client.create({ cwd: "/work/memory", persist: false });
+    assert.equal(memory.path, "");
+    await client.append({ sessionId: memory.sessionId, entries: toolConversation("memory", 10) });
+    const listed = (await client.list({ cwd: "/work/memory" })).sessions;
+    assert.deepEqual(listed.map((s) => [s.sessionId, s.inMemory]), [[memory.sessionId, true]]);
+  });
+
+  it("measures the store and prunes it by a policy", async () => {
+    const stats = await call("session/stats", client.stats({ largest: 3 }));
+    assert.ok(stats.sessionCount > 0 && stats.totalBytes >= stats.liveBytes);
+    assert.ok(stats.largest.length <= 3);
+    const dry = await call("session/prune", client.prune({ olderThan: "3650d", dryRun: true }));
+    assert.deepEqual(dry.selected, []);
+  });
+
+  it("keeps prompt history: add, search, list", async () => {
+    await call("history/add", client.historyAdd({ prompt: "use pnpm, not npm", cwd: "/work/app" }));
+    await call("history/add", client.historyAdd({ prompt: "run the tests", cwd: "/work/app" }));
+    const found = await call("history/search", client.historySearch({ query: "PNPM" }));
+    assert.deepEqual(found.entries.map((e) => e.prompt), ["use pnpm, not npm"]);
+    const listed = await call("history/list", client.historyList({ cwd: "/work/app" }));
+    assert.deepEqual(listed.entries.map((e) => e.prompt), ["run the tests", "use pnpm, not npm"]);
+  });
+
   it("called every session method of the schema", () => {
     const expected = METHOD_NAMES.filter((m) => m in CLIENT_METHOD_NAMES);
     assert.deepEqual([...called].sort(), [...expected].sort());

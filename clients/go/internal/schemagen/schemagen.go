@@ -582,7 +582,7 @@ func (g *gen) methods() ([]byte, error) {
 		ms := g.s.Methods[m]
 		goName, ok := Renames[m]
 		if !ok {
-			goName = GoName(m[strings.Index(m, "/")+1:])
+			goName = MethodGoName(m)
 		}
 		if ms.Params == nil || ms.Params.Ref == "" {
 			return nil, fmt.Errorf("%s: params are not a $ref", m)
@@ -617,4 +617,14 @@ func gofmt(src []byte) ([]byte, error) {
 		return nil, fmt.Errorf("gofmt: %w\n%s", err, src)
 	}
 	return out, nil
+}
+
+// MethodGoName: `session/buildContext` -> `BuildContext`; another family keeps
+// its name: `history/add` -> `HistoryAdd`.
+func MethodGoName(method string) string {
+	slash := strings.Index(method, "/")
+	if method[:slash] == "session" {
+		return GoName(method[slash+1:])
+	}
+	return GoName(method[:slash]) + GoName(method[slash+1:])
 }

@@ -1,0 +1,232 @@
+"""Prompt history: what a user typed, across sessions, for recall (up-arrow) and search (ctrl-r).
+
+Not part of any session file: a session replays a conversation, the history
+recalls prompts. It lives in sqlite beside the listing index
+(``<root>/.index/history.sqlite3``): a table of prompts and an FTS5 index on
+them (trigram tokenizer: case-insensitive substring match, as a ctrl-r search
+expects), kept in step by triggers.
+
+Adding never delays the caller: prompts go to a queue that one writer thread
+drains, a run of them per transaction. A read first waits for what was queued
+before it, so a search right after an add finds it. A prompt equal to the last
+one stored for the same cwd is not stored again (pressing enter twice on the
+same prompt is one line of history, as in a shell).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+HISTORY_NAME = "history.sqlite3"
+SCHEMA_VERSION = 1
+MAX_PROMPT_CHARS = 100_000
+# Shorter queries than this cannot use the trigram index; they scan with instr().
+_TRIGRAM = 3
+# Ordered by relevance, the newest this many matches are ranked.
+RANKED_MATCHES = 2000
+
+_SCHEMA = """
+CREATE TABLE prompts(
+  id INTEGER PRIMARY KEY,
+  prompt TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  cwd TEXT
+);
+CREATE INDEX prompts_cwd ON prompts(cwd, id);
+CREATE VIRTUAL TABLE prompts_fts USING fts5(prompt, content='prompts', content_rowid='id', tokenize='trigram');
+CREATE TRIGGER prompts_ai AFTER INSERT ON prompts BEGIN
+  INSERT INTO prompts_fts(rowid, prompt) VALUES (new.id, new.prompt);
+END;
+CREATE TRIGGER prompts_ad AFTER DELETE ON prompts BEGIN
+  INSERT INTO prompts_fts(prompts_fts, rowid, prompt) VALUES ('delete', old.id, old.prompt);
+END;
+"""
+
+
+@dataclass(slots=True, frozen=True)
+class Prompt:
+    id: int
+    prompt: str
+    created_ms: int
+    cwd: str | None
+
+
+class HistoryUnavailable(OSError):
+    """The history database cannot be opened or written."""
+
+
+class PromptHistory:
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / HISTORY_NAME
+        self._queue: queue.Queue[tuple[str, str | None, int] | threading.Event | None] = queue.Queue()
+        self._writer: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        self._read = threading.local()
+        self._error: BaseException | None = None
+
+    # -- writing ---------------------------------------------------------------
+
+    def add(self, prompt: str, cwd: str | None) -> None:
+        """Queue a prompt; it is stored by the writer thread (never on the caller's time)."""
+        self._ensure_writer()
+        self._queue.put((prompt, cwd, int(time.time() * 1000)))
+
+    def settle(self) -> None:
+        """Wait until everything queued so far is stored (or failed)."""
+        if self._writer is None:
+            return
+        done = threading.Event()
+        self._queue.put(done)
+        done.wait()
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise HistoryUnavailable(f"could not store prompt history in {self.path}: {error}")
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._queue.put(None)
+            self._writer.join()
+            self._writer = None
+        connection = getattr(self._read, "connection", None)
+        if connection is not None:
+            connection.close()
+            self._read.connection = None
+
+    def _ensure_writer(self) -> None:
+        if self._writer is not None:
+            return
+        with self._start_lock:
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_loop, name="prompt-history", daemon=True)
+                self._writer.start()
+
+    def _write_loop(self) -> None:
+        connection: sqlite3.Connection | None = None
+        last: dict[str | None, str] = {}
+        while True:
+            item = self._queue.get()
+            batch: list = [item]
+            while True:  # a run of adds in one transaction
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            rows = [b for b in batch if isinstance(b, tuple)]
+            if rows:
+                try:
+                    if connection is None:
+                        connection = self._connect()
+                    self._store(connection, rows, last)
+                except (sqlite3.Error, OSError) as exc:
+                    log.warning("prompt history: %s", exc)
+                    self._error = exc
+                    last.clear()  # the rolled-back rows may have updated it
+            for b in batch:
+                if isinstance(b, threading.Event):
+                    b.set()
+            if any(b is None for b in batch):
+                if connection is not None:
+                    connection.close()
+                return
+
+    def _store(self, connection: sqlite3.Connection, rows: list[tuple[str, str | None, int]],
+               last: dict[str | None, str]) -> None:
+        with connection:  # commits, or rolls back on an error
+            connection.execute("BEGIN IMMEDIATE")
+            for prompt, cwd, created in rows:
+                if cwd not in last:
+                    found = connection.execute(
+                        "SELECT prompt FROM prompts WHERE cwd IS ? ORDER BY id DESC LIMIT 1", (cwd,)).fetchone()
+                    if found is not None:
+                        last[cwd] = found[0]
+                if last.get(cwd) == prompt:
+                    continue  # the same prompt again: one line of history
+                connection.execute("INSERT INTO prompts(prompt, created_ms, cwd) VALUES (?, ?, ?)", (prompt, created, cwd))
+                last[cwd] = prompt
+
+    # -- reading ---------------------------------------------------------------
+
+    def search(self, query: str, cwd: str | None, limit: int, relevance: bool = False) -> list[Prompt]:
+        """Prompts holding ``query`` (case-insensitive substring), newest first or best match first."""
+        self.settle()
+        connection = self._reader()
+        where, args = ("AND p.cwd = ?", [cwd]) if cwd is not None else ("", [])
+        if len(query) >= _TRIGRAM and relevance:
+            # bm25 costs a step per match: rank the newest matches only, which keeps
+            # a common word over a large history as fast as a rare one.
+            sql = (f"SELECT p.id, p.prompt, p.created_ms, p.cwd FROM ("
+                   f"SELECT prompts_fts.rowid AS id, bm25(prompts_fts) AS score FROM prompts_fts "
+                   f"WHERE prompts_fts MATCH ? ORDER BY prompts_fts.rowid DESC LIMIT {RANKED_MATCHES}) AS m "
+                   f"JOIN prompts p ON p.id = m.id WHERE 1 {where} ORDER BY m.score, p.id DESC LIMIT ?")
+            rows = connection.execute(sql, [_phrase(query), *args, limit]).fetchall()
+        elif len(query) >= _TRIGRAM:
+            # Ordered by the full-text table's own rowid, the matches stream newest
+            # first and the limit stops the walk (ordering by the joined table's id
+            # would sort every match first: 26 ms against 0.15 ms at 100,000 prompts).
+            sql = (f"SELECT p.id, p.prompt, p.created_ms, p.cwd FROM prompts_fts JOIN prompts p ON p.id = prompts_fts.rowid "
+                   f"WHERE prompts_fts MATCH ? {where} ORDER BY prompts_fts.rowid DESC LIMIT ?")
+            rows = connection.execute(sql, [_phrase(query), *args, limit]).fetchall()
+        else:
+            sql = (f"SELECT p.id, p.prompt, p.created_ms, p.cwd FROM prompts p "
+                   f"WHERE instr(lower(p.prompt), lower(?)) > 0 {where} ORDER BY p.id DESC LIMIT ?")
+            rows = connection.execute(sql, [query, *args, limit]).fetchall()
+        return [Prompt(*row) for row in rows]
+
+    def recent(self, cwd: str | None, limit: int, before: int | None = None) -> list[Prompt]:
+        """The newest prompts (of one cwd, or all), older than the id ``before`` when given."""
+        self.settle()
+        clauses, args = [], []
+        if cwd is not None:
+            clauses.append("cwd = ?")
+            args.append(cwd)
+        if before is not None:
+            clauses.append("id < ?")
+            args.append(before)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = self._reader().execute(
+            f"SELECT id, prompt, created_ms, cwd FROM prompts {where} ORDER BY id DESC LIMIT ?", [*args, limit]
+        ).fetchall()
+        return [Prompt(*row) for row in rows]
+
+    def _reader(self) -> sqlite3.Connection:
+        connection = getattr(self._read, "connection", None)
+        if connection is None:
+            connection = self._connect()
+            self._read.connection = connection
+        return connection
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            connection = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                with connection:
+                    connection.execute("BEGIN IMMEDIATE")
+                    if connection.execute("PRAGMA user_version").fetchone()[0] == 0:
+                        connection.executescript(_SCHEMA)
+                        connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            elif version != SCHEMA_VERSION:
+                connection.close()
+                raise HistoryUnavailable(
+                    f"{self.path} has prompt history schema {version}, this sidecar knows {SCHEMA_VERSION}; "
+                    "use the sidecar that wrote it, or move the file away to start a new history")
+            self.path.chmod(0o600)
+            return connection
+        except sqlite3.Error as exc:
+            raise HistoryUnavailable(f"could not open prompt history {self.path}: {exc}") from exc
+
+
+def _phrase(query: str) -> str:
+    """The query as one FTS5 phrase: its characters taken literally."""
+    return '"' + query.replace('"', '""') + '"'

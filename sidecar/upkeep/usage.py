@@ -1,0 +1,112 @@
+"""What the store holds on disk: bytes per cwd, per session, in blobs, the index, the archive, the trash.
+
+Read from the file system alone (one stat per file; blob references are found
+by a byte search of each session file, only when asked), so it answers for a
+root no sidecar has opened and never writes anything.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from ..format.jsonl import BLOB_MARK, BLOB_PREFIX
+from ..store.layout import ARCHIVE_DIR, TRASH_DIR, Layout, session_id_of
+
+# A blob reference inside a line: "blob:sha256:<64 hex>".
+_BLOB_REF = re.compile(rb'"' + re.escape(BLOB_PREFIX.encode()) + rb"([0-9a-f]{64})")
+AREAS = {"live": None, "archive": ARCHIVE_DIR, "trash": TRASH_DIR}
+
+
+@dataclass(slots=True, frozen=True)
+class SessionFile:
+    path: Path
+    area: str  # "live", "archive" or "trash"
+    cwd_folder: str  # the encoded cwd folder it sits in
+    session_id: str | None
+    size: int
+    mtime_ns: int
+
+
+@dataclass(slots=True)
+class StoreUsage:
+    sessions: list[SessionFile] = field(default_factory=list)
+    bytes_by_area: dict[str, int] = field(default_factory=dict)
+    blob_bytes: int = 0
+    blob_count: int = 0
+    index_bytes: int = 0
+    # With blob references looked up: blobs no session (live, archived or trashed) refers to.
+    unreferenced_blobs: list[Path] | None = None
+    unreferenced_bytes: int = 0
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(self.bytes_by_area.values()) + self.blob_bytes + self.index_bytes
+
+
+def session_files(layout: Layout) -> Iterator[SessionFile]:
+    """Every session file below the root, in the live area, the archive and the trash."""
+    for area, sub in AREAS.items():
+        base = layout.root if sub is None else layout.root / sub
+        for folder in layout.project_dirs(base):
+            for path in layout.session_files(folder):
+                try:
+                    st = path.stat()
+                except OSError:
+                    continue  # gone since the folder was read
+                yield SessionFile(path, area, folder.name, session_id_of(path), st.st_size, st.st_mtime_ns)
+
+
+def blob_references(paths: Iterable[Path]) -> set[str]:
+    """The digests of every blob the given session files refer to (a byte search, no JSON parse)."""
+    found: set[str] = set()
+    for path in paths:
+        try:
+            with open(path, "rb") as file:
+                if os.fstat(file.fileno()).st_size == 0:
+                    continue
+                with mmap.mmap(file.fileno(), 0, prot=mmap.PROT_READ) as data:
+                    if data.find(BLOB_MARK) < 0:
+                        continue
+                    found.update(match.group(1).decode() for match in _BLOB_REF.finditer(data))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def blob_files(folders: Iterable[Path]) -> Iterator[tuple[Path, int, int]]:
+    """(path, size, mtime_ns) of every blob in ``folders`` (temp files of writers in progress left out)."""
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            if entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            yield Path(entry.path), st.st_size, st.st_mtime_ns
+
+
+def measure(layout: Layout, blob_folders: list[Path], index_folder: Path, find_unreferenced: bool) -> StoreUsage:
+    usage = StoreUsage(bytes_by_area={area: 0 for area in AREAS})
+    for found in session_files(layout):
+        usage.sessions.append(found)
+        usage.bytes_by_area[found.area] += found.size
+    blobs = list(blob_files(blob_folders))
+    usage.blob_count = len(blobs)
+    usage.blob_bytes = sum(size for _, size, _ in blobs)
+    usage.index_bytes = sum(size for _, size, _ in blob_files([index_folder]))
+    if find_unreferenced:
+        referenced = blob_references(s.path for s in usage.sessions)
+        usage.unreferenced_blobs = [path for path, _, _ in blobs if path.name not in referenced]
+        sizes = {path: size for path, size, _ in blobs}
+        usage.unreferenced_bytes = sum(sizes[p] for p in usage.unreferenced_blobs)
+    return usage

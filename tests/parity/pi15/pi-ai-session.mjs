@@ -1,0 +1,5 @@
+// What pi 1.5.2's session code takes from @earendil-works/pi-ai, from pi-ai 1.5.2's
+// own files. pi-ai's index also loads its providers, which need packages this
+// registry does not serve; pi_session.mjs points session-manager.js here instead.
+export { getCurrentSystemMessage } from "@earendil-works/pi-ai/utils/transcript";
+export { uuidv7 } from "@earendil-works/pi-ai/utils/uuid";

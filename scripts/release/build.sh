@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The release build: the sdist and the wheel (built from the sdist) in dist/, then
-# the standalone Linux executable dist/session-sidecar-linux-<arch>, frozen by
-# PyInstaller from an environment that has the wheel installed (no editable code).
+# the standalone Linux executable dist/session-sidecar-linux-<arch>/, frozen by
+# PyInstaller from a fresh environment that has the wheel installed (no editable code).
 #
 # The tools (build, PyInstaller, uv) come from PyPI at the versions in
 # scripts/release/tools.lock, into .cache/release/tools. The executable is cached
@@ -45,9 +45,15 @@ cached="$cache/exe-$hash"
 if [ ! -x "$cached/$bundle/session-sidecar" ]; then
   echo "freezing $bundle with PyInstaller (sources $hash)"
   rm -rf "$cache"/exe-* "$cache/pyinstaller"
-  # The wheel and its dependencies into the tools' environment, as a user would install it.
-  "$tools/bin/python" -m pip install --quiet --force-reinstall --no-cache-dir "$wheel"
-  "$tools/bin/python" -m PyInstaller --noconfirm --clean --onedir --log-level WARN \
+  # A fresh environment with the wheel and its dependencies, as a user would install
+  # it, and PyInstaller: nothing else there to be frozen in by accident.
+  freeze="$cache/freeze"
+  rm -rf "$freeze"
+  "$PYTHON" -m venv "$freeze"
+  "$freeze/bin/python" -m pip install --quiet --upgrade pip
+  "$freeze/bin/python" -m pip install --quiet "$wheel" \
+    $(grep -E '^(altgraph|packaging|pyinstaller|pyinstaller-hooks-contrib)==' scripts/release/tools.lock)
+  "$freeze/bin/python" -m PyInstaller --noconfirm --clean --onedir --log-level WARN \
     --name session-sidecar \
     --collect-submodules sidecar --collect-submodules session_sidecar_client \
     --distpath "$cache/pyinstaller/dist" --workpath "$cache/pyinstaller/work" --specpath "$cache/pyinstaller" \
@@ -56,7 +62,7 @@ if [ ! -x "$cached/$bundle/session-sidecar" ]; then
   mv "$cache/pyinstaller/dist/session-sidecar" "$cached.tmp/$bundle"
   tar -C "$cached.tmp" -czf "$cached.tmp/$bundle.tar.gz" "$bundle"
   mv "$cached.tmp" "$cached"
-  rm -rf "$cache/pyinstaller"
+  rm -rf "$cache/pyinstaller" "$freeze"
 else
   echo "reusing $cached/$bundle (sources unchanged)"
 fi

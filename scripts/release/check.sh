@@ -4,7 +4,8 @@
 # scripts/release/drive.py (initialize, create, append, buildContext, list,
 # shutdown) and runs `session-sidecar demo`:
 #   - the wheel, pip-installed into a fresh virtual environment (not editable);
-#   - the wheel as a `uv tool` (and through `uvx --from`), uv from PyPI (tools.lock);
+#   - the wheel as a `uv tool` (and through `uvx --from`) and with `pipx install`,
+#     uv and pipx from PyPI (tools.lock);
 #   - the standalone executable (no Python of ours on its path).
 # and prints the executable's size and its spawn -> initialize times.
 set -euo pipefail
@@ -17,6 +18,7 @@ wheel="$repo/$(ls dist/session_sidecar-*.whl)"
 exe="$(ls -d "$repo"/dist/session-sidecar-linux-*/)session-sidecar"
 tarball="$(ls "$repo"/dist/session-sidecar-linux-*.tar.gz)"
 uv="$repo/.cache/release/tools/bin/uv"
+pipx="$repo/.cache/release/tools/bin/pipx"
 drive=("$PYTHON" "$repo/scripts/release/drive.py" --expect-version "$version" --)
 
 scratch="$(mktemp -d)"
@@ -54,6 +56,12 @@ export UV_TOOL_DIR="$scratch/uv-tools" UV_TOOL_BIN_DIR="$scratch/uv-bin"
 check_version "$scratch/uv-bin/session-sidecar"
 "${drive[@]}" "$scratch/uv-bin/session-sidecar"
 "${drive[@]}" "$uv" tool run --quiet --python "$PYTHON" --from "$wheel" session-sidecar
+
+echo "== pipx install of the wheel"
+PIPX_HOME="$scratch/pipx" PIPX_BIN_DIR="$scratch/pipx-bin" PIPX_MAN_DIR="$scratch/pipx-man" \
+  "$pipx" install --quiet --python "$PYTHON" "$wheel" >/dev/null
+check_version "$scratch/pipx-bin/session-sidecar"
+"${drive[@]}" "$scratch/pipx-bin/session-sidecar"
 
 echo "== the standalone executable, unpacked from $(basename "$tarball")"
 mkdir "$scratch/unpacked"

@@ -33,4 +33,34 @@ for client in typescript go rust; do
     status=1
   fi
 done
+
+# ==== release (issue 29): what users install, and the Neovim plugin ==========
+# The wheel (fresh venv, uv tool) and the standalone executable built from it,
+# driven end to end (scripts/release/check.sh; the executable is cached by a
+# hash of its sources in .cache/release); the TypeScript, Go and Rust suites
+# once more, against that executable; the Neovim plugin in headless Neovim.
+echo
+echo "== release: build the wheel, sdist and standalone executable; install and drive them"
+if bash scripts/release/check.sh; then
+  release_bin="$(ls -d "$PWD"/dist/session-sidecar-linux-*/)session-sidecar"
+  for client in typescript go rust; do
+    echo
+    echo "== clients/$client against the standalone executable"
+    if ! SESSION_SIDECAR_BIN="$release_bin" bash "clients/$client/test.sh"; then
+      echo "clients/$client against the standalone executable: FAILED" >&2
+      status=1
+    fi
+  done
+else
+  echo "release: FAILED" >&2
+  status=1
+fi
+echo
+echo "== clients/nvim"
+if ! bash clients/nvim/test.sh; then
+  echo "clients/nvim: FAILED" >&2
+  status=1
+fi
+# ==== end of release ===========================================================
+
 exit "$status"

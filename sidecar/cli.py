@@ -31,6 +31,13 @@ SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor", "history", "du", "p
                "move-blobs", "rewind", "diff")
 
 
+def own_command() -> list[str]:
+    """How to start this very sidecar again: the standalone executable itself, else this interpreter's package."""
+    if getattr(sys, "frozen", False):  # a PyInstaller build: sys.executable is session-sidecar
+        return [sys.executable]
+    return [sys.executable, "-m", "sidecar"]
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", type=Path, help="sessions root (default: $SESSION_SIDECAR_HOME, else the user data dir)")
     parser.add_argument("--config", type=Path, help="TOML settings file (default: $SESSION_SIDECAR_CONFIG, else the user config dir)")
@@ -242,7 +249,7 @@ def _call(args: argparse.Namespace) -> int:
         if args.compat:
             server_args += ["--compat", args.compat]
         # This interpreter's sidecar: the one this command belongs to, whatever PATH says.
-        command = [sys.executable, "-m", "sidecar"]
+        command = own_command()
         async with SidecarClient.spawn(server_args, command=command, client_name="session-sidecar call") as client:
             return await client.request(args.method, params)
 

@@ -125,7 +125,9 @@ async def run_demo(root: Path | None = None, config: Path | None = None) -> int:
         args = ["--root", str(sessions_root)] + (["--config", str(config)] if config else [])
         try:
             # This interpreter's sidecar, so the demo works whether or not the venv's bin is on PATH.
-            command = [sys.executable, "-m", "sidecar"]
+            from .cli import own_command
+
+            command = own_command()
             async with SidecarClient.spawn(args, command=command, client_name="session-sidecar demo") as client:
                 await _drive(client, sessions_root)
                 _step("shutdown")

@@ -626,7 +626,11 @@ class SessionService:
             firstKeptEntryId=outcome.first_kept_entry_id,
             tokensBefore=outcome.tokens_before,
             tokensAfter=outcome.tokens_after,
-            details=wire.CompactDetails(readFiles=outcome.read_files, modifiedFiles=outcome.modified_files),
+            details=wire.CompactDetails(
+                readFiles=outcome.read_files,
+                modifiedFiles=outcome.modified_files,
+                fallback=msgspec.convert(outcome.fallback, wire.CompactFallback) if outcome.fallback else None,
+            ),
             provider=outcome.provider,
             model=outcome.model,
             durationMs=record.duration_ms,

@@ -378,9 +378,20 @@ class CompactParams(_Params):
     keepRecentTokens: int | None = None
 
 
+class CompactFallback(_Result):
+    """The provider's summary was empty or garbage; the offline summarizer wrote these summaries instead."""
+
+    provider: str  # the provider that was asked
+    model: str
+    reason: Literal["empty", "garbage"]
+    summaries: list[Literal["history", "turnPrefix", "branch"]]
+    usedProvider: str  # "offline"
+
+
 class CompactDetails(_Result):
     readFiles: list[str]
     modifiedFiles: list[str]
+    fallback: CompactFallback | None = None
 
 
 class CompactResult(_Result):

@@ -31,8 +31,9 @@ type SummarizeFunc func(ctx context.Context, req SummarizeParams) (SummarizeResu
 // Options configure Start and Attach. The zero value runs "session-sidecar"
 // from PATH with its own sessions root.
 type Options struct {
-	// Command is the sidecar executable: a path, or a name looked up on PATH.
-	// Default: DefaultCommand. Start only.
+	// Command is the program to run: the sidecar executable's path, or a name
+	// looked up on PATH, or a launcher whose leading arguments go first in Args
+	// (Command "uvx", Args {"session-sidecar"}). Default: DefaultCommand. Start only.
 	Command string
 	// Args are extra command-line arguments, e.g. {"--root", dir}. Start only.
 	Args []string
@@ -251,7 +252,17 @@ func (c *Client) initialize(ctx context.Context) error {
 		SessionRoot:     c.opts.Root,
 	}
 	if err := c.Call(ctx, "initialize", params, &c.initResult); err != nil {
+		// A sidecar of another major refuses our version and says which it speaks.
+		var rpcErr *Error
+		if errors.As(err, &rpcErr) && rpcErr.Data["field"] == "protocolVersion" {
+			if supported, ok := rpcErr.Data["supported"].(string); ok {
+				return &ProtocolVersionError{Server: supported, Client: ProtocolVersion}
+			}
+		}
 		return err
+	}
+	if protocolMajor(c.initResult.ProtocolVersion) != protocolMajor(ProtocolVersion) {
+		return &ProtocolVersionError{Server: c.initResult.ProtocolVersion, Client: ProtocolVersion}
 	}
 	return c.Notify("initialized", struct{}{})
 }

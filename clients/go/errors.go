@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Error is an error answer from the sidecar: its JSON-RPC code, message and
@@ -89,4 +90,24 @@ func asError(err error) *wireError {
 		return &wireError{Code: rpc.Code, Message: rpc.Message, Data: data}
 	}
 	return &wireError{Code: CodeInternalError, Message: err.Error()}
+}
+
+// ProtocolVersionError is returned by Start and Attach when the sidecar
+// speaks a protocol whose major version differs from this client's
+// (PROTOCOL.md, Lifecycle: same major, compatible). The sidecar is closed.
+type ProtocolVersionError struct {
+	Server string // the sidecar's protocolVersion
+	Client string // this client's, ProtocolVersion
+}
+
+func (e *ProtocolVersionError) Error() string {
+	return fmt.Sprintf("session-sidecar speaks protocol %s but this client speaks %s: the major versions must match; "+
+		"run a session-sidecar whose protocol is %s.x or use a client for protocol %s",
+		e.Server, e.Client, protocolMajor(e.Client), e.Server)
+}
+
+// protocolMajor is the major part of a protocolVersion ("1.0" -> "1").
+func protocolMajor(version string) string {
+	major, _, _ := strings.Cut(version, ".")
+	return major
 }

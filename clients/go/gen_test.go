@@ -118,7 +118,7 @@ func TestEveryMethodAndFieldHasAGoCounterpart(t *testing.T) {
 		ProgressParams{}, CancelParams{}, Settings{}, StoreSettings{}, CompactionSettings{}, ProvidersSettings{},
 		ProviderEndpoint{}, WorkDoneProgressCreateParams{}, AppendedEntry{}, TreeNode{}, SessionInfo{}, SessionTokens{}, CompactDetails{}, Error{},
 		SummarizeParams{}, SummarizeResult{}, DidCompactParams{}, OpenWarning{}, HistoryEntry{}, RetentionSettings{},
-		FolderUsage{}, SessionUsage{}, PrunedSession{}, DidAppendParams{}, DidReloadParams{}, ExternalChange{},
+		FolderUsage{}, SessionUsage{}, PrunedSession{}, DidAppendParams{}, DidReloadParams{}, ExternalChange{}, CompactFallback{},
 		NotCapturedFile{}, FileChange{}, SkippedFile{}} {
 		types[reflect.TypeOf(v).Name()] = reflect.TypeOf(v)
 	}

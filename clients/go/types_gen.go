@@ -272,8 +272,18 @@ type CloseParams struct {
 
 // CompactDetails is `CompactDetails` in protocol/schema.json.
 type CompactDetails struct {
-	ReadFiles     []string `json:"readFiles"`
-	ModifiedFiles []string `json:"modifiedFiles"`
+	ReadFiles     []string         `json:"readFiles"`
+	ModifiedFiles []string         `json:"modifiedFiles"`
+	Fallback      *CompactFallback `json:"fallback,omitzero"`
+}
+
+// CompactFallback: The provider's summary was empty or garbage; the offline summarizer wrote these summaries instead.
+type CompactFallback struct {
+	Provider     string   `json:"provider"`
+	Model        string   `json:"model"`
+	Reason       string   `json:"reason"`
+	Summaries    []string `json:"summaries"`
+	UsedProvider string   `json:"usedProvider"`
 }
 
 // CompactParams is `CompactParams` in protocol/schema.json.

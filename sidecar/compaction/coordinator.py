@@ -25,7 +25,7 @@ from .branch import BRANCH_SUMMARY_MAX_TOKENS, DEFAULT_WINDOW, abandoned_branch,
 from .files import format_file_lists
 from .progress import check_cancelled
 from .prompts import BRANCH_INSTRUCTIONS, BRANCH_SUMMARY_PREAMBLE, with_custom_instructions
-from .run import CompactionOptions, CompactionOutcome, StreamMeter, cancellable, run_compaction, summarize
+from .run import CompactionOptions, CompactionOutcome, StreamMeter, cancellable, fallback_details, run_compaction, summarize
 
 _JOIN_POLL = 0.05
 AUTO_REQUEST_TTL = 600.0
@@ -249,19 +249,23 @@ class Compactor:
         try:
             meter = StreamMeter(work, BRANCH_SUMMARY_MAX_TOKENS)
             instructions = with_custom_instructions(BRANCH_INSTRUCTIONS, options.custom_instructions)
-            text, _, _ = await cancellable(
+            part = await cancellable(
                 summarize(provider, prep.messages, instructions, "branch", BRANCH_SUMMARY_MAX_TOKENS, options, meter), work
             )
         finally:
             await _close(provider)
         check_cancelled(work, "writing")
         read_files, modified_files = prep.file_ops.lists()
+        details: dict[str, Any] = {"readFiles": read_files, "modifiedFiles": modified_files}
+        fallback = fallback_details(provider.name, [part], ["branch"])
+        if fallback is not None:
+            details["fallback"] = fallback
         return {
             "type": "branch_summary",
             # pi 1.5: the leaf being left (0.73.1 wrote the target here).
             "fromId": session.leaf_id if session.leaf_id is not None else "root",
-            "summary": BRANCH_SUMMARY_PREAMBLE + text + format_file_lists(read_files, modified_files),
-            "details": {"readFiles": read_files, "modifiedFiles": modified_files},
+            "summary": BRANCH_SUMMARY_PREAMBLE + part.text + format_file_lists(read_files, modified_files),
+            "details": details,
         }
 
 

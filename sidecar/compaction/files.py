@@ -15,6 +15,7 @@ from typing import Any, Iterable
 _READ_TOOLS = frozenset({"read", "ls", "read_file", "list_directory", "view"})
 _MODIFY_TOOLS = frozenset({"write", "edit", "write_file", "edit_file", "multi_edit", "create_file"})
 _PATH_KEYS = ("path", "file_path", "filePath")
+MODIFY_TOOLS = _MODIFY_TOOLS
 
 
 @dataclass(slots=True)

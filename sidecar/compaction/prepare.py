@@ -17,6 +17,7 @@ from ..context.pruned import PRUNE_CUSTOM_TYPE, pruned_ids
 from ..context.tokens import context_tokens
 from ..errors import NothingToCompact
 from ..format.jsonl import Entry
+from .carryover import CarryOver, build_carry_over
 from .cut import CutPoint, find_cut_point
 from .files import FileOps
 from .prompts import strip_machine_blocks
@@ -40,6 +41,8 @@ class Preparation:
     initial_context: str
     prune: PrunePlan | None = None
     kept: list[dict[str, Any]] = field(default_factory=list)
+    # What the previous compaction carried plus what the summarized messages show (not yet bounded).
+    carry_over: CarryOver = field(default_factory=CarryOver)
     # pi 1.5: the system message in force, which the compaction records (sidecar.context.system).
     system_message: dict[str, Any] | None = None
 
@@ -98,8 +101,11 @@ def prepare_compaction(
     history = context.messages[start:history_end]
     turn_prefix = context.messages[cut.turn_start : cut.first_kept] if cut.turn_start is not None else []
     file_ops = FileOps()
+    previous_carry = None
     if previous_obj is not None and not previous_obj.get("fromHook") and not previous_obj.get("fromExtension"):
         file_ops.add_details(previous_obj.get("details"))
+        details = previous_obj.get("details")
+        previous_carry = CarryOver.from_obj(details.get("carryOver")) if isinstance(details, dict) else None
     file_ops.add_messages(history)
     file_ops.add_messages(turn_prefix)
     previous_summary = None
@@ -119,6 +125,7 @@ def prepare_compaction(
         initial_context=initial_context(path, kept_ids),
         prune=plan,
         kept=context.messages[cut.first_kept :],
+        carry_over=build_carry_over(previous_carry, history + turn_prefix),
         system_message=system_message,
     )
 

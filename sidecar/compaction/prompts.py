@@ -111,7 +111,7 @@ BRANCH_SUMMARY_PREAMBLE = "Notes on a branch the user explored before coming bac
 
 # Blocks we append to summaries ourselves and regenerate on every compaction;
 # a previous summary is handed to the model without them.
-_MACHINE_BLOCKS = re.compile(r"\n*<(read-files|modified-files|initial-context)>.*?</\1>", re.DOTALL)
+_MACHINE_BLOCKS = re.compile(r"\n*<(read-files|modified-files|initial-context|carry-over)>.*?</\1>", re.DOTALL)
 
 
 def strip_machine_blocks(summary: str) -> str:

@@ -14,15 +14,18 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, TypeVar
 
 from ..context.build import build_context, js_time
-from ..context.tokens import context_tokens
-from ..errors import ContextOverflow, ProviderError
+from ..context.tokens import context_tokens, estimate_tokens
+from ..errors import ContextOverflow
 from ..format.jsonl import Entry
 from ..providers.base import Provider, SummaryRequest
+from ..providers.offline import summarize_offline
 from ..store.layout import iso_now
+from . import carryover
 from .files import format_file_lists
 from .fit import STAGES, first_fitting_stage, fit_conversation
 from .prepare import Preparation, prepare_compaction, with_pending
 from .progress import NO_WORK, Work, check_cancelled
+from .quality import unusable_reason
 from .prompts import (
     INITIAL_INSTRUCTIONS,
     SYSTEM_PROMPT,
@@ -49,6 +52,9 @@ class CompactionOptions:
     custom_instructions: str | None = None
     model: str | None = None
     prune: bool = True
+    # The carry-over's budgets (sidecar.compaction.carryover): verbatim user messages, and the whole block.
+    carry_over_user_tokens: int = carryover.USER_TOKENS
+    carry_over_max_tokens: int = carryover.MAX_TOKENS
 
 
 @dataclass(slots=True)
@@ -64,6 +70,16 @@ class CompactionOutcome:
     model: str
     stages: list[str] = field(default_factory=list)
     pruned_tool_results: int = 0
+    # Set when the provider's answer was empty or garbage and the offline summary took its place.
+    fallback: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class SummaryPart:
+    text: str
+    model: str
+    stage: str
+    fallback_reason: str | None = None  # why the provider's answer was replaced by the offline summary
 
 
 class StreamMeter:
@@ -130,8 +146,8 @@ async def summarize(
     options: CompactionOptions,
     meter: StreamMeter,
     previous_summary: str | None = None,
-) -> tuple[str, str, str]:
-    """(text, model, stage) of one summary, stepping down while the request overflows."""
+) -> SummaryPart:
+    """One summary, stepping down while the request overflows; offline when the answer is unusable."""
     overhead = math.ceil((len(SYSTEM_PROMPT) + len(instructions) + len(previous_summary or "")) / 4) + 64
     budget = None
     if options.context_window is not None:
@@ -148,6 +164,7 @@ async def summarize(
             messages=messages,
             previous_summary=previous_summary,
             custom_instructions=options.custom_instructions,
+            user_messages_carried=purpose != "branch",
         )
         try:
             response = await provider.summarize(request, meter.on_text(purpose), meter.on_retry(purpose))
@@ -160,10 +177,11 @@ async def summarize(
                 continue  # each stage without a known window already halves or strips
             budget = max(256, budget // 2) if fit_conversation(messages, budget, stage).tokens <= budget else budget
             continue
-        text = response.text.strip()
-        if not text:
-            raise ProviderError(f"{provider.name}: the model returned an empty summary", provider=provider.name)
-        return text, response.model, STAGES[stage]
+        reason = unusable_reason(response.text)
+        if reason is not None:
+            # Never a compaction without a summary: the offline one reads the same messages.
+            return SummaryPart(summarize_offline(request).strip(), response.model, STAGES[stage], reason)
+        return SummaryPart(response.text.strip(), response.model, STAGES[stage])
 
 
 async def run_compaction(
@@ -191,7 +209,7 @@ async def run_compaction(
     instructions = with_custom_instructions(
         UPDATE_INSTRUCTIONS if prep.previous_summary else INITIAL_INSTRUCTIONS, options.custom_instructions
     )
-    jobs: list[Awaitable[tuple[str, str, str]]] = []
+    jobs: list[Awaitable[SummaryPart]] = []
     if prep.history:
         jobs.append(
             summarize(provider, prep.history, instructions, "history", history_tokens, options, meter, prep.previous_summary)
@@ -200,17 +218,30 @@ async def run_compaction(
         jobs.append(summarize(provider, prep.turn_prefix, TURN_PREFIX_INSTRUCTIONS, "turnPrefix", prefix_tokens, options, meter))
     results = await cancellable(_gather_or_cancel(*jobs), progress)
     check_cancelled(progress, "summarizing")
-    main = results[0][0] if prep.history else (prep.previous_summary or "")
-    summary = merge_split_turn(main, results[-1][0]) if prep.turn_prefix else main
+    main = results[0].text if prep.history else (prep.previous_summary or "")
+    summary = merge_split_turn(main, results[-1].text) if prep.turn_prefix else main
     read_files, modified_files = prep.file_ops.lists()
-    summary = summary.strip() + initial_context_block(prep.initial_context) + format_file_lists(read_files, modified_files)
+    # Digesting many old messages reads every sentence of them: off the event loop.
+    summarized = sum(estimate_tokens(m) for m in prep.history) + sum(estimate_tokens(m) for m in prep.turn_prefix)
+    user_budget, block_budget = carryover.budgets(summarized, options.carry_over_user_tokens, options.carry_over_max_tokens)
+    carry = await asyncio.to_thread(prep.carry_over.fit, user_budget, block_budget)
+    summary = (
+        summary.strip()
+        + initial_context_block(prep.initial_context)
+        + carry.render()
+        + format_file_lists(read_files, modified_files)
+    )
+    details: dict[str, Any] = {"readFiles": read_files, "modifiedFiles": modified_files, "carryOver": carry.to_obj()}
+    fallback = fallback_details(provider.name, results, ["history"] * bool(prep.history) + ["turnPrefix"] * bool(prep.turn_prefix))
+    if fallback is not None:
+        details["fallback"] = fallback
     compaction: dict[str, Any] = {
         "type": "compaction",
         "timestamp": iso_now(),
         "summary": summary,
         "firstKeptEntryId": prep.first_kept_entry_id,
         "tokensBefore": prep.tokens_before,
-        "details": {"readFiles": read_files, "modifiedFiles": modified_files},
+        "details": details,
     }
     if prep.system_message is not None:  # pi 1.5: stamped with the compaction's own time
         compaction["systemMessage"] = {**prep.system_message, "timestamp": js_time(compaction["timestamp"])}
@@ -225,7 +256,22 @@ async def run_compaction(
         read_files=read_files,
         modified_files=modified_files,
         provider=provider.name,
-        model=results[0][1] if results else provider.model_for(options.model),
-        stages=[r[2] for r in results],
+        model=results[0].model if results else provider.model_for(options.model),
+        stages=[r.stage for r in results],
         pruned_tool_results=len(prep.prune.tool_result_ids) if prep.prune is not None else 0,
+        fallback=fallback,
     )
+
+
+def fallback_details(provider: str, parts: list[SummaryPart], purposes: list[str]) -> dict[str, Any] | None:
+    """``details.fallback``: which summaries the offline summarizer wrote, and why; None when none."""
+    replaced = [(purpose, part) for purpose, part in zip(purposes, parts) if part.fallback_reason is not None]
+    if not replaced:
+        return None
+    return {
+        "provider": provider,
+        "model": replaced[0][1].model,
+        "reason": replaced[0][1].fallback_reason,
+        "summaries": [purpose for purpose, _ in replaced],
+        "usedProvider": "offline",
+    }

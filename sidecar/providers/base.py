@@ -32,6 +32,9 @@ class SummaryRequest:
     messages: list[dict[str, Any]] = field(default_factory=list)
     previous_summary: str | None = None
     custom_instructions: str | None = None
+    # The user's messages go into the compaction verbatim beside the summary (its carry-over):
+    # a summarizer without a model then names each request in one line instead of copying it.
+    user_messages_carried: bool = False
 
 
 @dataclass(slots=True)

@@ -15,14 +15,10 @@ import math
 import re
 from typing import Any
 
+from ..compaction.constraints import constraint_sentences
 from ..compaction.serialize import cut_text, format_tool_call
 from .base import RetryCallback, SummaryRequest, SummaryResponse, TextCallback
 
-_CONSTRAINT = re.compile(
-    r"\b(must|mustn't|never|always|don't|do not|should|shouldn't|avoid|prefer|make sure|ensure|without|"
-    r"required?|only use|not allowed|no more than|at most|at least|keep|unchanged)\b",
-    re.IGNORECASE,
-)
 _DECISION = re.compile(
     r"\b(decided|decide|instead of|because|chose|choose|going with|i'll use|we'll use|the fix is|the cause is|"
     r"root cause|switched to|rather than)\b",
@@ -80,9 +76,8 @@ class _Facts:
                 text = _text(message.get("content")).strip()
                 if text:
                     self.requests.append(text)
-                    for sentence in _sentences(text):
-                        if _CONSTRAINT.search(sentence):
-                            _add(self.constraints, _one_line(sentence, 300))
+                    for sentence in constraint_sentences(text):
+                        _add(self.constraints, _one_line(sentence, 300))
                     self.ended_with_request = True
             elif role == "assistant":
                 self._assistant(message, calls, edits)
@@ -199,7 +194,10 @@ def summarize_offline(request: SummaryRequest) -> str:
     previous = _parse_sections(request.previous_summary or "")
     goals: list[str] = list(previous.get("Goal", [])) + previous.get("Original Request", [])
     for index, text in enumerate(facts.requests):
-        _add(goals, cut_text(text.strip(), 1200 if index == 0 and not goals else 500))
+        if request.user_messages_carried:
+            _add(goals, _one_line(text, 160))
+        else:
+            _add(goals, cut_text(text.strip(), 1200 if index == 0 and not goals else 500))
     constraints = list(previous.get("Constraints & Preferences", []))
     for item in facts.constraints:
         _add(constraints, item)
@@ -219,9 +217,14 @@ def summarize_offline(request: SummaryRequest) -> str:
     for item in facts.decisions:
         _add(decisions, item)
     next_steps = _next_steps(facts) or previous.get("Next Steps", [])
-    critical = list(previous.get("Critical Context", [])) + previous.get("Context for the Rest of the Turn", [])
+    # The last words of an earlier summary are stale once a newer one exists: only the newest stays.
+    stale = ("The assistant's last words:", "Last words before the kept part:")
+    critical = [c for c in previous.get("Critical Context", []) if not c.startswith(stale)]
+    critical += previous.get("Context for the Rest of the Turn", [])
     critical += [f"Earlier blocker: {b}" for b in previous.get("Blocked", [])]
-    for item in [f"Error: {e}" for e in facts.errors[-10:]] + facts.notes:
+    # With the carry-over beside it (unresolved errors in exact text), errors are not listed twice.
+    errors = [] if request.user_messages_carried else [f"Error: {e}" for e in facts.errors[-10:]]
+    for item in errors + facts.notes:
         _add(critical, item)
     if facts.last_assistant_text:
         critical.append("The assistant's last words: " + _one_line(facts.last_assistant_text, 600))

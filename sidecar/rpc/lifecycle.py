@@ -9,6 +9,7 @@ every other case, so both paths give the same answer.
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import re
 from pathlib import Path
@@ -25,6 +26,15 @@ from .framing import FRAMINGS
 from .messages import PROTOCOL_VERSION, Capabilities, InitializeParams, InitializeResult, ServerInfo
 
 SERVER_NAME = "session-sidecar"
+
+# For the clients' tests only: the protocolVersion initialize reports, so a
+# client's check of it meets a sidecar that answers with a version it does not
+# speak. What the server accepts from the client is unchanged.
+REPORTED_PROTOCOL_ENV = "SIDECAR_TEST_REPORT_PROTOCOL_VERSION"
+
+
+def reported_protocol_version() -> str:
+    return os.environ.get(REPORTED_PROTOCOL_ENV) or PROTOCOL_VERSION
 
 
 def decode_params(method: str, params: Any, params_type: type) -> Any:
@@ -93,7 +103,7 @@ def initialize(params: Any, base_settings: Settings, default_root: Path) -> tupl
     service.raw_results = True  # every result is encoded for the wire
     result = InitializeResult(
         serverInfo=ServerInfo(name=SERVER_NAME, version=__version__),
-        protocolVersion=PROTOCOL_VERSION,
+        protocolVersion=reported_protocol_version(),
         capabilities=Capabilities(
             methods=["initialize", "shutdown", *sorted(served_methods())],
             framings=list(FRAMINGS),

@@ -50,7 +50,10 @@ def test_compact_appends_one_entry_and_the_context_becomes_summary_plus_kept(ses
     assert len(new_lines) == 1 and '"type":"compaction"' in new_lines[0]
     entry = service.get_entries(wire.GetEntriesParams(sessionId=session_id, ids=[result.entryId])).entries[0]
     assert entry["firstKeptEntryId"] == result.firstKeptEntryId and entry["tokensBefore"] == result.tokensBefore
-    assert entry["details"] == {"readFiles": result.details.readFiles, "modifiedFiles": result.details.modifiedFiles}
+    details = entry["details"]
+    assert (details["readFiles"], details["modifiedFiles"]) == (result.details.readFiles, result.details.modifiedFiles)
+    assert details["carryOver"]["lastRequest"].startswith("request ") and "fallback" not in details
+    assert result.details.fallback is None
     assert "src/m0.py" in result.details.modifiedFiles and "## Goal" in result.summary
     assert (result.provider, result.model) == ("offline", "offline") and result.durationMs >= 0
     assert result.tokensAfter < result.tokensBefore

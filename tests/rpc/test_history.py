@@ -48,10 +48,14 @@ async def test_search_by_cwd_short_queries_quotes_and_paging(client: RpcTestClie
     assert [e["prompt"] for e in (await client.call("history/search", {"query": "pm", "cwd": "/work/b"}))["entries"]] == [
         "use pnpm, not npm"]
     assert (await client.call("history/search", {"query": "pnpm", "cwd": "/work/a"}))["entries"] == []
+    await add(client, "cut 50% of it")
+    await add(client, "rename a_b")
+    for query, found in (("%", ["cut 50% of it"]), ("_", ["rename a_b"]), ("0%", ["cut 50% of it"]), ("OK", ["ok go"])):
+        assert [e["prompt"] for e in (await client.call("history/search", {"query": query}))["entries"]] == found
     page = await client.call("history/list", {"limit": 2})
     rest = await client.call("history/list", {"limit": 2, "before": page["entries"][-1]["id"]})
     assert [e["prompt"] for e in page["entries"] + rest["entries"]] == [
-        "ok go", "use pnpm, not npm", 'grep for "TODO" in src']
+        "rename a_b", "cut 50% of it", "ok go", "use pnpm, not npm"]
 
 
 async def test_relevance_order_puts_the_better_match_first(client: RpcTestClient):

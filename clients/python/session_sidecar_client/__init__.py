@@ -10,7 +10,7 @@ See README.md for the API; the types are in ``session_sidecar_client.protocol``
 """
 
 from .client import DEFAULT_COMMAND, Framing, SidecarClient
-from .errors import ConnectionClosed, RpcError, SidecarError
+from .errors import ConnectionClosed, ProtocolVersionError, RpcError, SidecarError
 from .methods import UNSET, ProgressCallback, SidecarMethods, Unset
 from .protocol import *  # noqa: F401,F403  (every params/result type and error class)
 from . import protocol as _protocol
@@ -24,6 +24,7 @@ __all__ = [
     "ConnectionClosed",
     "Framing",
     "ProgressCallback",
+    "ProtocolVersionError",
     "RpcError",
     "SidecarClient",
     "SidecarError",

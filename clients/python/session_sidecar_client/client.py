@@ -23,7 +23,7 @@ import shutil
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
-from .errors import ConnectionClosed, RpcError
+from .errors import ConnectionClosed, ProtocolVersionError, RpcError, check_protocol_version
 from .methods import ProgressCallback, SidecarMethods
 from .protocol import (
     PROTOCOL_VERSION,
@@ -261,12 +261,19 @@ class SidecarClient(SidecarMethods):
         if client_version is not None:
             info["version"] = client_version
         try:
-            await self.initialize(
-                client_info=info,
-                protocol_version=PROTOCOL_VERSION,
-                session_root=os.fspath(session_root) if session_root is not None else None,
-                settings=dict(settings) if settings is not None else None,
-            )
+            try:
+                result = await self.initialize(
+                    client_info=info,
+                    protocol_version=PROTOCOL_VERSION,
+                    session_root=os.fspath(session_root) if session_root is not None else None,
+                    settings=dict(settings) if settings is not None else None,
+                )
+            except RpcError as exc:
+                # A sidecar of another major refuses our version and says which it speaks.
+                if exc.data.get("field") == "protocolVersion" and isinstance(exc.data.get("supported"), str):
+                    raise ProtocolVersionError(exc.data["supported"], PROTOCOL_VERSION) from exc
+                raise
+            check_protocol_version(result.get("protocolVersion"), PROTOCOL_VERSION)
         except BaseException:
             await self.close()
             raise

@@ -65,3 +65,27 @@ class ConnectionClosed(SidecarError, ConnectionError):
     def __init__(self, message: str, returncode: int | None = None) -> None:
         super().__init__(message)
         self.returncode = returncode
+
+
+class ProtocolVersionError(SidecarError):
+    """The sidecar speaks a protocol this client does not: their major versions differ (PROTOCOL.md, Lifecycle)."""
+
+    def __init__(self, server_version: str, client_version: str) -> None:
+        super().__init__(
+            f"session-sidecar speaks protocol {server_version} but this client speaks {client_version}: "
+            f"the major versions must match; run a session-sidecar whose protocol is {major(client_version)}.x "
+            f"or use a client for protocol {server_version}"
+        )
+        self.server_version = server_version
+        self.client_version = client_version
+
+
+def major(version: str) -> str:
+    """The major part of a protocolVersion ("1.0" -> "1")."""
+    return version.split(".", 1)[0]
+
+
+def check_protocol_version(server_version: object, client_version: str) -> None:
+    """Raise ``ProtocolVersionError`` unless the server's protocolVersion has the client's major."""
+    if not isinstance(server_version, str) or major(server_version) != major(client_version):
+        raise ProtocolVersionError(str(server_version), client_version)

@@ -116,9 +116,20 @@ class CloseParams(TypedDict):
     workDoneToken: NotRequired[int | str | None]
 
 
+class CompactFallback(TypedDict):
+    """The provider's summary was empty or garbage; the offline summarizer wrote these summaries instead."""
+
+    provider: str
+    model: str
+    reason: Literal["empty", "garbage"]
+    summaries: list[Literal["branch", "history", "turnPrefix"]]
+    usedProvider: str
+
+
 class CompactDetails(TypedDict):
     readFiles: list[str]
     modifiedFiles: list[str]
+    fallback: NotRequired[CompactFallback | None]
 
 
 class CompactParams(TypedDict):
@@ -1054,6 +1065,7 @@ __all__ = [
     "ClientInfo",
     "CloseParams",
     "CompactDetails",
+    "CompactFallback",
     "CompactParams",
     "CompactResult",
     "CompactionConflictError",

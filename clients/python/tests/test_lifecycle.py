@@ -16,6 +16,7 @@ import pytest
 from session_sidecar_client import (
     ConnectionClosed,
     InvalidParamsError,
+    ProtocolVersionError,
     SidecarClient,
     SummarizeParams,
     SummarizeResult,
@@ -189,3 +190,19 @@ async def test_server_requests_the_client_does_not_handle_are_refused_and_others
         assert len(tokens) == 1
         kinds = [params["value"]["kind"] for method, params in notes if method == "$/progress" and params["token"] == tokens[0]]
         assert kinds[0] == "begin" and kinds[-1] == "end"
+
+
+async def test_a_sidecar_of_another_protocol_major_is_refused_with_both_versions(sessions_root: Path):
+    # The real sidecar, told (test-only) to report protocol 2.0 in its initialize answer.
+    env = {**os.environ, "SIDECAR_TEST_REPORT_PROTOCOL_VERSION": "2.0"}
+    with pytest.raises(ProtocolVersionError) as caught:
+        await SidecarClient.spawn(command=sidecar_command(), session_root=sessions_root, env=env)
+    assert caught.value.server_version == "2.0" and caught.value.client_version == "1.0"
+    assert "protocol 2.0" in str(caught.value) and "this client speaks 1.0" in str(caught.value)
+
+
+async def test_a_newer_minor_of_the_same_major_is_accepted(sessions_root: Path):
+    env = {**os.environ, "SIDECAR_TEST_REPORT_PROTOCOL_VERSION": "1.7"}
+    async with SidecarClient.spawn(command=sidecar_command(), session_root=sessions_root, env=env) as client:
+        created = await client.create(str(sessions_root))
+        assert created["sessionId"]

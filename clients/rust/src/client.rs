@@ -1,4 +1,4 @@
-use crate::error::{Error, Result};
+use crate::error::{protocol_major, Error, Result};
 use crate::framing::Framing;
 use crate::{
     methods, server_requests, ClientInfo, ErrorKind, ErrorObject, InitializeParams, InitializeResult, Method,
@@ -651,7 +651,9 @@ impl Default for ClientBuilder {
 }
 
 impl ClientBuilder {
-    /// The sidecar executable. Default: `$SESSION_SIDECAR_BIN` if set, else `session-sidecar` on `PATH`.
+    /// The program to run: the sidecar executable (a path, or a name on `PATH`), or a launcher
+    /// whose leading arguments follow with [`ClientBuilder::arg`] (`.program("uvx").arg("session-sidecar")`).
+    /// Default: `$SESSION_SIDECAR_BIN` if set, else `session-sidecar` on `PATH`.
     pub fn program(mut self, program: impl Into<PathBuf>) -> Self {
         self.program = Some(program.into());
         self
@@ -801,6 +803,19 @@ impl ClientBuilder {
                 shared.forget(id);
                 Err(Error::Timeout { method: methods::Initialize::NAME.into(), after: self.startup_timeout })
             }
+        };
+        let answer = match answer {
+            // A sidecar of another major refuses our version and says which it speaks.
+            Err(Error::Rpc(e)) if e.field() == Some("protocolVersion") && e.data.get("supported").is_some_and(|v| v.is_string()) => {
+                Err(Error::ProtocolVersion {
+                    server: e.data["supported"].as_str().unwrap_or_default().to_string(),
+                    client: PROTOCOL_VERSION.to_string(),
+                })
+            }
+            Ok(init) if protocol_major(&init.protocol_version) != protocol_major(PROTOCOL_VERSION) => {
+                Err(Error::ProtocolVersion { server: init.protocol_version, client: PROTOCOL_VERSION.to_string() })
+            }
+            other => other,
         };
         let init = match answer.and_then(|init| shared.notify("initialized", Some(json!({}))).map(|_| init)) {
             Ok(init) => init,

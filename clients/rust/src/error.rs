@@ -24,6 +24,9 @@ pub enum Error {
     Encode(serde_json::Error),
     /// The server broke the wire protocol (a bad frame).
     Protocol(String),
+    /// The sidecar speaks a protocol whose major version differs from this client's
+    /// (PROTOCOL.md, Lifecycle: the same major is compatible); the sidecar was stopped.
+    ProtocolVersion { server: String, client: String },
 }
 
 /// `Result<T, session_sidecar::Error>`.
@@ -65,6 +68,12 @@ impl fmt::Display for Error {
             Error::Decode { method, source } => write!(f, "{method}: the answer does not fit its type: {source}"),
             Error::Encode(e) => write!(f, "params cannot be encoded as JSON: {e}"),
             Error::Protocol(m) => write!(f, "protocol error: {m}"),
+            Error::ProtocolVersion { server, client } => write!(
+                f,
+                "session-sidecar speaks protocol {server} but this client speaks {client}: the major versions must match; \
+                 run a session-sidecar whose protocol is {}.x or use a client for protocol {server}",
+                protocol_major(client)
+            ),
         }
     }
 }
@@ -139,3 +148,8 @@ impl fmt::Display for ErrorObject {
 }
 
 impl std::error::Error for ErrorObject {}
+
+/// The major part of a protocolVersion ("1.0" -> "1").
+pub(crate) fn protocol_major(version: &str) -> &str {
+    version.split('.').next().unwrap_or(version)
+}

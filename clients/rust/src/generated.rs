@@ -250,12 +250,33 @@ pub struct CloseParams {
 /// Schema: `#/$defs/CompactDetails`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct CompactDetails {
+    /// `fallback`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<CompactFallback>,
     /// `modifiedFiles`. Required.
     #[serde(rename = "modifiedFiles")]
     pub modified_files: Vec<String>,
     /// `readFiles`. Required.
     #[serde(rename = "readFiles")]
     pub read_files: Vec<String>,
+}
+
+/// The provider's summary was empty or garbage; the offline summarizer wrote these summaries instead.
+///
+/// Schema: `#/$defs/CompactFallback`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompactFallback {
+    /// `model`. Required.
+    pub model: String,
+    /// `provider`. Required.
+    pub provider: String,
+    /// `reason`. Required.
+    pub reason: CompactFallbackReason,
+    /// `summaries`. Required.
+    pub summaries: Vec<CompactFallbackSummaries>,
+    /// `usedProvider`. Required.
+    #[serde(rename = "usedProvider")]
+    pub used_provider: String,
 }
 
 /// Schema: `#/$defs/CompactParams` (unknown fields are refused).
@@ -1499,6 +1520,26 @@ pub enum BuildContextRules {
     Omp,
     #[serde(rename = "pi")]
     Pi,
+}
+
+/// `CompactFallback.reason`: one of `empty`, `garbage`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CompactFallbackReason {
+    #[serde(rename = "empty")]
+    Empty,
+    #[serde(rename = "garbage")]
+    Garbage,
+}
+
+/// `CompactFallback.summaries`: one of `branch`, `history`, `turnPrefix`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CompactFallbackSummaries {
+    #[serde(rename = "branch")]
+    Branch,
+    #[serde(rename = "history")]
+    History,
+    #[serde(rename = "turnPrefix")]
+    TurnPrefix,
 }
 
 /// `BuildContextParams.format`: one of `agent`, `llm`.

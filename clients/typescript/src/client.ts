@@ -14,7 +14,7 @@ import {
   type Event,
   type MessageConnection,
 } from "vscode-jsonrpc/node";
-import { ConnectionClosedError, RequestCancelledError, SidecarError } from "./errors.js";
+import { ConnectionClosedError, protocolMajor, ProtocolVersionError, RequestCancelledError, SidecarError } from "./errors.js";
 import {
   ErrorCodes,
   PROTOCOL_VERSION,
@@ -67,8 +67,12 @@ export interface ClientOptions {
 }
 
 export interface SpawnOptions extends ClientOptions {
-  /** The executable; default `$SESSION_SIDECAR_BIN`, else `session-sidecar` found on PATH. */
-  command?: string;
+  /**
+   * What to run: the executable's path or name, or the program and its leading
+   * arguments (`["uvx", "session-sidecar"]`); default `$SESSION_SIDECAR_BIN`,
+   * else `session-sidecar` found on PATH.
+   */
+  command?: string | readonly string[];
   /** Arguments before ours (e.g. `["-m", "sidecar"]` when `command` is a Python interpreter). */
   args?: string[];
   /** `--root DIR`: the sessions root (else `$SESSION_SIDECAR_HOME`, else the user data dir). */
@@ -186,8 +190,12 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
 
   /** Spawn `session-sidecar`, initialize it and return the ready client. */
   static async spawn(options: SpawnOptions = {}): Promise<SidecarClient> {
-    const command = options.command ?? (process.env.SESSION_SIDECAR_BIN || "session-sidecar");
-    const args = [...(options.args ?? [])];
+    const [command, ...leading] =
+      typeof options.command === "string" || options.command === undefined
+        ? [options.command ?? (process.env.SESSION_SIDECAR_BIN || "session-sidecar")]
+        : options.command;
+    if (command === undefined) throw new TypeError("SpawnOptions.command is an empty list");
+    const args = [...leading, ...(options.args ?? [])];
     if (options.root !== undefined) args.push("--root", options.root);
     const stderr = options.stderr ?? "pipe";
     const child = spawnProcess(command, args, {
@@ -238,7 +246,20 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
       ...(this.options.sessionRoot !== undefined ? { sessionRoot: this.options.sessionRoot } : {}),
       ...(this.options.settings !== undefined ? { settings: this.options.settings } : {}),
     };
-    this._initializeResult = await this.request("initialize", params);
+    let result: InitializeResult;
+    try {
+      result = await this.request("initialize", params);
+    } catch (error) {
+      // A sidecar of another major refuses our version and says which it speaks.
+      if (error instanceof SidecarError && error.data.field === "protocolVersion" && typeof error.data.supported === "string") {
+        throw new ProtocolVersionError(error.data.supported, PROTOCOL_VERSION);
+      }
+      throw error;
+    }
+    if (typeof result.protocolVersion !== "string" || protocolMajor(result.protocolVersion) !== protocolMajor(PROTOCOL_VERSION)) {
+      throw new ProtocolVersionError(String(result.protocolVersion), PROTOCOL_VERSION);
+    }
+    this._initializeResult = result;
     await this.connection.sendNotification("initialized", {});
   }
 

@@ -69,3 +69,27 @@ export class ConnectionClosedError extends SidecarError {
     this.stderr = details.stderr ?? "";
   }
 }
+
+/** The major part of a protocolVersion ("1.0" -> "1"). */
+export function protocolMajor(version: string): string {
+  return version.split(".", 1)[0]!;
+}
+
+/**
+ * The sidecar speaks a protocol this client does not: their major versions
+ * differ (PROTOCOL.md, Lifecycle). Thrown by `SidecarClient.spawn`/`connect`,
+ * which then stop the sidecar.
+ */
+export class ProtocolVersionError extends Error {
+  override name = "ProtocolVersionError";
+  constructor(
+    readonly serverVersion: string,
+    readonly clientVersion: string,
+  ) {
+    super(
+      `session-sidecar speaks protocol ${serverVersion} but this client speaks ${clientVersion}: ` +
+        `the major versions must match; run a session-sidecar whose protocol is ${protocolMajor(clientVersion)}.x ` +
+        `or use a client for protocol ${serverVersion}`,
+    );
+  }
+}

@@ -1,5 +1,12 @@
 export * from "./protocol.js";
-export { ConnectionClosedError, CONNECTION_CLOSED, RequestCancelledError, SidecarError } from "./errors.js";
+export {
+  ConnectionClosedError,
+  CONNECTION_CLOSED,
+  protocolMajor,
+  ProtocolVersionError,
+  RequestCancelledError,
+  SidecarError,
+} from "./errors.js";
 export {
   CLIENT_NAME,
   CLIENT_VERSION,

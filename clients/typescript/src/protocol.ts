@@ -131,6 +131,17 @@ export interface CloseParams {
 export interface CompactDetails {
   readFiles: string[];
   modifiedFiles: string[];
+  /** @default null */
+  fallback?: CompactFallback | null;
+}
+
+/** The provider's summary was empty or garbage; the offline summarizer wrote these summaries instead. */
+export interface CompactFallback {
+  provider: string;
+  model: string;
+  reason: "empty" | "garbage";
+  summaries: ("branch" | "history" | "turnPrefix")[];
+  usedProvider: string;
 }
 
 export interface CompactParams {

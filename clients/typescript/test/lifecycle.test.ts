@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { after, describe, it } from "node:test";
-import { ConnectionClosedError, SidecarClient, SidecarError } from "@session-sidecar/client";
+import { ConnectionClosedError, ProtocolVersionError, SidecarClient, SidecarError } from "@session-sidecar/client";
 import { deferred, removeTempRoots, SIDECAR_BIN, startClient, tempRoot, testEnv, toolConversation } from "./helpers.js";
 
 after(removeTempRoots);
@@ -147,5 +147,29 @@ describe("lifecycle", () => {
     assert.equal((await client.list({ cwd: "/work/attached" })).sessions.length, 1);
     assert.equal(await client.dispose(), null, "not our process: no exit code to give");
     assert.deepEqual(await exited, { code: 0, signal: null }, "shutdown, exit and the end of input stopped it cleanly");
+  });
+
+  it("refuses a sidecar that reports another protocol major, naming both versions", async () => {
+    // The real sidecar, told (test-only) to report protocol 2.0 in its initialize answer.
+    const env = { ...testEnv(), SIDECAR_TEST_REPORT_PROTOCOL_VERSION: "2.0" };
+    await assert.rejects(startClient({ env }), (e: unknown) => {
+      assert.ok(e instanceof ProtocolVersionError);
+      assert.equal(e.serverVersion, "2.0");
+      assert.equal(e.clientVersion, "1.0");
+      assert.match(e.message, /speaks protocol 2\.0 but this client speaks 1\.0/);
+      return true;
+    });
+  });
+
+  it("accepts a newer minor of the same major; command may be a program and its leading arguments", async () => {
+    const env = { ...testEnv(), SIDECAR_TEST_REPORT_PROTOCOL_VERSION: "1.7" };
+    const client = await startClient({ env, command: ["env", SIDECAR_BIN] });
+    try {
+      assert.equal(client.initializeResult.protocolVersion, "1.7");
+      const { sessionId } = await client.create({ cwd: "/work/minor" });
+      assert.ok(sessionId);
+    } finally {
+      assert.equal(await client.dispose(), 0);
+    }
   });
 });

@@ -5,6 +5,8 @@
     session-sidecar demo [--root DIR]
     session-sidecar inline-blobs [--root DIR]   # images back into the lines, for pi
     session-sidecar move-blobs [--root DIR]     # <root>/.blobs to oh-my-pi's blob folder
+    session-sidecar rewind ID ENTRY [--files] [--dry-run] [--force] [--json]
+    session-sidecar diff ID FROM TO [--patch] [--json]
 
 Only protocol messages go to stdout while serving; logs go to stderr.
 """
@@ -26,7 +28,7 @@ from .store.layout import default_root
 
 LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
 SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor", "history", "du", "prune", "empty-trash", "inline-blobs",
-               "move-blobs")
+               "move-blobs", "rewind", "diff")
 
 
 def own_command() -> list[str]:
@@ -113,6 +115,10 @@ def _parser() -> argparse.ArgumentParser:
         "move-blobs", help="move images from <root>/.blobs to oh-my-pi's blob folder (<root>/../blobs)"
     )
     _common(move)
+
+    from .snapshots.cli import add_commands as add_snapshot_commands
+
+    add_snapshot_commands(commands, _common)
     return parser
 
 
@@ -144,6 +150,10 @@ def main(argv: list[str] | None = None) -> int:
         return run_doctor(root, [p.expanduser() for p in args.files], args.fix, sys.stdout)
     if args.command in ("inline-blobs", "move-blobs"):
         return _blobs(args)
+    if args.command in ("rewind", "diff"):
+        from .snapshots.cli import run as run_snapshot_command
+
+        return run_snapshot_command(args)
     if args.command == "demo":
         from .demo import run_demo
 

@@ -168,6 +168,39 @@ class CompactionConflict(SidecarError):
     kind = "compactionConflict"
 
 
+# -- snapshots and rewind: -33040..-33049 ----------------------------------------
+
+
+class WorktreeChanged(SidecarError):
+    """A rewind would overwrite files changed outside the agent since the last snapshot; ``data.paths`` names them.
+
+    Pass ``force`` to rewind anyway (they are in the snapshot taken just before, so it can be undone)."""
+
+    code = -33040
+    kind = "worktreeChanged"
+
+
+class NoSnapshot(SidecarError):
+    """No snapshot of the files at or before the entry (or the diff's point) to go back to."""
+
+    code = -33041
+    kind = "noSnapshot"
+
+
+class SnapshotFailed(SidecarError):
+    """The snapshot store could not do it (git missing or failing, its objects gone, the folder unreadable)."""
+
+    code = -33042
+    kind = "snapshotFailed"
+
+
+class PathOutsideCwd(SidecarError):
+    """A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written."""
+
+    code = -33043
+    kind = "pathOutsideCwd"
+
+
 ALL_ERRORS: tuple[type[SidecarError], ...] = (
     SessionNotFound,
     InvalidSessionId,
@@ -186,4 +219,8 @@ ALL_ERRORS: tuple[type[SidecarError], ...] = (
     ContextOverflow,
     ProviderNotConfigured,
     CompactionConflict,
+    WorktreeChanged,
+    NoSnapshot,
+    SnapshotFailed,
+    PathOutsideCwd,
 )

@@ -62,6 +62,7 @@ from .store import treecache
 from .store.terminals import Breadcrumbs, check_terminal_id
 from .store.writer import FsyncPolicy, SessionWriter
 from .work import NO_WORK, Work
+from .snapshots.engine import Snapshots
 
 if TYPE_CHECKING:
     # Imported when the compactor is first used (the rpc layer wires its hooks
@@ -133,6 +134,8 @@ class SessionService:
         self.watches = external.Watches(self.layout.root)
         # Sends a notification to the clients (the rpc server sets it; any thread may call it).
         self.notify: Callable[[str, Any], None] | None = None
+        # Snapshots of sessions' folders and rewinds (sidecar/snapshots/).
+        self.snapshots = Snapshots(self.layout.root)
 
     @property
     def compactor(self) -> Compactor:
@@ -1010,6 +1013,17 @@ class SessionService:
             area = self._area_of(target)
             self.index.moved(source, target if area is not None else None, area)
             return target
+
+    # -- snapshots and rewind (sidecar/snapshots/) ------------------------------------
+
+    def snapshot(self, params: wire.SnapshotParams) -> wire.SnapshotResult:
+        return self.snapshots.snapshot(self.session(params.sessionId), params)
+
+    def diff(self, params: wire.DiffParams) -> wire.DiffResult:
+        return self.snapshots.diff(self.session(params.sessionId), params)
+
+    def rewind(self, params: wire.RewindParams) -> wire.RewindResult:
+        return self.snapshots.rewind(self.session(params.sessionId), params)
 
     # -- upkeep: stats and retention ---------------------------------------------------
 

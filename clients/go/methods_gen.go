@@ -18,6 +18,7 @@ var Methods = []string{
 	"session/continueRecent",
 	"session/create",
 	"session/delete",
+	"session/diff",
 	"session/flush",
 	"session/fork",
 	"session/getEntries",
@@ -27,8 +28,10 @@ var Methods = []string{
 	"session/open",
 	"session/prune",
 	"session/restore",
+	"session/rewind",
 	"session/setLabel",
 	"session/setName",
+	"session/snapshot",
 	"session/stats",
 	"session/unarchive",
 }
@@ -47,6 +50,7 @@ var methodTypes = map[string][2]any{
 	"session/continueRecent": {ContinueRecentParams{}, OpenResult{}},
 	"session/create":         {CreateParams{}, CreateResult{}},
 	"session/delete":         {DeleteParams{}, DeleteResult{}},
+	"session/diff":           {DiffParams{}, DiffResult{}},
 	"session/flush":          {FlushParams{}, FlushResult{}},
 	"session/fork":           {ForkParams{}, ForkResult{}},
 	"session/getEntries":     {GetEntriesParams{}, GetEntriesResult{}},
@@ -56,8 +60,10 @@ var methodTypes = map[string][2]any{
 	"session/open":           {OpenParams{}, OpenResult{}},
 	"session/prune":          {PruneParams{}, PruneResult{}},
 	"session/restore":        {RestoreParams{}, RestoreResult{}},
+	"session/rewind":         {RewindParams{}, RewindResult{}},
 	"session/setLabel":       {SetLabelParams{}, SetLabelResult{}},
 	"session/setName":        {SetNameParams{}, SetNameResult{}},
+	"session/snapshot":       {SnapshotParams{}, SnapshotResult{}},
 	"session/stats":          {StatsParams{}, StatsResult{}},
 	"session/unarchive":      {ArchiveParams{}, ArchiveResult{}},
 }
@@ -162,6 +168,15 @@ func (c *Client) Delete(ctx context.Context, params DeleteParams, opts ...CallOp
 	return &result, nil
 }
 
+// Diff calls session/diff.
+func (c *Client) Diff(ctx context.Context, params DiffParams, opts ...CallOption) (*DiffResult, error) {
+	var result DiffResult
+	if err := c.Call(ctx, "session/diff", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
 // Flush calls session/flush.
 func (c *Client) Flush(ctx context.Context, params FlushParams, opts ...CallOption) (*FlushResult, error) {
 	var result FlushResult
@@ -243,6 +258,15 @@ func (c *Client) Restore(ctx context.Context, params RestoreParams, opts ...Call
 	return &result, nil
 }
 
+// Rewind calls session/rewind.
+func (c *Client) Rewind(ctx context.Context, params RewindParams, opts ...CallOption) (*RewindResult, error) {
+	var result RewindResult
+	if err := c.Call(ctx, "session/rewind", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
 // SetLabel calls session/setLabel.
 func (c *Client) SetLabel(ctx context.Context, params SetLabelParams, opts ...CallOption) (*SetLabelResult, error) {
 	var result SetLabelResult
@@ -256,6 +280,15 @@ func (c *Client) SetLabel(ctx context.Context, params SetLabelParams, opts ...Ca
 func (c *Client) SetName(ctx context.Context, params SetNameParams, opts ...CallOption) (*SetNameResult, error) {
 	var result SetNameResult
 	if err := c.Call(ctx, "session/setName", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
+// Snapshot calls session/snapshot.
+func (c *Client) Snapshot(ctx context.Context, params SnapshotParams, opts ...CallOption) (*SnapshotResult, error) {
+	var result SnapshotResult
+	if err := c.Call(ctx, "session/snapshot", params, &result, opts...); err != nil {
 		return nil, err
 	}
 	return &result, nil

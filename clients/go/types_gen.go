@@ -33,6 +33,10 @@ const (
 	CodeContextOverflow       = -33022
 	CodeProviderNotConfigured = -33023
 	CodeCompactionConflict    = -33024
+	CodeWorktreeChanged       = -33040
+	CodeNoSnapshot            = -33041
+	CodeSnapshotFailed        = -33042
+	CodePathOutsideCwd        = -33043
 )
 
 // Sentinels for errors.Is: errors.Is(err, ErrSessionNotFound) is true for any error answer with that code.
@@ -85,6 +89,14 @@ var (
 	ErrProviderNotConfigured = &Error{Code: -33023, Message: "providerNotConfigured"}
 	// ErrCompactionConflict: The session's leaf moved to another branch while compacting; nothing was written.
 	ErrCompactionConflict = &Error{Code: -33024, Message: "compactionConflict"}
+	// ErrWorktreeChanged: A rewind would overwrite files changed outside the agent since the last snapshot; `data.paths` names them. Pass `force` to rewind anyway (they are in the snapshot taken just before, so it can be undone).
+	ErrWorktreeChanged = &Error{Code: -33040, Message: "worktreeChanged"}
+	// ErrNoSnapshot: No snapshot of the files at or before the entry (or the diff's point) to go back to.
+	ErrNoSnapshot = &Error{Code: -33041, Message: "noSnapshot"}
+	// ErrSnapshotFailed: The snapshot store could not do it (git missing or failing, its objects gone, the folder unreadable).
+	ErrSnapshotFailed = &Error{Code: -33042, Message: "snapshotFailed"}
+	// ErrPathOutsideCwd: A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written.
+	ErrPathOutsideCwd = &Error{Code: -33043, Message: "pathOutsideCwd"}
 )
 
 // errorKinds maps each code to its kind.
@@ -113,6 +125,10 @@ var errorKinds = map[int]string{
 	-33022: "contextOverflow",
 	-33023: "providerNotConfigured",
 	-33024: "compactionConflict",
+	-33040: "worktreeChanged",
+	-33041: "noSnapshot",
+	-33042: "snapshotFailed",
+	-33043: "pathOutsideCwd",
 }
 
 // AppendParams is `AppendParams` in protocol/schema.json.
@@ -386,11 +402,40 @@ type DidReloadParams struct {
 	EntryCount int     `json:"entryCount"`
 }
 
+// DiffParams is `DiffParams` in protocol/schema.json.
+type DiffParams struct {
+	SessionID string `json:"sessionId"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Patch     bool   `json:"patch,omitzero"`
+	// Default: 3.
+	ContextLines *int `json:"contextLines,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// DiffResult is `DiffResult` in protocol/schema.json.
+type DiffResult struct {
+	FromTree string       `json:"fromTree"`
+	ToTree   string       `json:"toTree"`
+	Files    []FileChange `json:"files"`
+	Patch    *string      `json:"patch,omitzero"`
+}
+
 // ExternalChange: What this call found another program had done to the file since the session last saw it.
 type ExternalChange struct {
 	EntryIDs      []string `json:"entryIds"`
 	Reloaded      *string  `json:"reloaded,omitzero"`
 	HeaderChanged bool     `json:"headerChanged,omitzero"`
+}
+
+// FileChange is `FileChange` in protocol/schema.json.
+type FileChange struct {
+	Path      string  `json:"path"`
+	Change    string  `json:"change"`
+	OldPath   *string `json:"oldPath,omitzero"`
+	Binary    bool    `json:"binary,omitzero"`
+	Additions *int    `json:"additions,omitzero"`
+	Deletions *int    `json:"deletions,omitzero"`
 }
 
 // FlushParams is `FlushParams` in protocol/schema.json.
@@ -551,6 +596,13 @@ type MoveResult struct {
 	Path      string `json:"path"`
 }
 
+// NotCapturedFile is `NotCapturedFile` in protocol/schema.json.
+type NotCapturedFile struct {
+	Path   string `json:"path"`
+	Size   int    `json:"size"`
+	Reason string `json:"reason"`
+}
+
 // OpenParams: Name the session by `sessionId` (looked up below the root) or by `path`.
 type OpenParams struct {
 	// Empty: not sent.
@@ -688,6 +740,30 @@ type RetentionSettings struct {
 	IncludePinned bool   `json:"includePinned,omitzero"`
 }
 
+// RewindParams is `RewindParams` in protocol/schema.json.
+type RewindParams struct {
+	SessionID string `json:"sessionId"`
+	EntryID   string `json:"entryId"`
+	Files     bool   `json:"files,omitzero"`
+	DryRun    bool   `json:"dryRun,omitzero"`
+	Force     bool   `json:"force,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// RewindResult is `RewindResult` in protocol/schema.json.
+type RewindResult struct {
+	// nil is null.
+	LeafID          *string       `json:"leafId"`
+	DryRun          bool          `json:"dryRun,omitzero"`
+	SnapshotEntryID *string       `json:"snapshotEntryId,omitzero"`
+	UndoEntryID     *string       `json:"undoEntryId,omitzero"`
+	Restored        []string      `json:"restored,omitzero"`
+	Created         []string      `json:"created,omitzero"`
+	Removed         []string      `json:"removed,omitzero"`
+	Skipped         []SkippedFile `json:"skipped,omitzero"`
+	Resumed         bool          `json:"resumed,omitzero"`
+}
+
 // ServerInfo is `ServerInfo` in protocol/schema.json.
 type ServerInfo struct {
 	Name    string `json:"name"`
@@ -763,6 +839,33 @@ type Settings struct {
 	Retention  *RetentionSettings  `json:"retention,omitzero"`
 	Compaction *CompactionSettings `json:"compaction,omitzero"`
 	Providers  *ProvidersSettings  `json:"providers,omitzero"`
+}
+
+// SkippedFile is `SkippedFile` in protocol/schema.json.
+type SkippedFile struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// SnapshotParams is `SnapshotParams` in protocol/schema.json.
+type SnapshotParams struct {
+	SessionID string `json:"sessionId"`
+	// Empty: not sent.
+	EntryID string `json:"entryId,omitzero"`
+	// Empty: not sent.
+	Cwd          string   `json:"cwd,omitzero"`
+	Paths        []string `json:"paths,omitzero"`
+	MaxFileBytes *int     `json:"maxFileBytes,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// SnapshotResult is `SnapshotResult` in protocol/schema.json.
+type SnapshotResult struct {
+	EntryID      string            `json:"entryId"`
+	Tree         string            `json:"tree"`
+	ChangedFiles int               `json:"changedFiles"`
+	NotCaptured  []NotCapturedFile `json:"notCaptured,omitzero"`
+	DurationMs   int               `json:"durationMs,omitzero"`
 }
 
 // StatsParams is `StatsParams` in protocol/schema.json.

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import PI_FIXTURES
 from handbuilt import CASES
+from snapshot_case import rewound_session
 from hypothesis import HealthCheck, Phase, given, settings
 from random_sessions import operations, play, start
 from session_builders import labelled_session, service, write_session
@@ -138,6 +139,8 @@ def parity():
         objs = build()
         path = write_session(work / "handbuilt" / f"{name}.jsonl", head, objs)
         add(f"handbuilt:{name}", path, [o["id"] for o in objs])
+    snapshot_file, snapshot_ids = rewound_session(work)
+    add("snapshots:rewound", snapshot_file, snapshot_ids)
     trees, forks = collect_random_trees(ours_root)
     for index, path in enumerate(trees):
         ids = [json.loads(line)["id"] for line in path.read_text(encoding="utf-8").split("\n")[1:-1]]
@@ -237,6 +240,17 @@ def test_forks_written_by_our_store_open_in_pi_connected_with_the_source_context
         assert pi["contexts"]["@leaf"]["messages"] == theirs_at["messages"], f"{name}: pi sees another history"
         assert pi["contexts"]["@leaf"]["llm"] == theirs_at["llm"], name
     assert across_labels >= 10, f"too few forks across a label entry: {across_labels}"
+
+
+def test_snapshot_entries_and_a_rewind_read_the_same_in_pi(parity):
+    """pi keeps our snapshot entries (custom) out of the context, and follows the branch a rewind started."""
+    ours, pi, unchanged = parity[1]["snapshots:rewound"]
+    assert unchanged
+    assert_same("snapshots:rewound", ours, pi, compare_lines=True)
+    assert sum(e.get("customType") == "session-sidecar/snapshot" for e in pi["entries"]) == 4
+    texts = [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+             for m in pi["contexts"]["@leaf"]["messages"]]
+    assert texts == ["edit a.txt", "on the new branch"]
 
 
 def _pi_path(entries: list[dict], leaf: str) -> list[dict]:

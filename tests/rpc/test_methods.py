@@ -150,3 +150,26 @@ def test_every_method_of_the_contract_is_tested_end_to_end():
     source = "".join(path.read_text() for path in Path(__file__).parent.glob("test_*.py"))
     missing = [m for m in wire.METHODS if f'"{m}"' not in source]
     assert missing == []
+
+
+# -- snapshots and rewind (the full cases: tests/snapshots/) ------------------------------------
+
+
+async def test_snapshot_diff_rewind(client: RpcTestClient, tmp_path: Path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "a.txt").write_text("one\n")
+    await client.call("session/create", {"cwd": str(project), "sessionId": "snap"})
+    first = (await client.call("session/append", {"sessionId": "snap", "entries": [user("edit")]}))["entries"][0]["id"]
+    taken = await client.call("session/snapshot", {"sessionId": "snap"})
+    (project / "a.txt").write_text("two\n")
+    await client.call("session/append", {"sessionId": "snap", "entries": [assistant("edited")]})
+    diff = await client.call("session/diff", {"sessionId": "snap", "from": first, "to": "worktree", "patch": True})
+    assert [f["path"] for f in diff["files"]] == ["a.txt"] and "+two" in diff["patch"]
+    assert diff["fromTree"] == taken["tree"]
+    rewound = await client.call("session/rewind", {"sessionId": "snap", "entryId": first, "files": True, "force": True})
+    assert rewound["restored"] == ["a.txt"] and rewound["leafId"] == first
+    assert (project / "a.txt").read_text() == "one\n"
+    with pytest.raises(JsonRpcException) as refused:
+        await client.call("session/rewind", {"sessionId": "snap", "entryId": "nope", "files": True})
+    assert refused.value.code == -33003

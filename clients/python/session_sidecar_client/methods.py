@@ -17,6 +17,7 @@ from .protocol import (
     CompactResult,
     CreateResult,
     DeleteResult,
+    DiffResult,
     FlushResult,
     ForkResult,
     GetEntriesResult,
@@ -29,8 +30,10 @@ from .protocol import (
     ProgressValue,
     PruneResult,
     RestoreResult,
+    RewindResult,
     SetLabelResult,
     SetNameResult,
+    SnapshotResult,
     StatsResult,
 )
 
@@ -515,4 +518,67 @@ class SidecarMethods:
         if before is not None:
             params["before"] = before
         result: HistoryResult = await self.request("history/list", params, on_progress=on_progress)
+        return result
+
+    async def snapshot(
+        self,
+        session_id: str,
+        *,
+        entry_id: str | None = None,
+        cwd: str | None = None,
+        paths: list[str] | None = None,
+        max_file_bytes: int | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> SnapshotResult:
+        """``session/snapshot``: SnapshotParams -> SnapshotResult."""
+        params: dict[str, Any] = {"sessionId": session_id}
+        if entry_id is not None:
+            params["entryId"] = entry_id
+        if cwd is not None:
+            params["cwd"] = cwd
+        if paths is not None:
+            params["paths"] = paths
+        if max_file_bytes is not None:
+            params["maxFileBytes"] = max_file_bytes
+        result: SnapshotResult = await self.request("session/snapshot", params, on_progress=on_progress)
+        return result
+
+    async def diff(
+        self,
+        session_id: str,
+        from_: str,
+        to: str,
+        *,
+        patch: bool = False,
+        context_lines: int = 3,
+        on_progress: ProgressCallback | None = None,
+    ) -> DiffResult:
+        """``session/diff``: DiffParams -> DiffResult."""
+        params: dict[str, Any] = {"sessionId": session_id, "from": from_, "to": to}
+        if patch is not False:
+            params["patch"] = patch
+        if context_lines != 3:
+            params["contextLines"] = context_lines
+        result: DiffResult = await self.request("session/diff", params, on_progress=on_progress)
+        return result
+
+    async def rewind(
+        self,
+        session_id: str,
+        entry_id: str,
+        *,
+        files: bool = False,
+        dry_run: bool = False,
+        force: bool = False,
+        on_progress: ProgressCallback | None = None,
+    ) -> RewindResult:
+        """``session/rewind``: RewindParams -> RewindResult."""
+        params: dict[str, Any] = {"sessionId": session_id, "entryId": entry_id}
+        if files is not False:
+            params["files"] = files
+        if dry_run is not False:
+            params["dryRun"] = dry_run
+        if force is not False:
+            params["force"] = force
+        result: RewindResult = await self.request("session/rewind", params, on_progress=on_progress)
         return result

@@ -224,6 +224,25 @@ class DidReloadParams(TypedDict):
     entryCount: int
 
 
+DiffParams = TypedDict("DiffParams", {"sessionId": str, "from": str, "to": str, "patch": NotRequired[bool], "contextLines": NotRequired[int], "workDoneToken": NotRequired[int | str | None]})
+
+
+class FileChange(TypedDict):
+    path: str
+    change: Literal["added", "modified", "removed", "renamed", "typeChanged"]
+    oldPath: NotRequired[str | None]
+    binary: NotRequired[bool]
+    additions: NotRequired[int | None]
+    deletions: NotRequired[int | None]
+
+
+class DiffResult(TypedDict):
+    fromTree: str
+    toTree: str
+    files: list[FileChange]
+    patch: NotRequired[str | None]
+
+
 class ErrorObject(TypedDict):
     """``error`` of a failed response. ``data.kind`` names the error for programs."""
 
@@ -394,6 +413,12 @@ class MoveResult(TypedDict):
     path: str
 
 
+class NotCapturedFile(TypedDict):
+    path: str
+    size: int
+    reason: str
+
+
 class OpenParams(TypedDict):
     """Name the session by ``sessionId`` (looked up below the root) or by ``path``."""
 
@@ -517,6 +542,32 @@ class RetentionSettings(TypedDict):
     includePinned: NotRequired[bool]
 
 
+class RewindParams(TypedDict):
+    sessionId: str
+    entryId: str
+    files: NotRequired[bool]
+    dryRun: NotRequired[bool]
+    force: NotRequired[bool]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class SkippedFile(TypedDict):
+    path: str
+    reason: str
+
+
+class RewindResult(TypedDict):
+    leafId: str | None
+    dryRun: NotRequired[bool]
+    snapshotEntryId: NotRequired[str | None]
+    undoEntryId: NotRequired[str | None]
+    restored: NotRequired[list[str]]
+    created: NotRequired[list[str]]
+    removed: NotRequired[list[str]]
+    skipped: NotRequired[list[SkippedFile]]
+    resumed: NotRequired[bool]
+
+
 class SessionUsage(TypedDict):
     sessionId: str | None
     path: str
@@ -558,6 +609,23 @@ class Settings(TypedDict):
     retention: NotRequired[RetentionSettings]
     compaction: NotRequired[CompactionSettings]
     providers: NotRequired[ProvidersSettings]
+
+
+class SnapshotParams(TypedDict):
+    sessionId: str
+    entryId: NotRequired[str | None]
+    cwd: NotRequired[str | None]
+    paths: NotRequired[list[str] | None]
+    maxFileBytes: NotRequired[int | None]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class SnapshotResult(TypedDict):
+    entryId: str
+    tree: str
+    changedFiles: int
+    notCaptured: NotRequired[list[NotCapturedFile]]
+    durationMs: NotRequired[int]
 
 
 class StatsParams(TypedDict):
@@ -631,6 +699,9 @@ MethodName = Literal[
     "history/add",
     "history/search",
     "history/list",
+    "session/snapshot",
+    "session/diff",
+    "session/rewind",
 ]
 
 # method -> (params type, result type), as annotations.
@@ -662,6 +733,9 @@ METHODS: dict[str, tuple[str, str]] = {
     "history/add": ("HistoryAddParams", "None"),
     "history/search": ("HistorySearchParams", "HistoryResult"),
     "history/list": ("HistoryListParams", "HistoryResult"),
+    "session/snapshot": ("SnapshotParams", "SnapshotResult"),
+    "session/diff": ("DiffParams", "DiffResult"),
+    "session/rewind": ("RewindParams", "RewindResult"),
 }
 
 SERVER_REQUESTS: dict[str, tuple[str, str]] = {
@@ -711,6 +785,9 @@ PYTHON_METHODS: dict[str, str] = {
     "history_add": "history/add",
     "history_search": "history/search",
     "history_list": "history/list",
+    "snapshot": "session/snapshot",
+    "diff": "session/diff",
+    "rewind": "session/rewind",
 }
 
 ErrorKind = Literal[
@@ -738,6 +815,10 @@ ErrorKind = Literal[
     "contextOverflow",
     "providerNotConfigured",
     "compactionConflict",
+    "worktreeChanged",
+    "noSnapshot",
+    "snapshotFailed",
+    "pathOutsideCwd",
 ]
 
 
@@ -909,6 +990,34 @@ class CompactionConflictError(RpcError):
     kind_value = "compactionConflict"
 
 
+class WorktreeChangedError(RpcError):
+    """-33040 worktreeChanged: A rewind would overwrite files changed outside the agent since the last snapshot; ``data.paths`` names them. Pass ``force`` to rewind anyway (they are in the snapshot taken just before, so it can be undone)."""
+
+    code_value = -33040
+    kind_value = "worktreeChanged"
+
+
+class NoSnapshotError(RpcError):
+    """-33041 noSnapshot: No snapshot of the files at or before the entry (or the diff's point) to go back to."""
+
+    code_value = -33041
+    kind_value = "noSnapshot"
+
+
+class SnapshotFailedError(RpcError):
+    """-33042 snapshotFailed: The snapshot store could not do it (git missing or failing, its objects gone, the folder unreadable)."""
+
+    code_value = -33042
+    kind_value = "snapshotFailed"
+
+
+class PathOutsideCwdError(RpcError):
+    """-33043 pathOutsideCwd: A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written."""
+
+    code_value = -33043
+    kind_value = "pathOutsideCwd"
+
+
 ERROR_CLASSES: dict[int, type[RpcError]] = {
     -32002: ServerNotInitializedError,
     -32600: InvalidRequestError,
@@ -934,6 +1043,10 @@ ERROR_CLASSES: dict[int, type[RpcError]] = {
     -33022: ContextOverflowError,
     -33023: ProviderNotConfiguredError,
     -33024: CompactionConflictError,
+    -33040: WorktreeChangedError,
+    -33041: NoSnapshotError,
+    -33042: SnapshotFailedError,
+    -33043: PathOutsideCwdError,
 }
 
 __all__ = [
@@ -967,11 +1080,14 @@ __all__ = [
     "DidAppendParams",
     "DidCompactParams",
     "DidReloadParams",
+    "DiffParams",
+    "DiffResult",
     "ERROR_CLASSES",
     "EntryNotFoundError",
     "ErrorKind",
     "ErrorObject",
     "ExternalChange",
+    "FileChange",
     "FlushParams",
     "FlushResult",
     "FolderUsage",
@@ -1001,6 +1117,8 @@ __all__ = [
     "MethodNotFoundError",
     "MoveParams",
     "MoveResult",
+    "NoSnapshotError",
+    "NotCapturedFile",
     "NothingToCompactError",
     "OpenParams",
     "OpenResult",
@@ -1008,6 +1126,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "PYTHON_METHODS",
     "ParseError",
+    "PathOutsideCwdError",
     "PathOutsideRootError",
     "PayloadTooLargeError",
     "ProgressParams",
@@ -1023,6 +1142,8 @@ __all__ = [
     "RestoreParams",
     "RestoreResult",
     "RetentionSettings",
+    "RewindParams",
+    "RewindResult",
     "SERVER_NOTIFICATIONS",
     "SERVER_REQUESTS",
     "ServerInfo",
@@ -1039,6 +1160,10 @@ __all__ = [
     "SetNameParams",
     "SetNameResult",
     "Settings",
+    "SkippedFile",
+    "SnapshotFailedError",
+    "SnapshotParams",
+    "SnapshotResult",
     "StatsParams",
     "StatsResult",
     "StorageError",
@@ -1050,4 +1175,5 @@ __all__ = [
     "WorkDoneEnd",
     "WorkDoneProgressCreateParams",
     "WorkDoneReport",
+    "WorktreeChangedError",
 ]

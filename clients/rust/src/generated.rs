@@ -490,6 +490,44 @@ pub struct DidReloadParams {
     pub session_id: String,
 }
 
+/// Schema: `#/$defs/DiffParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DiffParams {
+    /// `contextLines`. Optional; the server's default is `3`.
+    #[serde(rename = "contextLines", default, skip_serializing_if = "Option::is_none")]
+    pub context_lines: Option<i64>,
+    /// `from`. Required.
+    pub from: String,
+    /// `patch`. Optional; the server's default is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<bool>,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `to`. Required.
+    pub to: String,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/DiffResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DiffResult {
+    /// `files`. Required.
+    pub files: Vec<FileChange>,
+    /// `fromTree`. Required.
+    #[serde(rename = "fromTree")]
+    pub from_tree: String,
+    /// `patch`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
+    /// `toTree`. Required.
+    #[serde(rename = "toTree")]
+    pub to_tree: String,
+}
+
 /// `error` of a failed response. `data.kind` names the error for programs.
 ///
 /// Schema: `#/$defs/ErrorObject`.
@@ -517,6 +555,27 @@ pub struct ExternalChange {
     /// `reloaded`. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reloaded: Option<String>,
+}
+
+/// Schema: `#/$defs/FileChange`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileChange {
+    /// `additions`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additions: Option<i64>,
+    /// `binary`. Defaults to `false` when absent.
+    #[serde(default = "defaults::file_change_binary")]
+    pub binary: bool,
+    /// `change`. Required.
+    pub change: FileChangeChange,
+    /// `deletions`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletions: Option<i64>,
+    /// `oldPath`. Optional.
+    #[serde(rename = "oldPath", default, skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+    /// `path`. Required.
+    pub path: String,
 }
 
 /// Schema: `#/$defs/FlushParams` (unknown fields are refused).
@@ -797,6 +856,17 @@ pub struct MoveResult {
     pub session_id: String,
 }
 
+/// Schema: `#/$defs/NotCapturedFile`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct NotCapturedFile {
+    /// `path`. Required.
+    pub path: String,
+    /// `reason`. Required.
+    pub reason: String,
+    /// `size`. Required.
+    pub size: i64,
+}
+
 /// Name the session by `sessionId` (looked up below the root) or by `path`.
 ///
 /// Schema: `#/$defs/OpenParams` (unknown fields are refused).
@@ -1029,6 +1099,62 @@ pub struct RetentionSettings {
     pub older_than: Option<String>,
 }
 
+/// Schema: `#/$defs/RewindParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RewindParams {
+    /// `dryRun`. Optional; the server's default is `false`.
+    #[serde(rename = "dryRun", default, skip_serializing_if = "Option::is_none")]
+    pub dry_run: Option<bool>,
+    /// `entryId`. Required.
+    #[serde(rename = "entryId")]
+    pub entry_id: String,
+    /// `files`. Optional; the server's default is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<bool>,
+    /// `force`. Optional; the server's default is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force: Option<bool>,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/RewindResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RewindResult {
+    /// `created`. Defaults to `[]` when absent.
+    #[serde(default = "defaults::rewind_result_created")]
+    pub created: Vec<String>,
+    /// `dryRun`. Defaults to `false` when absent.
+    #[serde(rename = "dryRun", default = "defaults::rewind_result_dry_run")]
+    pub dry_run: bool,
+    /// `leafId`. Required, may be null.
+    #[serde(rename = "leafId")]
+    pub leaf_id: Option<String>,
+    /// `removed`. Defaults to `[]` when absent.
+    #[serde(default = "defaults::rewind_result_removed")]
+    pub removed: Vec<String>,
+    /// `restored`. Defaults to `[]` when absent.
+    #[serde(default = "defaults::rewind_result_restored")]
+    pub restored: Vec<String>,
+    /// `resumed`. Defaults to `false` when absent.
+    #[serde(default = "defaults::rewind_result_resumed")]
+    pub resumed: bool,
+    /// `skipped`. Defaults to `[]` when absent.
+    #[serde(default = "defaults::rewind_result_skipped")]
+    pub skipped: Vec<SkippedFile>,
+    /// `snapshotEntryId`. Optional.
+    #[serde(rename = "snapshotEntryId", default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_entry_id: Option<String>,
+    /// `undoEntryId`. Optional.
+    #[serde(rename = "undoEntryId", default, skip_serializing_if = "Option::is_none")]
+    pub undo_entry_id: Option<String>,
+}
+
 /// Schema: `#/$defs/ServerInfo`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct ServerInfo {
@@ -1170,6 +1296,58 @@ pub struct Settings {
     /// `store`. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store: Option<StoreSettings>,
+}
+
+/// Schema: `#/$defs/SkippedFile`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct SkippedFile {
+    /// `path`. Required.
+    pub path: String,
+    /// `reason`. Required.
+    pub reason: String,
+}
+
+/// Schema: `#/$defs/SnapshotParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotParams {
+    /// `cwd`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// `entryId`. Optional.
+    #[serde(rename = "entryId", default, skip_serializing_if = "Option::is_none")]
+    pub entry_id: Option<String>,
+    /// `maxFileBytes`. Optional.
+    #[serde(rename = "maxFileBytes", default, skip_serializing_if = "Option::is_none")]
+    pub max_file_bytes: Option<i64>,
+    /// `paths`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paths: Option<Vec<String>>,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/SnapshotResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotResult {
+    /// `changedFiles`. Required.
+    #[serde(rename = "changedFiles")]
+    pub changed_files: i64,
+    /// `durationMs`. Defaults to `0` when absent.
+    #[serde(rename = "durationMs", default = "defaults::snapshot_result_duration_ms")]
+    pub duration_ms: i64,
+    /// `entryId`. Required.
+    #[serde(rename = "entryId")]
+    pub entry_id: String,
+    /// `notCaptured`. Defaults to `[]` when absent.
+    #[serde(rename = "notCaptured", default = "defaults::snapshot_result_not_captured")]
+    pub not_captured: Vec<NotCapturedFile>,
+    /// `tree`. Required.
+    pub tree: String,
 }
 
 /// Schema: `#/$defs/StatsParams` (unknown fields are refused).
@@ -1373,6 +1551,21 @@ pub enum ContextFormat {
     Llm,
 }
 
+/// `FileChange.change`: one of `added`, `modified`, `removed`, `renamed`, `typeChanged`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum FileChangeChange {
+    #[serde(rename = "added")]
+    Added,
+    #[serde(rename = "modified")]
+    Modified,
+    #[serde(rename = "removed")]
+    Removed,
+    #[serde(rename = "renamed")]
+    Renamed,
+    #[serde(rename = "typeChanged")]
+    TypeChanged,
+}
+
 /// `StoreSettings.fsync`: one of `always`, `assistant`, `never`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum FsyncPolicy {
@@ -1546,6 +1739,15 @@ pub mod methods {
         type Result = DeleteResult;
     }
 
+    /// `session/diff`: `DiffParams` -> `DiffResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Diff;
+    impl crate::Method for Diff {
+        const NAME: &'static str = "session/diff";
+        type Params = DiffParams;
+        type Result = DiffResult;
+    }
+
     /// `session/flush`: `FlushParams` -> `FlushResult`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub struct Flush;
@@ -1627,6 +1829,15 @@ pub mod methods {
         type Result = RestoreResult;
     }
 
+    /// `session/rewind`: `RewindParams` -> `RewindResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Rewind;
+    impl crate::Method for Rewind {
+        const NAME: &'static str = "session/rewind";
+        type Params = RewindParams;
+        type Result = RewindResult;
+    }
+
     /// `session/setLabel`: `SetLabelParams` -> `SetLabelResult`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub struct SetLabel;
@@ -1643,6 +1854,15 @@ pub mod methods {
         const NAME: &'static str = "session/setName";
         type Params = SetNameParams;
         type Result = SetNameResult;
+    }
+
+    /// `session/snapshot`: `SnapshotParams` -> `SnapshotResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Snapshot;
+    impl crate::Method for Snapshot {
+        const NAME: &'static str = "session/snapshot";
+        type Params = SnapshotParams;
+        type Result = SnapshotResult;
     }
 
     /// `session/stats`: `StatsParams` -> `StatsResult`.
@@ -1675,7 +1895,7 @@ pub mod methods {
 }
 
 /// Every method in the schema, sorted by name.
-pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/list", "session/move", "session/open", "session/prune", "session/restore", "session/setLabel", "session/setName", "session/stats", "session/unarchive", "shutdown"];
+pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/diff", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/list", "session/move", "session/open", "session/prune", "session/restore", "session/rewind", "session/setLabel", "session/setName", "session/snapshot", "session/stats", "session/unarchive", "shutdown"];
 
 /// A typed, blocking method for every session method of the protocol.
 impl crate::Client {
@@ -1763,6 +1983,13 @@ impl crate::Client {
         self.call::<methods::Delete>(params)
     }
 
+    /// `session/diff`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Diff>`.
+    pub fn diff(&self, params: DiffParams) -> crate::Result<DiffResult> {
+        self.call::<methods::Diff>(params)
+    }
+
     /// `session/flush`: sends the request and blocks until its answer.
     ///
     /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Flush>`.
@@ -1826,6 +2053,13 @@ impl crate::Client {
         self.call::<methods::Restore>(params)
     }
 
+    /// `session/rewind`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Rewind>`.
+    pub fn rewind(&self, params: RewindParams) -> crate::Result<RewindResult> {
+        self.call::<methods::Rewind>(params)
+    }
+
     /// `session/setLabel`: sends the request and blocks until its answer.
     ///
     /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::SetLabel>`.
@@ -1838,6 +2072,13 @@ impl crate::Client {
     /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::SetName>`.
     pub fn set_name(&self, params: SetNameParams) -> crate::Result<SetNameResult> {
         self.call::<methods::SetName>(params)
+    }
+
+    /// `session/snapshot`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Snapshot>`.
+    pub fn snapshot(&self, params: SnapshotParams) -> crate::Result<SnapshotResult> {
+        self.call::<methods::Snapshot>(params)
     }
 
     /// `session/stats`: sends the request and blocks until its answer.
@@ -1978,11 +2219,19 @@ pub enum ErrorKind {
     ProviderNotConfigured,
     /// -33024: The session's leaf moved to another branch while compacting; nothing was written.
     CompactionConflict,
+    /// -33040: A rewind would overwrite files changed outside the agent since the last snapshot; `data.paths` names them. Pass `force` to rewind anyway (they are in the snapshot taken just before, so it can be undone).
+    WorktreeChanged,
+    /// -33041: No snapshot of the files at or before the entry (or the diff's point) to go back to.
+    NoSnapshot,
+    /// -33042: The snapshot store could not do it (git missing or failing, its objects gone, the folder unreadable).
+    SnapshotFailed,
+    /// -33043: A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written.
+    PathOutsideCwd,
 }
 
 impl ErrorKind {
     /// Every kind in the schema.
-    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict];
+    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd];
 
     /// The JSON-RPC error code.
     pub fn code(self) -> i64 {
@@ -2011,6 +2260,10 @@ impl ErrorKind {
             Self::ContextOverflow => -33022,
             Self::ProviderNotConfigured => -33023,
             Self::CompactionConflict => -33024,
+            Self::WorktreeChanged => -33040,
+            Self::NoSnapshot => -33041,
+            Self::SnapshotFailed => -33042,
+            Self::PathOutsideCwd => -33043,
         }
     }
 
@@ -2041,6 +2294,10 @@ impl ErrorKind {
             -33022 => Self::ContextOverflow,
             -33023 => Self::ProviderNotConfigured,
             -33024 => Self::CompactionConflict,
+            -33040 => Self::WorktreeChanged,
+            -33041 => Self::NoSnapshot,
+            -33042 => Self::SnapshotFailed,
+            -33043 => Self::PathOutsideCwd,
             _ => return None,
         })
     }
@@ -2072,6 +2329,10 @@ impl ErrorKind {
             Self::ContextOverflow => "contextOverflow",
             Self::ProviderNotConfigured => "providerNotConfigured",
             Self::CompactionConflict => "compactionConflict",
+            Self::WorktreeChanged => "worktreeChanged",
+            Self::NoSnapshot => "noSnapshot",
+            Self::SnapshotFailed => "snapshotFailed",
+            Self::PathOutsideCwd => "pathOutsideCwd",
         }
     }
 
@@ -2102,6 +2363,10 @@ impl ErrorKind {
             Self::ContextOverflow => "The summarization request itself is larger than the model accepts.",
             Self::ProviderNotConfigured => "The named provider has no key, endpoint or client to ask.",
             Self::CompactionConflict => "The session's leaf moved to another branch while compacting; nothing was written.",
+            Self::WorktreeChanged => "A rewind would overwrite files changed outside the agent since the last snapshot; `data.paths` names them. Pass `force` to rewind anyway (they are in the snapshot taken just before, so it can be undone).",
+            Self::NoSnapshot => "No snapshot of the files at or before the entry (or the diff's point) to go back to.",
+            Self::SnapshotFailed => "The snapshot store could not do it (git missing or failing, its objects gone, the folder unreadable).",
+            Self::PathOutsideCwd => "A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written.",
         }
     }
 }
@@ -2142,6 +2407,8 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         ("result", "session/create") => rt::<CreateResult>(value),
         ("params", "session/delete") => rt::<DeleteParams>(value),
         ("result", "session/delete") => rt::<DeleteResult>(value),
+        ("params", "session/diff") => rt::<DiffParams>(value),
+        ("result", "session/diff") => rt::<DiffResult>(value),
         ("params", "session/flush") => rt::<FlushParams>(value),
         ("result", "session/flush") => rt::<FlushResult>(value),
         ("params", "session/fork") => rt::<ForkParams>(value),
@@ -2160,10 +2427,14 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         ("result", "session/prune") => rt::<PruneResult>(value),
         ("params", "session/restore") => rt::<RestoreParams>(value),
         ("result", "session/restore") => rt::<RestoreResult>(value),
+        ("params", "session/rewind") => rt::<RewindParams>(value),
+        ("result", "session/rewind") => rt::<RewindResult>(value),
         ("params", "session/setLabel") => rt::<SetLabelParams>(value),
         ("result", "session/setLabel") => rt::<SetLabelResult>(value),
         ("params", "session/setName") => rt::<SetNameParams>(value),
         ("result", "session/setName") => rt::<SetNameResult>(value),
+        ("params", "session/snapshot") => rt::<SnapshotParams>(value),
+        ("result", "session/snapshot") => rt::<SnapshotResult>(value),
         ("params", "session/stats") => rt::<StatsParams>(value),
         ("result", "session/stats") => rt::<StatsResult>(value),
         ("params", "session/unarchive") => rt::<ArchiveParams>(value),
@@ -2200,6 +2471,9 @@ mod defaults {
     pub fn external_change_header_changed() -> bool {
         false
     }
+    pub fn file_change_binary() -> bool {
+        false
+    }
     pub fn initialize_params_protocol_version() -> String {
         "1.0".to_string()
     }
@@ -2212,8 +2486,32 @@ mod defaults {
     pub fn prune_result_skipped() -> Vec<PrunedSession> {
         Vec::new()
     }
+    pub fn rewind_result_created() -> Vec<String> {
+        Vec::new()
+    }
+    pub fn rewind_result_dry_run() -> bool {
+        false
+    }
+    pub fn rewind_result_removed() -> Vec<String> {
+        Vec::new()
+    }
+    pub fn rewind_result_restored() -> Vec<String> {
+        Vec::new()
+    }
+    pub fn rewind_result_resumed() -> bool {
+        false
+    }
+    pub fn rewind_result_skipped() -> Vec<SkippedFile> {
+        Vec::new()
+    }
     pub fn session_info_in_memory() -> bool {
         false
+    }
+    pub fn snapshot_result_duration_ms() -> i64 {
+        0
+    }
+    pub fn snapshot_result_not_captured() -> Vec<NotCapturedFile> {
+        Vec::new()
     }
     pub fn work_done_begin_cancellable() -> bool {
         true

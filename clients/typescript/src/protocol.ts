@@ -262,6 +262,26 @@ export interface DidReloadParams {
   entryCount: number;
 }
 
+export interface DiffParams {
+  sessionId: string;
+  from: string;
+  to: string;
+  /** @default false */
+  patch?: boolean;
+  /** @default 3 */
+  contextLines?: number;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface DiffResult {
+  fromTree: string;
+  toTree: string;
+  files: FileChange[];
+  /** @default null */
+  patch?: string | null;
+}
+
 /** `error` of a failed response. `data.kind` names the error for programs. */
 export interface ErrorObject {
   code: number;
@@ -276,6 +296,19 @@ export interface ExternalChange {
   reloaded?: string | null;
   /** @default false */
   headerChanged?: boolean;
+}
+
+export interface FileChange {
+  path: string;
+  change: "added" | "modified" | "removed" | "renamed" | "typeChanged";
+  /** @default null */
+  oldPath?: string | null;
+  /** @default false */
+  binary?: boolean;
+  /** @default null */
+  additions?: number | null;
+  /** @default null */
+  deletions?: number | null;
 }
 
 export interface FlushParams {
@@ -431,6 +464,12 @@ export interface MoveResult {
   path: string;
 }
 
+export interface NotCapturedFile {
+  path: string;
+  size: number;
+  reason: string;
+}
+
 /** Name the session by `sessionId` (looked up below the root) or by `path`. */
 export interface OpenParams {
   /** @default null */
@@ -567,6 +606,39 @@ export interface RetentionSettings {
   includePinned?: boolean;
 }
 
+export interface RewindParams {
+  sessionId: string;
+  entryId: string;
+  /** @default false */
+  files?: boolean;
+  /** @default false */
+  dryRun?: boolean;
+  /** @default false */
+  force?: boolean;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface RewindResult {
+  leafId: string | null;
+  /** @default false */
+  dryRun?: boolean;
+  /** @default null */
+  snapshotEntryId?: string | null;
+  /** @default null */
+  undoEntryId?: string | null;
+  /** @default [] */
+  restored?: string[];
+  /** @default [] */
+  created?: string[];
+  /** @default [] */
+  removed?: string[];
+  /** @default [] */
+  skipped?: SkippedFile[];
+  /** @default false */
+  resumed?: boolean;
+}
+
 export interface ServerInfo {
   name: string;
   version: string;
@@ -636,6 +708,35 @@ export interface Settings {
   retention?: RetentionSettings;
   compaction?: CompactionSettings;
   providers?: ProvidersSettings;
+}
+
+export interface SkippedFile {
+  path: string;
+  reason: string;
+}
+
+export interface SnapshotParams {
+  sessionId: string;
+  /** @default null */
+  entryId?: string | null;
+  /** @default null */
+  cwd?: string | null;
+  /** @default null */
+  paths?: string[] | null;
+  /** @default null */
+  maxFileBytes?: number | null;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface SnapshotResult {
+  entryId: string;
+  tree: string;
+  changedFiles: number;
+  /** @default [] */
+  notCaptured?: NotCapturedFile[];
+  /** @default 0 */
+  durationMs?: number;
 }
 
 export interface StatsParams {
@@ -762,6 +863,9 @@ export interface Methods {
   "history/add": { params: HistoryAddParams; result: null };
   "history/search": { params: HistorySearchParams; result: HistoryResult };
   "history/list": { params: HistoryListParams; result: HistoryResult };
+  "session/snapshot": { params: SnapshotParams; result: SnapshotResult };
+  "session/diff": { params: DiffParams; result: DiffResult };
+  "session/rewind": { params: RewindParams; result: RewindResult };
 }
 
 export type MethodName = keyof Methods;
@@ -769,7 +873,7 @@ export type ParamsOf<M extends MethodName> = Methods[M]["params"];
 export type ResultOf<M extends MethodName> = Methods[M]["result"];
 
 /** Every method of the schema, in schema order. */
-export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","session/move","session/stats","session/prune","history/add","history/search","history/list"] as const satisfies readonly MethodName[];
+export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","session/move","session/stats","session/prune","history/add","history/search","history/list","session/snapshot","session/diff","session/rewind"] as const satisfies readonly MethodName[];
 
 /** Server -> client requests (answered by the client). */
 export interface ServerRequests {
@@ -852,6 +956,14 @@ export const ErrorCodes = {
   providerNotConfigured: -33023,
   /** The session's leaf moved to another branch while compacting; nothing was written. */
   compactionConflict: -33024,
+  /** A rewind would overwrite files changed outside the agent since the last snapshot; `data.paths` names them. Pass `force` to rewind anyway (they are in the snapshot taken just before, so it can be undone). */
+  worktreeChanged: -33040,
+  /** No snapshot of the files at or before the entry (or the diff's point) to go back to. */
+  noSnapshot: -33041,
+  /** The snapshot store could not do it (git missing or failing, its objects gone, the folder unreadable). */
+  snapshotFailed: -33042,
+  /** A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written. */
+  pathOutsideCwd: -33043,
 } as const;
 
 export type ErrorKind = keyof typeof ErrorCodes;
@@ -999,6 +1111,21 @@ export abstract class SessionMethods {
   historyList(params: HistoryListParams = {}, options?: CallOptions): Promise<HistoryResult> {
     return this.request("history/list", params, options);
   }
+
+  /** `session/snapshot`. */
+  snapshot(params: SnapshotParams, options?: CallOptions): Promise<SnapshotResult> {
+    return this.request("session/snapshot", params, options);
+  }
+
+  /** `session/diff`. */
+  diff(params: DiffParams, options?: CallOptions): Promise<DiffResult> {
+    return this.request("session/diff", params, options);
+  }
+
+  /** `session/rewind`. */
+  rewind(params: RewindParams, options?: CallOptions): Promise<RewindResult> {
+    return this.request("session/rewind", params, options);
+  }
 }
 
 /** Protocol method -> the SessionMethods method serving it. */
@@ -1028,4 +1155,7 @@ export const CLIENT_METHOD_NAMES = {
   "history/add": "historyAdd",
   "history/search": "historySearch",
   "history/list": "historyList",
+  "session/snapshot": "snapshot",
+  "session/diff": "diff",
+  "session/rewind": "rewind",
 } as const;

@@ -1,7 +1,8 @@
 // End to end through a real sidecar: a whole conversation, every method, typed errors.
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
   CLIENT_METHOD_NAMES,
@@ -250,6 +251,21 @@ describe("a conversation with tool calls", () => {
     assert.deepEqual(found.entries.map((e) => e.prompt), ["use pnpm, not npm"]);
     const listed = await call("history/list", client.historyList({ cwd: "/work/app" }));
     assert.deepEqual(listed.entries.map((e) => e.prompt), ["run the tests", "use pnpm, not npm"]);
+  });
+
+  it("snapshots a folder, diffs it and rewinds the files with the conversation", async () => {
+    const cwd = tempRoot("sidecar-ts-project-");
+    writeFileSync(join(cwd, "a.txt"), "one\n");
+    const { sessionId } = await client.create({ cwd });
+    const first = (await client.append({ sessionId, entries: toolConversation("snap", 1).slice(0, 1) })).leafId!;
+    const taken = await call("session/snapshot", client.snapshot({ sessionId }));
+    writeFileSync(join(cwd, "a.txt"), "two\n");
+    const diff = await call("session/diff", client.diff({ sessionId, from: first, to: "worktree", patch: true }));
+    assert.equal(diff.fromTree, taken.tree);
+    assert.deepEqual(diff.files.map((f) => [f.path, f.change]), [["a.txt", "modified"]]);
+    const rewound = await call("session/rewind", client.rewind({ sessionId, entryId: first, files: true, force: true }));
+    assert.deepEqual(rewound.restored, ["a.txt"]);
+    assert.equal(readFileSync(join(cwd, "a.txt"), "utf8"), "one\n");
   });
 
   it("called every session method of the schema", () => {

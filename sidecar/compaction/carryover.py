@@ -30,6 +30,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ..format.text import content_text, one_line
 from .constraints import constraint_sentences
 from .files import MODIFY_TOOLS
 from .serialize import cut_text, format_tool_call
@@ -60,18 +61,6 @@ TASK_MAX_CHARS = 120
 _SHELL_TOOLS = frozenset({"bash", "shell", "run", "exec", "terminal"})
 _TODO_TOOLS = frozenset({"todowrite", "todo_write", "todo", "update_todos", "manage_todo_list", "write_todos"})
 
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "\n".join(
-        b["text"] for b in content or [] if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-    )
-
-
-def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _tokens(text: str) -> int:
@@ -213,7 +202,7 @@ class CarryOver:
         message = self.user_messages.pop(0)
         self.digested_messages += 1
         for sentence in constraint_sentences(message):
-            line = _one_line(sentence, DIGEST_LINE_MAX_CHARS)
+            line = one_line(sentence, DIGEST_LINE_MAX_CHARS)
             if line not in self.digest:
                 self.digest.append(line)
 
@@ -281,7 +270,7 @@ def _todo_items(arguments: dict[str, Any]) -> tuple[list[str], list[str], list[s
         if not isinstance(text, str) or not text.strip():
             continue
         status = str(item.get("status") or item.get("state") or "pending").lower().replace("-", "_").replace(" ", "_")
-        line = _one_line(text, TASK_MAX_CHARS)
+        line = one_line(text, TASK_MAX_CHARS)
         (done if status in ("completed", "done", "complete") else doing if status == "in_progress" else pending).append(line)
     return done, doing, pending
 
@@ -300,7 +289,7 @@ def _next_steps(text: str) -> list[str]:
         elif line.startswith(_LIST_ITEM_PREFIXES):
             body = line[2:]
         if body and body.strip():
-            steps.append(_one_line(body, TASK_MAX_CHARS))
+            steps.append(one_line(body, TASK_MAX_CHARS))
     return steps[:MAX_REMAINING]
 
 
@@ -329,7 +318,7 @@ def build_carry_over(previous: CarryOver | None, messages: Iterable[dict[str, An
     for message in messages:
         role = message.get("role")
         if role == "user":
-            text = _text(message.get("content")).strip()
+            text = content_text(message.get("content")).strip()
             if not text:
                 continue
             carry.user_messages.append(text)
@@ -337,7 +326,7 @@ def build_carry_over(previous: CarryOver | None, messages: Iterable[dict[str, An
             if turns or carried:
                 for turn in current():
                     turn.concluded = turn.concluded or not failing_turn  # the user moved on
-            turns.append(_Turn(_one_line(text, TASK_MAX_CHARS)))
+            turns.append(_Turn(one_line(text, TASK_MAX_CHARS)))
             failing_turn = False
         elif role == "assistant":
             content = message.get("content") if isinstance(message.get("content"), list) else []
@@ -359,7 +348,7 @@ def build_carry_over(previous: CarryOver | None, messages: Iterable[dict[str, An
                     turn.concluded = not failing_turn
         elif role == "toolResult":
             name, arguments = calls.pop(str(message.get("toolCallId")), (str(message.get("toolName") or "tool"), {}))
-            _record_call(carry, name, arguments, _text(message.get("content")), bool(message.get("isError")))
+            _record_call(carry, name, arguments, content_text(message.get("content")), bool(message.get("isError")))
             failing_turn = bool(message.get("isError"))
         elif role == "bashExecution":
             command = str(message.get("command", ""))
@@ -371,7 +360,7 @@ def build_carry_over(previous: CarryOver | None, messages: Iterable[dict[str, An
             _record_call(carry, "bash", {"command": command}, output, failed, by_user=True)
     # Calls still waiting for a result at the end of the span.
     for name, arguments in calls.values():
-        carry.last_calls.append(CallRecord(_one_line(format_tool_call(name, arguments), CALL_MAX_CHARS), "no result in the summarized part"))
+        carry.last_calls.append(CallRecord(one_line(format_tool_call(name, arguments), CALL_MAX_CHARS), "no result in the summarized part"))
     carry.last_calls = carry.last_calls[-LAST_CALLS:]
     for turn in carried + turns:
         (carry.done if turn.concluded else carry.in_progress).append(turn.request)
@@ -394,17 +383,17 @@ def build_carry_over(previous: CarryOver | None, messages: Iterable[dict[str, An
 
 
 def _record_call(carry: CarryOver, name: str, arguments: dict[str, Any], output: str, failed: bool, by_user: bool = False) -> None:
-    call = _one_line(format_tool_call(name, arguments), CALL_MAX_CHARS)
+    call = one_line(format_tool_call(name, arguments), CALL_MAX_CHARS)
     key = call_key(name, arguments)
     if failed:
         text = cut_text(output.strip() or "(no output)", ERROR_MAX_CHARS)
         carry.errors = [e for e in carry.errors if not (e.key == key and e.text == text)]
         carry.errors.append(OpenError(key, call + (" (run by the user)" if by_user else ""), text))
-        outcome = _one_line(output, OUTCOME_MAX_CHARS) or "(no output)"
+        outcome = one_line(output, OUTCOME_MAX_CHARS) or "(no output)"
     else:
         carry.errors = [e for e in carry.errors if e.key != key]  # the same call succeeded since
         lines = [line for line in output.strip().splitlines() if line.strip()]
-        outcome = _one_line(lines[-1], OUTCOME_MAX_CHARS) if lines else "(no output)"
+        outcome = one_line(lines[-1], OUTCOME_MAX_CHARS) if lines else "(no output)"
         if len(lines) > 1:
             outcome = f"{outcome} ({len(lines)} lines of output)"
     carry.last_calls.append(CallRecord(call + (" (run by the user)" if by_user else ""), outcome, failed))

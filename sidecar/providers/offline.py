@@ -17,6 +17,7 @@ from typing import Any
 
 from ..compaction.constraints import constraint_sentences
 from ..compaction.serialize import cut_text, format_tool_call
+from ..format.text import content_text, one_line
 from .base import RetryCallback, SummaryRequest, SummaryResponse, TextCallback
 
 _DECISION = re.compile(
@@ -30,18 +31,6 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 _MODIFY_VERBS = {"write": "Wrote", "write_file": "Wrote", "create_file": "Created", "edit": "Edited", "edit_file": "Edited", "multi_edit": "Edited"}
 _SHELL_TOOLS = frozenset({"bash", "shell", "run", "exec", "terminal"})
 
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "\n".join(
-        b["text"] for b in content or [] if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-    )
-
-
-def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _sentences(text: str) -> list[str]:
@@ -73,25 +62,25 @@ class _Facts:
         for message in messages:
             role = message.get("role")
             if role == "user":
-                text = _text(message.get("content")).strip()
+                text = content_text(message.get("content")).strip()
                 if text:
                     self.requests.append(text)
                     for sentence in constraint_sentences(text):
-                        _add(self.constraints, _one_line(sentence, 300))
+                        _add(self.constraints, one_line(sentence, 300))
                     self.ended_with_request = True
             elif role == "assistant":
                 self._assistant(message, calls, edits)
             elif role == "toolResult":
                 self._tool_result(message, calls)
             elif role == "bashExecution":
-                command = _one_line(str(message.get("command", "")), 160)
+                command = one_line(str(message.get("command", "")), 160)
                 code = message.get("exitCode")
                 if code not in (None, 0):
-                    _add(self.errors, f"`{command}` exited with {code}: {_one_line(str(message.get('output') or ''), 300)}")
+                    _add(self.errors, f"`{command}` exited with {code}: {one_line(str(message.get('output') or ''), 300)}")
                 else:
                     _add(self.commands, f"`{command}` (run by the user)")
             elif role in ("branchSummary", "compactionSummary") and message.get("summary"):
-                self.notes.append("Notes carried from another branch: " + _one_line(str(message["summary"]), 600))
+                self.notes.append("Notes carried from another branch: " + one_line(str(message["summary"]), 600))
         for path, (verb, count) in edits.items():
             self.done.append(f"{verb} `{path}`" + (f" ({count} changes)" if count > 1 else ""))
         self.pending_calls = [format_tool_call(name, args) for name, args in calls.values()]
@@ -113,25 +102,25 @@ class _Facts:
                     edits[path] = (_MODIFY_VERBS[name], count + 1)
         text = "\n".join(texts).strip()
         if message.get("stopReason") == "error" and message.get("errorMessage"):
-            _add(self.errors, "The model request failed: " + _one_line(str(message["errorMessage"]), 300))
+            _add(self.errors, "The model request failed: " + one_line(str(message["errorMessage"]), 300))
         if text:
             self.last_assistant_text = text
             self.ended_with_request = False
             for sentence in _sentences(text):
                 if _DECISION.search(sentence):
-                    _add(self.decisions, _one_line(sentence, 300))
+                    _add(self.decisions, one_line(sentence, 300))
 
     def _tool_result(self, message: dict[str, Any], calls: dict[str, Any]) -> None:
         name, args = calls.pop(str(message.get("toolCallId")), (str(message.get("toolName") or "tool"), {}))
-        call = _one_line(format_tool_call(name, args), 160)
+        call = one_line(format_tool_call(name, args), 160)
         if message.get("isError"):
-            error = f"`{call}` failed: {_one_line(_text(message.get('content')), 400)}"
+            error = f"`{call}` failed: {one_line(content_text(message.get('content')), 400)}"
             _add(self.errors, error)
             self.last_result_error = error
             return
         self.last_result_error = None
         if name in _SHELL_TOOLS:
-            _add(self.commands, f"`{_one_line(str(args.get('command', call)), 160)}`")
+            _add(self.commands, f"`{one_line(str(args.get('command', call)), 160)}`")
 
 
 def _parse_sections(summary: str) -> dict[str, list[str]]:
@@ -168,20 +157,20 @@ def _bullets(items: list[str], limit: int, marker: str = "- ", keep: str = "last
 def _next_steps(facts: _Facts) -> list[str]:
     steps: list[str] = []
     if facts.ended_with_request and facts.requests:
-        steps.append("Act on the user's latest request: " + _one_line(facts.requests[-1], 300))
+        steps.append("Act on the user's latest request: " + one_line(facts.requests[-1], 300))
     if facts.last_result_error:
         steps.append("Resolve the last error: " + facts.last_result_error)
     for line in facts.last_assistant_text.splitlines():
         match = _LIST_ITEM.match(line)
         if match:
-            _add(steps, _one_line(match.group(1), 300))
+            _add(steps, one_line(match.group(1), 300))
     if len(steps) < 2:
         for sentence in _sentences(facts.last_assistant_text):
             if _NEXT.search(sentence):
-                _add(steps, _one_line(sentence, 300))
+                _add(steps, one_line(sentence, 300))
     if not steps and facts.requests:
         if facts.pending_calls:
-            steps.append("Continue the work on: " + _one_line(facts.requests[-1], 300))
+            steps.append("Continue the work on: " + one_line(facts.requests[-1], 300))
         else:  # the last request was answered and nothing says what comes next
             steps.append("Wait for the user's next request; the last one was answered")
     return steps[:8]
@@ -195,7 +184,7 @@ def summarize_offline(request: SummaryRequest) -> str:
     goals: list[str] = list(previous.get("Goal", [])) + previous.get("Original Request", [])
     for index, text in enumerate(facts.requests):
         if request.user_messages_carried:
-            _add(goals, _one_line(text, 160))
+            _add(goals, one_line(text, 160))
         else:
             _add(goals, cut_text(text.strip(), 1200 if index == 0 and not goals else 500))
     constraints = list(previous.get("Constraints & Preferences", []))
@@ -206,12 +195,12 @@ def summarize_offline(request: SummaryRequest) -> str:
         _add(done, item)
     in_progress = []
     if facts.requests and (facts.ended_with_request or facts.pending_calls or facts.last_result_error):
-        in_progress.append(_one_line(facts.requests[-1], 400))
+        in_progress.append(one_line(facts.requests[-1], 400))
     elif facts.requests:
         # The assistant answered in text after its last tool call, with nothing
         # failing or outstanding: the request was answered.
-        _add(done, f"Answered: {_one_line(facts.requests[-1], 300)} -> {_one_line(facts.last_assistant_text, 300)}")
-    in_progress += [f"Waiting for the result of {_one_line(c, 200)}" for c in facts.pending_calls]
+        _add(done, f"Answered: {one_line(facts.requests[-1], 300)} -> {one_line(facts.last_assistant_text, 300)}")
+    in_progress += [f"Waiting for the result of {one_line(c, 200)}" for c in facts.pending_calls]
     blocked = [facts.last_result_error] if facts.last_result_error else []
     decisions = list(previous.get("Key Decisions", []))
     for item in facts.decisions:
@@ -227,9 +216,9 @@ def summarize_offline(request: SummaryRequest) -> str:
     for item in errors + facts.notes:
         _add(critical, item)
     if facts.last_assistant_text:
-        critical.append("The assistant's last words: " + _one_line(facts.last_assistant_text, 600))
+        critical.append("The assistant's last words: " + one_line(facts.last_assistant_text, 600))
     if request.custom_instructions:
-        critical.append("Requested emphasis: " + _one_line(request.custom_instructions, 300))
+        critical.append("Requested emphasis: " + one_line(request.custom_instructions, 300))
     text = "\n\n".join(
         [
             "## Goal\n" + _bullets(goals, 12, keep="first"),
@@ -250,7 +239,7 @@ def _turn_prefix(facts: _Facts) -> str:
     early = facts.done + [f"Ran {c}" for c in facts.commands[-6:]] + facts.decisions[-4:]
     context = [f"Constraint: {c}" for c in facts.constraints[-6:]] + [f"Error: {e}" for e in facts.errors[-5:]]
     if facts.last_assistant_text:
-        context.append("Last words before the kept part: " + _one_line(facts.last_assistant_text, 400))
+        context.append("Last words before the kept part: " + one_line(facts.last_assistant_text, 400))
     return (
         f"## Original Request\n{request}\n\n## Early Progress\n{_bullets(early, 15)}\n\n"
         f"## Context for the Rest of the Turn\n{_bullets(context, 8)}"

@@ -1030,7 +1030,7 @@ class SessionService:
     def stats(self, params: wire.StatsParams) -> wire.StatsResult:
         if not 0 <= params.largest <= MAX_LIST_LIMIT:
             raise InvalidParams(f"largest must be between 0 and {MAX_LIST_LIMIT}", largest=params.largest)
-        usage = measure(self.layout, [self.blobs.folder], self.layout.root / INDEX_DIR, params.blobs)
+        usage = measure(self.layout, list(self.blobs.folders), self.layout.root / INDEX_DIR, params.blobs)
         return stats_result(usage, params.largest)
 
     def prune(self, params: wire.PruneParams) -> wire.PruneResult:

@@ -51,6 +51,11 @@ class BlobStore:
     def path(self, digest: str) -> Path:
         return self.folder / digest
 
+    @property
+    def folders(self) -> tuple[Path, ...]:
+        """Every folder blobs are read from: the one written to first."""
+        return (self.folder, *self.also_read)
+
     def put(self, data: bytes) -> str:
         digest = hashlib.sha256(data).hexdigest()
         target = self.path(digest)

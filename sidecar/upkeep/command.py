@@ -71,7 +71,7 @@ def run_empty_trash(service: SessionService, older_than: str | None, blobs: bool
         print(f"  kept {path}: {why}", file=out)
     skipped = bool(trashed.skipped)
     if blobs:
-        collected = collect_blobs(service.layout, [service.blobs.folder], dry_run)
+        collected = collect_blobs(service.layout, list(service.blobs.folders), dry_run)
         print(f"{verb} {len(collected.files)} blobs no session refers to, {human(collected.bytes)}", file=out)
         skipped = skipped or bool(collected.skipped)
     return 1 if skipped else 0

@@ -19,6 +19,7 @@ from ..store.layout import ARCHIVE_DIR, TRASH_DIR, Layout, session_id_of
 
 # A blob reference inside a line: "blob:sha256:<64 hex>".
 _BLOB_REF = re.compile(rb'"' + re.escape(BLOB_PREFIX.encode()) + rb"([0-9a-f]{64})")
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
 AREAS = {"live": None, "archive": ARCHIVE_DIR, "trash": TRASH_DIR}
 
 
@@ -86,7 +87,9 @@ def blob_files(folders: Iterable[Path]) -> Iterator[tuple[Path, int, int]]:
         except (FileNotFoundError, NotADirectoryError):
             continue
         for entry in entries:
-            if entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
+            # Only blobs: named by their sha256. oh-my-pi keeps a <sha256>.png beside each of
+            # its blobs in the same folder, and a temp file of a writer starts with a dot.
+            if not _DIGEST.match(entry.name) or not entry.is_file(follow_symlinks=False):
                 continue
             try:
                 st = entry.stat(follow_symlinks=False)
@@ -103,10 +106,22 @@ def measure(layout: Layout, blob_folders: list[Path], index_folder: Path, find_u
     blobs = list(blob_files(blob_folders))
     usage.blob_count = len(blobs)
     usage.blob_bytes = sum(size for _, size, _ in blobs)
-    usage.index_bytes = sum(size for _, size, _ in blob_files([index_folder]))
+    usage.index_bytes = folder_bytes(index_folder)
     if find_unreferenced:
         referenced = blob_references(s.path for s in usage.sessions)
         usage.unreferenced_blobs = [path for path, _, _ in blobs if path.name not in referenced]
         sizes = {path: size for path, size, _ in blobs}
         usage.unreferenced_bytes = sum(sizes[p] for p in usage.unreferenced_blobs)
     return usage
+
+
+def folder_bytes(folder: Path) -> int:
+    """Bytes of every file below ``folder`` (the listing index, history and tree caches)."""
+    total = 0
+    for base, _, names in os.walk(folder):
+        for name in names:
+            try:
+                total += os.lstat(os.path.join(base, name)).st_size
+            except OSError:
+                continue
+    return total

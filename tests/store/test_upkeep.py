@@ -153,3 +153,26 @@ def test_blobs_are_collected_only_when_nothing_refers_to_them(sessions_root):
     collected = collect_blobs(svc.layout, [folder], dry_run=False)
     assert [p.name for p in collected.files] == [digests["orphan"]]  # the fresh one is in its grace hour
     assert sorted(os.listdir(folder)) == sorted([digests["live"], digests["trashed"], digests["fresh-orphan"]])
+
+
+def test_only_blobs_are_collected_from_every_folder_blobs_are_read_from(sessions_root):
+    """oh-my-pi keeps <sha256>.png beside its blobs; older blobs stay readable in <root>/.blobs."""
+    from sidecar.store.payload import BlobStore
+
+    agent_blobs, ours = sessions_root.parent / "blobs", sessions_root / ".blobs"
+    store = BlobStore(sessions_root, agent_blobs, also_read=(ours,))
+    old = time.time_ns() - 2 * 3600 * 1_000_000_000
+    orphans = []
+    for folder in store.folders:
+        folder.mkdir(parents=True)
+        data = folder.name.encode() * 50
+        digest = hashlib.sha256(data).hexdigest()
+        for name in (digest, digest + ".png"):
+            (folder / name).write_bytes(data)
+            os.utime(folder / name, ns=(old, old))
+        orphans.append(folder / digest)
+    svc = service(sessions_root)
+    collected = collect_blobs(svc.layout, list(store.folders), dry_run=False)
+    assert sorted(collected.files) == sorted(orphans)
+    assert all(p.with_name(p.name + ".png").exists() for p in orphans)  # not a blob: never touched
+    assert service(sessions_root).stats(wire.StatsParams()).indexBytes == 0  # no index folder yet

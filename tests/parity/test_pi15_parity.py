@@ -264,3 +264,29 @@ def test_session_fork_writes_what_pi_1_5_2s_createBranchedSession_writes(tmp_pat
         assert stamps(mine["entries"]) == stamps(theirs["entries"])  # labels keep the time they were set
         crossed += len(mine["labels"]) > 0
     assert crossed >= 5
+
+
+def test_files_moved_and_mended_here_read_the_same_in_pi_1_5_2(tmp_path):
+    """session/move rewrites the header, doctor --fix rewrites parentIds: pi reads both as we do."""
+    from sidecar.store.repair import reconnect_dangling
+
+    root = tmp_path / "ours"
+    svc = service(root)
+    moved_id, _ = labelled_session(svc)
+    moved = Path(svc.move(wire.MoveParams(sessionId=moved_id, cwd="/work/elsewhere")).path)
+    svc.close_all()
+    broken = write_session(root / "--w--" / "2025-01-01T00-00-00-000Z_broken.jsonl", header("broken"), [
+        entry("message", "a1", None, 1, message=user("first")),
+        entry("message", "a2", "a1", 2, message=assistant("one")),
+        entry("message", "b1", "dropped-label", 3, message=user("second")),
+        entry("message", "b2", "b1", 4, message=assistant("two")),
+    ])
+    assert [r.new_parent for r in reconnect_dangling(broken).reconnected] == ["a2"]
+    files = {"moved": moved, "mended": broken}
+    leaves = {name: entry_ids(path) for name, path in files.items()}
+    theirs = {r["path"]: r for r in run_pi15({"read": [{"path": str(p), "leaves": leaves[n]} for n, p in files.items()]})["results"]}
+    for name, path in files.items():
+        ours = our_view(tmp_path / "reader", path, leaves[name])
+        assert_same(name, ours, theirs[str(path)])
+    assert theirs[str(moved)]["header"]["cwd"] == "/work/elsewhere"
+    assert [m["role"] for m in theirs[str(broken)]["contexts"]["@leaf"]["messages"]] == ["user", "assistant"] * 2

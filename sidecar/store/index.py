@@ -20,23 +20,23 @@ substring match, as pi's query is), one row per message, rowid
 stored plain (``pending``); a query moves a few into the FTS table itself, and
 many (after a rebuild) are moved by a background thread on its own connection,
 a chunk per transaction. Until they are, a query also reads the pending texts
-one by one: the same answer, slower.
+one by one: the same answer, slower. How a query uses both: indexsearch.py.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
-import time
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from stat import S_ISREG
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from .indexscan import load as _load, scan_folder as _scan_folder
+from .indexsearch import SHIFT as _SHIFT, contains as _contains, delete_texts as _delete_texts
+from .indexsearch import drain_chunk as _drain_chunk, query_rows
 from .listing import Accumulator, decode_line, iso_from_ms, modified_ms, summarize_full
 from .watch import FolderWatch
 
@@ -45,13 +45,7 @@ log = logging.getLogger(__name__)
 INDEX_DIR = ".index"
 INDEX_NAME = "sessions.sqlite3"
 SCHEMA_VERSION = 2
-_SHIFT = 32
 _SCAN_THREADS = 8  # stat calls release the GIL; a slow file system answers several at once
-# What a killed create or migration leaves beside a session (writer.py names them so): ``.<name>.new-<pid>``.
-_LEFTOVER = re.compile(r"^\..+\.jsonl\.(?:tmp|new)-([0-9]+)$")
-_LEFTOVER_AGE_NS = 60 * 1_000_000_000  # untouched this long: not a write in progress (a pid of another pid namespace)
-SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS = "**", "**", "…"
-SNIPPET_TOKENS = 48  # trigram tokens: about characters
 _DRAIN_INLINE = 2000  # pending texts a query moves into the full-text index itself, on its own path
 _DRAIN_CHUNK = 4000  # texts the background builder moves per transaction (a write waits for one chunk at most)
 _BUILD_AFTER = 64  # files read by one sync past which the background builder starts at once
@@ -527,62 +521,26 @@ class ListingIndex:
         if after is not None:
             where.append("(modified_ms < ? OR (modified_ms = ? AND path > ?))")
             args += [-after[0], -after[0], after[1]]
-        match = None
-        if query:
-            needle = query.casefold()
-            # pi's rule: a case-insensitive substring of the name, title, id or any message text.
-            meta = "contains(name, ?) OR contains(title, ?) OR contains(session_id, ?)"
-            # Texts not yet in the full-text index (being built) are read one by one: same answer, slower.
-            unindexed = f"id IN (SELECT id >> {_SHIFT} FROM pending WHERE contains(text, ?))"
-            if len(needle) >= 3:
-                match = '"' + query.replace('"', '""') + '"'
-                where.append(f"(id IN (SELECT rowid >> {_SHIFT} FROM texts WHERE texts MATCH ?) OR {unindexed} OR {meta})")
-                args += [match, needle, needle, needle, needle]
-            else:  # below the trigram index's reach: every text is read
-                where.append(f"(id IN (SELECT rowid >> {_SHIFT} FROM texts WHERE contains(text, ?)) OR {unindexed}"
-                             f" OR {meta})")
-                args += [needle, needle, needle, needle, needle]
-        sql = f"SELECT {_COLUMNS} FROM files WHERE {' AND '.join(where)} ORDER BY modified_ms DESC, path LIMIT ?"
-        args.append(limit)
+        order = f"SELECT {_COLUMNS} FROM files WHERE {' AND '.join(where)} ORDER BY modified_ms DESC, path LIMIT ?"
 
         def action(conn: sqlite3.Connection) -> list[Row]:
             if query:
                 self._drain_some(conn)
             conn.execute("BEGIN")  # one snapshot: a text moved from pending to texts meanwhile is seen once
             try:
-                rows = [Row(*values) for values in conn.execute(sql, args)]
-                if query:
-                    for row in rows:
-                        row.snippet = self._snippet(conn, row.id, query, match)
+                if not query:
+                    return [Row(*values) for values in conn.execute(order, [*args, limit])]
+                found = query_rows(conn, _COLUMNS, where, args, query, limit)
             finally:
                 conn.execute("COMMIT")
+            rows = []
+            for values, snippet in found:
+                row = Row(*values)
+                row.snippet = snippet
+                rows.append(row)
             return rows
 
         return self._run(action)
-
-    def _snippet(self, conn: sqlite3.Connection, file_id: int, query: str, match: str | None) -> str | None:
-        """Around the first matching text of the file, in message order, indexed or still pending."""
-        low, high = file_id << _SHIFT, (file_id + 1) << _SHIFT
-        needle = query.casefold()
-        found: tuple[int, str] | None = None
-        if match is not None:
-            hit = conn.execute(
-                f"SELECT rowid, snippet(texts, 0, ?, ?, ?, {SNIPPET_TOKENS}) FROM texts WHERE texts MATCH ?"
-                " AND rowid >= ? AND rowid < ? ORDER BY rowid LIMIT 1",
-                (SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS, match, low, high),
-            ).fetchone()
-            found = (hit[0], hit[1]) if hit else None
-        else:
-            found = _first_around(
-                conn.execute("SELECT rowid, text FROM texts WHERE rowid >= ? AND rowid < ? ORDER BY rowid", (low, high)),
-                needle,
-            )
-        pending = _first_around(
-            conn.execute("SELECT id, text FROM pending WHERE id >= ? AND id < ? ORDER BY id", (low, high)), needle
-        )
-        if pending is not None and (found is None or pending[0] < found[0]):
-            found = pending
-        return found[1] if found else None
 
     def _drain(self, conn: sqlite3.Connection) -> None:
         """Move every pending text into the full-text index, a chunk per transaction."""
@@ -655,114 +613,6 @@ class ListingIndex:
                 "SELECT session_id FROM files WHERE parent_session=? AND is_session=1 ORDER BY path", (session_id,)
             )]
         )
-
-
-def _delete_texts(conn: sqlite3.Connection, file_id: int) -> None:
-    bounds = (file_id << _SHIFT, (file_id + 1) << _SHIFT)
-    conn.execute("DELETE FROM texts WHERE rowid >= ? AND rowid < ?", bounds)
-    conn.execute("DELETE FROM pending WHERE id >= ? AND id < ?", bounds)
-
-
-def _load(path: str) -> tuple[bytes, int, int] | None:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-            st = os.fstat(handle.fileno())
-    except OSError:
-        return None
-    return data, st.st_size, st.st_mtime_ns
-
-
-def _drain_chunk(conn: sqlite3.Connection, limit: int) -> bool:
-    """Move up to ``limit`` pending texts (lowest ids first) into the full-text index; False when none were left."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        edge = conn.execute(f"SELECT id FROM pending ORDER BY id LIMIT 1 OFFSET {int(limit) - 1}").fetchone()
-        if edge is None:
-            if conn.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
-                conn.execute("COMMIT")
-                return False
-            conn.execute("INSERT INTO texts(rowid, text) SELECT id, text FROM pending")
-            conn.execute("DELETE FROM pending")
-        else:
-            conn.execute("INSERT INTO texts(rowid, text) SELECT id, text FROM pending WHERE id <= ?", edge)
-            conn.execute("DELETE FROM pending WHERE id <= ?", edge)
-        conn.execute("COMMIT")
-        return True
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
-
-def _first_around(rows: Iterable[tuple[int, str]], needle: str) -> tuple[int, str] | None:
-    """(rowid, snippet) of the first text holding ``needle`` (casefolded), cut around it."""
-    for rowid, text in rows:
-        at = text.casefold().find(needle)
-        if at >= 0:
-            start, end = max(0, at - SNIPPET_TOKENS // 2), min(len(text), at + len(needle) + SNIPPET_TOKENS // 2)
-            return rowid, (
-                (SNIPPET_ELLIPSIS if start else "") + text[start:at] + SNIPPET_OPEN + text[at:at + len(needle)]
-                + SNIPPET_CLOSE + text[at + len(needle):end] + (SNIPPET_ELLIPSIS if end < len(text) else "")
-            )
-    return None
-
-
-def _scan_folder(folder: Path) -> list[tuple[str, int, int]]:
-    base = str(folder)
-    try:
-        names = os.listdir(base)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    out = []
-    for name in names:
-        if not name.endswith(".jsonl"):
-            if name.startswith("."):
-                _remove_leftover(base, name)
-            continue
-        path = base + os.sep + name
-        try:
-            st = os.lstat(path)
-        except OSError:
-            continue
-        if S_ISREG(st.st_mode):
-            out.append((path, st.st_size, st.st_mtime_ns))
-    return out
-
-
-def _remove_leftover(base: str, name: str) -> None:
-    """Remove a hidden temp file of a create or migration whose process is gone (not ours, not alive)."""
-    found = _LEFTOVER.match(name)
-    if found is None:
-        return
-    pid = int(found.group(1))
-    if pid == os.getpid() or _alive(pid):
-        return
-    path = base + os.sep + name
-    try:
-        st = os.lstat(path)
-        if not S_ISREG(st.st_mode) or time.time_ns() - st.st_mtime_ns < _LEFTOVER_AGE_NS:
-            return
-        os.unlink(path)
-    except OSError:
-        return
-    log.info("removed %s, left by process %d, which is gone", path, pid)
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return True  # not a process id: leave the file alone
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (OSError, OverflowError):
-        return True  # alive (another user's), or no pid this system could have: leave the file alone
-    return True
-
-
-def _contains(text: Any, needle: str) -> bool:
-    return isinstance(text, str) and needle in text.casefold()
 
 
 def _busy(exc: sqlite3.OperationalError) -> bool:

@@ -249,3 +249,46 @@ def test_an_index_locked_by_another_process_falls_back_to_the_files(sessions_roo
     [after] = listed(svc)
     assert after.messageCount == 3
     assert index_rows(sessions_root) == {sid: 3}
+
+
+def test_a_query_walks_the_newest_sessions_then_asks_the_full_text_index_with_one_answer(svc, sessions_root):
+    """Matches near the top are found by reading the newest sessions, the rarer rest by the trigram index
+    (indexed or still pending texts, names, titles, ids): every page together is exactly what pi's rule selects
+    from the files, in pi's order, and each snippet is cut around the first matching message."""
+    import random
+
+    from sidecar.store.listing import matches, sort_key
+
+    rng = random.Random(7)
+    for i in range(180):
+        sid = f"q{i:03d}"
+        texts = ["plain words", "more plain words"]
+        if i < 20 or rng.random() < 0.08:
+            texts[rng.randrange(2)] = f"here is the Straße Needle {i}"
+        extra = {"title": "a NEEDLE title"} if i % 41 == 5 else {}
+        write_session(
+            sessions_root / encode_cwd(f"/p{i % 4}") / f"2025-01-01T00-00-00-000Z_{sid}.jsonl",
+            header(sid, cwd=f"/p{i % 4}", timestamp=stamp(i % 60), **extra),
+            [message("u", None, user(texts[0], timestamp=1_000_000 - 997 * i % 50_000)),
+             message("a", "u", assistant(texts[1]), 1)],
+        )
+    listed(svc)  # the rows; texts still pending
+    summaries = [summarize(p, p.read_bytes(), p.stat().st_mtime_ns // 1_000_000) for p in sessions_root.glob("*/*.jsonl")]
+    for query in ("straße needle", "NEEDLE", "ss", "q17", "nothing like it"):
+        expected = [s.session_id for s in sorted((s for s in summaries if matches(s, query)), key=sort_key)]
+        for built in (False, True):
+            if built:
+                svc.index.build_search()
+            seen, cursor = [], None
+            while True:
+                page = svc.list(wire.ListParams(all=True, limit=7, query=query, cursor=cursor))
+                seen += page.sessions
+                cursor = page.nextCursor
+                if cursor is None:
+                    break
+            assert [s.sessionId for s in seen] == expected, (query, built)
+            for info in seen:
+                if "Needle" in (info.firstMessage or "") and query.casefold() in "straße needle":
+                    highlighted = "**Straße Needle**" if query == "straße needle" else "**Needle**"
+                    assert highlighted in info.snippet
+    assert len([s for s in summaries if matches(s, "straße needle")]) > 30  # past the first pages' walk

@@ -36,7 +36,7 @@ from typing import Any, Callable, Iterable
 
 from .indexscan import load as _load, scan_folder as _scan_folder
 from .indexsearch import SHIFT as _SHIFT, contains as _contains, delete_texts as _delete_texts
-from .indexsearch import drain_chunk as _drain_chunk, query_rows
+from .indexsearch import drain_chunk as _drain_chunk, folded_meta, query_rows
 from .listing import Accumulator, decode_line, iso_from_ms, modified_ms, summarize_full
 from .watch import FolderWatch
 
@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 
 INDEX_DIR = ".index"
 INDEX_NAME = "sessions.sqlite3"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: meta (name, title and id casefolded, for queries)
 _SCAN_THREADS = 8  # stat calls release the GIL; a slow file system answers several at once
 _DRAIN_INLINE = 2000  # pending texts a query moves into the full-text index itself, on its own path
 _DRAIN_CHUNK = 4000  # texts the background builder moves per transaction (a write waits for one chunk at most)
@@ -61,11 +61,13 @@ CREATE TABLE files(
   is_session INTEGER NOT NULL,
   session_id TEXT, cwd TEXT, header_ts TEXT, title TEXT, parent_session TEXT,
   name TEXT, message_count INTEGER, first_message TEXT, last_activity INTEGER,
-  modified_ms INTEGER, tokens_total INTEGER, tokens_last INTEGER, text_seq INTEGER
+  modified_ms INTEGER, tokens_total INTEGER, tokens_last INTEGER, text_seq INTEGER,
+  meta TEXT
 );
 CREATE INDEX files_order ON files(area, modified_ms DESC, path);
 CREATE INDEX files_dir ON files(dir);
 CREATE INDEX files_parent ON files(parent_session);
+CREATE INDEX files_meta ON files(meta);  -- narrow: a query's scan of meta reads this, not the wide rows
 CREATE VIRTUAL TABLE texts USING fts5(text, tokenize='trigram');
 CREATE TABLE pending(id INTEGER PRIMARY KEY, text TEXT NOT NULL);
 """
@@ -73,12 +75,12 @@ CREATE TABLE pending(id INTEGER PRIMARY KEY, text TEXT NOT NULL);
 _INSERT_FILE = (
     "INSERT INTO files(id, path, dir, area, size, mtime_ns, is_session, session_id, cwd, header_ts, title,"
     " parent_session, name, message_count, first_message, last_activity, modified_ms, tokens_total,"
-    " tokens_last, text_seq) VALUES (" + ",".join("?" * 20) + ")"
+    " tokens_last, text_seq, meta) VALUES (" + ",".join("?" * 21) + ")"
 )
 _UPDATE_FILE = (
     "UPDATE files SET path=?, dir=?, area=?, size=?, mtime_ns=?, is_session=?, session_id=?, cwd=?,"
     " header_ts=?, title=?, parent_session=?, name=?, message_count=?, first_message=?, last_activity=?,"
-    " modified_ms=?, tokens_total=?, tokens_last=?, text_seq=? WHERE id=?"
+    " modified_ms=?, tokens_total=?, tokens_last=?, text_seq=?, meta=? WHERE id=?"
 )
 _BATCH = 256  # files whose new rows (and texts) go in by one statement
 
@@ -369,7 +371,7 @@ class ListingIndex:
             data, size, mtime = content
             full = summarize_full(path, data, mtime // 1_000_000)
             if full is None:
-                values: tuple[Any, ...] = (path, folder, area, size, mtime, 0) + (None,) * 13
+                values: tuple[Any, ...] = (path, folder, area, size, mtime, 0) + (None,) * 14
                 found_texts: list[str] = []
             else:
                 summary, acc, found_texts = full
@@ -379,6 +381,7 @@ class ListingIndex:
                     summary.title, summary.parent_session,
                     acc.name, acc.count, acc.first, acc.last_activity, summary.modified_ms,
                     acc.tokens_total, acc.tokens_last, len(found_texts),
+                    folded_meta(acc.name, summary.title, summary.session_id),
                 )
             if file_id is None:
                 file_id = next_id
@@ -420,14 +423,14 @@ class ListingIndex:
                 st = os.stat(path)
                 row = conn.execute(
                     "SELECT id, size, is_session, message_count, first_message, last_activity, name, tokens_total,"
-                    " tokens_last, text_seq, header_ts FROM files WHERE path=?",
+                    " tokens_last, text_seq, header_ts, title, session_id FROM files WHERE path=?",
                     (key,),
                 ).fetchone()
                 grown = sum(len(line) + 1 for line in lines)
                 if row is None or not row[2] or row[1] + grown != st.st_size:
                     self._read_into(conn, key, str(path.parent), area, 0, 0)
                 else:
-                    file_id, _, _, count, first, last, name, total, last_tokens, seq, header_ts = row
+                    file_id, _, _, count, first, last, name, total, last_tokens, seq, header_ts, title, session_id = row
                     acc = Accumulator(count, first or "", last or 0, name, total or 0, last_tokens or 0)
                     texts = []
                     for raw in lines:
@@ -443,11 +446,12 @@ class ListingIndex:
                     )
                     conn.execute(
                         "UPDATE files SET size=?, mtime_ns=?, message_count=?, first_message=?, last_activity=?,"
-                        " name=?, tokens_total=?, tokens_last=?, text_seq=?, modified_ms=? WHERE id=?",
+                        " name=?, tokens_total=?, tokens_last=?, text_seq=?, modified_ms=?, meta=? WHERE id=?",
                         (
                             st.st_size, st.st_mtime_ns, acc.count, acc.first, acc.last_activity, acc.name,
                             acc.tokens_total, acc.tokens_last, seq + len(texts),
-                            modified_ms(acc.last_activity, header_ts, st.st_mtime_ns // 1_000_000), file_id,
+                            modified_ms(acc.last_activity, header_ts, st.st_mtime_ns // 1_000_000),
+                            folded_meta(acc.name, title, session_id), file_id,
                         ),
                     )
                     self._known.setdefault(str(path.parent), {})[key] = (st.st_size, st.st_mtime_ns)

@@ -64,13 +64,36 @@ def query_rows(
                 return found
     if walked < budget:
         return found  # every selected session was walked
-    rest = where + [_AFTER] if last is not None else list(where)
-    rest_args = args + [last[0], last[0], last[1]] if last is not None else list(args)
-    condition, condition_args = _match_condition(query, needle)
-    sql = f"SELECT {columns} FROM files WHERE {' AND '.join(rest + [condition])} {_ORDER} LIMIT ?"
-    for values in conn.execute(sql, [*rest_args, *condition_args, limit - len(found)]).fetchall():
+    if last is not None:
+        where, args = where + [_AFTER], args + [last[0], last[0], last[1]]
+    ids = matching_ids(conn, query, needle)
+    if not ids:
+        return found
+    sql = (f"SELECT {columns} FROM files WHERE {' AND '.join(where)} AND id IN (SELECT value FROM json_each(?))"
+           f" {_ORDER} LIMIT ?")
+    for values in conn.execute(sql, [*args, "[" + ",".join(map(str, ids)) + "]", limit - len(found)]).fetchall():
         found.append((values, first_hit(conn, values[0], needle)))
     return found
+
+
+def matching_ids(conn: sqlite3.Connection, query: str, needle: str) -> set[int]:
+    """Ids of every file whose texts (indexed or pending), name, title or id hold the needle."""
+    if len(needle) >= 3:
+        texts = conn.execute(f"SELECT DISTINCT rowid >> {SHIFT} FROM texts WHERE texts MATCH ?",
+                             ('"' + query.replace('"', '""') + '"',))
+    else:  # below the trigram index's reach: every text is read
+        texts = conn.execute(f"SELECT DISTINCT rowid >> {SHIFT} FROM texts WHERE contains(text, ?)", (needle,))
+    ids = {file_id for (file_id,) in texts}
+    # Texts not yet in the full-text index (being built) are read one by one: same answer, slower.
+    ids.update(file_id for (file_id,) in conn.execute(
+        f"SELECT DISTINCT id >> {SHIFT} FROM pending WHERE contains(text, ?)", (needle,)))
+    if _META_SEPARATOR in needle:
+        meta = conn.execute("SELECT id FROM files WHERE contains(name, ?) OR contains(title, ?)"
+                            " OR contains(session_id, ?)", (needle, needle, needle))
+    else:  # instr in C over a column casefolded when written (its own index: a narrow scan)
+        meta = conn.execute("SELECT id FROM files INDEXED BY files_meta WHERE instr(meta, ?) > 0", (needle,))
+    ids.update(file_id for (file_id,) in meta)
+    return ids
 
 
 # Positions in index.py's _COLUMNS of what the walk reads itself.
@@ -82,18 +105,12 @@ def _meta_matches(values: tuple[Any, ...], needle: str) -> bool:
                for field in (values[_NAME], values[_TITLE], values[_SESSION_ID]))
 
 
-def _match_condition(query: str, needle: str) -> tuple[str, list[Any]]:
-    """The WHERE term (and its arguments) of a session that matches, for the set."""
-    meta = "contains(name, ?) OR contains(title, ?) OR contains(session_id, ?)"
-    # Texts not yet in the full-text index (being built) are read one by one: same answer, slower.
-    unindexed = f"id IN (SELECT id >> {SHIFT} FROM pending WHERE contains(text, ?))"
-    if len(needle) >= 3:
-        match = '"' + query.replace('"', '""') + '"'
-        return (f"(id IN (SELECT rowid >> {SHIFT} FROM texts WHERE texts MATCH ?) OR {unindexed} OR {meta})",
-                [match, needle, needle, needle, needle])
-    # Below the trigram index's reach: every text is read.
-    return (f"(id IN (SELECT rowid >> {SHIFT} FROM texts WHERE contains(text, ?)) OR {unindexed} OR {meta})",
-            [needle, needle, needle, needle, needle])
+def folded_meta(name: str | None, title: str | None, session_id: str | None) -> str:
+    """What a query's needle is looked for in besides the texts, casefolded once when the row is written."""
+    return _META_SEPARATOR.join(field.casefold() for field in (name, title, session_id) if isinstance(field, str))
+
+
+_META_SEPARATOR = "\n"  # a needle holding it is matched field by field instead
 
 
 def first_hit(conn: sqlite3.Connection, file_id: int, needle: str) -> str | None:

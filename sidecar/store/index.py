@@ -26,6 +26,7 @@ one by one: the same answer, slower. How a query uses both: indexsearch.py.
 from __future__ import annotations
 
 import logging
+import mmap
 import os
 import sqlite3
 import threading
@@ -369,7 +370,11 @@ class ListingIndex:
                     self._known.get(folder, {}).pop(path, None)
                 continue
             data, size, mtime = content
-            full = summarize_full(path, data, mtime // 1_000_000)
+            try:
+                full = summarize_full(path, data, mtime // 1_000_000)
+            finally:
+                if isinstance(data, mmap.mmap):
+                    data.close()
             if full is None:
                 values: tuple[Any, ...] = (path, folder, area, size, mtime, 0) + (None,) * 14
                 found_texts: list[str] = []

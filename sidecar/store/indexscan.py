@@ -4,11 +4,14 @@ whole with the stat it was read at, and the hidden temp files a killed create or
 from __future__ import annotations
 
 import logging
+import mmap
 import os
 import re
 import time
 from pathlib import Path
 from stat import S_ISREG
+
+from ..format.jsonl import MAP_THRESHOLD
 
 log = logging.getLogger(__name__)
 
@@ -17,12 +20,17 @@ _LEFTOVER = re.compile(r"^\..+\.jsonl\.(?:tmp|new)-([0-9]+)$")
 _LEFTOVER_AGE_NS = 60 * 1_000_000_000  # untouched this long: not a write in progress (a pid of another pid namespace)
 
 
-def load(path: str) -> tuple[bytes, int, int] | None:
+def load(path: str) -> tuple[bytes | mmap.mmap, int, int] | None:
+    """A file's bytes with the size and mtime they were read at; a large one mapped, not read (the caller
+    closes the map): the index reads a 1 GB session a line at a time (listing.summarize_full)."""
     try:
         with open(path, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            if st.st_size > MAP_THRESHOLD:
+                return mmap.mmap(handle.fileno(), st.st_size, prot=mmap.PROT_READ), st.st_size, st.st_mtime_ns
             data = handle.read()
             st = os.fstat(handle.fileno())
-    except OSError:
+    except (OSError, ValueError):
         return None
     return data, st.st_size, st.st_mtime_ns
 

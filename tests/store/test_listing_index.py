@@ -292,3 +292,29 @@ def test_a_query_walks_the_newest_sessions_then_asks_the_full_text_index_with_on
                     highlighted = "**Straße Needle**" if query == "straße needle" else "**Needle**"
                     assert highlighted in info.snippet
     assert len([s for s in summaries if matches(s, "straße needle")]) > 30  # past the first pages' walk
+
+
+def test_a_large_session_is_indexed_from_its_mapped_file_as_from_its_bytes(svc, sessions_root):
+    """Past the mapping threshold the index reads a file a line at a time from a map (a 1 GB session is
+    never held whole): its row and its texts are what reading the bytes gives, last line unterminated too."""
+    from sidecar.format.jsonl import MAP_THRESHOLD
+    from sidecar.store.listing import summarize_full
+
+    entries, parent = [], None
+    for n in range(400):
+        body = user(f"question {n} " + "padding words " * 60, timestamp=1_000 + n) if n % 2 == 0 else assistant(
+            f"answer {n} with the needle-{n}", usage={"totalTokens": 10 + n})
+        entries.append(message(f"e{n}", parent, body, n % 60))
+        parent = f"e{n}"
+    entries.insert(7, {"type": "session_info", "id": "info", "parentId": "e5", "timestamp": stamp(3), "name": "big one"})
+    path = write_session(sessions_root / encode_cwd("/big") / "2025-01-01T00-00-00-000Z_big.jsonl",
+                         header("big", cwd="/big"), entries)
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))  # the last line without its newline
+    assert path.stat().st_size > MAP_THRESHOLD
+    [row] = listed(svc)
+    assert as_tuples([row]) == from_files(sessions_root)
+    data = path.read_bytes()
+    summary, acc, texts = summarize_full(path, data, 0)
+    assert (row.messageCount, row.name, row.firstMessage) == (acc.count, "big one", acc.first)
+    assert [s.sessionId for s in listed(svc, query="needle-399")] == ["big"]  # the unterminated last line's text
+    assert len(texts) == 400

@@ -26,96 +26,28 @@ one by one: the same answer, slower. How a query uses both: indexsearch.py.
 from __future__ import annotations
 
 import logging
-import mmap
 import os
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .indexscan import load as _load, scan_folder as _scan_folder
-from .indexsearch import SHIFT as _SHIFT, contains as _contains, delete_texts as _delete_texts
-from .indexsearch import drain_chunk as _drain_chunk, folded_meta, query_rows
-from .listing import Accumulator, decode_line, iso_from_ms, modified_ms, summarize_full
+from .indexread import fold_appended, read_files
+from .indexschema import COLUMNS as _COLUMNS, SCHEMA_VERSION, Row, connect  # noqa: F401
+from .indexsearch import contains as _contains, delete_texts as _delete_texts
+from .indexsearch import drain_chunk as _drain_chunk, query_rows
 from .watch import FolderWatch
 
 log = logging.getLogger(__name__)
 
 INDEX_DIR = ".index"
 INDEX_NAME = "sessions.sqlite3"
-SCHEMA_VERSION = 3  # 3: meta (name, title and id casefolded, for queries)
 _SCAN_THREADS = 8  # stat calls release the GIL; a slow file system answers several at once
 _DRAIN_INLINE = 2000  # pending texts a query moves into the full-text index itself, on its own path
 _DRAIN_CHUNK = 4000  # texts the background builder moves per transaction (a write waits for one chunk at most)
 _BUILD_AFTER = 64  # files read by one sync past which the background builder starts at once
-
-_SCHEMA = """
-CREATE TABLE files(
-  id INTEGER PRIMARY KEY,
-  path TEXT NOT NULL UNIQUE,
-  dir TEXT NOT NULL,
-  area TEXT NOT NULL,
-  size INTEGER NOT NULL,
-  mtime_ns INTEGER NOT NULL,
-  is_session INTEGER NOT NULL,
-  session_id TEXT, cwd TEXT, header_ts TEXT, title TEXT, parent_session TEXT,
-  name TEXT, message_count INTEGER, first_message TEXT, last_activity INTEGER,
-  modified_ms INTEGER, tokens_total INTEGER, tokens_last INTEGER, text_seq INTEGER,
-  meta TEXT
-);
-CREATE INDEX files_order ON files(area, modified_ms DESC, path);
-CREATE INDEX files_dir ON files(dir);
-CREATE INDEX files_parent ON files(parent_session);
-CREATE INDEX files_meta ON files(meta);  -- narrow: a query's scan of meta reads this, not the wide rows
-CREATE VIRTUAL TABLE texts USING fts5(text, tokenize='trigram');
-CREATE TABLE pending(id INTEGER PRIMARY KEY, text TEXT NOT NULL);
-"""
-
-_INSERT_FILE = (
-    "INSERT INTO files(id, path, dir, area, size, mtime_ns, is_session, session_id, cwd, header_ts, title,"
-    " parent_session, name, message_count, first_message, last_activity, modified_ms, tokens_total,"
-    " tokens_last, text_seq, meta) VALUES (" + ",".join("?" * 21) + ")"
-)
-_UPDATE_FILE = (
-    "UPDATE files SET path=?, dir=?, area=?, size=?, mtime_ns=?, is_session=?, session_id=?, cwd=?,"
-    " header_ts=?, title=?, parent_session=?, name=?, message_count=?, first_message=?, last_activity=?,"
-    " modified_ms=?, tokens_total=?, tokens_last=?, text_seq=?, meta=? WHERE id=?"
-)
-_BATCH = 256  # files whose new rows (and texts) go in by one statement
-
-_COLUMNS = (
-    "id, path, area, session_id, cwd, header_ts, title, parent_session, name, message_count, "
-    "first_message, modified_ms, tokens_total, tokens_last, mtime_ns"
-)
-
-
-@dataclass(slots=True)
-class Row:
-    """One listed session as the index holds it."""
-
-    id: int
-    path: str
-    area: str
-    session_id: str
-    cwd: str
-    header_ts: str | None
-    title: str | None
-    parent_session: str | None
-    name: str | None
-    message_count: int
-    first_message: str
-    modified_ms: int
-    tokens_total: int
-    tokens_last: int
-    mtime_ns: int
-    snippet: str | None = None
-
-    @property
-    def created(self) -> str:
-        return self.header_ts if self.header_ts is not None else iso_from_ms(self.mtime_ns // 1_000_000)
-
 
 class IndexUnavailable(Exception):
     """The index could not be used (locked past the busy timeout); callers fall back to the files."""
@@ -147,34 +79,7 @@ class ListingIndex:
         return self._conn
 
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=self.busy_ms / 1000, isolation_level=None, check_same_thread=False)
-        try:
-            conn.execute(f"PRAGMA busy_timeout={int(self.busy_ms)}")
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.create_function("contains", 2, _contains, deterministic=True)
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version != SCHEMA_VERSION:
-                conn.execute("BEGIN IMMEDIATE")
-                if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-                    for (kind, name) in conn.execute(
-                        "SELECT type, name FROM sqlite_master WHERE type IN ('table') AND name NOT LIKE 'sqlite_%'"
-                        " AND name NOT LIKE 'texts_%'"
-                    ).fetchall():
-                        conn.execute(f"DROP TABLE IF EXISTS \"{name}\"")
-                    for statement in _SCHEMA.split(";"):
-                        if statement.strip():
-                            conn.execute(statement)
-                    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-                conn.execute("COMMIT")
-            known: dict[str, dict[str, tuple[int, int]]] = {}
-            for path, folder, size, mtime in conn.execute("SELECT path, dir, size, mtime_ns FROM files"):
-                known.setdefault(folder, {})[path] = (size, mtime)
-        except BaseException:
-            conn.close()
-            raise
-        self._known = known
+        conn, self._known = connect(self.path, self.busy_ms, _contains)
         self._watch.forget()
         return conn
 
@@ -332,74 +237,8 @@ class ListingIndex:
         self, conn: sqlite3.Connection, items: list[tuple[int, str, str, str]],
         check: Callable[[int, int], None] | None,
     ) -> None:
-        """(Re)read each (index, path, folder, area) whole into its row and texts (in the caller's transaction).
-
-        New rows and all texts go in by batches (one statement per batch); a
-        file with a row already is updated in place and its texts replaced.
-        """
-        existing: dict[str, int] = {}
-        if len(items) == 1:
-            found = conn.execute("SELECT id FROM files WHERE path=?", (items[0][1],)).fetchone()
-            if found is not None:
-                existing[items[0][1]] = found[0]
-        else:
-            for folder in {item[2] for item in items}:
-                existing.update(conn.execute("SELECT path, id FROM files WHERE dir=?", (folder,)))
-        next_id = (conn.execute("SELECT max(id) FROM files").fetchone()[0] or 0) + 1
-        rows: list[tuple[Any, ...]] = []
-        texts: list[tuple[int, str]] = []
-
-        def flush() -> None:
-            if rows:
-                conn.executemany(_INSERT_FILE, rows)
-                rows.clear()
-            if texts:
-                conn.executemany("INSERT INTO pending(id, text) VALUES (?, ?)", texts)
-                texts.clear()
-
-        # Read one by one: reading ahead in threads was slower (the parse holds the GIL; the files are small).
-        loaded = map(_load, [item[1] for item in items])
-        for done, ((_, path, folder, area), content) in enumerate(zip(items, loaded)):
-            if check is not None:
-                check(done, len(items))
-            file_id = existing.get(path)
-            if content is None:  # gone (or unreadable) since the scan
-                if file_id is not None:
-                    self._delete(conn, path)
-                else:
-                    self._known.get(folder, {}).pop(path, None)
-                continue
-            data, size, mtime = content
-            try:
-                full = summarize_full(path, data, mtime // 1_000_000)
-            finally:
-                if isinstance(data, mmap.mmap):
-                    data.close()
-            if full is None:
-                values: tuple[Any, ...] = (path, folder, area, size, mtime, 0) + (None,) * 14
-                found_texts: list[str] = []
-            else:
-                summary, acc, found_texts = full
-                values = (
-                    path, folder, area, size, mtime, 1,
-                    summary.session_id, summary.cwd, summary.created if summary.header_timestamp else None,
-                    summary.title, summary.parent_session,
-                    acc.name, acc.count, acc.first, acc.last_activity, summary.modified_ms,
-                    acc.tokens_total, acc.tokens_last, len(found_texts),
-                    folded_meta(acc.name, summary.title, summary.session_id),
-                )
-            if file_id is None:
-                file_id = next_id
-                next_id += 1
-                rows.append((file_id,) + values)
-            else:
-                _delete_texts(conn, file_id)
-                conn.execute(_UPDATE_FILE, values + (file_id,))
-            texts.extend(((file_id << _SHIFT) | n, text) for n, text in enumerate(found_texts))
-            self._known.setdefault(folder, {})[path] = (size, mtime)
-            if len(rows) >= _BATCH:
-                flush()
-        flush()
+        """(Re)read each (index, path, folder, area) whole into its row and texts (in the caller's transaction)."""
+        read_files(conn, items, self._known, check, self._delete, _load)
 
     def _scan_pool(self) -> ThreadPoolExecutor:
         if self._pool is None:
@@ -435,31 +274,7 @@ class ListingIndex:
                 if row is None or not row[2] or row[1] + grown != st.st_size:
                     self._read_into(conn, key, str(path.parent), area, 0, 0)
                 else:
-                    file_id, _, _, count, first, last, name, total, last_tokens, seq, header_ts, title, session_id = row
-                    acc = Accumulator(count, first or "", last or 0, name, total or 0, last_tokens or 0)
-                    texts = []
-                    for raw in lines:
-                        line = decode_line(raw)
-                        if line is None:
-                            continue
-                        text = acc.feed(line)
-                        if text:
-                            texts.append(text)
-                    conn.executemany(
-                        "INSERT INTO pending(id, text) VALUES (?, ?)",
-                        (((file_id << _SHIFT) | (seq + n), text) for n, text in enumerate(texts)),
-                    )
-                    conn.execute(
-                        "UPDATE files SET size=?, mtime_ns=?, message_count=?, first_message=?, last_activity=?,"
-                        " name=?, tokens_total=?, tokens_last=?, text_seq=?, modified_ms=?, meta=? WHERE id=?",
-                        (
-                            st.st_size, st.st_mtime_ns, acc.count, acc.first, acc.last_activity, acc.name,
-                            acc.tokens_total, acc.tokens_last, seq + len(texts),
-                            modified_ms(acc.last_activity, header_ts, st.st_mtime_ns // 1_000_000),
-                            folded_meta(acc.name, title, session_id), file_id,
-                        ),
-                    )
-                    self._known.setdefault(str(path.parent), {})[key] = (st.st_size, st.st_mtime_ns)
+                    fold_appended(conn, self._known, path, lines, st, row)
                 conn.execute("COMMIT")
             except BaseException:
                 self._rollback()

@@ -13,7 +13,10 @@ committed. Each measurement runs in a fresh process (peak RSS is its own):
   (warm) and in a new process (the cache read from disk);
 - peak RSS (VmHWM) of the first-open process and of the new one;
 - ``session/append`` p50 (one user message, fsync "never", in-process) on the
-  huge session against the same on a small session, in one process.
+  huge session against the same on a small session, in one process, both in a
+  project folder (each append folded into the listing index);
+- the first ``session/list`` of a root holding it (the index reads the whole
+  file): time and peak RSS.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from sidecar.config import Settings, StoreSettings
 from sidecar.service import SessionService
 from sidecar.store.treecache import TREES_DIR
 path, kind, repeat = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-root = path.parent
+root = path.parent.parent if kind in ("list", "append") else path.parent
 if kind == "first":
     shutil.rmtree(root / TREES_DIR, ignore_errors=True)
 svc = SessionService(root, Settings(store=StoreSettings(fsync="never")))
@@ -51,9 +54,10 @@ svc.raw_results = True
 encode = msgspec.json.Encoder().encode
 
 def once(read_only=True):
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     opened = svc.open(wire.OpenParams(path=str(path), readOnly=read_only))
     encode(svc.build_context(wire.BuildContextParams(sessionId=opened.sessionId)))
+    once.cpu = time.process_time() - cpu
     return time.perf_counter() - start, opened.sessionId
 
 def vmhwm():
@@ -73,6 +77,7 @@ def append_p50(session_id, count):
 out = {}
 if kind == "first":
     out["first"], sid = once()
+    out["first_cpu"] = once.cpu
     out["first_rss"] = vmhwm()
     svc.close(wire.CloseParams(sessionId=sid))
     warm = []
@@ -84,7 +89,14 @@ if kind == "first":
 elif kind == "fresh":
     out["fresh"], sid = once()
     out["fresh_rss"] = vmhwm()
-else:  # append: on a copy of the huge session (it grows), then on a small one
+elif kind == "list":  # a root whose only session is the huge one, no index yet
+    start = time.perf_counter()
+    listed = svc.list(wire.ListParams(all=True))
+    out["list_cold"] = time.perf_counter() - start
+    out["list_rss"] = vmhwm()
+    assert len(listed.sessions) == 1
+else:  # append: on a copy of the huge session in a project folder (it grows), then on a small one there
+    svc.list(wire.ListParams(all=True))  # the index holds the copy, as it would once listed
     _, sid = once(read_only=False)
     small = svc.create(wire.CreateParams(cwd="/bench", sessionId="small-bench"))
     svc.append(wire.AppendParams(sessionId="small-bench", entries=[
@@ -128,8 +140,12 @@ def measure(entries: int, repeat: int, runs: int) -> dict[str, tuple[float, floa
         figures = _child(path, "first", repeat)
         figures.update(_child(path, "fresh", repeat))
         with tempfile.TemporaryDirectory() as tmp:
-            copy = Path(tmp) / path.name
+            # A pi-named copy in a project folder, so it is listed and its appends indexed like the small one's.
+            folder = Path(tmp) / "--bench--"
+            folder.mkdir()
+            copy = folder / "2025-01-01T00-00-00-000Z_bench-large.jsonl"
             shutil.copyfile(path, copy)
+            figures.update(_child(copy, "list", repeat))
             figures.update(_child(copy, "append", 200))
         results.append(figures)
     return {key: (statistics.median(r[key] for r in results), min(r[key] for r in results),
@@ -152,12 +168,15 @@ def main() -> None:
         print(f"{label:50} {mid * scale:9.1f} {unit}  ({low * scale:.1f}-{high * scale:.1f})  {goal}")
 
     show("open + buildContext, first (no tree cache)", "first", "goal < 1,000 ms")
+    show("  its CPU time (the machine's load aside)", "first_cpu", "")
     show("reopen + buildContext, same process", "warm", "goal < 50 ms")
     show("reopen + buildContext, new process (cache on disk)", "fresh", "goal < 50 ms")
     show("peak RSS after the first open", "first_rss", "goal < 250 MB", 1, "MB")
     show("peak RSS after the reopen in a new process", "fresh_rss", "goal < 250 MB", 1, "MB")
     show("append p50 on it", "append_huge", "goal <= the small session's", 1e6, "us")
     show("append p50 on a small session", "append_small", "(baseline)", 1e6, "us")
+    show("first session/list of a root holding it (index)", "list_cold", "(no goal)")
+    show("peak RSS of that list", "list_rss", "(no goal)", 1, "MB")
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ def _child(root: Path, repeat: int) -> dict[str, float]:
     svc.list(wire.ListParams(all=True, query=COMMON))
     first_query = time.perf_counter() - start
     start = time.perf_counter()
-    svc.index.build_search()  # waits for (finishes) the background build
+    svc.store.catalog.index.build_search()  # waits for (finishes) the background build
     built = time.perf_counter() - start + first_query
 
     def median(**params: object) -> float:
@@ -76,7 +76,7 @@ def _child(root: Path, repeat: int) -> dict[str, float]:
 
     figures = {"cold": cold, "cold_cpu": cold_cpu, "first_query": first_query, "search_built": built, "warm": median(),
                "common": median(query=COMMON), "rare": median(query=RARE)}
-    svc.index.close()
+    svc.store.catalog.index.close()
     status = Path("/proc/self/status").read_text()
     figures["rss_mb"] = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")) / 1024
     return figures

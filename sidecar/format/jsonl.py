@@ -309,11 +309,10 @@ def parse_line(raw: bytes | memoryview) -> Entry | None:
     head = env.message
     if head is not None:
         # Heads repeat (a few roles, providers and models): one object each keeps a large session's memory down.
+        # Only strings (and absent values) are shared: 1 and true hash alike, and a list cannot be a key.
         key = (head.role, head.provider, head.model)
-        try:
+        if all(value is None or value is msgspec.UNSET or type(value) is str for value in key):
             head = _heads.setdefault(key, head) if len(_heads) < _MAX_HEADS else _heads.get(key, head)
-        except TypeError:  # a value JSON made a list or an object (unhashable): kept as read
-            pass
     kind = env.type
     return Entry(_types.get(kind, kind) if kind else "", env.id, env.parentId, env.timestamp, line, head)
 

@@ -162,3 +162,19 @@ def test_blob_references_are_found_across_the_stretches_a_mapped_file_is_scanned
     with open(path, "rb") as handle, mmap_module.mmap(handle.fileno(), 0, prot=mmap_module.PROT_READ) as mapped:
         assert jsonl._blob_offsets(mapped) == expected
     assert jsonl._blob_offsets(bytes(data)) == expected and jsonl._blob_offsets(b"") == []
+
+
+def test_message_heads_are_shared_only_where_sharing_cannot_change_them():
+    """Repeated string heads are one object (memory of a 400,000-entry session); a role of 1 and one of
+    true (equal as keys) and a list role stay as each line wrote them."""
+    from sidecar.format.jsonl import parse_line
+
+    def head(role_json: str, entry_id: str):
+        return parse_line(('{"type":"message","id":"%s","parentId":null,"timestamp":"t",'
+                           '"message":{"role":%s,"provider":"p"}}' % (entry_id, role_json)).encode()).head
+
+    assert head('"user"', "a") is head('"user"', "b")
+    assert head('"user"', "c") is not head('"assistant"', "d")
+    one, true = head("1", "e"), head("true", "f")
+    assert one.role == 1 and type(one.role) is int and true.role is True
+    assert head("[1]", "g").role == [1]

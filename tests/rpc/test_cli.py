@@ -112,6 +112,11 @@ def test_du_prune_and_empty_trash_on_the_command_line(sessions_root: Path):
     assert du.returncode == 0 and "2 session files" in du.stdout and "--w--" in du.stdout
     bad = run("prune", "--older-than", "soon", "--root", str(sessions_root))
     assert bad.returncode == 2 and "90d" in bad.stdout
+    bad_size = run("prune", "--max-total", "5 gigs", "--root", str(sessions_root))
+    assert bad_size.returncode == 2 and "5GB" in bad_size.stdout and "GiB" in bad_size.stdout
+    everything = run("prune", "--older-than", "0s", "--root", str(sessions_root))
+    assert everything.returncode == 2 and "--yes" in everything.stdout and "every one of the 2" in everything.stdout
+    assert len(list(folder.glob("*.jsonl"))) == 2
     pruned = run("prune", "--older-than", "90d", "--root", str(sessions_root))
     assert pruned.returncode == 0, pruned.stdout + pruned.stderr
     assert "stale.jsonl" in pruned.stdout and "1 sessions" in pruned.stdout

@@ -1085,6 +1085,12 @@ class SessionService:
         except (HistoryUnavailable, sqlite3.Error) as exc:
             raise StorageError(str(exc), path=str(self.history.path)) from exc
 
+    # --- import (session/import: sessions of Codex, Claude Code and opencode as pi sessions) ---
+    def import_(self, params: wire.ImportParams) -> wire.ImportResult:
+        from .importers.run import import_sources
+
+        return import_sources(self, params)
+
 
 def _history_cwd(cwd: str | None) -> str | None:
     if cwd is not None and not os.path.isabs(cwd):

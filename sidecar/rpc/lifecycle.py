@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import keyword
 import pkgutil
 import re
 from pathlib import Path
@@ -53,6 +54,8 @@ def service_attribute(method: str) -> str:
     """``session/buildContext`` -> ``build_context``, ``history/add`` -> ``history_add``: the SessionService method serving it."""
     family, name = method.split("/", 1)
     attribute = re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+    if keyword.iskeyword(attribute):  # session/import -> import_
+        attribute += "_"
     return attribute if family == "session" else f"{family}_{attribute}"
 
 

@@ -228,7 +228,15 @@ def import_transcript(path: Path) -> Imported:
     tally, builder = Tally(), Builder()
     reader = _Reader(builder, tally, "")
     session_id, cwd, first_stamp = path.stem, "", None
+    # Older releases wrote a Task's subagent inline (isSidechain): each run becomes a branch after the main
+    # entry written before it, so the main path and pi's leaf (the file's last line) never hold it.
+    sidechains: list[tuple[str | None, list[tuple[int, dict]]]] = []
     for number, record in jsonl_records(path, tally):
+        if record.get("isSidechain") is True and record.get("uuid"):
+            if record.get("parentUuid") is None or not sidechains:
+                sidechains.append((reader._below(reader.last), []))
+            sidechains[-1][1].append((number, record))
+            continue
         if not cwd and isinstance(record.get("cwd"), str):
             cwd = record["cwd"]
         if isinstance(record.get("sessionId"), str):
@@ -236,11 +244,33 @@ def import_transcript(path: Path) -> Imported:
         if first_stamp is None and isinstance(record.get("timestamp"), str):
             first_stamp = record["timestamp"]
         reader.read(number, record)
+    for index, (anchor, records) in enumerate(sidechains):
+        _branch(builder, tally, anchor, f"sidechain{index}:", {"sidechain": index}, records)
     subagents = _subagents(path, builder, tally, reader)
     imported = Imported(TOOL, session_id, str(path), cwd, iso_z(first_stamp), builder.entries, tally)
     if subagents:
         imported.extra["subagents"] = subagents
     return imported
+
+
+def _branch(builder: Builder, tally: Tally, anchor: str | None, prefix: str, head_data: dict,
+            records: list[tuple[int, dict]]) -> None:
+    """Records of a subagent as a branch under ``anchor``, placed right after it in the file."""
+    if anchor is None and builder.entries:
+        anchor = builder.entries[0]["id"]
+    sub = Builder()
+    sub.ids = builder.ids
+    reader = _Reader(sub, tally, prefix)
+    stamp = iso_z(records[0][1].get("timestamp")) if records else iso_z(None)
+    head = sub.custom(f"{prefix}head", anchor, stamp, "claude-code.subagent", head_data)
+    reader.last = head
+    reader.alias["\0head"] = head
+    for number, record in records:
+        if record.get("parentUuid") is None and record.get("uuid"):
+            record = {**record, "parentUuid": "\0head"}
+        reader.read(number, record)
+    tally.count("subagent transcript", MAPPED)
+    builder.insert_after(anchor, sub.entries)
 
 
 def _subagents(path: Path, builder: Builder, tally: Tally, main: _Reader) -> list[str]:
@@ -255,22 +285,8 @@ def _subagents(path: Path, builder: Builder, tally: Tally, main: _Reader) -> lis
             meta = {}
             tally.damage(0, f"{meta_path.name}: not JSON")
         anchor = main.tool_users.get(str(meta.get("toolUseId", "")))
-        if anchor is None and builder.entries:  # its caller unknown: off the first entry, still off the path
-            anchor = builder.entries[0]["id"]
-        sub = Builder()
-        sub.ids = builder.ids  # one id space: the branch lives in the same file
-        reader = _Reader(sub, tally, f"{transcript.name}:")
-        head = sub.custom(f"{transcript.name}:head", anchor, iso_z(None), "claude-code.subagent",
-                          {"agentId": transcript.stem.removeprefix("agent-"), "file": transcript.name, **meta})
-        reader.last = head
-        for number, record in jsonl_records(transcript, tally):
-            if record.get("parentUuid") is None and record.get("uuid"):
-                record = {**record, "parentUuid": "\0head"}
-                reader.alias["\0head"] = head
-            reader.read(number, record)
-        if sub.entries:
-            sub.entries[0]["timestamp"] = sub.entries[1]["timestamp"] if len(sub.entries) > 1 else sub.entries[0]["timestamp"]
-        tally.count("subagent transcript", MAPPED)
-        builder.insert_after(anchor, sub.entries)
+        records = list(jsonl_records(transcript, tally))
+        _branch(builder, tally, anchor, f"{transcript.name}:",
+                {"agentId": transcript.stem.removeprefix("agent-"), "file": transcript.name, **meta}, records)
         found.append(str(transcript))
     return found

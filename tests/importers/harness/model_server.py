@@ -32,6 +32,7 @@ from typing import Any
 
 SHELL_COMMAND = "echo imported-by-sidecar > note.txt && cat note.txt"
 SUB_COMMAND = "echo from-the-subagent"
+PATCH_COMMAND = "echo patched > patched.txt"
 SUMMARY = "Summary of the work so far: note.txt was created and holds imported-by-sidecar; a subagent ran."
 SUMMARY_ASKS = (r"create a detailed summary|CHECKPOINT COMPACTION|handoff summary|summary of (our|the) conversation"
                 r"|continuing (our|the) conversation|summarize the conversation|Do not mention the summary process")
@@ -81,7 +82,10 @@ def plan(turn: Turn, model: str) -> list[tuple]:
         return [("text", "No subagent tool offered."), ("tool", *shell(SUB_COMMAND))]
     if label == "PATCH" and "apply_patch" in turn.tools:
         return [("thinking", "A patch adds the file."), ("tool", "apply_patch", PATCH)]
-    if label in ("TOOL", "PATCH"):
+    if label == "PATCH":
+        return [("thinking", "No patch tool offered: a shell command instead."),
+                ("text", "Writing the file with the shell."), ("tool", *shell(PATCH_COMMAND))]
+    if label == "TOOL":
         return [("thinking", "I should run a shell command to create the note."),
                 ("text", "Creating the note now."), ("tool", *shell(SHELL_COMMAND))]
     return [("thinking", f"Answering the {label.lower()} prompt."), ("text", f"Reply to {label} from {model}.")]

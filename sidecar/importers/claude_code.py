@@ -55,6 +55,8 @@ class _Reader:
         # Records without a uuid (cost-state, mode, ...) are chained in after the entry written before them;
         # a later child of that entry hangs below them, so they never fork the path.
         self.after: dict[str, str] = {}
+        # The compaction entry waiting for its summary (the isCompactSummary user line after the boundary).
+        self.pending_compaction: str | None = None
 
     def parent_of(self, record: dict[str, Any]) -> str | None:
         source = record.get("parentUuid") or record.get("logicalParentUuid")
@@ -168,8 +170,6 @@ class _Reader:
             if block["type"] == "toolCall":
                 self.tool_users[block["id"]] = self.alias[uid] if uid else self.last  # type: ignore[assignment]
         self.model = model or self.model
-
-    pending_compaction: str | None = None
 
     def compaction(self, record: dict[str, Any], uid: str | None, stamp: str) -> None:
         meta = record.get("compactMetadata") or {}

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_z,
-                     jsonl_records, ms_of_iso, tool_result, usage, user_message)
+                     jsonl_records, ms_of_iso, tool_result, user_message)
 
 TOOL = "codex"
 API = "openai-responses"
@@ -189,8 +189,6 @@ class _Reader:
                 arguments = {"input": item.get("input", "")}
             else:
                 arguments = {k: v for k, v in item.items() if k not in ("type", "id", "call_id", "status")}
-            if item.get("namespace"):
-                arguments = {**arguments} if arguments else {}
             self.tool_names[call] = name
             self.callers[call] = self.open["id"]
             message["content"].append({"type": "toolCall", "id": call, "name": name, "arguments": arguments})
@@ -237,28 +235,12 @@ def _input_block(block: Any) -> dict[str, Any] | None:
     return {"type": "text", "text": json.dumps(block)}
 
 
-def _read_rollout(path: Path, builder: Builder, tally: Tally, prefix: str) -> tuple[_Reader, dict[str, Any]]:
-    meta: dict[str, Any] = {}
-    reader: _Reader | None = None
-    pending: list[tuple[int, dict[str, Any]]] = []
-    for number, line in jsonl_records(path, tally):
-        if not meta and line.get("type") == "session_meta" and isinstance(line.get("payload"), dict):
-            meta = line["payload"]
-        if reader is None:
-            reader = _Reader(builder, tally, prefix, str(meta.get("model_provider") or "openai"))
-            for early in pending:
-                reader.read(*early)
-        reader.read(number, line)
-    if reader is None:
-        reader = _Reader(builder, tally, prefix, "openai")
-    return reader, meta
-
-
 def import_rollout(path: Path) -> Imported:
     path = Path(path)
     tally, builder = Tally(), Builder()
-    reader, meta = _read_rollout(path, builder, tally, "")
-    thread = str(meta.get("id") or path.stem.rsplit("-", 5)[-5:] and "-".join(path.stem.split("-")[-5:]))
+    reader, meta = _read_rollout_into(path, builder, tally, "", None)
+    # rollout-<time>-<thread id>.jsonl: the id is the last five dash-separated groups when the meta line is lost
+    thread = str(meta.get("id") or "-".join(path.stem.split("-")[-5:]))
     imported = Imported(TOOL, thread, str(path), str(meta.get("cwd") or ""), iso_z(meta.get("timestamp")),
                         builder.entries, tally)
     subagents = []
@@ -268,7 +250,7 @@ def import_rollout(path: Path) -> Imported:
         anchor = reader.spawned.get(child[1]) or (builder.entries[0]["id"] if builder.entries else None)
         head = sub.custom(f"{child[0].name}:head", anchor, imported.timestamp, "codex.subagent",
                           {"threadId": child[1], "file": child[0].name, "source": child[2].get("source")})
-        sub_reader, _ = _read_rollout_into(child[0], sub, tally, f"{child[0].name}:", head)
+        _read_rollout_into(child[0], sub, tally, f"{child[0].name}:", head)
         tally.count("subagent rollout", MAPPED)
         builder.insert_after(anchor, sub.entries)
         subagents.append(str(child[0]))
@@ -277,7 +259,8 @@ def import_rollout(path: Path) -> Imported:
     return imported
 
 
-def _read_rollout_into(path: Path, builder: Builder, tally: Tally, prefix: str, head: str) -> tuple[_Reader, dict]:
+def _read_rollout_into(path: Path, builder: Builder, tally: Tally, prefix: str,
+                       head: str | None) -> tuple[_Reader, dict]:
     reader = _Reader(builder, tally, prefix, "openai")
     reader.leaf = head
     meta: dict[str, Any] = {}

@@ -51,7 +51,7 @@ def _codex_files(path: Path) -> list[Path]:
 
 def sources(tool: str, raw_paths: list[str]) -> list[Callable[[], list[Imported]]]:
     """One loader per source found, in the order given; a path with nothing of the tool's is an error."""
-    from . import claude_code, codex, opencode
+    from . import claude_code, codex
 
     loaders: list[Callable[[], list[Imported]]] = []
     for raw in raw_paths:

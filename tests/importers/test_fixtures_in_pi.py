@@ -9,8 +9,6 @@ as the sidecar does, message for message.
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from importing import call, run_pi15, unpack

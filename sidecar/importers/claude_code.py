@@ -231,7 +231,7 @@ def import_transcript(path: Path) -> Imported:
     # Older releases wrote a Task's subagent inline (isSidechain): each run becomes a branch after the main
     # entry written before it, so the main path and pi's leaf (the file's last line) never hold it.
     sidechains: list[tuple[str | None, list[tuple[int, dict]]]] = []
-    for number, record in jsonl_records(path, tally):
+    for number, record in jsonl_records(path, tally, COPIES):
         if record.get("isSidechain") is True and record.get("uuid"):
             if record.get("parentUuid") is None or not sidechains:
                 sidechains.append((reader._below(reader.last), []))
@@ -285,7 +285,7 @@ def _subagents(path: Path, builder: Builder, tally: Tally, main: _Reader) -> lis
             meta = {}
             tally.damage(0, f"{meta_path.name}: not JSON")
         anchor = main.tool_users.get(str(meta.get("toolUseId", "")))
-        records = list(jsonl_records(transcript, tally))
+        records = list(jsonl_records(transcript, tally, COPIES))
         _branch(builder, tally, anchor, f"{transcript.name}:",
                 {"agentId": transcript.stem.removeprefix("agent-"), "file": transcript.name, **meta}, records)
         found.append(str(transcript))

@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
+
+import msgspec
 
 from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_z,
-                     jsonl_records, ms_of_iso, tool_result, user_message)
+                     ms_of_iso, tool_result, user_message)
 
 TOOL = "codex"
 API = "openai-responses"
@@ -259,12 +261,57 @@ def import_rollout(path: Path) -> Imported:
     return imported
 
 
+class _Line(msgspec.Struct):
+    """A rollout line with its payload left undecoded until it is needed."""
+
+    type: Any = None
+    timestamp: Any = None
+    payload: msgspec.Raw = msgspec.Raw(b"null")
+
+
+class _Event(msgspec.Struct):
+    type: Any = None
+    item: msgspec.Raw = msgspec.Raw(b"null")
+
+
+_line_decoder = msgspec.json.Decoder(_Line)
+_event_decoder = msgspec.json.Decoder(_Event)
+_decoder = msgspec.json.Decoder()
+# UI events whose payload nothing here needs: counted as skipped without being decoded.
+_NOT_READ = UI_EVENTS - {"thread_settings_applied"}
+
+
+def _lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[int, dict[str, Any]]]:
+    """The rollout's lines, the UI copies (most of a rollout's bytes) counted without being built."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            head = _line_decoder.decode(raw)
+            if head.type == "event_msg":
+                event = _event_decoder.decode(head.payload)
+                if event.type in _NOT_READ:
+                    if event.type in RESPONSE_ENDS:
+                        reader.open = None
+                    if event.type == "item_completed" and b"CollabAgentToolCall" in bytes(event.item):
+                        reader._note_spawn(_decoder.decode(event.item))
+                    tally.count(f"event_msg/{event.type}", SKIPPED, "a UI event repeating response items")
+                    continue
+            line = {"type": head.type, "timestamp": head.timestamp, "payload": _decoder.decode(head.payload)}
+        except msgspec.DecodeError as error:
+            tally.damage(number, f"not JSON: {error}")
+            continue
+        yield number, line
+
+
 def _read_rollout_into(path: Path, builder: Builder, tally: Tally, prefix: str,
                        head: str | None) -> tuple[_Reader, dict]:
     reader = _Reader(builder, tally, prefix, "openai")
     reader.leaf = head
     meta: dict[str, Any] = {}
-    for number, line in jsonl_records(path, tally):
+    for number, line in _lines(path, tally, reader):
         if not meta and line.get("type") == "session_meta" and isinstance(line.get("payload"), dict):
             meta = line["payload"]
             reader.provider = str(meta.get("model_provider") or "openai")

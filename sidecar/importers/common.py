@@ -157,9 +157,21 @@ def iso_of_ms(ms: int | float) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ms) % 1000:03d}Z"
 
 
+_EPOCH_DAYS: dict[str, int] = {}
+
+
 def ms_of_iso(text: Any, fallback: int = 0) -> int:
     if not isinstance(text, str) or not text:
         return fallback
+    if len(text) == 24 and text[-1] == "Z" and text[19] == "." and text[10] == "T":
+        # YYYY-MM-DDTHH:MM:SS.mmmZ: the day's epoch looked up once, the rest is arithmetic
+        day = _EPOCH_DAYS.get(text[:10])
+        try:
+            if day is None:
+                day = _EPOCH_DAYS[text[:10]] = int(datetime.fromisoformat(text[:10] + "T00:00:00+00:00").timestamp())
+            return (day + int(text[11:13]) * 3600 + int(text[14:16]) * 60 + int(text[17:19])) * 1000 + int(text[20:23])
+        except ValueError:
+            return fallback
     try:
         stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -171,6 +183,8 @@ def ms_of_iso(text: Any, fallback: int = 0) -> int:
 
 def iso_z(text: Any, fallback_ms: int = 0) -> str:
     """An ISO 8601 UTC timestamp with milliseconds, as pi writes them."""
+    if isinstance(text, str) and len(text) == 24 and text[-1] == "Z" and text[19] == "." and text[10] == "T":
+        return text  # already pi's shape (what Codex and Claude Code write): no parsing
     return iso_of_ms(ms_of_iso(text, fallback_ms))
 
 
@@ -179,8 +193,21 @@ def iso_z(text: Any, fallback_ms: int = 0) -> str:
 _decoder = msgspec.json.Decoder()
 
 
-def jsonl_records(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(1-based line number, object) of each line; a damaged line is counted with its number and skipped."""
+class _Kind(msgspec.Struct):
+    """Only a record's ``type``: msgspec skips the rest without building it."""
+
+    type: Any = None
+
+
+_kind_decoder = msgspec.json.Decoder(_Kind)
+
+
+def jsonl_records(path: Path, tally: Tally, skip: dict[str, str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(1-based line number, object) of each line; a damaged line is counted with its number and skipped.
+
+    A line whose ``type`` is in ``skip`` (kind -> reason) is counted as skipped without being built:
+    the copies a tool keeps of what it sent are most of some files.
+    """
     with open(path, "rb") as handle:
         data = handle.read()
     number = 0
@@ -189,6 +216,11 @@ def jsonl_records(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, Any
         if not line.strip():
             continue
         try:
+            if skip is not None:
+                kind = _kind_decoder.decode(line).type
+                if kind in skip:
+                    tally.count(kind, SKIPPED, skip[kind])
+                    continue
             obj = _decoder.decode(line)
         except msgspec.DecodeError as error:
             tally.damage(number, f"not JSON: {error}")

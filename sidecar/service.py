@@ -55,7 +55,7 @@ from .store.compat import Compat, omp_blob_folder, root_compat, session_compat, 
 from .store.follow import FileChange
 from .store.move import relocate, rewrite_header_cwd
 from .store.pathcopy import connected_path, label_timestamps
-from .store.payload import BLOB_DIR, BlobStore, resolve
+from .store.payload import BLOB_DIR, MAX_CHARS, BlobStore, bound, resolve
 from .store.titles import fork_prefix, new_file_prefix
 from .store.session import UNSET, LoadReport, Session
 from .store import treecache
@@ -1090,6 +1090,31 @@ class SessionService:
         from .importers.run import import_sources
 
         return import_sources(self, params)
+
+    def write_imported(self, session_id: str, cwd: str, timestamp: str, header_fields: dict[str, Any],
+                       objs: list[dict[str, Any]]) -> Path:
+        """A new session file holding ``objs`` (whole entries, each parent before its child) in one write."""
+        with self._lock:
+            if session_id in self._open or self.layout.find(session_id) is not None:
+                raise SessionExists(f"session {session_id} already exists", sessionId=session_id)
+            path = self.layout.new_session_path(cwd, timestamp, session_id)
+            omp = session_compat(path, self.layout.root, self.compat) == "omp"
+            entries = [_stored(obj, self.blobs if omp else None) for obj in objs]
+            session = Session.copied(path, session_id, cwd, self.fsync_policy, entries, timestamp=timestamp,
+                                     prefix=new_file_prefix(timestamp) if omp else b"", header_fields=header_fields)
+        try:
+            self._indexed(session, entries)
+        finally:
+            session.close()
+        return path
+
+
+def _stored(obj: dict[str, Any], blobs: BlobStore | None) -> Entry:
+    """An entry as append stores it: images to ``blobs`` (oh-my-pi's compatibility), over-long strings cut."""
+    entry = Entry.from_obj(obj)
+    if len(entry.raw) > MAX_CHARS or (blobs is not None and b'"image"' in entry.raw):
+        entry = Entry.from_obj(bound(obj, blobs))
+    return entry
 
 
 def _history_cwd(cwd: str | None) -> str | None:

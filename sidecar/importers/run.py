@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Callable
 
 from .. import wire
 from ..errors import ImportSourceNotFound, ImportSourceUnreadable, InvalidParams
-from ..format.jsonl import Entry
 from .common import Imported
 
 if TYPE_CHECKING:
@@ -109,15 +108,8 @@ def _write(service: "SessionService", imported: Imported, dry_run: bool) -> wire
                         "timestamp": entries[-1]["timestamp"], "name": imported.name})
     path = str(existing) if existing is not None else ""
     if existing is None and not dry_run and entries:
-        service.create(wire.CreateParams(cwd=imported.cwd or "/", sessionId=session_id))
-        session = service.session(session_id)
-        header = {**session.header_obj(), "timestamp": imported.timestamp, "importedFrom": imported.origin()}
-        session.header = Entry.from_obj(header)
-        try:
-            session.append(entries)
-            path = str(session.path)
-        finally:
-            service.close(wire.CloseParams(sessionId=session_id))
+        path = str(service.write_imported(session_id, imported.cwd or "/", imported.timestamp,
+                                          {"importedFrom": imported.origin()}, entries))
     tally = imported.tally
     counts = [wire.ImportKindCount(kind=kind, mapped=per.get("mapped", 0), kept=per.get("kept", 0),
                                    skipped=per.get("skipped", 0),

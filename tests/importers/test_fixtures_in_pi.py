@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from importing import call, run_pi15, unpack
+from .importing import call, run_pi15, unpack
 
 
 TOOLS = {"claude-code": "claude-code", "codex": "codex", "opencode": "opencode"}

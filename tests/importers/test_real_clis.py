@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from importing import call
+from .importing import call
 from model_server import SHELL_COMMAND, SUB_COMMAND, SUMMARY
 
 PROMPTS = ["[[TOOL]] Create a note file.", "[[AGENT]] Delegate a subtask.", "[[SWITCH]] Now on another model.",

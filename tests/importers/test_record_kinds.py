@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from importing import call, request
+from .importing import call, request
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 PATCH = "*** Begin Patch\n*** Add File: a.txt\n+a\n*** End Patch\n"

@@ -17,7 +17,7 @@ from ..errors import ImportSourceNotFound, ImportSourceUnreadable, InvalidParams
 from .common import Imported
 
 if TYPE_CHECKING:
-    from ..service import SessionService
+    from ..store.base import SessionStore
 
 TOOLS = ("codex", "claude-code", "opencode")
 
@@ -87,7 +87,7 @@ def _opencode(db: Path) -> list[Imported]:
         raise ImportSourceUnreadable(f"{db}: cannot be read as opencode's database: {error}", path=str(db)) from error
 
 
-def import_sources(service: "SessionService", params: wire.ImportParams) -> wire.ImportResult:
+def import_sources(store: "SessionStore", params: wire.ImportParams) -> wire.ImportResult:
     if params.tool not in TOOLS:
         raise InvalidParams(f"session/import: tool must be one of {', '.join(TOOLS)}, not {params.tool!r}")
     if not params.paths:
@@ -95,21 +95,18 @@ def import_sources(service: "SessionService", params: wire.ImportParams) -> wire
     results = []
     for load in sources(params.tool, params.paths):
         for imported in load():
-            results.append(_write(service, imported, params.dryRun))
+            results.append(_write(store, imported, params.dryRun))
     return wire.ImportResult(sessions=results)
 
 
-def _write(service: "SessionService", imported: Imported, dry_run: bool) -> wire.ImportedSession:
+def _write(store: "SessionStore", imported: Imported, dry_run: bool) -> wire.ImportedSession:
     session_id = imported.session_id
-    existing = service.layout.find(session_id)
     entries = list(imported.entries)
     if imported.name and entries:
         entries.append({"type": "session_info", "id": f"{entries[-1]['id']}-name", "parentId": entries[-1]["id"],
                         "timestamp": entries[-1]["timestamp"], "name": imported.name})
-    path = str(existing) if existing is not None else ""
-    if existing is None and not dry_run and entries:
-        path = str(service.write_imported(session_id, imported.cwd or "/", imported.timestamp,
-                                          {"importedFrom": imported.origin()}, entries))
+    path, created = store.import_session(session_id, imported.cwd or "/", imported.timestamp,
+                                         {"importedFrom": imported.origin()}, entries, write=not dry_run)
     tally = imported.tally
     counts = [wire.ImportKindCount(kind=kind, mapped=per.get("mapped", 0), kept=per.get("kept", 0),
                                    skipped=per.get("skipped", 0),
@@ -117,7 +114,7 @@ def _write(service: "SessionService", imported: Imported, dry_run: bool) -> wire
                                             if f"{kind}/{outcome}" in tally.reasons})
               for kind, per in sorted(tally.counts.items())]
     return wire.ImportedSession(
-        sessionId=session_id, path=path, created=existing is None and not dry_run and bool(entries),
+        sessionId=session_id, path=path, created=created,
         tool=imported.tool, originalId=imported.original_id, source=imported.source, entries=len(entries),
         counts=counts, damaged=[wire.DamagedLine(line=d["line"], error=d["error"]) for d in tally.damaged],
         unrecognised=sorted(tally.unrecognised), subagents=list(imported.extra.get("subagents", [])))

@@ -2,9 +2,9 @@
 
 opencode leaves its database in WAL mode: the last turns (a compaction among them) may
 still be only in ``opencode.db-wal``. The user's files are never opened by SQLite here:
-the database, its WAL and its shared-memory index are copied into a private temporary
-folder and the copy is read (SQLite replays the WAL into the copy), so nothing of the
-user's is ever written, locked or checkpointed.
+the database and its WAL are copied into a private temporary folder and the copy is read
+(SQLite replays the WAL into the copy), so nothing of the user's is ever written, locked
+or checkpointed.
 
 Tables read: ``session`` (subagents linked by ``parent_id``), ``message`` (JSON ``data``:
 role, model, ``summary: true`` on a compaction's summary), ``part`` (text, reasoning,
@@ -51,8 +51,9 @@ class PrivateCopy:
     def __enter__(self) -> sqlite3.Connection:
         self.folder = Path(tempfile.mkdtemp(prefix="sidecar-opencode-"))
         target = self.folder / self.db.name
-        # The WAL first: pages it holds are newer than the main file; a main file copied after them is never older.
-        for suffix in ("-wal", "-shm", ""):
+        # The WAL first: a checkpoint between the two copies then leaves its pages in the main file copied after.
+        # The shared-memory index is not copied: SQLite rebuilds it from the WAL when the copy is first opened.
+        for suffix in ("-wal", ""):
             source = Path(str(self.db) + suffix)
             if source.exists():
                 shutil.copyfile(source, Path(str(target) + suffix))

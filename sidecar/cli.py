@@ -28,7 +28,7 @@ from .store.layout import default_root
 
 LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
 SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor", "history", "du", "prune", "empty-trash", "inline-blobs",
-               "move-blobs", "rewind", "diff")
+               "move-blobs", "rewind", "diff", "import")
 
 
 def own_command() -> list[str]:
@@ -119,6 +119,9 @@ def _parser() -> argparse.ArgumentParser:
     from .snapshots.cli import add_commands as add_snapshot_commands
 
     add_snapshot_commands(commands, _common)
+    from .importers.command import add_command as add_import_command
+
+    add_import_command(commands, _common)
     return parser
 
 
@@ -154,6 +157,10 @@ def main(argv: list[str] | None = None) -> int:
         from .snapshots.cli import run as run_snapshot_command
 
         return run_snapshot_command(args)
+    if args.command == "import":
+        from .importers.command import run as run_import
+
+        return run_import(args)
     if args.command == "demo":
         from .demo import run_demo
 

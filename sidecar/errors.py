@@ -201,6 +201,21 @@ class PathOutsideCwd(SidecarError):
     kind = "pathOutsideCwd"
 
 
+# --- import (session/import) ---
+class ImportSourceNotFound(SidecarError):
+    """A path given to session/import that does not exist or holds no session of that tool."""
+
+    code = -33060
+    kind = "importSourceNotFound"
+
+
+class ImportSourceUnreadable(SidecarError):
+    """A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite)."""
+
+    code = -33061
+    kind = "importSourceUnreadable"
+
+
 ALL_ERRORS: tuple[type[SidecarError], ...] = (
     SessionNotFound,
     InvalidSessionId,
@@ -223,4 +238,6 @@ ALL_ERRORS: tuple[type[SidecarError], ...] = (
     NoSnapshot,
     SnapshotFailed,
     PathOutsideCwd,
+    ImportSourceNotFound,
+    ImportSourceUnreadable,
 )

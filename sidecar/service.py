@@ -438,3 +438,9 @@ class SessionService:
 
     def history_list(self, params: wire.HistoryListParams) -> wire.HistoryResult:
         return prompt_history.recent(self.history, params)
+
+    # --- import (session/import: sessions of Codex, Claude Code and opencode as pi sessions) ---
+    def import_(self, params: wire.ImportParams) -> wire.ImportResult:
+        from .importers.run import import_sources
+
+        return import_sources(self.store, params)

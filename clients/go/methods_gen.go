@@ -23,6 +23,7 @@ var Methods = []string{
 	"session/fork",
 	"session/getEntries",
 	"session/getTree",
+	"session/import",
 	"session/list",
 	"session/move",
 	"session/open",
@@ -55,6 +56,7 @@ var methodTypes = map[string][2]any{
 	"session/fork":           {ForkParams{}, ForkResult{}},
 	"session/getEntries":     {GetEntriesParams{}, GetEntriesResult{}},
 	"session/getTree":        {GetTreeParams{}, GetTreeResult{}},
+	"session/import":         {ImportParams{}, ImportResult{}},
 	"session/list":           {ListParams{}, ListResult{}},
 	"session/move":           {MoveParams{}, MoveResult{}},
 	"session/open":           {OpenParams{}, OpenResult{}},
@@ -208,6 +210,15 @@ func (c *Client) GetEntries(ctx context.Context, params GetEntriesParams, opts .
 func (c *Client) GetTree(ctx context.Context, params GetTreeParams, opts ...CallOption) (*GetTreeResult, error) {
 	var result GetTreeResult
 	if err := c.Call(ctx, "session/getTree", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
+// Import calls session/import.
+func (c *Client) Import(ctx context.Context, params ImportParams, opts ...CallOption) (*ImportResult, error) {
+	var result ImportResult
+	if err := c.Call(ctx, "session/import", params, &result, opts...); err != nil {
 		return nil, err
 	}
 	return &result, nil

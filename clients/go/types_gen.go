@@ -9,34 +9,36 @@ const ProtocolVersion = "1.0"
 
 // Error codes of protocol/schema.json; Error.Kind() returns the matching kind.
 const (
-	CodeServerNotInitialized  = -32002
-	CodeInvalidRequest        = -32600
-	CodeMethodNotFound        = -32601
-	CodeInvalidParams         = -32602
-	CodeInternalError         = -32603
-	CodeParseError            = -32700
-	CodeRequestCancelled      = -32800
-	CodeSessionNotFound       = -33001
-	CodeInvalidSessionID      = -33002
-	CodeEntryNotFound         = -33003
-	CodeSessionLocked         = -33004
-	CodeStorageError          = -33005
-	CodeDamagedFile           = -33006
-	CodePathOutsideRoot       = -33007
-	CodeSessionExists         = -33008
-	CodeInvalidEntry          = -33009
-	CodeInvalidState          = -33010
-	CodePayloadTooLarge       = -33011
-	CodeSessionChanged        = -33012
-	CodeNothingToCompact      = -33020
-	CodeProviderError         = -33021
-	CodeContextOverflow       = -33022
-	CodeProviderNotConfigured = -33023
-	CodeCompactionConflict    = -33024
-	CodeWorktreeChanged       = -33040
-	CodeNoSnapshot            = -33041
-	CodeSnapshotFailed        = -33042
-	CodePathOutsideCwd        = -33043
+	CodeServerNotInitialized   = -32002
+	CodeInvalidRequest         = -32600
+	CodeMethodNotFound         = -32601
+	CodeInvalidParams          = -32602
+	CodeInternalError          = -32603
+	CodeParseError             = -32700
+	CodeRequestCancelled       = -32800
+	CodeSessionNotFound        = -33001
+	CodeInvalidSessionID       = -33002
+	CodeEntryNotFound          = -33003
+	CodeSessionLocked          = -33004
+	CodeStorageError           = -33005
+	CodeDamagedFile            = -33006
+	CodePathOutsideRoot        = -33007
+	CodeSessionExists          = -33008
+	CodeInvalidEntry           = -33009
+	CodeInvalidState           = -33010
+	CodePayloadTooLarge        = -33011
+	CodeSessionChanged         = -33012
+	CodeNothingToCompact       = -33020
+	CodeProviderError          = -33021
+	CodeContextOverflow        = -33022
+	CodeProviderNotConfigured  = -33023
+	CodeCompactionConflict     = -33024
+	CodeWorktreeChanged        = -33040
+	CodeNoSnapshot             = -33041
+	CodeSnapshotFailed         = -33042
+	CodePathOutsideCwd         = -33043
+	CodeImportSourceNotFound   = -33060
+	CodeImportSourceUnreadable = -33061
 )
 
 // Sentinels for errors.Is: errors.Is(err, ErrSessionNotFound) is true for any error answer with that code.
@@ -97,6 +99,10 @@ var (
 	ErrSnapshotFailed = &Error{Code: -33042, Message: "snapshotFailed"}
 	// ErrPathOutsideCwd: A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written.
 	ErrPathOutsideCwd = &Error{Code: -33043, Message: "pathOutsideCwd"}
+	// ErrImportSourceNotFound: A path given to session/import that does not exist or holds no session of that tool.
+	ErrImportSourceNotFound = &Error{Code: -33060, Message: "importSourceNotFound"}
+	// ErrImportSourceUnreadable: A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite).
+	ErrImportSourceUnreadable = &Error{Code: -33061, Message: "importSourceUnreadable"}
 )
 
 // errorKinds maps each code to its kind.
@@ -129,6 +135,8 @@ var errorKinds = map[int]string{
 	-33041: "noSnapshot",
 	-33042: "snapshotFailed",
 	-33043: "pathOutsideCwd",
+	-33060: "importSourceNotFound",
+	-33061: "importSourceUnreadable",
 }
 
 // AppendParams is `AppendParams` in protocol/schema.json.
@@ -361,6 +369,12 @@ type CreateResult struct {
 	Header    map[string]any `json:"header"`
 }
 
+// DamagedLine is `DamagedLine` in protocol/schema.json.
+type DamagedLine struct {
+	Line  int    `json:"line"`
+	Error string `json:"error"`
+}
+
 // DeleteParams is `DeleteParams` in protocol/schema.json.
 type DeleteParams struct {
 	SessionID string `json:"sessionId"`
@@ -541,6 +555,43 @@ type HistorySearchParams struct {
 	// Default: "recent". Empty means the default.
 	Order string `json:"order,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// ImportKindCount is `ImportKindCount` in protocol/schema.json.
+type ImportKindCount struct {
+	Kind    string            `json:"kind"`
+	Reasons map[string]string `json:"reasons"`
+	Mapped  int               `json:"mapped,omitzero"`
+	Kept    int               `json:"kept,omitzero"`
+	Skipped int               `json:"skipped,omitzero"`
+}
+
+// ImportParams is `ImportParams` in protocol/schema.json.
+type ImportParams struct {
+	Tool   string   `json:"tool"`
+	Paths  []string `json:"paths"`
+	DryRun bool     `json:"dryRun,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// ImportResult is `ImportResult` in protocol/schema.json.
+type ImportResult struct {
+	Sessions []ImportedSession `json:"sessions"`
+}
+
+// ImportedSession is `ImportedSession` in protocol/schema.json.
+type ImportedSession struct {
+	SessionID    string            `json:"sessionId"`
+	Path         string            `json:"path"`
+	Created      bool              `json:"created"`
+	Tool         string            `json:"tool"`
+	OriginalID   string            `json:"originalId"`
+	Source       string            `json:"source"`
+	Entries      int               `json:"entries"`
+	Counts       []ImportKindCount `json:"counts,omitzero"`
+	Damaged      []DamagedLine     `json:"damaged,omitzero"`
+	Unrecognised []string          `json:"unrecognised,omitzero"`
+	Subagents    []string          `json:"subagents,omitzero"`
 }
 
 // InitializeParams: Unknown fields are ignored here (only here), so an LSP client's initialize is accepted.

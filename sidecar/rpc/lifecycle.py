@@ -7,6 +7,7 @@ very same function for every other case, so both paths give the same answer.
 
 from __future__ import annotations
 
+import keyword
 import os
 import re
 from pathlib import Path
@@ -50,6 +51,8 @@ def service_attribute(method: str) -> str:
     """``session/buildContext`` -> ``build_context``, ``history/add`` -> ``history_add``: the SessionService method serving it."""
     family, name = method.split("/", 1)
     attribute = re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+    if keyword.iskeyword(attribute):  # session/import -> import_
+        attribute += "_"
     return attribute if family == "session" else f"{family}_{attribute}"
 
 

@@ -160,6 +160,12 @@ class SessionStore(Protocol):
         """A new session holding ``entries`` (a connected path) then ``labels`` (forks)."""
         ...
 
+    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: dict[str, Any],
+                       objs: list[dict[str, Any]], write: bool = True) -> tuple[str, bool]:
+        """Write an imported session (whole entries, parents first) in one go: (location, True); or the
+        location of the session there already with that id and False (nothing written)."""
+        ...
+
     def recent(self, cwd: str, preferred: str | None) -> Iterable[tuple[Session, LoadReport, bool]]:
         """Sessions of ``cwd`` to continue, the preferred one (a terminal's last) first, newest next;
         each with what loading found and whether it is the preferred one."""

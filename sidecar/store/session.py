@@ -133,10 +133,14 @@ class Session(follow.FollowsFile):
         parent_session: str | None = None,
         timestamp: str | None = None,
         prefix: bytes = b"",
+        header_fields: dict[str, Any] | None = None,
     ) -> "Session":
-        """A new session holding ``entries`` byte for byte (a fork); its file is
-        written at once when they hold a user or assistant message, else deferred as usual."""
+        """A new session holding ``entries`` byte for byte (a fork, an import); its file is
+        written at once when they hold a user or assistant message, else deferred as usual.
+        ``header_fields`` go into the header after pi's own (an import's ``importedFrom``)."""
         session = cls.new(path, session_id, cwd, policy, parent_session, timestamp, prefix)
+        if header_fields:
+            session.header = Entry.from_obj({**session.header.obj(), **header_fields})
         for entry in entries:
             # A copy: offsets are per file, and the source session keeps reading its own.
             session.tree.add(entry.detached())

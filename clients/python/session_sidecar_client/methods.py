@@ -23,6 +23,7 @@ from .protocol import (
     GetEntriesResult,
     GetTreeResult,
     HistoryResult,
+    ImportResult,
     InitializeResult,
     ListResult,
     MoveResult,
@@ -581,4 +582,19 @@ class SidecarMethods:
         if force is not False:
             params["force"] = force
         result: RewindResult = await self.request("session/rewind", params, on_progress=on_progress)
+        return result
+
+    async def import_(
+        self,
+        tool: str,
+        paths: list[str],
+        *,
+        dry_run: bool = False,
+        on_progress: ProgressCallback | None = None,
+    ) -> ImportResult:
+        """``session/import``: ImportParams -> ImportResult."""
+        params: dict[str, Any] = {"tool": tool, "paths": paths}
+        if dry_run is not False:
+            params["dryRun"] = dry_run
+        result: ImportResult = await self.request("session/import", params, on_progress=on_progress)
         return result

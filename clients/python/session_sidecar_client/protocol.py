@@ -187,6 +187,11 @@ class CreateResult(TypedDict):
     header: dict[str, Any]
 
 
+class DamagedLine(TypedDict):
+    line: int
+    error: str
+
+
 class DeleteParams(TypedDict):
     sessionId: str
     workDoneToken: NotRequired[int | str | None]
@@ -341,6 +346,39 @@ class HistorySearchParams(TypedDict):
     limit: NotRequired[int]
     order: NotRequired[Literal["recent", "relevance"]]
     workDoneToken: NotRequired[int | str | None]
+
+
+class ImportKindCount(TypedDict):
+    kind: str
+    reasons: dict[str, str]
+    mapped: NotRequired[int]
+    kept: NotRequired[int]
+    skipped: NotRequired[int]
+
+
+class ImportParams(TypedDict):
+    tool: str
+    paths: list[str]
+    dryRun: NotRequired[bool]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class ImportedSession(TypedDict):
+    sessionId: str
+    path: str
+    created: bool
+    tool: str
+    originalId: str
+    source: str
+    entries: int
+    counts: NotRequired[list[ImportKindCount]]
+    damaged: NotRequired[list[DamagedLine]]
+    unrecognised: NotRequired[list[str]]
+    subagents: NotRequired[list[str]]
+
+
+class ImportResult(TypedDict):
+    sessions: list[ImportedSession]
 
 
 class InitializeParams(TypedDict):
@@ -702,6 +740,7 @@ MethodName = Literal[
     "session/snapshot",
     "session/diff",
     "session/rewind",
+    "session/import",
 ]
 
 # method -> (params type, result type), as annotations.
@@ -736,6 +775,7 @@ METHODS: dict[str, tuple[str, str]] = {
     "session/snapshot": ("SnapshotParams", "SnapshotResult"),
     "session/diff": ("DiffParams", "DiffResult"),
     "session/rewind": ("RewindParams", "RewindResult"),
+    "session/import": ("ImportParams", "ImportResult"),
 }
 
 SERVER_REQUESTS: dict[str, tuple[str, str]] = {
@@ -788,6 +828,7 @@ PYTHON_METHODS: dict[str, str] = {
     "snapshot": "session/snapshot",
     "diff": "session/diff",
     "rewind": "session/rewind",
+    "import_": "session/import",
 }
 
 ErrorKind = Literal[
@@ -819,6 +860,8 @@ ErrorKind = Literal[
     "noSnapshot",
     "snapshotFailed",
     "pathOutsideCwd",
+    "importSourceNotFound",
+    "importSourceUnreadable",
 ]
 
 
@@ -1018,6 +1061,20 @@ class PathOutsideCwdError(RpcError):
     kind_value = "pathOutsideCwd"
 
 
+class ImportSourceNotFoundError(RpcError):
+    """-33060 importSourceNotFound: A path given to session/import that does not exist or holds no session of that tool."""
+
+    code_value = -33060
+    kind_value = "importSourceNotFound"
+
+
+class ImportSourceUnreadableError(RpcError):
+    """-33061 importSourceUnreadable: A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite)."""
+
+    code_value = -33061
+    kind_value = "importSourceUnreadable"
+
+
 ERROR_CLASSES: dict[int, type[RpcError]] = {
     -32002: ServerNotInitializedError,
     -32600: InvalidRequestError,
@@ -1047,6 +1104,8 @@ ERROR_CLASSES: dict[int, type[RpcError]] = {
     -33041: NoSnapshotError,
     -33042: SnapshotFailedError,
     -33043: PathOutsideCwdError,
+    -33060: ImportSourceNotFoundError,
+    -33061: ImportSourceUnreadableError,
 }
 
 __all__ = [
@@ -1075,6 +1134,7 @@ __all__ = [
     "CreateParams",
     "CreateResult",
     "DamagedFileError",
+    "DamagedLine",
     "DeleteParams",
     "DeleteResult",
     "DidAppendParams",
@@ -1102,6 +1162,12 @@ __all__ = [
     "HistoryListParams",
     "HistoryResult",
     "HistorySearchParams",
+    "ImportKindCount",
+    "ImportParams",
+    "ImportResult",
+    "ImportSourceNotFoundError",
+    "ImportSourceUnreadableError",
+    "ImportedSession",
     "InitializeParams",
     "InitializeResult",
     "InternalError",

@@ -416,6 +416,15 @@ pub struct CreateResult {
     pub session_id: String,
 }
 
+/// Schema: `#/$defs/DamagedLine`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DamagedLine {
+    /// `error`. Required.
+    pub error: String,
+    /// `line`. Required.
+    pub line: i64,
+}
+
 /// Schema: `#/$defs/DeleteParams` (unknown fields are refused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -756,6 +765,80 @@ pub struct HistorySearchParams {
     /// `workDoneToken`. Optional.
     #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
     pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/ImportKindCount`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportKindCount {
+    /// `kept`. Defaults to `0` when absent.
+    #[serde(default = "defaults::import_kind_count_kept")]
+    pub kept: i64,
+    /// `kind`. Required.
+    pub kind: String,
+    /// `mapped`. Defaults to `0` when absent.
+    #[serde(default = "defaults::import_kind_count_mapped")]
+    pub mapped: i64,
+    /// `reasons`. Required.
+    pub reasons: BTreeMap<String, String>,
+    /// `skipped`. Defaults to `0` when absent.
+    #[serde(default = "defaults::import_kind_count_skipped")]
+    pub skipped: i64,
+}
+
+/// Schema: `#/$defs/ImportParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ImportParams {
+    /// `dryRun`. Optional; the server's default is `false`.
+    #[serde(rename = "dryRun", default, skip_serializing_if = "Option::is_none")]
+    pub dry_run: Option<bool>,
+    /// `paths`. Required.
+    pub paths: Vec<String>,
+    /// `tool`. Required.
+    pub tool: String,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/ImportResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ImportResult {
+    /// `sessions`. Required.
+    pub sessions: Vec<ImportedSession>,
+}
+
+/// Schema: `#/$defs/ImportedSession`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportedSession {
+    /// `counts`. Defaults to `[]` when absent.
+    #[serde(default = "defaults::imported_session_counts")]
+    pub counts: Vec<ImportKindCount>,
+    /// `created`. Required.
+    pub created: bool,
+    /// `damaged`. Defaults to `[]` when absent.
+    #[serde(default = "defaults::imported_session_damaged")]
+    pub damaged: Vec<DamagedLine>,
+    /// `entries`. Required.
+    pub entries: i64,
+    /// `originalId`. Required.
+    #[serde(rename = "originalId")]
+    pub original_id: String,
+    /// `path`. Required.
+    pub path: String,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `source`. Required.
+    pub source: String,
+    /// `subagents`. Defaults to `[]` when absent.
+    #[serde(default = "defaults::imported_session_subagents")]
+    pub subagents: Vec<String>,
+    /// `tool`. Required.
+    pub tool: String,
+    /// `unrecognised`. Defaults to `[]` when absent.
+    #[serde(default = "defaults::imported_session_unrecognised")]
+    pub unrecognised: Vec<String>,
 }
 
 /// Unknown fields are ignored here (only here), so an LSP client's initialize is accepted.
@@ -1784,6 +1867,15 @@ pub mod methods {
         type Result = GetTreeResult;
     }
 
+    /// `session/import`: `ImportParams` -> `ImportResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Import;
+    impl crate::Method for Import {
+        const NAME: &'static str = "session/import";
+        type Params = ImportParams;
+        type Result = ImportResult;
+    }
+
     /// `session/list`: `ListParams` -> `ListResult`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub struct List;
@@ -1895,7 +1987,7 @@ pub mod methods {
 }
 
 /// Every method in the schema, sorted by name.
-pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/diff", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/list", "session/move", "session/open", "session/prune", "session/restore", "session/rewind", "session/setLabel", "session/setName", "session/snapshot", "session/stats", "session/unarchive", "shutdown"];
+pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/diff", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/import", "session/list", "session/move", "session/open", "session/prune", "session/restore", "session/rewind", "session/setLabel", "session/setName", "session/snapshot", "session/stats", "session/unarchive", "shutdown"];
 
 /// A typed, blocking method for every session method of the protocol.
 impl crate::Client {
@@ -2016,6 +2108,13 @@ impl crate::Client {
     /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::GetTree>`.
     pub fn get_tree(&self, params: GetTreeParams) -> crate::Result<GetTreeResult> {
         self.call::<methods::GetTree>(params)
+    }
+
+    /// `session/import`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Import>`.
+    pub fn import(&self, params: ImportParams) -> crate::Result<ImportResult> {
+        self.call::<methods::Import>(params)
     }
 
     /// `session/list`: sends the request and blocks until its answer.
@@ -2227,11 +2326,15 @@ pub enum ErrorKind {
     SnapshotFailed,
     /// -33043: A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written.
     PathOutsideCwd,
+    /// -33060: A path given to session/import that does not exist or holds no session of that tool.
+    ImportSourceNotFound,
+    /// -33061: A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite).
+    ImportSourceUnreadable,
 }
 
 impl ErrorKind {
     /// Every kind in the schema.
-    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd];
+    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd, Self::ImportSourceNotFound, Self::ImportSourceUnreadable];
 
     /// The JSON-RPC error code.
     pub fn code(self) -> i64 {
@@ -2264,6 +2367,8 @@ impl ErrorKind {
             Self::NoSnapshot => -33041,
             Self::SnapshotFailed => -33042,
             Self::PathOutsideCwd => -33043,
+            Self::ImportSourceNotFound => -33060,
+            Self::ImportSourceUnreadable => -33061,
         }
     }
 
@@ -2298,6 +2403,8 @@ impl ErrorKind {
             -33041 => Self::NoSnapshot,
             -33042 => Self::SnapshotFailed,
             -33043 => Self::PathOutsideCwd,
+            -33060 => Self::ImportSourceNotFound,
+            -33061 => Self::ImportSourceUnreadable,
             _ => return None,
         })
     }
@@ -2333,6 +2440,8 @@ impl ErrorKind {
             Self::NoSnapshot => "noSnapshot",
             Self::SnapshotFailed => "snapshotFailed",
             Self::PathOutsideCwd => "pathOutsideCwd",
+            Self::ImportSourceNotFound => "importSourceNotFound",
+            Self::ImportSourceUnreadable => "importSourceUnreadable",
         }
     }
 
@@ -2367,6 +2476,8 @@ impl ErrorKind {
             Self::NoSnapshot => "No snapshot of the files at or before the entry (or the diff's point) to go back to.",
             Self::SnapshotFailed => "The snapshot store could not do it (git missing or failing, its objects gone, the folder unreadable).",
             Self::PathOutsideCwd => "A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written.",
+            Self::ImportSourceNotFound => "A path given to session/import that does not exist or holds no session of that tool.",
+            Self::ImportSourceUnreadable => "A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite).",
         }
     }
 }
@@ -2417,6 +2528,8 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         ("result", "session/getEntries") => rt::<GetEntriesResult>(value),
         ("params", "session/getTree") => rt::<GetTreeParams>(value),
         ("result", "session/getTree") => rt::<GetTreeResult>(value),
+        ("params", "session/import") => rt::<ImportParams>(value),
+        ("result", "session/import") => rt::<ImportResult>(value),
         ("params", "session/list") => rt::<ListParams>(value),
         ("result", "session/list") => rt::<ListResult>(value),
         ("params", "session/move") => rt::<MoveParams>(value),
@@ -2473,6 +2586,27 @@ mod defaults {
     }
     pub fn file_change_binary() -> bool {
         false
+    }
+    pub fn import_kind_count_kept() -> i64 {
+        0
+    }
+    pub fn import_kind_count_mapped() -> i64 {
+        0
+    }
+    pub fn import_kind_count_skipped() -> i64 {
+        0
+    }
+    pub fn imported_session_counts() -> Vec<ImportKindCount> {
+        Vec::new()
+    }
+    pub fn imported_session_damaged() -> Vec<DamagedLine> {
+        Vec::new()
+    }
+    pub fn imported_session_subagents() -> Vec<String> {
+        Vec::new()
+    }
+    pub fn imported_session_unrecognised() -> Vec<String> {
+        Vec::new()
     }
     pub fn initialize_params_protocol_version() -> String {
         "1.0".to_string()

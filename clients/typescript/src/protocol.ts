@@ -221,6 +221,11 @@ export interface CreateResult {
   header: JsonObject;
 }
 
+export interface DamagedLine {
+  line: number;
+  error: string;
+}
+
 export interface DeleteParams {
   sessionId: string;
   /** @default null */
@@ -408,6 +413,48 @@ export interface HistorySearchParams {
   order?: "recent" | "relevance";
   /** @default null */
   workDoneToken?: number | string | null;
+}
+
+export interface ImportKindCount {
+  kind: string;
+  reasons: { [key: string]: string };
+  /** @default 0 */
+  mapped?: number;
+  /** @default 0 */
+  kept?: number;
+  /** @default 0 */
+  skipped?: number;
+}
+
+export interface ImportParams {
+  tool: string;
+  paths: string[];
+  /** @default false */
+  dryRun?: boolean;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface ImportResult {
+  sessions: ImportedSession[];
+}
+
+export interface ImportedSession {
+  sessionId: string;
+  path: string;
+  created: boolean;
+  tool: string;
+  originalId: string;
+  source: string;
+  entries: number;
+  /** @default [] */
+  counts?: ImportKindCount[];
+  /** @default [] */
+  damaged?: DamagedLine[];
+  /** @default [] */
+  unrecognised?: string[];
+  /** @default [] */
+  subagents?: string[];
 }
 
 /** Unknown fields are ignored here (only here), so an LSP client's initialize is accepted. */
@@ -866,6 +913,7 @@ export interface Methods {
   "session/snapshot": { params: SnapshotParams; result: SnapshotResult };
   "session/diff": { params: DiffParams; result: DiffResult };
   "session/rewind": { params: RewindParams; result: RewindResult };
+  "session/import": { params: ImportParams; result: ImportResult };
 }
 
 export type MethodName = keyof Methods;
@@ -873,7 +921,7 @@ export type ParamsOf<M extends MethodName> = Methods[M]["params"];
 export type ResultOf<M extends MethodName> = Methods[M]["result"];
 
 /** Every method of the schema, in schema order. */
-export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","session/move","session/stats","session/prune","history/add","history/search","history/list","session/snapshot","session/diff","session/rewind"] as const satisfies readonly MethodName[];
+export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","session/move","session/stats","session/prune","history/add","history/search","history/list","session/snapshot","session/diff","session/rewind","session/import"] as const satisfies readonly MethodName[];
 
 /** Server -> client requests (answered by the client). */
 export interface ServerRequests {
@@ -964,6 +1012,10 @@ export const ErrorCodes = {
   snapshotFailed: -33042,
   /** A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written. */
   pathOutsideCwd: -33043,
+  /** A path given to session/import that does not exist or holds no session of that tool. */
+  importSourceNotFound: -33060,
+  /** A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite). */
+  importSourceUnreadable: -33061,
 } as const;
 
 export type ErrorKind = keyof typeof ErrorCodes;
@@ -1126,6 +1178,11 @@ export abstract class SessionMethods {
   rewind(params: RewindParams, options?: CallOptions): Promise<RewindResult> {
     return this.request("session/rewind", params, options);
   }
+
+  /** `session/import`. */
+  import(params: ImportParams, options?: CallOptions): Promise<ImportResult> {
+    return this.request("session/import", params, options);
+  }
 }
 
 /** Protocol method -> the SessionMethods method serving it. */
@@ -1158,4 +1215,5 @@ export const CLIENT_METHOD_NAMES = {
   "session/snapshot": "snapshot",
   "session/diff": "diff",
   "session/rewind": "rewind",
+  "session/import": "import",
 } as const;

@@ -268,6 +268,22 @@ describe("a conversation with tool calls", () => {
     assert.equal(readFileSync(join(cwd, "a.txt"), "utf8"), "one\n");
   });
 
+  it("imports a Claude Code transcript, and finds it when imported again", async () => {
+    const folder = tempRoot("sidecar-ts-import-");
+    const source = join(folder, "cc-ts.jsonl");
+    const line = (o: object) => JSON.stringify(o) + "\n";
+    writeFileSync(source, line({ type: "user", uuid: "u1", parentUuid: null, sessionId: "cc-ts", cwd: "/work/ts",
+      timestamp: "2026-01-02T03:04:05.000Z", message: { role: "user", content: "hello" } }) +
+      line({ type: "assistant", uuid: "a1", parentUuid: "u1", sessionId: "cc-ts", cwd: "/work/ts",
+        timestamp: "2026-01-02T03:04:06.000Z", message: { id: "m1", role: "assistant", model: "claude-x",
+          content: [{ type: "text", text: "hi" }] } }));
+    const first = (await call("session/import", client.import({ tool: "claude-code", paths: [source] }))).sessions[0];
+    assert.equal(first.created, true);
+    assert.equal(first.originalId, "cc-ts");
+    const again = (await client.import({ tool: "claude-code", paths: [source] })).sessions[0];
+    assert.deepEqual([again.created, again.sessionId], [false, first.sessionId]);
+  });
+
   it("called every session method of the schema", () => {
     const expected = METHOD_NAMES.filter((m) => m in CLIENT_METHOD_NAMES);
     assert.deepEqual([...called].sort(), [...expected].sort());

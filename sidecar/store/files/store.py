@@ -17,7 +17,7 @@ from ..compat import Compat, omp_blob_folder, root_compat, session_compat, tool_
 from ..follow import FileChange
 from ...format.ids import session_id_of
 from ..layout import Layout, check_session_id, iso_now, new_session_id
-from ..payload import BLOB_DIR, BlobStore
+from ..payload import BLOB_DIR, MAX_CHARS, BlobStore, bound
 from ..session import LoadReport, Session
 from ..titles import fork_prefix, new_file_prefix
 from ..writer import FsyncPolicy
@@ -205,6 +205,27 @@ class FileStore:
             self._hold(forked)
         return forked
 
+    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: dict[str, Any],
+                       objs: list[dict[str, Any]], write: bool = True) -> tuple[str, bool]:
+        """An imported session: (its location, True) once written in one go, or (the location of the one
+        there already, False); nothing is written then, nor when ``write`` is false ("", False)."""
+        with self._lock:
+            found = self.layout.find(check_session_id(session_id))
+            if session_id in self._open or found is not None:
+                return str(found or self._open[session_id].path), False
+            if not write or not objs:
+                return "", False
+            path = self.layout.new_session_path(cwd, timestamp, session_id)
+            omp = session_compat(path, self.root, self.compat) == "omp"
+            entries = [stored_entry(obj, self.blobs if omp else None) for obj in objs]
+            session = Session.copied(path, session_id, cwd, self.fsync_policy, entries, timestamp=timestamp,
+                                     prefix=new_file_prefix(timestamp) if omp else b"", header_fields=header_fields)
+        try:
+            self.catalog.appended(session, entries)
+        finally:
+            session.close()
+        return str(path), True
+
     def recent(self, cwd: str, preferred: str | None) -> Iterator[tuple[Session, LoadReport, bool]]:
         if preferred is not None:
             try:
@@ -317,3 +338,11 @@ class FileStore:
 
     def run_upkeep(self, held: list[Any]) -> None:
         self.catalog.run_upkeep(held)
+
+
+def stored_entry(obj: dict[str, Any], blobs: BlobStore | None) -> Entry:
+    """An entry as append stores it: images to ``blobs`` (oh-my-pi's compatibility), over-long strings cut."""
+    entry = Entry.from_obj(obj)
+    if len(entry.raw) > MAX_CHARS or (blobs is not None and b'"image"' in entry.raw):
+        entry = Entry.from_obj(bound(obj, blobs))
+    return entry

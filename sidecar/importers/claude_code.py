@@ -1,0 +1,292 @@
+"""Claude Code transcripts (``~/.claude/projects/<project>/<session>.jsonl``, as 2.1 writes them).
+
+Records with a ``uuid`` form a tree through ``parentUuid``; everything else is
+bookkeeping. What becomes what:
+
+- ``user`` lines: the prompt as a user message; ``tool_result`` blocks as toolResult
+  messages (named after their ``tool_use``); the compaction's summary line
+  (``isCompactSummary``) becomes the compaction's summary, not a message; harness
+  lines (``isMeta``, local command echoes) are kept as custom entries.
+- ``assistant`` lines: Claude Code writes one content block per line; lines of one
+  API message (same ``message.id``) become one assistant message, in order.
+- ``system`` ``compact_boundary``: a compaction entry under ``logicalParentUuid``
+  (the boundary itself has no parent), keeping ``compactMetadata.preservedMessages``
+  from the first preserved one; other ``system`` lines and ``attachment`` lines are kept.
+- ``api-request-blob`` (copies of messages sent), ``api-request``, ``api-request-shape``,
+  ``queue-operation`` and ``last-prompt`` (the prompt again) are skipped as copies;
+  ``cost-state``, ``mode``, ``tools-used`` and anything unknown are kept as custom entries.
+- Subagent transcripts (``<session>/subagents/agent-<id>.jsonl`` + ``.meta.json``) become a
+  branch under the assistant message that called the ``Agent`` (or ``Task``) tool, so the main
+  path never holds them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_z,
+                     jsonl_records, ms_of_iso, tool_result, usage, user_message)
+
+TOOL = "claude-code"
+API, PROVIDER = "anthropic-messages", "anthropic"
+
+COPIES = {
+    "api-request-blob": "a copy of a message sent to the API; the message itself is imported once",
+    "api-request": "the request's parameters (bookkeeping)",
+    "api-request-shape": "the request's system prompt and tool shapes (bookkeeping)",
+    "queue-operation": "the prompt queue; the prompt itself is its user line",
+    "last-prompt": "the last prompt again, and a leaf pointer",
+}
+KEPT_KINDS = {"attachment", "cost-state", "mode", "tools-used", "atis-latch", "summary", "custom-title",
+              "file-history-snapshot", "progress", "system", "tag", "agent-name", "pr-link"}
+
+
+class _Reader:
+    def __init__(self, builder: Builder, tally: Tally, prefix: str) -> None:
+        self.b, self.tally, self.prefix = builder, tally, prefix
+        self.alias: dict[str, str] = {}  # source uuid -> id of the entry standing for it
+        self.tool_names: dict[str, str] = {}  # tool_use id -> tool name
+        self.tool_users: dict[str, str] = {}  # tool_use id -> entry id of its assistant message
+        self.open_assistant: tuple[str, str] | None = None  # (message.id, entry id) being filled
+        self.last: str | None = None  # the entry written last (parent of records without a uuid)
+        self.model: str | None = None
+        # Records without a uuid (cost-state, mode, ...) are chained in after the entry written before them;
+        # a later child of that entry hangs below them, so they never fork the path.
+        self.after: dict[str, str] = {}
+        # The compaction entry waiting for its summary (the isCompactSummary user line after the boundary).
+        self.pending_compaction: str | None = None
+
+    def parent_of(self, record: dict[str, Any]) -> str | None:
+        source = record.get("parentUuid") or record.get("logicalParentUuid")
+        if source is None:
+            return None
+        return self._below(self.alias.get(source, self.last))
+
+    def _below(self, entry: str | None) -> str | None:
+        while entry is not None and entry in self.after:
+            entry = self.after[entry]
+        return entry
+
+    def read(self, number: int, record: dict[str, Any]) -> None:
+        kind = record.get("type")
+        if not isinstance(kind, str):
+            self.tally.damage(number, "a record without a string \"type\"")
+            return
+        if kind in COPIES:
+            self.tally.count(kind, SKIPPED, COPIES[kind])
+            return
+        uid = record.get("uuid")
+        stamp = iso_z(record.get("timestamp"))
+        if kind == "assistant" and isinstance(record.get("message"), dict):
+            self.assistant(record, uid, stamp)
+            return
+        self.open_assistant = None
+        if kind == "user" and isinstance(record.get("message"), dict):
+            self.user(record, uid, stamp)
+        elif kind == "system" and record.get("subtype") == "compact_boundary":
+            self.compaction(record, uid, stamp)
+        else:
+            if kind not in KEPT_KINDS:
+                self.tally.unknown(kind)
+            else:
+                self.tally.count(kind, KEPT, "kept as a custom entry (not part of the model's context)")
+            parent = self.parent_of(record) if uid else self._below(self.last)
+            entry = self.b.custom(f"{self.prefix}{uid or number}", parent, stamp, f"claude-code.{kind}", record)
+            if not uid and parent is not None:
+                self.after[parent] = entry
+            self._stand(uid, entry)
+
+    def _stand(self, uid: str | None, entry: str) -> None:
+        if uid:
+            self.alias[uid] = entry
+        self.last = entry
+
+    def user(self, record: dict[str, Any], uid: str | None, stamp: str) -> None:
+        message, ms = record["message"], ms_of_iso(record.get("timestamp"))
+        content = message.get("content")
+        parent = self.parent_of(record)
+        if record.get("isCompactSummary") and self.pending_compaction is not None:
+            compaction = self.b.by_id[self.pending_compaction]
+            compaction["summary"] = content if isinstance(content, str) else _text(content)
+            self.tally.count("user", MAPPED, None)
+            self._stand(uid, self.pending_compaction)
+            self.pending_compaction = None
+            return
+        text = content if isinstance(content, str) else None
+        if record.get("isMeta") or (text is not None and text.lstrip().startswith(("<local-command-", "<command-name>"))):
+            self.tally.count("user", KEPT, "harness lines (isMeta, local command echoes) the model never saw")
+            self._stand(uid, self.b.custom(f"{self.prefix}{uid}", parent, stamp, "claude-code.user", record))
+            return
+        self.tally.count("user", MAPPED)
+        if isinstance(content, list):
+            results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            rest = [_block(b) for b in content if isinstance(b, dict) and b.get("type") != "tool_result"]
+            for index, block in enumerate(results):
+                call = str(block.get("tool_use_id", ""))
+                body = block.get("content")
+                body = [_block(b) for b in body if isinstance(b, dict)] if isinstance(body, list) else str(body or "")
+                parent = self.b.message(f"{self.prefix}{uid}/{index}", parent, stamp, tool_result(
+                    call, self.tool_names.get(call, ""), body, ms, bool(block.get("is_error")),
+                    record.get("toolUseResult") if len(results) == 1 else None))
+            rest = [b for b in rest if b is not None]
+            if rest or not results:
+                parent = self.b.message(f"{self.prefix}{uid}", parent, stamp, user_message(rest, ms))
+        else:
+            parent = self.b.message(f"{self.prefix}{uid}", parent, stamp, user_message(content or "", ms))
+        self._stand(uid, parent)
+
+    def assistant(self, record: dict[str, Any], uid: str | None, stamp: str) -> None:
+        message = record["message"]
+        blocks = [b for b in (_assistant_block(b) for b in message.get("content") or []) if b is not None]
+        for block in blocks:
+            if block["type"] == "toolCall":
+                self.tool_names[block["id"]] = block["name"]
+        model = str(message.get("model") or self.model or "")
+        msg_id = message.get("id")
+        if self.open_assistant is not None and msg_id and self.open_assistant[0] == msg_id:
+            entry = self.b.by_id[self.open_assistant[1]]
+            entry["message"]["content"].extend(blocks)
+            if any(b["type"] == "toolCall" for b in blocks):
+                entry["message"]["stopReason"] = "toolUse"
+            self.tally.count("assistant", MAPPED)
+            self._stand(uid, entry["id"])
+        else:
+            parent = self.parent_of(record)
+            if model and model != "<synthetic>":
+                parent = self.b.model_change(f"{self.prefix}{uid}/model", parent, stamp, PROVIDER, model)
+            use = message.get("usage") or {}
+            stop = {"tool_use": "toolUse", "max_tokens": "length"}.get(message.get("stop_reason"), None)
+            entry_id = self.b.message(f"{self.prefix}{uid}", parent, stamp, assistant_message(
+                blocks, ms_of_iso(record.get("timestamp")), API, PROVIDER, model,
+                usage(int(use.get("input_tokens") or 0), int(use.get("output_tokens") or 0),
+                      int(use.get("cache_read_input_tokens") or 0), int(use.get("cache_creation_input_tokens") or 0)),
+                stop))
+            self.open_assistant = (msg_id, entry_id) if msg_id else None
+            self.tally.count("assistant", MAPPED)
+            self._stand(uid, entry_id)
+        for block in blocks:
+            if block["type"] == "toolCall":
+                self.tool_users[block["id"]] = self.alias[uid] if uid else self.last  # type: ignore[assignment]
+        self.model = model or self.model
+
+    def compaction(self, record: dict[str, Any], uid: str | None, stamp: str) -> None:
+        meta = record.get("compactMetadata") or {}
+        preserved = (meta.get("preservedMessages") or {}).get("uuids") or []
+        parent = self.parent_of(record)
+        entry_id = self.b.add(f"{self.prefix}{uid}", parent, stamp, "compaction",
+                              summary=str(record.get("content") or ""), firstKeptEntryId="",
+                              tokensBefore=int(meta.get("preTokens") or 0),
+                              details={"claudeCode": {"trigger": meta.get("trigger"), "preservedUuids": preserved}})
+        first = self.alias.get(preserved[0]) if preserved else None
+        self.b.by_id[entry_id]["firstKeptEntryId"] = first or entry_id  # nothing kept: its own id
+        self.pending_compaction = entry_id
+        self.tally.count("system/compact_boundary", MAPPED)
+        self._stand(uid, entry_id)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return str(content or "")
+
+
+def _block(block: dict[str, Any]) -> dict[str, Any] | None:
+    kind = block.get("type")
+    if kind == "text":
+        return {"type": "text", "text": str(block.get("text", ""))}
+    if kind == "image":
+        source = block.get("source") or {}
+        if source.get("type") == "base64":
+            return image_block(str(source.get("data", "")), str(source.get("media_type", "image/png")))
+        return {"type": "text", "text": f"[image: {json.dumps(source)}]"}
+    return {"type": "text", "text": json.dumps(block)}
+
+
+def _assistant_block(block: Any) -> dict[str, Any] | None:
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    if kind == "text":
+        return {"type": "text", "text": str(block.get("text", ""))}
+    if kind == "thinking":
+        out = {"type": "thinking", "thinking": str(block.get("thinking", ""))}
+        if block.get("signature"):
+            out["thinkingSignature"] = block["signature"]
+        return out
+    if kind == "redacted_thinking":
+        return {"type": "thinking", "thinking": "", "thinkingSignature": block.get("data", ""), "redacted": True}
+    if kind in ("tool_use", "server_tool_use"):
+        return {"type": "toolCall", "id": str(block.get("id", "")), "name": str(block.get("name", "")),
+                "arguments": block.get("input") if isinstance(block.get("input"), dict) else {}}
+    return {"type": "text", "text": json.dumps(block)}
+
+
+def import_transcript(path: Path) -> Imported:
+    path = Path(path)
+    tally, builder = Tally(), Builder()
+    reader = _Reader(builder, tally, "")
+    session_id, cwd, first_stamp = path.stem, "", None
+    # Older releases wrote a Task's subagent inline (isSidechain): each run becomes a branch after the main
+    # entry written before it, so the main path and pi's leaf (the file's last line) never hold it.
+    sidechains: list[tuple[str | None, list[tuple[int, dict]]]] = []
+    for number, record in jsonl_records(path, tally, COPIES):
+        if record.get("isSidechain") is True and record.get("uuid"):
+            if record.get("parentUuid") is None or not sidechains:
+                sidechains.append((reader._below(reader.last), []))
+            sidechains[-1][1].append((number, record))
+            continue
+        if not cwd and isinstance(record.get("cwd"), str):
+            cwd = record["cwd"]
+        if isinstance(record.get("sessionId"), str):
+            session_id = record["sessionId"]
+        if first_stamp is None and isinstance(record.get("timestamp"), str):
+            first_stamp = record["timestamp"]
+        reader.read(number, record)
+    for index, (anchor, records) in enumerate(sidechains):
+        _branch(builder, tally, anchor, f"sidechain{index}:", {"sidechain": index}, records)
+    subagents = _subagents(path, builder, tally, reader)
+    imported = Imported(TOOL, session_id, str(path), cwd, iso_z(first_stamp), builder.entries, tally)
+    if subagents:
+        imported.extra["subagents"] = subagents
+    return imported
+
+
+def _branch(builder: Builder, tally: Tally, anchor: str | None, prefix: str, head_data: dict,
+            records: list[tuple[int, dict]]) -> None:
+    """Records of a subagent as a branch under ``anchor``, placed right after it in the file."""
+    if anchor is None and builder.entries:
+        anchor = builder.entries[0]["id"]
+    sub = Builder()
+    sub.ids = builder.ids
+    reader = _Reader(sub, tally, prefix)
+    stamp = iso_z(records[0][1].get("timestamp")) if records else iso_z(None)
+    head = sub.custom(f"{prefix}head", anchor, stamp, "claude-code.subagent", head_data)
+    reader.last = head
+    reader.alias["\0head"] = head
+    for number, record in records:
+        if record.get("parentUuid") is None and record.get("uuid"):
+            record = {**record, "parentUuid": "\0head"}
+        reader.read(number, record)
+    tally.count("subagent transcript", MAPPED)
+    builder.insert_after(anchor, sub.entries)
+
+
+def _subagents(path: Path, builder: Builder, tally: Tally, main: _Reader) -> list[str]:
+    """Each subagent transcript as a branch under the message that started it, placed right after it."""
+    folder = path.with_suffix("") / "subagents"
+    found = []
+    for transcript in sorted(folder.glob("agent-*.jsonl")) if folder.is_dir() else []:
+        meta_path = transcript.with_suffix(".meta.json")
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+        except ValueError:
+            meta = {}
+            tally.damage(0, f"{meta_path.name}: not JSON")
+        anchor = main.tool_users.get(str(meta.get("toolUseId", "")))
+        records = list(jsonl_records(transcript, tally, COPIES))
+        _branch(builder, tally, anchor, f"{transcript.name}:",
+                {"agentId": transcript.stem.removeprefix("agent-"), "file": transcript.name, **meta}, records)
+        found.append(str(transcript))
+    return found

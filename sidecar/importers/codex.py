@@ -1,0 +1,337 @@
+"""Codex rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl``, as 0.169 writes them).
+
+Every line is ``{"timestamp", "type", "payload"}`` (0.169 adds ``ordinal`` and ``metadata``).
+The conversation is in the ``response_item`` lines, exactly as sent to the model; the
+``event_msg`` lines repeat it for the UI (``item_completed`` of UserMessage, AgentMessage,
+Reasoning, CommandExecution, ... and the older ``user_message``/``agent_message`` events),
+so they are skipped as copies and the conversation is imported once. What becomes what:
+
+- user ``message`` items: user messages; the context Codex injects as user turns
+  (``<environment_context>``, AGENTS.md instructions, ``<turn_aborted>``) becomes
+  ``custom_message`` entries (sent to the model, not shown); ``developer`` messages
+  (permissions, skills, ``<model_switch>``) are kept as custom entries.
+- ``reasoning``, assistant ``message``, ``function_call``, ``custom_tool_call`` (freeform
+  ``apply_patch``), ``local_shell_call``, ``web_search_call`` items of one model response
+  become one assistant message (thinking, text, tool calls); their outputs toolResults.
+- ``turn_context`` / ``thread_settings_applied``: the model of what follows (a
+  ``model_change`` entry when it changes).
+- ``compacted``: a compaction entry whose summary is the compaction turn's reply (that
+  assistant message is not imported a second time); Codex rebuilds its context from
+  ``replacement_history`` (the earlier user messages), which pi cannot keep piecemeal:
+  it is listed in the compaction's details.
+- A subagent's rollout (``session_meta.source.subagent``, same folder tree) becomes a branch
+  under the assistant message that spawned it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+import msgspec
+
+from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_z,
+                     ms_of_iso, tool_result, user_message)
+
+TOOL = "codex"
+API = "openai-responses"
+
+CONTEXT_PREFIXES = ("<environment_context>", "# AGENTS.md instructions", "<user_instructions>", "<turn_aborted>",
+                    "<user_shell_command>", "<INSTRUCTIONS>")
+ASSISTANT_ITEMS = {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
+                   "tool_search_call", "image_generation_call"}
+OUTPUT_ITEMS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output", "tool_search_output"}
+UI_EVENTS = {
+    "item_completed", "item_started", "user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content",
+    "agent_reasoning_section_break", "exec_command_begin", "exec_command_end", "exec_command_output_delta",
+    "patch_apply_begin", "patch_apply_end", "token_count", "task_started", "task_complete", "turn_started",
+    "turn_complete", "context_compacted", "turn_aborted", "web_search_begin", "web_search_end", "mcp_tool_call_begin",
+    "mcp_tool_call_end", "view_image_tool_call", "collab_agent_spawn_begin", "collab_agent_spawn_end",
+    "thread_settings_applied", "entered_review_mode", "exited_review_mode", "turn_diff", "plan_update",
+    "background_event", "stream_error", "error", "warning", "session_configured", "shutdown_complete",
+}
+RESPONSE_ENDS = {"token_usage_record", "token_count", "turn_context", "task_started", "task_complete"}
+BOOKKEEPING = {"token_usage_record": "token accounting; usage totals are not part of the conversation"}
+
+
+class _Reader:
+    def __init__(self, builder: Builder, tally: Tally, prefix: str, provider: str) -> None:
+        self.b, self.tally, self.prefix, self.provider = builder, tally, prefix, provider
+        self.leaf: str | None = None
+        self.open: dict[str, Any] | None = None  # the assistant message being filled
+        self.tool_names: dict[str, str] = {}
+        self.callers: dict[str, str] = {}  # call id -> entry id of its assistant message
+        self.spawned: dict[str, str] = {}  # subagent thread id -> entry id of the spawning message
+        self.model = ""
+
+    def read(self, number: int, line: dict[str, Any]) -> None:
+        kind, payload = line.get("type"), line.get("payload")
+        stamp = iso_z(line.get("timestamp"))
+        key = f"{self.prefix}{number}"
+        if not isinstance(kind, str) or not isinstance(payload, dict):
+            self.tally.damage(number, "a line without a string \"type\" and an object \"payload\"")
+            return
+        if kind in RESPONSE_ENDS or (kind == "event_msg" and payload.get("type") in RESPONSE_ENDS):
+            self.open = None  # one model response ends: the next assistant item starts another message
+        if kind == "session_meta":
+            self.tally.count(kind, MAPPED, "the session header's origin")
+            return
+        if kind == "turn_context":
+            self.model = str(payload.get("model") or self.model)
+            self.tally.count(kind, MAPPED, "the model of the turn")
+            return
+        if kind == "event_msg":
+            sub = str(payload.get("type"))
+            if sub == "thread_settings_applied":
+                self.model = str((payload.get("thread_settings") or {}).get("model") or self.model)
+            if sub == "item_completed":
+                self._note_spawn(payload.get("item") or {})
+            if sub in UI_EVENTS:
+                self.tally.count(f"event_msg/{sub}", SKIPPED, "a UI event repeating response items")
+                return
+            self._keep(key, stamp, f"event_msg/{sub}", line, known=False)
+            return
+        if kind == "compacted":
+            self._compaction(key, stamp, payload)
+            return
+        if kind == "response_item":
+            self._item(key, stamp, payload, line)
+            return
+        if kind in BOOKKEEPING:
+            self.tally.count(kind, SKIPPED, BOOKKEEPING[kind])
+            return
+        self._keep(key, stamp, kind, line, known=kind == "world_state")
+
+    def _keep(self, key: str, stamp: str, kind: str, line: dict[str, Any], known: bool) -> None:
+        if known:
+            self.tally.count(kind, KEPT, "kept as a custom entry (not part of the model's context)")
+        else:
+            self.tally.unknown(kind)
+        self.leaf = self.b.custom(key, self.leaf, stamp, f"codex.{kind}", line)
+
+    def _note_spawn(self, item: dict[str, Any]) -> None:
+        if item.get("type") == "CollabAgentToolCall" and item.get("tool") == "spawn_agent":
+            caller = self.callers.get(str(item.get("id")))
+            for thread in item.get("receiver_thread_ids") or []:
+                if caller:
+                    self.spawned[str(thread)] = caller
+
+    def _item(self, key: str, stamp: str, item: dict[str, Any], line: dict[str, Any]) -> None:
+        kind = str(item.get("type"))
+        ms = ms_of_iso(line.get("timestamp"))
+        if kind == "message" and item.get("role") == "assistant" or kind in ASSISTANT_ITEMS:
+            self._assistant_part(key, stamp, ms, item)
+            self.tally.count(f"response_item/{kind}", MAPPED)
+            return
+        self.open = None
+        if kind == "message":
+            role = item.get("role")
+            content = [b for b in (_input_block(b) for b in item.get("content") or []) if b is not None]
+            text = "".join(b.get("text", "") for b in content).lstrip()
+            if role == "user" and not text.startswith(CONTEXT_PREFIXES):
+                self.leaf = self.b.message(key, self.leaf, stamp, user_message(content, ms))
+                self.tally.count("response_item/message:user", MAPPED)
+            elif role == "user":
+                self.leaf = self.b.custom_message(key, self.leaf, stamp, "codex.context", content)
+                self.tally.count("response_item/message:user", MAPPED, "injected context: a custom_message")
+            else:
+                self.leaf = self.b.custom(key, self.leaf, stamp, f"codex.{role}", item)
+                self.tally.count(f"response_item/message:{role}", KEPT, "instructions to the model: kept")
+            return
+        if kind in OUTPUT_ITEMS:
+            call = str(item.get("call_id", ""))
+            output = item.get("output")
+            if isinstance(output, dict):  # older rollouts: {"content": ..., "success": ...}
+                body, failed = output.get("content", ""), output.get("success") is False
+            else:
+                body, failed = output, False
+            if isinstance(body, list):
+                body = [b for b in (_input_block(b) for b in body) if b is not None]
+            self.leaf = self.b.message(key, self.leaf, stamp, tool_result(
+                call, self.tool_names.get(call, ""), body if isinstance(body, list) else str(body or ""), ms, failed))
+            self.tally.count(f"response_item/{kind}", MAPPED)
+            return
+        self._keep(key, stamp, f"response_item/{kind}", line, known=False)
+
+    def _assistant_part(self, key: str, stamp: str, ms: int, item: dict[str, Any]) -> None:
+        if self.open is None:
+            parent = self.leaf
+            if self.model:
+                parent = self.b.model_change(f"{key}/model", parent, stamp, self.provider, self.model)
+            entry_id = self.b.message(key, parent, stamp, assistant_message([], ms, API, self.provider, self.model))
+            self.open = self.b.by_id[entry_id]
+            self.leaf = entry_id
+        message = self.open["message"]
+        kind = item.get("type")
+        if kind == "reasoning":
+            texts = [s.get("text", "") for s in item.get("summary") or [] if isinstance(s, dict)]
+            texts += [c.get("text", "") for c in item.get("content") or [] if isinstance(c, dict)]
+            block: dict[str, Any] = {"type": "thinking", "thinking": "\n\n".join(t for t in texts if t)}
+            if item.get("encrypted_content"):
+                block["thinkingSignature"] = item["encrypted_content"]
+            message["content"].append(block)
+        elif kind == "message":
+            for part in item.get("content") or []:
+                if isinstance(part, dict) and part.get("type") in ("output_text", "text"):
+                    message["content"].append({"type": "text", "text": str(part.get("text", ""))})
+                elif isinstance(part, dict) and part.get("type") == "refusal":
+                    message["content"].append({"type": "text", "text": str(part.get("refusal", ""))})
+        else:
+            call = str(item.get("call_id") or item.get("id") or "")
+            name = str(item.get("name") or kind)
+            if kind == "function_call":
+                try:
+                    arguments = json.loads(item.get("arguments") or "{}")
+                except ValueError:
+                    arguments = {"raw": item.get("arguments")}
+                if not isinstance(arguments, dict):
+                    arguments = {"value": arguments}
+            elif kind == "custom_tool_call":
+                arguments = {"input": item.get("input", "")}
+            else:
+                arguments = {k: v for k, v in item.items() if k not in ("type", "id", "call_id", "status")}
+            self.tool_names[call] = name
+            self.callers[call] = self.open["id"]
+            message["content"].append({"type": "toolCall", "id": call, "name": name, "arguments": arguments})
+            message["stopReason"] = "toolUse"
+
+    def _compaction(self, key: str, stamp: str, payload: dict[str, Any]) -> None:
+        text = str(payload.get("message") or "")
+        summary = text
+        # The compaction turn's reply is the summary (written as an assistant message just before): one copy only.
+        last = self.b.by_id.get(self.leaf or "")
+        if last is not None and last["type"] == "message" and last["message"]["role"] == "assistant":
+            said = "".join(b.get("text", "") for b in last["message"]["content"] if b.get("type") == "text")
+            if said and text.endswith(said.strip()):
+                summary = said
+                self.leaf = last["parentId"]
+                self.b.entries.remove(last)
+                del self.b.by_id[last["id"]]
+                self.tally.count("response_item/message", SKIPPED, "the compaction's summary, imported as the compaction")
+                counts = self.tally.counts.get("response_item/message", {})
+                counts[MAPPED] = counts.get(MAPPED, 1) - 1
+        self.open = None
+        history = payload.get("replacement_history") or []
+        entry = self.b.add(key, self.leaf, stamp, "compaction", summary=summary, firstKeptEntryId="",
+                           tokensBefore=0, details={"codex": {"message": text, "replacementHistory": [
+                               {"type": h.get("type"), "role": h.get("role"), "id": h.get("id")} for h in history
+                               if isinstance(h, dict)]}})
+        self.b.by_id[entry]["firstKeptEntryId"] = entry  # Codex keeps earlier user turns piecemeal: see details
+        self.leaf = entry
+        self.tally.count("compacted", MAPPED)
+
+
+def _input_block(block: Any) -> dict[str, Any] | None:
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    if kind in ("input_text", "output_text", "text"):
+        return {"type": "text", "text": str(block.get("text", ""))}
+    if kind == "input_image":
+        url = str(block.get("image_url", ""))
+        if url.startswith("data:") and ";base64," in url:
+            mime, data = url[5:].split(";base64,", 1)
+            return image_block(data, mime)
+        return {"type": "text", "text": f"[image: {url}]"}
+    return {"type": "text", "text": json.dumps(block)}
+
+
+def import_rollout(path: Path) -> Imported:
+    path = Path(path)
+    tally, builder = Tally(), Builder()
+    reader, meta = _read_rollout_into(path, builder, tally, "", None)
+    # rollout-<time>-<thread id>.jsonl: the id is the last five dash-separated groups when the meta line is lost
+    thread = str(meta.get("id") or "-".join(path.stem.split("-")[-5:]))
+    imported = Imported(TOOL, thread, str(path), str(meta.get("cwd") or ""), iso_z(meta.get("timestamp")),
+                        builder.entries, tally)
+    subagents = []
+    for child in _children(path, thread):
+        sub = Builder()
+        sub.ids = builder.ids
+        anchor = reader.spawned.get(child[1]) or (builder.entries[0]["id"] if builder.entries else None)
+        head = sub.custom(f"{child[0].name}:head", anchor, imported.timestamp, "codex.subagent",
+                          {"threadId": child[1], "file": child[0].name, "source": child[2].get("source")})
+        _read_rollout_into(child[0], sub, tally, f"{child[0].name}:", head)
+        tally.count("subagent rollout", MAPPED)
+        builder.insert_after(anchor, sub.entries)
+        subagents.append(str(child[0]))
+    if subagents:
+        imported.extra["subagents"] = subagents
+    return imported
+
+
+class _Line(msgspec.Struct):
+    """A rollout line with its payload left undecoded until it is needed."""
+
+    type: Any = None
+    timestamp: Any = None
+    payload: msgspec.Raw = msgspec.Raw(b"null")
+
+
+class _Event(msgspec.Struct):
+    type: Any = None
+    item: msgspec.Raw = msgspec.Raw(b"null")
+
+
+_line_decoder = msgspec.json.Decoder(_Line)
+_event_decoder = msgspec.json.Decoder(_Event)
+_decoder = msgspec.json.Decoder()
+# UI events whose payload nothing here needs: counted as skipped without being decoded.
+_NOT_READ = UI_EVENTS - {"thread_settings_applied"}
+
+
+def _lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[int, dict[str, Any]]]:
+    """The rollout's lines, the UI copies (most of a rollout's bytes) counted without being built."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            head = _line_decoder.decode(raw)
+            if head.type == "event_msg":
+                event = _event_decoder.decode(head.payload)
+                if event.type in _NOT_READ:
+                    if event.type in RESPONSE_ENDS:
+                        reader.open = None
+                    if event.type == "item_completed" and b"CollabAgentToolCall" in bytes(event.item):
+                        reader._note_spawn(_decoder.decode(event.item))
+                    tally.count(f"event_msg/{event.type}", SKIPPED, "a UI event repeating response items")
+                    continue
+            line = {"type": head.type, "timestamp": head.timestamp, "payload": _decoder.decode(head.payload)}
+        except msgspec.DecodeError as error:
+            tally.damage(number, f"not JSON: {error}")
+            continue
+        yield number, line
+
+
+def _read_rollout_into(path: Path, builder: Builder, tally: Tally, prefix: str,
+                       head: str | None) -> tuple[_Reader, dict]:
+    reader = _Reader(builder, tally, prefix, "openai")
+    reader.leaf = head
+    meta: dict[str, Any] = {}
+    for number, line in _lines(path, tally, reader):
+        if not meta and line.get("type") == "session_meta" and isinstance(line.get("payload"), dict):
+            meta = line["payload"]
+            reader.provider = str(meta.get("model_provider") or "openai")
+        reader.read(number, line)
+    return reader, meta
+
+
+def _children(path: Path, thread: str) -> list[tuple[Path, str, dict[str, Any]]]:
+    """Rollouts of subagents this thread spawned: same sessions tree, parent_thread_id == thread."""
+    root = next((p for p in path.parents if p.name == "sessions"), path.parent)
+    found = []
+    for candidate in sorted(root.rglob("rollout-*.jsonl")):
+        if candidate == path:
+            continue
+        try:
+            with open(candidate, "rb") as handle:
+                first = json.loads(handle.readline() or b"{}")
+        except (OSError, ValueError):
+            continue
+        payload = first.get("payload") if isinstance(first, dict) else None
+        if isinstance(payload, dict) and payload.get("parent_thread_id") == thread:
+            found.append((candidate, str(payload.get("id")), payload))
+    return found

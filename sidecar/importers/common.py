@@ -1,0 +1,253 @@
+"""What every importer shares: the tally of record kinds, the entry builder, line reading.
+
+An importer turns another tool's session into a list of pi entries (dicts with
+their own ``id``/``parentId``/``timestamp``) plus a header note of where it came
+from; ``run.py`` writes them as one pi session through the store. Ids are derived
+from the source's own ids, so importing the same source twice gives the same
+entries, and the session id from the tool and the source's id, so a second import
+finds the first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+import msgspec
+
+# The namespace of imported session ids: uuid5(IMPORT_NAMESPACE, "<tool>:<original id>").
+IMPORT_NAMESPACE = uuid.UUID("6f1d7c52-2b0e-4a8e-9a53-5d3c0f1e2a70")
+
+MAPPED, KEPT, SKIPPED = "mapped", "kept", "skipped"
+
+
+def imported_session_id(tool: str, original_id: str) -> str:
+    return str(uuid.uuid5(IMPORT_NAMESPACE, f"{tool}:{original_id}"))
+
+
+@dataclass
+class Tally:
+    """How many records of each kind were mapped, kept as custom entries or skipped, and why."""
+
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)  # "<kind>/<outcome>" -> why
+    damaged: list[dict[str, Any]] = field(default_factory=list)  # {"line", "error"}
+    unrecognised: set[str] = field(default_factory=set)
+
+    def count(self, kind: str, outcome: str, reason: str | None = None) -> None:
+        per = self.counts.setdefault(kind, {})
+        per[outcome] = per.get(outcome, 0) + 1
+        if reason is not None:
+            self.reasons.setdefault(f"{kind}/{outcome}", reason)
+
+    def unknown(self, kind: str) -> None:
+        self.unrecognised.add(kind)
+        self.count(kind, KEPT, "a record kind this importer does not know: kept as a custom entry")
+
+    def damage(self, line: int, error: str) -> None:
+        self.damaged.append({"line": line, "error": error})
+
+
+def short_id(key: str, taken: set[str]) -> str:
+    """An 8-hex entry id (pi's shape) derived from ``key``; longer only on a clash."""
+    digest = hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()
+    for width in (8, 12, 16, 40):
+        candidate = digest[:width]
+        if candidate not in taken:
+            taken.add(candidate)
+            return candidate
+    n = 0
+    while f"{digest}-{n}" in taken:
+        n += 1
+    taken.add(f"{digest}-{n}")
+    return f"{digest}-{n}"
+
+
+class Builder:
+    """The entries of one imported session, in file order, each parent written before its child."""
+
+    def __init__(self) -> None:
+        self.entries: list[dict[str, Any]] = []
+        self.ids: set[str] = set()
+        self.by_id: dict[str, dict[str, Any]] = {}
+        self.model: tuple[str, str] | None = None  # (provider, modelId) of the last model_change written
+
+    def add(self, key: str, parent: str | None, timestamp: str, kind: str, **fields: Any) -> str:
+        entry_id = short_id(key, self.ids)
+        entry = {"type": kind, "id": entry_id, "parentId": parent, "timestamp": timestamp, **fields}
+        self.entries.append(entry)
+        self.by_id[entry_id] = entry
+        return entry_id
+
+    def insert_after(self, anchor: str | None, entries: list[dict[str, Any]]) -> None:
+        """Put a branch right after its anchor: the file's last line stays on the main path (pi's leaf)."""
+        at = len(self.entries)
+        if anchor is not None:
+            at = next(i for i, e in enumerate(self.entries) if e["id"] == anchor) + 1
+        self.entries[at:at] = entries
+        for entry in entries:
+            self.by_id[entry["id"]] = entry
+
+    def custom(self, key: str, parent: str | None, timestamp: str, custom_type: str, data: Any) -> str:
+        """A record kept as it is, out of the model's context (pi's ``custom`` entry)."""
+        return self.add(key, parent, timestamp, "custom", customType=custom_type, data=data)
+
+    def custom_message(self, key: str, parent: str | None, timestamp: str, custom_type: str, content: Any,
+                       details: Any = None) -> str:
+        """Context the tool injected as a user turn (pi's ``custom_message``: sent to the model, not displayed)."""
+        fields: dict[str, Any] = {"customType": custom_type, "content": content, "display": False}
+        if details is not None:
+            fields["details"] = details
+        return self.add(key, parent, timestamp, "custom_message", **fields)
+
+    def message(self, key: str, parent: str | None, timestamp: str, message: dict[str, Any]) -> str:
+        return self.add(key, parent, timestamp, "message", message=message)
+
+    def model_change(self, key: str, parent: str | None, timestamp: str, provider: str, model: str) -> str:
+        """A model_change entry when the model differs from the last one written, else ``parent``."""
+        if self.model == (provider, model):
+            return parent  # type: ignore[return-value]
+        self.model = (provider, model)
+        return self.add(key, parent, timestamp, "model_change", provider=provider, modelId=model)
+
+
+# ---- message shapes (pi's AgentMessages) ----------------------------------------------------------
+
+def usage(input_tokens: int = 0, output_tokens: int = 0, cache_read: int = 0, cache_write: int = 0) -> dict:
+    total = input_tokens + output_tokens + cache_read + cache_write
+    return {"input": input_tokens, "output": output_tokens, "cacheRead": cache_read, "cacheWrite": cache_write,
+            "totalTokens": total, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+
+
+def user_message(content: Any, ms: int) -> dict[str, Any]:
+    return {"role": "user", "content": content, "timestamp": ms}
+
+
+def assistant_message(content: list[dict], ms: int, api: str, provider: str, model: str,
+                      use: dict | None = None, stop: str | None = None) -> dict[str, Any]:
+    if stop is None:
+        stop = "toolUse" if any(block.get("type") == "toolCall" for block in content) else "stop"
+    return {"role": "assistant", "content": content, "api": api, "provider": provider, "model": model,
+            "usage": use or usage(), "stopReason": stop, "timestamp": ms}
+
+
+def tool_result(call_id: str, name: str, text: Any, ms: int, is_error: bool = False,
+                details: Any = None) -> dict[str, Any]:
+    content = text if isinstance(text, list) else [{"type": "text", "text": text if isinstance(text, str) else
+                                                     msgspec.json.encode(text).decode()}]
+    message = {"role": "toolResult", "toolCallId": call_id, "toolName": name, "content": content,
+               "isError": bool(is_error), "timestamp": ms}
+    if details is not None:
+        message["details"] = details
+    return message
+
+
+def image_block(data: str, mime: str) -> dict[str, Any]:
+    """pi's image block; the store moves its bytes to the blob folder where the root's compatibility says so."""
+    return {"type": "image", "data": data, "mimeType": mime}
+
+
+# ---- time -------------------------------------------------------------------------------------
+
+def iso_of_ms(ms: int | float) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ms) % 1000:03d}Z"
+
+
+_EPOCH_DAYS: dict[str, int] = {}
+
+
+def ms_of_iso(text: Any, fallback: int = 0) -> int:
+    if not isinstance(text, str) or not text:
+        return fallback
+    if len(text) == 24 and text[-1] == "Z" and text[19] == "." and text[10] == "T":
+        # YYYY-MM-DDTHH:MM:SS.mmmZ: the day's epoch looked up once, the rest is arithmetic
+        day = _EPOCH_DAYS.get(text[:10])
+        try:
+            if day is None:
+                day = _EPOCH_DAYS[text[:10]] = int(datetime.fromisoformat(text[:10] + "T00:00:00+00:00").timestamp())
+            return (day + int(text[11:13]) * 3600 + int(text[14:16]) * 60 + int(text[17:19])) * 1000 + int(text[20:23])
+        except ValueError:
+            return fallback
+    try:
+        stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return fallback
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=timezone.utc)
+    return int(stamp.timestamp() * 1000)
+
+
+def iso_z(text: Any, fallback_ms: int = 0) -> str:
+    """An ISO 8601 UTC timestamp with milliseconds, as pi writes them."""
+    if isinstance(text, str) and len(text) == 24 and text[-1] == "Z" and text[19] == "." and text[10] == "T":
+        return text  # already pi's shape (what Codex and Claude Code write): no parsing
+    return iso_of_ms(ms_of_iso(text, fallback_ms))
+
+
+# ---- reading ----------------------------------------------------------------------------------
+
+_decoder = msgspec.json.Decoder()
+
+
+class _Kind(msgspec.Struct):
+    """Only a record's ``type``: msgspec skips the rest without building it."""
+
+    type: Any = None
+
+
+_kind_decoder = msgspec.json.Decoder(_Kind)
+
+
+def jsonl_records(path: Path, tally: Tally, skip: dict[str, str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(1-based line number, object) of each line; a damaged line is counted with its number and skipped.
+
+    A line whose ``type`` is in ``skip`` (kind -> reason) is counted as skipped without being built:
+    the copies a tool keeps of what it sent are most of some files.
+    """
+    with open(path, "rb") as handle:
+        data = handle.read()
+    number = 0
+    for line in data.split(b"\n"):
+        number += 1
+        if not line.strip():
+            continue
+        try:
+            if skip is not None:
+                kind = _kind_decoder.decode(line).type
+                if kind in skip:
+                    tally.count(kind, SKIPPED, skip[kind])
+                    continue
+            obj = _decoder.decode(line)
+        except msgspec.DecodeError as error:
+            tally.damage(number, f"not JSON: {error}")
+            continue
+        if not isinstance(obj, dict):
+            tally.damage(number, "not a JSON object")
+            continue
+        yield number, obj
+
+
+@dataclass
+class Imported:
+    """One source session turned into pi entries."""
+
+    tool: str
+    original_id: str
+    source: str  # the path it was read from
+    cwd: str
+    timestamp: str
+    entries: list[dict[str, Any]]
+    tally: Tally
+    name: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # more of where it came from (subagent files, ...)
+
+    @property
+    def session_id(self) -> str:
+        return imported_session_id(self.tool, self.original_id)
+
+    def origin(self) -> dict[str, Any]:
+        return {"tool": self.tool, "id": self.original_id, "path": self.source, **self.extra}

@@ -201,6 +201,13 @@ class PathOutsideCwd(SidecarError):
     kind = "pathOutsideCwd"
 
 
+class ExportWriteFailed(SidecarError):
+    """session/export could not write the file asked for (folder missing, no permission, disk full)."""
+
+    code = -33050
+    kind = "exportWriteFailed"
+
+
 ALL_ERRORS: tuple[type[SidecarError], ...] = (
     SessionNotFound,
     InvalidSessionId,
@@ -223,4 +230,5 @@ ALL_ERRORS: tuple[type[SidecarError], ...] = (
     NoSnapshot,
     SnapshotFailed,
     PathOutsideCwd,
+    ExportWriteFailed,
 )

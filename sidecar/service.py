@@ -1086,6 +1086,26 @@ class SessionService:
             raise StorageError(str(exc), path=str(self.history.path)) from exc
 
 
+    # --- export (sidecar/export/) ---
+
+    def export(self, params: wire.ExportParams) -> wire.ExportResult:
+        from .export import export_session, write_export
+
+        session = self.session(params.sessionId)
+        target = Path(params.path).expanduser() if params.path is not None else None
+        if target is not None and not target.is_absolute():
+            raise InvalidParams("path must be absolute (the sidecar's working folder is not the caller's)", field="path")
+        exported = export_session(session, params.format, leaf_id=params.leafId, whole_tree=params.all,
+                                  redact=params.redact, resolve=lambda e: resolve(e.obj(), self.blobs) if e.has_blobs else e.obj())
+        report = wire.ExportRedaction(applied=exported.redaction.applied, total=exported.redaction.total,
+                                      kinds=[wire.RedactionKindCount(kind=c.kind, count=c.count) for c in exported.redaction.kinds])
+        size = len(exported.text.encode())
+        if target is None:
+            return wire.ExportResult(format=params.format, entries=exported.entries, redaction=report, text=exported.text, bytes=size)
+        write_export(target, exported.text)
+        return wire.ExportResult(format=params.format, entries=exported.entries, redaction=report, path=str(target), bytes=size)
+
+
 def _history_cwd(cwd: str | None) -> str | None:
     if cwd is not None and not os.path.isabs(cwd):
         raise InvalidParams(f"cwd must be an absolute path, not {cwd!r}", field="cwd")

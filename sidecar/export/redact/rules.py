@@ -1,0 +1,127 @@
+"""The detectors: one row per kind of secret, a compiled pattern and what of its match is the secret.
+
+A compact table of our own rather than a scanner library (see bench/redact_eval.py for
+the measurement behind that choice): every row is a provider's documented token shape
+with a fixed prefix, so a scan is a fast literal search, plus three contextual rows
+(assignments to secret-sounding names, passwords in URLs, high-entropy strings next
+to key/token/secret) whose values pass a plausibility check before they count.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    kind: str
+    pattern: re.Pattern[str]
+    # The group holding the secret (0: the whole match).
+    group: int = 0
+    # A check on the candidate value; False: not a secret after all.
+    accept: Callable[[str], bool] | None = None
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy per character (bits)."""
+    if not value:
+        return 0.0
+    counts: dict[str, int] = {}
+    for char in value:
+        counts[char] = counts.get(char, 0) + 1
+    total = len(value)
+    return -sum(n / total * math.log2(n / total) for n in counts.values())
+
+
+# Values that sit after "password =" or "token:" in ordinary code and are no secret.
+_CODE_VALUE = re.compile(
+    r"""^(?:
+        (?:self|this|cls|os|env|process|config|settings|args|opts|options|params|ctx|req|request|secrets?)[.\[]
+      | [$%{<(\[]            # ${VAR}, %(name)s, {{ template }}, <placeholder>, (expr), [list]
+      | (?:none|null|nil|true|false|undefined|str|string|int|bool|bytes|any|optional|required|redacted|changeme|xxx+|\*+)$
+      | .*\(                 # a call: get_password(...)
+      | .*\[REDACTED          # already a placeholder
+    )""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+def _plausible_password(value: str) -> bool:
+    """A value assigned to password/passwd/pwd: anything that is not code or a placeholder."""
+    value = value.strip("'\"`")
+    if len(value) < 6 or _CODE_VALUE.match(value) or _IDENTIFIER.match(value):
+        return False
+    return not (value.isdigit() and len(value) < 10)
+
+
+def _plausible_secret(value: str) -> bool:
+    """A value assigned to a token/secret/key name: long, varied, not a word, a path or code."""
+    value = value.strip("'\"`")
+    if len(value) < 12 or _CODE_VALUE.match(value) or _IDENTIFIER.match(value):
+        return False
+    if value.startswith(("/", "./", "../", "~/", "http://", "https://")) or value.count("/") > 2:
+        return False
+    classes = sum((any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value)))
+    return classes >= 2 and entropy(value) >= 3.0
+
+
+def _high_entropy(value: str) -> bool:
+    """A bare string next to a key/token/secret word: random-looking enough to be one."""
+    if _IDENTIFIER.match(value) or "/" in value[:1]:
+        return False
+    classes = sum((any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value)))
+    hexlike = all(c in "0123456789abcdefABCDEF" for c in value)
+    if hexlike:
+        return len(value) >= 32 and entropy(value) >= 3.2
+    return classes >= 2 and entropy(value) >= 4.0
+
+
+def _rule(kind: str, pattern: str, group: int = 0, accept: Callable[[str], bool] | None = None, flags: int = 0) -> Rule:
+    return Rule(kind, re.compile(pattern, flags), group, accept)
+
+
+# Secret-sounding names: an assignment `NAME = value`, `"name": "value"`, `name: value`, `--name value`.
+_SECRET_NAME = r"(?:secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?key|credentials?|signing[_-]?key|encryption[_-]?key|session[_-]?key|bearer)"
+_PASSWORD_NAME = r"(?:password|passwd|passphrase|pwd)"
+_ASSIGN = r"""[A-Za-z0-9_.-]{0,40}["']?\s{0,3}(?::=|=>|=|:)\s{0,3}["'`]?"""
+
+# Order matters where shapes overlap: the more specific row first (an overlap keeps the earlier row).
+RULES: tuple[Rule, ...] = (
+    _rule("private-key", r"-----BEGIN[A-Z ]{0,30} PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{0,20000}?-----END[A-Z ]{0,30} PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\]*)"),
+    _rule("aws-access-key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"),
+    _rule("aws-secret-key", r"(?i:aws)[A-Za-z0-9_ .-]{0,30}(?i:secret)[A-Za-z0-9_ .-]{0,30}[\"']?\s{0,3}(?::=|=>|=|:)\s{0,3}[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])", 1),
+    _rule("anthropic-api-key", r"\bsk-ant-(?:api|admin|oat|ort)\d{2}-[A-Za-z0-9_-]{20,}"),
+    _rule("openai-api-key", r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}|\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|\bsk-[A-Za-z0-9]{48}\b"),
+    _rule("github-token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{40,255}"),
+    _rule("gitlab-token", r"\bgl(?:pat|ptt|dt|rt|cbt|oas|soat|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
+    _rule("slack-webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}"),
+    _rule("slack-token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{20,}"),
+    _rule("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}|\bwhsec_[A-Za-z0-9]{24,}"),
+    _rule("twilio-key", r"\b(?:SK|AC)[0-9a-f]{32}\b"),
+    _rule("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}"),
+    _rule("google-oauth", r"\bya29\.[0-9A-Za-z_-]{20,}|\bGOCSPX-[A-Za-z0-9_-]{20,}|\b1//0[A-Za-z0-9_-]{30,}"),
+    _rule("gcp-service-account", r"\"private_key_id\"\s*:\s*\"([0-9a-f]{40})\"", 1),
+    _rule("azure-key", r"(?:AccountKey|SharedAccessKey|AccessKey)=([A-Za-z0-9+/]{30,}={0,2})|[?&]sig=([A-Za-z0-9%+/]{30,}={0,2}(?:%3D){0,2})"),
+    _rule("azure-client-secret", r"\b[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}"),
+    _rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    _rule("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    _rule("pypi-token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
+    _rule("huggingface-token", r"\bhf_[A-Za-z0-9]{34,}\b"),
+    _rule("sendgrid-key", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),
+    _rule("mailgun-key", r"\bkey-[0-9a-f]{32}\b"),
+    _rule("digitalocean-token", r"\bdo[opr]_v1_[a-f0-9]{64}\b"),
+    _rule("shopify-token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
+    _rule("telegram-bot-token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b"),
+    _rule("databricks-token", r"\bdapi[a-f0-9]{32}\b"),
+    _rule("age-secret-key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
+    _rule("url-password", r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@'\"<>]{1,64}:([^\s@/'\"<>]{3,128})@", 1,
+          lambda v: not _CODE_VALUE.match(v)),
+    _rule("bearer-token", r"\b(?:Bearer|Basic|Token)\s+([A-Za-z0-9._~+/-]{20,}={0,2})", 1, _high_entropy),
+    _rule("password", r"(?i:" + _PASSWORD_NAME + r")" + _ASSIGN + r"([^\s\"'`,;]{6,200})", 1, _plausible_password),
+    _rule("secret-assignment", r"(?i:" + _SECRET_NAME + r")" + _ASSIGN + r"([^\s\"'`,;]{12,400})", 1, _plausible_secret),
+    _rule("high-entropy-near-keyword", r"(?i:\b(?:key|token|secret))\b[^\n]{0,24}?(?<![A-Za-z0-9+/_-])([A-Za-z0-9+/_-]{24,200})(?![A-Za-z0-9+/_-])", 1, _high_entropy),
+)

@@ -36,7 +36,9 @@
     let at = 0;
     for (let i = lower.indexOf(q); i >= 0; i = lower.indexOf(q, i + q.length)) {
       node.appendChild(document.createTextNode(text.slice(at, i)));
-      node.appendChild(el("mark", "", text.slice(i, i + q.length)));
+      const mark = document.createElement("mark");
+      mark.textContent = text.slice(i, i + q.length);
+      node.appendChild(mark);
       at = i + q.length;
     }
     node.appendChild(document.createTextNode(text.slice(at)));
@@ -103,7 +105,9 @@
   function toolCall(b) {
     const d = el("details", "tool");
     const result = resultOf.get(b.id);
-    const s = el("summary", "", `▸ ${b.name}  ${preview(b.arguments)}`);
+    const s = el("summary");
+    s.appendChild(el("b", "", b.name));
+    s.appendChild(el("span", "args", `  ${preview(b.arguments)}`));
     if (result && result.isError) s.appendChild(el("span", "error", "  error"));
     d.appendChild(s);
     d.appendChild(el("pre", "", JSON.stringify(b.arguments, null, 2)));
@@ -179,18 +183,18 @@
     const frag = document.createDocumentFragment();
     for (let i = state.rendered; i < end; i++) {
       const e = state.path[i];
+      const siblings = e.parentId === null ? null : children.get(e.parentId);
+      if (siblings && siblings.length > 1) switcherBefore(e, frag);
       const node = render(e);
       if (node) frag.appendChild(node);
-      const siblings = e.parentId === null ? null : children.get(e.parentId);
-      if (siblings && siblings.length > 1 && state.path[i + 1] !== undefined) switcherAfter(e, frag);
     }
     main.insertBefore(frag, more);
     state.rendered = end;
     more.textContent = end < state.path.length ? `${state.path.length - end} more entries…` : "";
   }
 
-  function switcherAfter(e, frag) {
-    // A branch point is the entry's parent: offer its other children.
+  function switcherBefore(e, frag) {
+    // The entry's parent is a branch point: offer its other children.
     const siblings = children.get(e.parentId);
     const at = siblings.indexOf(e);
     const bar = el("div", "switch", `Branch ${at + 1} of ${siblings.length}`);

@@ -46,7 +46,7 @@ def export_session(session: Session, fmt: ExportFormat, *, leaf_id: str | None =
     elif fmt == "html":
         text = render_html(doc)
     else:
-        text = msgspec.json.format(msgspec.json.encode(doc), indent=1).decode() + "\n"
+        text = msgspec.json.encode(doc).decode() + "\n"
     return Exported(text, len(doc.entries), doc.redaction)
 
 

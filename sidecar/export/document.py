@@ -36,7 +36,7 @@ _FIELD_TYPES = {
 
 
 def build_document(header: dict[str, Any], name: str | None, selection: Selection, redactor: Redactor | None) -> ExportDocument:
-    entries = [_entry(obj, parent, selection.labels, redactor) for obj, parent in selection.entries]
+    entries = [_entry(obj, parent, raw, selection.labels, redactor) for obj, parent, raw in selection.entries]
     session = ExportedSession(
         id=str(header.get("id", "")),
         timestamp=_str(header.get("timestamp")),
@@ -60,9 +60,10 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _entry(obj: dict[str, Any], parent: str | None, labels: dict[str, str], redactor: Redactor | None) -> ExportedEntry:
+def _entry(obj: dict[str, Any], parent: str | None, raw: bytes, labels: dict[str, str],
+           redactor: Redactor | None) -> ExportedEntry:
     if redactor is not None:
-        obj = redactor.value(obj)
+        obj = redactor.line(obj, raw)
     kind = obj.get("type") if isinstance(obj.get("type"), str) else "unknown"
     entry_id = str(obj.get("id"))
     label = labels.get(entry_id)

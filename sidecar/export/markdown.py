@@ -8,12 +8,14 @@ export walks the tree depth first and marks where each branch leaves its parent.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Iterator
 
 from .shape import ExportDocument, ExportedEntry
 
 MAX_BLOCK_LINES = 60
 MAX_BLOCK_CHARS = 6000
+_BACKTICKS = re.compile("`+")
 
 
 def render_markdown(doc: ExportDocument) -> str:
@@ -168,10 +170,7 @@ def _cut(text: str) -> str:
 
 
 def _fence(text: str, lang: str = "") -> str:
-    longest, run = 0, 0
-    for char in text:
-        run = run + 1 if char == "`" else 0
-        longest = max(longest, run)
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0) if "`" in text else 0
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{lang}\n{text}\n{ticks}"
 

@@ -17,8 +17,8 @@ from ..store.session import Session
 class Selection:
     scope: Literal["path", "tree"]
     leaf_id: str | None
-    # (entry as a dict, parent id for display), parents before children.
-    entries: list[tuple[dict[str, Any], str | None]]
+    # (entry as a dict, parent id for display, its line as written), parents before children.
+    entries: list[tuple[dict[str, Any], str | None, bytes]]
     labels: dict[str, str]
 
 
@@ -31,11 +31,11 @@ def select(session: Session, leaf_id: str | None, whole_tree: bool,
         raise EntryNotFound(f"leafId {leaf_id!r} is not in session {session.id}", entryId=leaf_id)
     as_dict = resolve or (lambda entry: entry.obj())
     if whole_tree:
-        pairs = [(as_dict(entry), parent) for entry, parent in tree.effective_parents()]
+        pairs = [(as_dict(entry), parent, entry.raw) for entry, parent in tree.effective_parents()]
         return Selection("tree", leaf, pairs, dict(tree.labels))
     if leaf is None:
         raise InvalidState(f"session {session.id} has no leaf (it is empty or was reset); name a leafId or ask for all",
                            sessionId=session.id)
     path = tree.path(leaf)
-    pairs = [(as_dict(entry), path[i - 1].id if i else None) for i, entry in enumerate(path)]
+    pairs = [(as_dict(entry), path[i - 1].id if i else None, entry.raw) for i, entry in enumerate(path)]
     return Selection("path", leaf, pairs, dict(tree.labels))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .rules import RULES, Rule
+from .rules import ANY_LONG_RUN_ROW, RULES, Rule, has_long_run, has_password_hint, line_may_hold_secret
 
 # Fields that hold the tree's structure or an identity, never free text: changing
 # them would break parentId links or tool-call pairing.
@@ -23,7 +23,9 @@ class Redactor:
     """One export's (or one append's) redaction state: which secret got which placeholder, and counts."""
 
     def __init__(self, rules: tuple[Rule, ...] = RULES) -> None:
-        self._rules = rules
+        self._long_run_rules = [rule for rule in rules if rule.long_run]
+        self._password_rules = [rule for rule in rules if not rule.long_run]
+        self._order = {rule.kind: index for index, rule in enumerate(rules)}
         self._placeholders: dict[str, str] = {}
         self._per_kind: dict[str, int] = {}
         self.counts: dict[str, int] = {}
@@ -40,7 +42,14 @@ class Redactor:
     def text(self, text: str) -> str:
         """``text`` with every secret found replaced by its placeholder."""
         spans: list[tuple[int, int, str]] = []
-        for rule in self._rules:
+        # Most text (prose, numbers, short words) holds no run of 12 non-space characters and
+        # no password name: no row can match it, and it is passed over at C speed.
+        long_run = has_long_run(text) and ANY_LONG_RUN_ROW.search(text) is not None
+        password = has_password_hint(text)
+        if not long_run and not password:
+            return text
+        rules = (self._long_run_rules if long_run else []) + (self._password_rules if password else [])
+        for rule in rules:
             for match in rule.pattern.finditer(text):
                 start, end = _secret_span(match, rule.group)
                 if start < 0:
@@ -51,7 +60,7 @@ class Redactor:
         if not spans:
             return text
         # Earlier rows win an overlap (they are the specific shapes); then left to right.
-        spans = _disjoint(spans)
+        spans = _disjoint(sorted(spans, key=lambda span: self._order[span[2]]))
         out: list[str] = []
         cursor = 0
         for start, end, kind in spans:
@@ -75,6 +84,13 @@ class Redactor:
                 for key, item in value.items()
             }
         return value
+
+    def line(self, obj: dict[str, Any], raw: bytes | None) -> dict[str, Any]:
+        """``value`` for an entry read from a session file: ``raw``, its line as written, is looked
+        at first, and a line no row can match is returned as it is without a walk through it."""
+        if raw is not None and not line_may_hold_secret(raw):
+            return obj
+        return self.value(obj)
 
     def report(self) -> dict[str, int]:
         return dict(sorted(self.counts.items()))

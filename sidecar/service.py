@@ -276,6 +276,8 @@ class SessionService:
         """Give a session its compatibility: images to the blob store only for oh-my-pi's."""
         session.compat = session_compat(session.path, self.layout.root, self.compat)
         session.blobs = self.blobs if session.compat == "omp" else None
+        if self.settings.store.redactOnAppend:
+            session.redact_entry = redact_on_append
 
     def _resolve_path(self, raw: str) -> Path:
         path = Path(raw).expanduser()
@@ -1104,6 +1106,13 @@ class SessionService:
             return wire.ExportResult(format=params.format, entries=exported.entries, redaction=report, text=exported.text, bytes=size)
         write_export(target, exported.text)
         return wire.ExportResult(format=params.format, entries=exported.entries, redaction=report, path=str(target), bytes=size)
+
+
+def redact_on_append(obj: dict[str, Any]) -> dict[str, Any]:
+    """store.redactOnAppend: one entry with its secrets replaced (numbered within the entry)."""
+    from .export.redact import Redactor
+
+    return Redactor().value(obj)
 
 
 def _history_cwd(cwd: str | None) -> str | None:

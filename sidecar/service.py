@@ -1103,9 +1103,9 @@ class SessionService:
                                       kinds=[wire.RedactionKindCount(kind=c.kind, count=c.count) for c in exported.redaction.kinds])
         size = len(exported.text.encode())
         if target is None:
-            return wire.ExportResult(format=params.format, entries=exported.entries, redaction=report, text=exported.text, bytes=size)
+            return wire.ExportResult(entries=exported.entries, redaction=report, text=exported.text, bytes=size)
         write_export(target, exported.text)
-        return wire.ExportResult(format=params.format, entries=exported.entries, redaction=report, path=str(target), bytes=size)
+        return wire.ExportResult(entries=exported.entries, redaction=report, path=str(target), bytes=size)
 
 
 def redact_on_append(obj: dict[str, Any]) -> dict[str, Any]:

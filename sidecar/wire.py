@@ -675,7 +675,6 @@ class ExportRedaction(_Result):
 
 
 class ExportResult(_Result):
-    format: Literal["markdown", "html", "json"]
     # Entries exported.
     entries: int
     redaction: ExportRedaction

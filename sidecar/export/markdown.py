@@ -111,12 +111,12 @@ def _message(entry: ExportedEntry, label: str, stamp: str, results: dict[str, Ex
         if isinstance(usage.get("input"), int) or isinstance(usage.get("output"), int):
             meta.append(f"{usage.get('input', 0)} in / {usage.get('output', 0)} out tokens")
     meta_text = f" · {' · '.join(meta)}" if meta else ""
-    parts = [f"## {heading}{meta_text}{label}{stamp}\n"]
+    parts = [f"## {heading}{meta_text}{label}{stamp}"]
     if role == "bashExecution":
         extra = entry.extra or {}
         message = extra.get("message", {}) if isinstance(extra.get("message"), dict) else {}
         parts.append(_fence(f"$ {message.get('command', '')}\n{_cut(str(message.get('output', '')))}", "console"))
-        return "\n".join(parts) + "\n"
+        return "\n\n".join(parts) + "\n"
     for block in entry.content or []:
         kind = block.get("type")
         if kind == "toolCall":

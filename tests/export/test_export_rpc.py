@@ -120,3 +120,17 @@ def test_bad_requests_get_clear_errors(sidecar, rich_session, tmp_path: Path):
     error = sidecar.error("session/export", sessionId=sid, format="json", path=str(tmp_path / "missing" / "x.json"))
     assert error["code"] == -33050 and error["data"]["kind"] == "exportWriteFailed" and "missing" in error["message"]
     assert not (tmp_path / "missing").exists()
+
+
+def test_the_documented_schema_is_generated_from_the_shape_and_fits_an_export(sidecar, rich_session):
+    """protocol/export.schema.json is ``python -m sidecar.export.shape``'s output, and an export
+    decodes as the shape it describes."""
+    import msgspec
+
+    from sidecar.export.shape import SCHEMA_PATH, ExportDocument, schema_text
+
+    assert SCHEMA_PATH.read_text() == schema_text(), "run: python -m sidecar.export.shape"
+    sid, _ = rich_session
+    text = export(sidecar, sid, format="json", all=True)["text"]
+    decoded = msgspec.json.decode(text, type=ExportDocument)
+    assert msgspec.json.encode(decoded) + b"\n" == text.encode()  # nothing outside the shape

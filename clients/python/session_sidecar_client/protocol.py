@@ -251,6 +251,35 @@ class ErrorObject(TypedDict):
     data: dict[str, Any]
 
 
+class ExportParams(TypedDict):
+    sessionId: str
+    format: Literal["html", "json", "markdown"]
+    leafId: NotRequired[str | None]
+    all: NotRequired[bool]
+    redact: NotRequired[bool]
+    path: NotRequired[str | None]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class RedactionKindCount(TypedDict):
+    kind: str
+    count: int
+
+
+class ExportRedaction(TypedDict):
+    applied: bool
+    total: NotRequired[int]
+    kinds: NotRequired[list[RedactionKindCount]]
+
+
+class ExportResult(TypedDict):
+    entries: int
+    redaction: ExportRedaction
+    text: NotRequired[str | None]
+    path: NotRequired[str | None]
+    bytes: NotRequired[int]
+
+
 class FlushParams(TypedDict):
     sessionId: str
     workDoneToken: NotRequired[int | str | None]
@@ -602,6 +631,7 @@ class StoreSettings(TypedDict):
     fsync: NotRequired[Literal["always", "assistant", "never"]]
     allowExternalPaths: NotRequired[bool]
     compat: NotRequired[Literal["omp", "pi"] | None]
+    redactOnAppend: NotRequired[bool]
 
 
 class Settings(TypedDict):
@@ -702,6 +732,7 @@ MethodName = Literal[
     "session/snapshot",
     "session/diff",
     "session/rewind",
+    "session/export",
 ]
 
 # method -> (params type, result type), as annotations.
@@ -736,6 +767,7 @@ METHODS: dict[str, tuple[str, str]] = {
     "session/snapshot": ("SnapshotParams", "SnapshotResult"),
     "session/diff": ("DiffParams", "DiffResult"),
     "session/rewind": ("RewindParams", "RewindResult"),
+    "session/export": ("ExportParams", "ExportResult"),
 }
 
 SERVER_REQUESTS: dict[str, tuple[str, str]] = {
@@ -788,6 +820,7 @@ PYTHON_METHODS: dict[str, str] = {
     "snapshot": "session/snapshot",
     "diff": "session/diff",
     "rewind": "session/rewind",
+    "export": "session/export",
 }
 
 ErrorKind = Literal[
@@ -819,6 +852,7 @@ ErrorKind = Literal[
     "noSnapshot",
     "snapshotFailed",
     "pathOutsideCwd",
+    "exportWriteFailed",
 ]
 
 
@@ -1018,6 +1052,13 @@ class PathOutsideCwdError(RpcError):
     kind_value = "pathOutsideCwd"
 
 
+class ExportWriteFailedError(RpcError):
+    """-33050 exportWriteFailed: session/export could not write the file asked for (folder missing, no permission, disk full)."""
+
+    code_value = -33050
+    kind_value = "exportWriteFailed"
+
+
 ERROR_CLASSES: dict[int, type[RpcError]] = {
     -32002: ServerNotInitializedError,
     -32600: InvalidRequestError,
@@ -1047,6 +1088,7 @@ ERROR_CLASSES: dict[int, type[RpcError]] = {
     -33041: NoSnapshotError,
     -33042: SnapshotFailedError,
     -33043: PathOutsideCwdError,
+    -33050: ExportWriteFailedError,
 }
 
 __all__ = [
@@ -1086,6 +1128,10 @@ __all__ = [
     "EntryNotFoundError",
     "ErrorKind",
     "ErrorObject",
+    "ExportParams",
+    "ExportRedaction",
+    "ExportResult",
+    "ExportWriteFailedError",
     "ExternalChange",
     "FileChange",
     "FlushParams",
@@ -1138,6 +1184,7 @@ __all__ = [
     "PruneParams",
     "PruneResult",
     "PrunedSession",
+    "RedactionKindCount",
     "RequestCancelledError",
     "RestoreParams",
     "RestoreResult",

@@ -541,6 +541,63 @@ pub struct ErrorObject {
     pub message: String,
 }
 
+/// Schema: `#/$defs/ExportParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportParams {
+    /// `all`. Optional; the server's default is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all: Option<bool>,
+    /// `format`. Required.
+    pub format: ExportFormat,
+    /// `leafId`. Optional.
+    #[serde(rename = "leafId", default, skip_serializing_if = "Option::is_none")]
+    pub leaf_id: Option<String>,
+    /// `path`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// `redact`. Optional; the server's default is `true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redact: Option<bool>,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/ExportRedaction`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportRedaction {
+    /// `applied`. Required.
+    pub applied: bool,
+    /// `kinds`. Defaults to `[]` when absent.
+    #[serde(default = "defaults::export_redaction_kinds")]
+    pub kinds: Vec<RedactionKindCount>,
+    /// `total`. Defaults to `0` when absent.
+    #[serde(default = "defaults::export_redaction_total")]
+    pub total: i64,
+}
+
+/// Schema: `#/$defs/ExportResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportResult {
+    /// `bytes`. Defaults to `0` when absent.
+    #[serde(default = "defaults::export_result_bytes")]
+    pub bytes: i64,
+    /// `entries`. Required.
+    pub entries: i64,
+    /// `path`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// `redaction`. Required.
+    pub redaction: ExportRedaction,
+    /// `text`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
 /// What this call found another program had done to the file since the session last saw it.
 ///
 /// Schema: `#/$defs/ExternalChange`.
@@ -1057,6 +1114,15 @@ pub struct PrunedSession {
     pub session_id: Option<String>,
 }
 
+/// Schema: `#/$defs/RedactionKindCount`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct RedactionKindCount {
+    /// `count`. Required.
+    pub count: i64,
+    /// `kind`. Required.
+    pub kind: String,
+}
+
 /// Schema: `#/$defs/RestoreParams` (unknown fields are refused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -1417,6 +1483,9 @@ pub struct StoreSettings {
     /// `fsync`. Optional; the server's default is `"assistant"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync: Option<FsyncPolicy>,
+    /// `redactOnAppend`. Optional; the server's default is `false`.
+    #[serde(rename = "redactOnAppend", default, skip_serializing_if = "Option::is_none")]
+    pub redact_on_append: Option<bool>,
 }
 
 /// Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`.
@@ -1549,6 +1618,17 @@ pub enum ContextFormat {
     Agent,
     #[serde(rename = "llm")]
     Llm,
+}
+
+/// `ExportParams.format`: one of `html`, `json`, `markdown`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ExportFormat {
+    #[serde(rename = "html")]
+    Html,
+    #[serde(rename = "json")]
+    Json,
+    #[serde(rename = "markdown")]
+    Markdown,
 }
 
 /// `FileChange.change`: one of `added`, `modified`, `removed`, `renamed`, `typeChanged`.
@@ -1748,6 +1828,15 @@ pub mod methods {
         type Result = DiffResult;
     }
 
+    /// `session/export`: `ExportParams` -> `ExportResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Export;
+    impl crate::Method for Export {
+        const NAME: &'static str = "session/export";
+        type Params = ExportParams;
+        type Result = ExportResult;
+    }
+
     /// `session/flush`: `FlushParams` -> `FlushResult`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub struct Flush;
@@ -1895,7 +1984,7 @@ pub mod methods {
 }
 
 /// Every method in the schema, sorted by name.
-pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/diff", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/list", "session/move", "session/open", "session/prune", "session/restore", "session/rewind", "session/setLabel", "session/setName", "session/snapshot", "session/stats", "session/unarchive", "shutdown"];
+pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/diff", "session/export", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/list", "session/move", "session/open", "session/prune", "session/restore", "session/rewind", "session/setLabel", "session/setName", "session/snapshot", "session/stats", "session/unarchive", "shutdown"];
 
 /// A typed, blocking method for every session method of the protocol.
 impl crate::Client {
@@ -1988,6 +2077,13 @@ impl crate::Client {
     /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Diff>`.
     pub fn diff(&self, params: DiffParams) -> crate::Result<DiffResult> {
         self.call::<methods::Diff>(params)
+    }
+
+    /// `session/export`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Export>`.
+    pub fn export(&self, params: ExportParams) -> crate::Result<ExportResult> {
+        self.call::<methods::Export>(params)
     }
 
     /// `session/flush`: sends the request and blocks until its answer.
@@ -2227,11 +2323,13 @@ pub enum ErrorKind {
     SnapshotFailed,
     /// -33043: A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written.
     PathOutsideCwd,
+    /// -33050: session/export could not write the file asked for (folder missing, no permission, disk full).
+    ExportWriteFailed,
 }
 
 impl ErrorKind {
     /// Every kind in the schema.
-    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd];
+    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd, Self::ExportWriteFailed];
 
     /// The JSON-RPC error code.
     pub fn code(self) -> i64 {
@@ -2264,6 +2362,7 @@ impl ErrorKind {
             Self::NoSnapshot => -33041,
             Self::SnapshotFailed => -33042,
             Self::PathOutsideCwd => -33043,
+            Self::ExportWriteFailed => -33050,
         }
     }
 
@@ -2298,6 +2397,7 @@ impl ErrorKind {
             -33041 => Self::NoSnapshot,
             -33042 => Self::SnapshotFailed,
             -33043 => Self::PathOutsideCwd,
+            -33050 => Self::ExportWriteFailed,
             _ => return None,
         })
     }
@@ -2333,6 +2433,7 @@ impl ErrorKind {
             Self::NoSnapshot => "noSnapshot",
             Self::SnapshotFailed => "snapshotFailed",
             Self::PathOutsideCwd => "pathOutsideCwd",
+            Self::ExportWriteFailed => "exportWriteFailed",
         }
     }
 
@@ -2367,6 +2468,7 @@ impl ErrorKind {
             Self::NoSnapshot => "No snapshot of the files at or before the entry (or the diff's point) to go back to.",
             Self::SnapshotFailed => "The snapshot store could not do it (git missing or failing, its objects gone, the folder unreadable).",
             Self::PathOutsideCwd => "A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written.",
+            Self::ExportWriteFailed => "session/export could not write the file asked for (folder missing, no permission, disk full).",
         }
     }
 }
@@ -2409,6 +2511,8 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         ("result", "session/delete") => rt::<DeleteResult>(value),
         ("params", "session/diff") => rt::<DiffParams>(value),
         ("result", "session/diff") => rt::<DiffResult>(value),
+        ("params", "session/export") => rt::<ExportParams>(value),
+        ("result", "session/export") => rt::<ExportResult>(value),
         ("params", "session/flush") => rt::<FlushParams>(value),
         ("result", "session/flush") => rt::<FlushResult>(value),
         ("params", "session/fork") => rt::<ForkParams>(value),
@@ -2467,6 +2571,15 @@ mod defaults {
     }
     pub fn capabilities_work_done_progress() -> bool {
         true
+    }
+    pub fn export_redaction_kinds() -> Vec<RedactionKindCount> {
+        Vec::new()
+    }
+    pub fn export_redaction_total() -> i64 {
+        0
+    }
+    pub fn export_result_bytes() -> i64 {
+        0
     }
     pub fn external_change_header_changed() -> bool {
         false

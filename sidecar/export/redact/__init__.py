@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .rules import ANY_LONG_RUN_ROW, RULES, Rule, has_long_run, has_password_hint, line_may_hold_secret
+from .rules import RULES, Rule, has_long_run, has_password_hint, line_may_hold_secret
 
 # Fields that hold the tree's structure or an identity, never free text: changing
 # them would break parentId links or tool-call pairing.
@@ -23,8 +23,7 @@ class Redactor:
     """One export's (or one append's) redaction state: which secret got which placeholder, and counts."""
 
     def __init__(self, rules: tuple[Rule, ...] = RULES) -> None:
-        self._long_run_rules = [rule for rule in rules if rule.long_run]
-        self._password_rules = [rule for rule in rules if not rule.long_run]
+        self._rules = rules
         self._order = {rule.kind: index for index, rule in enumerate(rules)}
         self._placeholders: dict[str, str] = {}
         self._per_kind: dict[str, int] = {}
@@ -43,13 +42,19 @@ class Redactor:
         """``text`` with every secret found replaced by its placeholder."""
         spans: list[tuple[int, int, str]] = []
         # Most text (prose, numbers, short words) holds no run of 12 non-space characters and
-        # no password name: no row can match it, and it is passed over at C speed.
-        long_run = has_long_run(text) and ANY_LONG_RUN_ROW.search(text) is not None
+        # no password name: no row can match it, and it is passed over at C speed. Other text
+        # is searched by the rows whose needles it holds.
+        long_run = has_long_run(text)
         password = has_password_hint(text)
         if not long_run and not password:
             return text
-        rules = (self._long_run_rules if long_run else []) + (self._password_rules if password else [])
-        for rule in rules:
+        lower = text.lower()
+        for rule in self._rules:
+            if not (long_run if rule.long_run else password):
+                continue
+            haystack = lower if rule.lowercase_needles else text
+            if rule.needles and not any(needle in haystack for needle in rule.needles):
+                continue
             for match in rule.pattern.finditer(text):
                 start, end = _secret_span(match, rule.group)
                 if start < 0:

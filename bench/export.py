@@ -76,10 +76,11 @@ def main() -> int:
                 paint = browser.evaluate(
                     "Object.fromEntries(performance.getEntriesByType('paint').map(p => [p.name, p.startTime]))")
                 loaded = browser.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
+                ready = browser.evaluate("performance.getEntriesByName('session-view-ready')[0].startTime")
                 shown = browser.evaluate("document.querySelectorAll('#main .entry').length")
                 errors = browser.errors()
             print(f"page run {attempt + 1}: first contentful paint {paint.get('first-contentful-paint', -1) / 1000:.2f} s, "
-                  f"load event {loaded / 1000:.2f} s, {shown} entries rendered of the path, console errors: {len(errors)}")
+                  f"script done (usable) {ready / 1000:.2f} s, load event {loaded / 1000:.2f} s, {shown} entries rendered of the path, console errors: {len(errors)}")
     return 0
 
 

@@ -227,18 +227,37 @@
   }
 
   function branches() {
+    // Depth, nearest label and nearest user message of every entry, parents first: one pass,
+    // not a walk to the root per branch (a long session has hundreds of branches).
+    const depth = new Map(), labelUp = new Map(), userUp = new Map();
+    const facts = (e) => {
+      if (depth.has(e.id)) return;
+      const chain = [], seen = new Set();
+      for (let cur = e; cur && !depth.has(cur.id) && !seen.has(cur.id); cur = cur.parentId === null ? undefined : byId.get(cur.parentId)) {
+        seen.add(cur.id);
+        chain.push(cur);
+      }
+      for (let i = chain.length - 1; i >= 0; i--) {
+        const cur = chain[i];
+        const parent = cur.parentId === null ? undefined : byId.get(cur.parentId);
+        const known = parent && depth.has(parent.id);
+        depth.set(cur.id, known ? depth.get(parent.id) + 1 : 1);
+        labelUp.set(cur.id, cur.label ? cur : (known ? labelUp.get(parent.id) : undefined));
+        userUp.set(cur.id, cur.role === "user" ? cur : (known ? userUp.get(parent.id) : undefined));
+      }
+    };
     const box = document.getElementById("branches");
-    const tips = leaves.slice().reverse();
-    for (const leaf of tips) {
-      const path = pathTo(leaf.id);
-      const lastUser = [...path].reverse().find((e) => e.role === "user");
-      const label = [...path].reverse().find((e) => e.label);
+    const frag = document.createDocumentFragment();
+    for (const leaf of leaves.slice().reverse()) {
+      facts(leaf);
+      const label = labelUp.get(leaf.id), lastUser = userUp.get(leaf.id);
       const b = el("button", "branch", label ? label.label : (lastUser ? textOf(lastUser).slice(0, 60) : leaf.id));
-      b.appendChild(el("small", "", `${path.length} entries · ${(leaf.timestamp || "").slice(0, 16).replace("T", " ")}`));
+      b.appendChild(el("small", "", `${depth.get(leaf.id)} entries · ${(leaf.timestamp || "").slice(0, 16).replace("T", " ")}`));
       b.dataset.leaf = leaf.id;
       b.onclick = () => switchTo(leaf.id);
-      box.appendChild(b);
+      frag.appendChild(b);
     }
+    box.appendChild(frag);
   }
 
   function search(query) {
@@ -285,4 +304,5 @@
   branches();
   if (state.leaf) switchTo(state.leaf);
   window.sessionView = { state, switchTo, search, theme };
+  performance.mark("session-view-ready");  // bench/export.py reads it: the page is usable from here
 })();

@@ -11,6 +11,13 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test]'
+# The session page's tests (tests/export/test_page_chromium.py) run in the system's headless Chromium.
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "installing chromium (apt-get) for the session page tests"
+  if [ "$(id -u)" = 0 ]; then sudo=(); else sudo=(sudo); fi
+  "${sudo[@]}" apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq chromium >/dev/null
+fi
 export PATH="$PWD/.venv/bin:$PATH"
 export SESSION_SIDECAR_BIN="$PWD/.venv/bin/session-sidecar"
 

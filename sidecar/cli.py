@@ -7,6 +7,8 @@
     session-sidecar move-blobs [--root DIR]     # <root>/.blobs to oh-my-pi's blob folder
     session-sidecar rewind ID ENTRY [--files] [--dry-run] [--force] [--json]
     session-sidecar diff ID FROM TO [--patch] [--json]
+    session-sidecar export ID --format markdown|html|json [-o FILE] [--leaf ENTRY] [--all] [--no-redact]
+    session-sidecar view ID [-o FILE]              # the session's page, one HTML file; prints its path
 
 Only protocol messages go to stdout while serving; logs go to stderr.
 """
@@ -28,7 +30,7 @@ from .store.layout import default_root
 
 LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
 SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor", "history", "du", "prune", "empty-trash", "inline-blobs",
-               "move-blobs", "rewind", "diff", "import")
+               "move-blobs", "rewind", "diff", "import", "export", "view")
 
 
 def own_command() -> list[str]:
@@ -122,6 +124,9 @@ def _parser() -> argparse.ArgumentParser:
     from .importers.command import add_command as add_import_command
 
     add_import_command(commands, _common)
+    from .export.cli import add_commands as add_export_commands
+
+    add_export_commands(commands, _common)
     return parser
 
 
@@ -161,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
         from .importers.command import run as run_import
 
         return run_import(args)
+    if args.command in ("export", "view"):
+        from .export.cli import run as run_export_command
+
+        return run_export_command(args)
     if args.command == "demo":
         from .demo import run_demo
 

@@ -59,6 +59,8 @@ class StoreSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tr
     # names) or "omp" (oh-my-pi's blob store and title line). Unset: the tool whose
     # sessions folder the root is, else pi (see sidecar.store.compat).
     compat: Literal["pi", "omp"] | None = None
+    # Replace secrets by typed placeholders before an appended entry is written (sidecar/export/redact/).
+    redactOnAppend: bool = False
 
 
 class RetentionSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):

@@ -214,6 +214,11 @@ class ImportSourceUnreadable(SidecarError):
 
     code = -33061
     kind = "importSourceUnreadable"
+class ExportWriteFailed(SidecarError):
+    """session/export could not write the file asked for (folder missing, no permission, disk full)."""
+
+    code = -33050
+    kind = "exportWriteFailed"
 
 
 ALL_ERRORS: tuple[type[SidecarError], ...] = (
@@ -240,4 +245,5 @@ ALL_ERRORS: tuple[type[SidecarError], ...] = (
     PathOutsideCwd,
     ImportSourceNotFound,
     ImportSourceUnreadable,
+    ExportWriteFailed,
 )

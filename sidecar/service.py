@@ -78,6 +78,7 @@ class SessionService:
         self.store.on_change = self._changed
         self.store.on_append = self._appended
         self.store.on_release = self.watches.remove
+        self.store.redact_entry = redact_on_append  # used when store.redactOnAppend is on
 
     @property
     def root(self) -> Path:
@@ -444,3 +445,29 @@ class SessionService:
         from .importers.run import import_sources
 
         return import_sources(self.store, params)
+    # --- export (sidecar/export/) ---
+
+    def export(self, params: wire.ExportParams) -> wire.ExportResult:
+        from .export import export_session, write_export
+
+        session = self.session(params.sessionId)
+        target = Path(params.path).expanduser() if params.path is not None else None
+        if target is not None and not target.is_absolute():
+            raise InvalidParams("path must be absolute (the sidecar's working folder is not the caller's)", field="path")
+        blobs = self.store.blobs
+        exported = export_session(session, params.format, leaf_id=params.leafId, whole_tree=params.all,
+                                  redact=params.redact, resolve=lambda e: resolve(e.obj(), blobs) if e.has_blobs else e.obj())
+        report = wire.ExportRedaction(applied=exported.redaction.applied, total=exported.redaction.total,
+                                      kinds=[wire.RedactionKindCount(kind=c.kind, count=c.count) for c in exported.redaction.kinds])
+        size = len(exported.text.encode())
+        if target is None:
+            return wire.ExportResult(entries=exported.entries, redaction=report, text=exported.text, bytes=size)
+        write_export(target, exported.text)
+        return wire.ExportResult(entries=exported.entries, redaction=report, path=str(target), bytes=size)
+
+
+def redact_on_append(obj: dict[str, Any]) -> dict[str, Any]:
+    """store.redactOnAppend: one entry with its secrets replaced (numbered within the entry)."""
+    from .export.redact import Redactor
+
+    return Redactor().value(obj)

@@ -19,6 +19,7 @@ var Methods = []string{
 	"session/create",
 	"session/delete",
 	"session/diff",
+	"session/export",
 	"session/flush",
 	"session/fork",
 	"session/getEntries",
@@ -52,6 +53,7 @@ var methodTypes = map[string][2]any{
 	"session/create":         {CreateParams{}, CreateResult{}},
 	"session/delete":         {DeleteParams{}, DeleteResult{}},
 	"session/diff":           {DiffParams{}, DiffResult{}},
+	"session/export":         {ExportParams{}, ExportResult{}},
 	"session/flush":          {FlushParams{}, FlushResult{}},
 	"session/fork":           {ForkParams{}, ForkResult{}},
 	"session/getEntries":     {GetEntriesParams{}, GetEntriesResult{}},
@@ -174,6 +176,15 @@ func (c *Client) Delete(ctx context.Context, params DeleteParams, opts ...CallOp
 func (c *Client) Diff(ctx context.Context, params DiffParams, opts ...CallOption) (*DiffResult, error) {
 	var result DiffResult
 	if err := c.Call(ctx, "session/diff", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
+// Export calls session/export.
+func (c *Client) Export(ctx context.Context, params ExportParams, opts ...CallOption) (*ExportResult, error) {
+	var result ExportResult
+	if err := c.Call(ctx, "session/export", params, &result, opts...); err != nil {
 		return nil, err
 	}
 	return &result, nil

@@ -37,6 +37,7 @@ const (
 	CodeNoSnapshot             = -33041
 	CodeSnapshotFailed         = -33042
 	CodePathOutsideCwd         = -33043
+	CodeExportWriteFailed      = -33050
 	CodeImportSourceNotFound   = -33060
 	CodeImportSourceUnreadable = -33061
 )
@@ -99,6 +100,8 @@ var (
 	ErrSnapshotFailed = &Error{Code: -33042, Message: "snapshotFailed"}
 	// ErrPathOutsideCwd: A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written.
 	ErrPathOutsideCwd = &Error{Code: -33043, Message: "pathOutsideCwd"}
+	// ErrExportWriteFailed: session/export could not write the file asked for (folder missing, no permission, disk full).
+	ErrExportWriteFailed = &Error{Code: -33050, Message: "exportWriteFailed"}
 	// ErrImportSourceNotFound: A path given to session/import that does not exist or holds no session of that tool.
 	ErrImportSourceNotFound = &Error{Code: -33060, Message: "importSourceNotFound"}
 	// ErrImportSourceUnreadable: A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite).
@@ -135,6 +138,7 @@ var errorKinds = map[int]string{
 	-33041: "noSnapshot",
 	-33042: "snapshotFailed",
 	-33043: "pathOutsideCwd",
+	-33050: "exportWriteFailed",
 	-33060: "importSourceNotFound",
 	-33061: "importSourceUnreadable",
 }
@@ -433,6 +437,36 @@ type DiffResult struct {
 	ToTree   string       `json:"toTree"`
 	Files    []FileChange `json:"files"`
 	Patch    *string      `json:"patch,omitzero"`
+}
+
+// ExportParams is `ExportParams` in protocol/schema.json.
+type ExportParams struct {
+	SessionID string `json:"sessionId"`
+	Format    string `json:"format"`
+	// Empty: not sent.
+	LeafID string `json:"leafId,omitzero"`
+	All    bool   `json:"all,omitzero"`
+	// Default: true.
+	Redact *bool `json:"redact,omitzero"`
+	// Empty: not sent.
+	Path string `json:"path,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// ExportRedaction is `ExportRedaction` in protocol/schema.json.
+type ExportRedaction struct {
+	Applied bool                 `json:"applied"`
+	Total   int                  `json:"total,omitzero"`
+	Kinds   []RedactionKindCount `json:"kinds,omitzero"`
+}
+
+// ExportResult is `ExportResult` in protocol/schema.json.
+type ExportResult struct {
+	Entries   int             `json:"entries"`
+	Redaction ExportRedaction `json:"redaction"`
+	Text      *string         `json:"text,omitzero"`
+	Path      *string         `json:"path,omitzero"`
+	Bytes     int             `json:"bytes,omitzero"`
 }
 
 // ExternalChange: What this call found another program had done to the file since the session last saw it.
@@ -769,6 +803,12 @@ type PrunedSession struct {
 	Reason    string  `json:"reason"`
 }
 
+// RedactionKindCount is `RedactionKindCount` in protocol/schema.json.
+type RedactionKindCount struct {
+	Kind  string `json:"kind"`
+	Count int    `json:"count"`
+}
+
 // RestoreParams is `RestoreParams` in protocol/schema.json.
 type RestoreParams struct {
 	SessionID string `json:"sessionId"`
@@ -949,7 +989,8 @@ type StoreSettings struct {
 	Fsync              string `json:"fsync,omitzero"`
 	AllowExternalPaths bool   `json:"allowExternalPaths,omitzero"`
 	// Empty: not sent.
-	Compat string `json:"compat,omitzero"`
+	Compat         string `json:"compat,omitzero"`
+	RedactOnAppend bool   `json:"redactOnAppend,omitzero"`
 }
 
 // SummarizeParams: Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`.

@@ -55,7 +55,7 @@ if [ ! -x "$cached/$bundle/session-sidecar" ]; then
     $(grep -E '^(altgraph|packaging|pyinstaller|pyinstaller-hooks-contrib)==' scripts/release/tools.lock)
   "$freeze/bin/python" -m PyInstaller --noconfirm --clean --onedir --log-level WARN \
     --name session-sidecar \
-    --collect-submodules sidecar --collect-submodules session_sidecar_client \
+    --collect-submodules sidecar --collect-submodules session_sidecar_client --collect-data sidecar \
     --distpath "$cache/pyinstaller/dist" --workpath "$cache/pyinstaller/work" --specpath "$cache/pyinstaller" \
     scripts/release/entry.py >"$cache/pyinstaller.log" 2>&1 || { cat "$cache/pyinstaller.log" >&2; exit 1; }
   mkdir -p "$cached.tmp"

@@ -91,6 +91,8 @@ class Session(follow.FollowsFile):
         self.title_fault: str | None = None
         # The tool this file must stay readable by (compat.py); the service sets it.
         self.compat: Compat = "pi"
+        # store.redactOnAppend: each appended entry passes through this before it is written.
+        self.redact_entry: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         self._init_following()
 
     # -- construction ------------------------------------------------------
@@ -428,6 +430,8 @@ class Session(follow.FollowsFile):
                     index=index,
                 )
             parent = own_parent
+        if self.redact_entry is not None:
+            obj = self.redact_entry(obj)  # the envelope and structural fields are left as they are
         timestamp = obj.get("timestamp")
         if timestamp is None:
             timestamp = iso_now()

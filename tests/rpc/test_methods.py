@@ -173,3 +173,17 @@ async def test_snapshot_diff_rewind(client: RpcTestClient, tmp_path: Path):
     with pytest.raises(JsonRpcException) as refused:
         await client.call("session/rewind", {"sessionId": "snap", "entryId": "nope", "files": True})
     assert refused.value.code == -33003
+
+
+# -- export (the full cases: tests/export/) ---------------------------------------------------------
+
+
+async def test_export(client: RpcTestClient, tmp_path: Path):
+    await client.call("session/create", {"cwd": str(tmp_path), "sessionId": "exp"})
+    await client.call("session/append", {"sessionId": "exp", "entries": [
+        user("my key is AKIAQ3EGRTWX5ZKLM7PB"), assistant("noted")]})
+    result = await client.call("session/export", {"sessionId": "exp", "format": "json"})
+    doc = json.loads(result["text"])
+    assert [e["role"] for e in doc["entries"]] == ["user", "assistant"]
+    assert "[REDACTED:aws-access-key:1]" in result["text"] and "AKIAQ3EGRTWX5ZKLM7PB" not in result["text"]
+    assert result["redaction"] == {"applied": True, "total": 1, "kinds": [{"kind": "aws-access-key", "count": 1}]}

@@ -18,6 +18,7 @@ from .protocol import (
     CreateResult,
     DeleteResult,
     DiffResult,
+    ExportResult,
     FlushResult,
     ForkResult,
     GetEntriesResult,
@@ -597,4 +598,28 @@ class SidecarMethods:
         if dry_run is not False:
             params["dryRun"] = dry_run
         result: ImportResult = await self.request("session/import", params, on_progress=on_progress)
+        return result
+
+    async def export(
+        self,
+        session_id: str,
+        format: Literal["html", "json", "markdown"],
+        *,
+        leaf_id: str | None = None,
+        all: bool = False,
+        redact: bool = True,
+        path: str | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> ExportResult:
+        """``session/export``: ExportParams -> ExportResult."""
+        params: dict[str, Any] = {"sessionId": session_id, "format": format}
+        if leaf_id is not None:
+            params["leafId"] = leaf_id
+        if all is not False:
+            params["all"] = all
+        if redact is not True:
+            params["redact"] = redact
+        if path is not None:
+            params["path"] = path
+        result: ExportResult = await self.request("session/export", params, on_progress=on_progress)
         return result

@@ -256,6 +256,35 @@ class ErrorObject(TypedDict):
     data: dict[str, Any]
 
 
+class ExportParams(TypedDict):
+    sessionId: str
+    format: Literal["html", "json", "markdown"]
+    leafId: NotRequired[str | None]
+    all: NotRequired[bool]
+    redact: NotRequired[bool]
+    path: NotRequired[str | None]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class RedactionKindCount(TypedDict):
+    kind: str
+    count: int
+
+
+class ExportRedaction(TypedDict):
+    applied: bool
+    total: NotRequired[int]
+    kinds: NotRequired[list[RedactionKindCount]]
+
+
+class ExportResult(TypedDict):
+    entries: int
+    redaction: ExportRedaction
+    text: NotRequired[str | None]
+    path: NotRequired[str | None]
+    bytes: NotRequired[int]
+
+
 class FlushParams(TypedDict):
     sessionId: str
     workDoneToken: NotRequired[int | str | None]
@@ -640,6 +669,7 @@ class StoreSettings(TypedDict):
     fsync: NotRequired[Literal["always", "assistant", "never"]]
     allowExternalPaths: NotRequired[bool]
     compat: NotRequired[Literal["omp", "pi"] | None]
+    redactOnAppend: NotRequired[bool]
 
 
 class Settings(TypedDict):
@@ -741,6 +771,7 @@ MethodName = Literal[
     "session/diff",
     "session/rewind",
     "session/import",
+    "session/export",
 ]
 
 # method -> (params type, result type), as annotations.
@@ -776,6 +807,7 @@ METHODS: dict[str, tuple[str, str]] = {
     "session/diff": ("DiffParams", "DiffResult"),
     "session/rewind": ("RewindParams", "RewindResult"),
     "session/import": ("ImportParams", "ImportResult"),
+    "session/export": ("ExportParams", "ExportResult"),
 }
 
 SERVER_REQUESTS: dict[str, tuple[str, str]] = {
@@ -829,6 +861,7 @@ PYTHON_METHODS: dict[str, str] = {
     "diff": "session/diff",
     "rewind": "session/rewind",
     "import_": "session/import",
+    "export": "session/export",
 }
 
 ErrorKind = Literal[
@@ -860,6 +893,7 @@ ErrorKind = Literal[
     "noSnapshot",
     "snapshotFailed",
     "pathOutsideCwd",
+    "exportWriteFailed",
     "importSourceNotFound",
     "importSourceUnreadable",
 ]
@@ -1061,6 +1095,13 @@ class PathOutsideCwdError(RpcError):
     kind_value = "pathOutsideCwd"
 
 
+class ExportWriteFailedError(RpcError):
+    """-33050 exportWriteFailed: session/export could not write the file asked for (folder missing, no permission, disk full)."""
+
+    code_value = -33050
+    kind_value = "exportWriteFailed"
+
+
 class ImportSourceNotFoundError(RpcError):
     """-33060 importSourceNotFound: A path given to session/import that does not exist or holds no session of that tool."""
 
@@ -1104,6 +1145,7 @@ ERROR_CLASSES: dict[int, type[RpcError]] = {
     -33041: NoSnapshotError,
     -33042: SnapshotFailedError,
     -33043: PathOutsideCwdError,
+    -33050: ExportWriteFailedError,
     -33060: ImportSourceNotFoundError,
     -33061: ImportSourceUnreadableError,
 }
@@ -1146,6 +1188,10 @@ __all__ = [
     "EntryNotFoundError",
     "ErrorKind",
     "ErrorObject",
+    "ExportParams",
+    "ExportRedaction",
+    "ExportResult",
+    "ExportWriteFailedError",
     "ExternalChange",
     "FileChange",
     "FlushParams",
@@ -1204,6 +1250,7 @@ __all__ = [
     "PruneParams",
     "PruneResult",
     "PrunedSession",
+    "RedactionKindCount",
     "RequestCancelledError",
     "RestoreParams",
     "RestoreResult",

@@ -550,6 +550,63 @@ pub struct ErrorObject {
     pub message: String,
 }
 
+/// Schema: `#/$defs/ExportParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportParams {
+    /// `all`. Optional; the server's default is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all: Option<bool>,
+    /// `format`. Required.
+    pub format: ExportFormat,
+    /// `leafId`. Optional.
+    #[serde(rename = "leafId", default, skip_serializing_if = "Option::is_none")]
+    pub leaf_id: Option<String>,
+    /// `path`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// `redact`. Optional; the server's default is `true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redact: Option<bool>,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/ExportRedaction`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportRedaction {
+    /// `applied`. Required.
+    pub applied: bool,
+    /// `kinds`. Defaults to `[]` when absent.
+    #[serde(default = "defaults::export_redaction_kinds")]
+    pub kinds: Vec<RedactionKindCount>,
+    /// `total`. Defaults to `0` when absent.
+    #[serde(default = "defaults::export_redaction_total")]
+    pub total: i64,
+}
+
+/// Schema: `#/$defs/ExportResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportResult {
+    /// `bytes`. Defaults to `0` when absent.
+    #[serde(default = "defaults::export_result_bytes")]
+    pub bytes: i64,
+    /// `entries`. Required.
+    pub entries: i64,
+    /// `path`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// `redaction`. Required.
+    pub redaction: ExportRedaction,
+    /// `text`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
 /// What this call found another program had done to the file since the session last saw it.
 ///
 /// Schema: `#/$defs/ExternalChange`.
@@ -1140,6 +1197,15 @@ pub struct PrunedSession {
     pub session_id: Option<String>,
 }
 
+/// Schema: `#/$defs/RedactionKindCount`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct RedactionKindCount {
+    /// `count`. Required.
+    pub count: i64,
+    /// `kind`. Required.
+    pub kind: String,
+}
+
 /// Schema: `#/$defs/RestoreParams` (unknown fields are refused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -1500,6 +1566,9 @@ pub struct StoreSettings {
     /// `fsync`. Optional; the server's default is `"assistant"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync: Option<FsyncPolicy>,
+    /// `redactOnAppend`. Optional; the server's default is `false`.
+    #[serde(rename = "redactOnAppend", default, skip_serializing_if = "Option::is_none")]
+    pub redact_on_append: Option<bool>,
 }
 
 /// Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`.
@@ -1632,6 +1701,17 @@ pub enum ContextFormat {
     Agent,
     #[serde(rename = "llm")]
     Llm,
+}
+
+/// `ExportParams.format`: one of `html`, `json`, `markdown`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ExportFormat {
+    #[serde(rename = "html")]
+    Html,
+    #[serde(rename = "json")]
+    Json,
+    #[serde(rename = "markdown")]
+    Markdown,
 }
 
 /// `FileChange.change`: one of `added`, `modified`, `removed`, `renamed`, `typeChanged`.
@@ -1831,6 +1911,15 @@ pub mod methods {
         type Result = DiffResult;
     }
 
+    /// `session/export`: `ExportParams` -> `ExportResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Export;
+    impl crate::Method for Export {
+        const NAME: &'static str = "session/export";
+        type Params = ExportParams;
+        type Result = ExportResult;
+    }
+
     /// `session/flush`: `FlushParams` -> `FlushResult`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub struct Flush;
@@ -1987,7 +2076,7 @@ pub mod methods {
 }
 
 /// Every method in the schema, sorted by name.
-pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/diff", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/import", "session/list", "session/move", "session/open", "session/prune", "session/restore", "session/rewind", "session/setLabel", "session/setName", "session/snapshot", "session/stats", "session/unarchive", "shutdown"];
+pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/diff", "session/export", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/import", "session/list", "session/move", "session/open", "session/prune", "session/restore", "session/rewind", "session/setLabel", "session/setName", "session/snapshot", "session/stats", "session/unarchive", "shutdown"];
 
 /// A typed, blocking method for every session method of the protocol.
 impl crate::Client {
@@ -2080,6 +2169,13 @@ impl crate::Client {
     /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Diff>`.
     pub fn diff(&self, params: DiffParams) -> crate::Result<DiffResult> {
         self.call::<methods::Diff>(params)
+    }
+
+    /// `session/export`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Export>`.
+    pub fn export(&self, params: ExportParams) -> crate::Result<ExportResult> {
+        self.call::<methods::Export>(params)
     }
 
     /// `session/flush`: sends the request and blocks until its answer.
@@ -2326,6 +2422,8 @@ pub enum ErrorKind {
     SnapshotFailed,
     /// -33043: A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written.
     PathOutsideCwd,
+    /// -33050: session/export could not write the file asked for (folder missing, no permission, disk full).
+    ExportWriteFailed,
     /// -33060: A path given to session/import that does not exist or holds no session of that tool.
     ImportSourceNotFound,
     /// -33061: A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite).
@@ -2334,7 +2432,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind in the schema.
-    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd, Self::ImportSourceNotFound, Self::ImportSourceUnreadable];
+    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd, Self::ExportWriteFailed, Self::ImportSourceNotFound, Self::ImportSourceUnreadable];
 
     /// The JSON-RPC error code.
     pub fn code(self) -> i64 {
@@ -2367,6 +2465,7 @@ impl ErrorKind {
             Self::NoSnapshot => -33041,
             Self::SnapshotFailed => -33042,
             Self::PathOutsideCwd => -33043,
+            Self::ExportWriteFailed => -33050,
             Self::ImportSourceNotFound => -33060,
             Self::ImportSourceUnreadable => -33061,
         }
@@ -2403,6 +2502,7 @@ impl ErrorKind {
             -33041 => Self::NoSnapshot,
             -33042 => Self::SnapshotFailed,
             -33043 => Self::PathOutsideCwd,
+            -33050 => Self::ExportWriteFailed,
             -33060 => Self::ImportSourceNotFound,
             -33061 => Self::ImportSourceUnreadable,
             _ => return None,
@@ -2440,6 +2540,7 @@ impl ErrorKind {
             Self::NoSnapshot => "noSnapshot",
             Self::SnapshotFailed => "snapshotFailed",
             Self::PathOutsideCwd => "pathOutsideCwd",
+            Self::ExportWriteFailed => "exportWriteFailed",
             Self::ImportSourceNotFound => "importSourceNotFound",
             Self::ImportSourceUnreadable => "importSourceUnreadable",
         }
@@ -2476,6 +2577,7 @@ impl ErrorKind {
             Self::NoSnapshot => "No snapshot of the files at or before the entry (or the diff's point) to go back to.",
             Self::SnapshotFailed => "The snapshot store could not do it (git missing or failing, its objects gone, the folder unreadable).",
             Self::PathOutsideCwd => "A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written.",
+            Self::ExportWriteFailed => "session/export could not write the file asked for (folder missing, no permission, disk full).",
             Self::ImportSourceNotFound => "A path given to session/import that does not exist or holds no session of that tool.",
             Self::ImportSourceUnreadable => "A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite).",
         }
@@ -2520,6 +2622,8 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         ("result", "session/delete") => rt::<DeleteResult>(value),
         ("params", "session/diff") => rt::<DiffParams>(value),
         ("result", "session/diff") => rt::<DiffResult>(value),
+        ("params", "session/export") => rt::<ExportParams>(value),
+        ("result", "session/export") => rt::<ExportResult>(value),
         ("params", "session/flush") => rt::<FlushParams>(value),
         ("result", "session/flush") => rt::<FlushResult>(value),
         ("params", "session/fork") => rt::<ForkParams>(value),
@@ -2580,6 +2684,15 @@ mod defaults {
     }
     pub fn capabilities_work_done_progress() -> bool {
         true
+    }
+    pub fn export_redaction_kinds() -> Vec<RedactionKindCount> {
+        Vec::new()
+    }
+    pub fn export_redaction_total() -> i64 {
+        0
+    }
+    pub fn export_result_bytes() -> i64 {
+        0
     }
     pub fn external_change_header_changed() -> bool {
         false

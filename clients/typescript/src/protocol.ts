@@ -294,6 +294,40 @@ export interface ErrorObject {
   data: JsonObject;
 }
 
+export interface ExportParams {
+  sessionId: string;
+  format: "html" | "json" | "markdown";
+  /** @default null */
+  leafId?: string | null;
+  /** @default false */
+  all?: boolean;
+  /** @default true */
+  redact?: boolean;
+  /** @default null */
+  path?: string | null;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface ExportRedaction {
+  applied: boolean;
+  /** @default 0 */
+  total?: number;
+  /** @default [] */
+  kinds?: RedactionKindCount[];
+}
+
+export interface ExportResult {
+  entries: number;
+  redaction: ExportRedaction;
+  /** @default null */
+  text?: string | null;
+  /** @default null */
+  path?: string | null;
+  /** @default 0 */
+  bytes?: number;
+}
+
 /** What this call found another program had done to the file since the session last saw it. */
 export interface ExternalChange {
   entryIds: string[];
@@ -630,6 +664,11 @@ export interface PrunedSession {
   reason: string;
 }
 
+export interface RedactionKindCount {
+  kind: string;
+  count: number;
+}
+
 export interface RestoreParams {
   sessionId: string;
   /** @default null */
@@ -819,6 +858,8 @@ export interface StoreSettings {
   allowExternalPaths?: boolean;
   /** @default null */
   compat?: "omp" | "pi" | null;
+  /** @default false */
+  redactOnAppend?: boolean;
 }
 
 /** Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`. */
@@ -914,6 +955,7 @@ export interface Methods {
   "session/diff": { params: DiffParams; result: DiffResult };
   "session/rewind": { params: RewindParams; result: RewindResult };
   "session/import": { params: ImportParams; result: ImportResult };
+  "session/export": { params: ExportParams; result: ExportResult };
 }
 
 export type MethodName = keyof Methods;
@@ -921,7 +963,7 @@ export type ParamsOf<M extends MethodName> = Methods[M]["params"];
 export type ResultOf<M extends MethodName> = Methods[M]["result"];
 
 /** Every method of the schema, in schema order. */
-export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","session/move","session/stats","session/prune","history/add","history/search","history/list","session/snapshot","session/diff","session/rewind","session/import"] as const satisfies readonly MethodName[];
+export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","session/move","session/stats","session/prune","history/add","history/search","history/list","session/snapshot","session/diff","session/rewind","session/import","session/export"] as const satisfies readonly MethodName[];
 
 /** Server -> client requests (answered by the client). */
 export interface ServerRequests {
@@ -1012,6 +1054,8 @@ export const ErrorCodes = {
   snapshotFailed: -33042,
   /** A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written. */
   pathOutsideCwd: -33043,
+  /** session/export could not write the file asked for (folder missing, no permission, disk full). */
+  exportWriteFailed: -33050,
   /** A path given to session/import that does not exist or holds no session of that tool. */
   importSourceNotFound: -33060,
   /** A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite). */
@@ -1183,6 +1227,11 @@ export abstract class SessionMethods {
   import(params: ImportParams, options?: CallOptions): Promise<ImportResult> {
     return this.request("session/import", params, options);
   }
+
+  /** `session/export`. */
+  export(params: ExportParams, options?: CallOptions): Promise<ExportResult> {
+    return this.request("session/export", params, options);
+  }
 }
 
 /** Protocol method -> the SessionMethods method serving it. */
@@ -1216,4 +1265,5 @@ export const CLIENT_METHOD_NAMES = {
   "session/diff": "diff",
   "session/rewind": "rewind",
   "session/import": "import",
+  "session/export": "export",
 } as const;

@@ -284,6 +284,18 @@ describe("a conversation with tool calls", () => {
     assert.deepEqual([again.created, again.sessionId], [false, first.sessionId]);
   });
 
+  it("exports a session with its secrets redacted", async () => {
+    const { sessionId } = await client.create({ cwd: "/work/app" });
+    await client.append({ sessionId, entries: [
+      { type: "message", message: { role: "user", content: "my key is AKIAQ3EGRTWX5ZKLM7PB" } },
+      { type: "message", message: { role: "assistant", content: "noted" } },
+    ] });
+    const exported = await call("session/export", client.export({ sessionId, format: "json" }));
+    assert.equal(exported.entries, 2);
+    assert.deepEqual(exported.redaction.kinds, [{ kind: "aws-access-key", count: 1 }]);
+    assert.ok(exported.text!.includes("[REDACTED:aws-access-key:1]") && !exported.text!.includes("AKIAQ3EGRTWX5ZKLM7PB"));
+  });
+
   it("called every session method of the schema", () => {
     const expected = METHOD_NAMES.filter((m) => m in CLIENT_METHOD_NAMES);
     assert.deepEqual([...called].sort(), [...expected].sort());

@@ -56,6 +56,8 @@ class FileStore:
         self.on_append: Callable[[Session], None] | None = None
         # Told when a held session is let go of to be moved.
         self.on_release: Callable[[str], None] | None = None
+        # store.redactOnAppend: what each appended entry passes through first (the service sets it).
+        self.redact_entry: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     @property
     def fsync_policy(self) -> FsyncPolicy:
@@ -170,6 +172,7 @@ class FileStore:
         """Give a session its compatibility (images to the blob store only for oh-my-pi's) and hold it."""
         session.compat = session_compat(session.path, self.root, self.compat)
         session.blobs = self.blobs if session.compat == "omp" else None
+        session.redact_entry = self.redact_entry if self.settings.store.redactOnAppend else None
         session.on_append = self._appended
         session.on_follow = self._followed
         self._open[session.id] = session

@@ -1,0 +1,90 @@
+"""Export speed of a 20,000-entry session, and how soon its page is usable in Chromium.
+
+    python bench/export.py            # bench/data/large.jsonl (bench/load.py's generator), made if missing
+    python bench/export.py --repeat 3
+
+Prints seconds per format with redaction on and off (goal: under 3 s; the CPU time beside the
+wall time tells what a busy machine added), the page's size,
+and its first contentful paint in headless Chromium (goal: under 2 s), measured by the
+page's own performance timing. The whole tree is in the page; the path is rendered in chunks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT.parent))
+sys.path.insert(0, str(ROOT.parent / "tests"))
+sys.path.insert(0, str(ROOT))
+
+from load import DATA, generate  # noqa: E402
+
+from sidecar.export import export_session  # noqa: E402
+from sidecar.store.session import Session  # noqa: E402
+from sidecar.store.writer import FsyncPolicy  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-browser", action="store_true", help="skip the Chromium first-paint measurement")
+    args = parser.parse_args()
+    if not DATA.exists():
+        print(f"generating {DATA} ...", file=sys.stderr)
+        generate(DATA)
+    started = time.perf_counter()
+    session, _ = Session.load(DATA, FsyncPolicy.NEVER, read_only=True)
+    print(f"session: {session.entry_count} entries, {DATA.stat().st_size / 1e6:.1f} MB, loaded in {time.perf_counter() - started:.2f} s")
+    page = None
+    for fmt in ("markdown", "json", "html"):
+        for redact in (True, False):
+            times, cpu = [], []
+            for _ in range(args.repeat):
+                started, started_cpu = time.perf_counter(), time.process_time()
+                exported = export_session(session, fmt, whole_tree=fmt != "markdown", redact=redact)
+                times.append(time.perf_counter() - started)
+                cpu.append(time.process_time() - started_cpu)
+            scope = "path" if fmt == "markdown" else "tree"
+            print(f"{fmt:8s} {scope:4s} redact={'on ' if redact else 'off'}  median {statistics.median(times):.2f} s  "
+                  f"(min {min(times):.2f}, CPU {statistics.median(cpu):.2f})  {len(exported.text.encode()) / 1e6:6.1f} MB  {exported.entries} entries"
+                  + (f"  {exported.redaction.total} redacted" if redact else ""))
+            if fmt == "html" and redact:
+                page = exported.text
+    session.close()
+    if args.no_browser or page is None:
+        return 0
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("chromium", ROOT.parent / "tests" / "export" / "chromium.py")
+    chromium = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(chromium)
+    Chromium, executable = chromium.Chromium, chromium.executable
+
+    if executable() is None:
+        print("first paint: no chromium on PATH (scripts/test.sh installs it); skipped")
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(tmp) / "large.html"
+        target.write_text(page)
+        for attempt in range(args.repeat):
+            with Chromium() as browser:
+                browser.open(target.as_uri())
+                paint = browser.evaluate(
+                    "Object.fromEntries(performance.getEntriesByType('paint').map(p => [p.name, p.startTime]))")
+                loaded = browser.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
+                ready = browser.evaluate("performance.getEntriesByName('session-view-ready')[0].startTime")
+                shown = browser.evaluate("document.querySelectorAll('#main .entry').length")
+                errors = browser.errors()
+            print(f"page run {attempt + 1}: first contentful paint {paint.get('first-contentful-paint', -1) / 1000:.2f} s, "
+                  f"script done (usable) {ready / 1000:.2f} s, load event {loaded / 1000:.2f} s, {shown} entries rendered of the path, console errors: {len(errors)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

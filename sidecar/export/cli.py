@@ -1,0 +1,94 @@
+"""``session-sidecar export`` and ``session-sidecar view``: session/export on a fresh sidecar, for people.
+
+    session-sidecar export ID --format markdown|html|json [-o FILE] [--leaf ENTRY] [--all] [--no-redact]
+    session-sidecar view ID [-o FILE] [--no-redact]      # writes the page, prints its path
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import webbrowser
+from pathlib import Path
+from typing import Any, TextIO
+
+FORMATS = ("markdown", "html", "json")
+
+
+def add_commands(commands: Any, common: Any) -> None:
+    export = commands.add_parser("export", help="a session as Markdown, HTML or JSON, secrets redacted")
+    common(export)
+    export.add_argument("session_id")
+    export.add_argument("--format", "-f", choices=FORMATS, default="markdown")
+    export.add_argument("-o", "--output", type=Path, help="write to this file (default: standard output)")
+    export.add_argument("--leaf", help="export the path to this entry (default: the session's leaf)")
+    export.add_argument("--all", action="store_true", help="every branch of the tree, not one path")
+    export.add_argument("--no-redact", action="store_true", help="keep secrets as they are")
+    view = commands.add_parser("view", help="write the session's page (one self-contained HTML file) and print its path")
+    common(view)
+    view.add_argument("session_id")
+    view.add_argument("-o", "--output", type=Path, help="where to write the page (default: the user cache folder)")
+    view.add_argument("--leaf", help="open the page at this entry's branch")
+    view.add_argument("--no-redact", action="store_true", help="keep secrets as they are")
+
+
+def view_path(session_id: str) -> Path:
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("session-sidecar")) / "view" / f"{session_id}.html"
+
+
+def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    fmt = "html" if args.command == "view" else args.format
+    target = args.output
+    if args.command == "view" and target is None:
+        target = view_path(args.session_id)
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    params: dict[str, Any] = {"sessionId": args.session_id, "format": fmt, "redact": not args.no_redact}
+    if args.leaf:
+        params["leafId"] = args.leaf
+    if getattr(args, "all", False):
+        params["all"] = True
+    if target is not None:
+        params["path"] = str(target.expanduser().resolve())
+    from session_sidecar_client import ConnectionClosed, RpcError
+
+    try:
+        result = asyncio.run(_one_call(args, params))
+    except RpcError as error:
+        print(f"session-sidecar {args.command}: {error.message}", file=err)
+        return 1
+    except ConnectionClosed as error:
+        print(f"session-sidecar {args.command}: {error}", file=err)
+        return 1
+    if "text" in result:
+        out.write(result["text"])
+    redaction = result["redaction"]
+    if redaction.get("applied"):
+        found = ", ".join(f"{k['kind']} x{k['count']}" for k in redaction.get("kinds", [])) or "none found"
+        note = f"secrets redacted: {found}"
+    else:
+        note = "secrets NOT redacted (--no-redact)"
+    where = f" to {result['path']}" if "path" in result else ""
+    print(f"exported {result['entries']} entries as {fmt}{where}; {note}", file=err)
+    if args.command == "view":
+        print(result["path"], file=out)
+        if os.environ.get("BROWSER"):  # a browser the user configured; none is guessed
+            webbrowser.open(Path(result["path"]).as_uri())
+    return 0
+
+
+async def _one_call(args: argparse.Namespace, params: dict[str, Any]) -> Any:
+    from session_sidecar_client import SidecarClient
+
+    from ..cli import own_command
+
+    server_args = ["--log-level", args.log_level]
+    if args.root:
+        server_args += ["--root", str(args.root)]
+    if args.config:
+        server_args += ["--config", str(args.config)]
+    async with SidecarClient.spawn(server_args, command=own_command(), client_name=f"session-sidecar {args.command}") as client:
+        return await client.request("session/export", params)

@@ -1,0 +1,124 @@
+"""A selection of entries as an ``ExportDocument``: redacted, one object per entry.
+
+Markdown, HTML and JSON are all written from this one document, so the three
+formats show the same entries with the same placeholders.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from .redact import Redactor
+from .shape import ExportDocument, ExportedEntry, ExportedSession, RedactionCount, RedactionSummary
+from .walk import Selection
+
+# Fields each kind of entry maps onto ExportedEntry by name; the rest of a line goes to ``extra``.
+_ENVELOPE = {"type", "id", "parentId", "timestamp"}
+_MESSAGE_FIELDS = ("provider", "model", "usage", "stopReason", "toolCallId", "toolName", "isError")
+_TOP_FIELDS = {
+    "compaction": ("summary", "firstKeptEntryId", "tokensBefore"),
+    "branch_summary": ("summary", "fromId"),
+    "custom": ("customType", "data"),
+    "custom_message": ("customType", "content", "display"),
+    "thinking_level_change": ("thinkingLevel",),
+    "label": ("targetId", "label"),
+    "session_info": ("name",),
+    "mode_change": ("mode",),
+    "model_change": ("provider", "model"),
+}
+_FIELD_TYPES = {
+    "summary": str, "firstKeptEntryId": str, "tokensBefore": int, "fromId": str, "customType": str, "display": bool,
+    "thinkingLevel": str, "targetId": str, "label": str, "name": str, "mode": str, "provider": str, "model": str,
+    "usage": dict, "stopReason": str, "toolCallId": str, "toolName": str, "isError": bool,
+}
+
+
+def build_document(header: dict[str, Any], name: str | None, selection: Selection, redactor: Redactor | None) -> ExportDocument:
+    entries = [_entry(obj, parent, raw, selection.labels, redactor) for obj, parent, raw in selection.entries]
+    session = ExportedSession(
+        id=str(header.get("id", "")),
+        timestamp=_str(header.get("timestamp")),
+        cwd=_str(header.get("cwd")),
+        name=redactor.text(name) if redactor and name else name,
+        parentSession=_str(header.get("parentSession")),
+    )
+    return ExportDocument(scope=selection.scope, leafId=selection.leaf_id, session=session, entries=entries,
+                          redaction=summary(redactor))
+
+
+def summary(redactor: Redactor | None) -> RedactionSummary:
+    if redactor is None:
+        return RedactionSummary(applied=False)
+    counts = redactor.report()
+    return RedactionSummary(applied=True, total=sum(counts.values()),
+                            kinds=[RedactionCount(kind, count) for kind, count in counts.items()])
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _entry(obj: dict[str, Any], parent: str | None, raw: bytes, labels: dict[str, str],
+           redactor: Redactor | None) -> ExportedEntry:
+    if redactor is not None:
+        obj = redactor.line(obj, raw)
+    kind = obj.get("type") if isinstance(obj.get("type"), str) else "unknown"
+    entry_id = str(obj.get("id"))
+    label = labels.get(entry_id)
+    fields: dict[str, Any] = {}
+    rest = {k: v for k, v in obj.items() if k not in _ENVELOPE}
+    if kind == "message" and isinstance(rest.get("message"), dict):
+        message = dict(rest.pop("message"))
+        fields["role"] = _str(message.pop("role", None))
+        fields["content"] = _blocks(message.pop("content", None))
+        for key in _MESSAGE_FIELDS:
+            if key in message:
+                fields[key] = message.pop(key)
+        message.pop("timestamp", None)
+        if message:
+            rest["message"] = message
+    else:
+        for key in _TOP_FIELDS.get(kind, ()):
+            if key in rest:
+                fields[key] = rest.pop(key)
+        if kind == "custom_message":
+            fields["content"] = _blocks(fields.get("content"))
+        if kind == "model_change" and fields.get("model") is None and "modelId" in rest:
+            fields["model"] = rest.pop("modelId")
+    clean = {k: v for k, v in fields.items() if v is not None and _fits(k, v)}
+    dropped = {k: fields[k] for k in fields if k not in clean and fields[k] is not None}
+    rest.update(dropped)  # a field of an unexpected type is kept, in extra
+    if kind == "label":
+        clean.pop("label", None)
+        if isinstance(fields.get("label"), str):
+            rest["setLabel"] = fields["label"]
+    return ExportedEntry(
+        id=entry_id,
+        parentId=parent,
+        kind=kind,
+        timestamp=_str(obj.get("timestamp")),
+        label=label,
+        extra=rest or None,
+        **clean,
+    )
+
+
+def _fits(key: str, value: Any) -> bool:
+    expected = _FIELD_TYPES.get(key)
+    if expected is None:
+        return True
+    if expected is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, expected)
+
+
+def _blocks(content: Any) -> list[dict[str, Any]] | None:
+    if content is None:
+        return None
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [block if isinstance(block, dict) else {"type": "text", "text": str(block)} for block in content]
+    return [{"type": "text", "text": msgspec.json.encode(content).decode()}]

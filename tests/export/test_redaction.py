@@ -1,0 +1,127 @@
+"""Redaction: a corpus of 190 planted secrets of 38 kinds in messages, tool arguments, tool outputs,
+thinking and custom entries leaks nothing from any export format; the same secret gets the same
+placeholder; ordinary code and logs (this repository, pi's own session fixtures) are left alone."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import PI_FIXTURES
+from sidecar.export.redact import Redactor
+from sidecar.export.redact.rules import has_long_run, line_may_hold_secret
+
+from .conftest import export
+from .secrets_corpus import MAKERS, PLACES, entries, leaks, plant
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_corpus_is_as_large_as_promised():
+    planted = plant()
+    assert len(planted) >= 150 and len(MAKERS) >= 20
+    assert {place for place, _ in planted} == set(PLACES)
+    for place in PLACES:  # every kind lands in more than one place
+        assert len({s.kind for p, s in planted if p == place}) >= 20
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown", "html"])
+def test_no_planted_secret_leaks_from_any_format(sidecar, tmp_path: Path, fmt: str):
+    planted = plant()
+    sid = sidecar.call("session/create", cwd=str(tmp_path))["sessionId"]
+    batch = entries(planted)
+    for start in range(0, len(batch), 50):
+        sidecar.call("session/append", sessionId=sid, entries=batch[start:start + 50])
+    result = export(sidecar, sid, format=fmt, all=True)
+    text = result["text"]
+    # Markdown shortens nothing here (every output is short), so every secret was in the text to leak.
+    assert [s.kind for s in leaks(planted, text)] == []
+    assert "While debugging step 189" in text  # the surroundings stay
+    report = result["redaction"]
+    assert report["applied"] and report["total"] >= len(planted)
+    for kind in report["kinds"]:  # kinds and counts only: no value is reported
+        assert set(kind) == {"kind", "count"}
+    assert not any(s.core[:12] in json.dumps(report) for _, s in planted)
+    unredacted = export(sidecar, sid, format=fmt, all=True, redact=False)["text"]
+    assert len(leaks(planted, unredacted)) == len(planted)  # the check itself would see a leak
+
+
+def test_same_secret_same_placeholder_different_secrets_different_ones():
+    redactor = Redactor()
+    key_a, key_b = "AKIAQ3EGRTWX5ZKLM7PB", "AKIAZZ2GRTWX5ZKLM7PC"
+    first = redactor.value({"content": f"use {key_a}", "nested": [{"text": f"{key_b} and {key_a}"}]})
+    assert first == {"content": "use [REDACTED:aws-access-key:1]",
+                     "nested": [{"text": "[REDACTED:aws-access-key:2] and [REDACTED:aws-access-key:1]"}]}
+    assert redactor.text(f"again {key_b}") == "again [REDACTED:aws-access-key:2]"
+    assert redactor.report() == {"aws-access-key": 4}
+
+
+def test_structure_and_images_are_never_touched():
+    redactor = Redactor()
+    token = "ghp_R8k2LmQ9vX4tZ7yN1pW3sA6dF0gH5jK2cB9e"
+    entry = {"type": "message", "id": token, "parentId": token, "timestamp": "t",
+             "message": {"role": "toolResult", "toolCallId": token, "content": [
+                 {"type": "image", "data": token, "mimeType": "image/png"}, {"type": "text", "text": token}]}}
+    out = redactor.value(entry)
+    assert out["id"] == out["parentId"] == out["message"]["toolCallId"] == token
+    assert out["message"]["content"][0]["data"] == token
+    assert out["message"]["content"][1]["text"] == "[REDACTED:github-token:1]"
+
+
+def test_the_gates_never_skip_text_a_row_matches():
+    """The quick gates (a 12-character run, a JSON line's run outside its envelope) say yes for
+    every planted secret, in text and in a session line, whatever surrounds it."""
+    for _, secret in plant():
+        for text in (secret.text, f"x {secret.text} y", f'"{secret.text}"'):
+            assert Redactor().text(text) != text, secret.kind
+            line = json.dumps({"type": "message", "id": "a1", "parentId": None, "timestamp": "2025-01-01T00:00:00Z",
+                               "message": {"role": "user", "content": text}}, separators=(",", ":")).encode()
+            assert line_may_hold_secret(line), secret.kind
+    assert not has_long_run("the a session tree leaf branch file line")
+    assert not line_may_hold_secret(b'{"type":"message","id":"00000001","parentId":null,"timestamp":'
+                                    b'"2025-01-01T00:00:07.007Z","message":{"role":"user","content":"all tests pass"}}')
+
+
+def _ordinary_lines() -> list[str]:
+    """This repository's code, docs and scripts, and every string of pi's session fixtures."""
+    patterns = ("sidecar/**/*.py", "tests/**/*.py", "clients/**/*.ts", "clients/**/*.go", "clients/**/*.rs",
+                "clients/**/*.lua", "clients/**/*.py", "bench/*.py", "protocol/*.md", "README.md", "scripts/**/*.sh")
+    lines: list[str] = []
+    for pattern in patterns:
+        for path in sorted(REPO.glob(pattern)):
+            if {"node_modules", "target", "export"} & set(path.relative_to(REPO).parts):
+                continue  # the export tests plant secrets on purpose
+            lines.extend(path.read_text(errors="replace").splitlines())
+
+    def strings(value: object) -> None:
+        if isinstance(value, str):
+            lines.extend(value.splitlines())
+        elif isinstance(value, list):
+            for item in value:
+                strings(item)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if key != "data":
+                    strings(item)
+
+    for fixture in sorted(PI_FIXTURES.glob("*.jsonl")):
+        for raw in fixture.read_text().splitlines():
+            strings(json.loads(raw))
+    return lines
+
+
+def test_ordinary_code_and_logs_are_left_alone():
+    lines = _ordinary_lines()
+    assert len(lines) > 20_000
+    changed = [line for line in lines if Redactor().text(line) != line]
+    rate = len(changed) / len(lines)
+    print(f"false positives: {len(changed)} of {len(lines)} lines ({rate:.3%})")
+    assert rate < 0.01, changed[:20]
+    # Code that names secrets without holding one.
+    for line in ('password = os.environ["DB_PASSWORD"]', "token: CancellationToken", "api_key: str | None = None",
+                 "secret = settings.secret", 'headers["Authorization"] = f"Bearer {token}"',
+                 "const apiKey = process.env.OPENAI_API_KEY;", "pub work_done_token: Option<NumberOrString>,"):
+        assert Redactor().text(line) == line, line

@@ -201,6 +201,17 @@ class PathOutsideCwd(SidecarError):
     kind = "pathOutsideCwd"
 
 
+# -- the spec format (issue 14): -33090..-33099 -------------------------------------
+
+
+class FormatCannotHold(SidecarError):
+    """The session's on-disk format has no place for what was asked (a branch, a label, a thinking
+    block in the spec format): nothing was written. The message names the format and the part."""
+
+    code = -33090
+    kind = "formatCannotHold"
+
+
 ALL_ERRORS: tuple[type[SidecarError], ...] = (
     SessionNotFound,
     InvalidSessionId,
@@ -223,4 +234,5 @@ ALL_ERRORS: tuple[type[SidecarError], ...] = (
     NoSnapshot,
     SnapshotFailed,
     PathOutsideCwd,
+    FormatCannotHold,
 )

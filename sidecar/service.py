@@ -1085,6 +1085,13 @@ class SessionService:
         except (HistoryUnavailable, sqlite3.Error) as exc:
             raise StorageError(str(exc), path=str(self.history.path)) from exc
 
+    # --- spec format (issue 14): converting a session into the other format ---
+
+    def convert(self, params: wire.ConvertParams) -> wire.ConvertResult:
+        from .specroot.convert import convert
+
+        return convert(self, params)
+
 
 def _history_cwd(cwd: str | None) -> str | None:
     if cwd is not None and not os.path.isabs(cwd):

@@ -44,6 +44,10 @@ class CreateParams(_Params):
     terminalId: str | None = None
     # Send session/didAppend and session/didReload when another program writes the file.
     watch: bool = False
+    # A spec-format root only (store.format "spec"): what started the session, kept in its
+    # metadata.json; cronJobId implies source "cron".
+    source: Literal["interactive", "cron"] | None = None
+    cronJobId: str | None = None
 
 
 class CreateResult(_Result):
@@ -646,6 +650,42 @@ class RewindResult(_Result):
     resumed: bool = False
 
 
+# -- converting between formats (issue 14) --------------------------------------------------
+
+
+class ConvertParams(_Params):
+    """Copy a session into the other format, as a new session below ``targetRoot``.
+
+    Name the source by ``sessionId`` (below this sidecar's root) or ``path`` (a pi
+    ``.jsonl`` file, or a spec session folder). The source is not changed."""
+
+    to: Literal["pi", "spec"]
+    targetRoot: str
+    sessionId: str | None = None
+    path: str | None = None
+    # pi -> spec: the branch to keep (the path root -> this entry); default the leaf.
+    leafId: str | None = None
+    # spec -> pi: the header's cwd (the spec format has none); default "".
+    cwd: str | None = None
+
+
+class ConvertLoss(_Result):
+    """Something the target format cannot hold, left out of the copy."""
+
+    what: str
+    entryIds: list[str]
+
+
+class ConvertResult(_Result):
+    sessionId: str
+    path: str
+    format: Literal["pi", "spec"]
+    # Entries (pi) or records (spec) written.
+    written: int
+    # Empty: nothing was lost.
+    leftOut: list[ConvertLoss]
+
+
 # Method name -> (params type, result type). The rpc layer and the schema
 # generator both read this table.
 METHODS: dict[str, tuple[type, Any]] = {
@@ -678,4 +718,6 @@ METHODS: dict[str, tuple[type, Any]] = {
     "session/snapshot": (SnapshotParams, SnapshotResult),
     "session/diff": (DiffParams, DiffResult),
     "session/rewind": (RewindParams, RewindResult),
+    # converting between formats
+    "session/convert": (ConvertParams, ConvertResult),
 }

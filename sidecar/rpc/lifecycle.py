@@ -21,6 +21,7 @@ from .. import __version__, wire
 from ..config import Settings, SettingsError, apply_overrides
 from ..errors import INVALID_PARAMS
 from ..service import SessionService
+from ..specroot import make_service
 from .errors import ProtocolError, invalid_params
 from .framing import FRAMINGS
 from .messages import PROTOCOL_VERSION, Capabilities, InitializeParams, InitializeResult, ServerInfo
@@ -99,7 +100,7 @@ def initialize(params: Any, base_settings: Settings, default_root: Path) -> tupl
     except SettingsError as exc:
         raise invalid_params("initialize", str(exc).replace("at `$", "at `$.settings")) from None
     root = Path(decoded.sessionRoot).expanduser().absolute() if decoded.sessionRoot else default_root
-    service = SessionService(root, settings)
+    service = make_service(root, settings)
     service.raw_results = True  # every result is encoded for the wire
     result = InitializeResult(
         serverInfo=ServerInfo(name=SERVER_NAME, version=__version__),

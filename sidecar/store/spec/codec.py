@@ -63,11 +63,15 @@ def _content_obj(content: list[ContentBlock]) -> list[dict[str, Any]]:
 class EntryBuilder:
     """Turns a session's records, in file order, into pi-shaped entry dicts (one chain)."""
 
-    def __init__(self, model: str | None = None) -> None:
-        self.model = model  # metadata.json's model: an assistant message's own is not recorded
+    def __init__(self) -> None:
         self.parent: str | None = None
         self.tool_names: dict[str, str] = {}
         self.seqs: list[int] = []  # seq of every entry made, in order
+
+    def copy(self) -> "EntryBuilder":
+        other = EntryBuilder()
+        other.parent, other.tool_names, other.seqs = self.parent, dict(self.tool_names), list(self.seqs)
+        return other
 
     def add(self, record: Record) -> dict[str, Any]:
         obj = self._entry(record)
@@ -76,6 +80,8 @@ class EntryBuilder:
         return obj
 
     def _entry(self, record: Record) -> dict[str, Any]:
+        # An assistant message's model, usage and stop details have no place in a record: metadata.json
+        # keeps the latest model and the usage totals; stopReason is read off the content.
         base = {"id": entry_id(record.seq), "parentId": self.parent, "timestamp": record.timestamp}
         if isinstance(record, CompactionRecord):
             kept = next((s for s in self.seqs if s >= record.firstKeptSeq), record.seq)
@@ -89,8 +95,6 @@ class EntryBuilder:
             for block in record.content:
                 if isinstance(block, ToolCallBlock):
                     self.tool_names[block.id] = block.name
-            if self.model:
-                message["model"] = self.model
             calls = any(isinstance(b, ToolCallBlock) for b in record.content)
             message["stopReason"] = "toolUse" if calls else "stop"
         elif record.role == "toolResult":

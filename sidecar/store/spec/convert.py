@@ -83,7 +83,7 @@ def pi_to_spec(session_id: str, header: dict[str, Any], path: list[Entry], all_e
 
 def spec_to_pi(metadata: SessionMetadata, read: ReadRecords) -> list[dict[str, Any]]:
     """The entries (dicts, a chain) of a spec session; its name goes last as a session_info entry."""
-    builder = EntryBuilder(metadata.model or None)
+    builder = EntryBuilder()
     objs = [builder.add(record) for record in read.records]
     if metadata.name:
         objs.append({"type": "session_info", "id": f"n{len(objs):07x}", "parentId": objs[-1]["id"] if objs else None,

@@ -62,7 +62,7 @@ class SessionMetrics(msgspec.Struct, kw_only=True):
     assistantMessages: int = 0
 
 
-class SessionMetadata(msgspec.Struct, omit_defaults=True, kw_only=True):
+class SessionMetadata(msgspec.Struct, kw_only=True):
     id: str
     name: str | None = None
     createdAt: str
@@ -94,4 +94,6 @@ def decode_metadata(data: bytes) -> SessionMetadata:
 
 
 def encode_metadata(metadata: SessionMetadata) -> bytes:
-    return msgspec.json.format(_encoder.encode(metadata), indent=2) + b"\n"
+    """Optional fields (name, cronJobId, ...) are left out when unset; required ones, ``source`` too, never are."""
+    obj = {k: v for k, v in msgspec.to_builtins(metadata).items() if v is not None}
+    return msgspec.json.format(_encoder.encode(obj), indent=2) + b"\n"

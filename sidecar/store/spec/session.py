@@ -20,7 +20,8 @@ from ...format.jsonl import Entry
 from ..lock import lock_path, unlock
 from ..session import UNSET, LoadReport, Session
 from ..writer import FsyncPolicy
-from .codec import SPEC_ROLES, EntryBuilder, entry_id, translate
+from ..layout import iso_now
+from .codec import EntryBuilder, Translation, entry_id, translate
 from .file import ReadRecords, read_records
 from .layout import METADATA_FILE, SESSION_FILE
 from .metadata import fold, rebuild
@@ -34,15 +35,6 @@ def _header(metadata: SessionMetadata) -> Entry:
     # The format has no working folder: the header's cwd is empty.
     return Entry.from_obj({"type": "session", "version": CURRENT_VERSION, "id": metadata.id,
                            "timestamp": metadata.createdAt, "cwd": ""})
-
-
-def makes_record(obj: Any) -> bool:
-    if not isinstance(obj, dict):
-        return False
-    if obj.get("type") == "compaction":
-        return True
-    message = obj.get("message")
-    return obj.get("type") == "message" and isinstance(message, dict) and message.get("role") in SPEC_ROLES
 
 
 def cannot_hold(what: str, session_id: str, **data: Any) -> FormatCannotHold:
@@ -62,6 +54,10 @@ class SpecSession(Session):
         self.seq_of: dict[str, int] = {}  # entry id -> seq of its record
         self.damaged_lines: list[int] = []
         self.metadata_rebuilt = False
+        # Turns records into entries (tool names by call id, seqs so far): loading and appending share it.
+        self.builder = EntryBuilder()
+        # The translations of the batch being appended (append -> _persist).
+        self._pending: list[Translation] | None = None
 
     # -- construction -----------------------------------------------------------
 
@@ -96,7 +92,7 @@ class SpecSession(Session):
         session.read_only = read_only
         session.damaged_lines = read.damaged_lines
         session.parse_errors = len(read.damaged_lines)
-        builder = EntryBuilder(metadata.model or None)
+        builder = session.builder
         for record in read.records:
             entry = Entry.from_obj(builder.add(record))
             session.tree.add(entry)
@@ -131,38 +127,57 @@ class SpecSession(Session):
         self, objs: list[dict[str, Any]], parent_id: Any = UNSET, defer_sync: bool = False,
         objs_out: list[dict[str, Any]] | None = None,
     ) -> list[Entry]:
+        """Each entry is translated to its record first, and what goes into the tree is the entry that record
+        reads back as: the session is the same before and after a reopen. Anything the format cannot hold
+        fails the whole batch before a byte is written."""
         self.writer.check()
         self.check_writable()
         leaf = self.tree.leaf_id
         if parent_id is not UNSET and parent_id != leaf:
             raise cannot_hold(f"a branch (an entry below {parent_id!r} while the leaf is {leaf!r})", self.id)
-        prepared, seq = [], self.next_seq
+        normalized: list[dict[str, Any]] = []
+        translations: list[Translation] = []
+        seq, builder = self.next_seq, self.builder.copy()
+        builder.parent = leaf
+        batch_seq: dict[str, int] = {}
         for index, obj in enumerate(objs):
-            if isinstance(obj, dict) and "parentId" in obj and obj["parentId"] != (prepared[-1].get("id") if prepared else leaf):
+            if not isinstance(obj, dict):
+                normalized.append(obj)  # Session.append says what is wrong with it
+                continue
+            expected_parent = normalized[-1].get("id") if normalized else leaf
+            if "parentId" in obj and obj["parentId"] != expected_parent:
                 raise cannot_hold(f"a branch (entries[{index}].parentId is not the entry before it)", self.id, index=index)
-            if makes_record(obj):
+            obj = {**obj, "timestamp": obj.get("timestamp") or iso_now()}
+            kept = None
+            if obj.get("type") == "compaction":
+                kept = self._kept_seq(obj.get("firstKeptEntryId"), seq, batch_seq)
+            translation = translate(obj, seq, kept)
+            if translation.lost:
+                raise cannot_hold(translation.lost[0], self.id, index=index)
+            if translation.record is not None:
                 own = entry_id(seq)
                 if obj.get("id") not in (None, own):
                     raise cannot_hold(
                         f"an entry id of its own (entries[{index}].id; a record's id is its seq: leave id out)",
                         self.id, index=index,
                     )
-                obj = {**obj, "id": own}
+                obj = builder.add(translation.record)
+                obj.pop("parentId")
+                batch_seq[own] = seq
                 seq += 1
-            prepared.append(obj)
-        return super().append(prepared, parent_id, defer_sync, objs_out)
+            normalized.append(obj)
+            translations.append(translation)
+        self._pending = translations
+        try:
+            appended = super().append(normalized, parent_id, defer_sync, objs_out)
+        finally:
+            self._pending = None
+        self.builder = builder
+        return appended
 
     def _persist(self, batch: list[Entry], defer_sync: bool = False) -> None:
-        translations, seq = [], self.next_seq
-        for index, entry in enumerate(batch):
-            obj = entry.obj()
-            kept = self._kept_seq(obj.get("firstKeptEntryId"), seq) if obj.get("type") == "compaction" else None
-            translation = translate(obj, seq, kept)
-            if translation.lost:
-                raise cannot_hold(translation.lost[0], self.id, index=index)
-            if translation.record is not None:
-                seq += 1
-            translations.append(translation)
+        translations = self._pending
+        assert translations is not None and len(translations) == len(batch)
         records = [t.record for t in translations if t.record is not None]
         metadata = fold(self.metadata, translations)
         durable = self.writer.policy is FsyncPolicy.ALWAYS or (
@@ -170,15 +185,18 @@ class SpecSession(Session):
         )
         if not self.in_memory:
             self.writer.append(records, metadata, durable)  # type: ignore[attr-defined]
-        self.metadata, self.next_seq = metadata, seq
+        self.metadata = metadata
+        self.next_seq += len(records)
         for entry, translation in zip(batch, translations):
             if translation.record is not None:
                 self.seq_of[entry.id] = translation.record.seq  # type: ignore[index]
 
-    def _kept_seq(self, kept_id: Any, own_seq: int) -> int:
+    def _kept_seq(self, kept_id: Any, own_seq: int, batch_seq: dict[str, int]) -> int:
         """The seq ``firstKeptEntryId`` stands for: its record's, else the next record's after it."""
         if kept_id in self.seq_of:
             return self.seq_of[kept_id]
+        if kept_id in batch_seq:
+            return batch_seq[kept_id]
         entries = self.tree.entries
         at = next((i for i, e in enumerate(entries) if e.id == kept_id), len(entries))
         return next((self.seq_of[e.id] for e in entries[at:] if e.id in self.seq_of), own_seq)  # type: ignore[index]

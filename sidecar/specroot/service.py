@@ -60,7 +60,7 @@ class SpecSessionService(SessionService):
         if located is None:
             raise SessionNotFound(f"no session {session_id!r} below {self.layout.root}; create it, or check the id "
                                   "with session/list", sessionId=session_id)
-        return self._load(located[0])
+        return self._load(located[0])[0], None
 
     def _load(self, path: Path, read_only: bool = False) -> tuple[Session, Any]:
         folder = path.parent if path.name == SESSION_FILE else path
@@ -126,18 +126,24 @@ class SpecSessionService(SessionService):
         if (params.sessionId is None) == (params.path is None):
             raise InvalidParams("session/open takes exactly one of sessionId and path")
         if params.sessionId is not None:
-            session, report = self._live(params.sessionId) if not params.readOnly else self._open_read_only(params.sessionId)
+            check_ulid(params.sessionId)
+            with self._lock:
+                here = self._open.get(params.sessionId)
+            if here is not None and here.writer.error is None and (params.readOnly or not here.read_only):
+                session, report = here, None
+            else:
+                session, report = self._load_by_id(params.sessionId, params.readOnly)
         else:
             session, report = self._load(self._resolve_path(params.path), params.readOnly)  # type: ignore[arg-type]
         if report is None:
             report = LoadReport(0, None)
         return self._open_result(session, report.parse_errors, report.migrated_from)
 
-    def _open_read_only(self, session_id: str) -> tuple[Session, Any]:
+    def _load_by_id(self, session_id: str, read_only: bool) -> tuple[Session, Any]:
         located = self.spec.find(session_id)
         if located is None:
             raise SessionNotFound(f"no session {session_id!r} below {self.layout.root}", sessionId=session_id)
-        return self._load(located[0], read_only=True)
+        return self._load(located[0], read_only)
 
     def continue_recent(self, params: wire.ContinueRecentParams) -> wire.OpenResult | None:
         """The session with the newest message (spec sessions have no working folder to pick by)."""
@@ -148,12 +154,6 @@ class SpecSessionService(SessionService):
                 continue
             return self._open_result(session, report.parse_errors, report.migrated_from)
         return None
-
-    def branch(self, params: wire.BranchParams, work: Work = NO_WORK) -> wire.BranchResult:
-        session = self.session(params.sessionId)
-        if params.entryId != session.leaf_id:
-            raise cannot_hold("a branch (session/branch moves the leaf off the end of the chain)", session.id)
-        return super().branch(params, work)
 
     def move(self, params: wire.MoveParams) -> wire.MoveResult:
         raise cannot_hold("a working folder (session/move)", params.sessionId)

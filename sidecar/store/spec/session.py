@@ -117,6 +117,10 @@ class SpecSession(Session):
     def _note_file(self) -> None:
         pass
 
+    def branch(self, entry_id: str | None) -> None:
+        if entry_id != self.tree.leaf_id:
+            raise cannot_hold("a branch (session/branch moves the leaf off the end of the chain)", self.id)
+
     @property
     def name(self) -> str | None:  # type: ignore[override]
         return self.metadata.name

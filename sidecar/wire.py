@@ -670,8 +670,13 @@ class ConvertParams(_Params):
 
 
 class ConvertLoss(_Result):
-    """Something the target format cannot hold, left out of the copy."""
+    """Something the target format cannot hold, left out of the copy.
 
+    ``kind``: "entry" (whole entries left out), "part" (content blocks taken out of entries that
+    were kept), "field" (message fields the target has no place for), "branch" (entries off the
+    kept path), "session" (the session's own data: a cwd, a source)."""
+
+    kind: Literal["entry", "part", "field", "branch", "session"]
     what: str
     entryIds: list[str]
 

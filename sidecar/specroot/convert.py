@@ -61,7 +61,8 @@ def _source(service: "SessionService", params: wire.ConvertParams) -> tuple[Sess
 def convert(service: "SessionService", params: wire.ConvertParams) -> wire.ConvertResult:
     source, loaded = _source(service, params)
     try:
-        target_root = Path(params.targetRoot).expanduser().absolute()
+        # Writing below another root is as much a reach outside as reading there: the same setting allows it.
+        target_root = service._resolve_path(params.targetRoot)
         if params.to == "spec":
             return _to_spec(source, target_root, params.leafId)
         return _to_pi(service, source, target_root, params.cwd or "")
@@ -89,7 +90,8 @@ def _to_spec(source: Session, target_root: Path, leaf_id: str | None) -> wire.Co
         writer.close()
     return wire.ConvertResult(
         sessionId=new_id, path=str(folder), format="spec", written=len(done.records),
-        leftOut=[wire.ConvertLoss(what=item.what, entryIds=item.entry_ids) for item in done.left_out],
+        leftOut=[wire.ConvertLoss(kind=item.kind, what=item.what, entryIds=item.entry_ids)  # type: ignore[arg-type]
+                 for item in done.left_out],
     )
 
 
@@ -113,8 +115,8 @@ def _to_pi(service: "SessionService", source: Session, target_root: Path, cwd: s
     copied.close()
     left_out = []
     if metadata.source == "cron" or metadata.cronJobId:
-        left_out.append(wire.ConvertLoss(what=f"source {metadata.source!r} and cronJobId {metadata.cronJobId!r} "
+        left_out.append(wire.ConvertLoss(kind="session", what=f"source {metadata.source!r} and cronJobId {metadata.cronJobId!r} "
                                               "(pi's format has no place for them)", entryIds=[]))
     if metadata.systemPromptOverride:
-        left_out.append(wire.ConvertLoss(what="systemPromptOverride (pi's format has no place for it)", entryIds=[]))
+        left_out.append(wire.ConvertLoss(kind="session", what="systemPromptOverride (pi's format has no place for it)", entryIds=[]))
     return wire.ConvertResult(sessionId=source.id, path=str(target), format="pi", written=len(objs), leftOut=left_out)

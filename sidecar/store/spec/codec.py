@@ -23,6 +23,12 @@ from typing import Any
 from .records import CompactionRecord, ContentBlock, MessageRecord, Record, TextBlock, ToolCallBlock
 
 SPEC_ROLES = ("user", "assistant", "toolResult")
+# The fields of a pi message a record carries (toolName comes back from the call it answers).
+_HELD_FIELDS = {
+    "user": {"role", "content", "timestamp"},
+    "assistant": {"role", "content", "timestamp"},
+    "toolResult": {"role", "content", "timestamp", "toolCallId", "toolName", "isError"},
+}
 
 
 def entry_id(seq: int) -> str:
@@ -120,6 +126,9 @@ class Translation:
     model: str | None = None  # model_change, or the model an assistant message names
     usage: dict[str, Any] | None = None  # an assistant message's usage, for metadata.json's metrics
     lost: list[str] = field(default_factory=list)  # what cannot be held, in words
+    # Fields of a message the record has no place for (model, usage, stopReason, a tool result's details):
+    # the native store accepts the message without them (PROTOCOL.md says so); a conversion lists them.
+    dropped: list[str] = field(default_factory=list)
 
 
 def _blocks(content: Any, role: str, lost: list[str]) -> list[ContentBlock]:
@@ -135,7 +144,7 @@ def _blocks(content: Any, role: str, lost: list[str]) -> list[ContentBlock]:
             blocks.append(ToolCallBlock(id=block["id"], name=str(block.get("name", "")),
                                         arguments=arguments if isinstance(arguments, dict) else {}))
         else:
-            lost.append(f"a {kind or 'malformed'} content block of a {role} message")
+            lost.append(f"a {kind or 'malformed'} content block ({role} message)")
     return blocks
 
 
@@ -152,6 +161,8 @@ def translate(obj: dict[str, Any], seq: int, kept_seq: int | None = None) -> Tra
             out.lost.append(f"a {role} message (the format holds user, assistant and toolResult messages only)")
             return out
         content = _blocks(message.get("content"), role, out.lost)
+        held = _HELD_FIELDS[role]
+        out.dropped = [f"{role} message field {key!r}" for key in message if key not in held]
         record = MessageRecord(seq=seq, role=role, content=content, timestamp=timestamp)
         if role == "toolResult":
             record.toolCallId = str(message.get("toolCallId", ""))

@@ -9,7 +9,6 @@ everything: records become a chain of entries, the name a session_info entry.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +21,7 @@ from .records import MessageRecord, Record, SessionMetadata, TextBlock
 
 @dataclass(slots=True)
 class LeftOut:
+    kind: str  # entry, part, field, branch, session (wire.ConvertLoss)
     what: str
     entry_ids: list[str] = field(default_factory=list)
 
@@ -55,7 +55,7 @@ def pi_to_spec(session_id: str, header: dict[str, Any], path: list[Entry], all_e
     seq_of: dict[str, int] = {}
     records: list[Record] = []
     translations = []
-    lost: dict[str, list[str]] = {}
+    lost: dict[tuple[str, str], list[str]] = {}
     for index, entry in enumerate(path):
         obj = entry.obj()
         kept = None
@@ -64,19 +64,20 @@ def pi_to_spec(session_id: str, header: dict[str, Any], path: list[Entry], all_e
             at = next((i for i, e in enumerate(path) if e.id == kept_id), index)
             kept = next((seq_of[e.id] for e in path[at:index] if e.id in seq_of), len(records) + 1)  # type: ignore[index]
         t = translate(obj, len(records) + 1, kept)
-        for what in t.lost:
-            lost.setdefault(what, []).append(entry.id)  # type: ignore[arg-type]
+        whole = "entry" if t.record is None else "part"
+        for kind, what in [(whole, w) for w in t.lost] + [("field", w) for w in t.dropped]:
+            lost.setdefault((kind, what), []).append(entry.id)  # type: ignore[arg-type]
         if t.record is not None:
             seq_of[entry.id] = t.record.seq  # type: ignore[index]
             records.append(t.record)
         translations.append(t)
     off_path = [e for e in all_entries if e.id not in on_path]
-    left_out = [LeftOut(what, ids) for what, ids in lost.items()]
+    left_out = [LeftOut(kind, what, ids) for (kind, what), ids in lost.items()]
     if off_path:
-        left_out.insert(0, LeftOut(f"{len(off_path)} entries on other branches (the format holds one chain)",
+        left_out.insert(0, LeftOut("branch", f"{len(off_path)} entries on other branches (the format holds one chain)",
                                    [e.id for e in off_path]))  # type: ignore[misc]
     if header.get("cwd"):
-        left_out.append(LeftOut(f"the working folder {header['cwd']!r} (the format has none)"))
+        left_out.append(LeftOut("session", f"the working folder {header['cwd']!r} (the format has none)"))
     metadata = fold(new_metadata(session_id, str(header.get("timestamp") or "")), translations)
     return ToSpec(metadata, records, left_out)
 
@@ -89,10 +90,6 @@ def spec_to_pi(metadata: SessionMetadata, read: ReadRecords) -> list[dict[str, A
         objs.append({"type": "session_info", "id": f"n{len(objs):07x}", "parentId": objs[-1]["id"] if objs else None,
                      "timestamp": metadata.lastMessageAt, "name": metadata.name})
     return objs
-
-
-def counts(left_out: list[LeftOut]) -> Counter[str]:
-    return Counter({item.what: max(1, len(item.entry_ids)) for item in left_out})
 
 
 def first_user_text(records: list[Record]) -> str:

@@ -37,6 +37,7 @@ const (
 	CodeNoSnapshot            = -33041
 	CodeSnapshotFailed        = -33042
 	CodePathOutsideCwd        = -33043
+	CodeFormatCannotHold      = -33090
 )
 
 // Sentinels for errors.Is: errors.Is(err, ErrSessionNotFound) is true for any error answer with that code.
@@ -97,6 +98,8 @@ var (
 	ErrSnapshotFailed = &Error{Code: -33042, Message: "snapshotFailed"}
 	// ErrPathOutsideCwd: A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written.
 	ErrPathOutsideCwd = &Error{Code: -33043, Message: "pathOutsideCwd"}
+	// ErrFormatCannotHold: The session's on-disk format has no place for what was asked (a branch, a label, a thinking block in the spec format): nothing was written. The message names the format and the part.
+	ErrFormatCannotHold = &Error{Code: -33090, Message: "formatCannotHold"}
 )
 
 // errorKinds maps each code to its kind.
@@ -129,6 +132,7 @@ var errorKinds = map[int]string{
 	-33041: "noSnapshot",
 	-33042: "snapshotFailed",
 	-33043: "pathOutsideCwd",
+	-33090: "formatCannotHold",
 }
 
 // AppendParams is `AppendParams` in protocol/schema.json.
@@ -337,6 +341,44 @@ type ContinueRecentParams struct {
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
+// ConvertLoss: Something the target format cannot hold, left out of the copy.
+//
+// `kind`: "entry" (whole entries left out), "part" (content blocks taken out of entries that
+// were kept), "field" (message fields the target has no place for), "branch" (entries off the
+// kept path), "session" (the session's own data: a cwd, a source).
+type ConvertLoss struct {
+	Kind     string   `json:"kind"`
+	What     string   `json:"what"`
+	EntryIDs []string `json:"entryIds"`
+}
+
+// ConvertParams: Copy a session into the other format, as a new session below `targetRoot`.
+//
+// Name the source by `sessionId` (below this sidecar's root) or `path` (a pi
+// `.jsonl` file, or a spec session folder). The source is not changed.
+type ConvertParams struct {
+	To         string `json:"to"`
+	TargetRoot string `json:"targetRoot"`
+	// Empty: not sent.
+	SessionID string `json:"sessionId,omitzero"`
+	// Empty: not sent.
+	Path string `json:"path,omitzero"`
+	// Empty: not sent.
+	LeafID string `json:"leafId,omitzero"`
+	// Empty: not sent.
+	Cwd string `json:"cwd,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// ConvertResult is `ConvertResult` in protocol/schema.json.
+type ConvertResult struct {
+	SessionID string        `json:"sessionId"`
+	Path      string        `json:"path"`
+	Format    string        `json:"format"`
+	Written   int           `json:"written"`
+	LeftOut   []ConvertLoss `json:"leftOut"`
+}
+
 // CreateParams is `CreateParams` in protocol/schema.json.
 type CreateParams struct {
 	Cwd string `json:"cwd"`
@@ -351,6 +393,10 @@ type CreateParams struct {
 	// Empty: not sent.
 	TerminalID string `json:"terminalId,omitzero"`
 	Watch      bool   `json:"watch,omitzero"`
+	// Empty: not sent.
+	Source string `json:"source,omitzero"`
+	// Empty: not sent.
+	CronJobID string `json:"cronJobId,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
@@ -899,6 +945,8 @@ type StoreSettings struct {
 	AllowExternalPaths bool   `json:"allowExternalPaths,omitzero"`
 	// Empty: not sent.
 	Compat string `json:"compat,omitzero"`
+	// Default: "pi". Empty means the default.
+	Format string `json:"format,omitzero"`
 }
 
 // SummarizeParams: Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`.

@@ -170,6 +170,38 @@ class ContinueRecentParams(TypedDict):
     workDoneToken: NotRequired[int | str | None]
 
 
+class ConvertLoss(TypedDict):
+    """Something the target format cannot hold, left out of the copy.
+    
+    ``kind``: "entry" (whole entries left out), "part" (content blocks taken out of entries that were kept), "field" (message fields the target has no place for), "branch" (entries off the kept path), "session" (the session's own data: a cwd, a source)."""
+
+    kind: Literal["branch", "entry", "field", "part", "session"]
+    what: str
+    entryIds: list[str]
+
+
+class ConvertParams(TypedDict):
+    """Copy a session into the other format, as a new session below ``targetRoot``.
+    
+    Name the source by ``sessionId`` (below this sidecar's root) or ``path`` (a pi ``.jsonl`` file, or a spec session folder). The source is not changed."""
+
+    to: Literal["pi", "spec"]
+    targetRoot: str
+    sessionId: NotRequired[str | None]
+    path: NotRequired[str | None]
+    leafId: NotRequired[str | None]
+    cwd: NotRequired[str | None]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class ConvertResult(TypedDict):
+    sessionId: str
+    path: str
+    format: Literal["pi", "spec"]
+    written: int
+    leftOut: list[ConvertLoss]
+
+
 class CreateParams(TypedDict):
     cwd: str
     sessionId: NotRequired[str | None]
@@ -178,6 +210,8 @@ class CreateParams(TypedDict):
     persist: NotRequired[bool]
     terminalId: NotRequired[str | None]
     watch: NotRequired[bool]
+    source: NotRequired[Literal["cron", "interactive"] | None]
+    cronJobId: NotRequired[str | None]
     workDoneToken: NotRequired[int | str | None]
 
 
@@ -602,6 +636,7 @@ class StoreSettings(TypedDict):
     fsync: NotRequired[Literal["always", "assistant", "never"]]
     allowExternalPaths: NotRequired[bool]
     compat: NotRequired[Literal["omp", "pi"] | None]
+    format: NotRequired[Literal["pi", "spec"]]
 
 
 class Settings(TypedDict):
@@ -702,6 +737,7 @@ MethodName = Literal[
     "session/snapshot",
     "session/diff",
     "session/rewind",
+    "session/convert",
 ]
 
 # method -> (params type, result type), as annotations.
@@ -736,6 +772,7 @@ METHODS: dict[str, tuple[str, str]] = {
     "session/snapshot": ("SnapshotParams", "SnapshotResult"),
     "session/diff": ("DiffParams", "DiffResult"),
     "session/rewind": ("RewindParams", "RewindResult"),
+    "session/convert": ("ConvertParams", "ConvertResult"),
 }
 
 SERVER_REQUESTS: dict[str, tuple[str, str]] = {
@@ -788,6 +825,7 @@ PYTHON_METHODS: dict[str, str] = {
     "snapshot": "session/snapshot",
     "diff": "session/diff",
     "rewind": "session/rewind",
+    "convert": "session/convert",
 }
 
 ErrorKind = Literal[
@@ -819,6 +857,7 @@ ErrorKind = Literal[
     "noSnapshot",
     "snapshotFailed",
     "pathOutsideCwd",
+    "formatCannotHold",
 ]
 
 
@@ -1018,6 +1057,13 @@ class PathOutsideCwdError(RpcError):
     kind_value = "pathOutsideCwd"
 
 
+class FormatCannotHoldError(RpcError):
+    """-33090 formatCannotHold: The session's on-disk format has no place for what was asked (a branch, a label, a thinking block in the spec format): nothing was written. The message names the format and the part."""
+
+    code_value = -33090
+    kind_value = "formatCannotHold"
+
+
 ERROR_CLASSES: dict[int, type[RpcError]] = {
     -32002: ServerNotInitializedError,
     -32600: InvalidRequestError,
@@ -1047,6 +1093,7 @@ ERROR_CLASSES: dict[int, type[RpcError]] = {
     -33041: NoSnapshotError,
     -33042: SnapshotFailedError,
     -33043: PathOutsideCwdError,
+    -33090: FormatCannotHoldError,
 }
 
 __all__ = [
@@ -1072,6 +1119,9 @@ __all__ = [
     "CompactionSettings",
     "ContextOverflowError",
     "ContinueRecentParams",
+    "ConvertLoss",
+    "ConvertParams",
+    "ConvertResult",
     "CreateParams",
     "CreateResult",
     "DamagedFileError",
@@ -1093,6 +1143,7 @@ __all__ = [
     "FolderUsage",
     "ForkParams",
     "ForkResult",
+    "FormatCannotHoldError",
     "GetEntriesParams",
     "GetEntriesResult",
     "GetTreeParams",

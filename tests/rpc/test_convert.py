@@ -14,11 +14,9 @@ import pytest
 
 from tests.rpc.harness import RawServer, assistant, tool_call, user
 
-from .helpers import llm_texts
+from tests.spec.helpers import llm_texts
 
-FIXTURES = Path("/work/shared/fixtures/pi")
-REPO = Path(__file__).resolve().parents[2]
-FIXTURE_COPIES = REPO / "tests" / "spec" / "fixtures"
+from tests.conftest import PI_FIXTURES as FIXTURES  # outside the repo, as for the other pi fixture tests
 
 
 async def pi_server(root: Path, **settings: Any) -> RawServer:

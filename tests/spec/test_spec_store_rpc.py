@@ -142,3 +142,22 @@ async def test_damaged_lines_are_counted_and_skipped(sessions_root: Path):
         assert json.loads(log.read_bytes().splitlines()[-1])["seq"] == 3
     finally:
         await spec.stop()
+
+
+async def test_metadata_json_left_behind_by_a_crash_is_caught_up_keeping_what_only_it_knows(sessions_root: Path):
+    spec = await SpecServer.start(sessions_root)
+    sid = await new_session(spec, name="kept name", cronJobId="job-7")
+    await spec.call("session/append", {"sessionId": sid, "entries": [user("q1")]})
+    stale = (sessions_root / sid / "metadata.json").read_bytes()
+    await spec.call("session/append", {"sessionId": sid, "entries": [
+        {**assistant("a1"), "timestamp": "2025-06-01T00:00:00.000Z"}]})
+    await spec.stop()
+    (sessions_root / sid / "metadata.json").write_bytes(stale)  # the records went out, the metadata did not
+    spec = await SpecServer.start(sessions_root)
+    try:
+        await spec.call("session/open", {"sessionId": sid})
+        metadata = spec.metadata(sid)
+        assert metadata["messageCount"] == 2 and metadata["lastMessageAt"] == "2025-06-01T00:00:00.000Z"
+        assert metadata["name"] == "kept name" and metadata["cronJobId"] == "job-7"
+    finally:
+        await spec.stop()

@@ -14,6 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ...errors import DamagedFile, FormatCannotHold, StorageError
 from ...format.entries import CURRENT_VERSION
 from ...format.jsonl import Entry
@@ -25,7 +27,7 @@ from .codec import EntryBuilder, Translation, entry_id, translate
 from .file import ReadRecords, read_records
 from .layout import METADATA_FILE, SESSION_FILE
 from .metadata import fold, rebuild
-from .records import SessionMetadata, decode_metadata
+from .records import MessageRecord, SessionMetadata, decode_metadata
 from .writer import SpecWriter
 
 FORMAT_NAME = "spec"
@@ -214,7 +216,7 @@ def _metadata_of(folder: Path, read: ReadRecords) -> tuple[SessionMetadata, bool
     try:
         metadata = decode_metadata((folder / METADATA_FILE).read_bytes())
         if metadata.id == folder.name:
-            return metadata, False
+            return _caught_up(metadata, read)
     except (OSError, ValueError):
         pass
     try:
@@ -224,3 +226,12 @@ def _metadata_of(folder: Path, read: ReadRecords) -> tuple[SessionMetadata, bool
     from .codec import ms_to_iso
 
     return rebuild(folder.name, read.records, ms_to_iso(created * 1000) or ""), True
+
+
+def _caught_up(metadata: SessionMetadata, read: ReadRecords) -> tuple[SessionMetadata, bool]:
+    """metadata.json as the records say (True: it was behind them, a crash between the two writes)."""
+    messages = [r for r in read.records if isinstance(r, MessageRecord)]
+    last = messages[-1].timestamp if messages else metadata.createdAt
+    if metadata.messageCount == len(messages) and metadata.lastMessageAt == last:
+        return metadata, False
+    return msgspec.structs.replace(metadata, messageCount=len(messages), lastMessageAt=last), True

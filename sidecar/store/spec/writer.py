@@ -112,9 +112,22 @@ class SpecWriter:
         self.write_metadata(metadata)
 
     def write_metadata(self, metadata: SessionMetadata) -> None:
+        """metadata.json replaced by a temp file renamed over it (readers see the old or the new one, whole).
+
+        Not forced to disk: it is derived from session.jsonl, and an open checks it against the records
+        (session.py ``_metadata_of``), so after a crash an old or empty one is put right from them.
+        """
+        path = self.folder / METADATA_FILE
+        tmp = path.with_name(f".{METADATA_FILE}.tmp-{os.getpid()}")
         try:
-            atomic_write(self.folder / METADATA_FILE, encode_metadata(metadata))
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+            try:
+                _write_all(fd, encode_metadata(metadata))
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
         except OSError as exc:
+            tmp.unlink(missing_ok=True)
             # The records are on disk; metadata.json is rebuilt from them on the next open.
             raise StorageError(f"could not write {self.folder / METADATA_FILE}: {exc.strerror or exc}",
                                path=str(self.folder / METADATA_FILE)) from exc

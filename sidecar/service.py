@@ -288,6 +288,9 @@ class SessionService:
     # -- create / open / close ---------------------------------------------
 
     def create(self, params: wire.CreateParams) -> wire.CreateResult:
+        if params.source is not None or params.cronJobId is not None:  # (issue 14: pi's header has no place for them)
+            raise InvalidParams("source and cronJobId are kept by spec-format roots only (store.format \"spec\")",
+                                field="source" if params.source is not None else "cronJobId")
         if params.terminalId is not None:
             check_terminal_id(params.terminalId)
         session_id = check_session_id(params.sessionId) if params.sessionId is not None else new_session_id()

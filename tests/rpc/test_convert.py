@@ -170,3 +170,14 @@ def test_a_real_pi_session_round_trips_through_the_command(tmp_path: Path, fixtu
     session.close()
     expected = convert_to_llm(build_context(path).messages)
     assert llm_texts(contexts[1]) == llm_texts(without_what_spec_drops(expected))
+
+
+async def test_a_pi_root_refuses_what_only_spec_roots_keep(tmp_path: Path):
+    server = await pi_server(tmp_path)
+    try:
+        for params in ({"source": "cron"}, {"cronJobId": "job"}):
+            answer = await server.request("session/create", {"cwd": "/w", **params})
+            assert answer["error"]["code"] == -32602 and "spec-format roots only" in answer["error"]["message"]
+        assert list(tmp_path.iterdir()) == [] or all(p.name.startswith(".") for p in tmp_path.iterdir())
+    finally:
+        await server.stop()

@@ -24,7 +24,7 @@ from sidecar import wire
 from sidecar.config import Settings, StoreSettings
 from sidecar.context.build import build_context
 from sidecar.format.jsonl import Entry
-from sidecar.specroot.service import SpecSessionService
+from sidecar.service import SessionService
 from sidecar.store.layout import Layout
 from sidecar.store.session import Session
 from sidecar.store.spec.codec import EntryBuilder
@@ -108,8 +108,8 @@ def main() -> None:
               f"(spec/pi {spec_open / pi_open:.2f}x)")
 
         for policy in ("never", "assistant"):
-            for name, make in (("spec", lambda root: SpecSessionService(root, Settings(store=StoreSettings(fsync=policy, format="spec")))),
-                               ("pi", lambda root: __import__("sidecar.service", fromlist=["x"]).SessionService(
+            for name, make in (("spec", lambda root: SessionService(root, Settings(store=StoreSettings(fsync=policy, format="spec")))),
+                               ("pi", lambda root: SessionService(
                                    root, Settings(store=StoreSettings(fsync=policy))))):
                 root = work / f"append-{name}-{policy}"
                 root.mkdir()
@@ -127,7 +127,7 @@ def main() -> None:
                       f"({elapsed / count * 1e6:.0f} us each)")
 
         many = work / "many"
-        service = SpecSessionService(many, Settings(store=StoreSettings(fsync="never", format="spec")))
+        service = SessionService(many, Settings(store=StoreSettings(fsync="never", format="spec")))
         for index in range(args.sessions):
             created = service.create(wire.CreateParams(cwd="/bench"))
             service.append(wire.AppendParams(sessionId=created.sessionId, entries=[
@@ -137,7 +137,7 @@ def main() -> None:
         listing = best(lambda: service.list(wire.ListParams(limit=50)))
         print(f"session/list over {args.sessions} spec sessions (metadata.json each): {listing * 1000:.0f} ms")
 
-        pi_service = __import__("sidecar.service", fromlist=["x"]).SessionService(
+        pi_service = SessionService(
             work / "pi", Settings(store=StoreSettings(allowExternalPaths=True)))
         target = work / "converted"
         started = time.perf_counter()

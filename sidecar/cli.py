@@ -255,7 +255,7 @@ def _convert(args: argparse.Namespace) -> int:
 
     from . import wire
     from .errors import SidecarError
-    from .specroot import make_service
+    from .service import SessionService
 
     try:
         settings = load_settings(args.config, overrides=_compat_override(args))
@@ -269,7 +269,7 @@ def _convert(args: argparse.Namespace) -> int:
         to=args.to, targetRoot=str(args.target_root.expanduser()), leafId=args.leaf_id, cwd=args.cwd,
         sessionId=None if by_path else args.source, path=str(source.absolute()) if by_path else None,
     )
-    service = make_service(root, msgspec.structs.replace(
+    service = SessionService(root, msgspec.structs.replace(
         settings, store=msgspec.structs.replace(settings.store, allowExternalPaths=True)))
     try:
         result = service.convert(params)

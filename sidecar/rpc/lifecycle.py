@@ -8,9 +8,7 @@ every other case, so both paths give the same answer.
 
 from __future__ import annotations
 
-import importlib
 import os
-import pkgutil
 import re
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,6 @@ from .. import __version__, wire
 from ..config import Settings, SettingsError, apply_overrides
 from ..errors import INVALID_PARAMS
 from ..service import SessionService
-from ..specroot import make_service
 from .errors import ProtocolError, invalid_params
 from .framing import FRAMINGS
 from .messages import PROTOCOL_VERSION, Capabilities, InitializeParams, InitializeResult, ServerInfo
@@ -68,16 +65,10 @@ def served_methods() -> dict[str, tuple[type, str]]:
 
 
 def provider_names() -> list[str]:
-    """Summarizing providers this build has (``sidecar.providers.available()`` when it exists)."""
-    try:
-        package = importlib.import_module("sidecar.providers")
-    except ImportError:
-        return []
-    available = getattr(package, "available", None)
-    if callable(available):
-        return sorted(available())
-    ignored = {"base", "client", "registry"}
-    return sorted(m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_") and m.name not in ignored)
+    """Summarizing providers this build has (configured or not)."""
+    from ..providers import available
+
+    return sorted(available())
 
 
 def initialize(params: Any, base_settings: Settings, default_root: Path) -> tuple[SessionService, InitializeResult]:
@@ -100,7 +91,7 @@ def initialize(params: Any, base_settings: Settings, default_root: Path) -> tupl
     except SettingsError as exc:
         raise invalid_params("initialize", str(exc).replace("at `$", "at `$.settings")) from None
     root = Path(decoded.sessionRoot).expanduser().absolute() if decoded.sessionRoot else default_root
-    service = make_service(root, settings)
+    service = SessionService(root, settings)
     service.raw_results = True  # every result is encoded for the wire
     result = InitializeResult(
         serverInfo=ServerInfo(name=SERVER_NAME, version=__version__),

@@ -18,7 +18,7 @@ from test_pi_parity import assert_same, ensure_pi_installed, our_view, run_pi
 
 from sidecar import wire
 from sidecar.config import Settings, StoreSettings
-from sidecar.specroot.service import SpecSessionService
+from sidecar.service import SessionService
 from sidecar.store.session import Session
 from sidecar.store.writer import FsyncPolicy
 
@@ -28,7 +28,7 @@ def _text(role: str, text: str) -> dict:
 
 
 def _native_spec_session(root: Path) -> str:
-    svc = SpecSessionService(root, Settings(store=StoreSettings(format="spec", fsync="never")))
+    svc = SessionService(root, Settings(store=StoreSettings(format="spec", fsync="never")))
     sid = svc.create(wire.CreateParams(cwd="/w", name="spec native")).sessionId
     svc.append(wire.AppendParams(sessionId=sid, entries=[
         _text("user", "What pods are running? " + "please " * 30),

@@ -43,8 +43,9 @@ class SpecWriter:
     def stat_fd(self) -> int | None:
         return self._fd
 
+    @property
     def sync_pending(self) -> bool:
-        return False
+        return False  # every append is as durable as its policy asks before it returns
 
     def sync_deferred(self) -> None:
         """Every append is forced to disk before it returns (as the policy asks): nothing is deferred."""

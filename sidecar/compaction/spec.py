@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..compaction.coordinator import CompactionRecord, Compactor, _close
-from ..compaction.progress import check_cancelled
-from ..compaction.run import CompactionOptions, CompactionOutcome
+from .coordinator import CompactionRecord, Compactor, _close
+from .progress import check_cancelled
+from .run import CompactionOptions, CompactionOutcome
 from ..context.build import build_context
 from ..context.tokens import context_tokens
 from ..errors import NothingToCompact

@@ -25,7 +25,7 @@ from ..store.spec.session import SpecSession
 from ..store.spec.writer import SpecWriter
 
 if TYPE_CHECKING:
-    from ..service import SessionService
+    from ..store.base import SessionStore
 
 
 def ulid_for(session_id: str) -> str:
@@ -42,30 +42,40 @@ def ulid_for(session_id: str) -> str:
     return "".join(reversed(chars))
 
 
-def _source(service: "SessionService", params: wire.ConvertParams) -> tuple[Session, bool]:
+def _resolve(store: "SessionStore", raw: str) -> Path:
+    """A path a client named, below the root unless store.allowExternalPaths (the same rule as session/open's)."""
+    path = Path(raw).expanduser()
+    if not path.is_absolute():
+        path = store.root / path
+    if not store.settings.store.allowExternalPaths:
+        Layout(store.root).check_inside(path)
+    return path
+
+
+def _source(store: "SessionStore", params: wire.ConvertParams) -> tuple[Session, bool]:
     """The session to copy, and whether this call loaded it (then it is closed afterwards)."""
     if (params.sessionId is None) == (params.path is None):
         raise InvalidParams("session/convert takes exactly one of sessionId and path")
     if params.sessionId is not None:
-        return service.session(params.sessionId), False
-    path = service._resolve_path(params.path)  # type: ignore[arg-type]
+        return store.live(params.sessionId)[0], False
+    path = _resolve(store, params.path)  # type: ignore[arg-type]
     folder = path.parent if path.name == SESSION_FILE else path
     if folder.is_dir() and (folder / SESSION_FILE).is_file():
         check_ulid(folder.name)
-        return SpecSession.load(folder, service.fsync_policy, read_only=True)[0], True
+        return SpecSession.load(folder, FsyncPolicy.NEVER, read_only=True)[0], True
     if not path.is_file():
         raise SessionNotFound(f"no session file or spec session folder at {path}", path=str(path))
-    return Session.load(path, service.fsync_policy, read_only=True)[0], True
+    return Session.load(path, FsyncPolicy.NEVER, read_only=True)[0], True
 
 
-def convert(service: "SessionService", params: wire.ConvertParams) -> wire.ConvertResult:
-    source, loaded = _source(service, params)
+def convert(store: "SessionStore", params: wire.ConvertParams) -> wire.ConvertResult:
+    source, loaded = _source(store, params)
     try:
         # Writing below another root is as much a reach outside as reading there: the same setting allows it.
-        target_root = service._resolve_path(params.targetRoot)
+        target_root = _resolve(store, params.targetRoot)
         if params.to == "spec":
             return _to_spec(source, target_root, params.leafId)
-        return _to_pi(service, source, target_root, params.cwd or "")
+        return _to_pi(source, target_root, params.cwd or "")
     finally:
         if loaded:
             source.close()
@@ -95,7 +105,7 @@ def _to_spec(source: Session, target_root: Path, leaf_id: str | None) -> wire.Co
     )
 
 
-def _to_pi(service: "SessionService", source: Session, target_root: Path, cwd: str) -> wire.ConvertResult:
+def _to_pi(source: Session, target_root: Path, cwd: str) -> wire.ConvertResult:
     if not isinstance(source, SpecSession):
         raise InvalidParams("the session is in pi's format already; convert it to \"spec\"", field="to")
     metadata = source.metadata
@@ -110,7 +120,7 @@ def _to_pi(service: "SessionService", source: Session, target_root: Path, cwd: s
         raise SessionExists(f"session {source.id} exists already below {target_root} (converted before?)",
                             sessionId=source.id)
     target = layout.new_session_path(cwd, metadata.createdAt, source.id)
-    copied = Session.copied(target, source.id, cwd, service.fsync_policy, [Entry.from_obj(o) for o in objs],
+    copied = Session.copied(target, source.id, cwd, FsyncPolicy.ALWAYS, [Entry.from_obj(o) for o in objs],
                             timestamp=metadata.createdAt)
     copied.close()
     left_out = []

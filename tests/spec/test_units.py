@@ -144,3 +144,14 @@ def test_flat_serialization_and_prompts():
     assert tagged.endswith("<read-files>\na.ts\n</read-files>\n\n<modified-files>\nb.ts\n</modified-files>")
     assert prompts.strip_file_tags(tagged) == "## Goal\n- g"
     assert not re.search(r"\{\"", prompts.serialize(messages).replace('bash(command="kubectl get pods")', ""))
+
+
+def test_the_spec_store_is_a_session_store(tmp_path):
+    from sidecar.config import Settings, StoreSettings
+    from sidecar.service import SessionService
+    from sidecar.store.base import SessionStore
+    from sidecar.store.spec.store import SpecStore
+
+    service = SessionService(tmp_path, Settings(store=StoreSettings(format="spec")))
+    assert isinstance(service.store, SpecStore) and isinstance(service.store, SessionStore)
+    assert service.settings.store.format == "spec"

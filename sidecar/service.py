@@ -457,4 +457,3 @@ def _spec_store(root: Path, settings: Settings) -> Any:
     from .store.spec.store import SpecStore
 
     return SpecStore(root, settings)
-

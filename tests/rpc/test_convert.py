@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from tests.rpc.harness import RawServer, assistant, tool_call, user
+from rpc.harness import RawServer, assistant, tool_call, user
 
-from tests.spec.helpers import llm_texts
+from spec.helpers import llm_texts
 
-from tests.conftest import PI_FIXTURES as FIXTURES  # outside the repo, as for the other pi fixture tests
+from conftest import PI_FIXTURES as FIXTURES  # outside the repo, as for the other pi fixture tests
 
 
 async def pi_server(root: Path, **settings: Any) -> RawServer:

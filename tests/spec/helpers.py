@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from tests.rpc.harness import RawServer
+from rpc.harness import RawServer
 
 ULID = r"^[0-9A-HJKMNP-TV-Z]{26}$"
 

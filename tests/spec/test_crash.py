@@ -14,7 +14,7 @@ import random
 import signal
 from pathlib import Path
 
-from tests.rpc.harness import RawServer, assistant, user
+from rpc.harness import RawServer, assistant, user
 
 from .helpers import SpecServer
 

@@ -14,7 +14,7 @@ from sidecar.store.writer import FsyncPolicy
 
 from .helpers import SpecServer, llm_texts
 from .test_scenarios import new_session, pods_conversation
-from tests.rpc.harness import assistant, user
+from rpc.harness import assistant, user
 
 
 async def test_a_spec_folder_imports_as_the_same_conversation(sessions_root: Path, tmp_path: Path):

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.store.spec import prompts
-from tests.rpc.harness import assistant, tool_call, user
+from rpc.harness import assistant, tool_call, user
 
 from .helpers import ULID, SpecServer, llm_texts
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.rpc.harness import assistant, tool_call, user
+from rpc.harness import assistant, tool_call, user
 
 from .helpers import SpecServer
 from .test_scenarios import new_session, pods_conversation, tool_result

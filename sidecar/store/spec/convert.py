@@ -3,8 +3,8 @@
 pi -> spec keeps one branch (the path to a leaf): its user, assistant and
 tool result messages and its compactions as records, its name and model in
 metadata.json; everything else is left out and listed (other branches,
-labels, thinking and image blocks, custom entries...). spec -> pi keeps
-everything: records become a chain of entries, the name a session_info entry.
+labels, thinking and image blocks, custom entries...). spec -> pi
+(operations/convert.py) keeps every record and the name.
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...format.jsonl import Entry
-from .codec import EntryBuilder, entry_id, translate
-from .file import ReadRecords
+from .codec import entry_id, translate
 from .metadata import fold, new_metadata
-from .records import MessageRecord, Record, SessionMetadata, TextBlock
+from .records import Record, SessionMetadata
 
 
 @dataclass(slots=True)
@@ -80,20 +79,3 @@ def pi_to_spec(session_id: str, header: dict[str, Any], path: list[Entry], all_e
         left_out.append(LeftOut("session", f"the working folder {header['cwd']!r} (the format has none)"))
     metadata = fold(new_metadata(session_id, str(header.get("timestamp") or "")), translations)
     return ToSpec(metadata, records, left_out)
-
-
-def spec_to_pi(metadata: SessionMetadata, read: ReadRecords) -> list[dict[str, Any]]:
-    """The entries (dicts, a chain) of a spec session; its name goes last as a session_info entry."""
-    builder = EntryBuilder()
-    objs = [builder.add(record) for record in read.records]
-    if metadata.name:
-        objs.append({"type": "session_info", "id": f"n{len(objs):07x}", "parentId": objs[-1]["id"] if objs else None,
-                     "timestamp": metadata.lastMessageAt, "name": metadata.name})
-    return objs
-
-
-def first_user_text(records: list[Record]) -> str:
-    for record in records:
-        if isinstance(record, MessageRecord) and record.role == "user":
-            return " ".join(b.text for b in record.content if isinstance(b, TextBlock))
-    return ""

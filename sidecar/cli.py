@@ -30,7 +30,7 @@ from .store.layout import default_root
 
 LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
 SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor", "history", "du", "prune", "empty-trash", "inline-blobs",
-               "move-blobs", "rewind", "diff", "import", "export", "view")
+               "move-blobs", "rewind", "diff", "import", "export", "view", "convert")
 
 
 def own_command() -> list[str]:
@@ -40,12 +40,18 @@ def own_command() -> list[str]:
     return [sys.executable, "-m", "sidecar"]
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def _common(parser: argparse.ArgumentParser, format_option: str = "--format") -> None:
+    """The options every command takes. ``format_option``: the store format's flag (export and view
+    have a --format of their own, the export's, so theirs is --store-format)."""
     parser.add_argument("--root", type=Path, help="sessions root (default: $SESSION_SIDECAR_HOME, else the user data dir)")
     parser.add_argument("--config", type=Path, help="TOML settings file (default: $SESSION_SIDECAR_CONFIG, else the user config dir)")
     parser.add_argument(
         "--compat", choices=["pi", "omp"], default=None,
         help="the tool the files must stay readable by (store.compat; default: the tool whose folder the root is, else pi)",
+    )
+    parser.add_argument(
+        format_option, dest="format", choices=["pi", "spec"], default=None,
+        help="the on-disk format of the root's sessions (store.format; default pi): spec = <ULID>/session.jsonl folders",
     )
     parser.add_argument(
         "--log-level",
@@ -118,6 +124,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     _common(move)
 
+    convert = commands.add_parser(
+        "convert", help="copy a session into the other format (pi <-> spec) below --target-root; prints what was left out"
+    )
+    _common(convert)
+    convert.add_argument("--to", choices=["pi", "spec"], required=True, help="the format of the copy")
+    convert.add_argument("--target-root", type=Path, required=True, help="the root the copy goes below")
+    convert.add_argument("source", help="a pi .jsonl file, a spec session folder, or a session id below --root")
+    convert.add_argument("--leaf-id", help="pi -> spec: the branch to keep (default the leaf)")
+    convert.add_argument("--cwd", help="spec -> pi: the header's cwd (the spec format has none)")
+
     from .snapshots.cli import add_commands as add_snapshot_commands
 
     add_snapshot_commands(commands, _common)
@@ -170,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
         from .export.cli import run as run_export_command
 
         return run_export_command(args)
+    if args.command == "convert":
+        return _convert(args)
     if args.command == "demo":
         from .demo import run_demo
 
@@ -242,7 +260,43 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _compat_override(args: argparse.Namespace) -> dict:
-    return {"store": {"compat": args.compat}} if getattr(args, "compat", None) else {}
+    store = {"compat": args.compat} if getattr(args, "compat", None) else {}
+    if getattr(args, "format", None):
+        store["format"] = args.format
+    return {"store": store} if store else {}
+
+
+def _convert(args: argparse.Namespace) -> int:
+    """session/convert in this process: the JSON result on stdout (exit 0), or the error on stderr (exit 1)."""
+    import msgspec
+
+    from . import wire
+    from .errors import SidecarError
+    from .service import SessionService
+
+    try:
+        settings = load_settings(args.config, overrides=_compat_override(args))
+    except SettingsError as exc:
+        print(f"session-sidecar: {exc}", file=sys.stderr)
+        return 2
+    root = args.root.expanduser() if args.root else default_root()
+    source = Path(args.source).expanduser()
+    by_path = source.exists() or os.sep in args.source
+    params = wire.ConvertParams(
+        to=args.to, targetRoot=str(args.target_root.expanduser()), leafId=args.leaf_id, cwd=args.cwd,
+        sessionId=None if by_path else args.source, path=str(source.absolute()) if by_path else None,
+    )
+    service = SessionService(root, msgspec.structs.replace(
+        settings, store=msgspec.structs.replace(settings.store, allowExternalPaths=True)))
+    try:
+        result = service.convert(params)
+    except SidecarError as error:
+        print(f"session-sidecar convert: {error.message}", file=sys.stderr)
+        return 1
+    finally:
+        service.close_all()
+    print(json.dumps(msgspec.to_builtins(result), indent=2, ensure_ascii=False))
+    return 0
 
 
 def _call(args: argparse.Namespace) -> int:
@@ -279,6 +333,8 @@ def _call(args: argparse.Namespace) -> int:
             server_args += ["--config", str(args.config)]
         if args.compat:
             server_args += ["--compat", args.compat]
+        if args.format:
+            server_args += ["--format", args.format]
         # This interpreter's sidecar: the one this command belongs to, whatever PATH says.
         command = own_command()
         async with SidecarClient.spawn(server_args, command=command, client_name="session-sidecar call") as client:

@@ -61,6 +61,9 @@ class StoreSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tr
     compat: Literal["pi", "omp"] | None = None
     # Replace secrets by typed placeholders before an appended entry is written (sidecar/export/redact/).
     redactOnAppend: bool = False
+    # The on-disk format of the root's sessions: "pi" (pi's JSONL trees) or "spec" (the session
+    # spec's <ULID>/session.jsonl + metadata.json folders, sidecar/store/spec/).
+    format: Literal["pi", "spec"] = "pi"
 
 
 class RetentionSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
@@ -89,6 +92,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "SESSION_SIDECAR_FSYNC": ("store", "fsync"),
     "SESSION_SIDECAR_ALLOW_EXTERNAL_PATHS": ("store", "allowExternalPaths"),
     "SESSION_SIDECAR_COMPAT": ("store", "compat"),
+    "SESSION_SIDECAR_FORMAT": ("store", "format"),
     "SESSION_SIDECAR_CONTEXT_WINDOW": ("compaction", "contextWindow"),
     "SESSION_SIDECAR_RESERVE_TOKENS": ("compaction", "reserveTokens"),
     "SESSION_SIDECAR_KEEP_RECENT_TOKENS": ("compaction", "keepRecentTokens"),

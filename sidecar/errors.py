@@ -214,11 +214,24 @@ class ImportSourceUnreadable(SidecarError):
 
     code = -33061
     kind = "importSourceUnreadable"
+
+
 class ExportWriteFailed(SidecarError):
     """session/export could not write the file asked for (folder missing, no permission, disk full)."""
 
     code = -33050
     kind = "exportWriteFailed"
+
+
+# -- the spec format (issue 14): -33090..-33099 -------------------------------------
+
+
+class FormatCannotHold(SidecarError):
+    """The session's on-disk format has no place for what was asked (a branch, a label, a thinking
+    block in the spec format): nothing was written. The message names the format and the part."""
+
+    code = -33090
+    kind = "formatCannotHold"
 
 
 ALL_ERRORS: tuple[type[SidecarError], ...] = (
@@ -246,4 +259,5 @@ ALL_ERRORS: tuple[type[SidecarError], ...] = (
     ImportSourceNotFound,
     ImportSourceUnreadable,
     ExportWriteFailed,
+    FormatCannotHold,
 )

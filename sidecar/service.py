@@ -29,7 +29,7 @@ from .errors import InvalidParams, InvalidState
 from .format.jsonl import Entry
 from .format.jsstr import session_name
 from .history import PromptHistory
-from .operations import compacting, context, upkeep
+from .operations import compacting, context, convert, upkeep
 from .operations import history as prompt_history
 from .operations.cached import context_for_cache
 from .operations.results import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, open_result, session_info
@@ -54,7 +54,9 @@ if TYPE_CHECKING:
 
 class SessionService:
     def __init__(self, root: Path, settings: Settings | None = None) -> None:
-        self.store = FileStore(root, settings or Settings(), context_for_cache)
+        settings = settings or Settings()
+        self.store = _spec_store(root, settings) if settings.store.format == "spec" else FileStore(
+            root, settings, context_for_cache)
         # Context size per open session, carried from append to append (weak: a
         # closed session's tally goes with it).
         self._tallies: weakref.WeakKeyDictionary[Session, TokenTally] = weakref.WeakKeyDictionary()
@@ -100,9 +102,11 @@ class SessionService:
         if compactor is None:
             with self._compactor_lock:
                 if self._compactor is None:
-                    from .compaction.coordinator import Compactor
-
-                    compactor = Compactor(lambda: self.settings.providers)
+                    if self.settings.store.format == "spec":  # the spec's own algorithm and prompts
+                        from .compaction.spec import SpecCompactor as engine
+                    else:
+                        from .compaction.coordinator import Compactor as engine
+                    compactor = engine(lambda: self.settings.providers)
                     if self.on_compactor is not None:
                         self.on_compactor(compactor)
                     self._compactor = compactor
@@ -179,7 +183,8 @@ class SessionService:
     def create(self, params: wire.CreateParams) -> wire.CreateResult:
         if params.terminalId is not None:
             check_terminal_id(params.terminalId)
-        session = self.store.create(params.cwd, params.sessionId, params.parentSession, params.persist)
+        session = self.store.create(params.cwd, params.sessionId, params.parentSession, params.persist,
+                                    **self._origin_of(params))
         self._set_watch(session, params.watch)
         if params.name is not None and session_name(params.name):
             session.set_name(params.name)
@@ -445,6 +450,7 @@ class SessionService:
         from .importers.run import import_sources
 
         return import_sources(self.store, params)
+
     # --- export (sidecar/export/) ---
 
     def export(self, params: wire.ExportParams) -> wire.ExportResult:
@@ -465,9 +471,29 @@ class SessionService:
         write_export(target, exported.text)
         return wire.ExportResult(entries=exported.entries, redaction=report, path=str(target), bytes=size)
 
+    # --- spec format (issue 14): where a session came from, converting between formats ---
+
+    def _origin_of(self, params: wire.CreateParams) -> dict[str, Any]:
+        """create's source/cronJobId, which only a spec-format store keeps (pi's header has no place for them)."""
+        if params.source is None and params.cronJobId is None:
+            return {}
+        if self.settings.store.format != "spec":
+            raise InvalidParams("source and cronJobId are kept by spec-format roots only (store.format \"spec\")",
+                                field="source" if params.source is not None else "cronJobId")
+        return {"source": params.source, "cron_job_id": params.cronJobId}
+
+    def convert(self, params: wire.ConvertParams) -> wire.ConvertResult:
+        return convert.convert(self.store, params)
+
 
 def redact_on_append(obj: dict[str, Any]) -> dict[str, Any]:
     """store.redactOnAppend: one entry with its secrets replaced (numbered within the entry)."""
     from .export.redact import Redactor
 
     return Redactor().value(obj)
+
+
+def _spec_store(root: Path, settings: Settings) -> Any:
+    from .store.spec.store import SpecStore
+
+    return SpecStore(root, settings)

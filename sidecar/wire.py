@@ -44,6 +44,10 @@ class CreateParams(_Params):
     terminalId: str | None = None
     # Send session/didAppend and session/didReload when another program writes the file.
     watch: bool = False
+    # A spec-format root only (store.format "spec"): what started the session, kept in its
+    # metadata.json; cronJobId implies source "cron".
+    source: Literal["interactive", "cron"] | None = None
+    cronJobId: str | None = None
 
 
 class CreateResult(_Result):
@@ -649,7 +653,8 @@ class RewindResult(_Result):
 # --- import (session/import) ---
 class ImportParams(_Params):
     # Which tool's sessions: "codex" (rollout-*.jsonl, or a folder of them), "claude-code"
-    # (<session>.jsonl, or a project folder), "opencode" (opencode.db, or the folder holding it).
+    # (<session>.jsonl, or a project folder), "opencode" (opencode.db, or the folder holding it),
+    # "spec" (a spec-format session folder <ULID>/, or a spec root holding them).
     tool: str
     paths: list[str]
     # Read and report only: nothing is written.
@@ -690,6 +695,8 @@ class ImportedSession(_Result):
 
 class ImportResult(_Result):
     sessions: list[ImportedSession]
+
+
 # -- export (sidecar/export/) ------------------------------------------------------
 
 
@@ -728,6 +735,47 @@ class ExportResult(_Result):
     bytes: int = 0
 
 
+# -- converting between formats (issue 14) --------------------------------------------------
+
+
+class ConvertParams(_Params):
+    """Copy a session into the other format, as a new session below ``targetRoot``.
+
+    Name the source by ``sessionId`` (below this sidecar's root) or ``path`` (a pi
+    ``.jsonl`` file, or a spec session folder). The source is not changed."""
+
+    to: Literal["pi", "spec"]
+    targetRoot: str
+    sessionId: str | None = None
+    path: str | None = None
+    # pi -> spec: the branch to keep (the path root -> this entry); default the leaf.
+    leafId: str | None = None
+    # spec -> pi: the header's cwd (the spec format has none); default "".
+    cwd: str | None = None
+
+
+class ConvertLoss(_Result):
+    """Something the target format cannot hold, left out of the copy.
+
+    ``kind``: "entry" (whole entries left out), "part" (content blocks taken out of entries that
+    were kept), "field" (message fields the target has no place for), "branch" (entries off the
+    kept path), "session" (the session's own data: a cwd, a source)."""
+
+    kind: Literal["entry", "part", "field", "branch", "session"]
+    what: str
+    entryIds: list[str]
+
+
+class ConvertResult(_Result):
+    sessionId: str
+    path: str
+    format: Literal["pi", "spec"]
+    # Entries (pi) or records (spec) written.
+    written: int
+    # Empty: nothing was lost.
+    leftOut: list[ConvertLoss]
+
+
 # Method name -> (params type, result type). The rpc layer and the schema
 # generator both read this table.
 METHODS: dict[str, tuple[type, Any]] = {
@@ -764,4 +812,6 @@ METHODS: dict[str, tuple[type, Any]] = {
     "session/import": (ImportParams, ImportResult),
     # export
     "session/export": (ExportParams, ExportResult),
+    # converting between formats
+    "session/convert": (ConvertParams, ConvertResult),
 }

@@ -120,7 +120,7 @@ func TestEveryMethodAndFieldHasAGoCounterpart(t *testing.T) {
 		SummarizeParams{}, SummarizeResult{}, DidCompactParams{}, OpenWarning{}, HistoryEntry{}, RetentionSettings{},
 		FolderUsage{}, SessionUsage{}, PrunedSession{}, DidAppendParams{}, DidReloadParams{}, ExternalChange{}, CompactFallback{},
 		NotCapturedFile{}, FileChange{}, SkippedFile{}, ImportedSession{}, ImportKindCount{}, DamagedLine{},
-		ExportRedaction{}, RedactionKindCount{}} {
+		ExportRedaction{}, RedactionKindCount{}, ConvertLoss{}} {
 		types[reflect.TypeOf(v).Name()] = reflect.TypeOf(v)
 	}
 	types["ErrorObject"] = reflect.TypeFor[Error]()

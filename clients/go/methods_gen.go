@@ -16,6 +16,7 @@ var Methods = []string{
 	"session/close",
 	"session/compact",
 	"session/continueRecent",
+	"session/convert",
 	"session/create",
 	"session/delete",
 	"session/diff",
@@ -50,6 +51,7 @@ var methodTypes = map[string][2]any{
 	"session/close":          {CloseParams{}, nil},
 	"session/compact":        {CompactParams{}, CompactResult{}},
 	"session/continueRecent": {ContinueRecentParams{}, OpenResult{}},
+	"session/convert":        {ConvertParams{}, ConvertResult{}},
 	"session/create":         {CreateParams{}, CreateResult{}},
 	"session/delete":         {DeleteParams{}, DeleteResult{}},
 	"session/diff":           {DiffParams{}, DiffResult{}},
@@ -152,6 +154,15 @@ func (c *Client) ContinueRecent(ctx context.Context, params ContinueRecentParams
 		return nil, err
 	}
 	return result, nil
+}
+
+// Convert calls session/convert.
+func (c *Client) Convert(ctx context.Context, params ConvertParams, opts ...CallOption) (*ConvertResult, error) {
+	var result ConvertResult
+	if err := c.Call(ctx, "session/convert", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
 }
 
 // Create calls session/create.

@@ -40,6 +40,7 @@ const (
 	CodeExportWriteFailed      = -33050
 	CodeImportSourceNotFound   = -33060
 	CodeImportSourceUnreadable = -33061
+	CodeFormatCannotHold       = -33090
 )
 
 // Sentinels for errors.Is: errors.Is(err, ErrSessionNotFound) is true for any error answer with that code.
@@ -106,6 +107,8 @@ var (
 	ErrImportSourceNotFound = &Error{Code: -33060, Message: "importSourceNotFound"}
 	// ErrImportSourceUnreadable: A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite).
 	ErrImportSourceUnreadable = &Error{Code: -33061, Message: "importSourceUnreadable"}
+	// ErrFormatCannotHold: The session's on-disk format has no place for what was asked (a branch, a label, a thinking block in the spec format): nothing was written. The message names the format and the part.
+	ErrFormatCannotHold = &Error{Code: -33090, Message: "formatCannotHold"}
 )
 
 // errorKinds maps each code to its kind.
@@ -141,6 +144,7 @@ var errorKinds = map[int]string{
 	-33050: "exportWriteFailed",
 	-33060: "importSourceNotFound",
 	-33061: "importSourceUnreadable",
+	-33090: "formatCannotHold",
 }
 
 // AppendParams is `AppendParams` in protocol/schema.json.
@@ -349,6 +353,44 @@ type ContinueRecentParams struct {
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
+// ConvertLoss: Something the target format cannot hold, left out of the copy.
+//
+// `kind`: "entry" (whole entries left out), "part" (content blocks taken out of entries that
+// were kept), "field" (message fields the target has no place for), "branch" (entries off the
+// kept path), "session" (the session's own data: a cwd, a source).
+type ConvertLoss struct {
+	Kind     string   `json:"kind"`
+	What     string   `json:"what"`
+	EntryIDs []string `json:"entryIds"`
+}
+
+// ConvertParams: Copy a session into the other format, as a new session below `targetRoot`.
+//
+// Name the source by `sessionId` (below this sidecar's root) or `path` (a pi
+// `.jsonl` file, or a spec session folder). The source is not changed.
+type ConvertParams struct {
+	To         string `json:"to"`
+	TargetRoot string `json:"targetRoot"`
+	// Empty: not sent.
+	SessionID string `json:"sessionId,omitzero"`
+	// Empty: not sent.
+	Path string `json:"path,omitzero"`
+	// Empty: not sent.
+	LeafID string `json:"leafId,omitzero"`
+	// Empty: not sent.
+	Cwd string `json:"cwd,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// ConvertResult is `ConvertResult` in protocol/schema.json.
+type ConvertResult struct {
+	SessionID string        `json:"sessionId"`
+	Path      string        `json:"path"`
+	Format    string        `json:"format"`
+	Written   int           `json:"written"`
+	LeftOut   []ConvertLoss `json:"leftOut"`
+}
+
 // CreateParams is `CreateParams` in protocol/schema.json.
 type CreateParams struct {
 	Cwd string `json:"cwd"`
@@ -363,6 +405,10 @@ type CreateParams struct {
 	// Empty: not sent.
 	TerminalID string `json:"terminalId,omitzero"`
 	Watch      bool   `json:"watch,omitzero"`
+	// Empty: not sent.
+	Source string `json:"source,omitzero"`
+	// Empty: not sent.
+	CronJobID string `json:"cronJobId,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
@@ -991,6 +1037,8 @@ type StoreSettings struct {
 	// Empty: not sent.
 	Compat         string `json:"compat,omitzero"`
 	RedactOnAppend bool   `json:"redactOnAppend,omitzero"`
+	// Default: "pi". Empty means the default.
+	Format string `json:"format,omitzero"`
 }
 
 // SummarizeParams: Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`.

@@ -19,15 +19,15 @@ FORMATS = ("markdown", "html", "json")
 
 def add_commands(commands: Any, common: Any) -> None:
     export = commands.add_parser("export", help="a session as Markdown, HTML or JSON, secrets redacted")
-    common(export)
+    common(export, "--store-format")
     export.add_argument("session_id")
-    export.add_argument("--format", "-f", choices=FORMATS, default="markdown")
+    export.add_argument("--format", "-f", dest="export_format", choices=FORMATS, default="markdown")
     export.add_argument("-o", "--output", type=Path, help="write to this file (default: standard output)")
     export.add_argument("--leaf", help="export the path to this entry (default: the session's leaf)")
     export.add_argument("--all", action="store_true", help="every branch of the tree, not one path")
     export.add_argument("--no-redact", action="store_true", help="keep secrets as they are")
     view = commands.add_parser("view", help="write the session's page (one self-contained HTML file) and print its path")
-    common(view)
+    common(view, "--store-format")
     view.add_argument("session_id")
     view.add_argument("-o", "--output", type=Path, help="where to write the page (default: the user cache folder)")
     view.add_argument("--leaf", help="open the page at this entry's branch")
@@ -41,7 +41,7 @@ def view_path(session_id: str) -> Path:
 
 
 def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    fmt = "html" if args.command == "view" else args.format
+    fmt = "html" if args.command == "view" else args.export_format
     target = args.output
     if args.command == "view" and target is None:
         target = view_path(args.session_id)

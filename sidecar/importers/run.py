@@ -19,7 +19,7 @@ from .common import Imported
 if TYPE_CHECKING:
     from ..store.base import SessionStore
 
-TOOLS = ("codex", "claude-code", "opencode")
+TOOLS = ("codex", "claude-code", "opencode", "spec")
 
 
 def _claude_files(path: Path) -> list[Path]:
@@ -48,9 +48,16 @@ def _codex_files(path: Path) -> list[Path]:
     return out
 
 
+def _spec_folders(path: Path) -> list[Path]:
+    """A spec session folder (or its session.jsonl), or a spec root: every session folder in it."""
+    if path.is_file() or (path / "session.jsonl").is_file():
+        return [path]
+    return sorted(p for p in path.iterdir() if p.is_dir() and (p / "session.jsonl").is_file())
+
+
 def sources(tool: str, raw_paths: list[str]) -> list[Callable[[], list[Imported]]]:
     """One loader per source found, in the order given; a path with nothing of the tool's is an error."""
-    from . import claude_code, codex
+    from . import claude_code, codex, spec
 
     loaders: list[Callable[[], list[Imported]]] = []
     for raw in raw_paths:
@@ -63,6 +70,9 @@ def sources(tool: str, raw_paths: list[str]) -> list[Callable[[], list[Imported]
         elif tool == "codex":
             found = _codex_files(path)
             loaders += [lambda p=p: [codex.import_rollout(p)] for p in found]
+        elif tool == "spec":
+            found = _spec_folders(path)
+            loaders += [lambda p=p: [spec.import_spec(p)] for p in found]
         else:
             db = path / "opencode.db" if path.is_dir() else path
             found = [db] if db.is_file() else []

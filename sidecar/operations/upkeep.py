@@ -16,7 +16,13 @@ from ..upkeep.usage import measure, session_files
 from .results import MAX_LIST_LIMIT
 
 
+def _files_only(store: FileStore, method: str) -> None:
+    if not isinstance(store, FileStore):
+        raise InvalidParams(f"{method} covers pi-format roots only for now (this root is in the spec format)")
+
+
 def stats(store: FileStore, params: wire.StatsParams) -> wire.StatsResult:
+    _files_only(store, "session/stats")
     if not 0 <= params.largest <= MAX_LIST_LIMIT:
         raise InvalidParams(f"largest must be between 0 and {MAX_LIST_LIMIT}", largest=params.largest)
     usage = measure(store.layout, list(store.blobs.folders), store.root / INDEX_DIR, params.blobs)
@@ -26,6 +32,7 @@ def stats(store: FileStore, params: wire.StatsParams) -> wire.StatsResult:
 def prune(
     store: FileStore, params: wire.PruneParams, settings: RetentionSettings, trash: Callable[[str], None]
 ) -> wire.PruneResult:
+    _files_only(store, "session/prune")
     policy = retention_policy(params, settings)
     candidates = [f for f in session_files(store.layout) if f.area != "trash" and f.session_id is not None]
     selected, pinned = select(candidates, policy, time.time_ns())

@@ -15,6 +15,7 @@ from .protocol import (
     BuildContextResult,
     ClientInfo,
     CompactResult,
+    ConvertResult,
     CreateResult,
     DeleteResult,
     DiffResult,
@@ -102,6 +103,8 @@ class SidecarMethods:
         persist: bool = True,
         terminal_id: str | None = None,
         watch: bool = False,
+        source: Literal["cron", "interactive"] | None = None,
+        cron_job_id: str | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> CreateResult:
         """``session/create``: CreateParams -> CreateResult."""
@@ -118,6 +121,10 @@ class SidecarMethods:
             params["terminalId"] = terminal_id
         if watch is not False:
             params["watch"] = watch
+        if source is not None:
+            params["source"] = source
+        if cron_job_id is not None:
+            params["cronJobId"] = cron_job_id
         result: CreateResult = await self.request("session/create", params, on_progress=on_progress)
         return result
 
@@ -622,4 +629,28 @@ class SidecarMethods:
         if path is not None:
             params["path"] = path
         result: ExportResult = await self.request("session/export", params, on_progress=on_progress)
+        return result
+
+    async def convert(
+        self,
+        to: Literal["pi", "spec"],
+        target_root: str,
+        *,
+        session_id: str | None = None,
+        path: str | None = None,
+        leaf_id: str | None = None,
+        cwd: str | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> ConvertResult:
+        """``session/convert``: ConvertParams -> ConvertResult. Copy a session into the other format, as a new session below ``targetRoot``. Name the source by ``sessionId`` (below this sidecar's root) or ``path`` (a pi ``.jsonl`` file, or a spec session folder). The source is not changed."""
+        params: dict[str, Any] = {"to": to, "targetRoot": target_root}
+        if session_id is not None:
+            params["sessionId"] = session_id
+        if path is not None:
+            params["path"] = path
+        if leaf_id is not None:
+            params["leafId"] = leaf_id
+        if cwd is not None:
+            params["cwd"] = cwd
+        result: ConvertResult = await self.request("session/convert", params, on_progress=on_progress)
         return result

@@ -170,6 +170,38 @@ class ContinueRecentParams(TypedDict):
     workDoneToken: NotRequired[int | str | None]
 
 
+class ConvertLoss(TypedDict):
+    """Something the target format cannot hold, left out of the copy.
+    
+    ``kind``: "entry" (whole entries left out), "part" (content blocks taken out of entries that were kept), "field" (message fields the target has no place for), "branch" (entries off the kept path), "session" (the session's own data: a cwd, a source)."""
+
+    kind: Literal["branch", "entry", "field", "part", "session"]
+    what: str
+    entryIds: list[str]
+
+
+class ConvertParams(TypedDict):
+    """Copy a session into the other format, as a new session below ``targetRoot``.
+    
+    Name the source by ``sessionId`` (below this sidecar's root) or ``path`` (a pi ``.jsonl`` file, or a spec session folder). The source is not changed."""
+
+    to: Literal["pi", "spec"]
+    targetRoot: str
+    sessionId: NotRequired[str | None]
+    path: NotRequired[str | None]
+    leafId: NotRequired[str | None]
+    cwd: NotRequired[str | None]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class ConvertResult(TypedDict):
+    sessionId: str
+    path: str
+    format: Literal["pi", "spec"]
+    written: int
+    leftOut: list[ConvertLoss]
+
+
 class CreateParams(TypedDict):
     cwd: str
     sessionId: NotRequired[str | None]
@@ -178,6 +210,8 @@ class CreateParams(TypedDict):
     persist: NotRequired[bool]
     terminalId: NotRequired[str | None]
     watch: NotRequired[bool]
+    source: NotRequired[Literal["cron", "interactive"] | None]
+    cronJobId: NotRequired[str | None]
     workDoneToken: NotRequired[int | str | None]
 
 
@@ -670,6 +704,7 @@ class StoreSettings(TypedDict):
     allowExternalPaths: NotRequired[bool]
     compat: NotRequired[Literal["omp", "pi"] | None]
     redactOnAppend: NotRequired[bool]
+    format: NotRequired[Literal["pi", "spec"]]
 
 
 class Settings(TypedDict):
@@ -772,6 +807,7 @@ MethodName = Literal[
     "session/rewind",
     "session/import",
     "session/export",
+    "session/convert",
 ]
 
 # method -> (params type, result type), as annotations.
@@ -808,6 +844,7 @@ METHODS: dict[str, tuple[str, str]] = {
     "session/rewind": ("RewindParams", "RewindResult"),
     "session/import": ("ImportParams", "ImportResult"),
     "session/export": ("ExportParams", "ExportResult"),
+    "session/convert": ("ConvertParams", "ConvertResult"),
 }
 
 SERVER_REQUESTS: dict[str, tuple[str, str]] = {
@@ -862,6 +899,7 @@ PYTHON_METHODS: dict[str, str] = {
     "rewind": "session/rewind",
     "import_": "session/import",
     "export": "session/export",
+    "convert": "session/convert",
 }
 
 ErrorKind = Literal[
@@ -896,6 +934,7 @@ ErrorKind = Literal[
     "exportWriteFailed",
     "importSourceNotFound",
     "importSourceUnreadable",
+    "formatCannotHold",
 ]
 
 
@@ -1116,6 +1155,13 @@ class ImportSourceUnreadableError(RpcError):
     kind_value = "importSourceUnreadable"
 
 
+class FormatCannotHoldError(RpcError):
+    """-33090 formatCannotHold: The session's on-disk format has no place for what was asked (a branch, a label, a thinking block in the spec format): nothing was written. The message names the format and the part."""
+
+    code_value = -33090
+    kind_value = "formatCannotHold"
+
+
 ERROR_CLASSES: dict[int, type[RpcError]] = {
     -32002: ServerNotInitializedError,
     -32600: InvalidRequestError,
@@ -1148,6 +1194,7 @@ ERROR_CLASSES: dict[int, type[RpcError]] = {
     -33050: ExportWriteFailedError,
     -33060: ImportSourceNotFoundError,
     -33061: ImportSourceUnreadableError,
+    -33090: FormatCannotHoldError,
 }
 
 __all__ = [
@@ -1173,6 +1220,9 @@ __all__ = [
     "CompactionSettings",
     "ContextOverflowError",
     "ContinueRecentParams",
+    "ConvertLoss",
+    "ConvertParams",
+    "ConvertResult",
     "CreateParams",
     "CreateResult",
     "DamagedFileError",
@@ -1199,6 +1249,7 @@ __all__ = [
     "FolderUsage",
     "ForkParams",
     "ForkResult",
+    "FormatCannotHoldError",
     "GetEntriesParams",
     "GetEntriesResult",
     "GetTreeParams",

@@ -375,10 +375,79 @@ pub struct ContinueRecentParams {
     pub work_done_token: Option<NumberOrString>,
 }
 
+/// Something the target format cannot hold, left out of the copy.
+///
+/// `kind`: "entry" (whole entries left out), "part" (content blocks taken out of entries that
+/// were kept), "field" (message fields the target has no place for), "branch" (entries off the
+/// kept path), "session" (the session's own data: a cwd, a source).
+///
+/// Schema: `#/$defs/ConvertLoss`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConvertLoss {
+    /// `entryIds`. Required.
+    #[serde(rename = "entryIds")]
+    pub entry_ids: Vec<String>,
+    /// `kind`. Required.
+    pub kind: ConvertLossKind,
+    /// `what`. Required.
+    pub what: String,
+}
+
+/// Copy a session into the other format, as a new session below `targetRoot`.
+///
+/// Name the source by `sessionId` (below this sidecar's root) or `path` (a pi
+/// `.jsonl` file, or a spec session folder). The source is not changed.
+///
+/// Schema: `#/$defs/ConvertParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConvertParams {
+    /// `cwd`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// `leafId`. Optional.
+    #[serde(rename = "leafId", default, skip_serializing_if = "Option::is_none")]
+    pub leaf_id: Option<String>,
+    /// `path`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// `sessionId`. Optional.
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// `targetRoot`. Required.
+    #[serde(rename = "targetRoot")]
+    pub target_root: String,
+    /// `to`. Required.
+    pub to: ConvertTo,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/ConvertResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConvertResult {
+    /// `format`. Required.
+    pub format: ConvertFormat,
+    /// `leftOut`. Required.
+    #[serde(rename = "leftOut")]
+    pub left_out: Vec<ConvertLoss>,
+    /// `path`. Required.
+    pub path: String,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `written`. Required.
+    pub written: i64,
+}
+
 /// Schema: `#/$defs/CreateParams` (unknown fields are refused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct CreateParams {
+    /// `cronJobId`. Optional.
+    #[serde(rename = "cronJobId", default, skip_serializing_if = "Option::is_none")]
+    pub cron_job_id: Option<String>,
     /// `cwd`. Required.
     pub cwd: String,
     /// `name`. Optional.
@@ -393,6 +462,9 @@ pub struct CreateParams {
     /// `sessionId`. Optional.
     #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// `source`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<CreateSource>,
     /// `terminalId`. Optional.
     #[serde(rename = "terminalId", default, skip_serializing_if = "Option::is_none")]
     pub terminal_id: Option<String>,
@@ -1563,6 +1635,9 @@ pub struct StoreSettings {
     /// `compat`. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compat: Option<StoreCompat>,
+    /// `format`. Optional; the server's default is `"pi"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<StoreFormat>,
     /// `fsync`. Optional; the server's default is `"assistant"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync: Option<FsyncPolicy>,
@@ -1703,6 +1778,48 @@ pub enum ContextFormat {
     Llm,
 }
 
+/// `ConvertResult.format`: one of `pi`, `spec`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ConvertFormat {
+    #[serde(rename = "pi")]
+    Pi,
+    #[serde(rename = "spec")]
+    Spec,
+}
+
+/// `ConvertLoss.kind`: one of `branch`, `entry`, `field`, `part`, `session`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ConvertLossKind {
+    #[serde(rename = "branch")]
+    Branch,
+    #[serde(rename = "entry")]
+    Entry,
+    #[serde(rename = "field")]
+    Field,
+    #[serde(rename = "part")]
+    Part,
+    #[serde(rename = "session")]
+    Session,
+}
+
+/// `ConvertParams.to`: one of `pi`, `spec`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ConvertTo {
+    #[serde(rename = "pi")]
+    Pi,
+    #[serde(rename = "spec")]
+    Spec,
+}
+
+/// `CreateParams.source`: one of `cron`, `interactive`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CreateSource {
+    #[serde(rename = "cron")]
+    Cron,
+    #[serde(rename = "interactive")]
+    Interactive,
+}
+
 /// `ExportParams.format`: one of `html`, `json`, `markdown`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ExportFormat {
@@ -1767,6 +1884,15 @@ pub enum StoreCompat {
     Omp,
     #[serde(rename = "pi")]
     Pi,
+}
+
+/// `StoreSettings.format`: one of `pi`, `spec`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum StoreFormat {
+    #[serde(rename = "pi")]
+    Pi,
+    #[serde(rename = "spec")]
+    Spec,
 }
 
 /// `ProgressParams.value`: one of several objects, told apart by `kind`.
@@ -1882,6 +2008,15 @@ pub mod methods {
         const NAME: &'static str = "session/continueRecent";
         type Params = ContinueRecentParams;
         type Result = Option<OpenResult>;
+    }
+
+    /// `session/convert`: `ConvertParams` -> `ConvertResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Convert;
+    impl crate::Method for Convert {
+        const NAME: &'static str = "session/convert";
+        type Params = ConvertParams;
+        type Result = ConvertResult;
     }
 
     /// `session/create`: `CreateParams` -> `CreateResult`.
@@ -2076,7 +2211,7 @@ pub mod methods {
 }
 
 /// Every method in the schema, sorted by name.
-pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/diff", "session/export", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/import", "session/list", "session/move", "session/open", "session/prune", "session/restore", "session/rewind", "session/setLabel", "session/setName", "session/snapshot", "session/stats", "session/unarchive", "shutdown"];
+pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/convert", "session/create", "session/delete", "session/diff", "session/export", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/import", "session/list", "session/move", "session/open", "session/prune", "session/restore", "session/rewind", "session/setLabel", "session/setName", "session/snapshot", "session/stats", "session/unarchive", "shutdown"];
 
 /// A typed, blocking method for every session method of the protocol.
 impl crate::Client {
@@ -2148,6 +2283,13 @@ impl crate::Client {
     /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::ContinueRecent>`.
     pub fn continue_recent(&self, params: ContinueRecentParams) -> crate::Result<Option<OpenResult>> {
         self.call::<methods::ContinueRecent>(params)
+    }
+
+    /// `session/convert`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Convert>`.
+    pub fn convert(&self, params: ConvertParams) -> crate::Result<ConvertResult> {
+        self.call::<methods::Convert>(params)
     }
 
     /// `session/create`: sends the request and blocks until its answer.
@@ -2428,11 +2570,13 @@ pub enum ErrorKind {
     ImportSourceNotFound,
     /// -33061: A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite).
     ImportSourceUnreadable,
+    /// -33090: The session's on-disk format has no place for what was asked (a branch, a label, a thinking block in the spec format): nothing was written. The message names the format and the part.
+    FormatCannotHold,
 }
 
 impl ErrorKind {
     /// Every kind in the schema.
-    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd, Self::ExportWriteFailed, Self::ImportSourceNotFound, Self::ImportSourceUnreadable];
+    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd, Self::ExportWriteFailed, Self::ImportSourceNotFound, Self::ImportSourceUnreadable, Self::FormatCannotHold];
 
     /// The JSON-RPC error code.
     pub fn code(self) -> i64 {
@@ -2468,6 +2612,7 @@ impl ErrorKind {
             Self::ExportWriteFailed => -33050,
             Self::ImportSourceNotFound => -33060,
             Self::ImportSourceUnreadable => -33061,
+            Self::FormatCannotHold => -33090,
         }
     }
 
@@ -2505,6 +2650,7 @@ impl ErrorKind {
             -33050 => Self::ExportWriteFailed,
             -33060 => Self::ImportSourceNotFound,
             -33061 => Self::ImportSourceUnreadable,
+            -33090 => Self::FormatCannotHold,
             _ => return None,
         })
     }
@@ -2543,6 +2689,7 @@ impl ErrorKind {
             Self::ExportWriteFailed => "exportWriteFailed",
             Self::ImportSourceNotFound => "importSourceNotFound",
             Self::ImportSourceUnreadable => "importSourceUnreadable",
+            Self::FormatCannotHold => "formatCannotHold",
         }
     }
 
@@ -2580,6 +2727,7 @@ impl ErrorKind {
             Self::ExportWriteFailed => "session/export could not write the file asked for (folder missing, no permission, disk full).",
             Self::ImportSourceNotFound => "A path given to session/import that does not exist or holds no session of that tool.",
             Self::ImportSourceUnreadable => "A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite).",
+            Self::FormatCannotHold => "The session's on-disk format has no place for what was asked (a branch, a label, a thinking block in the spec format): nothing was written. The message names the format and the part.",
         }
     }
 }
@@ -2616,6 +2764,8 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         ("result", "session/compact") => rt::<CompactResult>(value),
         ("params", "session/continueRecent") => rt::<ContinueRecentParams>(value),
         ("result", "session/continueRecent") => rt::<Option<OpenResult>>(value),
+        ("params", "session/convert") => rt::<ConvertParams>(value),
+        ("result", "session/convert") => rt::<ConvertResult>(value),
         ("params", "session/create") => rt::<CreateParams>(value),
         ("result", "session/create") => rt::<CreateResult>(value),
         ("params", "session/delete") => rt::<DeleteParams>(value),

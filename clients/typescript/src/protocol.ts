@@ -197,6 +197,48 @@ export interface ContinueRecentParams {
   workDoneToken?: number | string | null;
 }
 
+/**
+ * Something the target format cannot hold, left out of the copy.
+ *
+ * `kind`: "entry" (whole entries left out), "part" (content blocks taken out of entries that
+ * were kept), "field" (message fields the target has no place for), "branch" (entries off the
+ * kept path), "session" (the session's own data: a cwd, a source).
+ */
+export interface ConvertLoss {
+  kind: "branch" | "entry" | "field" | "part" | "session";
+  what: string;
+  entryIds: string[];
+}
+
+/**
+ * Copy a session into the other format, as a new session below `targetRoot`.
+ *
+ * Name the source by `sessionId` (below this sidecar's root) or `path` (a pi
+ * `.jsonl` file, or a spec session folder). The source is not changed.
+ */
+export interface ConvertParams {
+  to: "pi" | "spec";
+  targetRoot: string;
+  /** @default null */
+  sessionId?: string | null;
+  /** @default null */
+  path?: string | null;
+  /** @default null */
+  leafId?: string | null;
+  /** @default null */
+  cwd?: string | null;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface ConvertResult {
+  sessionId: string;
+  path: string;
+  format: "pi" | "spec";
+  written: number;
+  leftOut: ConvertLoss[];
+}
+
 export interface CreateParams {
   cwd: string;
   /** @default null */
@@ -211,6 +253,10 @@ export interface CreateParams {
   terminalId?: string | null;
   /** @default false */
   watch?: boolean;
+  /** @default null */
+  source?: "cron" | "interactive" | null;
+  /** @default null */
+  cronJobId?: string | null;
   /** @default null */
   workDoneToken?: number | string | null;
 }
@@ -860,6 +906,8 @@ export interface StoreSettings {
   compat?: "omp" | "pi" | null;
   /** @default false */
   redactOnAppend?: boolean;
+  /** @default "pi" */
+  format?: "pi" | "spec";
 }
 
 /** Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`. */
@@ -956,6 +1004,7 @@ export interface Methods {
   "session/rewind": { params: RewindParams; result: RewindResult };
   "session/import": { params: ImportParams; result: ImportResult };
   "session/export": { params: ExportParams; result: ExportResult };
+  "session/convert": { params: ConvertParams; result: ConvertResult };
 }
 
 export type MethodName = keyof Methods;
@@ -963,7 +1012,7 @@ export type ParamsOf<M extends MethodName> = Methods[M]["params"];
 export type ResultOf<M extends MethodName> = Methods[M]["result"];
 
 /** Every method of the schema, in schema order. */
-export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","session/move","session/stats","session/prune","history/add","history/search","history/list","session/snapshot","session/diff","session/rewind","session/import","session/export"] as const satisfies readonly MethodName[];
+export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","session/move","session/stats","session/prune","history/add","history/search","history/list","session/snapshot","session/diff","session/rewind","session/import","session/export","session/convert"] as const satisfies readonly MethodName[];
 
 /** Server -> client requests (answered by the client). */
 export interface ServerRequests {
@@ -1060,6 +1109,8 @@ export const ErrorCodes = {
   importSourceNotFound: -33060,
   /** A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite). */
   importSourceUnreadable: -33061,
+  /** The session's on-disk format has no place for what was asked (a branch, a label, a thinking block in the spec format): nothing was written. The message names the format and the part. */
+  formatCannotHold: -33090,
 } as const;
 
 export type ErrorKind = keyof typeof ErrorCodes;
@@ -1232,6 +1283,17 @@ export abstract class SessionMethods {
   export(params: ExportParams, options?: CallOptions): Promise<ExportResult> {
     return this.request("session/export", params, options);
   }
+
+  /**
+   * `session/convert`.
+   * Copy a session into the other format, as a new session below `targetRoot`.
+   *
+   * Name the source by `sessionId` (below this sidecar's root) or `path` (a pi
+   * `.jsonl` file, or a spec session folder). The source is not changed.
+   */
+  convert(params: ConvertParams, options?: CallOptions): Promise<ConvertResult> {
+    return this.request("session/convert", params, options);
+  }
 }
 
 /** Protocol method -> the SessionMethods method serving it. */
@@ -1266,4 +1328,5 @@ export const CLIENT_METHOD_NAMES = {
   "session/rewind": "rewind",
   "session/import": "import",
   "session/export": "export",
+  "session/convert": "convert",
 } as const;

@@ -296,6 +296,17 @@ describe("a conversation with tool calls", () => {
     assert.ok(exported.text!.includes("[REDACTED:aws-access-key:1]") && !exported.text!.includes("AKIAQ3EGRTWX5ZKLM7PB"));
   });
 
+  it("converts a session to the spec format, listing what it left out", async () => {
+    const { sessionId } = await client.create({ cwd: "/work/app" });
+    await client.append({ sessionId, entries: toolConversation("spec", 1) });
+    // A relative targetRoot is below the sidecar's root (outside it needs store.allowExternalPaths).
+    const converted = await call("session/convert", client.convert({ sessionId, to: "spec", targetRoot: "converted-spec" }));
+    assert.equal(converted.format, "spec");
+    assert.match(converted.sessionId, /^[0-9A-HJKMNP-TV-Z]{26}$/);
+    assert.ok(converted.written > 0 && existsSync(join(converted.path, "session.jsonl")));
+    assert.ok(converted.leftOut.some((loss) => loss.kind === "session" && loss.what.includes("/work/app")));
+  });
+
   it("called every session method of the schema", () => {
     const expected = METHOD_NAMES.filter((m) => m in CLIENT_METHOD_NAMES);
     assert.deepEqual([...called].sort(), [...expected].sort());

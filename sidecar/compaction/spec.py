@@ -1,0 +1,81 @@
+"""Compaction of a spec session: the spec's algorithm, prompts and flat serialization (section 7.5).
+
+The coordinator's sharing of runs, cancellation and autoCompact stay as they
+are; only the run differs: one summary of the messages before the cut (the
+update prompt when a compaction exists), the file tags appended, and one
+compaction entry written, which the spec writer appends as a record.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .coordinator import CompactionRecord, Compactor, _close
+from .progress import check_cancelled
+from .run import CompactionOptions, CompactionOutcome
+from ..context.build import build_context
+from ..context.tokens import context_tokens
+from ..errors import NothingToCompact
+from ..providers.base import Provider, SummaryRequest
+from ..providers.offline import summarize_offline
+from ..store.session import Session
+from ..store.spec import prompts
+from ..store.spec.compaction import plan
+from ..work import Work
+
+
+class SpecCompactor(Compactor):
+    async def _compact(  # type: ignore[override]
+        self, session: Session, leaf_id: str | None, explicit: bool, options: CompactionOptions,
+        provider: Provider, work: Work,
+    ) -> CompactionRecord:
+        started = time.monotonic()
+        try:
+            path = session.path_to(leaf_id)
+            work.report("preparing", 0)
+            found = plan(path, options.keep_recent_tokens)
+            if found is None:
+                raise NothingToCompact(
+                    f"nothing to compact in session {session.id}: the messages since the last compaction fit in "
+                    f"keepRecentTokens ({options.keep_recent_tokens}) or cannot be cut without splitting a tool call",
+                    sessionId=session.id,
+                )
+            previous = prompts.strip_file_tags(found.previous_summary) if found.previous_summary is not None else None
+            request = SummaryRequest(
+                system_prompt=prompts.SYSTEM_PROMPT,
+                prompt=prompts.build_prompt(prompts.serialize(found.summarized), previous, options.custom_instructions),
+                max_tokens=int(0.8 * options.reserve_tokens),
+                model=options.model,
+                messages=found.summarized,
+                previous_summary=previous,
+                custom_instructions=options.custom_instructions,
+            )
+            work.report("summarizing", 20)
+            response = await provider.summarize(request, lambda _delta: None)
+            text, model = response.text.strip(), response.model
+            if not text:
+                text = summarize_offline(request).strip()
+        finally:
+            await _close(provider)
+        tags = prompts.file_tags(found.read_files, found.modified_files)
+        summary = f"{text}\n\n{tags}" if tags else text
+        entry: dict[str, Any] = {
+            "type": "compaction", "summary": summary, "firstKeptEntryId": found.first_kept_id,
+            "tokensBefore": found.tokens_before,
+            "details": {"readFiles": found.read_files, "modifiedFiles": found.modified_files},
+        }
+        work.report("writing", 95)
+        check_cancelled(work, "writing")
+        parent = self._placement(session, leaf_id, explicit)
+        written = session.append([entry], parent)
+        after = build_context(session.path_to(written[-1].id))
+        outcome = CompactionOutcome(
+            entries=[entry], summary=summary, first_kept_entry_id=found.first_kept_id,
+            tokens_before=found.tokens_before, tokens_after=context_tokens(after.messages, after.after_compaction),
+            read_files=found.read_files, modified_files=found.modified_files, provider=provider.name, model=model,
+        )
+        record = CompactionRecord(written[-1].id, outcome, int((time.monotonic() - started) * 1000))  # type: ignore[arg-type]
+        self._last[session.id] = record
+        work.report("compacted", 100)
+        return record

@@ -1,0 +1,105 @@
+"""Importing a spec-format session folder (``<ULID>/session.jsonl`` + ``metadata.json``) as pi entries.
+
+``import_spec(folder)`` answers the same shape as the other importers' ``Imported``
+(tool, original_id, source, cwd, timestamp, entries, tally, name, extra,
+session_id, origin()), so ``session/import --from spec`` writes it like any other
+source. Message and compaction records are mapped (store/spec/codec.py); a
+damaged line is reported with its number and skipped; metadata.json's fields pi
+has no place for (source, cronJobId, systemPromptOverride, metrics) are kept in
+a ``custom`` entry, never dropped. The session id is the ULID itself, so a
+second import of the same folder finds the first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..errors import SessionNotFound
+from ..store.spec.codec import EntryBuilder
+from ..store.spec.file import read_records
+from ..store.spec.layout import METADATA_FILE, SESSION_FILE, check_ulid
+from ..store.spec.metadata import rebuild
+from ..store.spec.records import MessageRecord, decode_metadata
+
+TOOL = "spec"
+METADATA_ENTRY = "spec-metadata"
+
+
+@dataclass
+class SpecTally:
+    """Records mapped, kept or skipped by kind (the importers' tally shape)."""
+
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
+    damaged: list[dict[str, Any]] = field(default_factory=list)
+    unrecognised: set[str] = field(default_factory=set)
+
+    def count(self, kind: str, outcome: str, reason: str | None = None) -> None:
+        per = self.counts.setdefault(kind, {})
+        per[outcome] = per.get(outcome, 0) + 1
+        if reason is not None:
+            self.reasons.setdefault(f"{kind}/{outcome}", reason)
+
+
+@dataclass
+class SpecImport:
+    tool: str
+    original_id: str
+    source: str
+    cwd: str
+    timestamp: str
+    entries: list[dict[str, Any]]
+    tally: SpecTally
+    name: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def session_id(self) -> str:
+        return self.original_id  # a ULID is a valid pi session id: a second import finds the first
+
+    def origin(self) -> dict[str, Any]:
+        return {"tool": self.tool, "id": self.original_id, "path": self.source, **self.extra}
+
+
+def import_spec(folder: Path, cwd: str = "") -> SpecImport:
+    """The pi entries of the spec session in ``folder`` (or of the folder holding a ``session.jsonl`` given)."""
+    folder = folder.parent if folder.name == SESSION_FILE else folder
+    check_ulid(folder.name)
+    if not (folder / SESSION_FILE).is_file():
+        raise SessionNotFound(f"{folder} holds no session.jsonl: not a spec session folder", path=str(folder))
+    data = (folder / SESSION_FILE).read_bytes()
+    read = read_records(folder / SESSION_FILE)
+    tally = SpecTally()
+    lines = data.split(b"\n")
+    for number in read.damaged_lines:
+        tally.damaged.append({"line": number, "error": f"not a record of schemaVersion 1: {lines[number - 1][:80]!r}"})
+        tally.count("damaged line", "skipped", "a line that is no record this format defines: reported and skipped")
+    if read.torn_tail_at is not None:
+        tally.damaged.append({"line": len(lines), "error": "a partial last line (a write cut short)"})
+        tally.count("partial last line", "skipped", "a crash's partial line, which the format's readers ignore")
+    try:
+        metadata = decode_metadata((folder / METADATA_FILE).read_bytes())
+    except (OSError, ValueError):
+        metadata = rebuild(folder.name, read.records, read.records[0].timestamp if read.records else "")
+        tally.count("metadata.json", "skipped", "missing or damaged: rebuilt from session.jsonl (its name and "
+                                                "source are lost)")
+    builder = EntryBuilder()
+    entries = []
+    for record in read.records:
+        entries.append(builder.add(record))
+        kind = f"message/{record.role}" if isinstance(record, MessageRecord) else "compaction"
+        tally.count(kind, "mapped")
+    unheld = {k: v for k, v in msgspec.to_builtins(metadata).items()
+              if k in ("source", "cronJobId", "systemPromptOverride", "metrics", "model") and v is not None}
+    if entries and unheld:
+        entries.append({"type": "custom", "id": "m0000000", "parentId": entries[-1]["id"],
+                        "timestamp": metadata.lastMessageAt or entries[-1]["timestamp"],
+                        "customType": METADATA_ENTRY, "data": unheld})
+        tally.count("metadata.json", "kept", "source, cronJobId, model and metrics kept in a custom entry")
+    return SpecImport(tool=TOOL, original_id=folder.name, source=str(folder), cwd=cwd,
+                      timestamp=metadata.createdAt or (entries[0]["timestamp"] if entries else ""),
+                      entries=entries, tally=tally, name=metadata.name)

@@ -1,0 +1,61 @@
+"""S7.9 with real crashes: a spec-root sidecar SIGKILLed while appends stream in.
+
+Whatever moment the kill lands, session.jsonl holds whole records with seqs 1..n in order
+(at most a partial last line), metadata.json is the old or the new one (or is rebuilt),
+and the next sidecar opens the session and appends after the last whole record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+from pathlib import Path
+
+from rpc.harness import RawServer, assistant, user
+
+from .helpers import SpecServer
+
+TRIALS = int(os.environ.get("SIDECAR_SPEC_CRASH_TRIALS", "8"))
+
+
+async def test_a_kill_mid_append_leaves_whole_records_and_a_session_that_opens(sessions_root: Path):
+    rng = random.Random(int(os.environ.get("SIDECAR_CRASH_SEED", "14")))
+    spec = await SpecServer.start(sessions_root)
+    sid = (await spec.call("session/create", {"cwd": "/w"}))["sessionId"]
+    await spec.stop()
+    landed_inside = 0
+    for trial in range(TRIALS):
+        server = await RawServer.start("--format", "spec")
+        await server.initialize(sessions_root)
+        warm = await server.request("session/open", {"sessionId": sid})  # the server is up and holds the session
+        assert "result" in warm, warm
+        before = len((sessions_root / sid / "session.jsonl").read_bytes().splitlines())
+        for index in range(150):
+            server._next_id += 1
+            server.send({"jsonrpc": "2.0", "id": server._next_id, "method": "session/append", "params": {
+                "sessionId": sid, "entries": [user(f"t{trial} q{index} " + "x" * 2000), assistant(f"t{trial} a{index}")]}})
+        await asyncio.sleep(rng.uniform(0.0, 0.3))
+        server.process.send_signal(signal.SIGKILL)
+        await server.process.wait()
+        data = (sessions_root / sid / "session.jsonl").read_bytes()
+        whole = data[: data.rfind(b"\n") + 1].splitlines()
+        records = [json.loads(line) for line in whole]  # every whole line is a record
+        assert [r["seq"] for r in records] == list(range(1, len(records) + 1))
+        assert (len(records) - before) % 2 == 0  # a batch (user, assistant) is one write: whole or not at all
+        if len(records) - before not in (0, 300):
+            landed_inside += 1
+        reopened = await SpecServer.start(sessions_root)
+        try:
+            opened = await reopened.call("session/open", {"sessionId": sid})
+            assert opened["entryCount"] == len(records)
+            await reopened.call("session/append", {"sessionId": sid, "entries": [user(f"after crash {trial}")]})
+            after = reopened.records(sid)
+            assert after[-1]["seq"] == len(records) + 1 and after[-1]["content"][0]["text"] == f"after crash {trial}"
+            metadata = reopened.metadata(sid)
+            assert metadata["messageCount"] == len(after)
+        finally:
+            await reopened.stop()
+    assert landed_inside >= 1  # the kills did land among the appends

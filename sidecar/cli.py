@@ -7,6 +7,8 @@
     session-sidecar move-blobs [--root DIR]     # <root>/.blobs to oh-my-pi's blob folder
     session-sidecar rewind ID ENTRY [--files] [--dry-run] [--force] [--json]
     session-sidecar diff ID FROM TO [--patch] [--json]
+    session-sidecar migrate --from ROOT --database-url URL   # a file root into PostgreSQL
+    session-sidecar export-root --database-url URL --to DIR  # and back, byte for byte
 
 Only protocol messages go to stdout while serving; logs go to stderr.
 """
@@ -28,7 +30,7 @@ from .store.layout import default_root
 
 LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
 SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor", "history", "du", "prune", "empty-trash", "inline-blobs",
-               "move-blobs", "rewind", "diff")
+               "move-blobs", "rewind", "diff", "migrate", "export-root")
 
 
 def own_command() -> list[str]:
@@ -119,6 +121,9 @@ def _parser() -> argparse.ArgumentParser:
     from .snapshots.cli import add_commands as add_snapshot_commands
 
     add_snapshot_commands(commands, _common)
+    from .store.postgres.command import add_commands as add_postgres_commands
+
+    add_postgres_commands(commands)
     return parser
 
 
@@ -154,6 +159,10 @@ def main(argv: list[str] | None = None) -> int:
         from .snapshots.cli import run as run_snapshot_command
 
         return run_snapshot_command(args)
+    if args.command in ("migrate", "export-root"):
+        from .store.postgres.command import run as run_postgres_command
+
+        return run_postgres_command(args)
     if args.command == "demo":
         from .demo import run_demo
 

@@ -64,7 +64,8 @@ class Cluster:
         return int(urlsplit(self.url).port)
 
     def pg_ctl(self, *args: str) -> subprocess.CompletedProcess:
-        command = [f"{self.bin}/pg_ctl", "-D", f"{self.dir}/data", *args]
+        """pg_ctl on the cluster; the server's output goes to its log (never to our pipe, which it would hold open)."""
+        command = [f"{self.bin}/pg_ctl", "-D", f"{self.dir}/data", "-l", f"{self.dir}/server.log", *args]
         if os.geteuid() == 0:
             command = ["runuser", "-u", "postgres", "--", *command]
         return subprocess.run(command, check=True, capture_output=True, text=True, timeout=120)

@@ -14,6 +14,15 @@ fi
 export PATH="$PWD/.venv/bin:$PATH"
 export SESSION_SIDECAR_BIN="$PWD/.venv/bin/session-sidecar"
 
+# A throwaway PostgreSQL cluster (issue 12) for tests/postgres, installed from the
+# system's packages when missing (scripts/pg.sh), stopped and removed at exit.
+if [ -z "${SIDECAR_TEST_DATABASE_URL:-}" ]; then
+  pg_base="$(mktemp -d)"
+  trap 'bash scripts/pg.sh stop "$pg_base/cluster"; rmdir "$pg_base" 2>/dev/null || true' EXIT
+  SIDECAR_TEST_DATABASE_URL="$(bash scripts/pg.sh start "$pg_base/cluster")"
+  export SIDECAR_TEST_DATABASE_URL SIDECAR_TEST_PG_DIR="$pg_base/cluster"
+fi
+
 python -m pytest -q "$@"
 if [ "$#" -gt 0 ]; then
   exit 0

@@ -48,6 +48,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="the tool the files must stay readable by (store.compat; default: the tool whose folder the root is, else pi)",
     )
     parser.add_argument(
+        "--database-url", default=None,
+        help="keep sessions in PostgreSQL (store.databaseUrl; default: $SESSION_SIDECAR_DATABASE_URL, else files)",
+    )
+    parser.add_argument(
         "--log-level",
         default=os.environ.get(LOG_LEVEL_ENV, "warning"),
         choices=["debug", "info", "warning", "error"],
@@ -236,7 +240,12 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _compat_override(args: argparse.Namespace) -> dict:
-    return {"store": {"compat": args.compat}} if getattr(args, "compat", None) else {}
+    store: dict = {}
+    if getattr(args, "compat", None):
+        store["compat"] = args.compat
+    if getattr(args, "database_url", None):
+        store["databaseUrl"] = args.database_url
+    return {"store": store} if store else {}
 
 
 def _call(args: argparse.Namespace) -> int:

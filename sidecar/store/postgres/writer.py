@@ -60,6 +60,20 @@ WITH ok AS (
 SELECT count(*) FROM added
 """
 
+# From this many lines a batch goes in by COPY (one statement costs more per line than COPY's rows).
+COPY_FROM = 16
+
+_FENCE = """
+UPDATE sidecar_sessions SET
+    line_count = line_count + %(n)s,
+    tail = ''::bytea,
+    name = %(name)s, first_message = %(first_message)s, message_count = %(message_count)s,
+    last_activity = %(last_activity)s, modified_ms = %(modified_ms)s,
+    tokens_total = %(tokens_total)s, tokens_last = %(tokens_last)s,
+    lease_expires = now() + %(lease)s * interval '1 second'
+WHERE id = %(id)s AND lease_owner = %(owner)s AND lease_fence = %(fence)s AND line_count = %(at)s
+"""
+
 _SESSION_COLUMNS = (
     "id, area, folder, file_name, cwd, created, parent_session, title, name, first_message, message_count, "
     "last_activity, modified_ms, tokens_total, tokens_last, line_count, tail, lease_owner, lease_fence, lease_expires"
@@ -116,8 +130,10 @@ def open_stored(db: Database, session_id: str, owner: str | None, lease_seconds:
                 raise SessionNotFound(f"no session {session_id} in the database", sessionId=session_id)
             if owner is not None and fence is None:
                 raise _locked(row, session_id)
-            cur.execute("SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (session_id,))
-            lines = [bytes(r["line"]) for r in cur]
+            # Binary: the lines come as their bytes, not hex text twice their size.
+            with conn.cursor(binary=True) as lines_cur:
+                lines_cur.execute("SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (session_id,))
+                lines = [bytes(r[0]) for r in lines_cur]
             return Stored(row, join_file(lines, bytes(row["tail"])), fence)
 
     return db.run(run, f"open session {session_id}", write=owner is not None)
@@ -300,8 +316,17 @@ class PgWriter:
         }
 
         def run(conn: psycopg.Connection) -> int:
-            row = conn.execute(_APPEND, params, prepare=True).fetchone()
-            return int(row[0]) if row else 0
+            if len(lines) < COPY_FROM:
+                row = conn.execute(_APPEND, params, prepare=True).fetchone()
+                return int(row[0]) if row else 0
+            # A large batch: the fenced update, then the lines by binary COPY, in one transaction.
+            with conn.transaction() as tx:
+                fenced = conn.execute(_FENCE, params, prepare=True)
+                if fenced.rowcount != 1:
+                    raise tx.Rollback  # not ours any more: nothing is written
+                insert_lines(conn, self.session_id, at, lines, ids, texts)
+                return len(lines)
+            return 0
 
         try:
             added = self.db.run(run, f"append to session {self.session_id}")
@@ -321,6 +346,42 @@ class PgWriter:
         self.last_start, self.last_end = start, self.size
         self.appends += 1
         return start
+
+    def rewrite(self, data: bytes, original: bytes, backup: str) -> None:
+        """Replace every line (a migration to the current version), under our lease; the original
+        bytes are kept in ``sidecar_files`` at ``backup``."""
+        self.check()
+        lines, tail = split_file(data)
+        fold = Fold()
+        ids, texts = fold_lines(fold, lines, 0)
+
+        def run(conn: psycopg.Connection) -> bool:
+            with conn.transaction() as tx:
+                fenced = conn.execute(
+                    "UPDATE sidecar_sessions SET line_count = %s, tail = %s WHERE id = %s AND lease_owner = %s "
+                    "AND lease_fence = %s",
+                    (len(lines), tail, self.session_id, self.owner, self.fence),
+                )
+                if fenced.rowcount != 1:
+                    raise tx.Rollback
+                conn.execute(
+                    "INSERT INTO sidecar_files (path, mode, data) VALUES (%s, 384, %s) ON CONFLICT (path) DO NOTHING",
+                    (backup, original),
+                )
+                conn.execute("DELETE FROM sidecar_lines WHERE session_id = %s", (self.session_id,))
+                conn.execute("DELETE FROM sidecar_texts WHERE session_id = %s", (self.session_id,))
+                insert_lines(conn, self.session_id, 0, lines, ids, texts)
+                return True
+            return False
+
+        try:
+            done = self.db.run(run, f"rewrite session {self.session_id} after migrating it")
+        except OutcomeUnknown as unknown:
+            raise self._latch(str(unknown), "rewrite") from None
+        if not done:
+            raise self._lost(0)
+        self.line_count, self.tail, self.size = len(lines), tail, len(data)
+        self.last_start = self.last_end = self.size
 
     def close(self) -> None:
         if self.fence is not None and self._error is None:
@@ -429,10 +490,12 @@ def insert_lines(
 ) -> None:
     """Lines and their search texts, by COPY (the fastest way in, for a whole session)."""
     with conn.cursor() as cur:
-        with cur.copy("COPY sidecar_lines (session_id, seq, entry_id, line) FROM STDIN") as copy:
+        with cur.copy("COPY sidecar_lines (session_id, seq, entry_id, line) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(["text", "int8", "text", "bytea"])
             for offset, (line, entry_id) in enumerate(zip(lines, ids)):
                 copy.write_row((session_id, first_seq + offset, entry_id, line))
         if texts:
-            with cur.copy("COPY sidecar_texts (session_id, seq, text) FROM STDIN") as copy:
+            with cur.copy("COPY sidecar_texts (session_id, seq, text) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "int8", "text"])
                 for seq, text in texts:
                     copy.write_row((session_id, seq, text))

@@ -201,6 +201,23 @@ class PathOutsideCwd(SidecarError):
     kind = "pathOutsideCwd"
 
 
+# -- the PostgreSQL store: -33080..-33089 ----------------------------------------
+
+
+class DatabaseUrlInvalid(SidecarError):
+    """``--database-url`` / ``store.databaseUrl`` is not a PostgreSQL URL we can use; the message says what to fix."""
+
+    code = -33080
+    kind = "databaseUrlInvalid"
+
+
+class DatabaseSchemaMismatch(SidecarError):
+    """The database's schema is newer than this sidecar knows, or its tables were not made by session-sidecar."""
+
+    code = -33081
+    kind = "databaseSchemaMismatch"
+
+
 ALL_ERRORS: tuple[type[SidecarError], ...] = (
     SessionNotFound,
     InvalidSessionId,
@@ -223,4 +240,6 @@ ALL_ERRORS: tuple[type[SidecarError], ...] = (
     NoSnapshot,
     SnapshotFailed,
     PathOutsideCwd,
+    DatabaseUrlInvalid,
+    DatabaseSchemaMismatch,
 )

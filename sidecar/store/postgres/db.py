@@ -29,26 +29,14 @@ from urllib.parse import urlsplit
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from ...errors import SidecarError, StorageError
+from ...errors import DatabaseSchemaMismatch, DatabaseUrlInvalid, StorageError
+
+__all__ = ["Database", "DatabaseSchemaMismatch", "DatabaseUrlInvalid", "OutcomeUnknown", "check_url", "connect_checked"]
 
 T = TypeVar("T")
 
 # How long one call may wait for the database (connect, or a whole transaction).
 DEFAULT_TIMEOUT = 10.0
-
-
-class DatabaseUrlInvalid(SidecarError):
-    """``--database-url`` / ``store.databaseUrl`` cannot be used as a PostgreSQL URL."""
-
-    code = -33080
-    kind = "databaseUrlInvalid"
-
-
-class DatabaseSchemaMismatch(SidecarError):
-    """The database's schema is newer than this sidecar knows, or is not ours."""
-
-    code = -33081
-    kind = "databaseSchemaMismatch"
 
 
 @dataclass(frozen=True, slots=True)

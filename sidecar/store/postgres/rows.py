@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...format.titleslot import looks_like_slot, read_slot
+from ..layout import valid_session_id
 from ..listing import Accumulator, decode_line, iso_from_ms, modified_ms
 
 
@@ -128,6 +129,14 @@ def fold_lines(fold: Fold, lines: list[bytes], first_seq: int) -> tuple[list[str
         if text:
             texts.append((seq, text.replace("\x00", "")))  # PostgreSQL's text holds no NUL
     return ids, texts
+
+
+def id_of_file_name(name: str) -> str | None:
+    """The session id in pi's ``<timestamp>_<id>.jsonl``, or None."""
+    if not name.endswith(".jsonl") or "_" not in name:
+        return None
+    found = name[: -len(".jsonl")].rsplit("_", 1)[1]
+    return found if valid_session_id(found) else None
 
 
 def now_ms() -> int:

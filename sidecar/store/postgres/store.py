@@ -30,12 +30,12 @@ from ...config import Settings
 from ...errors import InvalidParams, InvalidState, SessionExists, SessionLocked, SessionNotFound, StorageError
 from ...format.jsonl import Entry
 from ..follow import FileChange
-from ..layout import Layout, check_session_id, encode_cwd, file_name, iso_now, new_session_id, session_id_of
+from ..layout import Layout, check_session_id, encode_cwd, file_name, iso_now, new_session_id
 from ..session import LoadReport, Session
 from ..writer import FsyncPolicy
 from .db import Database, OutcomeUnknown
 from .listing import list_page, sort_key
-from .rows import Placement
+from .rows import Placement, id_of_file_name
 from .session import PgSession, new_session, session_of
 from .writer import DEFAULT_LEASE_SECONDS, PgWriter, open_stored, renew_all
 
@@ -280,7 +280,7 @@ class PostgresStore:
     def session_id_at(self, location: str) -> str | None:
         if not location.startswith(LOCATION_PREFIX):
             return None
-        return session_id_of(Path(location[len(LOCATION_PREFIX):]))
+        return id_of_file_name(Path(location[len(LOCATION_PREFIX):]).name)
 
     def location(self, session: Session) -> str:
         if session.in_memory:

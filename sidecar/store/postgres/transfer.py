@@ -23,11 +23,11 @@ from pathlib import Path
 
 import psycopg
 
-from ..layout import ARCHIVE_DIR, TRASH_DIR, session_id_of, valid_session_id
+from ..layout import ARCHIVE_DIR, TRASH_DIR, valid_session_id
 from ..payload import BLOB_DIR
 from ..writer import atomic_write, ensure_dir
 from .db import Database
-from .rows import Fold, Placement, fold_lines, join_file, split_file
+from .rows import Fold, Placement, fold_lines, id_of_file_name, join_file, split_file
 from .writer import insert_lines
 
 AREAS = {"live": "", "archive": ARCHIVE_DIR, "trash": TRASH_DIR}
@@ -69,7 +69,7 @@ def import_root(db: Database, root: Path) -> ImportReport:
         lines, tail = split_file(data)
         fold = Fold()
         ids, texts = fold_lines(fold, lines, 0)
-        session_id = fold.session_id or session_id_of(path) or ""
+        session_id = fold.session_id or id_of_file_name(path.name) or ""
         if not fold.has_header or not valid_session_id(session_id):
             # Not a session pi or we would open: kept as a plain file, so the export gives it back.
             _import_file(db, placement.relative, path, data, report)

@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "demo":
         from .demo import run_demo
 
-        return asyncio.run(run_demo(args.root, args.config))
+        return asyncio.run(run_demo(args.root, args.config, args.database_url))
     return _serve(args)
 
 

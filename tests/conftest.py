@@ -28,3 +28,46 @@ if os.environ.get("SIDECAR_TEST_MAP_ALL") == "1":
 
     jsonl.MAP_THRESHOLD = 0
     treecache.MIN_CACHED_BYTES = 0
+
+
+# SIDECAR_TEST_STORE=postgres (scripts/test.sh's PostgreSQL pass): every sidecar a test starts,
+# as a subprocess or as an in-process service, keeps its sessions in a fresh database of its
+# own on the test cluster (tests/pg_cluster.py) instead of files below the root.
+if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
+    from tests.pg_cluster import Cluster
+
+    @pytest.fixture(scope="session")
+    def _test_cluster():
+        found = Cluster()
+        found.start()
+        yield found
+        found.stop()
+
+    @pytest.fixture(autouse=True)
+    def _postgres_store(_test_cluster, monkeypatch):
+        import msgspec
+
+        from sidecar import service as service_module
+
+        name, url = _test_cluster.new_database()
+        monkeypatch.setenv("SESSION_SIDECAR_DATABASE_URL", url)
+        made = []
+        original = service_module.SessionService.__init__
+
+        def with_database(self, root, settings=None):
+            settings = settings or service_module.Settings()
+            if not settings.store.databaseUrl:
+                settings = msgspec.structs.replace(
+                    settings, store=msgspec.structs.replace(settings.store, databaseUrl=url)
+                )
+            original(self, root, settings)
+            made.append(self)
+
+        monkeypatch.setattr(service_module.SessionService, "__init__", with_database)
+        yield
+        for service in made:
+            try:
+                service.store.close_all()
+            except Exception:
+                pass
+        _test_cluster.drop_database(name)

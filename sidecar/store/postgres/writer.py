@@ -331,7 +331,7 @@ class PgWriter:
         try:
             added = self.db.run(run, f"append to session {self.session_id}")
         except OutcomeUnknown as unknown:
-            added = len(lines) if self._settled(at, len(lines), unknown) else 0
+            added = len(lines) if self._settled(at, lines[0], unknown) else 0
             if not added:
                 raise StorageError(
                     f"could not append to session {self.session_id}: {unknown}",
@@ -390,13 +390,15 @@ class PgWriter:
 
     # -- what went wrong -----------------------------------------------------------
 
-    def _settled(self, at: int, count: int, unknown: OutcomeUnknown) -> bool:
-        """Whether an append whose answer was lost committed (read again); latches when that cannot be told."""
+    def _settled(self, at: int, first_line: bytes, unknown: OutcomeUnknown) -> bool:
+        """Whether an append whose answer was lost committed: its first line is at ``at`` (ids are
+        unique in a session, so no other batch has that line). Latches when that cannot be told."""
         try:
             row = self.db.read(
                 lambda conn: conn.execute(
-                    "SELECT line_count, lease_owner, lease_fence FROM sidecar_sessions WHERE id = %s",
-                    (self.session_id,),
+                    "SELECT (SELECT line FROM sidecar_lines WHERE session_id = s.id AND seq = %s), "
+                    "s.lease_owner, s.lease_fence FROM sidecar_sessions s WHERE s.id = %s",
+                    (at, self.session_id),
                 ).fetchone(),
                 f"check the last append to session {self.session_id}",
             )
@@ -404,10 +406,10 @@ class PgWriter:
             raise self._latch(str(unknown), "append") from None
         if row is None:
             raise self._latch("the session is no longer in the database", "append")
-        line_count, owner, fence = row
-        if line_count == at + count and owner == self.owner and fence == self.fence:
+        found, owner, fence = row
+        if found is not None and bytes(found) == first_line:
             return True
-        if line_count == at:
+        if found is None and owner == self.owner and fence == self.fence:
             return False
         raise self._lost(at)
 

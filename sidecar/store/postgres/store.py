@@ -42,6 +42,7 @@ from .writer import DEFAULT_LEASE_SECONDS, PgWriter, open_stored, renew_all
 log = logging.getLogger(__name__)
 
 LOCATION_PREFIX = "pg:"
+SESSION_CONNECTIONS = 4
 _AREA_DIRS = {"live": "", "archive": ".archive/", "trash": ".trash/"}
 
 
@@ -95,6 +96,11 @@ class PostgresStore:
         self.on_append: Callable[[Session], None] | None = None
         self.on_release: Callable[[str], None] | None = None
         self._renewer_db = Database(database.url, database.timeout, "session-sidecar-lease")
+        # Sessions' calls run side by side on worker threads: each session uses one of a few
+        # connections (made when first needed), so calls on different sessions rarely wait for each other.
+        self._session_dbs = [database] + [
+            Database(database.url, database.timeout, "session-sidecar") for _ in range(SESSION_CONNECTIONS - 1)
+        ]
         self._stop = threading.Event()
         self._renewer = threading.Thread(target=self._renew, name="pg-lease", daemon=True)
         self._renewer.start()
@@ -166,7 +172,7 @@ class PostgresStore:
         return self._load(session_id, read_only)
 
     def _load(self, session_id: str, read_only: bool) -> tuple[Session, LoadReport]:
-        stored = open_stored(self.db, session_id, None if read_only else self.owner, self.lease_seconds)
+        stored = open_stored(self._db_for(session_id), session_id, None if read_only else self.owner, self.lease_seconds)
         if stored.row["area"] == "trash":
             if stored.fence is not None:
                 self._writer_for(stored).close()
@@ -181,8 +187,11 @@ class PostgresStore:
             self._hold(session)
         return session, report
 
+    def _db_for(self, session_id: str) -> Database:
+        return self._session_dbs[int(hashlib.blake2s(session_id.encode(), digest_size=2).hexdigest(), 16) % len(self._session_dbs)]
+
     def _writer_for(self, stored: Any) -> PgWriter:
-        return PgWriter(self.db, stored.row["id"], stored.placement, self.owner, self.lease_seconds,
+        return PgWriter(self._db_for(stored.row["id"]), stored.row["id"], stored.placement, self.owner, self.lease_seconds,
                         self.fsync_policy, stored=stored)
 
     def _hold(self, session: PgSession) -> None:
@@ -205,7 +214,8 @@ class PostgresStore:
                 raise SessionExists(f"session {session_id} already exists; open it or pick another id", sessionId=session_id)
             timestamp = iso_now()
             placement = Placement("live", encode_cwd(cwd), file_name(timestamp, session_id))
-            writer = PgWriter(self.db, session_id, placement, self.owner, self.lease_seconds, self.fsync_policy)
+            writer = PgWriter(self._db_for(session_id), session_id, placement, self.owner, self.lease_seconds,
+                              self.fsync_policy)
             session = new_session(_path(placement), writer, session_id, cwd, parent_session, timestamp, b"")
             session.in_memory = not persist
             self._hold(session)
@@ -221,7 +231,7 @@ class PostgresStore:
         new_id = new_session_id()
         timestamp = iso_now()
         placement = Placement("live", encode_cwd(cwd), file_name(timestamp, new_id))
-        writer = PgWriter(self.db, new_id, placement, self.owner, self.lease_seconds, self.fsync_policy)
+        writer = PgWriter(self._db_for(new_id), new_id, placement, self.owner, self.lease_seconds, self.fsync_policy)
         forked = new_session(_path(placement), writer, new_id, cwd, source.id, timestamp, b"", entries)
         if labels:
             forked.append(labels)
@@ -264,7 +274,8 @@ class PostgresStore:
             self._open.clear()
         for session in sessions:
             session.close()
-        self._stop.set()
+        for database in self._session_dbs:  # made again if the service goes on
+            database.close()
         return sessions
 
     def durability_of(self, session_id: str) -> Any:

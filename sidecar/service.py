@@ -54,7 +54,13 @@ if TYPE_CHECKING:
 
 class SessionService:
     def __init__(self, root: Path, settings: Settings | None = None) -> None:
-        self.store = FileStore(root, settings or Settings(), context_for_cache)
+        settings = settings or Settings()
+        if settings.store.databaseUrl:  # every session in PostgreSQL (store/postgres/)
+            from .store.postgres.opening import postgres_store
+
+            self.store = postgres_store(root, settings)
+        else:
+            self.store = FileStore(root, settings, context_for_cache)
         # Context size per open session, carried from append to append (weak: a
         # closed session's tally goes with it).
         self._tallies: weakref.WeakKeyDictionary[Session, TokenTally] = weakref.WeakKeyDictionary()

@@ -9,34 +9,36 @@ const ProtocolVersion = "1.0"
 
 // Error codes of protocol/schema.json; Error.Kind() returns the matching kind.
 const (
-	CodeServerNotInitialized  = -32002
-	CodeInvalidRequest        = -32600
-	CodeMethodNotFound        = -32601
-	CodeInvalidParams         = -32602
-	CodeInternalError         = -32603
-	CodeParseError            = -32700
-	CodeRequestCancelled      = -32800
-	CodeSessionNotFound       = -33001
-	CodeInvalidSessionID      = -33002
-	CodeEntryNotFound         = -33003
-	CodeSessionLocked         = -33004
-	CodeStorageError          = -33005
-	CodeDamagedFile           = -33006
-	CodePathOutsideRoot       = -33007
-	CodeSessionExists         = -33008
-	CodeInvalidEntry          = -33009
-	CodeInvalidState          = -33010
-	CodePayloadTooLarge       = -33011
-	CodeSessionChanged        = -33012
-	CodeNothingToCompact      = -33020
-	CodeProviderError         = -33021
-	CodeContextOverflow       = -33022
-	CodeProviderNotConfigured = -33023
-	CodeCompactionConflict    = -33024
-	CodeWorktreeChanged       = -33040
-	CodeNoSnapshot            = -33041
-	CodeSnapshotFailed        = -33042
-	CodePathOutsideCwd        = -33043
+	CodeServerNotInitialized   = -32002
+	CodeInvalidRequest         = -32600
+	CodeMethodNotFound         = -32601
+	CodeInvalidParams          = -32602
+	CodeInternalError          = -32603
+	CodeParseError             = -32700
+	CodeRequestCancelled       = -32800
+	CodeSessionNotFound        = -33001
+	CodeInvalidSessionID       = -33002
+	CodeEntryNotFound          = -33003
+	CodeSessionLocked          = -33004
+	CodeStorageError           = -33005
+	CodeDamagedFile            = -33006
+	CodePathOutsideRoot        = -33007
+	CodeSessionExists          = -33008
+	CodeInvalidEntry           = -33009
+	CodeInvalidState           = -33010
+	CodePayloadTooLarge        = -33011
+	CodeSessionChanged         = -33012
+	CodeNothingToCompact       = -33020
+	CodeProviderError          = -33021
+	CodeContextOverflow        = -33022
+	CodeProviderNotConfigured  = -33023
+	CodeCompactionConflict     = -33024
+	CodeWorktreeChanged        = -33040
+	CodeNoSnapshot             = -33041
+	CodeSnapshotFailed         = -33042
+	CodePathOutsideCwd         = -33043
+	CodeDatabaseURLInvalid     = -33080
+	CodeDatabaseSchemaMismatch = -33081
 )
 
 // Sentinels for errors.Is: errors.Is(err, ErrSessionNotFound) is true for any error answer with that code.
@@ -97,6 +99,10 @@ var (
 	ErrSnapshotFailed = &Error{Code: -33042, Message: "snapshotFailed"}
 	// ErrPathOutsideCwd: A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written.
 	ErrPathOutsideCwd = &Error{Code: -33043, Message: "pathOutsideCwd"}
+	// ErrDatabaseURLInvalid: `--database-url` / `store.databaseUrl` is not a PostgreSQL URL we can use; the message says what to fix.
+	ErrDatabaseURLInvalid = &Error{Code: -33080, Message: "databaseUrlInvalid"}
+	// ErrDatabaseSchemaMismatch: The database's schema is newer than this sidecar knows, or its tables were not made by session-sidecar.
+	ErrDatabaseSchemaMismatch = &Error{Code: -33081, Message: "databaseSchemaMismatch"}
 )
 
 // errorKinds maps each code to its kind.
@@ -129,6 +135,8 @@ var errorKinds = map[int]string{
 	-33041: "noSnapshot",
 	-33042: "snapshotFailed",
 	-33043: "pathOutsideCwd",
+	-33080: "databaseUrlInvalid",
+	-33081: "databaseSchemaMismatch",
 }
 
 // AppendParams is `AppendParams` in protocol/schema.json.
@@ -899,6 +907,10 @@ type StoreSettings struct {
 	AllowExternalPaths bool   `json:"allowExternalPaths,omitzero"`
 	// Empty: not sent.
 	Compat string `json:"compat,omitzero"`
+	// Empty: not sent.
+	DatabaseURL string `json:"databaseUrl,omitzero"`
+	// Default: 30.0.
+	LeaseSeconds *float64 `json:"leaseSeconds,omitzero"`
 }
 
 // SummarizeParams: Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`.

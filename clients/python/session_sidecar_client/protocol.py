@@ -602,6 +602,8 @@ class StoreSettings(TypedDict):
     fsync: NotRequired[Literal["always", "assistant", "never"]]
     allowExternalPaths: NotRequired[bool]
     compat: NotRequired[Literal["omp", "pi"] | None]
+    databaseUrl: NotRequired[str | None]
+    leaseSeconds: NotRequired[float]
 
 
 class Settings(TypedDict):
@@ -819,6 +821,8 @@ ErrorKind = Literal[
     "noSnapshot",
     "snapshotFailed",
     "pathOutsideCwd",
+    "databaseUrlInvalid",
+    "databaseSchemaMismatch",
 ]
 
 
@@ -1018,6 +1022,20 @@ class PathOutsideCwdError(RpcError):
     kind_value = "pathOutsideCwd"
 
 
+class DatabaseUrlInvalidError(RpcError):
+    """-33080 databaseUrlInvalid: ``--database-url`` / ``store.databaseUrl`` is not a PostgreSQL URL we can use; the message says what to fix."""
+
+    code_value = -33080
+    kind_value = "databaseUrlInvalid"
+
+
+class DatabaseSchemaMismatchError(RpcError):
+    """-33081 databaseSchemaMismatch: The database's schema is newer than this sidecar knows, or its tables were not made by session-sidecar."""
+
+    code_value = -33081
+    kind_value = "databaseSchemaMismatch"
+
+
 ERROR_CLASSES: dict[int, type[RpcError]] = {
     -32002: ServerNotInitializedError,
     -32600: InvalidRequestError,
@@ -1047,6 +1065,8 @@ ERROR_CLASSES: dict[int, type[RpcError]] = {
     -33041: NoSnapshotError,
     -33042: SnapshotFailedError,
     -33043: PathOutsideCwdError,
+    -33080: DatabaseUrlInvalidError,
+    -33081: DatabaseSchemaMismatchError,
 }
 
 __all__ = [
@@ -1075,6 +1095,8 @@ __all__ = [
     "CreateParams",
     "CreateResult",
     "DamagedFileError",
+    "DatabaseSchemaMismatchError",
+    "DatabaseUrlInvalidError",
     "DeleteParams",
     "DeleteResult",
     "DidAppendParams",

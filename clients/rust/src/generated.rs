@@ -1414,9 +1414,15 @@ pub struct StoreSettings {
     /// `compat`. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compat: Option<StoreCompat>,
+    /// `databaseUrl`. Optional.
+    #[serde(rename = "databaseUrl", default, skip_serializing_if = "Option::is_none")]
+    pub database_url: Option<String>,
     /// `fsync`. Optional; the server's default is `"assistant"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync: Option<FsyncPolicy>,
+    /// `leaseSeconds`. Optional; the server's default is `30.0`.
+    #[serde(rename = "leaseSeconds", default, skip_serializing_if = "Option::is_none")]
+    pub lease_seconds: Option<f64>,
 }
 
 /// Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`.
@@ -2227,11 +2233,15 @@ pub enum ErrorKind {
     SnapshotFailed,
     /// -33043: A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written.
     PathOutsideCwd,
+    /// -33080: `--database-url` / `store.databaseUrl` is not a PostgreSQL URL we can use; the message says what to fix.
+    DatabaseUrlInvalid,
+    /// -33081: The database's schema is newer than this sidecar knows, or its tables were not made by session-sidecar.
+    DatabaseSchemaMismatch,
 }
 
 impl ErrorKind {
     /// Every kind in the schema.
-    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd];
+    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd, Self::DatabaseUrlInvalid, Self::DatabaseSchemaMismatch];
 
     /// The JSON-RPC error code.
     pub fn code(self) -> i64 {
@@ -2264,6 +2274,8 @@ impl ErrorKind {
             Self::NoSnapshot => -33041,
             Self::SnapshotFailed => -33042,
             Self::PathOutsideCwd => -33043,
+            Self::DatabaseUrlInvalid => -33080,
+            Self::DatabaseSchemaMismatch => -33081,
         }
     }
 
@@ -2298,6 +2310,8 @@ impl ErrorKind {
             -33041 => Self::NoSnapshot,
             -33042 => Self::SnapshotFailed,
             -33043 => Self::PathOutsideCwd,
+            -33080 => Self::DatabaseUrlInvalid,
+            -33081 => Self::DatabaseSchemaMismatch,
             _ => return None,
         })
     }
@@ -2333,6 +2347,8 @@ impl ErrorKind {
             Self::NoSnapshot => "noSnapshot",
             Self::SnapshotFailed => "snapshotFailed",
             Self::PathOutsideCwd => "pathOutsideCwd",
+            Self::DatabaseUrlInvalid => "databaseUrlInvalid",
+            Self::DatabaseSchemaMismatch => "databaseSchemaMismatch",
         }
     }
 
@@ -2367,6 +2383,8 @@ impl ErrorKind {
             Self::NoSnapshot => "No snapshot of the files at or before the entry (or the diff's point) to go back to.",
             Self::SnapshotFailed => "The snapshot store could not do it (git missing or failing, its objects gone, the folder unreadable).",
             Self::PathOutsideCwd => "A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written.",
+            Self::DatabaseUrlInvalid => "`--database-url` / `store.databaseUrl` is not a PostgreSQL URL we can use; the message says what to fix.",
+            Self::DatabaseSchemaMismatch => "The database's schema is newer than this sidecar knows, or its tables were not made by session-sidecar.",
         }
     }
 }

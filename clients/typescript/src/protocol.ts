@@ -772,6 +772,10 @@ export interface StoreSettings {
   allowExternalPaths?: boolean;
   /** @default null */
   compat?: "omp" | "pi" | null;
+  /** @default null */
+  databaseUrl?: string | null;
+  /** @default 30 */
+  leaseSeconds?: number;
 }
 
 /** Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`. */
@@ -964,6 +968,10 @@ export const ErrorCodes = {
   snapshotFailed: -33042,
   /** A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written. */
   pathOutsideCwd: -33043,
+  /** `--database-url` / `store.databaseUrl` is not a PostgreSQL URL we can use; the message says what to fix. */
+  databaseUrlInvalid: -33080,
+  /** The database's schema is newer than this sidecar knows, or its tables were not made by session-sidecar. */
+  databaseSchemaMismatch: -33081,
 } as const;
 
 export type ErrorKind = keyof typeof ErrorCodes;

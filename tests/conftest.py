@@ -64,6 +64,27 @@ if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
             made.append(self)
 
         monkeypatch.setattr(service_module.SessionService, "__init__", with_database)
+        # A session's bytes at its location (``pg:<area>/<folder>/<file>``), as export-root writes them:
+        # tests that read a session's file read the same bytes from the database.
+        read_bytes, read_text, exists, is_file = Path.read_bytes, Path.read_text, Path.exists, Path.is_file
+
+        def stored(path: Path) -> bytes | None:
+            text = str(path)
+            return _stored_bytes(url, text[3:]) if text.startswith("pg:") else None
+
+        def pg_read_bytes(self):
+            data = stored(self)
+            return read_bytes(self) if data is None and not str(self).startswith("pg:") else _found(self, data)
+
+        def pg_read_text(self, encoding=None, errors=None):
+            if not str(self).startswith("pg:"):
+                return read_text(self, encoding, errors)
+            return _found(self, stored(self)).decode(encoding or "utf-8", errors or "strict")
+
+        monkeypatch.setattr(Path, "read_bytes", pg_read_bytes)
+        monkeypatch.setattr(Path, "read_text", pg_read_text)
+        monkeypatch.setattr(Path, "exists", lambda self, **kw: stored(self) is not None if str(self).startswith("pg:") else exists(self, **kw))
+        monkeypatch.setattr(Path, "is_file", lambda self: stored(self) is not None if str(self).startswith("pg:") else is_file(self))
         yield
         for service in made:
             try:
@@ -71,3 +92,29 @@ if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
             except Exception:
                 pass
         _test_cluster.drop_database(name)
+
+
+    def _found(path, data):
+        if data is None:
+            raise FileNotFoundError(2, "no such session in the database", str(path))
+        return data
+
+    def _stored_bytes(url: str, relative: str) -> bytes | None:
+        import psycopg
+
+        parts = relative.split("/")
+        area = {".archive": "archive", ".trash": "trash"}.get(parts[0], "live")
+        if area != "live":
+            parts = parts[1:]
+        if len(parts) != 2:
+            return None
+        with psycopg.connect(url) as conn:
+            row = conn.execute(
+                "SELECT id, tail FROM sidecar_sessions WHERE area = %s AND folder = %s AND file_name = %s",
+                (area, parts[0], parts[1]),
+            ).fetchone()
+            if row is None:
+                return None
+            lines = [bytes(r[0]) for r in conn.execute(
+                "SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (row[0],))]
+        return (b"\n".join(lines) + b"\n" if lines else b"") + bytes(row[1])

@@ -113,3 +113,25 @@ async def test_bad_database_urls_are_clear_errors(tmp_path: Path, cluster) -> No
             assert "nope" not in answer["error"]["message"]
         finally:
             await server.stop()
+
+
+async def test_move_to_another_cwd_rewrites_only_the_header_cwd(pg_url: str, tmp_path: Path) -> None:
+    a = await start(pg_url, tmp_path / "a")
+    try:
+        sid = result(await a.request("session/create", {"cwd": "/work/old"}))["sessionId"]
+        result(await a.request("session/append", {"sessionId": sid, "entries": [user("move me"), assistant("ok")]}))
+        with psycopg.connect(pg_url) as conn:
+            before = [bytes(r[0]) for r in conn.execute(
+                "SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (sid,))]
+        moved = result(await a.request("session/move", {"sessionId": sid, "cwd": "/work/new"}))
+        assert moved["path"].startswith("pg:--work-new--/")
+        with psycopg.connect(pg_url) as conn:
+            after = [bytes(r[0]) for r in conn.execute(
+                "SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (sid,))]
+        assert after[1:] == before[1:] and b'"cwd":"/work/new"' in after[0]
+        assert after[0].replace(b"/work/new", b"/work/old") == before[0]
+        listed = result(await a.request("session/list", {"cwd": "/work/new"}))["sessions"]
+        assert [s["sessionId"] for s in listed] == [sid]
+        result(await a.request("session/append", {"sessionId": sid, "entries": [user("still writable")]}))
+    finally:
+        await a.stop()

@@ -27,8 +27,8 @@ from typing import Any, Callable, Iterator
 import msgspec
 
 from ...config import Settings
-from ...errors import InvalidParams, InvalidState, SessionExists, SessionLocked, SessionNotFound, StorageError
-from ...format.jsonl import Entry
+from ...errors import DamagedFile, InvalidParams, InvalidState, SessionExists, SessionLocked, SessionNotFound, StorageError
+from ...format.jsonl import Entry, encode, parse_line
 from ..follow import FileChange
 from ..layout import Layout, check_session_id, encode_cwd, file_name, iso_now, new_session_id
 from ..session import LoadReport, Session
@@ -349,10 +349,73 @@ class PostgresStore:
         return LOCATION_PREFIX + Placement(*moved).relative
 
     def move_cwd(self, session_id: str, cwd: str) -> str:
-        raise InvalidState(
-            "session/move to another cwd is not supported by the PostgreSQL store yet; fork the session into the new cwd",
-            sessionId=session_id,
-        )
+        """Give a live session another project folder: its header's cwd rewritten (every other byte kept)."""
+        check_session_id(session_id)
+        if "\x00" in cwd:
+            raise InvalidParams("cwd must not contain a NUL character", field="cwd")
+        with self._lock:
+            held = self.held(session_id)
+            if held is not None and held.in_memory:
+                held.header = Entry.from_obj({**held.header_obj(), "cwd": cwd})
+                return ""
+            if held is not None and not held.persisted:
+                raise InvalidState(
+                    f"session {session_id} has no file yet (nothing is written before the first user or assistant "
+                    "message); create it with the cwd it belongs to, or move it once it is written",
+                    sessionId=session_id)
+            was_open = self.take_held(session_id, moving_on=True) is not None
+            folder = encode_cwd(cwd)
+
+            def run(conn: Any) -> Any:
+                with conn.transaction():
+                    row = conn.execute(
+                        "SELECT area, folder, file_name, lease_owner, lease_expires > now() FROM sidecar_sessions "
+                        "WHERE id = %s FOR UPDATE", (session_id,),
+                    ).fetchone()
+                    if row is None or row[0] != "live":
+                        return "missing"
+                    if row[3] is not None and row[3] != self.owner and row[4]:
+                        return f"held:{row[3]}"
+                    if row[1] == folder:
+                        return Placement(row[0], row[1], row[2])
+                    taken = conn.execute(
+                        "SELECT 1 FROM sidecar_sessions WHERE area = 'live' AND folder = %s AND file_name = %s",
+                        (folder, row[2]),
+                    ).fetchone()
+                    if taken:
+                        return "exists"
+                    for seq, line in conn.execute(
+                        "SELECT seq, line FROM sidecar_lines WHERE session_id = %s ORDER BY seq LIMIT 4", (session_id,)
+                    ).fetchall():
+                        entry = parse_line(bytes(line))
+                        if entry is not None and entry.type == "session":
+                            header = entry.obj()
+                            header["cwd"] = cwd
+                            conn.execute("UPDATE sidecar_lines SET line = %s WHERE session_id = %s AND seq = %s",
+                                         (encode(header), session_id, seq))
+                            break
+                    else:
+                        return "damaged"
+                    conn.execute("UPDATE sidecar_sessions SET folder = %s, cwd = %s WHERE id = %s",
+                                 (folder, cwd, session_id))
+                    return Placement(row[0], folder, row[2])
+
+            try:
+                moved = self.db.run(run, f"move session {session_id}")
+            except OutcomeUnknown as exc:
+                raise StorageError(f"could not move session {session_id}: {exc}", latched=False) from None
+        if moved == "missing":
+            raise SessionNotFound(f"cannot move: no live session {session_id!r} in the database", sessionId=session_id)
+        if moved == "exists":
+            raise SessionExists(f"cannot move: {folder}/ already holds a session with that file name", sessionId=session_id)
+        if moved == "damaged":
+            raise DamagedFile(f"session {session_id} has no session header in its first lines", sessionId=session_id)
+        if isinstance(moved, str):
+            raise SessionLocked(f"cannot move: session {session_id} is held by another sidecar ({moved[5:]})",
+                                sessionId=session_id)
+        if was_open:
+            self.open(session_id, None, False)
+        return LOCATION_PREFIX + moved.relative
 
     def take_held(self, session_id: str, moving_on: bool = False) -> Session | None:
         with self._lock:

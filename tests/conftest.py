@@ -37,19 +37,32 @@ if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
     from tests.pg_cluster import Cluster
 
     @pytest.fixture(scope="session")
-    def _test_cluster():
+    def _test_database():
+        """One database for the run; each test gets a schema of its own in it (much quicker to make than a database)."""
+        import psycopg
+
         found = Cluster()
         found.start()
-        yield found
+        name, url = found.new_database()
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
+        yield url
+        found.drop_database(name)
         found.stop()
 
     @pytest.fixture(autouse=True)
-    def _postgres_store(_test_cluster, monkeypatch):
+    def _postgres_store(_test_database, monkeypatch):
+        import uuid
+
         import msgspec
+        import psycopg
 
         from sidecar import service as service_module
 
-        name, url = _test_cluster.new_database()
+        schema = "t_" + uuid.uuid4().hex[:12]
+        with psycopg.connect(_test_database, autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA "{schema}"')
+        url = f"{_test_database}?options=-csearch_path%3D{schema},public"
         monkeypatch.setenv("SESSION_SIDECAR_DATABASE_URL", url)
         made = []
         original = service_module.SessionService.__init__
@@ -91,7 +104,8 @@ if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
                 service.store.close_all()
             except Exception:
                 pass
-        _test_cluster.drop_database(name)
+        with psycopg.connect(_test_database, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
     def _found(path, data):

@@ -117,7 +117,12 @@ class Database:
                 keepalives_idle=5,
                 keepalives_interval=2,
                 keepalives_count=2,
-                options=f"-c statement_timeout={int(self.timeout * 1000)} -c idle_in_transaction_session_timeout={int(self.timeout * 3000)}",
+                # Ours after the URL's own (a search_path, say), which the keyword would otherwise replace.
+                options=" ".join(filter(None, (
+                    conninfo_to_dict(self.url.url).get("options"),
+                    f"-c statement_timeout={int(self.timeout * 1000)}",
+                    f"-c idle_in_transaction_session_timeout={int(self.timeout * 3000)}",
+                ))),
             )
         except psycopg.OperationalError as exc:
             raise self.unreachable(exc) from None

@@ -33,6 +33,12 @@ echo "== in-process tests again, every session file mapped and tree-cached (SIDE
 SIDECAR_TEST_MAP_ALL=1 python -m pytest -q -p no:cacheprovider \
   tests/store tests/context tests/format tests/compaction tests/parity
 
+echo
+echo "== the store, context, compaction, rpc and parity suites again, every session in PostgreSQL (SIDECAR_TEST_STORE)"
+SIDECAR_TEST_STORE=postgres python -m pytest -q -p no:cacheprovider \
+  tests/store tests/context tests/compaction tests/rpc tests/parity \
+  --deselect tests/rpc/test_crash.py --deselect tests/rpc/test_fuzz.py
+
 status=0
 for client in typescript go rust; do
   echo

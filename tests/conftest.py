@@ -132,3 +132,33 @@ if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
             lines = [bytes(r[0]) for r in conn.execute(
                 "SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (row[0],))]
         return (b"\n".join(lines) + b"\n" if lines else b"") + bytes(row[1])
+
+
+# Tests left out of the PostgreSQL pass (not triaged yet: see the file's head); the pass says how many.
+_NOT_ON_POSTGRES = Path(__file__).resolve().parent / "postgres" / "not_on_postgres.txt"
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("SIDECAR_TEST_STORE") != "postgres":
+        return
+    named = {
+        line.split("#", 1)[0].strip()
+        for line in _NOT_ON_POSTGRES.read_text(encoding="utf-8").splitlines()
+        if line.split("#", 1)[0].strip()
+    }
+    kept, left = [], []
+    for item in items:
+        (left if item.nodeid in named else kept).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
+        config._not_on_postgres = len(left)  # type: ignore[attr-defined]
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    left = getattr(config, "_not_on_postgres", 0)
+    if left:
+        terminalreporter.write_line(
+            f"PostgreSQL pass: {left} tests left out, not triaged yet; they run on the file store only "
+            f"(tests/postgres/not_on_postgres.txt)"
+        )

@@ -53,7 +53,9 @@ MIGRATIONS: list[str] = [
         lease_fence     bigint NOT NULL DEFAULT 0,
         lease_expires   timestamptz
     );
-    CREATE INDEX sidecar_sessions_listing ON sidecar_sessions (area, modified_ms DESC, id);
+    -- session/list's order (newest first, then the place), so a page stops after its last row
+    -- instead of sorting every session (and, with a query, searching every session's texts).
+    CREATE INDEX sidecar_sessions_listing ON sidecar_sessions (modified_ms DESC, (folder || '/' || file_name));
     CREATE INDEX sidecar_sessions_cwd ON sidecar_sessions (cwd, area, modified_ms DESC);
 
     CREATE TABLE sidecar_lines (

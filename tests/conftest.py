@@ -34,7 +34,7 @@ if os.environ.get("SIDECAR_TEST_MAP_ALL") == "1":
 # as a subprocess or as an in-process service, keeps its sessions in a fresh database of its
 # own on the test cluster (tests/pg_cluster.py) instead of files below the root.
 if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
-    from tests.pg_cluster import Cluster
+    from pg_cluster import Cluster
 
     @pytest.fixture(scope="session")
     def _test_database():

@@ -4,7 +4,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.pg_cluster import Cluster
+from pg_cluster import Cluster
 
 
 @pytest.fixture(scope="session")

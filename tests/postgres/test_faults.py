@@ -18,7 +18,7 @@ from sidecar.store.postgres.db import Database, check_url, connect_checked
 from sidecar.store.postgres.rows import Placement
 from sidecar.store.postgres.schema import ensure_schema
 from sidecar.store.postgres.writer import PgWriter, open_stored
-from tests.postgres.proxy import StallingProxy
+from postgres.proxy import StallingProxy
 
 TIMEOUT = 2.0
 # A call may wait for its own timeout, then for one read settling an unknown outcome.

@@ -9,7 +9,7 @@ from typing import Any
 
 import psycopg
 
-from tests.rpc.harness import RawServer, assistant, user
+from rpc.harness import RawServer, assistant, user
 
 
 async def start(url: str, root: Path, *extra: str, lease: float | None = None) -> RawServer:

@@ -15,8 +15,8 @@ import pytest
 
 from sidecar import wire
 from sidecar.store.payload import BlobStore
-from tests.conftest import PI_FIXTURES
-from tests.session_builders import append, assistant, labelled_session, msg, service, user
+from conftest import PI_FIXTURES
+from session_builders import append, assistant, labelled_session, msg, service, user
 
 COMMAND = [os.environ["SESSION_SIDECAR_BIN"]] if os.environ.get("SESSION_SIDECAR_BIN") else [sys.executable, "-m", "sidecar"]
 

@@ -306,7 +306,22 @@ def parse_line(raw: bytes | memoryview) -> Entry | None:
     except msgspec.DecodeError:
         return None
     line = raw if isinstance(raw, bytes) else None
-    return Entry(env.type or "", env.id, env.parentId, env.timestamp, line, env.message)
+    head = env.message
+    if head is not None:
+        # Heads repeat (a few roles, providers and models): one object each keeps a large session's memory down.
+        # Only strings (and absent values) are shared: 1 and true hash alike, and a list cannot be a key.
+        key = (head.role, head.provider, head.model)
+        if all(value is None or value is msgspec.UNSET or type(value) is str for value in key):
+            head = _heads.setdefault(key, head) if len(_heads) < _MAX_HEADS else _heads.get(key, head)
+    kind = env.type
+    return Entry(_types.get(kind, kind) if kind else "", env.id, env.parentId, env.timestamp, line, head)
+
+
+# Shared values of the envelopes (never changed once read: MessageHead is not written to).
+_heads: dict[tuple[Any, Any, Any], MessageHead] = {}
+_MAX_HEADS = 4096
+_types = {name: name for name in ("message", "model_change", "thinking_level_change", "compaction", "branch_summary",
+                                  "custom", "custom_message", "label", "session_info", "session")}
 
 
 def _parse_loose_line(raw: bytes | memoryview) -> Entry | None:
@@ -366,11 +381,23 @@ def parse_path(path: str | os.PathLike[str]) -> ParsedFile:
 
 
 def _blob_offsets(buffer: bytes | mmap.mmap) -> list[int]:
-    """Where blob references occur in the file (almost always nowhere: one fast scan)."""
-    found, at = [], buffer.find(BLOB_MARK)
-    while at != -1:
-        found.append(at)
-        at = buffer.find(BLOB_MARK, at + 1)
+    """Where blob references occur in the file (almost always nowhere: one fast scan).
+
+    A mapped file is scanned a stretch at a time, each stretch's pages handed back
+    after it: a scan of the whole map at once would hold all of a 1 GB file resident.
+    """
+    release = hasattr(buffer, "madvise") and hasattr(mmap, "MADV_DONTNEED")
+    step = _RELEASE_EVERY if release else max(len(buffer), 1)
+    found: list[int] = []
+    for begin in range(0, len(buffer), step):
+        # A mark across the stretch's end is found by this stretch (the search may run past it by a mark's length).
+        at = buffer.find(BLOB_MARK, begin, begin + step + len(BLOB_MARK) - 1)
+        while at != -1:
+            if not found or at != found[-1]:
+                found.append(at)
+            at = buffer.find(BLOB_MARK, at + 1, begin + step + len(BLOB_MARK) - 1)
+        if release:
+            buffer.madvise(mmap.MADV_DONTNEED, begin, min(step, len(buffer) - begin))  # type: ignore[union-attr]
     return found
 
 

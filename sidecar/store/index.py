@@ -20,105 +20,34 @@ substring match, as pi's query is), one row per message, rowid
 stored plain (``pending``); a query moves a few into the FTS table itself, and
 many (after a rebuild) are moved by a background thread on its own connection,
 a chunk per transaction. Until they are, a query also reads the pending texts
-one by one: the same answer, slower.
+one by one: the same answer, slower. How a query uses both: indexsearch.py.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
-import time
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from stat import S_ISREG
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .listing import Accumulator, decode_line, iso_from_ms, modified_ms, summarize_full
+from .indexscan import load as _load, scan_folder as _scan_folder
+from .indexread import fold_appended, read_files
+from .indexschema import COLUMNS as _COLUMNS, SCHEMA_VERSION, Row, connect  # noqa: F401
+from .indexsearch import contains as _contains, delete_texts as _delete_texts
+from .indexsearch import drain_chunk as _drain_chunk, query_rows
 from .watch import FolderWatch
 
 log = logging.getLogger(__name__)
 
 INDEX_DIR = ".index"
 INDEX_NAME = "sessions.sqlite3"
-SCHEMA_VERSION = 2
-_SHIFT = 32
 _SCAN_THREADS = 8  # stat calls release the GIL; a slow file system answers several at once
-# What a killed create or migration leaves beside a session (writer.py names them so): ``.<name>.new-<pid>``.
-_LEFTOVER = re.compile(r"^\..+\.jsonl\.(?:tmp|new)-([0-9]+)$")
-_LEFTOVER_AGE_NS = 60 * 1_000_000_000  # untouched this long: not a write in progress (a pid of another pid namespace)
-SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS = "**", "**", "…"
-SNIPPET_TOKENS = 48  # trigram tokens: about characters
 _DRAIN_INLINE = 2000  # pending texts a query moves into the full-text index itself, on its own path
 _DRAIN_CHUNK = 4000  # texts the background builder moves per transaction (a write waits for one chunk at most)
 _BUILD_AFTER = 64  # files read by one sync past which the background builder starts at once
-
-_SCHEMA = """
-CREATE TABLE files(
-  id INTEGER PRIMARY KEY,
-  path TEXT NOT NULL UNIQUE,
-  dir TEXT NOT NULL,
-  area TEXT NOT NULL,
-  size INTEGER NOT NULL,
-  mtime_ns INTEGER NOT NULL,
-  is_session INTEGER NOT NULL,
-  session_id TEXT, cwd TEXT, header_ts TEXT, title TEXT, parent_session TEXT,
-  name TEXT, message_count INTEGER, first_message TEXT, last_activity INTEGER,
-  modified_ms INTEGER, tokens_total INTEGER, tokens_last INTEGER, text_seq INTEGER
-);
-CREATE INDEX files_order ON files(area, modified_ms DESC, path);
-CREATE INDEX files_dir ON files(dir);
-CREATE INDEX files_parent ON files(parent_session);
-CREATE VIRTUAL TABLE texts USING fts5(text, tokenize='trigram');
-CREATE TABLE pending(id INTEGER PRIMARY KEY, text TEXT NOT NULL);
-"""
-
-_INSERT_FILE = (
-    "INSERT INTO files(id, path, dir, area, size, mtime_ns, is_session, session_id, cwd, header_ts, title,"
-    " parent_session, name, message_count, first_message, last_activity, modified_ms, tokens_total,"
-    " tokens_last, text_seq) VALUES (" + ",".join("?" * 20) + ")"
-)
-_UPDATE_FILE = (
-    "UPDATE files SET path=?, dir=?, area=?, size=?, mtime_ns=?, is_session=?, session_id=?, cwd=?,"
-    " header_ts=?, title=?, parent_session=?, name=?, message_count=?, first_message=?, last_activity=?,"
-    " modified_ms=?, tokens_total=?, tokens_last=?, text_seq=? WHERE id=?"
-)
-_BATCH = 256  # files whose new rows (and texts) go in by one statement
-
-_COLUMNS = (
-    "id, path, area, session_id, cwd, header_ts, title, parent_session, name, message_count, "
-    "first_message, modified_ms, tokens_total, tokens_last, mtime_ns"
-)
-
-
-@dataclass(slots=True)
-class Row:
-    """One listed session as the index holds it."""
-
-    id: int
-    path: str
-    area: str
-    session_id: str
-    cwd: str
-    header_ts: str | None
-    title: str | None
-    parent_session: str | None
-    name: str | None
-    message_count: int
-    first_message: str
-    modified_ms: int
-    tokens_total: int
-    tokens_last: int
-    mtime_ns: int
-    snippet: str | None = None
-
-    @property
-    def created(self) -> str:
-        return self.header_ts if self.header_ts is not None else iso_from_ms(self.mtime_ns // 1_000_000)
-
 
 class IndexUnavailable(Exception):
     """The index could not be used (locked past the busy timeout); callers fall back to the files."""
@@ -150,34 +79,7 @@ class ListingIndex:
         return self._conn
 
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=self.busy_ms / 1000, isolation_level=None, check_same_thread=False)
-        try:
-            conn.execute(f"PRAGMA busy_timeout={int(self.busy_ms)}")
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.create_function("contains", 2, _contains, deterministic=True)
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version != SCHEMA_VERSION:
-                conn.execute("BEGIN IMMEDIATE")
-                if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-                    for (kind, name) in conn.execute(
-                        "SELECT type, name FROM sqlite_master WHERE type IN ('table') AND name NOT LIKE 'sqlite_%'"
-                        " AND name NOT LIKE 'texts_%'"
-                    ).fetchall():
-                        conn.execute(f"DROP TABLE IF EXISTS \"{name}\"")
-                    for statement in _SCHEMA.split(";"):
-                        if statement.strip():
-                            conn.execute(statement)
-                    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-                conn.execute("COMMIT")
-            known: dict[str, dict[str, tuple[int, int]]] = {}
-            for path, folder, size, mtime in conn.execute("SELECT path, dir, size, mtime_ns FROM files"):
-                known.setdefault(folder, {})[path] = (size, mtime)
-        except BaseException:
-            conn.close()
-            raise
-        self._known = known
+        conn, self._known = connect(self.path, self.busy_ms, _contains)
         self._watch.forget()
         return conn
 
@@ -335,69 +237,8 @@ class ListingIndex:
         self, conn: sqlite3.Connection, items: list[tuple[int, str, str, str]],
         check: Callable[[int, int], None] | None,
     ) -> None:
-        """(Re)read each (index, path, folder, area) whole into its row and texts (in the caller's transaction).
-
-        New rows and all texts go in by batches (one statement per batch); a
-        file with a row already is updated in place and its texts replaced.
-        """
-        existing: dict[str, int] = {}
-        if len(items) == 1:
-            found = conn.execute("SELECT id FROM files WHERE path=?", (items[0][1],)).fetchone()
-            if found is not None:
-                existing[items[0][1]] = found[0]
-        else:
-            for folder in {item[2] for item in items}:
-                existing.update(conn.execute("SELECT path, id FROM files WHERE dir=?", (folder,)))
-        next_id = (conn.execute("SELECT max(id) FROM files").fetchone()[0] or 0) + 1
-        rows: list[tuple[Any, ...]] = []
-        texts: list[tuple[int, str]] = []
-
-        def flush() -> None:
-            if rows:
-                conn.executemany(_INSERT_FILE, rows)
-                rows.clear()
-            if texts:
-                conn.executemany("INSERT INTO pending(id, text) VALUES (?, ?)", texts)
-                texts.clear()
-
-        # Read one by one: reading ahead in threads was slower (the parse holds the GIL; the files are small).
-        loaded = map(_load, [item[1] for item in items])
-        for done, ((_, path, folder, area), content) in enumerate(zip(items, loaded)):
-            if check is not None:
-                check(done, len(items))
-            file_id = existing.get(path)
-            if content is None:  # gone (or unreadable) since the scan
-                if file_id is not None:
-                    self._delete(conn, path)
-                else:
-                    self._known.get(folder, {}).pop(path, None)
-                continue
-            data, size, mtime = content
-            full = summarize_full(path, data, mtime // 1_000_000)
-            if full is None:
-                values: tuple[Any, ...] = (path, folder, area, size, mtime, 0) + (None,) * 13
-                found_texts: list[str] = []
-            else:
-                summary, acc, found_texts = full
-                values = (
-                    path, folder, area, size, mtime, 1,
-                    summary.session_id, summary.cwd, summary.created if summary.header_timestamp else None,
-                    summary.title, summary.parent_session,
-                    acc.name, acc.count, acc.first, acc.last_activity, summary.modified_ms,
-                    acc.tokens_total, acc.tokens_last, len(found_texts),
-                )
-            if file_id is None:
-                file_id = next_id
-                next_id += 1
-                rows.append((file_id,) + values)
-            else:
-                _delete_texts(conn, file_id)
-                conn.execute(_UPDATE_FILE, values + (file_id,))
-            texts.extend(((file_id << _SHIFT) | n, text) for n, text in enumerate(found_texts))
-            self._known.setdefault(folder, {})[path] = (size, mtime)
-            if len(rows) >= _BATCH:
-                flush()
-        flush()
+        """(Re)read each (index, path, folder, area) whole into its row and texts (in the caller's transaction)."""
+        read_files(conn, items, self._known, check, self._delete, _load)
 
     def _scan_pool(self) -> ThreadPoolExecutor:
         if self._pool is None:
@@ -426,37 +267,14 @@ class ListingIndex:
                 st = os.stat(path)
                 row = conn.execute(
                     "SELECT id, size, is_session, message_count, first_message, last_activity, name, tokens_total,"
-                    " tokens_last, text_seq, header_ts FROM files WHERE path=?",
+                    " tokens_last, text_seq, header_ts, title, session_id FROM files WHERE path=?",
                     (key,),
                 ).fetchone()
                 grown = sum(len(line) + 1 for line in lines)
                 if row is None or not row[2] or row[1] + grown != st.st_size:
                     self._read_into(conn, key, str(path.parent), area, 0, 0)
                 else:
-                    file_id, _, _, count, first, last, name, total, last_tokens, seq, header_ts = row
-                    acc = Accumulator(count, first or "", last or 0, name, total or 0, last_tokens or 0)
-                    texts = []
-                    for raw in lines:
-                        line = decode_line(raw)
-                        if line is None:
-                            continue
-                        text = acc.feed(line)
-                        if text:
-                            texts.append(text)
-                    conn.executemany(
-                        "INSERT INTO pending(id, text) VALUES (?, ?)",
-                        (((file_id << _SHIFT) | (seq + n), text) for n, text in enumerate(texts)),
-                    )
-                    conn.execute(
-                        "UPDATE files SET size=?, mtime_ns=?, message_count=?, first_message=?, last_activity=?,"
-                        " name=?, tokens_total=?, tokens_last=?, text_seq=?, modified_ms=? WHERE id=?",
-                        (
-                            st.st_size, st.st_mtime_ns, acc.count, acc.first, acc.last_activity, acc.name,
-                            acc.tokens_total, acc.tokens_last, seq + len(texts),
-                            modified_ms(acc.last_activity, header_ts, st.st_mtime_ns // 1_000_000), file_id,
-                        ),
-                    )
-                    self._known.setdefault(str(path.parent), {})[key] = (st.st_size, st.st_mtime_ns)
+                    fold_appended(conn, self._known, path, lines, st, row)
                 conn.execute("COMMIT")
             except BaseException:
                 self._rollback()
@@ -527,62 +345,26 @@ class ListingIndex:
         if after is not None:
             where.append("(modified_ms < ? OR (modified_ms = ? AND path > ?))")
             args += [-after[0], -after[0], after[1]]
-        match = None
-        if query:
-            needle = query.casefold()
-            # pi's rule: a case-insensitive substring of the name, title, id or any message text.
-            meta = "contains(name, ?) OR contains(title, ?) OR contains(session_id, ?)"
-            # Texts not yet in the full-text index (being built) are read one by one: same answer, slower.
-            unindexed = f"id IN (SELECT id >> {_SHIFT} FROM pending WHERE contains(text, ?))"
-            if len(needle) >= 3:
-                match = '"' + query.replace('"', '""') + '"'
-                where.append(f"(id IN (SELECT rowid >> {_SHIFT} FROM texts WHERE texts MATCH ?) OR {unindexed} OR {meta})")
-                args += [match, needle, needle, needle, needle]
-            else:  # below the trigram index's reach: every text is read
-                where.append(f"(id IN (SELECT rowid >> {_SHIFT} FROM texts WHERE contains(text, ?)) OR {unindexed}"
-                             f" OR {meta})")
-                args += [needle, needle, needle, needle, needle]
-        sql = f"SELECT {_COLUMNS} FROM files WHERE {' AND '.join(where)} ORDER BY modified_ms DESC, path LIMIT ?"
-        args.append(limit)
+        order = f"SELECT {_COLUMNS} FROM files WHERE {' AND '.join(where)} ORDER BY modified_ms DESC, path LIMIT ?"
 
         def action(conn: sqlite3.Connection) -> list[Row]:
             if query:
                 self._drain_some(conn)
             conn.execute("BEGIN")  # one snapshot: a text moved from pending to texts meanwhile is seen once
             try:
-                rows = [Row(*values) for values in conn.execute(sql, args)]
-                if query:
-                    for row in rows:
-                        row.snippet = self._snippet(conn, row.id, query, match)
+                if not query:
+                    return [Row(*values) for values in conn.execute(order, [*args, limit])]
+                found = query_rows(conn, _COLUMNS, where, args, query, limit)
             finally:
                 conn.execute("COMMIT")
+            rows = []
+            for values, snippet in found:
+                row = Row(*values)
+                row.snippet = snippet
+                rows.append(row)
             return rows
 
         return self._run(action)
-
-    def _snippet(self, conn: sqlite3.Connection, file_id: int, query: str, match: str | None) -> str | None:
-        """Around the first matching text of the file, in message order, indexed or still pending."""
-        low, high = file_id << _SHIFT, (file_id + 1) << _SHIFT
-        needle = query.casefold()
-        found: tuple[int, str] | None = None
-        if match is not None:
-            hit = conn.execute(
-                f"SELECT rowid, snippet(texts, 0, ?, ?, ?, {SNIPPET_TOKENS}) FROM texts WHERE texts MATCH ?"
-                " AND rowid >= ? AND rowid < ? ORDER BY rowid LIMIT 1",
-                (SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS, match, low, high),
-            ).fetchone()
-            found = (hit[0], hit[1]) if hit else None
-        else:
-            found = _first_around(
-                conn.execute("SELECT rowid, text FROM texts WHERE rowid >= ? AND rowid < ? ORDER BY rowid", (low, high)),
-                needle,
-            )
-        pending = _first_around(
-            conn.execute("SELECT id, text FROM pending WHERE id >= ? AND id < ? ORDER BY id", (low, high)), needle
-        )
-        if pending is not None and (found is None or pending[0] < found[0]):
-            found = pending
-        return found[1] if found else None
 
     def _drain(self, conn: sqlite3.Connection) -> None:
         """Move every pending text into the full-text index, a chunk per transaction."""
@@ -655,114 +437,6 @@ class ListingIndex:
                 "SELECT session_id FROM files WHERE parent_session=? AND is_session=1 ORDER BY path", (session_id,)
             )]
         )
-
-
-def _delete_texts(conn: sqlite3.Connection, file_id: int) -> None:
-    bounds = (file_id << _SHIFT, (file_id + 1) << _SHIFT)
-    conn.execute("DELETE FROM texts WHERE rowid >= ? AND rowid < ?", bounds)
-    conn.execute("DELETE FROM pending WHERE id >= ? AND id < ?", bounds)
-
-
-def _load(path: str) -> tuple[bytes, int, int] | None:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-            st = os.fstat(handle.fileno())
-    except OSError:
-        return None
-    return data, st.st_size, st.st_mtime_ns
-
-
-def _drain_chunk(conn: sqlite3.Connection, limit: int) -> bool:
-    """Move up to ``limit`` pending texts (lowest ids first) into the full-text index; False when none were left."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        edge = conn.execute(f"SELECT id FROM pending ORDER BY id LIMIT 1 OFFSET {int(limit) - 1}").fetchone()
-        if edge is None:
-            if conn.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
-                conn.execute("COMMIT")
-                return False
-            conn.execute("INSERT INTO texts(rowid, text) SELECT id, text FROM pending")
-            conn.execute("DELETE FROM pending")
-        else:
-            conn.execute("INSERT INTO texts(rowid, text) SELECT id, text FROM pending WHERE id <= ?", edge)
-            conn.execute("DELETE FROM pending WHERE id <= ?", edge)
-        conn.execute("COMMIT")
-        return True
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
-
-def _first_around(rows: Iterable[tuple[int, str]], needle: str) -> tuple[int, str] | None:
-    """(rowid, snippet) of the first text holding ``needle`` (casefolded), cut around it."""
-    for rowid, text in rows:
-        at = text.casefold().find(needle)
-        if at >= 0:
-            start, end = max(0, at - SNIPPET_TOKENS // 2), min(len(text), at + len(needle) + SNIPPET_TOKENS // 2)
-            return rowid, (
-                (SNIPPET_ELLIPSIS if start else "") + text[start:at] + SNIPPET_OPEN + text[at:at + len(needle)]
-                + SNIPPET_CLOSE + text[at + len(needle):end] + (SNIPPET_ELLIPSIS if end < len(text) else "")
-            )
-    return None
-
-
-def _scan_folder(folder: Path) -> list[tuple[str, int, int]]:
-    base = str(folder)
-    try:
-        names = os.listdir(base)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    out = []
-    for name in names:
-        if not name.endswith(".jsonl"):
-            if name.startswith("."):
-                _remove_leftover(base, name)
-            continue
-        path = base + os.sep + name
-        try:
-            st = os.lstat(path)
-        except OSError:
-            continue
-        if S_ISREG(st.st_mode):
-            out.append((path, st.st_size, st.st_mtime_ns))
-    return out
-
-
-def _remove_leftover(base: str, name: str) -> None:
-    """Remove a hidden temp file of a create or migration whose process is gone (not ours, not alive)."""
-    found = _LEFTOVER.match(name)
-    if found is None:
-        return
-    pid = int(found.group(1))
-    if pid == os.getpid() or _alive(pid):
-        return
-    path = base + os.sep + name
-    try:
-        st = os.lstat(path)
-        if not S_ISREG(st.st_mode) or time.time_ns() - st.st_mtime_ns < _LEFTOVER_AGE_NS:
-            return
-        os.unlink(path)
-    except OSError:
-        return
-    log.info("removed %s, left by process %d, which is gone", path, pid)
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return True  # not a process id: leave the file alone
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (OSError, OverflowError):
-        return True  # alive (another user's), or no pid this system could have: leave the file alone
-    return True
-
-
-def _contains(text: Any, needle: str) -> bool:
-    return isinstance(text, str) and needle in text.casefold()
 
 
 def _busy(exc: sqlite3.OperationalError) -> bool:

@@ -87,11 +87,19 @@ def inside(root: Path, path: Path) -> bool:
     return True
 
 
+# A folder's mtime this old (or older) is trusted to change with its next entry change: file systems keep
+# mtimes to a clock tick (a few ms), so two changes within one tick can leave the same mtime behind.
+_SETTLED_NS = 2_000_000_000
+
+
 class Layout:
     """Paths below one sessions root; nothing here touches a file's content."""
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root).expanduser().absolute()
+        # base -> (its mtime_ns, its project folders): a warm list of 1,000 folders stats the root
+        # instead of making 1,000 Paths again (see project_dirs).
+        self._dirs: dict[Path, tuple[int, list[Path]]] = {}
 
     def ensure_root(self) -> None:
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -106,12 +114,26 @@ class Layout:
         return self.check_inside(self.cwd_dir(cwd) / file_name(timestamp, session_id))
 
     def project_dirs(self, base: Path | None = None) -> list[Path]:
+        """The project folders of ``base`` (the root). A folder added, removed or renamed changes the base's
+        mtime: the list is read again then, and whenever that mtime is recent enough that a change in the
+        same clock tick could hide behind it."""
         base = base or self.root
         try:
-            with os.scandir(base) as it:
-                return [Path(e.path) for e in it if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")]
-        except FileNotFoundError:
+            mtime = os.stat(base).st_mtime_ns
+        except (FileNotFoundError, NotADirectoryError):
+            self._dirs.pop(base, None)
             return []
+        cached = self._dirs.get(base)
+        if cached is not None and cached[0] == mtime:
+            return list(cached[1])
+        try:
+            with os.scandir(base) as it:
+                found = [Path(e.path) for e in it if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        if time.time_ns() - mtime > _SETTLED_NS:
+            self._dirs[base] = (mtime, found)
+        return list(found)
 
     def session_files(self, folder: Path) -> list[Path]:
         try:

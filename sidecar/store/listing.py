@@ -8,11 +8,12 @@ messageCount counts message entries; firstMessage is the first user text.
 from __future__ import annotations
 
 import base64
+import mmap
 import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import msgspec
 
@@ -131,14 +132,38 @@ def modified_ms(last_activity: int, header_timestamp: Any, mtime_ms: int) -> int
     return last_activity if last_activity > 0 else header_ms if header_ms is not None else mtime_ms
 
 
-def summarize_full(path: Path | str, data: bytes, mtime_ms: int) -> tuple[Summary, Accumulator, list[str]] | None:
+def _lines(data: bytes | mmap.mmap) -> Iterator[bytes]:
+    """The lines of ``data``. A mapped file is read a line at a time, its pages handed back every few
+    megabytes, so a 1 GB session is summarized without holding it (or a copy split into lines) in memory."""
+    if not isinstance(data, mmap.mmap):
+        yield from data.split(b"\n")
+        return
+    find, size, start, released = data.find, len(data), 0, 0
+    while start <= size:
+        end = find(b"\n", start)
+        if end == -1:
+            end = size
+        yield data[start:end]
+        start = end + 1
+        if start - released >= _RELEASE_EVERY and hasattr(mmap, "MADV_DONTNEED"):
+            upto = min(start, size) - min(start, size) % mmap.PAGESIZE
+            data.madvise(mmap.MADV_DONTNEED, released, upto - released)
+            released = upto
+
+
+_RELEASE_EVERY = 8 * 1024 * 1024
+
+
+def summarize_full(
+    path: Path | str, data: bytes | mmap.mmap, mtime_ms: int
+) -> tuple[Summary, Accumulator, list[str]] | None:
     """Metadata of one file with its folded state and texts, or None when it is not a session."""
     header: _Line | None = None
     acc = Accumulator()
     texts: list[str] = []
     slot: TitleSlot | None = None
     first = True
-    for raw in data.split(b"\n"):
+    for raw in _lines(data):
         if first and looks_like_slot(raw):
             slot = read_slot(raw)[0]  # oh-my-pi's title line (titleslot.py): its title wins over the header's
             first = False

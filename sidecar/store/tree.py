@@ -28,6 +28,9 @@ class SessionTree:
         assert entry.id is not None
         self.entries.append(entry)
         self.by_id[entry.id] = entry
+        parent = self.by_id.get(entry.parent_id) if entry.parent_id is not None else None
+        if parent is not None:
+            entry.parent_id = parent.id  # the same string: one object instead of two (400,000 entries: ~20 MB)
         self.children.setdefault(entry.parent_id, []).append(entry)
         self.leaf_id = entry.id
         if entry.type == "label":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import wire
 from ..config import RetentionSettings
 from ..errors import InvalidParams
@@ -11,15 +13,16 @@ from .usage import StoreUsage
 
 def retention_policy(params: wire.PruneParams, defaults: RetentionSettings) -> RetentionPolicy:
     """The policy of a prune call: its own fields, else the settings'; none at all is an error."""
-    older = params.olderThan if params.olderThan is not None else defaults.olderThan
-    keep = params.keepPerCwd if params.keepPerCwd is not None else defaults.keepPerCwd
-    total = params.maxTotal if params.maxTotal is not None else defaults.maxTotal
+    # A value from the settings is named as the settings name it, so the refusal says where to fix it.
+    older, older_field = _given(params.olderThan, defaults.olderThan, "olderThan")
+    keep, keep_field = _given(params.keepPerCwd, defaults.keepPerCwd, "keepPerCwd")
+    total, total_field = _given(params.maxTotal, defaults.maxTotal, "maxTotal")
     if keep is not None and keep < 0:
-        raise InvalidParams(f"keepPerCwd must be 0 or more, not {keep}", field="keepPerCwd")
+        raise InvalidParams(f"{keep_field} must be 0 or more, not {keep}", field=keep_field)
     policy = RetentionPolicy(
-        older_than_s=parse_duration(older, "olderThan") if older is not None else None,
+        older_than_s=parse_duration(older, older_field) if older is not None else None,
         keep_per_cwd=keep,
-        max_total_bytes=parse_size(total, "maxTotal") if total is not None else None,
+        max_total_bytes=parse_size(total, total_field) if total is not None else None,
         include_pinned=params.includePinned or defaults.includePinned,
     )
     if policy.empty:
@@ -27,6 +30,13 @@ def retention_policy(params: wire.PruneParams, defaults: RetentionSettings) -> R
             "no retention policy: give olderThan, keepPerCwd or maxTotal (or set them in the settings' "
             "[retention] section)", field="olderThan")
     return policy
+
+
+def _given(value: Any, default: Any, name: str) -> tuple[Any, str]:
+    """The call's value, else the settings' (then named ``retention.<name>``)."""
+    if value is not None:
+        return value, name
+    return default, f"retention.{name}"
 
 
 def stats_result(usage: StoreUsage, largest: int) -> wire.StatsResult:

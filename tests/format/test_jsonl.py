@@ -136,3 +136,45 @@ def test_an_entry_with_an_unexpected_envelope_value_is_still_an_entry_of_the_tre
         ("a", None, "2025-01-01T00:00:00.000Z"), ("z", "a", None), ("c", "z", "t")
     ]
     assert parsed.items[1].raw == odd
+
+
+def test_blob_references_are_found_across_the_stretches_a_mapped_file_is_scanned_in(tmp_path, monkeypatch):
+    """A mapped file is scanned for blob marks a stretch at a time (its pages handed back after each):
+    a mark across a stretch's end, at its very start or end, and two in a row are each found once."""
+    import mmap as mmap_module
+    import random
+
+    from sidecar.format import jsonl
+
+    monkeypatch.setattr(jsonl, "_RELEASE_EVERY", mmap_module.PAGESIZE)
+    mark = jsonl.BLOB_MARK
+    rng = random.Random(3)
+    data = bytearray(b"x" * (mmap_module.PAGESIZE * 6 + 123))
+    for at in (0, mmap_module.PAGESIZE - 5, 2 * mmap_module.PAGESIZE - len(mark), 3 * mmap_module.PAGESIZE,
+               3 * mmap_module.PAGESIZE + len(mark), *(rng.randrange(len(data) - len(mark)) for _ in range(20))):
+        data[at:at + len(mark)] = mark
+    path = tmp_path / "marks"
+    path.write_bytes(bytes(data))
+    expected, at = [], bytes(data).find(mark)
+    while at != -1:
+        expected.append(at)
+        at = bytes(data).find(mark, at + 1)
+    with open(path, "rb") as handle, mmap_module.mmap(handle.fileno(), 0, prot=mmap_module.PROT_READ) as mapped:
+        assert jsonl._blob_offsets(mapped) == expected
+    assert jsonl._blob_offsets(bytes(data)) == expected and jsonl._blob_offsets(b"") == []
+
+
+def test_message_heads_are_shared_only_where_sharing_cannot_change_them():
+    """Repeated string heads are one object (memory of a 400,000-entry session); a role of 1 and one of
+    true (equal as keys) and a list role stay as each line wrote them."""
+    from sidecar.format.jsonl import parse_line
+
+    def head(role_json: str, entry_id: str):
+        return parse_line(('{"type":"message","id":"%s","parentId":null,"timestamp":"t",'
+                           '"message":{"role":%s,"provider":"p"}}' % (entry_id, role_json)).encode()).head
+
+    assert head('"user"', "a") is head('"user"', "b")
+    assert head('"user"', "c") is not head('"assistant"', "d")
+    one, true = head("1", "e"), head("true", "f")
+    assert one.role == 1 and type(one.role) is int and true.role is True
+    assert head("[1]", "g").role == [1]

@@ -30,3 +30,26 @@ async def test_stats_and_a_dry_run_then_a_prune(client: RpcTestClient, sessions_
     with pytest.raises(JsonRpcException) as refused:
         await client.call("session/prune", {"maxTotal": "big"})
     assert refused.value.code == -32602 and "5GB" in str(refused.value)
+
+
+async def test_a_prune_that_would_empty_the_store_waits_for_confirm(client: RpcTestClient, sessions_root: Path):
+    """Over the protocol: a policy selecting every session is refused (field "confirm", nothing moved);
+    the same with confirm: true moves them all to the trash, where they can be restored."""
+    for number in range(2):
+        sid = f"all-{number}"
+        await client.call("session/create", {"cwd": "/work/all", "sessionId": sid})
+        await client.call("session/append", {"sessionId": sid, "entries": [user("q"), assistant("a")]})
+    files = sorted(sessions_root.glob("--work-all--/*.jsonl"))
+    assert len(files) == 2
+    with pytest.raises(JsonRpcException) as refused:
+        await client.call("session/prune", {"keepPerCwd": 0})
+    assert refused.value.code == -32602 and refused.value.data["field"] == "confirm"
+    assert "every one of the 2 sessions" in refused.value.message and "confirm: true" in refused.value.message
+    assert all(path.exists() for path in files)
+    dry = await client.call("session/prune", {"keepPerCwd": 0, "dryRun": True})  # a dry run needs no confirm
+    assert len(dry["selected"]) == 2 and all(path.exists() for path in files)
+    done = await client.call("session/prune", {"keepPerCwd": 0, "confirm": True})
+    assert sorted(s["sessionId"] for s in done["selected"]) == ["all-0", "all-1"]
+    assert not any(path.exists() for path in files)
+    await client.call("session/restore", {"sessionId": "all-0"})
+    assert [s["sessionId"] for s in (await client.call("session/list", {"all": True}))["sessions"]] == ["all-0"]

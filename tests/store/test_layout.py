@@ -121,3 +121,32 @@ def test_sessions_are_found_by_id_in_any_cwd_folder(sessions_root):
     svc.close(wire.CloseParams(sessionId=sid))
     fresh = service(sessions_root)
     assert fresh.open(wire.OpenParams(sessionId=sid)).path.startswith(str(sessions_root / "--a-b--"))
+
+
+def test_project_folders_are_read_again_when_the_root_changes_and_while_its_mtime_is_recent(tmp_path):
+    """The folder list is kept between calls only behind a settled mtime of the root: a folder added (the
+    root's mtime moves) is seen, and so is one added in the same clock tick as the last read."""
+    import os
+
+    from sidecar.store.layout import Layout
+
+    root = tmp_path / "root"
+    (root / "--a--").mkdir(parents=True)
+    layout = Layout(root)
+    old = time.time_ns() - 60 * 1_000_000_000
+    os.utime(root, ns=(old, old))
+    assert [p.name for p in layout.project_dirs()] == ["--a--"]
+    (root / "--b--").mkdir()  # the root's mtime moves: read again
+    assert sorted(p.name for p in layout.project_dirs()) == ["--a--", "--b--"]
+    # A change that leaves the same (recent) mtime behind, as two changes in one tick do: never cached.
+    stamp = os.stat(root).st_mtime_ns
+    assert time.time_ns() - stamp < 2_000_000_000
+    (root / "--c--").mkdir()
+    os.utime(root, ns=(stamp, stamp))
+    assert sorted(p.name for p in layout.project_dirs()) == ["--a--", "--b--", "--c--"]
+    (root / "--c--").rmdir()
+    os.utime(root, ns=(old - 1, old - 1))
+    assert sorted(p.name for p in layout.project_dirs()) == ["--a--", "--b--"]
+    listed = layout.project_dirs()
+    listed.clear()  # a caller's list is its own
+    assert len(layout.project_dirs()) == 2

@@ -249,3 +249,72 @@ def test_an_index_locked_by_another_process_falls_back_to_the_files(sessions_roo
     [after] = listed(svc)
     assert after.messageCount == 3
     assert index_rows(sessions_root) == {sid: 3}
+
+
+def test_a_query_walks_the_newest_sessions_then_asks_the_full_text_index_with_one_answer(svc, sessions_root):
+    """Matches near the top are found by reading the newest sessions, the rarer rest by the trigram index
+    (indexed or still pending texts, names, titles, ids): every page together is exactly what pi's rule selects
+    from the files, in pi's order, and each snippet is cut around the first matching message."""
+    import random
+
+    from sidecar.store.listing import matches, sort_key
+
+    rng = random.Random(7)
+    for i in range(180):
+        sid = f"q{i:03d}"
+        texts = ["plain words", "more plain words"]
+        if i < 20 or rng.random() < 0.08:
+            texts[rng.randrange(2)] = f"here is the Straße Needle {i}"
+        extra = {"title": "a NEEDLE title"} if i % 41 == 5 else {}
+        write_session(
+            sessions_root / encode_cwd(f"/p{i % 4}") / f"2025-01-01T00-00-00-000Z_{sid}.jsonl",
+            header(sid, cwd=f"/p{i % 4}", timestamp=stamp(i % 60), **extra),
+            [message("u", None, user(texts[0], timestamp=1_000_000 - 997 * i % 50_000)),
+             message("a", "u", assistant(texts[1]), 1)],
+        )
+    listed(svc)  # the rows; texts still pending
+    summaries = [summarize(p, p.read_bytes(), p.stat().st_mtime_ns // 1_000_000) for p in sessions_root.glob("*/*.jsonl")]
+    for query in ("straße needle", "NEEDLE", "ss", "q17", "nothing like it"):
+        expected = [s.session_id for s in sorted((s for s in summaries if matches(s, query)), key=sort_key)]
+        for built in (False, True):
+            if built:
+                svc.store.catalog.index.build_search()
+            seen, cursor = [], None
+            while True:
+                page = svc.list(wire.ListParams(all=True, limit=7, query=query, cursor=cursor))
+                seen += page.sessions
+                cursor = page.nextCursor
+                if cursor is None:
+                    break
+            assert [s.sessionId for s in seen] == expected, (query, built)
+            for info in seen:
+                if "Needle" in (info.firstMessage or "") and query.casefold() in "straße needle":
+                    highlighted = "**Straße Needle**" if query == "straße needle" else "**Needle**"
+                    assert highlighted in info.snippet
+    assert len([s for s in summaries if matches(s, "straße needle")]) > 30  # past the first pages' walk
+
+
+def test_a_large_session_is_indexed_from_its_mapped_file_as_from_its_bytes(svc, sessions_root):
+    """Past the mapping threshold the index reads a file a line at a time from a map (a 1 GB session is
+    never held whole): its row and its texts are what reading the bytes gives, last line unterminated too."""
+    from sidecar.format.jsonl import MAP_THRESHOLD
+    from sidecar.store.listing import summarize_full
+
+    entries, parent = [], None
+    for n in range(400):
+        body = user(f"question {n} " + "padding words " * 60, timestamp=1_000 + n) if n % 2 == 0 else assistant(
+            f"answer {n} with the needle-{n}", usage={"totalTokens": 10 + n})
+        entries.append(message(f"e{n}", parent, body, n % 60))
+        parent = f"e{n}"
+    entries.insert(7, {"type": "session_info", "id": "info", "parentId": "e5", "timestamp": stamp(3), "name": "big one"})
+    path = write_session(sessions_root / encode_cwd("/big") / "2025-01-01T00-00-00-000Z_big.jsonl",
+                         header("big", cwd="/big"), entries)
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))  # the last line without its newline
+    assert path.stat().st_size > MAP_THRESHOLD
+    [row] = listed(svc)
+    assert as_tuples([row]) == from_files(sessions_root)
+    data = path.read_bytes()
+    summary, acc, texts = summarize_full(path, data, 0)
+    assert (row.messageCount, row.name, row.firstMessage) == (acc.count, "big one", acc.first)
+    assert [s.sessionId for s in listed(svc, query="needle-399")] == ["big"]  # the unterminated last line's text
+    assert len(texts) == 400

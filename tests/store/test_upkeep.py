@@ -176,3 +176,24 @@ def test_only_blobs_are_collected_from_every_folder_blobs_are_read_from(sessions
     assert sorted(collected.files) == sorted(orphans)
     assert all(p.with_name(p.name + ".png").exists() for p in orphans)  # not a blob: never touched
     assert service(sessions_root).stats(wire.StatsParams()).indexBytes == 0  # no index folder yet
+
+
+@pytest.mark.parametrize("retention, field, accepted", [
+    ({"maxTotal": "lots"}, "retention.maxTotal", "e.g. 5GB"),
+    ({"olderThan": "3 months"}, "retention.olderThan", "e.g. 90d"),
+    ({"keepPerCwd": -2}, "retention.keepPerCwd", "0 or more"),
+])
+def test_a_settings_policy_that_does_not_parse_is_refused_naming_the_setting(sessions_root, store, retention, field,
+                                                                              accepted):
+    from sidecar.config import RetentionSettings, Settings
+    from sidecar.service import SessionService
+
+    svc = SessionService(sessions_root, Settings(retention=RetentionSettings(**retention)))
+    with pytest.raises(InvalidParams) as refused:
+        svc.prune(wire.PruneParams(dryRun=True))
+    assert refused.value.data["field"] == field and field in refused.value.message and accepted in refused.value.message
+    # A value given with the call is named as the call's field, and wins over the settings.
+    name = field.split(".")[1]
+    given = {"maxTotal": "5GB", "olderThan": "90d", "keepPerCwd": 1}[name]
+    assert svc.prune(wire.PruneParams(dryRun=True, **{name: given})) is not None
+    assert all(p.exists() for p in store.values())

@@ -1,0 +1,129 @@
+"""Figures at scale (issue 17): 100,000 sessions in 1,000 folders.
+
+    .venv/bin/python bench/scale.py [--repeat N] [--sessions N --folders N]
+
+Generated (seeded, many_sessions.py) in the temp dir, reused while its marker
+says it is the same data set, never committed. Each measurement runs in a
+fresh process (so its peak RSS is its own):
+
+- cold index rebuild: the first ``session/list`` with no index (every file read), wall and CPU time;
+- warm list: the same list again (medians of ``--repeat``);
+- query, warm: a list with the query most sessions answer ("tokenizer branch"),
+  and one no session answers ("zzz-no-such-text"), once the full-text index is
+  complete (medians);
+- the first query right after the cold rebuild (the full-text index still building);
+- peak RSS (VmHWM) of that process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+import many_sessions  # noqa: E402
+
+COMMON, RARE = "tokenizer branch", "zzz-no-such-text"
+
+
+def data_root(sessions: int, folders: int) -> Path:
+    """The generated root, made once and reused (a marker names what it holds)."""
+    root = Path(tempfile.gettempdir()) / "session-sidecar-bench" / f"many-{sessions}-{folders}"
+    marker = root / ".generated"
+    stamp = f"{sessions} {folders} {many_sessions.SEED}\n"
+    if not marker.exists() or marker.read_text() != stamp:
+        many_sessions.generate(root, sessions, folders)
+        marker.write_text(stamp)
+    return root
+
+
+def _child(root: Path, repeat: int) -> dict[str, float]:
+    import shutil
+
+    from sidecar import wire
+    from sidecar.service import SessionService
+    from sidecar.store.index import INDEX_DIR
+
+    shutil.rmtree(root / INDEX_DIR, ignore_errors=True)
+    svc = SessionService(root)
+    start, cpu = time.perf_counter(), time.process_time()
+    assert len(svc.list(wire.ListParams(all=True)).sessions) == 50
+    cold, cold_cpu = time.perf_counter() - start, time.process_time() - cpu
+    start = time.perf_counter()
+    svc.list(wire.ListParams(all=True, query=COMMON))
+    first_query = time.perf_counter() - start
+    start = time.perf_counter()
+    svc.store.catalog.index.build_search()  # waits for (finishes) the background build
+    built = time.perf_counter() - start + first_query
+
+    def median(**params: object) -> float:
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            svc.list(wire.ListParams(all=True, **params))
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    figures = {"cold": cold, "cold_cpu": cold_cpu, "first_query": first_query, "search_built": built, "warm": median(),
+               "common": median(query=COMMON), "rare": median(query=RARE)}
+    svc.store.catalog.index.close()
+    status = Path("/proc/self/status").read_text()
+    figures["rss_mb"] = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")) / 1024
+    return figures
+
+
+def many(sessions: int, folders: int, repeat: int, runs: int) -> dict[str, tuple[float, float, float]]:
+    """Each figure over ``runs`` fresh processes: (median, min, max)."""
+    root = data_root(sessions, folders)
+    results = []
+    for _ in range(runs):
+        done = subprocess.run([sys.executable, __file__, "--child", str(root), "--repeat", str(repeat)],
+                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(HERE.parent)})
+        if done.returncode != 0:
+            raise RuntimeError(done.stderr[-3000:])
+        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return {key: (statistics.median(r[key] for r in results), min(r[key] for r in results),
+                  max(r[key] for r in results)) for key in results[0]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=3, help="fresh processes (cold rebuilds) to take medians over")
+    parser.add_argument("--sessions", type=int, default=100_000)
+    parser.add_argument("--folders", type=int, default=1_000)
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child is not None:
+        print(json.dumps(_child(args.child, args.repeat)))
+        return
+    figures = many(args.sessions, args.folders, args.repeat, args.runs)
+
+    def show(label: str, key: str, goal: str, unit: str = "ms") -> None:
+        mid, low, high = figures[key]
+        scale = 1000 if unit == "ms" else 1
+        print(f"{label:44} {mid * scale:9.1f} {unit}  ({low * scale:.1f}-{high * scale:.1f})  {goal}")
+
+    print(f"{args.sessions:,} sessions in {args.folders:,} folders; medians of {args.runs} processes (min-max)")
+    show("cold index rebuild", "cold", "goal < 20,000 ms")
+    show("cold index rebuild, CPU time of the process", "cold_cpu", "(the machine's load aside)")
+    show("warm list", "warm", "goal < 50 ms")
+    show(f"query {COMMON!r}, warm", "common", "goal < 100 ms")
+    show(f"query {RARE!r}, warm", "rare", "goal < 100 ms")
+    show("first query after the rebuild", "first_query", "(no goal)")
+    show("full-text index complete after", "search_built", "(no goal)")
+    show("peak RSS", "rss_mb", "goal < 200 MB", unit="MB")
+
+
+if __name__ == "__main__":
+    main()

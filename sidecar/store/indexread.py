@@ -1,0 +1,126 @@
+"""Reading session files into the listing index's rows and texts: whole files, and appended lines folded
+into a row without reading its file (both in the caller's transaction)."""
+
+from __future__ import annotations
+
+import mmap
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any, Callable
+
+from .indexschema import INSERT_FILE, UPDATE_FILE
+from .indexsearch import SHIFT, delete_texts, folded_meta
+from .listing import Accumulator, decode_line, modified_ms, summarize_full
+
+_BATCH = 256  # files whose new rows (and texts) go in by one statement
+Known = dict[str, dict[str, tuple[int, int]]]  # folder -> path -> (size, mtime_ns) of every row
+
+
+def read_files(
+    conn: sqlite3.Connection,
+    items: list[tuple[int, str, str, str]],
+    known: Known,
+    check: Callable[[int, int], None] | None,
+    delete: Callable[[sqlite3.Connection, str], None],
+    load: Callable[[str], Any],
+) -> None:
+    """(Re)read each (index, path, folder, area) whole into its row and texts (in the caller's transaction).
+
+    New rows and all texts go in by batches (one statement per batch); a
+    file with a row already is updated in place and its texts replaced.
+    """
+    existing: dict[str, int] = {}
+    if len(items) == 1:
+        found = conn.execute("SELECT id FROM files WHERE path=?", (items[0][1],)).fetchone()
+        if found is not None:
+            existing[items[0][1]] = found[0]
+    else:
+        for folder in {item[2] for item in items}:
+            existing.update(conn.execute("SELECT path, id FROM files WHERE dir=?", (folder,)))
+    next_id = (conn.execute("SELECT max(id) FROM files").fetchone()[0] or 0) + 1
+    rows: list[tuple[Any, ...]] = []
+    texts: list[tuple[int, str]] = []
+
+    def flush() -> None:
+        if rows:
+            conn.executemany(INSERT_FILE, rows)
+            rows.clear()
+        if texts:
+            conn.executemany("INSERT INTO pending(id, text) VALUES (?, ?)", texts)
+            texts.clear()
+
+    # Read one by one: reading ahead in threads was slower (the parse holds the GIL; the files are small).
+    loaded = map(load, [item[1] for item in items])
+    for done, ((_, path, folder, area), content) in enumerate(zip(items, loaded)):
+        if check is not None:
+            check(done, len(items))
+        file_id = existing.get(path)
+        if content is None:  # gone (or unreadable) since the scan
+            if file_id is not None:
+                delete(conn, path)
+            else:
+                known.get(folder, {}).pop(path, None)
+            continue
+        data, size, mtime = content
+        try:
+            full = summarize_full(path, data, mtime // 1_000_000)
+        finally:
+            if isinstance(data, mmap.mmap):
+                data.close()
+        if full is None:
+            values: tuple[Any, ...] = (path, folder, area, size, mtime, 0) + (None,) * 14
+            found_texts: list[str] = []
+        else:
+            summary, acc, found_texts = full
+            values = (
+                path, folder, area, size, mtime, 1,
+                summary.session_id, summary.cwd, summary.created if summary.header_timestamp else None,
+                summary.title, summary.parent_session,
+                acc.name, acc.count, acc.first, acc.last_activity, summary.modified_ms,
+                acc.tokens_total, acc.tokens_last, len(found_texts),
+                folded_meta(acc.name, summary.title, summary.session_id),
+            )
+        if file_id is None:
+            file_id = next_id
+            next_id += 1
+            rows.append((file_id,) + values)
+        else:
+            delete_texts(conn, file_id)
+            conn.execute(UPDATE_FILE, values + (file_id,))
+        texts.extend(((file_id << SHIFT) | n, text) for n, text in enumerate(found_texts))
+        known.setdefault(folder, {})[path] = (size, mtime)
+        if len(rows) >= _BATCH:
+            flush()
+    flush()
+
+
+def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, lines: list[bytes], st: os.stat_result,
+                  row: tuple[Any, ...]) -> None:
+    """Fold ``lines`` the sidecar appended into the file's ``row`` (as selected by ListingIndex.appended)."""
+    key = str(path)
+    file_id, _, _, count, first, last, name, total, last_tokens, seq, header_ts, title, session_id = row
+    acc = Accumulator(count, first or "", last or 0, name, total or 0, last_tokens or 0)
+    texts = []
+    for raw in lines:
+        line = decode_line(raw)
+        if line is None:
+            continue
+        text = acc.feed(line)
+        if text:
+            texts.append(text)
+    conn.executemany(
+        "INSERT INTO pending(id, text) VALUES (?, ?)",
+        (((file_id << SHIFT) | (seq + n), text) for n, text in enumerate(texts)),
+    )
+    conn.execute(
+        "UPDATE files SET size=?, mtime_ns=?, message_count=?, first_message=?, last_activity=?,"
+        " name=?, tokens_total=?, tokens_last=?, text_seq=?, modified_ms=?, meta=? WHERE id=?",
+        (
+            st.st_size, st.st_mtime_ns, acc.count, acc.first, acc.last_activity, acc.name,
+            acc.tokens_total, acc.tokens_last, seq + len(texts),
+            modified_ms(acc.last_activity, header_ts, st.st_mtime_ns // 1_000_000),
+            folded_meta(acc.name, title, session_id), file_id,
+        ),
+    )
+    known.setdefault(str(path.parent), {})[key] = (st.st_size, st.st_mtime_ns)

@@ -1,0 +1,89 @@
+"""The listing index's side of the file system: the session files of a folder (one lstat each), a file read
+whole with the stat it was read at, and the hidden temp files a killed create or migration left behind."""
+
+from __future__ import annotations
+
+import logging
+import mmap
+import os
+import re
+import time
+from pathlib import Path
+from stat import S_ISREG
+
+from ..format.jsonl import MAP_THRESHOLD
+
+log = logging.getLogger(__name__)
+
+# What a killed create or migration leaves beside a session (writer.py names them so): ``.<name>.new-<pid>``.
+_LEFTOVER = re.compile(r"^\..+\.jsonl\.(?:tmp|new)-([0-9]+)$")
+_LEFTOVER_AGE_NS = 60 * 1_000_000_000  # untouched this long: not a write in progress (a pid of another pid namespace)
+
+
+def load(path: str) -> tuple[bytes | mmap.mmap, int, int] | None:
+    """A file's bytes with the size and mtime they were read at; a large one mapped, not read (the caller
+    closes the map): the index reads a 1 GB session a line at a time (listing.summarize_full)."""
+    try:
+        with open(path, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            if st.st_size > MAP_THRESHOLD:
+                return mmap.mmap(handle.fileno(), st.st_size, prot=mmap.PROT_READ), st.st_size, st.st_mtime_ns
+            data = handle.read()
+            st = os.fstat(handle.fileno())
+    except (OSError, ValueError):
+        return None
+    return data, st.st_size, st.st_mtime_ns
+
+
+def scan_folder(folder: Path) -> list[tuple[str, int, int]]:
+    base = str(folder)
+    try:
+        names = os.listdir(base)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    out = []
+    for name in names:
+        if not name.endswith(".jsonl"):
+            if name.startswith("."):
+                remove_leftover(base, name)
+            continue
+        path = base + os.sep + name
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if S_ISREG(st.st_mode):
+            out.append((path, st.st_size, st.st_mtime_ns))
+    return out
+
+
+def remove_leftover(base: str, name: str) -> None:
+    """Remove a hidden temp file of a create or migration whose process is gone (not ours, not alive)."""
+    found = _LEFTOVER.match(name)
+    if found is None:
+        return
+    pid = int(found.group(1))
+    if pid == os.getpid() or _alive(pid):
+        return
+    path = base + os.sep + name
+    try:
+        st = os.lstat(path)
+        if not S_ISREG(st.st_mode) or time.time_ns() - st.st_mtime_ns < _LEFTOVER_AGE_NS:
+            return
+        os.unlink(path)
+    except OSError:
+        return
+    log.info("removed %s, left by process %d, which is gone", path, pid)
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return True  # not a process id: leave the file alone
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True  # alive (another user's), or no pid this system could have: leave the file alone
+    return True
+

@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from ..index import _first_around  # the file store's snippet rule, so both stores cut alike
+from ..indexsearch import first_around  # the file store's snippet rule, so both stores cut alike
 from .db import Database
 from .rows import Placement
 
@@ -87,7 +87,7 @@ def list_page(
     for row in rows:
         snippet = None
         if query and row["hit"] is not None:
-            found = _first_around([(0, row["hit"])], needle)
+            found = first_around([(0, row["hit"])], needle)
             snippet = found[1] if found else None
         out.append(
             ListedRow(

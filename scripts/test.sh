@@ -21,6 +21,15 @@ fi
 export PATH="$PWD/.venv/bin:$PATH"
 export SESSION_SIDECAR_BIN="$PWD/.venv/bin/session-sidecar"
 
+# A throwaway PostgreSQL cluster (issue 12) for tests/postgres, installed from the
+# system's packages when missing (scripts/pg.sh), stopped and removed at exit.
+if [ -z "${SIDECAR_TEST_DATABASE_URL:-}" ]; then
+  pg_base="$(mktemp -d)"
+  trap 'bash scripts/pg.sh stop "$pg_base/cluster"; rmdir "$pg_base" 2>/dev/null || true' EXIT
+  SIDECAR_TEST_DATABASE_URL="$(bash scripts/pg.sh start "$pg_base/cluster")"
+  export SIDECAR_TEST_DATABASE_URL SIDECAR_TEST_PG_DIR="$pg_base/cluster"
+fi
+
 python -m pytest -q "$@"
 if [ "$#" -gt 0 ]; then
   exit 0
@@ -30,6 +39,12 @@ echo
 echo "== in-process tests again, every session file mapped and tree-cached (SIDECAR_TEST_MAP_ALL)"
 SIDECAR_TEST_MAP_ALL=1 python -m pytest -q -p no:cacheprovider \
   tests/store tests/context tests/format tests/compaction tests/parity
+
+echo
+echo "== the store, context, compaction, rpc and parity suites again, every session in PostgreSQL (SIDECAR_TEST_STORE)"
+SIDECAR_TEST_STORE=postgres python -m pytest -q -p no:cacheprovider \
+  tests/store tests/context tests/compaction tests/rpc tests/parity \
+  --deselect tests/rpc/test_crash.py --deselect tests/rpc/test_fuzz.py
 
 status=0
 for client in typescript go rust; do

@@ -9,6 +9,8 @@
     session-sidecar diff ID FROM TO [--patch] [--json]
     session-sidecar export ID --format markdown|html|json [-o FILE] [--leaf ENTRY] [--all] [--no-redact]
     session-sidecar view ID [-o FILE]              # the session's page, one HTML file; prints its path
+    session-sidecar migrate --from ROOT --database-url URL   # a file root into PostgreSQL
+    session-sidecar export-root --database-url URL --to DIR  # and back, byte for byte
 
 Only protocol messages go to stdout while serving; logs go to stderr.
 """
@@ -30,7 +32,7 @@ from .store.layout import default_root
 
 LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
 SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor", "history", "du", "prune", "empty-trash", "inline-blobs",
-               "move-blobs", "rewind", "diff", "import", "export", "view", "convert")
+               "move-blobs", "rewind", "diff", "import", "export", "view", "convert", "migrate", "export-root")
 
 
 def own_command() -> list[str]:
@@ -52,6 +54,10 @@ def _common(parser: argparse.ArgumentParser, format_option: str = "--format") ->
     parser.add_argument(
         format_option, dest="format", choices=["pi", "spec"], default=None,
         help="the on-disk format of the root's sessions (store.format; default pi): spec = <ULID>/session.jsonl folders",
+    )
+    parser.add_argument(
+        "--database-url", default=None,
+        help="keep sessions in PostgreSQL (store.databaseUrl; default: $SESSION_SIDECAR_DATABASE_URL, else files)",
     )
     parser.add_argument(
         "--log-level",
@@ -143,6 +149,9 @@ def _parser() -> argparse.ArgumentParser:
     from .export.cli import add_commands as add_export_commands
 
     add_export_commands(commands, _common)
+    from .store.postgres.command import add_commands as add_postgres_commands
+
+    add_postgres_commands(commands)
     return parser
 
 
@@ -188,10 +197,14 @@ def main(argv: list[str] | None = None) -> int:
         return run_export_command(args)
     if args.command == "convert":
         return _convert(args)
+    if args.command in ("migrate", "export-root"):
+        from .store.postgres.command import run as run_postgres_command
+
+        return run_postgres_command(args)
     if args.command == "demo":
         from .demo import run_demo
 
-        return asyncio.run(run_demo(args.root, args.config))
+        return asyncio.run(run_demo(args.root, args.config, args.database_url))
     return _serve(args)
 
 
@@ -260,9 +273,13 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _compat_override(args: argparse.Namespace) -> dict:
-    store = {"compat": args.compat} if getattr(args, "compat", None) else {}
+    store: dict = {}
+    if getattr(args, "compat", None):
+        store["compat"] = args.compat
     if getattr(args, "format", None):
         store["format"] = args.format
+    if getattr(args, "database_url", None):
+        store["databaseUrl"] = args.database_url
     return {"store": store} if store else {}
 
 

@@ -64,6 +64,12 @@ class StoreSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tr
     # The on-disk format of the root's sessions: "pi" (pi's JSONL trees) or "spec" (the session
     # spec's <ULID>/session.jsonl + metadata.json folders, sidecar/store/spec/).
     format: Literal["pi", "spec"] = "pi"
+    # PostgreSQL instead of session files (postgresql://user:password@host:port/dbname): every
+    # session of this sidecar lives in that database (sidecar/store/postgres/).
+    databaseUrl: str | None = None
+    # How long a session's writer keeps it without renewing (it renews every third of this while
+    # running); another sidecar takes the session once it expires (PostgreSQL only).
+    leaseSeconds: float = 30.0
 
 
 class RetentionSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
@@ -93,6 +99,8 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "SESSION_SIDECAR_ALLOW_EXTERNAL_PATHS": ("store", "allowExternalPaths"),
     "SESSION_SIDECAR_COMPAT": ("store", "compat"),
     "SESSION_SIDECAR_FORMAT": ("store", "format"),
+    "SESSION_SIDECAR_DATABASE_URL": ("store", "databaseUrl"),
+    "SESSION_SIDECAR_LEASE_SECONDS": ("store", "leaseSeconds"),
     "SESSION_SIDECAR_CONTEXT_WINDOW": ("compaction", "contextWindow"),
     "SESSION_SIDECAR_RESERVE_TOKENS": ("compaction", "reserveTokens"),
     "SESSION_SIDECAR_KEEP_RECENT_TOKENS": ("compaction", "keepRecentTokens"),

@@ -119,10 +119,12 @@ def _print_tree(tree: dict[str, Any], entries: dict[str, dict[str, Any]]) -> Non
         walk(root, "  ", "  ")
 
 
-async def run_demo(root: Path | None = None, config: Path | None = None) -> int:
+async def run_demo(root: Path | None = None, config: Path | None = None, database_url: str | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="sidecar-demo-") as scratch:
         sessions_root = Path(root) if root else Path(scratch) / "sessions"
         args = ["--root", str(sessions_root)] + (["--config", str(config)] if config else [])
+        if database_url:  # the same session, kept in PostgreSQL
+            args += ["--database-url", database_url]
         try:
             # This interpreter's sidecar, so the demo works whether or not the venv's bin is on PATH.
             from .cli import own_command

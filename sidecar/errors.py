@@ -232,6 +232,21 @@ class FormatCannotHold(SidecarError):
 
     code = -33090
     kind = "formatCannotHold"
+# -- the PostgreSQL store: -33080..-33089 ----------------------------------------
+
+
+class DatabaseUrlInvalid(SidecarError):
+    """``--database-url`` / ``store.databaseUrl`` is not a PostgreSQL URL we can use; the message says what to fix."""
+
+    code = -33080
+    kind = "databaseUrlInvalid"
+
+
+class DatabaseSchemaMismatch(SidecarError):
+    """The database's schema is newer than this sidecar knows, or its tables were not made by session-sidecar."""
+
+    code = -33081
+    kind = "databaseSchemaMismatch"
 
 
 ALL_ERRORS: tuple[type[SidecarError], ...] = (
@@ -260,4 +275,6 @@ ALL_ERRORS: tuple[type[SidecarError], ...] = (
     ImportSourceUnreadable,
     ExportWriteFailed,
     FormatCannotHold,
+    DatabaseUrlInvalid,
+    DatabaseSchemaMismatch,
 )

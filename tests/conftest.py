@@ -28,3 +28,137 @@ if os.environ.get("SIDECAR_TEST_MAP_ALL") == "1":
 
     jsonl.MAP_THRESHOLD = 0
     treecache.MIN_CACHED_BYTES = 0
+
+
+# SIDECAR_TEST_STORE=postgres (scripts/test.sh's PostgreSQL pass): every sidecar a test starts,
+# as a subprocess or as an in-process service, keeps its sessions in a fresh database of its
+# own on the test cluster (tests/pg_cluster.py) instead of files below the root.
+if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
+    from pg_cluster import Cluster
+
+    @pytest.fixture(scope="session")
+    def _test_database():
+        """One database for the run; each test gets a schema of its own in it (much quicker to make than a database)."""
+        import psycopg
+
+        found = Cluster()
+        found.start()
+        name, url = found.new_database()
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
+        yield url
+        found.drop_database(name)
+        found.stop()
+
+    @pytest.fixture(autouse=True)
+    def _postgres_store(_test_database, monkeypatch):
+        import uuid
+
+        import msgspec
+        import psycopg
+
+        from sidecar import service as service_module
+
+        schema = "t_" + uuid.uuid4().hex[:12]
+        with psycopg.connect(_test_database, autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA "{schema}"')
+        url = f"{_test_database}?options=-csearch_path%3D{schema},public"
+        monkeypatch.setenv("SESSION_SIDECAR_DATABASE_URL", url)
+        made = []
+        original = service_module.SessionService.__init__
+
+        def with_database(self, root, settings=None):
+            settings = settings or service_module.Settings()
+            if not settings.store.databaseUrl:
+                settings = msgspec.structs.replace(
+                    settings, store=msgspec.structs.replace(settings.store, databaseUrl=url)
+                )
+            original(self, root, settings)
+            made.append(self)
+
+        monkeypatch.setattr(service_module.SessionService, "__init__", with_database)
+        # A session's bytes at its location (``pg:<area>/<folder>/<file>``), as export-root writes them:
+        # tests that read a session's file read the same bytes from the database.
+        read_bytes, read_text, exists, is_file = Path.read_bytes, Path.read_text, Path.exists, Path.is_file
+
+        def stored(path: Path) -> bytes | None:
+            text = str(path)
+            return _stored_bytes(url, text[3:]) if text.startswith("pg:") else None
+
+        def pg_read_bytes(self):
+            data = stored(self)
+            return read_bytes(self) if data is None and not str(self).startswith("pg:") else _found(self, data)
+
+        def pg_read_text(self, encoding=None, errors=None):
+            if not str(self).startswith("pg:"):
+                return read_text(self, encoding, errors)
+            return _found(self, stored(self)).decode(encoding or "utf-8", errors or "strict")
+
+        monkeypatch.setattr(Path, "read_bytes", pg_read_bytes)
+        monkeypatch.setattr(Path, "read_text", pg_read_text)
+        monkeypatch.setattr(Path, "exists", lambda self, **kw: stored(self) is not None if str(self).startswith("pg:") else exists(self, **kw))
+        monkeypatch.setattr(Path, "is_file", lambda self: stored(self) is not None if str(self).startswith("pg:") else is_file(self))
+        yield
+        for service in made:
+            try:
+                service.store.close_all()
+            except Exception:
+                pass
+        with psycopg.connect(_test_database, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+    def _found(path, data):
+        if data is None:
+            raise FileNotFoundError(2, "no such session in the database", str(path))
+        return data
+
+    def _stored_bytes(url: str, relative: str) -> bytes | None:
+        import psycopg
+
+        parts = relative.split("/")
+        area = {".archive": "archive", ".trash": "trash"}.get(parts[0], "live")
+        if area != "live":
+            parts = parts[1:]
+        if len(parts) != 2:
+            return None
+        with psycopg.connect(url) as conn:
+            row = conn.execute(
+                "SELECT id, tail FROM sidecar_sessions WHERE area = %s AND folder = %s AND file_name = %s",
+                (area, parts[0], parts[1]),
+            ).fetchone()
+            if row is None:
+                return None
+            lines = [bytes(r[0]) for r in conn.execute(
+                "SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (row[0],))]
+        return (b"\n".join(lines) + b"\n" if lines else b"") + bytes(row[1])
+
+
+# Tests left out of the PostgreSQL pass (not triaged yet: see the file's head); the pass says how many.
+_NOT_ON_POSTGRES = Path(__file__).resolve().parent / "postgres" / "not_on_postgres.txt"
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("SIDECAR_TEST_STORE") != "postgres":
+        return
+    named = {
+        line.split("#", 1)[0].strip()
+        for line in _NOT_ON_POSTGRES.read_text(encoding="utf-8").splitlines()
+        if line.split("#", 1)[0].strip()
+    }
+    kept, left = [], []
+    for item in items:
+        (left if item.nodeid in named else kept).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
+        config._not_on_postgres = len(left)  # type: ignore[attr-defined]
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    left = getattr(config, "_not_on_postgres", 0)
+    if left:
+        terminalreporter.write_line(
+            f"PostgreSQL pass: {left} tests left out, not triaged yet; they run on the file store only "
+            f"(tests/postgres/not_on_postgres.txt)"
+        )

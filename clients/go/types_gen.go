@@ -40,6 +40,8 @@ const (
 	CodeExportWriteFailed      = -33050
 	CodeImportSourceNotFound   = -33060
 	CodeImportSourceUnreadable = -33061
+	CodeDatabaseURLInvalid     = -33080
+	CodeDatabaseSchemaMismatch = -33081
 	CodeFormatCannotHold       = -33090
 )
 
@@ -107,6 +109,10 @@ var (
 	ErrImportSourceNotFound = &Error{Code: -33060, Message: "importSourceNotFound"}
 	// ErrImportSourceUnreadable: A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite).
 	ErrImportSourceUnreadable = &Error{Code: -33061, Message: "importSourceUnreadable"}
+	// ErrDatabaseURLInvalid: `--database-url` / `store.databaseUrl` is not a PostgreSQL URL we can use; the message says what to fix.
+	ErrDatabaseURLInvalid = &Error{Code: -33080, Message: "databaseUrlInvalid"}
+	// ErrDatabaseSchemaMismatch: The database's schema is newer than this sidecar knows, or its tables were not made by session-sidecar.
+	ErrDatabaseSchemaMismatch = &Error{Code: -33081, Message: "databaseSchemaMismatch"}
 	// ErrFormatCannotHold: The session's on-disk format has no place for what was asked (a branch, a label, a thinking block in the spec format): nothing was written. The message names the format and the part.
 	ErrFormatCannotHold = &Error{Code: -33090, Message: "formatCannotHold"}
 )
@@ -144,6 +150,8 @@ var errorKinds = map[int]string{
 	-33050: "exportWriteFailed",
 	-33060: "importSourceNotFound",
 	-33061: "importSourceUnreadable",
+	-33080: "databaseUrlInvalid",
+	-33081: "databaseSchemaMismatch",
 	-33090: "formatCannotHold",
 }
 
@@ -1039,6 +1047,10 @@ type StoreSettings struct {
 	RedactOnAppend bool   `json:"redactOnAppend,omitzero"`
 	// Default: "pi". Empty means the default.
 	Format string `json:"format,omitzero"`
+	// Empty: not sent.
+	DatabaseURL string `json:"databaseUrl,omitzero"`
+	// Default: 30.0.
+	LeaseSeconds *float64 `json:"leaseSeconds,omitzero"`
 }
 
 // SummarizeParams: Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`.

@@ -705,6 +705,8 @@ class StoreSettings(TypedDict):
     compat: NotRequired[Literal["omp", "pi"] | None]
     redactOnAppend: NotRequired[bool]
     format: NotRequired[Literal["pi", "spec"]]
+    databaseUrl: NotRequired[str | None]
+    leaseSeconds: NotRequired[float]
 
 
 class Settings(TypedDict):
@@ -934,6 +936,8 @@ ErrorKind = Literal[
     "exportWriteFailed",
     "importSourceNotFound",
     "importSourceUnreadable",
+    "databaseUrlInvalid",
+    "databaseSchemaMismatch",
     "formatCannotHold",
 ]
 
@@ -1155,6 +1159,20 @@ class ImportSourceUnreadableError(RpcError):
     kind_value = "importSourceUnreadable"
 
 
+class DatabaseUrlInvalidError(RpcError):
+    """-33080 databaseUrlInvalid: ``--database-url`` / ``store.databaseUrl`` is not a PostgreSQL URL we can use; the message says what to fix."""
+
+    code_value = -33080
+    kind_value = "databaseUrlInvalid"
+
+
+class DatabaseSchemaMismatchError(RpcError):
+    """-33081 databaseSchemaMismatch: The database's schema is newer than this sidecar knows, or its tables were not made by session-sidecar."""
+
+    code_value = -33081
+    kind_value = "databaseSchemaMismatch"
+
+
 class FormatCannotHoldError(RpcError):
     """-33090 formatCannotHold: The session's on-disk format has no place for what was asked (a branch, a label, a thinking block in the spec format): nothing was written. The message names the format and the part."""
 
@@ -1194,6 +1212,8 @@ ERROR_CLASSES: dict[int, type[RpcError]] = {
     -33050: ExportWriteFailedError,
     -33060: ImportSourceNotFoundError,
     -33061: ImportSourceUnreadableError,
+    -33080: DatabaseUrlInvalidError,
+    -33081: DatabaseSchemaMismatchError,
     -33090: FormatCannotHoldError,
 }
 
@@ -1227,6 +1247,8 @@ __all__ = [
     "CreateResult",
     "DamagedFileError",
     "DamagedLine",
+    "DatabaseSchemaMismatchError",
+    "DatabaseUrlInvalidError",
     "DeleteParams",
     "DeleteResult",
     "DidAppendParams",

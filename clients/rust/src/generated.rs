@@ -1635,12 +1635,18 @@ pub struct StoreSettings {
     /// `compat`. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compat: Option<StoreCompat>,
+    /// `databaseUrl`. Optional.
+    #[serde(rename = "databaseUrl", default, skip_serializing_if = "Option::is_none")]
+    pub database_url: Option<String>,
     /// `format`. Optional; the server's default is `"pi"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<StoreFormat>,
     /// `fsync`. Optional; the server's default is `"assistant"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync: Option<FsyncPolicy>,
+    /// `leaseSeconds`. Optional; the server's default is `30.0`.
+    #[serde(rename = "leaseSeconds", default, skip_serializing_if = "Option::is_none")]
+    pub lease_seconds: Option<f64>,
     /// `redactOnAppend`. Optional; the server's default is `false`.
     #[serde(rename = "redactOnAppend", default, skip_serializing_if = "Option::is_none")]
     pub redact_on_append: Option<bool>,
@@ -2570,13 +2576,17 @@ pub enum ErrorKind {
     ImportSourceNotFound,
     /// -33061: A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite).
     ImportSourceUnreadable,
+    /// -33080: `--database-url` / `store.databaseUrl` is not a PostgreSQL URL we can use; the message says what to fix.
+    DatabaseUrlInvalid,
+    /// -33081: The database's schema is newer than this sidecar knows, or its tables were not made by session-sidecar.
+    DatabaseSchemaMismatch,
     /// -33090: The session's on-disk format has no place for what was asked (a branch, a label, a thinking block in the spec format): nothing was written. The message names the format and the part.
     FormatCannotHold,
 }
 
 impl ErrorKind {
     /// Every kind in the schema.
-    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd, Self::ExportWriteFailed, Self::ImportSourceNotFound, Self::ImportSourceUnreadable, Self::FormatCannotHold];
+    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd, Self::ExportWriteFailed, Self::ImportSourceNotFound, Self::ImportSourceUnreadable, Self::DatabaseUrlInvalid, Self::DatabaseSchemaMismatch, Self::FormatCannotHold];
 
     /// The JSON-RPC error code.
     pub fn code(self) -> i64 {
@@ -2612,6 +2622,8 @@ impl ErrorKind {
             Self::ExportWriteFailed => -33050,
             Self::ImportSourceNotFound => -33060,
             Self::ImportSourceUnreadable => -33061,
+            Self::DatabaseUrlInvalid => -33080,
+            Self::DatabaseSchemaMismatch => -33081,
             Self::FormatCannotHold => -33090,
         }
     }
@@ -2650,6 +2662,8 @@ impl ErrorKind {
             -33050 => Self::ExportWriteFailed,
             -33060 => Self::ImportSourceNotFound,
             -33061 => Self::ImportSourceUnreadable,
+            -33080 => Self::DatabaseUrlInvalid,
+            -33081 => Self::DatabaseSchemaMismatch,
             -33090 => Self::FormatCannotHold,
             _ => return None,
         })
@@ -2689,6 +2703,8 @@ impl ErrorKind {
             Self::ExportWriteFailed => "exportWriteFailed",
             Self::ImportSourceNotFound => "importSourceNotFound",
             Self::ImportSourceUnreadable => "importSourceUnreadable",
+            Self::DatabaseUrlInvalid => "databaseUrlInvalid",
+            Self::DatabaseSchemaMismatch => "databaseSchemaMismatch",
             Self::FormatCannotHold => "formatCannotHold",
         }
     }
@@ -2727,6 +2743,8 @@ impl ErrorKind {
             Self::ExportWriteFailed => "session/export could not write the file asked for (folder missing, no permission, disk full).",
             Self::ImportSourceNotFound => "A path given to session/import that does not exist or holds no session of that tool.",
             Self::ImportSourceUnreadable => "A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite).",
+            Self::DatabaseUrlInvalid => "`--database-url` / `store.databaseUrl` is not a PostgreSQL URL we can use; the message says what to fix.",
+            Self::DatabaseSchemaMismatch => "The database's schema is newer than this sidecar knows, or its tables were not made by session-sidecar.",
             Self::FormatCannotHold => "The session's on-disk format has no place for what was asked (a branch, a label, a thinking block in the spec format): nothing was written. The message names the format and the part.",
         }
     }

@@ -908,6 +908,10 @@ export interface StoreSettings {
   redactOnAppend?: boolean;
   /** @default "pi" */
   format?: "pi" | "spec";
+  /** @default null */
+  databaseUrl?: string | null;
+  /** @default 30 */
+  leaseSeconds?: number;
 }
 
 /** Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`. */
@@ -1109,6 +1113,10 @@ export const ErrorCodes = {
   importSourceNotFound: -33060,
   /** A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite). */
   importSourceUnreadable: -33061,
+  /** `--database-url` / `store.databaseUrl` is not a PostgreSQL URL we can use; the message says what to fix. */
+  databaseUrlInvalid: -33080,
+  /** The database's schema is newer than this sidecar knows, or its tables were not made by session-sidecar. */
+  databaseSchemaMismatch: -33081,
   /** The session's on-disk format has no place for what was asked (a branch, a label, a thinking block in the spec format): nothing was written. The message names the format and the part. */
   formatCannotHold: -33090,
 } as const;

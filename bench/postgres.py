@@ -1,0 +1,227 @@
+"""The PostgreSQL store's figures against their goals (issue 12 part 7), each ratio measured in one run.
+
+    .venv/bin/python bench/postgres.py [--database-url URL] [--quick]
+
+Without a URL (or $SIDECAR_TEST_DATABASE_URL) a throwaway cluster is started
+with scripts/pg.sh and stopped at the end. Measured at the store's level (the
+writer, the SQL listing, loading a session's lines), not through JSON-RPC:
+
+1. one-entry append p50 / p99 on PostgreSQL (lease and fence checked, listing
+   fields kept, one statement) vs a bare INSERT of the same line committed on
+   its own (same driver, same server) and vs the file store's append (fsync
+   after an assistant message, as the default policy does).
+2. batch append, 100 entries a call: entries/s.
+3. session/list's SQL over 10,000 sessions (bench/many_sessions.py's root,
+   imported with migrate), warm, and with a query (snippet included).
+4. open + buildContext of bench/load.py's 20,000-entry session from
+   PostgreSQL vs the file store's first open (no tree cache).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+import psycopg  # noqa: E402
+
+import load  # noqa: E402
+import many_sessions  # noqa: E402
+from sidecar.context.build import build_context  # noqa: E402
+from sidecar.format.jsonl import parse_file  # noqa: E402
+from sidecar.store.postgres.db import connect_checked  # noqa: E402
+from sidecar.store.postgres.listing import list_page  # noqa: E402
+from sidecar.store.postgres.rows import Placement  # noqa: E402
+from sidecar.store.postgres.schema import ensure_schema  # noqa: E402
+from sidecar.store.postgres.transfer import import_root  # noqa: E402
+from sidecar.store.postgres.writer import PgWriter, open_stored  # noqa: E402
+from sidecar.store.session import Session  # noqa: E402
+from sidecar.store.tree import SessionTree  # noqa: E402
+from sidecar.store.writer import FsyncPolicy, SessionWriter  # noqa: E402
+
+
+def _line(n: int, role: str = "assistant") -> bytes:
+    return json.dumps({
+        "type": "message", "id": f"{n:08x}", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": role, "content": [{"type": "text", "text": f"reply {n} with a few words in it"}],
+                    "provider": "anthropic", "model": "m", "usage": {"input": 10, "output": 5, "totalTokens": 15},
+                    "stopReason": "stop", "timestamp": 1_700_000_000_000 + n},
+    }, separators=(",", ":")).encode()
+
+
+HEADER = b'{"type":"session","version":3,"id":"bench","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/bench"}'
+
+
+def _pct(times: list[float], q: float) -> float:
+    ordered = sorted(times)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def bench_append(url: str, count: int) -> dict[str, float]:
+    db = connect_checked(url)
+    ensure_schema(db)
+    session_id = f"bench-{uuid.uuid4().hex[:8]}"
+    writer = PgWriter(db, session_id, Placement("live", "--bench--", f"b_{session_id}.jsonl"), "bench", 60)
+    writer.create(HEADER + b"\n")
+    for n in range(50):  # warm: prepared statements, caches
+        writer.append([_line(n)], durable=True)
+    pg = []
+    for n in range(count):
+        line = _line(1000 + n)
+        t = time.perf_counter()
+        writer.append([line], durable=True)
+        pg.append(time.perf_counter() - t)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS bare (session_id text, seq bigint, line bytea, PRIMARY KEY (session_id, seq))")
+        conn.execute("DROP TABLE IF EXISTS bare_lines")
+        conn.execute("CREATE TABLE bare_lines (session_id text, seq bigint, line bytea, PRIMARY KEY (session_id, seq))")
+        bare = []
+        for n in range(count + 50):
+            line = _line(n)
+            t = time.perf_counter()
+            conn.execute("INSERT INTO bare_lines VALUES (%s, %s, %s)", ("bench", n, line), prepare=True)
+            if n >= 50:
+                bare.append(time.perf_counter() - t)
+        conn.execute("DROP TABLE bare_lines")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "s.jsonl"
+        fw = SessionWriter(path, FsyncPolicy.ASSISTANT, exists=False)
+        fw.create(HEADER + b"\n")
+        files = []
+        for n in range(count):
+            line = _line(n)
+            t = time.perf_counter()
+            fw.append([line], durable=True)
+            files.append(time.perf_counter() - t)
+        fw.close()
+    batch = [_line(100_000 + n) for n in range(100)]
+    calls = max(20, count // 10)
+    t = time.perf_counter()
+    for n in range(calls):
+        writer.append([_line(200_000 + n * 100 + i) for i in range(100)], durable=True)
+    batch_rate = calls * 100 / (time.perf_counter() - t)
+    del batch
+    writer.close()
+    db.close()
+    return {
+        "pg_p50": statistics.median(pg), "pg_p99": _pct(pg, 0.99),
+        "bare_p50": statistics.median(bare), "file_p50": statistics.median(files),
+        "batch_rate": batch_rate,
+    }
+
+
+def bench_list(url: str, sessions: int, repeat: int) -> dict[str, float]:
+    root = HERE / "data" / f"many-{sessions}"
+    if not root.exists():
+        many_sessions.generate(root, sessions=sessions)
+    db = connect_checked(url)
+    ensure_schema(db)
+    t = time.perf_counter()
+    import_root(db, root)
+    imported = time.perf_counter() - t
+    list_page(db, ["live"], None, None, None, 50)
+    warm, query = [], []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        rows = list_page(db, ["live"], None, None, None, 50)
+        warm.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        found = list_page(db, ["live"], None, None, "branch leaf", 50)
+        query.append(time.perf_counter() - t)
+    assert rows and found and found[0].snippet
+    db.close()
+    return {"list": min(warm), "query": min(query), "import": imported}
+
+
+def bench_open(url: str, repeat: int) -> dict[str, float]:
+    path = load.DATA
+    if not path.exists():
+        load.generate(path)
+    db = connect_checked(url)
+    ensure_schema(db)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "--bench--").mkdir()
+        (root / "--bench--" / path.name).write_bytes(path.read_bytes())
+        import_root(db, root)
+    session_id = json.loads(path.read_bytes().split(b"\n", 1)[0])["id"]
+    pg, files = [], []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        stored = open_stored(db, session_id, None, 30)
+        parsed = parse_file(stored.data)
+        tree = SessionTree()
+        tree.add_parsed(parsed.items)
+        build_context(tree.path(tree.leaf_id))
+        pg.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        session, _ = Session.load(path, FsyncPolicy.ASSISTANT, read_only=True)
+        build_context(session.tree.path(session.leaf_id))
+        session.close()
+        files.append(time.perf_counter() - t)
+    db.close()
+    return {"pg_open": min(pg), "file_open": min(files)}
+
+
+def _fresh_database(url: str) -> tuple[str, str]:
+    name = "bench_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return name, urlunsplit(urlsplit(url)._replace(path="/" + name))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--database-url", default=os.environ.get("SIDECAR_TEST_DATABASE_URL"))
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    cluster = None
+    url = args.database_url
+    if not url:
+        cluster = tempfile.mkdtemp(prefix="bench-pg-") + "/cluster"
+        url = subprocess.run(["bash", str(HERE.parent / "scripts" / "pg.sh"), "start", cluster],
+                             check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    name, db_url = _fresh_database(url)
+    try:
+        count = 300 if args.quick else 2000
+        a = bench_append(db_url, count)
+        listing = bench_list(db_url, 2000 if args.quick else 10_000, 5)
+        opened = bench_open(db_url, 2 if args.quick else 3)
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if cluster:
+            subprocess.run(["bash", str(HERE.parent / "scripts" / "pg.sh"), "stop", cluster], check=False)
+    rows = [
+        ("append p50 (PostgreSQL)", f"{a['pg_p50'] * 1e3:.3f} ms", f"bare INSERT {a['bare_p50'] * 1e3:.3f} ms",
+         f"ratio {a['pg_p50'] / a['bare_p50']:.2f}x (goal <= 1.5x)"),
+        ("append p99 (PostgreSQL)", f"{a['pg_p99'] * 1e3:.3f} ms", "", ""),
+        ("append p50 (file store, fsync)", f"{a['file_p50'] * 1e3:.3f} ms", "",
+         f"PostgreSQL / files {a['pg_p50'] / a['file_p50']:.2f}x"),
+        ("batch append, 100/call", f"{a['batch_rate']:,.0f} entries/s", "", "goal >= 20,000/s"),
+        (f"list, {'2,000' if args.quick else '10,000'} sessions, warm", f"{listing['list'] * 1e3:.1f} ms", "", "goal < 50 ms"),
+        ("list with a query + snippet", f"{listing['query'] * 1e3:.1f} ms", "", "goal < 50 ms"),
+        ("migrate of that root", f"{listing['import']:.1f} s", "", ""),
+        ("open + buildContext, 20,000 entries", f"{opened['pg_open'] * 1e3:.0f} ms",
+         f"file store first open {opened['file_open'] * 1e3:.0f} ms",
+         f"ratio {opened['pg_open'] / opened['file_open']:.2f}x (goal <= 2x)"),
+    ]
+    width = max(len(r[0]) for r in rows)
+    for figure, measured, baseline, goal in rows:
+        print(f"{figure:<{width}}  {measured:>22}  {baseline:<32}  {goal}")
+
+
+if __name__ == "__main__":
+    main()

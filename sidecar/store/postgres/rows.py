@@ -1,0 +1,147 @@
+"""How a session file maps onto rows, and back.
+
+A file is split at its newlines: each newline-terminated line is one row of
+``sidecar_lines`` (its exact bytes, whatever they hold), and what follows the
+last newline (nothing, or a torn line) is the session row's ``tail``. Joining
+the rows with newlines and adding the tail gives the file back byte for byte.
+
+The listing fields are folded line by line with the file store's own rules
+(store/listing.py's ``Accumulator``), so both stores list a session alike, and
+an append extends the stored fold instead of reading the session again.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...format.titleslot import looks_like_slot, read_slot
+from ..layout import valid_session_id
+from ..listing import Accumulator, decode_line, iso_from_ms, modified_ms
+
+
+@dataclass(slots=True)
+class Placement:
+    """Where the session is, as it would be in a file root: ``<area>/<folder>/<file_name>``."""
+
+    area: str  # live, archive, trash
+    folder: str  # --<cwd-encoded>--
+    file_name: str  # <timestamp>_<id>.jsonl
+
+    @property
+    def relative(self) -> str:
+        base = {"live": "", "archive": ".archive/", "trash": ".trash/"}[self.area]
+        return f"{base}{self.folder}/{self.file_name}"
+
+
+@dataclass(slots=True)
+class Fold:
+    """The listing fields of a session so far (the session row's columns)."""
+
+    session_id: str = ""
+    cwd: str = ""
+    created: str = ""
+    header_timestamp: Any = None
+    parent_session: str | None = None
+    title: str | None = None
+    acc: Accumulator = field(default_factory=Accumulator)
+    # Whether the header was seen (lines before it are a title slot or damage).
+    has_header: bool = False
+
+    def modified(self, fallback_ms: int) -> int:
+        return modified_ms(self.acc.last_activity, self.header_timestamp, fallback_ms)
+
+    def columns(self, fallback_ms: int) -> dict[str, Any]:
+        acc = self.acc
+        return {
+            "name": acc.name,
+            "first_message": acc.first,
+            "message_count": acc.count,
+            "last_activity": acc.last_activity,
+            "modified_ms": self.modified(fallback_ms),
+            "tokens_total": acc.tokens_total,
+            "tokens_last": acc.tokens_last,
+        }
+
+    @classmethod
+    def of_row(cls, row: dict[str, Any]) -> "Fold":
+        """The fold as a session row stored it (to extend it with appended lines)."""
+        return cls(
+            session_id=row["id"],
+            cwd=row["cwd"],
+            created=row["created"],
+            header_timestamp=row["created"],
+            has_header=True,
+            acc=Accumulator(
+                row["message_count"], row["first_message"], row["last_activity"], row["name"],
+                row["tokens_total"], row["tokens_last"],
+            ),
+        )
+
+
+def split_file(data: bytes) -> tuple[list[bytes], bytes]:
+    """The file's newline-terminated lines (without their newline) and what follows the last one."""
+    pieces = data.split(b"\n")
+    return pieces[:-1], pieces[-1]
+
+
+def join_file(lines: list[bytes], tail: bytes) -> bytes:
+    if not lines:
+        return tail
+    return b"\n".join(lines) + b"\n" + tail
+
+
+def fold_lines(fold: Fold, lines: list[bytes], first_seq: int) -> tuple[list[str | None], list[tuple[int, str]]]:
+    """Fold ``lines`` (numbered from ``first_seq``) into ``fold``.
+
+    Returns each line's entry id (None when it has none) and the searchable
+    texts as (seq, text): the message texts ``session/list``'s query looks in.
+    """
+    ids: list[str | None] = []
+    texts: list[tuple[int, str]] = []
+    for offset, raw in enumerate(lines):
+        seq = first_seq + offset
+        if not fold.has_header and seq == 0 and looks_like_slot(raw):
+            slot = read_slot(raw)[0]  # oh-my-pi's title line: its title wins over the header's
+            if slot is not None:
+                fold.title = slot.name
+            ids.append(None)
+            continue
+        line = decode_line(raw)
+        if line is None:
+            ids.append(None)
+            continue
+        ids.append(line.id if isinstance(line.id, str) else None)
+        if not fold.has_header:
+            if line.type != "session" or not isinstance(line.id, str):
+                continue
+            fold.has_header = True
+            fold.session_id = line.id
+            fold.cwd = line.cwd if isinstance(line.cwd, str) else ""
+            if isinstance(line.timestamp, str):
+                fold.created = fold.header_timestamp = line.timestamp
+            if fold.title is None and isinstance(line.title, str):
+                fold.title = line.title
+            fold.parent_session = line.parentSession if isinstance(line.parentSession, str) else None
+            continue
+        text = fold.acc.feed(line)
+        if text:
+            texts.append((seq, text.replace("\x00", "")))  # PostgreSQL's text holds no NUL
+    return ids, texts
+
+
+def id_of_file_name(name: str) -> str | None:
+    """The session id in pi's ``<timestamp>_<id>.jsonl``, or None."""
+    if not name.endswith(".jsonl") or "_" not in name:
+        return None
+    found = name[: -len(".jsonl")].rsplit("_", 1)[1]
+    return found if valid_session_id(found) else None
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def created_or(fold: Fold, fallback_ms: int) -> str:
+    return fold.created or iso_from_ms(fallback_ms)

@@ -1,0 +1,149 @@
+"""The database schema, versioned: each migration takes it one version forward.
+
+``ensure_schema`` runs at start-up: it creates the schema in an empty database,
+applies the migrations a database is missing (each in its own transaction,
+serialised between sidecars by an advisory lock), and refuses a database whose
+schema is newer than this sidecar knows, or that holds tables of ours without
+the version table (not made by us).
+
+A session file maps onto two tables. ``sidecar_sessions`` holds one row per
+session: where it is (area, project folder, file name, exactly as in a file
+root), the listing fields ``session/list`` answers with (kept up to date by
+each append, in the same transaction; message texts for its query go to
+``sidecar_texts``, under a trigram index), the lease of its writer, and the bytes
+after the file's last newline (a torn line, kept so an export gives back the
+very same file). ``sidecar_lines`` holds the file's lines in order, each
+exactly as it was (the header, oh-my-pi's title line, unparseable lines
+included), so a session exported back to a file is byte-identical.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+from .db import Database, DatabaseSchemaMismatch
+
+# Any number: a lock all sidecars take while they migrate.
+_MIGRATION_LOCK = 0x5E5510_0C
+
+MIGRATIONS: list[str] = [
+    # 1: sessions, their lines, blobs, other files of an imported root.
+    """
+    CREATE EXTENSION IF NOT EXISTS pg_trgm;
+
+    CREATE TABLE sidecar_sessions (
+        id              text PRIMARY KEY,
+        area            text NOT NULL DEFAULT 'live' CHECK (area IN ('live', 'archive', 'trash')),
+        folder          text NOT NULL,
+        file_name       text NOT NULL,
+        cwd             text NOT NULL DEFAULT '',
+        created         text NOT NULL DEFAULT '',
+        parent_session  text,
+        title           text,
+        name            text,
+        first_message   text NOT NULL DEFAULT '',
+        message_count   integer NOT NULL DEFAULT 0,
+        last_activity   bigint NOT NULL DEFAULT 0,
+        modified_ms     bigint NOT NULL DEFAULT 0,
+        tokens_total    bigint NOT NULL DEFAULT 0,
+        tokens_last     bigint NOT NULL DEFAULT 0,
+        line_count      bigint NOT NULL DEFAULT 0,
+        tail            bytea NOT NULL DEFAULT ''::bytea,
+        lease_owner     text,
+        lease_fence     bigint NOT NULL DEFAULT 0,
+        lease_expires   timestamptz
+    );
+    -- session/list's order (newest first, then the place), so a page stops after its last row
+    -- instead of sorting every session (and, with a query, searching every session's texts).
+    CREATE INDEX sidecar_sessions_listing ON sidecar_sessions (modified_ms DESC, (folder || '/' || file_name));
+    CREATE INDEX sidecar_sessions_cwd ON sidecar_sessions (cwd, area, modified_ms DESC);
+
+    CREATE TABLE sidecar_lines (
+        session_id  text NOT NULL REFERENCES sidecar_sessions (id) ON DELETE CASCADE,
+        seq         bigint NOT NULL,
+        entry_id    text,
+        line        bytea NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    );
+    -- lz4 reads a large session back several times faster than the default pglz (where the server has it).
+    DO $$ BEGIN
+        ALTER TABLE sidecar_lines ALTER COLUMN line SET COMPRESSION lz4;
+    EXCEPTION WHEN OTHERS THEN NULL;
+    END $$;
+
+    -- The text of each user or assistant message, for session/list's query (a trigram index).
+    CREATE TABLE sidecar_texts (
+        session_id  text NOT NULL REFERENCES sidecar_sessions (id) ON DELETE CASCADE,
+        seq         bigint NOT NULL,
+        text        text NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    );
+    CREATE INDEX sidecar_texts_search ON sidecar_texts USING gin (lower(text) gin_trgm_ops);
+
+    CREATE TABLE sidecar_blobs (
+        digest  text PRIMARY KEY,
+        data    bytea NOT NULL
+    );
+
+    -- Files of an imported root that are no session (a .torn aside, a .bak), by their path in the root.
+    CREATE TABLE sidecar_files (
+        path  text PRIMARY KEY,
+        mode  integer NOT NULL,
+        data  bytea NOT NULL
+    );
+    """,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def schema_version(conn: psycopg.Connection) -> int | None:
+    """The version the database is at; None when it holds no schema of ours."""
+    has_table = conn.execute("SELECT to_regclass('sidecar_schema') IS NOT NULL").fetchone()
+    if not has_table or not has_table[0]:
+        ours = conn.execute("SELECT to_regclass('sidecar_sessions') IS NOT NULL").fetchone()
+        if ours and ours[0]:
+            raise DatabaseSchemaMismatch(
+                "the database has a sidecar_sessions table but no sidecar_schema version table: "
+                "it was not made by session-sidecar; use another database",
+            )
+        return None
+    row = conn.execute("SELECT max(version) FROM sidecar_schema").fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def ensure_schema(database: Database, migrate: bool = True) -> int:
+    """Bring the database to ``SCHEMA_VERSION``; returns the version it was at (0: empty).
+
+    With ``migrate`` false a database that is not at our version is refused
+    instead (``DatabaseSchemaMismatch`` saying what to run).
+    """
+
+    def run(conn: psycopg.Connection) -> int:
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        found = schema_version(conn)
+        at = found or 0
+        if at > SCHEMA_VERSION:
+            raise DatabaseSchemaMismatch(
+                f"the database's schema is version {at}, newer than this session-sidecar knows "
+                f"({SCHEMA_VERSION}); upgrade session-sidecar, or use another database",
+                found=at,
+                known=SCHEMA_VERSION,
+            )
+        if at < SCHEMA_VERSION and not migrate:
+            raise DatabaseSchemaMismatch(
+                f"the database's schema is version {at}, this session-sidecar needs {SCHEMA_VERSION}; "
+                "start session-sidecar with --database-url once to migrate it",
+                found=at,
+                known=SCHEMA_VERSION,
+            )
+        if found is None:
+            conn.execute(
+                "CREATE TABLE sidecar_schema (version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())"
+            )
+        for version in range(at + 1, SCHEMA_VERSION + 1):
+            conn.execute(MIGRATIONS[version - 1])
+            conn.execute("INSERT INTO sidecar_schema (version) VALUES (%s)", (version,))
+        return at
+
+    return database.transaction(run, "migrate the schema")

@@ -1,0 +1,117 @@
+"""A session held from PostgreSQL: the same in-memory ``Session`` (tree, leaf, labels,
+id rules), built from the session's lines, with a ``PgWriter`` as its durability
+point. Nothing here reads a file: the file-following hooks of ``Session``
+(store/follow.py) have nothing to watch, since one writer holds the lease, and
+a read-only opener catches up from the database instead (``catch_up``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...errors import DamagedFile
+from ...format.jsonl import Entry, NotASession, parse_file, serialize
+from ...format.migrate import migrate
+from ..follow import FileChange
+from ..session import LoadReport, Session
+from .rows import Placement
+from .writer import PgWriter, Stored, read_since
+
+# Sessions have no file: ``Session.path`` names where the session would be in a file root, below this.
+NO_FILE = Path("/nonexistent/postgresql")
+
+
+def location_path(placement: Placement) -> Path:
+    return NO_FILE / placement.relative
+
+
+class PgSession(Session):
+    """``Session`` whose lines live in PostgreSQL (see the module doc)."""
+
+    writer: PgWriter  # type: ignore[assignment]
+
+    # -- nothing to follow on disk ------------------------------------------------------
+
+    def _note_file(self) -> None:
+        self.seen = (0, 0, 0)
+
+    def _saw_own_write(self) -> None:
+        self.seen = (0, 0, 0)
+
+    def _unchanged(self) -> bool:
+        return True
+
+    def changed_behind(self) -> bool:
+        return False
+
+    def follow(self, wait: bool = True) -> FileChange | None:
+        return None
+
+    def settle_unfinished(self) -> bool:
+        return False
+
+    def _read_whole(self) -> None:  # never: nothing rewrites a session's rows behind a writer
+        raise DamagedFile(f"session {self.id} cannot be read again whole", sessionId=self.id)
+
+    # -- a read-only opener catching up ---------------------------------------------------
+
+    def catch_up(self) -> FileChange | None:
+        """Fold in the lines the session's writer committed since we read it (read-only openers)."""
+        if not self.read_only or self.writer.error is not None:
+            return None
+        lines, count, _ = read_since(self.writer.db, self.id, self.writer.line_count)
+        if not lines:
+            return None
+        data = b"\n".join(lines) + b"\n"
+        appended = self._add_tail(data, self.known_size)
+        self.known_size += len(data)
+        self.writer.line_count += len(lines)
+        self.writer.size = self.known_size
+        return FileChange(appended=appended) if appended else None
+
+
+def session_of(stored: Stored, writer: PgWriter, read_only: bool) -> tuple[PgSession, LoadReport]:
+    """The session as ``stored`` holds it (migrated in memory when older: see PostgresStore.open)."""
+    try:
+        parsed = parse_file(stored.data)
+    except NotASession as exc:
+        raise DamagedFile(
+            f"session {stored.row['id']} in the database is not a session: {exc}; it was left unchanged",
+            sessionId=stored.row["id"],
+        ) from exc
+    migrated_from = migrate(parsed)
+    size = len(stored.data)
+    if migrated_from is not None and not read_only:
+        # As the file store rewrites a migrated file (the original kept as <file>.v<N>.bak).
+        data = serialize(parsed.header, parsed.items, parsed.prefix)
+        writer.rewrite(data, stored.data, f"{stored.placement.relative}.v{migrated_from}.bak")
+        size = len(data)
+    session = PgSession(location_path(stored.placement), parsed.header, writer)  # type: ignore[arg-type]
+    session.read_only = read_only
+    session.prefix, session.title_slot, session.title_fault = parsed.prefix, parsed.title_slot, parsed.title_fault
+    session.parse_errors = parsed.parse_errors
+    session.known_size = size
+    writer.needs_newline = parsed.needs_newline
+    session.tree.add_parsed(parsed.items)
+    session._note_file()
+    return session, LoadReport(parsed.parse_errors, migrated_from)
+
+
+def new_session(
+    path: Path, writer: PgWriter, session_id: str, cwd: str, parent_session: str | None, timestamp: str,
+    prefix: bytes, entries: list[Entry] | None = None,
+) -> PgSession:
+    """A session not written yet (or a fork holding ``entries``, written at once when they hold a message)."""
+    session = PgSession.new(path, session_id, cwd, writer.policy, parent_session, timestamp, prefix)
+    session.writer = writer  # type: ignore[assignment]
+    if entries:
+        for entry in entries:
+            session.tree.add(entry.detached())
+        if session.tree.has_conversation:
+            session._create_file()
+    return session  # type: ignore[return-value]
+
+
+def header_cwd(session: Session) -> Any:
+    return session.header_obj().get("cwd", "")

@@ -10,10 +10,25 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 import platformdirs
+
+
+NonNegative = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class ClearToolResultsSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    """Batch clearing of old tool outputs at append time (see sidecar.compaction.clearing)."""
+
+    enabled: bool = False
+    # Clear once the context (as session/append counts it) passes this many tokens.
+    triggerTokens: NonNegative = 100_000
+    # The newest tool results that keep their output.
+    keepToolResults: NonNegative = 3
+    # Clear only when that frees at least this many tokens: one prompt-cache break per batch.
+    minimumTokens: NonNegative = 20_000
 
 
 class CompactionSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
@@ -26,6 +41,7 @@ class CompactionSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaul
     autoCompact: bool = False
     # Replace old tool outputs by a placeholder before summarizing (see sidecar.compaction.prune).
     prune: bool = True
+    clearToolResults: ClearToolResultsSettings = msgspec.field(default_factory=ClearToolResultsSettings)
 
 
 class ProviderEndpoint(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):

@@ -229,6 +229,7 @@ class SessionService:
         objs: list[dict[str, Any]] = []
         appended = session.append(params.entries, parent, defer_sync, objs)
         tokens = self._context_tokens(session, appended, objs)
+        cleared, tokens = self._clear_tool_results(session, tokens, defer_sync)
         should_compact = self.should_compact(tokens)
         self.compactor.after_append(session.id, tokens, should_compact, self.settings.compaction.autoCompact)
         return wire.AppendResult(
@@ -237,6 +238,7 @@ class SessionService:
             contextTokens=tokens,
             shouldCompact=should_compact,
             external=external.result_field(change),
+            clearedToolResults=cleared,
         )
 
     def should_compact(self, tokens: int) -> bool:
@@ -432,3 +434,14 @@ class SessionService:
 
     def history_list(self, params: wire.HistoryListParams) -> wire.HistoryResult:
         return prompt_history.recent(self.history, params)
+
+    # --- tool-result clearing (issue 13 item 3) ---
+
+    def _clear_tool_results(self, session: Session, tokens: int, defer_sync: bool) -> tuple[wire.ClearedToolResults | None, int]:
+        """After an append past ``compaction.clearToolResults.triggerTokens``: clear old tool outputs in one batch."""
+        settings = self.settings.compaction.clearToolResults
+        if not settings.enabled or tokens <= settings.triggerTokens:
+            return None, tokens
+        from .operations import clearing
+
+        return clearing.clear_after_append(session, tokens, settings, self._tallies, defer_sync)

@@ -10,13 +10,10 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import msgspec
 import platformdirs
-
-
-NonNegative = Annotated[int, msgspec.Meta(ge=0)]
 
 
 class ClearToolResultsSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
@@ -24,11 +21,11 @@ class ClearToolResultsSettings(msgspec.Struct, forbid_unknown_fields=True, omit_
 
     enabled: bool = False
     # Clear once the context (as session/append counts it) passes this many tokens.
-    triggerTokens: NonNegative = 100_000
+    triggerTokens: int = 100_000
     # The newest tool results that keep their output.
-    keepToolResults: NonNegative = 3
+    keepToolResults: int = 3
     # Clear only when that frees at least this many tokens: one prompt-cache break per batch.
-    minimumTokens: NonNegative = 20_000
+    minimumTokens: int = 20_000
 
 
 class CompactionSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):

@@ -17,6 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
+from test_pi15_parity import run_pi15
 from test_pi_parity import ensure_pi_installed, our_view, run_pi
 
 from sidecar import wire
@@ -65,8 +67,16 @@ def full_outputs(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             if e["type"] == "message" and e["message"].get("role") == "toolResult"}
 
 
-def test_cleared_outputs_and_a_native_compaction_item_read_as_pi_reads_them():
-    node = ensure_pi_installed()
+def read_in_pi(version: str, path: Path, leaves: list[str]) -> dict[str, Any]:
+    if version == "pinned":
+        _, answers = run_pi(ensure_pi_installed(), [{"path": str(path), "leaves": leaves}])
+        return answers[str(path)]
+    answer = run_pi15({"read": [{"path": str(path), "leaves": leaves}]})
+    return {r["path"]: r for r in answer["results"]}[str(path)]
+
+
+@pytest.mark.parametrize("version", ["pinned", "1.5"])
+def test_cleared_outputs_and_a_native_compaction_item_read_as_pi_reads_them(version: str):
     work = Path(tempfile.mkdtemp(prefix="pi-fidelity-"))
     try:
         path, leaves = cleared_session(work / "ours")
@@ -76,8 +86,7 @@ def test_cleared_outputs_and_a_native_compaction_item_read_as_pi_reads_them():
         assert [e["native"] for e in lines if e["type"] == "compaction"] == [NATIVE]
         ours = our_view(work / "view", path, leaves)
         before = path.read_bytes()
-        _, answers = run_pi(node, [{"path": str(path), "leaves": leaves}])
-        pi = answers[str(path)]
+        pi = read_in_pi(version, path, leaves)
         assert path.read_bytes() == before  # pi only read it
         assert pi["ok"], pi.get("error")
         assert ours["entries"] == pi["entries"] and ours["leafId"] == pi["leafId"]

@@ -229,7 +229,7 @@ class SessionService:
         objs: list[dict[str, Any]] = []
         appended = session.append(params.entries, parent, defer_sync, objs)
         tokens = self._context_tokens(session, appended, objs)
-        cleared, tokens = self._clear_tool_results(session, tokens, defer_sync)
+        cleared, tokens = self._clear_tool_results(session, appended, objs, tokens, defer_sync)
         should_compact = self.should_compact(tokens)
         self.compactor.after_append(session.id, tokens, should_compact, self.settings.compaction.autoCompact)
         return wire.AppendResult(
@@ -437,11 +437,13 @@ class SessionService:
 
     # --- tool-result clearing (issue 13 item 3) ---
 
-    def _clear_tool_results(self, session: Session, tokens: int, defer_sync: bool) -> tuple[wire.ClearedToolResults | None, int]:
+    def _clear_tool_results(
+        self, session: Session, appended: list[Entry], objs: list[dict[str, Any]], tokens: int, defer_sync: bool
+    ) -> tuple[wire.ClearedToolResults | None, int]:
         """After an append past ``compaction.clearToolResults.triggerTokens``: clear old tool outputs in one batch."""
         settings = self.settings.compaction.clearToolResults
         if not settings.enabled or tokens <= settings.triggerTokens:
             return None, tokens
         from .operations import clearing
 
-        return clearing.clear_after_append(session, tokens, settings, self._tallies, defer_sync)
+        return clearing.clear_after_append(session, appended, objs, tokens, settings, self._tallies, defer_sync)

@@ -3,6 +3,7 @@
     python bench/fidelity.py                 # 72 turns, a compaction every 10 turns from turn 22 (6 in all)
     python bench/fidelity.py --turns 120     # longer
     python bench/fidelity.py --summarizer offline|forgetful|both
+    python bench/fidelity.py --windowed      # compactions when the window fills, tool-result clearing off vs on
 
 A generated coding session (seeded, deterministic) with facts planted along
 the way:
@@ -23,6 +24,13 @@ its exact text is somewhere in the built context) and the built context's
 size against the uncompacted one (chars / 4, every message estimated).
 "forgetful" is a stub model that answers every summary request with the
 same two vague lines, dropping everything it was given.
+
+``--windowed`` runs the same session as an agent would: after every
+appended entry, compact when the context passes ``window - reserve``; with
+clearing on, first clear old tool outputs in batches as
+``compaction.clearToolResults`` does (sidecar.compaction.clearing). It prints
+the turns at which each compaction happened, off and on, the clearings (each
+one breaks the provider's prompt cache once), and the facts kept at the end.
 """
 
 from __future__ import annotations
@@ -37,7 +45,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))
 
+from sidecar.compaction.clearing import clearing_due, plan_for_path  # noqa: E402
 from sidecar.compaction.prepare import with_pending  # noqa: E402
+from sidecar.config import ClearToolResultsSettings  # noqa: E402
+from sidecar.context.tokens import context_tokens as counted_tokens  # noqa: E402
 from sidecar.compaction.run import CompactionOptions, run_compaction  # noqa: E402
 from sidecar.context.build import build_context  # noqa: E402
 from sidecar.context.tokens import estimate_tokens  # noqa: E402
@@ -231,6 +242,91 @@ def run(summarizer: str, turns: int, first: int, every: int, keep: int) -> list[
     return rows
 
 
+class WatchedSession(Session):
+    """The bench session, appended entry by entry, compacting (and clearing) as the sidecar would."""
+
+    def __init__(self, rng: random.Random, provider: Any, window: int, reserve: int, keep: int,
+                 clearing: ClearToolResultsSettings) -> None:
+        super().__init__(rng)
+        self.provider, self.limit, self.keep, self.clearing = provider, window - reserve, keep, clearing
+        self.turn_number = 0
+        self.compactions: list[int] = []  # the turn of each compaction
+        self.clearings: list[tuple[int, int, int]] = []  # (turn, outputs cleared, tokens freed)
+        self.watching = False
+        self.peak = 0
+
+    def add(self, obj: dict[str, Any]) -> None:
+        super().add(obj)
+        if not self.watching:
+            return
+        self.watching = False  # the entries added below are not watched again
+        try:
+            tokens = self.tokens()
+            if clearing_due(tokens, self.clearing):
+                plan = plan_for_path(self.entries, self.clearing)
+                if plan is not None:
+                    super().add(plan.entry())
+                    self.clearings.append((self.turn_number, len(plan.tool_result_ids), plan.tokens_freed))
+                    tokens = self.tokens()
+            if tokens > self.limit and obj.get("type") == "message" and obj["message"]["role"] == "assistant":
+                outcome = asyncio.run(run_compaction(self.entries, CompactionOptions(keep_recent_tokens=self.keep), self.provider))
+                for made in outcome.entries:
+                    super().add(made)
+                self.compactions.append(self.turn_number)
+                tokens = self.tokens()
+            self.peak = max(self.peak, tokens)
+        finally:
+            self.watching = True
+
+    def tokens(self) -> int:
+        ctx = build_context(self.entries)
+        return counted_tokens(ctx.messages, ctx.after_compaction)
+
+
+def run_windowed(summarizer: str, turns: int, window: int, reserve: int, keep: int,
+                 clearing: ClearToolResultsSettings) -> dict[str, Any]:
+    rng = random.Random(SEED)
+    provider = OfflineProvider() if summarizer == "offline" else Forgetful()
+    session = WatchedSession(rng, provider, window, reserve, keep, clearing)
+    session.start()
+    session.watching = True
+    constraints, errors = list(CONSTRAINTS), list(ERRORS)
+    for number in range(1, turns + 1):
+        session.turn_number = number
+        session.turn(number, constraints, errors)
+    planted = dict(session.planted)
+    planted["lastRequest"] = [session.last_request]
+    planted["lastCommand"] = list(session.last_command)
+    tokens, text = context_tokens(session.entries)
+    if not session.compactions:
+        # Nothing replaced the start: the harness sends session_init's prompt and task as it did from turn 1.
+        text += "\n" + "\n".join(text_of(session.entries[0].obj()))
+    full, _ = context_tokens(uncompacted(session.entries))
+    return {"compactions": session.compactions, "clearings": session.clearings, "tokens": tokens, "full": full,
+            "peak": session.peak,
+            "kept": {kind: sum(1 for fact in facts if fact in text) for kind, facts in planted.items()},
+            "planted": {k: len(v) for k, v in planted.items()},
+            "missing": [fact for facts in planted.values() for fact in facts if fact not in text]}
+
+
+def report_windowed(summarizer: str, off: dict[str, Any], on: dict[str, Any], args: argparse.Namespace) -> None:
+    print(f"\n== {summarizer}, window {args.window}, reserve {args.reserve}, keepRecentTokens {args.keep}, "
+          f"{args.turns} turns; clearing: trigger {args.trigger}, keep {args.clear_keep} results, at least {args.clear_min} tokens ==")
+    for name, row in (("clearing off", off), ("clearing on ", on)):
+        kept, planted = sum(row["kept"].values()), sum(row["planted"].values())
+        print(f"{name}: {len(row['compactions']):>2} compactions at turns {row['compactions']}; "
+              f"{len(row['clearings'])} clearings; facts kept {kept}/{planted}; context at the end {row['tokens']} "
+              f"({row['tokens'] / row['full']:.1%} of uncompacted), peak {row['peak']}")
+        for fact in row["missing"]:
+            print(f"        missing: {fact[:100]}")
+    if on["clearings"]:
+        sizes = ", ".join(f"turn {t}: {n} outputs / {f} tokens" for t, n, f in on["clearings"])
+        print(f"clearings: {sizes}")
+    avoided = len(off["compactions"]) - len(on["compactions"])
+    later = [b - a for a, b in zip(off["compactions"], on["compactions"])]
+    print(f"compactions avoided: {avoided} of {len(off['compactions'])}; each remaining one postponed by {later} turns")
+
+
 def report(summarizer: str, rows: list[dict[str, Any]]) -> None:
     print(f"\n== {summarizer} ==")
     header = "  #  turn  context / uncompacted        " + "  ".join(f"{k:>11}" for k in KINDS)
@@ -257,7 +353,22 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=10, help="turns between compactions")
     parser.add_argument("--keep", type=int, default=20000, help="keepRecentTokens")
     parser.add_argument("--summarizer", choices=("offline", "forgetful", "both"), default="both")
+    parser.add_argument("--windowed", action="store_true", help="compact when the window fills; clearing off vs on")
+    parser.add_argument("--window", type=int, default=64000, help="--windowed: the context window")
+    parser.add_argument("--reserve", type=int, default=16384, help="--windowed: reserveTokens")
+    parser.add_argument("--trigger", type=int, default=32000, help="--windowed: clearToolResults.triggerTokens")
+    parser.add_argument("--clear-keep", type=int, default=3, help="--windowed: clearToolResults.keepToolResults")
+    parser.add_argument("--clear-min", type=int, default=8000, help="--windowed: clearToolResults.minimumTokens")
     args = parser.parse_args()
+    if args.windowed:
+        turns = args.turns if args.turns != 72 else 150
+        args.turns = turns
+        on = ClearToolResultsSettings(enabled=True, triggerTokens=args.trigger, keepToolResults=args.clear_keep,
+                                      minimumTokens=args.clear_min)
+        for summarizer in ("offline", "forgetful") if args.summarizer == "both" else (args.summarizer,):
+            off = run_windowed(summarizer, turns, args.window, args.reserve, args.keep, ClearToolResultsSettings())
+            report_windowed(summarizer, off, run_windowed(summarizer, turns, args.window, args.reserve, args.keep, on), args)
+        return
     for summarizer in ("offline", "forgetful") if args.summarizer == "both" else (args.summarizer,):
         report(summarizer, run(summarizer, args.turns, args.first, args.every, args.keep))
 

@@ -16,6 +16,18 @@ import msgspec
 import platformdirs
 
 
+class ClearToolResultsSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    """Batch clearing of old tool outputs at append time (see sidecar.compaction.clearing)."""
+
+    enabled: bool = False
+    # Clear once the context (as session/append counts it) passes this many tokens.
+    triggerTokens: int = 100_000
+    # The newest tool results that keep their output.
+    keepToolResults: int = 3
+    # Clear only when that frees at least this many tokens: one prompt-cache break per batch.
+    minimumTokens: int = 20_000
+
+
 class CompactionSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
     enabled: bool = True
     reserveTokens: int = 16384
@@ -26,6 +38,7 @@ class CompactionSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaul
     autoCompact: bool = False
     # Replace old tool outputs by a placeholder before summarizing (see sidecar.compaction.prune).
     prune: bool = True
+    clearToolResults: ClearToolResultsSettings = msgspec.field(default_factory=ClearToolResultsSettings)
 
 
 class ProviderEndpoint(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):

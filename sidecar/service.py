@@ -251,6 +251,7 @@ class SessionService:
         objs: list[dict[str, Any]] = []
         appended = session.append(params.entries, parent, defer_sync, objs)
         tokens = self._context_tokens(session, appended, objs)
+        cleared, tokens = self._clear_tool_results(session, appended, objs, tokens, defer_sync)
         should_compact = self.should_compact(tokens)
         if should_compact:  # (the compaction engine is not loaded for an append that does not need it)
             self.compactor.after_append(session.id, tokens, should_compact, self.settings.compaction.autoCompact)
@@ -260,6 +261,7 @@ class SessionService:
             contextTokens=tokens,
             shouldCompact=should_compact,
             external=external.result_field(change),
+            clearedToolResults=cleared,
         )
 
     def should_compact(self, tokens: int) -> bool:
@@ -495,6 +497,20 @@ class SessionService:
 
     def convert(self, params: wire.ConvertParams) -> wire.ConvertResult:
         return convert.convert(self.store, params)
+
+
+    # --- tool-result clearing (issue 13 item 3) ---
+
+    def _clear_tool_results(
+        self, session: Session, appended: list[Entry], objs: list[dict[str, Any]], tokens: int, defer_sync: bool
+    ) -> tuple[wire.ClearedToolResults | None, int]:
+        """After an append past ``compaction.clearToolResults.triggerTokens``: clear old tool outputs in one batch."""
+        settings = self.settings.compaction.clearToolResults
+        if not settings.enabled or tokens <= settings.triggerTokens:
+            return None, tokens
+        from .operations import clearing
+
+        return clearing.clear_after_append(session, appended, objs, tokens, settings, self._tallies, defer_sync)
 
 
 def redact_on_append(obj: dict[str, Any]) -> dict[str, Any]:

@@ -167,6 +167,9 @@ class AppendResult(_Result):
     shouldCompact: bool
     # Set when the file had changed behind the sidecar's back (folded in before this append).
     external: ExternalChange | None = None
+    # Set when this append took the context past compaction.clearToolResults.triggerTokens and old
+    # tool outputs were cleared: one custom entry, appended after the batch (leafId is that entry).
+    clearedToolResults: ClearedToolResults | None = None
 
 
 class BuildContextParams(_Params):
@@ -179,6 +182,10 @@ class BuildContextParams(_Params):
     # Whose context rules: "pi" or "omp" (oh-my-pi's, see PROTOCOL.md). Absent:
     # those of the tool whose folder the session is in (the root's compatibility).
     rules: Literal["pi", "omp"] | None = None
+    # The provider and model the llm-format context is for: a compaction that recorded that
+    # provider's own compaction item (``native``) for that model gives the item instead of its text.
+    targetProvider: str | None = None
+    targetModel: str | None = None
 
 
 class ModelRef(_Result):
@@ -380,6 +387,8 @@ class CompactParams(_Params):
     model: str | None = None
     reserveTokens: int | None = None
     keepRecentTokens: int | None = None
+    # The provider's own compaction item for the same span, recorded beside the text summary.
+    native: NativeCompaction | None = None
 
 
 class CompactFallback(_Result):
@@ -774,6 +783,27 @@ class ConvertResult(_Result):
     written: int
     # Empty: nothing was lost.
     leftOut: list[ConvertLoss]
+
+
+# --- context fidelity: tool-result clearing, provider-native compaction (issue 13) ---
+
+
+class ClearedToolResults(_Result):
+    """Old tool outputs the context now shows as a placeholder (the file keeps them in full)."""
+
+    entryId: str  # the custom entry (customType "sidecar.prune") that records the clearing
+    toolResultIds: list[str]
+    tokensFreed: int  # estimated
+    contextTokensBefore: int
+
+
+class NativeCompaction(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    """A provider's opaque compaction item: Anthropic's ``compaction`` content block, or the
+    OpenAI Responses ``compaction`` output item. Sent back only to that provider and model."""
+
+    provider: str  # "anthropic", "openai", or any name the client gives its provider
+    model: str
+    item: dict[str, Any]
 
 
 # Method name -> (params type, result type). The rpc layer and the schema

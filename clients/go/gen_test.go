@@ -120,7 +120,8 @@ func TestEveryMethodAndFieldHasAGoCounterpart(t *testing.T) {
 		SummarizeParams{}, SummarizeResult{}, DidCompactParams{}, OpenWarning{}, HistoryEntry{}, RetentionSettings{},
 		FolderUsage{}, SessionUsage{}, PrunedSession{}, DidAppendParams{}, DidReloadParams{}, ExternalChange{}, CompactFallback{},
 		NotCapturedFile{}, FileChange{}, SkippedFile{}, ImportedSession{}, ImportKindCount{}, DamagedLine{},
-		ExportRedaction{}, RedactionKindCount{}, ConvertLoss{}} {
+		ExportRedaction{}, RedactionKindCount{}, ConvertLoss{}, ClearToolResultsSettings{}, ClearedToolResults{},
+		NativeCompaction{}} {
 		types[reflect.TypeOf(v).Name()] = reflect.TypeOf(v)
 	}
 	types["ErrorObject"] = reflect.TypeFor[Error]()

@@ -170,10 +170,11 @@ type AppendParams struct {
 type AppendResult struct {
 	Entries []AppendedEntry `json:"entries"`
 	// nil is null.
-	LeafID        *string         `json:"leafId"`
-	ContextTokens int             `json:"contextTokens"`
-	ShouldCompact bool            `json:"shouldCompact"`
-	External      *ExternalChange `json:"external,omitzero"`
+	LeafID             *string             `json:"leafId"`
+	ContextTokens      int                 `json:"contextTokens"`
+	ShouldCompact      bool                `json:"shouldCompact"`
+	External           *ExternalChange     `json:"external,omitzero"`
+	ClearedToolResults *ClearedToolResults `json:"clearedToolResults,omitzero"`
 }
 
 // AppendedEntry is `AppendedEntry` in protocol/schema.json.
@@ -230,6 +231,10 @@ type BuildContextParams struct {
 	Since string `json:"since,omitzero"`
 	// Empty: not sent.
 	Rules string `json:"rules,omitzero"`
+	// Empty: not sent.
+	TargetProvider string `json:"targetProvider,omitzero"`
+	// Empty: not sent.
+	TargetModel string `json:"targetModel,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
@@ -281,6 +286,25 @@ func (x *Capabilities) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// ClearToolResultsSettings: Batch clearing of old tool outputs at append time (see sidecar.compaction.clearing).
+type ClearToolResultsSettings struct {
+	Enabled bool `json:"enabled,omitzero"`
+	// Default: 100000.
+	TriggerTokens *int `json:"triggerTokens,omitzero"`
+	// Default: 3.
+	KeepToolResults *int `json:"keepToolResults,omitzero"`
+	// Default: 20000.
+	MinimumTokens *int `json:"minimumTokens,omitzero"`
+}
+
+// ClearedToolResults: Old tool outputs the context now shows as a placeholder (the file keeps them in full).
+type ClearedToolResults struct {
+	EntryID             string   `json:"entryId"`
+	ToolResultIDs       []string `json:"toolResultIds"`
+	TokensFreed         int      `json:"tokensFreed"`
+	ContextTokensBefore int      `json:"contextTokensBefore"`
+}
+
 // ClientInfo is `ClientInfo` in protocol/schema.json.
 type ClientInfo struct {
 	Name string `json:"name"`
@@ -320,9 +344,10 @@ type CompactParams struct {
 	// Empty: not sent.
 	Provider string `json:"provider,omitzero"`
 	// Empty: not sent.
-	Model            string `json:"model,omitzero"`
-	ReserveTokens    *int   `json:"reserveTokens,omitzero"`
-	KeepRecentTokens *int   `json:"keepRecentTokens,omitzero"`
+	Model            string            `json:"model,omitzero"`
+	ReserveTokens    *int              `json:"reserveTokens,omitzero"`
+	KeepRecentTokens *int              `json:"keepRecentTokens,omitzero"`
+	Native           *NativeCompaction `json:"native,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 
@@ -350,7 +375,8 @@ type CompactionSettings struct {
 	ContextWindow    *int `json:"contextWindow,omitzero"`
 	AutoCompact      bool `json:"autoCompact,omitzero"`
 	// Default: true.
-	Prune *bool `json:"prune,omitzero"`
+	Prune            *bool                     `json:"prune,omitzero"`
+	ClearToolResults *ClearToolResultsSettings `json:"clearToolResults,omitzero"`
 }
 
 // ContinueRecentParams is `ContinueRecentParams` in protocol/schema.json.
@@ -733,6 +759,14 @@ type MoveParams struct {
 type MoveResult struct {
 	SessionID string `json:"sessionId"`
 	Path      string `json:"path"`
+}
+
+// NativeCompaction: A provider's opaque compaction item: Anthropic's `compaction` content block, or the
+// OpenAI Responses `compaction` output item. Sent back only to that provider and model.
+type NativeCompaction struct {
+	Provider string         `json:"provider"`
+	Model    string         `json:"model"`
+	Item     map[string]any `json:"item"`
 }
 
 // NotCapturedFile is `NotCapturedFile` in protocol/schema.json.

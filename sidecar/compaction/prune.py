@@ -23,13 +23,15 @@ PRUNE_MINIMUM_TOKENS = 20_000
 class PrunePlan:
     tool_result_ids: list[str]
     tokens_freed: int
+    # Why the outputs went: None for the prune before a summary, "clearToolResults" for the
+    # batch clearing of sidecar.compaction.clearing (the overlay reads both the same way).
+    reason: str | None = None
 
     def entry(self) -> dict[str, Any]:
-        return {
-            "type": "custom",
-            "customType": PRUNE_CUSTOM_TYPE,
-            "data": {"toolResultIds": self.tool_result_ids, "tokensFreed": self.tokens_freed},
-        }
+        data: dict[str, Any] = {"toolResultIds": self.tool_result_ids, "tokensFreed": self.tokens_freed}
+        if self.reason is not None:
+            data["reason"] = self.reason
+        return {"type": "custom", "customType": PRUNE_CUSTOM_TYPE, "data": data}
 
 
 def plan_prune(

@@ -55,6 +55,8 @@ class CompactionOptions:
     # The carry-over's budgets (sidecar.compaction.carryover): verbatim user messages, and the whole block.
     carry_over_user_tokens: int = carryover.USER_TOKENS
     carry_over_max_tokens: int = carryover.MAX_TOKENS
+    # The provider's own compaction item the client got for this span (sidecar.context.native), to record.
+    native: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -243,6 +245,8 @@ async def run_compaction(
         "tokensBefore": prep.tokens_before,
         "details": details,
     }
+    if options.native is not None:
+        compaction["native"] = options.native
     if prep.system_message is not None:  # pi 1.5: stamped with the compaction's own time
         compaction["systemMessage"] = {**prep.system_message, "timestamp": js_time(compaction["timestamp"])}
     entries = ([{**prep.prune.entry(), "timestamp": compaction["timestamp"]}] if prep.prune is not None else []) + [compaction]

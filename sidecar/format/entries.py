@@ -71,6 +71,19 @@ class ModelChangeEntry(_EntryBase, tag="model_change"):
     role: str | None = None
 
 
+class NativeCompactionItem(msgspec.Struct, omit_defaults=True, kw_only=True):
+    """sidecar: a provider's own compaction item for the span a compaction summarized (pi ignores it).
+
+    ``item`` is opaque: Anthropic's ``compaction`` content block, or the OpenAI
+    Responses ``compaction`` item, as the provider returned it. A context built
+    for that provider and model carries it instead of the text summary.
+    """
+
+    provider: str
+    model: str
+    item: dict[str, Any]
+
+
 class CompactionEntry(_EntryBase, tag="compaction"):
     summary: str
     firstKeptEntryId: str
@@ -84,6 +97,7 @@ class CompactionEntry(_EntryBase, tag="compaction"):
     # context then starts with it, before the summary.
     systemMessage: dict[str, Any] | None = None
     usage: Any = None
+    native: NativeCompactionItem | None = None
 
 
 class BranchSummaryEntry(_EntryBase, tag="branch_summary"):

@@ -29,6 +29,7 @@ def options(params: Any, settings: CompactionSettings) -> CompactionOptions:
         custom_instructions=params.customInstructions,
         model=params.model,
         prune=settings.prune,
+        native=msgspec.to_builtins(params.native) if getattr(params, "native", None) is not None else None,
     )
 
 

@@ -12,7 +12,9 @@ from ..context import omp as omp_context
 from ..context.build import build_context
 from ..context.delta import make_cursor, since_base
 from ..context.llm import convert_to_llm
+from ..context.native import convert_with_native, native_summary
 from ..context.tokens import context_tokens
+from ..errors import InvalidParams
 from ..store import treecache
 from ..store.follow import FileChange
 from ..store.payload import BlobStore, resolve
@@ -27,6 +29,7 @@ def cursor_kind(fmt: str, rules: str) -> str:
 def answer(
     session: Session, change: FileChange | None, params: wire.BuildContextParams, blobs: BlobStore, raw_results: bool
 ) -> wire.BuildContextResult:
+    check_target(params)
     leaf = session.leaf_id if params.leafId is msgspec.UNSET else params.leafId
     rules = params.rules or session.compat
     cached = session.cached_context if rules == session.compat else None
@@ -49,13 +52,18 @@ def answer(
         resolve(ctx.messages, blobs)
     base, reason = 0, None
     kind = cursor_kind(params.format, rules)
+    if params.format == "llm" and params.targetProvider is not None:
+        kind += f"/for:{params.targetProvider}/{params.targetModel}"  # a delta only over a context for the same target
     if params.since is not None:
         base, reason = since_base(params.since, session.id, path, ctx.entry_ids, kind)
         if base and rules == "omp" and not omp_context.prefix_unchanged(ctx.messages, base):
             base, reason = 0, "changed"
     shown = ctx.messages[base:] if base else ctx.messages
     if params.format == "llm":
-        messages = omp_context.convert_to_llm(shown) if rules == "omp" else convert_to_llm(shown)
+        native = None
+        if params.targetProvider is not None and params.targetModel is not None:
+            native = native_summary(path, shown, ctx.entry_ids[base:], params.targetProvider, params.targetModel)
+        messages = convert_with_native(shown, omp_context.convert_to_llm if rules == "omp" else convert_to_llm, native)
     else:
         messages = shown
     return wire.BuildContextResult(
@@ -70,6 +78,15 @@ def answer(
         rebuildReason=reason,
         external=external.result_field(change),
     )
+
+
+def check_target(params: wire.BuildContextParams) -> None:
+    """targetProvider and targetModel come together, and only for an llm-format context."""
+    if (params.targetProvider is None) != (params.targetModel is None):
+        missing = "targetModel" if params.targetModel is None else "targetProvider"
+        raise InvalidParams(f"{missing} is needed too: a provider's compaction item is only given to the model that wrote it", field=missing)
+    if params.targetProvider is not None and params.format != "llm":
+        raise InvalidParams("targetProvider and targetModel apply to format \"llm\" only", field="format")
 
 
 def _described(context: Any) -> dict[str, Any]:

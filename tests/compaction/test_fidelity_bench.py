@@ -31,3 +31,19 @@ def test_every_planted_fact_is_in_the_context_after_every_compaction(summarizer:
     assert rows[-1]["tokens"] < 0.3 * rows[-1]["full"]
     # Errors the agent resolved (the same command succeeded later) are not carried.
     assert all("vite.config.ts not found" not in error["text"] for error in rows[-1]["carry"]["errors"])
+
+
+def test_tool_result_clearing_postpones_compactions_in_batches_and_loses_no_fact():
+    bench = load_bench()
+    from sidecar.config import ClearToolResultsSettings
+
+    clearing = ClearToolResultsSettings(enabled=True, triggerTokens=24000, keepToolResults=3, minimumTokens=8000)
+    off = bench.run_windowed("offline", 90, 48000, 16384, 10000, ClearToolResultsSettings())
+    on = bench.run_windowed("offline", 90, 48000, 16384, 10000, clearing)
+    assert len(off["compactions"]) >= 6 and off["clearings"] == []
+    # Clearing first: at most one compaction in 90 turns, and later than the first one without it.
+    assert len(on["compactions"]) <= 1 and (not on["compactions"] or on["compactions"][0] > 3 * off["compactions"][0])
+    # In batches: each clearing frees at least minimumTokens, so the prompt cache breaks every few turns, not every turn.
+    assert all(freed >= 8000 for _, _, freed in on["clearings"])
+    assert 3 <= len(on["clearings"]) <= 90 // 4
+    assert on["missing"] == [] and on["kept"] == on["planted"]

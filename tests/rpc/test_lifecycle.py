@@ -56,7 +56,8 @@ async def test_settings_come_from_file_then_environment_then_initialize(sessions
         settings = answer["result"]["settings"]
         assert settings["store"]["fsync"] == "never"  # environment over file
         assert settings["store"]["compat"] == "pi"  # not oh-my-pi's folder: pi's compatibility
-        assert settings["compaction"] == {"contextWindow": 100, "reserveTokens": 20, "keepRecentTokens": 77}
+        # clearToolResults: its defaults (a nested section shows as {}, as providers.anthropic does).
+        assert settings["compaction"] == {"contextWindow": 100, "reserveTokens": 20, "keepRecentTokens": 77, "clearToolResults": {}}
         await server.request("session/create", {"cwd": "/w", "sessionId": "s"})
         appended = await server.request("session/append", {"sessionId": "s", "entries": [user("word " * 200)]})
         assert appended["result"]["shouldCompact"] is True  # 100-token window, 20 reserved

@@ -29,6 +29,7 @@ from .protocol import (
     InitializeResult,
     ListResult,
     MoveResult,
+    NativeCompaction,
     OpenResult,
     ProgressValue,
     PruneResult,
@@ -214,6 +215,8 @@ class SidecarMethods:
         format: Literal["agent", "llm"] = "agent",
         since: str | None = None,
         rules: Literal["omp", "pi"] | None = None,
+        target_provider: str | None = None,
+        target_model: str | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> BuildContextResult:
         """``session/buildContext``: BuildContextParams -> BuildContextResult."""
@@ -226,6 +229,10 @@ class SidecarMethods:
             params["since"] = since
         if rules is not None:
             params["rules"] = rules
+        if target_provider is not None:
+            params["targetProvider"] = target_provider
+        if target_model is not None:
+            params["targetModel"] = target_model
         result: BuildContextResult = await self.request("session/buildContext", params, on_progress=on_progress)
         return result
 
@@ -402,6 +409,7 @@ class SidecarMethods:
         model: str | None = None,
         reserve_tokens: int | None = None,
         keep_recent_tokens: int | None = None,
+        native: NativeCompaction | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> CompactResult:
         """``session/compact``: CompactParams -> CompactResult."""
@@ -418,6 +426,8 @@ class SidecarMethods:
             params["reserveTokens"] = reserve_tokens
         if keep_recent_tokens is not None:
             params["keepRecentTokens"] = keep_recent_tokens
+        if native is not None:
+            params["native"] = native
         result: CompactResult = await self.request("session/compact", params, on_progress=on_progress)
         return result
 

@@ -25,6 +25,15 @@ class AppendedEntry(TypedDict):
     timestamp: str
 
 
+class ClearedToolResults(TypedDict):
+    """Old tool outputs the context now shows as a placeholder (the file keeps them in full)."""
+
+    entryId: str
+    toolResultIds: list[str]
+    tokensFreed: int
+    contextTokensBefore: int
+
+
 class ExternalChange(TypedDict):
     """What this call found another program had done to the file since the session last saw it."""
 
@@ -39,6 +48,7 @@ class AppendResult(TypedDict):
     contextTokens: int
     shouldCompact: bool
     external: NotRequired[ExternalChange | None]
+    clearedToolResults: NotRequired[ClearedToolResults | None]
 
 
 class ArchiveParams(TypedDict):
@@ -73,6 +83,8 @@ class BuildContextParams(TypedDict):
     format: NotRequired[Literal["agent", "llm"]]
     since: NotRequired[str | None]
     rules: NotRequired[Literal["omp", "pi"] | None]
+    targetProvider: NotRequired[str | None]
+    targetModel: NotRequired[str | None]
     workDoneToken: NotRequired[int | str | None]
 
 
@@ -106,6 +118,15 @@ class Capabilities(TypedDict):
     cancelRequest: NotRequired[bool]
 
 
+class ClearToolResultsSettings(TypedDict):
+    """Batch clearing of old tool outputs at append time (see sidecar.compaction.clearing)."""
+
+    enabled: NotRequired[bool]
+    triggerTokens: NotRequired[int]
+    keepToolResults: NotRequired[int]
+    minimumTokens: NotRequired[int]
+
+
 class ClientInfo(TypedDict):
     name: str
     version: NotRequired[str | None]
@@ -132,6 +153,14 @@ class CompactDetails(TypedDict):
     fallback: NotRequired[CompactFallback | None]
 
 
+class NativeCompaction(TypedDict):
+    """A provider's opaque compaction item: Anthropic's ``compaction`` content block, or the OpenAI Responses ``compaction`` output item. Sent back only to that provider and model."""
+
+    provider: str
+    model: str
+    item: dict[str, Any]
+
+
 class CompactParams(TypedDict):
     sessionId: str
     leafId: NotRequired[str | None]
@@ -140,6 +169,7 @@ class CompactParams(TypedDict):
     model: NotRequired[str | None]
     reserveTokens: NotRequired[int | None]
     keepRecentTokens: NotRequired[int | None]
+    native: NotRequired[NativeCompaction | None]
     workDoneToken: NotRequired[int | str | None]
 
 
@@ -162,6 +192,7 @@ class CompactionSettings(TypedDict):
     contextWindow: NotRequired[int | None]
     autoCompact: NotRequired[bool]
     prune: NotRequired[bool]
+    clearToolResults: NotRequired[ClearToolResultsSettings]
 
 
 class ContinueRecentParams(TypedDict):
@@ -1230,6 +1261,8 @@ __all__ = [
     "CLIENT_NOTIFICATIONS",
     "CancelParams",
     "Capabilities",
+    "ClearToolResultsSettings",
+    "ClearedToolResults",
     "ClientInfo",
     "CloseParams",
     "CompactDetails",
@@ -1302,6 +1335,7 @@ __all__ = [
     "MethodNotFoundError",
     "MoveParams",
     "MoveResult",
+    "NativeCompaction",
     "NoSnapshotError",
     "NotCapturedFile",
     "NothingToCompactError",

@@ -41,6 +41,9 @@ pub struct AppendParams {
 /// Schema: `#/$defs/AppendResult`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct AppendResult {
+    /// `clearedToolResults`. Optional.
+    #[serde(rename = "clearedToolResults", default, skip_serializing_if = "Option::is_none")]
+    pub cleared_tool_results: Option<ClearedToolResults>,
     /// `contextTokens`. Required.
     #[serde(rename = "contextTokens")]
     pub context_tokens: i64,
@@ -150,6 +153,12 @@ pub struct BuildContextParams {
     /// `since`. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<String>,
+    /// `targetModel`. Optional.
+    #[serde(rename = "targetModel", default, skip_serializing_if = "Option::is_none")]
+    pub target_model: Option<String>,
+    /// `targetProvider`. Optional.
+    #[serde(rename = "targetProvider", default, skip_serializing_if = "Option::is_none")]
+    pub target_provider: Option<String>,
     /// `workDoneToken`. Optional.
     #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
     pub work_done_token: Option<NumberOrString>,
@@ -225,6 +234,45 @@ pub struct Capabilities {
     pub work_done_progress: bool,
 }
 
+/// Batch clearing of old tool outputs at append time (see sidecar.compaction.clearing).
+///
+/// Schema: `#/$defs/ClearToolResultsSettings` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ClearToolResultsSettings {
+    /// `enabled`. Optional; the server's default is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// `keepToolResults`. Optional; the server's default is `3`.
+    #[serde(rename = "keepToolResults", default, skip_serializing_if = "Option::is_none")]
+    pub keep_tool_results: Option<i64>,
+    /// `minimumTokens`. Optional; the server's default is `20000`.
+    #[serde(rename = "minimumTokens", default, skip_serializing_if = "Option::is_none")]
+    pub minimum_tokens: Option<i64>,
+    /// `triggerTokens`. Optional; the server's default is `100000`.
+    #[serde(rename = "triggerTokens", default, skip_serializing_if = "Option::is_none")]
+    pub trigger_tokens: Option<i64>,
+}
+
+/// Old tool outputs the context now shows as a placeholder (the file keeps them in full).
+///
+/// Schema: `#/$defs/ClearedToolResults`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ClearedToolResults {
+    /// `contextTokensBefore`. Required.
+    #[serde(rename = "contextTokensBefore")]
+    pub context_tokens_before: i64,
+    /// `entryId`. Required.
+    #[serde(rename = "entryId")]
+    pub entry_id: String,
+    /// `tokensFreed`. Required.
+    #[serde(rename = "tokensFreed")]
+    pub tokens_freed: i64,
+    /// `toolResultIds`. Required.
+    #[serde(rename = "toolResultIds")]
+    pub tool_result_ids: Vec<String>,
+}
+
 /// Schema: `#/$defs/ClientInfo`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct ClientInfo {
@@ -295,6 +343,9 @@ pub struct CompactParams {
     /// `model`. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// `native`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native: Option<NativeCompaction>,
     /// `provider`. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
@@ -344,6 +395,9 @@ pub struct CompactionSettings {
     /// `autoCompact`. Optional; the server's default is `false`.
     #[serde(rename = "autoCompact", default, skip_serializing_if = "Option::is_none")]
     pub auto_compact: Option<bool>,
+    /// `clearToolResults`. Optional.
+    #[serde(rename = "clearToolResults", default, skip_serializing_if = "Option::is_none")]
+    pub clear_tool_results: Option<ClearToolResultsSettings>,
     /// `contextWindow`. Optional.
     #[serde(rename = "contextWindow", default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<i64>,
@@ -1066,6 +1120,21 @@ pub struct MoveResult {
     /// `sessionId`. Required.
     #[serde(rename = "sessionId")]
     pub session_id: String,
+}
+
+/// A provider's opaque compaction item: Anthropic's `compaction` content block, or the
+/// OpenAI Responses `compaction` output item. Sent back only to that provider and model.
+///
+/// Schema: `#/$defs/NativeCompaction` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct NativeCompaction {
+    /// `item`. Required.
+    pub item: Value,
+    /// `model`. Required.
+    pub model: String,
+    /// `provider`. Required.
+    pub provider: String,
 }
 
 /// Schema: `#/$defs/NotCapturedFile`.

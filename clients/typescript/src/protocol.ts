@@ -24,6 +24,8 @@ export interface AppendResult {
   shouldCompact: boolean;
   /** @default null */
   external?: ExternalChange | null;
+  /** @default null */
+  clearedToolResults?: ClearedToolResults | null;
 }
 
 export interface AppendedEntry {
@@ -75,6 +77,10 @@ export interface BuildContextParams {
   /** @default null */
   rules?: "omp" | "pi" | null;
   /** @default null */
+  targetProvider?: string | null;
+  /** @default null */
+  targetModel?: string | null;
+  /** @default null */
   workDoneToken?: number | string | null;
 }
 
@@ -114,6 +120,26 @@ export interface Capabilities {
   workDoneProgress?: boolean;
   /** @default true */
   cancelRequest?: boolean;
+}
+
+/** Batch clearing of old tool outputs at append time (see sidecar.compaction.clearing). */
+export interface ClearToolResultsSettings {
+  /** @default false */
+  enabled?: boolean;
+  /** @default 100000 */
+  triggerTokens?: number;
+  /** @default 3 */
+  keepToolResults?: number;
+  /** @default 20000 */
+  minimumTokens?: number;
+}
+
+/** Old tool outputs the context now shows as a placeholder (the file keeps them in full). */
+export interface ClearedToolResults {
+  entryId: string;
+  toolResultIds: string[];
+  tokensFreed: number;
+  contextTokensBefore: number;
 }
 
 export interface ClientInfo {
@@ -159,6 +185,8 @@ export interface CompactParams {
   /** @default null */
   keepRecentTokens?: number | null;
   /** @default null */
+  native?: NativeCompaction | null;
+  /** @default null */
   workDoneToken?: number | string | null;
 }
 
@@ -187,6 +215,7 @@ export interface CompactionSettings {
   autoCompact?: boolean;
   /** @default true */
   prune?: boolean;
+  clearToolResults?: ClearToolResultsSettings;
 }
 
 export interface ContinueRecentParams {
@@ -589,6 +618,16 @@ export interface MoveParams {
 export interface MoveResult {
   sessionId: string;
   path: string;
+}
+
+/**
+ * A provider's opaque compaction item: Anthropic's `compaction` content block, or the
+ * OpenAI Responses `compaction` output item. Sent back only to that provider and model.
+ */
+export interface NativeCompaction {
+  provider: string;
+  model: string;
+  item: JsonObject;
 }
 
 export interface NotCapturedFile {

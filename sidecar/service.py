@@ -53,6 +53,7 @@ from .store.listing import (
 from .store.lock import lock_path, unlock
 from .store.compat import Compat, omp_blob_folder, root_compat, session_compat, tool_of_folder
 from .store.follow import FileChange
+from .live.events import LiveSessions
 from .store.move import relocate, rewrite_header_cwd
 from .store.pathcopy import connected_path, label_timestamps
 from .store.payload import BLOB_DIR, BlobStore, resolve
@@ -213,6 +214,7 @@ class SessionService:
     def _followed(self, session: Session, change: FileChange) -> None:
         """Another program changed the file and the session caught up: the index, the tally and watchers follow."""
         self._tallies.pop(session, None)
+        self._live_followed(session, change)
         if change.reloaded is not None or change.header_changed:
             self._index_refresh(session.path)
         elif change.appended:
@@ -396,6 +398,7 @@ class SessionService:
         self.watches.remove(session.id)
         self._save_tree_cache(session)
         session.close()
+        self._live_closed(session.id)
 
     def close_all(self) -> None:
         """Flush and close every open session (shutdown, EOF)."""
@@ -584,6 +587,7 @@ class SessionService:
                 written = session.append([summary], params.entryId)
                 return wire.BranchResult(leafId=session.leaf_id, summaryEntryId=written[0].id)
         session.branch(params.entryId)
+        self._live_leaf_moved(session)
         return wire.BranchResult(leafId=session.leaf_id)
 
     # -- compaction -------------------------------------------------------------
@@ -738,6 +742,7 @@ class SessionService:
 
     def _indexed(self, session: Session, entries: list[Entry]) -> None:
         """A batch reached the file: fold it into the index row in the same step."""
+        self._live_appended(session)
         if self.watches:
             self.watches.arm(session)  # a watched session's file may just have been made
         # An open session's file does not move (archive, delete and restore close it first).
@@ -1086,6 +1091,61 @@ class SessionService:
             raise StorageError(str(exc), path=str(self.history.path)) from exc
 
 
+    # --- live sessions (sidecar/live/: subscriptions, roles) ---
+    # The hooks above call these; each is one dict lookup when nobody subscribed.
+
+    _live_sessions: LiveSessions | None = None
+
+    @property
+    def live(self) -> LiveSessions:
+        if self._live_sessions is None:
+            with self._lock:
+                if self._live_sessions is None:
+                    self._live_sessions = LiveSessions(self.blobs)
+        return self._live_sessions
+
+    def _live_appended(self, session: Session) -> None:
+        if self._live_sessions is not None:
+            self._live_sessions.appended(session)
+
+    def _live_followed(self, session: Session, change: FileChange) -> None:
+        if self._live_sessions is not None:
+            if change.reloaded is not None:
+                self._live_sessions.reloaded(session, change.reloaded)
+            else:
+                self._live_sessions.appended(session, external=True)
+
+    def _live_leaf_moved(self, session: Session) -> None:
+        if self._live_sessions is not None:
+            self._live_sessions.leaf_moved(session)
+
+    def _live_closed(self, session_id: str) -> None:
+        if self._live_sessions is not None:
+            self._live_sessions.closed(session_id)
+
+    def live_subscribe(self, params: wire.SubscribeParams, subscriber: Any, client: Any) -> wire.SubscribeResult:
+        """Subscribe in the session's turn; a session not open here is opened read-only and its file followed."""
+        with self._lock:
+            session = self._open.get(params.sessionId)
+        if session is None:
+            self.open(wire.OpenParams(sessionId=params.sessionId, readOnly=True))
+            session = self._require_open(params.sessionId)
+        else:
+            self._follow(session)
+        if session.id not in self.watches:
+            self.live.watched_for_subscribers.add(session.id)
+            self.watches.add(session)
+        return self.live.subscribe(session, subscriber, params.since, client)
+
+    def live_unsubscribe(self, params: wire.UnsubscribeParams, subscriber: Any) -> wire.UnsubscribeResult:
+        return wire.UnsubscribeResult(unsubscribed=self.live.bus.unsubscribe(params.sessionId, subscriber))
+
+    def live_take_control(self, params: wire.TakeControlParams, client: Any) -> wire.TakeControlResult:
+        self._require_open(params.sessionId)
+        former = self.live.roles.take(params.sessionId, client)
+        return wire.TakeControlResult(sessionId=params.sessionId, tookOver=former is not None)
+
+
 def _history_cwd(cwd: str | None) -> str | None:
     if cwd is not None and not os.path.isabs(cwd):
         raise InvalidParams(f"cwd must be an absolute path, not {cwd!r}", field="cwd")
@@ -1135,12 +1195,14 @@ def _decode_json(data: bytes) -> Any:
 
 def _session_info(found: Any, archived: bool, snippet: str | None = None) -> wire.SessionInfo:
     """One listed session, from a file summary or an index row (they share these fields)."""
+    modified = iso_from_ms(found.modified_ms)
     return wire.SessionInfo(
         sessionId=found.session_id,
         path=found.path,
         cwd=found.cwd,
         created=found.created,
-        modified=iso_from_ms(found.modified_ms),
+        modified=modified,
+        updatedAt=modified,  # ACP's SessionInfo field
         messageCount=found.message_count,
         firstMessage=found.first_message or "(no messages)",
         archived=archived,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..service import SessionService
 from .dispatch import GroupSync, queue_key
+from .live import register as register_live
 from .lifecycle import SERVER_NAME, decode_params, initialize as initialize_service, provider_names, served_methods, service_attribute
 from .protocol import NOT_INLINE, REQUEST_SIZE
 
@@ -28,10 +29,7 @@ def register(server: "SidecarServer") -> None:
 
     @server.feature("initialize")
     def initialize(ls: "SidecarServer", params: Any, msg_id: Any) -> Any:
-        service, result = initialize_service(params, ls.base_settings, ls.default_root)
-        ls.attach(service)
-        ls.protocol.state = "ready"
-        return result
+        return ls.initialize_client(params)
 
     @server.feature("shutdown")
     async def shutdown(ls: "SidecarServer", params: Any, msg_id: Any) -> None:
@@ -48,6 +46,7 @@ def register(server: "SidecarServer") -> None:
             server.feature(method)(_session_handler(method, params_type, attribute))
         if method in _INLINE_METHODS:
             server.inline_handlers[method] = _inline_handler(server, method, params_type, attribute)
+    register_live(server)  # subscribe, unsubscribe, takeControl (rpc/live.py)
 
 
 # Calls cheap enough to run on the event loop itself, skipping the worker-thread

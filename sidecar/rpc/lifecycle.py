@@ -26,6 +26,8 @@ from .framing import FRAMINGS
 from .messages import PROTOCOL_VERSION, Capabilities, InitializeParams, InitializeResult, ServerInfo
 
 SERVER_NAME = "session-sidecar"
+# Served by rpc/live.py, not by a SessionService method of the same name (they need the connection).
+LIVE_METHODS = ("session/subscribe", "session/unsubscribe", "session/takeControl")
 
 # For the clients' tests only: the protocolVersion initialize reports, so a
 # client's check of it meets a sidecar that answers with a version it does not
@@ -105,7 +107,7 @@ def initialize(params: Any, base_settings: Settings, default_root: Path) -> tupl
         serverInfo=ServerInfo(name=SERVER_NAME, version=__version__),
         protocolVersion=reported_protocol_version(),
         capabilities=Capabilities(
-            methods=["initialize", "shutdown", *sorted(served_methods())],
+            methods=["initialize", "shutdown", *sorted([*served_methods(), *LIVE_METHODS])],
             framings=list(FRAMINGS),
             providers=provider_names(),
         ),

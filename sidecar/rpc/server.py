@@ -26,6 +26,8 @@ from ..errors import SidecarError
 from ..service import SessionService
 from .dispatch import Dispatcher
 from .framing import FrameError, FrameReader, Framing, FrameWriter
+from .lifecycle import initialize as initialize_service
+from .live import ConnectionSubscriber, gate, loop_scheduler, tell_former_controller
 from .messages import ProgressParams
 from .protocol import SidecarProtocol
 from .watching import SessionFollower
@@ -51,12 +53,17 @@ def make_converter() -> Any:
     return converter
 
 
+# Sent to a client that opened a session with ``watch``.
+_WATCH_NOTIFICATIONS = frozenset({"session/didAppend", "session/didReload"})
+
 # How long autoCompact waits for the client to accept its progress token.
 PROGRESS_CREATE_TIMEOUT = 5.0
 
 
 class SidecarServer(JsonRPCServer):
     protocol: SidecarProtocol
+    # One of many clients of one service (socket mode, rpc/sockets.py): roles apply.
+    shared = False
 
     def __init__(
         self,
@@ -80,6 +87,7 @@ class SidecarServer(JsonRPCServer):
         self.inline_handlers: dict[str, Callable[[Any], Any]] = {}
         self.follower = SessionFollower(self)
         self._loop_thread: int | None = None
+        self.subscriber = ConnectionSubscriber(self)  # this connection, as the live bus sends to it
 
         from .handlers import register
 
@@ -90,6 +98,17 @@ class SidecarServer(JsonRPCServer):
 
     # -- the service and its hooks into the transport -----------------------------------
 
+    def initialize_client(self, params: Any) -> Any:
+        """``initialize``: make the service the client asks for and serve it; the answer."""
+        service, result = initialize_service(params, self.base_settings, self.default_root)
+        self.attach(service)
+        self.protocol.state = "ready"
+        return result
+
+    def live_gate(self, method: str, params: Any) -> SidecarError | None:
+        """The error a writing call on a session another client controls gets (rpc/live.py)."""
+        return gate(self, method, params)
+
     def attach(self, service: SessionService) -> None:
         """Serve ``service`` (made by initialize) and wire compaction's client hooks, if it has them."""
         self.service = service
@@ -97,6 +116,8 @@ class SidecarServer(JsonRPCServer):
         self._loop_thread = threading.get_ident()
         service.notify = self._notify_any_thread
         service.watches.on_add = lambda: loop.call_soon_threadsafe(self.follower.refresh)
+        service.live.bus.schedule = loop_scheduler(loop)
+        service.live.roles.on_change = tell_former_controller
         self.follower.start(loop)
         compactor = getattr(service, "compactor", None)
         if compactor is not None:
@@ -106,6 +127,8 @@ class SidecarServer(JsonRPCServer):
 
     def _notify_any_thread(self, method: str, params: Any) -> None:
         """A notification from the service, called on the loop (an inline call) or a worker thread."""
+        if method in _WATCH_NOTIFICATIONS and getattr(params, "sessionId", None) in self.service.live.watched_for_subscribers:
+            return  # watched only for a subscription: the subscriber hears it from the bus, with a cursor
         if threading.get_ident() == self._loop_thread:
             self.protocol.notify(method, params)
         elif self._loop is not None:

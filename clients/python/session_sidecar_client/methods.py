@@ -35,6 +35,9 @@ from .protocol import (
     SetNameResult,
     SnapshotResult,
     StatsResult,
+    SubscribeResult,
+    TakeControlResult,
+    UnsubscribeResult,
 )
 
 
@@ -72,6 +75,7 @@ class SidecarMethods:
         protocol_version: str = "1.0",
         session_root: str | None = None,
         settings: dict[str, Any] | None = None,
+        token: str | None = None,
     ) -> InitializeResult:
         """``initialize``: InitializeParams -> InitializeResult. Unknown fields are ignored here (only here), so an LSP client's initialize is accepted."""
         params: dict[str, Any] = {}
@@ -83,6 +87,8 @@ class SidecarMethods:
             params["sessionRoot"] = session_root
         if settings is not None:
             params["settings"] = settings
+        if token is not None:
+            params["token"] = token
         result: InitializeResult = await self.request("initialize", params)
         return result
 
@@ -581,4 +587,40 @@ class SidecarMethods:
         if force is not False:
             params["force"] = force
         result: RewindResult = await self.request("session/rewind", params, on_progress=on_progress)
+        return result
+
+    async def subscribe(
+        self,
+        session_id: str,
+        *,
+        since: str | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> SubscribeResult:
+        """``session/subscribe``: SubscribeParams -> SubscribeResult."""
+        params: dict[str, Any] = {"sessionId": session_id}
+        if since is not None:
+            params["since"] = since
+        result: SubscribeResult = await self.request("session/subscribe", params, on_progress=on_progress)
+        return result
+
+    async def unsubscribe(
+        self,
+        session_id: str,
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> UnsubscribeResult:
+        """``session/unsubscribe``: UnsubscribeParams -> UnsubscribeResult."""
+        params: dict[str, Any] = {"sessionId": session_id}
+        result: UnsubscribeResult = await self.request("session/unsubscribe", params, on_progress=on_progress)
+        return result
+
+    async def take_control(
+        self,
+        session_id: str,
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> TakeControlResult:
+        """``session/takeControl``: TakeControlParams -> TakeControlResult."""
+        params: dict[str, Any] = {"sessionId": session_id}
+        result: TakeControlResult = await self.request("session/takeControl", params, on_progress=on_progress)
         return result

@@ -206,13 +206,38 @@ class DidAppendParams(TypedDict):
     entries: list[dict[str, Any]]
     leafId: str | None
     external: bool
+    cursor: NotRequired[str | None]
+
+
+class DidChangeLeafParams(TypedDict):
+    """Notification ``session/didChangeLeaf``: the leaf moved without an append (session/branch)."""
+
+    sessionId: str
+    cursor: str
+    leafId: str | None
+
+
+class DidCloseParams(TypedDict):
+    """Notification ``session/didClose``: the session was closed by this sidecar; the subscription ends."""
+
+    sessionId: str
+    cursor: str
 
 
 class DidCompactParams(TypedDict):
     """Notification ``session/didCompact``: the sidecar compacted a session by itself (autoCompact)."""
 
     sessionId: str
-    result: CompactResult
+    result: NotRequired[CompactResult | None]
+    cursor: NotRequired[str | None]
+    entryId: NotRequired[str | None]
+    firstKeptEntryId: NotRequired[str | None]
+
+
+class DidLoseControlParams(TypedDict):
+    """Notification ``session/didLoseControl``: another client took control of a session this client controlled."""
+
+    sessionId: str
 
 
 class DidReloadParams(TypedDict):
@@ -222,6 +247,25 @@ class DidReloadParams(TypedDict):
     reason: str
     leafId: str | None
     entryCount: int
+
+
+class DidSetLabelParams(TypedDict):
+    """Notification ``session/didSetLabel``: a label entry (in the didAppend just before) set or cleared a label."""
+
+    sessionId: str
+    cursor: str
+    entryId: str
+    targetId: str
+    label: NotRequired[str | None]
+
+
+class DidSetNameParams(TypedDict):
+    """Notification ``session/didSetName``: the session was named (the entry is in the didAppend just before)."""
+
+    sessionId: str
+    cursor: str
+    entryId: str
+    name: str | None
 
 
 DiffParams = TypedDict("DiffParams", {"sessionId": str, "from": str, "to": str, "patch": NotRequired[bool], "contextLines": NotRequired[int], "workDoneToken": NotRequired[int | str | None]})
@@ -350,6 +394,7 @@ class InitializeParams(TypedDict):
     protocolVersion: NotRequired[str]
     sessionRoot: NotRequired[str | None]
     settings: NotRequired[dict[str, Any] | None]
+    token: NotRequired[str | None]
 
 
 class ServerInfo(TypedDict):
@@ -381,6 +426,8 @@ class SessionTokens(TypedDict):
 
 
 class SessionInfo(TypedDict):
+    """A session as session/list gives it: a superset of ACP's SessionInfo (sessionId, cwd, title, updatedAt, _meta)."""
+
     sessionId: str
     path: str
     cwd: str
@@ -395,6 +442,8 @@ class SessionInfo(TypedDict):
     parentSession: NotRequired[str | None]
     snippet: NotRequired[str | None]
     inMemory: NotRequired[bool]
+    updatedAt: NotRequired[str | None]
+    _meta: NotRequired[dict[str, Any] | None]
 
 
 class ListResult(TypedDict):
@@ -533,6 +582,14 @@ class RestoreResult(TypedDict):
     path: str
 
 
+class ResyncParams(TypedDict):
+    """Notification ``session/resync``: events were lost (a slow reader past the backlog, or the file was rewritten); read the session again (getEntries / buildContext), events go on from ``cursor``."""
+
+    sessionId: str
+    cursor: str
+    reason: str
+
+
 class RetentionSettings(TypedDict):
     """The policy ``session-sidecar prune`` and ``session/prune`` apply when not given one (none by default)."""
 
@@ -649,6 +706,21 @@ class StatsResult(TypedDict):
     unreferencedBytes: NotRequired[int | None]
 
 
+class SubscribeParams(TypedDict):
+    sessionId: str
+    since: NotRequired[str | None]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class SubscribeResult(TypedDict):
+    cursor: str
+    leafId: str | None
+    entryCount: int
+    resync: NotRequired[bool]
+    missed: NotRequired[int]
+    controller: NotRequired[bool]
+
+
 class SummarizeParams(TypedDict):
     """Server -> client request ``session/summarize`` (the ``client`` provider); answered by ``SummarizeResult``."""
 
@@ -660,6 +732,25 @@ class SummarizeParams(TypedDict):
 
 class SummarizeResult(TypedDict):
     text: str
+
+
+class TakeControlParams(TypedDict):
+    sessionId: str
+    workDoneToken: NotRequired[int | str | None]
+
+
+class TakeControlResult(TypedDict):
+    sessionId: str
+    tookOver: bool
+
+
+class UnsubscribeParams(TypedDict):
+    sessionId: str
+    workDoneToken: NotRequired[int | str | None]
+
+
+class UnsubscribeResult(TypedDict):
+    unsubscribed: bool
 
 
 class WorkDoneProgressCreateParams(TypedDict):
@@ -702,6 +793,9 @@ MethodName = Literal[
     "session/snapshot",
     "session/diff",
     "session/rewind",
+    "session/subscribe",
+    "session/unsubscribe",
+    "session/takeControl",
 ]
 
 # method -> (params type, result type), as annotations.
@@ -736,6 +830,9 @@ METHODS: dict[str, tuple[str, str]] = {
     "session/snapshot": ("SnapshotParams", "SnapshotResult"),
     "session/diff": ("DiffParams", "DiffResult"),
     "session/rewind": ("RewindParams", "RewindResult"),
+    "session/subscribe": ("SubscribeParams", "SubscribeResult"),
+    "session/unsubscribe": ("UnsubscribeParams", "UnsubscribeResult"),
+    "session/takeControl": ("TakeControlParams", "TakeControlResult"),
 }
 
 SERVER_REQUESTS: dict[str, tuple[str, str]] = {
@@ -754,6 +851,12 @@ SERVER_NOTIFICATIONS: dict[str, str] = {
     "session/didCompact": "DidCompactParams",
     "session/didAppend": "DidAppendParams",
     "session/didReload": "DidReloadParams",
+    "session/didChangeLeaf": "DidChangeLeafParams",
+    "session/didSetLabel": "DidSetLabelParams",
+    "session/didSetName": "DidSetNameParams",
+    "session/didClose": "DidCloseParams",
+    "session/resync": "ResyncParams",
+    "session/didLoseControl": "DidLoseControlParams",
 }
 
 # Python method name on SidecarClient -> protocol method.
@@ -788,6 +891,9 @@ PYTHON_METHODS: dict[str, str] = {
     "snapshot": "session/snapshot",
     "diff": "session/diff",
     "rewind": "session/rewind",
+    "subscribe": "session/subscribe",
+    "unsubscribe": "session/unsubscribe",
+    "take_control": "session/takeControl",
 }
 
 ErrorKind = Literal[
@@ -819,6 +925,9 @@ ErrorKind = Literal[
     "noSnapshot",
     "snapshotFailed",
     "pathOutsideCwd",
+    "notController",
+    "unauthorized",
+    "sharedServer",
 ]
 
 
@@ -1018,6 +1127,27 @@ class PathOutsideCwdError(RpcError):
     kind_value = "pathOutsideCwd"
 
 
+class NotControllerError(RpcError):
+    """-33070 notController: Another client of this sidecar controls the session; observe it, or call session/takeControl to write."""
+
+    code_value = -33070
+    kind_value = "notController"
+
+
+class UnauthorizedError(RpcError):
+    """-33071 unauthorized: A TCP client's initialize did not carry the token the server was started with; nothing else is served."""
+
+    code_value = -33071
+    kind_value = "unauthorized"
+
+
+class SharedServerError(RpcError):
+    """-33072 sharedServer: A client of a shared (socket) sidecar asked for its own sessions root or settings; they are the server's."""
+
+    code_value = -33072
+    kind_value = "sharedServer"
+
+
 ERROR_CLASSES: dict[int, type[RpcError]] = {
     -32002: ServerNotInitializedError,
     -32600: InvalidRequestError,
@@ -1047,6 +1177,9 @@ ERROR_CLASSES: dict[int, type[RpcError]] = {
     -33041: NoSnapshotError,
     -33042: SnapshotFailedError,
     -33043: PathOutsideCwdError,
+    -33070: NotControllerError,
+    -33071: UnauthorizedError,
+    -33072: SharedServerError,
 }
 
 __all__ = [
@@ -1078,8 +1211,13 @@ __all__ = [
     "DeleteParams",
     "DeleteResult",
     "DidAppendParams",
+    "DidChangeLeafParams",
+    "DidCloseParams",
     "DidCompactParams",
+    "DidLoseControlParams",
     "DidReloadParams",
+    "DidSetLabelParams",
+    "DidSetNameParams",
     "DiffParams",
     "DiffResult",
     "ERROR_CLASSES",
@@ -1119,6 +1257,7 @@ __all__ = [
     "MoveResult",
     "NoSnapshotError",
     "NotCapturedFile",
+    "NotControllerError",
     "NothingToCompactError",
     "OpenParams",
     "OpenResult",
@@ -1141,6 +1280,7 @@ __all__ = [
     "RequestCancelledError",
     "RestoreParams",
     "RestoreResult",
+    "ResyncParams",
     "RetentionSettings",
     "RewindParams",
     "RewindResult",
@@ -1160,6 +1300,7 @@ __all__ = [
     "SetNameParams",
     "SetNameResult",
     "Settings",
+    "SharedServerError",
     "SkippedFile",
     "SnapshotFailedError",
     "SnapshotParams",
@@ -1168,9 +1309,16 @@ __all__ = [
     "StatsResult",
     "StorageError",
     "StoreSettings",
+    "SubscribeParams",
+    "SubscribeResult",
     "SummarizeParams",
     "SummarizeResult",
+    "TakeControlParams",
+    "TakeControlResult",
     "TreeNode",
+    "UnauthorizedError",
+    "UnsubscribeParams",
+    "UnsubscribeResult",
     "WorkDoneBegin",
     "WorkDoneEnd",
     "WorkDoneProgressCreateParams",

@@ -447,6 +447,9 @@ pub struct DeleteResult {
 /// Schema: `#/$defs/DidAppendParams`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct DidAppendParams {
+    /// `cursor`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
     /// `entries`. Required.
     pub entries: Vec<Value>,
     /// `external`. Required.
@@ -459,13 +462,60 @@ pub struct DidAppendParams {
     pub session_id: String,
 }
 
+/// Notification `session/didChangeLeaf`: the leaf moved without an append (session/branch).
+///
+/// Schema: `#/$defs/DidChangeLeafParams`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DidChangeLeafParams {
+    /// `cursor`. Required.
+    pub cursor: String,
+    /// `leafId`. Required, may be null.
+    #[serde(rename = "leafId")]
+    pub leaf_id: Option<String>,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+}
+
+/// Notification `session/didClose`: the session was closed by this sidecar; the subscription ends.
+///
+/// Schema: `#/$defs/DidCloseParams`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DidCloseParams {
+    /// `cursor`. Required.
+    pub cursor: String,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+}
+
 /// Notification `session/didCompact`: the sidecar compacted a session by itself (autoCompact).
 ///
 /// Schema: `#/$defs/DidCompactParams`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct DidCompactParams {
-    /// `result`. Required.
-    pub result: CompactResult,
+    /// `cursor`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    /// `entryId`. Optional.
+    #[serde(rename = "entryId", default, skip_serializing_if = "Option::is_none")]
+    pub entry_id: Option<String>,
+    /// `firstKeptEntryId`. Optional.
+    #[serde(rename = "firstKeptEntryId", default, skip_serializing_if = "Option::is_none")]
+    pub first_kept_entry_id: Option<String>,
+    /// `result`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<CompactResult>,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+}
+
+/// Notification `session/didLoseControl`: another client took control of a session this client controlled.
+///
+/// Schema: `#/$defs/DidLoseControlParams`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DidLoseControlParams {
     /// `sessionId`. Required.
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -485,6 +535,44 @@ pub struct DidReloadParams {
     pub leaf_id: Option<String>,
     /// `reason`. Required.
     pub reason: String,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+}
+
+/// Notification `session/didSetLabel`: a label entry (in the didAppend just before) set or cleared a label.
+///
+/// Schema: `#/$defs/DidSetLabelParams`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DidSetLabelParams {
+    /// `cursor`. Required.
+    pub cursor: String,
+    /// `entryId`. Required.
+    #[serde(rename = "entryId")]
+    pub entry_id: String,
+    /// `label`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `targetId`. Required.
+    #[serde(rename = "targetId")]
+    pub target_id: String,
+}
+
+/// Notification `session/didSetName`: the session was named (the entry is in the didAppend just before).
+///
+/// Schema: `#/$defs/DidSetNameParams`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DidSetNameParams {
+    /// `cursor`. Required.
+    pub cursor: String,
+    /// `entryId`. Required.
+    #[serde(rename = "entryId")]
+    pub entry_id: String,
+    /// `name`. Required, may be null.
+    pub name: Option<String>,
     /// `sessionId`. Required.
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -775,6 +863,9 @@ pub struct InitializeParams {
     /// `settings`. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings: Option<Value>,
+    /// `token`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
 }
 
 /// Schema: `#/$defs/InitializeResult`.
@@ -1079,6 +1170,21 @@ pub struct RestoreResult {
     pub session_id: String,
 }
 
+/// Notification `session/resync`: events were lost (a slow reader past the backlog, or the file was
+/// rewritten); read the session again (getEntries / buildContext), events go on from `cursor`.
+///
+/// Schema: `#/$defs/ResyncParams`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ResyncParams {
+    /// `cursor`. Required.
+    pub cursor: String,
+    /// `reason`. Required.
+    pub reason: String,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+}
+
 /// The policy `session-sidecar prune` and `session/prune` apply when not given one (none by default).
 ///
 /// Schema: `#/$defs/RetentionSettings` (unknown fields are refused).
@@ -1164,9 +1270,14 @@ pub struct ServerInfo {
     pub version: String,
 }
 
+/// A session as session/list gives it: a superset of ACP's SessionInfo (sessionId, cwd, title, updatedAt, _meta).
+///
 /// Schema: `#/$defs/SessionInfo`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionInfo {
+    /// `_meta`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub _meta: Option<Value>,
     /// `archived`. Required.
     pub archived: bool,
     /// `created`. Required.
@@ -1203,6 +1314,9 @@ pub struct SessionInfo {
     pub title: Option<String>,
     /// `tokens`. Required.
     pub tokens: SessionTokens,
+    /// `updatedAt`. Optional.
+    #[serde(rename = "updatedAt", default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<String>,
 }
 
 /// Schema: `#/$defs/SessionTokens`.
@@ -1419,6 +1533,43 @@ pub struct StoreSettings {
     pub fsync: Option<FsyncPolicy>,
 }
 
+/// Schema: `#/$defs/SubscribeParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SubscribeParams {
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `since`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/SubscribeResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubscribeResult {
+    /// `controller`. Defaults to `false` when absent.
+    #[serde(default = "defaults::subscribe_result_controller")]
+    pub controller: bool,
+    /// `cursor`. Required.
+    pub cursor: String,
+    /// `entryCount`. Required.
+    #[serde(rename = "entryCount")]
+    pub entry_count: i64,
+    /// `leafId`. Required, may be null.
+    #[serde(rename = "leafId")]
+    pub leaf_id: Option<String>,
+    /// `missed`. Defaults to `0` when absent.
+    #[serde(default = "defaults::subscribe_result_missed")]
+    pub missed: i64,
+    /// `resync`. Defaults to `false` when absent.
+    #[serde(default = "defaults::subscribe_result_resync")]
+    pub resync: bool,
+}
+
 /// Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`.
 ///
 /// Schema: `#/$defs/SummarizeParams`.
@@ -1444,6 +1595,29 @@ pub struct SummarizeResult {
     pub text: String,
 }
 
+/// Schema: `#/$defs/TakeControlParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TakeControlParams {
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/TakeControlResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct TakeControlResult {
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `tookOver`. Required.
+    #[serde(rename = "tookOver")]
+    pub took_over: bool,
+}
+
 /// One entry of the tree. The tree is sent flat, in file order: a linear
 /// session is as deep as it is long, and nested JSON that deep breaks parsers
 /// (serde_json stops at 128 levels). `parentId` is null for a root, and for
@@ -1467,6 +1641,25 @@ pub struct TreeNode {
     pub timestamp: Option<String>,
     /// `type`. Required.
     pub r#type: String,
+}
+
+/// Schema: `#/$defs/UnsubscribeParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct UnsubscribeParams {
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/UnsubscribeResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct UnsubscribeResult {
+    /// `unsubscribed`. Required.
+    pub unsubscribed: bool,
 }
 
 /// Schema: `#/$defs/WorkDoneBegin`.
@@ -1874,6 +2067,24 @@ pub mod methods {
         type Result = StatsResult;
     }
 
+    /// `session/subscribe`: `SubscribeParams` -> `SubscribeResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Subscribe;
+    impl crate::Method for Subscribe {
+        const NAME: &'static str = "session/subscribe";
+        type Params = SubscribeParams;
+        type Result = SubscribeResult;
+    }
+
+    /// `session/takeControl`: `TakeControlParams` -> `TakeControlResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct TakeControl;
+    impl crate::Method for TakeControl {
+        const NAME: &'static str = "session/takeControl";
+        type Params = TakeControlParams;
+        type Result = TakeControlResult;
+    }
+
     /// `session/unarchive`: `ArchiveParams` -> `ArchiveResult`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub struct Unarchive;
@@ -1881,6 +2092,15 @@ pub mod methods {
         const NAME: &'static str = "session/unarchive";
         type Params = ArchiveParams;
         type Result = ArchiveResult;
+    }
+
+    /// `session/unsubscribe`: `UnsubscribeParams` -> `UnsubscribeResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Unsubscribe;
+    impl crate::Method for Unsubscribe {
+        const NAME: &'static str = "session/unsubscribe";
+        type Params = UnsubscribeParams;
+        type Result = UnsubscribeResult;
     }
 
     /// `shutdown`: `()` -> `()`.
@@ -1895,7 +2115,7 @@ pub mod methods {
 }
 
 /// Every method in the schema, sorted by name.
-pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/diff", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/list", "session/move", "session/open", "session/prune", "session/restore", "session/rewind", "session/setLabel", "session/setName", "session/snapshot", "session/stats", "session/unarchive", "shutdown"];
+pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/create", "session/delete", "session/diff", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/list", "session/move", "session/open", "session/prune", "session/restore", "session/rewind", "session/setLabel", "session/setName", "session/snapshot", "session/stats", "session/subscribe", "session/takeControl", "session/unarchive", "session/unsubscribe", "shutdown"];
 
 /// A typed, blocking method for every session method of the protocol.
 impl crate::Client {
@@ -2088,11 +2308,32 @@ impl crate::Client {
         self.call::<methods::Stats>(params)
     }
 
+    /// `session/subscribe`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Subscribe>`.
+    pub fn subscribe(&self, params: SubscribeParams) -> crate::Result<SubscribeResult> {
+        self.call::<methods::Subscribe>(params)
+    }
+
+    /// `session/takeControl`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::TakeControl>`.
+    pub fn take_control(&self, params: TakeControlParams) -> crate::Result<TakeControlResult> {
+        self.call::<methods::TakeControl>(params)
+    }
+
     /// `session/unarchive`: sends the request and blocks until its answer.
     ///
     /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Unarchive>`.
     pub fn unarchive(&self, params: ArchiveParams) -> crate::Result<ArchiveResult> {
         self.call::<methods::Unarchive>(params)
+    }
+
+    /// `session/unsubscribe`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Unsubscribe>`.
+    pub fn unsubscribe(&self, params: UnsubscribeParams) -> crate::Result<UnsubscribeResult> {
+        self.call::<methods::Unsubscribe>(params)
     }
 }
 
@@ -2135,10 +2376,22 @@ pub enum ServerNotification {
     Progress(ProgressParams),
     /// `session/didAppend`
     DidAppend(DidAppendParams),
+    /// `session/didChangeLeaf`
+    DidChangeLeaf(DidChangeLeafParams),
+    /// `session/didClose`
+    DidClose(DidCloseParams),
     /// `session/didCompact`
     DidCompact(DidCompactParams),
+    /// `session/didLoseControl`
+    DidLoseControl(DidLoseControlParams),
     /// `session/didReload`
     DidReload(DidReloadParams),
+    /// `session/didSetLabel`
+    DidSetLabel(DidSetLabelParams),
+    /// `session/didSetName`
+    DidSetName(DidSetNameParams),
+    /// `session/resync`
+    Resync(ResyncParams),
     /// A notification this crate does not know (a newer server).
     Other { method: String, params: Value },
 }
@@ -2149,8 +2402,14 @@ impl ServerNotification {
         Ok(match method {
             "$/progress" => Self::Progress(serde_json::from_value(params)?),
             "session/didAppend" => Self::DidAppend(serde_json::from_value(params)?),
+            "session/didChangeLeaf" => Self::DidChangeLeaf(serde_json::from_value(params)?),
+            "session/didClose" => Self::DidClose(serde_json::from_value(params)?),
             "session/didCompact" => Self::DidCompact(serde_json::from_value(params)?),
+            "session/didLoseControl" => Self::DidLoseControl(serde_json::from_value(params)?),
             "session/didReload" => Self::DidReload(serde_json::from_value(params)?),
+            "session/didSetLabel" => Self::DidSetLabel(serde_json::from_value(params)?),
+            "session/didSetName" => Self::DidSetName(serde_json::from_value(params)?),
+            "session/resync" => Self::Resync(serde_json::from_value(params)?),
             _ => Self::Other { method: method.to_string(), params },
         })
     }
@@ -2160,8 +2419,14 @@ impl ServerNotification {
         match self {
             Self::Progress(_) => "$/progress",
             Self::DidAppend(_) => "session/didAppend",
+            Self::DidChangeLeaf(_) => "session/didChangeLeaf",
+            Self::DidClose(_) => "session/didClose",
             Self::DidCompact(_) => "session/didCompact",
+            Self::DidLoseControl(_) => "session/didLoseControl",
             Self::DidReload(_) => "session/didReload",
+            Self::DidSetLabel(_) => "session/didSetLabel",
+            Self::DidSetName(_) => "session/didSetName",
+            Self::Resync(_) => "session/resync",
             Self::Other { method, .. } => method,
         }
     }
@@ -2227,11 +2492,17 @@ pub enum ErrorKind {
     SnapshotFailed,
     /// -33043: A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written.
     PathOutsideCwd,
+    /// -33070: Another client of this sidecar controls the session; observe it, or call session/takeControl to write.
+    NotController,
+    /// -33071: A TCP client's initialize did not carry the token the server was started with; nothing else is served.
+    Unauthorized,
+    /// -33072: A client of a shared (socket) sidecar asked for its own sessions root or settings; they are the server's.
+    SharedServer,
 }
 
 impl ErrorKind {
     /// Every kind in the schema.
-    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd];
+    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd, Self::NotController, Self::Unauthorized, Self::SharedServer];
 
     /// The JSON-RPC error code.
     pub fn code(self) -> i64 {
@@ -2264,6 +2535,9 @@ impl ErrorKind {
             Self::NoSnapshot => -33041,
             Self::SnapshotFailed => -33042,
             Self::PathOutsideCwd => -33043,
+            Self::NotController => -33070,
+            Self::Unauthorized => -33071,
+            Self::SharedServer => -33072,
         }
     }
 
@@ -2298,6 +2572,9 @@ impl ErrorKind {
             -33041 => Self::NoSnapshot,
             -33042 => Self::SnapshotFailed,
             -33043 => Self::PathOutsideCwd,
+            -33070 => Self::NotController,
+            -33071 => Self::Unauthorized,
+            -33072 => Self::SharedServer,
             _ => return None,
         })
     }
@@ -2333,6 +2610,9 @@ impl ErrorKind {
             Self::NoSnapshot => "noSnapshot",
             Self::SnapshotFailed => "snapshotFailed",
             Self::PathOutsideCwd => "pathOutsideCwd",
+            Self::NotController => "notController",
+            Self::Unauthorized => "unauthorized",
+            Self::SharedServer => "sharedServer",
         }
     }
 
@@ -2367,6 +2647,9 @@ impl ErrorKind {
             Self::NoSnapshot => "No snapshot of the files at or before the entry (or the diff's point) to go back to.",
             Self::SnapshotFailed => "The snapshot store could not do it (git missing or failing, its objects gone, the folder unreadable).",
             Self::PathOutsideCwd => "A snapshot names a path outside the session's folder (or through a symlink); nothing outside is written.",
+            Self::NotController => "Another client of this sidecar controls the session; observe it, or call session/takeControl to write.",
+            Self::Unauthorized => "A TCP client's initialize did not carry the token the server was started with; nothing else is served.",
+            Self::SharedServer => "A client of a shared (socket) sidecar asked for its own sessions root or settings; they are the server's.",
         }
     }
 }
@@ -2437,8 +2720,14 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         ("result", "session/snapshot") => rt::<SnapshotResult>(value),
         ("params", "session/stats") => rt::<StatsParams>(value),
         ("result", "session/stats") => rt::<StatsResult>(value),
+        ("params", "session/subscribe") => rt::<SubscribeParams>(value),
+        ("result", "session/subscribe") => rt::<SubscribeResult>(value),
+        ("params", "session/takeControl") => rt::<TakeControlParams>(value),
+        ("result", "session/takeControl") => rt::<TakeControlResult>(value),
         ("params", "session/unarchive") => rt::<ArchiveParams>(value),
         ("result", "session/unarchive") => rt::<ArchiveResult>(value),
+        ("params", "session/unsubscribe") => rt::<UnsubscribeParams>(value),
+        ("result", "session/unsubscribe") => rt::<UnsubscribeResult>(value),
         ("params", "shutdown") => rt::<()>(value),
         ("result", "shutdown") => rt::<()>(value),
         ("serverRequestParams", "session/summarize") => rt::<SummarizeParams>(value),
@@ -2447,8 +2736,14 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         ("serverRequestResult", "window/workDoneProgress/create") => rt::<()>(value),
         ("notification", "$/progress") => rt::<ProgressParams>(value),
         ("notification", "session/didAppend") => rt::<DidAppendParams>(value),
+        ("notification", "session/didChangeLeaf") => rt::<DidChangeLeafParams>(value),
+        ("notification", "session/didClose") => rt::<DidCloseParams>(value),
         ("notification", "session/didCompact") => rt::<DidCompactParams>(value),
+        ("notification", "session/didLoseControl") => rt::<DidLoseControlParams>(value),
         ("notification", "session/didReload") => rt::<DidReloadParams>(value),
+        ("notification", "session/didSetLabel") => rt::<DidSetLabelParams>(value),
+        ("notification", "session/didSetName") => rt::<DidSetNameParams>(value),
+        ("notification", "session/resync") => rt::<ResyncParams>(value),
         _ => return None,
     })
 }
@@ -2512,6 +2807,15 @@ mod defaults {
     }
     pub fn snapshot_result_not_captured() -> Vec<NotCapturedFile> {
         Vec::new()
+    }
+    pub fn subscribe_result_controller() -> bool {
+        false
+    }
+    pub fn subscribe_result_missed() -> i64 {
+        0
+    }
+    pub fn subscribe_result_resync() -> bool {
+        false
     }
     pub fn work_done_begin_cancellable() -> bool {
         true

@@ -34,6 +34,9 @@ _encode = msgspec.json.Encoder().encode
 # A feed keeps at most this many events, and at most this many bytes of them.
 BACKLOG_EVENTS = 4096
 BACKLOG_BYTES = 32 * 1024 * 1024
+# Subscribers served per turn of the event loop: between turns, requests read meanwhile run,
+# so a writer's next call waits for a few sends, not for the whole fan-out.
+DELIVERY_CHUNK = 8
 
 
 class Subscriber(Protocol):
@@ -66,7 +69,13 @@ class Cursor(msgspec.Struct, frozen=True):
 class _Subscription:
     subscriber: Subscriber
     delivered: int  # the last seq it was sent
+    planned: int = -1  # the last seq queued for it (set to ``delivered`` when made)
     lagging: bool = False
+    # Moves on each time it lags: what was queued for it before is then not sent.
+    generation: int = 0
+
+    def __post_init__(self) -> None:
+        self.planned = self.delivered
 
 
 @dataclass(slots=True, eq=False)
@@ -105,6 +114,9 @@ class EventBus:
         # call_soon_threadsafe). None: deliver at once, in the publishing thread.
         self.schedule: Callable[[Callable[[], None]], None] | None = None
         self._flush_scheduled = False
+        # (subscription, its generation, [(seq, body)]) in the order planned; sent a chunk per turn.
+        self._outbox: deque[tuple[_Subscription, int, list[tuple[int, bytes]]]] = deque()
+        self._delivering = False
 
     # -- what the service tells it ----------------------------------------------------------
 
@@ -228,20 +240,33 @@ class EventBus:
                 if feed is None:
                     continue
                 for sub in feed.subscriptions.values():
-                    if sub.lagging or sub.delivered >= feed.seq:
+                    if sub.lagging or sub.planned >= feed.seq:
                         continue
-                    if sub.delivered < feed.oldest() - 1:
+                    if sub.planned < feed.oldest() - 1:
                         # It missed more than the backlog holds: a resync, then on from now.
                         body = _encode({"jsonrpc": "2.0", "method": "session/resync", "params": wire.ResyncParams(
                             sessionId=session_id, cursor=str(Cursor(self.epoch, feed.seq)), reason="backlog")})
                         bodies = [(feed.seq, body)]
                     else:
-                        bodies = _tail(feed.backlog, sub.delivered)
-                    work.append((sub, bodies))
+                        bodies = _tail(feed.backlog, sub.planned)
+                    sub.planned = bodies[-1][0]
+                    work.append((sub, sub.generation, bodies))
             self._dirty.clear()
             if close is not None:
                 self._feeds.pop(close, None)
-        for sub, bodies in work:
+        self._outbox.extend(work)
+        if not self._delivering:
+            self._deliver()
+
+    def _deliver(self) -> None:
+        """Send a chunk of what is planned; the rest in the next turn (all at once without a scheduler)."""
+        outbox = self._outbox
+        count = DELIVERY_CHUNK if self.schedule is not None else len(outbox)
+        while outbox and count > 0:
+            sub, generation, bodies = outbox.popleft()
+            count -= 1
+            if sub.generation != generation:
+                continue  # it lagged since: it is planned again once it drains
             for seq, body in bodies:
                 try:
                     ok = sub.subscriber.send_event(body)
@@ -249,8 +274,14 @@ class EventBus:
                     ok = True
                 sub.delivered = seq
                 if not ok:
-                    sub.lagging = True  # the rest of this batch waits for drained()
+                    with self._lock:
+                        sub.lagging = True  # nothing more until drained()
+                        sub.generation += 1
+                        sub.planned = sub.delivered
                     break
+        self._delivering = bool(outbox)
+        if outbox and self.schedule is not None:
+            self.schedule(self._deliver)
 
     def stats(self) -> dict[str, int]:
         with self._lock:

@@ -116,16 +116,22 @@ class _Prefixed:
         self._stream = stream
 
     async def readline(self) -> bytes:
-        if not self._head:
-            return await self._stream.readline()
-        head, self._head = self._head, b""
-        if head.endswith(b"\n"):
-            return head
-        return head + await self._stream.readline()
+        try:
+            if not self._head:
+                return await self._stream.readline()
+            head, self._head = self._head, b""
+            if head.endswith(b"\n"):
+                return head
+            return head + await self._stream.readline()
+        except ConnectionError:  # the client went away: the end of its input, like a close
+            return b""
 
     async def readexactly(self, n: int) -> bytes:
         head, self._head = self._head[:n], self._head[n:]
-        return head + (await self._stream.readexactly(n - len(head)) if n > len(head) else b"")
+        try:
+            return head + (await self._stream.readexactly(n - len(head)) if n > len(head) else b"")
+        except ConnectionError:
+            raise asyncio.IncompleteReadError(head, n) from None
 
 
 class _NoFollower:

@@ -225,6 +225,13 @@ class SharedServer(SidecarError):
     kind = "sharedServer"
 
 
+class SocketInUse(SidecarError):
+    """The unix socket path asked for (``keepServing``) is served by another sidecar, or is not a socket."""
+
+    code = -33073
+    kind = "socketInUse"
+
+
 ALL_ERRORS: tuple[type[SidecarError], ...] = (
     SessionNotFound,
     InvalidSessionId,
@@ -250,4 +257,5 @@ ALL_ERRORS: tuple[type[SidecarError], ...] = (
     NotController,
     Unauthorized,
     SharedServer,
+    SocketInUse,
 )

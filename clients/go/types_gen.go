@@ -40,6 +40,7 @@ const (
 	CodeNotController         = -33070
 	CodeUnauthorized          = -33071
 	CodeSharedServer          = -33072
+	CodeSocketInUse           = -33073
 )
 
 // Sentinels for errors.Is: errors.Is(err, ErrSessionNotFound) is true for any error answer with that code.
@@ -106,6 +107,8 @@ var (
 	ErrUnauthorized = &Error{Code: -33071, Message: "unauthorized"}
 	// ErrSharedServer: A client of a shared (socket) sidecar asked for its own sessions root or settings; they are the server's.
 	ErrSharedServer = &Error{Code: -33072, Message: "sharedServer"}
+	// ErrSocketInUse: The unix socket path asked for (`keepServing`) is served by another sidecar, or is not a socket.
+	ErrSocketInUse = &Error{Code: -33073, Message: "socketInUse"}
 )
 
 // errorKinds maps each code to its kind.
@@ -141,6 +144,7 @@ var errorKinds = map[int]string{
 	-33070: "notController",
 	-33071: "unauthorized",
 	-33072: "sharedServer",
+	-33073: "socketInUse",
 }
 
 // AppendParams is `AppendParams` in protocol/schema.json.
@@ -606,6 +610,8 @@ type InitializeParams struct {
 	Settings    *Settings `json:"settings,omitzero"`
 	// Empty: not sent.
 	Token string `json:"token,omitzero"`
+	// Empty: not sent.
+	KeepServing string `json:"keepServing,omitzero"`
 }
 
 // InitializeResult is `InitializeResult` in protocol/schema.json.

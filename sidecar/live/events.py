@@ -29,6 +29,8 @@ class LiveSessions:
         self._lock = threading.Lock()
         # Sessions watched (file followed) because someone subscribed, not because a client asked.
         self.watched_for_subscribers: set[str] = set()
+        # initialize's keepServing: (the bound unix socket, its path), for the rpc layer to serve.
+        self.keep_serving: tuple[Any, Any] | None = None
 
     # -- hooks ---------------------------------------------------------------------------
 

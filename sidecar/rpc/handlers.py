@@ -35,8 +35,9 @@ def register(server: "SidecarServer") -> None:
     async def shutdown(ls: "SidecarServer", params: Any, msg_id: Any) -> None:
         # The protocol already refuses everything but exit (state "shutdown").
         await ls.drain(but=msg_id)
-        ls.follower.stop()
-        await asyncio.get_running_loop().run_in_executor(ls.thread_pool, ls.close_sessions)
+        if ls.keep_host is None:  # (with keepServing the socket's clients go on with them)
+            ls.follower.stop()
+            await asyncio.get_running_loop().run_in_executor(ls.thread_pool, ls.close_sessions)
         return None
 
     for method, (params_type, attribute) in methods.items():

@@ -33,6 +33,9 @@ class InitializeParams(msgspec.Struct, kw_only=True, omit_defaults=True):
     settings: dict[str, Any] | None = None
     # The token a sidecar listening on TCP (--listen) was started with; refused without it.
     token: str | None = None
+    # Over stdio: also serve other clients on this unix socket (made 0600), and go on serving
+    # them after this client's stdio closes, until SIGTERM (PROTOCOL.md "Live sessions").
+    keepServing: str | None = None
 
 
 class ServerInfo(msgspec.Struct, kw_only=True):

@@ -88,6 +88,7 @@ class SidecarServer(JsonRPCServer):
         self.follower = SessionFollower(self)
         self._loop_thread: int | None = None
         self.subscriber = ConnectionSubscriber(self)  # this connection, as the live bus sends to it
+        self.keep_host: Any = None  # initialize's keepServing: the socket clients' host (rpc/sockets.py)
 
         from .handlers import register
 
@@ -119,6 +120,14 @@ class SidecarServer(JsonRPCServer):
         service.live.bus.schedule = loop_scheduler(loop)
         service.live.roles.on_change = tell_former_controller
         self.follower.start(loop)
+        if service.live.keep_serving is not None:
+            from .sockets import keep_serving
+
+            sock, path = service.live.keep_serving
+            service.live.keep_serving = None
+            task = asyncio.ensure_future(keep_serving(self, sock, path))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
         compactor = getattr(service, "compactor", None)
         if compactor is not None:
             compactor.ask_client = self.ask_client
@@ -207,8 +216,10 @@ class SidecarServer(JsonRPCServer):
             except Exception:  # a bug of ours must not take the server down
                 logger.exception("failed to handle a message")
         await self.drain()
-        self.follower.stop()
         self.protocol.run_upkeep()  # what the last inline appends left for the listing index
+        if self.keep_host is not None:  # keepServing: its socket clients go on until SIGTERM
+            await self.keep_host.outlive()
+        self.follower.stop()
         await asyncio.get_running_loop().run_in_executor(self.thread_pool, self.close_sessions)
         code = self.protocol.exit_code
         return 0 if code is None else code

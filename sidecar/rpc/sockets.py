@@ -36,7 +36,7 @@ import msgspec
 
 from .. import __version__
 from ..config import Settings
-from ..errors import INVALID_PARAMS, SharedServer, Unauthorized
+from ..errors import INVALID_PARAMS, SharedServer, SocketInUse, Unauthorized
 from ..service import SessionService
 from .dispatch import Dispatcher
 from .errors import ProtocolError
@@ -45,6 +45,7 @@ from .lifecycle import LIVE_METHODS, SERVER_NAME, decode_params, provider_names,
 from .live import loop_scheduler, tell_former_controller
 from .messages import PROTOCOL_VERSION, Capabilities, InitializeParams, InitializeResult, ServerInfo
 from .server import SidecarServer
+from .unixsock import bind_unix
 from .watching import SessionFollower
 
 logger = logging.getLogger(__name__)
@@ -205,16 +206,34 @@ class ConnectionServer(SidecarServer):
 class SocketHost:
     """The shared service, its workers and queues, and the connections."""
 
-    def __init__(self, root: Path, settings: Settings, token: str | None = None, max_workers: int | None = None) -> None:
-        self.service = SessionService(Path(root).expanduser().absolute(), settings)
-        self.service.raw_results = True
+    def __init__(self, service: SessionService, pool: Any, dispatcher: Dispatcher, token: str | None = None) -> None:
+        self.service = service
         self.token = token
-        self.pool = ThreadPoolExecutor(max_workers, thread_name_prefix="sidecar")
-        self.dispatcher = Dispatcher(self.pool, lambda params: None)
-        self.follower = SessionFollower(self)  # type: ignore[arg-type]
+        self.pool = pool
+        self.dispatcher = dispatcher
+        self.follower: Any = SessionFollower(self)  # type: ignore[arg-type]
         self.connections: dict[ConnectionServer, asyncio.StreamWriter] = {}
         self._background: set[asyncio.Future[Any]] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.stopped = asyncio.Event()
+
+    @classmethod
+    def standalone(cls, root: Path, settings: Settings, token: str | None = None, max_workers: int | None = None) -> "SocketHost":
+        """``serve --socket/--listen``: a service of its own, for socket clients only."""
+        service = SessionService(Path(root).expanduser().absolute(), settings)
+        service.raw_results = True
+        pool = ThreadPoolExecutor(max_workers, thread_name_prefix="sidecar")
+        return cls(service, pool, Dispatcher(pool, lambda params: None), token)
+
+    @classmethod
+    def around(cls, server: SidecarServer) -> "SocketHost":
+        """``initialize`` with ``keepServing``: socket clients share the stdio client's service,
+        workers, queues and file follower; its hooks (notifications, autoCompact) stay its own."""
+        host = cls(server.service, server.thread_pool, server.dispatcher)  # type: ignore[arg-type]
+        host.follower = server.follower
+        host.loop = asyncio.get_running_loop()
+        server.shared = True  # roles apply to the stdio client too
+        return host
 
     def start(self) -> None:
         loop = self.loop = asyncio.get_running_loop()
@@ -266,6 +285,9 @@ class SocketHost:
             with contextlib.suppress(Exception):
                 writer.close()
 
+    async def listen(self, sock: Any) -> asyncio.AbstractServer:
+        return await asyncio.start_unix_server(self.connection, sock=sock, limit=MAX_MESSAGE_BYTES)
+
     def hang_up(self, server: ConnectionServer) -> None:
         writer = self.connections.get(server)
         if writer is not None:
@@ -281,28 +303,29 @@ class SocketHost:
         self.pool.shutdown(wait=True)
 
 
-def bind_unix(path: Path) -> socket.socket:
-    """A listening unix socket at ``path``, mode 0600 from the start; a stale one is replaced."""
-    if path.exists() or path.is_symlink():
-        if not stat.S_ISSOCK(os.lstat(path).st_mode):
-            raise SystemExit(f"session-sidecar: {path} exists and is not a socket; pick another --socket path")
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            probe.connect(str(path))
-        except OSError:
-            path.unlink()  # nobody listens: left by a sidecar that died
-        else:
-            probe.close()
-            raise SystemExit(f"session-sidecar: another sidecar already serves {path}; connect to it")
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    old = os.umask(0o177)
-    try:
-        sock.bind(str(path))
-    finally:
-        os.umask(old)
-    os.chmod(path, 0o600)
-    sock.listen(128)
-    return sock
+async def keep_serving(server: SidecarServer, sock: Any, path: Path) -> None:
+    """``initialize`` with ``keepServing``: serve socket clients beside the stdio one, and after its
+    stdio closes, until SIGTERM or SIGINT (then the stdio server closes the sessions as at its end)."""
+    host = SocketHost.around(server)
+    server.keep_host = host
+    listening = await host.listen(sock)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, host.stopped.set)
+    logger.info("also serving %s on unix socket %s", host.service.layout.root, path)
+
+    async def outlive() -> None:
+        # The stdio client is gone: it controls nothing and hears nothing any more.
+        host.service.live.roles.release_all(server)
+        host.service.live.bus.drop(server.subscriber)
+        await host.stopped.wait()
+        listening.close()
+        for writer in list(host.connections.values()):
+            writer.transport.abort()
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+    host.outlive = outlive  # type: ignore[attr-defined]
 
 
 def read_token(path: Path) -> str:
@@ -343,11 +366,14 @@ async def _serve(root: Path, settings: Settings, unix_path: Path | None, listen:
         if token_file is None:
             token_file = Path(root).expanduser() / ".live" / "token"
         token = read_token(token_file)
-    host = SocketHost(root, settings, token, max_workers)
+    host = SocketHost.standalone(root, settings, token, max_workers)
     host.start()
     servers = []
     if unix_path is not None:
-        sock = bind_unix(unix_path)
+        try:
+            sock = bind_unix(unix_path)
+        except SocketInUse as error:
+            raise SystemExit(f"session-sidecar: {error.message}") from None
         servers.append(await asyncio.start_unix_server(host.connection, sock=sock, limit=MAX_MESSAGE_BYTES))
         logger.warning("serving %s on unix socket %s", host.service.layout.root, unix_path)
     if listen is not None:
@@ -358,12 +384,11 @@ async def _serve(root: Path, settings: Settings, unix_path: Path | None, listen:
         # One line on stderr a launcher can read: where it listens (port 0 picks one).
         logger.warning("listening on %s:%d (token in %s)", bound[0], bound[1], token_file)
         print(f"session-sidecar: listening on {bound[0]}:{bound[1]}", flush=True)
-    stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
+        loop.add_signal_handler(signum, host.stopped.set)
     print("session-sidecar: ready", flush=True)
-    await stop.wait()
+    await host.stopped.wait()
     for server in servers:
         server.close()
     await host.close()

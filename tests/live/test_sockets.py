@@ -169,3 +169,58 @@ async def test_shutdown_of_one_client_leaves_the_sessions_to_the_others(sock_ser
     path_on_disk = Path((await staying.call("session/list", {"all": True}))["sessions"][0]["path"])
     assert len(path_on_disk.read_text().splitlines()) == 4  # header + 3
     assert json.loads(path_on_disk.read_text().splitlines()[-1])["id"] == entries[-1]["id"]
+
+
+async def test_keep_serving_after_the_stdio_client_leaves(tmp_path: Path, sessions_root: Path) -> None:
+    """initialize's keepServing: socket clients attach to the stdio client's sidecar, and keep it after it leaves."""
+    from rpc.harness import RawServer  # tests/rpc
+
+    path = tmp_path / "kept.sock"
+    spawned = await RawServer.start()
+    try:
+        answer = await spawned.initialize(sessions_root, keepServing=str(path))
+        assert "result" in answer, answer
+        sid = (await spawned.request("session/create", {"cwd": "/w"}))["result"]["sessionId"]
+        assert "result" in await spawned.request("session/append", {"sessionId": sid, "entries": [user("a"), assistant("b")]})
+        for _ in range(100):
+            if path.exists():
+                break
+            await asyncio.sleep(0.02)
+        assert socket_mode(path) == 0o600
+        attached = await Client.unix(path)
+        assert "result" in await attached.initialize(sessionRoot=str(sessions_root))  # the same root is fine
+        await attached.call("session/subscribe", {"sessionId": sid})
+        # The spawning client controls the session (it wrote first): the attached one observes.
+        refused = await attached.request("session/append", {"sessionId": sid, "entries": [user("x")]})
+        assert refused["error"]["code"] == -33070
+        appended = await spawned.request("session/append", {"sessionId": sid, "entries": [user("c")]})
+        note = await attached.notification()
+        assert note["method"] == "session/didAppend"
+        assert note["params"]["entries"][0]["id"] == appended["result"]["entries"][0]["id"]
+        # A second sidecar asking for the same socket is told it is served.
+        other = await RawServer.start()
+        try:
+            taken = await other.initialize(sessions_root, keepServing=str(path))
+            assert taken["error"]["code"] == -33073 and taken["error"]["data"]["kind"] == "socketInUse"
+        finally:
+            await other.stop()
+        # The spawning client leaves (shutdown, exit): the process serves on.
+        assert (await spawned.request("shutdown"))["result"] is None
+        spawned.send({"jsonrpc": "2.0", "method": "exit"})
+        await spawned.close_stdin()
+        await asyncio.sleep(0.3)
+        assert spawned.process.returncode is None
+        # The session is still open and now nobody controls it: the attached client may write.
+        await attached.call("session/append", {"sessionId": sid, "entries": [user("d")]})
+        late = await Client.unix(path)
+        assert "result" in await late.initialize()
+        entries = (await late.call("session/getEntries", {"sessionId": sid}))["entries"]
+        assert [e["message"]["content"][0]["text"] for e in entries] == ["a", "b", "c", "d"]
+        spawned.process.terminate()
+        assert await spawned.wait() == 0
+        assert not path.exists()
+        # Closed cleanly: the file holds every entry, and another sidecar can write it now.
+        lines = next(sessions_root.rglob(f"*{sid}.jsonl")).read_text().splitlines()
+        assert len(lines) == 5
+    finally:
+        await spawned.stop()

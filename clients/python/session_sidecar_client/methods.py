@@ -76,6 +76,7 @@ class SidecarMethods:
         session_root: str | None = None,
         settings: dict[str, Any] | None = None,
         token: str | None = None,
+        keep_serving: str | None = None,
     ) -> InitializeResult:
         """``initialize``: InitializeParams -> InitializeResult. Unknown fields are ignored here (only here), so an LSP client's initialize is accepted."""
         params: dict[str, Any] = {}
@@ -89,6 +90,8 @@ class SidecarMethods:
             params["settings"] = settings
         if token is not None:
             params["token"] = token
+        if keep_serving is not None:
+            params["keepServing"] = keep_serving
         result: InitializeResult = await self.request("initialize", params)
         return result
 

@@ -395,6 +395,7 @@ class InitializeParams(TypedDict):
     sessionRoot: NotRequired[str | None]
     settings: NotRequired[dict[str, Any] | None]
     token: NotRequired[str | None]
+    keepServing: NotRequired[str | None]
 
 
 class ServerInfo(TypedDict):
@@ -928,6 +929,7 @@ ErrorKind = Literal[
     "notController",
     "unauthorized",
     "sharedServer",
+    "socketInUse",
 ]
 
 
@@ -1148,6 +1150,13 @@ class SharedServerError(RpcError):
     kind_value = "sharedServer"
 
 
+class SocketInUseError(RpcError):
+    """-33073 socketInUse: The unix socket path asked for (``keepServing``) is served by another sidecar, or is not a socket."""
+
+    code_value = -33073
+    kind_value = "socketInUse"
+
+
 ERROR_CLASSES: dict[int, type[RpcError]] = {
     -32002: ServerNotInitializedError,
     -32600: InvalidRequestError,
@@ -1180,6 +1189,7 @@ ERROR_CLASSES: dict[int, type[RpcError]] = {
     -33070: NotControllerError,
     -33071: UnauthorizedError,
     -33072: SharedServerError,
+    -33073: SocketInUseError,
 }
 
 __all__ = [
@@ -1305,6 +1315,7 @@ __all__ = [
     "SnapshotFailedError",
     "SnapshotParams",
     "SnapshotResult",
+    "SocketInUseError",
     "StatsParams",
     "StatsResult",
     "StorageError",

@@ -467,6 +467,8 @@ export interface InitializeParams {
   settings?: JsonObject | null;
   /** @default null */
   token?: string | null;
+  /** @default null */
+  keepServing?: string | null;
 }
 
 export interface InitializeResult {
@@ -1082,6 +1084,8 @@ export const ErrorCodes = {
   unauthorized: -33071,
   /** A client of a shared (socket) sidecar asked for its own sessions root or settings; they are the server's. */
   sharedServer: -33072,
+  /** The unix socket path asked for (`keepServing`) is served by another sidecar, or is not a socket. */
+  socketInUse: -33073,
 } as const;
 
 export type ErrorKind = keyof typeof ErrorCodes;

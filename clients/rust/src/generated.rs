@@ -854,6 +854,9 @@ pub struct InitializeParams {
     /// `clientInfo`. Optional.
     #[serde(rename = "clientInfo", default, skip_serializing_if = "Option::is_none")]
     pub client_info: Option<ClientInfo>,
+    /// `keepServing`. Optional.
+    #[serde(rename = "keepServing", default, skip_serializing_if = "Option::is_none")]
+    pub keep_serving: Option<String>,
     /// `protocolVersion`. Defaults to `"1.0"` when absent.
     #[serde(rename = "protocolVersion", default = "defaults::initialize_params_protocol_version")]
     pub protocol_version: String,
@@ -2498,11 +2501,13 @@ pub enum ErrorKind {
     Unauthorized,
     /// -33072: A client of a shared (socket) sidecar asked for its own sessions root or settings; they are the server's.
     SharedServer,
+    /// -33073: The unix socket path asked for (`keepServing`) is served by another sidecar, or is not a socket.
+    SocketInUse,
 }
 
 impl ErrorKind {
     /// Every kind in the schema.
-    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd, Self::NotController, Self::Unauthorized, Self::SharedServer];
+    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd, Self::NotController, Self::Unauthorized, Self::SharedServer, Self::SocketInUse];
 
     /// The JSON-RPC error code.
     pub fn code(self) -> i64 {
@@ -2538,6 +2543,7 @@ impl ErrorKind {
             Self::NotController => -33070,
             Self::Unauthorized => -33071,
             Self::SharedServer => -33072,
+            Self::SocketInUse => -33073,
         }
     }
 
@@ -2575,6 +2581,7 @@ impl ErrorKind {
             -33070 => Self::NotController,
             -33071 => Self::Unauthorized,
             -33072 => Self::SharedServer,
+            -33073 => Self::SocketInUse,
             _ => return None,
         })
     }
@@ -2613,6 +2620,7 @@ impl ErrorKind {
             Self::NotController => "notController",
             Self::Unauthorized => "unauthorized",
             Self::SharedServer => "sharedServer",
+            Self::SocketInUse => "socketInUse",
         }
     }
 
@@ -2650,6 +2658,7 @@ impl ErrorKind {
             Self::NotController => "Another client of this sidecar controls the session; observe it, or call session/takeControl to write.",
             Self::Unauthorized => "A TCP client's initialize did not carry the token the server was started with; nothing else is served.",
             Self::SharedServer => "A client of a shared (socket) sidecar asked for its own sessions root or settings; they are the server's.",
+            Self::SocketInUse => "The unix socket path asked for (`keepServing`) is served by another sidecar, or is not a socket.",
         }
     }
 }

@@ -856,7 +856,7 @@ type SessionInfo struct {
 	Snippet       *string        `json:"snippet,omitzero"`
 	InMemory      bool           `json:"inMemory,omitzero"`
 	UpdatedAt     *string        `json:"updatedAt,omitzero"`
-	_meta         map[string]any `json:"_meta,omitzero"`
+	Meta          map[string]any `json:"_meta,omitzero"`
 }
 
 // SessionTokens is `SessionTokens` in protocol/schema.json.

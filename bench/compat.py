@@ -78,7 +78,7 @@ def main() -> None:
         svc = SessionService(root)
         sid = fill(svc, args.entries, rng)
         size = svc.session(sid).path.stat().st_size
-        print(f"session: {args.entries} entries, {size / 1e6:.1f} MB, compat {svc.compat}")
+        print(f"session: {args.entries} entries, {size / 1e6:.1f} MB, compat {svc.store.compat}")
         for fmt in ("agent", "llm"):
             pi = best(lambda: svc.build_context(wire.BuildContextParams(sessionId=sid, format=fmt, rules="pi")))
             omp = best(lambda: svc.build_context(wire.BuildContextParams(sessionId=sid, format=fmt, rules="omp")))

@@ -24,13 +24,13 @@ def _query_once_built(repeat: int) -> float:
 
     svc = SessionService(run.HERE / "data" / "many-10000")
     svc.list(wire.ListParams(all=True))
-    svc.index.build_search()
+    svc.store.catalog.index.build_search()
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
         svc.list(wire.ListParams(all=True, query="tokenizer branch"))
         times.append(time.perf_counter() - start)
-    svc.index.close()
+    svc.store.catalog.index.close()
     return statistics.median(times)
 
 

@@ -126,11 +126,11 @@ def _list_figures(sessions: int, folders: int, repeat: int) -> tuple[float, floa
         svc.list(wire.ListParams(all=True, query="tokenizer branch"))
         query.append(time.perf_counter() - start)
         start = time.perf_counter()
-        for folder in svc.layout.project_dirs():
-            for path in svc.layout.session_files(folder):
+        for folder in svc.store.layout.project_dirs():
+            for path in svc.store.layout.session_files(folder):
                 path.lstat()
         floor.append(time.perf_counter() - start)
-    svc.index.close()
+    svc.store.catalog.index.close()
     return cold, first_query, statistics.median(warm), statistics.median(query), statistics.median(floor)
 
 

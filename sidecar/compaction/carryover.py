@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..format.text import content_text, one_line
-from .constraints import constraint_sentences
+from ..format.constraints import constraint_sentences
 from .files import MODIFY_TOOLS
-from .serialize import cut_text, format_tool_call
+from ..format.text import cut_text, format_tool_call
 
 USER_TOKENS = 6_000  # verbatim user messages, newest first (codex keeps ~20,000, but keeps no recent messages besides)
 MAX_TOKENS = 10_000  # the whole rendered block

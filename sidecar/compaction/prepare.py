@@ -22,7 +22,7 @@ from .cut import CutPoint, find_cut_point
 from .files import FileOps
 from .prompts import strip_machine_blocks
 from .prune import PRUNE_MINIMUM_TOKENS, PRUNE_PROTECT_TOKENS, PrunePlan, plan_prune
-from .serialize import cut_text
+from ..format.text import cut_text
 
 INITIAL_CONTEXT_MAX_CHARS = 16_000
 

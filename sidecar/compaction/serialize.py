@@ -9,19 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
 from ..context.llm import convert_to_llm
+from ..format.text import cut_text, format_tool_call
 
 TOOL_RESULT_MAX_CHARS = 2000
 THINKING_MAX_CHARS = 2000
-_encoder = msgspec.json.Encoder()
-
-
-def cut_text(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n[... {len(text) - limit} more characters cut]"
 
 
 def _text_of(content: Any) -> str:
@@ -36,21 +28,6 @@ def _text_of(content: Any) -> str:
         elif block.get("type") == "image":
             parts.append("[image]")
     return "\n".join(parts)
-
-
-def _json(value: Any) -> str:
-    try:
-        return _encoder.encode(value).decode()
-    except (TypeError, msgspec.EncodeError):
-        return repr(value)
-
-
-def format_tool_call(name: str, arguments: Any) -> str:
-    if isinstance(arguments, dict):
-        inner = ", ".join(f"{key}={_json(value)}" for key, value in arguments.items())
-    else:
-        inner = _json(arguments)
-    return f"{name}({inner})"
 
 
 def serialize_message(message: dict[str, Any], *, strip_tool_outputs: bool = False) -> str | None:

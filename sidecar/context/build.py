@@ -13,12 +13,12 @@ field for field. The rules are pi 1.5's (protocol/PROTOCOL.md, "pi releases").
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
 
 import msgspec
 
 from ..format.jsonl import Entry, MessageHead
+from ..format.jstime import js_time
 from .edits import NO_EDIT, edited, edits_among
 from .pruned import PRUNE_CUSTOM_TYPE, pruned_ids, pruned_tool_result
 
@@ -38,23 +38,6 @@ class SessionContext:
     entry_ids: list[str] = field(default_factory=list)
     # Index of the first message written after the latest compaction (0 without one).
     after_compaction: int = 0
-
-
-def js_time(timestamp: Any) -> int | None:
-    """``new Date(iso).getTime()``: epoch milliseconds, None where JS would give NaN."""
-    if not isinstance(timestamp, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(timestamp)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        # pi always writes toISOString() (UTC, "Z"); read a stamp without offset as UTC.
-        moment = moment.replace(tzinfo=timezone.utc)
-    return (moment - _EPOCH) // timedelta(milliseconds=1)
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def compaction_summary_message(obj: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,8 @@ from typing import Any
 
 import msgspec
 
+from ..format.usage import usage_tokens
+
 IMAGE_CHARS = 4800  # an image counts as 1200 tokens
 _encoder = msgspec.json.Encoder()
 
@@ -54,15 +56,6 @@ def estimate_tokens(message: dict[str, Any]) -> int:
     elif role in ("branchSummary", "compactionSummary"):
         chars = len(message.get("summary") or "")
     return math.ceil(chars / 4)
-
-
-def usage_tokens(usage: Any) -> int:
-    if not isinstance(usage, dict):
-        return 0
-    total = usage.get("totalTokens")
-    if isinstance(total, (int, float)) and total:
-        return int(total)
-    return int(sum(usage.get(k) or 0 for k in ("input", "output", "cacheRead", "cacheWrite")))
 
 
 def reported_usage(message: dict[str, Any]) -> int:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
+_encoder = msgspec.json.Encoder()
+
 
 def content_text(content: Any) -> str:
     """The text blocks of ``content`` (or the string itself), one block a line."""
@@ -18,3 +22,27 @@ def one_line(text: Any, limit: int) -> str:
     """``text`` with its whitespace runs as single spaces, cut at ``limit`` characters with an ellipsis."""
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def cut_text(text: str, limit: int) -> str:
+    """``text`` cut at ``limit`` characters, saying how many were cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[... {len(text) - limit} more characters cut]"
+
+
+def json_text(value: Any) -> str:
+    """``value`` as compact JSON, or its repr where JSON cannot hold it."""
+    try:
+        return _encoder.encode(value).decode()
+    except (TypeError, msgspec.EncodeError):
+        return repr(value)
+
+
+def format_tool_call(name: str, arguments: Any) -> str:
+    """``name(key=value, ...)`` with JSON values: a tool call on one line."""
+    if isinstance(arguments, dict):
+        inner = ", ".join(f"{key}={json_text(value)}" for key, value in arguments.items())
+    else:
+        inner = json_text(arguments)
+    return f"{name}({inner})"

@@ -15,9 +15,8 @@ import math
 import re
 from typing import Any
 
-from ..compaction.constraints import constraint_sentences
-from ..compaction.serialize import cut_text, format_tool_call
-from ..format.text import content_text, one_line
+from ..format.constraints import constraint_sentences
+from ..format.text import content_text, cut_text, format_tool_call, one_line
 from .base import RetryCallback, SummaryRequest, SummaryResponse, TextCallback
 
 _DECISION = re.compile(

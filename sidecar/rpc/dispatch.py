@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..store.layout import session_id_of, valid_session_id
+from ..format.ids import session_id_of, valid_session_id
 from ..work import Work
 from .messages import ProgressParams
 from .progress import RequestWork

@@ -98,13 +98,13 @@ def _append_handler(params_type: type) -> Callable[..., Any]:
         decoded = decode_params("session/append", params, params_type)
         service, key = ls.service, decoded.sessionId
         defer = ls.dispatcher.may_defer_sync
-        # The writer the append went to, taken in the session's turn: a group
-        # fsync syncs that file even if the session is opened again meanwhile.
+        # Where the append went, taken in the session's turn: a group sync
+        # makes that durable even if the session is opened again meanwhile.
         wrote: list[Any] = []
 
         def call(work: Any) -> Any:
             result = service.append(decoded, defer_sync=defer(key))
-            wrote.append(service.writer_of(key))
+            wrote.append(service.durability_of(key))
             return result
 
         def settle() -> None:

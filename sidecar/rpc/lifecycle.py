@@ -8,9 +8,7 @@ every other case, so both paths give the same answer.
 
 from __future__ import annotations
 
-import importlib
 import os
-import pkgutil
 import re
 from pathlib import Path
 from typing import Any
@@ -70,16 +68,10 @@ def served_methods() -> dict[str, tuple[type, str]]:
 
 
 def provider_names() -> list[str]:
-    """Summarizing providers this build has (``sidecar.providers.available()`` when it exists)."""
-    try:
-        package = importlib.import_module("sidecar.providers")
-    except ImportError:
-        return []
-    available = getattr(package, "available", None)
-    if callable(available):
-        return sorted(available())
-    ignored = {"base", "client", "registry"}
-    return sorted(m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_") and m.name not in ignored)
+    """Summarizing providers this build has (configured or not)."""
+    from ..providers import available
+
+    return sorted(available())
 
 
 def initialize(params: Any, base_settings: Settings, default_root: Path) -> tuple[SessionService, InitializeResult]:

@@ -154,7 +154,7 @@ class ConnectionServer(SidecarServer):
     shared = True
 
     def __init__(self, host: "SocketHost", framing: Framing) -> None:
-        super().__init__(host.service.layout.root, host.service.settings, framing=framing)
+        super().__init__(host.service.root, host.service.settings, framing=framing)
         self.host = host
         # The host's workers and per-session queues, not this connection's own.
         self._thread_pool = host.pool
@@ -176,7 +176,7 @@ class ConnectionServer(SidecarServer):
                 field="protocolVersion",
                 supported=PROTOCOL_VERSION,
             )
-        root = host.service.layout.root
+        root = host.service.root
         if decoded.sessionRoot is not None and Path(decoded.sessionRoot).expanduser().absolute() != root:
             raise SharedServer(
                 f"this sidecar is shared and serves {root}; connect without sessionRoot, or start another with --root",
@@ -312,7 +312,7 @@ async def keep_serving(server: SidecarServer, sock: Any, path: Path) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, host.stopped.set)
-    logger.info("also serving %s on unix socket %s", host.service.layout.root, path)
+    logger.info("also serving %s on unix socket %s", host.service.root, path)
 
     async def outlive() -> None:
         # The stdio client is gone: it controls nothing and hears nothing any more.
@@ -375,7 +375,7 @@ async def _serve(root: Path, settings: Settings, unix_path: Path | None, listen:
         except SocketInUse as error:
             raise SystemExit(f"session-sidecar: {error.message}") from None
         servers.append(await asyncio.start_unix_server(host.connection, sock=sock, limit=MAX_MESSAGE_BYTES))
-        logger.warning("serving %s on unix socket %s", host.service.layout.root, unix_path)
+        logger.warning("serving %s on unix socket %s", host.service.root, unix_path)
     if listen is not None:
         host_name, _, port = listen.rpartition(":")
         server = await asyncio.start_server(host.connection, host_name, int(port), limit=MAX_MESSAGE_BYTES)

@@ -18,14 +18,11 @@ from pathlib import Path
 import platformdirs
 
 from ..errors import InvalidParams, InvalidSessionId, PathOutsideRoot
+from ..format.ids import valid_session_id
 
 ROOT_ENV = "SESSION_SIDECAR_HOME"
 ARCHIVE_DIR = ".archive"
 TRASH_DIR = ".trash"
-
-# Letters and digits at both ends, . _ - inside, 64 at most.
-_SESSION_ID = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9])?$")
-
 
 def default_root() -> Path:
     env = os.environ.get(ROOT_ENV)
@@ -59,14 +56,6 @@ def file_name(timestamp: str, session_id: str) -> str:
     return f"{re.sub(r'[:.]', '-', timestamp)}_{session_id}.jsonl"
 
 
-def session_id_of(path: Path) -> str | None:
-    """The id in a ``<timestamp>_<id>.jsonl`` file name, or None."""
-    name = path.name
-    if not name.endswith(".jsonl") or "_" not in name:
-        return None
-    return name[: -len(".jsonl")].split("_", 1)[1]
-
-
 def new_session_id() -> str:
     """A UUIDv7: time-ordered, so ids sort by creation."""
     millis = time.time_ns() // 1_000_000
@@ -78,10 +67,6 @@ def new_session_id() -> str:
     value |= rand & ((1 << 62) - 1)  # rand_b
     text = f"{value:032x}"
     return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
-
-
-def valid_session_id(session_id: str) -> bool:
-    return _SESSION_ID.match(session_id) is not None and ".." not in session_id
 
 
 def check_session_id(session_id: object) -> str:

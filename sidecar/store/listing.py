@@ -16,10 +16,10 @@ from typing import Any
 
 import msgspec
 
-from ..context.build import js_time
-from ..context.tokens import usage_tokens
 from ..format.jsonl import decode_lenient
 from ..format.jsstr import js_trim
+from ..format.jstime import js_time
+from ..format.usage import usage_tokens
 from ..format.titleslot import TitleSlot, looks_like_slot, read_slot
 
 

@@ -23,7 +23,7 @@ def human(size: int) -> str:
 
 def run_du(service: SessionService, largest: int, blobs: bool, out: TextIO) -> int:
     stats = service.stats(wire.StatsParams(largest=largest, blobs=blobs))
-    print(f"{human(stats.totalBytes):>10}  total below {service.layout.root}", file=out)
+    print(f"{human(stats.totalBytes):>10}  total below {service.root}", file=out)
     for label, size in (("live sessions", stats.liveBytes), ("archive", stats.archiveBytes),
                         ("trash", stats.trashBytes), (f"blobs ({stats.blobCount})", stats.blobBytes),
                         ("listing index and history", stats.indexBytes)):
@@ -65,13 +65,13 @@ def run_empty_trash(service: SessionService, older_than: str | None, blobs: bool
         print(f"session-sidecar empty-trash: {exc.message}", file=out)
         return 2
     verb = "would erase" if dry_run else "erased"
-    trashed = empty_trash(service.layout, seconds, time.time_ns(), dry_run)
+    trashed = empty_trash(service.store.layout, seconds, time.time_ns(), dry_run)
     print(f"{verb} {len(trashed.files)} files from the trash, {human(trashed.bytes)}", file=out)
     for path, why in trashed.skipped:
         print(f"  kept {path}: {why}", file=out)
     skipped = bool(trashed.skipped)
     if blobs:
-        collected = collect_blobs(service.layout, list(service.blobs.folders), dry_run)
+        collected = collect_blobs(service.store.layout, list(service.store.blobs.folders), dry_run)
         print(f"{verb} {len(collected.files)} blobs no session refers to, {human(collected.bytes)}", file=out)
         skipped = skipped or bool(collected.skipped)
     return 1 if skipped else 0

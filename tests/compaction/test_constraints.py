@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sidecar.compaction.constraints import constraint_sentences, is_constraint, sentences
+from sidecar.format.constraints import constraint_sentences, is_constraint, sentences
 
 from .constraint_corpus import CONSTRAINTS, HELD_OUT_CONSTRAINTS, HELD_OUT_ORDINARY, ORDINARY
 

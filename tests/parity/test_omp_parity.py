@@ -245,7 +245,7 @@ def test_omp_is_pinned_to_one_exact_version():
 
 def test_the_sidecar_follows_oh_my_pi_in_its_folder(ours_in_omp, home):
     svc, root, sent, views, _, _ = ours_in_omp
-    assert svc.compat == "omp"
+    assert svc.store.compat == "omp"
     blobs = home / ".omp" / "agent" / "blobs"
     assert sent and {base64.b64encode(p.read_bytes()).decode() for p in blobs.iterdir() if "." not in p.name} >= sent
     assert not (root / ".blobs").exists()

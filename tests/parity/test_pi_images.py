@@ -28,7 +28,7 @@ from sidecar.store.payload import MAX_CHARS
 
 def write_with_images(root: Path, sent: list[str]) -> Path:
     svc = SessionService(root)
-    assert svc.compat == "pi"
+    assert svc.store.compat == "pi"
     sid = svc.create(wire.CreateParams(cwd="/work/shots")).sessionId
     small, huge = base64.b64encode(os.urandom(4000)).decode(), base64.b64encode(os.urandom(MAX_CHARS)).decode()
     shot, note = base64.b64encode(os.urandom(2500)).decode(), base64.b64encode(os.urandom(1800)).decode()

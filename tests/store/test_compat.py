@@ -231,7 +231,7 @@ def test_an_oh_my_pi_file_in_a_pi_root_is_named_as_oh_my_pi_names_it(sessions_ro
     header = b'{"type":"session","version":3,"id":"o1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}\n'
     (folder / "2026-01-01T00-00-00-000Z_o1.jsonl").write_bytes(slot + header)
     svc = service(sessions_root)
-    assert svc.compat == "pi"
+    assert svc.store.compat == "pi"
     opened = svc.open(wire.OpenParams(sessionId="o1"))
     assert opened.titleFault is None and svc.session("o1").name == "Theirs"
     assert svc.set_name(wire.SetNameParams(sessionId="o1", name="Ours")).name == "Ours"

@@ -82,7 +82,7 @@ def test_a_first_write_on_a_full_disk_leaves_no_file_and_is_sent_again_later(sma
     with pytest.raises(StorageError) as full:
         append(svc, sid, msg(user("y" * 16_000)))
     assert full.value.data["errno"] == errno.ENOSPC
-    session = svc._open[sid]
+    session = svc.store._open[sid]
     assert not session.path.exists() and len(session.tree.entries) == 1
     assert [p.name for p in session.path.parent.iterdir()] == []  # no temp file left either
     filler.unlink()

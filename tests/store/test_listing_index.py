@@ -99,7 +99,7 @@ def test_a_damaged_index_is_rebuilt_from_the_files(sessions_root):
         append(svc, sid, msg(user(f"topic {i}")), msg(assistant("ok")))
     expected = as_tuples(listed(svc))
     svc.close_all()
-    svc.index.close()
+    svc.store.catalog.index.close()
     index_file = sessions_root / INDEX_DIR / INDEX_NAME
     index_file.write_bytes(b"this is not a database" * 100)
     for suffix in ("-wal", "-shm"):
@@ -110,7 +110,7 @@ def test_a_damaged_index_is_rebuilt_from_the_files(sessions_root):
     assert check.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     check.close()
     # Damaged while open (truncated under the connection): the next list still answers from the files.
-    again.index.close()
+    again.store.catalog.index.close()
     index_file.write_bytes(b"")
     assert as_tuples(listed(again)) == expected
 
@@ -120,7 +120,7 @@ def test_a_missing_index_is_rebuilt_and_reindex_rebuilds_on_demand(sessions_root
     sid = new_session(svc)
     append(svc, sid, msg(user("hello there")), msg(assistant("hi")))
     svc.close_all()
-    svc.index.close()
+    svc.store.catalog.index.close()
     for path in (sessions_root / INDEX_DIR).iterdir():
         if path.is_file():  # the index's files; trees/ (tree caches) is not the listing index
             path.unlink()
@@ -159,7 +159,7 @@ def test_archive_delete_restore_and_fork_lineage_show_in_the_index(svc, sessions
     sid = new_session(svc)
     append(svc, sid, msg(user("root")), msg(assistant("ok")))
     forked = svc.fork(wire.ForkParams(sessionId=sid))
-    assert svc.index.lineage(sid) == [forked.sessionId]
+    assert svc.store.catalog.index.lineage(sid) == [forked.sessionId]
     svc.archive(wire.ArchiveParams(sessionId=sid))
     assert [s.sessionId for s in listed(svc)] == [forked.sessionId]
     assert {s.sessionId: s.archived for s in listed(svc, includeArchived=True)} == {sid: True, forked.sessionId: False}
@@ -233,8 +233,8 @@ def test_an_index_locked_by_another_process_falls_back_to_the_files(sessions_roo
     sid = new_session(svc)
     append(svc, sid, msg(user("one")), msg(assistant("two")))
     assert listed(svc)[0].messageCount == 2
-    svc.index.close()
-    svc.index.busy_ms = 50
+    svc.store.catalog.index.close()
+    svc.store.catalog.index.busy_ms = 50
     holder = sqlite3.connect(sessions_root / INDEX_DIR / INDEX_NAME, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")  # another sidecar in the middle of a long write
     try:

@@ -37,14 +37,14 @@ EXPECTED = {
 
 def test_tokens_come_from_the_index(svc):
     assert listed(svc) == EXPECTED
-    svc.index.close()
-    shutil.rmtree(svc.layout.root / INDEX_DIR)
-    assert listed(service(svc.layout.root)) == EXPECTED  # and from a rebuilt one
+    svc.store.catalog.index.close()
+    shutil.rmtree(svc.store.layout.root / INDEX_DIR)
+    assert listed(service(svc.store.layout.root)) == EXPECTED  # and from a rebuilt one
 
 
 def test_tokens_come_from_the_files_when_the_index_is_unavailable(svc, monkeypatch):
     def unavailable(*args, **kwargs):
         raise IndexUnavailable("locked")
 
-    monkeypatch.setattr(svc.index, "sync", unavailable)
+    monkeypatch.setattr(svc.store.catalog.index, "sync", unavailable)
     assert listed(svc) == EXPECTED

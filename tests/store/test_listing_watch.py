@@ -56,7 +56,7 @@ def scans(monkeypatch):
 def test_a_warm_list_scans_only_folders_that_changed(sessions_root, scans):
     paths = make_root(sessions_root, 3, 4)
     svc = service(sessions_root)
-    if not svc.index._watch.enabled:
+    if not svc.store.catalog.index._watch.enabled:
         pytest.skip("no inotify here")
     assert len(listed(svc)) == 12
     assert len(scans) == 3
@@ -84,7 +84,7 @@ def test_a_warm_list_scans_only_folders_that_changed(sessions_root, scans):
     scans.clear()
 
     # A queue overflow loses events: every folder is scanned once, then trusted again.
-    svc.index._watch.apply([(-1, IN_Q_OVERFLOW, b"")])
+    svc.store.catalog.index._watch.apply([(-1, IN_Q_OVERFLOW, b"")])
     assert len(listed(svc)) == 12
     assert sorted(scans) == sorted({str(p.parent) for p in paths.values()})
     scans.clear()
@@ -110,14 +110,14 @@ def test_a_warm_list_scans_only_folders_that_changed(sessions_root, scans):
                   [message("a1", None, user("late one"))])
     assert "late" in {s.sessionId for s in listed(svc)}
     assert scans == [str(gone)]
-    svc.index.close()
+    svc.store.catalog.index.close()
 
 
 def test_without_inotify_every_list_checks_every_folder(sessions_root, scans, monkeypatch):
     monkeypatch.setenv("SESSION_SIDECAR_INOTIFY", "0")
     paths = make_root(sessions_root, 2, 3)
     svc = service(sessions_root)
-    assert not svc.index._watch.enabled
+    assert not svc.store.catalog.index._watch.enabled
     listed(svc)
     scans.clear()
     listed(svc)
@@ -147,36 +147,36 @@ def test_a_query_while_the_full_text_index_is_unbuilt_gives_the_same_answer(sess
     svc = service(sessions_root)
     assert len(listed(svc)) == 125
     assert started  # the cold rebuild asked for the full-text index to be built aside
-    pending = svc.index._run(lambda c: c.execute("SELECT count(*) FROM pending").fetchone()[0])
+    pending = svc.store.catalog.index._run(lambda c: c.execute("SELECT count(*) FROM pending").fetchone()[0])
     assert pending > 200
     unbuilt = {s.sessionId: s.snippet for s in listed(svc, query="rare word")}
     short = {s.sessionId for s in listed(svc, query="3 ")}
-    assert svc.index._run(lambda c: c.execute("SELECT count(*) FROM pending").fetchone()[0]) == pending
+    assert svc.store.catalog.index._run(lambda c: c.execute("SELECT count(*) FROM pending").fetchone()[0]) == pending
     assert set(unbuilt) == {f"odd{n}" for n in range(5)}
     assert all(snippet is not None and "**Rare Word**" in snippet for snippet in unbuilt.values())
 
     monkeypatch.undo()
-    svc.index._start_building()
-    svc.index._builder.join(timeout=60)
-    assert svc.index._run(lambda c: c.execute("SELECT count(*) FROM pending").fetchone()[0]) == 0
+    svc.store.catalog.index._start_building()
+    svc.store.catalog.index._builder.join(timeout=60)
+    assert svc.store.catalog.index._run(lambda c: c.execute("SELECT count(*) FROM pending").fetchone()[0]) == 0
     built = {s.sessionId: s.snippet for s in listed(svc, query="rare word")}
     assert set(built) == set(unbuilt)
     assert all("**Rare Word**" in snippet for snippet in built.values())
     assert {s.sessionId for s in listed(svc, query="3 ")} == short
     assert len(short) > 0
-    svc.index.close()
+    svc.store.catalog.index.close()
 
 
 def test_the_background_build_starts_after_a_cold_rebuild_and_finishes(sessions_root):
     make_root(sessions_root, 2, 40, words="searchable words")
     svc = service(sessions_root)
     listed(svc)
-    builder = svc.index._builder
+    builder = svc.store.catalog.index._builder
     assert builder is not None
     builder.join(timeout=60)
-    assert svc.index._run(lambda c: c.execute("SELECT count(*) FROM pending").fetchone()[0]) == 0
+    assert svc.store.catalog.index._run(lambda c: c.execute("SELECT count(*) FROM pending").fetchone()[0]) == 0
     assert len(listed(svc, query="searchable")) == 80
-    svc.index.close()
+    svc.store.catalog.index.close()
 
 
 def dead_pid() -> int:
@@ -216,7 +216,7 @@ def test_temp_files_of_dead_processes_are_removed_when_a_folder_is_scanned(sessi
             handle.write("\n")
         listed(svc)
         assert not (folder / f".x.jsonl.new-{dead}").exists()
-        svc.index.close()
+        svc.store.catalog.index.close()
     finally:
         live.kill()
         live.wait()

@@ -152,7 +152,7 @@ def test_a_write_error_whose_undo_fails_is_latched_until_the_session_is_reopened
     assert first.value.data["latched"] is True
     # Memory did not run ahead of disk.
     assert path.read_bytes() == before
-    assert svc._open[sid].leaf_id == leaf and len(svc._open[sid].tree.entries) == 2
+    assert svc.store._open[sid].leaf_id == leaf and len(svc.store._open[sid].tree.entries) == 2
     # The disk is fine again, but the session keeps answering with the error...
     for call in (
         lambda: append(svc, sid, msg(user("again"))),
@@ -211,6 +211,6 @@ def test_a_failed_first_write_leaves_no_file_and_keeps_memory_as_it_was(sessions
     spy.fail_after = 0
     with pytest.raises(StorageError):
         append(svc, sid, msg(user()))
-    session = svc._open[sid]
+    session = svc.store._open[sid]
     assert not session.path.exists()
     assert [e.id for e in session.tree.entries] == [u]

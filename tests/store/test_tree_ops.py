@@ -17,7 +17,7 @@ def svc(sessions_root):
 def reopen(svc, session_id):
     """Close and open again from disk with a fresh service."""
     svc.close(wire.CloseParams(sessionId=session_id))
-    fresh = service(svc.layout.root)
+    fresh = service(svc.store.layout.root)
     fresh.open(wire.OpenParams(sessionId=session_id))
     return fresh
 

@@ -85,12 +85,12 @@ def test_random_histories_reopen_from_the_cache_as_from_the_file(steps):
             persisted = [s for s in [sid, *forks] if svc.session(s).persisted]
             svc.close_all()  # writes the caches
             for session_id in persisted:
-                assert cache_path(root, svc.layout.find(session_id)).is_file()
+                assert cache_path(root, svc.store.layout.find(session_id)).is_file()
                 warm, opened = reopened(root, session_id)
                 assert not warm.session(session_id).tree_loaded
                 warm_answer = answer(warm, session_id)
                 assert not warm.session(session_id).tree_loaded  # answered from the kept context
-                cache_path(root, svc.layout.find(session_id)).unlink()
+                cache_path(root, svc.store.layout.find(session_id)).unlink()
                 cold, cold_opened = reopened(root, session_id)
                 assert cold.session(session_id).tree_loaded
                 assert warm_answer == answer(cold, session_id)
@@ -342,4 +342,4 @@ def test_temp_files_of_killed_cache_writers_are_removed(sessions_root, cached):
     append(svc, sid, msg(user("one")), msg(assistant("two")))
     svc.close_all()
     assert not leftover.exists() and alive.exists()
-    assert cache_path(sessions_root, svc.layout.find(sid)).exists()
+    assert cache_path(sessions_root, svc.store.layout.find(sid)).exists()

@@ -123,7 +123,7 @@ def test_sizes_and_durations():
 def test_emptying_the_trash_erases_only_the_trash(sessions_root, store):
     svc = service(sessions_root)
     svc.delete(wire.DeleteParams(sessionId="old-a"))
-    erased = empty_trash(svc.layout, None, time.time_ns(), dry_run=False)
+    erased = empty_trash(svc.store.layout, None, time.time_ns(), dry_run=False)
     assert sorted(p.name.split("_")[1] for p in erased.files) == ["old-a.jsonl", "trash-c.jsonl"]
     assert not any((sessions_root / ".trash").rglob("*.jsonl"))
     assert store["mid-a"].exists() and store["arch-b"].exists()
@@ -133,7 +133,7 @@ def test_emptying_the_trash_erases_only_the_trash(sessions_root, store):
 
 def test_blobs_are_collected_only_when_nothing_refers_to_them(sessions_root):
     svc = service(sessions_root)
-    folder = svc.blobs.folder
+    folder = svc.store.blobs.folder
     folder.mkdir(parents=True)
     digests = {}
     for name in ("live", "trashed", "orphan", "fresh-orphan"):
@@ -150,7 +150,7 @@ def test_blobs_are_collected_only_when_nothing_refers_to_them(sessions_root):
                  entry("message", "i2", "with-trashed-a", 3, message=image("trashed")), area=".trash")
     stats = svc.stats(wire.StatsParams(blobs=True))
     assert stats.blobCount == 4 and stats.unreferencedBlobs == 2  # orphan and fresh-orphan
-    collected = collect_blobs(svc.layout, [folder], dry_run=False)
+    collected = collect_blobs(svc.store.layout, [folder], dry_run=False)
     assert [p.name for p in collected.files] == [digests["orphan"]]  # the fresh one is in its grace hour
     assert sorted(os.listdir(folder)) == sorted([digests["live"], digests["trashed"], digests["fresh-orphan"]])
 
@@ -172,7 +172,7 @@ def test_only_blobs_are_collected_from_every_folder_blobs_are_read_from(sessions
             os.utime(folder / name, ns=(old, old))
         orphans.append(folder / digest)
     svc = service(sessions_root)
-    collected = collect_blobs(svc.layout, list(store.folders), dry_run=False)
+    collected = collect_blobs(svc.store.layout, list(store.folders), dry_run=False)
     assert sorted(collected.files) == sorted(orphans)
     assert all(p.with_name(p.name + ".png").exists() for p in orphans)  # not a blob: never touched
     assert service(sessions_root).stats(wire.StatsParams()).indexBytes == 0  # no index folder yet

@@ -1,0 +1,110 @@
+"""Moving a session's file: between the live area, the archive and the trash, or to another cwd's folder.
+
+A file another sidecar is writing stays where it is (its lock is taken for the
+move); a session this process holds is let go first and, for a new cwd, opened
+again where it went.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ...errors import InvalidState, SessionExists, SessionNotFound, StorageError
+from ...format.jsonl import Entry
+from .. import treecache
+from ..base import Area
+from ..layout import ARCHIVE_DIR, TRASH_DIR, check_session_id
+from ..lock import lock_path, unlock
+from ..move import relocate, rewrite_header_cwd
+
+if TYPE_CHECKING:
+    from .store import FileStore
+
+_FOLDER: dict[Area, str | None] = {"live": None, "archive": ARCHIVE_DIR, "trash": TRASH_DIR}
+_VERB: dict[tuple[Area | None, Area], str] = {
+    ("live", "archive"): "archive", ("archive", "live"): "unarchive", (None, "trash"): "delete", ("trash", "live"): "restore",
+}
+_WHERE = {None: "among live sessions", ARCHIVE_DIR: "in the archive", TRASH_DIR: "in the trash"}
+
+
+def move_area(store: FileStore, session_id: str, from_area: Area | None, to: Area) -> Path:
+    """Archive, unarchive, restore, or trash (``from_area`` None: from the live area or the archive)."""
+    verb = _VERB[(from_area, to)]
+    check_session_id(session_id)
+    layout = store.layout
+    if from_area is None:
+        from_area = "live" if layout.find(session_id) is not None else "archive"
+    source_folder, target_folder = _FOLDER[from_area], _FOLDER[to]
+    with store._lock:
+        source = layout.find(session_id, source_folder)
+        if source is None:
+            held = store.held(session_id)
+            if held is not None and not held.persisted and source_folder is None:
+                raise InvalidState(
+                    f"session {session_id} has no file yet (nothing is written before the first user or assistant message)",
+                    sessionId=session_id,
+                )
+            raise SessionNotFound(f"cannot {verb}: no session {session_id!r} {_WHERE[source_folder]}", sessionId=session_id)
+        target = layout.moved(source, source_folder, target_folder)
+        if target.exists():
+            raise SessionExists(f"cannot {verb}: {target} already exists; delete or move that file first", path=str(target))
+        store.take_held(session_id)
+        # Another sidecar writing it keeps it where it is.
+        try:
+            held_lock = lock_path(source)
+        except FileNotFoundError:
+            raise SessionNotFound(f"cannot {verb}: {source} vanished", sessionId=session_id) from None
+        try:
+            layout.check_inside(target.parent)  # a symlinked .archive / .trash leads nowhere
+            relocate(source, target)
+        except OSError as exc:
+            raise StorageError(f"could not {verb} {source}: {exc.strerror or exc}", path=str(source)) from exc
+        finally:
+            unlock(held_lock)
+        treecache.drop_cache(layout.root, source)
+        store.catalog.moved(source, target)
+        return target
+
+
+def move_cwd(store: FileStore, session_id: str, cwd: str) -> str:
+    """Give a live session another project folder: header cwd rewritten, file moved (store/move.py)."""
+    check_session_id(session_id)
+    layout = store.layout
+    with store._lock:
+        open_here = store.held(session_id)
+        if open_here is not None and open_here.in_memory:
+            open_here.header = Entry.from_obj({**open_here.header_obj(), "cwd": cwd})
+            return ""
+        if open_here is not None and not open_here.persisted:
+            raise InvalidState(
+                f"session {session_id} has no file yet (nothing is written before the first user or assistant "
+                "message); create it with the cwd it belongs to, or move it once it is written",
+                sessionId=session_id)
+        source = layout.find(session_id)
+        if source is None:
+            raise SessionNotFound(f"cannot move: no live session {session_id!r} below {layout.root}", sessionId=session_id)
+        target = layout.cwd_dir(cwd) / source.name
+        if target == source:
+            return str(source)
+        if os.path.lexists(target):
+            raise SessionExists(f"cannot move: {target} already exists; move or delete that file first", path=str(target))
+        layout.check_inside(target.parent)
+        was_open = store.take_held(session_id, moving_on=True) is not None
+        held = lock_path(source)  # sessionLocked while another sidecar writes it
+        try:
+            rewrite_header_cwd(source, cwd)
+            unlock(held)
+            held = lock_path(source)  # the rewrite made a new file: hold that one
+            relocate(source, target)
+        except OSError as exc:
+            raise StorageError(f"could not move {source}: {exc.strerror or exc}", path=str(source)) from exc
+        finally:
+            unlock(held)
+        treecache.drop_cache(layout.root, source)
+        store.catalog.moved(source, None)  # its row named the old cwd: read it again where it is
+        store.catalog.refresh(target)
+    if was_open:
+        store.reload(target)  # open again where it is now, lock and all
+    return str(target)

@@ -26,8 +26,6 @@ import logging
 import os
 import secrets
 import signal
-import socket
-import stat
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any

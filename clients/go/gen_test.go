@@ -119,7 +119,8 @@ func TestEveryMethodAndFieldHasAGoCounterpart(t *testing.T) {
 		ProviderEndpoint{}, WorkDoneProgressCreateParams{}, AppendedEntry{}, TreeNode{}, SessionInfo{}, SessionTokens{}, CompactDetails{}, Error{},
 		SummarizeParams{}, SummarizeResult{}, DidCompactParams{}, OpenWarning{}, HistoryEntry{}, RetentionSettings{},
 		FolderUsage{}, SessionUsage{}, PrunedSession{}, DidAppendParams{}, DidReloadParams{}, ExternalChange{}, CompactFallback{},
-		NotCapturedFile{}, FileChange{}, SkippedFile{}} {
+		NotCapturedFile{}, FileChange{}, SkippedFile{}, DidChangeLeafParams{}, DidSetLabelParams{}, DidSetNameParams{},
+		DidCloseParams{}, ResyncParams{}, DidLoseControlParams{}} {
 		types[reflect.TypeOf(v).Name()] = reflect.TypeOf(v)
 	}
 	types["ErrorObject"] = reflect.TypeFor[Error]()

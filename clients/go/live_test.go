@@ -2,7 +2,6 @@ package sidecar_test
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"net"
 	"os/exec"
@@ -89,10 +88,8 @@ func TestLiveObserverFollowsTheControllerOverASocket(t *testing.T) {
 	path := sharedSidecar(t)
 	got := &events{}
 	lost := make(chan string, 1)
-	controller := attach(t, path, sidecar.Options{OnNotification: func(method string, params json.RawMessage) {
-		if method == "session/didLoseControl" {
-			var p struct{ SessionID string }
-			_ = json.Unmarshal(params, &p)
+	controller := attach(t, path, sidecar.Options{OnSessionEvent: func(event sidecar.SessionEvent) {
+		if p, ok := event.(*sidecar.DidLoseControlParams); ok {
 			lost <- p.SessionID
 		}
 	}})
@@ -105,10 +102,10 @@ func TestLiveObserverFollowsTheControllerOverASocket(t *testing.T) {
 			}
 			got.add("session/didAppend", *p.Cursor, ids...)
 		},
-		OnNotification: func(method string, params json.RawMessage) {
-			var p struct{ Cursor string }
-			_ = json.Unmarshal(params, &p)
-			got.add(method, p.Cursor)
+		OnSessionEvent: func(event sidecar.SessionEvent) {
+			if leaf, ok := event.(*sidecar.DidChangeLeafParams); ok {
+				got.add("session/didChangeLeaf", leaf.Cursor)
+			}
 		},
 	})
 	defer observer.Close()

@@ -222,7 +222,6 @@ def _serve(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"session-sidecar: {exc}", file=sys.stderr)
         return 2
-    # Not sidecar.rpc.server: boot answers initialize before pygls is imported.
     from .rpc.boot import serve
 
     root = args.root.expanduser() if args.root else default_root()
@@ -246,6 +245,22 @@ def _call(args: argparse.Namespace) -> int:
     except json.JSONDecodeError as exc:
         print(f"session-sidecar call: params are not JSON: {exc}", file=sys.stderr)
         return 2
+    from .rpc.oneshot import call_once, serves
+
+    if serves(args.method):  # answered in this process (rpc/oneshot.py); anything else by a spawned sidecar
+        try:
+            settings = load_settings(args.config, overrides=_compat_override(args))
+        except SettingsError as exc:
+            print(f"session-sidecar call: {exc}", file=sys.stderr)
+            return 2
+        root = args.root.expanduser().absolute() if args.root else default_root()
+        ok, answer = call_once(args.method, params, root, settings)
+        if not ok:
+            print(json.dumps({"error": answer}, indent=2))
+            print(f"session-sidecar call: error {answer['code']}: {answer['message']}", file=sys.stderr)
+            return 1
+        print(json.dumps(answer, indent=2, ensure_ascii=False))
+        return 0
     from session_sidecar_client import ConnectionClosed, RpcError, SidecarClient
 
     async def one_call() -> object:

@@ -64,6 +64,8 @@ class SessionService:
         self.raw_results = False
         self._compactor: Compactor | None = None
         self._compactor_lock = threading.Lock()
+        # Wires a new compactor's client hooks (the rpc layer sets it): the engine loads on first use.
+        self.on_compactor: Callable[[Compactor], None] | None = None
         # Prompts the user typed, across sessions (history/*), beside the listing index.
         self.history = PromptHistory(self.store.root / INDEX_DIR)
         # The session each terminal used last (continueRecent with terminalId).
@@ -100,7 +102,10 @@ class SessionService:
                 if self._compactor is None:
                     from .compaction.coordinator import Compactor
 
-                    self._compactor = Compactor(lambda: self.settings.providers)
+                    compactor = Compactor(lambda: self.settings.providers)
+                    if self.on_compactor is not None:
+                        self.on_compactor(compactor)
+                    self._compactor = compactor
                 compactor = self._compactor
         return compactor
 
@@ -233,7 +238,8 @@ class SessionService:
         appended = session.append(params.entries, parent, defer_sync, objs)
         tokens = self._context_tokens(session, appended, objs)
         should_compact = self.should_compact(tokens)
-        self.compactor.after_append(session.id, tokens, should_compact, self.settings.compaction.autoCompact)
+        if should_compact:  # (the compaction engine is not loaded for an append that does not need it)
+            self.compactor.after_append(session.id, tokens, should_compact, self.settings.compaction.autoCompact)
         return wire.AppendResult(
             entries=[wire.AppendedEntry(id=e.id, parentId=e.parent_id, timestamp=e.timestamp) for e in appended],  # type: ignore[arg-type]
             leafId=session.leaf_id,

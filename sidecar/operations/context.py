@@ -36,12 +36,7 @@ def answer(
         # A path never changes once written (the file is append-only), so neither does its context.
         return wire.BuildContextResult(
             messages=msgspec.Raw(kept) if raw_results else _decode_json(bytes(kept)),  # type: ignore[arg-type]
-            thinkingLevel=cached.thinking_level,
-            model=cached.model,
-            models=cached.models,
-            mode=cached.mode,
-            modeData=cached.mode_data,
-            injectedRules=cached.injected_rules,
+            **_described(cached),
             leafId=leaf,  # type: ignore[arg-type]
             estimatedTokens=cached.estimated_tokens,
             entryIds=cached.entry_ids,
@@ -65,12 +60,7 @@ def answer(
         messages = shown
     return wire.BuildContextResult(
         messages=messages,
-        thinkingLevel=ctx.thinking_level,
-        model=ctx.model,
-        models=ctx.models,
-        mode=ctx.mode,
-        modeData=ctx.mode_data,
-        injectedRules=ctx.injected_rules,
+        **_described(ctx),
         leafId=leaf,  # type: ignore[arg-type]
         estimatedTokens=context_tokens(ctx.messages, ctx.after_compaction),
         entryIds=ctx.entry_ids[base:] if base else ctx.entry_ids,
@@ -80,6 +70,14 @@ def answer(
         rebuildReason=reason,
         external=external.result_field(change),
     )
+
+
+def _described(context: Any) -> dict[str, Any]:
+    """What a context says beside its messages (a built one and a cached one name these alike)."""
+    return {
+        "thinkingLevel": context.thinking_level, "model": context.model, "models": context.models,
+        "mode": context.mode, "modeData": context.mode_data, "injectedRules": context.injected_rules,
+    }
 
 
 def _kept_messages(cached: treecache.CachedContext) -> memoryview | None:

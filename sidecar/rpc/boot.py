@@ -1,25 +1,22 @@
-"""``serve``'s start-up: answer the first ``initialize`` before pygls is imported, then hand over to pygls.
+"""``serve``'s start-up: answer the first ``initialize`` as early as possible, then hand over to the server.
 
-Importing pygls costs ~300 ms on a small machine, nearly all of it in
-``lsprotocol.types`` (every pygls module imports it, and attrs builds ~1000
-classes there), while the rest of start-up takes ~150 ms. A client's first
-message is ``initialize``, so this module reads it with our own framing reader
-and, when it is a well-formed ``initialize`` request that succeeds, answers it
-through ``lifecycle.initialize`` - the function the pygls ``initialize``
-feature runs too. Only then is ``sidecar.rpc.server`` (pygls) imported; the
-server is given the service, the lifecycle state, the reader and the writer,
-and serves everything else exactly as before.
+A client's first message is ``initialize``, so this module reads it with our
+own framing reader and, when it is a well-formed ``initialize`` request that
+succeeds, answers it through ``lifecycle.initialize`` - the function the
+server's ``initialize`` feature runs too - before the server itself and what
+it brings (the dispatcher, the compaction engine its hooks wire) are set up.
+The server is then given the service, the lifecycle state, the reader and the
+writer, and serves everything else exactly as before. (This began as a way
+round pygls' ~300 ms import; the server no longer stands on pygls, see
+``endpoint.py``, and the early answer stays: it is still the earliest moment.)
 
-Start-up makes ~200k objects (modules, classes, functions) that live as long
-as the process. Scanning them again is wasted work: what was made before the
-pygls import is frozen (``gc.freeze``) before it, which spares the import a
-full collection (~25 ms of its ~330), and what the import made is frozen once
-the server took over. The collector stays on: the import leaves much cyclic
-garbage (attrs replaces each class it builds), which must still be collected.
+Start-up makes many objects (modules, classes, functions) that live as long
+as the process. Scanning them again is wasted work: they are frozen
+(``gc.freeze``) once start-up is over. The collector stays on.
 
 Anything else as the first frame (a bad frame, end of input, another method, a
 malformed envelope, an ``initialize`` whose params are refused) is not
-answered here: it is handed to the pygls server unread, which gives it the
+answered here: it is handed to the server unread, which gives it the
 answer it always gave. So this module adds no behaviour of its own, only an
 earlier moment for one answer.
 """
@@ -89,7 +86,7 @@ async def _serve(
     service, unread = await answer_first_initialize(reader, writer, settings, default_root)
 
     gc.freeze()  # see the module's doc
-    from .server import SidecarServer  # pygls: only now, the answer is out
+    from .server import SidecarServer
 
     server = SidecarServer(default_root, settings, framing=framing, max_workers=max_workers)
     servers.append(server)

@@ -5,8 +5,8 @@ becomes a ``FrameError`` (answered with ``id: null``) after the reader has
 resynchronised, so one bad frame never stops the server. Writers put bodies
 on stdout in the same framing.
 
-On POSIX pipes stdin is read by an asyncio pipe reader; pygls reads it in a
-thread pool, which measured ~4x slower per round trip. Elsewhere (Windows,
+On POSIX pipes stdin is read by an asyncio pipe reader (reading it in a
+thread pool, as pygls did, measured ~4x slower per round trip). Elsewhere (Windows,
 stdin redirected from a file) a reader thread does the blocking reads.
 """
 
@@ -246,10 +246,6 @@ class FrameWriter:
         except (BrokenPipeError, ConnectionResetError):
             logger.warning("the client closed stdout; dropping further output")
             self.closed = True
-
-    # pygls' writer interface, for anything that writes through the protocol's writer.
-    def write(self, data: bytes) -> None:
-        self.send(data)
 
     def close(self) -> None:
         self.flush()

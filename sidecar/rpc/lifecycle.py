@@ -1,9 +1,8 @@
-"""``initialize``, and what its answer lists; nothing here imports pygls.
+"""``initialize``, and what its answer lists.
 
 ``sidecar.rpc.boot`` answers a well-formed first ``initialize`` with this
-before pygls (and the ~300 ms of lsprotocol types it imports) is loaded; the
-``initialize`` feature registered with pygls runs the very same function for
-every other case, so both paths give the same answer.
+before the server is set up; the server's ``initialize`` feature runs the
+very same function for every other case, so both paths give the same answer.
 """
 
 from __future__ import annotations

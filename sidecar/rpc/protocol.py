@@ -1,12 +1,10 @@
-"""pygls' ``JsonRPCProtocol``, made strict: every request with an id gets exactly one answer.
+"""The protocol, strict: every request with an id gets exactly one answer.
 
-pygls drops what it cannot parse (no ``params`` key, invalid JSON, a bad
-envelope), cannot cancel a running request and sends nothing for a msgspec
-result. This subclass takes message bodies from our framing readers, checks
-the envelope, gates on the lifecycle (``initialize`` first, nothing but
-``exit`` after ``shutdown``), dispatches to the features registered with
-``server.feature`` through pygls' handler machinery, and encodes answers
-with msgspec.
+It takes message bodies from our framing readers, checks the envelope
+(answering what cannot be parsed, has no ``params`` key or a bad envelope),
+gates on the lifecycle (``initialize`` first, nothing but ``exit`` after
+``shutdown``), dispatches to the features registered with ``server.feature``
+(``endpoint.py``), cancels, and encodes answers with msgspec.
 """
 
 from __future__ import annotations
@@ -20,10 +18,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
-from lsprotocol.types import ResponseError
-from pygls.protocol import JsonRPCProtocol
 
 from ..errors import PARSE_ERROR, RequestCancelled
+from .endpoint import ClientError, Endpoint
 from .errors import ProtocolError, error_object, invalid_request, method_not_found, not_initialized
 from .framing import FrameError, FrameWriter
 
@@ -58,15 +55,14 @@ def _session_key(params: Any) -> str | None:
     return "path:" + path if isinstance(path, str) else None
 
 
-class SidecarProtocol(JsonRPCProtocol):
+class SidecarProtocol(Endpoint):
     _server: "SidecarServer"
 
-    def __init__(self, server: Any, converter: Any) -> None:
-        super().__init__(server, converter)
+    def __init__(self, server: Any) -> None:
+        super().__init__(server)
         self.state: State = "new"
         self.exit_code: int | None = None  # set by ``exit``
-        # lsprotocol/attrs values (pygls' own errors) encode through the converter.
-        self._encode = msgspec.json.Encoder(enc_hook=converter.unstructure).encode
+        self._encode = msgspec.json.Encoder().encode
         self._frame_writer: FrameWriter | None = None
         # Checked once: a debug trace of every message is too costly to format otherwise.
         self._trace = logger.isEnabledFor(logging.DEBUG)
@@ -79,7 +75,6 @@ class SidecarProtocol(JsonRPCProtocol):
 
     def set_frame_writer(self, writer: FrameWriter) -> None:
         self._frame_writer = writer
-        self.set_writer(writer, include_headers=False)
 
     # -- input --------------------------------------------------------------------
 
@@ -137,10 +132,8 @@ class SidecarProtocol(JsonRPCProtocol):
         error = message.get("error")
         if error is not None:
             error = error if isinstance(error, dict) else {}
-            response_error = ResponseError(
-                code=error.get("code", -32603), message=str(error.get("message", "")), data=error.get("data")
-            )
-            self._handle_response(msg_id, None, response_error)
+            client_error = ClientError(error.get("code", -32603), str(error.get("message", "")), error.get("data"))
+            self._handle_response(msg_id, None, client_error)
         else:
             self._handle_response(msg_id, message.get("result"))
 
@@ -165,7 +158,7 @@ class SidecarProtocol(JsonRPCProtocol):
         if refused is not None:  # another client controls the session (rpc/live.py)
             self._send_error(msg_id, refused)
             return
-        handler = self.fm.features.get(method_name)
+        handler = self.features.get(method_name)
         if handler is None:
             logger.info("unknown method %r (request %r)", method_name, msg_id)
             self._send_error(msg_id, method_not_found(method_name))
@@ -283,9 +276,7 @@ class SidecarProtocol(JsonRPCProtocol):
     async def request_client(self, method: str, params: Any) -> Any:
         """Send a request to the client and wait for its answer.
 
-        Not pygls' ``send_request``: that builds lsprotocol's typed message for
-        LSP method names (``window/workDoneProgress/create``), which wants typed
-        params; ours are plain dicts, sent as they are. If the wait is
+        Params are plain dicts, sent as they are. If the wait is
         cancelled (a compaction cancelled while the client summarizes, a
         timeout), the client is told with ``$/cancelRequest``.
         """

@@ -1,10 +1,9 @@
-"""The server object: wires pygls' ``JsonRPCServer`` to our framing, dispatcher and service.
+"""The server object: wires the JSON-RPC endpoint (endpoint.py) to our framing, dispatcher and service.
 
 It decides nothing: the protocol answers messages, the handlers call the
 service, the dispatcher schedules. ``run`` serves a reader and a writer until
 ``exit`` or the end of input and returns the process exit code;
-``sidecar.rpc.boot.serve`` starts it on stdin/stdout (importing this module,
-and so pygls, only after it answered ``initialize``).
+``sidecar.rpc.boot.serve`` starts it on stdin/stdout.
 """
 
 from __future__ import annotations
@@ -15,16 +14,12 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-import msgspec
-from lsprotocol import converters
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage
-from pygls.server import JsonRPCServer
-
 from .. import wire
 from ..config import Settings
 from ..errors import SidecarError
 from ..service import SessionService
 from .dispatch import Dispatcher
+from .endpoint import EndpointServer
 from .framing import FrameError, FrameReader, Framing, FrameWriter
 from .lifecycle import initialize as initialize_service
 from .live import ConnectionSubscriber, gate, loop_scheduler, tell_former_controller
@@ -35,24 +30,6 @@ from .watching import SessionFollower
 logger = logging.getLogger(__name__)
 
 
-def make_converter() -> Any:
-    """lsprotocol's converter, with params left as plain dicts and msgspec values unstructured.
-
-    Our handlers decode params with ``msgspec.convert``; pygls' default hook
-    would turn them into namedtuples, and a request without ``params`` would
-    fail to structure and be dropped unanswered.
-    """
-    converter = converters.get_converter()
-
-    def structure_message(obj: dict[str, Any], cls: type) -> Any:
-        return cls(**{"params": None, **obj})
-
-    converter.register_structure_hook(JsonRPCRequestMessage, structure_message)
-    converter.register_structure_hook(JsonRPCNotification, structure_message)
-    converter.register_unstructure_hook(msgspec.Struct, msgspec.to_builtins)
-    return converter
-
-
 # Sent to a client that opened a session with ``watch``.
 _WATCH_NOTIFICATIONS = frozenset({"session/didAppend", "session/didReload"})
 
@@ -60,7 +37,7 @@ _WATCH_NOTIFICATIONS = frozenset({"session/didAppend", "session/didReload"})
 PROGRESS_CREATE_TIMEOUT = 5.0
 
 
-class SidecarServer(JsonRPCServer):
+class SidecarServer(EndpointServer):
     protocol: SidecarProtocol
     # One of many clients of one service (socket mode, rpc/sockets.py): roles apply.
     shared = False
@@ -73,7 +50,7 @@ class SidecarServer(JsonRPCServer):
         framing: Framing = "lsp",
         max_workers: int | None = None,
     ) -> None:
-        super().__init__(SidecarProtocol, make_converter, max_workers)
+        super().__init__(SidecarProtocol, max_workers)
         self.default_root = Path(root).expanduser().absolute()
         self.base_settings = settings or Settings()
         self.framing: Framing = framing
@@ -128,11 +105,13 @@ class SidecarServer(JsonRPCServer):
             task = asyncio.ensure_future(keep_serving(self, sock, path))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
-        compactor = getattr(service, "compactor", None)
-        if compactor is not None:
+
+        def wire_compactor(compactor: Any) -> None:  # when the service first makes it, on any thread
             compactor.ask_client = self.ask_client
-            compactor.client_loop = asyncio.get_running_loop()
+            compactor.client_loop = loop
             compactor.on_should_compact = self._on_should_compact
+
+        service.on_compactor = wire_compactor
 
     def _notify_any_thread(self, method: str, params: Any) -> None:
         """A notification from the service, called on the loop (an inline call) or a worker thread."""

@@ -96,7 +96,7 @@ class SocketFrameWriter:
         if not self.closed:
             self._on_drained()
 
-    # pygls' writer interface
+    # the endpoint's writer interface
     def write(self, data: bytes) -> None:
         self.send(data)
 
@@ -240,9 +240,12 @@ class SocketHost:
         service.watches.on_add = lambda: loop.call_soon_threadsafe(self.follower.refresh)
         service.live.bus.schedule = loop_scheduler(loop)
         service.live.roles.on_change = tell_former_controller
-        compactor = service.compactor
-        compactor.client_loop = loop
-        compactor.on_should_compact = lambda session_id, tokens: loop.call_soon_threadsafe(self._auto_compact, session_id)
+
+        def wire_compactor(compactor: Any) -> None:  # when the service first makes it, on any thread
+            compactor.client_loop = loop
+            compactor.on_should_compact = lambda session_id, tokens: loop.call_soon_threadsafe(self._auto_compact, session_id)
+
+        service.on_compactor = wire_compactor
         self.follower.start(loop)
 
     def _auto_compact(self, session_id: str) -> None:

@@ -120,3 +120,54 @@ def test_du_prune_and_empty_trash_on_the_command_line(sessions_root: Path):
     assert erased.returncode == 0 and "erased 1 files" in erased.stdout
     assert not any((sessions_root / ".trash").rglob("*.jsonl"))
     assert (folder / "2025-01-01T00-00-00-000Z_keep.jsonl").is_file()
+
+
+def _conversation_file(root: Path, session_id: str, turns: int) -> Path:
+    folder = root / "--w--"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"2025-01-01T00-00-00-000Z_{session_id}.jsonl"
+    lines = [{"type": "session", "version": 3, "id": session_id, "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}]
+    parent = None
+    for turn in range(turns):
+        for role, text in (("user", f"please change file{turn}.py " + "word " * 400), ("assistant", f"changed file{turn}.py")):
+            entry_id = f"{role[0]}{turn}"
+            message = {"role": role, "content": [{"type": "text", "text": text}], "timestamp": turn}
+            if role == "assistant":
+                message.update(api="anthropic-messages", provider="anthropic", model="m", stopReason="stop",
+                               usage={"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+                                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}})
+            lines.append({"type": "message", "id": entry_id, "parentId": parent,
+                          "timestamp": f"2025-01-01T00:00:{turn % 60:02d}.000Z", "message": message})
+            parent = entry_id
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_call_runs_a_coroutine_method_to_its_end_and_closes_the_session(sessions_root: Path):
+    # session/compact is the service's one coroutine: call answers it in its own process, on its own loop.
+    path = _conversation_file(sessions_root, "k1", 12)
+    before = path.read_bytes()
+    done = run("call", "session/compact", json.dumps({"sessionId": "k1", "provider": "offline", "keepRecentTokens": 1000}),
+               "--root", str(sessions_root))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["provider"] == "offline" and result["tokensAfter"] < result["tokensBefore"]
+    after = path.read_bytes()
+    assert after.startswith(before)  # appended to, nothing rewritten
+    written = [json.loads(line) for line in after[len(before):].splitlines()]
+    assert written[-1]["type"] == "compaction" and written[-1]["id"] == result["entryId"]
+    assert written[-1]["firstKeptEntryId"] == result["firstKeptEntryId"]
+    # The session was closed as at shutdown: another sidecar may open it for writing at once.
+    again = run("call", "session/buildContext", json.dumps({"sessionId": "k1"}), "--root", str(sessions_root))
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["messages"][0]["role"] == "compactionSummary"
+
+
+def test_call_refuses_bad_params_as_the_server_does(sessions_root: Path):
+    failed = run("call", "session/append", json.dumps({"sessionId": "x", "entries": "nope"}), "--root", str(sessions_root))
+    assert failed.returncode == 1
+    error = json.loads(failed.stdout)["error"]
+    assert error["code"] == -32602 and error["data"] == {"kind": "invalidParams", "method": "session/append", "field": "entries"}
+    # Not a session method: still answered by a spawned sidecar, with the server's own answer.
+    unknown = run("call", "session/nothing", "{}", "--root", str(sessions_root))
+    assert unknown.returncode == 1 and json.loads(unknown.stdout)["error"]["code"] == -32601

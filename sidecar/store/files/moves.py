@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ...errors import InvalidState, SessionExists, SessionNotFound, StorageError
 from ...format.jsonl import Entry
@@ -51,18 +51,8 @@ def move_area(store: FileStore, session_id: str, from_area: Area | None, to: Are
         if target.exists():
             raise SessionExists(f"cannot {verb}: {target} already exists; delete or move that file first", path=str(target))
         store.take_held(session_id)
-        # Another sidecar writing it keeps it where it is.
-        try:
-            held_lock = lock_path(source)
-        except FileNotFoundError:
-            raise SessionNotFound(f"cannot {verb}: {source} vanished", sessionId=session_id) from None
-        try:
-            layout.check_inside(target.parent)  # a symlinked .archive / .trash leads nowhere
-            relocate(source, target)
-        except OSError as exc:
-            raise StorageError(f"could not {verb} {source}: {exc.strerror or exc}", path=str(source)) from exc
-        finally:
-            unlock(held_lock)
+        layout.check_inside(target.parent)  # a symlinked .archive / .trash leads nowhere
+        _relocate_locked(session_id, source, target, verb)
         treecache.drop_cache(layout.root, source)
         store.catalog.moved(source, target)
         return target
@@ -92,19 +82,31 @@ def move_cwd(store: FileStore, session_id: str, cwd: str) -> str:
             raise SessionExists(f"cannot move: {target} already exists; move or delete that file first", path=str(target))
         layout.check_inside(target.parent)
         was_open = store.take_held(session_id, moving_on=True) is not None
-        held = lock_path(source)  # sessionLocked while another sidecar writes it
-        try:
-            rewrite_header_cwd(source, cwd)
-            unlock(held)
-            held = lock_path(source)  # the rewrite made a new file: hold that one
-            relocate(source, target)
-        except OSError as exc:
-            raise StorageError(f"could not move {source}: {exc.strerror or exc}", path=str(source)) from exc
-        finally:
-            unlock(held)
+        _relocate_locked(session_id, source, target, "move", lambda: rewrite_header_cwd(source, cwd))
         treecache.drop_cache(layout.root, source)
         store.catalog.moved(source, None)  # its row named the old cwd: read it again where it is
         store.catalog.refresh(target)
     if was_open:
         store.reload(target)  # open again where it is now, lock and all
     return str(target)
+
+
+def _relocate_locked(
+    session_id: str, source: Path, target: Path, verb: str, first: Callable[[], None] | None = None
+) -> None:
+    """Move ``source`` to ``target`` holding its lock: another sidecar writing it keeps it where it is
+    (sessionLocked). ``first`` rewrites the file before it moves (a new file, whose lock is taken again)."""
+    try:
+        held = lock_path(source)
+    except FileNotFoundError:
+        raise SessionNotFound(f"cannot {verb}: {source} vanished", sessionId=session_id) from None
+    try:
+        if first is not None:
+            first()
+            unlock(held)
+            held = lock_path(source)
+        relocate(source, target)
+    except OSError as exc:
+        raise StorageError(f"could not {verb} {source}: {exc.strerror or exc}", path=str(source)) from exc
+    finally:
+        unlock(held)

@@ -76,6 +76,9 @@ def _parser() -> argparse.ArgumentParser:
     _common(serve)
     serve.add_argument("--jsonl", action="store_true", help="newline-delimited JSON instead of Content-Length framing")
     serve.add_argument("--workers", type=int, default=None, help="worker threads for session operations")
+    serve.add_argument("--socket", type=Path, help="serve many clients on this unix socket (mode 0600) instead of stdio")
+    serve.add_argument("--listen", metavar="HOST:PORT", help="serve many clients on TCP (127.0.0.1:PORT); they must send the token")
+    serve.add_argument("--token-file", type=Path, help="the TCP token (made, 0600, when missing; default <root>/.live/token)")
 
     call = commands.add_parser("call", help="run one method in a fresh sidecar and print its JSON result")
     _common(call)
@@ -269,6 +272,11 @@ def _serve(args: argparse.Namespace) -> int:
     from .rpc.boot import serve
 
     root = args.root.expanduser() if args.root else default_root()
+    if args.socket is not None or args.listen is not None:
+        from .rpc.sockets import serve_sockets  # many clients, one service (framing detected per client)
+
+        return serve_sockets(root, settings, unix_path=args.socket, listen=args.listen,
+                             token_file=args.token_file, max_workers=args.workers)
     return serve(root, settings, framing="jsonl" if args.jsonl else "lsp", max_workers=args.workers)
 
 

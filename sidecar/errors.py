@@ -249,6 +249,37 @@ class DatabaseSchemaMismatch(SidecarError):
     kind = "databaseSchemaMismatch"
 
 
+# -- live sessions (sockets, subscriptions, roles): -33070..-33079 ---------------
+
+
+class NotController(SidecarError):
+    """Another client of this sidecar controls the session; observe it, or call session/takeControl to write."""
+
+    code = -33070
+    kind = "notController"
+
+
+class Unauthorized(SidecarError):
+    """A TCP client's initialize did not carry the token the server was started with; nothing else is served."""
+
+    code = -33071
+    kind = "unauthorized"
+
+
+class SharedServer(SidecarError):
+    """A client of a shared (socket) sidecar asked for its own sessions root or settings; they are the server's."""
+
+    code = -33072
+    kind = "sharedServer"
+
+
+class SocketInUse(SidecarError):
+    """The unix socket path asked for (``keepServing``) is served by another sidecar, or is not a socket."""
+
+    code = -33073
+    kind = "socketInUse"
+
+
 ALL_ERRORS: tuple[type[SidecarError], ...] = (
     SessionNotFound,
     InvalidSessionId,
@@ -277,4 +308,8 @@ ALL_ERRORS: tuple[type[SidecarError], ...] = (
     FormatCannotHold,
     DatabaseUrlInvalid,
     DatabaseSchemaMismatch,
+    NotController,
+    Unauthorized,
+    SharedServer,
+    SocketInUse,
 )

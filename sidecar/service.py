@@ -25,10 +25,11 @@ import msgspec
 from . import external, wire
 from .config import Settings
 from .context.tally import TokenTally
-from .errors import InvalidParams, InvalidState
+from .errors import InvalidParams, InvalidState, SessionNotFound
 from .format.jsonl import Entry
 from .format.jsstr import session_name
 from .history import PromptHistory
+from .live.events import LiveSessions
 from .operations import compacting, context, convert, upkeep
 from .operations import history as prompt_history
 from .operations.cached import context_for_cache
@@ -90,7 +91,7 @@ class SessionService:
         self.snapshots = Snapshots(self.store.root)
         self.store.on_change = self._changed
         self.store.on_append = self._appended
-        self.store.on_release = self.watches.remove
+        self.store.on_release = self._released
         self.store.redact_entry = redact_on_append  # used when store.redactOnAppend is on
 
     @property
@@ -172,12 +173,14 @@ class SessionService:
     def _changed(self, session: Session, change: FileChange) -> None:
         """Another program changed the session and it caught up: the tally and watchers follow."""
         self._tallies.pop(session, None)
+        self._live_followed(session, change)
         notify = self.notify
         if notify is not None and session.id in self.watches:
             for method, params in external.notifications(session, change, self.store.blobs):
                 notify(method, params)
 
     def _appended(self, session: Session) -> None:
+        self._live_appended(session)
         if self.watches:
             self.watches.arm(session)  # a watched session's file may just have been made
 
@@ -226,7 +229,7 @@ class SessionService:
 
     def close(self, params: wire.CloseParams) -> None:
         session = self.store.release(params.sessionId)
-        self.watches.remove(session.id)
+        self._released(session.id)
 
     def close_all(self) -> None:
         """Flush and close every open session (shutdown, EOF)."""
@@ -296,6 +299,7 @@ class SessionService:
                 written = session.append([summary], params.entryId)
                 return wire.BranchResult(leafId=session.leaf_id, summaryEntryId=written[0].id)
         session.branch(params.entryId)
+        self._live_leaf_moved(session)
         return wire.BranchResult(leafId=session.leaf_id)
 
     def get_tree(self, params: wire.GetTreeParams) -> wire.GetTreeResult:
@@ -498,7 +502,6 @@ class SessionService:
     def convert(self, params: wire.ConvertParams) -> wire.ConvertResult:
         return convert.convert(self.store, params)
 
-
     # --- tool-result clearing (issue 13 item 3) ---
 
     def _clear_tool_results(
@@ -511,6 +514,64 @@ class SessionService:
         from .operations import clearing
 
         return clearing.clear_after_append(session, appended, objs, tokens, settings, self._tallies, defer_sync)
+
+    # --- live sessions (sidecar/live/: subscriptions, roles) ---
+    # The store's hooks above call these; each is one attribute test when nobody subscribed.
+
+    _live_sessions: LiveSessions | None = None
+    _live_lock = threading.Lock()
+
+    @property
+    def live(self) -> LiveSessions:
+        if self._live_sessions is None:
+            with self._live_lock:
+                if self._live_sessions is None:
+                    self._live_sessions = LiveSessions(self.store.blobs)
+        return self._live_sessions
+
+    def _released(self, session_id: str) -> None:
+        """The store let the session go (closed, moved, deleted): watchers and subscribers stop."""
+        self.watches.remove(session_id)
+        if self._live_sessions is not None:
+            self._live_sessions.closed(session_id)
+
+    def _live_appended(self, session: Session) -> None:
+        if self._live_sessions is not None:
+            self._live_sessions.appended(session)
+
+    def _live_followed(self, session: Session, change: FileChange) -> None:
+        if self._live_sessions is not None:
+            if change.reloaded is not None:
+                self._live_sessions.reloaded(session, change.reloaded)
+            else:
+                self._live_sessions.appended(session, external=True)
+
+    def _live_leaf_moved(self, session: Session) -> None:
+        if self._live_sessions is not None:
+            self._live_sessions.leaf_moved(session)
+
+    def live_subscribe(self, params: wire.SubscribeParams, subscriber: Any, client: Any) -> wire.SubscribeResult:
+        """Subscribe in the session's turn; a session not open here is opened read-only and its file followed."""
+        session = self.store.held(params.sessionId)
+        if session is None:
+            check_session_id(params.sessionId)
+            session, _report = self.store.open(params.sessionId, None, True)
+        else:
+            self.store.follow(session)
+        if session.id not in self.watches:
+            self.live.watched_for_subscribers.add(session.id)
+            self.watches.add(session)
+        return self.live.subscribe(session, subscriber, params.since, client)
+
+    def live_unsubscribe(self, params: wire.UnsubscribeParams, subscriber: Any) -> wire.UnsubscribeResult:
+        return wire.UnsubscribeResult(unsubscribed=self.live.bus.unsubscribe(params.sessionId, subscriber))
+
+    def live_take_control(self, params: wire.TakeControlParams, client: Any) -> wire.TakeControlResult:
+        if self.store.held(params.sessionId) is None:
+            check_session_id(params.sessionId)
+            raise SessionNotFound(f"session {params.sessionId!r} is not open; open it first", sessionId=params.sessionId)
+        former = self.live.roles.take(params.sessionId, client)
+        return wire.TakeControlResult(sessionId=params.sessionId, tookOver=former is not None)
 
 
 def redact_on_append(obj: dict[str, Any]) -> dict[str, Any]:

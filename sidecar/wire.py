@@ -323,6 +323,8 @@ class SessionTokens(_Result):
 
 
 class SessionInfo(_Result):
+    """A session as session/list gives it: a superset of ACP's SessionInfo (sessionId, cwd, title, updatedAt, _meta)."""
+
     sessionId: str
     path: str
     cwd: str
@@ -340,6 +342,10 @@ class SessionInfo(_Result):
     snippet: str | None = None
     # An in-memory session of this sidecar (created with persist: false); its path is "".
     inMemory: bool = False
+    # ACP's name for ``modified`` (ISO 8601).
+    updatedAt: str | None = None
+    # ACP's extension slot, reserved (ACP clients must ignore what they do not know).
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
 
 
 class ListResult(_Result):
@@ -423,7 +429,13 @@ class DidCompactParams(_Result):
     """Notification ``session/didCompact``: the sidecar compacted a session by itself (autoCompact)."""
 
     sessionId: str
-    result: CompactResult
+    # What the autoCompact run answered (absent in a subscriber's notification).
+    result: CompactResult | None = None
+    # A subscriber's: its position in the session's events, and the compaction entry
+    # (which the didAppend just before carried whole).
+    cursor: str | None = None
+    entryId: str | None = None
+    firstKeptEntryId: str | None = None
 
 
 class DidAppendParams(_Result):
@@ -437,6 +449,8 @@ class DidAppendParams(_Result):
     entries: list[dict[str, Any]]
     leafId: str | None
     external: bool
+    # Sent to a subscriber (session/subscribe): its position in the session's events.
+    cursor: str | None = None
 
 
 class DidReloadParams(_Result):
@@ -804,6 +818,96 @@ class NativeCompaction(msgspec.Struct, forbid_unknown_fields=True, omit_defaults
     provider: str  # "anthropic", "openai", or any name the client gives its provider
     model: str
     item: dict[str, Any]
+# -- live sessions: subscriptions and roles (socket mode; PROTOCOL.md "Live sessions") --------
+
+
+class SubscribeParams(_Params):
+    sessionId: str
+    # The cursor of the last event received: what came after it is sent first (no gap, no
+    # duplicate), or ``resync`` is answered when the backlog no longer reaches back that far.
+    since: str | None = None
+
+
+class SubscribeResult(_Result):
+    # The position now: events after it follow as notifications (missed ones may come just before this answer).
+    cursor: str
+    leafId: str | None
+    entryCount: int
+    # ``since`` is older than the backlog, or from another process: read the session again.
+    resync: bool = False
+    # Events after ``since`` sent again.
+    missed: int = 0
+    # Whether this client controls the session (may write it).
+    controller: bool = False
+
+
+class UnsubscribeParams(_SessionRef):
+    pass
+
+
+class UnsubscribeResult(_Result):
+    # False: the client was not subscribed.
+    unsubscribed: bool
+
+
+class TakeControlParams(_SessionRef):
+    pass
+
+
+class TakeControlResult(_Result):
+    sessionId: str
+    # Another client controlled it and was told (session/didLoseControl).
+    tookOver: bool
+
+
+class DidChangeLeafParams(_Result):
+    """Notification ``session/didChangeLeaf``: the leaf moved without an append (session/branch)."""
+
+    sessionId: str
+    cursor: str
+    leafId: str | None
+
+
+class DidSetLabelParams(_Result):
+    """Notification ``session/didSetLabel``: a label entry (in the didAppend just before) set or cleared a label."""
+
+    sessionId: str
+    cursor: str
+    entryId: str
+    targetId: str
+    label: str | None = None
+
+
+class DidSetNameParams(_Result):
+    """Notification ``session/didSetName``: the session was named (the entry is in the didAppend just before)."""
+
+    sessionId: str
+    cursor: str
+    entryId: str
+    name: str | None
+
+
+class DidCloseParams(_Result):
+    """Notification ``session/didClose``: the session was closed by this sidecar; the subscription ends."""
+
+    sessionId: str
+    cursor: str
+
+
+class ResyncParams(_Result):
+    """Notification ``session/resync``: events were lost (a slow reader past the backlog, or the file was
+    rewritten); read the session again (getEntries / buildContext), events go on from ``cursor``."""
+
+    sessionId: str
+    cursor: str
+    # "backlog" or a reload reason (see ExternalChange.reloaded).
+    reason: str
+
+
+class DidLoseControlParams(_Result):
+    """Notification ``session/didLoseControl``: another client took control of a session this client controlled."""
+
+    sessionId: str
 
 
 # Method name -> (params type, result type). The rpc layer and the schema
@@ -844,4 +948,8 @@ METHODS: dict[str, tuple[type, Any]] = {
     "session/export": (ExportParams, ExportResult),
     # converting between formats
     "session/convert": (ConvertParams, ConvertResult),
+    # live sessions
+    "session/subscribe": (SubscribeParams, SubscribeResult),
+    "session/unsubscribe": (UnsubscribeParams, UnsubscribeResult),
+    "session/takeControl": (TakeControlParams, TakeControlResult),
 }

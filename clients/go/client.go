@@ -63,6 +63,12 @@ type Options struct {
 	// session/didReload: another program wrote a session opened with Watch.
 	OnDidAppend func(DidAppendParams)
 	OnDidReload func(DidReloadParams)
+	// OnSessionEvent receives the other events of a subscription
+	// (Subscribe): one of *DidChangeLeafParams, *DidSetLabelParams,
+	// *DidSetNameParams, *DidCloseParams, *ResyncParams or
+	// *DidLoseControlParams. (didAppend and didCompact of a subscription come
+	// to OnDidAppend and OnDidCompact, with a Cursor.)
+	OnSessionEvent func(SessionEvent)
 	// OnProgress receives work-done progress the sidecar reports on tokens it
 	// created itself (window/workDoneProgress/create, e.g. an autoCompact run),
 	// not for a call of yours (those go to WithProgress). Nil: such tokens are
@@ -607,9 +613,40 @@ func (c *Client) deliver(n notification) {
 			return
 		}
 	}
+	if c.opts.OnSessionEvent != nil && deliverSessionEvent(n, c.opts.OnSessionEvent) {
+		return
+	}
 	if c.opts.OnNotification != nil {
 		c.opts.OnNotification(n.method, n.params)
 	}
+}
+
+// SessionEvent is a subscription's event other than didAppend and didCompact:
+// *DidChangeLeafParams, *DidSetLabelParams, *DidSetNameParams,
+// *DidCloseParams, *ResyncParams or *DidLoseControlParams.
+type SessionEvent any
+
+// sessionEvents decodes each such notification into its type.
+var sessionEvents = map[string]func() SessionEvent{
+	"session/didChangeLeaf":  func() SessionEvent { return &DidChangeLeafParams{} },
+	"session/didSetLabel":    func() SessionEvent { return &DidSetLabelParams{} },
+	"session/didSetName":     func() SessionEvent { return &DidSetNameParams{} },
+	"session/didClose":       func() SessionEvent { return &DidCloseParams{} },
+	"session/resync":         func() SessionEvent { return &ResyncParams{} },
+	"session/didLoseControl": func() SessionEvent { return &DidLoseControlParams{} },
+}
+
+func deliverSessionEvent(n notification, fn func(SessionEvent)) bool {
+	newEvent, ok := sessionEvents[n.method]
+	if !ok {
+		return false
+	}
+	event := newEvent()
+	if json.Unmarshal(n.params, event) != nil {
+		return false
+	}
+	fn(event)
+	return true
 }
 
 // servedRequests are the server→client requests the client answers, and
@@ -617,7 +654,9 @@ func (c *Client) deliver(n notification) {
 // (a test compares both with schema.json).
 var (
 	servedRequests     = []string{"session/summarize", "window/workDoneProgress/create"}
-	typedNotifications = []string{"$/progress", "session/didAppend", "session/didCompact", "session/didReload"}
+	typedNotifications = []string{"$/progress", "session/didAppend", "session/didChangeLeaf", "session/didClose",
+		"session/didCompact", "session/didLoseControl", "session/didReload", "session/didSetLabel", "session/didSetName",
+		"session/resync"}
 )
 
 // serve answers a request from the sidecar (session/summarize).

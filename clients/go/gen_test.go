@@ -121,7 +121,8 @@ func TestEveryMethodAndFieldHasAGoCounterpart(t *testing.T) {
 		FolderUsage{}, SessionUsage{}, PrunedSession{}, DidAppendParams{}, DidReloadParams{}, ExternalChange{}, CompactFallback{},
 		NotCapturedFile{}, FileChange{}, SkippedFile{}, ImportedSession{}, ImportKindCount{}, DamagedLine{},
 		ExportRedaction{}, RedactionKindCount{}, ConvertLoss{}, ClearToolResultsSettings{}, ClearedToolResults{},
-		NativeCompaction{}} {
+		NativeCompaction{}, DidChangeLeafParams{}, DidSetLabelParams{}, DidSetNameParams{},
+		DidCloseParams{}, ResyncParams{}, DidLoseControlParams{}} {
 		types[reflect.TypeOf(v).Name()] = reflect.TypeOf(v)
 	}
 	types["ErrorObject"] = reflect.TypeFor[Error]()

@@ -36,7 +36,10 @@ var Methods = []string{
 	"session/setName",
 	"session/snapshot",
 	"session/stats",
+	"session/subscribe",
+	"session/takeControl",
 	"session/unarchive",
+	"session/unsubscribe",
 }
 
 // methodTypes holds a zero params and result value per method (nil: a null result), for the tests.
@@ -71,7 +74,10 @@ var methodTypes = map[string][2]any{
 	"session/setName":        {SetNameParams{}, SetNameResult{}},
 	"session/snapshot":       {SnapshotParams{}, SnapshotResult{}},
 	"session/stats":          {StatsParams{}, StatsResult{}},
+	"session/subscribe":      {SubscribeParams{}, SubscribeResult{}},
+	"session/takeControl":    {TakeControlParams{}, TakeControlResult{}},
 	"session/unarchive":      {ArchiveParams{}, ArchiveResult{}},
+	"session/unsubscribe":    {UnsubscribeParams{}, UnsubscribeResult{}},
 }
 
 // HistoryAdd calls history/add; its result is null.
@@ -336,10 +342,37 @@ func (c *Client) Stats(ctx context.Context, params StatsParams, opts ...CallOpti
 	return &result, nil
 }
 
+// Subscribe calls session/subscribe.
+func (c *Client) Subscribe(ctx context.Context, params SubscribeParams, opts ...CallOption) (*SubscribeResult, error) {
+	var result SubscribeResult
+	if err := c.Call(ctx, "session/subscribe", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
+// TakeControl calls session/takeControl.
+func (c *Client) TakeControl(ctx context.Context, params TakeControlParams, opts ...CallOption) (*TakeControlResult, error) {
+	var result TakeControlResult
+	if err := c.Call(ctx, "session/takeControl", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
 // Unarchive calls session/unarchive.
 func (c *Client) Unarchive(ctx context.Context, params ArchiveParams, opts ...CallOption) (*ArchiveResult, error) {
 	var result ArchiveResult
 	if err := c.Call(ctx, "session/unarchive", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
+// Unsubscribe calls session/unsubscribe.
+func (c *Client) Unsubscribe(ctx context.Context, params UnsubscribeParams, opts ...CallOption) (*UnsubscribeResult, error) {
+	var result UnsubscribeResult
+	if err := c.Call(ctx, "session/unsubscribe", params, &result, opts...); err != nil {
 		return nil, err
 	}
 	return &result, nil

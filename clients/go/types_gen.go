@@ -40,6 +40,10 @@ const (
 	CodeExportWriteFailed      = -33050
 	CodeImportSourceNotFound   = -33060
 	CodeImportSourceUnreadable = -33061
+	CodeNotController          = -33070
+	CodeUnauthorized           = -33071
+	CodeSharedServer           = -33072
+	CodeSocketInUse            = -33073
 	CodeDatabaseURLInvalid     = -33080
 	CodeDatabaseSchemaMismatch = -33081
 	CodeFormatCannotHold       = -33090
@@ -109,6 +113,14 @@ var (
 	ErrImportSourceNotFound = &Error{Code: -33060, Message: "importSourceNotFound"}
 	// ErrImportSourceUnreadable: A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite).
 	ErrImportSourceUnreadable = &Error{Code: -33061, Message: "importSourceUnreadable"}
+	// ErrNotController: Another client of this sidecar controls the session; observe it, or call session/takeControl to write.
+	ErrNotController = &Error{Code: -33070, Message: "notController"}
+	// ErrUnauthorized: A TCP client's initialize did not carry the token the server was started with; nothing else is served.
+	ErrUnauthorized = &Error{Code: -33071, Message: "unauthorized"}
+	// ErrSharedServer: A client of a shared (socket) sidecar asked for its own sessions root or settings; they are the server's.
+	ErrSharedServer = &Error{Code: -33072, Message: "sharedServer"}
+	// ErrSocketInUse: The unix socket path asked for (`keepServing`) is served by another sidecar, or is not a socket.
+	ErrSocketInUse = &Error{Code: -33073, Message: "socketInUse"}
 	// ErrDatabaseURLInvalid: `--database-url` / `store.databaseUrl` is not a PostgreSQL URL we can use; the message says what to fix.
 	ErrDatabaseURLInvalid = &Error{Code: -33080, Message: "databaseUrlInvalid"}
 	// ErrDatabaseSchemaMismatch: The database's schema is newer than this sidecar knows, or its tables were not made by session-sidecar.
@@ -150,6 +162,10 @@ var errorKinds = map[int]string{
 	-33050: "exportWriteFailed",
 	-33060: "importSourceNotFound",
 	-33061: "importSourceUnreadable",
+	-33070: "notController",
+	-33071: "unauthorized",
+	-33072: "sharedServer",
+	-33073: "socketInUse",
 	-33080: "databaseUrlInvalid",
 	-33081: "databaseSchemaMismatch",
 	-33090: "formatCannotHold",
@@ -482,12 +498,35 @@ type DidAppendParams struct {
 	// nil is null.
 	LeafID   *string `json:"leafId"`
 	External bool    `json:"external"`
+	Cursor   *string `json:"cursor,omitzero"`
+}
+
+// DidChangeLeafParams: Notification `session/didChangeLeaf`: the leaf moved without an append (session/branch).
+type DidChangeLeafParams struct {
+	SessionID string `json:"sessionId"`
+	Cursor    string `json:"cursor"`
+	// nil is null.
+	LeafID *string `json:"leafId"`
+}
+
+// DidCloseParams: Notification `session/didClose`: the session was closed by this sidecar; the subscription ends.
+type DidCloseParams struct {
+	SessionID string `json:"sessionId"`
+	Cursor    string `json:"cursor"`
 }
 
 // DidCompactParams: Notification `session/didCompact`: the sidecar compacted a session by itself (autoCompact).
 type DidCompactParams struct {
-	SessionID string        `json:"sessionId"`
-	Result    CompactResult `json:"result"`
+	SessionID        string         `json:"sessionId"`
+	Result           *CompactResult `json:"result,omitzero"`
+	Cursor           *string        `json:"cursor,omitzero"`
+	EntryID          *string        `json:"entryId,omitzero"`
+	FirstKeptEntryID *string        `json:"firstKeptEntryId,omitzero"`
+}
+
+// DidLoseControlParams: Notification `session/didLoseControl`: another client took control of a session this client controlled.
+type DidLoseControlParams struct {
+	SessionID string `json:"sessionId"`
 }
 
 // DidReloadParams: Notification `session/didReload`: a watched session's file was read again whole
@@ -498,6 +537,24 @@ type DidReloadParams struct {
 	// nil is null.
 	LeafID     *string `json:"leafId"`
 	EntryCount int     `json:"entryCount"`
+}
+
+// DidSetLabelParams: Notification `session/didSetLabel`: a label entry (in the didAppend just before) set or cleared a label.
+type DidSetLabelParams struct {
+	SessionID string  `json:"sessionId"`
+	Cursor    string  `json:"cursor"`
+	EntryID   string  `json:"entryId"`
+	TargetID  string  `json:"targetId"`
+	Label     *string `json:"label,omitzero"`
+}
+
+// DidSetNameParams: Notification `session/didSetName`: the session was named (the entry is in the didAppend just before).
+type DidSetNameParams struct {
+	SessionID string `json:"sessionId"`
+	Cursor    string `json:"cursor"`
+	EntryID   string `json:"entryId"`
+	// nil is null.
+	Name *string `json:"name"`
 }
 
 // DiffParams is `DiffParams` in protocol/schema.json.
@@ -716,6 +773,10 @@ type InitializeParams struct {
 	// Empty: not sent.
 	SessionRoot string    `json:"sessionRoot,omitzero"`
 	Settings    *Settings `json:"settings,omitzero"`
+	// Empty: not sent.
+	Token string `json:"token,omitzero"`
+	// Empty: not sent.
+	KeepServing string `json:"keepServing,omitzero"`
 }
 
 // InitializeResult is `InitializeResult` in protocol/schema.json.
@@ -909,6 +970,14 @@ type RestoreResult struct {
 	Path      string `json:"path"`
 }
 
+// ResyncParams: Notification `session/resync`: events were lost (a slow reader past the backlog, or the file was
+// rewritten); read the session again (getEntries / buildContext), events go on from `cursor`.
+type ResyncParams struct {
+	SessionID string `json:"sessionId"`
+	Cursor    string `json:"cursor"`
+	Reason    string `json:"reason"`
+}
+
 // RetentionSettings: The policy `session-sidecar prune` and `session/prune` apply when not given one (none by default).
 type RetentionSettings struct {
 	// Empty: not sent.
@@ -949,22 +1018,24 @@ type ServerInfo struct {
 	Version string `json:"version"`
 }
 
-// SessionInfo is `SessionInfo` in protocol/schema.json.
+// SessionInfo: A session as session/list gives it: a superset of ACP's SessionInfo (sessionId, cwd, title, updatedAt, _meta).
 type SessionInfo struct {
-	SessionID     string        `json:"sessionId"`
-	Path          string        `json:"path"`
-	Cwd           string        `json:"cwd"`
-	Created       string        `json:"created"`
-	Modified      string        `json:"modified"`
-	MessageCount  int           `json:"messageCount"`
-	FirstMessage  string        `json:"firstMessage"`
-	Archived      bool          `json:"archived"`
-	Tokens        SessionTokens `json:"tokens"`
-	Name          *string       `json:"name,omitzero"`
-	Title         *string       `json:"title,omitzero"`
-	ParentSession *string       `json:"parentSession,omitzero"`
-	Snippet       *string       `json:"snippet,omitzero"`
-	InMemory      bool          `json:"inMemory,omitzero"`
+	SessionID     string         `json:"sessionId"`
+	Path          string         `json:"path"`
+	Cwd           string         `json:"cwd"`
+	Created       string         `json:"created"`
+	Modified      string         `json:"modified"`
+	MessageCount  int            `json:"messageCount"`
+	FirstMessage  string         `json:"firstMessage"`
+	Archived      bool           `json:"archived"`
+	Tokens        SessionTokens  `json:"tokens"`
+	Name          *string        `json:"name,omitzero"`
+	Title         *string        `json:"title,omitzero"`
+	ParentSession *string        `json:"parentSession,omitzero"`
+	Snippet       *string        `json:"snippet,omitzero"`
+	InMemory      bool           `json:"inMemory,omitzero"`
+	UpdatedAt     *string        `json:"updatedAt,omitzero"`
+	Meta          map[string]any `json:"_meta,omitzero"`
 }
 
 // SessionTokens is `SessionTokens` in protocol/schema.json.
@@ -1087,6 +1158,25 @@ type StoreSettings struct {
 	LeaseSeconds *float64 `json:"leaseSeconds,omitzero"`
 }
 
+// SubscribeParams is `SubscribeParams` in protocol/schema.json.
+type SubscribeParams struct {
+	SessionID string `json:"sessionId"`
+	// Empty: not sent.
+	Since string `json:"since,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// SubscribeResult is `SubscribeResult` in protocol/schema.json.
+type SubscribeResult struct {
+	Cursor string `json:"cursor"`
+	// nil is null.
+	LeafID     *string `json:"leafId"`
+	EntryCount int     `json:"entryCount"`
+	Resync     bool    `json:"resync,omitzero"`
+	Missed     int     `json:"missed,omitzero"`
+	Controller bool    `json:"controller,omitzero"`
+}
+
 // SummarizeParams: Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`.
 type SummarizeParams struct {
 	SystemPrompt string  `json:"systemPrompt"`
@@ -1098,6 +1188,18 @@ type SummarizeParams struct {
 // SummarizeResult is `SummarizeResult` in protocol/schema.json.
 type SummarizeResult struct {
 	Text string `json:"text"`
+}
+
+// TakeControlParams is `TakeControlParams` in protocol/schema.json.
+type TakeControlParams struct {
+	SessionID string `json:"sessionId"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// TakeControlResult is `TakeControlResult` in protocol/schema.json.
+type TakeControlResult struct {
+	SessionID string `json:"sessionId"`
+	TookOver  bool   `json:"tookOver"`
 }
 
 // TreeNode: One entry of the tree. The tree is sent flat, in file order: a linear
@@ -1113,6 +1215,17 @@ type TreeNode struct {
 	Timestamp *string `json:"timestamp"`
 	Role      *string `json:"role,omitzero"`
 	Label     *string `json:"label,omitzero"`
+}
+
+// UnsubscribeParams is `UnsubscribeParams` in protocol/schema.json.
+type UnsubscribeParams struct {
+	SessionID string `json:"sessionId"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// UnsubscribeResult is `UnsubscribeResult` in protocol/schema.json.
+type UnsubscribeResult struct {
+	Unsubscribed bool `json:"unsubscribed"`
 }
 
 // WorkDoneProgressCreateParams: `window/workDoneProgress/create` (server -> client, LSP's): accept `token` by answering null.

@@ -51,12 +51,14 @@ def _open_warnings(session: Session) -> list[wire.OpenWarning]:
 
 
 def session_info(found: Listed) -> wire.SessionInfo:
+    modified = iso_from_ms(found.modified_ms)
     info = wire.SessionInfo(
         sessionId=found.session_id,
         path=found.location,
         cwd=found.cwd,
         created=found.created,
-        modified=iso_from_ms(found.modified_ms),
+        modified=modified,
+        updatedAt=modified,  # ACP's SessionInfo field
         messageCount=found.message_count,
         firstMessage=found.first_message or "(no messages)",
         archived=found.archived,

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..service import SessionService
 from .dispatch import GroupSync, queue_key
-from .lifecycle import SERVER_NAME, decode_params, initialize as initialize_service, provider_names, served_methods, service_attribute
+from .live import register as register_live
+from .lifecycle import SERVER_NAME, decode_params, provider_names, served_methods, service_attribute
 from .protocol import NOT_INLINE, REQUEST_SIZE
 
 if TYPE_CHECKING:
@@ -28,17 +29,15 @@ def register(server: "SidecarServer") -> None:
 
     @server.feature("initialize")
     def initialize(ls: "SidecarServer", params: Any, msg_id: Any) -> Any:
-        service, result = initialize_service(params, ls.base_settings, ls.default_root)
-        ls.attach(service)
-        ls.protocol.state = "ready"
-        return result
+        return ls.initialize_client(params)
 
     @server.feature("shutdown")
     async def shutdown(ls: "SidecarServer", params: Any, msg_id: Any) -> None:
         # The protocol already refuses everything but exit (state "shutdown").
         await ls.drain(but=msg_id)
-        ls.follower.stop()
-        await asyncio.get_running_loop().run_in_executor(ls.thread_pool, ls.close_sessions)
+        if ls.keep_host is None:  # (with keepServing the socket's clients go on with them)
+            ls.follower.stop()
+            await asyncio.get_running_loop().run_in_executor(ls.thread_pool, ls.close_sessions)
         return None
 
     for method, (params_type, attribute) in methods.items():
@@ -48,6 +47,7 @@ def register(server: "SidecarServer") -> None:
             server.feature(method)(_session_handler(method, params_type, attribute))
         if method in _INLINE_METHODS:
             server.inline_handlers[method] = _inline_handler(server, method, params_type, attribute)
+    register_live(server)  # subscribe, unsubscribe, takeControl (rpc/live.py)
 
 
 # Calls cheap enough to run on the event loop itself, skipping the worker-thread

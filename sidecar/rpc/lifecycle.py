@@ -21,9 +21,12 @@ from ..errors import INVALID_PARAMS
 from ..service import SessionService
 from .errors import ProtocolError, invalid_params
 from .framing import FRAMINGS
+from .unixsock import bind_unix
 from .messages import PROTOCOL_VERSION, Capabilities, InitializeParams, InitializeResult, ServerInfo
 
 SERVER_NAME = "session-sidecar"
+# Served by rpc/live.py, not by a SessionService method of the same name (they need the connection).
+LIVE_METHODS = ("session/subscribe", "session/unsubscribe", "session/takeControl")
 
 # For the clients' tests only: the protocolVersion initialize reports, so a
 # client's check of it meets a sidecar that answers with a version it does not
@@ -94,12 +97,15 @@ def initialize(params: Any, base_settings: Settings, default_root: Path) -> tupl
         raise invalid_params("initialize", str(exc).replace("at `$", "at `$.settings")) from None
     root = Path(decoded.sessionRoot).expanduser().absolute() if decoded.sessionRoot else default_root
     service = SessionService(root, settings)
+    if decoded.keepServing:  # bound now, so that a path in use is this answer's error (rpc/sockets.py serves it)
+        path = Path(decoded.keepServing).expanduser().absolute()
+        service.live.keep_serving = (bind_unix(path), path)
     service.raw_results = True  # every result is encoded for the wire
     result = InitializeResult(
         serverInfo=ServerInfo(name=SERVER_NAME, version=__version__),
         protocolVersion=reported_protocol_version(),
         capabilities=Capabilities(
-            methods=["initialize", "shutdown", *sorted(served_methods())],
+            methods=["initialize", "shutdown", *sorted([*served_methods(), *LIVE_METHODS])],
             framings=list(FRAMINGS),
             providers=provider_names(),
         ),

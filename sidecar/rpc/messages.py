@@ -31,6 +31,11 @@ class InitializeParams(msgspec.Struct, kw_only=True, omit_defaults=True):
     sessionRoot: str | None = None
     # Overrides of the settings (see Settings in the schema), merged last.
     settings: dict[str, Any] | None = None
+    # The token a sidecar listening on TCP (--listen) was started with; refused without it.
+    token: str | None = None
+    # Over stdio: also serve other clients on this unix socket (made 0600), and go on serving
+    # them after this client's stdio closes, until SIGTERM (PROTOCOL.md "Live sessions").
+    keepServing: str | None = None
 
 
 class ServerInfo(msgspec.Struct, kw_only=True):
@@ -105,6 +110,13 @@ NOTIFICATIONS_FROM_SERVER: dict[str, Any] = {
     "session/didCompact": wire.DidCompactParams,
     "session/didAppend": wire.DidAppendParams,
     "session/didReload": wire.DidReloadParams,
+    # live sessions (subscribers)
+    "session/didChangeLeaf": wire.DidChangeLeafParams,
+    "session/didSetLabel": wire.DidSetLabelParams,
+    "session/didSetName": wire.DidSetNameParams,
+    "session/didClose": wire.DidCloseParams,
+    "session/resync": wire.ResyncParams,
+    "session/didLoseControl": wire.DidLoseControlParams,
 }
 # Requests the server sends to the client.
 REQUESTS_FROM_SERVER: dict[str, tuple[Any, Any]] = {

@@ -154,6 +154,10 @@ class SidecarProtocol(Endpoint):
         elif self.state == "new":
             self._send_error(msg_id, not_initialized(method_name))
             return
+        refused = self._server.live_gate(method_name, params)
+        if refused is not None:  # another client controls the session (rpc/live.py)
+            self._send_error(msg_id, refused)
+            return
         handler = self.features.get(method_name)
         if handler is None:
             logger.info("unknown method %r (request %r)", method_name, msg_id)

@@ -21,6 +21,8 @@ from ..service import SessionService
 from .dispatch import Dispatcher
 from .endpoint import EndpointServer
 from .framing import FrameError, FrameReader, Framing, FrameWriter
+from .lifecycle import initialize as initialize_service
+from .live import ConnectionSubscriber, gate, loop_scheduler, tell_former_controller
 from .messages import ProgressParams
 from .protocol import SidecarProtocol
 from .watching import SessionFollower
@@ -28,12 +30,17 @@ from .watching import SessionFollower
 logger = logging.getLogger(__name__)
 
 
+# Sent to a client that opened a session with ``watch``.
+_WATCH_NOTIFICATIONS = frozenset({"session/didAppend", "session/didReload"})
+
 # How long autoCompact waits for the client to accept its progress token.
 PROGRESS_CREATE_TIMEOUT = 5.0
 
 
 class SidecarServer(EndpointServer):
     protocol: SidecarProtocol
+    # One of many clients of one service (socket mode, rpc/sockets.py): roles apply.
+    shared = False
 
     def __init__(
         self,
@@ -57,6 +64,8 @@ class SidecarServer(EndpointServer):
         self.inline_handlers: dict[str, Callable[[Any], Any]] = {}
         self.follower = SessionFollower(self)
         self._loop_thread: int | None = None
+        self.subscriber = ConnectionSubscriber(self)  # this connection, as the live bus sends to it
+        self.keep_host: Any = None  # initialize's keepServing: the socket clients' host (rpc/sockets.py)
 
         from .handlers import register
 
@@ -67,6 +76,17 @@ class SidecarServer(EndpointServer):
 
     # -- the service and its hooks into the transport -----------------------------------
 
+    def initialize_client(self, params: Any) -> Any:
+        """``initialize``: make the service the client asks for and serve it; the answer."""
+        service, result = initialize_service(params, self.base_settings, self.default_root)
+        self.attach(service)
+        self.protocol.state = "ready"
+        return result
+
+    def live_gate(self, method: str, params: Any) -> SidecarError | None:
+        """The error a writing call on a session another client controls gets (rpc/live.py)."""
+        return gate(self, method, params)
+
     def attach(self, service: SessionService) -> None:
         """Serve ``service`` (made by initialize) and wire compaction's client hooks, if it has them."""
         self.service = service
@@ -74,7 +94,17 @@ class SidecarServer(EndpointServer):
         self._loop_thread = threading.get_ident()
         service.notify = self._notify_any_thread
         service.watches.on_add = lambda: loop.call_soon_threadsafe(self.follower.refresh)
+        service.live.bus.schedule = loop_scheduler(loop)
+        service.live.roles.on_change = tell_former_controller
         self.follower.start(loop)
+        if service.live.keep_serving is not None:
+            from .sockets import keep_serving
+
+            sock, path = service.live.keep_serving
+            service.live.keep_serving = None
+            task = asyncio.ensure_future(keep_serving(self, sock, path))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
 
         def wire_compactor(compactor: Any) -> None:  # when the service first makes it, on any thread
             compactor.ask_client = self.ask_client
@@ -85,6 +115,8 @@ class SidecarServer(EndpointServer):
 
     def _notify_any_thread(self, method: str, params: Any) -> None:
         """A notification from the service, called on the loop (an inline call) or a worker thread."""
+        if method in _WATCH_NOTIFICATIONS and getattr(params, "sessionId", None) in self.service.live.watched_for_subscribers:
+            return  # watched only for a subscription: the subscriber hears it from the bus, with a cursor
         if threading.get_ident() == self._loop_thread:
             self.protocol.notify(method, params)
         elif self._loop is not None:
@@ -163,8 +195,10 @@ class SidecarServer(EndpointServer):
             except Exception:  # a bug of ours must not take the server down
                 logger.exception("failed to handle a message")
         await self.drain()
-        self.follower.stop()
         self.protocol.run_upkeep()  # what the last inline appends left for the listing index
+        if self.keep_host is not None:  # keepServing: its socket clients go on until SIGTERM
+            await self.keep_host.outlive()
+        self.follower.stop()
         await asyncio.get_running_loop().run_in_executor(self.thread_pool, self.close_sessions)
         code = self.protocol.exit_code
         return 0 if code is None else code

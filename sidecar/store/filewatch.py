@@ -39,6 +39,11 @@ from .watch import (
 log = logging.getLogger(__name__)
 
 _MASK = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_ONLYDIR | IN_DONT_FOLLOW
+# On the file itself too: a sidecar creates a session file by hard-linking a temp file into place
+# (writer.py) and keeps appending through the temp name's descriptor, whose writes the kernel
+# reports to the folder under that (since removed) name, i.e. not at all. A watch on the file's
+# inode sees writes through any name.
+_FILE_MASK = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_DONT_FOLLOW
 
 
 class FileWatch:
@@ -51,6 +56,8 @@ class FileWatch:
         self._folder_wd: dict[str, int] = {}
         self._wd_folder: dict[int, str] = {}
         self._files: dict[str, set[bytes]] = {}  # folder -> names of the watched files in it
+        self._file_wd: dict[int, Path] = {}  # inode watch -> the watched file it was made for
+        self._wd_of_file: dict[Path, int] = {}
         if self._libc is not None:
             fd = self._libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
             if fd < 0:
@@ -77,7 +84,18 @@ class FileWatch:
                     return False
                 self._folder_wd[folder], self._wd_folder[wd] = wd, folder
             self._files.setdefault(folder, set()).add(name)
+            self._watch_inode(path)
         return True
+
+    def _watch_inode(self, path: Path) -> None:
+        """(Again) watch the file now at ``path``; the folder's watch covers it if this fails."""
+        wd = self._libc.inotify_add_watch(self.fd, os.fsencode(path), _FILE_MASK)  # type: ignore[union-attr]
+        if wd >= 0:
+            old = self._wd_of_file.get(path)
+            if old is not None and old != wd and self._file_wd.get(old) == path:
+                del self._file_wd[old]
+                self._libc.inotify_rm_watch(self.fd, old)  # type: ignore[union-attr]
+            self._file_wd[wd], self._wd_of_file[path] = path, wd
 
     def remove(self, path: Path) -> None:
         folder, name = os.fspath(path.parent), os.fsencode(path.name)
@@ -86,6 +104,9 @@ class FileWatch:
             if names is None:
                 return
             names.discard(name)
+            file_wd = self._wd_of_file.pop(path, None)
+            if file_wd is not None and self._file_wd.pop(file_wd, None) is not None:
+                self._libc.inotify_rm_watch(self.fd, file_wd)  # type: ignore[union-attr]
             if not names:
                 del self._files[folder]
                 wd = self._folder_wd.pop(folder, None)
@@ -110,6 +131,12 @@ class FileWatch:
                     if mask & IN_Q_OVERFLOW:
                         changed.update(Path(f) / os.fsdecode(n) for f, names in self._files.items() for n in names)
                         continue
+                    file = self._file_wd.get(wd)
+                    if file is not None:
+                        if mask & IN_IGNORED:  # that inode is gone (replaced or deleted)
+                            del self._file_wd[wd]
+                        changed.add(file)
+                        continue
                     folder = self._wd_folder.get(wd)
                     if folder is None:
                         continue
@@ -119,7 +146,10 @@ class FileWatch:
                         self._folder_wd.pop(folder, None)
                         continue
                     if name in self._files.get(folder, ()):
-                        changed.add(Path(folder) / os.fsdecode(name))
+                        path = Path(folder) / os.fsdecode(name)
+                        changed.add(path)
+                        if mask & (IN_MOVED_TO | IN_CREATE):  # another file under the name: watch that one
+                            self._watch_inode(path)
         return changed
 
     def close(self) -> None:
@@ -130,3 +160,5 @@ class FileWatch:
             self._folder_wd.clear()
             self._wd_folder.clear()
             self._files.clear()
+            self._file_wd.clear()
+            self._wd_of_file.clear()

@@ -146,8 +146,9 @@ async def test_archive_unarchive_delete_restore(client: RpcTestClient, sessions_
 
 
 def test_every_method_of_the_contract_is_tested_end_to_end():
-    # Here, or in the end-to-end file of its own capability (history, move, compaction...).
-    source = "".join(path.read_text() for path in Path(__file__).parent.glob("test_*.py"))
+    # Here, or in the end-to-end file of its own capability (history, move, compaction...; live sessions: tests/live).
+    here = Path(__file__).parent
+    source = "".join(path.read_text() for path in [*here.glob("test_*.py"), *(here.parent / "live").glob("test_*.py")])
     missing = [m for m in wire.METHODS if f'"{m}"' not in source]
     assert missing == []
 

@@ -60,6 +60,13 @@ SERVER_NOTIFICATIONS_HANDLED = {
     "session/didCompact": "on_did_compact",
     "session/didAppend": "on_did_append",
     "session/didReload": "on_did_reload",
+    # A subscriber's (session/subscribe): didAppend and didCompact come to the callbacks above.
+    "session/didChangeLeaf": "on_notification",
+    "session/didSetLabel": "on_notification",
+    "session/didSetName": "on_notification",
+    "session/didClose": "on_notification",
+    "session/resync": "on_notification",
+    "session/didLoseControl": "on_notification",
 }
 ProtocolErrorCallback = Callable[[RpcError], Any]
 
@@ -109,7 +116,10 @@ class SidecarClient(SidecarMethods):
     becomes an error answer); ``on_did_compact`` gets ``session/didCompact``;
     ``on_did_append`` and ``on_did_reload`` get ``session/didAppend`` and
     ``session/didReload`` (sessions opened with ``watch=True``: another
-    program wrote the file);
+    program wrote the file; ``didAppend`` also for a session you subscribed
+    to, with a ``cursor``); the other events of a subscription
+    (``didChangeLeaf``, ``didSetLabel``, ``didSetName``, ``didClose``,
+    ``resync``, ``didLoseControl``) come to ``on_notification``;
     ``on_server_progress(token, value)`` accepts the server's own progress
     tokens (``window/workDoneProgress/create``, for autoCompact) and gets their
     ``$/progress``; ``on_notification(method, params)`` gets every other

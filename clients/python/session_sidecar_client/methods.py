@@ -39,6 +39,9 @@ from .protocol import (
     SetNameResult,
     SnapshotResult,
     StatsResult,
+    SubscribeResult,
+    TakeControlResult,
+    UnsubscribeResult,
 )
 
 
@@ -76,6 +79,8 @@ class SidecarMethods:
         protocol_version: str = "1.0",
         session_root: str | None = None,
         settings: dict[str, Any] | None = None,
+        token: str | None = None,
+        keep_serving: str | None = None,
     ) -> InitializeResult:
         """``initialize``: InitializeParams -> InitializeResult. Unknown fields are ignored here (only here), so an LSP client's initialize is accepted."""
         params: dict[str, Any] = {}
@@ -87,6 +92,10 @@ class SidecarMethods:
             params["sessionRoot"] = session_root
         if settings is not None:
             params["settings"] = settings
+        if token is not None:
+            params["token"] = token
+        if keep_serving is not None:
+            params["keepServing"] = keep_serving
         result: InitializeResult = await self.request("initialize", params)
         return result
 
@@ -663,4 +672,40 @@ class SidecarMethods:
         if cwd is not None:
             params["cwd"] = cwd
         result: ConvertResult = await self.request("session/convert", params, on_progress=on_progress)
+        return result
+
+    async def subscribe(
+        self,
+        session_id: str,
+        *,
+        since: str | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> SubscribeResult:
+        """``session/subscribe``: SubscribeParams -> SubscribeResult."""
+        params: dict[str, Any] = {"sessionId": session_id}
+        if since is not None:
+            params["since"] = since
+        result: SubscribeResult = await self.request("session/subscribe", params, on_progress=on_progress)
+        return result
+
+    async def unsubscribe(
+        self,
+        session_id: str,
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> UnsubscribeResult:
+        """``session/unsubscribe``: UnsubscribeParams -> UnsubscribeResult."""
+        params: dict[str, Any] = {"sessionId": session_id}
+        result: UnsubscribeResult = await self.request("session/unsubscribe", params, on_progress=on_progress)
+        return result
+
+    async def take_control(
+        self,
+        session_id: str,
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> TakeControlResult:
+        """``session/takeControl``: TakeControlParams -> TakeControlResult."""
+        params: dict[str, Any] = {"sessionId": session_id}
+        result: TakeControlResult = await self.request("session/takeControl", params, on_progress=on_progress)
         return result

@@ -276,13 +276,38 @@ class DidAppendParams(TypedDict):
     entries: list[dict[str, Any]]
     leafId: str | None
     external: bool
+    cursor: NotRequired[str | None]
+
+
+class DidChangeLeafParams(TypedDict):
+    """Notification ``session/didChangeLeaf``: the leaf moved without an append (session/branch)."""
+
+    sessionId: str
+    cursor: str
+    leafId: str | None
+
+
+class DidCloseParams(TypedDict):
+    """Notification ``session/didClose``: the session was closed by this sidecar; the subscription ends."""
+
+    sessionId: str
+    cursor: str
 
 
 class DidCompactParams(TypedDict):
     """Notification ``session/didCompact``: the sidecar compacted a session by itself (autoCompact)."""
 
     sessionId: str
-    result: CompactResult
+    result: NotRequired[CompactResult | None]
+    cursor: NotRequired[str | None]
+    entryId: NotRequired[str | None]
+    firstKeptEntryId: NotRequired[str | None]
+
+
+class DidLoseControlParams(TypedDict):
+    """Notification ``session/didLoseControl``: another client took control of a session this client controlled."""
+
+    sessionId: str
 
 
 class DidReloadParams(TypedDict):
@@ -292,6 +317,25 @@ class DidReloadParams(TypedDict):
     reason: str
     leafId: str | None
     entryCount: int
+
+
+class DidSetLabelParams(TypedDict):
+    """Notification ``session/didSetLabel``: a label entry (in the didAppend just before) set or cleared a label."""
+
+    sessionId: str
+    cursor: str
+    entryId: str
+    targetId: str
+    label: NotRequired[str | None]
+
+
+class DidSetNameParams(TypedDict):
+    """Notification ``session/didSetName``: the session was named (the entry is in the didAppend just before)."""
+
+    sessionId: str
+    cursor: str
+    entryId: str
+    name: str | None
 
 
 DiffParams = TypedDict("DiffParams", {"sessionId": str, "from": str, "to": str, "patch": NotRequired[bool], "contextLines": NotRequired[int], "workDoneToken": NotRequired[int | str | None]})
@@ -482,6 +526,8 @@ class InitializeParams(TypedDict):
     protocolVersion: NotRequired[str]
     sessionRoot: NotRequired[str | None]
     settings: NotRequired[dict[str, Any] | None]
+    token: NotRequired[str | None]
+    keepServing: NotRequired[str | None]
 
 
 class ServerInfo(TypedDict):
@@ -513,6 +559,8 @@ class SessionTokens(TypedDict):
 
 
 class SessionInfo(TypedDict):
+    """A session as session/list gives it: a superset of ACP's SessionInfo (sessionId, cwd, title, updatedAt, _meta)."""
+
     sessionId: str
     path: str
     cwd: str
@@ -527,6 +575,8 @@ class SessionInfo(TypedDict):
     parentSession: NotRequired[str | None]
     snippet: NotRequired[str | None]
     inMemory: NotRequired[bool]
+    updatedAt: NotRequired[str | None]
+    _meta: NotRequired[dict[str, Any] | None]
 
 
 class ListResult(TypedDict):
@@ -665,6 +715,14 @@ class RestoreResult(TypedDict):
     path: str
 
 
+class ResyncParams(TypedDict):
+    """Notification ``session/resync``: events were lost (a slow reader past the backlog, or the file was rewritten); read the session again (getEntries / buildContext), events go on from ``cursor``."""
+
+    sessionId: str
+    cursor: str
+    reason: str
+
+
 class RetentionSettings(TypedDict):
     """The policy ``session-sidecar prune`` and ``session/prune`` apply when not given one (none by default)."""
 
@@ -785,6 +843,21 @@ class StatsResult(TypedDict):
     unreferencedBytes: NotRequired[int | None]
 
 
+class SubscribeParams(TypedDict):
+    sessionId: str
+    since: NotRequired[str | None]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class SubscribeResult(TypedDict):
+    cursor: str
+    leafId: str | None
+    entryCount: int
+    resync: NotRequired[bool]
+    missed: NotRequired[int]
+    controller: NotRequired[bool]
+
+
 class SummarizeParams(TypedDict):
     """Server -> client request ``session/summarize`` (the ``client`` provider); answered by ``SummarizeResult``."""
 
@@ -796,6 +869,25 @@ class SummarizeParams(TypedDict):
 
 class SummarizeResult(TypedDict):
     text: str
+
+
+class TakeControlParams(TypedDict):
+    sessionId: str
+    workDoneToken: NotRequired[int | str | None]
+
+
+class TakeControlResult(TypedDict):
+    sessionId: str
+    tookOver: bool
+
+
+class UnsubscribeParams(TypedDict):
+    sessionId: str
+    workDoneToken: NotRequired[int | str | None]
+
+
+class UnsubscribeResult(TypedDict):
+    unsubscribed: bool
 
 
 class WorkDoneProgressCreateParams(TypedDict):
@@ -841,6 +933,9 @@ MethodName = Literal[
     "session/import",
     "session/export",
     "session/convert",
+    "session/subscribe",
+    "session/unsubscribe",
+    "session/takeControl",
 ]
 
 # method -> (params type, result type), as annotations.
@@ -878,6 +973,9 @@ METHODS: dict[str, tuple[str, str]] = {
     "session/import": ("ImportParams", "ImportResult"),
     "session/export": ("ExportParams", "ExportResult"),
     "session/convert": ("ConvertParams", "ConvertResult"),
+    "session/subscribe": ("SubscribeParams", "SubscribeResult"),
+    "session/unsubscribe": ("UnsubscribeParams", "UnsubscribeResult"),
+    "session/takeControl": ("TakeControlParams", "TakeControlResult"),
 }
 
 SERVER_REQUESTS: dict[str, tuple[str, str]] = {
@@ -896,6 +994,12 @@ SERVER_NOTIFICATIONS: dict[str, str] = {
     "session/didCompact": "DidCompactParams",
     "session/didAppend": "DidAppendParams",
     "session/didReload": "DidReloadParams",
+    "session/didChangeLeaf": "DidChangeLeafParams",
+    "session/didSetLabel": "DidSetLabelParams",
+    "session/didSetName": "DidSetNameParams",
+    "session/didClose": "DidCloseParams",
+    "session/resync": "ResyncParams",
+    "session/didLoseControl": "DidLoseControlParams",
 }
 
 # Python method name on SidecarClient -> protocol method.
@@ -933,6 +1037,9 @@ PYTHON_METHODS: dict[str, str] = {
     "import_": "session/import",
     "export": "session/export",
     "convert": "session/convert",
+    "subscribe": "session/subscribe",
+    "unsubscribe": "session/unsubscribe",
+    "take_control": "session/takeControl",
 }
 
 ErrorKind = Literal[
@@ -967,6 +1074,10 @@ ErrorKind = Literal[
     "exportWriteFailed",
     "importSourceNotFound",
     "importSourceUnreadable",
+    "notController",
+    "unauthorized",
+    "sharedServer",
+    "socketInUse",
     "databaseUrlInvalid",
     "databaseSchemaMismatch",
     "formatCannotHold",
@@ -1190,6 +1301,34 @@ class ImportSourceUnreadableError(RpcError):
     kind_value = "importSourceUnreadable"
 
 
+class NotControllerError(RpcError):
+    """-33070 notController: Another client of this sidecar controls the session; observe it, or call session/takeControl to write."""
+
+    code_value = -33070
+    kind_value = "notController"
+
+
+class UnauthorizedError(RpcError):
+    """-33071 unauthorized: A TCP client's initialize did not carry the token the server was started with; nothing else is served."""
+
+    code_value = -33071
+    kind_value = "unauthorized"
+
+
+class SharedServerError(RpcError):
+    """-33072 sharedServer: A client of a shared (socket) sidecar asked for its own sessions root or settings; they are the server's."""
+
+    code_value = -33072
+    kind_value = "sharedServer"
+
+
+class SocketInUseError(RpcError):
+    """-33073 socketInUse: The unix socket path asked for (``keepServing``) is served by another sidecar, or is not a socket."""
+
+    code_value = -33073
+    kind_value = "socketInUse"
+
+
 class DatabaseUrlInvalidError(RpcError):
     """-33080 databaseUrlInvalid: ``--database-url`` / ``store.databaseUrl`` is not a PostgreSQL URL we can use; the message says what to fix."""
 
@@ -1243,6 +1382,10 @@ ERROR_CLASSES: dict[int, type[RpcError]] = {
     -33050: ExportWriteFailedError,
     -33060: ImportSourceNotFoundError,
     -33061: ImportSourceUnreadableError,
+    -33070: NotControllerError,
+    -33071: UnauthorizedError,
+    -33072: SharedServerError,
+    -33073: SocketInUseError,
     -33080: DatabaseUrlInvalidError,
     -33081: DatabaseSchemaMismatchError,
     -33090: FormatCannotHoldError,
@@ -1285,8 +1428,13 @@ __all__ = [
     "DeleteParams",
     "DeleteResult",
     "DidAppendParams",
+    "DidChangeLeafParams",
+    "DidCloseParams",
     "DidCompactParams",
+    "DidLoseControlParams",
     "DidReloadParams",
+    "DidSetLabelParams",
+    "DidSetNameParams",
     "DiffParams",
     "DiffResult",
     "ERROR_CLASSES",
@@ -1338,6 +1486,7 @@ __all__ = [
     "NativeCompaction",
     "NoSnapshotError",
     "NotCapturedFile",
+    "NotControllerError",
     "NothingToCompactError",
     "OpenParams",
     "OpenResult",
@@ -1361,6 +1510,7 @@ __all__ = [
     "RequestCancelledError",
     "RestoreParams",
     "RestoreResult",
+    "ResyncParams",
     "RetentionSettings",
     "RewindParams",
     "RewindResult",
@@ -1380,17 +1530,26 @@ __all__ = [
     "SetNameParams",
     "SetNameResult",
     "Settings",
+    "SharedServerError",
     "SkippedFile",
     "SnapshotFailedError",
     "SnapshotParams",
     "SnapshotResult",
+    "SocketInUseError",
     "StatsParams",
     "StatsResult",
     "StorageError",
     "StoreSettings",
+    "SubscribeParams",
+    "SubscribeResult",
     "SummarizeParams",
     "SummarizeResult",
+    "TakeControlParams",
+    "TakeControlResult",
     "TreeNode",
+    "UnauthorizedError",
+    "UnsubscribeParams",
+    "UnsubscribeResult",
     "WorkDoneBegin",
     "WorkDoneEnd",
     "WorkDoneProgressCreateParams",

@@ -73,7 +73,19 @@ async def test_vector_through_the_api(vector: Path, framing: str, command: list[
     names: dict[str, Any] = {"root": str(tmp_path / "sessions")}
     id_null_errors: asyncio.Queue[RpcError] = asyncio.Queue()
     used: list[str] = []
-    client = await SidecarClient.spawn(command=command, framing=framing, initialize=False, on_protocol_error=id_null_errors.put_nowait)
+    # Notifications reach the API's callbacks, not a stream of messages: each expected one is taken
+    # from here in turn (their order against the answers is checked by the raw replay, tests/rpc).
+    notes: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+    def note(method: str) -> Any:
+        return lambda params: notes.put_nowait({"jsonrpc": "2.0", "method": method, "params": params})
+
+    client = await SidecarClient.spawn(
+        command=command, framing=framing, initialize=False, on_protocol_error=id_null_errors.put_nowait,
+        on_did_append=note("session/didAppend"), on_did_compact=note("session/didCompact"),
+        on_did_reload=note("session/didReload"),
+        on_notification=lambda method, params: notes.put_nowait({"jsonrpc": "2.0", "method": method, "params": params}),
+    )
     try:
         for number, step in enumerate(steps):
             if step.get("framing", framing) != framing:
@@ -85,7 +97,12 @@ async def test_vector_through_the_api(vector: Path, framing: str, command: list[
                     error = await asyncio.wait_for(id_null_errors.get(), TIMEOUT)
                     received.append({"jsonrpc": "2.0", "id": None, "error": error.to_dict()})
             elif "id" in step["send"]:
-                received.append(await call_through_api(client, fill(step["send"], names), used))
+                answer = await call_through_api(client, fill(step["send"], names), used)
+                for expected in step.get("expect", []):
+                    if "method" in expected:
+                        received.append(await asyncio.wait_for(notes.get(), TIMEOUT))
+                    else:
+                        received.append(answer)
             else:
                 method = step["send"]["method"]
                 if method == "initialized":  # the client sent it right after initialize answered

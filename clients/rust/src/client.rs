@@ -792,6 +792,8 @@ impl ClientBuilder {
                 Some(s) => Some(serde_json::to_value(s).map_err(Error::Encode)?),
                 None => None,
             },
+            token: None,
+            keep_serving: None,
         };
         let (id, slot) = shared.start(methods::Initialize::NAME, serde_json::to_value(params).map_err(Error::Encode)?, None);
         let answer = match slot.wait(Some(Instant::now() + self.startup_timeout)) {

@@ -323,12 +323,39 @@ export interface DidAppendParams {
   entries: JsonObject[];
   leafId: string | null;
   external: boolean;
+  /** @default null */
+  cursor?: string | null;
+}
+
+/** Notification `session/didChangeLeaf`: the leaf moved without an append (session/branch). */
+export interface DidChangeLeafParams {
+  sessionId: string;
+  cursor: string;
+  leafId: string | null;
+}
+
+/** Notification `session/didClose`: the session was closed by this sidecar; the subscription ends. */
+export interface DidCloseParams {
+  sessionId: string;
+  cursor: string;
 }
 
 /** Notification `session/didCompact`: the sidecar compacted a session by itself (autoCompact). */
 export interface DidCompactParams {
   sessionId: string;
-  result: CompactResult;
+  /** @default null */
+  result?: CompactResult | null;
+  /** @default null */
+  cursor?: string | null;
+  /** @default null */
+  entryId?: string | null;
+  /** @default null */
+  firstKeptEntryId?: string | null;
+}
+
+/** Notification `session/didLoseControl`: another client took control of a session this client controlled. */
+export interface DidLoseControlParams {
+  sessionId: string;
 }
 
 /**
@@ -340,6 +367,24 @@ export interface DidReloadParams {
   reason: string;
   leafId: string | null;
   entryCount: number;
+}
+
+/** Notification `session/didSetLabel`: a label entry (in the didAppend just before) set or cleared a label. */
+export interface DidSetLabelParams {
+  sessionId: string;
+  cursor: string;
+  entryId: string;
+  targetId: string;
+  /** @default null */
+  label?: string | null;
+}
+
+/** Notification `session/didSetName`: the session was named (the entry is in the didAppend just before). */
+export interface DidSetNameParams {
+  sessionId: string;
+  cursor: string;
+  entryId: string;
+  name: string | null;
 }
 
 export interface DiffParams {
@@ -576,6 +621,10 @@ export interface InitializeParams {
   sessionRoot?: string | null;
   /** @default null */
   settings?: JsonObject | null;
+  /** @default null */
+  token?: string | null;
+  /** @default null */
+  keepServing?: string | null;
 }
 
 export interface InitializeResult {
@@ -765,6 +814,16 @@ export interface RestoreResult {
   path: string;
 }
 
+/**
+ * Notification `session/resync`: events were lost (a slow reader past the backlog, or the file was
+ * rewritten); read the session again (getEntries / buildContext), events go on from `cursor`.
+ */
+export interface ResyncParams {
+  sessionId: string;
+  cursor: string;
+  reason: string;
+}
+
 /** The policy `session-sidecar prune` and `session/prune` apply when not given one (none by default). */
 export interface RetentionSettings {
   /** @default null */
@@ -815,6 +874,7 @@ export interface ServerInfo {
   version: string;
 }
 
+/** A session as session/list gives it: a superset of ACP's SessionInfo (sessionId, cwd, title, updatedAt, _meta). */
 export interface SessionInfo {
   sessionId: string;
   path: string;
@@ -835,6 +895,10 @@ export interface SessionInfo {
   snippet?: string | null;
   /** @default false */
   inMemory?: boolean;
+  /** @default null */
+  updatedAt?: string | null;
+  /** @default null */
+  _meta?: JsonObject | null;
 }
 
 export interface SessionTokens {
@@ -953,6 +1017,26 @@ export interface StoreSettings {
   leaseSeconds?: number;
 }
 
+export interface SubscribeParams {
+  sessionId: string;
+  /** @default null */
+  since?: string | null;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface SubscribeResult {
+  cursor: string;
+  leafId: string | null;
+  entryCount: number;
+  /** @default false */
+  resync?: boolean;
+  /** @default 0 */
+  missed?: number;
+  /** @default false */
+  controller?: boolean;
+}
+
 /** Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`. */
 export interface SummarizeParams {
   systemPrompt: string;
@@ -964,6 +1048,17 @@ export interface SummarizeParams {
 
 export interface SummarizeResult {
   text: string;
+}
+
+export interface TakeControlParams {
+  sessionId: string;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface TakeControlResult {
+  sessionId: string;
+  tookOver: boolean;
 }
 
 /**
@@ -981,6 +1076,16 @@ export interface TreeNode {
   role?: string | null;
   /** @default null */
   label?: string | null;
+}
+
+export interface UnsubscribeParams {
+  sessionId: string;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface UnsubscribeResult {
+  unsubscribed: boolean;
 }
 
 export interface WorkDoneBegin {
@@ -1048,6 +1153,9 @@ export interface Methods {
   "session/import": { params: ImportParams; result: ImportResult };
   "session/export": { params: ExportParams; result: ExportResult };
   "session/convert": { params: ConvertParams; result: ConvertResult };
+  "session/subscribe": { params: SubscribeParams; result: SubscribeResult };
+  "session/unsubscribe": { params: UnsubscribeParams; result: UnsubscribeResult };
+  "session/takeControl": { params: TakeControlParams; result: TakeControlResult };
 }
 
 export type MethodName = keyof Methods;
@@ -1055,7 +1163,7 @@ export type ParamsOf<M extends MethodName> = Methods[M]["params"];
 export type ResultOf<M extends MethodName> = Methods[M]["result"];
 
 /** Every method of the schema, in schema order. */
-export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","session/move","session/stats","session/prune","history/add","history/search","history/list","session/snapshot","session/diff","session/rewind","session/import","session/export","session/convert"] as const satisfies readonly MethodName[];
+export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","session/move","session/stats","session/prune","history/add","history/search","history/list","session/snapshot","session/diff","session/rewind","session/import","session/export","session/convert","session/subscribe","session/unsubscribe","session/takeControl"] as const satisfies readonly MethodName[];
 
 /** Server -> client requests (answered by the client). */
 export interface ServerRequests {
@@ -1078,9 +1186,15 @@ export interface ServerNotifications {
   "session/didCompact": DidCompactParams;
   "session/didAppend": DidAppendParams;
   "session/didReload": DidReloadParams;
+  "session/didChangeLeaf": DidChangeLeafParams;
+  "session/didSetLabel": DidSetLabelParams;
+  "session/didSetName": DidSetNameParams;
+  "session/didClose": DidCloseParams;
+  "session/resync": ResyncParams;
+  "session/didLoseControl": DidLoseControlParams;
 }
 
-export const SERVER_NOTIFICATION_NAMES = ["$/progress","session/didCompact","session/didAppend","session/didReload"] as const;
+export const SERVER_NOTIFICATION_NAMES = ["$/progress","session/didCompact","session/didAppend","session/didReload","session/didChangeLeaf","session/didSetLabel","session/didSetName","session/didClose","session/resync","session/didLoseControl"] as const;
 
 /** The error object of a failed response. */
 export type ResponseErrorObject = ErrorObject;
@@ -1152,6 +1266,14 @@ export const ErrorCodes = {
   importSourceNotFound: -33060,
   /** A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite). */
   importSourceUnreadable: -33061,
+  /** Another client of this sidecar controls the session; observe it, or call session/takeControl to write. */
+  notController: -33070,
+  /** A TCP client's initialize did not carry the token the server was started with; nothing else is served. */
+  unauthorized: -33071,
+  /** A client of a shared (socket) sidecar asked for its own sessions root or settings; they are the server's. */
+  sharedServer: -33072,
+  /** The unix socket path asked for (`keepServing`) is served by another sidecar, or is not a socket. */
+  socketInUse: -33073,
   /** `--database-url` / `store.databaseUrl` is not a PostgreSQL URL we can use; the message says what to fix. */
   databaseUrlInvalid: -33080,
   /** The database's schema is newer than this sidecar knows, or its tables were not made by session-sidecar. */
@@ -1341,6 +1463,21 @@ export abstract class SessionMethods {
   convert(params: ConvertParams, options?: CallOptions): Promise<ConvertResult> {
     return this.request("session/convert", params, options);
   }
+
+  /** `session/subscribe`. */
+  subscribe(params: SubscribeParams, options?: CallOptions): Promise<SubscribeResult> {
+    return this.request("session/subscribe", params, options);
+  }
+
+  /** `session/unsubscribe`. */
+  unsubscribe(params: UnsubscribeParams, options?: CallOptions): Promise<UnsubscribeResult> {
+    return this.request("session/unsubscribe", params, options);
+  }
+
+  /** `session/takeControl`. */
+  takeControl(params: TakeControlParams, options?: CallOptions): Promise<TakeControlResult> {
+    return this.request("session/takeControl", params, options);
+  }
 }
 
 /** Protocol method -> the SessionMethods method serving it. */
@@ -1376,4 +1513,7 @@ export const CLIENT_METHOD_NAMES = {
   "session/import": "import",
   "session/export": "export",
   "session/convert": "convert",
+  "session/subscribe": "subscribe",
+  "session/unsubscribe": "unsubscribe",
+  "session/takeControl": "takeControl",
 } as const;

@@ -350,10 +350,10 @@ describe("session/didCompact", () => {
       assert.ok(progress.some((v) => v.kind === "report" && /summariz/.test(v.message ?? "")), JSON.stringify(progress));
       assert.equal(events.at(-1), "didCompact", "progress ends before didCompact");
       assert.equal(events.filter((e) => e === "didCompact").length, 1);
-      assert.equal(event.result.provider, "offline");
+      assert.equal(event.result!.provider, "offline");
       const context = await client.buildContext({ sessionId });
       assert.equal(context.messages[0]!.role, "compactionSummary");
-      assert.ok(context.entryIds.includes(event.result.entryId) || context.leafId !== null);
+      assert.ok(context.entryIds.includes(event.result!.entryId) || context.leafId !== null);
     } finally {
       await client.dispose();
     }

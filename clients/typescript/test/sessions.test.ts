@@ -307,6 +307,32 @@ describe("a conversation with tool calls", () => {
     assert.ok(converted.leftOut.some((loss) => loss.kind === "session" && loss.what.includes("/work/app")));
   });
 
+  it("subscribes to a session, hears its appends with cursors, resumes from one, takes control", async () => {
+    const { sessionId } = await client.create({ cwd: "/work/live" });
+    await client.append({ sessionId, entries: toolConversation("live", 1).slice(0, 2) });
+    const heard: { entries: string[]; cursor: string }[] = [];
+    const listening = client.onDidAppend((p) => heard.push({ entries: p.entries.map((e) => String(e.id)), cursor: p.cursor ?? "" }));
+    try {
+      const subscribed = await call("session/subscribe", client.subscribe({ sessionId }));
+      assert.equal(subscribed.entryCount, 2);
+      const one = await client.append({ sessionId, entries: toolConversation("live-1", 1).slice(0, 1) });
+      const two = await client.append({ sessionId, entries: toolConversation("live-2", 1).slice(0, 1) });
+      await client.getTree({ sessionId }); // a round trip: what was sent before its answer has arrived
+      assert.deepEqual(heard.map((h) => h.entries), [[one.entries[0]!.id], [two.entries[0]!.id]]);
+      // From the first event's cursor: the second comes again, once.
+      const again = await client.subscribe({ sessionId, since: heard[0]!.cursor });
+      assert.equal(again.missed, 1);
+      await client.getTree({ sessionId });
+      assert.deepEqual(heard.map((h) => h.entries), [[one.entries[0]!.id], [two.entries[0]!.id], [two.entries[0]!.id]]);
+      const gone = await call("session/unsubscribe", client.unsubscribe({ sessionId }));
+      assert.equal(gone.unsubscribed, true);
+      const taken = await call("session/takeControl", client.takeControl({ sessionId }));
+      assert.equal(taken.tookOver, false); // the only client: nobody to take it from
+    } finally {
+      listening.dispose();
+    }
+  });
+
   it("called every session method of the schema", () => {
     const expected = METHOD_NAMES.filter((m) => m in CLIENT_METHOD_NAMES);
     assert.deepEqual([...called].sort(), [...expected].sort());

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { StreamMessageReader, StreamMessageWriter, type Message } from "vscode-jsonrpc/node";
 import { METHOD_NAMES, SidecarClient, SidecarError, type MethodName, type WorkDoneProgress } from "@session-sidecar/client";
-import { assertResultFits, removeTempRoots, SIDECAR_BIN, tempRoot, testEnv, VECTORS_DIR } from "./helpers.js";
+import { assertResultFits, removeTempRoots, schema, SIDECAR_BIN, tempRoot, testEnv, VECTORS_DIR } from "./helpers.js";
 import { match, Mismatch, substitute, type Names, type Step } from "./vectors.js";
 
 after(removeTempRoots);
@@ -182,7 +182,8 @@ describe("protocol vectors", () => {
                 sessionRoot: params.sessionRoot,
                 settings: params.settings,
               });
-              for (const method of ["session/didCompact"]) {
+              // Every notification a transcript may expect (subscriptions' events among them).
+              for (const method of Object.keys(schema.notifications.serverToClient).filter((m) => m !== "$/progress")) {
                 client.onNotification(method, (p) => notifications.push({ method, params: p }));
               }
               outcome = { result: client.initializeResult };

@@ -186,6 +186,8 @@ func (g *gen) markInputs() {
 
 // GoName turns a camelCase wire name into an exported Go identifier with Go's initialisms.
 func GoName(name string) string {
+	// A leading underscore (ACP's "_meta") cannot start an exported name.
+	name = strings.TrimLeft(name, "_")
 	var words []string
 	start := 0
 	for i := 1; i <= len(name); i++ {

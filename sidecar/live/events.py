@@ -1,0 +1,96 @@
+"""What the service tells the live room, turned into numbered events for subscribers.
+
+The service calls these hooks where a session changes (our appends, another
+program's appends folded in, a reload, a branch, a close). Each is a dict
+lookup when nobody subscribed to the session. ``appended`` announces the
+entries after the last ones announced, so entries held back by deferred
+persistence are announced with the batch that writes them, and entries found
+by following the file are announced once whichever hook sees them first.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from .. import wire
+from ..external import entry_objects
+from ..store.payload import BlobStore
+from ..store.session import Session
+from .bus import EventBus, Subscriber
+from .roles import Roles
+
+
+class LiveSessions:
+    def __init__(self, blobs: BlobStore) -> None:
+        self.bus = EventBus()
+        self.roles = Roles()
+        self._blobs = blobs
+        self._lock = threading.Lock()
+        # Sessions watched (file followed) because someone subscribed, not because a client asked.
+        self.watched_for_subscribers: set[str] = set()
+        # initialize's keepServing: (the bound unix socket, its path), for the rpc layer to serve.
+        self.keep_serving: tuple[Any, Any] | None = None
+
+    # -- hooks ---------------------------------------------------------------------------
+
+    def appended(self, session: Session, external: bool = False) -> None:
+        bus = self.bus
+        if not bus.watched(session.id):
+            return
+        entries = session.tree.entries
+        start = bus.announced(session.id)
+        if start >= len(entries):
+            return
+        new = entries[start:]
+        end = len(entries)
+        objs = entry_objects(new, self._blobs)
+        leaf = session.leaf_id
+        sid = session.id
+        bus.publish(sid, "session/didAppend", lambda cursor: wire.DidAppendParams(
+            sessionId=sid, entries=objs, leafId=leaf, external=external, cursor=cursor), announced=end)
+        for entry, obj in zip(new, objs):
+            kind = entry.type
+            if kind == "label":
+                bus.publish(sid, "session/didSetLabel", lambda cursor, e=entry, o=obj: wire.DidSetLabelParams(
+                    sessionId=sid, cursor=cursor, entryId=e.id, targetId=o.get("targetId", ""), label=o.get("label") or None))
+            elif kind == "compaction":
+                bus.publish(sid, "session/didCompact", lambda cursor, e=entry, o=obj: wire.DidCompactParams(
+                    sessionId=sid, cursor=cursor, entryId=e.id, firstKeptEntryId=o.get("firstKeptEntryId")))
+            elif kind in ("session_info", "title_change"):
+                name = session.name
+                bus.publish(sid, "session/didSetName", lambda cursor, e=entry: wire.DidSetNameParams(
+                    sessionId=sid, cursor=cursor, entryId=e.id, name=name))
+
+    def reloaded(self, session: Session, reason: str) -> None:
+        """The file was read again whole: subscribers read the session again."""
+        sid = session.id
+        if self.bus.watched(sid):
+            self.bus.publish(sid, "session/resync", lambda cursor: wire.ResyncParams(
+                sessionId=sid, cursor=cursor, reason=reason), announced=len(session.tree.entries))
+
+    def leaf_moved(self, session: Session) -> None:
+        sid, leaf = session.id, session.leaf_id
+        if self.bus.watched(sid):
+            self.bus.publish(sid, "session/didChangeLeaf", lambda cursor: wire.DidChangeLeafParams(
+                sessionId=sid, cursor=cursor, leafId=leaf))
+
+    def closed(self, session_id: str) -> None:
+        self.roles.forget(session_id)
+        with self._lock:
+            self.watched_for_subscribers.discard(session_id)
+        if self.bus.watched(session_id):
+            self.bus.closed(session_id)
+
+    # -- subscribers (called by the service in the session's turn) --------------------------
+
+    def subscribe(self, session: Session, subscriber: Subscriber, since: str | None, client: Any) -> wire.SubscribeResult:
+        found = self.bus.subscribe(session.id, subscriber, since, len(session.tree.entries))
+        return wire.SubscribeResult(
+            cursor=found.cursor,
+            leafId=session.leaf_id,
+            entryCount=session.entry_count,
+            resync=found.resync,
+            missed=found.missed,
+            controller=self.roles.controller(session.id) is client,
+        )

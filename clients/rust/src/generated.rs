@@ -582,6 +582,9 @@ pub struct DeleteResult {
 /// Schema: `#/$defs/DidAppendParams`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct DidAppendParams {
+    /// `cursor`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
     /// `entries`. Required.
     pub entries: Vec<Value>,
     /// `external`. Required.
@@ -594,13 +597,60 @@ pub struct DidAppendParams {
     pub session_id: String,
 }
 
+/// Notification `session/didChangeLeaf`: the leaf moved without an append (session/branch).
+///
+/// Schema: `#/$defs/DidChangeLeafParams`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DidChangeLeafParams {
+    /// `cursor`. Required.
+    pub cursor: String,
+    /// `leafId`. Required, may be null.
+    #[serde(rename = "leafId")]
+    pub leaf_id: Option<String>,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+}
+
+/// Notification `session/didClose`: the session was closed by this sidecar; the subscription ends.
+///
+/// Schema: `#/$defs/DidCloseParams`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DidCloseParams {
+    /// `cursor`. Required.
+    pub cursor: String,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+}
+
 /// Notification `session/didCompact`: the sidecar compacted a session by itself (autoCompact).
 ///
 /// Schema: `#/$defs/DidCompactParams`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct DidCompactParams {
-    /// `result`. Required.
-    pub result: CompactResult,
+    /// `cursor`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    /// `entryId`. Optional.
+    #[serde(rename = "entryId", default, skip_serializing_if = "Option::is_none")]
+    pub entry_id: Option<String>,
+    /// `firstKeptEntryId`. Optional.
+    #[serde(rename = "firstKeptEntryId", default, skip_serializing_if = "Option::is_none")]
+    pub first_kept_entry_id: Option<String>,
+    /// `result`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<CompactResult>,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+}
+
+/// Notification `session/didLoseControl`: another client took control of a session this client controlled.
+///
+/// Schema: `#/$defs/DidLoseControlParams`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DidLoseControlParams {
     /// `sessionId`. Required.
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -620,6 +670,44 @@ pub struct DidReloadParams {
     pub leaf_id: Option<String>,
     /// `reason`. Required.
     pub reason: String,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+}
+
+/// Notification `session/didSetLabel`: a label entry (in the didAppend just before) set or cleared a label.
+///
+/// Schema: `#/$defs/DidSetLabelParams`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DidSetLabelParams {
+    /// `cursor`. Required.
+    pub cursor: String,
+    /// `entryId`. Required.
+    #[serde(rename = "entryId")]
+    pub entry_id: String,
+    /// `label`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `targetId`. Required.
+    #[serde(rename = "targetId")]
+    pub target_id: String,
+}
+
+/// Notification `session/didSetName`: the session was named (the entry is in the didAppend just before).
+///
+/// Schema: `#/$defs/DidSetNameParams`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DidSetNameParams {
+    /// `cursor`. Required.
+    pub cursor: String,
+    /// `entryId`. Required.
+    #[serde(rename = "entryId")]
+    pub entry_id: String,
+    /// `name`. Required, may be null.
+    pub name: Option<String>,
     /// `sessionId`. Required.
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -1032,6 +1120,9 @@ pub struct InitializeParams {
     /// `clientInfo`. Optional.
     #[serde(rename = "clientInfo", default, skip_serializing_if = "Option::is_none")]
     pub client_info: Option<ClientInfo>,
+    /// `keepServing`. Optional.
+    #[serde(rename = "keepServing", default, skip_serializing_if = "Option::is_none")]
+    pub keep_serving: Option<String>,
     /// `protocolVersion`. Defaults to `"1.0"` when absent.
     #[serde(rename = "protocolVersion", default = "defaults::initialize_params_protocol_version")]
     pub protocol_version: String,
@@ -1041,6 +1132,9 @@ pub struct InitializeParams {
     /// `settings`. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings: Option<Value>,
+    /// `token`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
 }
 
 /// Schema: `#/$defs/InitializeResult`.
@@ -1369,6 +1463,21 @@ pub struct RestoreResult {
     pub session_id: String,
 }
 
+/// Notification `session/resync`: events were lost (a slow reader past the backlog, or the file was
+/// rewritten); read the session again (getEntries / buildContext), events go on from `cursor`.
+///
+/// Schema: `#/$defs/ResyncParams`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ResyncParams {
+    /// `cursor`. Required.
+    pub cursor: String,
+    /// `reason`. Required.
+    pub reason: String,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+}
+
 /// The policy `session-sidecar prune` and `session/prune` apply when not given one (none by default).
 ///
 /// Schema: `#/$defs/RetentionSettings` (unknown fields are refused).
@@ -1454,9 +1563,14 @@ pub struct ServerInfo {
     pub version: String,
 }
 
+/// A session as session/list gives it: a superset of ACP's SessionInfo (sessionId, cwd, title, updatedAt, _meta).
+///
 /// Schema: `#/$defs/SessionInfo`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionInfo {
+    /// `_meta`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub _meta: Option<Value>,
     /// `archived`. Required.
     pub archived: bool,
     /// `created`. Required.
@@ -1493,6 +1607,9 @@ pub struct SessionInfo {
     pub title: Option<String>,
     /// `tokens`. Required.
     pub tokens: SessionTokens,
+    /// `updatedAt`. Optional.
+    #[serde(rename = "updatedAt", default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<String>,
 }
 
 /// Schema: `#/$defs/SessionTokens`.
@@ -1721,6 +1838,43 @@ pub struct StoreSettings {
     pub redact_on_append: Option<bool>,
 }
 
+/// Schema: `#/$defs/SubscribeParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SubscribeParams {
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `since`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/SubscribeResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubscribeResult {
+    /// `controller`. Defaults to `false` when absent.
+    #[serde(default = "defaults::subscribe_result_controller")]
+    pub controller: bool,
+    /// `cursor`. Required.
+    pub cursor: String,
+    /// `entryCount`. Required.
+    #[serde(rename = "entryCount")]
+    pub entry_count: i64,
+    /// `leafId`. Required, may be null.
+    #[serde(rename = "leafId")]
+    pub leaf_id: Option<String>,
+    /// `missed`. Defaults to `0` when absent.
+    #[serde(default = "defaults::subscribe_result_missed")]
+    pub missed: i64,
+    /// `resync`. Defaults to `false` when absent.
+    #[serde(default = "defaults::subscribe_result_resync")]
+    pub resync: bool,
+}
+
 /// Server -> client request `session/summarize` (the `client` provider); answered by `SummarizeResult`.
 ///
 /// Schema: `#/$defs/SummarizeParams`.
@@ -1746,6 +1900,29 @@ pub struct SummarizeResult {
     pub text: String,
 }
 
+/// Schema: `#/$defs/TakeControlParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TakeControlParams {
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/TakeControlResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct TakeControlResult {
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `tookOver`. Required.
+    #[serde(rename = "tookOver")]
+    pub took_over: bool,
+}
+
 /// One entry of the tree. The tree is sent flat, in file order: a linear
 /// session is as deep as it is long, and nested JSON that deep breaks parsers
 /// (serde_json stops at 128 levels). `parentId` is null for a root, and for
@@ -1769,6 +1946,25 @@ pub struct TreeNode {
     pub timestamp: Option<String>,
     /// `type`. Required.
     pub r#type: String,
+}
+
+/// Schema: `#/$defs/UnsubscribeParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct UnsubscribeParams {
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/UnsubscribeResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct UnsubscribeResult {
+    /// `unsubscribed`. Required.
+    pub unsubscribed: bool,
 }
 
 /// Schema: `#/$defs/WorkDoneBegin`.
@@ -2265,6 +2461,24 @@ pub mod methods {
         type Result = StatsResult;
     }
 
+    /// `session/subscribe`: `SubscribeParams` -> `SubscribeResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Subscribe;
+    impl crate::Method for Subscribe {
+        const NAME: &'static str = "session/subscribe";
+        type Params = SubscribeParams;
+        type Result = SubscribeResult;
+    }
+
+    /// `session/takeControl`: `TakeControlParams` -> `TakeControlResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct TakeControl;
+    impl crate::Method for TakeControl {
+        const NAME: &'static str = "session/takeControl";
+        type Params = TakeControlParams;
+        type Result = TakeControlResult;
+    }
+
     /// `session/unarchive`: `ArchiveParams` -> `ArchiveResult`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub struct Unarchive;
@@ -2272,6 +2486,15 @@ pub mod methods {
         const NAME: &'static str = "session/unarchive";
         type Params = ArchiveParams;
         type Result = ArchiveResult;
+    }
+
+    /// `session/unsubscribe`: `UnsubscribeParams` -> `UnsubscribeResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Unsubscribe;
+    impl crate::Method for Unsubscribe {
+        const NAME: &'static str = "session/unsubscribe";
+        type Params = UnsubscribeParams;
+        type Result = UnsubscribeResult;
     }
 
     /// `shutdown`: `()` -> `()`.
@@ -2286,7 +2509,7 @@ pub mod methods {
 }
 
 /// Every method in the schema, sorted by name.
-pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/convert", "session/create", "session/delete", "session/diff", "session/export", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/import", "session/list", "session/move", "session/open", "session/prune", "session/restore", "session/rewind", "session/setLabel", "session/setName", "session/snapshot", "session/stats", "session/unarchive", "shutdown"];
+pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/convert", "session/create", "session/delete", "session/diff", "session/export", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/import", "session/list", "session/move", "session/open", "session/prune", "session/restore", "session/rewind", "session/setLabel", "session/setName", "session/snapshot", "session/stats", "session/subscribe", "session/takeControl", "session/unarchive", "session/unsubscribe", "shutdown"];
 
 /// A typed, blocking method for every session method of the protocol.
 impl crate::Client {
@@ -2500,11 +2723,32 @@ impl crate::Client {
         self.call::<methods::Stats>(params)
     }
 
+    /// `session/subscribe`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Subscribe>`.
+    pub fn subscribe(&self, params: SubscribeParams) -> crate::Result<SubscribeResult> {
+        self.call::<methods::Subscribe>(params)
+    }
+
+    /// `session/takeControl`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::TakeControl>`.
+    pub fn take_control(&self, params: TakeControlParams) -> crate::Result<TakeControlResult> {
+        self.call::<methods::TakeControl>(params)
+    }
+
     /// `session/unarchive`: sends the request and blocks until its answer.
     ///
     /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Unarchive>`.
     pub fn unarchive(&self, params: ArchiveParams) -> crate::Result<ArchiveResult> {
         self.call::<methods::Unarchive>(params)
+    }
+
+    /// `session/unsubscribe`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Unsubscribe>`.
+    pub fn unsubscribe(&self, params: UnsubscribeParams) -> crate::Result<UnsubscribeResult> {
+        self.call::<methods::Unsubscribe>(params)
     }
 }
 
@@ -2547,10 +2791,22 @@ pub enum ServerNotification {
     Progress(ProgressParams),
     /// `session/didAppend`
     DidAppend(DidAppendParams),
+    /// `session/didChangeLeaf`
+    DidChangeLeaf(DidChangeLeafParams),
+    /// `session/didClose`
+    DidClose(DidCloseParams),
     /// `session/didCompact`
     DidCompact(DidCompactParams),
+    /// `session/didLoseControl`
+    DidLoseControl(DidLoseControlParams),
     /// `session/didReload`
     DidReload(DidReloadParams),
+    /// `session/didSetLabel`
+    DidSetLabel(DidSetLabelParams),
+    /// `session/didSetName`
+    DidSetName(DidSetNameParams),
+    /// `session/resync`
+    Resync(ResyncParams),
     /// A notification this crate does not know (a newer server).
     Other { method: String, params: Value },
 }
@@ -2561,8 +2817,14 @@ impl ServerNotification {
         Ok(match method {
             "$/progress" => Self::Progress(serde_json::from_value(params)?),
             "session/didAppend" => Self::DidAppend(serde_json::from_value(params)?),
+            "session/didChangeLeaf" => Self::DidChangeLeaf(serde_json::from_value(params)?),
+            "session/didClose" => Self::DidClose(serde_json::from_value(params)?),
             "session/didCompact" => Self::DidCompact(serde_json::from_value(params)?),
+            "session/didLoseControl" => Self::DidLoseControl(serde_json::from_value(params)?),
             "session/didReload" => Self::DidReload(serde_json::from_value(params)?),
+            "session/didSetLabel" => Self::DidSetLabel(serde_json::from_value(params)?),
+            "session/didSetName" => Self::DidSetName(serde_json::from_value(params)?),
+            "session/resync" => Self::Resync(serde_json::from_value(params)?),
             _ => Self::Other { method: method.to_string(), params },
         })
     }
@@ -2572,8 +2834,14 @@ impl ServerNotification {
         match self {
             Self::Progress(_) => "$/progress",
             Self::DidAppend(_) => "session/didAppend",
+            Self::DidChangeLeaf(_) => "session/didChangeLeaf",
+            Self::DidClose(_) => "session/didClose",
             Self::DidCompact(_) => "session/didCompact",
+            Self::DidLoseControl(_) => "session/didLoseControl",
             Self::DidReload(_) => "session/didReload",
+            Self::DidSetLabel(_) => "session/didSetLabel",
+            Self::DidSetName(_) => "session/didSetName",
+            Self::Resync(_) => "session/resync",
             Self::Other { method, .. } => method,
         }
     }
@@ -2645,6 +2913,14 @@ pub enum ErrorKind {
     ImportSourceNotFound,
     /// -33061: A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite).
     ImportSourceUnreadable,
+    /// -33070: Another client of this sidecar controls the session; observe it, or call session/takeControl to write.
+    NotController,
+    /// -33071: A TCP client's initialize did not carry the token the server was started with; nothing else is served.
+    Unauthorized,
+    /// -33072: A client of a shared (socket) sidecar asked for its own sessions root or settings; they are the server's.
+    SharedServer,
+    /// -33073: The unix socket path asked for (`keepServing`) is served by another sidecar, or is not a socket.
+    SocketInUse,
     /// -33080: `--database-url` / `store.databaseUrl` is not a PostgreSQL URL we can use; the message says what to fix.
     DatabaseUrlInvalid,
     /// -33081: The database's schema is newer than this sidecar knows, or its tables were not made by session-sidecar.
@@ -2655,7 +2931,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind in the schema.
-    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd, Self::ExportWriteFailed, Self::ImportSourceNotFound, Self::ImportSourceUnreadable, Self::DatabaseUrlInvalid, Self::DatabaseSchemaMismatch, Self::FormatCannotHold];
+    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd, Self::ExportWriteFailed, Self::ImportSourceNotFound, Self::ImportSourceUnreadable, Self::NotController, Self::Unauthorized, Self::SharedServer, Self::SocketInUse, Self::DatabaseUrlInvalid, Self::DatabaseSchemaMismatch, Self::FormatCannotHold];
 
     /// The JSON-RPC error code.
     pub fn code(self) -> i64 {
@@ -2691,6 +2967,10 @@ impl ErrorKind {
             Self::ExportWriteFailed => -33050,
             Self::ImportSourceNotFound => -33060,
             Self::ImportSourceUnreadable => -33061,
+            Self::NotController => -33070,
+            Self::Unauthorized => -33071,
+            Self::SharedServer => -33072,
+            Self::SocketInUse => -33073,
             Self::DatabaseUrlInvalid => -33080,
             Self::DatabaseSchemaMismatch => -33081,
             Self::FormatCannotHold => -33090,
@@ -2731,6 +3011,10 @@ impl ErrorKind {
             -33050 => Self::ExportWriteFailed,
             -33060 => Self::ImportSourceNotFound,
             -33061 => Self::ImportSourceUnreadable,
+            -33070 => Self::NotController,
+            -33071 => Self::Unauthorized,
+            -33072 => Self::SharedServer,
+            -33073 => Self::SocketInUse,
             -33080 => Self::DatabaseUrlInvalid,
             -33081 => Self::DatabaseSchemaMismatch,
             -33090 => Self::FormatCannotHold,
@@ -2772,6 +3056,10 @@ impl ErrorKind {
             Self::ExportWriteFailed => "exportWriteFailed",
             Self::ImportSourceNotFound => "importSourceNotFound",
             Self::ImportSourceUnreadable => "importSourceUnreadable",
+            Self::NotController => "notController",
+            Self::Unauthorized => "unauthorized",
+            Self::SharedServer => "sharedServer",
+            Self::SocketInUse => "socketInUse",
             Self::DatabaseUrlInvalid => "databaseUrlInvalid",
             Self::DatabaseSchemaMismatch => "databaseSchemaMismatch",
             Self::FormatCannotHold => "formatCannotHold",
@@ -2812,6 +3100,10 @@ impl ErrorKind {
             Self::ExportWriteFailed => "session/export could not write the file asked for (folder missing, no permission, disk full).",
             Self::ImportSourceNotFound => "A path given to session/import that does not exist or holds no session of that tool.",
             Self::ImportSourceUnreadable => "A source that exists but cannot be read as that tool's sessions (an opencode file that is not SQLite).",
+            Self::NotController => "Another client of this sidecar controls the session; observe it, or call session/takeControl to write.",
+            Self::Unauthorized => "A TCP client's initialize did not carry the token the server was started with; nothing else is served.",
+            Self::SharedServer => "A client of a shared (socket) sidecar asked for its own sessions root or settings; they are the server's.",
+            Self::SocketInUse => "The unix socket path asked for (`keepServing`) is served by another sidecar, or is not a socket.",
             Self::DatabaseUrlInvalid => "`--database-url` / `store.databaseUrl` is not a PostgreSQL URL we can use; the message says what to fix.",
             Self::DatabaseSchemaMismatch => "The database's schema is newer than this sidecar knows, or its tables were not made by session-sidecar.",
             Self::FormatCannotHold => "The session's on-disk format has no place for what was asked (a branch, a label, a thinking block in the spec format): nothing was written. The message names the format and the part.",
@@ -2891,8 +3183,14 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         ("result", "session/snapshot") => rt::<SnapshotResult>(value),
         ("params", "session/stats") => rt::<StatsParams>(value),
         ("result", "session/stats") => rt::<StatsResult>(value),
+        ("params", "session/subscribe") => rt::<SubscribeParams>(value),
+        ("result", "session/subscribe") => rt::<SubscribeResult>(value),
+        ("params", "session/takeControl") => rt::<TakeControlParams>(value),
+        ("result", "session/takeControl") => rt::<TakeControlResult>(value),
         ("params", "session/unarchive") => rt::<ArchiveParams>(value),
         ("result", "session/unarchive") => rt::<ArchiveResult>(value),
+        ("params", "session/unsubscribe") => rt::<UnsubscribeParams>(value),
+        ("result", "session/unsubscribe") => rt::<UnsubscribeResult>(value),
         ("params", "shutdown") => rt::<()>(value),
         ("result", "shutdown") => rt::<()>(value),
         ("serverRequestParams", "session/summarize") => rt::<SummarizeParams>(value),
@@ -2901,8 +3199,14 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         ("serverRequestResult", "window/workDoneProgress/create") => rt::<()>(value),
         ("notification", "$/progress") => rt::<ProgressParams>(value),
         ("notification", "session/didAppend") => rt::<DidAppendParams>(value),
+        ("notification", "session/didChangeLeaf") => rt::<DidChangeLeafParams>(value),
+        ("notification", "session/didClose") => rt::<DidCloseParams>(value),
         ("notification", "session/didCompact") => rt::<DidCompactParams>(value),
+        ("notification", "session/didLoseControl") => rt::<DidLoseControlParams>(value),
         ("notification", "session/didReload") => rt::<DidReloadParams>(value),
+        ("notification", "session/didSetLabel") => rt::<DidSetLabelParams>(value),
+        ("notification", "session/didSetName") => rt::<DidSetNameParams>(value),
+        ("notification", "session/resync") => rt::<ResyncParams>(value),
         _ => return None,
     })
 }
@@ -2996,6 +3300,15 @@ mod defaults {
     }
     pub fn snapshot_result_not_captured() -> Vec<NotCapturedFile> {
         Vec::new()
+    }
+    pub fn subscribe_result_controller() -> bool {
+        false
+    }
+    pub fn subscribe_result_missed() -> i64 {
+        0
+    }
+    pub fn subscribe_result_resync() -> bool {
+        false
     }
     pub fn work_done_begin_cancellable() -> bool {
         true

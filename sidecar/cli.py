@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from . import __version__
-from .config import SettingsError, load_settings
+from .config import Settings, SettingsError, load_settings
 from .store.layout import default_root
 
 LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
@@ -175,14 +175,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "history":
         from .history.command import print_history
 
-        root = args.root.expanduser() if args.root else default_root()
+        root = command_root(args)
         return print_history(root, args.query, args.cwd, args.limit, sys.stdout)
     if args.command in ("du", "prune", "empty-trash"):
         return _upkeep(args)
     if args.command == "doctor":
         from .doctor import run_doctor
 
-        root = args.root.expanduser() if args.root else default_root()
+        root = command_root(args)
         return run_doctor(root, [p.expanduser() for p in args.files], args.fix, sys.stdout)
     if args.command in ("inline-blobs", "move-blobs"):
         return _blobs(args)
@@ -216,12 +216,10 @@ def _upkeep(args: argparse.Namespace) -> int:
     from .service import SessionService
     from .upkeep import command
 
-    try:
-        settings = load_settings(args.config)
-    except SettingsError as exc:
-        print(f"session-sidecar: {exc}", file=sys.stderr)
+    settings = command_settings(args)
+    if settings is None:
         return 2
-    service = SessionService(args.root.expanduser() if args.root else default_root(), settings)
+    service = SessionService(command_root(args), settings)
     try:
         if args.command == "du":
             return command.run_du(service, args.largest, args.blobs, sys.stdout)
@@ -237,7 +235,7 @@ def _upkeep(args: argparse.Namespace) -> int:
 def _reindex(args: argparse.Namespace) -> int:
     from .service import SessionService
 
-    root = args.root.expanduser() if args.root else default_root()
+    root = command_root(args)
     started = time.perf_counter()
     count = SessionService(root).reindex()
     print(f"indexed {count} sessions below {root} in {time.perf_counter() - started:.2f} s")
@@ -247,7 +245,7 @@ def _reindex(args: argparse.Namespace) -> int:
 def _blobs(args: argparse.Namespace) -> int:
     from .store.blobmove import inline_blobs, move_blobs
 
-    root = args.root.expanduser() if args.root else default_root()
+    root = command_root(args)
     if args.command == "inline-blobs":
         report = inline_blobs(root)
         print(f"{report.references} image references put back inline in {len(report.files_changed)} files below {root}")
@@ -264,20 +262,32 @@ def _blobs(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    try:
-        settings = load_settings(args.config, overrides=_compat_override(args))
-    except SettingsError as exc:
-        print(f"session-sidecar: {exc}", file=sys.stderr)
+    settings = command_settings(args)
+    if settings is None:
         return 2
     from .rpc.boot import serve
 
-    root = args.root.expanduser() if args.root else default_root()
+    root = command_root(args)
     if args.socket is not None or args.listen is not None:
         from .rpc.sockets import serve_sockets  # many clients, one service (framing detected per client)
 
         return serve_sockets(root, settings, unix_path=args.socket, listen=args.listen,
                              token_file=args.token_file, max_workers=args.workers)
     return serve(root, settings, framing="jsonl" if args.jsonl else "lsp", max_workers=args.workers)
+
+
+def command_settings(args: argparse.Namespace) -> "Settings | None":
+    """The settings a command runs with (the file, the environment, its own flags); None once it
+    printed why they do not load."""
+    try:
+        return load_settings(args.config, overrides=_compat_override(args))
+    except SettingsError as exc:
+        print(f"session-sidecar: {exc}", file=sys.stderr)
+        return None
+
+
+def command_root(args: argparse.Namespace) -> Path:
+    return args.root.expanduser() if args.root else default_root()
 
 
 def _compat_override(args: argparse.Namespace) -> dict:
@@ -299,12 +309,10 @@ def _convert(args: argparse.Namespace) -> int:
     from .errors import SidecarError
     from .service import SessionService
 
-    try:
-        settings = load_settings(args.config, overrides=_compat_override(args))
-    except SettingsError as exc:
-        print(f"session-sidecar: {exc}", file=sys.stderr)
+    settings = command_settings(args)
+    if settings is None:
         return 2
-    root = args.root.expanduser() if args.root else default_root()
+    root = command_root(args)
     source = Path(args.source).expanduser()
     by_path = source.exists() or os.sep in args.source
     params = wire.ConvertParams(

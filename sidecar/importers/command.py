@@ -9,8 +9,6 @@ from typing import Any, TextIO
 
 import msgspec
 
-from ..config import SettingsError, load_settings
-from ..store.layout import default_root
 from ..errors import SidecarError
 from .run import TOOLS
 
@@ -30,12 +28,12 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     from .. import wire
     from ..service import SessionService
 
-    try:
-        settings = load_settings(args.config)
-    except SettingsError as exc:
-        print(f"session-sidecar: {exc}", file=sys.stderr)
+    from ..cli import command_root, command_settings
+
+    settings = command_settings(args)
+    if settings is None:
         return 2
-    service = SessionService(args.root.expanduser() if args.root else default_root(), settings)
+    service = SessionService(command_root(args), settings)
     try:
         result = service.import_(wire.ImportParams(tool=args.tool, paths=args.paths, dryRun=args.dry_run))
     except SidecarError as error:

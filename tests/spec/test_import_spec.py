@@ -76,3 +76,17 @@ async def test_session_import_from_spec_through_the_protocol_finds_it_the_second
         assert again["sessions"][0]["created"] is False and again["sessions"][0]["path"] == imported["path"]
     finally:
         await server.stop()
+
+
+async def test_an_import_into_a_spec_root_is_refused_naming_the_format(tmp_path: Path):
+    source = tmp_path / "cc.jsonl"
+    source.write_text('{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"cc","cwd":"/w",'
+                      '"timestamp":"2026-01-02T03:04:05.000Z","message":{"role":"user","content":"hi"}}\n')
+    spec = await SpecServer.start(tmp_path / "spec-root")
+    try:
+        error = await spec.error("session/import", {"tool": "claude-code", "paths": [str(source)]})
+        assert error["code"] == -33090 and error["data"]["format"] == "spec" and "session/convert" in error["message"]
+        root = tmp_path / "spec-root"
+        assert not root.exists() or [p.name for p in root.iterdir() if not p.name.startswith(".")] == []
+    finally:
+        await spec.stop()

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import msgspec
 
@@ -12,9 +11,10 @@ from ...config import Settings
 from ...errors import DamagedFile, InvalidState, SessionExists, SessionNotFound
 from ...format.jsonl import Entry
 from ...work import Work
-from ..base import Area, Durability, ListPage, ListQuery
+from ..base import Area, ListPage, ListQuery
 from ..compat import Compat, omp_blob_folder, root_compat, session_compat, tool_of_folder
 from ..follow import FileChange
+from ..held import HeldSessions
 from ...format.ids import session_id_of
 from ..layout import Layout, check_session_id, iso_now, new_session_id
 from ..payload import BLOB_DIR, MAX_CHARS, BlobStore, bound
@@ -33,10 +33,11 @@ def _blob_store(root: Path, compat: Compat) -> BlobStore:
     return BlobStore(root, also_read=(omps,) if tool_of_folder(root) == "omp" else ())
 
 
-class FileStore:
+class FileStore(HeldSessions):
     """``SessionStore`` over pi's session files (see store/base.py)."""
 
     def __init__(self, root: Path, settings: Settings, context_for_cache: cache.ContextForCache | None = None) -> None:
+        super().__init__()
         self.layout = Layout(root)
         self.root = self.layout.root
         # The tool the files must stay readable by (store/compat.py): where images and names go.
@@ -48,30 +49,12 @@ class FileStore:
         self.catalog = Catalog(self)
         # What a tree cache keeps of a session's context (None: no context is kept, only the tree).
         self.context_for_cache: cache.ContextForCache = context_for_cache or (lambda session: None)
-        self._open: dict[str, Session] = {}
-        self._lock = threading.RLock()
-        # Told when another program changed a held session's file and the session caught up.
-        self.on_change: Callable[[Session, FileChange], None] | None = None
-        # Told when a batch of a held session reached its file (before the listing's upkeep).
-        self.on_append: Callable[[Session], None] | None = None
-        # Told when a held session is let go of to be moved.
-        self.on_release: Callable[[str], None] | None = None
-        # store.redactOnAppend: what each appended entry passes through first (the service sets it).
-        self.redact_entry: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     @property
     def fsync_policy(self) -> FsyncPolicy:
         return FsyncPolicy(self.settings.store.fsync)
 
     # -- held sessions -------------------------------------------------------------
-
-    def held(self, session_id: str) -> Session | None:
-        with self._lock:
-            return self._open.get(session_id)
-
-    def held_sessions(self) -> list[Session]:
-        with self._lock:
-            return list(self._open.values())
 
     def is_current(self, session_id: str) -> bool:
         session = self.held(session_id)
@@ -250,34 +233,6 @@ class FileStore:
             self.follow(session)  # (it may have been open already, and written by another program since)
             yield session, report, False
 
-    def release(self, session_id: str) -> Session:
-        with self._lock:
-            session = self._open.pop(session_id, None)
-        if session is None:
-            check_session_id(session_id)
-            raise SessionNotFound(f"session {session_id!r} is not open", sessionId=session_id)
-        cache.save(self.root, session, self.context_for_cache)
-        session.close()
-        return session
-
-    def forget(self, session_id: str) -> Session | None:
-        """Stop holding a session without writing anything (one that was never written)."""
-        with self._lock:
-            return self._open.pop(session_id, None)
-
-    def close_all(self) -> list[Session]:
-        with self._lock:
-            sessions = list(self._open.values())
-            self._open.clear()
-        for session in sessions:
-            cache.save(self.root, session, self.context_for_cache)
-            session.close()
-        return sessions
-
-    def durability_of(self, session_id: str) -> Durability | None:
-        session = self.held(session_id)
-        return session.writer if session is not None else None
-
     def append_syncs(self, session_id: str, roles: set[str]) -> bool:
         session = self.held(session_id)
         if session is None:
@@ -288,6 +243,9 @@ class FileStore:
         if policy is FsyncPolicy.ASSISTANT:
             return "assistant" in roles
         return policy is FsyncPolicy.ALWAYS
+
+    def _closing(self, session: Session) -> None:
+        cache.save(self.root, session, self.context_for_cache)
 
     # -- names and moves -------------------------------------------------------------
 

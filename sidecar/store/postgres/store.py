@@ -22,7 +22,7 @@ import socket
 import threading
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import msgspec
 
@@ -30,6 +30,7 @@ from ...config import Settings
 from ...errors import DamagedFile, InvalidParams, InvalidState, SessionExists, SessionLocked, SessionNotFound, StorageError
 from ...format.jsonl import Entry, encode, parse_line
 from ..follow import FileChange
+from ..held import HeldSessions
 from ..layout import Layout, check_session_id, encode_cwd, file_name, iso_now, new_session_id
 from ..session import LoadReport, Session
 from ..writer import FsyncPolicy
@@ -77,10 +78,11 @@ class PgBlobStore:
         return bytes(row[0]) if row else None
 
 
-class PostgresStore:
+class PostgresStore(HeldSessions):
     """``SessionStore`` over PostgreSQL (see the module doc)."""
 
     def __init__(self, root: Path, settings: Settings, database: Database, lease_seconds: float | None = None) -> None:
+        super().__init__()
         self.root = Path(root).expanduser().absolute()
         # Host-local things (prompt history, terminal breadcrumbs, snapshots) still live below the root.
         self.layout = Layout(self.root)
@@ -90,11 +92,6 @@ class PostgresStore:
         self.blobs = PgBlobStore(database)
         self.lease_seconds = lease_seconds if lease_seconds is not None else DEFAULT_LEASE_SECONDS
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self._open: dict[str, PgSession] = {}
-        self._lock = threading.RLock()
-        self.on_change: Callable[[Session, FileChange], None] | None = None
-        self.on_append: Callable[[Session], None] | None = None
-        self.on_release: Callable[[str], None] | None = None
         self._renewer_db = Database(database.url, database.timeout, "session-sidecar-lease")
         # Sessions' calls run side by side on worker threads: each session uses one of a few
         # connections (made when first needed), so calls on different sessions rarely wait for each other.
@@ -122,14 +119,6 @@ class PostgresStore:
                 log.warning("could not renew leases (%s); they expire unless the database answers soon", exc)
 
     # -- held sessions -------------------------------------------------------------
-
-    def held(self, session_id: str) -> Session | None:
-        with self._lock:
-            return self._open.get(session_id)
-
-    def held_sessions(self) -> list[Session]:
-        with self._lock:
-            return list(self._open.values())
 
     def is_current(self, session_id: str) -> bool:
         session = self.held(session_id)
@@ -255,32 +244,11 @@ class PostgresStore:
                 continue
             yield session, report, False
 
-    def release(self, session_id: str) -> Session:
-        with self._lock:
-            session = self._open.pop(session_id, None)
-        if session is None:
-            check_session_id(session_id)
-            raise SessionNotFound(f"session {session_id!r} is not open", sessionId=session_id)
-        session.close()
-        return session
-
-    def forget(self, session_id: str) -> Session | None:
-        with self._lock:
-            return self._open.pop(session_id, None)
-
     def close_all(self) -> list[Session]:
-        with self._lock:
-            sessions = list(self._open.values())
-            self._open.clear()
-        for session in sessions:
-            session.close()
+        sessions = super().close_all()
         for database in self._session_dbs:  # made again if the service goes on
             database.close()
         return sessions
-
-    def durability_of(self, session_id: str) -> Any:
-        session = self.held(session_id)
-        return session.writer if session is not None else None
 
     def append_syncs(self, session_id: str, roles: set[str]) -> bool:
         # Every append is a commit: it waits for the database whatever its roles.

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import msgspec
 
@@ -21,8 +20,9 @@ from ...config import Settings
 from ...errors import InvalidParams, InvalidState, SessionExists, SessionNotFound, StorageError
 from ...format.jsonl import Entry
 from ...work import Work
-from ..base import Area, Durability, Listed, ListPage, ListQuery
+from ..base import Area, Listed, ListPage, ListQuery
 from ..follow import FileChange
+from ..held import HeldSessions
 from ..layout import iso_now
 from ..lock import lock_path, unlock
 from ..payload import BlobStore
@@ -40,19 +40,15 @@ _AREA_DIRS: dict[str, str | None] = {"live": None, "archive": ARCHIVE_DIR, "tras
 _CURSOR = "spec:"
 
 
-class SpecStore:
+class SpecStore(HeldSessions):
     def __init__(self, root: Path, settings: Settings) -> None:
+        super().__init__()
         self.spec = SpecLayout(root)
         self.root = root
         # Images have no place in the format (refused), so there is no blob folder to keep.
         self.compat = "pi"
         self.settings = msgspec.structs.replace(settings, store=msgspec.structs.replace(settings.store, compat="pi"))
         self.blobs = BlobStore(root)
-        self._open: dict[str, Session] = {}
-        self._lock = threading.RLock()
-        self.on_change: Callable[[Session, FileChange], None] | None = None
-        self.on_append: Callable[[Session], None] | None = None
-        self.on_release: Callable[[str], None] | None = None
 
     @property
     def fsync_policy(self) -> FsyncPolicy:
@@ -60,9 +56,19 @@ class SpecStore:
 
     # -- held sessions -------------------------------------------------------------
 
-    def held(self, session_id: str) -> Session | None:
-        with self._lock:
-            return self._open.get(session_id)
+    def _check_id(self, session_id: str) -> None:
+        check_ulid(session_id)
+
+    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: dict[str, Any],
+                       objs: list[dict[str, Any]], write: bool = True) -> tuple[str, bool]:
+        """session/import writes pi sessions: their trees, subagent branches and custom entries are what
+        this format cannot hold, so an import is refused here before anything is read into it."""
+        from ...errors import FormatCannotHold
+
+        raise FormatCannotHold(
+            "session/import writes pi-format sessions (branches, subagents, custom entries), which a spec-format "
+            "root cannot hold; import into a pi root, then copy a session here with session/convert",
+            format="spec")
 
     def is_current(self, session_id: str) -> bool:
         session = self.held(session_id)
@@ -81,10 +87,6 @@ class SpecStore:
 
     def follow(self, session: Session, wait: bool = True) -> FileChange | None:
         return None  # another program's appends are not followed (store/spec/session.py)
-
-    def forget(self, session_id: str) -> Session | None:
-        with self._lock:
-            return self._open.pop(session_id, None)
 
     def open(self, session_id: str | None, location: str | None, read_only: bool) -> tuple[Session, LoadReport]:
         if session_id is not None:
@@ -179,27 +181,6 @@ class SpecStore:
             except (SessionNotFound, InvalidState, StorageError):
                 continue
             yield session, report, False
-
-    def release(self, session_id: str) -> Session:
-        with self._lock:
-            session = self._open.pop(session_id, None)
-        if session is None:
-            check_ulid(session_id)
-            raise SessionNotFound(f"session {session_id!r} is not open", sessionId=session_id)
-        session.close()
-        return session
-
-    def close_all(self) -> list[Session]:
-        with self._lock:
-            sessions = list(self._open.values())
-            self._open.clear()
-        for session in sessions:
-            session.close()
-        return sessions
-
-    def durability_of(self, session_id: str) -> Durability | None:
-        session = self.held(session_id)
-        return session.writer if session is not None else None  # type: ignore[return-value]
 
     def append_syncs(self, session_id: str, roles: set[str]) -> bool:
         return True  # every append renames metadata.json: never a call to run on the event loop

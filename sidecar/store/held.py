@@ -1,0 +1,74 @@
+"""The sessions one process holds, as every store keeps them (store/base.py's first part).
+
+A store subclasses ``HeldSessions`` for its registry (sessions by id under one
+lock), the service's hooks and releasing; ``_closing`` is what the store does
+for a session it lets go of before the session closes (the file store writes
+its tree cache), ``_check_id`` how it tells a malformed id from an unknown one.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+from ..errors import SessionNotFound
+from .base import Durability
+from .follow import FileChange
+from .layout import check_session_id
+from .session import Session
+
+
+class HeldSessions:
+    def __init__(self) -> None:
+        self._open: dict[str, Any] = {}
+        self._lock = threading.RLock()
+        # Told when another program changed a held session and the session caught up.
+        self.on_change: Callable[[Session, FileChange], None] | None = None
+        # Told when a batch of a held session reached the store (before the listing's upkeep).
+        self.on_append: Callable[[Session], None] | None = None
+        # Told when a held session is let go of to be moved or deleted.
+        self.on_release: Callable[[str], None] | None = None
+        # store.redactOnAppend: what each appended entry passes through first (the service sets it).
+        self.redact_entry: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+    def held(self, session_id: str) -> Session | None:
+        with self._lock:
+            return self._open.get(session_id)
+
+    def held_sessions(self) -> list[Session]:
+        with self._lock:
+            return list(self._open.values())
+
+    def forget(self, session_id: str) -> Session | None:
+        """Stop holding a session without writing anything (one that was never written)."""
+        with self._lock:
+            return self._open.pop(session_id, None)
+
+    def durability_of(self, session_id: str) -> Durability | None:
+        session = self.held(session_id)
+        return session.writer if session is not None else None
+
+    def release(self, session_id: str) -> Session:
+        with self._lock:
+            session = self._open.pop(session_id, None)
+        if session is None:
+            self._check_id(session_id)
+            raise SessionNotFound(f"session {session_id!r} is not open", sessionId=session_id)
+        self._closing(session)
+        session.close()
+        return session
+
+    def close_all(self) -> list[Session]:
+        with self._lock:
+            sessions = list(self._open.values())
+            self._open.clear()
+        for session in sessions:
+            self._closing(session)
+            session.close()
+        return sessions
+
+    def _closing(self, session: Session) -> None:
+        """What the store keeps of a session it lets go of, before the session closes."""
+
+    def _check_id(self, session_id: str) -> None:
+        check_session_id(session_id)

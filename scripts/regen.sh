@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# After sidecar/wire.py or sidecar/errors.py changed: regenerate protocol/schema.json
+# After sidecar/wire/ or sidecar/errors.py changed: regenerate protocol/schema.json
 # and every client's generated code from it (each client's tests fail when these are stale).
 set -euo pipefail
 cd "$(dirname "$0")/.."

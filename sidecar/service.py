@@ -30,7 +30,7 @@ from .format.jsonl import Entry
 from .format.jsstr import session_name
 from .history import PromptHistory
 from .live.events import LiveSessions
-from .operations import compacting, context, convert, upkeep
+from .operations import compacting, context, convert, exporting, upkeep
 from .operations import history as prompt_history
 from .operations.cached import context_for_cache
 from .operations.results import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, open_result, session_info
@@ -471,22 +471,7 @@ class SessionService:
     # --- export (sidecar/export/) ---
 
     def export(self, params: wire.ExportParams) -> wire.ExportResult:
-        from .export import export_session, write_export
-
-        session = self.session(params.sessionId)
-        target = Path(params.path).expanduser() if params.path is not None else None
-        if target is not None and not target.is_absolute():
-            raise InvalidParams("path must be absolute (the sidecar's working folder is not the caller's)", field="path")
-        blobs = self.store.blobs
-        exported = export_session(session, params.format, leaf_id=params.leafId, whole_tree=params.all,
-                                  redact=params.redact, resolve=lambda e: resolve(e.obj(), blobs) if e.has_blobs else e.obj())
-        report = wire.ExportRedaction(applied=exported.redaction.applied, total=exported.redaction.total,
-                                      kinds=[wire.RedactionKindCount(kind=c.kind, count=c.count) for c in exported.redaction.kinds])
-        size = len(exported.text.encode())
-        if target is None:
-            return wire.ExportResult(entries=exported.entries, redaction=report, text=exported.text, bytes=size)
-        write_export(target, exported.text)
-        return wire.ExportResult(entries=exported.entries, redaction=report, path=str(target), bytes=size)
+        return exporting.export(self.session(params.sessionId), params, self.store.blobs)
 
     # --- spec format (issue 14): where a session came from, converting between formats ---
 

@@ -1,0 +1,27 @@
+"""``session/export``: the path checked, the export made (sidecar/export/), its text or the file written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import wire
+from ..errors import InvalidParams
+from ..store.payload import BlobStore, resolve
+from ..store.session import Session
+
+
+def export(session: Session, params: wire.ExportParams, blobs: BlobStore) -> wire.ExportResult:
+    from ..export import export_session, write_export  # (loaded on the first export)
+
+    target = Path(params.path).expanduser() if params.path is not None else None
+    if target is not None and not target.is_absolute():
+        raise InvalidParams("path must be absolute (the sidecar's working folder is not the caller's)", field="path")
+    exported = export_session(session, params.format, leaf_id=params.leafId, whole_tree=params.all,
+                              redact=params.redact, resolve=lambda e: resolve(e.obj(), blobs) if e.has_blobs else e.obj())
+    report = wire.ExportRedaction(applied=exported.redaction.applied, total=exported.redaction.total,
+                                  kinds=[wire.RedactionKindCount(kind=c.kind, count=c.count) for c in exported.redaction.kinds])
+    size = len(exported.text.encode())
+    if target is None:
+        return wire.ExportResult(entries=exported.entries, redaction=report, text=exported.text, bytes=size)
+    write_export(target, exported.text)
+    return wire.ExportResult(entries=exported.entries, redaction=report, path=str(target), bytes=size)

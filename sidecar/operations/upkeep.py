@@ -18,7 +18,9 @@ from .results import MAX_LIST_LIMIT
 
 def _files_only(store: FileStore, method: str) -> None:
     if not isinstance(store, FileStore):
-        raise InvalidParams(f"{method} covers pi-format roots only for now (this root is in the spec format)")
+        kept = "in PostgreSQL" if getattr(store.settings.store, "databaseUrl", None) else "in the spec format"
+        raise InvalidParams(f"{method} covers session files below a pi-format root only for now (this sidecar keeps "
+                            f"its sessions {kept}); run it on a file root")
 
 
 def stats(store: FileStore, params: wire.StatsParams) -> wire.StatsResult:

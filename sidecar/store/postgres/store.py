@@ -120,6 +120,14 @@ class PostgresStore(HeldSessions):
 
     # -- held sessions -------------------------------------------------------------
 
+    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: dict[str, Any],
+                       objs: list[dict[str, Any]], write: bool = True) -> tuple[str, bool]:
+        """Not yet: session/import writes a session in one go, which this store does not do yet."""
+        raise InvalidParams(
+            "session/import does not write into the PostgreSQL store yet: import into a file root "
+            "(session-sidecar import --root DIR ...), then move that root in with session-sidecar migrate",
+            field="tool")
+
     def is_current(self, session_id: str) -> bool:
         session = self.held(session_id)
         return session is not None and session.writer.error is None and not session.read_only

@@ -1,6 +1,6 @@
 """Run the real Codex, Claude Code and opencode CLIs offline against the scripted model server.
 
-Each CLI is pinned in package-lock.json and installed here by ``npm ci --ignore-scripts``
+Each CLI is pinned in package-lock.json and installed here by ``npm install --ignore-scripts`` from the lock
 (its native binary ships inside an npm package); node_modules is reused when present.
 Every run gets a fresh temporary HOME and project folder, an environment holding only
 what the run needs (no proxy, no real keys), telemetry and updates off, and a loopback
@@ -34,9 +34,12 @@ def ensure_installed() -> None:
         return
     npm = shutil.which("npm")
     assert npm, "npm is not on PATH: cannot install the CLIs the import tests run"
-    done = subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
+    # `npm install` with the lock file, not `npm ci`: opencode-ai lists its other platforms' packages
+    # as optional dependencies without versions, which npm 11's `ci` takes for a lock out of sync
+    # ("Missing: opencode-darwin-arm64@ from lock file") while `install` installs exactly the lock.
+    done = subprocess.run([npm, "install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
                           cwd=HARNESS, capture_output=True, text=True, timeout=1800)
-    assert done.returncode == 0, f"npm ci failed in {HARNESS}:\n{done.stdout}\n{done.stderr}"
+    assert done.returncode == 0, f"npm install failed in {HARNESS}:\n{done.stdout}\n{done.stderr}"
     assert CLAUDE.is_file() and OPENCODE.is_file() and codex_binary() is not None, "a CLI binary is missing"
 
 

@@ -22,7 +22,6 @@ import random
 import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -191,13 +190,6 @@ def measure(kind: str, repeat: int) -> None:
     print(f"{min(times):.4f} {statistics.median(times):.4f} {peak_kb} {detail}")
 
 
-def run(kind: str, repeat: int) -> tuple[float, float, int, str]:
-    done = subprocess.run([sys.executable, __file__, "--measure", kind, "--repeat", str(repeat)],
-                          capture_output=True, text=True, check=True)
-    best, median, peak, detail = done.stdout.split()
-    return float(best), float(median), int(peak), detail.replace("-", " ")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--regen", action="store_true")
@@ -215,7 +207,7 @@ def main() -> None:
         generate_claude(CLAUDE)
     for path in (load.DATA, CODEX, CLAUDE):
         print(f"{path.relative_to(ROOT.parent)}: {path.stat().st_size / 1e6:.1f} MB")
-    rows = {kind: run(kind, args.repeat) for kind in ("open", "codex", "claude")}
+    rows = {kind: load.run(kind, args.repeat, __file__) for kind in ("open", "codex", "claude")}
     base = rows["open"][0]
     labels = {"open": "open + buildContext of the 50 MB pi file", "codex": "import of the 50 MB Codex rollout",
               "claude": "import of the 50 MB Claude Code transcript"}

@@ -126,8 +126,9 @@ def measure(kind: str, path: Path, repeat: int) -> None:
     print(f"{min(times):.4f} {statistics.median(times):.4f} {peak_kb} {detail}")
 
 
-def run(kind: str, repeat: int) -> tuple[float, float, int, str]:
-    done = subprocess.run([sys.executable, __file__, "--measure", kind, "--repeat", str(repeat)],
+def run(kind: str, repeat: int, script: str = __file__) -> tuple[float, float, int, str]:
+    """``script --measure kind`` in a fresh process (its own peak RSS): best, median, peak KB, detail."""
+    done = subprocess.run([sys.executable, script, "--measure", kind, "--repeat", str(repeat)],
                           capture_output=True, text=True, check=True)
     best, median, peak, detail = done.stdout.split()
     return float(best), float(median), int(peak), detail.replace("-", " ")

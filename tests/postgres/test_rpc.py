@@ -135,3 +135,21 @@ async def test_move_to_another_cwd_rewrites_only_the_header_cwd(pg_url: str, tmp
         result(await a.request("session/append", {"sessionId": sid, "entries": [user("still writable")]}))
     finally:
         await a.stop()
+
+
+async def test_what_the_postgresql_store_does_not_do_yet_is_refused_clearly(pg_url: str, tmp_path: Path) -> None:
+    """session/import, stats and prune cover file roots only: each says so and names the way round."""
+    source = tmp_path / "cc.jsonl"
+    source.write_text('{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"cc","cwd":"/w",'
+                      '"timestamp":"2026-01-02T03:04:05.000Z","message":{"role":"user","content":"hi"}}\n')
+    server = await start(pg_url, tmp_path / "host")
+    try:
+        refused = await server.request("session/import", {"tool": "claude-code", "paths": [str(source)]})
+        assert refused["error"]["code"] == -32602 and "migrate" in refused["error"]["message"], refused
+        stats = await server.request("session/stats", {})
+        assert stats["error"]["code"] == -32602 and "PostgreSQL" in stats["error"]["message"], stats
+        # The process keeps serving.
+        created = result(await server.request("session/create", {"cwd": "/work/still"}))
+        assert result(await server.request("session/getTree", {"sessionId": created["sessionId"]}))["nodes"] == []
+    finally:
+        await server.stop()

@@ -145,31 +145,34 @@ if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
         return (b"\n".join(lines) + b"\n" if lines else b"") + bytes(row[1])
 
 
-# Tests left out of the PostgreSQL pass (not triaged yet: see the file's head); the pass says how many.
+# Tests left out of the PostgreSQL pass (see the file's head): a line with a reason after ``#`` is
+# kept out on purpose, one without is not triaged yet; the pass says how many of each.
 _NOT_ON_POSTGRES = Path(__file__).resolve().parent / "postgres" / "not_on_postgres.txt"
 
 
 def pytest_collection_modifyitems(config, items):
     if os.environ.get("SIDECAR_TEST_STORE") != "postgres":
         return
-    named = {
-        line.split("#", 1)[0].strip()
-        for line in _NOT_ON_POSTGRES.read_text(encoding="utf-8").splitlines()
-        if line.split("#", 1)[0].strip()
-    }
+    named: dict[str, bool] = {}  # node id -> has a reason
+    for line in _NOT_ON_POSTGRES.read_text(encoding="utf-8").splitlines():
+        node, _, reason = line.partition("#")
+        if node.strip():
+            named[node.strip()] = bool(reason.strip())
     kept, left = [], []
     for item in items:
         (left if item.nodeid in named else kept).append(item)
     if left:
         config.hook.pytest_deselected(items=left)
         items[:] = kept
-        config._not_on_postgres = len(left)  # type: ignore[attr-defined]
+        config._not_on_postgres = (  # type: ignore[attr-defined]
+            sum(named[item.nodeid] for item in left), sum(not named[item.nodeid] for item in left))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    left = getattr(config, "_not_on_postgres", 0)
-    if left:
+    with_reason, untriaged = getattr(config, "_not_on_postgres", (0, 0))
+    if with_reason or untriaged:
         terminalreporter.write_line(
-            f"PostgreSQL pass: {left} tests left out, not triaged yet; they run on the file store only "
+            f"PostgreSQL pass: {with_reason + untriaged} tests left out and run on the file store only: "
+            f"{with_reason} kept out with a reason (most test the file store itself), {untriaged} not triaged yet "
             f"(tests/postgres/not_on_postgres.txt)"
         )

@@ -210,3 +210,15 @@ def test_migration_backups_travel_with_their_session(sessions_root, svc):
     assert not path.with_name(path.name + ".v1.bak").exists()
     if path == written:  # the file store: the project folder is left empty
         assert not any(path.parent.iterdir())
+
+
+def test_migration_backups_follow_a_move_to_another_project_folder(sessions_root, svc):
+    written = write_listed(sessions_root, "v1", "/p", [{"type": "message", "timestamp": stamp(1), "message": user()}], version=None)
+    original = written.read_bytes()
+    adopt_files(svc)
+    svc.open(wire.OpenParams(sessionId="v1"))
+    moved = Path(svc.move(wire.MoveParams(sessionId="v1", cwd="/q")).path)
+    assert moved.parent == stored_at(svc, sessions_root / encode_cwd("/q")) and read_lines(moved)[0]["cwd"] == "/q"
+    assert (moved.parent / (moved.name + ".v1.bak")).read_bytes() == original  # the v1 file, kept
+    old = stored_at(svc, written)
+    assert not old.exists() and not old.with_name(old.name + ".v1.bak").exists()

@@ -376,6 +376,7 @@ class PostgresStore(HeldSessions):
                         return "damaged"
                     conn.execute("UPDATE sidecar_sessions SET folder = %s, cwd = %s WHERE id = %s",
                                  (folder, cwd, session_id))
+                    _carry_files(conn, Placement(row[0], row[1], row[2]).relative, Placement(row[0], folder, row[2]).relative)
                     return Placement(row[0], folder, row[2])
 
             try:

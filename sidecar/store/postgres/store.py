@@ -298,7 +298,8 @@ class PostgresStore(HeldSessions):
             def run(conn: Any) -> tuple[str, str, str] | str:
                 with conn.transaction():
                     row = conn.execute(
-                        "SELECT area, lease_owner, lease_expires > now() FROM sidecar_sessions WHERE id = %s FOR UPDATE",
+                        "SELECT area, lease_owner, lease_expires > now(), folder, file_name FROM sidecar_sessions "
+                        "WHERE id = %s FOR UPDATE",
                         (session_id,),
                     ).fetchone()
                     if row is None or row[0] not in areas:
@@ -309,6 +310,7 @@ class PostgresStore(HeldSessions):
                         "UPDATE sidecar_sessions SET area = %s WHERE id = %s RETURNING area, folder, file_name",
                         (to, session_id),
                     ).fetchone()
+                    _carry_files(conn, Placement(row[0], row[3], row[4]).relative, Placement(*moved).relative)
                     return moved
 
             try:
@@ -374,6 +376,7 @@ class PostgresStore(HeldSessions):
                         return "damaged"
                     conn.execute("UPDATE sidecar_sessions SET folder = %s, cwd = %s WHERE id = %s",
                                  (folder, cwd, session_id))
+                    _carry_files(conn, Placement(row[0], row[1], row[2]).relative, Placement(row[0], folder, row[2]).relative)
                     return Placement(row[0], folder, row[2])
 
             try:
@@ -445,6 +448,16 @@ class PostgresStore(HeldSessions):
 
     def run_upkeep(self, held: list[Any]) -> None:
         pass
+
+
+def _carry_files(conn: Any, before: str, after: str) -> None:
+    """The files kept beside a session (a migration's ``.v<N>.bak``, a ``.torn`` aside) go where it goes,
+    as the file store moves them with it."""
+    if before != after:
+        conn.execute(
+            "UPDATE sidecar_files SET path = %s || substr(path, %s) WHERE starts_with(path, %s)",
+            (after, len(before) + 1, before + "."),
+        )
 
 
 def _encode_cursor(modified: int, key: str) -> str:

@@ -104,6 +104,8 @@ def _locked(row: dict[str, Any], session_id: str) -> SessionLocked:
         "open it with readOnly, or again once that sidecar closes it or its lease expires",
         sessionId=session_id,
         owner=row["lease_owner"],
+        # data.path as the file store gives it (PROTOCOL.md): the session's location, pg:<area>/<folder>/<file>
+        path="pg:" + Placement(row["area"], row["folder"], row["file_name"]).relative,
     )
 
 

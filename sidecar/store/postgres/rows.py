@@ -56,6 +56,7 @@ class Fold:
         acc = self.acc
         return {
             "name": acc.name,
+            "name_folded": fold_text(acc.name),
             "first_message": acc.first,
             "message_count": acc.count,
             "last_activity": acc.last_activity,
@@ -78,6 +79,12 @@ class Fold:
                 row["tokens_total"], row["tokens_last"],
             ),
         )
+
+
+def fold_text(text: str | None) -> str | None:
+    """What a query is matched against: Python's casefolding, as the file store matches
+    ("STRASSE" finds "straße", which PostgreSQL's lower() does not); written from here, never by SQL."""
+    return text.casefold() if isinstance(text, str) else None
 
 
 def split_file(data: bytes) -> tuple[list[bytes], bytes]:

@@ -94,9 +94,15 @@ def split_file(data: bytes) -> tuple[list[bytes], bytes]:
 
 
 def join_file(lines: list[bytes], tail: bytes) -> bytes:
+    """``split_file`` undone. One join, the tail its last piece: a session's tens of megabytes are
+    copied once (joining, then adding the newline and tail, copied them twice)."""
     if not lines:
         return tail
-    return b"\n".join(lines) + b"\n" + tail
+    lines.append(tail)
+    try:
+        return b"\n".join(lines)
+    finally:
+        lines.pop()
 
 
 def fold_lines(fold: Fold, lines: list[bytes], first_seq: int) -> tuple[list[str | None], list[tuple[int, str]]]:

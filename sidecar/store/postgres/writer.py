@@ -172,7 +172,7 @@ class PgWriter:
             with conn.transaction() as tx:
                 fenced = conn.execute(FENCE, params, prepare=True)
                 if fenced.rowcount != 1:
-                    raise tx.Rollback  # not ours any more: nothing is written
+                    raise psycopg.Rollback(tx)  # not ours any more: nothing is written
                 insert_lines(conn, self.session_id, at, lines, ids, texts)
                 return len(lines)
             return 0
@@ -212,7 +212,7 @@ class PgWriter:
                     (len(lines), tail, self.session_id, self.owner, self.fence),
                 )
                 if fenced.rowcount != 1:
-                    raise tx.Rollback
+                    raise psycopg.Rollback(tx)
                 conn.execute(
                     "INSERT INTO sidecar_files (path, mode, data) VALUES (%s, 384, %s) ON CONFLICT (path) DO NOTHING",
                     (backup, original),

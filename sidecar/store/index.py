@@ -49,7 +49,7 @@ _DRAIN_INLINE = 2000  # pending texts a query moves into the full-text index its
 _DRAIN_CHUNK = 4000  # texts the background builder moves per transaction (a write waits for one chunk at most)
 _BUILD_AFTER = 64  # files read by one sync past which the background builder starts at once
 _CACHE_KIB = -2000  # sqlite's default page cache (negative: KiB)
-_BULK_CACHE_KIB = -65536  # while a sync reads BULK_ROWS files or more
+_BULK_CACHE_KIB = -32768  # while a sync reads BULK_ROWS files or more
 
 class IndexUnavailable(Exception):
     """The index could not be used (locked past the busy timeout); callers fall back to the files."""

@@ -96,7 +96,8 @@ def read_files(
         else:
             delete_texts(conn, file_id)
             conn.execute(UPDATE_FILE, values + (file_id,))
-        texts.extend(((file_id << SHIFT) | n, text) for n, text in enumerate(found_texts))
+        first_rowid = file_id << SHIFT  # its texts' rowids: first_rowid | n, n below 2**SHIFT
+        texts.extend(zip(range(first_rowid, first_rowid + len(found_texts)), found_texts))
         known.setdefault(folder, {})[path] = (size, mtime)
         if len(rows) >= _BATCH:
             flush()

@@ -108,7 +108,10 @@ def _text(content: Any) -> str:
         return content
     if isinstance(content, list):
         if content and type(content[0]) is _Block:  # (a typed line's list holds nothing else)
-            return " ".join(b.text for b in content if b.type == "text" and isinstance(b.text, str))
+            if len(content) == 1:  # (most messages: one block)
+                block = content[0]
+                return block.text if block.type == "text" and type(block.text) is str else ""
+            return " ".join(b.text for b in content if b.type == "text" and type(b.text) is str)
         return " ".join(
             b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
         )

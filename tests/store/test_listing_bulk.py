@@ -168,3 +168,28 @@ def test_typed_line_decoding_reads_what_untyped_decoding_reads(two_roots, monkey
     assert sum(f is not None for f in typed) == 5
     odd = next(f for f in typed if f is not None and f[0].session_id == "odd-0")
     assert odd[1].tokens_total > 0 and "mixed" in odd[2] and odd[1].name == "named 0"
+
+
+def test_a_file_that_grows_while_it_is_read_is_read_to_its_end_with_the_size_after(tmp_path, monkeypatch):
+    from sidecar.store import indexscan
+
+    path = tmp_path / "growing.jsonl"
+    path.write_bytes(b'{"type":"session","id":"g"}\n')
+    real_read = indexscan.os.read
+    grown = []
+
+    def read_then_grow(fd: int, size: int) -> bytes:
+        data = real_read(fd, size)
+        if not grown:  # another program appends between our stat and our read's end
+            grown.append(True)
+            with open(path, "ab") as out:
+                out.write(b'{"type":"message"}\n')
+        return data
+
+    monkeypatch.setattr(indexscan.os, "read", read_then_grow)
+    data, size, mtime = indexscan.load(str(path))
+    assert data == b'{"type":"session","id":"g"}\n{"type":"message"}\n'
+    assert size == len(data) and mtime == path.stat().st_mtime_ns
+    monkeypatch.undo()
+    assert indexscan.load(str(tmp_path / "gone.jsonl")) is None
+    assert indexscan.load(str(path))[0] == data

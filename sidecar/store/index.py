@@ -191,7 +191,7 @@ class ListingIndex:
                 return 0
             read = len(changed)
             many = read >= BULK_ROWS
-            if many:  # a larger page cache while many rows go in (the indexes' pages stay in memory)
+            if many:  # a larger page cache while many rows go in (for the path index and the sorts that make the others)
                 conn.execute(f"PRAGMA cache_size={_BULK_CACHE_KIB}")
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -205,7 +205,10 @@ class ListingIndex:
                 raise
             finally:
                 if many:
-                    conn.execute(f"PRAGMA cache_size={_CACHE_KIB}")
+                    try:
+                        conn.execute(f"PRAGMA cache_size={_CACHE_KIB}")
+                    except sqlite3.Error:  # (never the error to report: the one that stopped the read is)
+                        pass
             if read >= _BUILD_AFTER:
                 self._start_building()
             return read

@@ -186,10 +186,11 @@ def test_a_file_that_grows_while_it_is_read_is_read_to_its_end_with_the_size_aft
                 out.write(b'{"type":"message"}\n')
         return data
 
+    monkeypatch.setattr(indexscan, "MAP_THRESHOLD", 1 << 30)  # read, not mapped (SIDECAR_TEST_MAP_ALL maps all)
     monkeypatch.setattr(indexscan.os, "read", read_then_grow)
     data, size, mtime = indexscan.load(str(path))
     assert data == b'{"type":"session","id":"g"}\n{"type":"message"}\n'
     assert size == len(data) and mtime == path.stat().st_mtime_ns
-    monkeypatch.undo()
+    monkeypatch.setattr(indexscan.os, "read", real_read)
     assert indexscan.load(str(tmp_path / "gone.jsonl")) is None
     assert indexscan.load(str(path))[0] == data

@@ -31,6 +31,7 @@ from typing import Any, Iterator
 
 import msgspec
 
+from ..store.payload import MAX_CHARS
 from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_z,
                      ms_of_iso, tool_result, user_message)
 
@@ -65,35 +66,38 @@ class _Reader:
         self.spawned: dict[str, str] = {}  # subagent thread id -> entry id of the spawning message
         self.model = ""
 
-    def read(self, number: int, line: dict[str, Any]) -> None:
-        kind, payload = line.get("type"), line.get("payload")
-        stamp = iso_z(line.get("timestamp"))
+    def read(self, number: int, line: "_Line") -> None:
+        kind, payload = line.type, line.payload
+        stamp = iso_z(line.timestamp)
         key = f"{self.prefix}{number}"
-        if not isinstance(kind, str) or not isinstance(payload, dict):
+        if not isinstance(kind, str) or memoryview(payload)[:1] != b"{":
             self.tally.damage(number, "a line without a string \"type\" and an object \"payload\"")
             return
-        if kind in RESPONSE_ENDS or (kind == "event_msg" and payload.get("type") in RESPONSE_ENDS):
+        if kind in RESPONSE_ENDS:
             self.open = None  # one model response ends: the next assistant item starts another message
         if kind == "session_meta":
             self.tally.count(kind, MAPPED, "the session header's origin")
             return
         if kind == "turn_context":
-            self.model = str(payload.get("model") or self.model)
+            self.model = str(_model_decoder.decode(payload).model or self.model)
             self.tally.count(kind, MAPPED, "the model of the turn")
             return
-        if kind == "event_msg":
-            sub = str(payload.get("type"))
+        if kind == "event_msg":  # the UI events nothing here reads were counted by _lines without coming here
+            event = _decoder.decode(payload)
+            sub = str(event.get("type"))
+            if sub in RESPONSE_ENDS:
+                self.open = None
             if sub == "thread_settings_applied":
-                self.model = str((payload.get("thread_settings") or {}).get("model") or self.model)
+                self.model = str((event.get("thread_settings") or {}).get("model") or self.model)
             if sub == "item_completed":
-                self._note_spawn(payload.get("item") or {})
+                self._note_spawn(event.get("item") or {})
             if sub in UI_EVENTS:
                 self.tally.count(f"event_msg/{sub}", SKIPPED, "a UI event repeating response items")
                 return
             self._keep(key, stamp, f"event_msg/{sub}", line, known=False)
             return
         if kind == "compacted":
-            self._compaction(key, stamp, payload)
+            self._compaction(key, stamp, _decoder.decode(payload))
             return
         if kind == "response_item":
             self._item(key, stamp, payload, line)
@@ -103,12 +107,15 @@ class _Reader:
             return
         self._keep(key, stamp, kind, line, known=kind == "world_state")
 
-    def _keep(self, key: str, stamp: str, kind: str, line: dict[str, Any], known: bool) -> None:
+    def _keep(self, key: str, stamp: str, kind: str, line: "_Line", known: bool) -> None:
         if known:
             self.tally.count(kind, KEPT, "kept as a custom entry (not part of the model's context)")
         else:
             self.tally.unknown(kind)
-        self.leaf = self.b.custom(key, self.leaf, stamp, f"codex.{kind}", line)
+        # The payload goes into the entry as the JSON text it came as (decoded only when too long to keep whole).
+        payload = line.payload if len(line.payload) <= MAX_CHARS else _decoder.decode(line.payload)
+        data = {"type": line.type, "timestamp": line.timestamp, "payload": payload}
+        self.leaf = self.b.custom(key, self.leaf, stamp, f"codex.{kind}", data)
 
     def _note_spawn(self, item: dict[str, Any]) -> None:
         if item.get("type") == "CollabAgentToolCall" and item.get("tool") == "spawn_agent":
@@ -117,9 +124,20 @@ class _Reader:
                 if caller:
                     self.spawned[str(thread)] = caller
 
-    def _item(self, key: str, stamp: str, item: dict[str, Any], line: dict[str, Any]) -> None:
-        kind = str(item.get("type"))
-        ms = ms_of_iso(line.get("timestamp"))
+    def _item(self, key: str, stamp: str, payload: msgspec.Raw, line: "_Line") -> None:
+        head = _item_decoder.decode(payload)
+        kind = str(head.type)
+        ms = ms_of_iso(line.timestamp)
+        if kind in OUTPUT_ITEMS and memoryview(head.output)[:1] == b'"' and len(head.output) <= MAX_CHARS:
+            # A tool's output as one string (most of a rollout's bytes): its JSON text goes into the
+            # toolResult as it is, never decoded and encoded again.
+            self.open = None
+            call = str(head.call_id or "")
+            self.leaf = self.b.message(key, self.leaf, stamp, tool_result(
+                call, self.tool_names.get(call, ""), head.output, ms))
+            self.tally.count(f"response_item/{kind}", MAPPED)
+            return
+        item = _decoder.decode(payload)
         if kind == "message" and item.get("role") == "assistant" or kind in ASSISTANT_ITEMS:
             self._assistant_part(key, stamp, ms, item)
             self.tally.count(f"response_item/{kind}", MAPPED)
@@ -274,32 +292,63 @@ class _Event(msgspec.Struct):
     item: msgspec.Raw = msgspec.Raw(b"null")
 
 
+class _Kind(msgspec.Struct):
+    type: Any = None
+
+
+class _Model(msgspec.Struct):
+    model: Any = None
+
+
+class _ItemHead(msgspec.Struct):
+    """What a response item is, and a tool output's JSON text (kept as it came)."""
+
+    type: Any = None
+    call_id: Any = None
+    output: msgspec.Raw = msgspec.Raw(b"null")
+
+
 _line_decoder = msgspec.json.Decoder(_Line)
 _event_decoder = msgspec.json.Decoder(_Event)
+_kind_decoder = msgspec.json.Decoder(_Kind)
+_model_decoder = msgspec.json.Decoder(_Model)
+_item_decoder = msgspec.json.Decoder(_ItemHead)
 _decoder = msgspec.json.Decoder()
 # UI events whose payload nothing here needs: counted as skipped without being decoded.
 _NOT_READ = UI_EVENTS - {"thread_settings_applied"}
 
 
-def _lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[int, dict[str, Any]]]:
+def _spawn_item(item: msgspec.Raw) -> dict[str, Any] | None:
+    """An ``item_completed`` item that spawned subagents (decoded), else None (only its type is read)."""
+    try:
+        if _kind_decoder.decode(item).type == "CollabAgentToolCall":
+            return _decoder.decode(item)
+    except msgspec.DecodeError:
+        pass
+    return None
+
+
+def _lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[int, _Line]]:
     """The rollout's lines, the UI copies (most of a rollout's bytes) counted without being built."""
     with open(path, "rb") as handle:
         data = handle.read()
+    count = tally.count
     for number, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():
             continue
         try:
-            head = _line_decoder.decode(raw)
-            if head.type == "event_msg":
-                event = _event_decoder.decode(head.payload)
+            line = _line_decoder.decode(raw)
+            if line.type == "event_msg":
+                event = _event_decoder.decode(line.payload)
                 if event.type in _NOT_READ:
                     if event.type in RESPONSE_ENDS:
                         reader.open = None
-                    if event.type == "item_completed" and b"CollabAgentToolCall" in bytes(event.item):
-                        reader._note_spawn(_decoder.decode(event.item))
-                    tally.count(f"event_msg/{event.type}", SKIPPED, "a UI event repeating response items")
+                    if event.type == "item_completed":
+                        spawn = _spawn_item(event.item)
+                        if spawn is not None:
+                            reader._note_spawn(spawn)
+                    count(f"event_msg/{event.type}", SKIPPED, "a UI event repeating response items")
                     continue
-            line = {"type": head.type, "timestamp": head.timestamp, "payload": _decoder.decode(head.payload)}
         except msgspec.DecodeError as error:
             tally.damage(number, f"not JSON: {error}")
             continue
@@ -312,8 +361,8 @@ def _read_rollout_into(path: Path, builder: Builder, tally: Tally, prefix: str,
     reader.leaf = head
     meta: dict[str, Any] = {}
     for number, line in _lines(path, tally, reader):
-        if not meta and line.get("type") == "session_meta" and isinstance(line.get("payload"), dict):
-            meta = line["payload"]
+        if not meta and line.type == "session_meta" and memoryview(line.payload)[:1] == b"{":
+            meta = _decoder.decode(line.payload)
             reader.provider = str(meta.get("model_provider") or "openai")
         reader.read(number, line)
     return reader, meta

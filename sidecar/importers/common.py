@@ -137,8 +137,14 @@ def assistant_message(content: list[dict], ms: int, api: str, provider: str, mod
 
 def tool_result(call_id: str, name: str, text: Any, ms: int, is_error: bool = False,
                 details: Any = None) -> dict[str, Any]:
-    content = text if isinstance(text, list) else [{"type": "text", "text": text if isinstance(text, str) else
-                                                     msgspec.json.encode(text).decode()}]
+    """``text``: the blocks, a string, or a JSON string literal as the source wrote it (``msgspec.Raw``,
+    written out as it is: a large output is never decoded and encoded again); anything else as JSON text."""
+    if isinstance(text, list):
+        content = text
+    elif isinstance(text, (str, msgspec.Raw)):
+        content = [{"type": "text", "text": text}]
+    else:
+        content = [{"type": "text", "text": msgspec.json.encode(text).decode()}]
     message = {"role": "toolResult", "toolCallId": call_id, "toolName": name, "content": content,
                "isError": bool(is_error), "timestamp": ms}
     if details is not None:

@@ -1,4 +1,4 @@
-"""What every importer shares: the tally of record kinds, the entry builder, line reading.
+"""What every importer shares: the tally of record kinds, the entry builder, message shapes, time.
 
 An importer turns another tool's session into a list of pi entries (dicts with
 their own ``id``/``parentId``/``timestamp``) plus a header note of where it came
@@ -14,8 +14,7 @@ import hashlib
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import msgspec
 
@@ -192,49 +191,6 @@ def iso_z(text: Any, fallback_ms: int = 0) -> str:
     if isinstance(text, str) and len(text) == 24 and text[-1] == "Z" and text[19] == "." and text[10] == "T":
         return text  # already pi's shape (what Codex and Claude Code write): no parsing
     return iso_of_ms(ms_of_iso(text, fallback_ms))
-
-
-# ---- reading ----------------------------------------------------------------------------------
-
-_decoder = msgspec.json.Decoder()
-
-
-class _Kind(msgspec.Struct):
-    """Only a record's ``type``: msgspec skips the rest without building it."""
-
-    type: Any = None
-
-
-_kind_decoder = msgspec.json.Decoder(_Kind)
-
-
-def jsonl_records(path: Path, tally: Tally, skip: dict[str, str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(1-based line number, object) of each line; a damaged line is counted with its number and skipped.
-
-    A line whose ``type`` is in ``skip`` (kind -> reason) is counted as skipped without being built:
-    the copies a tool keeps of what it sent are most of some files.
-    """
-    with open(path, "rb") as handle:
-        data = handle.read()
-    number = 0
-    for line in data.split(b"\n"):
-        number += 1
-        if not line.strip():
-            continue
-        try:
-            if skip is not None:
-                kind = _kind_decoder.decode(line).type
-                if kind in skip:
-                    tally.count(kind, SKIPPED, skip[kind])
-                    continue
-            obj = _decoder.decode(line)
-        except msgspec.DecodeError as error:
-            tally.damage(number, f"not JSON: {error}")
-            continue
-        if not isinstance(obj, dict):
-            tally.damage(number, "not a JSON object")
-            continue
-        yield number, obj
 
 
 @dataclass

@@ -30,7 +30,7 @@ import msgspec
 
 from ..store.payload import MAX_CHARS
 from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_z,
-                     ms_of_iso, tool_result, usage, user_message)
+                     ms_of_iso, source_lines, tool_result, usage, user_message)
 
 TOOL = "claude-code"
 API, PROVIDER = "anthropic-messages", "anthropic"
@@ -82,7 +82,7 @@ class _Reader:
             return
         uid = record.uuid
         stamp = iso_z(record.timestamp)
-        is_message = _is_object(record.message)
+        is_message = isinstance(record.message, _Message)
         if kind == "assistant" and is_message:
             self.assistant(record, uid, stamp)
             return
@@ -109,7 +109,7 @@ class _Reader:
         self.last = entry
 
     def user(self, record: "_Record", uid: str | None, stamp: str) -> None:
-        raw_content, ms = _user_message_decoder.decode(record.message).content, ms_of_iso(record.timestamp)
+        raw_content, ms = record.message.content, ms_of_iso(record.timestamp)
         parent = self.parent_of(record)
         if record.isCompactSummary and self.pending_compaction is not None:
             content = _decoder.decode(raw_content)
@@ -152,8 +152,8 @@ class _Reader:
         self._stand(uid, parent)
 
     def assistant(self, record: "_Record", uid: str | None, stamp: str) -> None:
-        message = _assistant_message_decoder.decode(record.message)
-        blocks = [b for b in (_assistant_block(b) for b in message.content or []) if b is not None]
+        message = record.message
+        blocks = [b for b in (_assistant_block(b) for b in _decoder.decode(message.content) or []) if b is not None]
         for block in blocks:
             if block["type"] == "toolCall":
                 self.tool_names[block["id"]] = block["name"]
@@ -168,7 +168,7 @@ class _Reader:
             self._stand(uid, entry["id"])
         else:
             parent = self.parent_of(record)
-            if model and model != "<synthetic>":
+            if model and model != "<synthetic>" and self.b.model != (PROVIDER, model):
                 parent = self.b.model_change(f"{self.prefix}{uid}/model", parent, stamp, PROVIDER, model)
             use = message.usage if isinstance(message.usage, dict) else {}
             stop = {"tool_use": "toolUse", "max_tokens": "length"}.get(message.stop_reason, None)
@@ -241,6 +241,16 @@ def _assistant_block(block: Any) -> dict[str, Any] | None:
 _NULL = msgspec.Raw(b"null")
 
 
+class _Message(msgspec.Struct):
+    """A user or assistant line's API message; its content is read for what the line is."""
+
+    id: Any = None
+    model: Any = None
+    content: msgspec.Raw = _NULL
+    usage: Any = None
+    stop_reason: Any = None
+
+
 class _Record(msgspec.Struct):
     """One transcript line: the fields the mapping reads; the message and tool output kept as JSON text."""
 
@@ -255,7 +265,7 @@ class _Record(msgspec.Struct):
     isMeta: Any = None
     isCompactSummary: Any = None
     subtype: Any = None
-    message: msgspec.Raw = _NULL
+    message: _Message | None = None
     toolUseResult: msgspec.Raw = _NULL
     # Set after decoding (under names no transcript uses): the line itself, and whether the record was
     # moved under a subagent branch's head (its parentUuid then reads "\0head").
@@ -279,16 +289,10 @@ class _Record(msgspec.Struct):
         return raw if len(raw) <= MAX_CHARS else _decoder.decode(raw)
 
 
-class _UserMessage(msgspec.Struct):
-    content: msgspec.Raw = _NULL
+class _LooseRecord(_Record):
+    """A record whose ``message`` is no object (kept as a custom entry, as any record that is no message)."""
 
-
-class _AssistantMessage(msgspec.Struct):
-    id: Any = None
-    model: Any = None
-    content: Any = None
-    usage: Any = None
-    stop_reason: Any = None
+    message: Any = None
 
 
 class _BlockHead(msgspec.Struct):
@@ -300,8 +304,7 @@ class _BlockHead(msgspec.Struct):
 
 _decoder = msgspec.json.Decoder()
 _record_decoder = msgspec.json.Decoder(_Record)
-_user_message_decoder = msgspec.json.Decoder(_UserMessage)
-_assistant_message_decoder = msgspec.json.Decoder(_AssistantMessage)
+_loose_record_decoder = msgspec.json.Decoder(_LooseRecord)
 _block_list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
 _block_decoder = msgspec.json.Decoder(_BlockHead)
 
@@ -310,21 +313,15 @@ def _first(raw: msgspec.Raw) -> bytes:
     return bytes(memoryview(raw)[:1])
 
 
-def _is_object(raw: msgspec.Raw) -> bool:
-    return memoryview(raw)[:1] == b"{"
-
-
 def _records(path: Path, tally: Tally) -> Iterator[tuple[int, _Record]]:
     """(1-based line number, record) of each line; a damaged line is counted with its number and skipped,
     and the copies of what was sent (most of a transcript's bytes) are counted as skipped."""
-    with open(path, "rb") as handle:
-        data = handle.read()
-    for number, line in enumerate(data.split(b"\n"), 1):
-        line = line.strip()
-        if not line:
-            continue
+    for number, line in source_lines(path):
         try:
-            record = _record_decoder.decode(line)
+            try:
+                record = _record_decoder.decode(line)
+            except msgspec.ValidationError:  # a "message" that is no object: the record is kept as it is
+                record = _loose_record_decoder.decode(line)
         except msgspec.ValidationError:
             tally.damage(number, "not a JSON object")
             continue

@@ -33,7 +33,7 @@ import msgspec
 
 from ..store.payload import MAX_CHARS
 from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_z,
-                     ms_of_iso, tool_result, user_message)
+                     ms_of_iso, source_lines, tool_result, user_message)
 
 TOOL = "codex"
 API = "openai-responses"
@@ -330,12 +330,8 @@ def _spawn_item(item: msgspec.Raw) -> dict[str, Any] | None:
 
 def _lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[int, _Line]]:
     """The rollout's lines, the UI copies (most of a rollout's bytes) counted without being built."""
-    with open(path, "rb") as handle:
-        data = handle.read()
     count = tally.count
-    for number, raw in enumerate(data.split(b"\n"), 1):
-        if not raw.strip():
-            continue
+    for number, raw in source_lines(path):
         try:
             line = _line_decoder.decode(raw)
             if line.type == "event_msg":

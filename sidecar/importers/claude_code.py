@@ -24,10 +24,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
+import msgspec
+
+from ..store.payload import MAX_CHARS
 from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_z,
-                     jsonl_records, ms_of_iso, tool_result, usage, user_message)
+                     ms_of_iso, source_lines, tool_result, usage, user_message)
 
 TOOL = "claude-code"
 API, PROVIDER = "anthropic-messages", "anthropic"
@@ -58,8 +61,8 @@ class _Reader:
         # The compaction entry waiting for its summary (the isCompactSummary user line after the boundary).
         self.pending_compaction: str | None = None
 
-    def parent_of(self, record: dict[str, Any]) -> str | None:
-        source = record.get("parentUuid") or record.get("logicalParentUuid")
+    def parent_of(self, record: "_Record") -> str | None:
+        source = record.parentUuid or record.logicalParentUuid
         if source is None:
             return None
         return self._below(self.alias.get(source, self.last))
@@ -69,23 +72,24 @@ class _Reader:
             entry = self.after[entry]
         return entry
 
-    def read(self, number: int, record: dict[str, Any]) -> None:
-        kind = record.get("type")
+    def read(self, number: int, record: "_Record") -> None:
+        kind = record.type
         if not isinstance(kind, str):
             self.tally.damage(number, "a record without a string \"type\"")
             return
         if kind in COPIES:
             self.tally.count(kind, SKIPPED, COPIES[kind])
             return
-        uid = record.get("uuid")
-        stamp = iso_z(record.get("timestamp"))
-        if kind == "assistant" and isinstance(record.get("message"), dict):
+        uid = record.uuid
+        stamp = iso_z(record.timestamp)
+        is_message = isinstance(record.message, _Message)
+        if kind == "assistant" and is_message:
             self.assistant(record, uid, stamp)
             return
         self.open_assistant = None
-        if kind == "user" and isinstance(record.get("message"), dict):
+        if kind == "user" and is_message:
             self.user(record, uid, stamp)
-        elif kind == "system" and record.get("subtype") == "compact_boundary":
+        elif kind == "system" and record.subtype == "compact_boundary":
             self.compaction(record, uid, stamp)
         else:
             if kind not in KEPT_KINDS:
@@ -93,7 +97,8 @@ class _Reader:
             else:
                 self.tally.count(kind, KEPT, "kept as a custom entry (not part of the model's context)")
             parent = self.parent_of(record) if uid else self._below(self.last)
-            entry = self.b.custom(f"{self.prefix}{uid or number}", parent, stamp, f"claude-code.{kind}", record)
+            entry = self.b.custom(f"{self.prefix}{uid or number}", parent, stamp, f"claude-code.{kind}",
+                                  record.whole())
             if not uid and parent is not None:
                 self.after[parent] = entry
             self._stand(uid, entry)
@@ -103,33 +108,42 @@ class _Reader:
             self.alias[uid] = entry
         self.last = entry
 
-    def user(self, record: dict[str, Any], uid: str | None, stamp: str) -> None:
-        message, ms = record["message"], ms_of_iso(record.get("timestamp"))
-        content = message.get("content")
+    def user(self, record: "_Record", uid: str | None, stamp: str) -> None:
+        raw_content, ms = record.message.content, ms_of_iso(record.timestamp)
         parent = self.parent_of(record)
-        if record.get("isCompactSummary") and self.pending_compaction is not None:
+        if record.isCompactSummary and self.pending_compaction is not None:
+            content = _decoder.decode(raw_content)
             compaction = self.b.by_id[self.pending_compaction]
             compaction["summary"] = content if isinstance(content, str) else _text(content)
             self.tally.count("user", MAPPED, None)
             self._stand(uid, self.pending_compaction)
             self.pending_compaction = None
             return
+        # A list of blocks stays undecoded here: each block is read for what it is (a tool result's output
+        # goes through as the JSON text it came as).
+        content = _block_list_decoder.decode(raw_content) if _first(raw_content) == b"[" else _decoder.decode(raw_content)
         text = content if isinstance(content, str) else None
-        if record.get("isMeta") or (text is not None and text.lstrip().startswith(("<local-command-", "<command-name>"))):
+        if record.isMeta or (text is not None and text.lstrip().startswith(("<local-command-", "<command-name>"))):
             self.tally.count("user", KEPT, "harness lines (isMeta, local command echoes) the model never saw")
-            self._stand(uid, self.b.custom(f"{self.prefix}{uid}", parent, stamp, "claude-code.user", record))
+            self._stand(uid, self.b.custom(f"{self.prefix}{uid}", parent, stamp, "claude-code.user", record.whole()))
             return
         self.tally.count("user", MAPPED)
         if isinstance(content, list):
-            results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
-            rest = [_block(b) for b in content if isinstance(b, dict) and b.get("type") != "tool_result"]
+            blocks = [(_block_decoder.decode(b), b) for b in content if _first(b) == b"{"]
+            results = [head for head, _ in blocks if head.type == "tool_result"]
+            rest = [_block(_decoder.decode(b)) for head, b in blocks if head.type != "tool_result"]
+            details = record.tool_use_result() if len(results) == 1 else None
             for index, block in enumerate(results):
-                call = str(block.get("tool_use_id", ""))
-                body = block.get("content")
-                body = [_block(b) for b in body if isinstance(b, dict)] if isinstance(body, list) else str(body or "")
+                call = str(block.tool_use_id if block.tool_use_id is not None else "")
+                body = block.content
+                if _first(body) == b'"' and len(body) <= MAX_CHARS:
+                    text_or_blocks: Any = body  # the output's JSON text as it came
+                else:
+                    decoded = _decoder.decode(body)
+                    text_or_blocks = ([_block(b) for b in decoded if isinstance(b, dict)] if isinstance(decoded, list)
+                                      else str(decoded or ""))
                 parent = self.b.message(f"{self.prefix}{uid}/{index}", parent, stamp, tool_result(
-                    call, self.tool_names.get(call, ""), body, ms, bool(block.get("is_error")),
-                    record.get("toolUseResult") if len(results) == 1 else None))
+                    call, self.tool_names.get(call, ""), text_or_blocks, ms, bool(block.is_error), details))
             rest = [b for b in rest if b is not None]
             if rest or not results:
                 parent = self.b.message(f"{self.prefix}{uid}", parent, stamp, user_message(rest, ms))
@@ -137,14 +151,14 @@ class _Reader:
             parent = self.b.message(f"{self.prefix}{uid}", parent, stamp, user_message(content or "", ms))
         self._stand(uid, parent)
 
-    def assistant(self, record: dict[str, Any], uid: str | None, stamp: str) -> None:
-        message = record["message"]
-        blocks = [b for b in (_assistant_block(b) for b in message.get("content") or []) if b is not None]
+    def assistant(self, record: "_Record", uid: str | None, stamp: str) -> None:
+        message = record.message
+        blocks = [b for b in (_assistant_block(b) for b in _decoder.decode(message.content) or []) if b is not None]
         for block in blocks:
             if block["type"] == "toolCall":
                 self.tool_names[block["id"]] = block["name"]
-        model = str(message.get("model") or self.model or "")
-        msg_id = message.get("id")
+        model = str(message.model or self.model or "")
+        msg_id = message.id
         if self.open_assistant is not None and msg_id and self.open_assistant[0] == msg_id:
             entry = self.b.by_id[self.open_assistant[1]]
             entry["message"]["content"].extend(blocks)
@@ -154,12 +168,12 @@ class _Reader:
             self._stand(uid, entry["id"])
         else:
             parent = self.parent_of(record)
-            if model and model != "<synthetic>":
+            if model and model != "<synthetic>" and self.b.model != (PROVIDER, model):
                 parent = self.b.model_change(f"{self.prefix}{uid}/model", parent, stamp, PROVIDER, model)
-            use = message.get("usage") or {}
-            stop = {"tool_use": "toolUse", "max_tokens": "length"}.get(message.get("stop_reason"), None)
+            use = message.usage if isinstance(message.usage, dict) else {}
+            stop = {"tool_use": "toolUse", "max_tokens": "length"}.get(message.stop_reason, None)
             entry_id = self.b.message(f"{self.prefix}{uid}", parent, stamp, assistant_message(
-                blocks, ms_of_iso(record.get("timestamp")), API, PROVIDER, model,
+                blocks, ms_of_iso(record.timestamp), API, PROVIDER, model,
                 usage(int(use.get("input_tokens") or 0), int(use.get("output_tokens") or 0),
                       int(use.get("cache_read_input_tokens") or 0), int(use.get("cache_creation_input_tokens") or 0)),
                 stop))
@@ -171,12 +185,13 @@ class _Reader:
                 self.tool_users[block["id"]] = self.alias[uid] if uid else self.last  # type: ignore[assignment]
         self.model = model or self.model
 
-    def compaction(self, record: dict[str, Any], uid: str | None, stamp: str) -> None:
-        meta = record.get("compactMetadata") or {}
+    def compaction(self, record: "_Record", uid: str | None, stamp: str) -> None:
+        whole = _decoder.decode(record.line)
+        meta = whole.get("compactMetadata") or {}
         preserved = (meta.get("preservedMessages") or {}).get("uuids") or []
         parent = self.parent_of(record)
         entry_id = self.b.add(f"{self.prefix}{uid}", parent, stamp, "compaction",
-                              summary=str(record.get("content") or ""), firstKeptEntryId="",
+                              summary=str(whole.get("content") or ""), firstKeptEntryId="",
                               tokensBefore=int(meta.get("preTokens") or 0),
                               details={"claudeCode": {"trigger": meta.get("trigger"), "preservedUuids": preserved}})
         first = self.alias.get(preserved[0]) if preserved else None
@@ -223,6 +238,103 @@ def _assistant_block(block: Any) -> dict[str, Any] | None:
     return {"type": "text", "text": json.dumps(block)}
 
 
+_NULL = msgspec.Raw(b"null")
+
+
+class _Message(msgspec.Struct):
+    """A user or assistant line's API message; its content is read for what the line is."""
+
+    id: Any = None
+    model: Any = None
+    content: msgspec.Raw = _NULL
+    usage: Any = None
+    stop_reason: Any = None
+
+
+class _Record(msgspec.Struct):
+    """One transcript line: the fields the mapping reads; the message and tool output kept as JSON text."""
+
+    type: Any = None
+    uuid: Any = None
+    parentUuid: Any = None
+    logicalParentUuid: Any = None
+    isSidechain: Any = None
+    timestamp: Any = None
+    sessionId: Any = None
+    cwd: Any = None
+    isMeta: Any = None
+    isCompactSummary: Any = None
+    subtype: Any = None
+    message: _Message | None = None
+    toolUseResult: msgspec.Raw = _NULL
+    # Set after decoding (under names no transcript uses): the line itself, and whether the record was
+    # moved under a subagent branch's head (its parentUuid then reads "\0head").
+    line: Any = msgspec.field(default=b"", name="__sidecar.line")
+    rehomed: Any = msgspec.field(default=False, name="__sidecar.rehomed")
+
+    def whole(self) -> Any:
+        """The record as a custom entry keeps it: its JSON text as it came, unless it must be changed or cut."""
+        if self.rehomed:
+            record = _decoder.decode(self.line)
+            record["parentUuid"] = self.parentUuid
+            return record
+        if len(self.line) > MAX_CHARS:
+            return _decoder.decode(self.line)  # the store cuts over-long strings: it needs them decoded
+        return msgspec.Raw(self.line)
+
+    def tool_use_result(self) -> Any:
+        raw = self.toolUseResult
+        if len(raw) == 4 and bytes(raw) == b"null":
+            return None
+        return raw if len(raw) <= MAX_CHARS else _decoder.decode(raw)
+
+
+class _LooseRecord(_Record):
+    """A record whose ``message`` is no object (kept as a custom entry, as any record that is no message)."""
+
+    message: Any = None
+
+
+class _BlockHead(msgspec.Struct):
+    type: Any = None
+    tool_use_id: Any = None
+    is_error: Any = None
+    content: msgspec.Raw = _NULL
+
+
+_decoder = msgspec.json.Decoder()
+_record_decoder = msgspec.json.Decoder(_Record)
+_loose_record_decoder = msgspec.json.Decoder(_LooseRecord)
+_block_list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
+_block_decoder = msgspec.json.Decoder(_BlockHead)
+
+
+def _first(raw: msgspec.Raw) -> bytes:
+    return bytes(memoryview(raw)[:1])
+
+
+def _records(path: Path, tally: Tally) -> Iterator[tuple[int, _Record]]:
+    """(1-based line number, record) of each line; a damaged line is counted with its number and skipped,
+    and the copies of what was sent (most of a transcript's bytes) are counted as skipped."""
+    for number, line in source_lines(path):
+        try:
+            try:
+                record = _record_decoder.decode(line)
+            except msgspec.ValidationError:  # a "message" that is no object: the record is kept as it is
+                record = _loose_record_decoder.decode(line)
+        except msgspec.ValidationError:
+            tally.damage(number, "not a JSON object")
+            continue
+        except msgspec.DecodeError as error:
+            tally.damage(number, f"not JSON: {error}")
+            continue
+        if isinstance(record.type, str) and record.type in COPIES:
+            tally.count(record.type, SKIPPED, COPIES[record.type])
+            continue
+        record.line = line
+        yield number, record
+
+
 def import_transcript(path: Path) -> Imported:
     path = Path(path)
     tally, builder = Tally(), Builder()
@@ -230,19 +342,19 @@ def import_transcript(path: Path) -> Imported:
     session_id, cwd, first_stamp = path.stem, "", None
     # Older releases wrote a Task's subagent inline (isSidechain): each run becomes a branch after the main
     # entry written before it, so the main path and pi's leaf (the file's last line) never hold it.
-    sidechains: list[tuple[str | None, list[tuple[int, dict]]]] = []
-    for number, record in jsonl_records(path, tally, COPIES):
-        if record.get("isSidechain") is True and record.get("uuid"):
-            if record.get("parentUuid") is None or not sidechains:
+    sidechains: list[tuple[str | None, list[tuple[int, _Record]]]] = []
+    for number, record in _records(path, tally):
+        if record.isSidechain is True and record.uuid:
+            if record.parentUuid is None or not sidechains:
                 sidechains.append((reader._below(reader.last), []))
             sidechains[-1][1].append((number, record))
             continue
-        if not cwd and isinstance(record.get("cwd"), str):
-            cwd = record["cwd"]
-        if isinstance(record.get("sessionId"), str):
-            session_id = record["sessionId"]
-        if first_stamp is None and isinstance(record.get("timestamp"), str):
-            first_stamp = record["timestamp"]
+        if not cwd and isinstance(record.cwd, str):
+            cwd = record.cwd
+        if isinstance(record.sessionId, str):
+            session_id = record.sessionId
+        if first_stamp is None and isinstance(record.timestamp, str):
+            first_stamp = record.timestamp
         reader.read(number, record)
     for index, (anchor, records) in enumerate(sidechains):
         _branch(builder, tally, anchor, f"sidechain{index}:", {"sidechain": index}, records)
@@ -254,20 +366,20 @@ def import_transcript(path: Path) -> Imported:
 
 
 def _branch(builder: Builder, tally: Tally, anchor: str | None, prefix: str, head_data: dict,
-            records: list[tuple[int, dict]]) -> None:
+            records: list[tuple[int, _Record]]) -> None:
     """Records of a subagent as a branch under ``anchor``, placed right after it in the file."""
     if anchor is None and builder.entries:
         anchor = builder.entries[0]["id"]
     sub = Builder()
     sub.ids = builder.ids
     reader = _Reader(sub, tally, prefix)
-    stamp = iso_z(records[0][1].get("timestamp")) if records else iso_z(None)
+    stamp = iso_z(records[0][1].timestamp) if records else iso_z(None)
     head = sub.custom(f"{prefix}head", anchor, stamp, "claude-code.subagent", head_data)
     reader.last = head
     reader.alias["\0head"] = head
     for number, record in records:
-        if record.get("parentUuid") is None and record.get("uuid"):
-            record = {**record, "parentUuid": "\0head"}
+        if record.parentUuid is None and record.uuid:
+            record = msgspec.structs.replace(record, parentUuid="\0head", rehomed=True)
         reader.read(number, record)
     tally.count("subagent transcript", MAPPED)
     builder.insert_after(anchor, sub.entries)
@@ -285,7 +397,7 @@ def _subagents(path: Path, builder: Builder, tally: Tally, main: _Reader) -> lis
             meta = {}
             tally.damage(0, f"{meta_path.name}: not JSON")
         anchor = main.tool_users.get(str(meta.get("toolUseId", "")))
-        records = list(jsonl_records(transcript, tally, COPIES))
+        records = list(_records(transcript, tally))
         _branch(builder, tally, anchor, f"{transcript.name}:",
                 {"agentId": transcript.stem.removeprefix("agent-"), "file": transcript.name, **meta}, records)
         found.append(str(transcript))

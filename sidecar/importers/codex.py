@@ -31,8 +31,9 @@ from typing import Any, Iterator
 
 import msgspec
 
+from ..store.payload import MAX_CHARS
 from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_z,
-                     ms_of_iso, tool_result, user_message)
+                     ms_of_iso, source_lines, tool_result, user_message)
 
 TOOL = "codex"
 API = "openai-responses"
@@ -65,35 +66,38 @@ class _Reader:
         self.spawned: dict[str, str] = {}  # subagent thread id -> entry id of the spawning message
         self.model = ""
 
-    def read(self, number: int, line: dict[str, Any]) -> None:
-        kind, payload = line.get("type"), line.get("payload")
-        stamp = iso_z(line.get("timestamp"))
+    def read(self, number: int, line: "_Line") -> None:
+        kind, payload = line.type, line.payload
+        stamp = iso_z(line.timestamp)
         key = f"{self.prefix}{number}"
-        if not isinstance(kind, str) or not isinstance(payload, dict):
+        if not isinstance(kind, str) or memoryview(payload)[:1] != b"{":
             self.tally.damage(number, "a line without a string \"type\" and an object \"payload\"")
             return
-        if kind in RESPONSE_ENDS or (kind == "event_msg" and payload.get("type") in RESPONSE_ENDS):
+        if kind in RESPONSE_ENDS:
             self.open = None  # one model response ends: the next assistant item starts another message
         if kind == "session_meta":
             self.tally.count(kind, MAPPED, "the session header's origin")
             return
         if kind == "turn_context":
-            self.model = str(payload.get("model") or self.model)
+            self.model = str(_model_decoder.decode(payload).model or self.model)
             self.tally.count(kind, MAPPED, "the model of the turn")
             return
-        if kind == "event_msg":
-            sub = str(payload.get("type"))
+        if kind == "event_msg":  # the UI events nothing here reads were counted by _lines without coming here
+            event = _decoder.decode(payload)
+            sub = str(event.get("type"))
+            if sub in RESPONSE_ENDS:
+                self.open = None
             if sub == "thread_settings_applied":
-                self.model = str((payload.get("thread_settings") or {}).get("model") or self.model)
-            if sub == "item_completed":
-                self._note_spawn(payload.get("item") or {})
+                self.model = str((event.get("thread_settings") or {}).get("model") or self.model)
+            if sub == "item_completed" and isinstance(event.get("item"), dict):
+                self._note_spawn(event["item"])
             if sub in UI_EVENTS:
                 self.tally.count(f"event_msg/{sub}", SKIPPED, "a UI event repeating response items")
                 return
             self._keep(key, stamp, f"event_msg/{sub}", line, known=False)
             return
         if kind == "compacted":
-            self._compaction(key, stamp, payload)
+            self._compaction(key, stamp, _decoder.decode(payload))
             return
         if kind == "response_item":
             self._item(key, stamp, payload, line)
@@ -103,12 +107,15 @@ class _Reader:
             return
         self._keep(key, stamp, kind, line, known=kind == "world_state")
 
-    def _keep(self, key: str, stamp: str, kind: str, line: dict[str, Any], known: bool) -> None:
+    def _keep(self, key: str, stamp: str, kind: str, line: "_Line", known: bool) -> None:
         if known:
             self.tally.count(kind, KEPT, "kept as a custom entry (not part of the model's context)")
         else:
             self.tally.unknown(kind)
-        self.leaf = self.b.custom(key, self.leaf, stamp, f"codex.{kind}", line)
+        # The payload goes into the entry as the JSON text it came as (decoded only when too long to keep whole).
+        payload = line.payload if len(line.payload) <= MAX_CHARS else _decoder.decode(line.payload)
+        data = {"type": line.type, "timestamp": line.timestamp, "payload": payload}
+        self.leaf = self.b.custom(key, self.leaf, stamp, f"codex.{kind}", data)
 
     def _note_spawn(self, item: dict[str, Any]) -> None:
         if item.get("type") == "CollabAgentToolCall" and item.get("tool") == "spawn_agent":
@@ -117,9 +124,20 @@ class _Reader:
                 if caller:
                     self.spawned[str(thread)] = caller
 
-    def _item(self, key: str, stamp: str, item: dict[str, Any], line: dict[str, Any]) -> None:
+    def output(self, number: int, head: "_Head") -> None:
+        """A tool's output as one string (most of a rollout's bytes): its JSON text goes into the
+        toolResult as it is, never decoded and encoded again."""
+        item = head.payload
+        self.open = None
+        call = str(item.call_id or "")  # type: ignore[union-attr]
+        self.leaf = self.b.message(f"{self.prefix}{number}", self.leaf, iso_z(head.timestamp), tool_result(
+            call, self.tool_names.get(call, ""), item.output, ms_of_iso(head.timestamp)))  # type: ignore[union-attr]
+        self.tally.count(f"response_item/{item.type}", MAPPED)  # type: ignore[union-attr]
+
+    def _item(self, key: str, stamp: str, payload: msgspec.Raw, line: "_Line") -> None:
+        item = _decoder.decode(payload)
         kind = str(item.get("type"))
-        ms = ms_of_iso(line.get("timestamp"))
+        ms = ms_of_iso(line.timestamp)
         if kind == "message" and item.get("role") == "assistant" or kind in ASSISTANT_ITEMS:
             self._assistant_part(key, stamp, ms, item)
             self.tally.count(f"response_item/{kind}", MAPPED)
@@ -269,41 +287,75 @@ class _Line(msgspec.Struct):
     payload: msgspec.Raw = msgspec.Raw(b"null")
 
 
-class _Event(msgspec.Struct):
+class _Kind(msgspec.Struct):
     type: Any = None
-    item: msgspec.Raw = msgspec.Raw(b"null")
+
+
+class _PayloadHead(msgspec.Struct):
+    """What a payload is, the type of an event's item, and a tool output's JSON text (kept as it came)."""
+
+    type: Any = None
+    item: _Kind | None = None
+    call_id: Any = None
+    output: msgspec.Raw = msgspec.Raw(b"null")
+
+
+class _Head(msgspec.Struct):
+    """A line read once for what it is: a UI copy is counted, a tool output mapped, from this alone."""
+
+    type: Any = None
+    timestamp: Any = None
+    payload: _PayloadHead | None = None
+
+
+class _Model(msgspec.Struct):
+    model: Any = None
 
 
 _line_decoder = msgspec.json.Decoder(_Line)
-_event_decoder = msgspec.json.Decoder(_Event)
+_head_decoder = msgspec.json.Decoder(_Head)
+_model_decoder = msgspec.json.Decoder(_Model)
 _decoder = msgspec.json.Decoder()
 # UI events whose payload nothing here needs: counted as skipped without being decoded.
 _NOT_READ = UI_EVENTS - {"thread_settings_applied"}
 
 
-def _lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[int, dict[str, Any]]]:
-    """The rollout's lines, the UI copies (most of a rollout's bytes) counted without being built."""
-    with open(path, "rb") as handle:
-        data = handle.read()
-    for number, raw in enumerate(data.split(b"\n"), 1):
-        if not raw.strip():
-            continue
+def _lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[int, _Line | None, _Head | None]]:
+    """(number, line, head) of the rollout's lines, each decoded once for what it is (``head``): the UI
+    copies (most of a rollout's bytes) are counted here without being built, a tool output whose text
+    is one string comes without ``line`` (its head holds all it needs), any other line with its payload
+    left undecoded until read."""
+    count = tally.count
+    for number, raw in source_lines(path):
         try:
-            head = _line_decoder.decode(raw)
-            if head.type == "event_msg":
-                event = _event_decoder.decode(head.payload)
-                if event.type in _NOT_READ:
-                    if event.type in RESPONSE_ENDS:
+            try:
+                head: _Head | None = _head_decoder.decode(raw)
+            except msgspec.ValidationError:
+                head = None  # a payload (or an event's item) of another shape: read whole below
+            payload = head.payload if head is not None else None
+            if payload is not None and isinstance(payload.type, str):
+                kind = payload.type
+                if head.type == "event_msg" and kind in _NOT_READ:  # type: ignore[union-attr]
+                    if kind in RESPONSE_ENDS:
                         reader.open = None
-                    if event.type == "item_completed" and b"CollabAgentToolCall" in bytes(event.item):
-                        reader._note_spawn(_decoder.decode(event.item))
-                    tally.count(f"event_msg/{event.type}", SKIPPED, "a UI event repeating response items")
+                    if kind == "item_completed" and payload.item is not None and \
+                            payload.item.type == "CollabAgentToolCall":
+                        reader._note_spawn(_decoder.decode(raw)["payload"]["item"])
+                    count(f"event_msg/{kind}", SKIPPED, "a UI event repeating response items")
                     continue
-            line = {"type": head.type, "timestamp": head.timestamp, "payload": _decoder.decode(head.payload)}
+                if head.type == "response_item" and kind in OUTPUT_ITEMS and _is_text(payload.output):  # type: ignore[union-attr]
+                    yield number, None, head
+                    continue
+            line = _line_decoder.decode(raw)
         except msgspec.DecodeError as error:
             tally.damage(number, f"not JSON: {error}")
             continue
-        yield number, line
+        yield number, line, head
+
+
+def _is_text(raw: msgspec.Raw) -> bool:
+    """A JSON string short enough to keep whole (the store cuts longer ones, so it needs them decoded)."""
+    return memoryview(raw)[:1] == b'"' and len(raw) <= MAX_CHARS
 
 
 def _read_rollout_into(path: Path, builder: Builder, tally: Tally, prefix: str,
@@ -311,9 +363,12 @@ def _read_rollout_into(path: Path, builder: Builder, tally: Tally, prefix: str,
     reader = _Reader(builder, tally, prefix, "openai")
     reader.leaf = head
     meta: dict[str, Any] = {}
-    for number, line in _lines(path, tally, reader):
-        if not meta and line.get("type") == "session_meta" and isinstance(line.get("payload"), dict):
-            meta = line["payload"]
+    for number, line, line_head in _lines(path, tally, reader):
+        if line is None:
+            reader.output(number, line_head)  # type: ignore[arg-type]
+            continue
+        if not meta and line.type == "session_meta" and memoryview(line.payload)[:1] == b"{":
+            meta = _decoder.decode(line.payload)
             reader.provider = str(meta.get("model_provider") or "openai")
         reader.read(number, line)
     return reader, meta

@@ -24,12 +24,13 @@ times) and is counted as skipped. What becomes what:
 
 from __future__ import annotations
 
-import json
 import shutil
 import sqlite3
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
+
+import msgspec
 
 from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_of_ms,
                      tool_result, usage, user_message)
@@ -68,10 +69,13 @@ class PrivateCopy:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
+_decoder = msgspec.json.Decoder()
+
+
 def _json(text: Any, tally: Tally, where: str) -> dict[str, Any] | None:
     try:
-        value = json.loads(text)
-    except (TypeError, ValueError) as error:
+        value = _decoder.decode(text)
+    except (TypeError, msgspec.DecodeError) as error:
         tally.damage(0, f"{where}: not JSON ({error})")
         return None
     if not isinstance(value, dict):
@@ -89,11 +93,13 @@ class _Reader:
         """The messages of one session below ``parent``; returns the last entry written."""
         leaf = parent
         messages = self.con.execute(
-            "select id, time_created, data from message where session_id = ? order by time_created, id", (session_id,)
+            "select id, time_created, cast(data as blob) as data from message where session_id = ? "
+            "order by time_created, id", (session_id,)
         ).fetchall()
         parts: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         for row in self.con.execute(
-                "select id, message_id, data from part where session_id = ? order by message_id, id", (session_id,)):
+                "select id, message_id, cast(data as blob) as data from part where session_id = ? "
+                "order by message_id, id", (session_id,)):
             data = _json(row["data"], self.tally, f"part {row['id']}")
             if data is not None:
                 parts.setdefault(row["message_id"], []).append((row["id"], data))

@@ -43,10 +43,11 @@ def import_spec(folder: Path, cwd: str = "") -> SpecImport:
     check_ulid(folder.name)
     if not (folder / SESSION_FILE).is_file():
         raise SessionNotFound(f"{folder} holds no session.jsonl: not a spec session folder", path=str(folder))
-    data = (folder / SESSION_FILE).read_bytes()
     read = read_records(folder / SESSION_FILE)
     tally = Tally()
-    lines = data.split(b"\n")
+    # The file again, for the text of damaged lines only (read_records read it once already).
+    damaged = read.damaged_lines or read.torn_tail_at is not None
+    lines = (folder / SESSION_FILE).read_bytes().split(b"\n") if damaged else []
     for number in read.damaged_lines:
         tally.damaged.append({"line": number, "error": f"not a record of schemaVersion 1: {lines[number - 1][:80]!r}"})
         tally.count("damaged line", "skipped", "a line that is no record this format defines: reported and skipped")

@@ -27,7 +27,8 @@ def parse_records(data: bytes) -> ReadRecords:
     end = data.rfind(b"\n") + 1
     if end < len(data):
         out.torn_tail_at = end
-    for number, line in enumerate(data[:end].split(b"\n")[:-1], start=1):
+    # The last piece of the split is what follows the last newline (empty, or the torn tail): never a record.
+    for number, line in enumerate(data.split(b"\n")[:-1], start=1):
         if not line.strip():
             continue
         try:

@@ -20,7 +20,7 @@ from ...errors import DamagedFile, FormatCannotHold, StorageError
 from ...format.entries import CURRENT_VERSION
 from ...format.jsonl import Entry
 from ..lock import lock_path, unlock
-from ..session import UNSET, LoadReport, Session
+from ..session import UNSET, LoadReport, Session, _gc_paused
 from ..writer import FsyncPolicy
 from ..layout import iso_now
 from .codec import EntryBuilder, Translation, entry_id, translate
@@ -84,7 +84,8 @@ class SpecSession(Session):
     @classmethod
     def _read(cls, folder: Path, policy: FsyncPolicy, read_only: bool) -> "SpecSession":
         try:
-            read = read_records(folder / SESSION_FILE)
+            with _gc_paused():  # as pi's loader: the records and entries made here never form cycles
+                read = read_records(folder / SESSION_FILE)
         except OSError as exc:
             raise StorageError(f"could not read {folder / SESSION_FILE}: {exc.strerror or exc}", path=str(folder)) from exc
         metadata, rebuilt = _metadata_of(folder, read)
@@ -95,11 +96,12 @@ class SpecSession(Session):
         session.damaged_lines = read.damaged_lines
         session.parse_errors = len(read.damaged_lines)
         builder = session.builder
-        for record in read.records:
-            entry = Entry.from_obj(builder.add(record))
-            session.tree.add(entry)
-            session.seq_of[entry.id] = record.seq  # type: ignore[index]
-            session.next_seq = max(session.next_seq, record.seq + 1)
+        with _gc_paused():
+            for record in read.records:
+                entry = Entry.from_obj(builder.add(record))
+                session.tree.add(entry)
+                session.seq_of[entry.id] = record.seq  # type: ignore[index]
+                session.next_seq = max(session.next_seq, record.seq + 1)
         if rebuilt and not read_only:
             writer.write_metadata(metadata)  # a missing or damaged metadata.json is written again
         session.metadata_rebuilt = rebuilt

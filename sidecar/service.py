@@ -558,6 +558,11 @@ class SessionService:
         former = self.live.roles.take(params.sessionId, client)
         return wire.TakeControlResult(sessionId=params.sessionId, tookOver=former is not None)
 
+    # --- live across hosts ---
+    def on_remote_change(self, callback: Callable[[str], None]) -> None:
+        """The rpc layer's follower is told (from any thread) of sessions changed on another host."""
+        self.store.on_behind = callback
+
 
 def redact_on_append(obj: dict[str, Any]) -> dict[str, Any]:
     """store.redactOnAppend: one entry with its secrets replaced (numbered within the entry)."""

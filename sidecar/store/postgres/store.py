@@ -100,7 +100,9 @@ class PostgresStore(HeldSessions):
             Database(database.url, database.timeout, "session-sidecar") for _ in range(SESSION_CONNECTIONS - 1)
         ]
         # Live across hosts (notify.py): what this sidecar writes is told, what it holds read-only is heard.
-        self._notifier = Notifier(Database(database.url, database.timeout, "session-sidecar-notify"))
+        # The notices share the lease renewer's connection (a renewal is one short statement every
+        # lease/3 seconds): one connection more per sidecar would add up where many share a server.
+        self._notifier = Notifier(self._renewer_db)
         self._listener = Listener(database, self._heard, self._listened_line_counts)
         self._stop = threading.Event()
         self._renewer = threading.Thread(target=self._renew, name="pg-lease", daemon=True)

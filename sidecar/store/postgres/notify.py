@@ -87,14 +87,31 @@ class Notice:
         return cls(session_id, kind, count, leaf if isinstance(leaf, str) else None)
 
 
+_notifiers: dict[str, "Notifier"] = {}
+_notifiers_lock = threading.Lock()
+
+
+def shared_notifier(database: Database) -> "Notifier":
+    """The process's notifier for ``database``'s URL: one connection and one thread however many
+    stores a process makes (tests make hundreds; a server has a connection limit)."""
+    with _notifiers_lock:
+        found = _notifiers.get(database.url.url)
+        if found is None:
+            found = _notifiers[database.url.url] = Notifier(
+                Database(database.url, database.timeout, "session-sidecar-notify"))
+        return found
+
+
 class Notifier:
     """The writing side: notices queued by the sessions' turns, sent by one thread in batches."""
 
     def __init__(self, database: Database) -> None:
         self._db = database
-        self._queue: queue.SimpleQueue[Notice | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Notice] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
+        self._unsent = 0  # notices told and not sent yet (``drain`` waits for none)
+        self._drained = threading.Condition()
         self.sent = 0  # notices sent (for tests and stats)
 
     def tell(self, notice: Notice) -> None:
@@ -104,34 +121,28 @@ class Notifier:
                 if self._thread is None:
                     self._thread = threading.Thread(target=self._run, name="pg-notify", daemon=True)
                     self._thread.start()
+        with self._drained:
+            self._unsent += 1
         self._queue.put(notice)
 
-    def stop(self) -> None:
-        if self._thread is not None:
-            self._queue.put(None)
-            self._thread.join(timeout=2 * self._db.timeout)
-            self._thread = None
-        self._db.close()
+    def drain(self, timeout: float) -> bool:
+        """Wait (at most ``timeout`` s) until every notice told so far was sent (a store closing)."""
+        with self._drained:
+            return self._drained.wait_for(lambda: self._unsent == 0, timeout)
 
     def _run(self) -> None:
         pending: list[Notice] = []
-        failures = 0
-        while True:
+        failures = told = 0
+        while True:  # for the process's life (a daemon thread)
             if not pending:
-                item = self._queue.get()
-                if item is None:
-                    return
-                pending.append(item)
-            stopping = False
+                pending.append(self._queue.get())
+                told = 1
             while True:  # everything queued meanwhile goes in the same statement
                 try:
-                    item = self._queue.get_nowait()
+                    pending.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
-                if item is None:
-                    stopping = True
-                    break
-                pending.append(item)
+                told += 1
             batch = _fold(pending)
             try:
                 self._send(batch)
@@ -141,15 +152,14 @@ class Notifier:
                 if failures == 1:
                     log.warning("could not send live notices (%s); trying again", exc)
                 pending = batch
-                if stopping:
-                    return
                 time.sleep(wait)
                 continue
             failures = 0
             self.sent += len(batch)
+            with self._drained:
+                self._unsent -= told
+                self._drained.notify_all()
             pending = []
-            if stopping:
-                return
 
     def _send(self, batch: list[Notice]) -> None:
         channels = [channel_of(n.session_id) for n in batch]

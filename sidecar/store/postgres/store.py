@@ -36,7 +36,7 @@ from ..session import LoadReport, Session
 from ..writer import FsyncPolicy
 from .db import Database, OutcomeUnknown
 from .listing import list_page, sort_key
-from .notify import Listener, Notice, Notifier, RemoteState
+from .notify import Listener, Notice, RemoteState, shared_notifier
 from .rows import Placement, id_of_file_name
 from .session import PgSession, new_session, session_of
 from .writer import DEFAULT_LEASE_SECONDS, PgWriter, open_stored, renew_all
@@ -100,9 +100,7 @@ class PostgresStore(HeldSessions):
             Database(database.url, database.timeout, "session-sidecar") for _ in range(SESSION_CONNECTIONS - 1)
         ]
         # Live across hosts (notify.py): what this sidecar writes is told, what it holds read-only is heard.
-        # The notices share the lease renewer's connection (a renewal is one short statement every
-        # lease/3 seconds): one connection more per sidecar would add up where many share a server.
-        self._notifier = Notifier(self._renewer_db)
+        self._notifier = shared_notifier(database)
         self._listener = Listener(database, self._heard, self._listened_line_counts)
         self._stop = threading.Event()
         self._renewer = threading.Thread(target=self._renew, name="pg-lease", daemon=True)
@@ -308,7 +306,7 @@ class PostgresStore(HeldSessions):
 
     def close_all(self) -> list[Session]:
         sessions = super().close_all()
-        self._notifier.stop()  # what is queued is sent first
+        self._notifier.drain(timeout=min(2.0, self.db.timeout))  # the close notices go out first
         self._listener.stop()
         for database in self._session_dbs:  # made again if the service goes on
             database.close()

@@ -147,7 +147,9 @@ class PostgresStore(HeldSessions):
     def follow(self, session: Session, wait: bool = True) -> FileChange | None:
         if not isinstance(session, PgSession):
             return None
-        leaf, closed_at = session.remote.take() if session.remote is not None else (None, None)
+        if session.remote is None:  # the writer (every call of it passes here): nothing to follow
+            return None
+        leaf, closed_at = session.remote.take()
         told: list[FileChange] = []
 
         def tell(change: FileChange | None) -> None:  # each step told before the next (its leaf is the leaf then)

@@ -14,6 +14,14 @@ One sidecar in socket mode (``serve --socket``), driven over its unix socket:
    process that is SIGSTOPped (it stops reading; its events pile up to the
    high-water mark, then it is skipped until it drains).
    Goal: p50 with N observers at most 1.3x p50 with none; the stopped one changes nothing.
+3. Across hosts (with --database-url, or $SIDECAR_TEST_DATABASE_URL; ``--hosts-only``
+   runs only this): two sidecars with roots of their own on one fresh database
+   of that server (PostgreSQL LISTEN/NOTIFY, store/postgres/notify.py). A
+   controller on A appends one message at a time; an observer subscribed on B
+   timestamps each didAppend: p50/p99 of send-of-append -> notification, per
+   round, and the CPU time A and B spent per append. Then A's append round trip
+   on two sessions in turn: one B listens to (a subscriber there), one nobody
+   listens to (the writer never waits for a listener, so the ratio should be ~1x).
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 class Conn:
@@ -164,11 +173,110 @@ async def appends_with_observers(path: str, appends: int, count: int) -> dict[st
     return samples
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (from /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+async def serve(root: Path, sock: str, env: dict[str, str]) -> asyncio.subprocess.Process:
+    root.mkdir(parents=True, exist_ok=True)
+    server = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "sidecar", "serve", "--root", str(root), "--socket", sock,
+        stdout=asyncio.subprocess.PIPE, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), **env})
+    assert server.stdout is not None
+    while b"ready" not in await server.stdout.readline():
+        pass
+    return server
+
+
+async def across_hosts(url: str, appends: int, rounds: int) -> dict[str, Any]:
+    """Section 3 (see the module doc) on a fresh database of ``url``'s server, dropped after."""
+    import psycopg
+    from urllib.parse import urlsplit, urlunsplit
+
+    name = "bench_live_" + os.urandom(4).hex()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    db_url = urlunsplit(urlsplit(url)._replace(path="/" + name))
+    env = {"SESSION_SIDECAR_DATABASE_URL": db_url}
+    out: dict[str, Any] = {"p50": [], "p99": [], "cpu_a": [], "cpu_b": [], "listened": [], "unheard": []}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            a = await serve(Path(tmp) / "host-a", str(Path(tmp) / "a.sock"), env)
+            b = await serve(Path(tmp) / "host-b", str(Path(tmp) / "b.sock"), env)
+            try:
+                controller, observer = await Conn.open(str(Path(tmp) / "a.sock")), await Conn.open(str(Path(tmp) / "b.sock"))
+                for _ in range(rounds):
+                    sid = await new_session(controller)
+                    await observer.call("session/subscribe", {"sessionId": sid})
+                    arrived: dict[str, float] = {}
+                    # B may catch up several appends at once: every entry of a didAppend arrived then.
+                    observer.on_note = lambda m, at: arrived.update(
+                        (e["message"]["content"][0]["text"], at) for e in m["params"]["entries"]) \
+                        if m.get("method") == "session/didAppend" else None
+                    sent: dict[str, float] = {}
+                    cpu_a, cpu_b = cpu_seconds(a.pid), cpu_seconds(b.pid)
+                    for i in range(appends):
+                        text = f"m{i} " + "word " * 40
+                        sent[text] = time.perf_counter()
+                        await controller.call("session/append", {"sessionId": sid, "entries": [user(text)]})
+                    deadline = time.monotonic() + 60
+                    while len(arrived) < appends:
+                        assert time.monotonic() < deadline, f"{appends - len(arrived)} appends never reached B"
+                        await asyncio.sleep(0.005)
+                    out["cpu_a"].append((cpu_seconds(a.pid) - cpu_a) / appends * 1000)
+                    out["cpu_b"].append((cpu_seconds(b.pid) - cpu_b) / appends * 1000)
+                    lat = [(arrived[t] - sent[t]) * 1000 for t in sent]
+                    out["p50"].append(pct(lat, 0.5))
+                    out["p99"].append(pct(lat, 0.99))
+                    await observer.call("session/unsubscribe", {"sessionId": sid})
+                # A's append with and without a listening B, in turn (one session each).
+                listened, unheard = await new_session(controller), await new_session(controller)
+                await observer.call("session/subscribe", {"sessionId": listened})
+                observer.on_note = lambda m, at: None
+                sessions = {"listened": listened, "unheard": unheard}
+                for i in range(rounds * appends + 100):
+                    for kind in (("listened", "unheard") if i % 2 else ("unheard", "listened")):
+                        start = time.perf_counter()
+                        await controller.call("session/append", {"sessionId": sessions[kind], "entries": [user(f"{i} x")]})
+                        if i >= 100:  # after a warm-up
+                            out[kind].append((time.perf_counter() - start) * 1000)
+            finally:
+                for server in (a, b):
+                    server.terminate()
+                    await server.wait()
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    return out
+
+
+def print_across_hosts(found: dict[str, Any], appends: int) -> None:
+    rounds = len(found["p50"])
+    print(f"across hosts (PostgreSQL LISTEN/NOTIFY): write on A -> didAppend on B, {rounds} rounds of {appends}:")
+    print(f"  p50 {statistics.median(found['p50']):.2f} ms (rounds {', '.join(f'{v:.2f}' for v in found['p50'])})   "
+          f"p99 {statistics.median(found['p99']):.2f} ms (rounds {', '.join(f'{v:.2f}' for v in found['p99'])})")
+    print(f"  CPU per append: A {statistics.median(found['cpu_a']):.2f} ms, B {statistics.median(found['cpu_b']):.2f} ms")
+    listened, unheard = statistics.median(found["listened"]), statistics.median(found["unheard"])
+    print(f"  A's append p50: B listening {listened:.3f} ms, nobody listening {unheard:.3f} ms "
+          f"({listened / unheard:.2f}x; p99 {pct(found['listened'], 0.99):.2f} / {pct(found['unheard'], 0.99):.2f} ms)")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--appends", type=int, default=2000)
     parser.add_argument("--observers", type=int, default=50)
+    parser.add_argument("--database-url", default=os.environ.get("SIDECAR_TEST_DATABASE_URL"),
+                        help="a PostgreSQL server for section 3 (a fresh database is made and dropped)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of section 3")
+    parser.add_argument("--hosts-only", action="store_true", help="only section 3")
     args = parser.parse_args()
+    if args.database_url:
+        found = await across_hosts(args.database_url, args.appends, args.rounds)
+        print_across_hosts(found, args.appends)
+    if args.hosts_only:
+        return
     with tempfile.TemporaryDirectory() as tmp:
         root, sock = Path(tmp) / "sessions", str(Path(tmp) / "live.sock")
         root.mkdir()

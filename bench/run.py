@@ -25,6 +25,10 @@ measured in the same run, so it holds on a noisy machine:
    with the tree cache in the same and in a new process, peak RSS, append p50
    on it against a small session's.
 
+9. live across hosts (live.py section 3): write on sidecar A -> didAppend to an
+   observer of sidecar B, both on one PostgreSQL database (the server of
+   $SIDECAR_TEST_DATABASE_URL, else a throwaway cluster from scripts/pg.sh).
+
 7 and 8 generate their data sets (once, reused) in the temp dir; --no-scale leaves them out.
 
 The data sets are generated (seeded) below bench/data/ and never committed.
@@ -48,6 +52,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import fresh  # noqa: E402
+import live  # noqa: E402
 import huge  # noqa: E402
 import load  # noqa: E402
 import many_sessions  # noqa: E402
@@ -279,6 +284,19 @@ def _scale_rows(repeat: int) -> list[Row]:
     return rows
 
 
+def _across_hosts(appends: int, rounds: int) -> dict:
+    url, cluster = os.environ.get("SIDECAR_TEST_DATABASE_URL"), None
+    if not url:
+        cluster = tempfile.mkdtemp(prefix="bench-pg-") + "/cluster"
+        url = subprocess.run(["bash", str(HERE.parent / "scripts" / "pg.sh"), "start", cluster],
+                             check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    try:
+        return asyncio.run(live.across_hosts(url, appends, rounds))
+    finally:
+        if cluster:
+            subprocess.run(["bash", str(HERE.parent / "scripts" / "pg.sh"), "stop", cluster], check=False)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run, not figures to quote)")
@@ -352,6 +370,15 @@ def main() -> None:
                  f"{'ok' if med['fresh rss'] < 100 else 'MISSED'} (goal < 100 MB)"))
     if not args.no_scale:
         rows.extend(_scale_rows(repeat))
+
+    hosts = _across_hosts(300 if args.quick else 1000, repeat)
+    rows.append(("9 across hosts: write on A -> didAppend on B, p50 / p99",
+                 f"{statistics.median(hosts['p50']):.2f} / {statistics.median(hosts['p99']):.2f} ms",
+                 f"CPU/append A {statistics.median(hosts['cpu_a']):.2f} ms, B {statistics.median(hosts['cpu_b']):.2f} ms",
+                 "(no goal; PostgreSQL LISTEN/NOTIFY)"))
+    listened, unheard = statistics.median(hosts["listened"]), statistics.median(hosts["unheard"])
+    rows.append(("9 A's append p50, B listening", f"{listened:.3f} ms", f"nobody listening {unheard:.3f} ms",
+                 f"{listened / unheard:.2f}x (the writer never waits for a listener)"))
 
     size = load.DATA.stat().st_size / 1e6
     print(f"session-sidecar benchmarks ({'quick' if args.quick else f'best/median of {repeat}'}; "

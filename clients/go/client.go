@@ -53,6 +53,10 @@ type Options struct {
 	// ClientName and ClientVersion are sent as initialize's clientInfo.
 	// Default name: "session-sidecar-go".
 	ClientName, ClientVersion string
+	// Token is sent as initialize's token: a sidecar serving TCP (serve
+	// --listen) serves only clients that send the token of its --token-file.
+	// Without it, or with another, Attach fails with ErrUnauthorized (-33071).
+	Token string
 
 	// Summarize answers session/summarize. Nil: the request is refused and
 	// compaction with provider "client" fails with providerError.
@@ -256,6 +260,7 @@ func (c *Client) initialize(ctx context.Context) error {
 		ProtocolVersion: ProtocolVersion,
 		Settings:        c.opts.Settings,
 		SessionRoot:     c.opts.Root,
+		Token:           c.opts.Token,
 	}
 	if err := c.Call(ctx, "initialize", params, &c.initResult); err != nil {
 		// A sidecar of another major refuses our version and says which it speaks.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -167,5 +168,69 @@ func TestLiveObserverFollowsTheControllerOverASocket(t *testing.T) {
 	}
 	if _, err := controller.Append(ctx, sidecar.AppendParams{SessionID: sid, Entries: []sidecar.Entry{sidecar.UserMessage("late")}}); !errors.As(err, &rpcErr) || rpcErr.Code != -33070 {
 		t.Fatalf("the former controller's append: %v", err)
+	}
+}
+
+// TestTCPAttachSendsTheToken: Options.Token against `serve --listen`: the right
+// token is served, a wrong or missing one refused with ErrUnauthorized.
+func TestTCPAttachSendsTheToken(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	cmd := exec.Command(sidecarCommand(t), "serve", "--root", filepath.Join(dir, "sessions"),
+		"--listen", "127.0.0.1:0", "--token-file", tokenFile)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	addr := ""
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() {
+		line := lines.Text()
+		if i := strings.Index(line, "listening on "); i >= 0 {
+			addr = strings.TrimSpace(line[i+len("listening on "):])
+		}
+		if strings.Contains(line, "ready") {
+			break
+		}
+	}
+	if addr == "" {
+		t.Fatal("the sidecar did not say where it listens")
+	}
+	data, err := os.ReadFile(tokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := strings.TrimSpace(string(data))
+	ctx := testContext(t)
+	for _, offered := range []string{"", "a-wrong-token-of-enough-length"} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = sidecar.Attach(ctx, conn, conn, sidecar.Options{Token: offered})
+		if !errors.Is(err, sidecar.ErrUnauthorized) || !strings.Contains(err.Error(), "token") {
+			t.Fatalf("token %q: want ErrUnauthorized naming the token, got %v", offered, err)
+		}
+		conn.Close()
+	}
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := sidecar.Attach(ctx, conn, conn, sidecar.Options{Token: token})
+	if err != nil {
+		t.Fatalf("Attach with the token: %v", err)
+	}
+	defer client.Close()
+	created, err := client.Create(ctx, sidecar.CreateParams{Cwd: "/work/tcp"})
+	if err != nil || created.SessionID == "" {
+		t.Fatalf("Create over TCP: %v", err)
 	}
 }

@@ -29,6 +29,9 @@ class LiveSessions:
         self._lock = threading.Lock()
         # Sessions watched (file followed) because someone subscribed, not because a client asked.
         self.watched_for_subscribers: set[str] = set()
+        # The leaf subscribers last heard of, per session: another host's leaf move comes as a
+        # follow that found no new entry (store/postgres/notify.py), told only when the leaf differs.
+        self._leaf_told: dict[str, str | None] = {}
         # initialize's keepServing: (the bound unix socket, its path), for the rpc layer to serve.
         self.keep_serving: tuple[Any, Any] | None = None
 
@@ -41,12 +44,15 @@ class LiveSessions:
         entries = session.tree.entries
         start = bus.announced(session.id)
         if start >= len(entries):
+            if external and self._leaf_told.get(session.id, session.leaf_id) != session.leaf_id:
+                self.leaf_moved(session)
             return
         new = entries[start:]
         end = len(entries)
         objs = entry_objects(new, self._blobs)
         leaf = session.leaf_id
         sid = session.id
+        self._leaf_told[sid] = leaf
         bus.publish(sid, "session/didAppend", lambda cursor: wire.DidAppendParams(
             sessionId=sid, entries=objs, leafId=leaf, external=external, cursor=cursor), announced=end)
         for entry, obj in zip(new, objs):
@@ -72,6 +78,7 @@ class LiveSessions:
     def leaf_moved(self, session: Session) -> None:
         sid, leaf = session.id, session.leaf_id
         if self.bus.watched(sid):
+            self._leaf_told[sid] = leaf
             self.bus.publish(sid, "session/didChangeLeaf", lambda cursor: wire.DidChangeLeafParams(
                 sessionId=sid, cursor=cursor, leafId=leaf))
 
@@ -79,6 +86,7 @@ class LiveSessions:
         self.roles.forget(session_id)
         with self._lock:
             self.watched_for_subscribers.discard(session_id)
+        self._leaf_told.pop(session_id, None)
         if self.bus.watched(session_id):
             self.bus.closed(session_id)
 
@@ -86,6 +94,7 @@ class LiveSessions:
 
     def subscribe(self, session: Session, subscriber: Subscriber, since: str | None, client: Any) -> wire.SubscribeResult:
         found = self.bus.subscribe(session.id, subscriber, since, len(session.tree.entries))
+        self._leaf_told.setdefault(session.id, session.leaf_id)
         return wire.SubscribeResult(
             cursor=found.cursor,
             leafId=session.leaf_id,

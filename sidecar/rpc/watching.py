@@ -37,6 +37,9 @@ class SessionFollower:
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         """Begin watching (after initialize made the service): inotify, else the timer."""
         self._loop = loop
+        service = self._server.service
+        if service is not None:  # another host's change (store/postgres/notify.py): follow it in its turn
+            service.on_remote_change(lambda session_id: loop.call_soon_threadsafe(self._maybe_follow, session_id))
         self.refresh()
 
     def refresh(self) -> None:

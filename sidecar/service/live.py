@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from .. import wire
 from ..errors import SessionNotFound
@@ -71,3 +71,8 @@ class LiveCalls:
             raise SessionNotFound(f"session {params.sessionId!r} is not open; open it first", sessionId=params.sessionId)
         former = self.live.roles.take(params.sessionId, client)
         return wire.TakeControlResult(sessionId=params.sessionId, tookOver=former is not None)
+
+    # --- live across hosts ---
+    def on_remote_change(self, callback: Callable[[str], None]) -> None:
+        """The rpc layer's follower is told (from any thread) of sessions changed on another host."""
+        self.store.on_behind = callback

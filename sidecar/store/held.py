@@ -28,6 +28,9 @@ class HeldSessions:
         self.on_append: Callable[[Session], None] | None = None
         # Told when a held session is let go of to be moved or deleted.
         self.on_release: Callable[[str], None] | None = None
+        # Told (from any thread) that a held session was changed elsewhere and should be followed
+        # in its turn (the PostgreSQL store's listener, store/postgres/notify.py).
+        self.on_behind: Callable[[str], None] | None = None
         # store.redactOnAppend: what each appended entry passes through first (the service sets it).
         self.redact_entry: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 

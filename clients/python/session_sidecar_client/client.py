@@ -246,13 +246,19 @@ class SidecarClient(SidecarMethods):
         client_version: str | None = None,
         session_root: str | os.PathLike[str] | None = None,
         settings: Mapping[str, Any] | None = None,
+        token: str | None = None,
         **options: Any,
     ) -> _Opening:
-        """Talk to a sidecar over streams you already have (a socket, pipes of a process you started)."""
+        """Talk to a sidecar over streams you already have (a socket, pipes of a process you started).
+
+        ``token``: a sidecar serving TCP (``serve --listen``) answers only a client
+        whose ``initialize`` carries the token of its ``--token-file``; without it
+        (or with another) ``initialize`` fails with ``unauthorized`` (-33071).
+        """
 
         async def open_() -> SidecarClient:
             client = cls(reader, writer, framing=framing, **options)
-            await client._start(initialize, client_name, client_version, session_root, settings)
+            await client._start(initialize, client_name, client_version, session_root, settings, token)
             return client
 
         return _Opening(open_)
@@ -264,6 +270,7 @@ class SidecarClient(SidecarMethods):
         client_version: str | None,
         session_root: str | os.PathLike[str] | None,
         settings: Mapping[str, Any] | None,
+        token: str | None = None,
     ) -> None:
         if not initialize:
             return
@@ -277,6 +284,7 @@ class SidecarClient(SidecarMethods):
                     protocol_version=PROTOCOL_VERSION,
                     session_root=os.fspath(session_root) if session_root is not None else None,
                     settings=dict(settings) if settings is not None else None,
+                    token=token,
                 )
             except RpcError as exc:
                 # A sidecar of another major refuses our version and says which it speaks.

@@ -76,3 +76,41 @@ async def test_an_observer_follows_the_controller_and_resumes_from_its_cursor(co
     finally:
         server.terminate()
         assert await server.wait() == 0
+
+
+async def test_tcp_attach_sends_the_token(command: list[str], sessions_root: Path, tmp_path: Path):
+    """``attach(token=...)`` against ``serve --listen``: the right token is served, a wrong or missing one refused."""
+    token_file = tmp_path / "token"
+    process = await asyncio.create_subprocess_exec(
+        *command, "serve", "--root", str(sessions_root), "--listen", "127.0.0.1:0", "--token-file", str(token_file),
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE)
+    assert process.stdout is not None
+    port = None
+    while True:
+        line = (await asyncio.wait_for(process.stdout.readline(), 20)).decode()
+        assert line, "the sidecar exited before it was ready"
+        if "listening on" in line:
+            port = int(line.rsplit(":", 1)[1])
+        if "ready" in line:
+            break
+    try:
+        assert port is not None
+        token = token_file.read_text().strip()
+        for offered in (None, "a-wrong-token-of-enough-length"):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            try:
+                await SidecarClient.attach(reader, writer, **({"token": offered} if offered else {}))
+            except RpcError as error:
+                assert error.code == -33071 and "token" in str(error)
+            else:
+                raise AssertionError(f"initialize with token {offered!r} was accepted")
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        client = await SidecarClient.attach(reader, writer, token=token)
+        try:
+            created = await client.create("/work/tcp")
+            assert created["sessionId"]
+        finally:
+            await client.close()
+    finally:
+        process.terminate()
+        await process.wait()

@@ -12,7 +12,10 @@ use std::ffi::OsString;
 use std::future::Future;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::marker::PhantomData;
-use std::path::PathBuf;
+use std::net::{Shutdown, TcpStream, ToSocketAddrs};
+#[cfg(unix)]
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -629,6 +632,7 @@ pub struct ClientBuilder {
     close_timeout: Duration,
     summarizer: Option<Arc<SummarizeFn>>,
     on_notification: Option<Arc<NotificationFn>>,
+    token: Option<String>,
 }
 
 impl Default for ClientBuilder {
@@ -646,6 +650,7 @@ impl Default for ClientBuilder {
             close_timeout: Duration::from_secs(10),
             summarizer: None,
             on_notification: None,
+            token: None,
         }
     }
 }
@@ -734,6 +739,31 @@ impl ClientBuilder {
         self
     }
 
+    /// The token of a sidecar serving TCP (`serve --listen`, its `--token-file`), sent in
+    /// `initialize`. Without it, or with another, connecting fails with the server's
+    /// `unauthorized` error (-33071) and the server hangs up.
+    pub fn token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(token.into());
+        self
+    }
+
+    /// Attaches to a shared sidecar's unix socket (`serve --socket PATH`) and initializes it.
+    #[cfg(unix)]
+    pub fn connect_unix(self, path: impl AsRef<Path>) -> Result<Client> {
+        let stream = UnixStream::connect(path).map_err(Error::Io)?;
+        let reading = stream.try_clone().map_err(Error::Io)?;
+        self.connect(reading, SocketWriter(stream))
+    }
+
+    /// Attaches to a sidecar serving TCP (`serve --listen HOST:PORT`; give its [`token`](Self::token))
+    /// and initializes it.
+    pub fn connect_tcp(self, addr: impl ToSocketAddrs) -> Result<Client> {
+        let stream = TcpStream::connect(addr).map_err(Error::Io)?;
+        let _ = stream.set_nodelay(true); // one small frame per call: do not wait to fill a packet
+        let reading = stream.try_clone().map_err(Error::Io)?;
+        self.connect(reading, SocketWriter(stream))
+    }
+
     fn program_path(&self) -> PathBuf {
         if let Some(p) = &self.program {
             return p.clone();
@@ -792,7 +822,7 @@ impl ClientBuilder {
                 Some(s) => Some(serde_json::to_value(s).map_err(Error::Encode)?),
                 None => None,
             },
-            token: None,
+            token: self.token,
             keep_serving: None,
         };
         let (id, slot) = shared.start(methods::Initialize::NAME, serde_json::to_value(params).map_err(Error::Encode)?, None);
@@ -840,5 +870,42 @@ impl ClientBuilder {
             exit: Mutex::new(None),
             pid,
         })
+    }
+}
+
+/// A socket's writing half. Dropped (on [`Client::close`]), it shuts the socket's writing
+/// side, so the server reads the end of input as a spawned sidecar's stdin closing.
+struct SocketWriter<S: ShutWrite>(S);
+
+trait ShutWrite: Write {
+    fn shut_write(&self);
+}
+
+impl ShutWrite for TcpStream {
+    fn shut_write(&self) {
+        let _ = self.shutdown(Shutdown::Write);
+    }
+}
+
+#[cfg(unix)]
+impl ShutWrite for UnixStream {
+    fn shut_write(&self) {
+        let _ = self.shutdown(Shutdown::Write);
+    }
+}
+
+impl<S: ShutWrite> Write for SocketWriter<S> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl<S: ShutWrite> Drop for SocketWriter<S> {
+    fn drop(&mut self) {
+        self.0.shut_write();
     }
 }

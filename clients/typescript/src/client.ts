@@ -60,6 +60,11 @@ export interface ClientOptions {
   sessionRoot?: string;
   /** Settings overrides sent in initialize (merged last over the sidecar's own). */
   settings?: SidecarSettings;
+  /**
+   * The token of a sidecar serving TCP (`serve --listen`, its `--token-file`), sent in initialize.
+   * Without it, or with another, initialize fails with `unauthorized` (-33071) and the server hangs up.
+   */
+  token?: string;
   /** Answers `session/summarize` for compactions with `provider: "client"`. */
   summarize?: SummarizeHandler;
   /** How long `dispose()` waits for shutdown and for the process to exit before killing it (ms, default 5000). */
@@ -245,6 +250,7 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
       protocolVersion: PROTOCOL_VERSION,
       ...(this.options.sessionRoot !== undefined ? { sessionRoot: this.options.sessionRoot } : {}),
       ...(this.options.settings !== undefined ? { settings: this.options.settings } : {}),
+      ...(this.options.token !== undefined ? { token: this.options.token } : {}),
     };
     let result: InitializeResult;
     try {

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createConnection } from "node:net";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { after, before, describe, it } from "node:test";
@@ -70,5 +71,52 @@ describe("a shared sidecar (serve --socket)", () => {
 
     await observer.dispose();
     await controller.dispose();
+  });
+});
+
+describe("a sidecar serving TCP (serve --listen) with a token", () => {
+  let server: ChildProcess;
+  let port = 0;
+  let token = "";
+
+  before(async () => {
+    const dir = tempRoot("sidecar-ts-tcp-");
+    const tokenFile = join(dir, "token");
+    server = spawn(SIDECAR_BIN, ["serve", "--root", join(dir, "sessions"), "--listen", "127.0.0.1:0", "--token-file", tokenFile], {
+      env: testEnv(),
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    for await (const line of createInterface({ input: server.stdout! })) {
+      if (line.includes("listening on")) port = Number(line.slice(line.lastIndexOf(":") + 1));
+      if (line.includes("ready")) break;
+    }
+    token = readFileSync(tokenFile, "utf8").trim();
+  });
+  after(async () => {
+    const exited = new Promise<number | null>((resolve) => server.once("exit", (code) => resolve(code)));
+    server.kill("SIGTERM");
+    assert.equal(await exited, 0);
+  });
+
+  async function tcp(options: { token?: string }): Promise<SidecarClient> {
+    const socket = createConnection(port, "127.0.0.1");
+    await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
+    return SidecarClient.connect(socket, socket, options);
+  }
+
+  it("the right token is served; a wrong or missing one is refused with unauthorized", async () => {
+    assert.ok(port > 0);
+    for (const offered of [undefined, "a-wrong-token-of-enough-length"]) {
+      await assert.rejects(tcp(offered === undefined ? {} : { token: offered }), (error: unknown) => {
+        assert.ok(error instanceof SidecarError);
+        assert.equal(error.code, ErrorCodes.unauthorized);
+        assert.match(error.message, /token/);
+        return true;
+      });
+    }
+    const client = await tcp({ token });
+    const { sessionId } = await client.create({ cwd: "/work/tcp" });
+    assert.ok(sessionId);
+    await client.dispose();
   });
 });

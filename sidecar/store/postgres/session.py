@@ -8,13 +8,14 @@ a read-only opener catches up from the database instead (``catch_up``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ...errors import DamagedFile
 from ...format.jsonl import Entry, NotASession, parse_file, serialize
 from ...format.migrate import migrate
 from ..follow import FileChange
 from ..session import LoadReport, Session
+from .notify import Notice, RemoteState
 from .rows import Placement
 from .lease import Stored, read_since
 from .writer import PgWriter
@@ -31,6 +32,10 @@ class PgSession(Session):
     """``Session`` whose lines live in PostgreSQL (see the module doc)."""
 
     writer: PgWriter  # type: ignore[assignment]
+    # Live across hosts (notify.py): where a writer's notices go, and what a read-only holder heard.
+    tell: Callable[[Notice], None] | None = None
+    remote: RemoteState | None = None
+    on_closed: Callable[["PgSession"], None] | None = None
 
     # -- nothing to follow on disk ------------------------------------------------------
 
@@ -44,7 +49,9 @@ class PgSession(Session):
         return True
 
     def changed_behind(self) -> bool:
-        return False
+        """A read-only holder heard (notify.py) that the writer changed the session."""
+        remote = self.remote
+        return remote is not None and remote.behind
 
     def follow(self, wait: bool = True) -> FileChange | None:
         return None
@@ -55,13 +62,32 @@ class PgSession(Session):
     def _read_whole(self) -> None:  # never: nothing rewrites a session's rows behind a writer
         raise DamagedFile(f"session {self.id} cannot be read again whole", sessionId=self.id)
 
+    # -- what other hosts hear of (notify.py) ----------------------------------------------
+
+    def branch(self, entry_id: str | None) -> None:
+        super().branch(entry_id)
+        if self.tell is not None and not self.read_only and self.persisted:
+            self.tell(Notice(self.id, "leaf", self.writer.line_count, entry_id))
+
+    def close(self) -> None:
+        try:
+            if self.tell is not None and not self.read_only and self.persisted and self.writer.error is None:
+                self.tell(Notice(self.id, "close", self.writer.line_count))
+            super().close()
+        finally:
+            if self.on_closed is not None:
+                self.on_closed(self)
+
     # -- a read-only opener catching up ---------------------------------------------------
 
-    def catch_up(self) -> FileChange | None:
-        """Fold in the lines the session's writer committed since we read it (read-only openers)."""
+    def catch_up(self, upto: int | None = None) -> FileChange | None:
+        """Fold in the lines the session's writer committed since we read it (read-only openers);
+        with ``upto``, only those before that line count."""
         if not self.read_only or self.writer.error is not None:
             return None
         lines, count, _ = read_since(self.writer.db, self.id, self.writer.line_count)
+        if upto is not None:
+            lines = lines[:max(0, upto - self.writer.line_count)]
         if not lines:
             return None
         data = b"\n".join(lines) + b"\n"

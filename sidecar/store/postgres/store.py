@@ -37,6 +37,7 @@ from .db import Database, OutcomeUnknown
 from .lease import DEFAULT_LEASE_SECONDS, open_stored, renew_all
 from .listing import LOCATION_PREFIX, decode_cursor, list_page, list_sessions
 from .moves import move_area, move_folder
+from .notify import Listener, Notice, RemoteState, shared_notifier
 from .rows import Placement, id_of_file_name
 from .session import PgSession, new_session, session_of
 from .writer import PgWriter
@@ -66,6 +67,9 @@ class PostgresStore(HeldSessions):
         self._session_dbs = [database] + [
             Database(database.url, database.timeout, "session-sidecar") for _ in range(SESSION_CONNECTIONS - 1)
         ]
+        # Live across hosts (notify.py): what this sidecar writes is told, what it holds read-only is heard.
+        self._notifier = shared_notifier(database)
+        self._listener = Listener(database, self._heard, self._listened_line_counts)
         self._stop = threading.Event()
         self._renewer = threading.Thread(target=self._renew, name="pg-lease", daemon=True)
         self._renewer.start()
@@ -111,10 +115,52 @@ class PostgresStore(HeldSessions):
     def follow(self, session: Session, wait: bool = True) -> FileChange | None:
         if not isinstance(session, PgSession):
             return None
-        change = session.catch_up()
-        if change is not None and self.on_change is not None:
-            self.on_change(session, change)
-        return change
+        if session.remote is None:  # the writer (every call of it passes here): nothing to follow
+            return None
+        leaf, closed_at = session.remote.take()
+        told: list[FileChange] = []
+
+        def tell(change: FileChange | None) -> None:  # each step told before the next (its leaf is the leaf then)
+            if change is not None:
+                told.append(change)
+                if self.on_change is not None:
+                    self.on_change(session, change)
+
+        if leaf is not None and leaf[0] > session.writer.line_count:  # first what came before the move
+            tell(session.catch_up(upto=leaf[0]))
+        if leaf is not None and leaf[0] == session.writer.line_count and leaf[1] != session.leaf_id \
+                and (leaf[1] is None or leaf[1] in session.tree.by_id):
+            session.branch(leaf[1])  # the writer moved its leaf without appending (session/branch)
+            tell(FileChange())
+        tell(session.catch_up())
+        if closed_at is not None and session.writer.line_count >= closed_at and self.on_release is not None:
+            self.on_release(session.id)  # the writer closed it: subscriptions here end (didClose)
+        if not told:
+            return None
+        return told[0] if len(told) == 1 else FileChange(appended=[e for change in told for e in change.appended])
+
+    # -- live across hosts (notify.py) -------------------------------------------------
+
+    def _heard(self, session_id: str, notice: Notice | None) -> None:
+        """The listener thread heard of a change (or must check): mark the session, ask for its turn."""
+        session = self.held(session_id)
+        if not isinstance(session, PgSession) or session.remote is None:
+            return
+        if notice is not None and notice.kind == "append" and notice.line_count <= session.writer.line_count:
+            return  # already read (a notice comes after its rows are visible)
+        session.remote.heard(notice)
+        on_behind = self.on_behind
+        if on_behind is not None:
+            on_behind(session_id)
+
+    def _listened_line_counts(self) -> dict[str, int]:
+        with self._lock:
+            return {s.id: s.writer.line_count for s in self._open.values()
+                    if isinstance(s, PgSession) and s.remote is not None}
+
+    def _session_closed(self, session: PgSession) -> None:
+        if session.remote is not None:
+            self._listener.unlisten(session.id)
 
     def open(self, session_id: str | None, location: str | None, read_only: bool) -> tuple[Session, LoadReport]:
         if session_id is None:
@@ -163,10 +209,18 @@ class PostgresStore(HeldSessions):
         session.compat = "pi"
         session.blobs = None  # images stay inline, as pi reads them (an exported file opens in pi)
         session.on_append = self._appended
+        session.on_closed = self._session_closed
+        if session.read_only:
+            session.remote = RemoteState()
+            self._listener.listen(session.id)
+        else:
+            session.tell = self._notifier.tell
         self._open[session.id] = session
 
     def _appended(self, session: Session, entries: list[Entry]) -> None:
         # The listing fields were updated by the append's own statement.
+        if isinstance(session, PgSession) and session.tell is not None:
+            session.tell(Notice(session.id, "append", session.writer.line_count))
         if self.on_append is not None:
             self.on_append(session)
 
@@ -222,6 +276,8 @@ class PostgresStore(HeldSessions):
 
     def close_all(self) -> list[Session]:
         sessions = super().close_all()
+        self._notifier.drain(timeout=min(2.0, self.db.timeout))  # the close notices go out first
+        self._listener.stop()
         for database in self._session_dbs:  # made again if the service goes on
             database.close()
         return sessions

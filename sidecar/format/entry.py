@@ -7,7 +7,6 @@ The line's bytes are kept in memory or read back from the file by offset
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -80,13 +79,17 @@ class LineMoved(OSError):
     """A line could not be read back from where the file held it when it was parsed."""
 
 
-@dataclass(slots=True, eq=False)
-class Entry:
+class Entry(msgspec.Struct, eq=False, gc=False):
     """One parsed line: the envelope eagerly, the body on demand.
 
     The line's bytes are either held (``line``) or read back from the file
     (``source``, ``offset``, ``length``) each time they are needed: a large
     session keeps only its envelopes in memory, not its transcript.
+
+    A msgspec Struct rather than a dataclass: made in C, it costs a quarter of
+    the time to build (a 400,000-entry file builds one per line) and no cycle
+    collector header. Equality is identity, as for the dataclass it was; it
+    refers to nothing that refers back to it, as ``gc=False`` asks.
     """
 
     type: str

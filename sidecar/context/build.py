@@ -75,8 +75,9 @@ _EMPTY_CONTENT: dict[str, Any] = {"user": [], "assistant": [], "toolResult": [],
 
 
 def _normalised(message: dict[str, Any]) -> dict[str, Any]:
-    if message.get("content") is None and message.get("role") in _EMPTY_CONTENT:
-        return {**message, "content": _EMPTY_CONTENT[message["role"]]}
+    role = message.get("role")
+    if message.get("content") is None and isinstance(role, str) and role in _EMPTY_CONTENT:  # a list role: no shape
+        return {**message, "content": _EMPTY_CONTENT[role]}
     return message
 
 
@@ -144,7 +145,14 @@ def build_context(path: list[Entry]) -> SessionContext:
     pruned: set[str] = set()  # toolResult entries shown as a placeholder (sidecar.context.pruned)
     for index, entry in enumerate(path):
         kind = entry.type
-        if kind == "thinking_level_change":
+        if kind == "message":  # most of a path: tested first, its role read from the head the envelope holds
+            head = entry.head
+            if (head.role if head is not None else entry.role()) == "assistant":
+                head = entry.message_head()  # read with the envelope: no second decode of the message
+                ctx.model = _head_model_ref(head)
+                if not explicit_default_model:
+                    ctx.models["default"] = f"{_js_text(head.provider)}/{_js_text(head.model)}"
+        elif kind == "thinking_level_change":
             level = entry.obj().get("thinkingLevel")
             ctx.thinking_level = level if isinstance(level, str) else "off"
         elif kind == "model_change":
@@ -157,11 +165,6 @@ def build_context(path: list[Entry]) -> SessionContext:
                     ctx.model = _split_model(obj["model"])
             else:  # pi
                 ctx.model = _model_ref(obj, "provider", "modelId")
-        elif kind == "message" and entry.role() == "assistant":
-            head = entry.message_head()  # read with the envelope: no second decode of the message
-            ctx.model = _head_model_ref(head)
-            if not explicit_default_model:
-                ctx.models["default"] = f"{_js_text(head.provider)}/{_js_text(head.model)}"
         elif kind == "compaction":
             compaction, compaction_index = entry, index
         elif kind == "context_edit":

@@ -261,8 +261,8 @@ def _parse_view(
             is_unterminated = end == -1
             if is_unterminated:
                 end = size
-            if end > marks_to:
-                marks_to = max(end, start + _RELEASE_EVERY)
+            if end > marks_to:  # a stretch an eighth of the release step: the pages it reads ahead stay few
+                marks_to = max(end, start + max(_RELEASE_EVERY // 8, 1))
                 marks = _marks_within(buffer, start, marks_to)
             if fast:
                 segment = buffer[start:end] if held else view[start:end]

@@ -18,6 +18,9 @@ class SessionTree:
         self.by_id: dict[str, Entry] = {}
         # Built when first asked for (no walk of ours needs it; a list per entry is ~35 MB at 400,000 entries).
         self._children: dict[str | None, list[Entry]] | None = None
+        # Entries whose parent was not in the tree when they were added, in file order: only they can be
+        # dangling (entries are never taken out but by remove_last, which takes their children with them).
+        self._orphans: list[Entry] = []
         self.labels: dict[str, str] = {}
         self.name: str | None = None
         self.leaf_id: str | None = None
@@ -32,6 +35,8 @@ class SessionTree:
         parent = self.by_id.get(entry.parent_id) if entry.parent_id is not None else None
         if parent is not None:
             entry.parent_id = parent.id  # the same string: one object instead of two (400,000 entries: ~20 MB)
+        elif entry.parent_id is not None:
+            self._orphans.append(entry)
         if self._children is not None:
             self._children.setdefault(entry.parent_id, []).append(entry)
         self.leaf_id = entry.id
@@ -73,7 +78,7 @@ class SessionTree:
 
         The same as ``add`` for each, in one loop: a large file has hundreds of thousands of them.
         """
-        entries, by_id, children, note = self.entries, self.by_id, self._children, self._note
+        entries, by_id, children, note, orphans = self.entries, self.by_id, self._children, self._note, self._orphans
         noted = _NOTED_LATER if self.has_conversation else _NOTED
         last = None
         for item in items:
@@ -89,6 +94,8 @@ class SessionTree:
                 parent = by_id.get(parent_id)
                 if parent is not None:
                     item.parent_id = parent.id  # one string object for both (see add)
+                else:
+                    orphans.append(item)
             if children is not None:
                 children.setdefault(item.parent_id, []).append(item)
             if item.type in noted:
@@ -106,6 +113,8 @@ class SessionTree:
             assert entry.id is not None
             if self.by_id.get(entry.id) is entry:
                 del self.by_id[entry.id]
+            if self._orphans and self._orphans[-1] is entry:
+                self._orphans.pop()
             siblings = self._children.get(entry.parent_id, []) if self._children is not None else None
             if siblings and siblings[-1] is entry:
                 siblings.pop()
@@ -156,8 +165,8 @@ class SessionTree:
         by_id = self.by_id
         return [
             e.id  # type: ignore[misc]
-            for e in self.entries
-            if e.parent_id is not None and e.parent_id not in by_id and by_id.get(e.id) is e  # type: ignore[arg-type]
+            for e in self._orphans
+            if e.parent_id not in by_id and by_id.get(e.id) is e  # type: ignore[arg-type]
         ]
 
     def effective_parents(self) -> list[tuple[Entry, str | None]]:

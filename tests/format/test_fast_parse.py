@@ -82,6 +82,8 @@ def _lines(rng: random.Random) -> list[bytes]:
         elif pick == 13:
             rows.append(b"  " + line(message(entry_id, parent, user(f"indented {n}"), n)).encode())
             ids.append(entry_id)
+        elif pick == 14:  # its parent is not in the file (a fork that dropped it): dangling
+            add(message(entry_id, f"gone{n}", user(f"orphan {n}"), n))
         else:
             add(message(entry_id, parent, rng.choice([user(f"u{n}"), assistant(f"a{n}", model=f"m{n % 3}")]), n))
         parent = ids[-1] if ids else None
@@ -104,6 +106,9 @@ def _described(parsed: jsonl.ParsedFile) -> list:
 def _answers(parsed: jsonl.ParsedFile) -> list:
     tree = SessionTree()
     tree.add_parsed(parsed.items)
+    by_id = tree.by_id  # dangling entries, by their definition (the tree keeps only the candidates)
+    assert tree.dangling() == [e.id for e in tree.entries
+                               if e.parent_id is not None and e.parent_id not in by_id and by_id.get(e.id) is e]
     answers = [tree.leaf_id, tree.labels, tree.name, tree.has_conversation, tree.dangling(),
                [(e.id, p) for e, p in tree.effective_parents()],
                {key: [e.id for e in kids] for key, kids in tree.children.items()}]
@@ -135,7 +140,7 @@ def test_the_fast_path_reads_every_file_as_the_general_path_does(tmp_path, monke
         return [_described(held), _described(mapped), _answers(held), _answers(mapped)]
 
     fast = both_ways()
-    assert fast[0][2] > 0  # damaged lines are among them
+    assert fast[0][2] > 0 and fast[2][4]  # damaged lines and dangling entries are among them
     monkeypatch.setattr(jsonl, "_strict_envelope_decoder", _Refuses())
     general = both_ways()
     assert fast == general

@@ -75,8 +75,9 @@ _EMPTY_CONTENT: dict[str, Any] = {"user": [], "assistant": [], "toolResult": [],
 
 
 def _normalised(message: dict[str, Any]) -> dict[str, Any]:
-    if message.get("content") is None and message.get("role") in _EMPTY_CONTENT:
-        return {**message, "content": _EMPTY_CONTENT[message["role"]]}
+    role = message.get("role")
+    if message.get("content") is None and isinstance(role, str) and role in _EMPTY_CONTENT:  # a list role: no shape
+        return {**message, "content": _EMPTY_CONTENT[role]}
     return message
 
 
@@ -142,9 +143,21 @@ def build_context(path: list[Entry]) -> SessionContext:
     rules: dict[str, None] = {}
     has_edits = False
     pruned: set[str] = set()  # toolResult entries shown as a placeholder (sidecar.context.pruned)
+    # Every assistant message sets the model (and the default role's, until an explicit one), so only the
+    # last one's counts: its head is kept and its values made once after the walk (a path can hold 100,000s).
+    model_head: MessageHead | None = None  # set the model after the last model change
+    default_head: MessageHead | None = None  # the last assistant before any explicit default
     for index, entry in enumerate(path):
         kind = entry.type
-        if kind == "thinking_level_change":
+        if kind == "message":  # most of a path: tested first, its role read from the head the envelope holds
+            head = entry.head
+            if (head.role if head is not None else entry.role()) == "assistant":
+                model_head = entry.message_head()  # read with the envelope: no second decode of the message
+                if not explicit_default_model:
+                    default_head = model_head
+                    if "default" not in ctx.models:
+                        ctx.models["default"] = ""  # its place in the map (key order shows); the value below
+        elif kind == "thinking_level_change":
             level = entry.obj().get("thinkingLevel")
             ctx.thinking_level = level if isinstance(level, str) else "off"
         elif kind == "model_change":
@@ -154,14 +167,9 @@ def build_context(path: list[Entry]) -> SessionContext:
                 ctx.models[role] = obj["model"]
                 if role == "default":
                     explicit_default_model = True
-                    ctx.model = _split_model(obj["model"])
+                    ctx.model, model_head = _split_model(obj["model"]), None
             else:  # pi
-                ctx.model = _model_ref(obj, "provider", "modelId")
-        elif kind == "message" and entry.role() == "assistant":
-            head = entry.message_head()  # read with the envelope: no second decode of the message
-            ctx.model = _head_model_ref(head)
-            if not explicit_default_model:
-                ctx.models["default"] = f"{_js_text(head.provider)}/{_js_text(head.model)}"
+                ctx.model, model_head = _model_ref(obj, "provider", "modelId"), None
         elif kind == "compaction":
             compaction, compaction_index = entry, index
         elif kind == "context_edit":
@@ -178,6 +186,10 @@ def build_context(path: list[Entry]) -> SessionContext:
             data = obj.get("data")
             ctx.mode_data = data if isinstance(data, dict) else None
     ctx.injected_rules = list(rules)
+    if model_head is not None:
+        ctx.model = _head_model_ref(model_head)
+    if default_head is not None and not explicit_default_model:
+        ctx.models["default"] = f"{_js_text(default_head.provider)}/{_js_text(default_head.model)}"
 
     if compaction is None:
         _emit(ctx, path, pruned, edits_among(path) if has_edits else {})

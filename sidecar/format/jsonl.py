@@ -1,36 +1,34 @@
 """Reading and writing session JSONL, line by line, without losing a byte.
 
 Every line read from disk stays as its exact bytes. Only the four fields the
-tree needs (type, id, parentId, timestamp) are decoded eagerly; the body is
-decoded on demand. Writing a line we did not change writes those bytes again,
-so fields and entry types we do not know survive every rewrite and fork.
+tree needs (type, id, parentId, timestamp) and a message's head are decoded
+eagerly; the body is decoded on demand (entry.py). Writing a line we did not
+change writes those bytes again, so fields and entry types we do not know
+survive every rewrite and fork.
+
+The codec lives in codec.py and the entry in entry.py; their names are
+importable from here as before.
 """
 
 from __future__ import annotations
 
-import json
 import mmap
 import os
-import re
-from bisect import bisect_right
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
+from .codec import decode_lenient, decode_object, encode
+from .entry import BLOB_MARK, BLOB_PREFIX, Entry, LineMoved, LineSource, MessageHead
 from .titleslot import TitleSlot, looks_like_slot, read_slot
 
-
-class MessageHead(msgspec.Struct, gc=False):
-    """What the tree and buildContext need of a message, read without building it.
-
-    ``provider`` and ``model`` are UNSET when the message lacks them (pi's
-    undefined), which is not the same as a null.
-    """
-
-    role: Any = None
-    provider: Any = msgspec.UNSET
-    model: Any = msgspec.UNSET
+__all__ = [
+    "BLOB_MARK", "BLOB_PREFIX", "MAP_THRESHOLD", "Entry", "LineMoved", "LineSource", "MessageHead", "NotASession",
+    "ParsedFile", "Unparsed", "decode_lenient", "decode_object", "encode", "parse_file", "parse_line", "parse_path",
+    "parse_tail", "serialize",
+]
 
 
 class _Envelope(msgspec.Struct, gc=False):
@@ -60,210 +58,31 @@ class _LooseEnvelope(msgspec.Struct):
     timestamp: Any = None
 
 
-class _RoleOnly(msgspec.Struct):
-    role: Any = None
+class _StrictHead(msgspec.Struct, gc=False):
+    """A message head whose values are all strings or absent: the only kind that may be shared."""
+
+    role: str | None = None
+    provider: str | None | msgspec.UnsetType = msgspec.UNSET
+    model: str | None | msgspec.UnsetType = msgspec.UNSET
 
 
-class _MessageRoleOnly(msgspec.Struct):
-    message: _RoleOnly | None = None
+class _StrictEnvelope(msgspec.Struct, gc=False):
+    """The fast path's envelope: what ``_Envelope`` reads, refusing a head that holds anything but strings.
 
+    A line it refuses takes ``parse_line``, which reads it as before; so a line
+    it accepts gives the entry ``parse_line`` would, with fewer steps in Python.
+    """
 
-class _MessageHeadOnly(msgspec.Struct):
-    message: MessageHead | None = None
+    type: str | None = None
+    id: str | None = None
+    parentId: str | None = None
+    timestamp: str | None = None
+    message: _StrictHead | None = None
 
 
 _envelope_decoder = msgspec.json.Decoder(_Envelope)
 _loose_envelope_decoder = msgspec.json.Decoder(_LooseEnvelope)
-_head_decoder = msgspec.json.Decoder(_MessageHeadOnly)
-_role_decoder = msgspec.json.Decoder(_MessageRoleOnly)
-_object_decoder = msgspec.json.Decoder(dict[str, Any])
-_encoder = msgspec.json.Encoder()
-
-
-# JSON.stringify writes a lone UTF-16 surrogate (a string cut inside an emoji)
-# as an escape such as "\ud83d", and JSON.parse reads it back. msgspec refuses
-# such escapes, so lines holding one take a slower path that keeps them.
-# Scanning left to right, an escaped backslash is consumed first, so "\\ud83d"
-# (a literal backslash, then text) is never mistaken for an escape.
-_ESCAPES = re.compile(
-    rb"(\\\\)"
-    rb"|(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})"
-    rb"|\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
-)
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _replace_lone_surrogates(raw: bytes) -> bytes:
-    """``raw`` with every lone surrogate escape turned into U+FFFD (for reading metadata only)."""
-    return _ESCAPES.sub(lambda m: m.group(0) if m.lastindex else rb"\ufffd", raw)
-
-
-def _may_hold_lone_surrogate(raw: bytes) -> bool:
-    return b"\\u" in raw and _replace_lone_surrogates(raw) != raw
-
-
-def decode_lenient(decoder: msgspec.json.Decoder, raw: bytes | memoryview) -> Any:
-    """``decoder.decode(raw)``, also for a line holding lone surrogate escapes (read as U+FFFD)."""
-    try:
-        return decoder.decode(raw)
-    except msgspec.DecodeError:
-        raw = bytes(raw)
-        if not _may_hold_lone_surrogate(raw):
-            raise
-    return decoder.decode(_replace_lone_surrogates(raw))
-
-
-def encode(obj: Any) -> bytes:
-    """Compact JSON, as ``JSON.stringify`` writes it (no spaces, UTF-8, same escapes)."""
-    try:
-        return _encoder.encode(obj)
-    except UnicodeEncodeError:
-        # A lone surrogate: escape it as JSON.stringify does ("\ud83d").
-        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
-        return text.encode("utf-8")
-
-
-def decode_object(raw: bytes) -> dict[str, Any]:
-    """The whole line as a dict, exactly as JSON.parse reads it (lone surrogates kept)."""
-    try:
-        return _object_decoder.decode(raw)
-    except msgspec.DecodeError:
-        if not _may_hold_lone_surrogate(raw):
-            raise
-    obj = json.loads(raw)
-    if not isinstance(obj, dict):
-        raise msgspec.DecodeError("expected an object")
-    return obj
-
-
-class LineSource:
-    """Reads lines of one session file back by offset, for entries whose bytes are not kept in memory.
-
-    It holds its own read descriptor on the file as it was parsed: a later
-    rename over the path (a migration by another process) leaves that inode
-    readable, and appends only add bytes after every offset we know. The
-    descriptor closes when the last entry reading from it is gone.
-    """
-
-    __slots__ = ("fd", "path", "__weakref__")
-
-    def __init__(self, fd: int, path: str) -> None:
-        self.fd = fd
-        self.path = path
-
-    def read(self, offset: int, length: int) -> bytes:
-        data = os.pread(self.fd, length, offset)
-        if len(data) != length or (data[:1] != b"{" and data.lstrip()[:1] != b"{"):
-            raise LineMoved(
-                f"{self.path} changed behind this session's back (a line is no longer where it was read); "
-                "close the session and open it again"
-            )
-        return data
-
-    def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-
-    def __del__(self) -> None:
-        self.close()
-
-
-class LineMoved(OSError):
-    """A line could not be read back from where the file held it when it was parsed."""
-
-
-@dataclass(slots=True, eq=False)
-class Entry:
-    """One parsed line: the envelope eagerly, the body on demand.
-
-    The line's bytes are either held (``line``) or read back from the file
-    (``source``, ``offset``, ``length``) each time they are needed: a large
-    session keeps only its envelopes in memory, not its transcript.
-    """
-
-    type: str
-    id: str | None
-    parent_id: str | None
-    timestamp: str | None
-    line: bytes | None
-    # Read with the envelope when the line holds a message object.
-    head: MessageHead | None = None
-    # Where the line starts in its file and how long it is (-1: not known,
-    # e.g. an entry made in memory and not written yet).
-    offset: int = -1
-    length: int = 0
-    source: LineSource | None = None
-    # The line holds a blob reference (payload.py) to resolve before it is shown.
-    has_blobs: bool = False
-
-    @property
-    def raw(self) -> bytes:
-        """The line's exact bytes (without its newline)."""
-        line = self.line
-        if line is None:
-            line = self.source.read(self.offset, self.length)  # type: ignore[union-attr]
-        return line
-
-    def held(self) -> "Entry":
-        """This entry with its bytes in memory (for one that must outlive its file's descriptor)."""
-        if self.line is None:
-            self.line = self.raw
-        return self
-
-    def detached(self) -> "Entry":
-        """A copy holding its bytes and belonging to no file yet (for another session's file)."""
-        return Entry(self.type, self.id, self.parent_id, self.timestamp, self.raw, self.head,
-                     has_blobs=self.has_blobs)
-
-    def obj(self) -> dict[str, Any]:
-        """The whole line as a fresh dict (callers may keep or change it)."""
-        return decode_object(self.raw)
-
-    def message_head(self) -> MessageHead:
-        """The message's role, provider and model (all absent when there is no message)."""
-        if self.head is None:
-            try:
-                self.head = decode_lenient(_head_decoder, self.raw).message or MessageHead()
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                self.head = MessageHead()
-        return self.head
-
-    def role(self) -> str | None:
-        """A message entry's role, read without building the message."""
-        if self.head is not None:
-            return self.head.role if isinstance(self.head.role, str) else None
-        try:
-            message = decode_lenient(_role_decoder, self.raw).message
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return None
-        return message.role if message is not None and isinstance(message.role, str) else None
-
-    @classmethod
-    def from_obj(cls, obj: dict[str, Any]) -> "Entry":
-        message = obj.get("message")
-        head = None
-        if isinstance(message, dict):
-            head = MessageHead(
-                message.get("role"), message.get("provider", msgspec.UNSET), message.get("model", msgspec.UNSET)
-            )
-        line = encode(obj)
-        return cls(
-            type=obj.get("type") if isinstance(obj.get("type"), str) else "",
-            id=obj.get("id") if isinstance(obj.get("id"), str) else None,
-            parent_id=obj.get("parentId") if isinstance(obj.get("parentId"), str) else None,
-            timestamp=obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None,
-            line=line,
-            head=head,
-            has_blobs=BLOB_MARK in line,
-        )
-
-
-# A string starting with this refers to a blob (sidecar.store.payload writes them);
-# a line holding it quoted holds a blob reference.
-BLOB_PREFIX = "blob:sha256:"
-BLOB_MARK = b'"' + BLOB_PREFIX.encode()
+_strict_envelope_decoder = msgspec.json.Decoder(_StrictEnvelope)
 
 
 # A line we could not parse stays in the file as these bytes.
@@ -380,27 +199,6 @@ def parse_path(path: str | os.PathLike[str]) -> ParsedFile:
         return _parse_buffer(mapped, source)
 
 
-def _blob_offsets(buffer: bytes | mmap.mmap) -> list[int]:
-    """Where blob references occur in the file (almost always nowhere: one fast scan).
-
-    A mapped file is scanned a stretch at a time, each stretch's pages handed back
-    after it: a scan of the whole map at once would hold all of a 1 GB file resident.
-    """
-    release = hasattr(buffer, "madvise") and hasattr(mmap, "MADV_DONTNEED")
-    step = _RELEASE_EVERY if release else max(len(buffer), 1)
-    found: list[int] = []
-    for begin in range(0, len(buffer), step):
-        # A mark across the stretch's end is found by this stretch (the search may run past it by a mark's length).
-        at = buffer.find(BLOB_MARK, begin, begin + step + len(BLOB_MARK) - 1)
-        while at != -1:
-            if not found or at != found[-1]:
-                found.append(at)
-            at = buffer.find(BLOB_MARK, at + 1, begin + step + len(BLOB_MARK) - 1)
-        if release:
-            buffer.madvise(mmap.MADV_DONTNEED, begin, min(step, len(buffer) - begin))  # type: ignore[union-attr]
-    return found
-
-
 def parse_tail(data: bytes, base: int) -> ParsedFile:
     """The lines of ``data``, read from a file at offset ``base`` after its header (held in memory)."""
     return _parse_buffer(data, None, base)
@@ -423,8 +221,13 @@ _BOM = b"\xef\xbb\xbf"
 def _parse_view(
     buffer: bytes | mmap.mmap, view: memoryview, size: int, source: LineSource | None, base: int | None
 ) -> ParsedFile:
-    """The lines of ``buffer``; with ``base``, a part of a file from that offset on, after its header."""
-    blobs = _blob_offsets(buffer)
+    """The lines of ``buffer``; with ``base``, a part of a file from that offset on, after its header.
+
+    Once the header is read, each line first takes the fast path: one decode
+    with the strict envelope and the entry built in place. A line that does not
+    decode that way (damaged, blank, a lone surrogate, a field of an odd type)
+    takes the general path below it, which reads it exactly as ``parse_line``.
+    """
     held = source is None
     release = hasattr(buffer, "madvise") and hasattr(mmap, "MADV_DONTNEED")
     released_to = 0
@@ -433,12 +236,20 @@ def _parse_view(
     tail_only = base is not None
     shift = base or 0
     items: list[Entry | Unparsed] = []
+    append = items.append
     parse_errors = 0
     torn_tail_at: int | None = None
     needs_newline = False
     start = 0
     find = buffer.find
-    segment: memoryview | None = None
+    fast = tail_only  # the fast path starts after the header
+    strict = _strict_envelope_decoder.decode
+    types, heads = _types, _heads
+    # Blob marks are rare: they are looked for a stretch at a time, and a line looks them up only when its
+    # stretch holds one (a search of every line for them costs a fifth of the parse).
+    marks: list[int] = []
+    marks_to = 0
+    segment: memoryview | bytes | None = None
     if not tail_only and buffer[:3] == _BOM:
         # pi 1.5 reads no entries from such a file (0.73.1 read it); we refuse it unchanged and never write one.
         raise NotASession("the file starts with a UTF-8 byte order mark, which pi 1.5 does not read: remove its first 3 bytes")
@@ -450,6 +261,41 @@ def _parse_view(
             is_unterminated = end == -1
             if is_unterminated:
                 end = size
+            if end > marks_to:  # a stretch an eighth of the release step: the pages it reads ahead stay few
+                marks_to = max(end, start + max(_RELEASE_EVERY // 8, 1))
+                marks = _marks_within(buffer, start, marks_to)
+            if fast:
+                segment = buffer[start:end] if held else view[start:end]
+                try:
+                    env = strict(segment)
+                except msgspec.MsgspecError:
+                    env = None
+                if env is not None:
+                    head = env.message
+                    if head is not None:
+                        # Heads repeat (a few roles, providers and models): one object each keeps a large
+                        # session's memory down. The strict head holds only strings or absent values, which
+                        # can be shared (1 and true hash alike; a list cannot be a key): parse_line's rule.
+                        key = (head.role, head.provider, head.model)
+                        shared = heads.get(key)
+                        if shared is None:
+                            shared = MessageHead(*key)
+                            if len(heads) < _MAX_HEADS:
+                                heads[key] = shared
+                        head = shared
+                    kind = env.type
+                    entry = Entry(types.get(kind, kind) if kind else "", env.id, env.parentId, env.timestamp,
+                                  segment if held else None, head, start + shift, end - start, source,  # type: ignore[arg-type]
+                                  bool(marks) and _holds_mark(marks, start, end))
+                    append(entry)
+                    if is_unterminated:
+                        needs_newline = True
+                    start = end + 1
+                    if release and start - released_to >= _RELEASE_EVERY:
+                        upto = start - start % mmap.PAGESIZE
+                        buffer.madvise(mmap.MADV_DONTNEED, released_to, upto - released_to)  # type: ignore[union-attr]
+                        released_to = upto
+                    continue
             segment = view[start:end]
             first = buffer[start:start + 1]
             if first != b"{" and not bytes(segment).strip():
@@ -471,7 +317,7 @@ def _parse_view(
                 if is_unterminated:
                     torn_tail_at = start + shift
                 elif header is not None or tail_only:
-                    items.append(bytes(segment))
+                    append(bytes(segment))
                 start = end + 1
                 continue
             if is_unterminated:
@@ -479,9 +325,7 @@ def _parse_view(
             entry.offset, entry.length = start + shift, end - start
             if not held:
                 entry.source = source
-            if blobs:
-                at = bisect_right(blobs, start)
-                entry.has_blobs = at < len(blobs) and blobs[at] < end
+            entry.has_blobs = bool(marks) and _holds_mark(marks, start, end)
             if header is None and not tail_only:
                 if entry.type != "session" or entry.id is None:
                     raise NotASession(
@@ -490,8 +334,9 @@ def _parse_view(
                     )
                 header = entry.held()
                 prefix = bytes(buffer[0:start])
+                fast = True
             else:
-                items.append(entry)
+                append(entry)
             start = end + 1
             if release and start - released_to >= _RELEASE_EVERY:
                 upto = start - start % mmap.PAGESIZE
@@ -499,7 +344,7 @@ def _parse_view(
                 released_to = upto
     finally:
         # A slice still alive (say, in a traceback) would keep the map from closing.
-        if segment is not None:
+        if isinstance(segment, memoryview):
             segment.release()
     if header is None and not tail_only:
         raise NotASession("the file holds no session header (it is empty or every line is damaged)")
@@ -515,6 +360,22 @@ def _parse_view(
         title_slot=slot,
         title_fault=slot_fault,
     )
+
+
+def _marks_within(buffer: bytes | mmap.mmap, begin: int, end: int) -> list[int]:
+    """Where blob marks lie wholly within ``buffer[begin:end]``, in order."""
+    found: list[int] = []
+    at = buffer.find(BLOB_MARK, begin, end)
+    while at != -1:
+        found.append(at)
+        at = buffer.find(BLOB_MARK, at + 1, end)
+    return found
+
+
+def _holds_mark(marks: list[int], start: int, end: int) -> bool:
+    """Whether one of ``marks`` (sorted) lies wholly within the line ``[start, end)``."""
+    at = bisect_left(marks, start)
+    return at < len(marks) and marks[at] + len(BLOB_MARK) <= end
 
 
 def serialize(header: Entry, items: list[Entry | Unparsed], prefix: bytes = b"") -> bytes:

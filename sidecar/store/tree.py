@@ -16,7 +16,11 @@ class SessionTree:
     def __init__(self) -> None:
         self.entries: list[Entry] = []
         self.by_id: dict[str, Entry] = {}
-        self.children: dict[str | None, list[Entry]] = {}
+        # Built when first asked for (no walk of ours needs it; a list per entry is ~35 MB at 400,000 entries).
+        self._children: dict[str | None, list[Entry]] | None = None
+        # Entries whose parent was not in the tree when they were added, in file order: only they can be
+        # dangling (entries are never taken out but by remove_last, which takes their children with them).
+        self._orphans: list[Entry] = []
         self.labels: dict[str, str] = {}
         self.name: str | None = None
         self.leaf_id: str | None = None
@@ -31,8 +35,15 @@ class SessionTree:
         parent = self.by_id.get(entry.parent_id) if entry.parent_id is not None else None
         if parent is not None:
             entry.parent_id = parent.id  # the same string: one object instead of two (400,000 entries: ~20 MB)
-        self.children.setdefault(entry.parent_id, []).append(entry)
+        elif entry.parent_id is not None:
+            self._orphans.append(entry)
+        if self._children is not None:
+            self._children.setdefault(entry.parent_id, []).append(entry)
         self.leaf_id = entry.id
+        self._note(entry)
+
+    def _note(self, entry: Entry) -> None:
+        """What an entry of its type changes besides the tree: a label, the name, whether there is a conversation."""
         if entry.type == "label":
             obj = entry.obj()
             target, label = obj.get("targetId"), obj.get("label")
@@ -47,11 +58,53 @@ class SessionTree:
         elif entry.type == "message" and not self.has_conversation and entry.role() in _CONVERSATION_ROLES:
             self.has_conversation = True
 
+    @property
+    def children(self) -> dict[str | None, list[Entry]]:
+        """Each parent id's entries in file order (None: the roots)."""
+        children = self._children
+        if children is None:
+            children = {}
+            for entry in self.entries:
+                siblings = children.get(entry.parent_id)
+                if siblings is None:
+                    children[entry.parent_id] = [entry]
+                else:
+                    siblings.append(entry)
+            self._children = children
+        return children
+
     def add_parsed(self, items: "list[Entry | bytes]") -> None:
-        """Add the entries of parsed lines in file order (unparsed lines and entries without an id are not in the tree)."""
+        """Add the entries of parsed lines in file order (unparsed lines and entries without an id are not in the tree).
+
+        The same as ``add`` for each, in one loop: a large file has hundreds of thousands of them.
+        """
+        entries, by_id, children, note, orphans = self.entries, self.by_id, self._children, self._note, self._orphans
+        noted = _NOTED_LATER if self.has_conversation else _NOTED
+        last = None
         for item in items:
-            if isinstance(item, Entry) and item.id is not None:
-                self.add(item)
+            if type(item) is not Entry and not isinstance(item, Entry):
+                continue
+            entry_id = item.id
+            if entry_id is None:
+                continue
+            entries.append(item)
+            by_id[entry_id] = item
+            parent_id = item.parent_id
+            if parent_id is not None:
+                parent = by_id.get(parent_id)
+                if parent is not None:
+                    item.parent_id = parent.id  # one string object for both (see add)
+                else:
+                    orphans.append(item)
+            if children is not None:
+                children.setdefault(item.parent_id, []).append(item)
+            if item.type in noted:
+                note(item)
+                if self.has_conversation:
+                    noted = _NOTED_LATER
+            last = item
+        if last is not None:
+            self.leaf_id = last.id
 
     def remove_last(self, count: int, previous_leaf: str | None, previous_state: "TreeState") -> None:
         """Undo the last ``count`` adds after a failed write."""
@@ -60,7 +113,9 @@ class SessionTree:
             assert entry.id is not None
             if self.by_id.get(entry.id) is entry:
                 del self.by_id[entry.id]
-            siblings = self.children.get(entry.parent_id, [])
+            if self._orphans and self._orphans[-1] is entry:
+                self._orphans.pop()
+            siblings = self._children.get(entry.parent_id, []) if self._children is not None else None
             if siblings and siblings[-1] is entry:
                 siblings.pop()
         self.leaf_id = previous_leaf
@@ -73,6 +128,24 @@ class SessionTree:
 
     def path(self, leaf_id: str | None) -> list[Entry]:
         """Entries from the root to ``leaf_id``; a parent cycle in a damaged file stops the walk."""
+        by_id = self.by_id
+        current = by_id.get(leaf_id) if leaf_id is not None else None
+        path: list[Entry] = []
+        append = path.append
+        # A walk of more steps than there are entries went round a cycle: only then is it walked again
+        # remembering each entry (a path of 400,000 entries walks in half the time without).
+        for _ in range(len(by_id) + 1):
+            if current is None:
+                break
+            append(current)
+            parent = current.parent_id
+            current = by_id.get(parent) if parent else None
+        else:
+            return self._path_through_cycle(leaf_id)
+        path.reverse()
+        return path
+
+    def _path_through_cycle(self, leaf_id: str | None) -> list[Entry]:
         path: list[Entry] = []
         seen: set[str] = set()
         current = self.by_id.get(leaf_id) if leaf_id is not None else None
@@ -92,8 +165,8 @@ class SessionTree:
         by_id = self.by_id
         return [
             e.id  # type: ignore[misc]
-            for e in self.entries
-            if e.parent_id is not None and e.parent_id not in by_id and by_id.get(e.id) is e  # type: ignore[arg-type]
+            for e in self._orphans
+            if e.parent_id not in by_id and by_id.get(e.id) is e  # type: ignore[arg-type]
         ]
 
     def effective_parents(self) -> list[tuple[Entry, str | None]]:
@@ -121,6 +194,11 @@ class SessionTree:
             for visited in walk:
                 state[visited] = 2
         return [(e, parent_of[e.id]) for e in latest]  # type: ignore[index]
+
+
+# The entry types ``_note`` looks at (a message only until the first of the conversation is seen).
+_NOTED = frozenset(("label", "session_info", "message"))
+_NOTED_LATER = frozenset(("label", "session_info"))
 
 
 @dataclass(slots=True)

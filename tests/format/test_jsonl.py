@@ -138,30 +138,45 @@ def test_an_entry_with_an_unexpected_envelope_value_is_still_an_entry_of_the_tre
     assert parsed.items[1].raw == odd
 
 
-def test_blob_references_are_found_across_the_stretches_a_mapped_file_is_scanned_in(tmp_path, monkeypatch):
-    """A mapped file is scanned for blob marks a stretch at a time (its pages handed back after each):
-    a mark across a stretch's end, at its very start or end, and two in a row are each found once."""
+def test_blob_references_are_found_across_the_stretches_a_file_is_scanned_in(tmp_path, monkeypatch):
+    """Blob marks are looked for a stretch at a time (a page here): a line holding one is marked whether
+    the mark lies across a stretch's end, in the middle, at the start or the end of a line's text, or twice
+    in a row, and lines without one are not; mapped and held files agree, damaged lines among them."""
     import mmap as mmap_module
     import random
 
     from sidecar.format import jsonl
 
     monkeypatch.setattr(jsonl, "_RELEASE_EVERY", mmap_module.PAGESIZE)
-    mark = jsonl.BLOB_MARK
+    mark = jsonl.BLOB_MARK.decode()[1:]  # the text of a reference; the line's own quote opens it
     rng = random.Random(3)
-    data = bytearray(b"x" * (mmap_module.PAGESIZE * 6 + 123))
-    for at in (0, mmap_module.PAGESIZE - 5, 2 * mmap_module.PAGESIZE - len(mark), 3 * mmap_module.PAGESIZE,
-               3 * mmap_module.PAGESIZE + len(mark), *(rng.randrange(len(data) - len(mark)) for _ in range(20))):
-        data[at:at + len(mark)] = mark
-    path = tmp_path / "marks"
-    path.write_bytes(bytes(data))
-    expected, at = [], bytes(data).find(mark)
-    while at != -1:
-        expected.append(at)
-        at = bytes(data).find(mark, at + 1)
-    with open(path, "rb") as handle, mmap_module.mmap(handle.fileno(), 0, prot=mmap_module.PROT_READ) as mapped:
-        assert jsonl._blob_offsets(mapped) == expected
-    assert jsonl._blob_offsets(bytes(data)) == expected and jsonl._blob_offsets(b"") == []
+    rows = [HEAD]
+    for n in range(600):
+        text = "x" * rng.randrange(0, 900)
+        kind = rng.randrange(5)
+        if kind == 0:
+            rows.append(line(message(f"e{n}", None, user(text + "a" * 64))).encode().replace(b'"xx', b'"' + mark.encode(), 1))
+            continue
+        if kind == 1:  # two in a row, as two content parts
+            parts = [{"type": "text", "text": mark + "b" * 64}, {"type": "text", "text": mark + "c" * 64 + text}]
+            rows.append(line(message(f"e{n}", None, user(parts))).encode())
+            continue
+        if kind == 2:
+            rows.append(b'{"damaged": "' + mark.encode() + b"d" * rng.randrange(900))
+        rows.append(line(message(f"e{n}", None, user(text))).encode())
+    data = lines(*rows)
+    path = tmp_path / "marks.jsonl"
+    path.write_bytes(data)
+    held = parse_file(data)
+    monkeypatch.setattr(jsonl, "MAP_THRESHOLD", 0)
+    mapped = jsonl.parse_path(path)
+    found = []
+    for parsed in (held, mapped):
+        entries = [item for item in parsed.items if isinstance(item, Entry)]
+        assert len(entries) == 600 and parsed.parse_errors == sum(1 for row in rows if row.startswith(b'{"damaged'))
+        assert [e.has_blobs for e in entries] == [jsonl.BLOB_MARK in e.raw for e in entries]
+        found.append([e.has_blobs for e in entries])
+    assert found[0] == found[1] and 150 < sum(found[0]) < 450
 
 
 def test_message_heads_are_shared_only_where_sharing_cannot_change_them():

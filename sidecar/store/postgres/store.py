@@ -422,6 +422,10 @@ class PostgresStore(HeldSessions):
             )
             for r in rows
         ]
+        if query.after is None:  # in-memory sessions have no row: they lead the first page, as in a file root
+            from ..inmemory import listed_in_memory
+
+            sessions[:0] = listed_in_memory(query, self.held_sessions())
         cursor = _encode_cursor(*sort_key(rows[-1])) if more and rows else None
         return ListPage(sessions=sessions, next_cursor=cursor)
 

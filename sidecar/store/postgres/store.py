@@ -86,8 +86,10 @@ class PostgresStore(HeldSessions):
         self.root = Path(root).expanduser().absolute()
         # Host-local things (prompt history, terminal breadcrumbs, snapshots) still live below the root.
         self.layout = Layout(self.root)
-        self.settings = settings
         self.compat = "pi"
+        if settings.store.compat is None:  # the effective value, as initialize answers it (as the file store's)
+            settings = msgspec.structs.replace(settings, store=msgspec.structs.replace(settings.store, compat="pi"))
+        self.settings = settings
         self.db = database
         self.blobs = PgBlobStore(database)
         self.lease_seconds = lease_seconds if lease_seconds is not None else DEFAULT_LEASE_SECONDS

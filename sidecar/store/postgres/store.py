@@ -322,8 +322,9 @@ class PostgresStore(HeldSessions):
                      "archive": "in the archive", "trash": "in the trash"}[from_area]
             raise SessionNotFound(f"cannot {verb}: no session {session_id!r} {where}", sessionId=session_id)
         if isinstance(moved, str):
-            raise SessionLocked(f"cannot {verb}: session {session_id} is held by another sidecar ({moved[5:]})",
-                                sessionId=session_id)
+            raise SessionLocked(f"cannot {verb}: session {session_id} is held by another sidecar ({moved[5:]}); open it "
+                                "with readOnly to read it, or try again once that sidecar closes it or its lease expires",
+                                sessionId=session_id, owner=moved[5:])
         return LOCATION_PREFIX + Placement(*moved).relative
 
     def move_cwd(self, session_id: str, cwd: str) -> str:
@@ -389,8 +390,9 @@ class PostgresStore(HeldSessions):
         if moved == "damaged":
             raise DamagedFile(f"session {session_id} has no session header in its first lines", sessionId=session_id)
         if isinstance(moved, str):
-            raise SessionLocked(f"cannot move: session {session_id} is held by another sidecar ({moved[5:]})",
-                                sessionId=session_id)
+            raise SessionLocked(f"cannot move: session {session_id} is held by another sidecar ({moved[5:]}); open it "
+                                "with readOnly to read it, or try again once that sidecar closes it or its lease expires",
+                                sessionId=session_id, owner=moved[5:])
         if was_open:
             self.open(session_id, None, False)
         return LOCATION_PREFIX + moved.relative

@@ -60,3 +60,14 @@ def stored_state(root: Path, scratch: Path) -> dict[str, str]:
     if ON_POSTGRES:
         found.update(hashes(stored_root(root, scratch), "pg:"))
     return found
+
+
+def pi_file(location: str | Path, scratch: Path) -> Path:
+    """The file pi is given for a session at ``location``: that file, or for a PostgreSQL place (``pg:...``) the
+    file ``export-root`` writes for it below ``scratch`` (exported once per scratch folder: export after writing)."""
+    text = str(location)
+    if not text.startswith("pg:"):
+        return Path(text)
+    if not scratch.exists():
+        stored_root(scratch.parent, scratch)
+    return scratch / text[len("pg:"):]

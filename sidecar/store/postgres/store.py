@@ -454,6 +454,18 @@ class PostgresStore(HeldSessions):
     def run_upkeep(self, held: list[Any]) -> None:
         pass
 
+    # -- upkeep: session/stats and session/prune from the tables (postgres/upkeep.py) ---------
+
+    def usage(self, find_unreferenced: bool) -> Any:
+        from .upkeep import measure
+
+        return measure(self.db, self.root, find_unreferenced)
+
+    def pinned(self, found: Any) -> bool:
+        from .upkeep import pinned
+
+        return pinned(self.db, found.session_id)
+
 
 def _encode_cursor(modified: int, key: str) -> str:
     import base64

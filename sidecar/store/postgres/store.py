@@ -124,11 +124,19 @@ class PostgresStore(HeldSessions):
 
     def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: dict[str, Any],
                        objs: list[dict[str, Any]], write: bool = True) -> tuple[str, bool]:
-        """Not yet: session/import writes a session in one go, which this store does not do yet."""
-        raise InvalidParams(
-            "session/import does not write into the PostgreSQL store yet: import into a file root "
-            "(session-sidecar import --root DIR ...), then move that root in with session-sidecar migrate",
-            field="tool")
+        """An imported session written in one transaction (postgres/importing.py), or the one there already."""
+        from .importing import existing_place, import_entries
+
+        check_session_id(session_id)
+        held = self.held(session_id)
+        if held is not None:  # open here (perhaps not written yet): that one is the session of this id
+            return self.location(held), False
+        found = existing_place(self.db, session_id)
+        if found is not None:
+            return found, False
+        if not write or not objs:
+            return "", False
+        return import_entries(self.db, self.layout, session_id, cwd, timestamp, header_fields, objs)
 
     def is_current(self, session_id: str) -> bool:
         session = self.held(session_id)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -119,14 +120,30 @@ async def measure(argv: list[str], sidecar: bool, args: argparse.Namespace, root
         await pipe.call("session/append", params)
         samples.append((time.perf_counter_ns() - start) / 1000)
     batch = [await work.params() for _ in range(args.pipelined)]
+    server_cpu = cpu_seconds(pipe.process.pid)
     elapsed = await pipelined(pipe, "session/append", batch)
+    server_cpu = cpu_seconds(pipe.process.pid) - server_cpu
     await pipe.stop()
     samples.sort()
     return {
         "p50": statistics.median(samples),
         "p99": samples[int(len(samples) * 0.99) - 1],
         "throughput": len(batch) / elapsed,
+        "server_cpu_us": server_cpu / len(batch) * 1e6,
     }
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` (every thread) from /proc; NaN where there is none.
+
+    On a loaded machine the pipelined throughput is mostly the share of the cores each process gets;
+    the server's CPU time per request is the part of the figure that is the server's own."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def service_only(args: argparse.Namespace, root: Path) -> float:
@@ -181,6 +198,10 @@ async def main() -> None:
     print(f"{'ratio sidecar/echo':<22}{sidecar['p50'] / echo['p50']:>10.2f}{sidecar['p99'] / echo['p99']:>10.2f}"
           f"{sidecar['throughput'] / echo['throughput']:>18.2f}")
     print(f"p50 ratio per round: {', '.join(f'{r:.2f}' for r in ratios)}")
+    throughputs = sorted(s["throughput"] / e["throughput"] for e, s in zip(rounds["echo"], rounds["sidecar"]))
+    print(f"pipelined throughput ratio per round: {', '.join(f'{r:.2f}' for r in throughputs)}")
+    print(f"server CPU per pipelined append: echo {echo['server_cpu_us']:.0f} us, sidecar {sidecar['server_cpu_us']:.0f} us"
+          f" (load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory() as tmp:
         inproc = service_only(args, Path(tmp))
     print(f"SessionService.append in-process p50: {inproc:.0f} us (included in the sidecar's round trip)")

@@ -81,23 +81,33 @@ if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
         # tests that read a session's file read the same bytes from the database.
         read_bytes, read_text, exists, is_file = Path.read_bytes, Path.read_text, Path.exists, Path.is_file
 
-        def stored(path: Path) -> bytes | None:
+        # A held session's ``Session.path`` (``/nonexistent/postgresql/<area>/<folder>/<file>``) names the same place.
+        from sidecar.store.postgres.session import NO_FILE
+
+        def in_database(path: Path) -> str | None:
             text = str(path)
-            return _stored_bytes(url, text[3:]) if text.startswith("pg:") else None
+            if text.startswith("pg:"):
+                return text[3:]
+            return text[len(str(NO_FILE)) + 1:] if text.startswith(str(NO_FILE) + "/") else None
+
+        def stored(path: Path) -> bytes | None:
+            relative = in_database(path)
+            return _stored_bytes(url, relative) if relative is not None else None
 
         def pg_read_bytes(self):
-            data = stored(self)
-            return read_bytes(self) if data is None and not str(self).startswith("pg:") else _found(self, data)
+            if in_database(self) is None:
+                return read_bytes(self)
+            return _found(self, stored(self))
 
         def pg_read_text(self, encoding=None, errors=None):
-            if not str(self).startswith("pg:"):
+            if in_database(self) is None:
                 return read_text(self, encoding, errors)
             return _found(self, stored(self)).decode(encoding or "utf-8", errors or "strict")
 
         monkeypatch.setattr(Path, "read_bytes", pg_read_bytes)
         monkeypatch.setattr(Path, "read_text", pg_read_text)
-        monkeypatch.setattr(Path, "exists", lambda self, **kw: stored(self) is not None if str(self).startswith("pg:") else exists(self, **kw))
-        monkeypatch.setattr(Path, "is_file", lambda self: stored(self) is not None if str(self).startswith("pg:") else is_file(self))
+        monkeypatch.setattr(Path, "exists", lambda self, **kw: stored(self) is not None if in_database(self) is not None else exists(self, **kw))
+        monkeypatch.setattr(Path, "is_file", lambda self: stored(self) is not None if in_database(self) is not None else is_file(self))
         yield
         for service in made:
             try:
@@ -127,38 +137,42 @@ if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
                 "SELECT id, tail FROM sidecar_sessions WHERE area = %s AND folder = %s AND file_name = %s",
                 (area, parts[0], parts[1]),
             ).fetchone()
-            if row is None:
-                return None
+            if row is None:  # a file beside the sessions (a migration's .bak, a .torn aside)
+                kept = conn.execute("SELECT data FROM sidecar_files WHERE path = %s", (relative,)).fetchone()
+                return bytes(kept[0]) if kept else None
             lines = [bytes(r[0]) for r in conn.execute(
                 "SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (row[0],))]
         return (b"\n".join(lines) + b"\n" if lines else b"") + bytes(row[1])
 
 
-# Tests left out of the PostgreSQL pass (not triaged yet: see the file's head); the pass says how many.
+# Tests left out of the PostgreSQL pass (see the file's head): a line with a reason after ``#`` is
+# kept out on purpose, one without is not triaged yet; the pass says how many of each.
 _NOT_ON_POSTGRES = Path(__file__).resolve().parent / "postgres" / "not_on_postgres.txt"
 
 
 def pytest_collection_modifyitems(config, items):
     if os.environ.get("SIDECAR_TEST_STORE") != "postgres":
         return
-    named = {
-        line.split("#", 1)[0].strip()
-        for line in _NOT_ON_POSTGRES.read_text(encoding="utf-8").splitlines()
-        if line.split("#", 1)[0].strip()
-    }
+    named: dict[str, bool] = {}  # node id -> has a reason
+    for line in _NOT_ON_POSTGRES.read_text(encoding="utf-8").splitlines():
+        node, _, reason = line.partition("#")
+        if node.strip():
+            named[node.strip()] = bool(reason.strip())
     kept, left = [], []
     for item in items:
         (left if item.nodeid in named else kept).append(item)
     if left:
         config.hook.pytest_deselected(items=left)
         items[:] = kept
-        config._not_on_postgres = len(left)  # type: ignore[attr-defined]
+        config._not_on_postgres = (  # type: ignore[attr-defined]
+            sum(named[item.nodeid] for item in left), sum(not named[item.nodeid] for item in left))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    left = getattr(config, "_not_on_postgres", 0)
-    if left:
+    with_reason, untriaged = getattr(config, "_not_on_postgres", (0, 0))
+    if with_reason or untriaged:
         terminalreporter.write_line(
-            f"PostgreSQL pass: {left} tests left out, not triaged yet; they run on the file store only "
+            f"PostgreSQL pass: {with_reason + untriaged} tests left out and run on the file store only: "
+            f"{with_reason} kept out with a reason (most test the file store itself), {untriaged} not triaged yet "
             f"(tests/postgres/not_on_postgres.txt)"
         )

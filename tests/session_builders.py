@@ -149,3 +149,24 @@ def labelled_session(svc: SessionService) -> tuple[str, dict[str, str]]:
     turn4 = turn(svc, session_id, 4)
     ids["q4"], ids["last"] = turn4[0], turn4[-1]
     return session_id, ids
+
+
+def adopt_files(svc: SessionService) -> None:
+    """Session files a test wrote below the root become the store's sessions.
+
+    The file store reads them where they are; the PostgreSQL store (scripts/test.sh's pass with
+    SIDECAR_TEST_STORE=postgres) takes them in as ``session-sidecar migrate`` does, keeping their bytes.
+    """
+    database = getattr(svc.store, "db", None)
+    if database is not None:
+        from sidecar.store.postgres.transfer import import_root
+
+        import_root(database, svc.store.root)
+
+
+def stored_at(svc: SessionService, path: Path) -> Path:
+    """Where the store keeps what a test wrote at ``path`` below the root: that file on the file store,
+    its ``pg:`` location on PostgreSQL (tests/conftest.py reads those from the database)."""
+    if getattr(svc.store, "db", None) is None:
+        return path
+    return Path("pg:" + path.relative_to(svc.store.root).as_posix())

@@ -29,6 +29,8 @@ FORBIDDEN = {
     "importers": ("service", "rpc", "operations"),
     "live": ("service", "rpc", "operations"),
     "rpc": ("store",),
+    # The service maps params onto operations and the store; the transports stand above it.
+    "service": ("rpc",),
 }
 
 

@@ -21,7 +21,7 @@ def open_result(session: Session, location: str, parse_errors: int, migrated_fro
         parseErrors=parse_errors,
         persisted=session.persisted,
         migratedFrom=migrated_from,
-        warnings=_open_warnings(session),
+        warnings=_open_warnings(session, location),
         titleFault=session.title_fault or _missing_title(session),
     )
 
@@ -33,18 +33,22 @@ def _missing_title(session: Session) -> str | None:
     return None
 
 
-def _open_warnings(session: Session) -> list[wire.OpenWarning]:
+def _open_warnings(session: Session, location: str) -> list[wire.OpenWarning]:
     dangling = session.dangling()
     if not dangling:
         return []
     shown = ", ".join(dangling[:5]) + (f" and {len(dangling) - 5} more" if len(dangling) > 5 else "")
+    # The doctor mends files: a session kept elsewhere (a database: its location is not its path) goes out
+    # to a file root and back.
+    where = "on the file" if location == str(session.path) else (
+        "on it in a file root (session-sidecar export-root, then migrate the mended root back)")
     return [wire.OpenWarning(
         kind="danglingParent",
         message=(
             f"{len(dangling)} entr{'y names a parent' if len(dangling) == 1 else 'ies name parents'} not in "
-            f"{session.path} ({shown}): the history before {'it' if len(dangling) == 1 else 'them'} is cut off "
-            "from the context; run `session-sidecar doctor --fix` on the file to reconnect each to the entry "
-            "written before it (the original is kept as a backup)"
+            f"{location or session.path} ({shown}): the history before {'it' if len(dangling) == 1 else 'them'} "
+            f"is cut off from the context; run `session-sidecar doctor --fix` {where} to reconnect each to the "
+            "entry written before it (the original is kept as a backup)"
         ),
         entryIds=dangling,
     )]

@@ -1,6 +1,6 @@
 """The storage seam: what a backend must do for the service.
 
-``sidecar/service.py`` maps the protocol's methods onto these operations and
+``sidecar/service/`` maps the protocol's methods onto these operations and
 knows nothing of where sessions live. The embedded default is the file store
 (``store/files/``: pi's JSONL files below a sessions root); another backend
 implements the same two interfaces:

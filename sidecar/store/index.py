@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .indexscan import load as _load, scan_folder as _scan_folder
-from .indexread import fold_appended, read_files
+from .indexread import BULK_ROWS, fold_appended, read_files
 from .indexschema import COLUMNS as _COLUMNS, SCHEMA_VERSION, Row, connect  # noqa: F401
 from .indexsearch import contains as _contains, delete_texts as _delete_texts
 from .indexsearch import drain_chunk as _drain_chunk, query_rows
@@ -48,6 +48,8 @@ _SCAN_THREADS = 8  # stat calls release the GIL; a slow file system answers seve
 _DRAIN_INLINE = 2000  # pending texts a query moves into the full-text index itself, on its own path
 _DRAIN_CHUNK = 4000  # texts the background builder moves per transaction (a write waits for one chunk at most)
 _BUILD_AFTER = 64  # files read by one sync past which the background builder starts at once
+_CACHE_KIB = -2000  # sqlite's default page cache (negative: KiB)
+_BULK_CACHE_KIB = -32768  # while a sync reads BULK_ROWS files or more
 
 class IndexUnavailable(Exception):
     """The index could not be used (locked past the busy timeout); callers fall back to the files."""
@@ -184,21 +186,29 @@ class ListingIndex:
             for folder_key, rows in self._known.items():
                 if folder_key not in requested and os.path.dirname(folder_key) in bases and not os.path.isdir(folder_key):
                     gone.extend(rows)
-            stale = any(item[5] for item in seen_all)
-            if not stale and not gone:
+            changed = [(index, item[0], item[1], item[2]) for index, item in enumerate(seen_all) if item[5]]
+            if not changed and not gone:
                 return 0
+            read = len(changed)
+            many = read >= BULK_ROWS
+            if many:  # a larger page cache while many rows go in (for the path index and the sorts that make the others)
+                conn.execute(f"PRAGMA cache_size={_BULK_CACHE_KIB}")
             conn.execute("BEGIN IMMEDIATE")
             try:
                 for path in gone:
                     self._delete(conn, path)
-                changed = [(index, item[0], item[1], item[2]) for index, item in enumerate(seen_all) if item[5]]
-                read = len(changed)
                 self._read_many(conn, changed, check)
                 conn.execute("COMMIT")
             except BaseException:
                 self._rollback()
                 self._reload_known(conn)
                 raise
+            finally:
+                if many:
+                    try:
+                        conn.execute(f"PRAGMA cache_size={_CACHE_KIB}")
+                    except sqlite3.Error:  # (never the error to report: the one that stopped the read is)
+                        pass
             if read >= _BUILD_AFTER:
                 self._start_building()
             return read

@@ -9,11 +9,12 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Callable
 
-from .indexschema import INSERT_FILE, UPDATE_FILE
+from .indexschema import FILES_INDEXES, INSERT_FILE, UPDATE_FILE
 from .indexsearch import SHIFT, delete_texts, folded_meta
 from .listing import Accumulator, decode_line, modified_ms, summarize_full
 
 _BATCH = 256  # files whose new rows (and texts) go in by one statement
+BULK_ROWS = 1000  # files read into an empty index past which its indexes are made after the rows
 Known = dict[str, dict[str, tuple[int, int]]]  # folder -> path -> (size, mtime_ns) of every row
 
 
@@ -30,6 +31,13 @@ def read_files(
     New rows and all texts go in by batches (one statement per batch); a
     file with a row already is updated in place and its texts replaced.
     """
+    bulk = len(items) >= BULK_ROWS and conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
+    if bulk:
+        # Every row into an empty table (a cold rebuild): in path order (the path index grows at its
+        # end), the other indexes made once all rows are in. A rollback brings them back.
+        items = sorted(items, key=lambda item: item[1])
+        for name in FILES_INDEXES:
+            conn.execute(f"DROP INDEX IF EXISTS {name}")
     existing: dict[str, int] = {}
     if len(items) == 1:
         found = conn.execute("SELECT id FROM files WHERE path=?", (items[0][1],)).fetchone()
@@ -64,7 +72,7 @@ def read_files(
             continue
         data, size, mtime = content
         try:
-            full = summarize_full(path, data, mtime // 1_000_000)
+            full = summarize_full(path, data, mtime // 1_000_000, join_texts=False)
         finally:
             if isinstance(data, mmap.mmap):
                 data.close()
@@ -88,11 +96,15 @@ def read_files(
         else:
             delete_texts(conn, file_id)
             conn.execute(UPDATE_FILE, values + (file_id,))
-        texts.extend(((file_id << SHIFT) | n, text) for n, text in enumerate(found_texts))
+        first_rowid = file_id << SHIFT  # its texts' rowids: first_rowid | n, n below 2**SHIFT
+        texts.extend(zip(range(first_rowid, first_rowid + len(found_texts)), found_texts))
         known.setdefault(folder, {})[path] = (size, mtime)
         if len(rows) >= _BATCH:
             flush()
     flush()
+    if bulk:
+        for statement in FILES_INDEXES.values():
+            conn.execute(statement)
 
 
 def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, lines: list[bytes], st: os.stat_result,

@@ -22,17 +22,31 @@ _LEFTOVER_AGE_NS = 60 * 1_000_000_000  # untouched this long: not a write in pro
 
 def load(path: str) -> tuple[bytes | mmap.mmap, int, int] | None:
     """A file's bytes with the size and mtime they were read at; a large one mapped, not read (the caller
-    closes the map): the index reads a 1 GB session a line at a time (listing.summarize_full)."""
+    closes the map): the index reads a 1 GB session a line at a time (listing.summarize_full).
+
+    Plain descriptor calls (a cold rebuild reads 100,000 files): a stat, one read of the size it
+    gives, a stat again; a file that changed meanwhile is read on to its end and stated once more."""
     try:
-        with open(path, "rb") as handle:
-            st = os.fstat(handle.fileno())
-            if st.st_size > MAP_THRESHOLD:
-                return mmap.mmap(handle.fileno(), st.st_size, prot=mmap.PROT_READ), st.st_size, st.st_mtime_ns
-            data = handle.read()
-            st = os.fstat(handle.fileno())
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except (OSError, ValueError):
         return None
-    return data, st.st_size, st.st_mtime_ns
+    try:
+        st = os.fstat(fd)
+        if st.st_size > MAP_THRESHOLD:
+            return mmap.mmap(fd, st.st_size, prot=mmap.PROT_READ), st.st_size, st.st_mtime_ns
+        data = os.read(fd, st.st_size) if st.st_size else b""
+        after = os.fstat(fd)
+        if len(data) != after.st_size or after.st_mtime_ns != st.st_mtime_ns:
+            parts = [data]
+            while chunk := os.read(fd, 1 << 20):
+                parts.append(chunk)
+            data = b"".join(parts)
+            after = os.fstat(fd)
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+    return data, after.st_size, after.st_mtime_ns
 
 
 def scan_folder(folder: Path) -> list[tuple[str, int, int]]:

@@ -1,4 +1,4 @@
-"""Wire params to policies, measurements to wire results (kept out of service.py, which only maps)."""
+"""Wire params to policies, measurements to wire results (kept out of sidecar/service/, which only maps)."""
 
 from __future__ import annotations
 

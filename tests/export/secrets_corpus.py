@@ -7,9 +7,11 @@ piece of a core in an export, so half a key left behind counts as a leak too.
 
 from __future__ import annotations
 
+import json
 import random
 import string
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 UPPER_DIGITS = string.ascii_uppercase + string.digits
@@ -155,3 +157,33 @@ def entries(planted: list[tuple[str, Planted]]) -> list[dict[str, Any]]:
             out.append({"type": "custom", "customType": "deploy-notes", "data": {"step": index, "found": secret.text,
                                                                                "nested": [{"value": secret.text}]}})
     return out
+
+
+def ordinary_lines(repo: Path, leave_out: frozenset[str] = frozenset()) -> list[str]:
+    """Text with no secret in it: this repository's code, docs and scripts, and every string of
+    pi's session fixtures (beside the repository in ``shared/``). The export tests' folder is left
+    out (it plants secrets on purpose), and so are files named in ``leave_out``."""
+    patterns = ("sidecar/**/*.py", "tests/**/*.py", "clients/**/*.ts", "clients/**/*.go", "clients/**/*.rs",
+                "clients/**/*.lua", "clients/**/*.py", "bench/*.py", "protocol/*.md", "README.md", "scripts/**/*.sh")
+    lines: list[str] = []
+    for pattern in patterns:
+        for path in sorted(repo.glob(pattern)):
+            if {"node_modules", "target", "export"} & set(path.relative_to(repo).parts) or path.name in leave_out:
+                continue
+            lines.extend(path.read_text(errors="replace").splitlines())
+
+    def strings(value: object) -> None:
+        if isinstance(value, str):
+            lines.extend(value.splitlines())
+        elif isinstance(value, list):
+            for item in value:
+                strings(item)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if key != "data":  # base64 image bytes
+                    strings(item)
+
+    for fixture in sorted((repo.parent / "shared" / "fixtures" / "pi").glob("*.jsonl")):
+        for raw in fixture.read_text().splitlines():
+            strings(json.loads(raw))
+    return lines

@@ -5,17 +5,15 @@ placeholder; ordinary code and logs (this repository, pi's own session fixtures)
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
 
-from conftest import PI_FIXTURES
 from sidecar.export.redact import Redactor
 from sidecar.export.redact.rules import has_long_run, line_may_hold_secret
 
 from .conftest import export
-from .secrets_corpus import MAKERS, PLACES, entries, leaks, plant
+from .secrets_corpus import MAKERS, PLACES, entries, leaks, ordinary_lines, plant
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -85,36 +83,8 @@ def test_the_gates_never_skip_text_a_row_matches():
                                     b'"2025-01-01T00:00:07.007Z","message":{"role":"user","content":"all tests pass"}}')
 
 
-def _ordinary_lines() -> list[str]:
-    """This repository's code, docs and scripts, and every string of pi's session fixtures."""
-    patterns = ("sidecar/**/*.py", "tests/**/*.py", "clients/**/*.ts", "clients/**/*.go", "clients/**/*.rs",
-                "clients/**/*.lua", "clients/**/*.py", "bench/*.py", "protocol/*.md", "README.md", "scripts/**/*.sh")
-    lines: list[str] = []
-    for pattern in patterns:
-        for path in sorted(REPO.glob(pattern)):
-            if {"node_modules", "target", "export"} & set(path.relative_to(REPO).parts):
-                continue  # the export tests plant secrets on purpose
-            lines.extend(path.read_text(errors="replace").splitlines())
-
-    def strings(value: object) -> None:
-        if isinstance(value, str):
-            lines.extend(value.splitlines())
-        elif isinstance(value, list):
-            for item in value:
-                strings(item)
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                if key != "data":
-                    strings(item)
-
-    for fixture in sorted(PI_FIXTURES.glob("*.jsonl")):
-        for raw in fixture.read_text().splitlines():
-            strings(json.loads(raw))
-    return lines
-
-
 def test_ordinary_code_and_logs_are_left_alone():
-    lines = _ordinary_lines()
+    lines = ordinary_lines(REPO)
     assert len(lines) > 20_000
     changed = [line for line in lines if Redactor().text(line) != line]
     rate = len(changed) / len(lines)

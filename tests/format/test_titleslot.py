@@ -53,3 +53,14 @@ def test_a_title_line_of_the_wrong_width_or_shape_is_reported():
 
 def test_clean_title_follows_oh_my_pi():
     assert clean_title("  a\tb\n\nc   d  ") == "a b c d"
+
+
+def test_a_title_line_is_known_whether_its_type_is_spelled_out_or_escaped():
+    from sidecar.format.titleslot import looks_like_slot
+
+    assert looks_like_slot(slot_line("T", "t", "user"))
+    assert looks_like_slot(b'{"type":"\\u0074itle","v":1,"title":"T","updatedAt":"t","pad":""}')  # (no "title" spelled)
+    assert looks_like_slot(b'{"v":1,"type" : "\\u0074\\u0069tle"}')
+    assert not looks_like_slot(HEADER)  # no "title" and no escape: not decoded at all
+    assert not looks_like_slot(b'{"type":"session","title":"a header with a title"}')
+    assert not looks_like_slot(b'{"type":"\\u0073ession"}')

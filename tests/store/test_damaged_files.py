@@ -6,7 +6,9 @@ import json
 import os
 
 import pytest
-from session_builders import append, assistant, context, header, line, message, msg, read_lines, service, user, write_session
+from session_builders import (
+    adopt_files, append, assistant, context, header, line, message, msg, read_lines, service, stored_at, user, write_session,
+)
 
 from sidecar import wire
 from sidecar.errors import DamagedFile
@@ -32,6 +34,8 @@ def test_damaged_lines_are_counted_reported_and_the_file_is_not_rewritten(sessio
     path = v3_file(sessions_root, ["", "{not json", "   ", message("c", "b", user("after"))])
     before = path.read_bytes()
     svc = service(sessions_root)
+    adopt_files(svc)
+    path = stored_at(svc, path)
     opened = svc.open(wire.OpenParams(sessionId="sess-1"))
     assert opened.parseErrors == 3
     assert opened.entryCount == 3 and opened.leafId == "c"
@@ -44,6 +48,8 @@ def test_a_torn_last_line_is_ignored_and_moved_aside_before_the_next_append(sess
     torn = '{"type":"message","id":"c","parentId":"b","timesta'
     path = v3_file(sessions_root, tail=torn)
     svc = service(sessions_root)
+    adopt_files(svc)
+    path = stored_at(svc, path)
     opened = svc.open(wire.OpenParams(sessionId="sess-1"))
     assert opened.parseErrors == 1 and opened.leafId == "b"
     [new_id] = append(svc, "sess-1", msg(user("next")))
@@ -59,6 +65,8 @@ def test_a_complete_last_line_without_newline_gets_one_before_the_next_line(sess
     path.parent.mkdir(parents=True)
     path.write_text(line(header()) + "\n" + line(message("a", None, user())) + "\n" + line(message("b", "a", assistant())))
     svc = service(sessions_root)
+    adopt_files(svc)
+    path = stored_at(svc, path)
     assert svc.open(wire.OpenParams(sessionId="sess-1")).parseErrors == 0
     [new_id] = append(svc, "sess-1", msg(user("next")))
     assert [r["id"] for r in read_lines(path)[1:]] == ["a", "b", new_id]
@@ -71,15 +79,18 @@ def test_a_complete_last_line_without_newline_gets_one_before_the_next_line(sess
     ids=["empty", "newline", "garbage", "entry-before-header", "header-without-id"],
 )
 def test_a_file_that_is_not_a_session_is_a_clear_error_and_is_left_alone(sessions_root, content):
-    path = session_path(sessions_root)
-    path.parent.mkdir(parents=True)
-    path.write_text(content)
+    written = session_path(sessions_root)
+    written.parent.mkdir(parents=True)
+    written.write_text(content)
     svc = service(sessions_root)
+    adopt_files(svc)  # on PostgreSQL only a file with a header line becomes a session (the others stay files)
+    path = stored_at(svc, written)
     with pytest.raises(DamagedFile) as error:
         svc.open(wire.OpenParams(sessionId="sess-1"))
     assert "not a session" in error.value.message
     assert path.read_text() == content
-    assert sorted(os.listdir(path.parent)) == [path.name]
+    if path == written:  # the file store: nothing written beside it
+        assert sorted(os.listdir(path.parent)) == [path.name]
 
 
 def test_a_file_starting_with_a_byte_order_mark_is_refused_as_pi_1_5_reads_no_entries_from_it(sessions_root):
@@ -113,14 +124,17 @@ def v1_file(root):
 
 
 def test_an_old_file_is_migrated_rewritten_atomically_and_backed_up(sessions_root):
-    path = v1_file(sessions_root)
-    original = path.read_bytes()
+    written = v1_file(sessions_root)
+    original = written.read_bytes()
     svc = service(sessions_root)
+    adopt_files(svc)
+    path = stored_at(svc, written)
     opened = svc.open(wire.OpenParams(sessionId="sess-1"))
     assert opened.migratedFrom == 1 and opened.header["version"] == 3
     backup = path.with_name(path.name + ".v1.bak")
     assert backup.read_bytes() == original
-    assert sorted(os.listdir(path.parent)) == sorted([path.name, backup.name])  # no temp file left
+    if path == written:  # the file store: no temp file left beside them
+        assert sorted(os.listdir(path.parent)) == sorted([path.name, backup.name])
     records = read_lines(path)
     assert records[0]["version"] == 3
     assert all("id" in r and "parentId" in r for r in records[1:])
@@ -142,6 +156,8 @@ def test_a_migrated_file_keeps_damaged_lines_and_appends_cleanly(sessions_root):
     with open(path, "a", encoding="utf-8") as out:
         out.write("{damaged\n" + '{"type":"message","timest')  # a damaged line, then a torn one
     svc = service(sessions_root)
+    adopt_files(svc)
+    path = stored_at(svc, path)
     opened = svc.open(wire.OpenParams(sessionId="sess-1"))
     assert opened.migratedFrom == 1 and opened.parseErrors == 2
     assert "{damaged" in path.read_text().splitlines()

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from session_builders import assistant, context, entry, header, read_lines, service, user, write_session
+from session_builders import adopt_files, assistant, context, entry, header, read_lines, service, stored_at, user, write_session
 
 from sidecar import wire
 from sidecar.doctor import run_doctor
@@ -37,11 +37,16 @@ def broken_fork(root: Path, name: str = "sess-1") -> Path:
 def test_open_warns_about_entries_cut_off_from_their_history(sessions_root):
     path = broken_fork(sessions_root)
     svc = service(sessions_root)
-    opened = svc.open(wire.OpenParams(path=str(path)))
+    adopt_files(svc)
+    opened = svc.open(wire.OpenParams(sessionId="sess-1"))
     [warning] = opened.warnings
     assert warning.kind == "danglingParent"
     assert warning.entryIds == ["b1", "c1"]
-    assert "doctor --fix" in warning.message and str(path) in warning.message
+    assert "doctor --fix" in warning.message and opened.path in warning.message
+    if stored_at(svc, path) == path:  # the file store: the file is named and the doctor runs on it
+        assert opened.path == str(path) and "on the file" in warning.message
+    else:
+        assert "export-root" in warning.message
     # What a reader sees today: the path stops at c1.
     assert len(context(svc, opened.sessionId).messages) == 2
     svc.close_all()

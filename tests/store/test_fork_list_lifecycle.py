@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from session_builders import (
-    append, assistant, context, entry, header, message, msg, new_session, read_lines, service, stamp, user, write_session,
+    adopt_files, append, assistant, context, entry, header, message, msg, new_session, read_lines, service, stamp, stored_at, user, write_session,
 )
 
 from sidecar import wire
@@ -70,11 +70,12 @@ def test_fork_of_an_old_file_copies_the_migrated_entries(sessions_root, svc):
         {"type": "message", "timestamp": stamp(1), "message": user()},
         {"type": "message", "timestamp": stamp(2), "message": assistant()},
     ])
+    adopt_files(svc)
     svc.open(wire.OpenParams(sessionId="old"))
     forked = svc.fork(wire.ForkParams(sessionId="old"))
     records = read_lines(Path(forked.path))
     assert records[0]["version"] == 3
-    assert records[1:] == read_lines(path)[1:]
+    assert records[1:] == read_lines(stored_at(svc, path))[1:]
 
 
 def write_listed(root, session_id, cwd, entries, **head):
@@ -96,6 +97,7 @@ def test_list_reports_pi_metadata_and_modified_by_pi_rule(sessions_root, svc):
     write_listed(sessions_root, "s2", "/p", [message("a", None, m, second=30)])
     # No messages: the header time.
     write_listed(sessions_root, "s3", "/p", [])
+    adopt_files(svc)
     sessions = {s.sessionId: s for s in svc.list(wire.ListParams(cwd="/p")).sessions}
     s1 = sessions["s1"]
     assert (s1.name, s1.title, s1.parentSession, s1.cwd) == ("My name", "T", "s0", "/p")
@@ -111,6 +113,7 @@ def test_list_falls_back_to_file_mtime_when_nothing_else_has_a_time(sessions_roo
     lines = path.read_text().replace('"timestamp":"2025-01-01T00:00:00.000Z"', '"timestamp":"not a time"')
     path.write_text(lines)
     os.utime(path, (1_600_000_000, 1_600_000_000))
+    adopt_files(svc)
     [info] = svc.list(wire.ListParams(cwd="/p")).sessions
     assert info.modified == "2020-09-13T12:26:40.000Z"
 
@@ -119,6 +122,7 @@ def test_list_is_newest_first_pages_with_a_cursor_and_filters(sessions_root, svc
     for i in range(7):
         cwd = "/p" if i % 2 == 0 else "/q"
         write_listed(sessions_root, f"s{i}", cwd, [message("a", None, user(f"topic {i}", timestamp=1_700_000_000_000 + i))])
+    adopt_files(svc)
     everything = svc.list(wire.ListParams(all=True)).sessions
     assert [s.sessionId for s in everything] == [f"s{i}" for i in range(6, -1, -1)]
     assert [s.sessionId for s in svc.list(wire.ListParams(cwd="/q")).sessions] == ["s5", "s3", "s1"]
@@ -138,6 +142,7 @@ def test_list_is_newest_first_pages_with_a_cursor_and_filters(sessions_root, svc
 def test_list_skips_files_that_are_not_sessions(sessions_root, svc):
     write_listed(sessions_root, "ok", "/p", [])
     (sessions_root / encode_cwd("/p") / "junk.jsonl").write_text("not json\n")
+    adopt_files(svc)
     assert [s.sessionId for s in svc.list(wire.ListParams(cwd="/p")).sessions] == ["ok"]
 
 
@@ -148,8 +153,9 @@ def test_continue_recent_opens_the_newest_valid_session_of_a_cwd(sessions_root, 
     broken.write_text("garbage\n")
     os.utime(old, (1_000, 1_000))
     os.utime(new, (2_000, 2_000))
+    adopt_files(svc)
     assert svc.continue_recent(wire.ContinueRecentParams(cwd="/p")).sessionId == "new"
-    assert broken.read_text() == "garbage\n"
+    assert stored_at(svc, broken).read_text() == "garbage\n"
     assert svc.continue_recent(wire.ContinueRecentParams(cwd="/nothing/here")) is None
 
 
@@ -194,8 +200,25 @@ def test_delete_of_an_archived_session_also_goes_to_the_trash(svc):
 
 
 def test_migration_backups_travel_with_their_session(sessions_root, svc):
-    path = write_listed(sessions_root, "v1", "/p", [{"type": "message", "timestamp": stamp(1), "message": user()}], version=None)
+    written = write_listed(sessions_root, "v1", "/p", [{"type": "message", "timestamp": stamp(1), "message": user()}], version=None)
+    adopt_files(svc)
+    path = stored_at(svc, written)
     svc.open(wire.OpenParams(sessionId="v1"))
+    assert path.with_name(path.name + ".v1.bak").exists()
     trashed = Path(svc.delete(wire.DeleteParams(sessionId="v1")).trashPath)
     assert (trashed.parent / (path.name + ".v1.bak")).exists()
-    assert not any(path.parent.iterdir())
+    assert not path.with_name(path.name + ".v1.bak").exists()
+    if path == written:  # the file store: the project folder is left empty
+        assert not any(path.parent.iterdir())
+
+
+def test_migration_backups_follow_a_move_to_another_project_folder(sessions_root, svc):
+    written = write_listed(sessions_root, "v1", "/p", [{"type": "message", "timestamp": stamp(1), "message": user()}], version=None)
+    original = written.read_bytes()
+    adopt_files(svc)
+    svc.open(wire.OpenParams(sessionId="v1"))
+    moved = Path(svc.move(wire.MoveParams(sessionId="v1", cwd="/q")).path)
+    assert moved.parent == stored_at(svc, sessions_root / encode_cwd("/q")) and read_lines(moved)[0]["cwd"] == "/q"
+    assert (moved.parent / (moved.name + ".v1.bak")).read_bytes() == original  # the v1 file, kept
+    old = stored_at(svc, written)
+    assert not old.exists() and not old.with_name(old.name + ".v1.bak").exists()

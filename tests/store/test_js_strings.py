@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from session_builders import append, assistant, entry, header, msg, service, user, write_session
+from session_builders import adopt_files, append, assistant, entry, header, msg, service, user, write_session
 
 from sidecar import wire
 from sidecar.format.jsstr import js_trim, session_name
@@ -34,13 +34,14 @@ def test_set_name_stores_what_pi_would(sessions_root):
 
 
 def test_names_in_files_are_read_with_javascripts_trim(sessions_root):
-    path = write_session(sessions_root / "--w--" / "2025-01-01T00-00-00-000Z_sess-1.jsonl", header(), [
+    write_session(sessions_root / "--w--" / "2025-01-01T00-00-00-000Z_sess-1.jsonl", header(), [
         entry("message", "a1", None, message=user("q")),
         entry("message", "a2", "a1", message=assistant("a")),
         entry("session_info", "a3", "a2", name="\ufeff\x1cspaced\x1c "),
     ])
     svc = service(sessions_root)
-    opened = svc.open(wire.OpenParams(path=str(path)))
+    adopt_files(svc)
+    opened = svc.open(wire.OpenParams(sessionId="sess-1"))
     assert svc.session(opened.sessionId).tree.name == "\x1cspaced\x1c"
     listed = svc.list(wire.ListParams(all=True)).sessions
     assert [s.name for s in listed] == ["\x1cspaced\x1c"]

@@ -8,7 +8,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from session_builders import append, assistant, header, msg, new_session, service, user, write_session
+from session_builders import append, assistant, header, msg, new_session, service, stored_at, user, write_session
 
 from sidecar import wire
 from sidecar.errors import InvalidSessionId, PathOutsideRoot, SessionExists, SessionNotFound
@@ -35,7 +35,8 @@ def test_a_session_file_is_laid_out_as_pi_does(sessions_root):
     svc = service(sessions_root)
     created = svc.create(wire.CreateParams(cwd="/work/proj"))
     path = Path(created.path)
-    assert path.parent == sessions_root / "--work-proj--"
+    # On PostgreSQL the session's location is where export-root writes it: pi's layout all the same.
+    assert path.parent == stored_at(svc, sessions_root / "--work-proj--")
     stamp = created.header["timestamp"]
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", stamp)
     assert path.name == f"{stamp.replace(':', '-').replace('.', '-')}_{created.sessionId}.jsonl"
@@ -120,7 +121,7 @@ def test_sessions_are_found_by_id_in_any_cwd_folder(sessions_root):
     append(svc, sid, msg(user()), msg(assistant()))
     svc.close(wire.CloseParams(sessionId=sid))
     fresh = service(sessions_root)
-    assert fresh.open(wire.OpenParams(sessionId=sid)).path.startswith(str(sessions_root / "--a-b--"))
+    assert fresh.open(wire.OpenParams(sessionId=sid)).path.startswith(str(stored_at(fresh, sessions_root / "--a-b--")) + "/")
 
 
 def test_project_folders_are_read_again_when_the_root_changes_and_while_its_mtime_is_recent(tmp_path):

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from session_builders import append, assistant, header, message, msg, new_session, service, stamp, user, write_session
+from session_builders import adopt_files, append, assistant, header, message, msg, new_session, service, stamp, user, write_session
 
 from sidecar import wire
 from sidecar.store.index import INDEX_DIR, INDEX_NAME
@@ -194,6 +194,7 @@ def test_paging_through_the_index_keeps_pis_order(svc, sessions_root):
             header(f"s{i}", cwd=f"/p{i % 3}", timestamp=stamp(i)),
             [message("u", None, user(f"m{i}", timestamp=1_000 * (i % 4)), 1)],
         )
+    adopt_files(svc)
     everything = [s.sessionId for s in listed(svc)]
     seen, cursor = [], None
     while True:

@@ -35,6 +35,15 @@ EXPECTED = {
 }
 
 
+def test_each_listed_session_carries_its_reported_tokens(svc):
+    """Every store: the listing's own fields (the index's rows, or PostgreSQL's session rows), also for another service."""
+    assert listed(svc) == EXPECTED
+    other = service(svc.store.layout.root)
+    assert listed(other) == EXPECTED
+    svc.append(wire.AppendParams(sessionId="quiet", entries=[msg(assistant("e", usage={"totalTokens": 50}))]))
+    assert listed(other)["quiet"] == wire.SessionTokens(total=50, last=50)
+
+
 def test_tokens_come_from_the_index(svc):
     assert listed(svc) == EXPECTED
     svc.store.catalog.index.close()

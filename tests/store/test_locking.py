@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from session_builders import append, assistant, context, msg, new_session, service, user
+from session_builders import adopt_files, append, assistant, context, msg, new_session, service, stored_at, user
 from test_damaged_files import v1_file
 
 from sidecar import wire
@@ -37,9 +37,11 @@ def test_close_all_releases_every_lock(sessions_root):
 
 
 def test_read_only_open_of_an_old_file_migrates_in_memory_and_leaves_the_file_alone(sessions_root):
-    path = v1_file(sessions_root)
-    original = path.read_bytes()
+    written = v1_file(sessions_root)
+    original = written.read_bytes()
     svc = service(sessions_root)
+    adopt_files(svc)
+    path = stored_at(svc, written)
     opened = svc.open(wire.OpenParams(sessionId="sess-1", readOnly=True))
     assert opened.migratedFrom == 1 and opened.header["version"] == 3
     assert [m["role"] for m in context(svc, "sess-1").messages] == ["compactionSummary", "user", "custom"]

@@ -86,8 +86,10 @@ def state_of(session) -> dict:
 @given(steps=operations())
 def test_random_histories_reopen_to_the_same_state(steps):
     root = Path(tempfile.mkdtemp(prefix="prop-reopen-"))
+    services = []  # closed after each example: on PostgreSQL each holds connections of its own
     try:
         svc = service(root)
+        services.append(svc)
         sid = start(svc)
         forks = play(svc, sid, steps)
         for session_id in [sid, *forks]:
@@ -98,12 +100,15 @@ def test_random_histories_reopen_to_the_same_state(steps):
             before = state_of(session)
             last_id = session.tree.entries[-1].id
             fresh = service(root)  # svc still holds the session: read it without the lock
+            services.append(fresh)
             opened = fresh.open(wire.OpenParams(sessionId=session_id, readOnly=True))
             assert opened.parseErrors == 0 and opened.migratedFrom is None
             assert state_of(fresh.session(session_id)) == before
             # The leaf is not stored: on open it is the last entry in file order.
             assert opened.leafId == last_id
     finally:
+        for made in services:
+            made.close_all()
         shutil.rmtree(root)
 
 

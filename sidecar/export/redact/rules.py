@@ -48,7 +48,7 @@ _CODE_VALUE = re.compile(
     r"""^(?:
         (?:self|this|cls|os|env|process|config|settings|args|opts|options|params|ctx|req|request|secrets?)[.\[]
       | [$%{<(\[]            # ${VAR}, %(name)s, {{ template }}, <placeholder>, (expr), [list]
-      | (?:none|null|nil|true|false|undefined|str|string|int|bool|bytes|any|optional|required|redacted|changeme|xxx+|\*+)$
+      | (?:none|null|nil|true|false|undefined|str|string|int|bool|bytes|any|optional|required|redacted|changeme|password|passwd|pass|pwd|pw|secret|xxx+|\*+)$  # the word itself: a placeholder, as in user:password@host
       | .*\(                 # a call: get_password(...)
       | .*\[REDACTED          # already a placeholder
     )""",

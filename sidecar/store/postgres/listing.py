@@ -2,19 +2,28 @@
 and a query as pi has it (a case-insensitive substring of the name, the title,
 the id or any message text), the message texts searched through a trigram
 index and the first matching one cut into a snippet, all in one statement.
+
+Case-insensitive as the file store has it: the query is casefolded by Python
+and matched against copies casefolded by Python when written (``folded``,
+``name_folded``, ``title_folded``), so "STRASSE" finds "straße" in both stores.
+A session id is ASCII (format/ids.py), where lower() and casefold agree.
 """
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import psycopg
 from psycopg.rows import dict_row
 
 from ..indexsearch import first_around  # the file store's snippet rule, so both stores cut alike
 from .db import Database
 from .rows import Placement
+
+LOCATION_PREFIX = "pg:"  # a session's ``path`` in results: pg:<area>/<folder>/<file>
 
 
 @dataclass(slots=True)
@@ -62,12 +71,12 @@ def list_page(
         args["pattern"] = _like(query)
         hit = (
             "LEFT JOIN LATERAL (SELECT t.text FROM sidecar_texts t WHERE t.session_id = s.id "
-            "AND lower(t.text) LIKE %(pattern)s ORDER BY t.seq LIMIT 1) hit ON true"
+            "AND t.folded LIKE %(pattern)s ORDER BY t.seq LIMIT 1) hit ON true"
         )
         snippet_column = "hit.text AS hit"
         where.append(
-            "(hit.text IS NOT NULL OR lower(coalesce(s.name, '')) LIKE %(pattern)s "
-            "OR lower(coalesce(s.title, '')) LIKE %(pattern)s OR lower(s.id) LIKE %(pattern)s)"
+            "(hit.text IS NOT NULL OR coalesce(s.name_folded, '') LIKE %(pattern)s "
+            "OR coalesce(s.title_folded, '') LIKE %(pattern)s OR lower(s.id) LIKE %(pattern)s)"
         )
     sql = (
         "SELECT s.id, s.area, s.folder, s.file_name, s.cwd, s.created, s.modified_ms, s.message_count, "
@@ -112,3 +121,38 @@ def list_page(
 def sort_key(row: ListedRow) -> tuple[int, str]:
     """What a cursor after ``row`` holds."""
     return row.modified_ms, f"{row.placement.folder}/{row.placement.file_name}"
+
+
+def list_sessions(db: Database, query: Any) -> Any:
+    """``session/list``'s page (store/base.py's ListPage) for ``query`` (its ListQuery)."""
+    from ..base import Listed, ListPage
+
+    areas = ["live", "archive"] if query.include_archived else ["live"]
+    cwd = None if query.all else query.cwd
+    rows = list_page(db, areas, cwd, query.after, query.query, query.limit + 1)
+    more = len(rows) > query.limit
+    rows = rows[: query.limit]
+    sessions = [
+        Listed(
+            session_id=r.session_id, location=LOCATION_PREFIX + r.placement.relative, cwd=r.cwd,
+            created=r.created, modified_ms=r.modified_ms, message_count=r.message_count,
+            first_message=r.first_message, tokens_total=r.tokens_total, tokens_last=r.tokens_last,
+            name=r.name, title=r.title, parent_session=r.parent_session,
+            archived=r.placement.area == "archive", snippet=r.snippet,
+        )
+        for r in rows
+    ]
+    cursor = encode_cursor(*sort_key(rows[-1])) if more and rows else None
+    return ListPage(sessions=sessions, next_cursor=cursor)
+
+
+def encode_cursor(modified: int, key: str) -> str:
+    return base64.urlsafe_b64encode(msgspec.json.encode([modified, key])).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[int, str] | None:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        return tuple(msgspec.json.decode(raw, type=tuple[int, str]))
+    except (ValueError, msgspec.DecodeError, msgspec.ValidationError):
+        return None

@@ -56,6 +56,7 @@ class Fold:
         acc = self.acc
         return {
             "name": acc.name,
+            "name_folded": fold_text(acc.name),
             "first_message": acc.first,
             "message_count": acc.count,
             "last_activity": acc.last_activity,
@@ -80,6 +81,12 @@ class Fold:
         )
 
 
+def fold_text(text: str | None) -> str | None:
+    """What a query is matched against: Python's casefolding, as the file store matches
+    ("STRASSE" finds "straße", which PostgreSQL's lower() does not); written from here, never by SQL."""
+    return text.casefold() if isinstance(text, str) else None
+
+
 def split_file(data: bytes) -> tuple[list[bytes], bytes]:
     """The file's newline-terminated lines (without their newline) and what follows the last one."""
     pieces = data.split(b"\n")
@@ -87,9 +94,15 @@ def split_file(data: bytes) -> tuple[list[bytes], bytes]:
 
 
 def join_file(lines: list[bytes], tail: bytes) -> bytes:
+    """``split_file`` undone. One join, the tail its last piece: a session's tens of megabytes are
+    copied once (joining, then adding the newline and tail, copied them twice)."""
     if not lines:
         return tail
-    return b"\n".join(lines) + b"\n" + tail
+    lines.append(tail)
+    try:
+        return b"\n".join(lines)
+    finally:
+        lines.pop()
 
 
 def fold_lines(fold: Fold, lines: list[bytes], first_seq: int) -> tuple[list[str | None], list[tuple[int, str]]]:

@@ -10,25 +10,57 @@ A session file maps onto two tables. ``sidecar_sessions`` holds one row per
 session: where it is (area, project folder, file name, exactly as in a file
 root), the listing fields ``session/list`` answers with (kept up to date by
 each append, in the same transaction; message texts for its query go to
-``sidecar_texts``, under a trigram index), the lease of its writer, and the bytes
+``sidecar_texts``, casefolded by Python and under a trigram index), the lease of its writer, and the bytes
 after the file's last newline (a torn line, kept so an export gives back the
 very same file). ``sidecar_lines`` holds the file's lines in order, each
 exactly as it was (the header, oh-my-pi's title line, unparseable lines
 included), so a session exported back to a file is byte-identical.
+
+A migration is SQL, or a function given the connection when SQL cannot do
+it (Python's casefolding, which PostgreSQL does not have).
 """
 
 from __future__ import annotations
 
+from typing import Callable
+
 import psycopg
 
 from .db import Database, DatabaseSchemaMismatch
+from .rows import fold_text
 
 # Any number: a lock all sidecars take while they migrate.
 _MIGRATION_LOCK = 0x5E5510_0C
 
-MIGRATIONS: list[str] = [
+Migration = str | Callable[[psycopg.Connection], None]
+
+
+def _fold_existing(conn: psycopg.Connection) -> None:
+    """Version 2's casefolded copies of what a query looks in, for rows written before it."""
+    batch = 2000
+    while True:
+        rows = conn.execute(
+            "SELECT session_id, seq, text FROM sidecar_texts WHERE folded IS NULL LIMIT %s", (batch,)
+        ).fetchall()
+        if not rows:
+            break
+        with conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE sidecar_texts SET folded = %s WHERE session_id = %s AND seq = %s",
+                [(fold_text(text), session_id, seq) for session_id, seq, text in rows],
+            )
+    rows = conn.execute("SELECT id, name, title FROM sidecar_sessions WHERE name IS NOT NULL OR title IS NOT NULL").fetchall()
+    with conn.cursor() as cur:
+        cur.executemany(
+            "UPDATE sidecar_sessions SET name_folded = %s, title_folded = %s WHERE id = %s",
+            [(fold_text(name), fold_text(title), session_id) for session_id, name, title in rows],
+        )
+
+
+# Each version's steps, in order (ensure_schema runs them in its one transaction).
+MIGRATIONS: list[list[Migration]] = [
     # 1: sessions, their lines, blobs, other files of an imported root.
-    """
+    ["""
     CREATE EXTENSION IF NOT EXISTS pg_trgm;
 
     CREATE TABLE sidecar_sessions (
@@ -91,7 +123,22 @@ MIGRATIONS: list[str] = [
         mode  integer NOT NULL,
         data  bytea NOT NULL
     );
+    """],
+    # 2: queries match as the file store does (Python's casefold, not lower()); an append does less:
+    # no foreign keys to check (each append's own fenced update proves its session is there; a
+    # session's lines and texts are deleted with it explicitly).
+    ["""
+    ALTER TABLE sidecar_texts ADD COLUMN folded text;
+    ALTER TABLE sidecar_sessions ADD COLUMN name_folded text, ADD COLUMN title_folded text;
+    ALTER TABLE sidecar_lines DROP CONSTRAINT IF EXISTS sidecar_lines_session_id_fkey;
+    ALTER TABLE sidecar_texts DROP CONSTRAINT IF EXISTS sidecar_texts_session_id_fkey;
+    DROP INDEX IF EXISTS sidecar_texts_search;
     """,
+    _fold_existing,
+    """
+    ALTER TABLE sidecar_texts ALTER COLUMN folded SET NOT NULL;
+    CREATE INDEX sidecar_texts_search ON sidecar_texts USING gin (folded gin_trgm_ops);
+    """],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -142,7 +189,11 @@ def ensure_schema(database: Database, migrate: bool = True) -> int:
                 "CREATE TABLE sidecar_schema (version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())"
             )
         for version in range(at + 1, SCHEMA_VERSION + 1):
-            conn.execute(MIGRATIONS[version - 1])
+            for step in MIGRATIONS[version - 1]:
+                if callable(step):
+                    step(conn)
+                else:
+                    conn.execute(step)
             conn.execute("INSERT INTO sidecar_schema (version) VALUES (%s)", (version,))
         return at
 

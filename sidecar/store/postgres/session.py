@@ -16,7 +16,8 @@ from ...format.migrate import migrate
 from ..follow import FileChange
 from ..session import LoadReport, Session
 from .rows import Placement
-from .writer import PgWriter, Stored, read_since
+from .lease import Stored, read_since
+from .writer import PgWriter
 
 # Sessions have no file: ``Session.path`` names where the session would be in a file root, below this.
 NO_FILE = Path("/nonexistent/postgresql")

@@ -27,55 +27,25 @@ from typing import Any, Iterator
 import msgspec
 
 from ...config import Settings
-from ...errors import DamagedFile, InvalidParams, InvalidState, SessionExists, SessionLocked, SessionNotFound, StorageError
-from ...format.jsonl import Entry, encode, parse_line
+from ...errors import InvalidParams, InvalidState, SessionExists, SessionLocked, SessionNotFound, StorageError
+from ...format.jsonl import Entry
 from ..follow import FileChange
 from ..held import HeldSessions
 from ..layout import Layout, check_session_id, encode_cwd, file_name, iso_now, new_session_id
 from ..session import LoadReport, Session
 from ..writer import FsyncPolicy
+from .blobs import PgBlobStore
 from .db import Database, OutcomeUnknown
-from .listing import list_page, sort_key
+from .lease import DEFAULT_LEASE_SECONDS, open_stored, renew_all
+from .listing import LOCATION_PREFIX, decode_cursor, list_page, list_sessions
+from .moves import move_area, move_folder
 from .rows import Placement, id_of_file_name
 from .session import PgSession, new_session, session_of
-from .writer import DEFAULT_LEASE_SECONDS, PgWriter, open_stored, renew_all
+from .writer import PgWriter
 
 log = logging.getLogger(__name__)
 
-LOCATION_PREFIX = "pg:"
 SESSION_CONNECTIONS = 4
-_AREA_DIRS = {"live": "", "archive": ".archive/", "trash": ".trash/"}
-
-
-class PgBlobStore:
-    """Images stored apart (``blob:sha256:<hex>``), in ``sidecar_blobs``."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-        self.folders: tuple[Path, ...] = ()
-
-    def put(self, data: bytes) -> str:
-        digest = hashlib.sha256(data).hexdigest()
-        try:
-            self.db.run(
-                lambda conn: conn.execute(
-                    "INSERT INTO sidecar_blobs (digest, data) VALUES (%s, %s) ON CONFLICT (digest) DO NOTHING",
-                    (digest, data),
-                ),
-                "store an image",
-            )
-        except OutcomeUnknown as exc:
-            raise StorageError(f"could not store an image: {exc}; nothing was appended", latched=False) from None
-        return digest
-
-    def get(self, digest: str) -> bytes | None:
-        if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
-            return None
-        row = self.db.read(
-            lambda conn: conn.execute("SELECT data FROM sidecar_blobs WHERE digest = %s", (digest,)).fetchone(),
-            "read an image",
-        )
-        return bytes(row[0]) if row else None
 
 
 class PostgresStore(HeldSessions):
@@ -303,37 +273,9 @@ class PostgresStore(HeldSessions):
                 )
             if held is not None:
                 self.take_held(session_id)
-            areas = ["live", "archive"] if from_area is None else [from_area]
 
-            def run(conn: Any) -> tuple[str, str, str] | str:
-                with conn.transaction():
-                    row = conn.execute(
-                        "SELECT area, lease_owner, lease_expires > now() FROM sidecar_sessions WHERE id = %s FOR UPDATE",
-                        (session_id,),
-                    ).fetchone()
-                    if row is None or row[0] not in areas:
-                        return "missing"
-                    if row[1] is not None and row[1] != self.owner and row[2]:
-                        return f"held:{row[1]}"
-                    moved = conn.execute(
-                        "UPDATE sidecar_sessions SET area = %s WHERE id = %s RETURNING area, folder, file_name",
-                        (to, session_id),
-                    ).fetchone()
-                    return moved
-
-            try:
-                moved = self.db.run(run, f"{verb} session {session_id}")
-            except OutcomeUnknown as exc:
-                raise StorageError(f"could not {verb} session {session_id}: {exc}", latched=False) from None
-        if moved == "missing":
-            where = {None: "among live or archived sessions", "live": "among live sessions",
-                     "archive": "in the archive", "trash": "in the trash"}[from_area]
-            raise SessionNotFound(f"cannot {verb}: no session {session_id!r} {where}", sessionId=session_id)
-        if isinstance(moved, str):
-            raise SessionLocked(f"cannot {verb}: session {session_id} is held by another sidecar ({moved[5:]}); open it "
-                                "with readOnly to read it, or try again once that sidecar closes it or its lease expires",
-                                sessionId=session_id, owner=moved[5:])
-        return LOCATION_PREFIX + Placement(*moved).relative
+            moved = move_area(self.db, session_id, from_area, to, self.owner, verb)
+        return LOCATION_PREFIX + moved.relative
 
     def move_cwd(self, session_id: str, cwd: str) -> str:
         """Give a live session another project folder: its header's cwd rewritten (every other byte kept)."""
@@ -353,54 +295,7 @@ class PostgresStore(HeldSessions):
             was_open = self.take_held(session_id, moving_on=True) is not None
             folder = encode_cwd(cwd)
 
-            def run(conn: Any) -> Any:
-                with conn.transaction():
-                    row = conn.execute(
-                        "SELECT area, folder, file_name, lease_owner, lease_expires > now() FROM sidecar_sessions "
-                        "WHERE id = %s FOR UPDATE", (session_id,),
-                    ).fetchone()
-                    if row is None or row[0] != "live":
-                        return "missing"
-                    if row[3] is not None and row[3] != self.owner and row[4]:
-                        return f"held:{row[3]}"
-                    if row[1] == folder:
-                        return Placement(row[0], row[1], row[2])
-                    taken = conn.execute(
-                        "SELECT 1 FROM sidecar_sessions WHERE area = 'live' AND folder = %s AND file_name = %s",
-                        (folder, row[2]),
-                    ).fetchone()
-                    if taken:
-                        return "exists"
-                    for seq, line in conn.execute(
-                        "SELECT seq, line FROM sidecar_lines WHERE session_id = %s ORDER BY seq LIMIT 4", (session_id,)
-                    ).fetchall():
-                        entry = parse_line(bytes(line))
-                        if entry is not None and entry.type == "session":
-                            header = entry.obj()
-                            header["cwd"] = cwd
-                            conn.execute("UPDATE sidecar_lines SET line = %s WHERE session_id = %s AND seq = %s",
-                                         (encode(header), session_id, seq))
-                            break
-                    else:
-                        return "damaged"
-                    conn.execute("UPDATE sidecar_sessions SET folder = %s, cwd = %s WHERE id = %s",
-                                 (folder, cwd, session_id))
-                    return Placement(row[0], folder, row[2])
-
-            try:
-                moved = self.db.run(run, f"move session {session_id}")
-            except OutcomeUnknown as exc:
-                raise StorageError(f"could not move session {session_id}: {exc}", latched=False) from None
-        if moved == "missing":
-            raise SessionNotFound(f"cannot move: no live session {session_id!r} in the database", sessionId=session_id)
-        if moved == "exists":
-            raise SessionExists(f"cannot move: {folder}/ already holds a session with that file name", sessionId=session_id)
-        if moved == "damaged":
-            raise DamagedFile(f"session {session_id} has no session header in its first lines", sessionId=session_id)
-        if isinstance(moved, str):
-            raise SessionLocked(f"cannot move: session {session_id} is held by another sidecar ({moved[5:]}); open it "
-                                "with readOnly to read it, or try again once that sidecar closes it or its lease expires",
-                                sessionId=session_id, owner=moved[5:])
+            moved = move_folder(self.db, session_id, folder, cwd, self.owner)
         if was_open:
             self.open(session_id, None, False)
         return LOCATION_PREFIX + moved.relative
@@ -417,38 +312,15 @@ class PostgresStore(HeldSessions):
     # -- listing -------------------------------------------------------------------------
 
     def list(self, query: Any, work: Any) -> Any:
-        from ..base import Listed, ListPage
-
-        areas = ["live", "archive"] if query.include_archived else ["live"]
-        cwd = None if query.all else query.cwd
-        rows = list_page(self.db, areas, cwd, query.after, query.query, query.limit + 1)
-        more = len(rows) > query.limit
-        rows = rows[: query.limit]
-        sessions = [
-            Listed(
-                session_id=r.session_id, location=LOCATION_PREFIX + r.placement.relative, cwd=r.cwd,
-                created=r.created, modified_ms=r.modified_ms, message_count=r.message_count,
-                first_message=r.first_message, tokens_total=r.tokens_total, tokens_last=r.tokens_last,
-                name=r.name, title=r.title, parent_session=r.parent_session,
-                archived=r.placement.area == "archive", snippet=r.snippet,
-            )
-            for r in rows
-        ]
+        page = list_sessions(self.db, query)
         if query.after is None:  # in-memory sessions have no row: they lead the first page, as in a file root
             from ..inmemory import listed_in_memory
 
-            sessions[:0] = listed_in_memory(query, self.held_sessions())
-        cursor = _encode_cursor(*sort_key(rows[-1])) if more and rows else None
-        return ListPage(sessions=sessions, next_cursor=cursor)
+            page.sessions[:0] = listed_in_memory(query, self.held_sessions())
+        return page
 
     def decode_cursor(self, cursor: str) -> Any:
-        try:
-            import base64
-
-            raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-            return tuple(msgspec.json.decode(raw, type=tuple[int, str]))
-        except (ValueError, msgspec.DecodeError, msgspec.ValidationError):
-            return None
+        return decode_cursor(cursor)
 
     def reindex(self) -> int:
         row = self.db.read(lambda conn: conn.execute("SELECT count(*) FROM sidecar_sessions").fetchone())
@@ -473,12 +345,6 @@ class PostgresStore(HeldSessions):
         from .upkeep import pinned
 
         return pinned(self.db, found.session_id)
-
-
-def _encode_cursor(modified: int, key: str) -> str:
-    import base64
-
-    return base64.urlsafe_b64encode(msgspec.json.encode([modified, key])).decode().rstrip("=")
 
 
 def _path(placement: Placement) -> Path:

@@ -27,8 +27,8 @@ from ..layout import ARCHIVE_DIR, TRASH_DIR, valid_session_id
 from ..payload import BLOB_DIR
 from ..writer import atomic_write, ensure_dir
 from .db import Database
-from .rows import Fold, Placement, fold_lines, id_of_file_name, join_file, split_file
-from .writer import insert_lines
+from .rows import Fold, Placement, fold_lines, fold_text, id_of_file_name, join_file, split_file
+from .lines import insert_lines
 
 AREAS = {"live": "", "archive": ARCHIVE_DIR, "trash": TRASH_DIR}
 
@@ -141,18 +141,22 @@ def _import_session(
                     return "unchanged"
                 if row[5] is not None and row[6]:
                     return f"{placement.relative}: session {session_id} is held by a sidecar ({row[5]}); not replaced"
+                # No foreign keys (schema version 2): its lines and texts go with it explicitly.
+                for table in ("sidecar_lines", "sidecar_texts"):
+                    conn.execute(f"DELETE FROM {table} WHERE session_id = %s", (session_id,))
                 conn.execute("DELETE FROM sidecar_sessions WHERE id = %s", (session_id,))
             conn.execute(
                 "INSERT INTO sidecar_sessions (id, area, folder, file_name, cwd, created, parent_session, title, "
                 "name, first_message, message_count, last_activity, modified_ms, tokens_total, tokens_last, "
-                "line_count, tail) VALUES (%(id)s, %(area)s, %(folder)s, %(file_name)s, %(cwd)s, %(created)s, "
-                "%(parent_session)s, %(title)s, %(name)s, %(first_message)s, %(message_count)s, %(last_activity)s, "
-                "%(modified_ms)s, %(tokens_total)s, %(tokens_last)s, %(line_count)s, %(tail)s)",
+                "line_count, tail, name_folded, title_folded) VALUES (%(id)s, %(area)s, %(folder)s, %(file_name)s, "
+                "%(cwd)s, %(created)s, %(parent_session)s, %(title)s, %(name)s, %(first_message)s, %(message_count)s, "
+                "%(last_activity)s, %(modified_ms)s, %(tokens_total)s, %(tokens_last)s, %(line_count)s, %(tail)s, "
+                "%(name_folded)s, %(title_folded)s)",
                 {
                     "id": session_id, "area": placement.area, "folder": placement.folder,
                     "file_name": placement.file_name, "cwd": fold.cwd, "created": fold.created,
                     "parent_session": fold.parent_session, "title": fold.title, "line_count": len(lines),
-                    "tail": tail, **fold.columns(mtime_ms),
+                    "tail": tail, "title_folded": fold_text(fold.title), **fold.columns(mtime_ms),
                 },
             )
             insert_lines(conn, session_id, 0, lines, ids, texts)

@@ -1,12 +1,8 @@
-"""One session's lines in PostgreSQL: opening it under a lease, appending with a fence.
+"""One session's writer in PostgreSQL: appending under the lease (lease.py) with its fence.
 
-One writer per session, across hosts: the session row carries a lease
-(``lease_owner``, ``lease_fence``, ``lease_expires``). Opening for writing
-takes it when it is free or expired, adding one to the fence; the lines are
-read in the same transaction, after the row is locked, so the new owner sees
-every line the old one committed. Each append is one statement that updates
-the session row only where owner and fence are still ours and the line count
-is what we last wrote, and inserts the lines only when that update happened:
+Each append is one statement (lines.py) that updates the session row only
+where owner and fence are still ours and the line count is what we last
+wrote, and inserts the lines only when that update happened:
 a writer that lost its lease (paused, partitioned, expired and taken over)
 can never append afterwards, and two writers' lines never interleave.
 
@@ -20,168 +16,21 @@ the session must be opened again, as the file store does when an fsync fails.
 
 from __future__ import annotations
 
-import logging
-from dataclasses import dataclass
-from typing import Any
-
 import psycopg
-from psycopg.rows import dict_row
 
-from ...errors import SessionExists, SessionLocked, SessionNotFound, StorageError
+from ...errors import SessionExists, SessionLocked, StorageError
 from ..listing import Accumulator
 from ..writer import FsyncPolicy
 from .db import Database, OutcomeUnknown
-from .rows import Fold, Placement, fold_lines, join_file, now_ms, split_file
+from .lease import DEFAULT_LEASE_SECONDS, Stored, lease_interval, open_stored, read_since, release, renew_all
+from .lines import APPEND_FEW, APPEND_ONE, COPY_FROM, FENCE, insert_lines, line_params
+from .rows import Fold, Placement, fold_lines, fold_text, now_ms, split_file
 
-log = logging.getLogger(__name__)
-
-DEFAULT_LEASE_SECONDS = 30.0
-
-_APPEND = """
-WITH ok AS (
-    UPDATE sidecar_sessions SET
-        line_count = line_count + %(n)s,
-        tail = ''::bytea,
-        name = %(name)s, first_message = %(first_message)s, message_count = %(message_count)s,
-        last_activity = %(last_activity)s, modified_ms = %(modified_ms)s,
-        tokens_total = %(tokens_total)s, tokens_last = %(tokens_last)s,
-        lease_expires = now() + %(lease)s * interval '1 second'
-    WHERE id = %(id)s AND lease_owner = %(owner)s AND lease_fence = %(fence)s AND line_count = %(at)s
-    RETURNING id
-), added AS (
-    INSERT INTO sidecar_lines (session_id, seq, entry_id, line)
-    SELECT ok.id, v.seq, v.entry_id, v.line
-    FROM ok, unnest(%(seqs)s::bigint[], %(ids)s::text[], %(lines)s::bytea[]) AS v (seq, entry_id, line)
-    RETURNING 1
-), searched AS (
-    INSERT INTO sidecar_texts (session_id, seq, text)
-    SELECT ok.id, t.seq, t.text FROM ok, unnest(%(text_seqs)s::bigint[], %(texts)s::text[]) AS t (seq, text)
-)
-SELECT count(*) FROM added
-"""
-
-# From this many lines a batch goes in by COPY (one statement costs more per line than COPY's rows).
-COPY_FROM = 16
-
-_FENCE = """
-UPDATE sidecar_sessions SET
-    line_count = line_count + %(n)s,
-    tail = ''::bytea,
-    name = %(name)s, first_message = %(first_message)s, message_count = %(message_count)s,
-    last_activity = %(last_activity)s, modified_ms = %(modified_ms)s,
-    tokens_total = %(tokens_total)s, tokens_last = %(tokens_last)s,
-    lease_expires = now() + %(lease)s * interval '1 second'
-WHERE id = %(id)s AND lease_owner = %(owner)s AND lease_fence = %(fence)s AND line_count = %(at)s
-"""
-
-_SESSION_COLUMNS = (
-    "id, area, folder, file_name, cwd, created, parent_session, title, name, first_message, message_count, "
-    "last_activity, modified_ms, tokens_total, tokens_last, line_count, tail, lease_owner, lease_fence, lease_expires"
-)
-
-
-@dataclass(slots=True)
-class Stored:
-    """A session as read from the database: its file's bytes and its row."""
-
-    row: dict[str, Any]
-    data: bytes
-    fence: int | None  # the lease taken with it (None: read-only)
-
-    @property
-    def placement(self) -> Placement:
-        return Placement(self.row["area"], self.row["folder"], self.row["file_name"])
-
-
-def lease_interval(seconds: float) -> float:
-    return max(0.05, float(seconds))
-
-
-def _locked(row: dict[str, Any], session_id: str) -> SessionLocked:
-    return SessionLocked(
-        f"session {session_id} is held for writing by another sidecar ({row['lease_owner']}) "
-        f"until {row['lease_expires'].isoformat() if row['lease_expires'] else 'it closes it'}; "
-        "open it with readOnly, or again once that sidecar closes it or its lease expires",
-        sessionId=session_id,
-        owner=row["lease_owner"],
-    )
-
-
-def open_stored(db: Database, session_id: str, owner: str | None, lease_seconds: float, area: str | None = None) -> Stored:
-    """The session's bytes and row; with ``owner``, its lease taken (SessionLocked when another holds it)."""
-
-    def run(conn: psycopg.Connection) -> Stored:
-        with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
-            fence = None
-            if owner is not None:
-                cur.execute(
-                    "UPDATE sidecar_sessions SET lease_owner = %s, lease_fence = lease_fence + 1, "
-                    "lease_expires = now() + %s * interval '1 second' "
-                    "WHERE id = %s AND (lease_owner IS NULL OR lease_owner = %s OR lease_expires <= now()) "
-                    "RETURNING lease_fence",
-                    (owner, lease_interval(lease_seconds), session_id, owner),
-                )
-                taken = cur.fetchone()
-                if taken is not None:
-                    fence = taken["lease_fence"]
-            cur.execute(f"SELECT {_SESSION_COLUMNS} FROM sidecar_sessions WHERE id = %s", (session_id,))
-            row = cur.fetchone()
-            if row is None or (area is not None and row["area"] != area):
-                raise SessionNotFound(f"no session {session_id} in the database", sessionId=session_id)
-            if owner is not None and fence is None:
-                raise _locked(row, session_id)
-            # Binary: the lines come as their bytes, not hex text twice their size.
-            with conn.cursor(binary=True) as lines_cur:
-                lines_cur.execute("SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (session_id,))
-                lines = [bytes(r[0]) for r in lines_cur]
-            return Stored(row, join_file(lines, bytes(row["tail"])), fence)
-
-    return db.run(run, f"open session {session_id}", write=owner is not None)
-
-
-def read_since(db: Database, session_id: str, seq: int) -> tuple[list[bytes], int, bytes]:
-    """Lines from ``seq`` on, the line count and the tail now (what a read-only opener has not seen)."""
-
-    def run(conn: psycopg.Connection) -> tuple[list[bytes], int, bytes]:
-        with conn.transaction():
-            row = conn.execute("SELECT line_count, tail FROM sidecar_sessions WHERE id = %s", (session_id,)).fetchone()
-            if row is None:
-                raise SessionNotFound(f"session {session_id} is no longer in the database", sessionId=session_id)
-            lines = conn.execute(
-                "SELECT line FROM sidecar_lines WHERE session_id = %s AND seq >= %s ORDER BY seq", (session_id, seq)
-            ).fetchall()
-            return [bytes(r[0]) for r in lines], int(row[0]), bytes(row[1])
-
-    return db.read(run, f"read session {session_id}")
-
-
-def release(db: Database, session_id: str, owner: str, fence: int) -> None:
-    """Give the lease up (session/close); nothing to do when it was lost already."""
-
-    def run(conn: psycopg.Connection) -> None:
-        conn.execute(
-            "UPDATE sidecar_sessions SET lease_owner = NULL, lease_expires = NULL "
-            "WHERE id = %s AND lease_owner = %s AND lease_fence = %s",
-            (session_id, owner, fence),
-        )
-
-    try:
-        db.run(run, f"release session {session_id}")
-    except (StorageError, OutcomeUnknown) as exc:  # it expires by itself
-        log.warning("could not release the lease of session %s (%s); it expires by itself", session_id, exc)
-
-
-def renew_all(db: Database, owner: str, lease_seconds: float) -> int:
-    """Extend every lease ``owner`` holds; returns how many."""
-
-    def run(conn: psycopg.Connection) -> int:
-        cur = conn.execute(
-            "UPDATE sidecar_sessions SET lease_expires = now() + %s * interval '1 second' WHERE lease_owner = %s",
-            (lease_interval(lease_seconds), owner),
-        )
-        return cur.rowcount
-
-    return db.run(run, "renew leases")
+# What other modules took from here before lease.py and lines.py were split off.
+__all__ = [
+    "DEFAULT_LEASE_SECONDS", "PgWriter", "Stored", "insert_lines", "lease_interval", "open_stored", "read_since",
+    "release", "renew_all",
+]
 
 
 class PgWriter:
@@ -265,16 +114,17 @@ class PgWriter:
                 made = conn.execute(
                     "INSERT INTO sidecar_sessions (id, area, folder, file_name, cwd, created, parent_session, title, "
                     "name, first_message, message_count, last_activity, modified_ms, tokens_total, tokens_last, "
-                    "line_count, tail, lease_owner, lease_fence, lease_expires) VALUES (%(id)s, %(area)s, %(folder)s, "
-                    "%(file_name)s, %(cwd)s, %(created)s, %(parent_session)s, %(title)s, %(name)s, %(first_message)s, "
-                    "%(message_count)s, %(last_activity)s, %(modified_ms)s, %(tokens_total)s, %(tokens_last)s, "
-                    "%(line_count)s, %(tail)s, %(owner)s, %(fence)s, now() + %(lease)s * interval '1 second') "
+                    "line_count, tail, lease_owner, lease_fence, lease_expires, name_folded, title_folded) VALUES "
+                    "(%(id)s, %(area)s, %(folder)s, %(file_name)s, %(cwd)s, %(created)s, %(parent_session)s, %(title)s, "
+                    "%(name)s, %(first_message)s, %(message_count)s, %(last_activity)s, %(modified_ms)s, "
+                    "%(tokens_total)s, %(tokens_last)s, %(line_count)s, %(tail)s, %(owner)s, %(fence)s, "
+                    "now() + %(lease)s * interval '1 second', %(name_folded)s, %(title_folded)s) "
                     "ON CONFLICT (id) DO NOTHING",
                     {
                         "id": self.session_id, "area": self.placement.area, "folder": self.placement.folder,
                         "file_name": self.placement.file_name, "cwd": fold.cwd, "created": fold.created,
                         "parent_session": fold.parent_session, "title": fold.title, "line_count": len(lines),
-                        "tail": tail, "owner": self.owner, "fence": fence,
+                        "tail": tail, "owner": self.owner, "fence": fence, "title_folded": fold_text(fold.title),
                         "lease": lease_interval(self.lease_seconds), **fold.columns(stamp),
                     },
                 )
@@ -309,21 +159,20 @@ class PgWriter:
         ids, texts = fold_lines(fold, lines, at)
         params = {
             "n": len(lines), "id": self.session_id, "owner": self.owner, "fence": self.fence, "at": at,
-            "lease": lease_interval(self.lease_seconds),
-            "seqs": list(range(at, at + len(lines))), "ids": ids, "lines": lines,
-            "text_seqs": [seq for seq, _ in texts], "texts": [text for _, text in texts],
+            "lease": lease_interval(self.lease_seconds), **line_params(at, lines, ids, texts),
             **fold.columns(now_ms()),
         }
+        statement = APPEND_ONE if len(lines) == 1 else APPEND_FEW
 
         def run(conn: psycopg.Connection) -> int:
             if len(lines) < COPY_FROM:
-                row = conn.execute(_APPEND, params, prepare=True).fetchone()
+                row = conn.execute(statement, params, prepare=True).fetchone()
                 return int(row[0]) if row else 0
             # A large batch: the fenced update, then the lines by binary COPY, in one transaction.
             with conn.transaction() as tx:
-                fenced = conn.execute(_FENCE, params, prepare=True)
+                fenced = conn.execute(FENCE, params, prepare=True)
                 if fenced.rowcount != 1:
-                    raise tx.Rollback  # not ours any more: nothing is written
+                    raise psycopg.Rollback(tx)  # not ours any more: nothing is written
                 insert_lines(conn, self.session_id, at, lines, ids, texts)
                 return len(lines)
             return 0
@@ -363,7 +212,7 @@ class PgWriter:
                     (len(lines), tail, self.session_id, self.owner, self.fence),
                 )
                 if fenced.rowcount != 1:
-                    raise tx.Rollback
+                    raise psycopg.Rollback(tx)
                 conn.execute(
                     "INSERT INTO sidecar_files (path, mode, data) VALUES (%s, 384, %s) ON CONFLICT (path) DO NOTHING",
                     (backup, original),
@@ -480,24 +329,3 @@ class PgWriter:
 
 def _copy_acc(acc: Accumulator) -> Accumulator:
     return Accumulator(acc.count, acc.first, acc.last_activity, acc.name, acc.tokens_total, acc.tokens_last)
-
-
-def insert_lines(
-    conn: psycopg.Connection,
-    session_id: str,
-    first_seq: int,
-    lines: list[bytes],
-    ids: list[str | None],
-    texts: list[tuple[int, str]],
-) -> None:
-    """Lines and their search texts, by COPY (the fastest way in, for a whole session)."""
-    with conn.cursor() as cur:
-        with cur.copy("COPY sidecar_lines (session_id, seq, entry_id, line) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(["text", "int8", "text", "bytea"])
-            for offset, (line, entry_id) in enumerate(zip(lines, ids)):
-                copy.write_row((session_id, first_seq + offset, entry_id, line))
-        if texts:
-            with cur.copy("COPY sidecar_texts (session_id, seq, text) FROM STDIN (FORMAT BINARY)") as copy:
-                copy.set_types(["text", "int8", "text"])
-                for seq, text in texts:
-                    copy.write_row((session_id, seq, text))

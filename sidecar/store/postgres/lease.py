@@ -1,0 +1,149 @@
+"""A session's lease, across hosts: taking it as the session is read, giving it up, renewing it.
+
+One writer per session: the session row carries a lease (``lease_owner``,
+``lease_fence``, ``lease_expires``). Opening for writing takes it when it is
+free or expired, adding one to the fence; the lines are read in the same
+transaction, after the row is locked, so the new owner sees every line the old
+one committed. The fence is then checked by every append (writer.py): a writer
+that lost its lease can never append afterwards.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+from ...errors import SessionLocked, SessionNotFound, StorageError
+from .db import Database, OutcomeUnknown
+from .rows import Placement, join_file
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LEASE_SECONDS = 30.0
+
+_SESSION_COLUMNS = (
+    "id, area, folder, file_name, cwd, created, parent_session, title, name, first_message, message_count, "
+    "last_activity, modified_ms, tokens_total, tokens_last, line_count, tail, lease_owner, lease_fence, lease_expires"
+)
+
+
+@dataclass(slots=True)
+class Stored:
+    """A session as read from the database: its file's bytes and its row."""
+
+    row: dict[str, Any]
+    data: bytes
+    fence: int | None  # the lease taken with it (None: read-only)
+
+    @property
+    def placement(self) -> Placement:
+        return Placement(self.row["area"], self.row["folder"], self.row["file_name"])
+
+
+def lease_interval(seconds: float) -> float:
+    return max(0.05, float(seconds))
+
+
+def _locked(row: dict[str, Any], session_id: str) -> SessionLocked:
+    return SessionLocked(
+        f"session {session_id} is held for writing by another sidecar ({row['lease_owner']}) "
+        f"until {row['lease_expires'].isoformat() if row['lease_expires'] else 'it closes it'}; "
+        "open it with readOnly, or again once that sidecar closes it or its lease expires",
+        sessionId=session_id,
+        owner=row["lease_owner"],
+        # data.path as the file store gives it (PROTOCOL.md): the session's location, pg:<area>/<folder>/<file>
+        path="pg:" + Placement(row["area"], row["folder"], row["file_name"]).relative,
+    )
+
+
+def open_stored(db: Database, session_id: str, owner: str | None, lease_seconds: float, area: str | None = None) -> Stored:
+    """The session's bytes and row; with ``owner``, its lease taken (SessionLocked when another holds it)."""
+
+    def run(conn: psycopg.Connection) -> Stored:
+        with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+            fence = None
+            if owner is not None:
+                cur.execute(
+                    "UPDATE sidecar_sessions SET lease_owner = %s, lease_fence = lease_fence + 1, "
+                    "lease_expires = now() + %s * interval '1 second' "
+                    "WHERE id = %s AND (lease_owner IS NULL OR lease_owner = %s OR lease_expires <= now()) "
+                    "RETURNING lease_fence",
+                    (owner, lease_interval(lease_seconds), session_id, owner),
+                )
+                taken = cur.fetchone()
+                if taken is not None:
+                    fence = taken["lease_fence"]
+            cur.execute(f"SELECT {_SESSION_COLUMNS} FROM sidecar_sessions WHERE id = %s", (session_id,))
+            row = cur.fetchone()
+            if row is None or (area is not None and row["area"] != area):
+                raise SessionNotFound(f"no session {session_id} in the database", sessionId=session_id)
+            if owner is not None and fence is None:
+                raise _locked(row, session_id)
+            return Stored(row, join_file(_lines(conn, session_id), bytes(row["tail"])), fence)
+
+    return db.run(run, f"open session {session_id}", write=owner is not None)
+
+
+def _lines(conn: psycopg.Connection, session_id: str) -> list[bytes]:
+    """Every line of the session, in order. Binary, so each comes as its bytes (not hex text twice its
+    size), taken from the result as they are: no row objects for a session's tens of thousands of lines.
+
+    Measured on bench/load.py's 50 MB session (session 5): binary COPY of the same rows took as long
+    and as much CPU; one server-side ``string_agg`` into a single buffer took longer (the server
+    grows the buffer, and its sort spills), so the rows stay rows."""
+    with conn.cursor(binary=True) as cur:
+        cur.execute("SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (session_id,))
+        result = cur.pgresult
+        if result is None:
+            return []
+        value = result.get_value
+        return [value(row, 0) or b"" for row in range(result.ntuples)]
+
+
+def read_since(db: Database, session_id: str, seq: int) -> tuple[list[bytes], int, bytes]:
+    """Lines from ``seq`` on, the line count and the tail now (what a read-only opener has not seen)."""
+
+    def run(conn: psycopg.Connection) -> tuple[list[bytes], int, bytes]:
+        with conn.transaction():
+            row = conn.execute("SELECT line_count, tail FROM sidecar_sessions WHERE id = %s", (session_id,)).fetchone()
+            if row is None:
+                raise SessionNotFound(f"session {session_id} is no longer in the database", sessionId=session_id)
+            lines = conn.execute(
+                "SELECT line FROM sidecar_lines WHERE session_id = %s AND seq >= %s ORDER BY seq", (session_id, seq)
+            ).fetchall()
+            return [bytes(r[0]) for r in lines], int(row[0]), bytes(row[1])
+
+    return db.read(run, f"read session {session_id}")
+
+
+def release(db: Database, session_id: str, owner: str, fence: int) -> None:
+    """Give the lease up (session/close); nothing to do when it was lost already."""
+
+    def run(conn: psycopg.Connection) -> None:
+        conn.execute(
+            "UPDATE sidecar_sessions SET lease_owner = NULL, lease_expires = NULL "
+            "WHERE id = %s AND lease_owner = %s AND lease_fence = %s",
+            (session_id, owner, fence),
+        )
+
+    try:
+        db.run(run, f"release session {session_id}")
+    except (StorageError, OutcomeUnknown) as exc:  # it expires by itself
+        log.warning("could not release the lease of session %s (%s); it expires by itself", session_id, exc)
+
+
+def renew_all(db: Database, owner: str, lease_seconds: float) -> int:
+    """Extend every lease ``owner`` holds; returns how many."""
+
+    def run(conn: psycopg.Connection) -> int:
+        cur = conn.execute(
+            "UPDATE sidecar_sessions SET lease_expires = now() + %s * interval '1 second' WHERE lease_owner = %s",
+            (lease_interval(lease_seconds), owner),
+        )
+        return cur.rowcount
+
+    return db.run(run, "renew leases")

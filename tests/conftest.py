@@ -58,6 +58,7 @@ if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
         import psycopg
 
         from sidecar import service as service_module
+        from sidecar.config import Settings
 
         schema = "t_" + uuid.uuid4().hex[:12]
         with psycopg.connect(_test_database, autocommit=True) as conn:
@@ -68,7 +69,7 @@ if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
         original = service_module.SessionService.__init__
 
         def with_database(self, root, settings=None):
-            settings = settings or service_module.Settings()
+            settings = settings or Settings()  # (sidecar.service is a package now: Settings is config's)
             if not settings.store.databaseUrl:
                 settings = msgspec.structs.replace(
                     settings, store=msgspec.structs.replace(settings.store, databaseUrl=url)

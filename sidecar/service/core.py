@@ -171,7 +171,7 @@ class ServiceCore:
 
     def _remember_terminal(self, terminal_id: str | None, session: Session) -> None:
         if terminal_id is not None and not session.in_memory:
-            self.breadcrumbs.remember(terminal_id, session.header_obj().get("cwd", ""), session.path)
+            self.breadcrumbs.remember(terminal_id, session.header_obj().get("cwd", ""), self.store.location(session))
 
     def create(self, params: wire.CreateParams) -> wire.CreateResult:
         if params.terminalId is not None:
@@ -182,7 +182,7 @@ class ServiceCore:
         if params.name is not None and session_name(params.name):
             session.set_name(params.name)
         if params.terminalId is not None and params.persist:
-            self.breadcrumbs.remember(params.terminalId, params.cwd, session.path)
+            self.breadcrumbs.remember(params.terminalId, params.cwd, self.store.location(session))
         return wire.CreateResult(sessionId=session.id, path=self.store.location(session), header=session.header_obj())
 
     def open(self, params: wire.OpenParams) -> wire.OpenResult:
@@ -200,7 +200,7 @@ class ServiceCore:
         if params.terminalId is not None:
             check_terminal_id(params.terminalId)
             last_used = self.breadcrumbs.recall(params.terminalId, params.cwd)
-        for session, report, preferred in self.store.recent(params.cwd, None if last_used is None else str(last_used)):
+        for session, report, preferred in self.store.recent(params.cwd, last_used):
             if not preferred:
                 self._remember_terminal(params.terminalId, session)
             return open_result(session, self.store.location(session), report.parse_errors, report.migrated_from)

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .follow import FileChange
     from .payload import BlobStore
     from .session import LoadReport, Session
+    from ..upkeep.usage import SessionFile, StoreUsage
 
 # Where a session is: listed, archived (listed on request) or in the trash (restorable, never listed).
 Area = Literal["live", "archive", "trash"]
@@ -218,6 +219,16 @@ class SessionStore(Protocol):
         ...
 
     def run_upkeep(self, held: list[Any]) -> None: ...
+
+    # -- upkeep: session/stats, session/prune ------------------------------------
+    def usage(self, find_unreferenced: bool) -> StoreUsage:
+        """What the store holds: every session (live, archived, trashed) with its bytes as a pi file, the
+        blobs, the index; with ``find_unreferenced``, the blobs no session (in any area) refers to."""
+        ...
+
+    def pinned(self, found: SessionFile) -> bool:
+        """The session has a name or a label now: retention policies leave it alone unless told otherwise."""
+        ...
 
 
 # The hook a store calls with what another program did to a held session (the service fans it out).

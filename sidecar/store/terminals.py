@@ -18,6 +18,8 @@ from .layout import inside
 from .writer import DIR_MODE, FILE_MODE
 
 TERMINALS_DIR = ".terminals"
+# Locations that are places of a store without files rather than paths (PROTOCOL.md, "PostgreSQL store").
+PLACE_PREFIXES = ("pg:",)
 # A terminal id names a file: no separators, no leading dot, bounded.
 _TERMINAL_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._:+-]{0,127}$")
 
@@ -37,8 +39,9 @@ class Breadcrumbs:
         self.root = root
         self.folder = root / TERMINALS_DIR
 
-    def remember(self, terminal_id: str, cwd: str, session_file: Path) -> None:
-        """Point the terminal at ``session_file`` (atomically; a failure only loses the hint)."""
+    def remember(self, terminal_id: str, cwd: str, session_file: Path | str) -> None:
+        """Point the terminal at ``session_file``, the session's location in its store (a file below the root,
+        or a place such as ``pg:<folder>/<file>``), atomically; a failure only loses the hint."""
         target = self.folder / check_terminal_id(terminal_id)
         tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
         try:
@@ -50,18 +53,21 @@ class Breadcrumbs:
         except OSError:
             tmp.unlink(missing_ok=True)
 
-    def recall(self, terminal_id: str, cwd: str) -> Path | None:
-        """The session file the terminal used last in ``cwd``, if it is still there below the root."""
+    def recall(self, terminal_id: str, cwd: str) -> str | None:
+        """The session the terminal used last in ``cwd``: its file, if still there below the root, or the place a
+        store without files gave (the store resolves that one, or falls back to the newest of the cwd)."""
         try:
             lines = (self.folder / check_terminal_id(terminal_id)).read_text(encoding="utf-8").split("\n")
         except (OSError, UnicodeDecodeError):
             return None
         if len(lines) < 2 or lines[0] != _one_line(cwd) or not lines[1]:
             return None
+        if lines[1].startswith(PLACE_PREFIXES):
+            return lines[1]
         path = Path(lines[1])
         if not path.is_absolute() or not inside(self.root, path) or not path.is_file():
             return None
-        return path
+        return str(path)
 
 
 def _one_line(text: str) -> str:

@@ -12,6 +12,7 @@ import mmap
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..errors import InvalidParams
 from ..format.jsonl import parse_path
@@ -65,9 +66,13 @@ class Selected:
     reason: str
 
 
-def select(candidates: list[SessionFile], policy: RetentionPolicy, now_ns: int) -> tuple[list[Selected], list[SessionFile]]:
-    """(what the policy sends to the trash with why, the pinned sessions it left alone). Newest first is kept."""
-    pinned = [] if policy.include_pinned else [c for c in candidates if is_pinned(c.path)]
+def select(
+    candidates: list[SessionFile], policy: RetentionPolicy, now_ns: int,
+    pinned_now: Callable[[SessionFile], bool] = lambda found: is_pinned(found.path),
+) -> tuple[list[Selected], list[SessionFile]]:
+    """(what the policy sends to the trash with why, the pinned sessions it left alone). Newest first is kept.
+    ``pinned_now`` tells a named or labelled session (the store's own way: a file's bytes, or its rows)."""
+    pinned = [] if policy.include_pinned else [c for c in candidates if pinned_now(c)]
     pinned_paths = {p.path for p in pinned}
     eligible = sorted((c for c in candidates if c.path not in pinned_paths), key=lambda c: -c.mtime_ns)
     chosen: dict[Path, str] = {}

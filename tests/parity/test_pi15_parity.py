@@ -25,6 +25,7 @@ import pytest
 from handbuilt import CASES
 from pi15_ops import operations, play
 from session_builders import assistant, entry, header, labelled_session, message, service, tool_result, user, write_session
+from store_mode import bring_in, pi_file, place
 from test_pi_parity import our_view
 
 from sidecar import wire
@@ -236,9 +237,11 @@ def test_session_fork_writes_what_pi_1_5_2s_createBranchedSession_writes(tmp_pat
     source_id, _ = labelled_session(svc)
     source = svc.session(source_id)
     targets = [e.id for e in source.tree.entries if e.type == "message" and e.role() in ("user", "assistant")]
-    source_path = source.path
+    source_location = svc.store.location(source)  # a file, or a PostgreSQL place
     ours = {at: svc.fork(wire.ForkParams(sessionId=source_id, entryId=at)) for at in targets}
     svc.close_all()
+    exported = tmp_path / "exported"  # on PostgreSQL: what pi reads is export-root's files
+    source_path = pi_file(source_location, exported)
     pi_dir = tmp_path / "pi"
     pi_dir.mkdir()
     answer = run_pi15({"fork": [{"path": str(source_path), "at": at, "dir": str(pi_dir)} for at in targets]})
@@ -247,7 +250,7 @@ def test_session_fork_writes_what_pi_1_5_2s_createBranchedSession_writes(tmp_pat
     for at, theirs in zip(targets, answer["forked"]):
         assert "error" not in theirs, theirs.get("error")
         assert theirs["persisted"] and ours[at].persisted
-        paths[f"pi@{at}"], paths[f"ours@{at}"] = Path(theirs["path"]), Path(ours[at].path)
+        paths[f"pi@{at}"], paths[f"ours@{at}"] = Path(theirs["path"]), pi_file(ours[at].path, exported)
     read = run_pi15({"read": [{"path": str(path), "leaves": []} for path in paths.values()]})
     by_path = {r["path"]: r for r in read["results"]}
     crossed = 0
@@ -282,11 +285,15 @@ def test_files_moved_and_mended_here_read_the_same_in_pi_1_5_2(tmp_path):
         entry("message", "b2", "b1", 4, message=assistant("two")),
     ])
     assert [r.new_parent for r in reconnect_dangling(broken).reconnected] == ["a2"]
-    files = {"moved": moved, "mended": broken}
+    bring_in(root)  # the mended file as a session of the store (on PostgreSQL: migrated in)
+    # What we open (a file, or a PostgreSQL place) and the file pi reads (on PostgreSQL: export-root's).
+    located = {"moved": moved, "mended": Path(place(root, broken))}
+    files = {name: pi_file(where, tmp_path / "exported") for name, where in located.items()}
+    moved = files["moved"]
     leaves = {name: entry_ids(path) for name, path in files.items()}
     theirs = {r["path"]: r for r in run_pi15({"read": [{"path": str(p), "leaves": leaves[n]} for n, p in files.items()]})["results"]}
     for name, path in files.items():
-        ours = our_view(tmp_path / "reader", path, leaves[name])
+        ours = our_view(tmp_path / "reader", located[name], leaves[name])
         assert_same(name, ours, theirs[str(path)])
     assert theirs[str(moved)]["header"]["cwd"] == "/work/elsewhere"
-    assert [m["role"] for m in theirs[str(broken)]["contexts"]["@leaf"]["messages"]] == ["user", "assistant"] * 2
+    assert [m["role"] for m in theirs[str(files["mended"])]["contexts"]["@leaf"]["messages"]] == ["user", "assistant"] * 2

@@ -17,6 +17,7 @@ from typing import Any
 
 from compaction.factory import PathBuilder
 from session_builders import service
+from store_mode import pi_file
 from test_pi15_parity import assert_same, entry_ids, run_pi15
 from test_pi_parity import our_view
 
@@ -101,11 +102,12 @@ def test_our_compaction_records_the_system_message_and_pi_1_5_2_reads_it_back(tm
     assert "request 0: change module 0" in second.summary  # carried from the first summary
     [again] = svc.get_entries(wire.GetEntriesParams(sessionId=session_id, ids=[second.entryId])).entries
     assert again["systemMessage"]["content"] == "You are terse.\n\nAlso: be exact."
-    path = svc.session(session_id).path
+    location = Path(svc.store.location(svc.session(session_id)))  # a file, or a PostgreSQL place
     svc.close_all()
 
+    path = pi_file(location, tmp_path / "exported")  # the file pi reads (on PostgreSQL: export-root's)
     leaves = entry_ids(path)
-    ours = our_view(tmp_path / "reader", path, leaves)
+    ours = our_view(tmp_path / "reader", location, leaves)
     [pi] = run_pi15({"read": [{"path": str(path), "leaves": leaves}]})["results"]
     assert_same("compacted with a system message", ours, pi)
     assert [m["role"] for m in pi["contexts"]["@leaf"]["llm"][:2]] == ["system", "user"]

@@ -13,6 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from store_mode import pi_file
 from test_pi_parity import assert_same, ensure_pi_installed, our_view, run_pi
 
 from sidecar import wire
@@ -61,8 +62,9 @@ def test_compactions_with_carry_over_and_fallback_read_the_same_in_pi():
         leaves = [c["id"] for c in compactions]
         ours = our_view(work / "view", path, leaves)
         before = path.read_bytes()
-        _, answers = run_pi(node, [{"path": str(path), "leaves": leaves}])
-        pi = answers[str(path)]
+        given = pi_file(path, work / "exported")  # on PostgreSQL: the session as export-root writes it
+        _, answers = run_pi(node, [{"path": str(given), "leaves": leaves}])
+        pi = answers[str(given)]
         assert path.read_bytes() == before
         assert_same("engine-compacted", ours, pi, compare_lines=True)
         summary = pi["contexts"]["@leaf"]["messages"][0]

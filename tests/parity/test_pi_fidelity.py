@@ -27,6 +27,7 @@ from sidecar.context.pruned import PRUNE_CUSTOM_TYPE
 from sidecar.service import SessionService
 
 from compaction.factory import PathBuilder
+from store_mode import pi_file
 
 NATIVE = {"provider": "anthropic", "model": "claude-sonnet-4-6",
           "item": {"type": "compaction", "content": "Ported rounds 0-1.", "encrypted_content": "b3BhcXVl"}}
@@ -57,7 +58,7 @@ def cleared_session(root: Path) -> tuple[Path, list[str]]:
         svc.set_label(wire.SetLabelParams(sessionId=created.sessionId, entryId=svc.session(created.sessionId).leaf_id,
                                           label=f"round-{round_number}"))
     svc.set_name(wire.SetNameParams(sessionId=created.sessionId, name="cleared"))
-    path = Path(svc.session(created.sessionId).path)
+    path = Path(svc.store.location(svc.session(created.sessionId)))  # a file, or a PostgreSQL place
     svc.close_all()
     return path, leaves
 
@@ -86,7 +87,7 @@ def test_cleared_outputs_and_a_native_compaction_item_read_as_pi_reads_them(vers
         assert [e["native"] for e in lines if e["type"] == "compaction"] == [NATIVE]
         ours = our_view(work / "view", path, leaves)
         before = path.read_bytes()
-        pi = read_in_pi(version, path, leaves)
+        pi = read_in_pi(version, pi_file(path, work / "exported"), leaves)  # on PostgreSQL: export-root's file
         assert path.read_bytes() == before  # pi only read it
         assert pi["ok"], pi.get("error")
         assert ours["entries"] == pi["entries"] and ours["leafId"] == pi["leafId"]

@@ -137,19 +137,40 @@ async def test_move_to_another_cwd_rewrites_only_the_header_cwd(pg_url: str, tmp
         await a.stop()
 
 
-async def test_what_the_postgresql_store_does_not_do_yet_is_refused_clearly(pg_url: str, tmp_path: Path) -> None:
-    """session/import, stats and prune cover file roots only: each says so and names the way round."""
+async def test_session_import_writes_into_postgresql_the_lines_a_file_root_gets(pg_url: str, tmp_path: Path) -> None:
+    """session/import on PostgreSQL: one session in one transaction, found again by a second import, and its
+    lines (as export-root writes them) byte for byte those the same import writes into a file root."""
+    import subprocess
+    import sys
+
+    from sidecar import wire
+    from session_builders import service
+
     source = tmp_path / "cc.jsonl"
     source.write_text('{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"cc","cwd":"/w",'
-                      '"timestamp":"2026-01-02T03:04:05.000Z","message":{"role":"user","content":"hi"}}\n')
+                      '"timestamp":"2026-01-02T03:04:05.000Z","message":{"role":"user","content":"hi"}}\n'
+                      '{"type":"assistant","uuid":"u2","parentUuid":"u1","sessionId":"cc","cwd":"/w",'
+                      '"timestamp":"2026-01-02T03:04:06.000Z","message":{"role":"assistant","model":"claude-x",'
+                      '"content":[{"type":"text","text":"hello"}]}}\n')
     server = await start(pg_url, tmp_path / "host")
     try:
-        refused = await server.request("session/import", {"tool": "claude-code", "paths": [str(source)]})
-        assert refused["error"]["code"] == -32602 and "migrate" in refused["error"]["message"], refused
-        stats = await server.request("session/stats", {})
-        assert stats["error"]["code"] == -32602 and "PostgreSQL" in stats["error"]["message"], stats
-        # The process keeps serving.
-        created = result(await server.request("session/create", {"cwd": "/work/still"}))
-        assert result(await server.request("session/getTree", {"sessionId": created["sessionId"]}))["nodes"] == []
+        first = result(await server.request("session/import", {"tool": "claude-code", "paths": [str(source)]}))
+        [imported] = first["sessions"]
+        assert imported["created"] is True and imported["path"].startswith("pg:--w--/")
+        again = result(await server.request("session/import", {"tool": "claude-code", "paths": [str(source)]}))
+        assert again["sessions"][0]["created"] is False and again["sessions"][0]["path"] == imported["path"]
+        built = result(await server.request("session/buildContext", {"sessionId": imported["sessionId"]}))
+        assert [m["role"] for m in built["messages"]] == ["user", "assistant"]
+        listed = result(await server.request("session/list", {"cwd": "/w"}))["sessions"]
+        assert [(s["sessionId"], s["messageCount"]) for s in listed] == [(imported["sessionId"], 2)]
     finally:
         await server.stop()
+    on_files = service(tmp_path / "files")
+    [file_import] = on_files.import_(wire.ImportParams(tool="claude-code", paths=[str(source)])).sessions
+    on_files.close_all()
+    exported = tmp_path / "exported"
+    done = subprocess.run([sys.executable, "-m", "sidecar", "export-root", "--database-url", pg_url, "--to", str(exported)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert file_import.sessionId == imported["sessionId"]
+    assert (exported / imported["path"][3:]).read_bytes() == Path(file_import.path).read_bytes()

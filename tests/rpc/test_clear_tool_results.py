@@ -14,12 +14,12 @@ OUTPUT_CHARS = 4000
 CLEARING = {"enabled": True, "triggerTokens": 5000, "keepToolResults": 2, "minimumTokens": 2500}
 
 
-async def start(sessions_root: Path, clearing: dict[str, Any] | None = None) -> RawServer:
+async def start(sessions_root: Path, clearing: dict[str, Any] | None = None, sid: str = "t") -> RawServer:
     server = await RawServer.start()
     settings = {"compaction": {"clearToolResults": clearing or CLEARING}}
     answer = await server.initialize(sessions_root, settings=settings)
     assert "result" in answer, answer
-    await server.request("session/create", {"cwd": "/w", "sessionId": "t"})
+    await server.request("session/create", {"cwd": "/w", "sessionId": sid})
     return server
 
 
@@ -31,14 +31,14 @@ def turn(number: int, error: bool = False) -> list[dict[str, Any]]:
     return [user(f"step {number}"), assistant(f"running {number}", tool_call(call, "bash", command=f"make {number}")), result]
 
 
-async def append(server: RawServer, entries: list[dict[str, Any]]) -> dict[str, Any]:
-    answer = await server.request("session/append", {"sessionId": "t", "entries": entries})
+async def append(server: RawServer, entries: list[dict[str, Any]], sid: str = "t") -> dict[str, Any]:
+    answer = await server.request("session/append", {"sessionId": sid, "entries": entries})
     assert "result" in answer, answer
     return answer["result"]
 
 
-async def llm_context(server: RawServer) -> list[dict[str, Any]]:
-    answer = await server.request("session/buildContext", {"sessionId": "t", "format": "llm"})
+async def llm_context(server: RawServer, sid: str = "t") -> list[dict[str, Any]]:
+    answer = await server.request("session/buildContext", {"sessionId": sid, "format": "llm"})
     return answer["result"]["messages"]
 
 
@@ -91,13 +91,14 @@ async def test_errors_keep_their_output_and_off_means_never(sessions_root: Path)
         assert any(t.startswith("[Old tool output pruned") for t in texts[1:])
     finally:
         await server.stop()
+    # Another sidecar and session (another id: on PostgreSQL both sidecars share one database).
     other = sessions_root / "off"
     other.mkdir()
-    server = await start(other, {"enabled": False, "triggerTokens": 10})
+    server = await start(other, {"enabled": False, "triggerTokens": 10}, sid="off")
     try:
-        results = [await append(server, turn(n)) for n in range(1, 8)]
+        results = [await append(server, turn(n), sid="off") for n in range(1, 8)]
         assert all(r.get("clearedToolResults") is None for r in results)
-        assert not any(t.startswith("[Old tool output pruned") for t in tool_texts(await llm_context(server)))
+        assert not any(t.startswith("[Old tool output pruned") for t in tool_texts(await llm_context(server, sid="off")))
     finally:
         await server.stop()
 

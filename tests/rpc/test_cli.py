@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from sidecar import schema
+from store_mode import bring_in, stored_root
 
 from .harness import SERVER
 
@@ -43,7 +44,7 @@ def test_demo_drives_a_whole_session(tmp_path: Path):
     for step in ("session/create", "session/append", "session/buildContext", "session/branch", "session/fork", "session/list"):
         assert step in demo.stdout
     assert "sidecar exited with code 0" in demo.stdout
-    files = sorted(root.rglob("*.jsonl"))
+    files = sorted(stored_root(root, tmp_path / "stored").rglob("*.jsonl"))
     assert len(files) == 2  # the session and its fork
     headers = [json.loads(f.read_text().splitlines()[0]) for f in files]
     assert sum("parentSession" in h for h in headers) == 1
@@ -151,13 +152,14 @@ def _conversation_file(root: Path, session_id: str, turns: int) -> Path:
 def test_call_runs_a_coroutine_method_to_its_end_and_closes_the_session(sessions_root: Path):
     # session/compact is the service's one coroutine: call answers it in its own process, on its own loop.
     path = _conversation_file(sessions_root, "k1", 12)
+    bring_in(sessions_root)
     before = path.read_bytes()
     done = run("call", "session/compact", json.dumps({"sessionId": "k1", "provider": "offline", "keepRecentTokens": 1000}),
                "--root", str(sessions_root))
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["provider"] == "offline" and result["tokensAfter"] < result["tokensBefore"]
-    after = path.read_bytes()
+    after = (stored_root(sessions_root, sessions_root.parent / "stored") / path.relative_to(sessions_root)).read_bytes()
     assert after.startswith(before)  # appended to, nothing rewritten
     written = [json.loads(line) for line in after[len(before):].splitlines()]
     assert written[-1]["type"] == "compaction" and written[-1]["id"] == result["entryId"]

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .harness import RawServer, RpcTestClient, assistant, frame, snapshot, user
+from store_mode import bring_in, stored_state
+
+from .harness import RawServer, RpcTestClient, assistant, frame, user
 
 
 def write_big_session(root: Path, session_id: str = "big", count: int = 60_000) -> Path:
@@ -49,6 +51,7 @@ async def test_requests_on_one_session_run_in_the_order_sent(raw: RawServer):
 
 async def test_a_long_request_on_one_session_does_not_block_another(raw: RawServer, sessions_root: Path):
     write_big_session(sessions_root)
+    bring_in(sessions_root)
     await raw.request("session/create", {"cwd": "/w", "sessionId": "small"})
     raw.send({"jsonrpc": "2.0", "id": "slow", "method": "session/open", "params": {"sessionId": "big"}})
     raw.send({"jsonrpc": "2.0", "id": "quick", "method": "session/getTree", "params": {"sessionId": "small"}})
@@ -59,7 +62,8 @@ async def test_a_long_request_on_one_session_does_not_block_another(raw: RawServ
 
 async def test_cancelling_a_queued_request_answers_32800_at_once(raw: RawServer, sessions_root: Path):
     write_big_session(sessions_root)
-    before = snapshot(sessions_root)
+    bring_in(sessions_root)
+    before = stored_state(sessions_root, sessions_root.parent / "stored")
     raw.send({"jsonrpc": "2.0", "id": "slow", "method": "session/open", "params": {"sessionId": "big"}})
     raw.send({"jsonrpc": "2.0", "id": "queued", "method": "session/setName", "params": {"sessionId": "big", "name": "x"}})
     raw.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "queued"}})
@@ -67,7 +71,7 @@ async def test_cancelling_a_queued_request_answers_32800_at_once(raw: RawServer,
     assert first["id"] == "queued" and first["error"]["code"] == -32800
     assert first["error"]["data"]["kind"] == "requestCancelled"
     assert second["id"] == "slow" and "result" in second
-    assert snapshot(sessions_root) == before  # the name was never written
+    assert stored_state(sessions_root, sessions_root.parent / "stored") == before  # the name was never written
 
 
 async def test_cancelling_a_running_list_stops_it_between_files(raw: RawServer, sessions_root: Path):

@@ -15,6 +15,7 @@ import pytest
 from rpc.harness import RawServer, assistant, tool_call, user
 
 from spec.helpers import llm_texts
+from store_mode import bring_in, place
 
 from conftest import PI_FIXTURES as FIXTURES  # outside the repo, as for the other pi fixture tests
 
@@ -110,9 +111,10 @@ async def test_pi_to_spec_to_pi_keeps_what_the_spec_holds_and_lists_the_rest(tmp
         assert back["format"] == "pi" and back["leftOut"] == []
     finally:
         await server.stop()
+    bring_in(back_root)  # the converted file as a session of the store (on PostgreSQL: migrated in)
     server = await pi_server(back_root)
     try:
-        opened = await call(server, "session/open", {"path": back["path"]})
+        opened = await call(server, "session/open", {"path": place(back_root, Path(back["path"]))})
         assert opened["header"]["cwd"] == "/project"
         again = await call(server, "session/buildContext", {"sessionId": opened["sessionId"], "format": "llm"})
         assert llm_texts(again["messages"]) == llm_texts(without_what_spec_drops(original["messages"]))

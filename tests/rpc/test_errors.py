@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from store_mode import ON_POSTGRES, stored_state
+
 from .harness import RawServer, assistant, frame, snapshot, user
 
 
@@ -134,7 +136,8 @@ async def test_wrong_params_name_the_field(raw: RawServer, sessions_root: Path, 
 
 async def test_service_errors_carry_codes_and_data(raw: RawServer, sessions_root: Path, tmp_path: Path):
     path = await seed(raw)
-    before = snapshot(sessions_root)
+    scratch = tmp_path / "stored"
+    before = stored_state(sessions_root, scratch)
     unknown = await raw.request("session/getTree", {"sessionId": "ghost"})
     assert unknown["error"]["code"] == -33001 and unknown["error"]["data"] == {"kind": "sessionNotFound", "sessionId": "ghost"}
     bad_id = await raw.request("session/getTree", {"sessionId": "../etc"})
@@ -142,14 +145,17 @@ async def test_service_errors_carry_codes_and_data(raw: RawServer, sessions_root
     outside = tmp_path / "elsewhere.jsonl"
     outside.write_text(Path(path).read_text())
     escaped = await raw.request("session/open", {"path": str(outside)})
-    assert escaped["error"]["code"] == -33007 and escaped["error"]["data"]["root"] == str(sessions_root)
+    if ON_POSTGRES:  # no files to be outside of: a filesystem path is not a place (PROTOCOL.md "PostgreSQL store")
+        assert escaped["error"]["code"] == -32602 and escaped["error"]["data"]["field"] == "path"
+    else:
+        assert escaped["error"]["code"] == -33007 and escaped["error"]["data"]["root"] == str(sessions_root)
     missing_entry = await raw.request("session/branch", {"sessionId": "keep", "entryId": "nope"})
     assert missing_entry["error"]["code"] == -33003
     bad_entry = await raw.request("session/append", {"sessionId": "keep", "entries": [{"type": "message", "message": {}}]})
     assert bad_entry["error"]["code"] == -33009 and bad_entry["error"]["data"]["index"] == 0
     exists = await raw.request("session/create", {"cwd": "/w", "sessionId": "keep"})
     assert exists["error"]["code"] == -33008
-    assert snapshot(sessions_root) == before
+    assert stored_state(sessions_root, scratch) == before
 
 
 async def test_a_damaged_file_is_reported_and_left_alone(raw: RawServer, sessions_root: Path):

@@ -7,14 +7,17 @@ from pathlib import Path
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from .harness import RpcTestClient, assistant, snapshot, tool_call, tool_result, user
+from store_mode import stored_state
+
+from .harness import RpcTestClient, assistant, tool_call, tool_result, user
 
 TURN = [user("read a.py"), assistant("reading", tool_call("c1", "read", path="a.py")), tool_result("c1", "x = 1"),
         assistant("a.py sets x")]
 
 
 async def test_an_in_memory_session_works_and_never_touches_the_disk(client: RpcTestClient, sessions_root: Path):
-    before = snapshot(sessions_root)
+    scratch = sessions_root.parent / "stored"
+    before = stored_state(sessions_root, scratch)
     created = await client.call("session/create", {"cwd": "/work/sub", "sessionId": "mem-1", "persist": False})
     assert created["path"] == ""
     for _ in range(6):
@@ -28,12 +31,12 @@ async def test_an_in_memory_session_works_and_never_touches_the_disk(client: Rpc
     opened = await client.call("session/open", {"sessionId": "mem-1"})
     assert opened["persisted"] is False and opened["path"] == "" and opened["entryCount"] == 27
     await client.call("session/move", {"sessionId": "mem-1", "cwd": "/work/elsewhere"})
-    assert snapshot(sessions_root) == before  # nothing written
+    assert stored_state(sessions_root, scratch) == before  # nothing written
     listed = await client.call("session/list", {"all": True})
     [info] = [s for s in listed["sessions"] if s["sessionId"] == "mem-1"]
     assert info["inMemory"] is True and info["path"] == "" and info["name"] == "subagent"
     assert info["cwd"] == "/work/elsewhere" and info["messageCount"] == 24
-    assert [f for f in snapshot(sessions_root) if not f.startswith(".index/")] == []  # only the listing's own index
+    assert [f for f in stored_state(sessions_root, scratch) if not f.startswith(".index/")] == []  # only the listing's own index
 
     forked = await client.call("session/fork", {"sessionId": "mem-1", "entryId": ids[3]})
     assert forked["persisted"] is True and Path(forked["path"]).is_file()

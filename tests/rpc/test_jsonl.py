@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from store_mode import bring_in
+
 from .harness import RawServer, assistant, snapshot, user
 
 
@@ -60,6 +62,7 @@ async def test_jsonl_progress_notifications(sessions_root: Path):
             (folder / f"2025-01-01T00-00-00-000Z_p{index}.jsonl").write_text(
                 '{"type":"session","version":3,"id":"p%d","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}\n' % index
             )
+        bring_in(sessions_root)
         answer = await server.request("session/list", {"all": True, "workDoneToken": "w"})
         assert len(answer["result"]["sessions"]) == 20
         kinds = [n["params"]["value"]["kind"] for n in server.notifications]

@@ -25,7 +25,8 @@ async def test_move_rewrites_the_header_and_follows_with_index_cache_and_lock(cl
     old_lines = old.read_text().split("\n")
     moved = await client.call("session/move", {"sessionId": "mv-1", "cwd": "/work/b"})
     new = Path(moved["path"])
-    assert new.parent.name == "--work-b--" and new.name == old.name and not old.exists()
+    assert moved["path"] == created["path"].replace("/--work-a--/", "/--work-b--/").replace(":--work-a--/", ":--work-b--/")
+    assert new.name == old.name and not old.exists()
     new_lines = new.read_text().split("\n")
     assert json.loads(new_lines[0])["cwd"] == "/work/b"
     assert new_lines[1:] == old_lines[1:]  # every entry byte for byte

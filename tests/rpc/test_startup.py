@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from store_mode import ON_POSTGRES
+
 from .harness import REPO_ROOT, TIMEOUT, RawServer, frame, user
 
 # Runs ``session-sidecar`` with an audit hook: "@@import NAME" on stderr when a
@@ -155,7 +157,8 @@ async def test_after_the_early_answer_the_server_knows_initialize_was_received(s
         again = await server.request("initialize", {"sessionRoot": str(sessions_root)})
         assert again["error"]["code"] == -32600 and "already received" in again["error"]["message"]
         created = await server.request("session/create", {"cwd": "/w", "sessionId": "early"})
-        assert created["result"]["path"].startswith(str(sessions_root))  # the service the early initialize made
+        # The service the early initialize made: its sessions' places (a file below its root, or pg:).
+        assert created["result"]["path"].startswith("pg:" if ON_POSTGRES else str(sessions_root))
     finally:
         await server.stop()
 

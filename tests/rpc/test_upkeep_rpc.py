@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from store_mode import stored_root
+
 from .harness import RpcTestClient, assistant, user
 
 
@@ -18,7 +20,9 @@ async def test_stats_and_a_dry_run_then_a_prune(client: RpcTestClient, sessions_
     await client.call("session/setName", {"sessionId": "up-0", "name": "pinned by its name"})
     stats = await client.call("session/stats", {"largest": 1})
     assert stats["sessionCount"] == 3 and stats["folders"][0]["folder"] == "--work-up--"
-    assert stats["liveBytes"] == sum(p.stat().st_size for p in sessions_root.glob("--work-up--/*.jsonl"))
+    # The bytes of the pi files (on PostgreSQL: as export-root writes them).
+    files = stored_root(sessions_root, sessions_root.parent / "stored").glob("--work-up--/*.jsonl")
+    assert stats["liveBytes"] == sum(p.stat().st_size for p in files) > 0
     assert len(stats["largest"]) == 1 and stats["largest"][0]["area"] == "live"
 
     dry = await client.call("session/prune", {"keepPerCwd": 1, "dryRun": True})
@@ -39,7 +43,8 @@ async def test_a_prune_that_would_empty_the_store_waits_for_confirm(client: RpcT
         sid = f"all-{number}"
         await client.call("session/create", {"cwd": "/work/all", "sessionId": sid})
         await client.call("session/append", {"sessionId": sid, "entries": [user("q"), assistant("a")]})
-    files = sorted(sessions_root.glob("--work-all--/*.jsonl"))
+    listed = (await client.call("session/list", {"cwd": "/work/all"}))["sessions"]
+    files = [Path(s["path"]) for s in listed]  # files below the root, or PostgreSQL places (pg:...)
     assert len(files) == 2
     with pytest.raises(JsonRpcException) as refused:
         await client.call("session/prune", {"keepPerCwd": 0})

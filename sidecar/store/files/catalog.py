@@ -4,7 +4,6 @@ our own writes, and the files themselves when another sidecar holds the index.""
 from __future__ import annotations
 
 import threading
-import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
@@ -13,6 +12,7 @@ from ...format.jsonl import Entry
 from ...work import Work
 from ..base import Listed, ListPage, ListQuery
 from ..index import IndexUnavailable, ListingIndex
+from ..inmemory import listed_in_memory
 from ..layout import ARCHIVE_DIR
 from ..listing import SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, matches, sort_key, summarize
 from ..session import Session
@@ -132,27 +132,8 @@ class Catalog:
         except IndexUnavailable:
             page = self._list_files(query, areas, work)
         if query.after is None:  # in-memory sessions lead the first page (they have no file to sort by)
-            page.sessions[:0] = self._list_in_memory(query, held)
+            page.sessions[:0] = listed_in_memory(query, held)
         return page
-
-    def _list_in_memory(self, query: ListQuery, held: list[Session]) -> list[Listed]:
-        found = []
-        for session in held:
-            if not session.in_memory:
-                continue
-            header = session.header_obj()
-            if not query.all and query.cwd is not None and header.get("cwd") != query.cwd:
-                continue
-            data = b"\n".join([session.header.raw, *(e.raw for e in session.tree.entries)])
-            summary = summarize(session.path, data, int(time.time() * 1000))
-            if summary is None:
-                continue
-            if query.query and not matches(summary, query.query):
-                continue
-            info = listed(summary, False)
-            info.location, info.in_memory = "", True
-            found.append(info)
-        return found
 
     def _list_files(self, query: ListQuery, areas: list[tuple[str | None, bool]], work: Work) -> ListPage:
         """The listing read from the files themselves (the index is locked by another sidecar)."""

@@ -294,6 +294,19 @@ class FileStore(HeldSessions):
     def reindex(self) -> int:
         return self.catalog.reindex()
 
+    # -- upkeep: what the files below the root hold (read from the file system alone) -----
+
+    def usage(self, find_unreferenced: bool) -> Any:
+        from ...upkeep.usage import measure
+        from ..index import INDEX_DIR
+
+        return measure(self.layout, list(self.blobs.folders), self.root / INDEX_DIR, find_unreferenced)
+
+    def pinned(self, found: Any) -> bool:
+        from ...upkeep.retention import is_pinned
+
+        return is_pinned(found.path)
+
     def upkeep_held(self, held: list[Any]):  # type: ignore[no-untyped-def]
         return self.catalog.upkeep_held(held)
 

@@ -48,8 +48,9 @@ def move_area(db: Database, session_id: str, from_area: str | None, to: str, own
     if moved == "missing":
         raise SessionNotFound(f"cannot {verb}: no session {session_id!r} {_WHERE[from_area]}", sessionId=session_id)
     if isinstance(moved, str):
-        raise SessionLocked(f"cannot {verb}: session {session_id} is held by another sidecar ({moved[5:]})",
-                            sessionId=session_id)
+        raise SessionLocked(f"cannot {verb}: session {session_id} is held by another sidecar ({moved[5:]}); open it "
+                            "with readOnly to read it, or try again once that sidecar closes it or its lease expires",
+                            sessionId=session_id, owner=moved[5:])
     return Placement(*moved)
 
 
@@ -102,8 +103,9 @@ def move_folder(db: Database, session_id: str, folder: str, cwd: str, owner: str
     if moved == "damaged":
         raise DamagedFile(f"session {session_id} has no session header in its first lines", sessionId=session_id)
     if isinstance(moved, str):
-        raise SessionLocked(f"cannot move: session {session_id} is held by another sidecar ({moved[5:]})",
-                            sessionId=session_id)
+        raise SessionLocked(f"cannot move: session {session_id} is held by another sidecar ({moved[5:]}); open it "
+                            "with readOnly to read it, or try again once that sidecar closes it or its lease expires",
+                            sessionId=session_id, owner=moved[5:])
     return moved
 
 

@@ -24,6 +24,8 @@ import uuid
 from pathlib import Path
 from typing import Any, Iterator
 
+import msgspec
+
 from ...config import Settings
 from ...errors import InvalidParams, InvalidState, SessionExists, SessionLocked, SessionNotFound, StorageError
 from ...format.jsonl import Entry
@@ -55,8 +57,10 @@ class PostgresStore(HeldSessions):
         self.root = Path(root).expanduser().absolute()
         # Host-local things (prompt history, terminal breadcrumbs, snapshots) still live below the root.
         self.layout = Layout(self.root)
-        self.settings = settings
         self.compat = "pi"
+        if settings.store.compat is None:  # the effective value, as initialize answers it (as the file store's)
+            settings = msgspec.structs.replace(settings, store=msgspec.structs.replace(settings.store, compat="pi"))
+        self.settings = settings
         self.db = database
         self.blobs = PgBlobStore(database)
         self.lease_seconds = lease_seconds if lease_seconds is not None else DEFAULT_LEASE_SECONDS
@@ -94,11 +98,19 @@ class PostgresStore(HeldSessions):
 
     def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: dict[str, Any],
                        objs: list[dict[str, Any]], write: bool = True) -> tuple[str, bool]:
-        """Not yet: session/import writes a session in one go, which this store does not do yet."""
-        raise InvalidParams(
-            "session/import does not write into the PostgreSQL store yet: import into a file root "
-            "(session-sidecar import --root DIR ...), then move that root in with session-sidecar migrate",
-            field="tool")
+        """An imported session written in one transaction (postgres/importing.py), or the one there already."""
+        from .importing import existing_place, import_entries
+
+        check_session_id(session_id)
+        held = self.held(session_id)
+        if held is not None:  # open here (perhaps not written yet): that one is the session of this id
+            return self.location(held), False
+        found = existing_place(self.db, session_id)
+        if found is not None:
+            return found, False
+        if not write or not objs:
+            return "", False
+        return import_entries(self.db, self.layout, session_id, cwd, timestamp, header_fields, objs)
 
     def is_current(self, session_id: str) -> bool:
         session = self.held(session_id)
@@ -356,7 +368,12 @@ class PostgresStore(HeldSessions):
     # -- listing -------------------------------------------------------------------------
 
     def list(self, query: Any, work: Any) -> Any:
-        return list_sessions(self.db, query)
+        page = list_sessions(self.db, query)
+        if query.after is None:  # in-memory sessions have no row: they lead the first page, as in a file root
+            from ..inmemory import listed_in_memory
+
+            page.sessions[:0] = listed_in_memory(query, self.held_sessions())
+        return page
 
     def decode_cursor(self, cursor: str) -> Any:
         return decode_cursor(cursor)
@@ -372,6 +389,18 @@ class PostgresStore(HeldSessions):
 
     def run_upkeep(self, held: list[Any]) -> None:
         pass
+
+    # -- upkeep: session/stats and session/prune from the tables (postgres/upkeep.py) ---------
+
+    def usage(self, find_unreferenced: bool) -> Any:
+        from .upkeep import measure
+
+        return measure(self.db, self.root, find_unreferenced)
+
+    def pinned(self, found: Any) -> bool:
+        from .upkeep import pinned
+
+        return pinned(self.db, found.session_id)
 
 
 def _path(placement: Placement) -> Path:

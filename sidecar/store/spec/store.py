@@ -262,6 +262,13 @@ class SpecStore(HeldSessions):
     def reindex(self) -> int:
         return 0  # metadata.json is the listing
 
+    def usage(self, find_unreferenced: bool) -> Any:
+        raise InvalidParams("session/stats and session/prune cover pi-format sessions (files below a root, or "
+                            "PostgreSQL); this sidecar keeps its sessions in the spec format")
+
+    def pinned(self, found: Any) -> bool:
+        return self.usage(False)
+
     def upkeep_held(self, held: list[Any]) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 

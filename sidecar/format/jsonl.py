@@ -383,4 +383,5 @@ def serialize(header: Entry, items: list[Entry | Unparsed], prefix: bytes = b"")
     parts = [prefix + header.raw]
     for item in items:
         parts.append(item.raw if isinstance(item, Entry) else item)
-    return b"\n".join(parts) + b"\n"
+    parts.append(b"")  # the last line's newline from the same join: no second copy of the whole file
+    return b"\n".join(parts)

@@ -121,7 +121,7 @@ class _Reader:
             return
         # A list of blocks stays undecoded here: each block is read for what it is (a tool result's output
         # goes through as the JSON text it came as).
-        content = _block_list_decoder.decode(raw_content) if _first(raw_content) == b"[" else _decoder.decode(raw_content)
+        content = _block_list_decoder.decode(raw_content) if _first(raw_content) == _LIST else _decoder.decode(raw_content)
         text = content if isinstance(content, str) else None
         if record.isMeta or (text is not None and text.lstrip().startswith(("<local-command-", "<command-name>"))):
             self.tally.count("user", KEPT, "harness lines (isMeta, local command echoes) the model never saw")
@@ -129,14 +129,14 @@ class _Reader:
             return
         self.tally.count("user", MAPPED)
         if isinstance(content, list):
-            blocks = [(_block_decoder.decode(b), b) for b in content if _first(b) == b"{"]
+            blocks = [(_block_decoder.decode(b), b) for b in content if _first(b) == _OBJECT]
             results = [head for head, _ in blocks if head.type == "tool_result"]
             rest = [_block(_decoder.decode(b)) for head, b in blocks if head.type != "tool_result"]
             details = record.tool_use_result() if len(results) == 1 else None
             for index, block in enumerate(results):
                 call = str(block.tool_use_id if block.tool_use_id is not None else "")
                 body = block.content
-                if _first(body) == b'"' and len(body) <= MAX_CHARS:
+                if _first(body) == _STRING and len(body) <= MAX_CHARS:
                     text_or_blocks: Any = body  # the output's JSON text as it came
                 else:
                     decoded = _decoder.decode(body)
@@ -309,8 +309,12 @@ _block_list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
 _block_decoder = msgspec.json.Decoder(_BlockHead)
 
 
-def _first(raw: msgspec.Raw) -> bytes:
-    return bytes(memoryview(raw)[:1])
+def _first(raw: msgspec.Raw) -> int:
+    """The first byte of a JSON value as its code (-1: none): ``[``, ``{`` or ``"`` says what it is."""
+    return memoryview(raw)[0] if len(raw) else -1
+
+
+_LIST, _OBJECT, _STRING = ord("["), ord("{"), ord('"')
 
 
 def _records(path: Path, tally: Tally) -> Iterator[tuple[int, _Record]]:

@@ -173,18 +173,26 @@ def iso_of_ms(ms: int | float) -> str:
 
 
 _EPOCH_DAYS: dict[str, int] = {}
+_last_minute: list[tuple[str, int]] = [("", 0)]  # (YYYY-MM-DDTHH:MM, its epoch ms) of the last timestamp read
 
 
 def ms_of_iso(text: Any, fallback: int = 0) -> int:
     if not isinstance(text, str) or not text:
         return fallback
     if len(text) == 24 and text[-1] == "Z" and text[19] == "." and text[10] == "T":
-        # YYYY-MM-DDTHH:MM:SS.mmmZ: the day's epoch looked up once, the rest is arithmetic
-        day = _EPOCH_DAYS.get(text[:10])
+        # YYYY-MM-DDTHH:MM:SS.mmmZ: the day's epoch looked up once, the minute's start kept from the line
+        # before (consecutive lines mostly share their minute), the rest is arithmetic
         try:
-            if day is None:
-                day = _EPOCH_DAYS[text[:10]] = int(datetime.fromisoformat(text[:10] + "T00:00:00+00:00").timestamp())
-            return (day + int(text[11:13]) * 3600 + int(text[14:16]) * 60 + int(text[17:19])) * 1000 + int(text[20:23])
+            minute, last = text[:16], _last_minute[0]
+            if minute == last[0]:
+                start = last[1]
+            else:
+                day = _EPOCH_DAYS.get(text[:10])
+                if day is None:
+                    day = _EPOCH_DAYS[text[:10]] = int(datetime.fromisoformat(text[:10] + "T00:00:00+00:00").timestamp())
+                start = (day + int(text[11:13]) * 3600 + int(text[14:16]) * 60) * 1000
+                _last_minute[0] = (minute, start)  # one reference swapped: safe across threads
+            return start + int(text[17:19]) * 1000 + int(text[20:23])
         except ValueError:
             return fallback
     try:

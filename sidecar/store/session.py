@@ -136,16 +136,20 @@ class Session(follow.FollowsFile):
         timestamp: str | None = None,
         prefix: bytes = b"",
         header_fields: dict[str, Any] | None = None,
+        owned: bool = False,
     ) -> "Session":
         """A new session holding ``entries`` byte for byte (a fork, an import); its file is
         written at once when they hold a user or assistant message, else deferred as usual.
-        ``header_fields`` go into the header after pi's own (an import's ``importedFrom``)."""
+        ``header_fields`` go into the header after pi's own (an import's ``importedFrom``).
+        ``owned``: the entries were made for this session and belong to no other, so they
+        go in as they are rather than as copies (an import's tens of thousands)."""
         session = cls.new(path, session_id, cwd, policy, parent_session, timestamp, prefix)
         if header_fields:
             session.header = Entry.from_obj({**session.header.obj(), **header_fields})
+        add = session.tree.add
         for entry in entries:
-            # A copy: offsets are per file, and the source session keeps reading its own.
-            session.tree.add(entry.detached())
+            # A copy unless owned: offsets are per file, and the source session keeps reading its own.
+            add(entry if owned else entry.detached())
         if session.tree.has_conversation:
             session._create_file()
         return session
@@ -480,7 +484,7 @@ class Session(follow.FollowsFile):
     def _create_file(self) -> None:
         """Header and every entry so far in one write (forced to disk unless the policy leaves that to the OS)."""
         durable = self.writer.policy is not FsyncPolicy.NEVER
-        self.writer.create(serialize(self.header, list(self.tree.entries), self.prefix), durable=durable)
+        self.writer.create(serialize(self.header, self.tree.entries, self.prefix), durable=durable)
         offset = len(self.prefix) + len(self.header.raw) + 1
         for entry in self.tree.entries:
             entry.offset, entry.length = offset, len(entry.raw)

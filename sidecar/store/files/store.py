@@ -205,7 +205,8 @@ class FileStore(HeldSessions):
             omp = session_compat(path, self.root, self.compat) == "omp"
             entries = [stored_entry(obj, self.blobs if omp else None) for obj in objs]
             session = Session.copied(path, session_id, cwd, self.fsync_policy, entries, timestamp=timestamp,
-                                     prefix=new_file_prefix(timestamp) if omp else b"", header_fields=header_fields)
+                                     prefix=new_file_prefix(timestamp) if omp else b"", header_fields=header_fields,
+                                     owned=True)
         try:
             self.catalog.appended(session, entries)
         finally:
@@ -317,6 +318,7 @@ class FileStore(HeldSessions):
 def stored_entry(obj: dict[str, Any], blobs: BlobStore | None) -> Entry:
     """An entry as append stores it: images to ``blobs`` (oh-my-pi's compatibility), over-long strings cut."""
     entry = Entry.from_obj(obj)
-    if len(entry.raw) > MAX_CHARS or (blobs is not None and b'"image"' in entry.raw):
+    line = entry.line  # (made from the dict just now: held, never read back from a file)
+    if len(line) > MAX_CHARS or (blobs is not None and b'"image"' in line):  # type: ignore[arg-type]
         entry = Entry.from_obj(bound(obj, blobs))
     return entry

@@ -112,7 +112,10 @@ def _create_whole(path: Path, data: bytes, durable: bool) -> int:
 
 
 def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
+    written = os.write(fd, data)
+    if written == len(data):  # nearly always: a short write comes only with a full disk or a signal
+        return
+    view = memoryview(data)[written:]
     while view:
         written = os.write(fd, view)
         view = view[written:]

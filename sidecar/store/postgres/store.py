@@ -15,6 +15,8 @@ place it would have in a file root (export-root writes it there), and
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
+
 import hashlib
 import logging
 import os
@@ -294,7 +296,7 @@ class PostgresStore(HeldSessions):
             database.close()
         return sessions
 
-    def append_syncs(self, session_id: str, roles: set[str]) -> bool:
+    def append_syncs(self, session_id: str, roles: AbstractSet[str]) -> bool:
         # Every append is a commit: it waits for the database whatever its roles.
         return True
 

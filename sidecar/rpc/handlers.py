@@ -70,7 +70,7 @@ def _runs_inline(ls: "SidecarServer", method: str, decoded: Any, key: str | None
     if method == "session/branch" and decoded.summarize:  # a branch summary asks a model
         return False
     # Last: when it says yes, the call runs at once and its own file check takes this one's answer.
-    return ls.service.is_open(key)
+    return ls.service.is_open(key, ls.protocol.inline_turn())
 
 
 def _session_handler(method: str, params_type: type, attribute: str) -> Callable[..., Any]:

@@ -108,9 +108,9 @@ class ServiceCore:
 
     # -- what the rpc layer asks before and after a call ------------------------------
 
-    def is_open(self, session_id: str) -> bool:
-        """The session is in memory (calls on it need no file to be read)."""
-        return self.store.is_current(session_id)
+    def is_open(self, session_id: str, turn: int | None = None) -> bool:
+        """The session is in memory (calls on it need no file to be read); ``turn``: see ``SessionStore.is_current``."""
+        return self.store.is_current(session_id, turn)
 
     def append_syncs(self, params: wire.AppendParams) -> bool:
         """This append would wait for the disk (an fsync, or the file's creation)."""

@@ -137,11 +137,13 @@ class SessionStore(Protocol):
         """The session if this process holds it (open, in memory), else None."""
         ...
 
-    def is_current(self, session_id: str) -> bool:
+    def is_current(self, session_id: str, turn: int | None = None) -> bool:
         """Held, its last write did not fail, and nothing else changed it: calls on it need no read.
 
         Asked just before a call on the session runs; an implementation may let that call's own
-        check of the file take this answer (the file store does, see store/follow.py)."""
+        check of the file take this answer (the file store does, see store/follow.py). ``turn``
+        numbers the step of the caller's event loop (requests read together): within one, a
+        check need not be repeated while only this process wrote since."""
         ...
 
     def live(self, session_id: str, wait: bool = True) -> tuple[Session, FileChange | None]:

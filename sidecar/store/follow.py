@@ -195,6 +195,10 @@ class FollowsFile:
         # When a check just before a call found the file unchanged (``changed_behind(before_call=True)``):
         # the call's own check, microseconds later, takes that answer instead of an fstat of its own.
         self._checked_at = 0
+        # The step (``turn``) of the rpc layer's event loop in which a check last found the file
+        # unchanged, kept while only our own writes follow it (``_saw_own_write``): a later call of
+        # that same step need not look again (requests read together race any other writer alike).
+        self._checked_turn: int | None = None
 
     def _note_file(self) -> None:
         """Remember the file as loaded, to notice later changes behind our back."""
@@ -214,6 +218,7 @@ class FollowsFile:
         """The file agrees with the tree as ``st`` shows it (None: not known to, look again)."""
         self.seen = (st.st_size, st.st_mtime_ns, st.st_ctime_ns) if st is not None else None
         self._path_checked = time.monotonic()
+        self._checked_turn = None
 
     def _saw_own_write(self) -> None:
         st = os.fstat(self.writer.stat_fd())  # type: ignore[arg-type]  # it just wrote: its descriptor is open
@@ -248,18 +253,24 @@ class FollowsFile:
             st = os.fstat(fd)
         return st.st_size == seen[0] and st.st_mtime_ns == seen[1] and st.st_ctime_ns == seen[2]
 
-    def changed_behind(self, before_call: bool = False) -> bool:
+    def changed_behind(self, before_call: bool = False, turn: int | None = None) -> bool:
         """The file is not as we last saw it (a session without a file never is).
 
         ``before_call``: a call on this session follows at once (in the same step), whose
-        own check may then take this answer instead of looking again."""
+        own check may then take this answer instead of looking again. ``turn``: the step of
+        the caller's event loop; in the step of a check that found the file unchanged, with
+        nothing but our own appends since (each found the file ending where it wrote), the
+        answer stands without another fstat."""
         if not self.writer.exists or self.writer.error is not None:
             return False
-        if self._unchanged():
-            if before_call:
-                self._checked_at = time.monotonic_ns()
-            return False
-        return True
+        if turn is None or turn != self._checked_turn or self.seen is None:
+            if not self._unchanged():
+                return True
+            if turn is not None:
+                self._checked_turn = turn
+        if before_call:
+            self._checked_at = time.monotonic_ns()
+        return False
 
     def follow(self, wait: bool = True) -> FileChange | None:
         """Catch up with what another program did to the file since we last saw it.

@@ -58,11 +58,15 @@ class FileStore(HeldSessions):
 
     # -- held sessions -------------------------------------------------------------
 
-    def is_current(self, session_id: str) -> bool:
+    def is_current(self, session_id: str, turn: int | None = None) -> bool:
         session = self.held(session_id)
         # Asked just before a call on the session runs (the rpc layer's inline test): that call's
         # own follow check takes this answer (follow.py, ``before_call``).
-        return session is not None and session.writer.error is None and not session.changed_behind(before_call=True)
+        return (
+            session is not None
+            and session.writer.error is None
+            and not session.changed_behind(before_call=True, turn=turn)
+        )
 
     def live(self, session_id: str, wait: bool = True) -> tuple[Session, FileChange | None]:
         """A held session caught up with its file (another program may have written it: store/follow.py),

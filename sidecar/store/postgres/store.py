@@ -114,7 +114,7 @@ class PostgresStore(HeldSessions):
             return "", False
         return import_entries(self.db, self.layout, session_id, cwd, timestamp, header_fields, objs)
 
-    def is_current(self, session_id: str) -> bool:
+    def is_current(self, session_id: str, turn: int | None = None) -> bool:
         session = self.held(session_id)
         return session is not None and session.writer.error is None and not session.read_only
 

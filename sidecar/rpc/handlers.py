@@ -63,13 +63,14 @@ def _runs_inline(ls: "SidecarServer", method: str, decoded: Any, key: str | None
     directly keeps per-session order: nothing of that session is in flight."""
     if method not in _INLINE_METHODS or key is None or REQUEST_SIZE.get() > INLINE_MAX_REQUEST_BYTES:
         return False
-    if not ls.dispatcher.queues.idle(key) or not ls.service.is_open(key):
+    if not ls.dispatcher.queues.idle(key):
         return False
-    if method == "session/append":
-        return not ls.service.append_syncs(decoded)
-    if method == "session/branch":
-        return not decoded.summarize  # a branch summary asks a model
-    return True
+    if method == "session/append" and ls.service.append_syncs(decoded):
+        return False
+    if method == "session/branch" and decoded.summarize:  # a branch summary asks a model
+        return False
+    # Last: when it says yes, the call runs at once and its own file check takes this one's answer.
+    return ls.service.is_open(key, ls.protocol.inline_turn())
 
 
 def _session_handler(method: str, params_type: type, attribute: str) -> Callable[..., Any]:

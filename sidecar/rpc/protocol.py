@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import itertools
 import logging
 import uuid
 from contextvars import ContextVar
@@ -42,6 +43,8 @@ UPKEEP_DELAY = 0.002
 # What an inline handler returns when the call must take the usual path.
 NOT_INLINE = object()
 _NULL_PARAMS: dict[str, Any] = {}
+# Steps of the event loop in which inline calls ran, numbered across every connection (inline_turn).
+_turns = itertools.count(1)
 
 
 def _session_key(params: Any) -> str | None:
@@ -72,6 +75,8 @@ class SidecarProtocol(Endpoint):
         # always before another call is handed its turn (run_upkeep).
         self.upkeep: list[Any] = []
         self._upkeep_scheduled = False
+        # The number of this step of the event loop while inline calls run in it (see inline_turn).
+        self._turn: int | None = None
 
     def set_frame_writer(self, writer: FrameWriter) -> None:
         self._frame_writer = writer
@@ -215,6 +220,18 @@ class SidecarProtocol(Endpoint):
             self._upkeep_scheduled = True
             asyncio.get_running_loop().call_later(UPKEEP_DELAY, self._upkeep_due)
         return True
+
+    def inline_turn(self) -> int:
+        """A number shared by the inline calls handled in one step of the event loop (requests read
+        together, answered before anything else runs), unique across connections: the store need
+        not look at a session's file again for each of them (FileStore.is_current)."""
+        if self._turn is None:
+            self._turn = next(_turns)
+            asyncio.get_running_loop().call_soon(self._end_turn)
+        return self._turn
+
+    def _end_turn(self) -> None:
+        self._turn = None
 
     def _upkeep_due(self) -> None:
         self._upkeep_scheduled = False

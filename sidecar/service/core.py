@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -106,18 +108,13 @@ class ServiceCore:
 
     # -- what the rpc layer asks before and after a call ------------------------------
 
-    def is_open(self, session_id: str) -> bool:
-        """The session is in memory (calls on it need no file to be read)."""
-        return self.store.is_current(session_id)
+    def is_open(self, session_id: str, turn: int | None = None) -> bool:
+        """The session is in memory (calls on it need no file to be read); ``turn``: see ``SessionStore.is_current``."""
+        return self.store.is_current(session_id, turn)
 
     def append_syncs(self, params: wire.AppendParams) -> bool:
         """This append would wait for the disk (an fsync, or the file's creation)."""
-        roles = {
-            e["message"].get("role")
-            for e in params.entries
-            if isinstance(e, dict) and e.get("type") == "message" and isinstance(e.get("message"), dict)
-        }
-        return self.store.append_syncs(params.sessionId, roles)
+        return self.store.append_syncs(params.sessionId, _MessageRoles(params.entries))
 
     def durability_of(self, session_id: str) -> Durability | None:
         """Where the appends of open session ``session_id`` become durable (for a group sync of deferred appends)."""
@@ -233,3 +230,34 @@ def _spec_store(root: Path, settings: Settings) -> Any:
     from ..store.spec.store import SpecStore
 
     return SpecStore(root, settings)
+
+
+class _MessageRoles(AbstractSet[Any]):
+    """The roles of an append's messages, gathered only if the store asks (``roles & {...}``,
+    ``"assistant" in roles``): under most fsync policies it need not look at the entries."""
+
+    __slots__ = ("_entries", "_roles")
+
+    def __init__(self, entries: list[Any]) -> None:
+        self._entries, self._roles = entries, None
+
+    def _gathered(self) -> set[Any]:
+        if self._roles is None:
+            self._roles = {
+                e["message"].get("role")
+                for e in self._entries
+                if isinstance(e, dict) and e.get("type") == "message" and isinstance(e.get("message"), dict)
+            }
+        return self._roles
+
+    def __contains__(self, role: object) -> bool:
+        return role in self._gathered()
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._gathered())
+
+    def __len__(self) -> int:
+        return len(self._gathered())
+
+    def __and__(self, other: AbstractSet[Any]) -> set[Any]:  # type: ignore[override]
+        return self._gathered() & set(other)

@@ -21,6 +21,8 @@ writer that makes them durable.
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
+
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,8 +137,13 @@ class SessionStore(Protocol):
         """The session if this process holds it (open, in memory), else None."""
         ...
 
-    def is_current(self, session_id: str) -> bool:
-        """Held, its last write did not fail, and nothing else changed it: calls on it need no read."""
+    def is_current(self, session_id: str, turn: int | None = None) -> bool:
+        """Held, its last write did not fail, and nothing else changed it: calls on it need no read.
+
+        Asked just before a call on the session runs; an implementation may let that call's own
+        check of the file take this answer (the file store does, see store/follow.py). ``turn``
+        numbers the step of the caller's event loop (requests read together): within one, a
+        check need not be repeated while only this process wrote since."""
         ...
 
     def live(self, session_id: str, wait: bool = True) -> tuple[Session, FileChange | None]:
@@ -180,7 +187,7 @@ class SessionStore(Protocol):
 
     def durability_of(self, session_id: str) -> Durability | None: ...
 
-    def append_syncs(self, session_id: str, roles: set[str]) -> bool:
+    def append_syncs(self, session_id: str, roles: AbstractSet[str]) -> bool:
         """An append of messages with these roles would wait for the disk (or the network)."""
         ...
 

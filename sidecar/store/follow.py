@@ -40,6 +40,8 @@ PARTIAL_LINE_WAIT_S = 0.25
 # Between these, a call checks the file through a descriptor it holds (fstat, cheap);
 # at most this often it also stats the path, to notice another file renamed over ours.
 PATH_CHECK_S = 0.1
+# How long a check made just before a call stands for the call's own check (see ``_unchanged``).
+FRESH_CHECK_NS = 1_000_000
 _POLL_S = 0.002
 # A file not modified for this long is not being written now: an unfinished last line
 # in it was torn (its writer died), and is not waited for.
@@ -190,6 +192,13 @@ class FollowsFile:
         self._inode: tuple[int, int] | None = None
         # Another program's lines went out between ours: the next call reads the file again.
         self._interleaved = False
+        # When a check just before a call found the file unchanged (``changed_behind(before_call=True)``):
+        # the call's own check, microseconds later, takes that answer instead of an fstat of its own.
+        self._checked_at = 0
+        # The step (``turn``) of the rpc layer's event loop in which a check last found the file
+        # unchanged, kept while only our own writes follow it (``_saw_own_write``): a later call of
+        # that same step need not look again (requests read together race any other writer alike).
+        self._checked_turn: int | None = None
 
     def _note_file(self) -> None:
         """Remember the file as loaded, to notice later changes behind our back."""
@@ -209,6 +218,7 @@ class FollowsFile:
         """The file agrees with the tree as ``st`` shows it (None: not known to, look again)."""
         self.seen = (st.st_size, st.st_mtime_ns, st.st_ctime_ns) if st is not None else None
         self._path_checked = time.monotonic()
+        self._checked_turn = None
 
     def _saw_own_write(self) -> None:
         st = os.fstat(self.writer.stat_fd())  # type: ignore[arg-type]  # it just wrote: its descriptor is open
@@ -223,6 +233,13 @@ class FollowsFile:
         seen = self.seen
         if seen is None:
             return False
+        if self._checked_at:
+            # Checked an instant ago, just before this call began (the rpc layer's inline test):
+            # a write landing since is one landing between this check and our write, which the
+            # writer notices (SessionWriter.append's offsets) as it always did. Used once.
+            checked, self._checked_at = self._checked_at, 0
+            if time.monotonic_ns() - checked < FRESH_CHECK_NS:
+                return True
         fd = self.writer.stat_fd()
         if fd is None or time.monotonic() - self._path_checked > PATH_CHECK_S:
             try:
@@ -236,9 +253,24 @@ class FollowsFile:
             st = os.fstat(fd)
         return st.st_size == seen[0] and st.st_mtime_ns == seen[1] and st.st_ctime_ns == seen[2]
 
-    def changed_behind(self) -> bool:
-        """The file is not as we last saw it (a session without a file never is)."""
-        return self.writer.exists and self.writer.error is None and not self._unchanged()
+    def changed_behind(self, before_call: bool = False, turn: int | None = None) -> bool:
+        """The file is not as we last saw it (a session without a file never is).
+
+        ``before_call``: a call on this session follows at once (in the same step), whose
+        own check may then take this answer instead of looking again. ``turn``: the step of
+        the caller's event loop; in the step of a check that found the file unchanged, with
+        nothing but our own appends since (each found the file ending where it wrote), the
+        answer stands without another fstat."""
+        if not self.writer.exists or self.writer.error is not None:
+            return False
+        if turn is None or turn != self._checked_turn or self.seen is None:
+            if not self._unchanged():
+                return True
+            if turn is not None:
+                self._checked_turn = turn
+        if before_call:
+            self._checked_at = time.monotonic_ns()
+        return False
 
     def follow(self, wait: bool = True) -> FileChange | None:
         """Catch up with what another program did to the file since we last saw it.

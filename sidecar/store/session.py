@@ -477,7 +477,7 @@ class Session(follow.FollowsFile):
                 self.tail = follow.extend_tail(self.tail, lines)
                 self._saw_own_write()
             else:  # another program's lines went out just before ours: read the file again at the next call
-                self.seen, self._interleaved = None, True
+                self.seen, self._interleaved, self._checked_turn = None, True, None
         elif self.tree.has_conversation:
             self._create_file()
 

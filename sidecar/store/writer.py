@@ -112,10 +112,31 @@ def _create_whole(path: Path, data: bytes, durable: bool) -> int:
 
 
 def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+    """Write all of ``data``; an OSError raised after part of it went out carries ``written`` (that many bytes)."""
+    written = os.write(fd, data)
+    if written == len(data):  # nearly always: a short write comes only with a full disk or a signal
+        return
+    view = memoryview(data)[written:]
+    try:
+        while view:
+            count = os.write(fd, view)
+            written += count
+            view = view[count:]
+    except OSError as exc:
+        exc.written = written  # type: ignore[attr-defined]
+        raise
+
+
+def _start_of_failed(fd: int, written: int) -> int | None:
+    """Where a failed append began, ``written`` of its bytes out (None: cannot be told).
+
+    O_APPEND put them at the end, so they are the file's last bytes and the descriptor's
+    offset is just past them; with none out, the file ends where the batch would have begun
+    (found only on failure: an lseek before every write cost a syscall per append)."""
+    try:
+        return os.lseek(fd, 0, os.SEEK_CUR) - written if written else os.fstat(fd).st_size
+    except OSError:
+        return None
 
 
 class SessionWriter:
@@ -200,17 +221,16 @@ class SessionWriter:
         newline = self.needs_newline
         if newline:
             payload = b"\n" + payload
-        try:
-            start = os.lseek(fd, 0, os.SEEK_END)
-        except OSError as exc:
-            raise self._latch(exc, "append") from exc
+        written = False
         try:
             _write_all(fd, payload)
+            written = True
             # Where our bytes really went: O_APPEND put them at the end as it was at
-            # the write, after any line another program appended since the lseek.
+            # the write, after any line another program appended before it.
             end = os.lseek(fd, 0, os.SEEK_CUR)
         except OSError as exc:
-            if self._cut_back(fd, start):
+            start = _start_of_failed(fd, len(payload) if written else getattr(exc, "written", 0))
+            if start is not None and self._cut_back(fd, start):
                 raise self._unlatched(exc, "append") from exc
             raise self._latch(exc, "append") from exc
         start = end - len(payload)

@@ -358,3 +358,39 @@ def test_an_old_torn_line_is_not_waited_for(tmp_path, monkeypatch):
     monkeypatch.setattr(follow.time, "sleep", no_waiting)
     result = service(root).open(wire.OpenParams(sessionId="s1"))
     assert result.parseErrors == 1 and result.leafId == "u1"
+
+
+# -- the rpc layer's inline test (FileStore.is_current with the event loop's turn) --------------------
+
+
+def test_a_check_just_before_a_call_stands_for_the_calls_own_and_a_new_turn_looks_again(tmp_path):
+    svc, path = opened(tmp_path)
+    svc.append(wire.AppendParams(sessionId="s1", entries=[msg(user("ours"))]))
+    assert svc.store.is_current("s1", turn=1)
+    # Our own appends within the same turn keep the answer: no other program's line is taken for ours.
+    svc.append(wire.AppendParams(sessionId="s1", entries=[msg(assistant("ours too"))]))
+    assert svc.store.is_current("s1", turn=1)
+    svc.append(wire.AppendParams(sessionId="s1", entries=[msg(user("third"))]))
+    pi_append(path, message("x1", None, user("theirs")))
+    # Requests of a later turn (read after the other program wrote) see its line before they run.
+    assert not svc.store.is_current("s1", turn=2)
+    assert not svc.store.is_current("s1")
+    result = svc.append(wire.AppendParams(sessionId="s1", entries=[msg(assistant("after theirs"))]))
+    assert result.external is not None and result.external.entryIds == ["x1"]
+    assert result.entries[0].parentId == "x1"
+
+
+def test_a_write_interleaved_with_ours_is_looked_for_again_within_the_turn(tmp_path):
+    svc, path = opened(tmp_path)
+    svc.append(wire.AppendParams(sessionId="s1", entries=[msg(user("ours"))]))
+    session = svc.session("s1")
+    assert svc.store.is_current("s1", turn=7)
+    # The other program's line lands between the check and our write: the write notices it
+    # (its bytes do not start where we ended), and the same turn's next check does not stand on the old one.
+    pi_append(path, message("x1", None, user("theirs")))
+    session.append([msg(assistant("ours, after theirs"))])
+    assert not svc.store.is_current("s1", turn=7)
+    result = context(svc, "s1")
+    assert result.external is not None and result.external.reloaded == "interleaved"
+    assert texts(result)[-1] == "ours, after theirs"
+    assert [o["id"] for o in read_lines(path)].count("x1") == 1

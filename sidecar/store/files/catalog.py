@@ -4,9 +4,8 @@ our own writes, and the files themselves when another sidecar holds the index.""
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ...format.jsonl import Entry
 from ...work import Work
@@ -73,8 +72,7 @@ class Catalog:
         else:
             self.index.appended(session.path, area, [e.raw for e in entries])
 
-    @contextmanager
-    def upkeep_held(self, held: list[Upkeep]) -> Iterator[None]:
+    def upkeep_held(self, held: list[Upkeep]) -> "_HoldUpkeep":
         """Within this block, the listing-index upkeep of this thread's appends goes into ``held``,
         for the caller to run with ``run_upkeep`` once its answers are out.
 
@@ -82,11 +80,7 @@ class Catalog:
         answer need not wait for it. The rpc layer runs what it held before it hands any
         other call a turn, so no call can see the index behind a write it follows.
         """
-        self._upkeep.held = held
-        try:
-            yield
-        finally:
-            self._upkeep.held = None
+        return _HoldUpkeep(self._upkeep, held)
 
     def run_upkeep(self, held: list[Upkeep]) -> None:
         """Fold held appends into the index: one step per file for a run of appends to it."""
@@ -196,3 +190,19 @@ class Catalog:
             last = page[-1]
             next_cursor = encode_cursor_of(last.modified_ms, last.path)
         return ListPage([listed(r, r.area == "archive", r.snippet) for r in page], next_cursor)
+
+
+class _HoldUpkeep:
+    """``Catalog.upkeep_held``'s block (a plain class: it runs once per inline call, where a
+    generator-based context manager costs more than the rest of the bookkeeping)."""
+
+    __slots__ = ("_local", "_held")
+
+    def __init__(self, local: threading.local, held: list[Upkeep]) -> None:
+        self._local, self._held = local, held
+
+    def __enter__(self) -> None:
+        self._local.held = self._held
+
+    def __exit__(self, *_: object) -> None:
+        self._local.held = None

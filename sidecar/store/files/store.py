@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
+
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -56,9 +58,15 @@ class FileStore(HeldSessions):
 
     # -- held sessions -------------------------------------------------------------
 
-    def is_current(self, session_id: str) -> bool:
+    def is_current(self, session_id: str, turn: int | None = None) -> bool:
         session = self.held(session_id)
-        return session is not None and session.writer.error is None and not session.changed_behind()
+        # Asked just before a call on the session runs (the rpc layer's inline test): that call's
+        # own follow check takes this answer (follow.py, ``before_call``).
+        return (
+            session is not None
+            and session.writer.error is None
+            and not session.changed_behind(before_call=True, turn=turn)
+        )
 
     def live(self, session_id: str, wait: bool = True) -> tuple[Session, FileChange | None]:
         """A held session caught up with its file (another program may have written it: store/follow.py),
@@ -234,7 +242,7 @@ class FileStore(HeldSessions):
             self.follow(session)  # (it may have been open already, and written by another program since)
             yield session, report, False
 
-    def append_syncs(self, session_id: str, roles: set[str]) -> bool:
+    def append_syncs(self, session_id: str, roles: AbstractSet[str]) -> bool:
         session = self.held(session_id)
         if session is None:
             return True

@@ -15,6 +15,8 @@ place it would have in a file root (export-root writes it there), and
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
+
 import hashlib
 import logging
 import os
@@ -112,7 +114,7 @@ class PostgresStore(HeldSessions):
             return "", False
         return import_entries(self.db, self.layout, session_id, cwd, timestamp, header_fields, objs)
 
-    def is_current(self, session_id: str) -> bool:
+    def is_current(self, session_id: str, turn: int | None = None) -> bool:
         session = self.held(session_id)
         return session is not None and session.writer.error is None and not session.read_only
 
@@ -294,7 +296,7 @@ class PostgresStore(HeldSessions):
             database.close()
         return sessions
 
-    def append_syncs(self, session_id: str, roles: set[str]) -> bool:
+    def append_syncs(self, session_id: str, roles: AbstractSet[str]) -> bool:
         # Every append is a commit: it waits for the database whatever its roles.
         return True
 

@@ -8,13 +8,12 @@ header carrying ``importedFrom`` (tool, original id, path).
 
 from __future__ import annotations
 
-import gc
 import json
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable
 
 from .. import wire
+from ..format.cycles import cycles_paused
 from ..errors import ImportSourceNotFound, ImportSourceUnreadable, InvalidParams
 from .common import Imported
 
@@ -106,27 +105,10 @@ def import_sources(store: "SessionStore", params: wire.ImportParams) -> wire.Imp
         raise InvalidParams("session/import: paths must name at least one file or folder")
     results = []
     for load in sources(params.tool, params.paths):
-        with _cycles_paused():
+        with cycles_paused():  # an import makes many objects, none in a cycle
             for imported in load():
                 results.append(_write(store, imported, params.dryRun))
     return wire.ImportResult(sessions=results)
-
-
-@contextmanager
-def _cycles_paused() -> Iterator[None]:
-    """The cycle collector paused while one source is read, mapped and written.
-
-    An import builds a few objects per source line, none in a cycle; with the collector on,
-    each batch of them sets off a pass over all those made before (a third of the time
-    spent writing a large import went there). They are freed by reference counting as usual.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _write(store: "SessionStore", imported: Imported, dry_run: bool) -> wire.ImportedSession:

@@ -9,22 +9,20 @@ in memory once its line is on disk.
 
 from __future__ import annotations
 
-import gc
 import os
-import threading
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
-import msgspec
 
-from ..errors import DamagedFile, EntryNotFound, InvalidEntry, InvalidState, StorageError
-from ..format.entries import CURRENT_VERSION, InvalidAt, validate_entries, validate_entry
+from ..errors import DamagedFile, EntryNotFound, InvalidState, StorageError
+from ..format.entries import CURRENT_VERSION
+from ..format.cycles import cycles_paused
 from ..format.jsonl import Entry, LineSource, NotASession, ParsedFile, parse_file, parse_path, parse_tail, serialize
-from ..format.migrate import migrate, new_entry_id
+from ..format.migrate import migrate
 from ..format.titleslot import TitleSlot, read_slot
 from . import titles
+from .batch import EntryBatch, validate_batch
 from .compat import Compat
 from .layout import iso_now
 from .lock import lock_path, unlock
@@ -51,10 +49,6 @@ UNSET: Any = object()
 class LoadReport:
     parse_errors: int
     migrated_from: int | None
-
-
-# Entry types naming another entry by targetId, which must be in the session.
-_TARGETING = ("label", "context_edit")
 
 
 class Session(follow.FollowsFile):
@@ -217,7 +211,7 @@ class Session(follow.FollowsFile):
             session.cache_stamp = stamp
         else:  # lines were appended since the cache was made: read only those
             try:
-                with _gc_paused():
+                with cycles_paused():
                     session._tree = tree_of(cache, source)
                     errors, torn, newline = extend_tree(session._tree, fd, cache.stamp.size, stamp.size)
             except CacheDamaged:
@@ -230,7 +224,7 @@ class Session(follow.FollowsFile):
     def _load_locked(cls, path: Path, policy: FsyncPolicy, read_only: bool) -> tuple["Session", LoadReport]:
         follow.await_line_end(path)  # pi may be writing its last line right now
         try:
-            with _gc_paused():
+            with cycles_paused():
                 parsed = parse_path(path)
         except FileNotFoundError:
             raise
@@ -269,7 +263,7 @@ class Session(follow.FollowsFile):
         session.prefix, session.title_slot, session.title_fault = parsed.prefix, parsed.title_slot, parsed.title_fault
         session.parse_errors = parsed.parse_errors
         session.known_size = parsed.size
-        with _gc_paused():
+        with cycles_paused():
             session.tree.add_parsed(parsed.items)
         return session, LoadReport(parsed.parse_errors, migrated_from)
 
@@ -281,7 +275,7 @@ class Session(follow.FollowsFile):
         tree = self._tree
         if tree is None:
             assert self._cache is not None and self._source is not None
-            with _gc_paused():
+            with cycles_paused():
                 try:
                     tree = tree_of(self._cache, self._source)
                 except CacheDamaged:
@@ -367,10 +361,10 @@ class Session(follow.FollowsFile):
         prepared: list[Entry] = []
         prepared_objs: list[dict[str, Any]] = []
         batch_ids: set[str] = set()
-        ids = _IdPool(self.tree.by_id, batch_ids, objs)
+        batch = EntryBatch(self.id, self.tree.by_id, batch_ids, objs, self.redact_entry, self.blobs)
         for index, obj in enumerate(objs):
             try:
-                prepared_obj = self._prepare(obj, index, parent, batch_ids, ids)
+                prepared_obj = batch.prepare(obj, index, parent)
                 entry = Entry.from_obj(prepared_obj)
                 if len(entry.raw) > MAX_CHARS or (self.blobs is not None and b'"image"' in entry.raw):
                     # Only then can ``bound`` change anything: a longer string, an image block.
@@ -378,13 +372,13 @@ class Session(follow.FollowsFile):
                     if bounded is not prepared_obj:
                         prepared_obj, entry = bounded, Entry.from_obj(bounded)
             except Exception:
-                _validate(prepared_objs)  # an earlier entry's own error comes first
+                validate_batch(prepared_objs)  # an earlier entry's own error comes first
                 raise
             prepared.append(entry)
             prepared_objs.append(prepared_obj)
             batch_ids.add(entry.id)  # type: ignore[arg-type]
             parent = entry.id
-        _validate(prepared_objs)
+        validate_batch(prepared_objs)
         previous_leaf, state = self.tree.leaf_id, self.tree.snapshot()
         for entry in prepared:
             self.tree.add(entry)
@@ -407,55 +401,6 @@ class Session(follow.FollowsFile):
                 sessionId=self.id,
                 readOnly=True,
             )
-
-    def _prepare(self, obj: Any, index: int, parent: str | None, batch_ids: set[str], ids: "_IdPool") -> dict[str, Any]:
-        """``obj`` with its envelope checked and completed, in pi's key order.
-
-        Its schema is checked for the whole batch afterwards (``_validate``),
-        except a label's or a context edit's, which comes before its target is looked up.
-        """
-        if not isinstance(obj, dict) or not isinstance(obj.get("type"), str) or not obj["type"]:
-            raise InvalidEntry(f"entries[{index}] must be an object with a string \"type\"", index=index)
-        if obj["type"] == "session":
-            raise InvalidEntry(f"entries[{index}]: a session header cannot be appended", index=index)
-        entry_id = obj.get("id")
-        if entry_id is None:
-            entry_id = ids.new()
-        elif not isinstance(entry_id, str) or not entry_id or len(entry_id) > 128:
-            raise InvalidEntry(f"entries[{index}].id must be a non-empty string", index=index)
-        elif entry_id in self.tree.by_id or entry_id in batch_ids:
-            raise InvalidEntry(f"entries[{index}].id {entry_id!r} is already used in this session", index=index)
-        if "parentId" in obj:
-            own_parent = obj["parentId"]
-            if own_parent is not None and own_parent not in self.tree.by_id and own_parent not in batch_ids:
-                raise EntryNotFound(
-                    f"entries[{index}].parentId {own_parent!r} is not in session {self.id}",
-                    entryId=own_parent,
-                    index=index,
-                )
-            parent = own_parent
-        if self.redact_entry is not None:
-            obj = self.redact_entry(obj)  # the envelope and structural fields are left as they are
-        timestamp = obj.get("timestamp")
-        if timestamp is None:
-            timestamp = iso_now()
-        elif not isinstance(timestamp, str):
-            raise InvalidEntry(f"entries[{index}].timestamp must be an ISO 8601 string", index=index)
-        # pi's key order: type, id, parentId, timestamp, then the rest as given.
-        prepared = {"type": obj["type"], "id": entry_id, "parentId": parent, "timestamp": timestamp}
-        for key, value in obj.items():
-            if key not in prepared:
-                prepared[key] = value
-        if prepared["type"] in _TARGETING:
-            prepared = bound(prepared, self.blobs)
-            _validate_one(prepared, index)
-            if prepared.get("targetId") not in self.tree.by_id and prepared.get("targetId") not in batch_ids:
-                raise EntryNotFound(
-                    f"entries[{index}].targetId {prepared.get('targetId')!r} is not in session {self.id}",
-                    entryId=prepared.get("targetId"),
-                    index=index,
-                )
-        return prepared
 
     def _persist(self, batch: list[Entry], defer_sync: bool = False) -> None:
         if self.in_memory:
@@ -499,7 +444,7 @@ class Session(follow.FollowsFile):
         """Read the file again whole, as loading does (migrated in memory only): it was
         rewritten, cut or replaced behind our back."""
         try:
-            with _gc_paused():
+            with cycles_paused():
                 parsed = parse_path(self.path)
         except NotASession as exc:
             raise DamagedFile(
@@ -519,7 +464,7 @@ class Session(follow.FollowsFile):
         self.parse_errors = parsed.parse_errors
         self.known_size = parsed.size
         tree = SessionTree()
-        with _gc_paused():
+        with cycles_paused():
             tree.add_parsed(parsed.items)
         self._tree, self._cache, self._source = tree, None, None
 
@@ -528,7 +473,7 @@ class Session(follow.FollowsFile):
         parsed = parse_tail(data, start)
         tree = self.tree
         before = len(tree.entries)
-        with _gc_paused():
+        with cycles_paused():
             tree.add_parsed(parsed.items)
         self.parse_errors += parsed.parse_errors
         return tree.entries[before:]
@@ -571,82 +516,3 @@ def _relocate(parsed: ParsedFile) -> int:
         else:
             offset += len(item) + 1
     return offset
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cycle collector while a file's entries are built.
-
-    Loading makes tens of thousands of objects that never form cycles; with the
-    collector on, each batch of them sets off a pass over everything already
-    made, about a fifth of the load time of a large session.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _validate_one(obj: dict[str, Any], index: int) -> None:
-    try:
-        validate_entry(obj)
-    except msgspec.ValidationError as exc:
-        raise InvalidEntry(f"entries[{index}] is not a valid {obj['type']} entry: {exc}", index=index) from exc
-
-
-def _validate(objs: list[dict[str, Any]]) -> None:
-    """Check a batch's entries against their schema; InvalidEntry for the first that fails."""
-    try:
-        validate_entries(objs)
-    except InvalidAt as failed:
-        index = failed.index
-        raise InvalidEntry(
-            f"entries[{index}] is not a valid {objs[index]['type']} entry: {failed.error}", index=index
-        ) from failed.error
-
-
-_random_pool = bytearray()
-_random_lock = threading.Lock()
-
-
-def _random_hex(count: int) -> str:
-    """``count`` random bytes as hex, from a pool read 4 KiB at a time (a read of
-    os.urandom costs several microseconds, as much as the rest of a small append)."""
-    with _random_lock:
-        if len(_random_pool) < count:
-            _random_pool.extend(os.urandom(max(4096, count)))
-        taken = _random_pool[:count]
-        del _random_pool[:count]
-    return taken.hex()
-
-
-class _IdPool:
-    """New entry ids for a batch, as ``new_entry_id`` makes them, drawn from one read of randomness."""
-
-    def __init__(self, by_id: dict[str, Entry], batch: set[str], objs: list[Any]) -> None:
-        self.taken = _Taken(by_id, batch)
-        wanted = sum(1 for obj in objs if not isinstance(obj, dict) or obj.get("id") is None)
-        self._hex = _random_hex(4 * wanted) if wanted else ""
-        self._at = 0
-
-    def new(self) -> str:
-        at = self._at
-        if at < len(self._hex):
-            self._at = at + 8
-            candidate = self._hex[at : at + 8]
-            if candidate not in self.taken:
-                return candidate
-        return new_entry_id(self.taken)
-
-
-class _Taken:
-    """Ids in use: the session's and the pending batch's."""
-
-    def __init__(self, by_id: dict[str, Entry], batch: set[str]) -> None:
-        self.by_id, self.batch = by_id, batch
-
-    def __contains__(self, entry_id: object) -> bool:
-        return entry_id in self.by_id or entry_id in self.batch

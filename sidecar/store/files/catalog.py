@@ -13,7 +13,7 @@ from ..base import Listed, ListPage, ListQuery
 from ..index import IndexUnavailable, ListingIndex
 from ..inmemory import listed_in_memory
 from ..layout import ARCHIVE_DIR
-from ..listing import SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, matches, sort_key, summarize
+from ..listing import SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, matches, sort_key
 from ..session import Session
 
 if TYPE_CHECKING:

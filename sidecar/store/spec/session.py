@@ -20,7 +20,8 @@ from ...errors import DamagedFile, FormatCannotHold, StorageError
 from ...format.entries import CURRENT_VERSION
 from ...format.jsonl import Entry
 from ..lock import lock_path, unlock
-from ..session import UNSET, LoadReport, Session, _gc_paused
+from ...format.cycles import cycles_paused
+from ..session import UNSET, LoadReport, Session
 from ..writer import FsyncPolicy
 from ..layout import iso_now
 from .codec import EntryBuilder, Translation, entry_id, translate
@@ -84,7 +85,7 @@ class SpecSession(Session):
     @classmethod
     def _read(cls, folder: Path, policy: FsyncPolicy, read_only: bool) -> "SpecSession":
         try:
-            with _gc_paused():  # as pi's loader: the records and entries made here never form cycles
+            with cycles_paused():  # as pi's loader: the records and entries made here never form cycles
                 read = read_records(folder / SESSION_FILE)
         except OSError as exc:
             raise StorageError(f"could not read {folder / SESSION_FILE}: {exc.strerror or exc}", path=str(folder)) from exc
@@ -96,7 +97,7 @@ class SpecSession(Session):
         session.damaged_lines = read.damaged_lines
         session.parse_errors = len(read.damaged_lines)
         builder = session.builder
-        with _gc_paused():
+        with cycles_paused():
             for record in read.records:
                 entry = Entry.from_obj(builder.add(record))
                 session.tree.add(entry)

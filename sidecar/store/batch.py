@@ -1,0 +1,142 @@
+"""What one append's entries go through before any is written: each envelope checked and
+completed in pi's key order (ids drawn, parents and targets looked up, secrets redacted when
+the store asks), and the batch's schema validated whole."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Callable
+
+import msgspec
+
+from ..errors import EntryNotFound, InvalidEntry
+from ..format.entries import InvalidAt, validate_entries, validate_entry
+from ..format.jsonl import Entry
+from ..format.migrate import new_entry_id
+from .layout import iso_now
+from .payload import BlobStore, bound
+
+# Entry types naming another entry by targetId, which must be in the session.
+_TARGETING = ("label", "context_edit")
+
+
+class EntryBatch:
+    """The entries of one append, prepared one at a time against the session's ids and the batch's own."""
+
+    def __init__(self, session_id: str, by_id: dict[str, Entry], batch_ids: set[str], objs: list[Any],
+                 redact: Callable[[dict[str, Any]], dict[str, Any]] | None, blobs: BlobStore | None) -> None:
+        self.session_id, self.by_id, self.batch_ids = session_id, by_id, batch_ids
+        self.redact, self.blobs = redact, blobs
+        self.ids = _IdPool(by_id, batch_ids, objs)
+
+    def prepare(self, obj: Any, index: int, parent: str | None) -> dict[str, Any]:
+        """``obj`` with its envelope checked and completed, in pi's key order.
+
+        Its schema is checked for the whole batch afterwards (``validate_batch``),
+        except a label's or a context edit's, which comes before its target is looked up.
+        """
+        if not isinstance(obj, dict) or not isinstance(obj.get("type"), str) or not obj["type"]:
+            raise InvalidEntry(f"entries[{index}] must be an object with a string \"type\"", index=index)
+        if obj["type"] == "session":
+            raise InvalidEntry(f"entries[{index}]: a session header cannot be appended", index=index)
+        entry_id = obj.get("id")
+        if entry_id is None:
+            entry_id = self.ids.new()
+        elif not isinstance(entry_id, str) or not entry_id or len(entry_id) > 128:
+            raise InvalidEntry(f"entries[{index}].id must be a non-empty string", index=index)
+        elif entry_id in self.by_id or entry_id in self.batch_ids:
+            raise InvalidEntry(f"entries[{index}].id {entry_id!r} is already used in this session", index=index)
+        if "parentId" in obj:
+            own_parent = obj["parentId"]
+            if own_parent is not None and own_parent not in self.by_id and own_parent not in self.batch_ids:
+                raise EntryNotFound(
+                    f"entries[{index}].parentId {own_parent!r} is not in session {self.session_id}",
+                    entryId=own_parent,
+                    index=index,
+                )
+            parent = own_parent
+        if self.redact is not None:
+            obj = self.redact(obj)  # the envelope and structural fields are left as they are
+        timestamp = obj.get("timestamp")
+        if timestamp is None:
+            timestamp = iso_now()
+        elif not isinstance(timestamp, str):
+            raise InvalidEntry(f"entries[{index}].timestamp must be an ISO 8601 string", index=index)
+        # pi's key order: type, id, parentId, timestamp, then the rest as given.
+        prepared = {"type": obj["type"], "id": entry_id, "parentId": parent, "timestamp": timestamp}
+        for key, value in obj.items():
+            if key not in prepared:
+                prepared[key] = value
+        if prepared["type"] in _TARGETING:
+            prepared = bound(prepared, self.blobs)
+            validate_one(prepared, index)
+            if prepared.get("targetId") not in self.by_id and prepared.get("targetId") not in self.batch_ids:
+                raise EntryNotFound(
+                    f"entries[{index}].targetId {prepared.get('targetId')!r} is not in session {self.session_id}",
+                    entryId=prepared.get("targetId"),
+                    index=index,
+                )
+        return prepared
+
+
+def validate_one(obj: dict[str, Any], index: int) -> None:
+    try:
+        validate_entry(obj)
+    except msgspec.ValidationError as exc:
+        raise InvalidEntry(f"entries[{index}] is not a valid {obj['type']} entry: {exc}", index=index) from exc
+
+
+def validate_batch(objs: list[dict[str, Any]]) -> None:
+    """Check a batch's entries against their schema; InvalidEntry for the first that fails."""
+    try:
+        validate_entries(objs)
+    except InvalidAt as failed:
+        index = failed.index
+        raise InvalidEntry(
+            f"entries[{index}] is not a valid {objs[index]['type']} entry: {failed.error}", index=index
+        ) from failed.error
+
+
+_random_pool = bytearray()
+_random_lock = threading.Lock()
+
+
+def _random_hex(count: int) -> str:
+    """``count`` random bytes as hex, from a pool read 4 KiB at a time (a read of
+    os.urandom costs several microseconds, as much as the rest of a small append)."""
+    with _random_lock:
+        if len(_random_pool) < count:
+            _random_pool.extend(os.urandom(max(4096, count)))
+        taken = _random_pool[:count]
+        del _random_pool[:count]
+    return taken.hex()
+
+
+class _IdPool:
+    """New entry ids for a batch, as ``new_entry_id`` makes them, drawn from one read of randomness."""
+
+    def __init__(self, by_id: dict[str, Entry], batch: set[str], objs: list[Any]) -> None:
+        self.taken = _Taken(by_id, batch)
+        wanted = sum(1 for obj in objs if not isinstance(obj, dict) or obj.get("id") is None)
+        self._hex = _random_hex(4 * wanted) if wanted else ""
+        self._at = 0
+
+    def new(self) -> str:
+        at = self._at
+        if at < len(self._hex):
+            self._at = at + 8
+            candidate = self._hex[at : at + 8]
+            if candidate not in self.taken:
+                return candidate
+        return new_entry_id(self.taken)
+
+
+class _Taken:
+    """Ids in use: the session's and the pending batch's."""
+
+    def __init__(self, by_id: dict[str, Entry], batch: set[str]) -> None:
+        self.by_id, self.batch = by_id, batch
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self.by_id or entry_id in self.batch

@@ -12,7 +12,8 @@ writer, the SQL listing, loading a session's lines), not through JSON-RPC:
    the machine's load weighs on both alike, and vs the file store's append
    (fsync after an assistant message, as the default policy does). CPU time
    per call is this process's (all its threads: the driver, the watchdog).
-2. batch append, 100 entries a call: entries/s.
+2. batch append, 100 entries a call: entries/s (median of 5 rounds, the batches made before
+   the clock starts) and CPU per call.
 3. session/list's SQL over 10,000 sessions (bench/many_sessions.py's root,
    imported with migrate), warm, and with a query (snippet included).
 4. open + buildContext of bench/load.py's 20,000-entry session from
@@ -113,19 +114,26 @@ def bench_append(url: str, count: int, flush: bool = True) -> dict[str, float]:
             fw.append([line], durable=True)
             files.append(time.perf_counter() - t)
         fw.close()
-    batch = [_line(100_000 + n) for n in range(100)]
+    # The batches are made before the clock starts: the figure is the store's, not json.dumps' (making
+    # 100 lines took ~0.7 ms of the ~1.4 ms of CPU per call that was counted before session 5's round 2).
     calls = max(20, count // 10)
-    t = time.perf_counter()
-    for n in range(calls):
-        writer.append([_line(200_000 + n * 100 + i) for i in range(100)], durable=True)
-    batch_rate = calls * 100 / (time.perf_counter() - t)
-    del batch
+    rounds = 5
+    batches = [[_line(200_000 + n * 100 + i) for i in range(100)] for n in range(calls * rounds)]
+    rates, batch_cpu = [], []
+    for r in range(rounds):
+        c, t = time.process_time(), time.perf_counter()
+        for batch in batches[r * calls:(r + 1) * calls]:
+            writer.append(batch, durable=True)
+        rates.append(calls * 100 / (time.perf_counter() - t))
+        batch_cpu.append((time.process_time() - c) / calls)
+    batch_rate = statistics.median(rates)
+    del batches
     writer.close()
     db.close()
     return {
         "pg_p50": statistics.median(pg), "pg_p99": _pct(pg, 0.99), "pg_cpu": pg_cpu / count,
         "bare_p50": statistics.median(bare), "bare_cpu": bare_cpu / count, "file_p50": statistics.median(files),
-        "batch_rate": batch_rate,
+        "batch_rate": batch_rate, "batch_cpu": statistics.median(batch_cpu),
     }
 
 
@@ -230,7 +238,8 @@ def main() -> None:
             ("append p99 (PostgreSQL)", f"{a['pg_p99'] * 1e3:.3f} ms", "", ""),
             ("append p50 (file store, fsync)", f"{a['file_p50'] * 1e3:.3f} ms", "",
              f"PostgreSQL / files {a['pg_p50'] / a['file_p50']:.2f}x"),
-            ("batch append, 100/call", f"{a['batch_rate']:,.0f} entries/s", "", "goal >= 20,000/s"),
+            ("batch append, 100/call", f"{a['batch_rate']:,.0f} entries/s",
+             f"CPU {a['batch_cpu'] * 1e3:.2f} ms per call", "goal >= 20,000/s (median of 5 rounds)"),
         ]
     if listing:
         rows += [

@@ -1,6 +1,6 @@
 """One session's writer in PostgreSQL: appending under the lease (lease.py) with its fence.
 
-Each append is one statement (lines.py) that updates the session row only
+Each append, whatever its size, is one statement (lines.py) that updates the session row only
 where owner and fence are still ours and the line count is what we last
 wrote, and inserts the lines only when that update happened:
 a writer that lost its lease (paused, partitioned, expired and taken over)
@@ -23,7 +23,7 @@ from ..listing import Accumulator
 from ..writer import FsyncPolicy
 from .db import Database, OutcomeUnknown
 from .lease import DEFAULT_LEASE_SECONDS, Stored, lease_interval, open_stored, read_since, release, renew_all
-from .lines import APPEND_FEW, APPEND_ONE, COPY_FROM, FENCE, insert_lines, line_params
+from .lines import APPEND_FEW, APPEND_ONE, insert_lines, line_params
 from .rows import Fold, Placement, fold_lines, fold_text, now_ms, split_file
 
 # What other modules took from here before lease.py and lines.py were split off.
@@ -165,17 +165,8 @@ class PgWriter:
         statement = APPEND_ONE if len(lines) == 1 else APPEND_FEW
 
         def run(conn: psycopg.Connection) -> int:
-            if len(lines) < COPY_FROM:
-                row = conn.execute(statement, params, prepare=True).fetchone()
-                return int(row[0]) if row else 0
-            # A large batch: the fenced update, then the lines by binary COPY, in one transaction.
-            with conn.transaction() as tx:
-                fenced = conn.execute(FENCE, params, prepare=True)
-                if fenced.rowcount != 1:
-                    raise psycopg.Rollback(tx)  # not ours any more: nothing is written
-                insert_lines(conn, self.session_id, at, lines, ids, texts)
-                return len(lines)
-            return 0
+            row = conn.execute(statement, params, prepare=True).fetchone()
+            return int(row[0]) if row else 0
 
         try:
             added = self.db.run(run, f"append to session {self.session_id}")

@@ -1,0 +1,67 @@
+"""Schema version 3 (postgres/schema.py): a version-2 database upgrades at start-up, its lines
+read back as they were, and lines written after are kept compressed in their row (storage MAIN)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import psycopg
+from postgres.test_writer import new_writer
+
+from sidecar.store.postgres import schema
+from sidecar.store.postgres.db import connect_checked
+from sidecar.store.postgres.lease import open_stored
+from sidecar.store.postgres.schema import ensure_schema
+
+
+def _storage(conn: psycopg.Connection) -> str:
+    row = conn.execute(
+        "SELECT attstorage FROM pg_attribute WHERE attrelid = 'sidecar_lines'::regclass AND attname = 'line'"
+    ).fetchone()
+    return row[0]
+
+
+def _toast_chunks(conn: psycopg.Connection) -> int:
+    toast = conn.execute("SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = 'sidecar_lines'::regclass").fetchone()[0]
+    return conn.execute(f"SELECT count(*) FROM {toast}").fetchone()[0]
+
+
+def _big(entry_id: str, parent: str) -> bytes:
+    # A tool result of ~6 kB that barely compresses (hex digests): past the ~2 kB that sends a
+    # value out of line by default, within a page.
+    output = "".join(hashlib.sha256(f"{entry_id}{n}".encode()).hexdigest() for n in range(90))
+    return json.dumps({"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2026-01-01T00:00:02.000Z",
+                       "message": {"role": "toolResult", "toolCallId": "t", "toolName": "bash",
+                                   "content": [{"type": "text", "text": output}], "timestamp": 5}}).encode()
+
+
+def test_a_version_2_database_upgrades_and_its_lines_read_back_the_same(pg_url: str) -> None:
+    with psycopg.connect(pg_url, autocommit=True) as conn, conn.transaction():
+        conn.execute("CREATE TABLE sidecar_schema (version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())")
+        for version in (1, 2):
+            for step in schema.MIGRATIONS[version - 1]:
+                step(conn) if callable(step) else conn.execute(step)
+            conn.execute("INSERT INTO sidecar_schema (version) VALUES (%s)", (version,))
+        assert _storage(conn) == "x"  # EXTENDED: out of line past ~2 kB
+    database = connect_checked(pg_url)
+    try:
+        # Lines written at version 2 (out of line), then the upgrade, then lines written at version 3.
+        writer = new_writer(database, "s", "host-a")
+        writer.append([_big("b1", "u1"), _big("b2", "b1")], durable=True)
+        writer.close()
+        chunks = database.read(_toast_chunks, "chunks")
+        assert chunks >= 2
+        before = open_stored(database, "s", None, 30).data
+        assert ensure_schema(database) == 2
+        assert database.read(_storage, "storage") == "m"  # MAIN: compressed, kept in the row
+        assert open_stored(database, "s", None, 30).data == before
+        writer = new_writer(database, "t", "host-a")
+        writer.append([_big("c1", "u1")], durable=True)
+        writer.append([_big("c2", "c1"), _big("c3", "c2")], durable=True)
+        data = open_stored(database, "t", None, 30).data
+        assert [json.loads(line)["id"] for line in data.splitlines()] == ["t", "u1", "c1", "c2", "c3"]
+        assert data.splitlines()[2] == _big("c1", "u1")
+        assert database.read(_toast_chunks, "chunks") == chunks  # the new lines stayed in their rows
+    finally:
+        database.close()

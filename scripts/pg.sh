@@ -62,6 +62,14 @@ start)
   echo "postgresql://sidecar:sidecar@127.0.0.1:$port/sidecar"
   ;;
 stop)
+  # Only a folder `start` made is removed (it holds the password file first of all): a wrong
+  # argument, such as a device or someone's folder, is refused and left as it is.
+  if [ ! -d "$dir" ] || [ -L "$dir" ] || [ ! -e "$dir/.pw" ]; then
+    if [ -e "$dir" ] || [ -L "$dir" ]; then
+      echo "pg.sh: $dir is not a cluster folder pg.sh start made; left as it is" >&2; exit 2
+    fi
+    exit 0  # already gone
+  fi
   if [ -f "$dir/bin" ] && [ -d "$dir/data" ]; then
     as_owner "$(cat "$dir/bin")/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
   fi

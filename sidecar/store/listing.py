@@ -63,22 +63,12 @@ class _Usage(msgspec.Struct):
     cacheWrite: Any = None
 
 
-class _TypedMessage(msgspec.Struct):
-    role: Any = None
+class _TypedMessage(_Message):
     content: str | list[_Block] | None = None
-    timestamp: Any = None
     usage: _Usage | None = None
-    stopReason: Any = None
 
 
-class _TypedLine(msgspec.Struct):
-    type: Any = None
-    id: Any = None
-    timestamp: Any = None
-    cwd: Any = None
-    title: Any = None
-    parentSession: Any = None
-    name: Any = None
+class _TypedLine(_Line):
     message: _TypedMessage | None = None
 
 

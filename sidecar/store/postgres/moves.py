@@ -41,16 +41,7 @@ def move_area(db: Database, session_id: str, from_area: str | None, to: str, own
             _carry_files(conn, Placement(row[0], row[3], row[4]).relative, Placement(*moved).relative)
             return moved
 
-    try:
-        moved = db.run(run, f"{verb} session {session_id}")
-    except OutcomeUnknown as exc:
-        raise StorageError(f"could not {verb} session {session_id}: {exc}", latched=False) from None
-    if moved == "missing":
-        raise SessionNotFound(f"cannot {verb}: no session {session_id!r} {_WHERE[from_area]}", sessionId=session_id)
-    if isinstance(moved, str):
-        raise SessionLocked(f"cannot {verb}: session {session_id} is held by another sidecar ({moved[5:]}); open it "
-                            "with readOnly to read it, or try again once that sidecar closes it or its lease expires",
-                            sessionId=session_id, owner=moved[5:])
+    moved = _moved(db, run, verb, session_id, f"no session {session_id!r} {_WHERE[from_area]}")
     return Placement(*moved)
 
 
@@ -92,18 +83,26 @@ def move_folder(db: Database, session_id: str, folder: str, cwd: str, owner: str
             _carry_files(conn, Placement(row[0], row[1], row[2]).relative, Placement(row[0], folder, row[2]).relative)
             return Placement(row[0], folder, row[2])
 
+    moved = _moved(db, run, "move", session_id, f"no live session {session_id!r} in the database", {
+        "exists": SessionExists(f"cannot move: {folder}/ already holds a session with that file name", sessionId=session_id),
+        "damaged": DamagedFile(f"session {session_id} has no session header in its first lines", sessionId=session_id),
+    })
+    return moved
+
+
+def _moved(db: Database, run: Any, verb: str, session_id: str, missing: str,
+           refusals: dict[str, Exception] | None = None) -> Any:
+    """Run one move's transaction and turn its refusals ("missing", "held:<owner>", the caller's own) into errors."""
     try:
-        moved = db.run(run, f"move session {session_id}")
+        moved = db.run(run, f"{verb} session {session_id}")
     except OutcomeUnknown as exc:
-        raise StorageError(f"could not move session {session_id}: {exc}", latched=False) from None
+        raise StorageError(f"could not {verb} session {session_id}: {exc}", latched=False) from None
     if moved == "missing":
-        raise SessionNotFound(f"cannot move: no live session {session_id!r} in the database", sessionId=session_id)
-    if moved == "exists":
-        raise SessionExists(f"cannot move: {folder}/ already holds a session with that file name", sessionId=session_id)
-    if moved == "damaged":
-        raise DamagedFile(f"session {session_id} has no session header in its first lines", sessionId=session_id)
+        raise SessionNotFound(f"cannot {verb}: {missing}", sessionId=session_id)
+    if refusals and isinstance(moved, str) and moved in refusals:
+        raise refusals[moved]
     if isinstance(moved, str):
-        raise SessionLocked(f"cannot move: session {session_id} is held by another sidecar ({moved[5:]}); open it "
+        raise SessionLocked(f"cannot {verb}: session {session_id} is held by another sidecar ({moved[5:]}); open it "
                             "with readOnly to read it, or try again once that sidecar closes it or its lease expires",
                             sessionId=session_id, owner=moved[5:])
     return moved

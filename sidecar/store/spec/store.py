@@ -70,7 +70,7 @@ class SpecStore(HeldSessions):
             "root cannot hold; import into a pi root, then copy a session here with session/convert",
             format="spec")
 
-    def is_current(self, session_id: str) -> bool:
+    def is_current(self, session_id: str, turn: int | None = None) -> bool:
         session = self.held(session_id)
         return session is not None and session.writer.error is None
 

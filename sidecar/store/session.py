@@ -9,46 +9,35 @@ in memory once its line is on disk.
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
-
 
 from ..errors import DamagedFile, EntryNotFound, InvalidState, StorageError
 from ..format.entries import CURRENT_VERSION
 from ..format.cycles import cycles_paused
-from ..format.jsonl import Entry, LineSource, NotASession, ParsedFile, parse_file, parse_path, parse_tail, serialize
+from ..format.jsonl import Entry, LineSource, NotASession, parse_path, parse_tail, serialize
 from ..format.migrate import migrate
 from ..format.titleslot import TitleSlot, read_slot
 from . import titles
 from .batch import EntryBatch, validate_batch
 from .compat import Compat
 from .layout import iso_now
+from .loading import LoadReport, from_cache, from_file
 from .lock import lock_path, unlock
 from .payload import MAX_CHARS, BlobStore, bound
 from .tree import SessionTree
-from . import follow, treecache
+from . import follow
 from .treecache import (
     CacheDamaged,
     CachedContext,
     FileStamp,
     TreeCache,
-    extend_tree,
-    matches,
-    read_cache,
     tree_of,
 )
-from .writer import FsyncPolicy, SessionWriter, atomic_write
+from .writer import FsyncPolicy, SessionWriter
 
 # Marks "parentId not given" apart from an explicit null (a new root).
 UNSET: Any = object()
-
-
-@dataclass(slots=True)
-class LoadReport:
-    parse_errors: int
-    migrated_from: int | None
 
 
 class Session(follow.FollowsFile):
@@ -159,8 +148,8 @@ class Session(follow.FollowsFile):
         """
         lock_fd = None if read_only else lock_path(path)
         try:
-            loaded = cls._load_cached(path, policy, read_only, cache_root) if cache_root is not None else None
-            session, report = loaded or cls._load_locked(path, policy, read_only)
+            loaded = from_cache(cls, path, policy, read_only, cache_root) if cache_root is not None else None
+            session, report = loaded or from_file(cls, path, policy, read_only)
         except BaseException:
             unlock(lock_fd)
             raise
@@ -170,102 +159,6 @@ class Session(follow.FollowsFile):
             unlock(lock_fd)
         session._note_file()
         return session, report
-
-    @classmethod
-    def _load_cached(
-        cls, path: Path, policy: FsyncPolicy, read_only: bool, cache_root: Path
-    ) -> tuple["Session", LoadReport] | None:
-        """The session from its tree cache, or None when there is none that matches the file."""
-        try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        except OSError:
-            return None  # the full load reports what is wrong
-        try:
-            stamp = FileStamp.of(os.fstat(fd))
-            cache = read_cache(cache_root, path) if stamp.size >= treecache.MIN_CACHED_BYTES else None
-            how = matches(cache, fd, stamp) if cache is not None else None
-        except OSError:
-            how = None
-        if how is None:
-            os.close(fd)
-            return None
-        assert cache is not None
-        source = LineSource(fd, str(path))
-        try:  # the cached first lines: oh-my-pi's title slot, if any, then the header
-            first = parse_file(cache.header)
-        except NotASession:
-            return None
-        header = first.header
-        if first.items or first.needs_newline is False:
-            return None
-        writer = SessionWriter(path, policy, exists=True)
-        session = cls(path, header, writer)
-        session.prefix, session.title_slot, session.title_fault = first.prefix, first.title_slot, first.title_fault
-        session.read_only = read_only
-        session.cached_context = cache.context
-        session.parse_errors = cache.parse_errors
-        session.known_size = stamp.size
-        if how == "exact":
-            session._tree, session._cache, session._source = None, cache, source
-            writer.torn_tail_at, writer.needs_newline = cache.torn_tail_at, cache.needs_newline
-            session.cache_stamp = stamp
-        else:  # lines were appended since the cache was made: read only those
-            try:
-                with cycles_paused():
-                    session._tree = tree_of(cache, source)
-                    errors, torn, newline = extend_tree(session._tree, fd, cache.stamp.size, stamp.size)
-            except CacheDamaged:
-                return None
-            session.parse_errors += errors
-            writer.torn_tail_at, writer.needs_newline = torn, newline
-        return session, LoadReport(session.parse_errors, None)
-
-    @classmethod
-    def _load_locked(cls, path: Path, policy: FsyncPolicy, read_only: bool) -> tuple["Session", LoadReport]:
-        follow.await_line_end(path)  # pi may be writing its last line right now
-        try:
-            with cycles_paused():
-                parsed = parse_path(path)
-        except FileNotFoundError:
-            raise
-        except NotASession as exc:
-            raise DamagedFile(
-                f"{path} is not a session file: {exc}; the file was left unchanged",
-                path=str(path),
-            ) from exc
-        except OSError as exc:
-            raise StorageError(f"could not read {path}: {exc.strerror or exc}", path=str(path)) from exc
-        migrated_from = migrate(parsed)
-        writer = SessionWriter(path, policy, exists=True)
-        if migrated_from is not None:
-            # Lines still read from the old file must not outlive it, nor keep its offsets.
-            for item in parsed.items:
-                if isinstance(item, Entry):
-                    item.held().offset = -1
-        if migrated_from is not None and not read_only:
-            backup = path.with_name(f"{path.name}.v{migrated_from}.bak")
-            try:
-                atomic_write(path, serialize(parsed.header, parsed.items, parsed.prefix), backup=backup)
-            except OSError as exc:
-                raise StorageError(
-                    f"could not rewrite {path} after migrating it from v{migrated_from}: {exc.strerror or exc}",
-                    path=str(path),
-                ) from exc
-            parsed.torn_tail_at = None  # the rewrite left the torn line out
-            parsed.needs_newline = False
-            parsed.size = _relocate(parsed)
-            # The rewrite is a new file (inode): the lock must be taken on it.
-            writer.lock_fd = lock_path(path)
-        writer.torn_tail_at = parsed.torn_tail_at
-        writer.needs_newline = parsed.needs_newline
-        session = cls(path, parsed.header, writer)
-        session.read_only = read_only
-        session.prefix, session.title_slot, session.title_fault = parsed.prefix, parsed.title_slot, parsed.title_fault
-        session.parse_errors = parsed.parse_errors
-        session.known_size = parsed.size
-        with cycles_paused():
-            session.tree.add_parsed(parsed.items)
-        return session, LoadReport(parsed.parse_errors, migrated_from)
 
     # -- reads -------------------------------------------------------------
 
@@ -504,15 +397,3 @@ class Session(follow.FollowsFile):
 
     def close(self) -> None:
         self.writer.close()
-
-
-def _relocate(parsed: ParsedFile) -> int:
-    """Give each entry its offset in the file ``serialize`` just wrote; returns the file's size."""
-    offset = len(parsed.prefix) + len(parsed.header.raw) + 1
-    for item in parsed.items:
-        if isinstance(item, Entry):
-            item.offset, item.length = offset, len(item.raw)
-            offset += item.length + 1
-        else:
-            offset += len(item) + 1
-    return offset

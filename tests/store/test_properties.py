@@ -116,6 +116,7 @@ def test_random_histories_reopen_to_the_same_state(steps):
 @given(steps=operations())
 def test_build_context_equals_a_plain_walk_at_every_leaf(steps):
     root = Path(tempfile.mkdtemp(prefix="prop-context-"))
+    svc = None  # closed after each example: on PostgreSQL it holds connections of its own
     try:
         svc = service(root)
         sid = start(svc)
@@ -133,4 +134,6 @@ def test_build_context_equals_a_plain_walk_at_every_leaf(steps):
         assert result.messages == reference_context(records, session.leaf_id)["messages"]
         json.dumps(result.messages)  # plain data only
     finally:
+        if svc is not None:
+            svc.close_all()
         shutil.rmtree(root)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-from ..errors import SessionNotFound
+from ..errors import InvalidState, SessionNotFound
+from ..format.jsonl import Entry
 from .base import Durability
 from .follow import FileChange
 from .layout import check_session_id
@@ -60,6 +61,31 @@ class HeldSessions:
         self._closing(session)
         session.close()
         return session
+
+    def take_held(self, session_id: str, moving_on: bool = False) -> Session | None:
+        """Stop holding a session about to move (it is closed). ``moving_on``: it is opened again
+        where it goes, so whoever listens for releases is not told."""
+        with self._lock:
+            session = self._open.pop(session_id, None)
+        if session is not None:
+            if self.on_release is not None and not moving_on:
+                self.on_release(session_id)
+            session.close()
+        return session
+
+    def moved_unwritten(self, session_id: str, cwd: str) -> bool:
+        """session/move of a held session that has nothing stored: in memory, its header takes
+        ``cwd`` (True: nothing else to move); not written yet, refused. False: move what is stored."""
+        held = self.held(session_id)
+        if held is not None and held.in_memory:
+            held.header = Entry.from_obj({**held.header_obj(), "cwd": cwd})
+            return True
+        if held is not None and not held.persisted:
+            raise InvalidState(
+                f"session {session_id} has no file yet (nothing is written before the first user or assistant "
+                "message); create it with the cwd it belongs to, or move it once it is written",
+                sessionId=session_id)
+        return False
 
     def close_all(self) -> list[Session]:
         with self._lock:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from ...errors import InvalidState, SessionExists, SessionNotFound, StorageError
-from ...format.jsonl import Entry
 from .. import treecache
 from ..base import Area
 from ..layout import ARCHIVE_DIR, TRASH_DIR, check_session_id
@@ -63,15 +62,8 @@ def move_cwd(store: FileStore, session_id: str, cwd: str) -> str:
     check_session_id(session_id)
     layout = store.layout
     with store._lock:
-        open_here = store.held(session_id)
-        if open_here is not None and open_here.in_memory:
-            open_here.header = Entry.from_obj({**open_here.header_obj(), "cwd": cwd})
+        if store.moved_unwritten(session_id, cwd):
             return ""
-        if open_here is not None and not open_here.persisted:
-            raise InvalidState(
-                f"session {session_id} has no file yet (nothing is written before the first user or assistant "
-                "message); create it with the cwd it belongs to, or move it once it is written",
-                sessionId=session_id)
         source = layout.find(session_id)
         if source is None:
             raise SessionNotFound(f"cannot move: no live session {session_id!r} below {layout.root}", sessionId=session_id)

@@ -278,17 +278,6 @@ class FileStore(HeldSessions):
     def move_cwd(self, session_id: str, cwd: str) -> str:
         return moves.move_cwd(self, session_id, cwd)
 
-    def take_held(self, session_id: str, moving_on: bool = False) -> Session | None:
-        """Stop holding a session about to move (its file is closed). ``moving_on``: it is opened again
-        where it goes, so whoever listens for releases is not told."""
-        with self._lock:
-            session = self._open.pop(session_id, None)
-        if session is not None:
-            if self.on_release is not None and not moving_on:
-                self.on_release(session_id)
-            session.close()
-        return session
-
     def reload(self, path: Path) -> None:
         self._load(path)
 

@@ -341,15 +341,8 @@ class PostgresStore(HeldSessions):
         if "\x00" in cwd:
             raise InvalidParams("cwd must not contain a NUL character", field="cwd")
         with self._lock:
-            held = self.held(session_id)
-            if held is not None and held.in_memory:
-                held.header = Entry.from_obj({**held.header_obj(), "cwd": cwd})
+            if self.moved_unwritten(session_id, cwd):
                 return ""
-            if held is not None and not held.persisted:
-                raise InvalidState(
-                    f"session {session_id} has no file yet (nothing is written before the first user or assistant "
-                    "message); create it with the cwd it belongs to, or move it once it is written",
-                    sessionId=session_id)
             was_open = self.take_held(session_id, moving_on=True) is not None
             folder = encode_cwd(cwd)
 
@@ -357,15 +350,6 @@ class PostgresStore(HeldSessions):
         if was_open:
             self.open(session_id, None, False)
         return LOCATION_PREFIX + moved.relative
-
-    def take_held(self, session_id: str, moving_on: bool = False) -> Session | None:
-        with self._lock:
-            session = self._open.pop(session_id, None)
-        if session is not None:
-            if self.on_release is not None and not moving_on:
-                self.on_release(session_id)
-            session.close()
-        return session
 
     # -- listing -------------------------------------------------------------------------
 

@@ -113,6 +113,8 @@ class Watches:
         """Watch the file of a watched session once it is on disk."""
         if self._sessions.get(session.id, False) is not None or not session.persisted:
             return
+        if not session.changes_on_disk:  # nothing on disk to watch or poll: its store tells of changes
+            return
         with self._lock:
             if session.id not in self._sessions:
                 return

@@ -158,6 +158,9 @@ class FollowsFile:
 
     # Told of every change another program made to the file, once folded in.
     on_follow: Callable[[Any, FileChange], None] | None = None
+    # Whether another program's changes show up in a file here (inotify or a timer watches it);
+    # a session whose changes come by other means (PostgreSQL's notices) is never polled.
+    changes_on_disk = True
 
     if TYPE_CHECKING:  # what Session provides
         from pathlib import Path

@@ -39,6 +39,8 @@ class PgSession(Session):
 
     # -- nothing to follow on disk ------------------------------------------------------
 
+    changes_on_disk = False  # another host's appends arrive as notices (notify.py), not file events
+
     def _note_file(self) -> None:
         self.seen = (0, 0, 0)
 

@@ -304,7 +304,7 @@ class Session(follow.FollowsFile):
             # A torn line found on load is cut off before the write (writer.py): the file ends there then.
             repaired = self.writer.torn_tail_at
             known = self.known_size if repaired is None else repaired
-            offset = self.writer.append(lines, durable=batch_has_assistant, defer_sync=defer_sync)
+            offset = self.writer.append(lines, durable=batch_has_assistant, defer_sync=defer_sync, expect_at=known)
             for entry in batch:
                 entry.offset, entry.length = offset, len(entry.raw)
                 offset += entry.length + 1

@@ -19,7 +19,7 @@ from ..format.jsonl import Entry, LineSource, NotASession, parse_path, parse_tai
 from ..format.migrate import migrate
 from ..format.titleslot import TitleSlot, read_slot
 from . import titles
-from .batch import EntryBatch, validate_batch
+from .batch import EntryBatch, entry_of, validate_batch
 from .compat import Compat
 from .layout import iso_now
 from .loading import LoadReport, from_cache, from_file
@@ -248,22 +248,24 @@ class Session(follow.FollowsFile):
         if not objs:
             return []
         self.settle_unfinished()
-        parent = self.tree.leaf_id if parent_id is UNSET else parent_id
+        tree, blobs = self.tree, self.blobs
+        parent = tree.leaf_id if parent_id is UNSET else parent_id
         if parent is not None:
             self.get(parent)
         prepared: list[Entry] = []
         prepared_objs: list[dict[str, Any]] = []
         batch_ids: set[str] = set()
-        batch = EntryBatch(self.id, self.tree.by_id, batch_ids, objs, self.redact_entry, self.blobs)
+        batch = EntryBatch(self.id, tree.by_id, batch_ids, objs, self.redact_entry, blobs)
         for index, obj in enumerate(objs):
             try:
                 prepared_obj = batch.prepare(obj, index, parent)
-                entry = Entry.from_obj(prepared_obj)
-                if len(entry.raw) > MAX_CHARS or (self.blobs is not None and b'"image"' in entry.raw):
+                entry = entry_of(prepared_obj)
+                line = entry.line
+                if len(line) > MAX_CHARS or (blobs is not None and b'"image"' in line):  # type: ignore[arg-type]
                     # Only then can ``bound`` change anything: a longer string, an image block.
-                    bounded = bound(prepared_obj, self.blobs)
+                    bounded = bound(prepared_obj, blobs)
                     if bounded is not prepared_obj:
-                        prepared_obj, entry = bounded, Entry.from_obj(bounded)
+                        prepared_obj, entry = bounded, entry_of(bounded)
             except Exception:
                 validate_batch(prepared_objs)  # an earlier entry's own error comes first
                 raise
@@ -272,13 +274,13 @@ class Session(follow.FollowsFile):
             batch_ids.add(entry.id)  # type: ignore[arg-type]
             parent = entry.id
         validate_batch(prepared_objs)
-        previous_leaf, state = self.tree.leaf_id, self.tree.snapshot()
+        previous_leaf, state = tree.leaf_id, tree.snapshot()
         for entry in prepared:
-            self.tree.add(entry)
+            tree.add(entry)
         try:
             self._persist(prepared, defer_sync)
         except BaseException:
-            self.tree.remove_last(len(prepared), previous_leaf, state)
+            tree.remove_last(len(prepared), previous_leaf, state)
             raise
         if self.on_append is not None and self.writer.exists:
             self.on_append(self, prepared)

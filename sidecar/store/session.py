@@ -248,22 +248,20 @@ class Session(follow.FollowsFile):
         if not objs:
             return []
         self.settle_unfinished()
-        tree, blobs = self.tree, self.blobs
-        parent = tree.leaf_id if parent_id is UNSET else parent_id
+        parent = self.tree.leaf_id if parent_id is UNSET else parent_id
         if parent is not None:
             self.get(parent)
         prepared: list[Entry] = []
         prepared_objs: list[dict[str, Any]] = []
         batch_ids: set[str] = set()
-        batch = EntryBatch(self.id, tree.by_id, batch_ids, objs, self.redact_entry, blobs)
+        batch = EntryBatch(self.id, self.tree.by_id, batch_ids, objs, self.redact_entry, self.blobs)
         for index, obj in enumerate(objs):
             try:
                 prepared_obj = batch.prepare(obj, index, parent)
-                entry = entry_of(prepared_obj)
-                line = entry.line
-                if len(line) > MAX_CHARS or (blobs is not None and b'"image"' in line):  # type: ignore[arg-type]
+                entry = entry_of(prepared_obj)  # (its line is held: made just now)
+                if len(entry.line) > MAX_CHARS or (self.blobs is not None and b'"image"' in entry.line):  # type: ignore[arg-type,operator]
                     # Only then can ``bound`` change anything: a longer string, an image block.
-                    bounded = bound(prepared_obj, blobs)
+                    bounded = bound(prepared_obj, self.blobs)
                     if bounded is not prepared_obj:
                         prepared_obj, entry = bounded, entry_of(bounded)
             except Exception:
@@ -274,13 +272,13 @@ class Session(follow.FollowsFile):
             batch_ids.add(entry.id)  # type: ignore[arg-type]
             parent = entry.id
         validate_batch(prepared_objs)
-        previous_leaf, state = tree.leaf_id, tree.snapshot()
+        previous_leaf, state = self.tree.leaf_id, self.tree.snapshot()
         for entry in prepared:
-            tree.add(entry)
+            self.tree.add(entry)
         try:
             self._persist(prepared, defer_sync)
         except BaseException:
-            tree.remove_last(len(prepared), previous_leaf, state)
+            self.tree.remove_last(len(prepared), previous_leaf, state)
             raise
         if self.on_append is not None and self.writer.exists:
             self.on_append(self, prepared)

@@ -13,13 +13,14 @@ stdin redirected from a file) a reader thread does the blocking reads.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import os
 import re
 import stat
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from typing import BinaryIO, Literal, Protocol
+from typing import Any, BinaryIO, Literal, Protocol
 
 from ..errors import PARSE_ERROR, PayloadTooLarge
 
@@ -64,8 +65,11 @@ class LspFrameReader:
     def __init__(self, stream: ByteStream, max_bytes: int = MAX_MESSAGE_BYTES) -> None:
         self._stream = stream
         self._max_bytes = max_bytes
+        self._ready: collections.deque[bytes] = collections.deque()
 
     async def read(self) -> bytes | None:
+        if self._ready or _take_frames(self._stream, self._ready, _lsp_frames, self._max_bytes):
+            return self._ready.popleft()
         length: int | None = None
         problem: str | None = None
         seen_header = False
@@ -137,8 +141,11 @@ class JsonlFrameReader:
     def __init__(self, stream: ByteStream, max_bytes: int = MAX_MESSAGE_BYTES) -> None:
         self._stream = stream
         self._max_bytes = max_bytes
+        self._ready: collections.deque[bytes] = collections.deque()
 
     async def read(self) -> bytes | None:
+        if self._ready or _take_frames(self._stream, self._ready, _jsonl_frames, self._max_bytes):
+            return self._ready.popleft()
         while True:
             try:
                 line = await self._stream.readline()
@@ -152,6 +159,73 @@ class JsonlFrameReader:
                 return None
             if line.strip():
                 return line
+
+
+# -- whole frames from what was already read --------------------------------------------
+#
+# A client that pipelines sends many requests in one write, and the pipe hands
+# them to us in one read. Taking each through readline/readline/readexactly
+# costs several coroutine steps per frame (about a tenth of a small append's
+# time in the server); instead, the well-formed frames already in the stream
+# reader's buffer are cut out in one pass. Anything else (a partial frame,
+# other headers, junk, an oversized body, an error or the end of input) is left
+# in the buffer for the readers' line-by-line code above, which handles it as
+# it always did. This reads asyncio.StreamReader's buffer (``_buffer``), which
+# has been its buffer since Python 3.4; any other stream takes the line-by-line code.
+
+_LSP_HEADER = b"Content-Length: "
+# "Content-Length: " + at most 20 digits + "\r\n\r\n"
+_LSP_HEADER_MAX = len(_LSP_HEADER) + 20 + 4
+
+
+def _lsp_frames(buffer: bytearray, ready: collections.deque[bytes], max_bytes: int) -> int:
+    """Append the bodies of the complete ``Content-Length: N\r\n\r\n`` frames at the start of
+    ``buffer`` to ``ready``; the number of bytes they took."""
+    at, size = 0, len(buffer)
+    while buffer.startswith(_LSP_HEADER, at):
+        digits_at = at + len(_LSP_HEADER)
+        blank = buffer.find(b"\r\n\r\n", digits_at, at + _LSP_HEADER_MAX)
+        if blank < 0:
+            break
+        digits = buffer[digits_at:blank]
+        if not digits.isdigit():
+            break
+        length = int(digits)
+        start = blank + 4
+        if length > max_bytes or start + length > size:
+            break
+        ready.append(bytes(buffer[start : start + length]))
+        at = start + length
+    return at
+
+
+def _jsonl_frames(buffer: bytearray, ready: collections.deque[bytes], max_bytes: int) -> int:
+    """Append the complete non-blank lines at the start of ``buffer`` to ``ready`` (blank ones are
+    skipped, as the reader does); the number of bytes they took."""
+    at = 0
+    while (end := buffer.find(b"\n", at)) >= 0:
+        if end + 1 - at > max_bytes:
+            break
+        line = bytes(buffer[at : end + 1])
+        if line.strip():
+            ready.append(line)
+        at = end + 1
+    return at
+
+
+def _take_frames(stream: Any, ready: collections.deque[bytes], frames: Any, max_bytes: int) -> bool:
+    """Move the complete frames at the start of an asyncio stream reader's buffer to ``ready``; True if any."""
+    if type(stream) is not asyncio.StreamReader or stream.exception() is not None:
+        return False
+    buffer = stream._buffer
+    if not buffer:
+        return False
+    taken = frames(buffer, ready, max_bytes)
+    if not taken:
+        return False
+    del buffer[:taken]
+    stream._maybe_resume_transport()  # as its own reads do, once the buffer is below its limit again
+    return bool(ready)
 
 
 def make_reader(framing: Framing, stream: ByteStream, max_bytes: int = MAX_MESSAGE_BYTES) -> FrameReader:

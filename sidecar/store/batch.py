@@ -12,7 +12,8 @@ import msgspec
 
 from ..errors import EntryNotFound, InvalidEntry
 from ..format.entries import InvalidAt, validate_entries, validate_entry
-from ..format.jsonl import Entry
+from ..format.codec import encode
+from ..format.jsonl import BLOB_MARK, Entry, MessageHead
 from ..format.migrate import new_entry_id
 from .layout import iso_now
 from .payload import BlobStore, bound
@@ -80,6 +81,18 @@ class EntryBatch:
         return prepared
 
 
+def entry_of(prepared: dict[str, Any]) -> Entry:
+    """``Entry.from_obj`` of an entry ``EntryBatch.prepare`` completed: its type, id and
+    timestamp are strings and its parentId a string or null, so they are taken as they are."""
+    message = prepared.get("message")
+    head = None
+    if isinstance(message, dict):
+        head = MessageHead(message.get("role"), message.get("provider", msgspec.UNSET), message.get("model", msgspec.UNSET))
+    line = encode(prepared)
+    return Entry(prepared["type"], prepared["id"], prepared["parentId"], prepared["timestamp"], line, head,
+                 has_blobs=BLOB_MARK in line)
+
+
 def validate_one(obj: dict[str, Any], index: int) -> None:
     try:
         validate_entry(obj)
@@ -118,8 +131,8 @@ class _IdPool:
 
     def __init__(self, by_id: dict[str, Entry], batch: set[str], objs: list[Any]) -> None:
         self.taken = _Taken(by_id, batch)
-        wanted = sum(1 for obj in objs if not isinstance(obj, dict) or obj.get("id") is None)
-        self._hex = _random_hex(4 * wanted) if wanted else ""
+        # Enough for every entry (counting those that bring their own id costs more than the few bytes).
+        self._hex = _random_hex(4 * len(objs))
         self._at = 0
 
     def new(self) -> str:

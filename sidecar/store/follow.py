@@ -224,7 +224,8 @@ class FollowsFile:
         self._checked_turn = None
 
     def _saw_own_write(self) -> None:
-        st = os.fstat(self.writer.stat_fd())  # type: ignore[arg-type]  # it just wrote: its descriptor is open
+        # The writer's fstat just after an append, when it has one; it just wrote: its descriptor is open.
+        st = getattr(self.writer, "last_stat", None) or os.fstat(self.writer.stat_fd())  # type: ignore[arg-type]
         if self._inode is None:
             self._inode = (st.st_dev, st.st_ino)
         # A size past our end: another program appended right after us; the next call reads it.

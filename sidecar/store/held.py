@@ -36,8 +36,9 @@ class HeldSessions:
         self.redact_entry: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     def held(self, session_id: str) -> Session | None:
-        with self._lock:
-            return self._open.get(session_id)
+        # One dict lookup is atomic: no lock (this runs several times per append; the lock
+        # orders the changes of several steps, which a lookup sees before or after, never half done).
+        return self._open.get(session_id)
 
     def held_sessions(self) -> list[Session]:
         with self._lock:

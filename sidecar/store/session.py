@@ -19,7 +19,7 @@ from ..format.jsonl import Entry, LineSource, NotASession, parse_path, parse_tai
 from ..format.migrate import migrate
 from ..format.titleslot import TitleSlot, read_slot
 from . import titles
-from .batch import EntryBatch, validate_batch
+from .batch import EntryBatch, entry_of, validate_batch
 from .compat import Compat
 from .layout import iso_now
 from .loading import LoadReport, from_cache, from_file
@@ -258,12 +258,12 @@ class Session(follow.FollowsFile):
         for index, obj in enumerate(objs):
             try:
                 prepared_obj = batch.prepare(obj, index, parent)
-                entry = Entry.from_obj(prepared_obj)
-                if len(entry.raw) > MAX_CHARS or (self.blobs is not None and b'"image"' in entry.raw):
+                entry = entry_of(prepared_obj)  # (its line is held: made just now)
+                if len(entry.line) > MAX_CHARS or (self.blobs is not None and b'"image"' in entry.line):  # type: ignore[arg-type,operator]
                     # Only then can ``bound`` change anything: a longer string, an image block.
                     bounded = bound(prepared_obj, self.blobs)
                     if bounded is not prepared_obj:
-                        prepared_obj, entry = bounded, Entry.from_obj(bounded)
+                        prepared_obj, entry = bounded, entry_of(bounded)
             except Exception:
                 validate_batch(prepared_objs)  # an earlier entry's own error comes first
                 raise
@@ -304,7 +304,7 @@ class Session(follow.FollowsFile):
             # A torn line found on load is cut off before the write (writer.py): the file ends there then.
             repaired = self.writer.torn_tail_at
             known = self.known_size if repaired is None else repaired
-            offset = self.writer.append(lines, durable=batch_has_assistant, defer_sync=defer_sync)
+            offset = self.writer.append(lines, durable=batch_has_assistant, defer_sync=defer_sync, expect_at=known)
             for entry in batch:
                 entry.offset, entry.length = offset, len(entry.raw)
                 offset += entry.length + 1

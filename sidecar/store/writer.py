@@ -160,6 +160,8 @@ class SessionWriter:
         self.needs_newline = False
         # Where our last write started and where the file ended after it (see follow.py).
         self.last_start = self.last_end = 0
+        # The fstat taken just after our last append when it showed only our bytes added (else None).
+        self.last_stat: os.stat_result | None = None
 
     @property
     def error(self) -> StorageError | None:
@@ -186,6 +188,7 @@ class SessionWriter:
         self._fd = fd
         self.exists = True
         self.last_end = len(data)
+        self.last_stat = None
 
     def stat_fd(self) -> int | None:
         """A descriptor we hold on the file (to fstat it), or None (read-only, before the first write)."""
@@ -208,12 +211,13 @@ class SessionWriter:
             unlock(self.lock_fd)
             self.lock_fd = fd
 
-    def append(self, lines: list[bytes], durable: bool, defer_sync: bool = False) -> int:
+    def append(self, lines: list[bytes], durable: bool, defer_sync: bool = False, expect_at: int | None = None) -> int:
         """Append lines in one write; fsync when the policy asks for it. Returns where the first line starts.
 
         With ``defer_sync`` the fsync the policy asks for is left to a later
         ``sync_deferred`` (one fsync for a group of appends); until then
         ``sync_pending`` is true. A later append that syncs covers it too.
+        ``expect_at``: the file's size as the caller last knew it (see ``last_stat``).
         """
         self.check()
         fd = self._open()
@@ -226,8 +230,15 @@ class SessionWriter:
             _write_all(fd, payload)
             written = True
             # Where our bytes really went: O_APPEND put them at the end as it was at
-            # the write, after any line another program appended before it.
-            end = os.lseek(fd, 0, os.SEEK_CUR)
+            # the write, after any line another program appended before it. The
+            # file's size after the write tells it when it grew by our bytes alone
+            # (the follower wants that fstat anyway: ``last_stat``); else the
+            # descriptor's offset, just past our bytes, does.
+            st = os.fstat(fd)
+            if expect_at is not None and st.st_size == expect_at + len(payload):
+                end, self.last_stat = st.st_size, st
+            else:
+                end, self.last_stat = os.lseek(fd, 0, os.SEEK_CUR), None
         except OSError as exc:
             start = _start_of_failed(fd, len(payload) if written else getattr(exc, "written", 0))
             if start is not None and self._cut_back(fd, start):

@@ -145,8 +145,10 @@ class PgWriter:
         self.last_start, self.last_end = 0, self.size
         self.exists = True
 
-    def append(self, lines: list[bytes], durable: bool, defer_sync: bool = False) -> int:
-        """Commit one batch under our lease; returns where its first line starts in the session's file."""
+    def append(self, lines: list[bytes], durable: bool, defer_sync: bool = False, expect_at: int | None = None) -> int:
+        """Commit one batch under our lease; returns where its first line starts in the session's file.
+
+        (``expect_at`` is the file writer's, for its fstat; a row has no file to stat.)"""
         self.check()
         if self.tail:
             self._settle_tail(lines)

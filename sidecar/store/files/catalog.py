@@ -90,7 +90,7 @@ class Catalog:
         while start < len(jobs):
             path, area, _ = jobs[start]
             end = start + 1
-            while end < len(jobs) and jobs[end][0] == path:
+            while end < len(jobs) and (jobs[end][0] is path or jobs[end][0] == path):  # (the same Path object, mostly)
                 end += 1
             lines = [line for _, _, batch in jobs[start:end] for line in batch]
             self.index.appended(path, area, lines)

@@ -66,6 +66,21 @@ class _Reader:
         self.spawned: dict[str, str] = {}  # subagent thread id -> entry id of the spawning message
         self.model = ""
 
+    def read_known(self, number: int, raw: memoryview, head: "_Head") -> None:
+        """A line whose head says it is a response item, a turn's model or token accounting (most of a
+        rollout's lines): decoded once more for what its kind needs, never into a ``_Line`` first."""
+        kind = head.type
+        if kind == "response_item":
+            item = _item_line_decoder.decode(raw).payload
+            self._item(f"{self.prefix}{number}", iso_z(head.timestamp), item, head.timestamp, raw)
+            return
+        self.open = None  # (both kinds end a model response)
+        if kind == "turn_context":
+            self.model = str(_model_line_decoder.decode(raw).payload.model or self.model)
+            self.tally.count(kind, MAPPED, "the model of the turn")
+            return
+        self.tally.count(kind, SKIPPED, BOOKKEEPING[kind])
+
     def read(self, number: int, line: "_Line") -> None:
         kind, payload = line.type, line.payload
         stamp = iso_z(line.timestamp)
@@ -100,14 +115,16 @@ class _Reader:
             self._compaction(key, stamp, _decoder.decode(payload))
             return
         if kind == "response_item":
-            self._item(key, stamp, payload, line)
+            self._item(key, stamp, _decoder.decode(payload), line.timestamp, line)
             return
         if kind in BOOKKEEPING:
             self.tally.count(kind, SKIPPED, BOOKKEEPING[kind])
             return
         self._keep(key, stamp, kind, line, known=kind == "world_state")
 
-    def _keep(self, key: str, stamp: str, kind: str, line: "_Line", known: bool) -> None:
+    def _keep(self, key: str, stamp: str, kind: str, line: "_Line | memoryview", known: bool) -> None:
+        if not isinstance(line, _Line):
+            line = _line_decoder.decode(line)
         if known:
             self.tally.count(kind, KEPT, "kept as a custom entry (not part of the model's context)")
         else:
@@ -134,10 +151,10 @@ class _Reader:
             call, self.tool_names.get(call, ""), item.output, ms_of_iso(head.timestamp)))  # type: ignore[union-attr]
         self.tally.count(f"response_item/{item.type}", MAPPED)  # type: ignore[union-attr]
 
-    def _item(self, key: str, stamp: str, payload: msgspec.Raw, line: "_Line") -> None:
-        item = _decoder.decode(payload)
+    def _item(self, key: str, stamp: str, item: dict[str, Any], timestamp: Any, line: "_Line | memoryview") -> None:
+        """``line``: the line, read as a ``_Line`` or still its JSON text (read as one if it is kept)."""
         kind = str(item.get("type"))
-        ms = ms_of_iso(line.timestamp)
+        ms = ms_of_iso(timestamp)
         if kind == "message" and item.get("role") == "assistant" or kind in ASSISTANT_ITEMS:
             self._assistant_part(key, stamp, ms, item)
             self.tally.count(f"response_item/{kind}", MAPPED)
@@ -200,7 +217,7 @@ class _Reader:
             name = str(item.get("name") or kind)
             if kind == "function_call":
                 try:
-                    arguments = json.loads(item.get("arguments") or "{}")
+                    arguments = _json_text(item.get("arguments") or "{}")
                 except ValueError:
                     arguments = {"raw": item.get("arguments")}
                 if not isinstance(arguments, dict):
@@ -238,6 +255,17 @@ class _Reader:
         self.b.by_id[entry]["firstKeptEntryId"] = entry  # Codex keeps earlier user turns piecemeal: see details
         self.leaf = entry
         self.tally.count("compacted", MAPPED)
+
+
+def _json_text(text: Any) -> Any:
+    """``json.loads(text)``, by msgspec when it can (a tenth of the cost); what msgspec refuses and
+    Python reads (NaN, a lone surrogate escape, a number past a float's range) goes to json."""
+    if isinstance(text, str):
+        try:
+            return _decoder.decode(text)
+        except msgspec.DecodeError:
+            pass
+    return json.loads(text)
 
 
 def _input_block(block: Any) -> dict[str, Any] | None:
@@ -312,20 +340,35 @@ class _Model(msgspec.Struct):
     model: Any = None
 
 
+class _ModelLine(msgspec.Struct):
+    payload: _Model
+
+
+class _ItemLine(msgspec.Struct):
+    payload: dict[str, Any]
+
+
 _line_decoder = msgspec.json.Decoder(_Line)
 _head_decoder = msgspec.json.Decoder(_Head)
 _model_decoder = msgspec.json.Decoder(_Model)
+_model_line_decoder = msgspec.json.Decoder(_ModelLine)
+_item_line_decoder = msgspec.json.Decoder(_ItemLine)
+# Line kinds read_known takes from the head alone (with an object payload whose type is a string).
+_KNOWN = {"response_item", "turn_context", *BOOKKEEPING}
 _decoder = msgspec.json.Decoder()
 # UI events whose payload nothing here needs: counted as skipped without being decoded.
 _NOT_READ = UI_EVENTS - {"thread_settings_applied"}
 
 
-def _lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[int, _Line | None, _Head | None]]:
-    """(number, line, head) of the rollout's lines, each decoded once for what it is (``head``): the UI
-    copies (most of a rollout's bytes) are counted here without being built, a tool output whose text
-    is one string comes without ``line`` (its head holds all it needs), any other line with its payload
-    left undecoded until read."""
-    count = tally.count
+OUTPUT, KNOWN = "output", "known"  # what _lines gives instead of a _Line when the head says all
+
+
+def _lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[int, memoryview, _Line | str, _Head | None]]:
+    """(number, JSON text, line, head) of the rollout's lines, each decoded once for what it is (``head``):
+    the UI copies (most of a rollout's bytes) are counted here without being built; a tool output whose
+    text is one string comes as OUTPUT, the kinds ``read_known`` takes as KNOWN, instead of a ``_Line``
+    (their head says what they are); any other line with its payload left undecoded until read."""
+    skipped: dict[str, int] = {}  # UI events by kind, counted into the tally at the end (one count per kind)
     for number, raw in source_lines(path):
         try:
             try:
@@ -333,24 +376,30 @@ def _lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[int, _
             except msgspec.ValidationError:
                 head = None  # a payload (or an event's item) of another shape: read whole below
             payload = head.payload if head is not None else None
-            if payload is not None and isinstance(payload.type, str):
+            if payload is not None:
                 kind = payload.type
-                if head.type == "event_msg" and kind in _NOT_READ:  # type: ignore[union-attr]
-                    if kind in RESPONSE_ENDS:
-                        reader.open = None
-                    if kind == "item_completed" and payload.item is not None and \
-                            payload.item.type == "CollabAgentToolCall":
-                        reader._note_spawn(_decoder.decode(raw)["payload"]["item"])
-                    count(f"event_msg/{kind}", SKIPPED, "a UI event repeating response items")
-                    continue
-                if head.type == "response_item" and kind in OUTPUT_ITEMS and _is_text(payload.output):  # type: ignore[union-attr]
-                    yield number, None, head
+                if type(kind) is str:
+                    if head.type == "event_msg" and kind in _NOT_READ:  # type: ignore[union-attr]
+                        if kind in RESPONSE_ENDS:
+                            reader.open = None
+                        if kind == "item_completed" and payload.item is not None and \
+                                payload.item.type == "CollabAgentToolCall":
+                            reader._note_spawn(_decoder.decode(raw)["payload"]["item"])
+                        skipped[kind] = skipped.get(kind, 0) + 1
+                        continue
+                    if head.type == "response_item" and kind in OUTPUT_ITEMS and _is_text(payload.output):  # type: ignore[union-attr]
+                        yield number, raw, OUTPUT, head
+                        continue
+                if head.type in _KNOWN and (type(kind) is str or head.type != "response_item"):  # type: ignore[union-attr]
+                    yield number, raw, KNOWN, head
                     continue
             line = _line_decoder.decode(raw)
         except msgspec.DecodeError as error:
             tally.damage(number, f"not JSON: {error}")
             continue
-        yield number, line, head
+        yield number, raw, line, head
+    for kind, times in skipped.items():
+        tally.count(f"event_msg/{kind}", SKIPPED, "a UI event repeating response items", times)
 
 
 def _is_text(raw: msgspec.Raw) -> bool:
@@ -363,9 +412,12 @@ def _read_rollout_into(path: Path, builder: Builder, tally: Tally, prefix: str,
     reader = _Reader(builder, tally, prefix, "openai")
     reader.leaf = head
     meta: dict[str, Any] = {}
-    for number, line, line_head in _lines(path, tally, reader):
-        if line is None:
+    for number, raw, line, line_head in _lines(path, tally, reader):
+        if line is OUTPUT:
             reader.output(number, line_head)  # type: ignore[arg-type]
+            continue
+        if line is KNOWN:
+            reader.read_known(number, raw, line_head)  # type: ignore[arg-type]
             continue
         if not meta and line.type == "session_meta" and memoryview(line.payload)[:1] == b"{":
             meta = _decoder.decode(line.payload)

@@ -42,12 +42,12 @@ class Tally:
     unrecognised: set[str] = field(default_factory=set)
     _explained: set[tuple[str, str]] = field(default_factory=set)  # (kind, outcome) with its reason noted
 
-    def count(self, kind: str, outcome: str, reason: str | None = None) -> None:
+    def count(self, kind: str, outcome: str, reason: str | None = None, times: int = 1) -> None:
         # Called once per source line: the reason's key is built only the first time it is given.
         per = self.counts.get(kind)
         if per is None:
             per = self.counts[kind] = {}
-        per[outcome] = per.get(outcome, 0) + 1
+        per[outcome] = per.get(outcome, 0) + times
         if reason is not None and (kind, outcome) not in self._explained:
             self._explained.add((kind, outcome))
             self.reasons.setdefault(f"{kind}/{outcome}", reason)

@@ -42,6 +42,7 @@ COPIES = {
     "queue-operation": "the prompt queue; the prompt itself is its user line",
     "last-prompt": "the last prompt again, and a leaf pointer",
 }
+_STOPS = {"tool_use": "toolUse", "max_tokens": "length"}  # Anthropic's stop reasons pi names otherwise
 KEPT_KINDS = {"attachment", "cost-state", "mode", "tools-used", "atis-latch", "summary", "custom-title",
               "file-history-snapshot", "progress", "system", "tag", "agent-name", "pr-link"}
 
@@ -153,16 +154,20 @@ class _Reader:
 
     def assistant(self, record: "_Record", uid: str | None, stamp: str) -> None:
         message = record.message
-        blocks = [b for b in (_assistant_block(b) for b in _decoder.decode(message.content) or []) if b is not None]
-        for block in blocks:
-            if block["type"] == "toolCall":
-                self.tool_names[block["id"]] = block["name"]
+        blocks, calls = [], []
+        for source in _decoder.decode(message.content) or ():
+            block = _assistant_block(source)
+            if block is not None:
+                blocks.append(block)
+                if block["type"] == "toolCall":
+                    calls.append(block)
+                    self.tool_names[block["id"]] = block["name"]
         model = str(message.model or self.model or "")
         msg_id = message.id
         if self.open_assistant is not None and msg_id and self.open_assistant[0] == msg_id:
             entry = self.b.by_id[self.open_assistant[1]]
             entry["message"]["content"].extend(blocks)
-            if any(b["type"] == "toolCall" for b in blocks):
+            if calls:
                 entry["message"]["stopReason"] = "toolUse"
             self.tally.count("assistant", MAPPED)
             self._stand(uid, entry["id"])
@@ -171,7 +176,7 @@ class _Reader:
             if model and model != "<synthetic>" and self.b.model != (PROVIDER, model):
                 parent = self.b.model_change(f"{self.prefix}{uid}/model", parent, stamp, PROVIDER, model)
             use = message.usage if isinstance(message.usage, dict) else {}
-            stop = {"tool_use": "toolUse", "max_tokens": "length"}.get(message.stop_reason, None)
+            stop = _STOPS.get(message.stop_reason, None)
             entry_id = self.b.message(f"{self.prefix}{uid}", parent, stamp, assistant_message(
                 blocks, ms_of_iso(record.timestamp), API, PROVIDER, model,
                 usage(int(use.get("input_tokens") or 0), int(use.get("output_tokens") or 0),
@@ -180,9 +185,8 @@ class _Reader:
             self.open_assistant = (msg_id, entry_id) if msg_id else None
             self.tally.count("assistant", MAPPED)
             self._stand(uid, entry_id)
-        for block in blocks:
-            if block["type"] == "toolCall":
-                self.tool_users[block["id"]] = self.alias[uid] if uid else self.last  # type: ignore[assignment]
+        for block in calls:
+            self.tool_users[block["id"]] = self.alias[uid] if uid else self.last  # type: ignore[assignment]
         self.model = model or self.model
 
     def compaction(self, record: "_Record", uid: str | None, stamp: str) -> None:
@@ -320,6 +324,7 @@ _LIST, _OBJECT, _STRING = ord("["), ord("{"), ord('"')
 def _records(path: Path, tally: Tally) -> Iterator[tuple[int, _Record]]:
     """(1-based line number, record) of each line; a damaged line is counted with its number and skipped,
     and the copies of what was sent (most of a transcript's bytes) are counted as skipped."""
+    copies: dict[str, int] = {}  # counted into the tally at the end, once per kind
     for number, line in source_lines(path):
         try:
             try:
@@ -332,11 +337,14 @@ def _records(path: Path, tally: Tally) -> Iterator[tuple[int, _Record]]:
         except msgspec.DecodeError as error:
             tally.damage(number, f"not JSON: {error}")
             continue
-        if isinstance(record.type, str) and record.type in COPIES:
-            tally.count(record.type, SKIPPED, COPIES[record.type])
+        kind = record.type
+        if type(kind) is str and kind in COPIES:
+            copies[kind] = copies.get(kind, 0) + 1
             continue
         record.line = line
         yield number, record
+    for kind, times in copies.items():
+        tally.count(kind, SKIPPED, COPIES[kind], times)
 
 
 def import_transcript(path: Path) -> Imported:

@@ -63,7 +63,11 @@ class Tally:
 def short_id(key: str, taken: set[str]) -> str:
     """An 8-hex entry id (pi's shape) derived from ``key``; longer only on a clash."""
     digest = hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()
-    for width in (8, 12, 16, 40):
+    candidate = digest[:8]
+    if candidate not in taken:  # (nearly always: one entry per source record)
+        taken.add(candidate)
+        return candidate
+    for width in (12, 16, 40):
         candidate = digest[:width]
         if candidate not in taken:
             taken.add(candidate)

@@ -26,6 +26,7 @@ so they are skipped as copies and the conversation is imported once. What become
 from __future__ import annotations
 
 import json
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -33,7 +34,7 @@ import msgspec
 
 from ..store.payload import MAX_CHARS
 from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_z,
-                     ms_of_iso, source_lines, tool_result, user_message)
+                     ms_of_iso, read_source, source_lines, tool_result, user_message)
 
 TOOL = "codex"
 API = "openai-responses"
@@ -154,9 +155,8 @@ class _Reader:
     def _item(self, key: str, stamp: str, item: dict[str, Any], timestamp: Any, line: "_Line | memoryview") -> None:
         """``line``: the line, read as a ``_Line`` or still its JSON text (read as one if it is kept)."""
         kind = str(item.get("type"))
-        ms = ms_of_iso(timestamp)
         if kind == "message" and item.get("role") == "assistant" or kind in ASSISTANT_ITEMS:
-            self._assistant_part(key, stamp, ms, item)
+            self._assistant_part(key, stamp, timestamp, item)
             self.tally.count(f"response_item/{kind}", MAPPED)
             return
         self.open = None
@@ -165,7 +165,7 @@ class _Reader:
             content = [b for b in (_input_block(b) for b in item.get("content") or []) if b is not None]
             text = "".join(b.get("text", "") for b in content).lstrip()
             if role == "user" and not text.startswith(CONTEXT_PREFIXES):
-                self.leaf = self.b.message(key, self.leaf, stamp, user_message(content, ms))
+                self.leaf = self.b.message(key, self.leaf, stamp, user_message(content, ms_of_iso(timestamp)))
                 self.tally.count("response_item/message:user", MAPPED)
             elif role == "user":
                 self.leaf = self.b.custom_message(key, self.leaf, stamp, "codex.context", content)
@@ -184,17 +184,18 @@ class _Reader:
             if isinstance(body, list):
                 body = [b for b in (_input_block(b) for b in body) if b is not None]
             self.leaf = self.b.message(key, self.leaf, stamp, tool_result(
-                call, self.tool_names.get(call, ""), body if isinstance(body, list) else str(body or ""), ms, failed))
+                call, self.tool_names.get(call, ""), body if isinstance(body, list) else str(body or ""), ms_of_iso(timestamp), failed))
             self.tally.count(f"response_item/{kind}", MAPPED)
             return
         self._keep(key, stamp, f"response_item/{kind}", line, known=False)
 
-    def _assistant_part(self, key: str, stamp: str, ms: int, item: dict[str, Any]) -> None:
+    def _assistant_part(self, key: str, stamp: str, timestamp: Any, item: dict[str, Any]) -> None:
+        # (the time is read only for the part that opens a message: most parts add to one)
         if self.open is None:
             parent = self.leaf
             if self.model:
                 parent = self.b.model_change(f"{key}/model", parent, stamp, self.provider, self.model)
-            entry_id = self.b.message(key, parent, stamp, assistant_message([], ms, API, self.provider, self.model))
+            entry_id = self.b.message(key, parent, stamp, assistant_message([], ms_of_iso(timestamp), API, self.provider, self.model))
             self.open = self.b.by_id[entry_id]
             self.leaf = entry_id
         message = self.open["message"]
@@ -428,9 +429,8 @@ def _read_rollout_into(path: Path, builder: Builder, tally: Tally, prefix: str,
 
 def _children(path: Path, thread: str) -> list[tuple[Path, str, dict[str, Any]]]:
     """Rollouts of subagents this thread spawned: same sessions tree, parent_thread_id == thread."""
-    root = next((p for p in path.parents if p.name == "sessions"), path.parent)
     found = []
-    for candidate in sorted(root.rglob("rollout-*.jsonl")):
+    for candidate in _rollouts_near(path):
         if candidate == path:
             continue
         try:
@@ -442,3 +442,63 @@ def _children(path: Path, thread: str) -> list[tuple[Path, str, dict[str, Any]]]
         if isinstance(payload, dict) and payload.get("parent_thread_id") == thread:
             found.append((candidate, str(payload.get("id")), payload))
     return found
+
+
+def _rollouts_near(path: Path) -> list[Path]:
+    """The rollouts a subagent of ``path`` can be among, sorted: Codex files each rollout under the day it
+    began (``sessions/YYYY/MM/DD``, local time), and a subagent begins while its parent runs, so only the
+    day folders from the parent's own to the day of its last line are read (a day more on either side
+    for the time zone), not the years of rollouts a sessions folder gathers. A rollout outside that
+    layout, or whose last line has no time, has the whole tree below its ``sessions`` folder searched."""
+    root = next((p for p in path.parents if p.name == "sessions"), None)
+    first_day = _day_of_folder(path.parent) if root is not None and path.parent.parent.parent.parent == root else None
+    last_ms = _last_line_ms(path) if first_day is not None else None
+    if first_day is None or last_ms is None:
+        return sorted((root or path.parent).rglob("rollout-*.jsonl"))
+    day = first_day - timedelta(days=1)
+    last_day = max(datetime.fromtimestamp(last_ms / 1000, timezone.utc).date(), first_day) + timedelta(days=1)
+    found: list[Path] = []
+    while day <= last_day:
+        folder = root / f"{day.year:04d}" / f"{day.month:02d}" / f"{day.day:02d}"  # type: ignore[operator]
+        if folder.is_dir():
+            found += folder.glob("rollout-*.jsonl")
+        day += timedelta(days=1)
+    return sorted(found)
+
+
+def _day_of_folder(folder: Path) -> date | None:
+    try:
+        return date(int(folder.parent.parent.name), int(folder.parent.name), int(folder.name))
+    except ValueError:
+        return None
+
+
+class _Stamp(msgspec.Struct):
+    timestamp: Any = None
+
+
+_stamp_decoder = msgspec.json.Decoder(_Stamp)
+_BLANK_BYTES = b" \t\r\n"
+
+
+def _last_line_ms(path: Path) -> int | None:
+    """The time of the rollout's last line that has one (its last lines read, from the end)."""
+    try:
+        data = read_source(path)
+    except OSError:
+        return None
+    end = len(data)
+    for _ in range(8):  # a torn last line, a line without a time: a few lines back at most
+        while end > 0 and data[end - 1] in _BLANK_BYTES:
+            end -= 1
+        if end == 0:
+            return None
+        start = data.rfind(b"\n", 0, end) + 1
+        try:
+            ms = ms_of_iso(_stamp_decoder.decode(data[start:end]).timestamp, -1)
+        except msgspec.DecodeError:
+            ms = -1
+        if ms >= 0:
+            return ms
+        end = start
+    return None

@@ -29,8 +29,8 @@ from typing import Any
 import msgspec
 
 from ..store.payload import MAX_CHARS
-from .claude_code_lines import (COPIES, LIST, OBJECT, STRING, Message, Record, block_decoder, block_list_decoder,
-                                 decoder, first_byte, read_records)
+from .claude_code_lines import (COPIES, LIST, OBJECT, STRING, BlockHead, Message, Record, block_decoder,
+                                 block_heads_decoder, block_list_decoder, decoder, first_byte, read_records)
 from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_z,
                      ms_of_iso, tool_result, usage, user_message)
 
@@ -125,9 +125,13 @@ class _Reader:
             return
         self.tally.count("user", MAPPED)
         if isinstance(content, list):
-            blocks = [(block_decoder.decode(b), b) for b in content if first_byte(b) == OBJECT]
-            results = [head for head, _ in blocks if head.type == "tool_result"]
-            rest = [_block(decoder.decode(b)) for head, b in blocks if head.type != "tool_result"]
+            results = _tool_results_only(raw_content)
+            if results is not None:  # (a tool's answer: nearly every user line that is a list)
+                rest: list[Any] = []
+            else:
+                blocks = [(block_decoder.decode(b), b) for b in content if first_byte(b) == OBJECT]
+                results = [head for head, _ in blocks if head.type == "tool_result"]
+                rest = [_block(decoder.decode(b)) for head, b in blocks if head.type != "tool_result"]
             details = record.tool_use_result() if len(results) == 1 else None
             for index, block in enumerate(results):
                 call = str(block.tool_use_id if block.tool_use_id is not None else "")
@@ -198,6 +202,18 @@ class _Reader:
         self.pending_compaction = entry_id
         self.tally.count("system/compact_boundary", MAPPED)
         self._stand(uid, entry_id)
+
+
+def _tool_results_only(raw_content: msgspec.Raw) -> list[BlockHead] | None:
+    """The blocks of a list that holds tool results only, read in one decode; None for any other list."""
+    try:
+        heads = block_heads_decoder.decode(raw_content)
+    except msgspec.ValidationError:
+        return None  # an element that is no object: read block by block
+    for head in heads:
+        if head.type != "tool_result":
+            return None
+    return heads
 
 
 def _text(content: Any) -> str:

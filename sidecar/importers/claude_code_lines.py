@@ -92,6 +92,7 @@ record_decoder = msgspec.json.Decoder(Record)
 loose_record_decoder = msgspec.json.Decoder(LooseRecord)
 block_list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
 block_decoder = msgspec.json.Decoder(BlockHead)
+block_heads_decoder = msgspec.json.Decoder(list[BlockHead])
 
 
 def first_byte(raw: msgspec.Raw) -> int:

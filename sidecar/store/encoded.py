@@ -5,8 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..format.jsonl import Entry
+import msgspec
+
+from ..format.jsonl import BLOB_MARK, Entry, MessageHead
 from .payload import MAX_CHARS, BlobStore, bound
+
+_encode = msgspec.json.Encoder().encode  # as format/codec.encode, which takes over for a lone surrogate
+_UNSET = msgspec.UNSET
 
 
 def stored_entry(obj: dict[str, Any], blobs: BlobStore | None) -> Entry:
@@ -18,5 +23,27 @@ def stored_entry(obj: dict[str, Any], blobs: BlobStore | None) -> Entry:
 
 
 def stored_entries(objs: list[dict[str, Any]], blobs: BlobStore | None) -> list[Entry]:
-    # One encoding each: msgspec's encode_lines is faster, but cutting its output into lines costs more.
-    return [stored_entry(obj, blobs) for obj in objs]
+    """``stored_entry`` of each. The envelope an importer's Builder writes (a string type, id and
+    timestamp, the parent's id or null) is taken as it is; anything else goes through ``stored_entry``.
+    One encoding each: msgspec's encode_lines is faster, but cutting its output into lines costs more."""
+    out = []
+    append = out.append
+    for obj in objs:
+        kind, entry_id, parent, stamp = obj.get("type"), obj.get("id"), obj.get("parentId"), obj.get("timestamp")
+        if not (type(kind) is str and type(entry_id) is str and type(stamp) is str
+                and (parent is None or type(parent) is str)):
+            append(stored_entry(obj, blobs))
+            continue
+        try:
+            line = _encode(obj)
+        except UnicodeEncodeError:
+            append(stored_entry(obj, blobs))
+            continue
+        if len(line) > MAX_CHARS or (blobs is not None and b'"image"' in line):
+            append(Entry.from_obj(bound(obj, blobs)))
+            continue
+        message = obj.get("message")
+        head = None if type(message) is not dict else MessageHead(
+            message.get("role"), message.get("provider", _UNSET), message.get("model", _UNSET))
+        append(Entry(kind, entry_id, parent, stamp, line, head, has_blobs=BLOB_MARK in line))
+    return out

@@ -484,7 +484,7 @@ _BLANK_BYTES = b" \t\r\n"
 def _last_line_ms(path: Path) -> int | None:
     """The time of the rollout's last line that has one (its last lines read, from the end)."""
     try:
-        data = read_source(path)
+        data = read_source(path, whole=False)  # its last lines only
     except OSError:
         return None
     end = len(data)

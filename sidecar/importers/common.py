@@ -222,9 +222,10 @@ def iso_z(text: Any, fallback_ms: int = 0) -> str:
 _BLANKS = frozenset(b" \t\r\n\x0b\x0c")
 
 
-def read_source(path: Path) -> bytes | mmap.mmap:
+def read_source(path: Path, whole: bool = True) -> bytes | mmap.mmap:
     """The whole source file, mapped rather than read: a read copies 50 MB into fresh memory, one page
-    fault per page, which cost as much as decoding it; a mapping faults in the page cache's own pages.
+    fault per page, which cost as much as decoding it; a mapping faults in the page cache's own pages
+    (all at once when ``whole``; else a page when it is first read, for a caller reading a few).
 
     The agents only append to their files, so the mapping stays sound while the import reads it (as
     for our own open, format/jsonl.py). An empty file has nothing to map.
@@ -233,7 +234,8 @@ def read_source(path: Path) -> bytes | mmap.mmap:
     try:
         if os.fstat(fd).st_size == 0:
             return b""
-        return mmap.mmap(fd, 0, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0), prot=mmap.PROT_READ)
+        populate = getattr(mmap, "MAP_POPULATE", 0) if whole else 0
+        return mmap.mmap(fd, 0, flags=mmap.MAP_SHARED | populate, prot=mmap.PROT_READ)
     finally:
         os.close(fd)
 

@@ -7,7 +7,7 @@ For the Codex rollout and the Claude Code transcript of bench/imports.py, the me
 time (and wall time) of each step of an import as importers/run.py and the file store run
 it, each step timed alone, in one process, rounds interleaved:
 
-  read       the source read whole and cut into lines (importers/common.source_lines)
+  read       the source mapped and cut into lines (importers/common.source_lines)
   decode     every line decoded into a Struct of no fields: what any reading of the source costs
   map        the importer: read, decode and map to pi entries (dicts)
   entries    the entries encoded into the lines the store keeps (store/encoded.stored_entries)

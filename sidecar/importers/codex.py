@@ -26,15 +26,17 @@ so they are skipped as copies and the conversation is imported once. What become
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import msgspec
 
 from ..store.payload import MAX_CHARS
 from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_z,
-                     ms_of_iso, read_source, source_lines, tool_result, user_message)
+                     ms_of_iso, tool_result, user_message)
+from .codex_lines import (BOOKKEEPING, KNOWN, OUTPUT, OUTPUT_ITEMS, RESPONSE_ENDS, UI_EVENTS, Head, Line,
+                          decoder, item_line_decoder, line_decoder, model_decoder, model_line_decoder, read_lines)
+from .codex_subagents import children
 
 TOOL = "codex"
 API = "openai-responses"
@@ -43,18 +45,6 @@ CONTEXT_PREFIXES = ("<environment_context>", "# AGENTS.md instructions", "<user_
                     "<user_shell_command>", "<INSTRUCTIONS>")
 ASSISTANT_ITEMS = {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
                    "tool_search_call", "image_generation_call"}
-OUTPUT_ITEMS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output", "tool_search_output"}
-UI_EVENTS = {
-    "item_completed", "item_started", "user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content",
-    "agent_reasoning_section_break", "exec_command_begin", "exec_command_end", "exec_command_output_delta",
-    "patch_apply_begin", "patch_apply_end", "token_count", "task_started", "task_complete", "turn_started",
-    "turn_complete", "context_compacted", "turn_aborted", "web_search_begin", "web_search_end", "mcp_tool_call_begin",
-    "mcp_tool_call_end", "view_image_tool_call", "collab_agent_spawn_begin", "collab_agent_spawn_end",
-    "thread_settings_applied", "entered_review_mode", "exited_review_mode", "turn_diff", "plan_update",
-    "background_event", "stream_error", "error", "warning", "session_configured", "shutdown_complete",
-}
-RESPONSE_ENDS = {"token_usage_record", "token_count", "turn_context", "task_started", "task_complete"}
-BOOKKEEPING = {"token_usage_record": "token accounting; usage totals are not part of the conversation"}
 
 
 class _Reader:
@@ -67,22 +57,22 @@ class _Reader:
         self.spawned: dict[str, str] = {}  # subagent thread id -> entry id of the spawning message
         self.model = ""
 
-    def read_known(self, number: int, raw: memoryview, head: "_Head") -> None:
+    def read_known(self, number: int, raw: memoryview, head: "Head") -> None:
         """A line whose head says it is a response item, a turn's model or token accounting (most of a
-        rollout's lines): decoded once more for what its kind needs, never into a ``_Line`` first."""
+        rollout's lines): decoded once more for what its kind needs, never into a ``Line`` first."""
         kind = head.type
         if kind == "response_item":
-            item = _item_line_decoder.decode(raw).payload
+            item = item_line_decoder.decode(raw).payload
             self._item(f"{self.prefix}{number}", iso_z(head.timestamp), item, head.timestamp, raw)
             return
         self.open = None  # (both kinds end a model response)
         if kind == "turn_context":
-            self.model = str(_model_line_decoder.decode(raw).payload.model or self.model)
+            self.model = str(model_line_decoder.decode(raw).payload.model or self.model)
             self.tally.count(kind, MAPPED, "the model of the turn")
             return
         self.tally.count(kind, SKIPPED, BOOKKEEPING[kind])
 
-    def read(self, number: int, line: "_Line") -> None:
+    def read(self, number: int, line: "Line") -> None:
         kind, payload = line.type, line.payload
         stamp = iso_z(line.timestamp)
         key = f"{self.prefix}{number}"
@@ -95,11 +85,11 @@ class _Reader:
             self.tally.count(kind, MAPPED, "the session header's origin")
             return
         if kind == "turn_context":
-            self.model = str(_model_decoder.decode(payload).model or self.model)
+            self.model = str(model_decoder.decode(payload).model or self.model)
             self.tally.count(kind, MAPPED, "the model of the turn")
             return
-        if kind == "event_msg":  # the UI events nothing here reads were counted by _lines without coming here
-            event = _decoder.decode(payload)
+        if kind == "event_msg":  # the UI events nothing here reads were counted by read_lines without coming here
+            event = decoder.decode(payload)
             sub = str(event.get("type"))
             if sub in RESPONSE_ENDS:
                 self.open = None
@@ -113,25 +103,25 @@ class _Reader:
             self._keep(key, stamp, f"event_msg/{sub}", line, known=False)
             return
         if kind == "compacted":
-            self._compaction(key, stamp, _decoder.decode(payload))
+            self._compaction(key, stamp, decoder.decode(payload))
             return
         if kind == "response_item":
-            self._item(key, stamp, _decoder.decode(payload), line.timestamp, line)
+            self._item(key, stamp, decoder.decode(payload), line.timestamp, line)
             return
         if kind in BOOKKEEPING:
             self.tally.count(kind, SKIPPED, BOOKKEEPING[kind])
             return
         self._keep(key, stamp, kind, line, known=kind == "world_state")
 
-    def _keep(self, key: str, stamp: str, kind: str, line: "_Line | memoryview", known: bool) -> None:
-        if not isinstance(line, _Line):
-            line = _line_decoder.decode(line)
+    def _keep(self, key: str, stamp: str, kind: str, line: "Line | memoryview", known: bool) -> None:
+        if not isinstance(line, Line):
+            line = line_decoder.decode(line)
         if known:
             self.tally.count(kind, KEPT, "kept as a custom entry (not part of the model's context)")
         else:
             self.tally.unknown(kind)
         # The payload goes into the entry as the JSON text it came as (decoded only when too long to keep whole).
-        payload = line.payload if len(line.payload) <= MAX_CHARS else _decoder.decode(line.payload)
+        payload = line.payload if len(line.payload) <= MAX_CHARS else decoder.decode(line.payload)
         data = {"type": line.type, "timestamp": line.timestamp, "payload": payload}
         self.leaf = self.b.custom(key, self.leaf, stamp, f"codex.{kind}", data)
 
@@ -142,7 +132,7 @@ class _Reader:
                 if caller:
                     self.spawned[str(thread)] = caller
 
-    def output(self, number: int, head: "_Head") -> None:
+    def output(self, number: int, head: "Head") -> None:
         """A tool's output as one string (most of a rollout's bytes): its JSON text goes into the
         toolResult as it is, never decoded and encoded again."""
         item = head.payload
@@ -152,8 +142,8 @@ class _Reader:
             call, self.tool_names.get(call, ""), item.output, ms_of_iso(head.timestamp)))  # type: ignore[union-attr]
         self.tally.count(f"response_item/{item.type}", MAPPED)  # type: ignore[union-attr]
 
-    def _item(self, key: str, stamp: str, item: dict[str, Any], timestamp: Any, line: "_Line | memoryview") -> None:
-        """``line``: the line, read as a ``_Line`` or still its JSON text (read as one if it is kept)."""
+    def _item(self, key: str, stamp: str, item: dict[str, Any], timestamp: Any, line: "Line | memoryview") -> None:
+        """``line``: the line, read as a ``Line`` or still its JSON text (read as one if it is kept)."""
         kind = str(item.get("type"))
         if kind == "message" and item.get("role") == "assistant" or kind in ASSISTANT_ITEMS:
             self._assistant_part(key, stamp, timestamp, item)
@@ -263,7 +253,7 @@ def _json_text(text: Any) -> Any:
     Python reads (NaN, a lone surrogate escape, a number past a float's range) goes to json."""
     if isinstance(text, str):
         try:
-            return _decoder.decode(text)
+            return decoder.decode(text)
         except msgspec.DecodeError:
             pass
     return json.loads(text)
@@ -293,7 +283,7 @@ def import_rollout(path: Path) -> Imported:
     imported = Imported(TOOL, thread, str(path), str(meta.get("cwd") or ""), iso_z(meta.get("timestamp")),
                         builder.entries, tally)
     subagents = []
-    for child in _children(path, thread):
+    for child in children(path, thread):
         sub = Builder()
         sub.ids = builder.ids
         anchor = reader.spawned.get(child[1]) or (builder.entries[0]["id"] if builder.entries else None)
@@ -308,112 +298,12 @@ def import_rollout(path: Path) -> Imported:
     return imported
 
 
-class _Line(msgspec.Struct):
-    """A rollout line with its payload left undecoded until it is needed."""
-
-    type: Any = None
-    timestamp: Any = None
-    payload: msgspec.Raw = msgspec.Raw(b"null")
-
-
-class _Kind(msgspec.Struct):
-    type: Any = None
-
-
-class _PayloadHead(msgspec.Struct):
-    """What a payload is, the type of an event's item, and a tool output's JSON text (kept as it came)."""
-
-    type: Any = None
-    item: _Kind | None = None
-    call_id: Any = None
-    output: msgspec.Raw = msgspec.Raw(b"null")
-
-
-class _Head(msgspec.Struct):
-    """A line read once for what it is: a UI copy is counted, a tool output mapped, from this alone."""
-
-    type: Any = None
-    timestamp: Any = None
-    payload: _PayloadHead | None = None
-
-
-class _Model(msgspec.Struct):
-    model: Any = None
-
-
-class _ModelLine(msgspec.Struct):
-    payload: _Model
-
-
-class _ItemLine(msgspec.Struct):
-    payload: dict[str, Any]
-
-
-_line_decoder = msgspec.json.Decoder(_Line)
-_head_decoder = msgspec.json.Decoder(_Head)
-_model_decoder = msgspec.json.Decoder(_Model)
-_model_line_decoder = msgspec.json.Decoder(_ModelLine)
-_item_line_decoder = msgspec.json.Decoder(_ItemLine)
-# Line kinds read_known takes from the head alone (with an object payload whose type is a string).
-_KNOWN = {"response_item", "turn_context", *BOOKKEEPING}
-_decoder = msgspec.json.Decoder()
-# UI events whose payload nothing here needs: counted as skipped without being decoded.
-_NOT_READ = UI_EVENTS - {"thread_settings_applied"}
-
-
-OUTPUT, KNOWN = "output", "known"  # what _lines gives instead of a _Line when the head says all
-
-
-def _lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[int, memoryview, _Line | str, _Head | None]]:
-    """(number, JSON text, line, head) of the rollout's lines, each decoded once for what it is (``head``):
-    the UI copies (most of a rollout's bytes) are counted here without being built; a tool output whose
-    text is one string comes as OUTPUT, the kinds ``read_known`` takes as KNOWN, instead of a ``_Line``
-    (their head says what they are); any other line with its payload left undecoded until read."""
-    skipped: dict[str, int] = {}  # UI events by kind, counted into the tally at the end (one count per kind)
-    for number, raw in source_lines(path):
-        try:
-            try:
-                head: _Head | None = _head_decoder.decode(raw)
-            except msgspec.ValidationError:
-                head = None  # a payload (or an event's item) of another shape: read whole below
-            payload = head.payload if head is not None else None
-            if payload is not None:
-                kind = payload.type
-                if type(kind) is str:
-                    if head.type == "event_msg" and kind in _NOT_READ:  # type: ignore[union-attr]
-                        if kind in RESPONSE_ENDS:
-                            reader.open = None
-                        if kind == "item_completed" and payload.item is not None and \
-                                payload.item.type == "CollabAgentToolCall":
-                            reader._note_spawn(_decoder.decode(raw)["payload"]["item"])
-                        skipped[kind] = skipped.get(kind, 0) + 1
-                        continue
-                    if head.type == "response_item" and kind in OUTPUT_ITEMS and _is_text(payload.output):  # type: ignore[union-attr]
-                        yield number, raw, OUTPUT, head
-                        continue
-                if head.type in _KNOWN and (type(kind) is str or head.type != "response_item"):  # type: ignore[union-attr]
-                    yield number, raw, KNOWN, head
-                    continue
-            line = _line_decoder.decode(raw)
-        except msgspec.DecodeError as error:
-            tally.damage(number, f"not JSON: {error}")
-            continue
-        yield number, raw, line, head
-    for kind, times in skipped.items():
-        tally.count(f"event_msg/{kind}", SKIPPED, "a UI event repeating response items", times)
-
-
-def _is_text(raw: msgspec.Raw) -> bool:
-    """A JSON string short enough to keep whole (the store cuts longer ones, so it needs them decoded)."""
-    return memoryview(raw)[:1] == b'"' and len(raw) <= MAX_CHARS
-
-
 def _read_rollout_into(path: Path, builder: Builder, tally: Tally, prefix: str,
                        head: str | None) -> tuple[_Reader, dict]:
     reader = _Reader(builder, tally, prefix, "openai")
     reader.leaf = head
     meta: dict[str, Any] = {}
-    for number, raw, line, line_head in _lines(path, tally, reader):
+    for number, raw, line, line_head in read_lines(path, tally, reader):
         if line is OUTPUT:
             reader.output(number, line_head)  # type: ignore[arg-type]
             continue
@@ -421,84 +311,7 @@ def _read_rollout_into(path: Path, builder: Builder, tally: Tally, prefix: str,
             reader.read_known(number, raw, line_head)  # type: ignore[arg-type]
             continue
         if not meta and line.type == "session_meta" and memoryview(line.payload)[:1] == b"{":
-            meta = _decoder.decode(line.payload)
+            meta = decoder.decode(line.payload)
             reader.provider = str(meta.get("model_provider") or "openai")
         reader.read(number, line)
     return reader, meta
-
-
-def _children(path: Path, thread: str) -> list[tuple[Path, str, dict[str, Any]]]:
-    """Rollouts of subagents this thread spawned: same sessions tree, parent_thread_id == thread."""
-    found = []
-    for candidate in _rollouts_near(path):
-        if candidate == path:
-            continue
-        try:
-            with open(candidate, "rb") as handle:
-                first = json.loads(handle.readline() or b"{}")
-        except (OSError, ValueError):
-            continue
-        payload = first.get("payload") if isinstance(first, dict) else None
-        if isinstance(payload, dict) and payload.get("parent_thread_id") == thread:
-            found.append((candidate, str(payload.get("id")), payload))
-    return found
-
-
-def _rollouts_near(path: Path) -> list[Path]:
-    """The rollouts a subagent of ``path`` can be among, sorted: Codex files each rollout under the day it
-    began (``sessions/YYYY/MM/DD``, local time), and a subagent begins while its parent runs, so only the
-    day folders from the parent's own to the day of its last line are read (a day more on either side
-    for the time zone), not the years of rollouts a sessions folder gathers. A rollout outside that
-    layout, or whose last line has no time, has the whole tree below its ``sessions`` folder searched."""
-    root = next((p for p in path.parents if p.name == "sessions"), None)
-    first_day = _day_of_folder(path.parent) if root is not None and path.parent.parent.parent.parent == root else None
-    last_ms = _last_line_ms(path) if first_day is not None else None
-    if first_day is None or last_ms is None:
-        return sorted((root or path.parent).rglob("rollout-*.jsonl"))
-    day = first_day - timedelta(days=1)
-    last_day = max(datetime.fromtimestamp(last_ms / 1000, timezone.utc).date(), first_day) + timedelta(days=1)
-    found: list[Path] = []
-    while day <= last_day:
-        folder = root / f"{day.year:04d}" / f"{day.month:02d}" / f"{day.day:02d}"  # type: ignore[operator]
-        if folder.is_dir():
-            found += folder.glob("rollout-*.jsonl")
-        day += timedelta(days=1)
-    return sorted(found)
-
-
-def _day_of_folder(folder: Path) -> date | None:
-    try:
-        return date(int(folder.parent.parent.name), int(folder.parent.name), int(folder.name))
-    except ValueError:
-        return None
-
-
-class _Stamp(msgspec.Struct):
-    timestamp: Any = None
-
-
-_stamp_decoder = msgspec.json.Decoder(_Stamp)
-_BLANK_BYTES = b" \t\r\n"
-
-
-def _last_line_ms(path: Path) -> int | None:
-    """The time of the rollout's last line that has one (its last lines read, from the end)."""
-    try:
-        data = read_source(path, whole=False)  # its last lines only
-    except OSError:
-        return None
-    end = len(data)
-    for _ in range(8):  # a torn last line, a line without a time: a few lines back at most
-        while end > 0 and data[end - 1] in _BLANK_BYTES:
-            end -= 1
-        if end == 0:
-            return None
-        start = data.rfind(b"\n", 0, end) + 1
-        try:
-            ms = ms_of_iso(_stamp_decoder.decode(data[start:end]).timestamp, -1)
-        except msgspec.DecodeError:
-            ms = -1
-        if ms >= 0:
-            return ms
-        end = start
-    return None

@@ -14,7 +14,7 @@ from typing import Any
 from ...format.entries import CURRENT_VERSION
 from ...format.jsonl import Entry
 from ..layout import Layout, file_name
-from ..payload import MAX_CHARS, bound
+from ..encoded import stored_entries
 from .db import Database
 from .rows import Fold, Placement, fold_lines, split_file
 from .transfer import ImportReport, _import_session
@@ -34,12 +34,8 @@ def import_entries(db: Database, layout: Layout, session_id: str, cwd: str, time
     """(the new session's place, True); or (the place of the one there already with that id, False)."""
     header = {"type": "session", "version": CURRENT_VERSION, "id": session_id, "timestamp": timestamp, "cwd": cwd,
               **header_fields}
-    lines = [Entry.from_obj(header).raw]
-    for obj in objs:
-        entry = Entry.from_obj(obj)
-        if len(entry.raw) > MAX_CHARS:  # as append stores it: over-long strings cut (images stay inline here)
-            entry = Entry.from_obj(bound(obj, None))
-        lines.append(entry.raw)
+    # as append stores them: over-long strings cut (images stay inline here)
+    lines = [Entry.from_obj(header).raw, *(entry.raw for entry in stored_entries(objs, None))]
     data = b"".join(line + b"\n" for line in lines)
     split, tail = split_file(data)
     fold = Fold()

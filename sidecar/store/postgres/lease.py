@@ -33,15 +33,28 @@ _SESSION_COLUMNS = (
 
 @dataclass(slots=True)
 class Stored:
-    """A session as read from the database: its file's bytes and its row."""
+    """A session as read from the database: its row, and its file as its lines (each without its
+    newline) and its tail (the bytes after the last newline). The lines are parsed as they came
+    (format/linelist.py): the file itself is joined only when asked for (``data``)."""
 
     row: dict[str, Any]
-    data: bytes
+    lines: list[bytes]
+    tail: bytes
     fence: int | None  # the lease taken with it (None: read-only)
 
     @property
     def placement(self) -> Placement:
         return Placement(self.row["area"], self.row["folder"], self.row["file_name"])
+
+    @property
+    def size(self) -> int:
+        """The file's length in bytes."""
+        return sum(map(len, self.lines)) + len(self.lines) + len(self.tail)
+
+    @property
+    def data(self) -> bytes:
+        """The session's file, byte for byte (joined on each call)."""
+        return join_file(self.lines, self.tail)
 
 
 def lease_interval(seconds: float) -> float:
@@ -83,7 +96,7 @@ def open_stored(db: Database, session_id: str, owner: str | None, lease_seconds:
                 raise SessionNotFound(f"no session {session_id} in the database", sessionId=session_id)
             if owner is not None and fence is None:
                 raise _locked(row, session_id)
-            return Stored(row, join_file(_lines(conn, session_id), bytes(row["tail"])), fence)
+            return Stored(row, _lines(conn, session_id), bytes(row["tail"]), fence)
 
     return db.run(run, f"open session {session_id}", write=owner is not None)
 

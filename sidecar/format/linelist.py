@@ -22,69 +22,125 @@ from collections.abc import Sequence
 import msgspec
 
 from .entry import BLOB_MARK, Entry, MessageHead
-from .jsonl import _MAX_HEADS, ParsedFile, _heads, _strict_envelope_decoder, _types, parse_file, parse_line
+from .jsonl import _MAX_HEADS, NotASession, ParsedFile, _heads, _strict_envelope_decoder, _types, parse_file, parse_line
 from .titleslot import looks_like_slot
 
 
 def parse_lines(lines: Sequence[bytes], tail: bytes) -> ParsedFile:
     """``parse_file(b"".join(line + b"\\n" for line in lines) + tail)``, each entry holding its line's bytes."""
-    header_at = _header_index(lines)
-    if header_at is None:
-        return parse_file(_joined(lines, tail))
-    head = _joined(lines[:header_at + 1], b"")
-    parsed = parse_file(head)  # the title line, what precedes the header, the header
-    items = parsed.items  # empty: the header is the head's last line
-    append = items.append
-    parse_errors = parsed.parse_errors
-    strict = _strict_envelope_decoder.decode
-    types, heads = _types, _heads
-    mark = BLOB_MARK
-    offset = len(head)
-    last = len(lines) if tail else len(lines) - 1  # the tail, if any, is read as the file's unterminated last line
-    for index in range(header_at + 1, last + 1):
-        unterminated = index == len(lines)
-        line = tail if unterminated else lines[index]
-        length = len(line)
-        try:
-            env = strict(line)
-        except msgspec.MsgspecError:
-            env = None
-        if env is not None:
-            head_of = env.message
-            if head_of is not None:  # shared as the file parse shares them (jsonl._parse_view)
-                key = (head_of.role, head_of.provider, head_of.model)
-                shared = heads.get(key)
-                if shared is None:
-                    shared = MessageHead(*key)
-                    if len(heads) < _MAX_HEADS:
-                        heads[key] = shared
-                head_of = shared
-            kind = env.type
-            append(Entry(types.get(kind, kind) if kind else "", env.id, env.parentId, env.timestamp,
-                         line, head_of, offset, length, None, mark in line))
-        else:
-            entry = None if line[:1] != b"{" and not line.strip() else parse_line(line)  # blank, or the general path
-            if entry is None:
-                parse_errors += 1
-                if unterminated:  # a line torn by a crash: reported, and cut before the next append
-                    parsed.torn_tail_at = offset
-                elif line[:1] == b"{" or line.strip():
-                    append(line)  # kept as it is, written back unchanged
-                offset += length + 1
-                continue
-            entry.offset, entry.length, entry.has_blobs = offset, length, mark in line
-            append(entry)
-        if unterminated:
-            parsed.needs_newline = True
-        offset += length + 1
-    parsed.parse_errors = parse_errors
-    parsed.size = offset - 1 if tail else offset  # the tail has no newline
-    return parsed
+    parser = LineParser()
+    parser.feed(lines)
+    return parser.finish(tail)
 
 
-def _header_index(lines: Sequence[bytes]) -> int | None:
-    """The index of the first whole line the file parse would take for the header, or None."""
-    for index, line in enumerate(lines):
+class LineParser:
+    """``parse_lines`` a part at a time: ``feed`` the lines as they arrive (the PostgreSQL store
+    parses each chunk of rows while the server sends the next), then ``finish`` with the tail.
+
+    Nothing is raised before ``finish``: a file that is not a session is refused there, so a
+    caller reading rows in a transaction finishes it first.
+    """
+
+    __slots__ = ("_before", "_checked", "_parsed", "_refused", "_offset", "_errors")
+
+    def __init__(self) -> None:
+        self._before: list[bytes] = []  # the lines so far while no header is among them
+        self._checked = 0  # how many of them are known not to be the header
+        self._parsed: ParsedFile | None = None
+        self._refused: NotASession | None = None
+        self._offset = 0  # where the next line starts in the file
+        self._errors = 0
+
+    def feed(self, lines: Sequence[bytes]) -> None:
+        """The next whole lines of the file, in order (each without its newline)."""
+        if self._parsed is None:
+            if self._refused is not None:
+                return
+            before = self._before
+            before.extend(lines)
+            header_at = _header_index(before, self._checked)
+            if header_at is None:
+                self._checked = len(before)
+                return
+            head = _joined(before[:header_at + 1], b"")
+            try:
+                self._parsed = parse_file(head)  # the title line, what precedes the header, the header
+            except NotASession as exc:
+                self._refused = exc
+                return
+            finally:
+                self._before = []
+            self._offset = len(head)
+            self._errors = self._parsed.parse_errors
+            lines = before[header_at + 1:]
+        self._add(lines, False)
+
+    def finish(self, tail: bytes) -> ParsedFile:
+        """The parsed file, ``tail`` read as its unterminated last line; ``NotASession`` when it is none."""
+        if self._refused is not None:
+            raise self._refused
+        parsed = self._parsed
+        if parsed is None:  # the header is in the tail, or there is none: the file parse says which
+            return parse_file(_joined(self._before, tail))
+        if tail:
+            self._add((tail,), True)
+        parsed.parse_errors = self._errors
+        parsed.size = self._offset - 1 if tail else self._offset  # the tail has no newline
+        return parsed
+
+    def _add(self, lines: Sequence[bytes], unterminated: bool) -> None:
+        """Lines after the header: the file parse's fast path, its general path when that refuses one."""
+        parsed = self._parsed
+        assert parsed is not None
+        append = parsed.items.append
+        strict = _strict_envelope_decoder.decode
+        types, heads = _types, _heads
+        mark = BLOB_MARK
+        offset, errors = self._offset, self._errors
+        for line in lines:
+            length = len(line)
+            try:
+                env = strict(line)
+            except msgspec.MsgspecError:
+                env = None
+            if env is not None:
+                head = env.message
+                if head is not None:  # shared as the file parse shares them (jsonl._parse_view)
+                    key = (head.role, head.provider, head.model)
+                    shared = heads.get(key)
+                    if shared is None:
+                        shared = MessageHead(*key)
+                        if len(heads) < _MAX_HEADS:
+                            heads[key] = shared
+                    head = shared
+                kind = env.type
+                append(Entry(types.get(kind, kind) if kind else "", env.id, env.parentId, env.timestamp,
+                             line, head, offset, length, None, mark in line))
+                if unterminated:
+                    parsed.needs_newline = True
+            else:
+                blank = line[:1] != b"{" and not line.strip()
+                entry = None if blank else parse_line(line)
+                if entry is None:
+                    errors += 1
+                    if unterminated:  # a line torn by a crash: reported, and cut before the next append
+                        parsed.torn_tail_at = offset
+                    elif not blank:
+                        append(line)  # kept as it is, written back unchanged
+                else:
+                    entry.offset, entry.length, entry.has_blobs = offset, length, mark in line
+                    append(entry)
+                    if unterminated:
+                        parsed.needs_newline = True
+            offset += length + 1
+        self._offset, self._errors = offset, errors
+
+
+def _header_index(lines: Sequence[bytes], start: int = 0) -> int | None:
+    """The index of the first whole line the file parse would take for the header (looking from
+    ``start``: the lines before it are known not to be), or None."""
+    for index in range(start, len(lines)):
+        line = lines[index]
         if line[:1] != b"{" and not line.strip():
             continue
         if index == 0 and looks_like_slot(line):

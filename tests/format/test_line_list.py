@@ -15,7 +15,7 @@ from session_builders import header, line, message, user
 from test_fast_parse import _answers, _described, _lines
 
 from sidecar.format.jsonl import NotASession, parse_file
-from sidecar.format.linelist import parse_lines
+from sidecar.format.linelist import LineParser, parse_lines
 from sidecar.format.titleslot import slot_line
 
 
@@ -111,3 +111,43 @@ def test_each_entry_holds_its_rows_bytes_and_no_file_is_made():
     parsed = parse_lines(rows, b"")
     assert [entry.line for entry in parsed.items] == rows[1:]
     assert all(entry.line is row for entry, row in zip(parsed.items, rows[1:]))
+
+
+def _fed(data: bytes, size: int):
+    lines, tail = _split(data)
+    parser = LineParser()
+    for at in range(0, len(lines), size):
+        parser.feed(lines[at:at + size])
+    try:
+        parsed = parser.finish(tail)
+    except NotASession as exc:
+        return ("refused", str(exc))
+    return (_described(parsed), parsed.title_slot, parsed.title_fault, _answers(parsed))
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 1000])
+@pytest.mark.parametrize("start", list(STARTS))
+def test_lines_fed_a_chunk_at_a_time_read_as_the_file(size, start):
+    """The store feeds the rows as they arrive: chunk boundaries anywhere (before, at and after the
+    header, the title line alone in the first chunk) change nothing."""
+    rows = _lines(random.Random(size))
+    before = STARTS[start]
+    if before is None:
+        rows[0] = rows[0] + b"\r"
+    else:
+        rows[:0] = before
+    data = b"\n".join(rows) + b"\n" + b'{"type":"message","id":"torn"'
+    from_file, _ = _read_both(data)
+    assert _fed(data, size) == from_file
+
+
+@pytest.mark.parametrize("size", [1, 2])
+@pytest.mark.parametrize("data", [
+    b"{not json\n[2]\n" + HEAD,  # the header only in the tail
+    b"{not json\n[2]\n",
+    line(message("m", None, user("hi"))).encode() + b"\n" + HEAD + b"\n" + HEAD + b"\n",
+    b"\n" + SLOT + b"\n" + HEAD + b"\n",
+])
+def test_short_and_refused_files_fed_a_line_at_a_time_read_alike(size, data):
+    from_file, _ = _read_both(data)
+    assert _fed(data, size) == from_file

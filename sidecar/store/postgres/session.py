@@ -12,7 +12,6 @@ from typing import Any, Callable
 
 from ...errors import DamagedFile
 from ...format.jsonl import Entry, NotASession, serialize
-from ...format.linelist import parse_lines
 from ...format.migrate import migrate
 from ..follow import FileChange
 from ..session import LoadReport, Session
@@ -102,7 +101,7 @@ class PgSession(Session):
 def session_of(stored: Stored, writer: PgWriter, read_only: bool) -> tuple[PgSession, LoadReport]:
     """The session as ``stored`` holds it (migrated in memory when older: see PostgresStore.open)."""
     try:
-        parsed = parse_lines(stored.lines, stored.tail)
+        parsed = stored.parsed()
     except NotASession as exc:
         raise DamagedFile(
             f"session {stored.row['id']} in the database is not a session: {exc}; it was left unchanged",

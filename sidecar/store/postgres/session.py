@@ -107,8 +107,8 @@ def session_of(stored: Stored, writer: PgWriter, read_only: bool) -> tuple[PgSes
             f"session {stored.row['id']} in the database is not a session: {exc}; it was left unchanged",
             sessionId=stored.row["id"],
         ) from exc
+    size = parsed.size  # the file's length, counted by the parse
     migrated_from = migrate(parsed)
-    size = stored.size
     if migrated_from is not None and not read_only:
         # As the file store rewrites a migrated file (the original kept as <file>.v<N>.bak).
         data = serialize(parsed.header, parsed.items, parsed.prefix)

@@ -116,7 +116,8 @@ def open_stored(
 
 
 # Rows a chunk, when the session is parsed as it arrives: the server decompresses and sends the next
-# chunk while this one is parsed (2 CPUs: the two overlap). Measured on bench's 20,000-entry session.
+# chunk while this one is parsed (2 CPUs: the two overlap). bench's 20,000-entry session at load 10,
+# medians of 9 in turns: 64 a chunk 358 ms wall, 128-1,024 295-315 ms, one result 475 ms.
 STREAM_CHUNK = 256
 # libpq's chunked rows mode (what ``Cursor.stream``'s size asks for) came with libpq 17.
 _CAN_STREAM = psycopg.pq.version() >= 170000
@@ -133,9 +134,11 @@ def _lines(conn: psycopg.Connection, session_id: str, parser: LineParser | None 
     Measured on bench/load.py's 50 MB session (session 5): binary COPY of the same rows took as long
     and as much CPU; one server-side ``string_agg`` into a single buffer took longer (the server
     grows the buffer, and its sort spills), so the rows stay rows. Session 6: COPY in CSV (its bytes
-    the file's, with quote and delimiter bytes no JSON line holds raw) needs the lines as text,
-    and the server's UTF-8 check and CSV scan of them cost 2-3x its CPU of this SELECT; reading
-    in chunks and parsing each while the next comes took ~40 ms off the wall time (bench/postgres.py)."""
+    the file's, with quote and delimiter bytes no JSON line holds raw) needs the lines as text
+    (``convert_from``), and the server's UTF-8 check and CSV scan of them took 2-3x this SELECT's
+    server CPU and wall time. Parsing each chunk while the server sends the next, with no join
+    (bench/postgres.py, load 7-10): open + buildContext 442-513 ms wall and 120-142 ms of CPU,
+    against 682-724 ms and 171-204 ms for the whole result joined and parsed, in turns."""
     with conn.cursor(binary=True) as cur:
         if parser is not None and _CAN_STREAM:
             lines: list[bytes] = []

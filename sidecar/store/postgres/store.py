@@ -197,7 +197,8 @@ class PostgresStore(HeldSessions):
         return self._load(session_id, read_only)
 
     def _load(self, session_id: str, read_only: bool) -> tuple[Session, LoadReport]:
-        stored = open_stored(self._db_for(session_id), session_id, None if read_only else self.owner, self.lease_seconds)
+        stored = open_stored(self._db_for(session_id), session_id, None if read_only else self.owner, self.lease_seconds,
+                             parse=True)
         if stored.row["area"] == "trash":
             if stored.fence is not None:
                 self._writer_for(stored).close()

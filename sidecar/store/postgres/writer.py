@@ -67,7 +67,7 @@ class PgWriter:
             self.fence = stored.fence
             self.line_count = int(stored.row["line_count"])
             self.tail = bytes(stored.row["tail"])
-            self.size = len(stored.data)
+            self.size = stored.size
             self.fold = Fold.of_row(stored.row)
         # What the file store's writer also tells (store/session.py reads them).
         self.lock_fd = None

@@ -59,7 +59,7 @@ class PostgresStore(HeldSessions):
         self.root = Path(root).expanduser().absolute()
         # Host-local things (prompt history, terminal breadcrumbs, snapshots) still live below the root.
         self.layout = Layout(self.root)
-        self.compat = "pi"
+        self.compat = "pi"  # "omp" is refused before (opening.py); unset means pi here, whatever the root's folder
         if settings.store.compat is None:  # the effective value, as initialize answers it (as the file store's)
             settings = msgspec.structs.replace(settings, store=msgspec.structs.replace(settings.store, compat="pi"))
         self.settings = settings
@@ -387,6 +387,19 @@ class PostgresStore(HeldSessions):
         from .upkeep import pinned
 
         return pinned(self.db, found.session_id)
+
+    # -- upkeep that erases: empty-trash and blob collection (postgres/erasing.py) ---------
+
+    def empty_trash(self, older_than_s: int | None, now_ns: int, dry_run: bool) -> Any:
+        from .erasing import empty_trash
+
+        return empty_trash(self.db, older_than_s, now_ns, dry_run)
+
+    def collect_blobs(self, dry_run: bool) -> Any:
+        from .erasing import collect_blobs
+        from .rows import now_ms
+
+        return collect_blobs(self.db, now_ms(), dry_run)
 
 
 def _path(placement: Placement) -> Path:

@@ -269,6 +269,12 @@ class SpecStore(HeldSessions):
     def pinned(self, found: Any) -> bool:
         return self.usage(False)
 
+    def empty_trash(self, older_than_s: int | None, now_ns: int, dry_run: bool) -> Any:
+        return self.usage(False)
+
+    def collect_blobs(self, dry_run: bool) -> Any:
+        return self.usage(False)
+
     def upkeep_held(self, held: list[Any]) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 

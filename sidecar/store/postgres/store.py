@@ -305,7 +305,24 @@ class PostgresStore(HeldSessions):
     def session_id_at(self, location: str) -> str | None:
         if not location.startswith(LOCATION_PREFIX):
             return None
-        return id_of_file_name(Path(location[len(LOCATION_PREFIX):]).name)
+        relative = location[len(LOCATION_PREFIX):]
+        named = id_of_file_name(Path(relative).name)
+        parts = relative.split("/")
+        area = {".archive": "archive", ".trash": "trash"}.get(parts[0], "live")
+        if area != "live":
+            parts = parts[1:]
+        if len(parts) != 2:
+            return named
+        # The session at that place, as the file store opens the file there: a file migrated under a name
+        # that is not pi's <timestamp>_<id>.jsonl (or whose header's id is not its name's) is found too.
+        row = self.db.read(
+            lambda conn: conn.execute(
+                "SELECT id FROM sidecar_sessions WHERE area = %s AND folder = %s AND file_name = %s",
+                (area, parts[0], parts[1]),
+            ).fetchone(),
+            f"find the session at {location}",
+        )
+        return str(row[0]) if row else named
 
     def location(self, session: Session) -> str:
         if session.in_memory:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from store_mode import pi_file
+from store_mode import ON_POSTGRES, pi_file
 
 from .importing import call, run_pi15, unpack
 
@@ -51,6 +51,7 @@ def imported(tmp_path_factory) -> dict:
 def pi_reads(imported, tmp_path_factory) -> dict:
     """pi's reading of each imported session, by the session's ``path`` (on PostgreSQL a place: pi is given
     the file export-root writes for it)."""
+    assert all(got["session"]["path"].startswith("pg:") == ON_POSTGRES for got in imported.values())
     scratch = tmp_path_factory.mktemp("exported") / "root"
     given = {got["session"]["path"]: pi_file(got["session"]["path"], scratch) for got in imported.values()}
     request = {"read": [{"path": str(given[got["session"]["path"]]), "leaves": [e["id"] for e in got["entries"]]}

@@ -95,6 +95,8 @@ def pi15():
         svc.close_all()
     for name, (head, build) in {**CASES, **EDGES}.items():
         files[f"handbuilt:{name}"] = (write_session(work / "handbuilt" / f"{name}.jsonl", head, build()), "handbuilt")
+    # Written to the store of the pass (on PostgreSQL, though this fixture runs before any test's own setup).
+    assert all(str(path).startswith("pg:") == ON_POSTGRES for path, writer in files.values() if writer == "ours")
     leaves = {name: entry_ids(path) for name, (path, _) in files.items()}
     # What we open: each file; on PostgreSQL pi's and the hand-built files are brought in as a user brings
     # a root in (migrate), each in a project folder of its own, and opened at their places.

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from test_pi_parity import PARITY_DIR, ensure_pi_installed, run_pi
-from store_mode import pi_file
+from store_mode import ON_POSTGRES, pi_file
 from test_omp_parity import _assistant, images_in
 
 from sidecar import wire
@@ -63,6 +63,7 @@ def written():
     sent: list[str] = []
     files = [write_with_images(home / ".pi" / "agent" / "sessions", sent),  # pi's own folder
              write_with_images(home / "sidecar-root", sent)]  # any other root: pi's compatibility by default
+    assert all(str(path).startswith("pg:") == ON_POSTGRES for path in files)  # written to the store of the pass
     yield node, home, files, sent
     shutil.rmtree(home, ignore_errors=True)
 

@@ -306,6 +306,16 @@ class FileStore(HeldSessions):
 
         return is_pinned(found.path)
 
+    def empty_trash(self, older_than_s: int | None, now_ns: int, dry_run: bool) -> Any:
+        from ...upkeep.trash import empty_trash
+
+        return empty_trash(self.layout, older_than_s, now_ns, dry_run)
+
+    def collect_blobs(self, dry_run: bool) -> Any:
+        from ...upkeep.trash import collect_blobs
+
+        return collect_blobs(self.layout, list(self.blobs.folders), dry_run)
+
     def upkeep_held(self, held: list[Any]):  # type: ignore[no-untyped-def]
         return self.catalog.upkeep_held(held)
 

@@ -42,7 +42,8 @@ def import_entries(db: Database, layout: Layout, session_id: str, cwd: str, time
     ids, texts = fold_lines(fold, split, 0)
     placement = Placement("live", layout.cwd_dir(cwd).name, file_name(timestamp, session_id))
     report = ImportReport()
-    _import_session(db, session_id, placement, split, tail, fold, ids, texts, int(time.time() * 1000), data, report)
+    _import_session(db, session_id, placement, split, tail, fold, ids, texts, int(time.time() * 1000), None, data,
+                    report)
     if report.imported:
         return LOCATION_PREFIX + placement.relative, True
     # Written meanwhile by another sidecar (or there already): that one is the import.

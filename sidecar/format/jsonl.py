@@ -20,6 +20,7 @@ from typing import Any
 
 import msgspec
 
+from .chunked import read_lines
 from .codec import decode_lenient, decode_object, encode
 from .entry import BLOB_MARK, BLOB_PREFIX, Entry, LineMoved, LineSource, MessageHead
 from .titleslot import TitleSlot, looks_like_slot, read_slot
@@ -141,6 +142,7 @@ _heads: dict[tuple[Any, Any, Any], MessageHead] = {}
 _MAX_HEADS = 4096
 _types = {name: name for name in ("message", "model_change", "thinking_level_change", "compaction", "branch_summary",
                                   "custom", "custom_message", "label", "session_info", "session")}
+_kinds: dict[Any, str] = {**_types, None: "", "": ""}  # chunked.py's: an absent or empty type is ""
 
 
 def _parse_loose_line(raw: bytes | memoryview) -> Entry | None:
@@ -173,6 +175,8 @@ MAP_THRESHOLD = 256 * 1024
 # Mapped pages already parsed are handed back every this many bytes, so the
 # parse never holds the whole file resident (peak memory stays near the envelopes).
 _RELEASE_EVERY = 8 * 1024 * 1024
+# After the header, up to this many bytes of whole lines are read in one decode (chunked.py); 0 turns it off.
+_CHUNK = 1024 * 1024
 
 
 def parse_path(path: str | os.PathLike[str]) -> ParsedFile:
@@ -223,8 +227,10 @@ def _parse_view(
 ) -> ParsedFile:
     """The lines of ``buffer``; with ``base``, a part of a file from that offset on, after its header.
 
-    Once the header is read, each line first takes the fast path: one decode
-    with the strict envelope and the entry built in place. A line that does not
+    Once the header is read, a stretch of whole lines is first read in one
+    decode (chunked.py); a stretch that cannot be read that way goes line by
+    line, each first taking the per-line fast path: one decode with the strict
+    envelope and the entry built in place. A line that does not
     decode that way (damaged, blank, a lone surrogate, a field of an odd type)
     takes the general path below it, which reads it exactly as ``parse_line``.
     """
@@ -255,8 +261,24 @@ def _parse_view(
         raise NotASession("the file starts with a UTF-8 byte order mark, which pi 1.5 does not read: remove its first 3 bytes")
     slot: TitleSlot | None = None
     slot_fault: str | None = None
+    chunk = _CHUNK
+    lined_to = 0  # lines before this offset are read one by one (their stretch needed it)
+    extend = items.extend
     try:
         while start < size:
+            if fast and chunk and start >= lined_to:
+                stop = buffer.rfind(b"\n", start, min(start + chunk, size))
+                if stop > start:
+                    entries = read_lines(buffer, view, start, stop, shift, source, _kinds)
+                    if entries is not None:
+                        extend(entries)
+                        start = stop + 1
+                        if release and start - released_to >= _RELEASE_EVERY:
+                            upto = start - start % mmap.PAGESIZE
+                            buffer.madvise(mmap.MADV_DONTNEED, released_to, upto - released_to)  # type: ignore[union-attr]
+                            released_to = upto
+                        continue
+                    lined_to = stop
             end = find(b"\n", start)
             is_unterminated = end == -1
             if is_unterminated:

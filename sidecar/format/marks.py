@@ -97,8 +97,12 @@ class MarkSearch:
         finally:
             os.close(self.pipe)
             self.pipe = -1
-        _, status = os.waitpid(self.pid, 0)
-        self.pid = 0
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:  # reaped by someone else (a waitpid(-1) child watcher): its end is unknown
+            return None
+        finally:
+            self.pid = 0
         if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
             return None
         found = array("q")
@@ -110,9 +114,9 @@ class MarkSearch:
         if self.pid:
             try:
                 os.kill(self.pid, signal.SIGKILL)
-            except OSError:
+                os.waitpid(self.pid, 0)
+            except OSError:  # gone already, or reaped by someone else
                 pass
-            os.waitpid(self.pid, 0)
             self.pid = 0
         if self.pipe >= 0:
             os.close(self.pipe)

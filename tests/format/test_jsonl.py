@@ -237,3 +237,27 @@ def test_a_file_that_is_no_session_stops_the_child_searching_its_marks(tmp_path,
     with pytest.raises(jsonl.NotASession):
         jsonl.parse_path(path)
     assert len(started) == 1 and started[0].pid == 0 and started[0].pipe == -1
+
+
+def test_the_child_searching_marks_answers_with_their_positions_or_none_when_its_end_is_unknown(tmp_path, monkeypatch):
+    """Its answer is every mark's offset; a child reaped by someone else (a child watcher waiting for any
+    child) may have been killed halfway, so its answer is not taken (the parse then searches itself)."""
+    import os
+
+    from sidecar.format import jsonl, marks
+
+    monkeypatch.setattr(marks, "SEARCH_ELSEWHERE_FROM", 0)
+    data = b"x" * 100 + jsonl.BLOB_MARK + b"y" * 5000 + jsonl.BLOB_MARK
+    path = tmp_path / "marks.bin"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        search = marks.MarkSearch.start(fd, len(data))
+        assert search is not None and search.positions() == [100, 5100 + len(jsonl.BLOB_MARK)]
+        search = marks.MarkSearch.start(fd, len(data))
+        os.waitpid(search.pid, 0)
+        assert search.positions() is None and search.pid == 0
+        monkeypatch.setattr(marks, "SEARCH_ELSEWHERE_FROM", len(data) + 1)
+        assert marks.MarkSearch.start(fd, len(data)) is None  # a small file: searched by the parse itself
+    finally:
+        os.close(fd)

@@ -10,7 +10,9 @@ committed. Each measurement runs in a fresh process (peak RSS is its own):
 - open + buildContext (agent format, the answer encoded as the server sends
   it), the first time: no tree cache; with its CPU time and the time it was
   runnable but waiting for a CPU (/proc/self/schedstat): on a loaded machine
-  the wall time is about the sum of the two;
+  the wall time is about the sum of the two; and the CPU time of the helper
+  process that searches the file's blob marks meanwhile (format/marks.py),
+  to be added to the first for the CPU the open costs in all;
 - the same after ``session/close`` wrote the tree cache: again in that process
   (warm) and in a new process (the cache read from disk);
 - peak RSS (VmHWM) of the first-open process and of the new one;

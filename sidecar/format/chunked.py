@@ -54,7 +54,8 @@ class _LineEnvelope(msgspec.Struct, gc=False):
 
 decoder = msgspec.json.Decoder(_LineEnvelope)
 
-# Each head once (None for a line without one); no more than this many are kept for sharing.
+# Each head once (None for a line without one). New heads stop being kept once this many are (checked a
+# stretch at a time, so it may go past by one stretch's new heads); later ones are then not shared.
 _shared: dict[Any, Any] = {None: None}
 _MAX_SHARED = 4096
 

@@ -10,9 +10,8 @@ committed. Each measurement runs in a fresh process (peak RSS is its own):
 - open + buildContext (agent format, the answer encoded as the server sends
   it), the first time: no tree cache; with its CPU time and the time it was
   runnable but waiting for a CPU (/proc/self/schedstat): on a loaded machine
-  the wall time is about the sum of the two; and the CPU time of the helper
-  process that searches the file's blob marks meanwhile (format/marks.py),
-  to be added to the first for the CPU the open costs in all;
+  the wall time is about the sum of the two; and the CPU time of any child
+  process it waited for (none today: a check that the open stays in one process);
 - the same after ``session/close`` wrote the tree cache: again in that process
   (warm) and in a new process (the cache read from disk);
 - peak RSS (VmHWM) of the first-open process and of the new one;
@@ -65,7 +64,7 @@ def waited():
         return 0.0
 
 def children_cpu():
-    # CPU time of the helper processes this one waited for (the parse's blob mark search, format/marks.py).
+    # CPU time of child processes this one waited for (the open runs in one process: this stays 0).
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
@@ -185,7 +184,7 @@ def main() -> None:
 
     show("open + buildContext, first (no tree cache)", "first", "goal < 1,000 ms")
     show("  its CPU time (the machine's load aside)", "first_cpu", "")
-    show("  its helper process's CPU time (blob mark search)", "first_helpers", "")
+    show("  CPU time of child processes (none expected)", "first_helpers", "")
     show("  its time runnable, waiting for a CPU (the load)", "first_wait", "")
     show("reopen + buildContext, same process", "warm", "goal < 50 ms")
     show("reopen + buildContext, new process (cache on disk)", "fresh", "goal < 50 ms")

@@ -67,15 +67,13 @@ _OPEN, _CLOSE = ord("{"), ord("}")
 
 def read_lines(
     buffer: Any, view: memoryview, start: int, stop: int, shift: int, source: LineSource | None, kinds: dict[Any, str],
-    search_marks: bool = True,
 ) -> list[Entry] | None:
     """The entries of the whole lines in ``buffer[start:stop]`` (``stop`` is where a newline is), or None.
 
     None when a line there needs the per-line reading (see the module's
     docstring). With no ``source`` the entries hold their lines' bytes, else
     they read them back from it. Offsets are ``shift`` past the buffer's.
-    ``kinds`` maps an entry type to its one shared string (None to ""). Without
-    ``search_marks`` no entry is marked as holding blobs (the caller finds them).
+    ``kinds`` maps an entry type to its one shared string (None to "").
     """
     segment = view[start:stop]
     try:
@@ -117,8 +115,7 @@ def read_lines(
         Entry, map(kinds.get, types, types), map(_id_of, envelopes), map(_parent_of, envelopes),
         map(_timestamp_of, envelopes), lines, heads, offsets, lengths, repeat(source), repeat(False),
     ))
-    if search_marks:
-        _mark_blobs(buffer, start, stop, starts, lengths, entries)
+    _mark_blobs(buffer, start, stop, starts, lengths, entries)
     return entries
 
 

@@ -23,7 +23,7 @@ from .chunked import read_lines
 from .codec import decode_lenient, decode_object, encode
 from .entry import BLOB_MARK, BLOB_PREFIX, Entry, LineMoved, LineSource, MessageHead
 from .lineread import _MAX_HEADS, _heads, _kinds, _strict_envelope_decoder, _types, parse_line
-from .marks import MarkSearch, mark_entries, marks_within
+from .marks import marks_within
 from .titleslot import TitleSlot, looks_like_slot, read_slot
 
 __all__ = [
@@ -106,20 +106,7 @@ def parse_path(path: str | os.PathLike[str]) -> ParsedFile:
     with mmap.mmap(source.fd, size, prot=mmap.PROT_READ) as mapped:
         if hasattr(mapped, "madvise"):
             mapped.madvise(mmap.MADV_SEQUENTIAL)
-        search = MarkSearch.start(source.fd, size)  # a large file's blob marks: searched by a child meanwhile
-        if search is None:
-            return _parse_buffer(mapped, source)
-        try:
-            parsed = _parse_buffer(mapped, source, search_marks=False)
-        except BaseException:
-            search.cancel()
-            raise
-        positions = search.positions()
-        if positions is None:  # the child failed: the same search here
-            positions = marks_within(mapped, 0, size)
-    if positions:
-        mark_entries([parsed.header, *(item for item in parsed.items if isinstance(item, Entry))], positions)
-    return parsed
+        return _parse_buffer(mapped, source)
 
 
 def parse_tail(data: bytes, base: int) -> ParsedFile:
@@ -128,12 +115,12 @@ def parse_tail(data: bytes, base: int) -> ParsedFile:
 
 
 def _parse_buffer(
-    buffer: bytes | mmap.mmap, source: LineSource | None, base: int | None = None, search_marks: bool = True
+    buffer: bytes | mmap.mmap, source: LineSource | None, base: int | None = None
 ) -> ParsedFile:
     size = len(buffer)
     view = memoryview(buffer)
     try:
-        parsed = _parse_view(buffer, view, size, source, base, search_marks)
+        parsed = _parse_view(buffer, view, size, source, base)
     finally:
         view.release()
     parsed.size = size
@@ -145,7 +132,6 @@ _BOM = b"\xef\xbb\xbf"
 
 def _parse_view(
     buffer: bytes | mmap.mmap, view: memoryview, size: int, source: LineSource | None, base: int | None,
-    search_marks: bool,
 ) -> ParsedFile:
     """The lines of ``buffer``; with ``base``, a part of a file from that offset on, after its header.
 
@@ -155,8 +141,6 @@ def _parse_view(
     envelope and the entry built in place. A line that does not
     decode that way (damaged, blank, a lone surrogate, a field of an odd type)
     takes the general path below it, which reads it exactly as ``parse_line``.
-    Without ``search_marks`` no entry is marked as holding blobs (the caller
-    finds them).
     """
     held = source is None
     release = hasattr(buffer, "madvise") and hasattr(mmap, "MADV_DONTNEED")
@@ -178,7 +162,7 @@ def _parse_view(
     # Blob marks are rare: they are looked for a stretch at a time, and a line looks them up only when its
     # stretch holds one (a search of every line for them costs a fifth of the parse).
     marks: list[int] = []
-    marks_to = 0 if search_marks else size + 1
+    marks_to = 0
     segment: memoryview | bytes | None = None
     if not tail_only and buffer[:3] == _BOM:
         # pi 1.5 reads no entries from such a file (0.73.1 read it); we refuse it unchanged and never write one.
@@ -193,7 +177,7 @@ def _parse_view(
             if fast and chunk and start >= lined_to:
                 stop = buffer.rfind(b"\n", start, min(start + chunk, size))
                 if stop > start:
-                    entries = read_lines(buffer, view, start, stop, shift, source, _kinds, search_marks)
+                    entries = read_lines(buffer, view, start, stop, shift, source, _kinds)
                     if entries is not None:
                         extend(entries)
                         start = stop + 1

@@ -146,10 +146,9 @@ def test_blob_references_are_found_across_the_stretches_a_file_is_scanned_in(tmp
     import mmap as mmap_module
     import random
 
-    from sidecar.format import jsonl, marks
+    from sidecar.format import jsonl
 
     monkeypatch.setattr(jsonl, "_RELEASE_EVERY", mmap_module.PAGESIZE)
-    monkeypatch.setattr(marks, "_WINDOW", mmap_module.PAGESIZE)  # the child's windows: marks across their ends
     monkeypatch.setattr(jsonl, "_CHUNK", chunk)  # small: many stretches read in one decode, marks among them
     mark = jsonl.BLOB_MARK.decode()[1:]  # the text of a reference; the line's own quote opens it
     rng = random.Random(3)
@@ -173,32 +172,13 @@ def test_blob_references_are_found_across_the_stretches_a_file_is_scanned_in(tmp
     held = parse_file(data)
     monkeypatch.setattr(jsonl, "MAP_THRESHOLD", 0)
     mapped = jsonl.parse_path(path)
-    # Searched by a child process while the parse runs; and when that child fails, by the parse's process.
-    answered: list[bool] = []
-    positions = marks.MarkSearch.positions
-
-    def recorded(search: marks.MarkSearch) -> list[int] | None:
-        found = positions(search)
-        answered.append(found is not None)
-        return found
-
-    monkeypatch.setattr(marks.MarkSearch, "positions", recorded)
-    monkeypatch.setattr(marks, "SEARCH_ELSEWHERE_FROM", 0)
-    elsewhere = jsonl.parse_path(path)
-
-    def fails(mapped: object, size: int) -> object:
-        raise OSError("the child cannot search")
-
-    monkeypatch.setattr(marks, "_windowed_marks", fails)
-    child_failed = jsonl.parse_path(path)
-    assert answered == [True, False]
     found = []
-    for parsed in (held, mapped, elsewhere, child_failed):
+    for parsed in (held, mapped):
         entries = [item for item in parsed.items if isinstance(item, Entry)]
         assert len(entries) == 600 and parsed.parse_errors == sum(1 for row in rows if row.startswith(b'{"damaged'))
         assert [e.has_blobs for e in entries] == [jsonl.BLOB_MARK in e.raw for e in entries]
         found.append([e.has_blobs for e in entries])
-    assert found[0] == found[1] == found[2] == found[3] and 150 < sum(found[0]) < 450
+    assert found[0] == found[1] and 150 < sum(found[0]) < 450
 
 
 def test_message_heads_are_shared_only_where_sharing_cannot_change_them():
@@ -216,48 +196,3 @@ def test_message_heads_are_shared_only_where_sharing_cannot_change_them():
     assert one.role == 1 and type(one.role) is int and true.role is True
     assert head("[1]", "g").role == [1]
 
-
-def test_a_file_that_is_no_session_stops_the_child_searching_its_marks(tmp_path, monkeypatch):
-    """The parse refuses the file: the child searching its blob marks is stopped and reaped, not left behind."""
-    from sidecar.format import jsonl, marks
-
-    monkeypatch.setattr(jsonl, "MAP_THRESHOLD", 0)
-    monkeypatch.setattr(marks, "SEARCH_ELSEWHERE_FROM", 0)
-    started: list[marks.MarkSearch] = []
-    start = marks.MarkSearch.start.__func__
-
-    def recorded(cls: type, fd: int, size: int) -> marks.MarkSearch | None:
-        search = start(cls, fd, size)
-        started.append(search)
-        return search
-
-    monkeypatch.setattr(marks.MarkSearch, "start", classmethod(recorded))
-    path = tmp_path / "not.jsonl"
-    path.write_bytes(line(message("a", None, user("no header"))).encode() + b"\n")
-    with pytest.raises(jsonl.NotASession):
-        jsonl.parse_path(path)
-    assert len(started) == 1 and started[0].pid == 0 and started[0].pipe == -1
-
-
-def test_the_child_searching_marks_answers_with_their_positions_or_none_when_its_end_is_unknown(tmp_path, monkeypatch):
-    """Its answer is every mark's offset; a child reaped by someone else (a child watcher waiting for any
-    child) may have been killed halfway, so its answer is not taken (the parse then searches itself)."""
-    import os
-
-    from sidecar.format import jsonl, marks
-
-    monkeypatch.setattr(marks, "SEARCH_ELSEWHERE_FROM", 0)
-    data = b"x" * 100 + jsonl.BLOB_MARK + b"y" * 5000 + jsonl.BLOB_MARK
-    path = tmp_path / "marks.bin"
-    path.write_bytes(data)
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        search = marks.MarkSearch.start(fd, len(data))
-        assert search is not None and search.positions() == [100, 5100 + len(jsonl.BLOB_MARK)]
-        search = marks.MarkSearch.start(fd, len(data))
-        os.waitpid(search.pid, 0)
-        assert search.positions() is None and search.pid == 0
-        monkeypatch.setattr(marks, "SEARCH_ELSEWHERE_FROM", len(data) + 1)
-        assert marks.MarkSearch.start(fd, len(data)) is None  # a small file: searched by the parse itself
-    finally:
-        os.close(fd)

@@ -36,7 +36,7 @@ from typing import Any, Callable, Iterable
 from .indexscan import load as _load, scan_folder as _scan_folder
 from .indexread import BULK_ROWS, fold_appended, read_files
 from .indexschema import COLUMNS as _COLUMNS, SCHEMA_VERSION, Row, connect  # noqa: F401
-from .indexsearch import contains as _contains, delete_texts as _delete_texts
+from .indexsearch import contains as _contains, delete_texts as _delete_texts, holds as _holds
 from .indexsearch import drain_chunk as _drain_chunk, query_rows
 from .watch import FolderWatch
 
@@ -81,7 +81,7 @@ class ListingIndex:
         return self._conn
 
     def _connect(self) -> sqlite3.Connection:
-        conn, self._known = connect(self.path, self.busy_ms, _contains)
+        conn, self._known = connect(self.path, self.busy_ms, _contains, _holds)
         self._watch.forget()
         return conn
 

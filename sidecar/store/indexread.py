@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .indexschema import FILES_INDEXES, INSERT_FILE, UPDATE_FILE
-from .indexsearch import SHIFT, delete_texts, folded_meta
+from .indexsearch import SHIFT, delete_texts, folded_meta, text_rows
 from .listing import Accumulator, decode_line, modified_ms, summarize_full
 
 _BATCH = 256  # files whose new rows (and texts) go in by one statement
@@ -48,14 +48,14 @@ def read_files(
             existing.update(conn.execute("SELECT path, id FROM files WHERE dir=?", (folder,)))
     next_id = (conn.execute("SELECT max(id) FROM files").fetchone()[0] or 0) + 1
     rows: list[tuple[Any, ...]] = []
-    texts: list[tuple[int, str]] = []
+    texts: list[tuple[int, str, str | None]] = []
 
     def flush() -> None:
         if rows:
             conn.executemany(INSERT_FILE, rows)
             rows.clear()
         if texts:
-            conn.executemany("INSERT INTO pending(id, text) VALUES (?, ?)", texts)
+            conn.executemany("INSERT INTO pending(id, text, lengths) VALUES (?, ?, ?)", texts)
             texts.clear()
 
     # Read one by one: reading ahead in threads was slower (the parse holds the GIL; the files are small).
@@ -76,28 +76,32 @@ def read_files(
         finally:
             if isinstance(data, mmap.mmap):
                 data.close()
+        if file_id is None:
+            file_id = next_id
+            next_id += 1
+            fresh = True
+        else:
+            delete_texts(conn, file_id)
+            fresh = False
         if full is None:
             values: tuple[Any, ...] = (path, folder, area, size, mtime, 0) + (None,) * 14
-            found_texts: list[str] = []
+            found_rows: list[tuple[int, str, str | None]] = []
         else:
             summary, acc, found_texts = full
+            found_rows = text_rows(file_id << SHIFT, found_texts) if found_texts else []
             values = (
                 path, folder, area, size, mtime, 1,
                 summary.session_id, summary.cwd, summary.created if summary.header_timestamp else None,
                 summary.title, summary.parent_session,
                 acc.name, acc.count, acc.first, acc.last_activity, summary.modified_ms,
-                acc.tokens_total, acc.tokens_last, len(found_texts),
+                acc.tokens_total, acc.tokens_last, len(found_rows),
                 folded_meta(acc.name, summary.title, summary.session_id),
             )
-        if file_id is None:
-            file_id = next_id
-            next_id += 1
+        if fresh:
             rows.append((file_id,) + values)
         else:
-            delete_texts(conn, file_id)
             conn.execute(UPDATE_FILE, values + (file_id,))
-        first_rowid = file_id << SHIFT  # its texts' rowids: first_rowid | n, n below 2**SHIFT
-        texts.extend(zip(range(first_rowid, first_rowid + len(found_texts)), found_texts))
+        texts.extend(found_rows)  # rowids file_id << SHIFT | n, n below 2**SHIFT
         known.setdefault(folder, {})[path] = (size, mtime)
         if len(rows) >= _BATCH:
             flush()
@@ -121,16 +125,14 @@ def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, lines: lis
         text = acc.feed(line)
         if text:
             texts.append(text)
-    conn.executemany(
-        "INSERT INTO pending(id, text) VALUES (?, ?)",
-        (((file_id << SHIFT) | (seq + n), text) for n, text in enumerate(texts)),
-    )
+    added = text_rows((file_id << SHIFT) | seq, texts) if texts else []
+    conn.executemany("INSERT INTO pending(id, text, lengths) VALUES (?, ?, ?)", added)
     conn.execute(
         "UPDATE files SET size=?, mtime_ns=?, message_count=?, first_message=?, last_activity=?,"
         " name=?, tokens_total=?, tokens_last=?, text_seq=?, modified_ms=?, meta=? WHERE id=?",
         (
             st.st_size, st.st_mtime_ns, acc.count, acc.first, acc.last_activity, acc.name,
-            acc.tokens_total, acc.tokens_last, seq + len(texts),
+            acc.tokens_total, acc.tokens_last, seq + len(added),
             modified_ms(acc.last_activity, header_ts, st.st_mtime_ns // 1_000_000),
             folded_meta(acc.name, title, session_id), file_id,
         ),

@@ -17,6 +17,7 @@ from sidecar.format.titleslot import slot_line
 from sidecar.store import index as index_module, indexread, listing
 from sidecar.store.index import INDEX_DIR, INDEX_NAME
 from sidecar.store.indexschema import FILES_INDEXES
+from sidecar.store.indexsearch import split_row
 from sidecar.store.layout import encode_cwd
 
 
@@ -64,8 +65,10 @@ def index_contents(root: Path) -> tuple[list[tuple], list[tuple]]:
         rows = conn.execute(f"SELECT path, {', '.join(columns)}, id FROM files ORDER BY path").fetchall()
         paths = {row[-1]: Path(row[0]).relative_to(root).as_posix() for row in rows}
         texts = sorted(
-            (paths[rowid >> 32], rowid & 0xFFFFFFFF, text)
-            for rowid, text in [*conn.execute("SELECT rowid, text FROM texts"), *conn.execute("SELECT id, text FROM pending")]
+            (paths[rowid >> 32], rowid & 0xFFFFFFFF, n, text)
+            for rowid, joined, lengths in [*conn.execute("SELECT rowid, text, lengths FROM texts"),
+                                           *conn.execute("SELECT id, text, lengths FROM pending")]
+            for n, text in enumerate(split_row(joined, lengths))
         )
         return [(Path(r[0]).relative_to(root).as_posix(), *r[1:-1]) for r in rows], texts
     finally:

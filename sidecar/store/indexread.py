@@ -3,15 +3,15 @@ into a row without reading its file (both in the caller's transaction)."""
 
 from __future__ import annotations
 
-import mmap
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
+from . import indexwork
 from .indexschema import FILES_INDEXES, INSERT_FILE, UPDATE_FILE
 from .indexsearch import SHIFT, delete_texts, folded_meta, text_rows
-from .listing import Accumulator, decode_line, modified_ms, summarize_full
+from .listing import Accumulator, decode_line, modified_ms
 
 _BATCH = 256  # files whose new rows (and texts) go in by one statement
 BULK_ROWS = 1000  # files read into an empty index past which its indexes are made after the rows
@@ -47,6 +47,22 @@ def read_files(
         for folder in {item[2] for item in items}:
             existing.update(conn.execute("SELECT path, id FROM files WHERE dir=?", (folder,)))
     next_id = (conn.execute("SELECT max(id) FROM files").fetchone()[0] or 0) + 1
+    # (Reading ahead in threads was slower: the parse holds the GIL. Many files go to worker processes.)
+    reads = indexwork.read_files([item[1] for item in items], load)
+    try:
+        _store_reads(conn, items, reads, existing, next_id, known, check, delete)
+    finally:
+        reads.close()  # (workers stopped at once when the read stops early: a cancel, an error)
+    if bulk:
+        for statement in FILES_INDEXES.values():
+            conn.execute(statement)
+
+
+def _store_reads(
+    conn: sqlite3.Connection, items: list[tuple[int, str, str, str]], reads: Iterator[indexwork.Read],
+    existing: dict[str, int], next_id: int, known: Known, check: Callable[[int, int], None] | None,
+    delete: Callable[[sqlite3.Connection, str], None],
+) -> None:
     rows: list[tuple[Any, ...]] = []
     texts: list[tuple[int, str, str | None]] = []
 
@@ -58,24 +74,17 @@ def read_files(
             conn.executemany("INSERT INTO pending(id, text, lengths) VALUES (?, ?, ?)", texts)
             texts.clear()
 
-    # Read one by one: reading ahead in threads was slower (the parse holds the GIL; the files are small).
-    loaded = map(load, [item[1] for item in items])
-    for done, ((_, path, folder, area), content) in enumerate(zip(items, loaded)):
+    for done, ((_, path, folder, area), read) in enumerate(zip(items, reads)):
         if check is not None:
             check(done, len(items))
         file_id = existing.get(path)
-        if content is None:  # gone (or unreadable) since the scan
+        if read is None:  # gone (or unreadable) since the scan
             if file_id is not None:
                 delete(conn, path)
             else:
                 known.get(folder, {}).pop(path, None)
             continue
-        data, size, mtime = content
-        try:
-            full = summarize_full(path, data, mtime // 1_000_000, join_texts=False)
-        finally:
-            if isinstance(data, mmap.mmap):
-                data.close()
+        size, mtime, fields, chunks = read
         if file_id is None:
             file_id = next_id
             next_id += 1
@@ -83,32 +92,18 @@ def read_files(
         else:
             delete_texts(conn, file_id)
             fresh = False
-        if full is None:
-            values: tuple[Any, ...] = (path, folder, area, size, mtime, 0) + (None,) * 14
-            found_rows: list[tuple[int, str, str | None]] = []
-        else:
-            summary, acc, found_texts = full
-            found_rows = text_rows(file_id << SHIFT, found_texts) if found_texts else []
-            values = (
-                path, folder, area, size, mtime, 1,
-                summary.session_id, summary.cwd, summary.created if summary.header_timestamp else None,
-                summary.title, summary.parent_session,
-                acc.name, acc.count, acc.first, acc.last_activity, summary.modified_ms,
-                acc.tokens_total, acc.tokens_last, len(found_rows),
-                folded_meta(acc.name, summary.title, summary.session_id),
-            )
+        values = (path, folder, area, size, mtime, 1, *fields) if fields is not None else (
+            (path, folder, area, size, mtime, 0) + (None,) * 14)
         if fresh:
             rows.append((file_id,) + values)
         else:
             conn.execute(UPDATE_FILE, values + (file_id,))
-        texts.extend(found_rows)  # rowids file_id << SHIFT | n, n below 2**SHIFT
+        first_rowid = file_id << SHIFT  # its text rows' rowids: first_rowid | n, n below 2**SHIFT
+        texts.extend([(first_rowid + n, joined, lengths) for n, (joined, lengths) in enumerate(chunks)])
         known.setdefault(folder, {})[path] = (size, mtime)
         if len(rows) >= _BATCH:
             flush()
     flush()
-    if bulk:
-        for statement in FILES_INDEXES.values():
-            conn.execute(statement)
 
 
 def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, lines: list[bytes], st: os.stat_result,

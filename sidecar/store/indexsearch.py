@@ -151,14 +151,18 @@ def _texts_of(rows: Iterable[tuple[int, str, str | None]], needle: str) -> Itera
 
 def text_rows(first_rowid: int, texts: list[str]) -> list[tuple[int, str, str | None]]:
     """(rowid, joined text, lengths) rows holding ``texts`` in order, rowids counting up from ``first_rowid``."""
-    rows: list[tuple[int, str, str | None]] = []
+    return [(first_rowid + n, joined, lengths) for n, (joined, lengths) in enumerate(text_chunks(texts))]
+
+
+def text_chunks(texts: list[str]) -> list[tuple[str, str | None]]:
+    """``texts`` in order as (joined text, lengths) rows, each up to about ``_ROW_CHARS`` characters."""
+    rows: list[tuple[str, str | None]] = []
     start, size = 0, 0
     for end, text in enumerate(texts, 1):
         size += len(text)
         if size >= _ROW_CHARS or end == len(texts):
             part = texts[start:end]
-            lengths = " ".join([str(len(t)) for t in part]) if len(part) > 1 else None
-            rows.append((first_rowid + len(rows), SEPARATOR.join(part), lengths))
+            rows.append((SEPARATOR.join(part), " ".join([str(len(t)) for t in part]) if len(part) > 1 else None))
             start, size = end, 0
     return rows
 

@@ -221,21 +221,22 @@ def holds(text: Any, lengths: str | None, needle: str) -> bool:
     return SEPARATOR not in needle or any(needle in part.casefold() for part in split_row(text, lengths))
 
 
-def drain_chunk(conn: sqlite3.Connection, limit: int) -> bool:
-    """Move up to ``limit`` pending rows (lowest ids first) into the full-text index; False when none were left."""
+def drain_chunk(conn: sqlite3.Connection, limit: int, max_chars: int | None = None) -> bool:
+    """Move up to ``limit`` pending rows (lowest ids first, and no more than about ``max_chars`` characters)
+    into the full-text index; False when none were left."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        edge = conn.execute(f"SELECT id FROM pending ORDER BY id LIMIT 1 OFFSET {int(limit) - 1}").fetchone()
+        edge, chars = None, 0
+        for row_id, size in conn.execute("SELECT id, length(text) FROM pending ORDER BY id LIMIT ?", (int(limit),)):
+            edge, chars = row_id, chars + size
+            if max_chars is not None and chars >= max_chars:
+                break
         if edge is None:
-            if conn.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
-                conn.execute("COMMIT")
-                return False
-            conn.execute("INSERT INTO texts(rowid, text, lengths) SELECT id, text, lengths FROM pending")
-            conn.execute("DELETE FROM pending")
-        else:
-            conn.execute("INSERT INTO texts(rowid, text, lengths) SELECT id, text, lengths FROM pending WHERE id <= ?",
-                         edge)
-            conn.execute("DELETE FROM pending WHERE id <= ?", edge)
+            conn.execute("COMMIT")
+            return False
+        conn.execute("INSERT INTO texts(rowid, text, lengths) SELECT id, text, lengths FROM pending WHERE id <= ?",
+                     (edge,))
+        conn.execute("DELETE FROM pending WHERE id <= ?", (edge,))
         conn.execute("COMMIT")
         return True
     except BaseException:

@@ -20,6 +20,7 @@ CPU this process may run on, none on a single CPU or in a frozen executable.
 
 from __future__ import annotations
 
+import logging
 import mmap
 import os
 import struct
@@ -34,6 +35,8 @@ import msgspec
 from .indexscan import load as load_file
 from .indexsearch import folded_meta, text_chunks
 from .listing import summarize_full
+
+log = logging.getLogger(__name__)
 
 PARALLEL_FROM = 4000  # files to read past which workers pay for their start (a few hundred ms)
 _BATCH = 250  # files per task
@@ -190,6 +193,8 @@ def _in_workers(paths: list[str], count: int) -> Generator[Read, None, None]:
             reads = worker.result() if worker is not None else None
             if reads is None or len(reads) != len(batch):
                 if worker is not None:
+                    log.warning("listing index worker %d stopped (exit status %s); this process reads its files",
+                                worker.process.pid, worker.process.poll())
                     worker.stop()
                     pool[number % count] = None
                 reads = _read_batch(batch)

@@ -14,8 +14,14 @@ caller's ``__main__`` again in every worker, and a fork would copy the
 sidecar's threads' locks in whatever state they are in.) A worker that dies
 leaves its batches to this process.
 
-``SESSION_SIDECAR_INDEX_WORKERS`` sets how many (0: none); by default one per
-CPU this process may run on, none on a single CPU or in a frozen executable.
+``SESSION_SIDECAR_INDEX_WORKERS`` sets how many (0: none). By default one
+fewer than the CPUs this process may run on (the parent keeps one busy
+writing), at most 4, and none on 2 CPUs or fewer or in a frozen executable:
+on the shared 2-core machine of bench/scale.py, 100,000 files took 9.3-12.4 s
+wall and 8.7-9.9 s CPU in one process, 8.8-15.2 s wall and 10.1-11.9 s CPU
+(parent and workers) with 1 or 2 workers, at load 3-6: no gain in wall time
+for a sixth more CPU. Where cores are free, the parent's part (about 4.5 s:
+SQLite, the indexes, the scan) is what is left.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ log = logging.getLogger(__name__)
 
 PARALLEL_FROM = 4000  # files to read past which workers pay for their start (a few hundred ms)
 _BATCH = 250  # files per task
+_MOST = 4  # workers by default at most (the parent's SQLite writes bound what more would give)
 
 # (size, mtime_ns, the row's fields from session_id to meta or None when not a session, text rows), or None when
 # the file is gone or unreadable.
@@ -89,7 +96,7 @@ def workers() -> int:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
-    return cpus if cpus > 1 else 0
+    return min(cpus - 1, _MOST) if cpus > 2 else 0
 
 
 def read_files(paths: list[str], load: Callable[[str], Any] = load_file) -> Generator[Read, None, None]:

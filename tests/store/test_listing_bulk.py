@@ -276,3 +276,19 @@ def test_workers_that_die_leave_their_files_to_this_process(two_roots, monkeypat
     assert index_contents(worker_root) == index_contents(plain_root)
     for svc in (died, plain):
         svc.store.catalog.index.close()
+
+
+def test_how_many_workers_by_default_and_when_told(monkeypatch):
+    from sidecar.store import indexwork
+
+    monkeypatch.delenv("SESSION_SIDECAR_INDEX_WORKERS", raising=False)
+    seen = {}
+    for cpus in (1, 2, 3, 8):
+        monkeypatch.setattr(indexwork.os, "sched_getaffinity", lambda _pid, n=cpus: set(range(n)))
+        seen[cpus] = indexwork.workers()
+    assert seen == {1: 0, 2: 0, 3: 2, 8: 4}  # none on 2 CPUs (no gain measured), else all but the parent's
+    monkeypatch.setattr(indexwork.sys, "frozen", True, raising=False)
+    assert indexwork.workers() == 0
+    monkeypatch.setenv("SESSION_SIDECAR_INDEX_WORKERS", "3")
+    assert indexwork.workers() == 3
+    assert indexwork.read_files([], indexwork.load_file).__class__.__name__ == "generator"

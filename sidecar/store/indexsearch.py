@@ -156,6 +156,8 @@ def text_rows(first_rowid: int, texts: list[str]) -> list[tuple[int, str, str | 
 
 def text_chunks(texts: list[str]) -> list[tuple[str, str | None]]:
     """``texts`` in order as (joined text, lengths) rows, each up to about ``_ROW_CHARS`` characters."""
+    if texts and sum(map(len, texts)) < _ROW_CHARS:  # (nearly every file: one row, made without a loop in Python)
+        return [(SEPARATOR.join(texts), " ".join(map(str, map(len, texts))) if len(texts) > 1 else None)]
     rows: list[tuple[str, str | None]] = []
     start, size = 0, 0
     for end, text in enumerate(texts, 1):

@@ -7,10 +7,10 @@ For the Codex rollout and the Claude Code transcript of bench/imports.py, the me
 time (and wall time) of each step of an import as importers/run.py and the file store run
 it, each step timed alone, in one process, rounds interleaved:
 
-  read       the source read whole and cut into lines (importers/common.source_lines)
+  read       the source mapped and cut into lines (importers/common.source_lines)
   decode     every line decoded into a Struct of no fields: what any reading of the source costs
   map        the importer: read, decode and map to pi entries (dicts)
-  entries    the entries encoded into the lines the store keeps (files/store.stored_entry)
+  entries    the entries encoded into the lines the store keeps (store/encoded.stored_entries)
   file       the session built from them and its file written in one go (Session.copied, owned)
   write      only the kernel's part of that: the file's bytes written to a fresh file (and fsync'd)
 
@@ -54,7 +54,7 @@ def _timed(step: Callable[[], Any]) -> tuple[float, float, Any]:
 def phases(tool: str, source: Path, repeat: int) -> dict[str, tuple[float, float]]:
     from sidecar.importers import claude_code, codex
     from sidecar.importers.common import source_lines
-    from sidecar.store.files.store import stored_entry
+    from sidecar.store.encoded import stored_entries
     from sidecar.store.session import Session
     from sidecar.store.writer import FsyncPolicy
 
@@ -75,7 +75,7 @@ def phases(tool: str, source: Path, repeat: int) -> dict[str, tuple[float, float
             del lines
             wall, cpu, imported = _timed(lambda: importer(source))
             note("map", wall, cpu)
-            wall, cpu, entries = _timed(lambda: [stored_entry(obj, None) for obj in imported.entries])
+            wall, cpu, entries = _timed(lambda: stored_entries(imported.entries, None))
             note("entries", wall, cpu)
             folder = Path(tempfile.mkdtemp(prefix="bench-phases-"))
             try:

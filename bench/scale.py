@@ -6,12 +6,17 @@ Generated (seeded, many_sessions.py) in the temp dir, reused while its marker
 says it is the same data set, never committed. Each measurement runs in a
 fresh process (so its peak RSS is its own):
 
-- cold index rebuild: the first ``session/list`` with no index (every file read), wall and CPU time;
+- cold index rebuild: the first ``session/list`` with no index (every file read), wall and CPU time
+  (the process's and its index workers', sidecar/store/indexwork.py), and the time it waited for a CPU
+  (runnable, not running: /proc/self/schedstat); the same the other way (one worker where the default is
+  none, as on 2 CPUs, else none), in a process of its own;
 - warm list: the same list again (medians of ``--repeat``);
 - query, warm: a list with the query most sessions answer ("tokenizer branch"),
   and one no session answers ("zzz-no-such-text"), once the full-text index is
   complete (medians);
-- the first query right after the cold rebuild (the full-text index still building);
+- the first queries right after the cold rebuild (the full-text index still building): the common one,
+  then the rare one (every text not yet indexed is read);
+- the full-text index complete after (wall, and the process's CPU meanwhile);
 - peak RSS (VmHWM) of that process.
 """
 
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -32,6 +38,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import many_sessions  # noqa: E402
+from sidecar.store import indexwork  # noqa: E402
 
 COMMON, RARE = "tokenizer branch", "zzz-no-such-text"
 
@@ -47,7 +54,17 @@ def data_root(sessions: int, folders: int) -> Path:
     return root
 
 
-def _child(root: Path, repeat: int) -> dict[str, float]:
+def _waited() -> float:
+    """Seconds this process has been runnable but not running (waiting for a CPU)."""
+    return int(Path("/proc/self/schedstat").read_text().split()[1]) / 1e9
+
+
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _child(root: Path, repeat: int, cold_only: bool = False) -> dict[str, float]:
     import shutil
 
     from sidecar import wire
@@ -56,15 +73,22 @@ def _child(root: Path, repeat: int) -> dict[str, float]:
 
     shutil.rmtree(root / INDEX_DIR, ignore_errors=True)
     svc = SessionService(root)
-    start, cpu = time.perf_counter(), time.process_time()
+    start, cpu, workers, waited = time.perf_counter(), time.process_time(), _children_cpu(), _waited()
     assert len(svc.list(wire.ListParams(all=True)).sessions) == 50
-    cold, cold_cpu = time.perf_counter() - start, time.process_time() - cpu
-    start = time.perf_counter()
+    cold, cold_parent = time.perf_counter() - start, time.process_time() - cpu
+    cold_workers, cold_waited = _children_cpu() - workers, _waited() - waited
+    if cold_only:
+        svc.store.catalog.index.close()
+        return {"cold": cold, "cold_cpu": cold_parent + cold_workers, "cold_waited": cold_waited}
+    start, cpu = time.perf_counter(), time.process_time()
     svc.list(wire.ListParams(all=True, query=COMMON))
     first_query = time.perf_counter() - start
-    start = time.perf_counter()
+    middle = time.perf_counter()
+    found = svc.list(wire.ListParams(all=True, query=RARE)).sessions
+    first_rare = time.perf_counter() - middle
+    assert found == []
     svc.store.catalog.index.build_search()  # waits for (finishes) the background build
-    built = time.perf_counter() - start + first_query
+    built, built_cpu = time.perf_counter() - start, time.process_time() - cpu
 
     def median(**params: object) -> float:
         times = []
@@ -74,7 +98,9 @@ def _child(root: Path, repeat: int) -> dict[str, float]:
             times.append(time.perf_counter() - start)
         return statistics.median(times)
 
-    figures = {"cold": cold, "cold_cpu": cold_cpu, "first_query": first_query, "search_built": built, "warm": median(),
+    figures = {"cold": cold, "cold_cpu": cold_parent + cold_workers, "cold_parent_cpu": cold_parent,
+               "cold_workers_cpu": cold_workers, "cold_waited": cold_waited, "first_query": first_query,
+               "first_rare": first_rare, "search_built": built, "search_cpu": built_cpu, "warm": median(),
                "common": median(query=COMMON), "rare": median(query=RARE)}
     svc.store.catalog.index.close()
     status = Path("/proc/self/status").read_text()
@@ -86,12 +112,24 @@ def many(sessions: int, folders: int, repeat: int, runs: int) -> dict[str, tuple
     """Each figure over ``runs`` fresh processes: (median, min, max)."""
     root = data_root(sessions, folders)
     results = []
-    for _ in range(runs):
-        done = subprocess.run([sys.executable, __file__, "--child", str(root), "--repeat", str(repeat)],
-                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(HERE.parent)})
+
+    def child(*extra: str, **env: str) -> dict[str, float]:
+        done = subprocess.run([sys.executable, __file__, "--child", str(root), "--repeat", str(repeat), *extra],
+                              capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(HERE.parent), **env})
         if done.returncode != 0:
             raise RuntimeError(done.stderr[-3000:])
-        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    for _ in range(runs):
+        load = os.getloadavg()[0]
+        figures = child()
+        # The same rebuild the other way: with one index worker where the default is none (2 CPUs), else none.
+        other = "1" if indexwork.workers() == 0 else "0"
+        alone = child("--cold-only", SESSION_SIDECAR_INDEX_WORKERS=other)
+        figures.update({f"{key}_other": value for key, value in alone.items()})
+        figures["load"] = (load + os.getloadavg()[0]) / 2
+        results.append(figures)
     return {key: (statistics.median(r[key] for r in results), min(r[key] for r in results),
                   max(r[key] for r in results)) for key in results[0]}
 
@@ -103,25 +141,36 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=100_000)
     parser.add_argument("--folders", type=int, default=1_000)
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--cold-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
-        print(json.dumps(_child(args.child, args.repeat)))
+        print(json.dumps(_child(args.child, args.repeat, args.cold_only)))
         return
     figures = many(args.sessions, args.folders, args.repeat, args.runs)
 
     def show(label: str, key: str, goal: str, unit: str = "ms") -> None:
         mid, low, high = figures[key]
         scale = 1000 if unit == "ms" else 1
-        print(f"{label:44} {mid * scale:9.1f} {unit}  ({low * scale:.1f}-{high * scale:.1f})  {goal}")
+        print(f"{label:52} {mid * scale:9.1f} {unit}  ({low * scale:.1f}-{high * scale:.1f})  {goal}")
 
-    print(f"{args.sessions:,} sessions in {args.folders:,} folders; medians of {args.runs} processes (min-max)")
+    print(f"{args.sessions:,} sessions in {args.folders:,} folders; medians of {args.runs} processes (min-max);"
+          f" load average {figures['load'][0]:.1f} ({figures['load'][1]:.1f}-{figures['load'][2]:.1f}) on"
+          f" {os.cpu_count()} CPUs")
     show("cold index rebuild", "cold", "goal < 20,000 ms")
-    show("cold index rebuild, CPU time of the process", "cold_cpu", "(the machine's load aside)")
+    show("cold index rebuild, CPU time (process + workers)", "cold_cpu", "(the machine's load aside)")
+    show("  of which the workers", "cold_workers_cpu", "")
+    show("  time waiting for a CPU (runnable)", "cold_waited", "(the load)")
+    other = "with 1 index worker" if indexwork.workers() == 0 else "in one process (no workers)"
+    show(f"cold index rebuild {other}", "cold_other", "(same run)")
+    show("  its CPU time", "cold_cpu_other", "")
+    show("  its time waiting for a CPU", "cold_waited_other", "")
     show("warm list", "warm", "goal < 50 ms")
     show(f"query {COMMON!r}, warm", "common", "goal < 100 ms")
     show(f"query {RARE!r}, warm", "rare", "goal < 100 ms")
-    show("first query after the rebuild", "first_query", "(no goal)")
+    show("first query after the rebuild (common)", "first_query", "(no goal)")
+    show("then the rare one (texts not yet indexed read)", "first_rare", "(no goal)")
     show("full-text index complete after", "search_built", "(no goal)")
+    show("  CPU time meanwhile", "search_cpu", "(no goal)")
     show("peak RSS", "rss_mb", "goal < 200 MB", unit="MB")
 
 

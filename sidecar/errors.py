@@ -249,6 +249,14 @@ class DatabaseSchemaMismatch(SidecarError):
     kind = "databaseSchemaMismatch"
 
 
+class BlobMissing(SidecarError):
+    """Lines name a blob (``blob:sha256:<hex>``) the PostgreSQL store does not hold: collected by
+    ``empty-trash --blobs``, or never stored. Nothing was written; ``data.digest`` names it."""
+
+    code = -33086
+    kind = "blobMissing"
+
+
 # -- live sessions (sockets, subscriptions, roles): -33070..-33079 ---------------
 
 

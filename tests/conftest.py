@@ -50,20 +50,29 @@ if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
         found.drop_database(name)
         found.stop()
 
-    @pytest.fixture(autouse=True)
-    def _postgres_store(_test_database, monkeypatch):
+    def _new_schema(database_url: str) -> tuple[str, str]:
         import uuid
 
-        import msgspec
         import psycopg
+
+        schema = "t_" + uuid.uuid4().hex[:12]
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA "{schema}"')
+        return schema, f"{database_url}?options=-csearch_path%3D{schema},public"
+
+    def _drop_schema(database_url: str, schema: str) -> None:
+        import psycopg
+
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+    def _use_database(monkeypatch, url: str) -> list:
+        """Every service made while ``monkeypatch`` holds keeps its sessions at ``url``; the services made."""
+        import msgspec
 
         from sidecar import service as service_module
         from sidecar.config import Settings
 
-        schema = "t_" + uuid.uuid4().hex[:12]
-        with psycopg.connect(_test_database, autocommit=True) as conn:
-            conn.execute(f'CREATE SCHEMA "{schema}"')
-        url = f"{_test_database}?options=-csearch_path%3D{schema},public"
         monkeypatch.setenv("SESSION_SIDECAR_DATABASE_URL", url)
         made = []
         original = service_module.SessionService.__init__
@@ -109,14 +118,42 @@ if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
         monkeypatch.setattr(Path, "read_text", pg_read_text)
         monkeypatch.setattr(Path, "exists", lambda self, **kw: stored(self) is not None if in_database(self) is not None else exists(self, **kw))
         monkeypatch.setattr(Path, "is_file", lambda self: stored(self) is not None if in_database(self) is not None else is_file(self))
-        yield
+        return made
+
+    def _close_services(made: list) -> None:
         for service in made:
             try:
                 service.store.close_all()
             except Exception:
                 pass
-        with psycopg.connect(_test_database, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+    @pytest.fixture(scope="module", autouse=True)
+    def _postgres_module_store(request, _test_database):
+        """A module that sets ``ONE_STORE_PER_MODULE = True`` makes services in module-scoped fixtures (a parity
+        module writes its sessions once, its tests read them): the whole module shares one schema, put in place
+        before those fixtures run (autouse fixtures come first within a scope), so they write to PostgreSQL too."""
+        if not getattr(request.module, "ONE_STORE_PER_MODULE", False):
+            yield None
+            return
+        schema, url = _new_schema(_test_database)
+        patches = pytest.MonkeyPatch()
+        made = _use_database(patches, url)
+        yield url
+        _close_services(made)
+        patches.undo()
+        _drop_schema(_test_database, schema)
+
+    @pytest.fixture(autouse=True)
+    def _postgres_store(_test_database, _postgres_module_store, monkeypatch):
+        if _postgres_module_store is not None:  # the module's own schema (see above)
+            schema, url = None, _postgres_module_store
+        else:
+            schema, url = _new_schema(_test_database)
+        made = _use_database(monkeypatch, url)
+        yield
+        _close_services(made)
+        if schema is not None:
+            _drop_schema(_test_database, schema)
 
 
     def _found(path, data):

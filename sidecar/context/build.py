@@ -152,7 +152,8 @@ def build_context(path: list[Entry]) -> SessionContext:
         if kind == "message":  # most of a path: tested first, its role read from the head the envelope holds
             head = entry.head
             if (head.role if head is not None else entry.role()) == "assistant":
-                model_head = entry.message_head()  # read with the envelope: no second decode of the message
+                # read with the envelope: no second decode of the message (nor a call, most of the time)
+                model_head = head if head is not None else entry.message_head()
                 if not explicit_default_model:
                     default_head = model_head
                     if "default" not in ctx.models:

@@ -16,12 +16,14 @@ import mmap
 import os
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from typing import Any
 
 import msgspec
 
+from .chunked import read_lines
 from .codec import decode_lenient, decode_object, encode
 from .entry import BLOB_MARK, BLOB_PREFIX, Entry, LineMoved, LineSource, MessageHead
+from .lineread import _MAX_HEADS, _heads, _kinds, _strict_envelope_decoder, _types, parse_line
+from .marks import marks_within
 from .titleslot import TitleSlot, looks_like_slot, read_slot
 
 __all__ = [
@@ -29,60 +31,6 @@ __all__ = [
     "ParsedFile", "Unparsed", "decode_lenient", "decode_object", "encode", "parse_file", "parse_line", "parse_path",
     "parse_tail", "serialize",
 ]
-
-
-class _Envelope(msgspec.Struct, gc=False):
-    """The fields every entry shares, and a message's head, in one pass over the line.
-
-    msgspec skips the other fields without building them, so this costs one
-    scan of the line and almost no allocation.
-    """
-
-    type: str | None = None
-    id: str | None = None
-    parentId: str | None = None
-    timestamp: str | None = None
-    message: MessageHead | None = None
-
-
-class _LooseEnvelope(msgspec.Struct):
-    """The envelope of a line whose fields hold unexpected types.
-
-    A numeric timestamp from a newer agent, say: JSON.parse keeps such a line,
-    so it stays an entry; values that are not strings are read as absent.
-    """
-
-    type: Any = None
-    id: Any = None
-    parentId: Any = None
-    timestamp: Any = None
-
-
-class _StrictHead(msgspec.Struct, gc=False):
-    """A message head whose values are all strings or absent: the only kind that may be shared."""
-
-    role: str | None = None
-    provider: str | None | msgspec.UnsetType = msgspec.UNSET
-    model: str | None | msgspec.UnsetType = msgspec.UNSET
-
-
-class _StrictEnvelope(msgspec.Struct, gc=False):
-    """The fast path's envelope: what ``_Envelope`` reads, refusing a head that holds anything but strings.
-
-    A line it refuses takes ``parse_line``, which reads it as before; so a line
-    it accepts gives the entry ``parse_line`` would, with fewer steps in Python.
-    """
-
-    type: str | None = None
-    id: str | None = None
-    parentId: str | None = None
-    timestamp: str | None = None
-    message: _StrictHead | None = None
-
-
-_envelope_decoder = msgspec.json.Decoder(_Envelope)
-_loose_envelope_decoder = msgspec.json.Decoder(_LooseEnvelope)
-_strict_envelope_decoder = msgspec.json.Decoder(_StrictEnvelope)
 
 
 # A line we could not parse stays in the file as these bytes.
@@ -116,46 +64,6 @@ class NotASession(ValueError):
     """The file's first parsed line is not a session header."""
 
 
-def parse_line(raw: bytes | memoryview) -> Entry | None:
-    """The entry of one line, holding ``raw`` as its bytes; None when the line is not a JSON object."""
-    try:
-        env = decode_lenient(_envelope_decoder, raw)
-    except msgspec.ValidationError:
-        return _parse_loose_line(raw)
-    except msgspec.DecodeError:
-        return None
-    line = raw if isinstance(raw, bytes) else None
-    head = env.message
-    if head is not None:
-        # Heads repeat (a few roles, providers and models): one object each keeps a large session's memory down.
-        # Only strings (and absent values) are shared: 1 and true hash alike, and a list cannot be a key.
-        key = (head.role, head.provider, head.model)
-        if all(value is None or value is msgspec.UNSET or type(value) is str for value in key):
-            head = _heads.setdefault(key, head) if len(_heads) < _MAX_HEADS else _heads.get(key, head)
-    kind = env.type
-    return Entry(_types.get(kind, kind) if kind else "", env.id, env.parentId, env.timestamp, line, head)
-
-
-# Shared values of the envelopes (never changed once read: MessageHead is not written to).
-_heads: dict[tuple[Any, Any, Any], MessageHead] = {}
-_MAX_HEADS = 4096
-_types = {name: name for name in ("message", "model_change", "thinking_level_change", "compaction", "branch_summary",
-                                  "custom", "custom_message", "label", "session_info", "session")}
-
-
-def _parse_loose_line(raw: bytes | memoryview) -> Entry | None:
-    try:
-        env = decode_lenient(_loose_envelope_decoder, raw)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
-    return Entry(
-        type=env.type if isinstance(env.type, str) else "",
-        id=env.id if isinstance(env.id, str) else None,
-        parent_id=env.parentId if isinstance(env.parentId, str) else None,
-        timestamp=env.timestamp if isinstance(env.timestamp, str) else None,
-        line=raw if isinstance(raw, bytes) else None,
-    )
-
 
 def parse_file(data: bytes) -> ParsedFile:
     """Split file bytes into a header and items, each entry holding its line; never raises for damaged lines.
@@ -173,6 +81,8 @@ MAP_THRESHOLD = 256 * 1024
 # Mapped pages already parsed are handed back every this many bytes, so the
 # parse never holds the whole file resident (peak memory stays near the envelopes).
 _RELEASE_EVERY = 8 * 1024 * 1024
+# After the header, up to this many bytes of whole lines are read in one decode (chunked.py); 0 turns it off.
+_CHUNK = 1024 * 1024
 
 
 def parse_path(path: str | os.PathLike[str]) -> ParsedFile:
@@ -204,7 +114,9 @@ def parse_tail(data: bytes, base: int) -> ParsedFile:
     return _parse_buffer(data, None, base)
 
 
-def _parse_buffer(buffer: bytes | mmap.mmap, source: LineSource | None, base: int | None = None) -> ParsedFile:
+def _parse_buffer(
+    buffer: bytes | mmap.mmap, source: LineSource | None, base: int | None = None
+) -> ParsedFile:
     size = len(buffer)
     view = memoryview(buffer)
     try:
@@ -219,12 +131,14 @@ _BOM = b"\xef\xbb\xbf"
 
 
 def _parse_view(
-    buffer: bytes | mmap.mmap, view: memoryview, size: int, source: LineSource | None, base: int | None
+    buffer: bytes | mmap.mmap, view: memoryview, size: int, source: LineSource | None, base: int | None,
 ) -> ParsedFile:
     """The lines of ``buffer``; with ``base``, a part of a file from that offset on, after its header.
 
-    Once the header is read, each line first takes the fast path: one decode
-    with the strict envelope and the entry built in place. A line that does not
+    Once the header is read, a stretch of whole lines is first read in one
+    decode (chunked.py); a stretch that cannot be read that way goes line by
+    line, each first taking the per-line fast path: one decode with the strict
+    envelope and the entry built in place. A line that does not
     decode that way (damaged, blank, a lone surrogate, a field of an odd type)
     takes the general path below it, which reads it exactly as ``parse_line``.
     """
@@ -255,15 +169,31 @@ def _parse_view(
         raise NotASession("the file starts with a UTF-8 byte order mark, which pi 1.5 does not read: remove its first 3 bytes")
     slot: TitleSlot | None = None
     slot_fault: str | None = None
+    chunk = _CHUNK
+    lined_to = 0  # lines before this offset are read one by one (their stretch needed it)
+    extend = items.extend
     try:
         while start < size:
+            if fast and chunk and start >= lined_to:
+                stop = buffer.rfind(b"\n", start, min(start + chunk, size))
+                if stop > start:
+                    entries = read_lines(buffer, view, start, stop, shift, source, _kinds)
+                    if entries is not None:
+                        extend(entries)
+                        start = stop + 1
+                        if release and start - released_to >= _RELEASE_EVERY:
+                            upto = start - start % mmap.PAGESIZE
+                            buffer.madvise(mmap.MADV_DONTNEED, released_to, upto - released_to)  # type: ignore[union-attr]
+                            released_to = upto
+                        continue
+                    lined_to = stop
             end = find(b"\n", start)
             is_unterminated = end == -1
             if is_unterminated:
                 end = size
             if end > marks_to:  # a stretch an eighth of the release step: the pages it reads ahead stay few
                 marks_to = max(end, start + max(_RELEASE_EVERY // 8, 1))
-                marks = _marks_within(buffer, start, marks_to)
+                marks = marks_within(buffer, start, marks_to)
             if fast:
                 segment = buffer[start:end] if held else view[start:end]
                 try:
@@ -360,16 +290,6 @@ def _parse_view(
         title_slot=slot,
         title_fault=slot_fault,
     )
-
-
-def _marks_within(buffer: bytes | mmap.mmap, begin: int, end: int) -> list[int]:
-    """Where blob marks lie wholly within ``buffer[begin:end]``, in order."""
-    found: list[int] = []
-    at = buffer.find(BLOB_MARK, begin, end)
-    while at != -1:
-        found.append(at)
-        at = buffer.find(BLOB_MARK, at + 1, end)
-    return found
 
 
 def _holds_mark(marks: list[int], start: int, end: int) -> bool:

@@ -24,24 +24,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import msgspec
 
 from ..store.payload import MAX_CHARS
+from .claude_code_lines import (COPIES, LIST, OBJECT, STRING, BlockHead, Message, Record, block_decoder,
+                                 block_heads_decoder, block_list_decoder, decoder, first_byte, read_records)
 from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_z,
-                     ms_of_iso, source_lines, tool_result, usage, user_message)
+                     ms_of_iso, tool_result, usage, user_message)
 
 TOOL = "claude-code"
 API, PROVIDER = "anthropic-messages", "anthropic"
 
-COPIES = {
-    "api-request-blob": "a copy of a message sent to the API; the message itself is imported once",
-    "api-request": "the request's parameters (bookkeeping)",
-    "api-request-shape": "the request's system prompt and tool shapes (bookkeeping)",
-    "queue-operation": "the prompt queue; the prompt itself is its user line",
-    "last-prompt": "the last prompt again, and a leaf pointer",
-}
+_STOPS = {"tool_use": "toolUse", "max_tokens": "length"}  # Anthropic's stop reasons pi names otherwise
 KEPT_KINDS = {"attachment", "cost-state", "mode", "tools-used", "atis-latch", "summary", "custom-title",
               "file-history-snapshot", "progress", "system", "tag", "agent-name", "pr-link"}
 
@@ -61,7 +57,7 @@ class _Reader:
         # The compaction entry waiting for its summary (the isCompactSummary user line after the boundary).
         self.pending_compaction: str | None = None
 
-    def parent_of(self, record: "_Record") -> str | None:
+    def parent_of(self, record: "Record") -> str | None:
         source = record.parentUuid or record.logicalParentUuid
         if source is None:
             return None
@@ -72,7 +68,7 @@ class _Reader:
             entry = self.after[entry]
         return entry
 
-    def read(self, number: int, record: "_Record") -> None:
+    def read(self, number: int, record: "Record") -> None:
         kind = record.type
         if not isinstance(kind, str):
             self.tally.damage(number, "a record without a string \"type\"")
@@ -82,7 +78,7 @@ class _Reader:
             return
         uid = record.uuid
         stamp = iso_z(record.timestamp)
-        is_message = isinstance(record.message, _Message)
+        is_message = isinstance(record.message, Message)
         if kind == "assistant" and is_message:
             self.assistant(record, uid, stamp)
             return
@@ -108,11 +104,11 @@ class _Reader:
             self.alias[uid] = entry
         self.last = entry
 
-    def user(self, record: "_Record", uid: str | None, stamp: str) -> None:
+    def user(self, record: "Record", uid: str | None, stamp: str) -> None:
         raw_content, ms = record.message.content, ms_of_iso(record.timestamp)
         parent = self.parent_of(record)
         if record.isCompactSummary and self.pending_compaction is not None:
-            content = _decoder.decode(raw_content)
+            content = decoder.decode(raw_content)
             compaction = self.b.by_id[self.pending_compaction]
             compaction["summary"] = content if isinstance(content, str) else _text(content)
             self.tally.count("user", MAPPED, None)
@@ -121,7 +117,7 @@ class _Reader:
             return
         # A list of blocks stays undecoded here: each block is read for what it is (a tool result's output
         # goes through as the JSON text it came as).
-        content = _block_list_decoder.decode(raw_content) if _first(raw_content) == _LIST else _decoder.decode(raw_content)
+        content = block_list_decoder.decode(raw_content) if first_byte(raw_content) == LIST else decoder.decode(raw_content)
         text = content if isinstance(content, str) else None
         if record.isMeta or (text is not None and text.lstrip().startswith(("<local-command-", "<command-name>"))):
             self.tally.count("user", KEPT, "harness lines (isMeta, local command echoes) the model never saw")
@@ -129,17 +125,21 @@ class _Reader:
             return
         self.tally.count("user", MAPPED)
         if isinstance(content, list):
-            blocks = [(_block_decoder.decode(b), b) for b in content if _first(b) == _OBJECT]
-            results = [head for head, _ in blocks if head.type == "tool_result"]
-            rest = [_block(_decoder.decode(b)) for head, b in blocks if head.type != "tool_result"]
+            results = _tool_results_only(raw_content)
+            if results is not None:  # (a tool's answer: nearly every user line that is a list)
+                rest: list[Any] = []
+            else:
+                blocks = [(block_decoder.decode(b), b) for b in content if first_byte(b) == OBJECT]
+                results = [head for head, _ in blocks if head.type == "tool_result"]
+                rest = [_block(decoder.decode(b)) for head, b in blocks if head.type != "tool_result"]
             details = record.tool_use_result() if len(results) == 1 else None
             for index, block in enumerate(results):
                 call = str(block.tool_use_id if block.tool_use_id is not None else "")
                 body = block.content
-                if _first(body) == _STRING and len(body) <= MAX_CHARS:
+                if first_byte(body) == STRING and len(body) <= MAX_CHARS:
                     text_or_blocks: Any = body  # the output's JSON text as it came
                 else:
-                    decoded = _decoder.decode(body)
+                    decoded = decoder.decode(body)
                     text_or_blocks = ([_block(b) for b in decoded if isinstance(b, dict)] if isinstance(decoded, list)
                                       else str(decoded or ""))
                 parent = self.b.message(f"{self.prefix}{uid}/{index}", parent, stamp, tool_result(
@@ -151,18 +151,22 @@ class _Reader:
             parent = self.b.message(f"{self.prefix}{uid}", parent, stamp, user_message(content or "", ms))
         self._stand(uid, parent)
 
-    def assistant(self, record: "_Record", uid: str | None, stamp: str) -> None:
+    def assistant(self, record: "Record", uid: str | None, stamp: str) -> None:
         message = record.message
-        blocks = [b for b in (_assistant_block(b) for b in _decoder.decode(message.content) or []) if b is not None]
-        for block in blocks:
-            if block["type"] == "toolCall":
-                self.tool_names[block["id"]] = block["name"]
+        blocks, calls = [], []
+        for source in decoder.decode(message.content) or ():
+            block = _assistant_block(source)
+            if block is not None:
+                blocks.append(block)
+                if block["type"] == "toolCall":
+                    calls.append(block)
+                    self.tool_names[block["id"]] = block["name"]
         model = str(message.model or self.model or "")
         msg_id = message.id
         if self.open_assistant is not None and msg_id and self.open_assistant[0] == msg_id:
             entry = self.b.by_id[self.open_assistant[1]]
             entry["message"]["content"].extend(blocks)
-            if any(b["type"] == "toolCall" for b in blocks):
+            if calls:
                 entry["message"]["stopReason"] = "toolUse"
             self.tally.count("assistant", MAPPED)
             self._stand(uid, entry["id"])
@@ -171,7 +175,7 @@ class _Reader:
             if model and model != "<synthetic>" and self.b.model != (PROVIDER, model):
                 parent = self.b.model_change(f"{self.prefix}{uid}/model", parent, stamp, PROVIDER, model)
             use = message.usage if isinstance(message.usage, dict) else {}
-            stop = {"tool_use": "toolUse", "max_tokens": "length"}.get(message.stop_reason, None)
+            stop = _STOPS.get(message.stop_reason, None)
             entry_id = self.b.message(f"{self.prefix}{uid}", parent, stamp, assistant_message(
                 blocks, ms_of_iso(record.timestamp), API, PROVIDER, model,
                 usage(int(use.get("input_tokens") or 0), int(use.get("output_tokens") or 0),
@@ -180,13 +184,12 @@ class _Reader:
             self.open_assistant = (msg_id, entry_id) if msg_id else None
             self.tally.count("assistant", MAPPED)
             self._stand(uid, entry_id)
-        for block in blocks:
-            if block["type"] == "toolCall":
-                self.tool_users[block["id"]] = self.alias[uid] if uid else self.last  # type: ignore[assignment]
+        for block in calls:
+            self.tool_users[block["id"]] = self.alias[uid] if uid else self.last  # type: ignore[assignment]
         self.model = model or self.model
 
-    def compaction(self, record: "_Record", uid: str | None, stamp: str) -> None:
-        whole = _decoder.decode(record.line)
+    def compaction(self, record: "Record", uid: str | None, stamp: str) -> None:
+        whole = decoder.decode(record.line)
         meta = whole.get("compactMetadata") or {}
         preserved = (meta.get("preservedMessages") or {}).get("uuids") or []
         parent = self.parent_of(record)
@@ -199,6 +202,18 @@ class _Reader:
         self.pending_compaction = entry_id
         self.tally.count("system/compact_boundary", MAPPED)
         self._stand(uid, entry_id)
+
+
+def _tool_results_only(raw_content: msgspec.Raw) -> list[BlockHead] | None:
+    """The blocks of a list that holds tool results only, read in one decode; None for any other list."""
+    try:
+        heads = block_heads_decoder.decode(raw_content)
+    except msgspec.ValidationError:
+        return None  # an element that is no object: read block by block
+    for head in heads:
+        if head.type != "tool_result":
+            return None
+    return heads
 
 
 def _text(content: Any) -> str:
@@ -238,107 +253,6 @@ def _assistant_block(block: Any) -> dict[str, Any] | None:
     return {"type": "text", "text": json.dumps(block)}
 
 
-_NULL = msgspec.Raw(b"null")
-
-
-class _Message(msgspec.Struct):
-    """A user or assistant line's API message; its content is read for what the line is."""
-
-    id: Any = None
-    model: Any = None
-    content: msgspec.Raw = _NULL
-    usage: Any = None
-    stop_reason: Any = None
-
-
-class _Record(msgspec.Struct):
-    """One transcript line: the fields the mapping reads; the message and tool output kept as JSON text."""
-
-    type: Any = None
-    uuid: Any = None
-    parentUuid: Any = None
-    logicalParentUuid: Any = None
-    isSidechain: Any = None
-    timestamp: Any = None
-    sessionId: Any = None
-    cwd: Any = None
-    isMeta: Any = None
-    isCompactSummary: Any = None
-    subtype: Any = None
-    message: _Message | None = None
-    toolUseResult: msgspec.Raw = _NULL
-    # Set after decoding (under names no transcript uses): the line itself, and whether the record was
-    # moved under a subagent branch's head (its parentUuid then reads "\0head").
-    line: Any = msgspec.field(default=b"", name="__sidecar.line")
-    rehomed: Any = msgspec.field(default=False, name="__sidecar.rehomed")
-
-    def whole(self) -> Any:
-        """The record as a custom entry keeps it: its JSON text as it came, unless it must be changed or cut."""
-        if self.rehomed:
-            record = _decoder.decode(self.line)
-            record["parentUuid"] = self.parentUuid
-            return record
-        if len(self.line) > MAX_CHARS:
-            return _decoder.decode(self.line)  # the store cuts over-long strings: it needs them decoded
-        return msgspec.Raw(self.line)
-
-    def tool_use_result(self) -> Any:
-        raw = self.toolUseResult
-        if len(raw) == 4 and bytes(raw) == b"null":
-            return None
-        return raw if len(raw) <= MAX_CHARS else _decoder.decode(raw)
-
-
-class _LooseRecord(_Record):
-    """A record whose ``message`` is no object (kept as a custom entry, as any record that is no message)."""
-
-    message: Any = None
-
-
-class _BlockHead(msgspec.Struct):
-    type: Any = None
-    tool_use_id: Any = None
-    is_error: Any = None
-    content: msgspec.Raw = _NULL
-
-
-_decoder = msgspec.json.Decoder()
-_record_decoder = msgspec.json.Decoder(_Record)
-_loose_record_decoder = msgspec.json.Decoder(_LooseRecord)
-_block_list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
-_block_decoder = msgspec.json.Decoder(_BlockHead)
-
-
-def _first(raw: msgspec.Raw) -> int:
-    """The first byte of a JSON value as its code (-1: none): ``[``, ``{`` or ``"`` says what it is."""
-    return memoryview(raw)[0] if len(raw) else -1
-
-
-_LIST, _OBJECT, _STRING = ord("["), ord("{"), ord('"')
-
-
-def _records(path: Path, tally: Tally) -> Iterator[tuple[int, _Record]]:
-    """(1-based line number, record) of each line; a damaged line is counted with its number and skipped,
-    and the copies of what was sent (most of a transcript's bytes) are counted as skipped."""
-    for number, line in source_lines(path):
-        try:
-            try:
-                record = _record_decoder.decode(line)
-            except msgspec.ValidationError:  # a "message" that is no object: the record is kept as it is
-                record = _loose_record_decoder.decode(line)
-        except msgspec.ValidationError:
-            tally.damage(number, "not a JSON object")
-            continue
-        except msgspec.DecodeError as error:
-            tally.damage(number, f"not JSON: {error}")
-            continue
-        if isinstance(record.type, str) and record.type in COPIES:
-            tally.count(record.type, SKIPPED, COPIES[record.type])
-            continue
-        record.line = line
-        yield number, record
-
-
 def import_transcript(path: Path) -> Imported:
     path = Path(path)
     tally, builder = Tally(), Builder()
@@ -346,8 +260,8 @@ def import_transcript(path: Path) -> Imported:
     session_id, cwd, first_stamp = path.stem, "", None
     # Older releases wrote a Task's subagent inline (isSidechain): each run becomes a branch after the main
     # entry written before it, so the main path and pi's leaf (the file's last line) never hold it.
-    sidechains: list[tuple[str | None, list[tuple[int, _Record]]]] = []
-    for number, record in _records(path, tally):
+    sidechains: list[tuple[str | None, list[tuple[int, Record]]]] = []
+    for number, record in read_records(path, tally):
         if record.isSidechain is True and record.uuid:
             if record.parentUuid is None or not sidechains:
                 sidechains.append((reader._below(reader.last), []))
@@ -370,7 +284,7 @@ def import_transcript(path: Path) -> Imported:
 
 
 def _branch(builder: Builder, tally: Tally, anchor: str | None, prefix: str, head_data: dict,
-            records: list[tuple[int, _Record]]) -> None:
+            records: list[tuple[int, Record]]) -> None:
     """Records of a subagent as a branch under ``anchor``, placed right after it in the file."""
     if anchor is None and builder.entries:
         anchor = builder.entries[0]["id"]
@@ -401,7 +315,7 @@ def _subagents(path: Path, builder: Builder, tally: Tally, main: _Reader) -> lis
             meta = {}
             tally.damage(0, f"{meta_path.name}: not JSON")
         anchor = main.tool_users.get(str(meta.get("toolUseId", "")))
-        records = list(_records(transcript, tally))
+        records = list(read_records(transcript, tally))
         _branch(builder, tally, anchor, f"{transcript.name}:",
                 {"agentId": transcript.stem.removeprefix("agent-"), "file": transcript.name, **meta}, records)
         found.append(str(transcript))

@@ -27,13 +27,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import msgspec
 
 from ..store.payload import MAX_CHARS
 from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_z,
-                     ms_of_iso, source_lines, tool_result, user_message)
+                     ms_of_iso, tool_result, user_message)
+from .codex_lines import (BOOKKEEPING, KNOWN, OUTPUT, OUTPUT_ITEMS, RESPONSE_ENDS, UI_EVENTS, Head, Line,
+                          decoder, item_line_decoder, line_decoder, model_decoder, model_line_decoder, read_lines)
+from .codex_subagents import children
 
 TOOL = "codex"
 API = "openai-responses"
@@ -42,18 +45,6 @@ CONTEXT_PREFIXES = ("<environment_context>", "# AGENTS.md instructions", "<user_
                     "<user_shell_command>", "<INSTRUCTIONS>")
 ASSISTANT_ITEMS = {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
                    "tool_search_call", "image_generation_call"}
-OUTPUT_ITEMS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output", "tool_search_output"}
-UI_EVENTS = {
-    "item_completed", "item_started", "user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content",
-    "agent_reasoning_section_break", "exec_command_begin", "exec_command_end", "exec_command_output_delta",
-    "patch_apply_begin", "patch_apply_end", "token_count", "task_started", "task_complete", "turn_started",
-    "turn_complete", "context_compacted", "turn_aborted", "web_search_begin", "web_search_end", "mcp_tool_call_begin",
-    "mcp_tool_call_end", "view_image_tool_call", "collab_agent_spawn_begin", "collab_agent_spawn_end",
-    "thread_settings_applied", "entered_review_mode", "exited_review_mode", "turn_diff", "plan_update",
-    "background_event", "stream_error", "error", "warning", "session_configured", "shutdown_complete",
-}
-RESPONSE_ENDS = {"token_usage_record", "token_count", "turn_context", "task_started", "task_complete"}
-BOOKKEEPING = {"token_usage_record": "token accounting; usage totals are not part of the conversation"}
 
 
 class _Reader:
@@ -66,7 +57,22 @@ class _Reader:
         self.spawned: dict[str, str] = {}  # subagent thread id -> entry id of the spawning message
         self.model = ""
 
-    def read(self, number: int, line: "_Line") -> None:
+    def read_known(self, number: int, raw: memoryview, head: "Head") -> None:
+        """A line whose head says it is a response item, a turn's model or token accounting (most of a
+        rollout's lines): decoded once more for what its kind needs, never into a ``Line`` first."""
+        kind = head.type
+        if kind == "response_item":
+            item = item_line_decoder.decode(raw).payload
+            self._item(f"{self.prefix}{number}", iso_z(head.timestamp), item, head.timestamp, raw)
+            return
+        self.open = None  # (both kinds end a model response)
+        if kind == "turn_context":
+            self.model = str(model_line_decoder.decode(raw).payload.model or self.model)
+            self.tally.count(kind, MAPPED, "the model of the turn")
+            return
+        self.tally.count(kind, SKIPPED, BOOKKEEPING[kind])
+
+    def read(self, number: int, line: "Line") -> None:
         kind, payload = line.type, line.payload
         stamp = iso_z(line.timestamp)
         key = f"{self.prefix}{number}"
@@ -79,11 +85,11 @@ class _Reader:
             self.tally.count(kind, MAPPED, "the session header's origin")
             return
         if kind == "turn_context":
-            self.model = str(_model_decoder.decode(payload).model or self.model)
+            self.model = str(model_decoder.decode(payload).model or self.model)
             self.tally.count(kind, MAPPED, "the model of the turn")
             return
-        if kind == "event_msg":  # the UI events nothing here reads were counted by _lines without coming here
-            event = _decoder.decode(payload)
+        if kind == "event_msg":  # the UI events nothing here reads were counted by read_lines without coming here
+            event = decoder.decode(payload)
             sub = str(event.get("type"))
             if sub in RESPONSE_ENDS:
                 self.open = None
@@ -97,23 +103,25 @@ class _Reader:
             self._keep(key, stamp, f"event_msg/{sub}", line, known=False)
             return
         if kind == "compacted":
-            self._compaction(key, stamp, _decoder.decode(payload))
+            self._compaction(key, stamp, decoder.decode(payload))
             return
         if kind == "response_item":
-            self._item(key, stamp, payload, line)
+            self._item(key, stamp, decoder.decode(payload), line.timestamp, line)
             return
         if kind in BOOKKEEPING:
             self.tally.count(kind, SKIPPED, BOOKKEEPING[kind])
             return
         self._keep(key, stamp, kind, line, known=kind == "world_state")
 
-    def _keep(self, key: str, stamp: str, kind: str, line: "_Line", known: bool) -> None:
+    def _keep(self, key: str, stamp: str, kind: str, line: "Line | memoryview", known: bool) -> None:
+        if not isinstance(line, Line):
+            line = line_decoder.decode(line)
         if known:
             self.tally.count(kind, KEPT, "kept as a custom entry (not part of the model's context)")
         else:
             self.tally.unknown(kind)
         # The payload goes into the entry as the JSON text it came as (decoded only when too long to keep whole).
-        payload = line.payload if len(line.payload) <= MAX_CHARS else _decoder.decode(line.payload)
+        payload = line.payload if len(line.payload) <= MAX_CHARS else decoder.decode(line.payload)
         data = {"type": line.type, "timestamp": line.timestamp, "payload": payload}
         self.leaf = self.b.custom(key, self.leaf, stamp, f"codex.{kind}", data)
 
@@ -124,7 +132,7 @@ class _Reader:
                 if caller:
                     self.spawned[str(thread)] = caller
 
-    def output(self, number: int, head: "_Head") -> None:
+    def output(self, number: int, head: "Head") -> None:
         """A tool's output as one string (most of a rollout's bytes): its JSON text goes into the
         toolResult as it is, never decoded and encoded again."""
         item = head.payload
@@ -134,12 +142,11 @@ class _Reader:
             call, self.tool_names.get(call, ""), item.output, ms_of_iso(head.timestamp)))  # type: ignore[union-attr]
         self.tally.count(f"response_item/{item.type}", MAPPED)  # type: ignore[union-attr]
 
-    def _item(self, key: str, stamp: str, payload: msgspec.Raw, line: "_Line") -> None:
-        item = _decoder.decode(payload)
+    def _item(self, key: str, stamp: str, item: dict[str, Any], timestamp: Any, line: "Line | memoryview") -> None:
+        """``line``: the line, read as a ``Line`` or still its JSON text (read as one if it is kept)."""
         kind = str(item.get("type"))
-        ms = ms_of_iso(line.timestamp)
         if kind == "message" and item.get("role") == "assistant" or kind in ASSISTANT_ITEMS:
-            self._assistant_part(key, stamp, ms, item)
+            self._assistant_part(key, stamp, timestamp, item)
             self.tally.count(f"response_item/{kind}", MAPPED)
             return
         self.open = None
@@ -148,7 +155,7 @@ class _Reader:
             content = [b for b in (_input_block(b) for b in item.get("content") or []) if b is not None]
             text = "".join(b.get("text", "") for b in content).lstrip()
             if role == "user" and not text.startswith(CONTEXT_PREFIXES):
-                self.leaf = self.b.message(key, self.leaf, stamp, user_message(content, ms))
+                self.leaf = self.b.message(key, self.leaf, stamp, user_message(content, ms_of_iso(timestamp)))
                 self.tally.count("response_item/message:user", MAPPED)
             elif role == "user":
                 self.leaf = self.b.custom_message(key, self.leaf, stamp, "codex.context", content)
@@ -167,17 +174,18 @@ class _Reader:
             if isinstance(body, list):
                 body = [b for b in (_input_block(b) for b in body) if b is not None]
             self.leaf = self.b.message(key, self.leaf, stamp, tool_result(
-                call, self.tool_names.get(call, ""), body if isinstance(body, list) else str(body or ""), ms, failed))
+                call, self.tool_names.get(call, ""), body if isinstance(body, list) else str(body or ""), ms_of_iso(timestamp), failed))
             self.tally.count(f"response_item/{kind}", MAPPED)
             return
         self._keep(key, stamp, f"response_item/{kind}", line, known=False)
 
-    def _assistant_part(self, key: str, stamp: str, ms: int, item: dict[str, Any]) -> None:
+    def _assistant_part(self, key: str, stamp: str, timestamp: Any, item: dict[str, Any]) -> None:
+        # (the time is read only for the part that opens a message: most parts add to one)
         if self.open is None:
             parent = self.leaf
             if self.model:
                 parent = self.b.model_change(f"{key}/model", parent, stamp, self.provider, self.model)
-            entry_id = self.b.message(key, parent, stamp, assistant_message([], ms, API, self.provider, self.model))
+            entry_id = self.b.message(key, parent, stamp, assistant_message([], ms_of_iso(timestamp), API, self.provider, self.model))
             self.open = self.b.by_id[entry_id]
             self.leaf = entry_id
         message = self.open["message"]
@@ -200,7 +208,7 @@ class _Reader:
             name = str(item.get("name") or kind)
             if kind == "function_call":
                 try:
-                    arguments = json.loads(item.get("arguments") or "{}")
+                    arguments = _json_text(item.get("arguments") or "{}")
                 except ValueError:
                     arguments = {"raw": item.get("arguments")}
                 if not isinstance(arguments, dict):
@@ -240,6 +248,17 @@ class _Reader:
         self.tally.count("compacted", MAPPED)
 
 
+def _json_text(text: Any) -> Any:
+    """``json.loads(text)``, by msgspec when it can (a tenth of the cost); what msgspec refuses and
+    Python reads (NaN, a lone surrogate escape, a number past a float's range) goes to json."""
+    if isinstance(text, str):
+        try:
+            return decoder.decode(text)
+        except msgspec.DecodeError:
+            pass
+    return json.loads(text)
+
+
 def _input_block(block: Any) -> dict[str, Any] | None:
     if not isinstance(block, dict):
         return None
@@ -264,7 +283,7 @@ def import_rollout(path: Path) -> Imported:
     imported = Imported(TOOL, thread, str(path), str(meta.get("cwd") or ""), iso_z(meta.get("timestamp")),
                         builder.entries, tally)
     subagents = []
-    for child in _children(path, thread):
+    for child in children(path, thread):
         sub = Builder()
         sub.ids = builder.ids
         anchor = reader.spawned.get(child[1]) or (builder.entries[0]["id"] if builder.entries else None)
@@ -279,114 +298,20 @@ def import_rollout(path: Path) -> Imported:
     return imported
 
 
-class _Line(msgspec.Struct):
-    """A rollout line with its payload left undecoded until it is needed."""
-
-    type: Any = None
-    timestamp: Any = None
-    payload: msgspec.Raw = msgspec.Raw(b"null")
-
-
-class _Kind(msgspec.Struct):
-    type: Any = None
-
-
-class _PayloadHead(msgspec.Struct):
-    """What a payload is, the type of an event's item, and a tool output's JSON text (kept as it came)."""
-
-    type: Any = None
-    item: _Kind | None = None
-    call_id: Any = None
-    output: msgspec.Raw = msgspec.Raw(b"null")
-
-
-class _Head(msgspec.Struct):
-    """A line read once for what it is: a UI copy is counted, a tool output mapped, from this alone."""
-
-    type: Any = None
-    timestamp: Any = None
-    payload: _PayloadHead | None = None
-
-
-class _Model(msgspec.Struct):
-    model: Any = None
-
-
-_line_decoder = msgspec.json.Decoder(_Line)
-_head_decoder = msgspec.json.Decoder(_Head)
-_model_decoder = msgspec.json.Decoder(_Model)
-_decoder = msgspec.json.Decoder()
-# UI events whose payload nothing here needs: counted as skipped without being decoded.
-_NOT_READ = UI_EVENTS - {"thread_settings_applied"}
-
-
-def _lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[int, _Line | None, _Head | None]]:
-    """(number, line, head) of the rollout's lines, each decoded once for what it is (``head``): the UI
-    copies (most of a rollout's bytes) are counted here without being built, a tool output whose text
-    is one string comes without ``line`` (its head holds all it needs), any other line with its payload
-    left undecoded until read."""
-    count = tally.count
-    for number, raw in source_lines(path):
-        try:
-            try:
-                head: _Head | None = _head_decoder.decode(raw)
-            except msgspec.ValidationError:
-                head = None  # a payload (or an event's item) of another shape: read whole below
-            payload = head.payload if head is not None else None
-            if payload is not None and isinstance(payload.type, str):
-                kind = payload.type
-                if head.type == "event_msg" and kind in _NOT_READ:  # type: ignore[union-attr]
-                    if kind in RESPONSE_ENDS:
-                        reader.open = None
-                    if kind == "item_completed" and payload.item is not None and \
-                            payload.item.type == "CollabAgentToolCall":
-                        reader._note_spawn(_decoder.decode(raw)["payload"]["item"])
-                    count(f"event_msg/{kind}", SKIPPED, "a UI event repeating response items")
-                    continue
-                if head.type == "response_item" and kind in OUTPUT_ITEMS and _is_text(payload.output):  # type: ignore[union-attr]
-                    yield number, None, head
-                    continue
-            line = _line_decoder.decode(raw)
-        except msgspec.DecodeError as error:
-            tally.damage(number, f"not JSON: {error}")
-            continue
-        yield number, line, head
-
-
-def _is_text(raw: msgspec.Raw) -> bool:
-    """A JSON string short enough to keep whole (the store cuts longer ones, so it needs them decoded)."""
-    return memoryview(raw)[:1] == b'"' and len(raw) <= MAX_CHARS
-
-
 def _read_rollout_into(path: Path, builder: Builder, tally: Tally, prefix: str,
                        head: str | None) -> tuple[_Reader, dict]:
     reader = _Reader(builder, tally, prefix, "openai")
     reader.leaf = head
     meta: dict[str, Any] = {}
-    for number, line, line_head in _lines(path, tally, reader):
-        if line is None:
+    for number, raw, line, line_head in read_lines(path, tally, reader):
+        if line is OUTPUT:
             reader.output(number, line_head)  # type: ignore[arg-type]
             continue
+        if line is KNOWN:
+            reader.read_known(number, raw, line_head)  # type: ignore[arg-type]
+            continue
         if not meta and line.type == "session_meta" and memoryview(line.payload)[:1] == b"{":
-            meta = _decoder.decode(line.payload)
+            meta = decoder.decode(line.payload)
             reader.provider = str(meta.get("model_provider") or "openai")
         reader.read(number, line)
     return reader, meta
-
-
-def _children(path: Path, thread: str) -> list[tuple[Path, str, dict[str, Any]]]:
-    """Rollouts of subagents this thread spawned: same sessions tree, parent_thread_id == thread."""
-    root = next((p for p in path.parents if p.name == "sessions"), path.parent)
-    found = []
-    for candidate in sorted(root.rglob("rollout-*.jsonl")):
-        if candidate == path:
-            continue
-        try:
-            with open(candidate, "rb") as handle:
-                first = json.loads(handle.readline() or b"{}")
-        except (OSError, ValueError):
-            continue
-        payload = first.get("payload") if isinstance(first, dict) else None
-        if isinstance(payload, dict) and payload.get("parent_thread_id") == thread:
-            found.append((candidate, str(payload.get("id")), payload))
-    return found

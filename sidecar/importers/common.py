@@ -11,6 +11,8 @@ finds the first.
 from __future__ import annotations
 
 import hashlib
+import mmap
+import os
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -40,12 +42,12 @@ class Tally:
     unrecognised: set[str] = field(default_factory=set)
     _explained: set[tuple[str, str]] = field(default_factory=set)  # (kind, outcome) with its reason noted
 
-    def count(self, kind: str, outcome: str, reason: str | None = None) -> None:
+    def count(self, kind: str, outcome: str, reason: str | None = None, times: int = 1) -> None:
         # Called once per source line: the reason's key is built only the first time it is given.
         per = self.counts.get(kind)
         if per is None:
             per = self.counts[kind] = {}
-        per[outcome] = per.get(outcome, 0) + 1
+        per[outcome] = per.get(outcome, 0) + times
         if reason is not None and (kind, outcome) not in self._explained:
             self._explained.add((kind, outcome))
             self.reasons.setdefault(f"{kind}/{outcome}", reason)
@@ -61,7 +63,11 @@ class Tally:
 def short_id(key: str, taken: set[str]) -> str:
     """An 8-hex entry id (pi's shape) derived from ``key``; longer only on a clash."""
     digest = hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()
-    for width in (8, 12, 16, 40):
+    candidate = digest[:8]
+    if candidate not in taken:  # (nearly always: one entry per source record)
+        taken.add(candidate)
+        return candidate
+    for width in (12, 16, 40):
         candidate = digest[:width]
         if candidate not in taken:
             taken.add(candidate)
@@ -216,14 +222,31 @@ def iso_z(text: Any, fallback_ms: int = 0) -> str:
 _BLANKS = frozenset(b" \t\r\n\x0b\x0c")
 
 
+def read_source(path: Path, whole: bool = True) -> bytes | mmap.mmap:
+    """The whole source file, mapped rather than read: a read copies 50 MB into fresh memory, one page
+    fault per page, which cost as much as decoding it; a mapping faults in the page cache's own pages
+    (all at once when ``whole``; else a page when it is first read, for a caller reading a few).
+
+    The agents only append to their files, so the mapping stays sound while the import reads it (as
+    for our own open, format/jsonl.py). An empty file has nothing to map.
+    """
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if os.fstat(fd).st_size == 0:
+            return b""
+        populate = getattr(mmap, "MAP_POPULATE", 0) if whole else 0
+        return mmap.mmap(fd, 0, flags=mmap.MAP_SHARED | populate, prot=mmap.PROT_READ)
+    finally:
+        os.close(fd)
+
+
 def source_lines(path: Path) -> Iterator[tuple[int, memoryview]]:
     """(1-based line number, the line without surrounding blanks) of each line that is not blank.
 
-    The file is read in one go and each line is a view into that one buffer, never a copy:
+    The file is mapped in one go and each line is a view into it, never a copy:
     a source is mostly a few very large lines, and copying them cost more than decoding them.
     """
-    with open(path, "rb") as handle:
-        data = handle.read()
+    data = read_source(path)
     view, find, size = memoryview(data), data.find, len(data)
     start, number = 0, 0
     while start < size:

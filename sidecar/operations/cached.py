@@ -3,6 +3,8 @@ at its leaf with bytes (store/treecache.py): built here, where contexts are buil
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from ..context import omp as omp_context
 from ..context.build import build_context
 from ..context.tokens import context_tokens
@@ -19,7 +21,7 @@ def context_for_cache(session: Session) -> treecache.CachedContext | None:
     if cached is not None and cached.leaf_id == leaf:
         return cached
     path = session.tree.path(leaf)
-    if any(e.has_blobs for e in path):
+    if any(map(attrgetter("has_blobs"), path)):  # in C: a path can hold 100,000s of entries
         return None  # resolved images would bloat the cache; build such a context each time
     ctx = omp_context.build_context(path) if session.compat == "omp" else build_context(path)
     try:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from .payload import BlobStore
     from .session import LoadReport, Session
     from ..upkeep.usage import SessionFile, StoreUsage
+    from ..upkeep.trash import Erased
 
 # Where a session is: listed, archived (listed on request) or in the trash (restorable, never listed).
 Area = Literal["live", "archive", "trash"]
@@ -120,8 +121,8 @@ class ListPage:
 class SessionStore(Protocol):
     """Everything the service needs of a backend.
 
-    Upkeep of a store's bytes (``session/stats``, ``session/prune``, ``empty-trash``) is the file
-    store's own for now (operations/upkeep.py takes a FileStore).
+    Upkeep of a store's bytes (``session/stats``, ``session/prune``, ``empty-trash``) is each store's,
+    in the same terms (upkeep/usage.py's ``StoreUsage``, upkeep/trash.py's ``Erased``).
     """
 
     settings: Settings
@@ -235,6 +236,17 @@ class SessionStore(Protocol):
 
     def pinned(self, found: SessionFile) -> bool:
         """The session has a name or a label now: retention policies leave it alone unless told otherwise."""
+        ...
+
+    # -- upkeep that erases: empty-trash (and --blobs) --------------------------------
+    def empty_trash(self, older_than_s: int | None, now_ns: int, dry_run: bool) -> Erased:
+        """Erase trashed sessions (trashed longer ago than ``older_than_s``, when given) with the files kept
+        beside them; one held by another sidecar is kept and listed in ``skipped``."""
+        ...
+
+    def collect_blobs(self, dry_run: bool) -> Erased:
+        """Erase the blobs no session (live, archived or trashed) refers to, past their grace hour; a crash
+        halfway, or an append racing it, never leaves a reference to a blob that is gone."""
         ...
 
 

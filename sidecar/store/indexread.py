@@ -3,15 +3,15 @@ into a row without reading its file (both in the caller's transaction)."""
 
 from __future__ import annotations
 
-import mmap
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
+from . import indexwork
 from .indexschema import FILES_INDEXES, INSERT_FILE, UPDATE_FILE
-from .indexsearch import SHIFT, delete_texts, folded_meta
-from .listing import Accumulator, decode_line, modified_ms, summarize_full
+from .indexsearch import SHIFT, delete_texts, folded_meta, text_rows
+from .listing import Accumulator, decode_line, modified_ms
 
 _BATCH = 256  # files whose new rows (and texts) go in by one statement
 BULK_ROWS = 1000  # files read into an empty index past which its indexes are made after the rows
@@ -47,64 +47,63 @@ def read_files(
         for folder in {item[2] for item in items}:
             existing.update(conn.execute("SELECT path, id FROM files WHERE dir=?", (folder,)))
     next_id = (conn.execute("SELECT max(id) FROM files").fetchone()[0] or 0) + 1
+    # (Reading ahead in threads was slower: the parse holds the GIL. Many files go to worker processes.)
+    reads = indexwork.read_files([item[1] for item in items], load)
+    try:
+        _store_reads(conn, items, reads, existing, next_id, known, check, delete)
+    finally:
+        reads.close()  # (workers stopped at once when the read stops early: a cancel, an error)
+    if bulk:
+        for statement in FILES_INDEXES.values():
+            conn.execute(statement)
+
+
+def _store_reads(
+    conn: sqlite3.Connection, items: list[tuple[int, str, str, str]], reads: Iterator[indexwork.Read],
+    existing: dict[str, int], next_id: int, known: Known, check: Callable[[int, int], None] | None,
+    delete: Callable[[sqlite3.Connection, str], None],
+) -> None:
     rows: list[tuple[Any, ...]] = []
-    texts: list[tuple[int, str]] = []
+    texts: list[tuple[int, str, str | None]] = []
 
     def flush() -> None:
         if rows:
             conn.executemany(INSERT_FILE, rows)
             rows.clear()
         if texts:
-            conn.executemany("INSERT INTO pending(id, text) VALUES (?, ?)", texts)
+            conn.executemany("INSERT INTO pending(id, text, lengths) VALUES (?, ?, ?)", texts)
             texts.clear()
 
-    # Read one by one: reading ahead in threads was slower (the parse holds the GIL; the files are small).
-    loaded = map(load, [item[1] for item in items])
-    for done, ((_, path, folder, area), content) in enumerate(zip(items, loaded)):
+    for done, ((_, path, folder, area), read) in enumerate(zip(items, reads)):
         if check is not None:
             check(done, len(items))
         file_id = existing.get(path)
-        if content is None:  # gone (or unreadable) since the scan
+        if read is None:  # gone (or unreadable) since the scan
             if file_id is not None:
                 delete(conn, path)
             else:
                 known.get(folder, {}).pop(path, None)
             continue
-        data, size, mtime = content
-        try:
-            full = summarize_full(path, data, mtime // 1_000_000, join_texts=False)
-        finally:
-            if isinstance(data, mmap.mmap):
-                data.close()
-        if full is None:
-            values: tuple[Any, ...] = (path, folder, area, size, mtime, 0) + (None,) * 14
-            found_texts: list[str] = []
-        else:
-            summary, acc, found_texts = full
-            values = (
-                path, folder, area, size, mtime, 1,
-                summary.session_id, summary.cwd, summary.created if summary.header_timestamp else None,
-                summary.title, summary.parent_session,
-                acc.name, acc.count, acc.first, acc.last_activity, summary.modified_ms,
-                acc.tokens_total, acc.tokens_last, len(found_texts),
-                folded_meta(acc.name, summary.title, summary.session_id),
-            )
+        size, mtime, fields, chunks = read
         if file_id is None:
             file_id = next_id
             next_id += 1
-            rows.append((file_id,) + values)
+            fresh = True
         else:
             delete_texts(conn, file_id)
+            fresh = False
+        values = (path, folder, area, size, mtime, 1, *fields) if fields is not None else (
+            (path, folder, area, size, mtime, 0) + (None,) * 14)
+        if fresh:
+            rows.append((file_id,) + values)
+        else:
             conn.execute(UPDATE_FILE, values + (file_id,))
-        first_rowid = file_id << SHIFT  # its texts' rowids: first_rowid | n, n below 2**SHIFT
-        texts.extend(zip(range(first_rowid, first_rowid + len(found_texts)), found_texts))
+        first_rowid = file_id << SHIFT  # its text rows' rowids: first_rowid | n, n below 2**SHIFT
+        texts.extend([(first_rowid + n, joined, lengths) for n, (joined, lengths) in enumerate(chunks)])
         known.setdefault(folder, {})[path] = (size, mtime)
         if len(rows) >= _BATCH:
             flush()
     flush()
-    if bulk:
-        for statement in FILES_INDEXES.values():
-            conn.execute(statement)
 
 
 def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, lines: list[bytes], st: os.stat_result,
@@ -129,16 +128,14 @@ def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, lines: lis
         text = acc.feed(line)
         if text:
             texts.append(text)
-    conn.executemany(
-        "INSERT INTO pending(id, text) VALUES (?, ?)",
-        (((file_id << SHIFT) | (seq + n), text) for n, text in enumerate(texts)),
-    )
+    added = text_rows((file_id << SHIFT) | seq, texts) if texts else []
+    conn.executemany("INSERT INTO pending(id, text, lengths) VALUES (?, ?, ?)", added)
     conn.execute(
         "UPDATE files SET size=?, mtime_ns=?, message_count=?, first_message=?, last_activity=?,"
         " name=?, tokens_total=?, tokens_last=?, text_seq=?, modified_ms=?, meta=? WHERE id=?",
         (
             st.st_size, st.st_mtime_ns, acc.count, acc.first, acc.last_activity, acc.name,
-            acc.tokens_total, acc.tokens_last, seq + len(texts),
+            acc.tokens_total, acc.tokens_last, seq + len(added),
             modified_ms(acc.last_activity, header_ts, st.st_mtime_ns // 1_000_000),
             folded_meta(acc.name, title, session_id), file_id,
         ),

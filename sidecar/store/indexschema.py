@@ -2,7 +2,8 @@
 
 ``files``: one row per file of a listed folder, session or not (a row remembers
 the size and mtime it was read at). ``texts``: the message texts in FTS5 with
-the trigram tokenizer, rowid ``file_id << 32 | n``; ``pending``: texts not yet
+the trigram tokenizer, rowid ``file_id << 32 | n``, each row several texts of
+one file joined, with their lengths (indexsearch.py); ``pending``: rows not yet
 moved into it (see index.py). ``meta``: name, title and id casefolded, the rest
 of what a query looks in.
 """
@@ -16,7 +17,7 @@ from typing import Any, Callable
 
 from .listing import iso_from_ms
 
-SCHEMA_VERSION = 3  # 3: meta (name, title and id casefolded, for queries)
+SCHEMA_VERSION = 4  # 3: meta (name, title and id casefolded, for queries); 4: a text row holds several texts
 
 SCHEMA = """
 CREATE TABLE files(
@@ -32,8 +33,8 @@ CREATE TABLE files(
   modified_ms INTEGER, tokens_total INTEGER, tokens_last INTEGER, text_seq INTEGER,
   meta TEXT
 );
-CREATE VIRTUAL TABLE texts USING fts5(text, tokenize='trigram');
-CREATE TABLE pending(id INTEGER PRIMARY KEY, text TEXT NOT NULL);
+CREATE VIRTUAL TABLE texts USING fts5(text, lengths UNINDEXED, tokenize='trigram');
+CREATE TABLE pending(id INTEGER PRIMARY KEY, text TEXT NOT NULL, lengths TEXT);
 """
 
 # The indexes of ``files`` besides its path: dropped while a cold rebuild loads every row into an
@@ -91,7 +92,7 @@ class Row:
 
 
 def connect(
-    path: Path, busy_ms: int, contains: Callable[[Any, str], bool]
+    path: Path, busy_ms: int, contains: Callable[[Any, str], bool], holds: Callable[[Any, Any, str], bool]
 ) -> tuple[sqlite3.Connection, dict[str, dict[str, tuple[int, int]]]]:
     """The index at ``path`` (its tables made anew when their version is not ours), and what it knows:
     folder -> path -> (size, mtime_ns) of every row."""
@@ -102,6 +103,7 @@ def connect(
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.create_function("contains", 2, contains, deterministic=True)
+        conn.create_function("holds", 3, holds, deterministic=True)
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version != SCHEMA_VERSION:
             conn.execute("BEGIN IMMEDIATE")

@@ -18,6 +18,14 @@ yet moved into the full-text index (``pending``) are read in both.
 
 The snippet is cut around the first matching text of the session, in message
 order, the same way whether that text is indexed or still pending.
+
+A row of the texts tables holds several consecutive texts of one file (all of
+a small file's, as a cold rebuild reads it; those of one append), joined by a
+newline, with their lengths: a hundred thousand files make a hundred thousand
+rows, not millions, and the trigram index has one entry per file and trigram
+instead of one per message and trigram (it builds several times faster). A
+needle without a newline matches a row exactly when it matches one of its
+texts; one with a newline is checked text by text.
 """
 
 from __future__ import annotations
@@ -25,7 +33,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Iterable
 
-SHIFT = 32  # a text's rowid: file_id << SHIFT | its number in the file, so one file's texts are a rowid range
+SHIFT = 32  # a row's rowid: file_id << SHIFT | its number in the file, so one file's texts are a rowid range
+SEPARATOR = "\n"  # between the texts of one row
+_ROW_CHARS = 1 << 18  # a row holds a file's next texts up to about this many characters (a 1 GB session: many rows)
 SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS = "**", "**", "…"
 SNIPPET_CONTEXT = 24  # characters kept on each side of the match
 _WALK_PAGES = 2  # sessions walked before the set is asked: this many pages' worth (plus _WALK_EXTRA)
@@ -79,14 +89,16 @@ def query_rows(
 def matching_ids(conn: sqlite3.Connection, query: str, needle: str) -> set[int]:
     """Ids of every file whose texts (indexed or pending), name, title or id hold the needle."""
     if len(needle) >= 3:
-        texts = conn.execute(f"SELECT DISTINCT rowid >> {SHIFT} FROM texts WHERE texts MATCH ?",
-                             ('"' + query.replace('"', '""') + '"',))
+        # (a needle holding the separator could match across two texts of a row: each is checked)
+        across = " AND holds(text, lengths, ?)" if SEPARATOR in needle else ""
+        texts = conn.execute(f"SELECT DISTINCT rowid >> {SHIFT} FROM texts WHERE texts MATCH ?{across}",
+                             ('"' + query.replace('"', '""') + '"', *((needle,) if across else ())))
     else:  # below the trigram index's reach: every text is read
-        texts = conn.execute(f"SELECT DISTINCT rowid >> {SHIFT} FROM texts WHERE contains(text, ?)", (needle,))
+        texts = conn.execute(f"SELECT DISTINCT rowid >> {SHIFT} FROM texts WHERE holds(text, lengths, ?)", (needle,))
     ids = {file_id for (file_id,) in texts}
-    # Texts not yet in the full-text index (being built) are read one by one: same answer, slower.
+    # Texts not yet in the full-text index (being built) are read row by row: same answer, slower.
     ids.update(file_id for (file_id,) in conn.execute(
-        f"SELECT DISTINCT id >> {SHIFT} FROM pending WHERE contains(text, ?)", (needle,)))
+        f"SELECT DISTINCT id >> {SHIFT} FROM pending WHERE holds(text, lengths, ?)", (needle,)))
     if _META_SEPARATOR in needle:
         meta = conn.execute("SELECT id FROM files WHERE contains(name, ?) OR contains(title, ?)"
                             " OR contains(session_id, ?)", (needle, needle, needle))
@@ -116,16 +128,59 @@ _META_SEPARATOR = "\n"  # a needle holding it is matched field by field instead
 def first_hit(conn: sqlite3.Connection, file_id: int, needle: str) -> str | None:
     """The snippet around the first text of the file (indexed or pending, in message order) holding ``needle``."""
     bounds = (file_id << SHIFT, (file_id + 1) << SHIFT)
-    indexed = first_around(
-        conn.execute("SELECT rowid, text FROM texts WHERE rowid >= ? AND rowid < ? ORDER BY rowid", bounds), needle)
-    pending = first_around(
-        conn.execute("SELECT id, text FROM pending WHERE id >= ? AND id < ? ORDER BY id", bounds), needle)
+    indexed = first_around(_texts_of(
+        conn.execute("SELECT rowid, text, lengths FROM texts WHERE rowid >= ? AND rowid < ? ORDER BY rowid", bounds),
+        needle), needle)
+    pending = first_around(_texts_of(
+        conn.execute("SELECT id, text, lengths FROM pending WHERE id >= ? AND id < ? ORDER BY id", bounds), needle),
+        needle)
     if pending is not None and (indexed is None or pending[0] < indexed[0]):
         indexed = pending
     return indexed[1] if indexed is not None else None
 
 
-def first_around(rows: Iterable[tuple[int, str]], needle: str) -> tuple[int, str] | None:
+def _texts_of(rows: Iterable[tuple[int, str, str | None]], needle: str) -> Iterable[tuple[tuple[int, int], str]]:
+    """((rowid, n), text) of each text of ``rows`` that may hold ``needle`` (a row that cannot is not split)."""
+    whole = SEPARATOR not in needle
+    for rowid, text, lengths in rows:
+        if whole and needle not in text.casefold():
+            continue
+        for n, part in enumerate(split_row(text, lengths)):
+            yield (rowid, n), part
+
+
+def text_rows(first_rowid: int, texts: list[str]) -> list[tuple[int, str, str | None]]:
+    """(rowid, joined text, lengths) rows holding ``texts`` in order, rowids counting up from ``first_rowid``."""
+    return [(first_rowid + n, joined, lengths) for n, (joined, lengths) in enumerate(text_chunks(texts))]
+
+
+def text_chunks(texts: list[str]) -> list[tuple[str, str | None]]:
+    """``texts`` in order as (joined text, lengths) rows, each up to about ``_ROW_CHARS`` characters."""
+    if texts and sum(map(len, texts)) < _ROW_CHARS:  # (nearly every file: one row, made without a loop in Python)
+        return [(SEPARATOR.join(texts), " ".join(map(str, map(len, texts))) if len(texts) > 1 else None)]
+    rows: list[tuple[str, str | None]] = []
+    start, size = 0, 0
+    for end, text in enumerate(texts, 1):
+        size += len(text)
+        if size >= _ROW_CHARS or end == len(texts):
+            part = texts[start:end]
+            rows.append((SEPARATOR.join(part), " ".join([str(len(t)) for t in part]) if len(part) > 1 else None))
+            start, size = end, 0
+    return rows
+
+
+def split_row(text: str, lengths: str | None) -> list[str]:
+    """The texts a row holds (``text_rows`` joined them)."""
+    if lengths is None:
+        return [text]
+    parts, at = [], 0
+    for size in map(int, lengths.split()):
+        parts.append(text[at:at + size])
+        at += size + 1
+    return parts
+
+
+def first_around(rows: Iterable[tuple[Any, str]], needle: str) -> tuple[Any, str] | None:
     """(rowid, snippet) of the first text holding ``needle`` (casefolded), cut around it."""
     for rowid, text in rows:
         folded = text.casefold()
@@ -161,20 +216,29 @@ def contains(text: Any, needle: str) -> bool:
     return isinstance(text, str) and needle in text.casefold()
 
 
-def drain_chunk(conn: sqlite3.Connection, limit: int) -> bool:
-    """Move up to ``limit`` pending texts (lowest ids first) into the full-text index; False when none were left."""
+def holds(text: Any, lengths: str | None, needle: str) -> bool:
+    """Whether one of the texts of a row holds ``needle`` (casefolded)."""
+    if not isinstance(text, str) or needle not in text.casefold():
+        return False
+    return SEPARATOR not in needle or any(needle in part.casefold() for part in split_row(text, lengths))
+
+
+def drain_chunk(conn: sqlite3.Connection, limit: int, max_chars: int | None = None) -> bool:
+    """Move up to ``limit`` pending rows (lowest ids first, and no more than about ``max_chars`` characters)
+    into the full-text index; False when none were left."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        edge = conn.execute(f"SELECT id FROM pending ORDER BY id LIMIT 1 OFFSET {int(limit) - 1}").fetchone()
+        edge, chars = None, 0
+        for row_id, size in conn.execute("SELECT id, length(text) FROM pending ORDER BY id LIMIT ?", (int(limit),)):
+            edge, chars = row_id, chars + size
+            if max_chars is not None and chars >= max_chars:
+                break
         if edge is None:
-            if conn.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
-                conn.execute("COMMIT")
-                return False
-            conn.execute("INSERT INTO texts(rowid, text) SELECT id, text FROM pending")
-            conn.execute("DELETE FROM pending")
-        else:
-            conn.execute("INSERT INTO texts(rowid, text) SELECT id, text FROM pending WHERE id <= ?", edge)
-            conn.execute("DELETE FROM pending WHERE id <= ?", edge)
+            conn.execute("COMMIT")
+            return False
+        conn.execute("INSERT INTO texts(rowid, text, lengths) SELECT id, text, lengths FROM pending WHERE id <= ?",
+                     (edge,))
+        conn.execute("DELETE FROM pending WHERE id <= ?", (edge,))
         conn.execute("COMMIT")
         return True
     except BaseException:

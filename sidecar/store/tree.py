@@ -128,18 +128,18 @@ class SessionTree:
 
     def path(self, leaf_id: str | None) -> list[Entry]:
         """Entries from the root to ``leaf_id``; a parent cycle in a damaged file stops the walk."""
-        by_id = self.by_id
-        current = by_id.get(leaf_id) if leaf_id is not None else None
+        get = self.by_id.get
+        current = get(leaf_id) if leaf_id is not None else None
         path: list[Entry] = []
         append = path.append
         # A walk of more steps than there are entries went round a cycle: only then is it walked again
         # remembering each entry (a path of 400,000 entries walks in half the time without).
-        for _ in range(len(by_id) + 1):
+        for _ in range(len(self.by_id) + 1):
             if current is None:
                 break
             append(current)
             parent = current.parent_id
-            current = by_id.get(parent) if parent else None
+            current = get(parent) if parent else None
         else:
             return self._path_through_cycle(leaf_id)
         path.reverse()

@@ -9,7 +9,6 @@ from .. import wire
 from ..errors import SidecarError
 from ..service import SessionService
 from .retention import parse_duration
-from .trash import collect_blobs, empty_trash
 
 
 def human(size: int) -> str:
@@ -65,13 +64,21 @@ def run_empty_trash(service: SessionService, older_than: str | None, blobs: bool
         print(f"session-sidecar empty-trash: {exc.message}", file=out)
         return 2
     verb = "would erase" if dry_run else "erased"
-    trashed = empty_trash(service.store.layout, seconds, time.time_ns(), dry_run)
+    try:
+        trashed = service.store.empty_trash(seconds, time.time_ns(), dry_run)
+    except SidecarError as exc:  # a store that keeps no trash of this kind (the spec format), the database away
+        print(f"session-sidecar empty-trash: {exc.message}", file=out)
+        return 2
     print(f"{verb} {len(trashed.files)} files from the trash, {human(trashed.bytes)}", file=out)
     for path, why in trashed.skipped:
         print(f"  kept {path}: {why}", file=out)
     skipped = bool(trashed.skipped)
     if blobs:
-        collected = collect_blobs(service.store.layout, list(service.store.blobs.folders), dry_run)
+        try:
+            collected = service.store.collect_blobs(dry_run)
+        except SidecarError as exc:
+            print(f"session-sidecar empty-trash --blobs: {exc.message}", file=out)
+            return 2
         print(f"{verb} {len(collected.files)} blobs no session refers to, {human(collected.bytes)}", file=out)
         skipped = skipped or bool(collected.skipped)
     return 1 if skipped else 0

@@ -66,7 +66,11 @@ def _lines(rng: random.Random) -> list[bytes]:
                          % (entry_id, "null" if parent is None else f'"{parent}"')).encode())
             ids.append(entry_id)
         elif pick == 8:
-            rows.append(rng.choice([b"", b"   ", b"{not json", b"[1, 2]", b'"text"', b'{"type":"message","id":']))
+            rows.append(rng.choice([b"", b"   ", b"{not json", b"[1, 2]", b'"text"', b'{"type":"message","id":',
+                                    # two objects on a line, which JSON.parse refuses (a whole stretch decodes them)
+                                    b'{"type":"custom","id":"two"}{"type":"custom","id":"objects"}',
+                                    b'{"type":"custom","id":"spaced"} {}', b'{"type":"custom","id":"open",',
+                                    b'"x":{}}', b'{"type":"custom","id":"trailing"} ', b"{}"]))
             continue
         elif pick == 9:  # a lone surrogate escape, which msgspec refuses and JSON.parse keeps
             add(message(entry_id, parent, user("cut \ud83d here"), n))
@@ -84,6 +88,8 @@ def _lines(rng: random.Random) -> list[bytes]:
             ids.append(entry_id)
         elif pick == 14:  # its parent is not in the file (a fork that dropped it): dangling
             add(message(entry_id, f"gone{n}", user(f"orphan {n}"), n))
+        elif pick == 15 and rng.random() < 0.3:  # a blob reference
+            add(message(entry_id, parent, user(jsonl.BLOB_PREFIX + "ab" * 32), n))
         else:
             add(message(entry_id, parent, rng.choice([user(f"u{n}"), assistant(f"a{n}", model=f"m{n % 3}")]), n))
         parent = ids[-1] if ids else None
@@ -121,7 +127,10 @@ def _answers(parsed: jsonl.ParsedFile) -> list:
 
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("ending", ["whole", "torn", "no newline"])
-def test_the_fast_path_reads_every_file_as_the_general_path_does(tmp_path, monkeypatch, seed, ending):
+@pytest.mark.parametrize("chunk", [1 << 20, 900])
+def test_the_fast_path_reads_every_file_as_the_general_path_does(tmp_path, monkeypatch, seed, ending, chunk):
+    """Three ways agree: stretches of lines in one decode (as many stretches as fit ``chunk`` bytes, those with
+    a damaged line going line by line), every line on its own with the strict envelope, and the general path."""
     rows = _lines(random.Random(seed))
     rows.append(line(message("last", None, user("the end"))).encode())
     data = b"\n".join(rows) + b"\n"
@@ -139,8 +148,25 @@ def test_the_fast_path_reads_every_file_as_the_general_path_does(tmp_path, monke
             mapped = parse_path(path)
         return [_described(held), _described(mapped), _answers(held), _answers(mapped)]
 
+    stretches: list[bool] = []  # whether each stretch tried was read in one decode
+
+    def counted(*args: object) -> object:
+        entries = read_lines(*args)
+        stretches.append(entries is not None)
+        return entries
+
+    read_lines = jsonl.read_lines
+    monkeypatch.setattr(jsonl, "read_lines", counted)
+    monkeypatch.setattr(jsonl, "_CHUNK", chunk)
     fast = both_ways()
     assert fast[0][2] > 0 and fast[2][4]  # damaged lines and dangling entries are among them
+    assert any(e[7] for e in fast[0][6] if isinstance(e, tuple))  # and blob references
+    assert False in stretches  # a stretch with damage went line by line
+    if chunk < 1000:
+        assert stretches.count(True) > 5  # and many undamaged ones were read in one decode
+    monkeypatch.setattr(jsonl, "_CHUNK", 0)
+    line_by_line = both_ways()
+    assert fast == line_by_line
     monkeypatch.setattr(jsonl, "_strict_envelope_decoder", _Refuses())
     general = both_ways()
     assert fast == general

@@ -138,7 +138,8 @@ def test_an_entry_with_an_unexpected_envelope_value_is_still_an_entry_of_the_tre
     assert parsed.items[1].raw == odd
 
 
-def test_blob_references_are_found_across_the_stretches_a_file_is_scanned_in(tmp_path, monkeypatch):
+@pytest.mark.parametrize("chunk", [1 << 20, 3000])
+def test_blob_references_are_found_across_the_stretches_a_file_is_scanned_in(tmp_path, monkeypatch, chunk):
     """Blob marks are looked for a stretch at a time (a page here): a line holding one is marked whether
     the mark lies across a stretch's end, in the middle, at the start or the end of a line's text, or twice
     in a row, and lines without one are not; mapped and held files agree, damaged lines among them."""
@@ -148,6 +149,7 @@ def test_blob_references_are_found_across_the_stretches_a_file_is_scanned_in(tmp
     from sidecar.format import jsonl
 
     monkeypatch.setattr(jsonl, "_RELEASE_EVERY", mmap_module.PAGESIZE)
+    monkeypatch.setattr(jsonl, "_CHUNK", chunk)  # small: many stretches read in one decode, marks among them
     mark = jsonl.BLOB_MARK.decode()[1:]  # the text of a reference; the line's own quote opens it
     rng = random.Random(3)
     rows = [HEAD]
@@ -193,3 +195,4 @@ def test_message_heads_are_shared_only_where_sharing_cannot_change_them():
     one, true = head("1", "e"), head("true", "f")
     assert one.role == 1 and type(one.role) is int and true.role is True
     assert head("[1]", "g").role == [1]
+

@@ -11,7 +11,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from store_mode import ON_POSTGRES, pi_file
+
 from .importing import call, run_pi15, unpack
+
+# The sessions are imported once, by the module's fixture: on PostgreSQL into one schema for the module.
+ONE_STORE_PER_MODULE = True
 
 
 TOOLS = {"claude-code": "claude-code", "codex": "codex", "opencode": "opencode"}
@@ -43,12 +48,18 @@ def imported(tmp_path_factory) -> dict:
 
 
 @pytest.fixture(scope="module")
-def pi_reads(imported) -> dict:
-    request = {"read": [{"path": got["session"]["path"], "leaves": [e["id"] for e in got["entries"]]}
+def pi_reads(imported, tmp_path_factory) -> dict:
+    """pi's reading of each imported session, by the session's ``path`` (on PostgreSQL a place: pi is given
+    the file export-root writes for it)."""
+    assert all(got["session"]["path"].startswith("pg:") == ON_POSTGRES for got in imported.values())
+    scratch = tmp_path_factory.mktemp("exported") / "root"
+    given = {got["session"]["path"]: pi_file(got["session"]["path"], scratch) for got in imported.values()}
+    request = {"read": [{"path": str(given[got["session"]["path"]]), "leaves": [e["id"] for e in got["entries"]]}
                         for got in imported.values()]}
     answer = run_pi15(request)
     assert answer["version"] == "1.5.2"
-    return {r["path"]: r for r in answer["results"]}
+    by_path = {r["path"]: r for r in answer["results"]}
+    return {location: by_path[str(path)] for location, path in given.items()}
 
 
 @pytest.mark.parametrize("name", list(TOOLS))

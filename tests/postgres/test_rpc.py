@@ -174,3 +174,27 @@ async def test_session_import_writes_into_postgresql_the_lines_a_file_root_gets(
     assert done.returncode == 0, done.stderr
     assert file_import.sessionId == imported["sessionId"]
     assert (exported / imported["path"][3:]).read_bytes() == Path(file_import.path).read_bytes()
+
+
+async def test_oh_my_pi_mode_is_refused_at_start_up_naming_the_setting(pg_url: str, tmp_path: Path) -> None:
+    """store.compat "omp" is never quietly turned into "pi" on PostgreSQL: initialize says which setting to change."""
+    env = {**os.environ, "SESSION_SIDECAR_DATABASE_URL": pg_url, "SESSION_SIDECAR_COMPAT": "omp"}
+    server = await RawServer.start(env=env)
+    try:
+        answer = await server.initialize(tmp_path)
+        assert answer["error"]["code"] == -32602 and answer["error"]["data"]["field"] == "store.compat", answer
+        assert "store.compat" in answer["error"]["message"] and '"pi"' in answer["error"]["message"]
+    finally:
+        await server.stop()
+    # Given over initialize's settings, the same; unset (or "pi"), the sidecar serves and says "pi".
+    server = await RawServer.start(env={**os.environ, "SESSION_SIDECAR_DATABASE_URL": pg_url})
+    try:
+        refused = await server.initialize(tmp_path, settings={"store": {"compat": "omp"}})
+        assert refused["error"]["data"]["field"] == "store.compat", refused
+    finally:
+        await server.stop()
+    server = await start(pg_url, tmp_path)
+    try:
+        assert result(await server.request("session/list", {}))["sessions"] == []
+    finally:
+        await server.stop()

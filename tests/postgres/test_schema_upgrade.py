@@ -65,3 +65,32 @@ def test_a_version_2_database_upgrades_and_its_lines_read_back_the_same(pg_url: 
         assert database.read(_toast_chunks, "chunks") == chunks  # the new lines stayed in their rows
     finally:
         database.close()
+
+
+def test_a_version_3_database_upgrades_to_erasing_with_its_trash_and_blobs_in_their_grace(pg_url: str) -> None:
+    """Version 4 (empty-trash, blob collection): what was trashed or stored before counts from the upgrade."""
+    import time
+
+    from sidecar.store.postgres.erasing import collect_blobs, empty_trash
+
+    with psycopg.connect(pg_url, autocommit=True) as conn, conn.transaction():
+        conn.execute("CREATE TABLE sidecar_schema (version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())")
+        for version in (1, 2, 3):
+            for step in schema.MIGRATIONS[version - 1]:
+                step(conn) if callable(step) else conn.execute(step)
+            conn.execute("INSERT INTO sidecar_schema (version) VALUES (%s)", (version,))
+        conn.execute("INSERT INTO sidecar_sessions (id, area, folder, file_name) VALUES "
+                     "('gone', 'trash', '--w--', '2026-01-01T00-00-00-000Z_gone.jsonl')")
+        conn.execute("INSERT INTO sidecar_blobs (digest, data) VALUES (%s, %s)", ("ab" * 32, b"nothing refers to me"))
+    database = connect_checked(pg_url)
+    try:
+        assert ensure_schema(database) == 3
+        now_ns = time.time_ns()
+        assert empty_trash(database, 3600, now_ns, dry_run=True).files == []  # trashed "at" the upgrade
+        assert [p.name for p in empty_trash(database, None, now_ns, dry_run=True).files] == [
+            "2026-01-01T00-00-00-000Z_gone.jsonl"]
+        assert collect_blobs(database, now_ns // 1_000_000, dry_run=False).files == []  # in its grace hour
+        later = collect_blobs(database, now_ns // 1_000_000 + 2 * 3600 * 1000, dry_run=False)
+        assert [p.name for p in later.files] == ["ab" * 32] and later.bytes == len(b"nothing refers to me")
+    finally:
+        database.close()

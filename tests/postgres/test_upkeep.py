@@ -13,7 +13,10 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from sidecar import wire
+from sidecar.errors import SessionNotFound
 from sidecar.store.payload import BlobStore
 from session_builders import service
 
@@ -94,3 +97,86 @@ def test_a_policy_that_does_not_parse_is_refused_on_postgresql(tmp_path: Path, p
     assert "90d" in refused.value.message
     assert on_pg.stats(wire.StatsParams()).sessionCount == 0
     on_pg.close_all()
+
+
+def _erased(erased, root: Path | None) -> tuple:
+    """What an erase answered, with paths relative to the root (files) or the place (PostgreSQL)."""
+    def rel(path: Path) -> str:
+        text = str(path.relative_to(root)) if root is not None else str(path).removeprefix("pg:")
+        return text.replace(".blobs/", "blobs/") if text.startswith(".blobs/") else text
+    return len(erased.files), erased.bytes, sorted(rel(p) for p in erased.files), len(erased.skipped)
+
+
+def test_empty_trash_and_blob_collection_agree_with_the_file_store(tmp_path: Path, pg_url: str) -> None:
+    import time
+
+    from sidecar.format.jsonl import BLOB_PREFIX
+
+    files_root = tmp_path / "sessions"
+    referred = root_with_a_referenced_blob(files_root)
+    # A trashed session that alone refers to a blob, with a migration backup kept beside it.
+    only_trashed = b"referred to by a trashed session only: " + os.urandom(64)
+    trashed_digest = BlobStore(files_root).put(only_trashed)
+    fresh = BlobStore(files_root).put(b"stored a moment ago, referred to by nothing: " + os.urandom(64))
+    trash = files_root / ".trash" / "--work-blob--"
+    trash.mkdir(parents=True)
+    line = {"type": "custom", "customType": "test.ref", "id": "t1", "parentId": None,
+            "timestamp": "2026-01-03T00:00:01.000Z", "data": {"image": BLOB_PREFIX + trashed_digest}}
+    header = {"type": "session", "version": 3, "id": "bin", "timestamp": "2026-01-03T00:00:00.000Z", "cwd": "/work/blob"}
+    trashed_file = trash / "2026-01-03T00-00-00-000Z_bin.jsonl"
+    trashed_file.write_text(json.dumps(header) + "\n" + json.dumps(line) + "\n")
+    (trash / (trashed_file.name + ".v2.bak")).write_bytes(b"the file as it was before a migration\n")
+    old = time.time_ns() - 2 * 3600 * 1_000_000_000
+    for blob in (files_root / ".blobs").iterdir():
+        if blob.name != fresh:
+            os.utime(blob, ns=(old, old))
+    migrated = run("migrate", "--from", str(files_root), "--database-url", pg_url)
+    assert migrated.returncode == 0, migrated.stderr
+    on_files, on_pg = service(files_root), service(tmp_path / "host", databaseUrl=pg_url)
+    both = ((on_files, files_root), (on_pg, None))
+    now = time.time_ns()
+
+    # Nothing was trashed an hour ago; a dry run lists what a real run then erases, on both stores alike.
+    recent = [_erased(svc.store.empty_trash(3600, now, True), root) for svc, root in both]
+    assert recent[0] == recent[1] == (0, 0, [], 0)
+    dry = [_erased(svc.store.empty_trash(None, now, True), root) for svc, root in both]
+    assert dry[0] == dry[1] and dry[0][0] == 2, dry  # the generated root's trashed session, and "bin"
+    # A dry collection: the orphans past their grace hour; the one only a trashed session refers to is kept.
+    blobs_dry = [_erased(svc.store.collect_blobs(True), root) for svc, root in both]
+    assert blobs_dry[0] == blobs_dry[1] and blobs_dry[0][0] == 1, blobs_dry
+    assert trashed_digest not in str(blobs_dry[0]) and referred not in str(blobs_dry[0]) and fresh not in str(blobs_dry)
+
+    done = [_erased(svc.store.empty_trash(None, now, False), root) for svc, root in both]
+    assert done[0] == done[1], done
+    assert done[0][0] == 3 and any(name.endswith(".v2.bak") for name in done[0][2])  # the backup went with it
+    assert done[0][1] == dry[0][1] + len(b"the file as it was before a migration\n")
+    assert not any((files_root / ".trash").rglob("*.jsonl"))
+    with pytest.raises(SessionNotFound):
+        on_pg.restore(wire.RestoreParams(sessionId="bin"))
+
+    # Now the trashed session's blob is referred to by nothing: collected, with the first orphan.
+    stats = [comparable(svc.stats(wire.StatsParams(largest=50, blobs=True))) for svc, _ in both]
+    assert stats[0] == stats[1] and stats[0]["blobs"][2] == 3  # two orphans and the fresh one
+    collected = [_erased(svc.store.collect_blobs(False), root) for svc, root in both]
+    assert collected[0] == collected[1] and collected[0][0] == 2, collected
+    assert f"blobs/{trashed_digest}" in collected[0][2]
+    after = [comparable(svc.stats(wire.StatsParams(largest=50, blobs=True))) for svc, _ in both]
+    assert after[0] == after[1] and after[0]["blobs"][:3] == (2, after[0]["blobs"][1], 1)  # referred + fresh
+    assert on_pg.store.blobs.get(referred) is not None and on_pg.store.blobs.get(trashed_digest) is None
+    on_pg.close_all()
+    on_files.close_all()
+
+
+def test_empty_trash_on_the_command_line_answers_alike(tmp_path: Path, pg_url: str) -> None:
+    files_root = tmp_path / "sessions"
+    root_with_a_referenced_blob(files_root)
+    migrated = run("migrate", "--from", str(files_root), "--database-url", pg_url)
+    assert migrated.returncode == 0, migrated.stderr
+    on_files = run("empty-trash", "--blobs", "--dry-run", "--root", str(files_root))
+    on_pg = run("empty-trash", "--blobs", "--dry-run", "--root", str(tmp_path / "host"), "--database-url", pg_url)
+    assert on_files.returncode == on_pg.returncode == 0, on_pg.stderr
+    assert on_files.stdout == on_pg.stdout and "would erase 1 files from the trash" in on_pg.stdout
+    erased = run("empty-trash", "--older-than", "0s", "--root", str(tmp_path / "host"), "--database-url", pg_url)
+    assert erased.returncode == 0 and "erased 1 files from the trash" in erased.stdout, erased.stdout + erased.stderr
+    bad = run("empty-trash", "--older-than", "soon", "--root", str(tmp_path / "host"), "--database-url", pg_url)
+    assert bad.returncode == 2 and "90d" in bad.stdout

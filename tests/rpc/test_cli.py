@@ -105,10 +105,15 @@ def test_du_prune_and_empty_trash_on_the_command_line(sessions_root: Path):
     folder.mkdir(parents=True)
     for sid, age_days in (("keep", 1), ("stale", 200)):
         path = folder / f"2025-01-01T00-00-00-000Z_{sid}.jsonl"
-        path.write_text(json.dumps({"type": "session", "version": 3, "id": sid, "timestamp": "2025-01-01T00:00:00.000Z",
-                                    "cwd": "/w"}) + "\n")
         stamp = time.time() - age_days * 86400
+        # Aged alike on both stores: by the file's time (files) and by its last message's (PostgreSQL).
+        said = {"type": "message", "id": f"{sid}-u", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
+                "message": {"role": "user", "content": "hello", "timestamp": int(stamp * 1000)}}
+        path.write_text(json.dumps({"type": "session", "version": 3, "id": sid, "timestamp": "2025-01-01T00:00:00.000Z",
+                                    "cwd": "/w"}) + "\n" + json.dumps(said) + "\n")
         os.utime(path, (stamp, stamp))
+    bring_in(sessions_root)  # on PostgreSQL: migrated, as a user brings a root in
+    stored = lambda: stored_root(sessions_root, sessions_root.parent / "exported")  # noqa: E731
     du = run("du", "--root", str(sessions_root))
     assert du.returncode == 0 and "2 session files" in du.stdout and "--w--" in du.stdout
     bad = run("prune", "--older-than", "soon", "--root", str(sessions_root))
@@ -117,15 +122,16 @@ def test_du_prune_and_empty_trash_on_the_command_line(sessions_root: Path):
     assert bad_size.returncode == 2 and "5GB" in bad_size.stdout and "GiB" in bad_size.stdout
     everything = run("prune", "--older-than", "0s", "--root", str(sessions_root))
     assert everything.returncode == 2 and "--yes" in everything.stdout and "every one of the 2" in everything.stdout
-    assert len(list(folder.glob("*.jsonl"))) == 2
+    assert len(list((stored() / "--w--").glob("*.jsonl"))) == 2
     pruned = run("prune", "--older-than", "90d", "--root", str(sessions_root))
     assert pruned.returncode == 0, pruned.stdout + pruned.stderr
     assert "stale.jsonl" in pruned.stdout and "1 sessions" in pruned.stdout
-    assert not (folder / "2025-01-01T00-00-00-000Z_stale.jsonl").exists()
+    assert not (stored() / "--w--" / "2025-01-01T00-00-00-000Z_stale.jsonl").exists()
+    assert (stored() / ".trash" / "--w--" / "2025-01-01T00-00-00-000Z_stale.jsonl").is_file()
     erased = run("empty-trash", "--root", str(sessions_root))
     assert erased.returncode == 0 and "erased 1 files" in erased.stdout
-    assert not any((sessions_root / ".trash").rglob("*.jsonl"))
-    assert (folder / "2025-01-01T00-00-00-000Z_keep.jsonl").is_file()
+    assert not any((stored() / ".trash").rglob("*.jsonl"))
+    assert (stored() / "--w--" / "2025-01-01T00-00-00-000Z_keep.jsonl").is_file()
 
 
 def _conversation_file(root: Path, session_id: str, turns: int) -> Path:

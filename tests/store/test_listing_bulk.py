@@ -17,6 +17,7 @@ from sidecar.format.titleslot import slot_line
 from sidecar.store import index as index_module, indexread, listing
 from sidecar.store.index import INDEX_DIR, INDEX_NAME
 from sidecar.store.indexschema import FILES_INDEXES
+from sidecar.store.indexsearch import split_row
 from sidecar.store.layout import encode_cwd
 
 
@@ -64,8 +65,10 @@ def index_contents(root: Path) -> tuple[list[tuple], list[tuple]]:
         rows = conn.execute(f"SELECT path, {', '.join(columns)}, id FROM files ORDER BY path").fetchall()
         paths = {row[-1]: Path(row[0]).relative_to(root).as_posix() for row in rows}
         texts = sorted(
-            (paths[rowid >> 32], rowid & 0xFFFFFFFF, text)
-            for rowid, text in [*conn.execute("SELECT rowid, text FROM texts"), *conn.execute("SELECT id, text FROM pending")]
+            (paths[rowid >> 32], rowid & 0xFFFFFFFF, n, text)
+            for rowid, joined, lengths in [*conn.execute("SELECT rowid, text, lengths FROM texts"),
+                                           *conn.execute("SELECT id, text, lengths FROM pending")]
+            for n, text in enumerate(split_row(joined, lengths))
         )
         return [(Path(r[0]).relative_to(root).as_posix(), *r[1:-1]) for r in rows], texts
     finally:
@@ -195,3 +198,97 @@ def test_a_file_that_grows_while_it_is_read_is_read_to_its_end_with_the_size_aft
     monkeypatch.setattr(indexscan.os, "read", real_read)
     assert indexscan.load(str(tmp_path / "gone.jsonl")) is None
     assert indexscan.load(str(path))[0] == data
+
+
+def test_a_read_spread_over_worker_processes_gives_the_rows_and_texts_of_a_read_in_process(two_roots, monkeypatch):
+    """Past indexwork.PARALLEL_FROM files a cold rebuild reads in spawned workers: the same index, the same
+    answers, and a stop halfway leaves the index whole with the workers gone."""
+    from sidecar.store import indexwork
+
+    worker_root, plain_root = two_roots
+    for n in range(40):  # more files than folders, in several batches
+        relative = Path(encode_cwd(f"/work/many-{n % 3}")) / f"2025-01-02T00-00-{n:02d}-000Z_m{n}.jsonl"
+        write_session(worker_root / relative, header(f"m{n}", cwd=f"/work/many-{n % 3}"),
+                      [message("u1", None, user(f"question {n}\nover two lines", timestamp=n + 1)),
+                       message("a1", "u1", assistant(f"answer {n}"), 1)])
+        (plain_root / relative).parent.mkdir(exist_ok=True)
+        shutil.copy2(worker_root / relative, plain_root / relative)  # (its mtime too)
+    used, here = [], []
+    real, real_batch = indexwork._in_workers, indexwork._read_batch
+    monkeypatch.setattr(indexwork, "_in_workers", lambda *args: used.append(args[1]) or real(*args))
+    monkeypatch.setattr(indexwork, "_read_batch", lambda paths: here.append(len(paths)) or real_batch(paths))
+    monkeypatch.setattr(indexwork, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(indexwork, "_BATCH", 7)
+    _bulk_from(monkeypatch, 2)
+    monkeypatch.setenv("SESSION_SIDECAR_INDEX_WORKERS", "0")
+    plain = service(plain_root)
+    plain_listed = listed(plain)
+    assert used == []
+    monkeypatch.setenv("SESSION_SIDECAR_INDEX_WORKERS", "2")
+    spread = service(worker_root)
+    spread_listed = listed(spread)
+    assert used == [2] and len(spread_listed) == 45
+    assert here == []  # every batch was read by a worker (none fell back to this process)
+    assert [repr(s).replace(str(worker_root), "") for s in spread_listed] == [
+        repr(s).replace(str(plain_root), "") for s in plain_listed]
+    assert index_contents(worker_root) == index_contents(plain_root)
+    for query in ("mixed", "question 3", "two lines", "answer 39", "after all"):
+        assert [s.sessionId for s in listed(spread, query=query)] == [s.sessionId for s in listed(plain, query=query)]
+        assert listed(spread, query=query)
+    for svc in (spread, plain):
+        svc.store.catalog.index.close()
+    # Stopped halfway: nothing written, and the next list reads every file again.
+    shutil.rmtree(worker_root / INDEX_DIR)
+    svc = service(worker_root)
+    folders = [(folder, "") for folder in svc.store.layout.project_dirs()]
+
+    def stop(done: int, total: int) -> None:
+        if done == 20:
+            raise KeyboardInterrupt("stopped")
+
+    with pytest.raises(KeyboardInterrupt):
+        svc.store.catalog.index.sync(folders, check=stop)
+    assert len(used) == 2
+    assert index_contents(worker_root) == ([], [])
+    assert len(listed(svc)) == 45
+    svc.store.catalog.index.close()
+
+
+def test_workers_that_die_leave_their_files_to_this_process(two_roots, monkeypatch):
+    from sidecar.store import indexwork
+
+    worker_root, plain_root = two_roots
+    here = []
+    real_batch = indexwork._read_batch
+    monkeypatch.setattr(indexwork, "_read_batch", lambda paths: here.append(len(paths)) or real_batch(paths))
+    monkeypatch.setattr(indexwork, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(indexwork, "_BATCH", 2)
+    monkeypatch.setattr(indexwork.sys, "executable", "/bin/false")  # every worker exits at once
+    monkeypatch.setenv("SESSION_SIDECAR_INDEX_WORKERS", "2")
+    _bulk_from(monkeypatch, 2)
+    died = service(worker_root)
+    died_listed = listed(died)
+    assert sum(here) == len(list(worker_root.glob("*/*.jsonl"))) == 6  # every file, read here
+    monkeypatch.setenv("SESSION_SIDECAR_INDEX_WORKERS", "0")
+    plain = service(plain_root)
+    assert [repr(s).replace(str(worker_root), "") for s in died_listed] == [
+        repr(s).replace(str(plain_root), "") for s in listed(plain)]
+    assert index_contents(worker_root) == index_contents(plain_root)
+    for svc in (died, plain):
+        svc.store.catalog.index.close()
+
+
+def test_how_many_workers_by_default_and_when_told(monkeypatch):
+    from sidecar.store import indexwork
+
+    monkeypatch.delenv("SESSION_SIDECAR_INDEX_WORKERS", raising=False)
+    seen = {}
+    for cpus in (1, 2, 3, 8):
+        monkeypatch.setattr(indexwork.os, "sched_getaffinity", lambda _pid, n=cpus: set(range(n)))
+        seen[cpus] = indexwork.workers()
+    assert seen == {1: 0, 2: 0, 3: 2, 8: 4}  # none on 2 CPUs (no gain measured), else all but the parent's
+    monkeypatch.setattr(indexwork.sys, "frozen", True, raising=False)
+    assert indexwork.workers() == 0
+    monkeypatch.setenv("SESSION_SIDECAR_INDEX_WORKERS", "3")
+    assert indexwork.workers() == 3
+    assert indexwork.read_files([], indexwork.load_file).__class__.__name__ == "generator"

@@ -215,12 +215,13 @@ def test_texts_wait_for_the_first_query_and_a_changed_file_replaces_its_texts(se
     append(svc, sid, msg(user("the needle is here")), msg(assistant("ok")))
     listed(svc)
     conn = sqlite3.connect(sessions_root / INDEX_DIR / INDEX_NAME)
-    assert conn.execute("SELECT count(*) FROM pending").fetchone() == (2,)
+    # The file's two texts in one row (joined, with their lengths).
+    assert conn.execute("SELECT text, lengths FROM pending").fetchall() == [("the needle is here\nok", "18 2")]
     assert conn.execute("SELECT count(*) FROM texts").fetchone() == (0,)
     [found] = listed(svc, query="needle")
     assert found.sessionId == sid and found.snippet == "the **needle** is here"
     assert conn.execute("SELECT count(*) FROM pending").fetchone() == (0,)
-    assert conn.execute("SELECT count(*) FROM texts").fetchone() == (2,)
+    assert conn.execute("SELECT count(*) FROM texts").fetchone() == (1,)
     # A file read again replaces its texts: no hit is left over from before.
     path = Path(found.path)
     path.write_text(path.read_text().replace("needle", "thread"))

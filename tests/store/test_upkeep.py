@@ -1,4 +1,10 @@
-"""Keeping the store in bounds: stats, retention policies to the trash, emptying it, collecting blobs."""
+"""Keeping the store in bounds: stats, retention policies to the trash, emptying it, collecting blobs.
+
+The roots are written as files and taken in by the store (``adopt_files``: on PostgreSQL migrated, as a
+user brings a root in); a session's age is both its file's time and its last message's time, so the file
+store (file times) and PostgreSQL (the listing's ``modified``) see the same ages. What the store kept is
+read back with ``stored_at``.
+"""
 
 from __future__ import annotations
 
@@ -8,27 +14,39 @@ import time
 from pathlib import Path
 
 import pytest
-from session_builders import assistant, entry, header, service, user, write_session
+from session_builders import adopt_files, assistant, entry, header, service, stored_at, user, write_session
 
 from sidecar import wire
 from sidecar.errors import InvalidParams, SessionNotFound
 from sidecar.format.jsonl import BLOB_PREFIX
 from sidecar.upkeep.retention import parse_duration, parse_size
-from sidecar.upkeep.trash import collect_blobs, empty_trash
+from sidecar.upkeep.trash import collect_blobs
 
 DAY_NS = 86400 * 1_000_000_000
 
 
 def session_file(root: Path, cwd: str, sid: str, age_days: float, *extra: dict, area: str = "") -> Path:
     folder = (root / area if area else root) / ("--" + cwd.strip("/").replace("/", "-") + "--")
+    stamp = time.time_ns() - int(age_days * DAY_NS)
+    said = stamp // 1_000_000  # the last message's time: the session's age on PostgreSQL
     path = write_session(folder / f"2025-01-01T00-00-00-000Z_{sid}.jsonl", header(sid, cwd=cwd), [
-        entry("message", f"{sid}-u", None, 1, message=user(f"hello from {sid}")),
-        entry("message", f"{sid}-a", f"{sid}-u", 2, message=assistant("hi")),
+        entry("message", f"{sid}-u", None, 1, message=user(f"hello from {sid}", timestamp=said)),
+        entry("message", f"{sid}-a", f"{sid}-u", 2, message={**assistant("hi"), "timestamp": said}),
         *extra,
     ])
-    stamp = time.time_ns() - int(age_days * DAY_NS)
-    os.utime(path, ns=(stamp, stamp))
+    os.utime(path, ns=(stamp, stamp))  # the file's time: its age on the file store
     return path
+
+
+def adopted(root: Path):  # type: ignore[no-untyped-def]
+    """A service on ``root`` whose store holds the session files written below it."""
+    svc = service(root)
+    adopt_files(svc)
+    return svc
+
+
+def stored_size(svc, path: Path) -> int:  # type: ignore[no-untyped-def]
+    return len(stored_at(svc, path).read_bytes())
 
 
 @pytest.fixture
@@ -52,49 +70,51 @@ def store(sessions_root):
 def test_stats_count_every_area_folder_and_the_largest(sessions_root, store):
     big = session_file(sessions_root, "/w/b", "big-b", 2, entry("custom", "c1", "big-b-a", 3, customType="x",
                                                                   data={"blob": "z" * 50_000}))
-    stats = service(sessions_root).stats(wire.StatsParams(largest=2))
-    sizes = {name: path.stat().st_size for name, path in store.items()}
+    svc = adopted(sessions_root)
+    stats = svc.stats(wire.StatsParams(largest=2))
+    sizes = {name: stored_size(svc, path) for name, path in store.items()}
     assert stats.sessionCount == 9
     assert stats.archiveBytes == sizes["arch-b"] and stats.trashBytes == sizes["trash-c"]
-    assert stats.liveBytes == sum(v for k, v in sizes.items() if k not in ("arch-b", "trash-c")) + big.stat().st_size
+    assert stats.liveBytes == sum(v for k, v in sizes.items() if k not in ("arch-b", "trash-c")) + stored_size(svc, big)
     assert [(f.folder, f.sessions) for f in stats.folders] == [("--w-b--", 3), ("--w-a--", 5)]
     assert [s.sessionId for s in stats.largest] == ["big-b", stats.largest[1].sessionId] and len(stats.largest) == 2
     assert stats.unreferencedBlobs is None
 
 
 def test_older_than_sends_unpinned_sessions_to_the_trash_restorably(sessions_root, store):
-    svc = service(sessions_root)
+    svc = adopted(sessions_root)
+    at = lambda name: stored_at(svc, store[name])  # noqa: E731
     dry = svc.prune(wire.PruneParams(olderThan="120d", dryRun=True))
     assert sorted(s.sessionId for s in dry.selected) == ["arch-b", "cleared-old", "old-a", "old-b"]
-    assert all(p.exists() for p in store.values())  # a dry run moves nothing
+    assert all(at(name).exists() for name in store)  # a dry run moves nothing
     assert dry.pinned == 1  # "named-old": a name pins it; "cleared-old"'s label was cleared again
 
-    expected_bytes = sum(store[k].stat().st_size for k in ("arch-b", "cleared-old", "old-a", "old-b"))
+    expected_bytes = sum(stored_size(svc, store[k]) for k in ("arch-b", "cleared-old", "old-a", "old-b"))
     done = svc.prune(wire.PruneParams(olderThan="120d"))
     assert sorted(s.sessionId for s in done.selected) == ["arch-b", "cleared-old", "old-a", "old-b"]
     assert done.movedBytes == expected_bytes and done.skipped == []
-    assert not store["old-a"].exists() and store["named-old"].exists() and store["new-a"].exists()
-    assert (sessions_root / ".trash" / "--w-a--" / store["old-a"].name).is_file()
+    assert not at("old-a").exists() and at("named-old").exists() and at("new-a").exists()
+    assert stored_at(svc, sessions_root / ".trash" / "--w-a--" / store["old-a"].name).is_file()
     svc.restore(wire.RestoreParams(sessionId="old-a"))
-    assert store["old-a"].is_file()
+    assert at("old-a").is_file()
 
 
 def test_keep_per_cwd_and_max_total(sessions_root, store):
-    svc = service(sessions_root)
+    svc = adopted(sessions_root)
     kept = svc.prune(wire.PruneParams(keepPerCwd=1, dryRun=True))
     # Newest first per folder: a keeps new-a, b keeps old-b (arch-b is older); pinned ones are not counted.
     assert sorted(s.sessionId for s in kept.selected) == ["arch-b", "cleared-old", "mid-a", "old-a"]
-    sizes = sorted(p.stat().st_size for k, p in store.items() if k not in ("trash-c",))
+    sizes = sorted(stored_size(svc, p) for k, p in store.items() if k not in ("trash-c",))
     total = sum(sizes)
     capped = svc.prune(wire.PruneParams(maxTotal=f"{total - 1}B", dryRun=True))
     assert [s.sessionId for s in capped.selected] == ["arch-b"]  # the oldest unpinned one is enough
 
 
 def test_a_policy_that_selects_everything_asks_for_confirmation(sessions_root, store):
-    svc = service(sessions_root)
+    svc = adopted(sessions_root)
     with pytest.raises(InvalidParams) as refused:
         svc.prune(wire.PruneParams(olderThan="0s", includePinned=True))
-    assert "confirm" in refused.value.message and all(p.exists() for p in store.values())
+    assert "confirm" in refused.value.message and all(stored_at(svc, p).exists() for p in store.values())
     done = svc.prune(wire.PruneParams(olderThan="0s", includePinned=True, confirm=True))
     assert len(done.selected) == 7 and done.pinned == 0
 
@@ -121,19 +141,24 @@ def test_sizes_and_durations():
 
 
 def test_emptying_the_trash_erases_only_the_trash(sessions_root, store):
-    svc = service(sessions_root)
+    svc = adopted(sessions_root)
     svc.delete(wire.DeleteParams(sessionId="old-a"))
-    erased = empty_trash(svc.store.layout, None, time.time_ns(), dry_run=False)
+    # Both went to the trash moments ago (trash-c's file was written there: its ctime is now).
+    recent = svc.store.empty_trash(3600, time.time_ns(), dry_run=True)
+    assert recent.files == [] and recent.bytes == 0
+    erased = svc.store.empty_trash(None, time.time_ns(), dry_run=False)
     assert sorted(p.name.split("_")[1] for p in erased.files) == ["old-a.jsonl", "trash-c.jsonl"]
-    assert not any((sessions_root / ".trash").rglob("*.jsonl"))
-    assert store["mid-a"].exists() and store["arch-b"].exists()
+    assert svc.stats(wire.StatsParams()).trashBytes == 0
+    assert stored_at(svc, store["mid-a"]).exists() and stored_at(svc, store["arch-b"]).exists()
     with pytest.raises(SessionNotFound):
         svc.restore(wire.RestoreParams(sessionId="old-a"))
 
 
 def test_blobs_are_collected_only_when_nothing_refers_to_them(sessions_root):
-    svc = service(sessions_root)
-    folder = svc.store.blobs.folder
+    # Blob files in <root>/.blobs, as the file store keeps them (on PostgreSQL migrated with their file times).
+    from sidecar.store.payload import BlobStore
+
+    folder = BlobStore(sessions_root).folder
     folder.mkdir(parents=True)
     digests = {}
     for name in ("live", "trashed", "orphan", "fresh-orphan"):
@@ -148,11 +173,16 @@ def test_blobs_are_collected_only_when_nothing_refers_to_them(sessions_root):
     session_file(sessions_root, "/w/a", "with-live", 1, entry("message", "i1", "with-live-a", 3, message=image("live")))
     session_file(sessions_root, "/w/a", "with-trashed", 1,
                  entry("message", "i2", "with-trashed-a", 3, message=image("trashed")), area=".trash")
+    svc = adopted(sessions_root)
     stats = svc.stats(wire.StatsParams(blobs=True))
     assert stats.blobCount == 4 and stats.unreferencedBlobs == 2  # orphan and fresh-orphan
-    collected = collect_blobs(svc.store.layout, [folder], dry_run=False)
+    dry = svc.store.collect_blobs(dry_run=True)
+    assert [p.name for p in dry.files] == [digests["orphan"]] and dry.bytes == len(b"orphan" * 100)
+    collected = svc.store.collect_blobs(dry_run=False)
     assert [p.name for p in collected.files] == [digests["orphan"]]  # the fresh one is in its grace hour
-    assert sorted(os.listdir(folder)) == sorted([digests["live"], digests["trashed"], digests["fresh-orphan"]])
+    kept = {name for name, digest in digests.items() if svc.store.blobs.get(digest) is not None}
+    assert kept == {"live", "trashed", "fresh-orphan"}
+    assert svc.stats(wire.StatsParams(blobs=True)).blobCount == 3
 
 
 def test_only_blobs_are_collected_from_every_folder_blobs_are_read_from(sessions_root):

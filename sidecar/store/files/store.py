@@ -14,12 +14,13 @@ from ...errors import DamagedFile, InvalidState, SessionExists, SessionNotFound
 from ...format.jsonl import Entry
 from ...work import Work
 from ..base import Area, ListPage, ListQuery
+from ..encoded import stored_entries
 from ..compat import Compat, omp_blob_folder, root_compat, session_compat, tool_of_folder
 from ..follow import FileChange
 from ..held import HeldSessions
 from ...format.ids import session_id_of
 from ..layout import Layout, check_session_id, iso_now, new_session_id
-from ..payload import BLOB_DIR, MAX_CHARS, BlobStore, bound
+from ..payload import BLOB_DIR, BlobStore
 from ..session import LoadReport, Session
 from ..titles import fork_prefix, new_file_prefix
 from ..writer import FsyncPolicy
@@ -211,7 +212,7 @@ class FileStore(HeldSessions):
                 return "", False
             path = self.layout.new_session_path(cwd, timestamp, session_id)
             omp = session_compat(path, self.root, self.compat) == "omp"
-            entries = [stored_entry(obj, self.blobs if omp else None) for obj in objs]
+            entries = stored_entries(objs, self.blobs if omp else None)
             session = Session.copied(path, session_id, cwd, self.fsync_policy, entries, timestamp=timestamp,
                                      prefix=new_file_prefix(timestamp) if omp else b"", header_fields=header_fields,
                                      owned=True)
@@ -305,17 +306,18 @@ class FileStore(HeldSessions):
 
         return is_pinned(found.path)
 
+    def empty_trash(self, older_than_s: int | None, now_ns: int, dry_run: bool) -> Any:
+        from ...upkeep.trash import empty_trash
+
+        return empty_trash(self.layout, older_than_s, now_ns, dry_run)
+
+    def collect_blobs(self, dry_run: bool) -> Any:
+        from ...upkeep.trash import collect_blobs
+
+        return collect_blobs(self.layout, list(self.blobs.folders), dry_run)
+
     def upkeep_held(self, held: list[Any]):  # type: ignore[no-untyped-def]
         return self.catalog.upkeep_held(held)
 
     def run_upkeep(self, held: list[Any]) -> None:
         self.catalog.run_upkeep(held)
-
-
-def stored_entry(obj: dict[str, Any], blobs: BlobStore | None) -> Entry:
-    """An entry as append stores it: images to ``blobs`` (oh-my-pi's compatibility), over-long strings cut."""
-    entry = Entry.from_obj(obj)
-    line = entry.line  # (made from the dict just now: held, never read back from a file)
-    if len(line) > MAX_CHARS or (blobs is not None and b'"image"' in line):  # type: ignore[arg-type]
-        entry = Entry.from_obj(bound(obj, blobs))
-    return entry

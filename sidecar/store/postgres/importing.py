@@ -14,7 +14,7 @@ from typing import Any
 from ...format.entries import CURRENT_VERSION
 from ...format.jsonl import Entry
 from ..layout import Layout, file_name
-from ..payload import MAX_CHARS, bound
+from ..encoded import stored_entries
 from .db import Database
 from .rows import Fold, Placement, fold_lines, split_file
 from .transfer import ImportReport, _import_session
@@ -34,19 +34,16 @@ def import_entries(db: Database, layout: Layout, session_id: str, cwd: str, time
     """(the new session's place, True); or (the place of the one there already with that id, False)."""
     header = {"type": "session", "version": CURRENT_VERSION, "id": session_id, "timestamp": timestamp, "cwd": cwd,
               **header_fields}
-    lines = [Entry.from_obj(header).raw]
-    for obj in objs:
-        entry = Entry.from_obj(obj)
-        if len(entry.raw) > MAX_CHARS:  # as append stores it: over-long strings cut (images stay inline here)
-            entry = Entry.from_obj(bound(obj, None))
-        lines.append(entry.raw)
+    # as append stores them: over-long strings cut (images stay inline here)
+    lines = [Entry.from_obj(header).raw, *(entry.raw for entry in stored_entries(objs, None))]
     data = b"".join(line + b"\n" for line in lines)
     split, tail = split_file(data)
     fold = Fold()
     ids, texts = fold_lines(fold, split, 0)
     placement = Placement("live", layout.cwd_dir(cwd).name, file_name(timestamp, session_id))
     report = ImportReport()
-    _import_session(db, session_id, placement, split, tail, fold, ids, texts, int(time.time() * 1000), data, report)
+    _import_session(db, session_id, placement, split, tail, fold, ids, texts, int(time.time() * 1000), None, data,
+                    report)
     if report.imported:
         return LOCATION_PREFIX + placement.relative, True
     # Written meanwhile by another sidecar (or there already): that one is the import.

@@ -18,6 +18,8 @@ import psycopg
 from psycopg.rows import dict_row
 
 from ...errors import SessionLocked, SessionNotFound, StorageError
+from ...format.jsonl import ParsedFile
+from ...format.linelist import LineParser, parse_lines
 from .db import Database, OutcomeUnknown
 from .rows import Placement, join_file
 
@@ -33,15 +35,36 @@ _SESSION_COLUMNS = (
 
 @dataclass(slots=True)
 class Stored:
-    """A session as read from the database: its file's bytes and its row."""
+    """A session as read from the database: its row, and its file as its lines (each without its
+    newline) and its tail (the bytes after the last newline). The lines are parsed as they came
+    (format/linelist.py): the file itself is joined only when asked for (``data``)."""
 
     row: dict[str, Any]
-    data: bytes
+    lines: list[bytes]
+    tail: bytes
     fence: int | None  # the lease taken with it (None: read-only)
+    parser: LineParser | None = None  # fed the lines as they arrived (open_stored's ``parse``)
 
     @property
     def placement(self) -> Placement:
         return Placement(self.row["area"], self.row["folder"], self.row["file_name"])
+
+    @property
+    def size(self) -> int:
+        """The file's length in bytes."""
+        return sum(map(len, self.lines)) + len(self.lines) + len(self.tail)
+
+    @property
+    def data(self) -> bytes:
+        """The session's file, byte for byte (joined on each call)."""
+        return join_file(self.lines, self.tail)
+
+    def parsed(self) -> ParsedFile:
+        """The session's file parsed (as ``parse_file`` of ``data``); ``NotASession`` when it is none."""
+        parser, self.parser = self.parser, None
+        if parser is None:
+            return parse_lines(self.lines, self.tail)
+        return parser.finish(self.tail)
 
 
 def lease_interval(seconds: float) -> float:
@@ -60,8 +83,11 @@ def _locked(row: dict[str, Any], session_id: str) -> SessionLocked:
     )
 
 
-def open_stored(db: Database, session_id: str, owner: str | None, lease_seconds: float, area: str | None = None) -> Stored:
-    """The session's bytes and row; with ``owner``, its lease taken (SessionLocked when another holds it)."""
+def open_stored(
+    db: Database, session_id: str, owner: str | None, lease_seconds: float, area: str | None = None, parse: bool = False,
+) -> Stored:
+    """The session's bytes and row; with ``owner``, its lease taken (SessionLocked when another holds it);
+    with ``parse``, its lines parsed as they arrive (``Stored.parsed`` finishes it)."""
 
     def run(conn: psycopg.Connection) -> Stored:
         with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
@@ -83,25 +109,60 @@ def open_stored(db: Database, session_id: str, owner: str | None, lease_seconds:
                 raise SessionNotFound(f"no session {session_id} in the database", sessionId=session_id)
             if owner is not None and fence is None:
                 raise _locked(row, session_id)
-            return Stored(row, join_file(_lines(conn, session_id), bytes(row["tail"])), fence)
+            parser = LineParser() if parse else None
+            return Stored(row, _lines(conn, session_id, parser), bytes(row["tail"]), fence, parser)
 
     return db.run(run, f"open session {session_id}", write=owner is not None)
 
 
-def _lines(conn: psycopg.Connection, session_id: str) -> list[bytes]:
-    """Every line of the session, in order. Binary, so each comes as its bytes (not hex text twice its
-    size), taken from the result as they are: no row objects for a session's tens of thousands of lines.
+# Rows a chunk, when the session is parsed as it arrives: the server decompresses and sends the next
+# chunk while this one is parsed (2 CPUs: the two overlap). bench's 20,000-entry session at load 10,
+# medians of 9 in turns: 64 a chunk 358 ms wall, 128-1,024 295-315 ms, one result 475 ms.
+STREAM_CHUNK = 256
+# libpq's chunked rows mode (what ``Cursor.stream``'s size asks for) came with libpq 17.
+_CAN_STREAM = psycopg.pq.version() >= 170000
+
+_SELECT_LINES = "SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq"
+
+
+def _lines(conn: psycopg.Connection, session_id: str, parser: LineParser | None = None) -> list[bytes]:
+    """Every line of the session, in order; with ``parser``, each chunk fed to it as it arrives.
+
+    Binary, so each comes as its bytes (not hex text twice its size). Without a parser they are
+    taken from the whole result as they are: no row objects for a session's tens of thousands of lines.
 
     Measured on bench/load.py's 50 MB session (session 5): binary COPY of the same rows took as long
     and as much CPU; one server-side ``string_agg`` into a single buffer took longer (the server
-    grows the buffer, and its sort spills), so the rows stay rows."""
+    grows the buffer, and its sort spills), so the rows stay rows. Session 6: COPY in CSV (its bytes
+    the file's, with quote and delimiter bytes no JSON line holds raw) needs the lines as text
+    (``convert_from``), and the server's UTF-8 check and CSV scan of them took 2-3x this SELECT's
+    server CPU and wall time. Parsing each chunk while the server sends the next, with no join
+    (bench/postgres.py, load 7-10): open + buildContext 442-513 ms wall and 120-142 ms of CPU,
+    against 682-724 ms and 171-204 ms for the whole result joined and parsed, in turns."""
     with conn.cursor(binary=True) as cur:
-        cur.execute("SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (session_id,))
+        if parser is not None and _CAN_STREAM:
+            lines: list[bytes] = []
+            chunk: list[bytes] = []
+            add = chunk.append
+            for (line,) in cur.stream(_SELECT_LINES, (session_id,), size=STREAM_CHUNK):
+                add(line or b"")
+                if len(chunk) == STREAM_CHUNK:
+                    parser.feed(chunk)
+                    lines += chunk
+                    chunk.clear()
+            parser.feed(chunk)
+            lines += chunk
+            return lines
+        cur.execute(_SELECT_LINES, (session_id,))
         result = cur.pgresult
         if result is None:
-            return []
-        value = result.get_value
-        return [value(row, 0) or b"" for row in range(result.ntuples)]
+            lines = []
+        else:
+            value = result.get_value
+            lines = [value(row, 0) or b"" for row in range(result.ntuples)]
+        if parser is not None:
+            parser.feed(lines)
+        return lines
 
 
 def read_since(db: Database, session_id: str, seq: int) -> tuple[list[bytes], int, bytes]:

@@ -13,7 +13,7 @@ from typing import Any
 from ...errors import DamagedFile, SessionExists, SessionLocked, SessionNotFound, StorageError
 from ...format.jsonl import encode, parse_line
 from .db import Database, OutcomeUnknown
-from .rows import Placement
+from .rows import Placement, now_ms
 
 _WHERE = {None: "among live or archived sessions", "live": "among live sessions",
           "archive": "in the archive", "trash": "in the trash"}
@@ -35,8 +35,9 @@ def move_area(db: Database, session_id: str, from_area: str | None, to: str, own
             if row[1] is not None and row[1] != owner and row[2]:
                 return f"held:{row[1]}"
             moved = conn.execute(
-                "UPDATE sidecar_sessions SET area = %s WHERE id = %s RETURNING area, folder, file_name",
-                (to, session_id),
+                # When it went to the trash: empty-trash's --older-than counts from it (erasing.py).
+                "UPDATE sidecar_sessions SET area = %s, trashed_ms = %s WHERE id = %s RETURNING area, folder, file_name",
+                (to, now_ms() if to == "trash" else None, session_id),
             ).fetchone()
             _carry_files(conn, Placement(row[0], row[3], row[4]).relative, Placement(*moved).relative)
             return moved

@@ -149,6 +149,17 @@ MIGRATIONS: list[list[Migration]] = [
     ["""
     ALTER TABLE sidecar_lines ALTER COLUMN line SET STORAGE MAIN;
     """],
+    # 4: emptying the trash and collecting blobs (erasing.py). ``trashed_ms``: when a session went to
+    # the trash (``--older-than`` counts from it, as the file store counts from the file's ctime); a
+    # session trashed before this version counts from the upgrade. ``stored_ms``: when a blob was
+    # stored or last reused (its file's mtime in the file store): a blob is collected only past its
+    # grace hour; blobs stored before this version get the upgrade's time (the column's default,
+    # evaluated once: the rows are not rewritten).
+    ["""
+    ALTER TABLE sidecar_sessions ADD COLUMN trashed_ms bigint;
+    UPDATE sidecar_sessions SET trashed_ms = (extract(epoch FROM now()) * 1000)::bigint WHERE area = 'trash';
+    ALTER TABLE sidecar_blobs ADD COLUMN stored_ms bigint NOT NULL DEFAULT (extract(epoch FROM now()) * 1000)::bigint;
+    """],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ...errors import DamagedFile
-from ...format.jsonl import Entry, NotASession, parse_file, serialize
+from ...format.jsonl import Entry, NotASession, serialize
 from ...format.migrate import migrate
 from ..follow import FileChange
 from ..session import LoadReport, Session
@@ -103,14 +103,14 @@ class PgSession(Session):
 def session_of(stored: Stored, writer: PgWriter, read_only: bool) -> tuple[PgSession, LoadReport]:
     """The session as ``stored`` holds it (migrated in memory when older: see PostgresStore.open)."""
     try:
-        parsed = parse_file(stored.data)
+        parsed = stored.parsed()
     except NotASession as exc:
         raise DamagedFile(
             f"session {stored.row['id']} in the database is not a session: {exc}; it was left unchanged",
             sessionId=stored.row["id"],
         ) from exc
+    size = parsed.size  # the file's length, counted by the parse
     migrated_from = migrate(parsed)
-    size = len(stored.data)
     if migrated_from is not None and not read_only:
         # As the file store rewrites a migrated file (the original kept as <file>.v<N>.bak).
         data = serialize(parsed.header, parsed.items, parsed.prefix)

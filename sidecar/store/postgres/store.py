@@ -59,7 +59,7 @@ class PostgresStore(HeldSessions):
         self.root = Path(root).expanduser().absolute()
         # Host-local things (prompt history, terminal breadcrumbs, snapshots) still live below the root.
         self.layout = Layout(self.root)
-        self.compat = "pi"
+        self.compat = "pi"  # "omp" is refused before (opening.py); unset means pi here, whatever the root's folder
         if settings.store.compat is None:  # the effective value, as initialize answers it (as the file store's)
             settings = msgspec.structs.replace(settings, store=msgspec.structs.replace(settings.store, compat="pi"))
         self.settings = settings
@@ -197,7 +197,8 @@ class PostgresStore(HeldSessions):
         return self._load(session_id, read_only)
 
     def _load(self, session_id: str, read_only: bool) -> tuple[Session, LoadReport]:
-        stored = open_stored(self._db_for(session_id), session_id, None if read_only else self.owner, self.lease_seconds)
+        stored = open_stored(self._db_for(session_id), session_id, None if read_only else self.owner, self.lease_seconds,
+                             parse=True)
         if stored.row["area"] == "trash":
             if stored.fence is not None:
                 self._writer_for(stored).close()
@@ -305,7 +306,24 @@ class PostgresStore(HeldSessions):
     def session_id_at(self, location: str) -> str | None:
         if not location.startswith(LOCATION_PREFIX):
             return None
-        return id_of_file_name(Path(location[len(LOCATION_PREFIX):]).name)
+        relative = location[len(LOCATION_PREFIX):]
+        named = id_of_file_name(Path(relative).name)
+        parts = relative.split("/")
+        area = {".archive": "archive", ".trash": "trash"}.get(parts[0], "live")
+        if area != "live":
+            parts = parts[1:]
+        if len(parts) != 2:
+            return named
+        # The session at that place, as the file store opens the file there: a file migrated under a name
+        # that is not pi's <timestamp>_<id>.jsonl (or whose header's id is not its name's) is found too.
+        row = self.db.read(
+            lambda conn: conn.execute(
+                "SELECT id FROM sidecar_sessions WHERE area = %s AND folder = %s AND file_name = %s",
+                (area, parts[0], parts[1]),
+            ).fetchone(),
+            f"find the session at {location}",
+        )
+        return str(row[0]) if row else named
 
     def location(self, session: Session) -> str:
         if session.in_memory:
@@ -387,6 +405,19 @@ class PostgresStore(HeldSessions):
         from .upkeep import pinned
 
         return pinned(self.db, found.session_id)
+
+    # -- upkeep that erases: empty-trash and blob collection (postgres/erasing.py) ---------
+
+    def empty_trash(self, older_than_s: int | None, now_ns: int, dry_run: bool) -> Any:
+        from .erasing import empty_trash
+
+        return empty_trash(self.db, older_than_s, now_ns, dry_run)
+
+    def collect_blobs(self, dry_run: bool) -> Any:
+        from .erasing import collect_blobs
+        from .rows import now_ms
+
+        return collect_blobs(self.db, now_ms(), dry_run)
 
 
 def _path(placement: Placement) -> Path:

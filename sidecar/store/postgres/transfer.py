@@ -75,8 +75,11 @@ def import_root(db: Database, root: Path) -> ImportReport:
             _import_file(db, placement.relative, path, data, report)
             report.skipped.append(f"{placement.relative}: no session header; kept as a plain file")
             continue
-        mtime_ms = path.stat().st_mtime_ns // 1_000_000
-        _import_session(db, session_id, placement, lines, tail, fold, ids, texts, mtime_ms, data, report)
+        st = path.stat()
+        # A trashed file's ctime is when it was moved there (empty-trash --older-than counts from it).
+        trashed_ms = st.st_ctime_ns // 1_000_000 if placement.area == "trash" else None
+        _import_session(db, session_id, placement, lines, tail, fold, ids, texts, st.st_mtime_ns // 1_000_000,
+                        trashed_ms, data, report)
     blobs = root / BLOB_DIR
     if blobs.is_dir():
         for blob in sorted(blobs.iterdir()):
@@ -88,8 +91,10 @@ def import_root(db: Database, root: Path) -> ImportReport:
                 continue
             db.run(
                 lambda conn: conn.execute(
-                    "INSERT INTO sidecar_blobs (digest, data) VALUES (%s, %s) ON CONFLICT (digest) DO NOTHING",
-                    (blob.name, data),
+                    # Stored when its file was last written or reused (the blob's grace hour counts from it).
+                    "INSERT INTO sidecar_blobs (digest, data, stored_ms) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (digest) DO NOTHING",
+                    (blob.name, data, blob.stat().st_mtime_ns // 1_000_000),
                 ),
                 "import a blob",
             )
@@ -122,6 +127,7 @@ def _import_session(
     ids: list[str | None],
     texts: list[tuple[int, str]],
     mtime_ms: int,
+    trashed_ms: int | None,
     data: bytes,
     report: ImportReport,
 ) -> None:
@@ -148,15 +154,16 @@ def _import_session(
             conn.execute(
                 "INSERT INTO sidecar_sessions (id, area, folder, file_name, cwd, created, parent_session, title, "
                 "name, first_message, message_count, last_activity, modified_ms, tokens_total, tokens_last, "
-                "line_count, tail, name_folded, title_folded) VALUES (%(id)s, %(area)s, %(folder)s, %(file_name)s, "
-                "%(cwd)s, %(created)s, %(parent_session)s, %(title)s, %(name)s, %(first_message)s, %(message_count)s, "
-                "%(last_activity)s, %(modified_ms)s, %(tokens_total)s, %(tokens_last)s, %(line_count)s, %(tail)s, "
-                "%(name_folded)s, %(title_folded)s)",
+                "line_count, tail, name_folded, title_folded, trashed_ms) VALUES (%(id)s, %(area)s, %(folder)s, "
+                "%(file_name)s, %(cwd)s, %(created)s, %(parent_session)s, %(title)s, %(name)s, %(first_message)s, "
+                "%(message_count)s, %(last_activity)s, %(modified_ms)s, %(tokens_total)s, %(tokens_last)s, "
+                "%(line_count)s, %(tail)s, %(name_folded)s, %(title_folded)s, %(trashed_ms)s)",
                 {
                     "id": session_id, "area": placement.area, "folder": placement.folder,
                     "file_name": placement.file_name, "cwd": fold.cwd, "created": fold.created,
                     "parent_session": fold.parent_session, "title": fold.title, "line_count": len(lines),
-                    "tail": tail, "title_folded": fold_text(fold.title), **fold.columns(mtime_ms),
+                    "tail": tail, "title_folded": fold_text(fold.title), "trashed_ms": trashed_ms,
+                    **fold.columns(mtime_ms),
                 },
             )
             insert_lines(conn, session_id, 0, lines, ids, texts)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...format.jsonl import BLOB_PREFIX, parse_file
+from ...format.jsonl import BLOB_PREFIX, parse_line
 from ...upkeep.usage import AREAS, SessionFile, StoreUsage, folder_bytes
 from ..index import INDEX_DIR
 from ..tree import SessionTree
@@ -74,6 +74,7 @@ def pinned(db: Database, session_id: str) -> bool:
         return True
     if not label_lines:
         return False
+    # Each line on its own: they are no file (no header first), and a line that does not parse is no label.
     tree = SessionTree()
-    tree.add_parsed(parse_file(b"\n".join(label_lines) + b"\n").items)
+    tree.add_parsed([entry for entry in map(parse_line, label_lines) if entry is not None])
     return bool(tree.labels)

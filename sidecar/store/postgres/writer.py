@@ -21,6 +21,7 @@ import psycopg
 from ...errors import SessionExists, SessionLocked, StorageError
 from ..listing import Accumulator
 from ..writer import FsyncPolicy
+from .blobs import keep_named, named_blobs
 from .db import Database, OutcomeUnknown
 from .lease import DEFAULT_LEASE_SECONDS, Stored, lease_interval, open_stored, read_since, release, renew_all
 from .lines import APPEND_FEW, APPEND_ONE, insert_lines, line_params
@@ -67,7 +68,7 @@ class PgWriter:
             self.fence = stored.fence
             self.line_count = int(stored.row["line_count"])
             self.tail = bytes(stored.row["tail"])
-            self.size = len(stored.data)
+            self.size = stored.size
             self.fold = Fold.of_row(stored.row)
         # What the file store's writer also tells (store/session.py reads them).
         self.lock_fd = None
@@ -109,8 +110,12 @@ class PgWriter:
         stamp = now_ms()
         fence = 1
 
+        named = named_blobs(lines)
+
         def run(conn: psycopg.Connection) -> None:
             with conn.transaction():
+                if named:  # a fork of lines that name blobs: kept from a collection (postgres/erasing.py)
+                    keep_named(conn, named, self.session_id, strict=False)
                 made = conn.execute(
                     "INSERT INTO sidecar_sessions (id, area, folder, file_name, cwd, created, parent_session, title, "
                     "name, first_message, message_count, last_activity, modified_ms, tokens_total, tokens_last, "
@@ -165,8 +170,14 @@ class PgWriter:
             **fold.columns(now_ms()),
         }
         statement = APPEND_ONE if len(lines) == 1 else APPEND_FEW
+        named = named_blobs(lines)
 
         def run(conn: psycopg.Connection) -> int:
+            if named:  # lines that name blobs: those are kept from a collection first (postgres/erasing.py)
+                with conn.transaction():
+                    keep_named(conn, named, self.session_id)
+                    row = conn.execute(statement, params, prepare=True).fetchone()
+                    return int(row[0]) if row else 0
             row = conn.execute(statement, params, prepare=True).fetchone()
             return int(row[0]) if row else 0
 
@@ -196,6 +207,9 @@ class PgWriter:
         lines, tail = split_file(data)
         fold = Fold()
         ids, texts = fold_lines(fold, lines, 0)
+
+        # No blob is touched: the lines are the session's own, named before and after alike, so a collection
+        # sees them named whichever version its snapshot holds.
 
         def run(conn: psycopg.Connection) -> bool:
             with conn.transaction() as tx:

@@ -269,6 +269,13 @@ class SpecStore(HeldSessions):
     def pinned(self, found: Any) -> bool:
         return self.usage(False)
 
+    def empty_trash(self, older_than_s: int | None, now_ns: int, dry_run: bool) -> Any:
+        raise InvalidParams("empty-trash covers pi-format sessions (files below a root, or PostgreSQL); this "
+                            "sidecar keeps its sessions in the spec format")
+
+    def collect_blobs(self, dry_run: bool) -> Any:
+        return self.empty_trash(None, 0, dry_run)
+
     def upkeep_held(self, held: list[Any]) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 

@@ -1,0 +1,130 @@
+"""Many whole lines read in one decode: the parse's fastest path for a large, undamaged file.
+
+A stretch of lines is handed to msgspec's ``decode_lines`` in one call, and
+the entries are made by ``map`` over its results, so a line costs no Python
+step of its own but the search for its end. This must give exactly what
+reading each line alone gives (jsonl.py's per-line paths), including pi's
+rule that a line JSON.parse refuses is dropped on its own. ``decode_lines``
+reads JSON values separated by any whitespace, not one value per line, so a
+stretch is taken only when each of its lines starts with ``{`` and ends with
+``}`` and the decode gives one value per line. Then each line holds exactly
+one object: a string cannot hold a raw newline (msgspec refuses it, as
+JSON.parse does), so a newline lies between tokens; one right after a ``}``
+that closed an object nested in another would have to be followed by ``,``,
+``]`` or ``}``, never by the next line's ``{``; so every line ends at the top
+level, holds at least one value, and with as many values as lines, exactly
+one. Any other stretch (a damaged, blank or indented line, a lone surrogate,
+a field of an odd type) is read again line by line by the caller.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from itertools import repeat
+from operator import attrgetter
+from typing import Any
+
+import msgspec
+
+from .entry import BLOB_MARK, Entry, LineSource, MessageHead
+
+
+class SharedHead(MessageHead, frozen=True, gc=False):
+    """A message head of strings or absent values only: hashable, so equal heads are one object.
+
+    Heads repeat (a few roles, providers and models); one object each keeps a
+    large session's memory down. A head holding anything else (a number, a
+    list) fails this type and its stretch is read line by line.
+    """
+
+    role: str | None = None
+    provider: str | None | msgspec.UnsetType = msgspec.UNSET
+    model: str | None | msgspec.UnsetType = msgspec.UNSET
+
+
+class _LineEnvelope(msgspec.Struct, gc=False):
+    """What the per-line fast path reads of a line (jsonl._StrictEnvelope), with a shareable head."""
+
+    type: str | None = None
+    id: str | None = None
+    parentId: str | None = None
+    timestamp: str | None = None
+    message: SharedHead | None = None
+
+
+decoder = msgspec.json.Decoder(_LineEnvelope)
+
+# Each head once (None for a line without one). New heads stop being kept once this many are (checked a
+# stretch at a time, so it may go past by one stretch's new heads); later ones are then not shared.
+_shared: dict[Any, Any] = {None: None}
+_MAX_SHARED = 4096
+
+_type_of, _id_of, _parent_of, _timestamp_of, _head_of = (
+    attrgetter(name) for name in ("type", "id", "parentId", "timestamp", "message")
+)
+_OPEN, _CLOSE = ord("{"), ord("}")
+
+
+def read_lines(
+    buffer: Any, view: memoryview, start: int, stop: int, shift: int, source: LineSource | None, kinds: dict[Any, str],
+) -> list[Entry] | None:
+    """The entries of the whole lines in ``buffer[start:stop]`` (``stop`` is where a newline is), or None.
+
+    None when a line there needs the per-line reading (see the module's
+    docstring). With no ``source`` the entries hold their lines' bytes, else
+    they read them back from it. Offsets are ``shift`` past the buffer's.
+    ``kinds`` maps an entry type to its one shared string (None to "").
+    """
+    segment = view[start:stop]
+    try:
+        envelopes = decoder.decode_lines(segment)
+    except msgspec.MsgspecError:
+        return None
+    finally:
+        segment.release()
+    starts: list[int] = []
+    lengths: list[int] = []
+    add_start, add_length = starts.append, lengths.append
+    find = buffer.find
+    at = start
+    while True:
+        end = find(b"\n", at, stop)
+        if end == -1:
+            end = stop
+        if buffer[at] != _OPEN or buffer[end - 1] != _CLOSE:  # a blank line fails too: its first byte is "\n"
+            return None
+        add_start(at)
+        add_length(end - at)
+        if end == stop:
+            break
+        at = end + 1
+    if len(envelopes) != len(starts):
+        return None
+    types = list(map(_type_of, envelopes))
+    heads = list(map(_head_of, envelopes))
+    if len(_shared) < _MAX_SHARED:
+        heads = list(map(_shared.setdefault, heads, heads))
+    else:
+        heads = list(map(_shared.get, heads, heads))
+    if source is None:
+        lines: Any = map(buffer.__getitem__, map(slice, starts, map(int.__add__, starts, lengths)))
+    else:
+        lines = repeat(None)
+    offsets = map(int.__add__, starts, repeat(shift)) if shift else starts
+    entries = list(map(
+        Entry, map(kinds.get, types, types), map(_id_of, envelopes), map(_parent_of, envelopes),
+        map(_timestamp_of, envelopes), lines, heads, offsets, lengths, repeat(source), repeat(False),
+    ))
+    _mark_blobs(buffer, start, stop, starts, lengths, entries)
+    return entries
+
+
+def _mark_blobs(buffer: Any, start: int, stop: int, starts: list[int], lengths: list[int], entries: list[Entry]) -> None:
+    """Set ``has_blobs`` on the entries whose line holds a blob mark wholly (marks are rare: a search per stretch)."""
+    size = len(BLOB_MARK)
+    at = buffer.find(BLOB_MARK, start, stop)
+    while at != -1:
+        line = bisect_right(starts, at) - 1
+        if at + size <= starts[line] + lengths[line]:
+            entries[line].has_blobs = True
+        at = buffer.find(BLOB_MARK, at + 1, stop)

@@ -1,0 +1,110 @@
+"""One line read on its own: the envelope structs, their decoders and ``parse_line``.
+
+The parse (jsonl.py) reads most lines a stretch at a time (chunked.py) or with
+the strict envelope; a line neither takes is read here, exactly as JSON.parse
+would keep it. Shared values (entry types, message heads) live here too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from .codec import decode_lenient
+from .entry import Entry, MessageHead
+
+class _Envelope(msgspec.Struct, gc=False):
+    """The fields every entry shares, and a message's head, in one pass over the line.
+
+    msgspec skips the other fields without building them, so this costs one
+    scan of the line and almost no allocation.
+    """
+
+    type: str | None = None
+    id: str | None = None
+    parentId: str | None = None
+    timestamp: str | None = None
+    message: MessageHead | None = None
+
+
+class _LooseEnvelope(msgspec.Struct):
+    """The envelope of a line whose fields hold unexpected types.
+
+    A numeric timestamp from a newer agent, say: JSON.parse keeps such a line,
+    so it stays an entry; values that are not strings are read as absent.
+    """
+
+    type: Any = None
+    id: Any = None
+    parentId: Any = None
+    timestamp: Any = None
+
+
+class _StrictHead(msgspec.Struct, gc=False):
+    """A message head whose values are all strings or absent: the only kind that may be shared."""
+
+    role: str | None = None
+    provider: str | None | msgspec.UnsetType = msgspec.UNSET
+    model: str | None | msgspec.UnsetType = msgspec.UNSET
+
+
+class _StrictEnvelope(msgspec.Struct, gc=False):
+    """The fast path's envelope: what ``_Envelope`` reads, refusing a head that holds anything but strings.
+
+    A line it refuses takes ``parse_line``, which reads it as before; so a line
+    it accepts gives the entry ``parse_line`` would, with fewer steps in Python.
+    """
+
+    type: str | None = None
+    id: str | None = None
+    parentId: str | None = None
+    timestamp: str | None = None
+    message: _StrictHead | None = None
+
+
+_envelope_decoder = msgspec.json.Decoder(_Envelope)
+_loose_envelope_decoder = msgspec.json.Decoder(_LooseEnvelope)
+_strict_envelope_decoder = msgspec.json.Decoder(_StrictEnvelope)
+
+
+def parse_line(raw: bytes | memoryview) -> Entry | None:
+    """The entry of one line, holding ``raw`` as its bytes; None when the line is not a JSON object."""
+    try:
+        env = decode_lenient(_envelope_decoder, raw)
+    except msgspec.ValidationError:
+        return _parse_loose_line(raw)
+    except msgspec.DecodeError:
+        return None
+    line = raw if isinstance(raw, bytes) else None
+    head = env.message
+    if head is not None:
+        # Heads repeat (a few roles, providers and models): one object each keeps a large session's memory down.
+        # Only strings (and absent values) are shared: 1 and true hash alike, and a list cannot be a key.
+        key = (head.role, head.provider, head.model)
+        if all(value is None or value is msgspec.UNSET or type(value) is str for value in key):
+            head = _heads.setdefault(key, head) if len(_heads) < _MAX_HEADS else _heads.get(key, head)
+    kind = env.type
+    return Entry(_types.get(kind, kind) if kind else "", env.id, env.parentId, env.timestamp, line, head)
+
+
+# Shared values of the envelopes (never changed once read: MessageHead is not written to).
+_heads: dict[tuple[Any, Any, Any], MessageHead] = {}
+_MAX_HEADS = 4096
+_types = {name: name for name in ("message", "model_change", "thinking_level_change", "compaction", "branch_summary",
+                                  "custom", "custom_message", "label", "session_info", "session")}
+_kinds: dict[Any, str] = {**_types, None: "", "": ""}  # chunked.py's: an absent or empty type is ""
+
+
+def _parse_loose_line(raw: bytes | memoryview) -> Entry | None:
+    try:
+        env = decode_lenient(_loose_envelope_decoder, raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return Entry(
+        type=env.type if isinstance(env.type, str) else "",
+        id=env.id if isinstance(env.id, str) else None,
+        parent_id=env.parentId if isinstance(env.parentId, str) else None,
+        timestamp=env.timestamp if isinstance(env.timestamp, str) else None,
+        line=raw if isinstance(raw, bytes) else None,
+    )

@@ -1,0 +1,49 @@
+"""Entries as append stores them, made from whole objects (an import's): images to the blob store
+(oh-my-pi's compatibility), over-long strings cut. The file and PostgreSQL stores share it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ..format.jsonl import BLOB_MARK, Entry, MessageHead
+from .payload import MAX_CHARS, BlobStore, bound
+
+_encode = msgspec.json.Encoder().encode  # as format/codec.encode, which takes over for a lone surrogate
+_UNSET = msgspec.UNSET
+
+
+def stored_entry(obj: dict[str, Any], blobs: BlobStore | None) -> Entry:
+    entry = Entry.from_obj(obj)
+    line = entry.line  # (made from the dict just now: held, never read back from a file)
+    if len(line) > MAX_CHARS or (blobs is not None and b'"image"' in line):  # type: ignore[arg-type]
+        entry = Entry.from_obj(bound(obj, blobs))
+    return entry
+
+
+def stored_entries(objs: list[dict[str, Any]], blobs: BlobStore | None) -> list[Entry]:
+    """``stored_entry`` of each. The envelope an importer's Builder writes (a string type, id and
+    timestamp, the parent's id or null) is taken as it is; anything else goes through ``stored_entry``.
+    One encoding each: msgspec's encode_lines is faster, but cutting its output into lines costs more."""
+    out = []
+    append = out.append
+    for obj in objs:
+        kind, entry_id, parent, stamp = obj.get("type"), obj.get("id"), obj.get("parentId"), obj.get("timestamp")
+        if not (type(kind) is str and type(entry_id) is str and type(stamp) is str
+                and (parent is None or type(parent) is str)):
+            append(stored_entry(obj, blobs))
+            continue
+        try:
+            line = _encode(obj)
+        except UnicodeEncodeError:
+            append(stored_entry(obj, blobs))
+            continue
+        if len(line) > MAX_CHARS or (blobs is not None and b'"image"' in line):
+            append(Entry.from_obj(bound(obj, blobs)))
+            continue
+        message = obj.get("message")
+        head = None if type(message) is not dict else MessageHead(
+            message.get("role"), message.get("provider", _UNSET), message.get("model", _UNSET))
+        append(Entry(kind, entry_id, parent, stamp, line, head, has_blobs=BLOB_MARK in line))
+    return out

@@ -56,6 +56,13 @@ class TokenTally:
         for index, entry in enumerate(appended):
             if entry.type in ("compaction", "context_edit") or (entry.type == "custom" and _PRUNE_MARK in entry.raw):
                 return None  # the overlay changes what earlier messages count for
+            if objs is not None and entry.type == "message":
+                message = objs[index].get("message")
+                if type(message) is dict and message.get("role") == "user":
+                    content = message.get("content")
+                    if type(content) is str:  # (most appends: estimate_tokens of it, without building the message)
+                        trailing += -(-len(content) // 4)
+                        continue
             message = message_of(entry, objs[index] if objs is not None else None)
             if message is None:
                 continue

@@ -275,8 +275,9 @@ class ListingIndex:
 
         self._safely(action)
 
-    def appended(self, path: Path, area: str, lines: list[bytes]) -> None:
-        """The sidecar appended ``lines`` to ``path``: fold them into its row (the file is not read)."""
+    def appended(self, path: Path, area: str, lines: list[bytes], entries: list[Any] | None = None) -> None:
+        """The sidecar appended ``lines`` to ``path``: fold them into its row (the file is not read).
+        ``entries``: the lines' parsed entries, when the caller has them (see ``fold_appended``)."""
         def action(conn: sqlite3.Connection) -> None:
             key = str(path)
             conn.execute("BEGIN IMMEDIATE")
@@ -291,7 +292,7 @@ class ListingIndex:
                 if row is None or not row[2] or row[1] + grown != st.st_size:
                     self._read_into(conn, key, str(path.parent), area, 0, 0)
                 else:
-                    fold_appended(conn, self._known, path, lines, st, row)
+                    fold_appended(conn, self._known, path, lines, st, row, entries)
                 conn.execute("COMMIT")
             except BaseException:
                 self._rollback()

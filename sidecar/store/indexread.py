@@ -107,13 +107,21 @@ def _store_reads(
 
 
 def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, lines: list[bytes], st: os.stat_result,
-                  row: tuple[Any, ...]) -> None:
-    """Fold ``lines`` the sidecar appended into the file's ``row`` (as selected by ListingIndex.appended)."""
+                  row: tuple[Any, ...], entries: list[Any] | None = None) -> None:
+    """Fold ``lines`` the sidecar appended into the file's ``row`` (as selected by ListingIndex.appended).
+
+    ``entries`` (the lines' Entry structs, when known) spare decoding the lines whose envelope says
+    enough: an entry the listing ignores, or a message neither user nor assistant (only counted)."""
     key = str(path)
     file_id, _, _, count, first, last, name, total, last_tokens, seq, header_ts, title, session_id = row
     acc = Accumulator(count, first or "", last or 0, name, total or 0, last_tokens or 0)
     texts = []
-    for raw in lines:
+    for index, raw in enumerate(lines):
+        if entries is not None:
+            skip = listing_skip(entries[index])
+            if skip:
+                acc.count += skip == _COUNTED
+                continue
         line = decode_line(raw)
         if line is None:
             continue
@@ -133,3 +141,18 @@ def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, lines: lis
         ),
     )
     known.setdefault(str(path.parent), {})[key] = (st.st_size, st.st_mtime_ns)
+
+
+_IGNORED, _COUNTED = 1, 2
+
+
+def listing_skip(entry: Any) -> int:
+    """0 when the entry's line must be decoded for the listing (Accumulator.feed); _IGNORED when feed
+    would change nothing (neither a message nor session_info); _COUNTED when it would only count it
+    (a message object whose role is neither user nor assistant)."""
+    kind = entry.type
+    if kind == "message":
+        head = entry.head  # (set exactly when the line's message is an object)
+        role = None if head is None else head.role
+        return 0 if head is None or role == "user" or role == "assistant" else _COUNTED
+    return 0 if kind == "session_info" else _IGNORED

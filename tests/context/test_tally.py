@@ -44,3 +44,22 @@ def test_a_new_usage_replaces_the_estimates_before_it(tmp_path):
     reply = assistant("done", usage={"input": 2000, "output": 10, "cacheRead": 0, "cacheWrite": 0})
     after = svc.append(wire.AppendParams(sessionId=session_id, entries=[{"type": "message", "message": reply}]))
     assert after.contextTokens == 2010
+
+
+def test_user_messages_of_every_content_shape_tally_as_a_full_rebuild(tmp_path):
+    """The tally's shortcut for a user message with plain text (chars / 4, rounded up) and the general
+    path for other shapes agree with a rebuild: lengths around each multiple of 4, lists, images, null."""
+    svc = SessionService(tmp_path)
+    session_id = start(svc)
+    shapes = [{"role": "user", "content": "y" * n} for n in range(10)] + [
+        {"role": "user", "content": [{"type": "text", "text": "abcde"}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}]},
+        {"role": "user", "content": None},
+        {"role": "user"},
+        {"role": "user", "content": "é" * 7, "usage": {"input": 999}},  # a user's usage is never trusted
+    ]
+    for shape in shapes:
+        result = svc.append(wire.AppendParams(sessionId=session_id, entries=[{"type": "message", "message": shape}]))
+        assert result.contextTokens == rebuilt_tokens(svc, session_id)
+    batch = [{"type": "message", "message": {"role": "user", "content": "z" * n}} for n in (1, 4, 5, 8, 9)]
+    result = svc.append(wire.AppendParams(sessionId=session_id, entries=batch))
+    assert result.contextTokens == rebuilt_tokens(svc, session_id)

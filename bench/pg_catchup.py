@@ -12,7 +12,8 @@ fresh holders of the same state:
   fetched as a tuple, copied to bytes, the lines joined into one buffer and parsed from it;
 - ``files``: the file store's follow of the same lines appended to a session file (the reference).
 
-Wall time, this process's CPU time and the server backend's (/proc), medians of the rounds.
+Wall time, this process's CPU time and the server backend's (/proc, in clock ticks of 10 ms: a
+rough figure), medians of the rounds.
 Without a URL (or $SIDECAR_TEST_DATABASE_URL) a throwaway cluster is started with scripts/pg.sh.
 """
 
@@ -179,11 +180,12 @@ def main() -> None:
             subprocess.run(["bash", str(HERE.parent / "scripts" / "pg.sh"), "stop", cluster], check=False)
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs; "
           f"medians of {args.rounds} rounds, the three ways in turns")
-    print(f"{'lines':>7}  {'way':<7} {'wall ms':>9} {'CPU ms':>8} {'server CPU ms':>14}  wall vs before")
+    print(f"{'lines':>7}  {'way':<7} {'wall ms':>9} {'CPU ms':>8} {'server CPU ms':>14}  wall, CPU vs before")
     for size, ways in results.items():
         for way, (wall, cpu, server) in ways.items():
-            ratio = wall / ways["before"][0]
-            print(f"{size:>7,}  {way:<7} {wall * 1e3:>9.1f} {cpu * 1e3:>8.1f} {server * 1e3:>14.1f}  {ratio:.2f}x")
+            ratio, cpu_ratio = wall / ways["before"][0], cpu / ways["before"][1]
+            print(f"{size:>7,}  {way:<7} {wall * 1e3:>9.1f} {cpu * 1e3:>8.1f} {server * 1e3:>14.1f}  "
+                  f"{ratio:.2f}x, {cpu_ratio:.2f}x")
 
 
 if __name__ == "__main__":

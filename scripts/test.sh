@@ -41,9 +41,9 @@ SIDECAR_TEST_MAP_ALL=1 python -m pytest -q -p no:cacheprovider \
   tests/store tests/context tests/format tests/compaction tests/parity
 
 echo
-echo "== the store, context, compaction, rpc and parity suites again, every session in PostgreSQL (SIDECAR_TEST_STORE)"
+echo "== the store, context, compaction, rpc, parity and importers suites again, every session in PostgreSQL (SIDECAR_TEST_STORE)"
 SIDECAR_TEST_STORE=postgres python -m pytest -q -p no:cacheprovider \
-  tests/store tests/context tests/compaction tests/rpc tests/parity \
+  tests/store tests/context tests/compaction tests/rpc tests/parity tests/importers \
   --deselect tests/rpc/test_crash.py --deselect tests/rpc/test_fuzz.py
 
 status=0

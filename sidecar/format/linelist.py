@@ -51,6 +51,16 @@ class LineParser:
         self._offset = 0  # where the next line starts in the file
         self._errors = 0
 
+    @classmethod
+    def after_header(cls, base: int) -> "LineParser":
+        """A parser of the lines that follow a header already read, the first of them at offset ``base``
+        (a read-only holder catching up). ``finish(b"")`` gives what ``parse_tail`` gives for those
+        lines joined, with no header as it has none, except ``size``: here where the file ends after them."""
+        parser = cls()
+        parser._parsed = ParsedFile(header=None)  # type: ignore[arg-type]
+        parser._offset = base
+        return parser
+
     def feed(self, lines: Sequence[bytes]) -> None:
         """The next whole lines of the file, in order (each without its newline)."""
         if self._parsed is None:

@@ -231,6 +231,11 @@ def test_errors_name_what_to_fix(tmp_path):
 
 def test_the_command_line_imports_and_reports(tmp_path):
     source = claude_file(tmp_path / "src")
+    # A dry run first, into a store that holds nothing yet (on the PostgreSQL pass every sidecar of a
+    # test shares one database, so a dry run after the import would find the session there).
+    dry = request(tmp_path / "other", "session/import", {"tool": "claude-code", "paths": [str(source)], "dryRun": True})
+    assert dry["sessions"][0]["created"] is False and dry["sessions"][0]["path"] == ""
+    assert not list((tmp_path / "other").rglob("*.jsonl"))
     argv = [sys.executable, "-m", "sidecar", "import", "--root", str(tmp_path / "root"), "--from", "claude-code",
             str(source)]
     first = subprocess.run(argv, capture_output=True, text=True, timeout=120)
@@ -240,9 +245,6 @@ def test_the_command_line_imports_and_reports(tmp_path):
     again = subprocess.run([*argv, "--json"], capture_output=True, text=True, timeout=120)
     (session,) = json.loads(again.stdout)["sessions"]
     assert session["created"] is False and Path(session["path"]).is_file()
-    dry = request(tmp_path / "other", "session/import", {"tool": "claude-code", "paths": [str(source)], "dryRun": True})
-    assert dry["sessions"][0]["created"] is False and dry["sessions"][0]["path"] == ""
-    assert not list((tmp_path / "other").rglob("*.jsonl"))
 
 
 @pytest.mark.parametrize("tool", ["codex", "claude-code"])

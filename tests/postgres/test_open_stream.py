@@ -14,6 +14,7 @@ import random
 from pathlib import Path
 
 import msgspec
+import psycopg
 import pytest
 
 from sidecar.config import Settings
@@ -145,3 +146,90 @@ def test_an_open_from_rows_gives_what_the_file_store_gives(stored, monkeypatch, 
     finally:
         store.close_all()
         store.db.close()
+
+
+# -- a read-only holder catching up with another host's appends (PgSession.catch_up) -----------------
+
+CUT = 300  # the lines the reader opened with: the title line, damage, the header and the first entries
+
+
+def _split() -> tuple[bytes, list[bytes], bytes]:
+    """The session file as what the reader opened, the whole lines appended since, and a torn tail."""
+    data = session_file()
+    lines, torn = data.split(b"\n")[:-1], data[data.rindex(b"\n") + 1:]
+    return b"\n".join(lines[:CUT]) + b"\n", lines[CUT:], torn
+
+
+@pytest.mark.parametrize("rows", ["chunks of 256", "chunks of 7", "one result"])
+def test_a_catch_up_from_rows_gives_what_the_file_stores_follow_gives(tmp_path: Path, pg_url: str, monkeypatch, rows) -> None:
+    if rows == "chunks of 7":
+        monkeypatch.setattr(lease, "STREAM_CHUNK", 7)
+    elif rows == "one result":
+        monkeypatch.setattr(lease, "_CAN_STREAM", False)
+    opened, appended, torn = _split()
+    assert any(b"\xff" in line for line in appended) and any(line.endswith(b"\r") for line in appended)
+    assert any(line.startswith(b"{not json") for line in appended) and b"" in appended
+    folder = tmp_path / "root" / "--work-proj--"
+    folder.mkdir(parents=True)
+    path = folder / f"2026-01-01T00-00-00-000Z_{SESSION_ID}.jsonl"
+    path.write_bytes(opened)
+    database = connect_checked(pg_url)
+    try:
+        ensure_schema(database)
+        import_root(database, tmp_path / "root")
+    finally:
+        database.close()
+
+    # The file store: a read-only holder follows what another program appended to the file.
+    on_files, _ = Session.load(path, FsyncPolicy.ASSISTANT, read_only=True)
+    settings = Settings()
+    settings = msgspec.structs.replace(settings, store=msgspec.structs.replace(settings.store, databaseUrl=pg_url))
+    store = postgres_store(tmp_path / "host", settings)
+    try:
+        in_rows, _ = store.open(SESSION_ID, None, True)
+        assert _answers(in_rows) == _answers(on_files)
+        with open(path, "ab") as file:
+            file.write(b"\n".join(appended) + b"\n" + torn)
+        followed = on_files.follow(wait=False)
+        assert followed is not None and len(followed.appended) > 500
+
+        # PostgreSQL: another host appended the same lines (and left the same torn tail); the reader
+        # catches up in two steps, as a leaf notice makes it (``upto``), then the rest.
+        with psycopg.connect(pg_url, autocommit=True) as conn, conn.transaction():
+            with conn.cursor() as cur:
+                cur.executemany("INSERT INTO sidecar_lines (session_id, seq, line) VALUES (%s, %s, %s)",
+                                [(SESSION_ID, CUT + n, line) for n, line in enumerate(appended)])
+            conn.execute("UPDATE sidecar_sessions SET line_count = %s, tail = %s WHERE id = %s",
+                         (CUT + len(appended), torn, SESSION_ID))
+        first = in_rows.catch_up(upto=CUT + 400)
+        rest = in_rows.catch_up()
+        assert first is not None and rest is not None
+        assert [e.id for e in first.appended + rest.appended] == [e.id for e in followed.appended]
+        assert in_rows.writer.line_count == CUT + len(appended)
+        assert in_rows.known_size == on_files.known_size == len(opened) + len(b"\n".join(appended)) + 1
+        assert [(e.offset, e.length) for e in in_rows.tree.entries] == [(e.offset, e.length) for e in on_files.tree.entries]
+        assert _answers(in_rows) == _answers(on_files)
+        assert in_rows.parse_errors == on_files.parse_errors > 0
+        assert in_rows.catch_up() is None  # nothing more: the torn tail is not a line yet
+    finally:
+        on_files.close()
+        store.close_all()
+        store.db.close()
+
+
+def test_lines_after_a_header_parse_as_the_file_parses_them() -> None:
+    from sidecar.format.jsonl import parse_tail
+    from sidecar.format.linelist import LineParser
+
+    _, appended, _ = _split()
+    data = b"\n".join(appended) + b"\n"
+    expected = parse_tail(data, 1234)
+    parser = LineParser.after_header(1234)
+    parser.feed(appended[:100])
+    parser.feed(appended[100:])
+    got = parser.finish(b"")
+    assert got.header is None and got.size == 1234 + expected.size == 1234 + len(data)
+    assert got.parse_errors == expected.parse_errors > 0
+    shape = lambda items: [(i.type, i.id, i.parent_id, i.raw, i.offset, i.length, i.has_blobs) if not isinstance(i, bytes)
+                           else i for i in items]
+    assert shape(got.items) == shape(expected.items)

@@ -110,7 +110,7 @@ def open_stored(
             if owner is not None and fence is None:
                 raise _locked(row, session_id)
             parser = LineParser() if parse else None
-            return Stored(row, _lines(conn, session_id, parser), bytes(row["tail"]), fence, parser)
+            return Stored(row, _lines(conn, _SELECT_LINES, (session_id,), parser), bytes(row["tail"]), fence, parser)
 
     return db.run(run, f"open session {session_id}", write=owner is not None)
 
@@ -123,10 +123,15 @@ STREAM_CHUNK = 256
 _CAN_STREAM = psycopg.pq.version() >= 170000
 
 _SELECT_LINES = "SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq"
+_SELECT_LINES_SINCE = "SELECT line FROM sidecar_lines WHERE session_id = %s AND seq >= %s ORDER BY seq"
+_SELECT_LINES_BETWEEN = "SELECT line FROM sidecar_lines WHERE session_id = %s AND seq >= %s AND seq < %s ORDER BY seq"
 
 
-def _lines(conn: psycopg.Connection, session_id: str, parser: LineParser | None = None) -> list[bytes]:
-    """Every line of the session, in order; with ``parser``, each chunk fed to it as it arrives.
+def _lines(
+    conn: psycopg.Connection, query: str, params: tuple[object, ...], parser: LineParser | None = None,
+) -> list[bytes]:
+    """The session's lines ``query`` selects (all of them, or those since a line), in order; with
+    ``parser``, each chunk fed to it as it arrives.
 
     Binary, so each comes as its bytes (not hex text twice its size). Without a parser they are
     taken from the whole result as they are: no row objects for a session's tens of thousands of lines.
@@ -144,7 +149,7 @@ def _lines(conn: psycopg.Connection, session_id: str, parser: LineParser | None 
             lines: list[bytes] = []
             chunk: list[bytes] = []
             add = chunk.append
-            for (line,) in cur.stream(_SELECT_LINES, (session_id,), size=STREAM_CHUNK):
+            for (line,) in cur.stream(query, params, size=STREAM_CHUNK):
                 add(line or b"")
                 if len(chunk) == STREAM_CHUNK:
                     parser.feed(chunk)
@@ -153,7 +158,7 @@ def _lines(conn: psycopg.Connection, session_id: str, parser: LineParser | None 
             parser.feed(chunk)
             lines += chunk
             return lines
-        cur.execute(_SELECT_LINES, (session_id,))
+        cur.execute(query, params)
         result = cur.pgresult
         if result is None:
             lines = []
@@ -165,18 +170,23 @@ def _lines(conn: psycopg.Connection, session_id: str, parser: LineParser | None 
         return lines
 
 
-def read_since(db: Database, session_id: str, seq: int) -> tuple[list[bytes], int, bytes]:
-    """Lines from ``seq`` on, the line count and the tail now (what a read-only opener has not seen)."""
+def read_since(
+    db: Database, session_id: str, seq: int, parser: LineParser | None = None, upto: int | None = None,
+) -> tuple[list[bytes], int, bytes]:
+    """Lines from ``seq`` on (before ``upto`` when given), the line count and the tail now: what a
+    read-only opener has not seen. With ``parser`` (``LineParser.after_header``), the lines are
+    parsed as they arrive, as the open parses them (``_lines``)."""
 
     def run(conn: psycopg.Connection) -> tuple[list[bytes], int, bytes]:
         with conn.transaction():
             row = conn.execute("SELECT line_count, tail FROM sidecar_sessions WHERE id = %s", (session_id,)).fetchone()
             if row is None:
                 raise SessionNotFound(f"session {session_id} is no longer in the database", sessionId=session_id)
-            lines = conn.execute(
-                "SELECT line FROM sidecar_lines WHERE session_id = %s AND seq >= %s ORDER BY seq", (session_id, seq)
-            ).fetchall()
-            return [bytes(r[0]) for r in lines], int(row[0]), bytes(row[1])
+            if upto is None:
+                lines = _lines(conn, _SELECT_LINES_SINCE, (session_id, seq), parser)
+            else:
+                lines = _lines(conn, _SELECT_LINES_BETWEEN, (session_id, seq, upto), parser)
+            return lines, int(row[0]), bytes(row[1])
 
     return db.read(run, f"read session {session_id}")
 

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ...errors import DamagedFile
+from ...format.cycles import cycles_paused
 from ...format.jsonl import Entry, NotASession, serialize
+from ...format.linelist import LineParser
 from ...format.migrate import migrate
 from ..follow import FileChange
 from ..session import LoadReport, Session
@@ -84,17 +86,26 @@ class PgSession(Session):
 
     def catch_up(self, upto: int | None = None) -> FileChange | None:
         """Fold in the lines the session's writer committed since we read it (read-only openers);
-        with ``upto``, only those before that line count."""
+        with ``upto``, only those before that line count.
+
+        The rows are parsed as they arrive, as the open parses them (format/linelist.py): what is
+        folded in is what the file store's follow folds in for the same lines appended to a file
+        (``Session._add_tail``), without joining them into one buffer first."""
         if not self.read_only or self.writer.error is not None:
             return None
-        lines, count, _ = read_since(self.writer.db, self.id, self.writer.line_count)
-        if upto is not None:
-            lines = lines[:max(0, upto - self.writer.line_count)]
+        start = self.known_size
+        parser = LineParser.after_header(start)
+        lines, _, _ = read_since(self.writer.db, self.id, self.writer.line_count, parser, upto)
         if not lines:
             return None
-        data = b"\n".join(lines) + b"\n"
-        appended = self._add_tail(data, self.known_size)
-        self.known_size += len(data)
+        parsed = parser.finish(b"")
+        tree = self.tree
+        before = len(tree.entries)
+        with cycles_paused():
+            tree.add_parsed(parsed.items)
+        self.parse_errors += parsed.parse_errors
+        appended = tree.entries[before:]
+        self.known_size = parsed.size
         self.writer.line_count += len(lines)
         self.writer.size = self.known_size
         return FileChange(appended=appended) if appended else None

@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,7 +34,8 @@ sys.path.insert(0, str(HERE.parent))
 
 import psycopg  # noqa: E402
 
-from postgres import _backend_cpu, _fresh_database  # noqa: E402
+from pgserver import fresh_database  # noqa: E402
+from postgres import _backend_cpu  # noqa: E402
 from sidecar.store.follow import FileChange  # noqa: E402
 from sidecar.store.postgres.db import connect_checked  # noqa: E402
 from sidecar.store.postgres.lease import open_stored  # noqa: E402
@@ -150,15 +150,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--sizes", default="1000,10000")
     args = parser.parse_args()
-    cluster = None
-    url = args.database_url
-    if not url:
-        cluster = tempfile.mkdtemp(prefix="bench-pg-") + "/cluster"
-        url = subprocess.run(["bash", str(HERE.parent / "scripts" / "pg.sh"), "start", cluster],
-                             check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    name, db_url = _fresh_database(url)
     results = {}
-    try:
+    with fresh_database(args.database_url) as db_url:
         db = connect_checked(db_url)
         ensure_schema(db)
         with tempfile.TemporaryDirectory() as tmp:
@@ -173,11 +166,6 @@ def main() -> None:
             for size in (int(s) for s in args.sizes.split(",")):
                 results[size] = bench_size(db, follow_path, base, size, args.rounds)
         db.close()
-    finally:
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        if cluster:
-            subprocess.run(["bash", str(HERE.parent / "scripts" / "pg.sh"), "stop", cluster], check=False)
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs; "
           f"medians of {args.rounds} rounds, the three ways in turns")
     print(f"{'lines':>7}  {'way':<7} {'wall ms':>9} {'CPU ms':>8} {'server CPU ms':>14}  wall, CPU vs before")

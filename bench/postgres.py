@@ -29,13 +29,11 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -45,6 +43,7 @@ import psycopg  # noqa: E402
 
 import load  # noqa: E402
 import many_sessions  # noqa: E402
+from pgserver import fresh_database  # noqa: E402
 from sidecar.context.build import build_context  # noqa: E402
 from sidecar.format.jsonl import parse_file  # noqa: E402
 from sidecar.store.postgres.db import connect_checked  # noqa: E402
@@ -225,38 +224,19 @@ def _backend_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _fresh_database(url: str) -> tuple[str, str]:
-    name = "bench_" + uuid.uuid4().hex[:8]
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return name, urlunsplit(urlsplit(url)._replace(path="/" + name))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database-url", default=os.environ.get("SIDECAR_TEST_DATABASE_URL"))
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--parts", default="append,list,open", help="which figures to measure (comma-separated)")
     args = parser.parse_args()
-    cluster = None
-    url = args.database_url
-    if not url:
-        cluster = tempfile.mkdtemp(prefix="bench-pg-") + "/cluster"
-        url = subprocess.run(["bash", str(HERE.parent / "scripts" / "pg.sh"), "start", cluster],
-                             check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    name, db_url = _fresh_database(url)
     parts = set(args.parts.split(","))
-    try:
+    with fresh_database(args.database_url) as db_url:
         count = 300 if args.quick else 2000
         a = bench_append(db_url, count) if "append" in parts else None
         unflushed = bench_append(db_url, count, flush=False) if "append" in parts else None
         listing = bench_list(db_url, 2000 if args.quick else 10_000, 5) if "list" in parts else None
         opened = bench_open(db_url, 3 if args.quick else 9) if "open" in parts else None
-    finally:
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        if cluster:
-            subprocess.run(["bash", str(HERE.parent / "scripts" / "pg.sh"), "stop", cluster], check=False)
     rows = []
     if a:
         rows += [

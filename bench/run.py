@@ -56,6 +56,7 @@ import live  # noqa: E402
 import huge  # noqa: E402
 import load  # noqa: E402
 import many_sessions  # noqa: E402
+import pgserver  # noqa: E402
 import scale  # noqa: E402
 import rpc_latency  # noqa: E402
 from rpc_latency import Pipe  # noqa: E402
@@ -285,16 +286,8 @@ def _scale_rows(repeat: int) -> list[Row]:
 
 
 def _across_hosts(appends: int, rounds: int) -> dict:
-    url, cluster = os.environ.get("SIDECAR_TEST_DATABASE_URL"), None
-    if not url:
-        cluster = tempfile.mkdtemp(prefix="bench-pg-") + "/cluster"
-        url = subprocess.run(["bash", str(HERE.parent / "scripts" / "pg.sh"), "start", cluster],
-                             check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    try:
+    with pgserver.server(os.environ.get("SIDECAR_TEST_DATABASE_URL")) as url:
         return asyncio.run(live.across_hosts(url, appends, rounds))
-    finally:
-        if cluster:
-            subprocess.run(["bash", str(HERE.parent / "scripts" / "pg.sh"), "stop", cluster], check=False)
 
 
 def main() -> None:

@@ -35,11 +35,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from .indexbuild import SearchBuilder, drain
 from .indexscan import load as _load, scan_folder as _scan_folder
 from .indexread import BULK_ROWS, fold_appended, read_files
 from .indexschema import COLUMNS as _COLUMNS, SCHEMA_VERSION, Row, connect  # noqa: F401
 from .indexsearch import contains as _contains, delete_texts as _delete_texts, holds as _holds
-from .indexsearch import drain_chunk as _drain_chunk, query_rows
+from .indexsearch import query_rows
 from .watch import FolderWatch
 
 log = logging.getLogger(__name__)
@@ -47,13 +48,6 @@ log = logging.getLogger(__name__)
 INDEX_DIR = ".index"
 INDEX_NAME = "sessions.sqlite3"
 _SCAN_THREADS = 8  # stat calls release the GIL; a slow file system answers several at once
-_DRAIN_INLINE = 200  # pending text rows a query moves into the full-text index itself, on its own path
-# Text rows (most: all of one file's texts) the background builder moves per transaction, and at most about
-# this many characters: a write waits for one chunk at most (here a few tenths of a second of CPU), and
-# fewer, larger transactions build the whole index with less merging (100,000 files: 250 rows a
-# transaction took 28 s of CPU, 4,000 rows 22 s).
-_DRAIN_CHUNK = 1000
-_DRAIN_CHARS = 4 << 20
 _BUILD_AFTER = 64  # files read by one sync past which the background builder starts at once
 _CACHE_KIB = -2000  # sqlite's default page cache (negative: KiB)
 _BULK_CACHE_KIB = -32768  # while a sync reads BULK_ROWS files or more
@@ -74,9 +68,7 @@ class ListingIndex:
         # Folders with no change since their last scan (inotify), which a list need not look at.
         self._watch = FolderWatch(str(self.root))
         # Builds the full-text index of pending texts off the request path (after a rebuild).
-        self._builder: threading.Thread | None = None
-        self._builder_lock = threading.Lock()
-        self._stop_builder = threading.Event()
+        self.search_builder = SearchBuilder(self.path, lambda: self.busy_ms)
         # How long a write waits for another sidecar's transaction before the list reads the files instead.
         self.busy_ms = 10_000
 
@@ -94,7 +86,7 @@ class ListingIndex:
 
     def _discard(self) -> None:
         """Throw the index away (damaged): the next use rebuilds it from the files."""
-        self._stop_building()
+        self.search_builder.stop()
         if self._conn is not None:
             try:
                 self._conn.close()
@@ -143,7 +135,7 @@ class ListingIndex:
                 self._conn.close()
                 self._conn = None
             self._watch.close()
-        self._stop_building()
+        self.search_builder.stop()
 
     # -- keeping rows fresh ----------------------------------------------------------
 
@@ -217,7 +209,7 @@ class ListingIndex:
                     except sqlite3.Error:  # (never the error to report: the one that stopped the read is)
                         pass
             if read >= _BUILD_AFTER:
-                self._start_building()
+                self.search_builder.start()
             return read
 
         self._run(action)
@@ -367,7 +359,7 @@ class ListingIndex:
 
         def action(conn: sqlite3.Connection) -> list[Row]:
             if query:
-                self._drain_some(conn)
+                self.search_builder.drain_some(conn)
             conn.execute("BEGIN")  # one snapshot: a text moved from pending to texts meanwhile is seen once
             try:
                 if not query:
@@ -384,69 +376,10 @@ class ListingIndex:
 
         return self._run(action)
 
-    def _drain(self, conn: sqlite3.Connection) -> None:
-        """Move every pending text into the full-text index, a chunk per transaction."""
-        while _drain_chunk(conn, _DRAIN_CHUNK, _DRAIN_CHARS):
-            pass
-
-    def _drain_some(self, conn: sqlite3.Connection) -> None:
-        """Before a query: a few pending texts are indexed now; many are left to the background builder.
-
-        Reading a file or an append only stores its texts (a plain insert);
-        the trigram index, which costs several times more, is built later, so
-        a cold listing and every append stay cheap. A query meanwhile reads the
-        pending texts one by one (correct, slower).
-        """
-        if self._building():
-            return
-        if conn.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
-            return
-        if conn.execute(f"SELECT 1 FROM pending LIMIT 1 OFFSET {_DRAIN_INLINE}").fetchone() is None:
-            _drain_chunk(conn, _DRAIN_INLINE + 1, _DRAIN_CHARS)
-        else:
-            self._start_building()
-
     def build_search(self) -> None:
         """Build the full-text index of everything read so far (reindex does, so queries start warm)."""
-        self._stop_building()
-        self._run(self._drain)
-
-    # -- the background builder --------------------------------------------------------
-
-    def _building(self) -> bool:
-        builder = self._builder
-        return builder is not None and builder.is_alive()
-
-    def _start_building(self) -> None:
-        with self._builder_lock:
-            if self._building():
-                return
-            self._stop_builder.clear()
-            self._builder = threading.Thread(target=self._build, name="index-search", daemon=True)
-            self._builder.start()
-
-    def _stop_building(self) -> None:
-        with self._builder_lock:
-            builder, self._builder = self._builder, None
-            if builder is not None:
-                self._stop_builder.set()
-                builder.join()
-
-    def _build(self) -> None:
-        """The builder thread: pending texts into the full-text index, on its own connection, chunk by chunk."""
-        try:
-            conn = sqlite3.connect(self.path, timeout=self.busy_ms / 1000, isolation_level=None, check_same_thread=False)
-        except sqlite3.Error as exc:
-            log.info("full-text index not built in the background (%s); queries read the texts", exc)
-            return
-        try:
-            conn.execute(f"PRAGMA busy_timeout={int(self.busy_ms)}")
-            while not self._stop_builder.is_set() and _drain_chunk(conn, _DRAIN_CHUNK, _DRAIN_CHARS):
-                pass
-        except sqlite3.Error as exc:
-            log.info("full-text index build stopped (%s); queries read the texts not yet indexed", exc)
-        finally:
-            conn.close()
+        self.search_builder.stop()
+        self._run(drain)
 
     def lineage(self, session_id: str) -> list[str]:
         """Ids of the sessions forked from ``session_id`` (its direct children)."""

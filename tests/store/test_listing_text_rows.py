@@ -45,7 +45,7 @@ def test_a_needle_holding_a_newline_matches_within_one_text_never_across_two(ses
         message("u1", None, user("one text: ab\ncd inside", timestamp=20)),
     ])
     svc = service(sessions_root)
-    svc.store.catalog.index._stop_building()
+    svc.store.catalog.index.search_builder.stop()
     for built in (False, True):
         if built:
             svc.store.catalog.index.build_search()

@@ -15,6 +15,7 @@ from session_builders import assistant, header, message, service, user, write_se
 
 from sidecar import wire
 from sidecar.store import index as index_module
+from sidecar.store import indexbuild
 from sidecar.store.layout import encode_cwd
 from sidecar.store.watch import IN_Q_OVERFLOW, parse
 
@@ -142,8 +143,8 @@ def test_a_query_while_the_full_text_index_is_unbuilt_gives_the_same_answer(sess
             message("a1", None, user("nothing here")), message("a2", "a1", user(f"but a Rare Word {n} later")),
         ])
     started = []
-    monkeypatch.setattr(index_module.ListingIndex, "_start_building", lambda self: started.append(1))
-    monkeypatch.setattr(index_module, "_DRAIN_INLINE", 10)  # more pending than a query indexes itself
+    monkeypatch.setattr(indexbuild.SearchBuilder, "start", lambda self: started.append(1))
+    monkeypatch.setattr(indexbuild, "DRAIN_INLINE", 10)  # more pending than a query indexes itself
     svc = service(sessions_root)
     assert len(listed(svc)) == 125
     assert started  # the cold rebuild asked for the full-text index to be built aside
@@ -156,8 +157,8 @@ def test_a_query_while_the_full_text_index_is_unbuilt_gives_the_same_answer(sess
     assert all(snippet is not None and "**Rare Word**" in snippet for snippet in unbuilt.values())
 
     monkeypatch.undo()
-    svc.store.catalog.index._start_building()
-    svc.store.catalog.index._builder.join(timeout=60)
+    svc.store.catalog.index.search_builder.start()
+    svc.store.catalog.index.search_builder.thread.join(timeout=60)
     assert svc.store.catalog.index._run(lambda c: c.execute("SELECT count(*) FROM pending").fetchone()[0]) == 0
     built = {s.sessionId: s.snippet for s in listed(svc, query="rare word")}
     assert set(built) == set(unbuilt)
@@ -171,7 +172,7 @@ def test_the_background_build_starts_after_a_cold_rebuild_and_finishes(sessions_
     make_root(sessions_root, 2, 40, words="searchable words")
     svc = service(sessions_root)
     listed(svc)
-    builder = svc.store.catalog.index._builder
+    builder = svc.store.catalog.index.search_builder.thread
     assert builder is not None
     builder.join(timeout=60)
     assert svc.store.catalog.index._run(lambda c: c.execute("SELECT count(*) FROM pending").fetchone()[0]) == 0

@@ -4,69 +4,24 @@
     exported.text, exported.redaction
 
 The room below the service: it reads a Session's tree and never writes the session.
+The names below are loaded on first use (exporting.py): every command line
+builds the export commands' parsers (cli.py), and the renderers and the
+redaction rules are no part of a start-up that never exports.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import TYPE_CHECKING, Any
 
-import msgspec
+if TYPE_CHECKING:
+    from .exporting import ExportFormat, Exported, export_session, write_export
 
-from ..errors import ExportWriteFailed
-from ..store.session import Session
-from .document import build_document
-from .html import render_html
-from .markdown import render_markdown
-from .redact import Redactor
-from .shape import RedactionSummary
-from .walk import select
-
-ExportFormat = Literal["markdown", "html", "json"]
+__all__ = ["ExportFormat", "Exported", "export_session", "write_export"]
 
 
-@dataclass(slots=True)
-class Exported:
-    text: str
-    entries: int
-    redaction: RedactionSummary
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from . import exporting
 
-
-def export_session(session: Session, fmt: ExportFormat, *, leaf_id: str | None = None, whole_tree: bool = False,
-                   redact: bool = True, resolve: Callable[[Any], dict[str, Any]] | None = None) -> Exported:
-    """The session as text in ``fmt``. The page (html) always carries the whole tree, opened at the leaf."""
-    selection = select(session, leaf_id, whole_tree or fmt == "html", resolve)
-    redactor = Redactor() if redact else None
-    doc = build_document(session.header_obj(), session.name, selection, redactor)
-    if fmt == "markdown":
-        text = render_markdown(doc)
-    elif fmt == "html":
-        text = render_html(doc)
-    else:
-        text = msgspec.json.encode(doc).decode() + "\n"
-    return Exported(text, len(doc.entries), doc.redaction)
-
-
-def write_export(path: Path, text: str) -> None:
-    """Write atomically (a reader never sees half a file), readable by the owner only (it may hold secrets)."""
-    folder = path.parent
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise ExportWriteFailed(f"cannot write the export into {folder}: {exc.strerror or exc}; "
-                                "pass a path in an existing, writable folder", path=str(path)) from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise ExportWriteFailed(f"could not write the export to {path}: {exc.strerror or exc}", path=str(path)) from exc
+        return getattr(exporting, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -98,6 +98,22 @@ def test_a_session_served_end_to_end_never_imports_pygls_or_lsprotocol(sessions_
     assert b'"text":"hello"' in output
     loaded = modules_at_exit(output)
     assert not {name for name in loaded if name.split(".")[0] in ("pygls", "lsprotocol", "cattrs", "attrs", "attr")}
+    assert not NOT_AT_START_UP & loaded  # (exports, and a file root never needs the database driver)
+
+
+# Loaded only when used: the export's renderers and redaction rules, and the PostgreSQL driver
+# (importing psycopg took 75 ms of every start, a file root's included, while the migrate
+# command's parser imported it; the export package's renderers 10-15 ms).
+NOT_AT_START_UP = {"sidecar.export.exporting", "sidecar.export.html", "sidecar.export.redact"} | (
+    set() if ON_POSTGRES else {"psycopg", "psycopg_binary", "sidecar.store.postgres.db"})
+
+
+def test_a_one_shot_call_loads_neither_the_export_nor_the_database_driver(sessions_root: Path):
+    argv = [sys.executable, "-c", WRAPPER, "sidecar.export.exporting", "call", "session/list", "--root", str(sessions_root)]
+    done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO_ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert json.loads(done.stdout)["sessions"] == []
+    assert not NOT_AT_START_UP & modules_at_exit(done.stderr)
 
 
 async def _first_answers(first: list[dict], root: Path) -> list[dict]:

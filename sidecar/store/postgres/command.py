@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ...errors import SidecarError
-from .db import connect_checked
 
 URL_ENV = "SESSION_SIDECAR_DATABASE_URL"
 
@@ -39,6 +38,9 @@ def _url(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    # psycopg is imported here, not with the parsers: every command line (a file root's too) builds those,
+    # and importing the driver took 75 ms of a `call session/list` that never touches a database.
+    from .db import connect_checked
     from .schema import ensure_schema
     from .transfer import export_root, import_root
 

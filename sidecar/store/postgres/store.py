@@ -39,11 +39,12 @@ from ..writer import FsyncPolicy
 from .blobs import PgBlobStore
 from .db import Database, OutcomeUnknown
 from .lease import DEFAULT_LEASE_SECONDS, open_stored, renew_all
-from .listing import LOCATION_PREFIX, decode_cursor, list_page, list_sessions
+from .listing import LOCATION_PREFIX, list_page
 from .moves import move_area, move_folder
 from .notify import Listener, Notice, RemoteState, shared_notifier
 from .rows import Placement, id_of_file_name
 from .session import PgSession, new_session, session_of
+from .shelf import ShelfQueries
 from .writer import PgWriter
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ log = logging.getLogger(__name__)
 SESSION_CONNECTIONS = 4
 
 
-class PostgresStore(HeldSessions):
+class PostgresStore(HeldSessions, ShelfQueries):
     """``SessionStore`` over PostgreSQL (see the module doc)."""
 
     def __init__(self, root: Path, settings: Settings, database: Database, lease_seconds: float | None = None) -> None:
@@ -368,56 +369,6 @@ class PostgresStore(HeldSessions):
         if was_open:
             self.open(session_id, None, False)
         return LOCATION_PREFIX + moved.relative
-
-    # -- listing -------------------------------------------------------------------------
-
-    def list(self, query: Any, work: Any) -> Any:
-        page = list_sessions(self.db, query)
-        if query.after is None:  # in-memory sessions have no row: they lead the first page, as in a file root
-            from ..inmemory import listed_in_memory
-
-            page.sessions[:0] = listed_in_memory(query, self.held_sessions())
-        return page
-
-    def decode_cursor(self, cursor: str) -> Any:
-        return decode_cursor(cursor)
-
-    def reindex(self) -> int:
-        row = self.db.read(lambda conn: conn.execute("SELECT count(*) FROM sidecar_sessions").fetchone())
-        return int(row[0])
-
-    def upkeep_held(self, held: list[Any]):  # type: ignore[no-untyped-def]
-        from contextlib import nullcontext
-
-        return nullcontext()
-
-    def run_upkeep(self, held: list[Any]) -> None:
-        pass
-
-    # -- upkeep: session/stats and session/prune from the tables (postgres/upkeep.py) ---------
-
-    def usage(self, find_unreferenced: bool) -> Any:
-        from .upkeep import measure
-
-        return measure(self.db, self.root, find_unreferenced)
-
-    def pinned(self, found: Any) -> bool:
-        from .upkeep import pinned
-
-        return pinned(self.db, found.session_id)
-
-    # -- upkeep that erases: empty-trash and blob collection (postgres/erasing.py) ---------
-
-    def empty_trash(self, older_than_s: int | None, now_ns: int, dry_run: bool) -> Any:
-        from .erasing import empty_trash
-
-        return empty_trash(self.db, older_than_s, now_ns, dry_run)
-
-    def collect_blobs(self, dry_run: bool) -> Any:
-        from .erasing import collect_blobs
-        from .rows import now_ms
-
-        return collect_blobs(self.db, now_ms(), dry_run)
 
 
 def _path(placement: Placement) -> Path:

@@ -93,9 +93,8 @@ def _answers(session: Session) -> list:
     return answers
 
 
-@pytest.fixture
-def stored(tmp_path: Path, pg_url: str) -> tuple[Path, Settings, list]:
-    data = session_file()
+def migrated_session(tmp_path: Path, pg_url: str, data: bytes) -> Path:
+    """``data`` as a session file of a root below ``tmp_path``, migrated into the database; the file's path."""
     folder = tmp_path / "root" / "--work-proj--"
     folder.mkdir(parents=True)
     path = folder / f"2026-01-01T00-00-00-000Z_{SESSION_ID}.jsonl"
@@ -106,6 +105,12 @@ def stored(tmp_path: Path, pg_url: str) -> tuple[Path, Settings, list]:
         import_root(database, tmp_path / "root")
     finally:
         database.close()
+    return path
+
+
+@pytest.fixture
+def stored(tmp_path: Path, pg_url: str) -> tuple[Path, Settings, list]:
+    path = migrated_session(tmp_path, pg_url, session_file())
     on_files, _ = Session.load(path, FsyncPolicy.ASSISTANT, read_only=True)
     try:
         expected = _answers(on_files)
@@ -169,16 +174,7 @@ def test_a_catch_up_from_rows_gives_what_the_file_stores_follow_gives(tmp_path: 
     opened, appended, torn = _split()
     assert any(b"\xff" in line for line in appended) and any(line.endswith(b"\r") for line in appended)
     assert any(line.startswith(b"{not json") for line in appended) and b"" in appended
-    folder = tmp_path / "root" / "--work-proj--"
-    folder.mkdir(parents=True)
-    path = folder / f"2026-01-01T00-00-00-000Z_{SESSION_ID}.jsonl"
-    path.write_bytes(opened)
-    database = connect_checked(pg_url)
-    try:
-        ensure_schema(database)
-        import_root(database, tmp_path / "root")
-    finally:
-        database.close()
+    path = migrated_session(tmp_path, pg_url, opened)
 
     # The file store: a read-only holder follows what another program appended to the file.
     on_files, _ = Session.load(path, FsyncPolicy.ASSISTANT, read_only=True)

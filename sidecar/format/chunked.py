@@ -26,38 +26,9 @@ from typing import Any
 
 import msgspec
 
-from .entry import BLOB_MARK, Entry, LineSource, MessageHead
+from .entry import BLOB_MARK, Entry, LineSource
+from .lineread import MAX_SHARED_HEADS, _strict_envelope_decoder, shared_heads
 
-
-class SharedHead(MessageHead, frozen=True, gc=False):
-    """A message head of strings or absent values only: hashable, so equal heads are one object.
-
-    Heads repeat (a few roles, providers and models); one object each keeps a
-    large session's memory down. A head holding anything else (a number, a
-    list) fails this type and its stretch is read line by line.
-    """
-
-    role: str | None = None
-    provider: str | None | msgspec.UnsetType = msgspec.UNSET
-    model: str | None | msgspec.UnsetType = msgspec.UNSET
-
-
-class _LineEnvelope(msgspec.Struct, gc=False):
-    """What the per-line fast path reads of a line (jsonl._StrictEnvelope), with a shareable head."""
-
-    type: str | None = None
-    id: str | None = None
-    parentId: str | None = None
-    timestamp: str | None = None
-    message: SharedHead | None = None
-
-
-decoder = msgspec.json.Decoder(_LineEnvelope)
-
-# Each head once (None for a line without one). New heads stop being kept once this many are (checked a
-# stretch at a time, so it may go past by one stretch's new heads); later ones are then not shared.
-_shared: dict[Any, Any] = {None: None}
-_MAX_SHARED = 4096
 
 _type_of, _id_of, _parent_of, _timestamp_of, _head_of = (
     attrgetter(name) for name in ("type", "id", "parentId", "timestamp", "message")
@@ -77,7 +48,7 @@ def read_lines(
     """
     segment = view[start:stop]
     try:
-        envelopes = decoder.decode_lines(segment)
+        envelopes = _strict_envelope_decoder.decode_lines(segment)  # the per-line fast path's envelope
     except msgspec.MsgspecError:
         return None
     finally:
@@ -102,10 +73,10 @@ def read_lines(
         return None
     types = list(map(_type_of, envelopes))
     heads = list(map(_head_of, envelopes))
-    if len(_shared) < _MAX_SHARED:
-        heads = list(map(_shared.setdefault, heads, heads))
+    if len(shared_heads) < MAX_SHARED_HEADS:
+        heads = list(map(shared_heads.setdefault, heads, heads))
     else:
-        heads = list(map(_shared.get, heads, heads))
+        heads = list(map(shared_heads.get, heads, heads))
     if source is None:
         lines: Any = map(buffer.__getitem__, map(slice, starts, map(int.__add__, starts, lengths)))
     else:

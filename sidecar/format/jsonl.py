@@ -22,7 +22,7 @@ import msgspec
 from .chunked import read_lines
 from .codec import decode_lenient, decode_object, encode
 from .entry import BLOB_MARK, BLOB_PREFIX, Entry, LineMoved, LineSource, MessageHead
-from .lineread import _MAX_HEADS, _heads, _kinds, _strict_envelope_decoder, _types, parse_line
+from .lineread import _kinds, _strict_envelope_decoder, _types, parse_line, share_head
 from .marks import marks_within
 from .titleslot import TitleSlot, looks_like_slot, read_slot
 
@@ -158,7 +158,7 @@ def _parse_view(
     find = buffer.find
     fast = tail_only  # the fast path starts after the header
     strict = _strict_envelope_decoder.decode
-    types, heads = _types, _heads
+    types, share = _types, share_head
     # Blob marks are rare: they are looked for a stretch at a time, and a line looks them up only when its
     # stretch holds one (a search of every line for them costs a fifth of the parse).
     marks: list[int] = []
@@ -203,16 +203,7 @@ def _parse_view(
                 if env is not None:
                     head = env.message
                     if head is not None:
-                        # Heads repeat (a few roles, providers and models): one object each keeps a large
-                        # session's memory down. The strict head holds only strings or absent values, which
-                        # can be shared (1 and true hash alike; a list cannot be a key): parse_line's rule.
-                        key = (head.role, head.provider, head.model)
-                        shared = heads.get(key)
-                        if shared is None:
-                            shared = MessageHead(*key)
-                            if len(heads) < _MAX_HEADS:
-                                heads[key] = shared
-                        head = shared
+                        head = share(head)
                     kind = env.type
                     entry = Entry(types.get(kind, kind) if kind else "", env.id, env.parentId, env.timestamp,
                                   segment if held else None, head, start + shift, end - start, source,  # type: ignore[arg-type]

@@ -21,8 +21,9 @@ from collections.abc import Sequence
 
 import msgspec
 
-from .entry import BLOB_MARK, Entry, MessageHead
-from .jsonl import _MAX_HEADS, NotASession, ParsedFile, _heads, _strict_envelope_decoder, _types, parse_file, parse_line
+from .entry import BLOB_MARK, Entry
+from .jsonl import NotASession, ParsedFile, _strict_envelope_decoder, _types, parse_file, parse_line
+from .lineread import share_head
 from .titleslot import looks_like_slot
 
 
@@ -104,7 +105,7 @@ class LineParser:
         assert parsed is not None
         append = parsed.items.append
         strict = _strict_envelope_decoder.decode
-        types, heads = _types, _heads
+        types, share = _types, share_head
         mark = BLOB_MARK
         offset, errors = self._offset, self._errors
         for line in lines:
@@ -115,14 +116,8 @@ class LineParser:
                 env = None
             if env is not None:
                 head = env.message
-                if head is not None:  # shared as the file parse shares them (jsonl._parse_view)
-                    key = (head.role, head.provider, head.model)
-                    shared = heads.get(key)
-                    if shared is None:
-                        shared = MessageHead(*key)
-                        if len(heads) < _MAX_HEADS:
-                            heads[key] = shared
-                    head = shared
+                if head is not None:
+                    head = share(head)
                 kind = env.type
                 append(Entry(types.get(kind, kind) if kind else "", env.id, env.parentId, env.timestamp,
                              line, head, offset, length, None, mark in line))

@@ -41,8 +41,14 @@ class _LooseEnvelope(msgspec.Struct):
     timestamp: Any = None
 
 
-class _StrictHead(msgspec.Struct, gc=False):
-    """A message head whose values are all strings or absent: the only kind that may be shared."""
+class SharedHead(MessageHead, frozen=True, gc=False):
+    """A message head of strings or absent values only: hashable, so equal heads are one object.
+
+    Heads repeat (a few roles, providers and models); one object each keeps a
+    large session's memory down (``share_head``). A head holding anything else
+    (a number, a list: 1 and true hash alike, a list cannot be a key) is not
+    this type and is never shared.
+    """
 
     role: str | None = None
     provider: str | None | msgspec.UnsetType = msgspec.UNSET
@@ -50,17 +56,18 @@ class _StrictHead(msgspec.Struct, gc=False):
 
 
 class _StrictEnvelope(msgspec.Struct, gc=False):
-    """The fast path's envelope: what ``_Envelope`` reads, refusing a head that holds anything but strings.
+    """The fast paths' envelope: what ``_Envelope`` reads, refusing a head that holds anything but strings.
 
     A line it refuses takes ``parse_line``, which reads it as before; so a line
     it accepts gives the entry ``parse_line`` would, with fewer steps in Python.
+    Both the per-line fast path and the stretches of chunked.py decode it.
     """
 
     type: str | None = None
     id: str | None = None
     parentId: str | None = None
     timestamp: str | None = None
-    message: _StrictHead | None = None
+    message: SharedHead | None = None
 
 
 _envelope_decoder = msgspec.json.Decoder(_Envelope)
@@ -79,18 +86,29 @@ def parse_line(raw: bytes | memoryview) -> Entry | None:
     line = raw if isinstance(raw, bytes) else None
     head = env.message
     if head is not None:
-        # Heads repeat (a few roles, providers and models): one object each keeps a large session's memory down.
-        # Only strings (and absent values) are shared: 1 and true hash alike, and a list cannot be a key.
         key = (head.role, head.provider, head.model)
         if all(value is None or value is msgspec.UNSET or type(value) is str for value in key):
-            head = _heads.setdefault(key, head) if len(_heads) < _MAX_HEADS else _heads.get(key, head)
+            head = share_head(SharedHead(*key))
     kind = env.type
     return Entry(_types.get(kind, kind) if kind else "", env.id, env.parentId, env.timestamp, line, head)
 
 
-# Shared values of the envelopes (never changed once read: MessageHead is not written to).
-_heads: dict[tuple[Any, Any, Any], MessageHead] = {}
-_MAX_HEADS = 4096
+# Shared values of the envelopes (never changed once read: MessageHead is not written to). Each head is
+# kept once (None for a line without one); past this many, new ones are no longer kept (chunked.py checks
+# a stretch at a time, so it may go past by one stretch's new heads).
+shared_heads: dict[Any, Any] = {None: None}
+MAX_SHARED_HEADS = 4096
+
+
+def share_head(head: SharedHead) -> SharedHead:
+    """The one object of the heads equal to ``head``."""
+    shared = shared_heads.get(head)
+    if shared is None:
+        if len(shared_heads) < MAX_SHARED_HEADS:
+            shared_heads[head] = head
+        return head
+    return shared
+
 _types = {name: name for name in ("message", "model_change", "thinking_level_change", "compaction", "branch_summary",
                                   "custom", "custom_message", "label", "session_info", "session")}
 _kinds: dict[Any, str] = {**_types, None: "", "": ""}  # chunked.py's: an absent or empty type is ""

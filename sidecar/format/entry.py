@@ -151,12 +151,6 @@ class Entry(msgspec.Struct, eq=False, gc=False):
 
     @classmethod
     def from_obj(cls, obj: dict[str, Any]) -> "Entry":
-        message = obj.get("message")
-        head = None
-        if isinstance(message, dict):
-            head = MessageHead(
-                message.get("role"), message.get("provider", msgspec.UNSET), message.get("model", msgspec.UNSET)
-            )
         line = encode(obj)
         return cls(
             type=obj.get("type") if isinstance(obj.get("type"), str) else "",
@@ -164,9 +158,24 @@ class Entry(msgspec.Struct, eq=False, gc=False):
             parent_id=obj.get("parentId") if isinstance(obj.get("parentId"), str) else None,
             timestamp=obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None,
             line=line,
-            head=head,
+            head=_head_of(obj),
             has_blobs=BLOB_MARK in line,
         )
+
+    @classmethod
+    def from_envelope(cls, obj: dict[str, Any], line: bytes) -> "Entry":
+        """``from_obj`` of an object whose maker already knows its envelope is well formed (type, id and
+        timestamp strings, parentId a string or null or absent: an append's prepared entry, an importer's),
+        already encoded as ``line``: the envelope is taken as it is, with no check and no second encoding."""
+        return cls(obj["type"], obj["id"], obj.get("parentId"), obj["timestamp"], line, _head_of(obj),
+                   has_blobs=BLOB_MARK in line)
+
+
+def _head_of(obj: dict[str, Any]) -> MessageHead | None:
+    message = obj.get("message")
+    if not isinstance(message, dict):
+        return None
+    return MessageHead(message.get("role"), message.get("provider", msgspec.UNSET), message.get("model", msgspec.UNSET))
 
 
 # A string starting with this refers to a blob (sidecar.store.payload writes them);

@@ -13,7 +13,7 @@ import msgspec
 from ..errors import EntryNotFound, InvalidEntry
 from ..format.entries import InvalidAt, validate_entries, validate_entry
 from ..format.codec import encode
-from ..format.jsonl import BLOB_MARK, Entry, MessageHead
+from ..format.jsonl import Entry
 from ..format.migrate import new_entry_id
 from .layout import iso_now
 from .payload import BlobStore, bound
@@ -84,13 +84,7 @@ class EntryBatch:
 def entry_of(prepared: dict[str, Any]) -> Entry:
     """``Entry.from_obj`` of an entry ``EntryBatch.prepare`` completed: its type, id and
     timestamp are strings and its parentId a string or null, so they are taken as they are."""
-    message = prepared.get("message")
-    head = None
-    if isinstance(message, dict):
-        head = MessageHead(message.get("role"), message.get("provider", msgspec.UNSET), message.get("model", msgspec.UNSET))
-    line = encode(prepared)
-    return Entry(prepared["type"], prepared["id"], prepared["parentId"], prepared["timestamp"], line, head,
-                 has_blobs=BLOB_MARK in line)
+    return Entry.from_envelope(prepared, encode(prepared))
 
 
 def validate_one(obj: dict[str, Any], index: int) -> None:

@@ -7,11 +7,10 @@ from typing import Any
 
 import msgspec
 
-from ..format.jsonl import BLOB_MARK, Entry, MessageHead
+from ..format.jsonl import Entry
 from .payload import MAX_CHARS, BlobStore, bound
 
 _encode = msgspec.json.Encoder().encode  # as format/codec.encode, which takes over for a lone surrogate
-_UNSET = msgspec.UNSET
 
 
 def stored_entry(obj: dict[str, Any], blobs: BlobStore | None) -> Entry:
@@ -42,8 +41,5 @@ def stored_entries(objs: list[dict[str, Any]], blobs: BlobStore | None) -> list[
         if len(line) > MAX_CHARS or (blobs is not None and b'"image"' in line):
             append(Entry.from_obj(bound(obj, blobs)))
             continue
-        message = obj.get("message")
-        head = None if type(message) is not dict else MessageHead(
-            message.get("role"), message.get("provider", _UNSET), message.get("model", _UNSET))
-        append(Entry(kind, entry_id, parent, stamp, line, head, has_blobs=BLOB_MARK in line))
+        append(Entry.from_envelope(obj, line))
     return out

@@ -267,9 +267,9 @@ class ListingIndex:
 
         self._safely(action)
 
-    def appended(self, path: Path, area: str, lines: list[bytes], entries: list[Any] | None = None) -> None:
-        """The sidecar appended ``lines`` to ``path``: fold them into its row (the file is not read).
-        ``entries``: the lines' parsed entries, when the caller has them (see ``fold_appended``)."""
+    def appended(self, path: Path, area: str, entries: list[Any]) -> None:
+        """The sidecar appended ``entries`` (their lines held) to ``path``: fold them into its row (the file
+        is not read)."""
         def action(conn: sqlite3.Connection) -> None:
             key = str(path)
             conn.execute("BEGIN IMMEDIATE")
@@ -280,11 +280,11 @@ class ListingIndex:
                     " tokens_last, text_seq, header_ts, title, session_id FROM files WHERE path=?",
                     (key,),
                 ).fetchone()
-                grown = sum(len(line) + 1 for line in lines)
+                grown = sum(len(entry.raw) + 1 for entry in entries)
                 if row is None or not row[2] or row[1] + grown != st.st_size:
                     self._read_into(conn, key, str(path.parent), area, 0, 0)
                 else:
-                    fold_appended(conn, self._known, path, lines, st, row, entries)
+                    fold_appended(conn, self._known, path, entries, st, row)
                 conn.execute("COMMIT")
             except BaseException:
                 self._rollback()

@@ -106,23 +106,22 @@ def _store_reads(
     flush()
 
 
-def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, lines: list[bytes], st: os.stat_result,
-                  row: tuple[Any, ...], entries: list[Any] | None = None) -> None:
-    """Fold ``lines`` the sidecar appended into the file's ``row`` (as selected by ListingIndex.appended).
+def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, entries: list[Any], st: os.stat_result,
+                  row: tuple[Any, ...]) -> None:
+    """Fold the ``entries`` the sidecar appended into the file's ``row`` (as selected by ListingIndex.appended).
 
-    ``entries`` (the lines' Entry structs, when known) spare decoding the lines whose envelope says
-    enough: an entry the listing ignores, or a message neither user nor assistant (only counted)."""
+    A line is decoded only when its entry's envelope does not say enough: an entry the listing ignores,
+    or a message neither user nor assistant (only counted), is not."""
     key = str(path)
     file_id, _, _, count, first, last, name, total, last_tokens, seq, header_ts, title, session_id = row
     acc = Accumulator(count, first or "", last or 0, name, total or 0, last_tokens or 0)
     texts = []
-    for index, raw in enumerate(lines):
-        if entries is not None:
-            skip = listing_skip(entries[index])
-            if skip:
-                acc.count += skip == _COUNTED
-                continue
-        line = decode_line(raw)
+    for entry in entries:
+        skip = listing_skip(entry)
+        if skip:
+            acc.count += skip == _COUNTED
+            continue
+        line = decode_line(entry.raw)
         if line is None:
             continue
         text = acc.feed(line)

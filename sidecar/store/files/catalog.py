@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from .store import FileStore
 
 _UNKNOWN: Any = object()
-# A batch written to a file, waiting to be folded into the listing index: (path, area, lines).
-Upkeep = tuple[Path, str, list[bytes], list[Entry]]  # (path, area, appended lines, their entries)
+# A batch written to a file, waiting to be folded into the listing index.
+Upkeep = tuple[Path, str, list[Entry]]  # (path, area, the appended entries, their lines held)
 
 
 def listed(found: Any, archived: bool, snippet: str | None = None) -> Listed:
@@ -68,9 +68,9 @@ class Catalog:
             return
         held = getattr(self._upkeep, "held", None)
         if held is not None:
-            held.append((session.path, area, [e.raw for e in entries], entries))
+            held.append((session.path, area, entries))
         else:
-            self.index.appended(session.path, area, [e.raw for e in entries], entries)
+            self.index.appended(session.path, area, entries)
 
     def upkeep_held(self, held: list[Upkeep]) -> "_HoldUpkeep":
         """Within this block, the listing-index upkeep of this thread's appends goes into ``held``,
@@ -88,16 +88,15 @@ class Catalog:
         held.clear()
         start = 0
         while start < len(jobs):
-            path, area, _, _ = jobs[start]
+            path, area, _ = jobs[start]
             end = start + 1
             while end < len(jobs) and (jobs[end][0] is path or jobs[end][0] == path):  # (the same Path object, mostly)
                 end += 1
-            if end == start + 1:  # (a lone batch: its lists as they are)
-                _, _, lines, entries = jobs[start]
+            if end == start + 1:  # (a lone batch: its list as it is)
+                entries = jobs[start][2]
             else:
-                lines = [line for _, _, batch, _ in jobs[start:end] for line in batch]
-                entries = [entry for _, _, _, batch in jobs[start:end] for entry in batch]
-            self.index.appended(path, area, lines, entries)
+                entries = [entry for _, _, batch in jobs[start:end] for entry in batch]
+            self.index.appended(path, area, entries)
             start = end
 
     def refresh(self, path: Path) -> None:

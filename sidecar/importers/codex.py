@@ -45,6 +45,8 @@ CONTEXT_PREFIXES = ("<environment_context>", "# AGENTS.md instructions", "<user_
                     "<user_shell_command>", "<INSTRUCTIONS>")
 ASSISTANT_ITEMS = {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
                    "tool_search_call", "image_generation_call"}
+# The assistant items mapped from their fields alone (with assistant messages): the others keep their whole item.
+FROM_HEAD = {"reasoning", "function_call", "custom_tool_call"}
 
 
 class _Reader:
@@ -62,8 +64,17 @@ class _Reader:
         rollout's lines): decoded once more for what its kind needs, never into a ``Line`` first."""
         kind = head.type
         if kind == "response_item":
-            item = item_line_decoder.decode(raw).payload
-            self._item(f"{self.prefix}{number}", iso_z(head.timestamp), item, head.timestamp, raw)
+            item = head.payload
+            sub = item.type  # type: ignore[union-attr]
+            if sub in FROM_HEAD or sub == "message" and item.role == "assistant":  # type: ignore[union-attr]
+                # (most items of a rollout: mapped from the head, the line is not decoded again)
+                self._assistant_fields(f"{self.prefix}{number}", iso_z(head.timestamp), head.timestamp, sub,
+                                       item.summary, item.content, item.encrypted_content, item.call_id,  # type: ignore[union-attr]
+                                       item.id, item.name, item.arguments, item.input, decoder.decode)  # type: ignore[union-attr]
+                self.tally.count(f"response_item/{sub}", MAPPED)
+                return
+            self._item(f"{self.prefix}{number}", iso_z(head.timestamp), item_line_decoder.decode(raw).payload,
+                       head.timestamp, raw)
             return
         self.open = None  # (both kinds end a model response)
         if kind == "turn_context":
@@ -180,7 +191,20 @@ class _Reader:
         self._keep(key, stamp, f"response_item/{kind}", line, known=False)
 
     def _assistant_part(self, key: str, stamp: str, timestamp: Any, item: dict[str, Any]) -> None:
-        # (the time is read only for the part that opens a message: most parts add to one)
+        kind = item.get("type")
+        if kind in FROM_HEAD or kind == "message":
+            self._assistant_fields(key, stamp, timestamp, kind, item.get("summary"), item.get("content"),
+                                   item.get("encrypted_content"), item.get("call_id"), item.get("id"),
+                                   item.get("name"), item.get("arguments"), item.get("input", ""), _same)
+            return
+        message = self._opened(key, stamp, timestamp)
+        call = str(item.get("call_id") or item.get("id") or "")
+        arguments = {k: v for k, v in item.items() if k not in ("type", "id", "call_id", "status")}
+        self._call(message, call, str(item.get("name") or kind), arguments)
+
+    def _opened(self, key: str, stamp: str, timestamp: Any) -> dict[str, Any]:
+        """The assistant message the next part goes into: the open one, or a new one (after a model_change
+        when the model differs). The time is read only for the part that opens a message: most add to one."""
         if self.open is None:
             parent = self.leaf
             if self.model:
@@ -188,39 +212,45 @@ class _Reader:
             entry_id = self.b.message(key, parent, stamp, assistant_message([], ms_of_iso(timestamp), API, self.provider, self.model))
             self.open = self.b.by_id[entry_id]
             self.leaf = entry_id
-        message = self.open["message"]
-        kind = item.get("type")
+        return self.open["message"]
+
+    def _assistant_fields(self, key: str, stamp: str, timestamp: Any, kind: Any, summary: Any, content: Any,
+                          encrypted: Any, call_id: Any, item_id: Any, name: Any, arguments: Any, tool_input: Any,
+                          value: Any) -> None:
+        """A reasoning, assistant message, function_call or custom_tool_call item's part of the open assistant
+        message, from its fields; ``value`` reads a list field (JSON text from the head, or already read)."""
+        message = self._opened(key, stamp, timestamp)
         if kind == "reasoning":
-            texts = [s.get("text", "") for s in item.get("summary") or [] if isinstance(s, dict)]
-            texts += [c.get("text", "") for c in item.get("content") or [] if isinstance(c, dict)]
+            texts = [s.get("text", "") for s in value(summary) or [] if isinstance(s, dict)]
+            texts += [c.get("text", "") for c in value(content) or [] if isinstance(c, dict)]
             block: dict[str, Any] = {"type": "thinking", "thinking": "\n\n".join(t for t in texts if t)}
-            if item.get("encrypted_content"):
-                block["thinkingSignature"] = item["encrypted_content"]
+            if encrypted:
+                block["thinkingSignature"] = encrypted
             message["content"].append(block)
         elif kind == "message":
-            for part in item.get("content") or []:
+            for part in value(content) or []:
                 if isinstance(part, dict) and part.get("type") in ("output_text", "text"):
                     message["content"].append({"type": "text", "text": str(part.get("text", ""))})
                 elif isinstance(part, dict) and part.get("type") == "refusal":
                     message["content"].append({"type": "text", "text": str(part.get("refusal", ""))})
         else:
-            call = str(item.get("call_id") or item.get("id") or "")
-            name = str(item.get("name") or kind)
+            call = str(call_id or item_id or "")
             if kind == "function_call":
                 try:
-                    arguments = _json_text(item.get("arguments") or "{}")
+                    parsed = _json_text(arguments or "{}")
                 except ValueError:
-                    arguments = {"raw": item.get("arguments")}
-                if not isinstance(arguments, dict):
-                    arguments = {"value": arguments}
-            elif kind == "custom_tool_call":
-                arguments = {"input": item.get("input", "")}
-            else:
-                arguments = {k: v for k, v in item.items() if k not in ("type", "id", "call_id", "status")}
-            self.tool_names[call] = name
-            self.callers[call] = self.open["id"]
-            message["content"].append({"type": "toolCall", "id": call, "name": name, "arguments": arguments})
-            message["stopReason"] = "toolUse"
+                    parsed = {"raw": arguments}
+                if not isinstance(parsed, dict):
+                    parsed = {"value": parsed}
+            else:  # custom_tool_call
+                parsed = {"input": tool_input}
+            self._call(message, call, str(name or kind), parsed)
+
+    def _call(self, message: dict[str, Any], call: str, name: str, arguments: Any) -> None:
+        self.tool_names[call] = name
+        self.callers[call] = self.open["id"]  # type: ignore[index]
+        message["content"].append({"type": "toolCall", "id": call, "name": name, "arguments": arguments})
+        message["stopReason"] = "toolUse"
 
     def _compaction(self, key: str, stamp: str, payload: dict[str, Any]) -> None:
         text = str(payload.get("message") or "")
@@ -246,6 +276,10 @@ class _Reader:
         self.b.by_id[entry]["firstKeptEntryId"] = entry  # Codex keeps earlier user turns piecemeal: see details
         self.leaf = entry
         self.tally.count("compacted", MAPPED)
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def _json_text(text: Any) -> Any:

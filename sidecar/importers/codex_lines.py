@@ -42,12 +42,23 @@ class Kind(msgspec.Struct):
 
 
 class PayloadHead(msgspec.Struct):
-    """What a payload is, the type of an event's item, and a tool output's JSON text (kept as it came)."""
+    """What a payload is, the type of an event's item, a tool output's JSON text (kept as it came), and
+    the fields of a response item the mapping reads (codex.py maps the common ones from this alone:
+    no second decoding of the line). Lists stay JSON text until read: an event's fields of those
+    names are never built, and no shape of theirs fails this decoding."""
 
     type: Any = None
     item: Kind | None = None
     call_id: Any = None
     output: msgspec.Raw = msgspec.Raw(b"null")
+    role: Any = None
+    id: Any = None
+    name: Any = None
+    arguments: Any = None
+    input: Any = ""
+    encrypted_content: Any = None
+    content: msgspec.Raw = msgspec.Raw(b"null")
+    summary: msgspec.Raw = msgspec.Raw(b"null")
 
 
 class Head(msgspec.Struct):

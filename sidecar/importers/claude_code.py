@@ -31,8 +31,8 @@ import msgspec
 from ..store.payload import MAX_CHARS
 from .claude_code_lines import (COPIES, LIST, OBJECT, STRING, BlockHead, Message, Record, block_decoder,
                                  block_heads_decoder, block_list_decoder, decoder, first_byte, read_records)
-from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_z,
-                     ms_of_iso, tool_result, usage, user_message)
+from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, id_of, image_block, iso_z,
+                     ms_of_iso, usage)
 
 TOOL = "claude-code"
 API, PROVIDER = "anthropic-messages", "anthropic"
@@ -93,8 +93,8 @@ class _Reader:
             else:
                 self.tally.count(kind, KEPT, "kept as a custom entry (not part of the model's context)")
             parent = self.parent_of(record) if uid else self._below(self.last)
-            entry = self.b.custom(f"{self.prefix}{uid or number}", parent, stamp, f"claude-code.{kind}",
-                                  record.whole())
+            entry = self.b.kept(f"{self.prefix}{uid or number}", parent, stamp, f"claude-code.{kind}",
+                                record.whole())
             if not uid and parent is not None:
                 self.after[parent] = entry
             self._stand(uid, entry)
@@ -121,7 +121,7 @@ class _Reader:
         text = content if isinstance(content, str) else None
         if record.isMeta or (text is not None and text.lstrip().startswith(("<local-command-", "<command-name>"))):
             self.tally.count("user", KEPT, "harness lines (isMeta, local command echoes) the model never saw")
-            self._stand(uid, self.b.custom(f"{self.prefix}{uid}", parent, stamp, "claude-code.user", record.whole()))
+            self._stand(uid, self.b.kept(f"{self.prefix}{uid}", parent, stamp, "claude-code.user", record.whole()))
             return
         self.tally.count("user", MAPPED)
         if isinstance(content, list):
@@ -142,13 +142,13 @@ class _Reader:
                     decoded = decoder.decode(body)
                     text_or_blocks = ([_block(b) for b in decoded if isinstance(b, dict)] if isinstance(decoded, list)
                                       else str(decoded or ""))
-                parent = self.b.message(f"{self.prefix}{uid}/{index}", parent, stamp, tool_result(
-                    call, self.tool_names.get(call, ""), text_or_blocks, ms, bool(block.is_error), details))
+                parent = self.b.tool_result(f"{self.prefix}{uid}/{index}", parent, stamp, call,
+                                            self.tool_names.get(call, ""), text_or_blocks, ms, bool(block.is_error), details)
             rest = [b for b in rest if b is not None]
             if rest or not results:
-                parent = self.b.message(f"{self.prefix}{uid}", parent, stamp, user_message(rest, ms))
+                parent = self.b.user(f"{self.prefix}{uid}", parent, stamp, rest, ms)
         else:
-            parent = self.b.message(f"{self.prefix}{uid}", parent, stamp, user_message(content or "", ms))
+            parent = self.b.user(f"{self.prefix}{uid}", parent, stamp, content or "", ms)
         self._stand(uid, parent)
 
     def assistant(self, record: "Record", uid: str | None, stamp: str) -> None:
@@ -287,7 +287,7 @@ def _branch(builder: Builder, tally: Tally, anchor: str | None, prefix: str, hea
             records: list[tuple[int, Record]]) -> None:
     """Records of a subagent as a branch under ``anchor``, placed right after it in the file."""
     if anchor is None and builder.entries:
-        anchor = builder.entries[0]["id"]
+        anchor = id_of(builder.entries[0])
     sub = Builder()
     sub.ids = builder.ids
     reader = _Reader(sub, tally, prefix)

@@ -32,8 +32,8 @@ from typing import Any
 import msgspec
 
 from ..store.payload import MAX_CHARS
-from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_z,
-                     ms_of_iso, tool_result, user_message)
+from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, id_of, image_block, iso_z,
+                     ms_of_iso)
 from .codex_lines import (BOOKKEEPING, KNOWN, OUTPUT, OUTPUT_ITEMS, RESPONSE_ENDS, UI_EVENTS, Head, Line,
                           decoder, item_line_decoder, line_decoder, model_decoder, model_line_decoder, read_lines)
 from .codex_subagents import children
@@ -134,7 +134,7 @@ class _Reader:
         # The payload goes into the entry as the JSON text it came as (decoded only when too long to keep whole).
         payload = line.payload if len(line.payload) <= MAX_CHARS else decoder.decode(line.payload)
         data = {"type": line.type, "timestamp": line.timestamp, "payload": payload}
-        self.leaf = self.b.custom(key, self.leaf, stamp, f"codex.{kind}", data)
+        self.leaf = self.b.kept(key, self.leaf, stamp, f"codex.{kind}", data)
 
     def _note_spawn(self, item: dict[str, Any]) -> None:
         if item.get("type") == "CollabAgentToolCall" and item.get("tool") == "spawn_agent":
@@ -149,8 +149,8 @@ class _Reader:
         item = head.payload
         self.open = None
         call = str(item.call_id or "")  # type: ignore[union-attr]
-        self.leaf = self.b.message(f"{self.prefix}{number}", self.leaf, iso_z(head.timestamp), tool_result(
-            call, self.tool_names.get(call, ""), item.output, ms_of_iso(head.timestamp)))  # type: ignore[union-attr]
+        self.leaf = self.b.tool_result(f"{self.prefix}{number}", self.leaf, iso_z(head.timestamp), call,
+                                       self.tool_names.get(call, ""), item.output, ms_of_iso(head.timestamp))  # type: ignore[union-attr]
         self.tally.count(f"response_item/{item.type}", MAPPED)  # type: ignore[union-attr]
 
     def _item(self, key: str, stamp: str, item: dict[str, Any], timestamp: Any, line: "Line | memoryview") -> None:
@@ -166,13 +166,13 @@ class _Reader:
             content = [b for b in (_input_block(b) for b in item.get("content") or []) if b is not None]
             text = "".join(b.get("text", "") for b in content).lstrip()
             if role == "user" and not text.startswith(CONTEXT_PREFIXES):
-                self.leaf = self.b.message(key, self.leaf, stamp, user_message(content, ms_of_iso(timestamp)))
+                self.leaf = self.b.user(key, self.leaf, stamp, content, ms_of_iso(timestamp))
                 self.tally.count("response_item/message:user", MAPPED)
             elif role == "user":
                 self.leaf = self.b.custom_message(key, self.leaf, stamp, "codex.context", content)
                 self.tally.count("response_item/message:user", MAPPED, "injected context: a custom_message")
             else:
-                self.leaf = self.b.custom(key, self.leaf, stamp, f"codex.{role}", item)
+                self.leaf = self.b.kept(key, self.leaf, stamp, f"codex.{role}", item)
                 self.tally.count(f"response_item/message:{role}", KEPT, "instructions to the model: kept")
             return
         if kind in OUTPUT_ITEMS:
@@ -184,8 +184,8 @@ class _Reader:
                 body, failed = output, False
             if isinstance(body, list):
                 body = [b for b in (_input_block(b) for b in body) if b is not None]
-            self.leaf = self.b.message(key, self.leaf, stamp, tool_result(
-                call, self.tool_names.get(call, ""), body if isinstance(body, list) else str(body or ""), ms_of_iso(timestamp), failed))
+            self.leaf = self.b.tool_result(key, self.leaf, stamp, call, self.tool_names.get(call, ""),
+                                           body if isinstance(body, list) else str(body or ""), ms_of_iso(timestamp), failed)
             self.tally.count(f"response_item/{kind}", MAPPED)
             return
         self._keep(key, stamp, f"response_item/{kind}", line, known=False)
@@ -256,8 +256,8 @@ class _Reader:
         text = str(payload.get("message") or "")
         summary = text
         # The compaction turn's reply is the summary (written as an assistant message just before): one copy only.
-        last = self.b.by_id.get(self.leaf or "")
-        if last is not None and last["type"] == "message" and last["message"]["role"] == "assistant":
+        last = self.b.by_id.get(self.leaf or "")  # (an assistant message is a dict: see Builder.made)
+        if isinstance(last, dict) and last["type"] == "message" and last["message"]["role"] == "assistant":
             said = "".join(b.get("text", "") for b in last["message"]["content"] if b.get("type") == "text")
             if said and text.endswith(said.strip()):
                 summary = said
@@ -320,7 +320,7 @@ def import_rollout(path: Path) -> Imported:
     for child in children(path, thread):
         sub = Builder()
         sub.ids = builder.ids
-        anchor = reader.spawned.get(child[1]) or (builder.entries[0]["id"] if builder.entries else None)
+        anchor = reader.spawned.get(child[1]) or (id_of(builder.entries[0]) if builder.entries else None)
         head = sub.custom(f"{child[0].name}:head", anchor, imported.timestamp, "codex.subagent",
                           {"threadId": child[1], "file": child[0].name, "source": child[2].get("source")})
         _read_rollout_into(child[0], sub, tally, f"{child[0].name}:", head)

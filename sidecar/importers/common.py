@@ -1,8 +1,9 @@
 """What every importer shares: the tally of record kinds, the entry builder, message shapes, time.
 
 An importer turns another tool's session into a list of pi entries (dicts with
-their own ``id``/``parentId``/``timestamp``) plus a header note of where it came
-from; ``run.py`` writes them as one pi session through the store. Ids are derived
+their own ``id``/``parentId``/``timestamp``, or, for an entry never changed once
+made, its ``Entry`` with the line already written: ``Builder.made``) plus a header
+note of where it came from; ``run.py`` writes them as one pi session through the store. Ids are derived
 from the source's own ids, so importing the same source twice gives the same
 entries, and the session id from the tool and the source's id, so a second import
 finds the first.
@@ -21,6 +22,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import msgspec
+
+from ..format.codec import encode as json_bytes
+from ..format.entry import BLOB_MARK, Entry
+from ..format.lineread import SharedHead
 
 # The namespace of imported session ids: uuid5(IMPORT_NAMESPACE, "<tool>:<original id>").
 IMPORT_NAMESPACE = uuid.UUID("6f1d7c52-2b0e-4a8e-9a53-5d3c0f1e2a70")
@@ -83,7 +88,7 @@ class Builder:
     """The entries of one imported session, in file order, each parent written before its child."""
 
     def __init__(self) -> None:
-        self.entries: list[dict[str, Any]] = []
+        self.entries: list[dict[str, Any] | Entry] = []
         self.ids: set[str] = set()
         self.by_id: dict[str, dict[str, Any]] = {}
         self.model: tuple[str, str] | None = None  # (provider, modelId) of the last model_change written
@@ -95,14 +100,30 @@ class Builder:
         self.by_id[entry_id] = entry
         return entry_id
 
+    def made(self, key: str, parent: str | None, timestamp: str, kind: str, fields: tuple[bytes, ...],
+             head: SharedHead | None = None) -> str:
+        """An entry no one changes once made, written as its line at once: ``fields`` the pieces of the JSON
+        text of its fields after the envelope (``"name":value,...``), ``head`` its message's head. The line is
+        the one ``add`` and the store's encoding would give (the same keys in the same order), without the
+        dict being built and walked again (most of an imported session's entries); its pieces are joined
+        once, so a large output is copied once."""
+        entry_id = short_id(key, self.ids)
+        line = b"".join((b'{"type":"', kind.encode(), b'","id":', json_bytes(entry_id), b',"parentId":',
+                         b"null" if parent is None else json_bytes(parent), b',"timestamp":', json_bytes(timestamp),
+                         b",", *fields, b"}"))
+        entry = Entry(kind, entry_id, parent, timestamp, line, head, has_blobs=BLOB_MARK in line)
+        self.entries.append(entry)  # type: ignore[arg-type]
+        self.by_id[entry_id] = entry  # type: ignore[assignment]
+        return entry_id
+
     def insert_after(self, anchor: str | None, entries: list[dict[str, Any]]) -> None:
         """Put a branch right after its anchor: the file's last line stays on the main path (pi's leaf)."""
         at = len(self.entries)
         if anchor is not None:
-            at = next(i for i, e in enumerate(self.entries) if e["id"] == anchor) + 1
+            at = next(i for i, e in enumerate(self.entries) if id_of(e) == anchor) + 1
         self.entries[at:at] = entries
         for entry in entries:
-            self.by_id[entry["id"]] = entry
+            self.by_id[id_of(entry)] = entry
 
     def custom(self, key: str, parent: str | None, timestamp: str, custom_type: str, data: Any) -> str:
         """A record kept as it is, out of the model's context (pi's ``custom`` entry)."""
@@ -118,6 +139,23 @@ class Builder:
 
     def message(self, key: str, parent: str | None, timestamp: str, message: dict[str, Any]) -> str:
         return self.add(key, parent, timestamp, "message", message=message)
+
+    def tool_result(self, key: str, parent: str | None, timestamp: str, call_id: str, name: str, text: Any, ms: int,
+                    is_error: bool = False, details: Any = None) -> str:
+        """``message(..., tool_result(...))`` made as its line (``made``)."""
+        return self.made(key, parent, timestamp, "message",
+                         tool_result_fields(call_id, name, text, ms, is_error, details), TOOL_RESULT_HEAD)
+
+    def user(self, key: str, parent: str | None, timestamp: str, content: Any, ms: int) -> str:
+        """``message(..., user_message(content, ms))`` made as its line (``made``)."""
+        return self.made(key, parent, timestamp, "message", (
+            b'"message":{"role":"user","content":', json_bytes(content), b',"timestamp":', json_bytes(ms), b"}"),
+            USER_HEAD)
+
+    def kept(self, key: str, parent: str | None, timestamp: str, custom_type: str, data: Any) -> str:
+        """``custom(...)`` made as its line (``made``); ``data`` may be JSON text (``msgspec.Raw``)."""
+        return self.made(key, parent, timestamp, "custom",
+                         (b'"customType":', json_bytes(custom_type), b',"data":', json_text(data)))
 
     def model_change(self, key: str, parent: str | None, timestamp: str, provider: str, model: str) -> str:
         """A model_change entry when the model differs from the last one written, else ``parent``."""
@@ -162,6 +200,41 @@ def tool_result(call_id: str, name: str, text: Any, ms: int, is_error: bool = Fa
     if details is not None:
         message["details"] = details
     return message
+
+
+# The heads of the messages ``Builder.made`` writes (the store's _head_of would read the same from their dicts).
+TOOL_RESULT_HEAD, USER_HEAD = SharedHead("toolResult"), SharedHead("user")
+
+
+def json_text(value: Any) -> bytes:
+    """``value`` as JSON text: a ``msgspec.Raw`` (JSON text as the source wrote it) as it is."""
+    return value if type(value) is msgspec.Raw else json_bytes(value)  # type: ignore[return-value]
+
+
+def tool_result_fields(call_id: str, name: str, text: Any, ms: int, is_error: bool = False,
+                       details: Any = None) -> tuple[bytes, ...]:
+    """The pieces of ``"message":`` and the JSON text of ``tool_result(...)``: the same keys in the same
+    order, a Raw ``text`` or ``details`` written as it is."""
+    if isinstance(text, list):
+        content: tuple[bytes, ...] = (json_bytes(text),)
+    else:
+        if not isinstance(text, (str, msgspec.Raw)):
+            text = msgspec.json.encode(text).decode()
+        content = (b'[{"type":"text","text":', json_text(text), b"}]")
+    tail = (b',"isError":', b"true" if is_error else b"false", b',"timestamp":', json_bytes(ms))
+    if details is not None:
+        tail += (b',"details":', json_text(details))
+    return (b'"message":{"role":"toolResult","toolCallId":', json_bytes(call_id), b',"toolName":', json_bytes(name),
+            b',"content":', *content, *tail, b"}")
+
+
+def id_of(entry: dict[str, Any] | Entry) -> str:
+    """An entry's id, whether a dict or made as its line."""
+    return entry.id if type(entry) is Entry else entry["id"]  # type: ignore[union-attr,index,return-value]
+
+
+def timestamp_of(entry: dict[str, Any] | Entry) -> str:
+    return entry.timestamp if type(entry) is Entry else entry["timestamp"]  # type: ignore[union-attr,index,return-value]
 
 
 def image_block(data: str, mime: str) -> dict[str, Any]:
@@ -273,7 +346,7 @@ class Imported:
     source: str  # the path it was read from
     cwd: str
     timestamp: str
-    entries: list[dict[str, Any]]
+    entries: list[dict[str, Any] | Entry]
     tally: Tally
     name: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # more of where it came from (subagent files, ...)

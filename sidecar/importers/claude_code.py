@@ -116,17 +116,20 @@ class _Reader:
             self.pending_compaction = None
             return
         # A list of blocks stays undecoded here: each block is read for what it is (a tool result's output
-        # goes through as the JSON text it came as).
-        content = block_list_decoder.decode(raw_content) if first_byte(raw_content) == LIST else decoder.decode(raw_content)
+        # goes through as the JSON text it came as). A list of tool results only (nearly every user line that
+        # is a list: a tool's answer) is read in one decoding, as their heads.
+        is_list = first_byte(raw_content) == LIST
+        results = _tool_results_only(raw_content) if is_list else None
+        content = (None if results is not None else
+                   block_list_decoder.decode(raw_content) if is_list else decoder.decode(raw_content))
         text = content if isinstance(content, str) else None
         if record.isMeta or (text is not None and text.lstrip().startswith(("<local-command-", "<command-name>"))):
             self.tally.count("user", KEPT, "harness lines (isMeta, local command echoes) the model never saw")
             self._stand(uid, self.b.kept(f"{self.prefix}{uid}", parent, stamp, "claude-code.user", record.whole()))
             return
         self.tally.count("user", MAPPED)
-        if isinstance(content, list):
-            results = _tool_results_only(raw_content)
-            if results is not None:  # (a tool's answer: nearly every user line that is a list)
+        if is_list:
+            if results is not None:
                 rest: list[Any] = []
             else:
                 blocks = [(block_decoder.decode(b), b) for b in content if first_byte(b) == OBJECT]

@@ -173,6 +173,10 @@ def usage(input_tokens: int = 0, output_tokens: int = 0, cache_read: int = 0, ca
             "totalTokens": total, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
 
 
+# usage() as JSON text: what an importer that knows no usage (Codex) writes, never built or walked again.
+NO_USAGE = msgspec.Raw(msgspec.json.encode(usage()))
+
+
 def user_message(content: Any, ms: int) -> dict[str, Any]:
     return {"role": "user", "content": content, "timestamp": ms}
 
@@ -182,7 +186,7 @@ def assistant_message(content: list[dict], ms: int, api: str, provider: str, mod
     if stop is None:
         stop = "toolUse" if any(block.get("type") == "toolCall" for block in content) else "stop"
     return {"role": "assistant", "content": content, "api": api, "provider": provider, "model": model,
-            "usage": use or usage(), "stopReason": stop, "timestamp": ms}
+            "usage": use or NO_USAGE, "stopReason": stop, "timestamp": ms}
 
 
 def tool_result(call_id: str, name: str, text: Any, ms: int, is_error: bool = False,
@@ -287,7 +291,12 @@ def iso_z(text: Any, fallback_ms: int = 0) -> str:
     """An ISO 8601 UTC timestamp with milliseconds, as pi writes them."""
     if isinstance(text, str) and len(text) == 24 and text[-1] == "Z" and text[19] == "." and text[10] == "T":
         return text  # already pi's shape (what Codex and Claude Code write): no parsing
+    if text is None and fallback_ms == 0:
+        return EPOCH  # (a record without a time: Claude Code's cost-state lines)
     return iso_of_ms(ms_of_iso(text, fallback_ms))
+
+
+EPOCH = iso_of_ms(0)
 
 
 # ---- reading ----------------------------------------------------------------------------------

@@ -138,7 +138,12 @@ class Builder:
         return self.add(key, parent, timestamp, "custom_message", **fields)
 
     def message(self, key: str, parent: str | None, timestamp: str, message: dict[str, Any]) -> str:
-        return self.add(key, parent, timestamp, "message", message=message)
+        # (add's dict, written out: no keyword dict to build and merge for each message)
+        entry_id = short_id(key, self.ids)
+        entry = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": timestamp, "message": message}
+        self.entries.append(entry)
+        self.by_id[entry_id] = entry
+        return entry_id
 
     def tool_result(self, key: str, parent: str | None, timestamp: str, call_id: str, name: str, text: Any, ms: int,
                     is_error: bool = False, details: Any = None) -> str:
@@ -336,6 +341,10 @@ def source_lines(path: Path) -> Iterator[tuple[int, memoryview]]:
         if end < 0:
             end = size
         number += 1
+        if end > start and data[start] == 123 and data[end - 1] == 125:  # "{...}": nearly every line, no blanks
+            yield number, view[start:end]
+            start = end + 1
+            continue
         first, last = start, end
         while first < last and data[first] in _BLANKS:
             first += 1

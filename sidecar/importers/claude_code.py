@@ -31,7 +31,7 @@ import msgspec
 from ..store.payload import MAX_CHARS
 from .claude_code_lines import (COPIES, LIST, OBJECT, STRING, BlockHead, Message, Record, block_decoder,
                                  block_heads_decoder, block_list_decoder, decoder, first_byte, read_records)
-from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, id_of, image_block, iso_z,
+from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, id_of, image_block, iso_z, json_bytes,
                      ms_of_iso, usage)
 
 TOOL = "claude-code"
@@ -167,23 +167,28 @@ class _Reader:
         model = str(message.model or self.model or "")
         msg_id = message.id
         if self.open_assistant is not None and msg_id and self.open_assistant[0] == msg_id:
-            entry = self.b.by_id[self.open_assistant[1]]
-            entry["message"]["content"].extend(blocks)
+            entry = self.b.by_id[self.open_assistant[1]]  # (an Assistant being filled)
+            for block in blocks:
+                entry.add(block)  # type: ignore[union-attr]
             if calls:
-                entry["message"]["stopReason"] = "toolUse"
+                entry.stop = "toolUse"  # type: ignore[union-attr]
             self.tally.count("assistant", MAPPED)
-            self._stand(uid, entry["id"])
+            self._stand(uid, entry.id)  # type: ignore[union-attr]
         else:
             parent = self.parent_of(record)
             if model and model != "<synthetic>" and self.b.model != (PROVIDER, model):
                 parent = self.b.model_change(f"{self.prefix}{uid}/model", parent, stamp, PROVIDER, model)
             use = message.usage if isinstance(message.usage, dict) else {}
             stop = _STOPS.get(message.stop_reason, None)
-            entry_id = self.b.message(f"{self.prefix}{uid}", parent, stamp, assistant_message(
-                blocks, ms_of_iso(record.timestamp), API, PROVIDER, model,
-                usage(int(use.get("input_tokens") or 0), int(use.get("output_tokens") or 0),
-                      int(use.get("cache_read_input_tokens") or 0), int(use.get("cache_creation_input_tokens") or 0)),
-                stop))
+            opened = self.b.assistant(f"{self.prefix}{uid}", parent, stamp, ms_of_iso(record.timestamp), API, PROVIDER,
+                                      model, msgspec.Raw(json_bytes(usage(
+                                          int(use.get("input_tokens") or 0), int(use.get("output_tokens") or 0),
+                                          int(use.get("cache_read_input_tokens") or 0),
+                                          int(use.get("cache_creation_input_tokens") or 0)))),
+                                      stop if stop is not None else "toolUse" if calls else "stop")
+            for block in blocks:
+                opened.add(block)
+            entry_id = opened.id
             self.open_assistant = (msg_id, entry_id) if msg_id else None
             self.tally.count("assistant", MAPPED)
             self._stand(uid, entry_id)
@@ -280,6 +285,7 @@ def import_transcript(path: Path) -> Imported:
     for index, (anchor, records) in enumerate(sidechains):
         _branch(builder, tally, anchor, f"sidechain{index}:", {"sidechain": index}, records)
     subagents = _subagents(path, builder, tally, reader)
+    builder.finish()
     imported = Imported(TOOL, session_id, str(path), cwd, iso_z(first_stamp), builder.entries, tally)
     if subagents:
         imported.extra["subagents"] = subagents

@@ -32,7 +32,7 @@ from typing import Any
 import msgspec
 
 from ..store.payload import MAX_CHARS
-from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, id_of, image_block, iso_z,
+from .common import (KEPT, MAPPED, NO_USAGE, SKIPPED, Assistant, Builder, Imported, Tally, id_of, image_block, iso_z,
                      ms_of_iso)
 from .codex_lines import (BOOKKEEPING, KNOWN, OUTPUT, OUTPUT_ITEMS, RESPONSE_ENDS, UI_EVENTS, Head, Line,
                           decoder, item_line_decoder, line_decoder, model_decoder, model_line_decoder, read_lines)
@@ -53,7 +53,7 @@ class _Reader:
     def __init__(self, builder: Builder, tally: Tally, prefix: str, provider: str) -> None:
         self.b, self.tally, self.prefix, self.provider = builder, tally, prefix, provider
         self.leaf: str | None = None
-        self.open: dict[str, Any] | None = None  # the assistant message being filled
+        self.open: Assistant | None = None  # the assistant message being filled
         self.tool_names: dict[str, str] = {}
         self.callers: dict[str, str] = {}  # call id -> entry id of its assistant message
         self.spawned: dict[str, str] = {}  # subagent thread id -> entry id of the spawning message
@@ -202,17 +202,18 @@ class _Reader:
         arguments = {k: v for k, v in item.items() if k not in ("type", "id", "call_id", "status")}
         self._call(message, call, str(item.get("name") or kind), arguments)
 
-    def _opened(self, key: str, stamp: str, timestamp: Any) -> dict[str, Any]:
+    def _opened(self, key: str, stamp: str, timestamp: Any) -> Assistant:
         """The assistant message the next part goes into: the open one, or a new one (after a model_change
-        when the model differs). The time is read only for the part that opens a message: most add to one."""
+        when the model differs). The time is read only for the part that opens a message:
+        most add to one."""
         if self.open is None:
             parent = self.leaf
             if self.model:
                 parent = self.b.model_change(f"{key}/model", parent, stamp, self.provider, self.model)
-            entry_id = self.b.message(key, parent, stamp, assistant_message([], ms_of_iso(timestamp), API, self.provider, self.model))
-            self.open = self.b.by_id[entry_id]
-            self.leaf = entry_id
-        return self.open["message"]
+            self.open = self.b.assistant(key, parent, stamp, ms_of_iso(timestamp), API, self.provider, self.model,
+                                         NO_USAGE, "stop")
+            self.leaf = self.open.id
+        return self.open
 
     def _assistant_fields(self, key: str, stamp: str, timestamp: Any, kind: Any, summary: Any, content: Any,
                           encrypted: Any, call_id: Any, item_id: Any, name: Any, arguments: Any, tool_input: Any,
@@ -226,13 +227,13 @@ class _Reader:
             block: dict[str, Any] = {"type": "thinking", "thinking": "\n\n".join(t for t in texts if t)}
             if encrypted:
                 block["thinkingSignature"] = encrypted
-            message["content"].append(block)
+            message.add(block)
         elif kind == "message":
             for part in value(content) or []:
                 if isinstance(part, dict) and part.get("type") in ("output_text", "text"):
-                    message["content"].append({"type": "text", "text": str(part.get("text", ""))})
+                    message.add({"type": "text", "text": str(part.get("text", ""))})
                 elif isinstance(part, dict) and part.get("type") == "refusal":
-                    message["content"].append({"type": "text", "text": str(part.get("refusal", ""))})
+                    message.add({"type": "text", "text": str(part.get("refusal", ""))})
         else:
             call = str(call_id or item_id or "")
             if kind == "function_call":
@@ -246,24 +247,24 @@ class _Reader:
                 parsed = {"input": tool_input}
             self._call(message, call, str(name or kind), parsed)
 
-    def _call(self, message: dict[str, Any], call: str, name: str, arguments: Any) -> None:
+    def _call(self, message: Assistant, call: str, name: str, arguments: Any) -> None:
         self.tool_names[call] = name
-        self.callers[call] = self.open["id"]  # type: ignore[index]
-        message["content"].append({"type": "toolCall", "id": call, "name": name, "arguments": arguments})
-        message["stopReason"] = "toolUse"
+        self.callers[call] = message.id
+        message.add({"type": "toolCall", "id": call, "name": name, "arguments": arguments})
+        message.stop = "toolUse"
 
     def _compaction(self, key: str, stamp: str, payload: dict[str, Any]) -> None:
         text = str(payload.get("message") or "")
         summary = text
         # The compaction turn's reply is the summary (written as an assistant message just before): one copy only.
-        last = self.b.by_id.get(self.leaf or "")  # (an assistant message is a dict: see Builder.made)
-        if isinstance(last, dict) and last["type"] == "message" and last["message"]["role"] == "assistant":
-            said = "".join(b.get("text", "") for b in last["message"]["content"] if b.get("type") == "text")
+        last = self.b.by_id.get(self.leaf or "")
+        if type(last) is Assistant:
+            said = "".join(b.get("text", "") for b in last.blocks() if b.get("type") == "text")
             if said and text.endswith(said.strip()):
                 summary = said
-                self.leaf = last["parentId"]
-                self.b.entries.remove(last)
-                del self.b.by_id[last["id"]]
+                self.leaf = last.parent
+                self.b.entries.remove(last)  # type: ignore[arg-type]
+                del self.b.by_id[last.id]
                 self.tally.count("response_item/message", SKIPPED, "the compaction's summary, imported as the compaction")
                 counts = self.tally.counts.get("response_item/message", {})
                 counts[MAPPED] = counts.get(MAPPED, 1) - 1
@@ -327,6 +328,7 @@ def import_rollout(path: Path) -> Imported:
         tally.count("subagent rollout", MAPPED)
         builder.insert_after(anchor, sub.entries)
         subagents.append(str(child[0]))
+    builder.finish()
     if subagents:
         imported.extra["subagents"] = subagents
     return imported

@@ -12,6 +12,7 @@ finds the first.
 from __future__ import annotations
 
 import hashlib
+import json
 import mmap
 import os
 import time
@@ -108,13 +109,27 @@ class Builder:
         dict being built and walked again (most of an imported session's entries); its pieces are joined
         once, so a large output is copied once."""
         entry_id = short_id(key, self.ids)
-        line = b"".join((b'{"type":"', kind.encode(), b'","id":', json_bytes(entry_id), b',"parentId":',
-                         b"null" if parent is None else json_bytes(parent), b',"timestamp":', json_bytes(timestamp),
-                         b",", *fields, b"}"))
-        entry = Entry(kind, entry_id, parent, timestamp, line, head, has_blobs=BLOB_MARK in line)
+        entry = line_entry(entry_id, parent, timestamp, kind, fields, head)
         self.entries.append(entry)  # type: ignore[arg-type]
         self.by_id[entry_id] = entry  # type: ignore[assignment]
         return entry_id
+
+    def assistant(self, key: str, parent: str | None, timestamp: str, ms: int, api: str, provider: str, model: str,
+                  usage_text: msgspec.Raw, stop: str) -> "Assistant":
+        """An assistant message filled part by part (``Assistant``), in its place among the entries; ``finish``
+        writes its line."""
+        entry_id = short_id(key, self.ids)
+        message = Assistant(entry_id, parent, timestamp, ms, api, provider, model, usage_text, stop)
+        self.entries.append(message)  # type: ignore[arg-type]
+        self.by_id[entry_id] = message  # type: ignore[assignment]
+        return message
+
+    def finish(self) -> None:
+        """Each assistant message written as its line (once every part is in: the import read its sources)."""
+        entries, by_id = self.entries, self.by_id
+        for index, entry in enumerate(entries):
+            if type(entry) is Assistant:
+                entries[index] = by_id[entry.id] = entry.made()  # type: ignore[assignment]
 
     def insert_after(self, anchor: str | None, entries: list[dict[str, Any]]) -> None:
         """Put a branch right after its anchor: the file's last line stays on the main path (pi's leaf)."""
@@ -237,13 +252,66 @@ def tool_result_fields(call_id: str, name: str, text: Any, ms: int, is_error: bo
             b',"content":', *content, *tail, b"}")
 
 
-def id_of(entry: dict[str, Any] | Entry) -> str:
-    """An entry's id, whether a dict or made as its line."""
-    return entry.id if type(entry) is Entry else entry["id"]  # type: ignore[union-attr,index,return-value]
+def line_entry(entry_id: str, parent: str | None, timestamp: str, kind: str, fields: tuple[bytes, ...],
+               head: SharedHead | None) -> Entry:
+    """``Builder.made``'s entry: the envelope's JSON text then ``fields``, joined once."""
+    line = b"".join((b'{"type":"', kind.encode(), b'","id":', json_bytes(entry_id), b',"parentId":',
+                     b"null" if parent is None else json_bytes(parent), b',"timestamp":', json_bytes(timestamp),
+                     b",", *fields, b"}"))
+    return Entry(kind, entry_id, parent, timestamp, line, head, has_blobs=BLOB_MARK in line)
 
 
-def timestamp_of(entry: dict[str, Any] | Entry) -> str:
-    return entry.timestamp if type(entry) is Entry else entry["timestamp"]  # type: ignore[union-attr,index,return-value]
+class Assistant:
+    """An assistant message being filled (an importer adds the blocks of one model response as it reads
+    them), written as the line ``assistant_message`` would give once complete (``made``). Each block is
+    written as JSON text when added, while it is at hand: encoding them all at the end cost more."""
+
+    __slots__ = ("id", "parent", "timestamp", "ms", "api", "provider", "model", "usage", "stop", "content")
+
+    def __init__(self, entry_id: str, parent: str | None, timestamp: str, ms: int, api: str, provider: str,
+                 model: str, usage_text: msgspec.Raw, stop: str) -> None:
+        self.id, self.parent, self.timestamp, self.ms = entry_id, parent, timestamp, ms
+        self.api, self.provider, self.model, self.usage = api, provider, model, usage_text
+        self.stop = stop
+        self.content: list[bytes] = []  # the blocks' JSON texts
+
+    def add(self, block: dict[str, Any]) -> None:
+        self.content.append(json_bytes(block))
+
+    def blocks(self) -> list[dict[str, Any]]:
+        """The blocks as objects again (json: a block may hold a lone surrogate)."""
+        return [json.loads(text) for text in self.content]
+
+    def made(self) -> Entry:
+        key = (self.api, self.provider, self.model)
+        shared = _assistant_parts.get(key)
+        if shared is None:  # (one per model: written once)
+            shared = (SharedHead("assistant", self.provider, self.model), b'],"api":%b,"provider":%b,"model":%b,"usage":' % (
+                json_bytes(self.api), json_bytes(self.provider), json_bytes(self.model)))
+            if len(_assistant_parts) < 4096:
+                _assistant_parts[key] = shared
+        stop = _stops.get(self.stop) or b',"stopReason":%b,"timestamp":' % json_bytes(self.stop)
+        parent, timestamp = self.parent, self.timestamp
+        line = b"".join((b'{"type":"message","id":', json_bytes(self.id), b',"parentId":',
+                         b"null" if parent is None else json_bytes(parent), b',"timestamp":', json_bytes(timestamp),
+                         b',"message":{"role":"assistant","content":[', b",".join(self.content), shared[1], self.usage,
+                         stop, json_bytes(self.ms), b"}}"))
+        return Entry("message", self.id, parent, timestamp, line, shared[0], has_blobs=BLOB_MARK in line)
+
+
+# The shared head and the JSON text between the content and the usage of the assistant messages of one
+# (api, provider, model); the JSON text from the usage to the time of each stop reason.
+_assistant_parts: dict[tuple[Any, ...], tuple[SharedHead, bytes]] = {}
+_stops = {stop: b',"stopReason":"%b","timestamp":' % stop.encode() for stop in ("stop", "toolUse", "length")}
+
+
+def id_of(entry: dict[str, Any] | Entry | Assistant) -> str:
+    """An entry's id, whether a dict, made as its line or an assistant message being filled."""
+    return entry["id"] if type(entry) is dict else entry.id  # type: ignore[union-attr,index,return-value]
+
+
+def timestamp_of(entry: dict[str, Any] | Entry | Assistant) -> str:
+    return entry["timestamp"] if type(entry) is dict else entry.timestamp  # type: ignore[union-attr,index,return-value]
 
 
 def image_block(data: str, mime: str) -> dict[str, Any]:

@@ -60,8 +60,9 @@ class _Reader:
         self.model = ""
 
     def read_known(self, number: int, raw: memoryview, head: "Head") -> None:
-        """A line whose head says it is a response item, a turn's model or token accounting (most of a
-        rollout's lines): decoded once more for what its kind needs, never into a ``Line`` first."""
+        """A line whose head says it is a response item or a turn's model (most of a rollout's lines that
+        are not UI copies): mapped from the head, or decoded once more for what its kind needs, never into a
+        ``Line`` first."""
         kind = head.type
         if kind == "response_item":
             item = head.payload
@@ -76,12 +77,9 @@ class _Reader:
             self._item(f"{self.prefix}{number}", iso_z(head.timestamp), item_line_decoder.decode(raw).payload,
                        head.timestamp, raw)
             return
-        self.open = None  # (both kinds end a model response)
-        if kind == "turn_context":
-            self.model = str(model_line_decoder.decode(raw).payload.model or self.model)
-            self.tally.count(kind, MAPPED, "the model of the turn")
-            return
-        self.tally.count(kind, SKIPPED, BOOKKEEPING[kind])
+        self.open = None  # (a turn_context ends a model response)
+        self.model = str(model_line_decoder.decode(raw).payload.model or self.model)
+        self.tally.count(kind, MAPPED, "the model of the turn")
 
     def read(self, number: int, line: "Line") -> None:
         kind, payload = line.type, line.payload

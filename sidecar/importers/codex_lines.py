@@ -87,7 +87,7 @@ model_decoder = msgspec.json.Decoder(Model)
 model_line_decoder = msgspec.json.Decoder(ModelLine)
 item_line_decoder = msgspec.json.Decoder(ItemLine)
 # Line kinds read_known takes from the head alone (with an object payload whose type is a string).
-KNOWN_KINDS = {"response_item", "turn_context", *BOOKKEEPING}
+KNOWN_KINDS = {"response_item", "turn_context"}
 decoder = msgspec.json.Decoder()
 # UI events whose payload nothing here needs: counted as skipped without being decoded.
 NOT_READ = UI_EVENTS - {"thread_settings_applied"}
@@ -98,10 +98,12 @@ OUTPUT, KNOWN = "output", "known"  # what read_lines gives instead of a Line whe
 
 def read_lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[int, memoryview, Line | str, Head | None]]:
     """(number, JSON text, line, head) of the rollout's lines, each decoded once for what it is (``head``):
-    the UI copies (most of a rollout's bytes) are counted here without being built; a tool output whose
+    the UI copies (most of a rollout's bytes) and the bookkeeping lines are counted here without being built
+    (ending the model response being read, as they do); a tool output whose
     text is one string comes as OUTPUT, the kinds ``read_known`` takes as KNOWN, instead of a ``Line``
     (their head says what they are); any other line with its payload left undecoded until read."""
     skipped: dict[str, int] = {}  # UI events by kind, counted into the tally at the end (one count per kind)
+    kept_out: dict[str, int] = {}  # bookkeeping lines by kind, the same way
     for number, raw in source_lines(path):
         try:
             try:
@@ -123,6 +125,10 @@ def read_lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[in
                     if head.type == "response_item" and kind in OUTPUT_ITEMS and is_text(payload.output):  # type: ignore[union-attr]
                         yield number, raw, OUTPUT, head
                         continue
+                if head.type in BOOKKEEPING:  # type: ignore[union-attr]
+                    reader.open = None  # (it ends a model response)
+                    kept_out[head.type] = kept_out.get(head.type, 0) + 1  # type: ignore[union-attr]
+                    continue
                 if head.type in KNOWN_KINDS and (type(kind) is str or head.type != "response_item"):  # type: ignore[union-attr]
                     yield number, raw, KNOWN, head
                     continue
@@ -133,6 +139,8 @@ def read_lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[in
         yield number, raw, line, head
     for kind, times in skipped.items():
         tally.count(f"event_msg/{kind}", SKIPPED, "a UI event repeating response items", times)
+    for kind, times in kept_out.items():
+        tally.count(kind, SKIPPED, BOOKKEEPING[kind], times)
 
 
 def is_text(raw: msgspec.Raw) -> bool:

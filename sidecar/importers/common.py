@@ -329,6 +329,7 @@ def iso_of_ms(ms: int | float) -> str:
 
 
 _EPOCH_DAYS: dict[str, int] = {}
+_MS_IN_MINUTE: dict[str, int] = {}
 _last_minute: list[tuple[str, int]] = [("", 0)]  # (YYYY-MM-DDTHH:MM, its epoch ms) of the last timestamp read
 
 
@@ -348,7 +349,12 @@ def ms_of_iso(text: Any, fallback: int = 0) -> int:
                     day = _EPOCH_DAYS[text[:10]] = int(datetime.fromisoformat(text[:10] + "T00:00:00+00:00").timestamp())
                 start = (day + int(text[11:13]) * 3600 + int(text[14:16]) * 60) * 1000
                 _last_minute[0] = (minute, start)  # one reference swapped: safe across threads
-            return start + int(text[17:19]) * 1000 + int(text[20:23])
+            within = _MS_IN_MINUTE.get(text[17:23])  # "SS.mmm": read once each
+            if within is None:
+                within = int(text[17:19]) * 1000 + int(text[20:23])
+                if len(_MS_IN_MINUTE) < 60_000:
+                    _MS_IN_MINUTE[text[17:23]] = within
+            return start + within
         except ValueError:
             return fallback
     try:

@@ -178,7 +178,9 @@ class _Reader:
             parent = self.parent_of(record)
             if model and model != "<synthetic>" and self.b.model != (PROVIDER, model):
                 parent = self.b.model_change(f"{self.prefix}{uid}/model", parent, stamp, PROVIDER, model)
-            use = message.usage if isinstance(message.usage, dict) else {}
+            use = decoder.decode(message.usage)
+            if not isinstance(use, dict):
+                use = {}
             stop = _STOPS.get(message.stop_reason, None)
             opened = self.b.assistant(f"{self.prefix}{uid}", parent, stamp, ms_of_iso(record.timestamp), API, PROVIDER,
                                       model, msgspec.Raw(json_bytes(usage(

@@ -29,7 +29,8 @@ RESPONSE_ENDS = {"token_usage_record", "token_count", "turn_context", "task_star
 BOOKKEEPING = {"token_usage_record": "token accounting; usage totals are not part of the conversation"}
 
 
-class Line(msgspec.Struct):
+# (gc=False: a Struct a line is read into holds nothing that refers back to it; decoded JSON is a tree)
+class Line(msgspec.Struct, gc=False):
     """A rollout line with its payload left undecoded until it is needed."""
 
     type: Any = None
@@ -37,11 +38,11 @@ class Line(msgspec.Struct):
     payload: msgspec.Raw = msgspec.Raw(b"null")
 
 
-class Kind(msgspec.Struct):
+class Kind(msgspec.Struct, gc=False):
     type: Any = None
 
 
-class PayloadHead(msgspec.Struct):
+class PayloadHead(msgspec.Struct, gc=False):
     """What a payload is, the type of an event's item, a tool output's JSON text (kept as it came), and
     the fields of a response item the mapping reads (codex.py maps the common ones from this alone:
     no second decoding of the line). Lists stay JSON text until read: an event's fields of those
@@ -61,7 +62,7 @@ class PayloadHead(msgspec.Struct):
     summary: msgspec.Raw = msgspec.Raw(b"null")
 
 
-class Head(msgspec.Struct):
+class Head(msgspec.Struct, gc=False):
     """A line read once for what it is: a UI copy is counted, a tool output mapped, from this alone."""
 
     type: Any = None
@@ -69,15 +70,15 @@ class Head(msgspec.Struct):
     payload: PayloadHead | None = None
 
 
-class Model(msgspec.Struct):
+class Model(msgspec.Struct, gc=False):
     model: Any = None
 
 
-class ModelLine(msgspec.Struct):
+class ModelLine(msgspec.Struct, gc=False):
     payload: Model
 
 
-class ItemLine(msgspec.Struct):
+class ItemLine(msgspec.Struct, gc=False):
     payload: dict[str, Any]
 
 

@@ -32,11 +32,12 @@ from typing import Any
 import msgspec
 
 from ..store.payload import MAX_CHARS
-from .common import (KEPT, MAPPED, NO_USAGE, SKIPPED, Assistant, Builder, Imported, Tally, id_of, image_block, iso_z,
+from .common import (KEPT, MAPPED, NO_USAGE, SKIPPED, Builder, Imported, Tally, id_of, image_block, iso_z,
                      ms_of_iso)
 from .codex_lines import (BOOKKEEPING, KNOWN, OUTPUT, OUTPUT_ITEMS, RESPONSE_ENDS, UI_EVENTS, Head, Line,
                           decoder, item_line_decoder, line_decoder, model_decoder, model_line_decoder, read_lines)
 from .codex_subagents import children
+from .made import Assistant
 
 TOOL = "codex"
 API = "openai-responses"

@@ -9,8 +9,10 @@ it, each step timed alone, in one process, rounds interleaved:
 
   read       the source mapped and cut into lines (importers/common.source_lines)
   decode     every line decoded into a Struct of no fields: what any reading of the source costs
-  map        the importer: read, decode and map to pi entries (dicts)
-  entries    the entries encoded into the lines the store keeps (store/encoded.stored_entries)
+  map        the importer: read, decode and map to pi entries (most made as their lines at once,
+             importers/common.Builder.made; the rest dicts)
+  entries    the entries as the store keeps them (store/encoded.stored_entries: the dicts encoded,
+             a made line cut or its images moved only where it must be)
   file       the session built from them and its file written in one go (Session.copied, owned)
   write      only the kernel's part of that: the file's bytes written to a fresh file (and fsync'd)
 

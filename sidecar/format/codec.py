@@ -55,9 +55,17 @@ def encode(obj: Any) -> bytes:
         return _encoder.encode(obj)
     except UnicodeEncodeError:
         # A lone surrogate: escape it as JSON.stringify does ("\ud83d").
-        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_raw_value)
         text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
         return text.encode("utf-8")
+
+
+def _raw_value(value: Any) -> Any:
+    """What json.dumps writes for a ``msgspec.Raw`` (JSON text kept as it came): its value, as JSON.parse
+    reads it (lone surrogate escapes kept)."""
+    if isinstance(value, msgspec.Raw):
+        return json.loads(bytes(value))
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def decode_object(raw: bytes) -> dict[str, Any]:

@@ -31,8 +31,8 @@ import msgspec
 from ..store.payload import MAX_CHARS
 from .claude_code_lines import (COPIES, LIST, OBJECT, STRING, BlockHead, Message, Record, block_decoder,
                                  block_heads_decoder, block_list_decoder, decoder, first_byte, read_records)
-from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_z,
-                     ms_of_iso, tool_result, usage, user_message)
+from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, id_of, image_block, iso_z, json_bytes,
+                     ms_of_iso, usage)
 
 TOOL = "claude-code"
 API, PROVIDER = "anthropic-messages", "anthropic"
@@ -93,8 +93,8 @@ class _Reader:
             else:
                 self.tally.count(kind, KEPT, "kept as a custom entry (not part of the model's context)")
             parent = self.parent_of(record) if uid else self._below(self.last)
-            entry = self.b.custom(f"{self.prefix}{uid or number}", parent, stamp, f"claude-code.{kind}",
-                                  record.whole())
+            entry = self.b.kept(f"{self.prefix}{uid or number}", parent, stamp, f"claude-code.{kind}",
+                                record.whole())
             if not uid and parent is not None:
                 self.after[parent] = entry
             self._stand(uid, entry)
@@ -116,17 +116,20 @@ class _Reader:
             self.pending_compaction = None
             return
         # A list of blocks stays undecoded here: each block is read for what it is (a tool result's output
-        # goes through as the JSON text it came as).
-        content = block_list_decoder.decode(raw_content) if first_byte(raw_content) == LIST else decoder.decode(raw_content)
+        # goes through as the JSON text it came as). A list of tool results only (nearly every user line that
+        # is a list: a tool's answer) is read in one decoding, as their heads.
+        is_list = first_byte(raw_content) == LIST
+        results = _tool_results_only(raw_content) if is_list else None
+        content = (None if results is not None else
+                   block_list_decoder.decode(raw_content) if is_list else decoder.decode(raw_content))
         text = content if isinstance(content, str) else None
         if record.isMeta or (text is not None and text.lstrip().startswith(("<local-command-", "<command-name>"))):
             self.tally.count("user", KEPT, "harness lines (isMeta, local command echoes) the model never saw")
-            self._stand(uid, self.b.custom(f"{self.prefix}{uid}", parent, stamp, "claude-code.user", record.whole()))
+            self._stand(uid, self.b.kept(f"{self.prefix}{uid}", parent, stamp, "claude-code.user", record.whole()))
             return
         self.tally.count("user", MAPPED)
-        if isinstance(content, list):
-            results = _tool_results_only(raw_content)
-            if results is not None:  # (a tool's answer: nearly every user line that is a list)
+        if is_list:
+            if results is not None:
                 rest: list[Any] = []
             else:
                 blocks = [(block_decoder.decode(b), b) for b in content if first_byte(b) == OBJECT]
@@ -142,13 +145,13 @@ class _Reader:
                     decoded = decoder.decode(body)
                     text_or_blocks = ([_block(b) for b in decoded if isinstance(b, dict)] if isinstance(decoded, list)
                                       else str(decoded or ""))
-                parent = self.b.message(f"{self.prefix}{uid}/{index}", parent, stamp, tool_result(
-                    call, self.tool_names.get(call, ""), text_or_blocks, ms, bool(block.is_error), details))
+                parent = self.b.tool_result(f"{self.prefix}{uid}/{index}", parent, stamp, call,
+                                            self.tool_names.get(call, ""), text_or_blocks, ms, bool(block.is_error), details)
             rest = [b for b in rest if b is not None]
             if rest or not results:
-                parent = self.b.message(f"{self.prefix}{uid}", parent, stamp, user_message(rest, ms))
+                parent = self.b.user(f"{self.prefix}{uid}", parent, stamp, rest, ms)
         else:
-            parent = self.b.message(f"{self.prefix}{uid}", parent, stamp, user_message(content or "", ms))
+            parent = self.b.user(f"{self.prefix}{uid}", parent, stamp, content or "", ms)
         self._stand(uid, parent)
 
     def assistant(self, record: "Record", uid: str | None, stamp: str) -> None:
@@ -164,23 +167,30 @@ class _Reader:
         model = str(message.model or self.model or "")
         msg_id = message.id
         if self.open_assistant is not None and msg_id and self.open_assistant[0] == msg_id:
-            entry = self.b.by_id[self.open_assistant[1]]
-            entry["message"]["content"].extend(blocks)
+            entry = self.b.by_id[self.open_assistant[1]]  # (an Assistant being filled)
+            for block in blocks:
+                entry.add(block)  # type: ignore[union-attr]
             if calls:
-                entry["message"]["stopReason"] = "toolUse"
+                entry.stop = "toolUse"  # type: ignore[union-attr]
             self.tally.count("assistant", MAPPED)
-            self._stand(uid, entry["id"])
+            self._stand(uid, entry.id)  # type: ignore[union-attr]
         else:
             parent = self.parent_of(record)
             if model and model != "<synthetic>" and self.b.model != (PROVIDER, model):
                 parent = self.b.model_change(f"{self.prefix}{uid}/model", parent, stamp, PROVIDER, model)
-            use = message.usage if isinstance(message.usage, dict) else {}
+            use = decoder.decode(message.usage)
+            if not isinstance(use, dict):
+                use = {}
             stop = _STOPS.get(message.stop_reason, None)
-            entry_id = self.b.message(f"{self.prefix}{uid}", parent, stamp, assistant_message(
-                blocks, ms_of_iso(record.timestamp), API, PROVIDER, model,
-                usage(int(use.get("input_tokens") or 0), int(use.get("output_tokens") or 0),
-                      int(use.get("cache_read_input_tokens") or 0), int(use.get("cache_creation_input_tokens") or 0)),
-                stop))
+            opened = self.b.assistant(f"{self.prefix}{uid}", parent, stamp, ms_of_iso(record.timestamp), API, PROVIDER,
+                                      model, msgspec.Raw(json_bytes(usage(
+                                          int(use.get("input_tokens") or 0), int(use.get("output_tokens") or 0),
+                                          int(use.get("cache_read_input_tokens") or 0),
+                                          int(use.get("cache_creation_input_tokens") or 0)))),
+                                      stop if stop is not None else "toolUse" if calls else "stop")
+            for block in blocks:
+                opened.add(block)
+            entry_id = opened.id
             self.open_assistant = (msg_id, entry_id) if msg_id else None
             self.tally.count("assistant", MAPPED)
             self._stand(uid, entry_id)
@@ -277,6 +287,7 @@ def import_transcript(path: Path) -> Imported:
     for index, (anchor, records) in enumerate(sidechains):
         _branch(builder, tally, anchor, f"sidechain{index}:", {"sidechain": index}, records)
     subagents = _subagents(path, builder, tally, reader)
+    builder.finish()
     imported = Imported(TOOL, session_id, str(path), cwd, iso_z(first_stamp), builder.entries, tally)
     if subagents:
         imported.extra["subagents"] = subagents
@@ -287,7 +298,7 @@ def _branch(builder: Builder, tally: Tally, anchor: str | None, prefix: str, hea
             records: list[tuple[int, Record]]) -> None:
     """Records of a subagent as a branch under ``anchor``, placed right after it in the file."""
     if anchor is None and builder.entries:
-        anchor = builder.entries[0]["id"]
+        anchor = id_of(builder.entries[0])
     sub = Builder()
     sub.ids = builder.ids
     reader = _Reader(sub, tally, prefix)

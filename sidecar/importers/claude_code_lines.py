@@ -25,18 +25,21 @@ COPIES = {
 
 NULL = msgspec.Raw(b"null")
 
+# The Structs a line is read into hold nothing that refers back to them (decoded JSON is a tree): no cycle
+# collector header, fewer steps to make each (gc=False).
 
-class Message(msgspec.Struct):
+
+class Message(msgspec.Struct, gc=False):
     """A user or assistant line's API message; its content is read for what the line is."""
 
     id: Any = None
     model: Any = None
     content: msgspec.Raw = NULL
-    usage: Any = None
+    usage: msgspec.Raw = NULL  # (read only for the line that opens a message: most of one's lines add to it)
     stop_reason: Any = None
 
 
-class Record(msgspec.Struct):
+class Record(msgspec.Struct, gc=False):
     """One transcript line: the fields the mapping reads; the message and tool output kept as JSON text."""
 
     type: Any = None
@@ -74,13 +77,13 @@ class Record(msgspec.Struct):
         return raw if len(raw) <= MAX_CHARS else decoder.decode(raw)
 
 
-class LooseRecord(Record):
+class LooseRecord(Record, gc=False):
     """A record whose ``message`` is no object (kept as a custom entry, as any record that is no message)."""
 
     message: Any = None
 
 
-class BlockHead(msgspec.Struct):
+class BlockHead(msgspec.Struct, gc=False):
     type: Any = None
     tool_use_id: Any = None
     is_error: Any = None

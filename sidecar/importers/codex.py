@@ -32,11 +32,12 @@ from typing import Any
 import msgspec
 
 from ..store.payload import MAX_CHARS
-from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_z,
-                     ms_of_iso, tool_result, user_message)
+from .common import (KEPT, MAPPED, NO_USAGE, SKIPPED, Builder, Imported, Tally, id_of, image_block, iso_z,
+                     ms_of_iso)
 from .codex_lines import (BOOKKEEPING, KNOWN, OUTPUT, OUTPUT_ITEMS, RESPONSE_ENDS, UI_EVENTS, Head, Line,
                           decoder, item_line_decoder, line_decoder, model_decoder, model_line_decoder, read_lines)
 from .codex_subagents import children
+from .made import Assistant
 
 TOOL = "codex"
 API = "openai-responses"
@@ -45,32 +46,41 @@ CONTEXT_PREFIXES = ("<environment_context>", "# AGENTS.md instructions", "<user_
                     "<user_shell_command>", "<INSTRUCTIONS>")
 ASSISTANT_ITEMS = {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
                    "tool_search_call", "image_generation_call"}
+# The assistant items mapped from their fields alone (with assistant messages): the others keep their whole item.
+FROM_HEAD = {"reasoning", "function_call", "custom_tool_call"}
 
 
 class _Reader:
     def __init__(self, builder: Builder, tally: Tally, prefix: str, provider: str) -> None:
         self.b, self.tally, self.prefix, self.provider = builder, tally, prefix, provider
         self.leaf: str | None = None
-        self.open: dict[str, Any] | None = None  # the assistant message being filled
+        self.open: Assistant | None = None  # the assistant message being filled
         self.tool_names: dict[str, str] = {}
         self.callers: dict[str, str] = {}  # call id -> entry id of its assistant message
         self.spawned: dict[str, str] = {}  # subagent thread id -> entry id of the spawning message
         self.model = ""
 
     def read_known(self, number: int, raw: memoryview, head: "Head") -> None:
-        """A line whose head says it is a response item, a turn's model or token accounting (most of a
-        rollout's lines): decoded once more for what its kind needs, never into a ``Line`` first."""
+        """A line whose head says it is a response item or a turn's model (most of a rollout's lines that
+        are not UI copies): mapped from the head, or decoded once more for what its kind needs, never into a
+        ``Line`` first."""
         kind = head.type
         if kind == "response_item":
-            item = item_line_decoder.decode(raw).payload
-            self._item(f"{self.prefix}{number}", iso_z(head.timestamp), item, head.timestamp, raw)
+            item = head.payload
+            sub = item.type  # type: ignore[union-attr]
+            if sub in FROM_HEAD or sub == "message" and item.role == "assistant":  # type: ignore[union-attr]
+                # (most items of a rollout: mapped from the head, the line is not decoded again)
+                self._assistant_fields(f"{self.prefix}{number}", iso_z(head.timestamp), head.timestamp, sub,
+                                       item.summary, item.content, item.encrypted_content, item.call_id,  # type: ignore[union-attr]
+                                       item.id, item.name, item.arguments, item.input, decoder.decode)  # type: ignore[union-attr]
+                self.tally.count(f"response_item/{sub}", MAPPED)
+                return
+            self._item(f"{self.prefix}{number}", iso_z(head.timestamp), item_line_decoder.decode(raw).payload,
+                       head.timestamp, raw)
             return
-        self.open = None  # (both kinds end a model response)
-        if kind == "turn_context":
-            self.model = str(model_line_decoder.decode(raw).payload.model or self.model)
-            self.tally.count(kind, MAPPED, "the model of the turn")
-            return
-        self.tally.count(kind, SKIPPED, BOOKKEEPING[kind])
+        self.open = None  # (a turn_context ends a model response)
+        self.model = str(model_line_decoder.decode(raw).payload.model or self.model)
+        self.tally.count(kind, MAPPED, "the model of the turn")
 
     def read(self, number: int, line: "Line") -> None:
         kind, payload = line.type, line.payload
@@ -123,7 +133,7 @@ class _Reader:
         # The payload goes into the entry as the JSON text it came as (decoded only when too long to keep whole).
         payload = line.payload if len(line.payload) <= MAX_CHARS else decoder.decode(line.payload)
         data = {"type": line.type, "timestamp": line.timestamp, "payload": payload}
-        self.leaf = self.b.custom(key, self.leaf, stamp, f"codex.{kind}", data)
+        self.leaf = self.b.kept(key, self.leaf, stamp, f"codex.{kind}", data)
 
     def _note_spawn(self, item: dict[str, Any]) -> None:
         if item.get("type") == "CollabAgentToolCall" and item.get("tool") == "spawn_agent":
@@ -138,8 +148,8 @@ class _Reader:
         item = head.payload
         self.open = None
         call = str(item.call_id or "")  # type: ignore[union-attr]
-        self.leaf = self.b.message(f"{self.prefix}{number}", self.leaf, iso_z(head.timestamp), tool_result(
-            call, self.tool_names.get(call, ""), item.output, ms_of_iso(head.timestamp)))  # type: ignore[union-attr]
+        self.leaf = self.b.tool_result(f"{self.prefix}{number}", self.leaf, iso_z(head.timestamp), call,
+                                       self.tool_names.get(call, ""), item.output, ms_of_iso(head.timestamp))  # type: ignore[union-attr]
         self.tally.count(f"response_item/{item.type}", MAPPED)  # type: ignore[union-attr]
 
     def _item(self, key: str, stamp: str, item: dict[str, Any], timestamp: Any, line: "Line | memoryview") -> None:
@@ -155,13 +165,13 @@ class _Reader:
             content = [b for b in (_input_block(b) for b in item.get("content") or []) if b is not None]
             text = "".join(b.get("text", "") for b in content).lstrip()
             if role == "user" and not text.startswith(CONTEXT_PREFIXES):
-                self.leaf = self.b.message(key, self.leaf, stamp, user_message(content, ms_of_iso(timestamp)))
+                self.leaf = self.b.user(key, self.leaf, stamp, content, ms_of_iso(timestamp))
                 self.tally.count("response_item/message:user", MAPPED)
             elif role == "user":
                 self.leaf = self.b.custom_message(key, self.leaf, stamp, "codex.context", content)
                 self.tally.count("response_item/message:user", MAPPED, "injected context: a custom_message")
             else:
-                self.leaf = self.b.custom(key, self.leaf, stamp, f"codex.{role}", item)
+                self.leaf = self.b.kept(key, self.leaf, stamp, f"codex.{role}", item)
                 self.tally.count(f"response_item/message:{role}", KEPT, "instructions to the model: kept")
             return
         if kind in OUTPUT_ITEMS:
@@ -173,67 +183,87 @@ class _Reader:
                 body, failed = output, False
             if isinstance(body, list):
                 body = [b for b in (_input_block(b) for b in body) if b is not None]
-            self.leaf = self.b.message(key, self.leaf, stamp, tool_result(
-                call, self.tool_names.get(call, ""), body if isinstance(body, list) else str(body or ""), ms_of_iso(timestamp), failed))
+            self.leaf = self.b.tool_result(key, self.leaf, stamp, call, self.tool_names.get(call, ""),
+                                           body if isinstance(body, list) else str(body or ""), ms_of_iso(timestamp), failed)
             self.tally.count(f"response_item/{kind}", MAPPED)
             return
         self._keep(key, stamp, f"response_item/{kind}", line, known=False)
 
     def _assistant_part(self, key: str, stamp: str, timestamp: Any, item: dict[str, Any]) -> None:
-        # (the time is read only for the part that opens a message: most parts add to one)
+        kind = item.get("type")
+        if kind in FROM_HEAD or kind == "message":
+            self._assistant_fields(key, stamp, timestamp, kind, item.get("summary"), item.get("content"),
+                                   item.get("encrypted_content"), item.get("call_id"), item.get("id"),
+                                   item.get("name"), item.get("arguments"), item.get("input", ""), _same)
+            return
+        message = self._opened(key, stamp, timestamp)
+        call = str(item.get("call_id") or item.get("id") or "")
+        arguments = {k: v for k, v in item.items() if k not in ("type", "id", "call_id", "status")}
+        self._call(message, call, str(item.get("name") or kind), arguments)
+
+    def _opened(self, key: str, stamp: str, timestamp: Any) -> Assistant:
+        """The assistant message the next part goes into: the open one, or a new one (after a model_change
+        when the model differs). The time is read only for the part that opens a message:
+        most add to one."""
         if self.open is None:
             parent = self.leaf
             if self.model:
                 parent = self.b.model_change(f"{key}/model", parent, stamp, self.provider, self.model)
-            entry_id = self.b.message(key, parent, stamp, assistant_message([], ms_of_iso(timestamp), API, self.provider, self.model))
-            self.open = self.b.by_id[entry_id]
-            self.leaf = entry_id
-        message = self.open["message"]
-        kind = item.get("type")
+            self.open = self.b.assistant(key, parent, stamp, ms_of_iso(timestamp), API, self.provider, self.model,
+                                         NO_USAGE, "stop")
+            self.leaf = self.open.id
+        return self.open
+
+    def _assistant_fields(self, key: str, stamp: str, timestamp: Any, kind: Any, summary: Any, content: Any,
+                          encrypted: Any, call_id: Any, item_id: Any, name: Any, arguments: Any, tool_input: Any,
+                          value: Any) -> None:
+        """A reasoning, assistant message, function_call or custom_tool_call item's part of the open assistant
+        message, from its fields; ``value`` reads a list field (JSON text from the head, or already read)."""
+        message = self._opened(key, stamp, timestamp)
         if kind == "reasoning":
-            texts = [s.get("text", "") for s in item.get("summary") or [] if isinstance(s, dict)]
-            texts += [c.get("text", "") for c in item.get("content") or [] if isinstance(c, dict)]
+            texts = [s.get("text", "") for s in value(summary) or [] if isinstance(s, dict)]
+            texts += [c.get("text", "") for c in value(content) or [] if isinstance(c, dict)]
             block: dict[str, Any] = {"type": "thinking", "thinking": "\n\n".join(t for t in texts if t)}
-            if item.get("encrypted_content"):
-                block["thinkingSignature"] = item["encrypted_content"]
-            message["content"].append(block)
+            if encrypted:
+                block["thinkingSignature"] = encrypted
+            message.add(block)
         elif kind == "message":
-            for part in item.get("content") or []:
+            for part in value(content) or []:
                 if isinstance(part, dict) and part.get("type") in ("output_text", "text"):
-                    message["content"].append({"type": "text", "text": str(part.get("text", ""))})
+                    message.add({"type": "text", "text": str(part.get("text", ""))})
                 elif isinstance(part, dict) and part.get("type") == "refusal":
-                    message["content"].append({"type": "text", "text": str(part.get("refusal", ""))})
+                    message.add({"type": "text", "text": str(part.get("refusal", ""))})
         else:
-            call = str(item.get("call_id") or item.get("id") or "")
-            name = str(item.get("name") or kind)
+            call = str(call_id or item_id or "")
             if kind == "function_call":
                 try:
-                    arguments = _json_text(item.get("arguments") or "{}")
+                    parsed = _json_text(arguments or "{}")
                 except ValueError:
-                    arguments = {"raw": item.get("arguments")}
-                if not isinstance(arguments, dict):
-                    arguments = {"value": arguments}
-            elif kind == "custom_tool_call":
-                arguments = {"input": item.get("input", "")}
-            else:
-                arguments = {k: v for k, v in item.items() if k not in ("type", "id", "call_id", "status")}
-            self.tool_names[call] = name
-            self.callers[call] = self.open["id"]
-            message["content"].append({"type": "toolCall", "id": call, "name": name, "arguments": arguments})
-            message["stopReason"] = "toolUse"
+                    parsed = {"raw": arguments}
+                if not isinstance(parsed, dict):
+                    parsed = {"value": parsed}
+            else:  # custom_tool_call
+                parsed = {"input": tool_input}
+            self._call(message, call, str(name or kind), parsed)
+
+    def _call(self, message: Assistant, call: str, name: str, arguments: Any) -> None:
+        self.tool_names[call] = name
+        self.callers[call] = message.id
+        message.add({"type": "toolCall", "id": call, "name": name, "arguments": arguments})
+        message.stop = "toolUse"
 
     def _compaction(self, key: str, stamp: str, payload: dict[str, Any]) -> None:
         text = str(payload.get("message") or "")
         summary = text
         # The compaction turn's reply is the summary (written as an assistant message just before): one copy only.
         last = self.b.by_id.get(self.leaf or "")
-        if last is not None and last["type"] == "message" and last["message"]["role"] == "assistant":
-            said = "".join(b.get("text", "") for b in last["message"]["content"] if b.get("type") == "text")
+        if type(last) is Assistant:
+            said = "".join(b.get("text", "") for b in last.blocks() if b.get("type") == "text")
             if said and text.endswith(said.strip()):
                 summary = said
-                self.leaf = last["parentId"]
-                self.b.entries.remove(last)
-                del self.b.by_id[last["id"]]
+                self.leaf = last.parent
+                self.b.entries.remove(last)  # type: ignore[arg-type]
+                del self.b.by_id[last.id]
                 self.tally.count("response_item/message", SKIPPED, "the compaction's summary, imported as the compaction")
                 counts = self.tally.counts.get("response_item/message", {})
                 counts[MAPPED] = counts.get(MAPPED, 1) - 1
@@ -246,6 +276,10 @@ class _Reader:
         self.b.by_id[entry]["firstKeptEntryId"] = entry  # Codex keeps earlier user turns piecemeal: see details
         self.leaf = entry
         self.tally.count("compacted", MAPPED)
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def _json_text(text: Any) -> Any:
@@ -286,13 +320,14 @@ def import_rollout(path: Path) -> Imported:
     for child in children(path, thread):
         sub = Builder()
         sub.ids = builder.ids
-        anchor = reader.spawned.get(child[1]) or (builder.entries[0]["id"] if builder.entries else None)
+        anchor = reader.spawned.get(child[1]) or (id_of(builder.entries[0]) if builder.entries else None)
         head = sub.custom(f"{child[0].name}:head", anchor, imported.timestamp, "codex.subagent",
                           {"threadId": child[1], "file": child[0].name, "source": child[2].get("source")})
         _read_rollout_into(child[0], sub, tally, f"{child[0].name}:", head)
         tally.count("subagent rollout", MAPPED)
         builder.insert_after(anchor, sub.entries)
         subagents.append(str(child[0]))
+    builder.finish()
     if subagents:
         imported.extra["subagents"] = subagents
     return imported

@@ -29,7 +29,8 @@ RESPONSE_ENDS = {"token_usage_record", "token_count", "turn_context", "task_star
 BOOKKEEPING = {"token_usage_record": "token accounting; usage totals are not part of the conversation"}
 
 
-class Line(msgspec.Struct):
+# (gc=False: a Struct a line is read into holds nothing that refers back to it; decoded JSON is a tree)
+class Line(msgspec.Struct, gc=False):
     """A rollout line with its payload left undecoded until it is needed."""
 
     type: Any = None
@@ -37,20 +38,31 @@ class Line(msgspec.Struct):
     payload: msgspec.Raw = msgspec.Raw(b"null")
 
 
-class Kind(msgspec.Struct):
+class Kind(msgspec.Struct, gc=False):
     type: Any = None
 
 
-class PayloadHead(msgspec.Struct):
-    """What a payload is, the type of an event's item, and a tool output's JSON text (kept as it came)."""
+class PayloadHead(msgspec.Struct, gc=False):
+    """What a payload is, the type of an event's item, a tool output's JSON text (kept as it came), and
+    the fields of a response item the mapping reads (codex.py maps the common ones from this alone:
+    no second decoding of the line). Lists stay JSON text until read: an event's fields of those
+    names are never built, and no shape of theirs fails this decoding."""
 
     type: Any = None
     item: Kind | None = None
     call_id: Any = None
     output: msgspec.Raw = msgspec.Raw(b"null")
+    role: Any = None
+    id: Any = None
+    name: Any = None
+    arguments: Any = None
+    input: Any = ""
+    encrypted_content: Any = None
+    content: msgspec.Raw = msgspec.Raw(b"null")
+    summary: msgspec.Raw = msgspec.Raw(b"null")
 
 
-class Head(msgspec.Struct):
+class Head(msgspec.Struct, gc=False):
     """A line read once for what it is: a UI copy is counted, a tool output mapped, from this alone."""
 
     type: Any = None
@@ -58,15 +70,15 @@ class Head(msgspec.Struct):
     payload: PayloadHead | None = None
 
 
-class Model(msgspec.Struct):
+class Model(msgspec.Struct, gc=False):
     model: Any = None
 
 
-class ModelLine(msgspec.Struct):
+class ModelLine(msgspec.Struct, gc=False):
     payload: Model
 
 
-class ItemLine(msgspec.Struct):
+class ItemLine(msgspec.Struct, gc=False):
     payload: dict[str, Any]
 
 
@@ -76,7 +88,7 @@ model_decoder = msgspec.json.Decoder(Model)
 model_line_decoder = msgspec.json.Decoder(ModelLine)
 item_line_decoder = msgspec.json.Decoder(ItemLine)
 # Line kinds read_known takes from the head alone (with an object payload whose type is a string).
-KNOWN_KINDS = {"response_item", "turn_context", *BOOKKEEPING}
+KNOWN_KINDS = {"response_item", "turn_context"}
 decoder = msgspec.json.Decoder()
 # UI events whose payload nothing here needs: counted as skipped without being decoded.
 NOT_READ = UI_EVENTS - {"thread_settings_applied"}
@@ -87,10 +99,12 @@ OUTPUT, KNOWN = "output", "known"  # what read_lines gives instead of a Line whe
 
 def read_lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[int, memoryview, Line | str, Head | None]]:
     """(number, JSON text, line, head) of the rollout's lines, each decoded once for what it is (``head``):
-    the UI copies (most of a rollout's bytes) are counted here without being built; a tool output whose
+    the UI copies (most of a rollout's bytes) and the bookkeeping lines are counted here without being built
+    (ending the model response being read, as they do); a tool output whose
     text is one string comes as OUTPUT, the kinds ``read_known`` takes as KNOWN, instead of a ``Line``
     (their head says what they are); any other line with its payload left undecoded until read."""
     skipped: dict[str, int] = {}  # UI events by kind, counted into the tally at the end (one count per kind)
+    kept_out: dict[str, int] = {}  # bookkeeping lines by kind, the same way
     for number, raw in source_lines(path):
         try:
             try:
@@ -112,6 +126,10 @@ def read_lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[in
                     if head.type == "response_item" and kind in OUTPUT_ITEMS and is_text(payload.output):  # type: ignore[union-attr]
                         yield number, raw, OUTPUT, head
                         continue
+                if head.type in BOOKKEEPING:  # type: ignore[union-attr]
+                    reader.open = None  # (it ends a model response)
+                    kept_out[head.type] = kept_out.get(head.type, 0) + 1  # type: ignore[union-attr]
+                    continue
                 if head.type in KNOWN_KINDS and (type(kind) is str or head.type != "response_item"):  # type: ignore[union-attr]
                     yield number, raw, KNOWN, head
                     continue
@@ -122,6 +140,8 @@ def read_lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[in
         yield number, raw, line, head
     for kind, times in skipped.items():
         tally.count(f"event_msg/{kind}", SKIPPED, "a UI event repeating response items", times)
+    for kind, times in kept_out.items():
+        tally.count(kind, SKIPPED, BOOKKEEPING[kind], times)
 
 
 def is_text(raw: msgspec.Raw) -> bool:

@@ -1,8 +1,9 @@
 """What every importer shares: the tally of record kinds, the entry builder, message shapes, time.
 
 An importer turns another tool's session into a list of pi entries (dicts with
-their own ``id``/``parentId``/``timestamp``) plus a header note of where it came
-from; ``run.py`` writes them as one pi session through the store. Ids are derived
+their own ``id``/``parentId``/``timestamp``, or, for an entry never changed once
+made, its ``Entry`` with the line already written: ``Builder.made``) plus a header
+note of where it came from; ``run.py`` writes them as one pi session through the store. Ids are derived
 from the source's own ids, so importing the same source twice gives the same
 entries, and the session id from the tool and the source's id, so a second import
 finds the first.
@@ -21,6 +22,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import msgspec
+
+from ..format.codec import encode as json_bytes
+from ..format.entry import Entry
+from .made import TOOL_RESULT_HEAD, USER_HEAD, Assistant, SharedHead, json_text, line_entry, tool_result_fields
 
 # The namespace of imported session ids: uuid5(IMPORT_NAMESPACE, "<tool>:<original id>").
 IMPORT_NAMESPACE = uuid.UUID("6f1d7c52-2b0e-4a8e-9a53-5d3c0f1e2a70")
@@ -83,7 +88,7 @@ class Builder:
     """The entries of one imported session, in file order, each parent written before its child."""
 
     def __init__(self) -> None:
-        self.entries: list[dict[str, Any]] = []
+        self.entries: list[dict[str, Any] | Entry] = []
         self.ids: set[str] = set()
         self.by_id: dict[str, dict[str, Any]] = {}
         self.model: tuple[str, str] | None = None  # (provider, modelId) of the last model_change written
@@ -95,14 +100,44 @@ class Builder:
         self.by_id[entry_id] = entry
         return entry_id
 
+    def made(self, key: str, parent: str | None, timestamp: str, kind: str, fields: tuple[bytes, ...],
+             head: SharedHead | None = None) -> str:
+        """An entry no one changes once made, written as its line at once: ``fields`` the pieces of the JSON
+        text of its fields after the envelope (``"name":value,...``), ``head`` its message's head. The line is
+        the one ``add`` and the store's encoding would give (the same keys in the same order), without the
+        dict being built and walked again (most of an imported session's entries); its pieces are joined
+        once, so a large output is copied once."""
+        entry_id = short_id(key, self.ids)
+        entry = line_entry(entry_id, parent, timestamp, kind, fields, head)
+        self.entries.append(entry)  # type: ignore[arg-type]
+        self.by_id[entry_id] = entry  # type: ignore[assignment]
+        return entry_id
+
+    def assistant(self, key: str, parent: str | None, timestamp: str, ms: int, api: str, provider: str, model: str,
+                  usage_text: msgspec.Raw, stop: str) -> "Assistant":
+        """An assistant message filled part by part (``Assistant``), in its place among the entries; ``finish``
+        writes its line."""
+        entry_id = short_id(key, self.ids)
+        message = Assistant(entry_id, parent, timestamp, ms, api, provider, model, usage_text, stop)
+        self.entries.append(message)  # type: ignore[arg-type]
+        self.by_id[entry_id] = message  # type: ignore[assignment]
+        return message
+
+    def finish(self) -> None:
+        """Each assistant message written as its line (once every part is in: the import read its sources)."""
+        entries, by_id = self.entries, self.by_id
+        for index, entry in enumerate(entries):
+            if type(entry) is Assistant:
+                entries[index] = by_id[entry.id] = entry.made()  # type: ignore[assignment]
+
     def insert_after(self, anchor: str | None, entries: list[dict[str, Any]]) -> None:
         """Put a branch right after its anchor: the file's last line stays on the main path (pi's leaf)."""
         at = len(self.entries)
         if anchor is not None:
-            at = next(i for i, e in enumerate(self.entries) if e["id"] == anchor) + 1
+            at = next(i for i, e in enumerate(self.entries) if id_of(e) == anchor) + 1
         self.entries[at:at] = entries
         for entry in entries:
-            self.by_id[entry["id"]] = entry
+            self.by_id[id_of(entry)] = entry
 
     def custom(self, key: str, parent: str | None, timestamp: str, custom_type: str, data: Any) -> str:
         """A record kept as it is, out of the model's context (pi's ``custom`` entry)."""
@@ -117,7 +152,29 @@ class Builder:
         return self.add(key, parent, timestamp, "custom_message", **fields)
 
     def message(self, key: str, parent: str | None, timestamp: str, message: dict[str, Any]) -> str:
-        return self.add(key, parent, timestamp, "message", message=message)
+        # (add's dict, written out: no keyword dict to build and merge for each message)
+        entry_id = short_id(key, self.ids)
+        entry = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": timestamp, "message": message}
+        self.entries.append(entry)
+        self.by_id[entry_id] = entry
+        return entry_id
+
+    def tool_result(self, key: str, parent: str | None, timestamp: str, call_id: str, name: str, text: Any, ms: int,
+                    is_error: bool = False, details: Any = None) -> str:
+        """``message(..., tool_result(...))`` made as its line (``made``)."""
+        return self.made(key, parent, timestamp, "message",
+                         tool_result_fields(call_id, name, text, ms, is_error, details), TOOL_RESULT_HEAD)
+
+    def user(self, key: str, parent: str | None, timestamp: str, content: Any, ms: int) -> str:
+        """``message(..., user_message(content, ms))`` made as its line (``made``)."""
+        return self.made(key, parent, timestamp, "message", (
+            b'"message":{"role":"user","content":', json_bytes(content), b',"timestamp":', json_bytes(ms), b"}"),
+            USER_HEAD)
+
+    def kept(self, key: str, parent: str | None, timestamp: str, custom_type: str, data: Any) -> str:
+        """``custom(...)`` made as its line (``made``); ``data`` may be JSON text (``msgspec.Raw``)."""
+        return self.made(key, parent, timestamp, "custom",
+                         (b'"customType":', json_bytes(custom_type), b',"data":', json_text(data)))
 
     def model_change(self, key: str, parent: str | None, timestamp: str, provider: str, model: str) -> str:
         """A model_change entry when the model differs from the last one written, else ``parent``."""
@@ -135,6 +192,10 @@ def usage(input_tokens: int = 0, output_tokens: int = 0, cache_read: int = 0, ca
             "totalTokens": total, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
 
 
+# usage() as JSON text: what an importer that knows no usage (Codex) writes, never built or walked again.
+NO_USAGE = msgspec.Raw(msgspec.json.encode(usage()))
+
+
 def user_message(content: Any, ms: int) -> dict[str, Any]:
     return {"role": "user", "content": content, "timestamp": ms}
 
@@ -144,7 +205,7 @@ def assistant_message(content: list[dict], ms: int, api: str, provider: str, mod
     if stop is None:
         stop = "toolUse" if any(block.get("type") == "toolCall" for block in content) else "stop"
     return {"role": "assistant", "content": content, "api": api, "provider": provider, "model": model,
-            "usage": use or usage(), "stopReason": stop, "timestamp": ms}
+            "usage": use or NO_USAGE, "stopReason": stop, "timestamp": ms}
 
 
 def tool_result(call_id: str, name: str, text: Any, ms: int, is_error: bool = False,
@@ -164,6 +225,15 @@ def tool_result(call_id: str, name: str, text: Any, ms: int, is_error: bool = Fa
     return message
 
 
+def id_of(entry: dict[str, Any] | Entry | Assistant) -> str:
+    """An entry's id, whether a dict, made as its line or an assistant message being filled."""
+    return entry["id"] if type(entry) is dict else entry.id  # type: ignore[union-attr,index,return-value]
+
+
+def timestamp_of(entry: dict[str, Any] | Entry | Assistant) -> str:
+    return entry["timestamp"] if type(entry) is dict else entry.timestamp  # type: ignore[union-attr,index,return-value]
+
+
 def image_block(data: str, mime: str) -> dict[str, Any]:
     """pi's image block; the store moves its bytes to the blob folder where the root's compatibility says so."""
     return {"type": "image", "data": data, "mimeType": mime}
@@ -179,6 +249,7 @@ def iso_of_ms(ms: int | float) -> str:
 
 
 _EPOCH_DAYS: dict[str, int] = {}
+_MS_IN_MINUTE: dict[str, int] = {}
 _last_minute: list[tuple[str, int]] = [("", 0)]  # (YYYY-MM-DDTHH:MM, its epoch ms) of the last timestamp read
 
 
@@ -198,7 +269,12 @@ def ms_of_iso(text: Any, fallback: int = 0) -> int:
                     day = _EPOCH_DAYS[text[:10]] = int(datetime.fromisoformat(text[:10] + "T00:00:00+00:00").timestamp())
                 start = (day + int(text[11:13]) * 3600 + int(text[14:16]) * 60) * 1000
                 _last_minute[0] = (minute, start)  # one reference swapped: safe across threads
-            return start + int(text[17:19]) * 1000 + int(text[20:23])
+            within = _MS_IN_MINUTE.get(text[17:23])  # "SS.mmm": read once each
+            if within is None:
+                within = int(text[17:19]) * 1000 + int(text[20:23])
+                if len(_MS_IN_MINUTE) < 60_000:
+                    _MS_IN_MINUTE[text[17:23]] = within
+            return start + within
         except ValueError:
             return fallback
     try:
@@ -214,7 +290,12 @@ def iso_z(text: Any, fallback_ms: int = 0) -> str:
     """An ISO 8601 UTC timestamp with milliseconds, as pi writes them."""
     if isinstance(text, str) and len(text) == 24 and text[-1] == "Z" and text[19] == "." and text[10] == "T":
         return text  # already pi's shape (what Codex and Claude Code write): no parsing
+    if text is None and fallback_ms == 0:
+        return EPOCH  # (a record without a time: Claude Code's cost-state lines)
     return iso_of_ms(ms_of_iso(text, fallback_ms))
+
+
+EPOCH = iso_of_ms(0)
 
 
 # ---- reading ----------------------------------------------------------------------------------
@@ -254,6 +335,10 @@ def source_lines(path: Path) -> Iterator[tuple[int, memoryview]]:
         if end < 0:
             end = size
         number += 1
+        if end > start and data[start] == 123 and data[end - 1] == 125:  # "{...}": nearly every line, no blanks
+            yield number, view[start:end]
+            start = end + 1
+            continue
         first, last = start, end
         while first < last and data[first] in _BLANKS:
             first += 1
@@ -273,7 +358,7 @@ class Imported:
     source: str  # the path it was read from
     cwd: str
     timestamp: str
-    entries: list[dict[str, Any]]
+    entries: list[dict[str, Any] | Entry]
     tally: Tally
     name: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # more of where it came from (subagent files, ...)

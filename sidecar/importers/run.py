@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable
 from .. import wire
 from ..format.cycles import cycles_paused
 from ..errors import ImportSourceNotFound, ImportSourceUnreadable, InvalidParams
-from .common import Imported
+from .common import Imported, id_of, timestamp_of
 
 if TYPE_CHECKING:
     from ..store.base import SessionStore
@@ -115,8 +115,9 @@ def _write(store: "SessionStore", imported: Imported, dry_run: bool) -> wire.Imp
     session_id = imported.session_id
     entries = list(imported.entries)
     if imported.name and entries:
-        entries.append({"type": "session_info", "id": f"{entries[-1]['id']}-name", "parentId": entries[-1]["id"],
-                        "timestamp": entries[-1]["timestamp"], "name": imported.name})
+        last = id_of(entries[-1])
+        entries.append({"type": "session_info", "id": f"{last}-name", "parentId": last,
+                        "timestamp": timestamp_of(entries[-1]), "name": imported.name})
     path, created = store.import_session(session_id, imported.cwd or "/", imported.timestamp,
                                          {"importedFrom": imported.origin()}, entries, write=not dry_run)
     tally = imported.tally

@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from ..format.codec import decode_object
 from ..format.jsonl import Entry
 from .payload import MAX_CHARS, BlobStore, bound
 
@@ -21,13 +22,23 @@ def stored_entry(obj: dict[str, Any], blobs: BlobStore | None) -> Entry:
     return entry
 
 
-def stored_entries(objs: list[dict[str, Any]], blobs: BlobStore | None) -> list[Entry]:
+def stored_entries(objs: list[dict[str, Any] | Entry], blobs: BlobStore | None) -> list[Entry]:
     """``stored_entry`` of each. The envelope an importer's Builder writes (a string type, id and
     timestamp, the parent's id or null) is taken as it is; anything else goes through ``stored_entry``.
-    One encoding each: msgspec's encode_lines is faster, but cutting its output into lines costs more."""
+    One encoding each: msgspec's encode_lines is faster, but cutting its output into lines costs more.
+    An ``Entry`` (an importer made its line already) is kept as it is unless it must change: then its
+    object is read back from the line and stored as any other."""
     out = []
     append = out.append
     for obj in objs:
+        if type(obj) is Entry:
+            line = obj.line
+            if len(line) > MAX_CHARS or (blobs is not None and b'"image"' in line):  # type: ignore[arg-type,operator]
+                obj = decode_object(line)  # type: ignore[arg-type]
+                append(Entry.from_obj(bound(obj, blobs)))
+            else:
+                append(obj)
+            continue
         kind, entry_id, parent, stamp = obj.get("type"), obj.get("id"), obj.get("parentId"), obj.get("timestamp")
         if not (type(kind) is str and type(entry_id) is str and type(stamp) is str
                 and (parent is None or type(parent) is str)):

@@ -26,6 +26,7 @@ so they are skipped as copies and the conversation is imported once. What become
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -283,14 +284,30 @@ def _same(value: Any) -> Any:
 
 
 def _json_text(text: Any) -> Any:
-    """``json.loads(text)``, by msgspec when it can (a tenth of the cost); what msgspec refuses and
-    Python reads (NaN, a lone surrogate escape, a number past a float's range) goes to json."""
-    if isinstance(text, str):
-        try:
-            return decoder.decode(text)
-        except msgspec.DecodeError:
-            pass
-    return json.loads(text)
+    """The arguments a function call's JSON text holds, read as pi's JSON.parse would read them.
+
+    By msgspec when it can (a tenth of the cost); what msgspec refuses goes to json, which reads a
+    lone surrogate escape as JSON.parse does, refuses NaN and Infinity as it does (ValueError: the
+    caller keeps the text as it came), and reads a number past a float's range as null (JSON.parse's
+    Infinity, which pi writes as null). Arguments a rollout wrote as JSON themselves, not as their
+    text (an object, a list), are taken as they are.
+    """
+    if not isinstance(text, (str, bytes)):
+        return text
+    try:
+        return decoder.decode(text)
+    except msgspec.DecodeError:
+        pass
+    return json.loads(text, parse_constant=_refused_constant, parse_float=_finite_or_null)
+
+
+def _refused_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_or_null(text: str) -> float | None:
+    value = float(text)
+    return value if math.isfinite(value) else None
 
 
 def _input_block(block: Any) -> dict[str, Any] | None:

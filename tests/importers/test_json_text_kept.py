@@ -150,3 +150,28 @@ def test_a_type_of_another_shape_is_reported_not_a_crash(tmp_path):
     got = imported(tmp_path / "claude-root", "claude-code", claude)
     assert got["session"]["damaged"] == [{"line": 1, "error": 'a record without a string "type"'}]
     assert [m["role"] for m in got["context"]["messages"]] == ["user"]
+
+
+def test_codex_call_arguments_of_every_shape_arrive_as_pi_would_read_them(tmp_path):
+    def call(second: int, call_id: str, arguments: object) -> str:
+        return json.dumps({"timestamp": f"2026-01-02T03:04:{second:02d}.000Z", "type": "response_item",
+                           "payload": {"type": "function_call", "name": "exec_command", "call_id": call_id,
+                                       "arguments": arguments}})
+
+    source = write_raw(tmp_path / "sessions" / "2026" / "01" / "02" / "rollout-2026-01-02T03-04-05-args.jsonl", [
+        json.dumps({"timestamp": "2026-01-02T03:04:01.000Z", "type": "session_meta", "payload": {"id": "args"}}),
+        json.dumps({"timestamp": "2026-01-02T03:04:02.000Z", "type": "response_item", "payload": {
+            "type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}}),
+        call(3, "text", '{"cmd": "ls"}'),
+        call(4, "object", {"cmd": "pwd", "n": [1, 2]}),  # written as JSON itself, not as its text
+        call(5, "huge", '{"timeout": 1e400}'),  # JSON.parse: Infinity, which pi writes as null
+        call(6, "nan", '{"timeout": NaN}'),  # JSON.parse refuses it: the text is kept as it came
+        call(7, "list", ["a", "b"]),
+    ])
+    got = imported(tmp_path / "root", "codex", source)
+
+    assert not got["session"].get("damaged")
+    (assistant,) = [e["message"] for e in entries_of(got, "message") if e["message"]["role"] == "assistant"]
+    calls = {b["id"]: b["arguments"] for b in assistant["content"] if b["type"] == "toolCall"}
+    assert calls == {"text": {"cmd": "ls"}, "object": {"cmd": "pwd", "n": [1, 2]}, "huge": {"timeout": None},
+                     "nan": {"raw": '{"timeout": NaN}'}, "list": {"value": ["a", "b"]}}

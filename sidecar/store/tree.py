@@ -59,6 +59,11 @@ class SessionTree:
             self.has_conversation = True
 
     @property
+    def ids_unique(self) -> bool:
+        """No id repeats among the entries (a sound file's case): an id then names one entry wherever it is met."""
+        return len(self.by_id) == len(self.entries)
+
+    @property
     def children(self) -> dict[str | None, list[Entry]]:
         """Each parent id's entries in file order (None: the roots)."""
         children = self._children
@@ -135,7 +140,7 @@ class SessionTree:
         get = self.by_id.get
         current = get(leaf_id) if leaf_id is not None else None
         entries = self.entries
-        if current is not None and entries[-1] is current and len(self.by_id) == len(entries):
+        if current is not None and entries[-1] is current and self.ids_unique:
             walked = self._path_by_index()
             if walked is not None:
                 return walked

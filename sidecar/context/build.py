@@ -134,8 +134,12 @@ def _split_model(value: str) -> dict[str, Any]:
     return {"provider": provider, "modelId": model_id} if model_id else {"modelId": value}
 
 
-def build_context(path: list[Entry]) -> SessionContext:
-    """The context of a root -> leaf path (an empty path gives an empty context)."""
+def build_context(path: list[Entry], ids_unique: bool = False) -> SessionContext:
+    """The context of a root -> leaf path (an empty path gives an empty context).
+
+    ``ids_unique``: no id repeats on the path (the tree knows it), so the entry a compaction keeps from is
+    looked for from the compaction back (a few steps) rather than from the root (``kept_from``).
+    """
     ctx = SessionContext()
     compaction: Entry | None = None
     compaction_index = -1
@@ -197,7 +201,7 @@ def build_context(path: list[Entry]) -> SessionContext:
         return ctx
     comp = compaction.obj()
     first_kept = comp.get("firstKeptEntryId")
-    kept_start = next((i for i in range(compaction_index) if path[i].id == first_kept), compaction_index)
+    kept_start = kept_from(path, first_kept, compaction_index, ids_unique)
     kept = [e for e in path[kept_start:compaction_index] if not (e.type == "message" and e.role() == "system")]
     after = path[compaction_index + 1 :]
     edits = edits_among(kept + after) if has_edits else {}
@@ -214,6 +218,20 @@ def build_context(path: list[Entry]) -> SessionContext:
 
 
 _PRUNE_MARK = PRUNE_CUSTOM_TYPE.encode()
+
+
+def kept_from(path: list[Entry], first_kept: Any, compaction_index: int, ids_unique: bool) -> int:
+    """The index of the first entry before the compaction whose id is ``first_kept`` (the compaction's when none).
+
+    From the root that reads every id string of a long path (cache misses: ~70 ms at 388,000 entries);
+    when no id repeats, the only such entry is the first, and it is most often a few entries before.
+    """
+    if not ids_unique:
+        return next((i for i in range(compaction_index) if path[i].id == first_kept), compaction_index)
+    for index in range(compaction_index - 1, -1, -1):
+        if path[index].id == first_kept:
+            return index
+    return compaction_index
 
 
 def _emit(

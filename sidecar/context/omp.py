@@ -37,7 +37,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ..format.jsonl import Entry
-from .build import SessionContext, _head_model_ref, _js_text, branch_summary_message, js_time
+from .build import SessionContext, _head_model_ref, _js_text, branch_summary_message, js_time, kept_from
 from .build import build_context as build_pi_context
 from .llm import bash_execution_text
 
@@ -60,8 +60,9 @@ _SETTING_TYPES = frozenset({"thinking_level_change", "model_change", "ttsr_injec
 _SKILL_PROMPT = "skill-prompt"
 
 
-def build_context(path: list[Entry]) -> SessionContext:
-    """oh-my-pi's context of a root -> leaf path (settings as pi's, messages by oh-my-pi's rules)."""
+def build_context(path: list[Entry], ids_unique: bool = False) -> SessionContext:
+    """oh-my-pi's context of a root -> leaf path (settings as pi's, messages by oh-my-pi's rules);
+    ``ids_unique`` as for pi's (build.py)."""
     ctx = _settings(path)
     compaction_index = max((i for i, e in enumerate(path) if e.type == "compaction"), default=-1)
     reset_index = max((i for i, e in enumerate(path) if e.type == "reset_boundary"), default=-1)
@@ -73,7 +74,7 @@ def build_context(path: list[Entry]) -> SessionContext:
         ctx.messages.append(compaction_summary_message(obj))
         ctx.entry_ids.append(compaction.id)  # type: ignore[arg-type]
         first_kept = obj.get("firstKeptEntryId")
-        kept = next((i for i in range(compaction_index) if path[i].id == first_kept), compaction_index)
+        kept = kept_from(path, first_kept, compaction_index, ids_unique)
         _emit(ctx, path[kept:compaction_index])
         ctx.after_compaction = len(ctx.messages)
         _emit(ctx, path[compaction_index + 1 :])

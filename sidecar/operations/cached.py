@@ -23,7 +23,8 @@ def context_for_cache(session: Session) -> treecache.CachedContext | None:
     path = session.tree.path(leaf)
     if any(map(attrgetter("has_blobs"), path)):  # in C: a path can hold 100,000s of entries
         return None  # resolved images would bloat the cache; build such a context each time
-    ctx = omp_context.build_context(path) if session.compat == "omp" else build_context(path)
+    unique = session.tree.ids_unique
+    ctx = omp_context.build_context(path, unique) if session.compat == "omp" else build_context(path, unique)
     try:
         messages = encode(ctx.messages)
     except (TypeError, ValueError):

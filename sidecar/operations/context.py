@@ -50,7 +50,8 @@ def answer(
             external=external.result_field(change),
         )
     path = session.path_to(leaf)  # type: ignore[arg-type]
-    ctx = omp_context.build_context(path) if rules == "omp" else build_context(path)
+    unique = session.tree.ids_unique
+    ctx = omp_context.build_context(path, unique) if rules == "omp" else build_context(path, unique)
     if any(map(_has_blobs, path)):  # in C: a path can hold 100,000s of entries
         resolve(ctx.messages, blobs)
     base, reason = 0, None

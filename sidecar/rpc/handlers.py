@@ -45,7 +45,10 @@ def register(server: "SidecarServer") -> None:
             server.feature(method)(_append_handler(params_type))
         else:
             server.feature(method)(_session_handler(method, params_type, attribute))
-        if method in _INLINE_METHODS:
+        if method == "session/append":
+            # Pipelined appends read together join a run, written together (SidecarProtocol.join_run).
+            server.inline_handlers[method] = _run_joiner(server, params_type)
+        elif method in _INLINE_METHODS:
             server.inline_handlers[method] = _inline_handler(server, method, params_type, attribute)
     register_live(server)  # subscribe, unsubscribe, takeControl (rpc/live.py)
 
@@ -131,3 +134,14 @@ def _inline_handler(ls: "SidecarServer", method: str, params_type: type, attribu
             return operation(ls.service, decoded)
 
     return handle_inline
+
+
+def _run_joiner(ls: "SidecarServer", params_type: type) -> Callable[[Any], Any]:
+    """session/append's params decoded, when the call may run inline (as one of a run of appends
+    written together, see SidecarProtocol.join_run); NOT_INLINE when it must take the usual path."""
+
+    def join(params: Any) -> Any:
+        decoded = decode_params("session/append", params, params_type)
+        return decoded if _runs_inline(ls, "session/append", decoded, decoded.sessionId) else NOT_INLINE
+
+    return join

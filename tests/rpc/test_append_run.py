@@ -1,0 +1,217 @@
+"""Pipelined appends read together run together (SidecarProtocol.join_run / flush_run,
+Writing.append_run): one write of their lines, and every answer, line and error exactly what
+the same appends sent one at a time give."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from sidecar.rpc.framing import FrameWriter
+from sidecar.rpc.server import SidecarServer
+from sidecar.store import writer as writer_module
+
+FAIL_MARK = "FAIL-HERE"
+
+
+class _Harness:
+    """The protocol fed message by message; ``flush`` is what the server's loop does when
+    input has no more frames ready."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.server = SidecarServer(root)
+        self.read_fd, write_fd = os.pipe()
+        os.set_blocking(self.read_fd, False)
+        self.server.protocol.set_frame_writer(FrameWriter(write_fd, "jsonl"))
+        self.next_id = 0
+        self.order: list[Any] = []  # ids as their answers came
+
+    def send(self, method: str, params: Any) -> int:
+        self.next_id += 1
+        body = msgspec.json.encode({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        self.server.protocol.handle_body(body)
+        return self.next_id
+
+    def flush(self) -> None:
+        self.server.protocol.flush_run()
+
+    async def settle(self) -> dict[Any, dict[str, Any]]:
+        self.flush()
+        await self.server.protocol.drain()
+        self.server.protocol._frame_writer.flush()  # type: ignore[union-attr]
+        data = b""
+        while True:
+            try:
+                chunk = os.read(self.read_fd, 65536)
+            except BlockingIOError:
+                break
+            data += chunk
+        # (Each harness has its root, and its session file's name the time it was made.)
+        text = re.sub(r"\d{4}-\d\d-\d\dT[\d-]+Z_", "TIME_", data.decode().replace(str(self.root), "ROOT"))
+        answers = [json.loads(line) for line in text.splitlines()]
+        self.order.extend(a.get("id") for a in answers)
+        return {a["id"]: a for a in answers}
+
+    def file(self, session_id: str) -> bytes:
+        """The session file's lines after its header (whose timestamp is the clock's)."""
+        [path] = [p for p in (self.root / "sessions").rglob(f"*_{session_id}.jsonl")]
+        return path.read_bytes().split(b"\n", 1)[1]
+
+
+def _user(entry_id: str, text: str) -> dict[str, Any]:
+    return {"type": "message", "id": entry_id, "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {"role": "user", "content": text}}
+
+
+async def _started(root: Path, fsync: str = "never") -> _Harness:
+    h = _Harness(root)
+    h.send("initialize", {"sessionRoot": str(root / "sessions"), "settings": {"store": {"fsync": fsync}}})
+    h.send("session/create", {"cwd": "/w", "sessionId": "s"})
+    await h.settle()
+    h.send("session/append", {"sessionId": "s", "entries": [
+        _user("u0", "hi"),
+        {"type": "message", "id": "a0", "timestamp": "2026-01-01T00:00:00.000Z",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "hello"}], "stopReason": "stop"}},
+    ]})
+    answers = await h.settle()
+    assert all("result" in a for a in answers.values()), answers
+    h.order.clear()
+    return h
+
+
+# A run with failures among good appends: bad params, a duplicate id, an unknown parent,
+# a stale expected leaf, an empty batch, an explicit parent (a branch) and an unknown session.
+_CALLS: list[Any] = [
+    {"sessionId": "s", "entries": [_user("e1", "one")]},
+    {"sessionId": "s", "entries": "not a list"},
+    {"sessionId": "s", "entries": [_user("e2", "two"), _user("e3", "three")]},
+    {"sessionId": "s", "entries": [_user("e1", "the id is taken")]},
+    {"sessionId": "s", "entries": [_user("e4", "four")], "parentId": "nowhere"},
+    {"sessionId": "s", "entries": [_user("e5", "five")], "expectedLeafId": "e1"},
+    {"sessionId": "s", "entries": []},
+    {"sessionId": "s", "entries": [_user("e6", "six")], "parentId": "a0"},
+    {"sessionId": "s", "entries": [{"type": "label", "targetId": "e2", "label": "x", "id": "l1",
+                                    "timestamp": "2026-01-01T00:00:00.000Z"}]},
+    {"sessionId": "nobody", "entries": [_user("n1", "no such session")]},
+    {"sessionId": "s", "entries": [_user("e7", "seven")], "expectedLeafId": "l1"},
+    {"sessionId": "s", "entries": [_user("e8", "eight")]},
+]
+
+
+def _count_writes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Session-file writes: one count per write call."""
+    writes: list[int] = []
+    original = writer_module._write_all
+
+    def counting(fd: int, data: bytes) -> None:
+        writes.append(data.count(b"\n"))
+        original(fd, data)
+
+    monkeypatch.setattr(writer_module, "_write_all", counting)
+    return writes
+
+
+async def _pipelined(root: Path, calls: list[Any]) -> tuple[dict[Any, Any], list[Any], _Harness]:
+    h = await _started(root)
+    for params in calls:
+        h.send("session/append", params)
+    answers = await h.settle()
+    return answers, h.order, h
+
+
+async def _one_at_a_time(root: Path, calls: list[Any]) -> tuple[dict[Any, Any], list[Any], _Harness]:
+    h = await _started(root)
+    for params in calls:
+        h.send("session/append", params)
+        h.flush()
+    answers = await h.settle()
+    return answers, h.order, h
+
+
+async def test_a_run_with_failures_answers_each_as_one_at_a_time_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    writes = _count_writes(monkeypatch)
+    alone, alone_order, alone_h = await _one_at_a_time(tmp_path / "alone", _CALLS)
+    alone_writes = len(writes)
+    writes.clear()
+    run, run_order, run_h = await _pipelined(tmp_path / "run", _CALLS)
+
+    assert run == alone
+    # In the order the calls were sent, but for the unknown session's: not inline, it is answered
+    # once the loop turns (as before runs: pipelined, an inline call does not wait for one that is not).
+    assert run_order == alone_order == [n for n in range(4, 16) if n != 13] + [13]
+    assert run_h.file("s") == alone_h.file("s")  # the same lines, in the same order
+    failed = sorted(i for i, a in run.items() if "error" in a)
+    assert failed == [5, 7, 8, 9, 13], run  # (ids: initialize, create, first append, then _CALLS)
+    assert run[5]["error"]["code"] == -32602  # bad params, in the middle of the run
+    assert run[9]["error"]["data"]["entryIds"] == ["e2", "e3"]  # the refusal saw the lines written before it
+    assert run[15]["result"]["entries"][0]["parentId"] == "e7"
+    # Fewer writes than calls: the good appends around each failure went out together.
+    # (Each count has the first append's, which made the file.) The bad params are answered
+    # where they are read, after the run before them: [e1] [e2 e3 (two failures)] [e5 refused alone]
+    # [empty, e6, label] [the unknown session, not inline] [e7, e8].
+    assert alone_writes == 7 and writes == [3, 1, 2, 2, 2], (alone_writes, writes)
+
+
+async def test_a_failed_write_in_a_run_fails_its_own_call_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    calls = [{"sessionId": "s", "entries": [_user(f"e{n}", FAIL_MARK if n == 3 else f"text {n}")]} for n in range(1, 6)]
+    original = writer_module._write_all
+
+    def failing(fd: int, data: bytes) -> None:
+        if FAIL_MARK.encode() in data:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        original(fd, data)
+
+    monkeypatch.setattr(writer_module, "_write_all", failing)
+    alone, _, alone_h = await _one_at_a_time(tmp_path / "alone", calls)
+    run, run_order, run_h = await _pipelined(tmp_path / "run", calls)
+
+    assert run == alone
+    assert run_order == sorted(run_order)
+    assert [("error" in run[i]) for i in range(4, 9)] == [False, False, True, False, False]
+    assert run[6]["error"]["data"]["latched"] is False  # cut back: disk and memory agree, the others went on
+    assert run_h.file("s") == alone_h.file("s")
+    assert FAIL_MARK.encode() not in run_h.file("s")
+
+
+async def test_a_run_is_cut_by_a_call_that_is_not_inline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Under the "assistant" policy an assistant message waits for an fsync (a worker thread):
+    the appends read before it are answered first, those after it wait behind it."""
+    assistant = {"type": "message", "id": "a1", "timestamp": "2026-01-01T00:00:00.000Z",
+                 "message": {"role": "assistant", "content": [{"type": "text", "text": "synced"}], "stopReason": "stop"}}
+    h = await _started(tmp_path, fsync="assistant")
+    sent = [
+        h.send("session/append", {"sessionId": "s", "entries": [_user("e1", "one")]}),
+        h.send("session/append", {"sessionId": "s", "entries": [_user("e2", "two")]}),
+        h.send("session/append", {"sessionId": "s", "entries": [assistant]}),
+        h.send("session/append", {"sessionId": "s", "entries": [_user("e3", "three")]}),
+    ]
+    answers = await h.settle()
+    # (The last two share the assistant's fsync, then are answered in either order.)
+    assert h.order[:2] == sent[:2] and sorted(h.order[2:]) == sent[2:]
+    assert [answers[i]["result"]["entries"][0]["parentId"] for i in sent] == ["a0", "e1", "e2", "a1"]
+    lines = [json.loads(line) for line in h.file("s").splitlines()]
+    assert [line.get("id") for line in lines[-4:]] == ["e1", "e2", "a1", "e3"]
+
+
+async def test_appends_to_two_sessions_read_together_keep_each_files_order(tmp_path: Path):
+    h = await _started(tmp_path)
+    h.send("session/create", {"cwd": "/w", "sessionId": "t"})
+    await h.settle()
+    h.send("session/append", {"sessionId": "t", "entries": [_user("t0", "hi")]})  # (creates its file: an fsync)
+    await h.settle()
+    h.order.clear()
+    sent = [h.send("session/append", {"sessionId": sid, "entries": [_user(f"{sid}{n}", "x")]})
+            for n in range(1, 4) for sid in ("s", "t")]
+    answers = await h.settle()
+    assert h.order == sent and all("result" in answers[i] for i in sent)
+    for sid, first in (("s", "a0"), ("t", "t0")):
+        ids = [json.loads(line).get("id") for line in h.file(sid).splitlines()]
+        assert ids[-4:] == [first, f"{sid}1", f"{sid}2", f"{sid}3"]

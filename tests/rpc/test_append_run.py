@@ -239,3 +239,30 @@ async def test_appends_to_two_sessions_read_together_keep_each_files_order(tmp_p
     for sid, first in (("s", "a0"), ("t", "t0")):
         ids = [json.loads(line).get("id") for line in (await h.file(sid)).splitlines()]
         assert ids[-4:] == [first, f"{sid}1", f"{sid}2", f"{sid}3"]
+
+
+@pytest.mark.parametrize(
+    ("message", "answer_id", "code"),
+    [
+        pytest.param({"jsonrpc": "1.0", "id": 7}, 7, -32600, id="wrong-version"),
+        pytest.param({"jsonrpc": "2.0", "id": True}, None, -32600, id="bool-id"),
+        pytest.param({"jsonrpc": "2.0", "id": 1.5}, None, -32600, id="float-id"),
+        pytest.param({"jsonrpc": "2.0", "id": 7, "params": None}, 7, -32602, id="null-params"),
+        pytest.param({"jsonrpc": "2.0", "id": 7, "params": [1]}, 7, -32602, id="array-params"),
+        pytest.param({"jsonrpc": "2.0", "id": 7, "params": {"sessionId": "s", "entries": [], "extra": 1}}, 7, -32602,
+                     id="unknown-param"),
+        pytest.param({"jsonrpc": "2.0", "id": 7, "params": {"sessionId": 3, "entries": []}}, 7, -32602, id="bad-param"),
+    ],
+)
+async def test_an_append_whose_envelope_or_params_are_wrong_is_answered_as_any_request(
+    tmp_path: Path, message: dict[str, Any], answer_id: Any, code: int
+):
+    """session/append's envelope and params are decoded at once (SidecarProtocol.handle_body);
+    what does not fit that is checked as every request is."""
+    h = await _started(tmp_path)
+    h.server.protocol.handle_body(msgspec.json.encode({**message, "method": "session/append"}))
+    h.flush()
+    [answer] = (await h.settle()).values()
+    assert answer["id"] == answer_id and answer["error"]["code"] == code, answer
+    if code == -32602:
+        assert answer["error"]["data"]["kind"] == "invalidParams"

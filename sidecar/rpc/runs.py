@@ -45,7 +45,7 @@ class AppendRuns:
         if self._run and self._run_key != key:
             self.flush_run()
         try:
-            decoded = join(params)
+            decoded = join(params, bool(self._run))  # (a run left is one of this session)
         except Exception as exc:  # bad params: answered now, after the appends read before it
             self._send_error(msg_id, exc)
             return True

@@ -155,3 +155,7 @@ class _Replay:
             return item
         return await self._reader.read()
 
+    def ready(self) -> bool:
+        ready = getattr(self._reader, "ready", None)
+        return bool(self._pending) or (ready is not None and ready())
+

@@ -58,6 +58,10 @@ class FrameReader(Protocol):
         """The next message body; None at end of input; raises FrameError for a bad frame."""
         ...
 
+    def ready(self) -> bool:
+        """The next ``read`` returns a body already read, without waiting for input."""
+        ...
+
 
 class LspFrameReader:
     """``Content-Length: N\\r\\n`` (other headers ignored), a blank line, N bytes of JSON."""
@@ -66,6 +70,9 @@ class LspFrameReader:
         self._stream = stream
         self._max_bytes = max_bytes
         self._ready: collections.deque[bytes] = collections.deque()
+
+    def ready(self) -> bool:
+        return bool(self._ready) or _take_frames(self._stream, self._ready, _lsp_frames, self._max_bytes)
 
     async def read(self) -> bytes | None:
         if self._ready or _take_frames(self._stream, self._ready, _lsp_frames, self._max_bytes):
@@ -142,6 +149,9 @@ class JsonlFrameReader:
         self._stream = stream
         self._max_bytes = max_bytes
         self._ready: collections.deque[bytes] = collections.deque()
+
+    def ready(self) -> bool:
+        return bool(self._ready) or _take_frames(self._stream, self._ready, _jsonl_frames, self._max_bytes)
 
     async def read(self) -> bytes | None:
         if self._ready or _take_frames(self._stream, self._ready, _jsonl_frames, self._max_bytes):

@@ -45,7 +45,10 @@ def register(server: "SidecarServer") -> None:
             server.feature(method)(_append_handler(params_type))
         else:
             server.feature(method)(_session_handler(method, params_type, attribute))
-        if method in _INLINE_METHODS:
+        if method == "session/append":
+            # Pipelined appends read together join a run, written together (SidecarProtocol.join_run).
+            server.inline_handlers[method] = _run_joiner(server, params_type)
+        elif method in _INLINE_METHODS:
             server.inline_handlers[method] = _inline_handler(server, method, params_type, attribute)
     register_live(server)  # subscribe, unsubscribe, takeControl (rpc/live.py)
 
@@ -57,10 +60,12 @@ _INLINE_METHODS = frozenset({"session/append", "session/branch", "session/setLab
 INLINE_MAX_REQUEST_BYTES = 64 * 1024
 
 
-def _runs_inline(ls: "SidecarServer", method: str, decoded: Any, key: str | None) -> bool:
+def _runs_inline(ls: "SidecarServer", method: str, decoded: Any, key: str | None, in_run: bool = False) -> bool:
     """True when a call is sure to be quick: small, on a session already in
     memory with nothing queued for it, and needing no fsync. Running it
-    directly keeps per-session order: nothing of that session is in flight."""
+    directly keeps per-session order: nothing of that session is in flight.
+    ``in_run``: an append joining the run of appends to its session read just
+    before it, whose first one found the session in memory and its file current."""
     if method not in _INLINE_METHODS or key is None or REQUEST_SIZE.get() > INLINE_MAX_REQUEST_BYTES:
         return False
     if not ls.dispatcher.queues.idle(key):
@@ -69,6 +74,8 @@ def _runs_inline(ls: "SidecarServer", method: str, decoded: Any, key: str | None
         return False
     if method == "session/branch" and decoded.summarize:  # a branch summary asks a model
         return False
+    if in_run:  # (nothing was written since that check: the run writes when it ends)
+        return True
     # Last: when it says yes, the call runs at once and its own file check takes this one's answer.
     return ls.service.is_open(key, ls.protocol.inline_turn())
 
@@ -131,3 +138,14 @@ def _inline_handler(ls: "SidecarServer", method: str, params_type: type, attribu
             return operation(ls.service, decoded)
 
     return handle_inline
+
+
+def _run_joiner(ls: "SidecarServer", params_type: type) -> Callable[[Any], Any]:
+    """session/append's params decoded, when the call may run inline (as one of a run of appends
+    written together, see SidecarProtocol.join_run); NOT_INLINE when it must take the usual path."""
+
+    def join(params: Any, in_run: bool) -> Any:
+        decoded = decode_params("session/append", params, params_type)
+        return decoded if _runs_inline(ls, "session/append", decoded, decoded.sessionId, in_run) else NOT_INLINE
+
+    return join

@@ -40,6 +40,8 @@ def reported_protocol_version() -> str:
 
 def decode_params(method: str, params: Any, params_type: type) -> Any:
     """``params`` (a dict, or None when absent) as ``params_type``; -32602 naming the bad field otherwise."""
+    if type(params) is params_type:  # decoded with its request (SidecarProtocol.handle_body)
+        return params
     if params is None:
         params = {}
     elif not isinstance(params, dict):

@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
+from .. import wire
 from ..errors import PARSE_ERROR, RequestCancelled
 from .endpoint import ClientError, Endpoint
 from .errors import ProtocolError, error_object, invalid_request, method_not_found, not_initialized
 from .framing import FrameError, FrameWriter
+from .runs import NOT_INLINE, AppendRuns
 
 if TYPE_CHECKING:
     from .server import SidecarServer
@@ -40,15 +42,27 @@ REQUEST_SIZE: ContextVar[int] = ContextVar("request_size", default=0)
 # Seconds the listing-index upkeep of inline appends may wait for more of them
 # (any other call, shutdown and end of input run it at once).
 UPKEEP_DELAY = 0.002
-# What an inline handler returns when the call must take the usual path.
-NOT_INLINE = object()
 _NULL_PARAMS: dict[str, Any] = {}
 # Steps of the event loop in which inline calls ran, numbered across every connection (inline_turn).
 _turns = itertools.count(1)
 
 
+class _AppendRequest(msgspec.Struct):
+    """A session/append request, its params decoded with it (see handle_body)."""
+
+    jsonrpc: str
+    id: int | str
+    method: str
+    params: wire.AppendParams
+
+
+_decode_append = msgspec.json.Decoder(_AppendRequest).decode
+
+
 def _session_key(params: Any) -> str | None:
     """The session a request's raw params name, as ``dispatch.queue_key`` reads them once decoded."""
+    if type(params) is wire.AppendParams:  # (decoded with its request, see handle_body)
+        return params.sessionId
     if not isinstance(params, dict):
         return None
     session_id = params.get("sessionId")
@@ -58,7 +72,7 @@ def _session_key(params: Any) -> str | None:
     return "path:" + path if isinstance(path, str) else None
 
 
-class SidecarProtocol(Endpoint):
+class SidecarProtocol(AppendRuns, Endpoint):
     _server: "SidecarServer"
 
     def __init__(self, server: Any) -> None:
@@ -77,6 +91,8 @@ class SidecarProtocol(Endpoint):
         self._upkeep_scheduled = False
         # The number of this step of the event loop while inline calls run in it (see inline_turn).
         self._turn: int | None = None
+        self._run: list[tuple[Any, Any]] = []  # (see runs.py)
+        self._run_key: str | None = None
 
     def set_frame_writer(self, writer: FrameWriter) -> None:
         self._frame_writer = writer
@@ -87,6 +103,19 @@ class SidecarProtocol(Endpoint):
         """One framed message: check it and dispatch it, answering anything that is wrong."""
         if self._trace:
             logger.debug("<- %s", body[:2000].decode("utf-8", "replace"))
+        if b'"session/append"' in body:
+            # Most requests of a busy session: envelope and params decoded at once into their Struct,
+            # not into dicts then converted. Anything that does not fit (a bad envelope, bad params)
+            # takes the usual path below, which answers it as it always did.
+            try:
+                request = _decode_append(body)
+            except msgspec.DecodeError:
+                pass
+            else:
+                if request.jsonrpc == "2.0" and request.method == "session/append":
+                    REQUEST_SIZE.set(len(body))
+                    self._handle_request(request.id, "session/append", request.params)
+                    return
         try:
             message = _decode(body)
         except msgspec.DecodeError as exc:
@@ -130,6 +159,8 @@ class SidecarProtocol(Endpoint):
 
     def _handle_client_response(self, msg_id: Any, message: dict[str, Any]) -> None:
         """The answer to a request this server sent (``session/summarize`` for the client provider)."""
+        if self._run:
+            self.flush_run()
         future = self._request_futures.get(msg_id)
         if not isinstance(future, concurrent.futures.Future):  # unknown, or the id of an incoming request
             logger.warning("ignoring a response to id %r: no request of ours is waiting for it", msg_id)
@@ -146,6 +177,8 @@ class SidecarProtocol(Endpoint):
         self._send_response(None, error={"code": error.code, "message": error.message, "data": error.data})
 
     def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        if self._run and method_name != "session/append":
+            self.flush_run()  # (an append may join the run; anything else comes after it)
         if msg_id in self._request_futures:
             self._send_error(msg_id, invalid_request(f"id {msg_id!r} is already used by a request in flight", id=msg_id))
             return
@@ -172,13 +205,14 @@ class SidecarProtocol(Endpoint):
         # read just before this one may not have taken its session's turn yet.
         inline = self._server.inline_handlers.get(method_name)
         key = _session_key(params)
-        if (
-            inline is not None
-            and key is not None
-            and key not in self._keys_in_flight
-            and self._answer_inline(msg_id, inline, params)
-        ):
-            return
+        if inline is not None and key is not None and key not in self._keys_in_flight:
+            if method_name == "session/append":
+                if self.join_run(msg_id, inline, params, key):
+                    return
+            elif self._answer_inline(msg_id, inline, params):
+                return
+        if self._run:
+            self.flush_run()
         if self.upkeep:
             self.run_upkeep()  # this call must not see the index behind an append it follows
         if method_name == "shutdown":
@@ -214,12 +248,15 @@ class SidecarProtocol(Endpoint):
             if result is NOT_INLINE:
                 return False
             self._send_response(msg_id, result=result)
+        self._schedule_upkeep()
+        return True
+
+    def _schedule_upkeep(self) -> None:
         if self.upkeep and not self._upkeep_scheduled:
             # A little later: a run of appends (pipelined, or one by one as an agent streams
             # its turn) shares one index step, and answering never waits for one.
             self._upkeep_scheduled = True
             asyncio.get_running_loop().call_later(UPKEEP_DELAY, self._upkeep_due)
-        return True
 
     def inline_turn(self) -> int:
         """A number shared by the inline calls handled in one step of the event loop (requests read
@@ -248,6 +285,8 @@ class SidecarProtocol(Endpoint):
             self.upkeep.clear()
 
     def _handle_notification(self, method_name: str, params: Any) -> None:
+        if self._run:
+            self.flush_run()
         if method_name == "exit":
             self.exit_code = 0 if self.state == "shutdown" else 1
             return
@@ -285,6 +324,8 @@ class SidecarProtocol(Endpoint):
         self._send_response(msg_id, error=error_object(exc))
 
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        if self._run:
+            self.flush_run()  # (the answers of appends read before come first)
         if error is not None:
             self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
             return
@@ -323,6 +364,8 @@ class SidecarProtocol(Endpoint):
         self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
 
     def _send_data(self, data: Any) -> None:
+        if self._run:
+            self.flush_run()
         if self._frame_writer is None:
             logger.error("no transport to send %r", data)
             return

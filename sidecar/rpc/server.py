@@ -180,7 +180,10 @@ class SidecarServer(EndpointServer):
         self._loop = asyncio.get_running_loop()
         self.protocol.set_frame_writer(writer)
         logger.info("serving %s framing, sessions root %s", self.framing, self.default_root)
+        ready = getattr(reader, "ready", None)
         while self.protocol.exit_code is None:
+            if ready is None or not ready():
+                self.protocol.flush_run()  # the appends read together so far (SidecarProtocol.join_run)
             try:
                 body = await reader.read()
             except FrameError as error:
@@ -194,6 +197,7 @@ class SidecarServer(EndpointServer):
                 self.protocol.handle_body(body)
             except Exception:  # a bug of ours must not take the server down
                 logger.exception("failed to handle a message")
+        self.protocol.flush_run()
         await self.drain()
         self.protocol.run_upkeep()  # what the last inline appends left for the listing index
         if self.keep_host is not None:  # keepServing: its socket clients go on until SIGTERM

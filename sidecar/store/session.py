@@ -19,12 +19,12 @@ from ..format.jsonl import Entry, LineSource, NotASession, parse_path, parse_tai
 from ..format.migrate import migrate
 from ..format.titleslot import TitleSlot, read_slot
 from . import titles
-from .batch import EntryBatch, entry_of, validate_batch
+from .appending import UNSET, AddsBatches
 from .compat import Compat
 from .layout import iso_now
 from .loading import LoadReport, from_cache, from_file
 from .lock import lock_path, unlock
-from .payload import MAX_CHARS, BlobStore, bound
+from .payload import BlobStore
 from .tree import SessionTree
 from . import follow
 from .treecache import (
@@ -36,11 +36,7 @@ from .treecache import (
 )
 from .writer import FsyncPolicy, SessionWriter
 
-# Marks "parentId not given" apart from an explicit null (a new root).
-UNSET: Any = object()
-
-
-class Session(follow.FollowsFile):
+class Session(follow.FollowsFile, AddsBatches):
     # Told of every batch once its lines are on disk (the listing index listens).
     on_append: Callable[["Session", list[Entry]], None] | None = None
 
@@ -248,33 +244,8 @@ class Session(follow.FollowsFile):
         if not objs:
             return []
         self.settle_unfinished()
-        parent = self.tree.leaf_id if parent_id is UNSET else parent_id
-        if parent is not None:
-            self.get(parent)
-        prepared: list[Entry] = []
-        prepared_objs: list[dict[str, Any]] = []
-        batch_ids: set[str] = set()
-        batch = EntryBatch(self.id, self.tree.by_id, batch_ids, objs, self.redact_entry, self.blobs)
-        for index, obj in enumerate(objs):
-            try:
-                prepared_obj = batch.prepare(obj, index, parent)
-                entry = entry_of(prepared_obj)  # (its line is held: made just now)
-                if len(entry.line) > MAX_CHARS or (self.blobs is not None and b'"image"' in entry.line):  # type: ignore[arg-type,operator]
-                    # Only then can ``bound`` change anything: a longer string, an image block.
-                    bounded = bound(prepared_obj, self.blobs)
-                    if bounded is not prepared_obj:
-                        prepared_obj, entry = bounded, entry_of(bounded)
-            except Exception:
-                validate_batch(prepared_objs)  # an earlier entry's own error comes first
-                raise
-            prepared.append(entry)
-            prepared_objs.append(prepared_obj)
-            batch_ids.add(entry.id)  # type: ignore[arg-type]
-            parent = entry.id
-        validate_batch(prepared_objs)
         previous_leaf, state = self.tree.leaf_id, self.tree.snapshot()
-        for entry in prepared:
-            self.tree.add(entry)
+        prepared, prepared_objs = self.add_batch(objs, parent_id)
         try:
             self._persist(prepared, defer_sync)
         except BaseException:
@@ -286,14 +257,25 @@ class Session(follow.FollowsFile):
             objs_out.extend(prepared_objs)
         return prepared
 
-    def check_writable(self) -> None:
-        if self.read_only:
-            raise InvalidState(
-                f"session {self.id} was opened read-only; open it again without readOnly "
-                "(once no other sidecar holds it) to write",
-                sessionId=self.id,
-                readOnly=True,
-            )
+    def start_run(self) -> tuple[str | None, Any] | None:
+        """Before a run of appends written together (``add_batch`` each, then ``persist_run``):
+        what ``undo_run`` takes; None when this session cannot take one (then append one by one)."""
+        if type(self) is not Session or self.in_memory or not self.writer.exists:
+            return None  # (the other stores write their own way; a first write creates the file)
+        self.writer.check()
+        self.check_writable()
+        self.settle_unfinished()
+        return self.tree.leaf_id, self.tree.snapshot()
+
+    def persist_run(self, entries: list[Entry]) -> None:
+        """Write the entries a run's batches added, in one write (the policy's fsync is not asked:
+        the rpc layer runs appends that need one one at a time)."""
+        if entries:
+            self._persist(entries)
+
+    def undo_run(self, count: int, before: tuple[str | None, Any]) -> None:
+        """Take a run's ``count`` added entries out of the tree again (its write failed)."""
+        self.tree.remove_last(count, before[0], before[1])
 
     def _persist(self, batch: list[Entry], defer_sync: bool = False) -> None:
         if self.in_memory:

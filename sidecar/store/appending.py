@@ -1,0 +1,72 @@
+"""A batch of appended entries checked, completed and added to a session's tree (before its write)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..errors import EntryNotFound, InvalidState
+from ..format.jsonl import Entry
+from .batch import EntryBatch, entry_of, validate_batch
+from .payload import MAX_CHARS, BlobStore, bound
+
+if TYPE_CHECKING:
+    from .tree import SessionTree
+
+# Marks "parentId not given" apart from an explicit null (a new root).
+UNSET: Any = object()
+
+
+class AddsBatches:
+    """Session's part that turns a batch of objects into entries of its tree (session.py)."""
+
+    id: str
+    read_only: bool
+    tree: "SessionTree"
+    blobs: BlobStore | None
+    redact_entry: Callable[[dict[str, Any]], dict[str, Any]] | None
+
+    def get(self, entry_id: str) -> Entry:
+        raise NotImplementedError
+
+    def add_batch(self, objs: list[dict[str, Any]], parent_id: Any = UNSET) -> tuple[list[Entry], list[dict[str, Any]]]:
+        """A batch's entries checked and completed (``append``'s doc), then added to the tree, not
+        written: the caller writes them (``persist_run``) or takes them out again. Nothing is added
+        when any entry fails. Also the lines as dicts (as written; not to be changed)."""
+        parent = self.tree.leaf_id if parent_id is UNSET else parent_id
+        if parent is not None:
+            self.get(parent)
+        prepared: list[Entry] = []
+        prepared_objs: list[dict[str, Any]] = []
+        batch_ids: set[str] = set()
+        batch = EntryBatch(self.id, self.tree.by_id, batch_ids, objs, self.redact_entry, self.blobs)
+        for index, obj in enumerate(objs):
+            try:
+                prepared_obj = batch.prepare(obj, index, parent)
+                entry = entry_of(prepared_obj)  # (its line is held: made just now)
+                if len(entry.line) > MAX_CHARS or (self.blobs is not None and b'"image"' in entry.line):  # type: ignore[arg-type,operator]
+                    # Only then can ``bound`` change anything: a longer string, an image block.
+                    bounded = bound(prepared_obj, self.blobs)
+                    if bounded is not prepared_obj:
+                        prepared_obj, entry = bounded, entry_of(bounded)
+            except Exception:
+                validate_batch(prepared_objs)  # an earlier entry's own error comes first
+                raise
+            prepared.append(entry)
+            prepared_objs.append(prepared_obj)
+            batch_ids.add(entry.id)  # type: ignore[arg-type]
+            parent = entry.id
+        validate_batch(prepared_objs)
+        add = self.tree.add
+        for entry in prepared:
+            add(entry)
+        return prepared, prepared_objs
+
+    def check_writable(self) -> None:
+        if self.read_only:
+            raise InvalidState(
+                f"session {self.id} was opened read-only; open it again without readOnly "
+                "(once no other sidecar holds it) to write",
+                sessionId=self.id,
+                readOnly=True,
+            )
+

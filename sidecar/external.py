@@ -19,7 +19,7 @@ from .errors import SessionChanged
 from .format.jsonl import Entry
 from .store.filewatch import FileWatch
 from .store.follow import FileChange
-from .store.payload import BlobStore, resolve
+from .store.payload import BlobStore, entry_object
 from .store.session import Session
 
 # Past this many bytes of lines, sessionChanged carries only the entries' ids.
@@ -27,7 +27,7 @@ MAX_CHANGED_BYTES = 256 * 1024
 
 
 def entry_objects(entries: list[Entry], blobs: BlobStore) -> list[dict[str, Any]]:
-    return [resolve(e.obj(), blobs) if e.has_blobs else e.obj() for e in entries]
+    return [entry_object(e, blobs) for e in entries]
 
 
 def result_field(change: FileChange | None) -> wire.ExternalChange | None:

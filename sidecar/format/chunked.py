@@ -42,8 +42,8 @@ def read_lines(
     """The entries of the whole lines in ``buffer[start:stop]`` (``stop`` is where a newline is), or None.
 
     None when a line there needs the per-line reading (see the module's
-    docstring). With no ``source`` the entries hold their lines' bytes, else
-    they read them back from it. Offsets are ``shift`` past the buffer's.
+    docstring). With no ``source`` the entries hold their lines' bytes (searched
+    for blob marks), else they read them back from it (``has_blobs`` None). Offsets are ``shift`` past the buffer's.
     ``kinds`` maps an entry type to its one shared string (None to "").
     """
     segment = view[start:stop]
@@ -84,9 +84,11 @@ def read_lines(
     offsets = map(int.__add__, starts, repeat(shift)) if shift else starts
     entries = list(map(
         Entry, map(kinds.get, types, types), map(_id_of, envelopes), map(_parent_of, envelopes),
-        map(_timestamp_of, envelopes), lines, heads, offsets, lengths, repeat(source), repeat(False),
+        map(_timestamp_of, envelopes), lines, heads, offsets, lengths, repeat(source),
+        repeat(False if source is None else None),  # a mapped file's lines: not searched (jsonl.py)
     ))
-    _mark_blobs(buffer, start, stop, starts, lengths, entries)
+    if source is None:
+        _mark_blobs(buffer, start, stop, starts, lengths, entries)
     return entries
 
 

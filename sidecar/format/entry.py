@@ -104,8 +104,11 @@ class Entry(msgspec.Struct, eq=False, gc=False):
     offset: int = -1
     length: int = 0
     source: LineSource | None = None
-    # The line holds a blob reference (payload.py) to resolve before it is shown.
-    has_blobs: bool = False
+    # The line holds a blob reference (payload.py) to resolve before it is shown; None: not looked for
+    # yet (a large file's line: its parse does not search a gigabyte for the rare mark). Reading the
+    # line's object (``obj``) settles it, so every entry whose content was read knows; ``holds_blobs``
+    # settles it without decoding.
+    has_blobs: bool | None = False
 
     @property
     def raw(self) -> bytes:
@@ -127,8 +130,17 @@ class Entry(msgspec.Struct, eq=False, gc=False):
                      has_blobs=self.has_blobs)
 
     def obj(self) -> dict[str, Any]:
-        """The whole line as a fresh dict (callers may keep or change it)."""
-        return decode_object(self.raw)
+        """The whole line as a fresh dict (callers may keep or change it); settles ``has_blobs``."""
+        raw = self.raw
+        if self.has_blobs is None:
+            self.has_blobs = BLOB_MARK in raw
+        return decode_object(raw)
+
+    def holds_blobs(self) -> bool:
+        """Whether the line holds a blob reference, looked for now when the parse left it open."""
+        if self.has_blobs is None:
+            self.has_blobs = BLOB_MARK in self.raw
+        return self.has_blobs
 
     def message_head(self) -> MessageHead:
         """The message's role, provider and model (all absent when there is no message)."""

@@ -160,9 +160,10 @@ def _parse_view(
     strict = _strict_envelope_decoder.decode
     types, share = _types, share_head
     # Blob marks are rare: they are looked for a stretch at a time, and a line looks them up only when its
-    # stretch holds one (a search of every line for them costs a fifth of the parse).
+    # stretch holds one (a search of every line for them costs a fifth of the parse). A mapped file's lines
+    # are not searched at all (``has_blobs`` None): the entries whose content is read settle it (entry.py).
     marks: list[int] = []
-    marks_to = 0
+    marks_to = 0 if held else size
     segment: memoryview | bytes | None = None
     if not tail_only and buffer[:3] == _BOM:
         # pi 1.5 reads no entries from such a file (0.73.1 read it); we refuse it unchanged and never write one.
@@ -207,7 +208,7 @@ def _parse_view(
                     kind = env.type
                     entry = Entry(types.get(kind, kind) if kind else "", env.id, env.parentId, env.timestamp,
                                   segment if held else None, head, start + shift, end - start, source,  # type: ignore[arg-type]
-                                  bool(marks) and _holds_mark(marks, start, end))
+                                  (bool(marks) and _holds_mark(marks, start, end)) if held else None)
                     append(entry)
                     if is_unterminated:
                         needs_newline = True
@@ -246,7 +247,7 @@ def _parse_view(
             entry.offset, entry.length = start + shift, end - start
             if not held:
                 entry.source = source
-            entry.has_blobs = bool(marks) and _holds_mark(marks, start, end)
+            entry.has_blobs = (bool(marks) and _holds_mark(marks, start, end)) if held else None
             if header is None and not tail_only:
                 if entry.type != "session" or entry.id is None:
                     raise NotASession(

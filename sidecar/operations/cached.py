@@ -21,10 +21,12 @@ def context_for_cache(session: Session) -> treecache.CachedContext | None:
     if cached is not None and cached.leaf_id == leaf:
         return cached
     path = session.tree.path(leaf)
-    if any(map(attrgetter("has_blobs"), path)):  # in C: a path can hold 100,000s of entries
-        return None  # resolved images would bloat the cache; build such a context each time
     unique = session.tree.ids_unique
     ctx = omp_context.build_context(path, unique) if session.compat == "omp" else build_context(path, unique)
+    # After the build: each entry whose content it read knows whether it holds a blob reference (a large
+    # file's parse leaves that open); the others' references, if any, are not in the context.
+    if any(map(attrgetter("has_blobs"), path)):  # in C: a path can hold 100,000s of entries
+        return None  # resolved images would bloat the cache; build such a context each time
     try:
         messages = encode(ctx.messages)
     except (TypeError, ValueError):

@@ -52,6 +52,7 @@ def answer(
     path = session.path_to(leaf)  # type: ignore[arg-type]
     unique = session.tree.ids_unique
     ctx = omp_context.build_context(path, unique) if rules == "omp" else build_context(path, unique)
+    # (after the build: each entry whose content it read knows whether it holds a blob reference)
     if any(map(_has_blobs, path)):  # in C: a path can hold 100,000s of entries
         resolve(ctx.messages, blobs)
     base, reason = 0, None

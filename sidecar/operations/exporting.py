@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .. import wire
 from ..errors import InvalidParams
-from ..store.payload import BlobStore, resolve
+from ..store.payload import BlobStore, entry_object
 from ..store.session import Session
 
 
@@ -17,7 +17,7 @@ def export(session: Session, params: wire.ExportParams, blobs: BlobStore) -> wir
     if target is not None and not target.is_absolute():
         raise InvalidParams("path must be absolute (the sidecar's working folder is not the caller's)", field="path")
     exported = export_session(session, params.format, leaf_id=params.leafId, whole_tree=params.all,
-                              redact=params.redact, resolve=lambda e: resolve(e.obj(), blobs) if e.has_blobs else e.obj())
+                              redact=params.redact, resolve=lambda e: entry_object(e, blobs))
     report = wire.ExportRedaction(applied=exported.redaction.applied, total=exported.redaction.total,
                                   kinds=[wire.RedactionKindCount(kind=c.kind, count=c.count) for c in exported.redaction.kinds])
     size = len(exported.text.encode())

@@ -9,7 +9,6 @@ from .. import external, wire
 from ..errors import InvalidParams, InvalidState
 from ..operations import compacting
 from ..store.pathcopy import connected_path, label_timestamps
-from ..store.payload import resolve
 from ..work import NO_WORK, Work
 
 
@@ -52,8 +51,7 @@ class TreeCalls:
     def get_entries(self, params: wire.GetEntriesParams) -> wire.GetEntriesResult:
         session = self.session(params.sessionId)
         entries = session.tree.entries if params.ids is None else [session.get(i) for i in params.ids]
-        blobs = self.store.blobs
-        return wire.GetEntriesResult(entries=[resolve(e.obj(), blobs) if e.has_blobs else e.obj() for e in entries])
+        return wire.GetEntriesResult(entries=external.entry_objects(entries, self.store.blobs))
 
     def set_label(self, params: wire.SetLabelParams) -> wire.SetLabelResult:
         session = self.session(params.sessionId)

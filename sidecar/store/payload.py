@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PathOutsideRoot, StorageError
-from ..format.jsonl import BLOB_PREFIX
+from ..format.jsonl import BLOB_PREFIX, Entry
 from .layout import inside
 
 MAX_CHARS = 500_000
@@ -194,6 +194,13 @@ def _truncate(value: Any) -> Any:
                 changed_list[index] = bounded
         return value if changed_list is None else changed_list
     return value
+
+
+def entry_object(entry: Entry, blobs: BlobStore) -> dict[str, Any]:
+    """An entry's line as a fresh dict with its blob references resolved (the line read once: reading it
+    settles whether it holds any, which a large file's parse leaves open)."""
+    obj = entry.obj()
+    return resolve(obj, blobs) if entry.has_blobs else obj
 
 
 def resolve(value: Any, blobs: BlobStore) -> Any:

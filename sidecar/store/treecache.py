@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import mmap
 import os
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,10 @@ from ..format.jsonl import MAP_THRESHOLD, Entry, LineSource, MessageHead, parse_
 from .tree import SessionTree
 from .writer import DIR_MODE, FILE_MODE
 
-CACHE_VERSION = 3  # 2: a title line before the header; contexts by the session's rules. 3: dangling parents
+_has_blobs = attrgetter("has_blobs")
+
+CACHE_VERSION = 4  # 2: a title line before the header; contexts by the session's rules. 3: dangling parents.
+# 4: lines not searched for blob marks (a large file's parse leaves them open)
 TREES_DIR = Path(".index") / "trees"
 # Files smaller than this parse in a few milliseconds; a cache would not pay for itself.
 MIN_CACHED_BYTES = MAP_THRESHOLD
@@ -97,6 +101,9 @@ class Columns(msgspec.Struct, array_like=True):
     lengths: list[int]
     heads: list[MessageHead | None]
     blobs: list[int]  # indexes of the entries whose line holds a blob reference
+    # False: the other entries' lines were not all searched for one (Entry.has_blobs None), so they are
+    # looked at when read, as after a parse; True: none of them holds one.
+    blobs_searched: bool = True
 
     def complete(self) -> bool:
         count = len(self.ids)
@@ -238,6 +245,7 @@ def build_cache(path: Path, header: Entry, tree: SessionTree, parse_errors: int,
         lengths=[e.length for e in entries],
         heads=[e.head for e in entries],
         blobs=[i for i, e in enumerate(entries) if e.has_blobs],
+        blobs_searched=None not in map(_has_blobs, entries),  # (in C: ``in`` meets None by identity first)
     )
     return TreeCache(
         version=CACHE_VERSION,
@@ -264,10 +272,11 @@ def tree_of(cache: TreeCache, source: LineSource) -> SessionTree:
     columns = cache.decode_columns()
     tree = SessionTree()
     add = tree.add
+    unknown = False if columns.blobs_searched else None
     for values in zip(columns.types, columns.ids, columns.parents, columns.timestamps, columns.heads,
                       columns.offsets, columns.lengths):
         kind, entry_id, parent, stamp, head, offset, length = values
-        add(Entry(kind, entry_id, parent, stamp, None, head, offset, length, source))
+        add(Entry(kind, entry_id, parent, stamp, None, head, offset, length, source, unknown))
     for index in columns.blobs:
         tree.entries[index].has_blobs = True
     return tree

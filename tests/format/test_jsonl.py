@@ -176,6 +176,11 @@ def test_blob_references_are_found_across_the_stretches_a_file_is_scanned_in(tmp
     for parsed in (held, mapped):
         entries = [item for item in parsed.items if isinstance(item, Entry)]
         assert len(entries) == 600 and parsed.parse_errors == sum(1 for row in rows if row.startswith(b'{"damaged'))
+        if parsed is mapped:  # a mapped file's lines are not searched: each is looked at when it is read
+            assert {e.has_blobs for e in entries} == {None}
+            half = len(entries) // 2
+            [e.obj() for e in entries[:half]]  # reading the content settles it, as holds_blobs does
+            assert [e.holds_blobs() for e in entries[half:]] and None not in [e.has_blobs for e in entries]
         assert [e.has_blobs for e in entries] == [jsonl.BLOB_MARK in e.raw for e in entries]
         found.append([e.has_blobs for e in entries])
     assert found[0] == found[1] and 150 < sum(found[0]) < 450

@@ -193,3 +193,40 @@ def test_a_blob_store_or_blob_that_is_a_symlink_out_of_the_root_is_neither_writt
     with pytest.raises(PathOutsideRoot):
         append(svc, sid, msg(image_message(base64.b64encode(os.urandom(2000)).decode())))
     assert list(outside.iterdir()) == [] and len(svc.session(sid).tree.entries) == 3
+
+
+def test_a_mapped_file_finds_its_blob_references_when_it_reads_them(sessions_root, monkeypatch):
+    """A large (mapped) file's parse does not search its lines for blob references (a fifth of a
+    gigabyte's parse): an entry finds its own when its content is read, so the context, getEntries and
+    a reopen from the tree cache written after such a parse still give the images back."""
+    from sidecar.format import jsonl
+    from sidecar.store import treecache
+
+    monkeypatch.setattr(jsonl, "MAP_THRESHOLD", 0)
+    monkeypatch.setattr(treecache, "MIN_CACHED_BYTES", 0)
+    svc = service(sessions_root, compat="omp")
+    sid = persisted(svc)
+    early_data, late_data = (base64.b64encode(os.urandom(3000)).decode() for _ in range(2))
+    [early] = append(svc, sid, msg(image_message(early_data)))
+    [kept_from, _] = append(svc, sid, msg(user("after the image")), msg(assistant()))
+    append(svc, sid, {"type": "compaction", "summary": "an image was shown", "firstKeptEntryId": kept_from,
+                      "tokensBefore": 10})
+    [late] = append(svc, sid, msg(image_message(late_data)))
+    path = svc.session(sid).path
+    svc.close_all()
+    treecache.cache_path(sessions_root, path).unlink()
+
+    for how in ("parsed", "from the tree cache"):
+        svc = service(sessions_root, compat="omp")
+        svc.open(wire.OpenParams(sessionId=sid))
+        session = svc.session(sid)
+        assert session.tree_loaded == (how == "parsed")
+        messages = context(svc, sid).messages
+        assert messages[-1]["content"][1]["data"] == late_data
+        assert all("blob:" not in json.dumps(m) for m in messages)
+        if how == "parsed":  # the early image's line was not read for the context: not searched
+            assert session.get(early).has_blobs is None and session.get(late).has_blobs is True
+        got = svc.get_entries(wire.GetEntriesParams(sessionId=sid, ids=[early, late])).entries
+        assert [e["message"]["content"][1]["data"] for e in got] == [early_data, late_data]
+        svc.close_all()  # the cache it writes keeps what is known and what was not looked at
+        assert treecache.cache_path(sessions_root, path).is_file()

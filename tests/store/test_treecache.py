@@ -46,7 +46,7 @@ def cached() -> Iterator[None]:
 def state(svc, session_id: str) -> dict:
     session = svc.session(session_id)
     return {
-        "entries": [(e.type, e.id, e.parent_id, e.timestamp, e.raw, e.has_blobs) for e in session.tree.entries],
+        "entries": [(e.type, e.id, e.parent_id, e.timestamp, e.raw, e.holds_blobs()) for e in session.tree.entries],
         "labels": dict(session.tree.labels),
         "name": session.tree.name,
         "leaf": session.leaf_id,

@@ -90,6 +90,7 @@ class Writing:
         done: list[tuple[Any, ...]] = []  # (entries, objs, tally, leaf) or (exception,)
         written: list[Entry] = []
         start = at
+        shared = session.run_batch(sum(len(params.entries) for params in run[at:]))
         while at < len(run):
             params = run[at]
             if params.expectedLeafId is not msgspec.UNSET and params.expectedLeafId != session.leaf_id:
@@ -99,7 +100,7 @@ class Writing:
                 session.check_writable()
                 if params.entries:
                     parent = UNSET if params.parentId is msgspec.UNSET else params.parentId
-                    appended, objs = session.add_batch(params.entries, parent)
+                    appended, objs = session.add_batch(params.entries, parent, shared)
                 else:
                     appended, objs = [], []
             except Exception as exc:

@@ -8,6 +8,7 @@ import msgspec
 
 from .. import external, wire
 from ..context.tally import TokenTally
+from ..format.entries import InvalidAt, validate_entries
 from ..format.jsonl import Entry
 from ..operations import compacting, context
 from ..store.session import UNSET, Session
@@ -43,7 +44,7 @@ class Writing:
             leafId=leaf_id,
             contextTokens=tokens,
             shouldCompact=should_compact,
-            external=external.result_field(change),
+            external=None if change is None else external.result_field(change),
             clearedToolResults=cleared,
         )
 
@@ -86,32 +87,11 @@ class Writing:
         """The calls of ``run`` from ``at`` until one that must come after the others are written
         (a refusal of its expected leaf, or a tool-result clearing that will append); where it stopped."""
         clearing = self.settings.compaction.clearToolResults
-        tally = self._tallies.get(session)
-        done: list[tuple[Any, ...]] = []  # (entries, objs, tally, leaf) or (exception,)
-        written: list[Entry] = []
         start = at
-        shared = session.run_batch(sum(len(params.entries) for params in run[at:]))
-        while at < len(run):
-            params = run[at]
-            if params.expectedLeafId is not msgspec.UNSET and params.expectedLeafId != session.leaf_id:
-                break
-            at += 1
-            try:
-                session.check_writable()
-                if params.entries:
-                    parent = UNSET if params.parentId is msgspec.UNSET else params.parentId
-                    appended, objs = session.add_batch(params.entries, parent, shared)
-                else:
-                    appended, objs = [], []
-            except Exception as exc:
-                done.append((exc,))
-                continue
-            extended = tally.extended(appended, objs) if tally is not None else None
-            tally = extended if extended is not None else TokenTally.of_path(session.tree.path(session.leaf_id))
-            written.extend(appended)
-            done.append((appended, objs, tally, session.leaf_id))
-            if clearing.enabled and tally.total > clearing.triggerTokens:
-                break
+        prepared = self._prepare_part(session, run, at, before, True)
+        if prepared is None:  # some call's lines fail their schema: again, each call checked alone
+            prepared = self._prepare_part(session, run, at, before, False)
+        done, written, at = prepared
         try:
             session.persist_run(written)
         except Exception:
@@ -130,13 +110,68 @@ class Writing:
                 if appended and session.on_append is not None and session.writer.exists:
                     session.on_append(session, appended)
                 self._tallies[session] = tally
-                cleared, tokens = self._clear_tool_results(session, appended, objs, tally.total, False)
+                if clearing.enabled:
+                    cleared, tokens = self._clear_tool_results(session, appended, objs, tally.total, False)
+                else:  # (what it gives then, without the call: most runs)
+                    cleared, tokens = None, tally.total
                 result = self._result_of(session, appended, tokens, change if index == 0 else None, cleared,
                                         leaf if cleared is None else session.leaf_id)
             except Exception as exc:
                 result = exc
             yield result
         return at
+
+    def _prepare_part(self, session: Session, run: list[wire.AppendParams], at: int, before: tuple[Any, Any],
+                      trusting: bool) -> tuple[list[tuple[Any, ...]], list[Entry], int] | None:
+        """The calls of ``run`` from ``at`` added to the tree, not written: each one's outcome
+        ((entries, objs, tally, leaf) or (exception,)), the entries to write, where it stopped.
+
+        ``trusting``: the schema of the calls' lines is checked for all of them at once at the end
+        (one msgspec pass instead of one per call); when any fails, or anything raises that the
+        lines' being checked might have kept from happening, nothing stays added and None is
+        given, for the caller to prepare them again with each call checked alone."""
+        clearing = self.settings.compaction.clearToolResults
+        tally = self._tallies.get(session)
+        done: list[tuple[Any, ...]] = []  # (entries, objs, tally, leaf) or (exception,)
+        written: list[Entry] = []
+        unchecked: list[dict[str, Any]] = []
+        shared = session.run_batch(sum(len(params.entries) for params in run[at:]))
+        while at < len(run):
+            params = run[at]
+            if params.expectedLeafId is not msgspec.UNSET and params.expectedLeafId != session.leaf_id:
+                break
+            at += 1
+            try:
+                session.check_writable()
+                if params.entries:
+                    parent = UNSET if params.parentId is msgspec.UNSET else params.parentId
+                    appended, objs = session.add_batch(params.entries, parent, shared, not trusting)
+                else:
+                    appended, objs = [], []
+            except Exception as exc:
+                done.append((exc,))
+                continue
+            written.extend(appended)
+            try:
+                extended = tally.extended(appended, objs) if tally is not None else None
+                tally = extended if extended is not None else TokenTally.of_path(session.tree.path(session.leaf_id))
+            except Exception:
+                if not trusting:
+                    raise
+                session.undo_run(len(written), before)
+                return None
+            done.append((appended, objs, tally, session.leaf_id))
+            if trusting:
+                unchecked.extend(objs)
+            if clearing.enabled and tally.total > clearing.triggerTokens:
+                break
+        if trusting and unchecked:
+            try:
+                validate_entries(unchecked)
+            except InvalidAt:
+                session.undo_run(len(written), before)
+                return None
+        return done, written, at
 
     def _one(self, params: wire.AppendParams) -> wire.AppendResult | Exception:
         return self._outcome(lambda: self.append(params))

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Generator, Iterator
+from typing import Any, Callable, Iterator
 
 import msgspec
 
 from .. import external, wire
 from ..context.tally import TokenTally
-from ..format.entries import InvalidAt, validate_entries
 from ..format.jsonl import Entry
 from ..operations import compacting, context
+from ..operations.appendrun import AppendRun
 from ..store.session import UNSET, Session
 from ..work import NO_WORK, Work
 
@@ -50,128 +50,28 @@ class Writing:
 
     def append_run(self, run: list[wire.AppendParams]) -> Iterator[wire.AppendResult | Exception]:
         """``append`` of each call of ``run`` (pipelined appends to one session, none asking for an
-        fsync), in order, their lines written together: one write for the lot instead of one each.
-
-        Yields each call's outcome (its result, or the exception it raises) as ``append`` one call
-        at a time gives it, once its lines are written and what the calls before it set off
-        (listing upkeep, watchers, tool-result clearing, autoCompact) is done. A call that fails
-        its checks adds nothing, as alone. When the write fails, the run's entries leave memory
-        and its calls are made again one at a time, each meeting the failure (or not) alone.
-        """
+        fsync), in order, their lines written together: see ``operations.appendrun``."""
         try:
             session, change = self.store.live(run[0].sessionId)
         except Exception as exc:
             yield exc
             yield from map(self._one, run[1:])
             return
-        try:
-            before = session.start_run()
-        except Exception:
-            before = None
-        if before is None:  # a store or a session state that takes its appends one at a time
-            yield self._outcome(lambda: self._append_to(session, change, run[0]))
-            yield from map(self._one, run[1:])
-            return
-        at = 0
-        while at < len(run):
-            at = yield from self._run_part(session, change if at == 0 else None, run, at, before)
-            if at < len(run) and run[at].expectedLeafId is not msgspec.UNSET and run[at].expectedLeafId != session.leaf_id:
-                # Alone, after the others are written: its refusal reads the entries it did not see.
-                params = run[at]
-                yield self._outcome(lambda: self._append_to(session, change, params)) if at == 0 else self._one(params)
-                at += 1
-            before = (session.leaf_id, session.tree.snapshot())
+        yield from AppendRun(self._tallies, self.settings.compaction.clearToolResults,
+                             lambda params: self._outcome(lambda: self._append_to(session, change, params)),
+                             self._one, self._answer).run(session, change, run)
 
-    def _run_part(self, session: Session, change: Any, run: list[wire.AppendParams], at: int,
-                  before: tuple[Any, Any]) -> Generator[wire.AppendResult | Exception, None, int]:
-        """The calls of ``run`` from ``at`` until one that must come after the others are written
-        (a refusal of its expected leaf, or a tool-result clearing that will append); where it stopped."""
-        clearing = self.settings.compaction.clearToolResults
-        start = at
-        prepared = self._prepare_part(session, run, at, before, True)
-        if prepared is None:  # some call's lines fail their schema: again, each call checked alone
-            prepared = self._prepare_part(session, run, at, before, False)
-        done, written, at = prepared
-        try:
-            session.persist_run(written)
-        except Exception:
-            session.undo_run(len(written), before)
-            first = change is not None
-            for params in run[start:at]:
-                yield self._outcome(lambda: self._append_to(session, change, params)) if first else self._one(params)
-                first = False
-            return at
-        for index, item in enumerate(done):
-            if len(item) == 1:
-                yield item[0]
-                continue
-            appended, objs, tally, leaf = item
-            try:
-                if appended and session.on_append is not None and session.writer.exists:
-                    session.on_append(session, appended)
-                self._tallies[session] = tally
-                if clearing.enabled:
-                    cleared, tokens = self._clear_tool_results(session, appended, objs, tally.total, False)
-                else:  # (what it gives then, without the call: most runs)
-                    cleared, tokens = None, tally.total
-                result = self._result_of(session, appended, tokens, change if index == 0 else None, cleared,
-                                        leaf if cleared is None else session.leaf_id)
-            except Exception as exc:
-                result = exc
-            yield result
-        return at
-
-    def _prepare_part(self, session: Session, run: list[wire.AppendParams], at: int, before: tuple[Any, Any],
-                      trusting: bool) -> tuple[list[tuple[Any, ...]], list[Entry], int] | None:
-        """The calls of ``run`` from ``at`` added to the tree, not written: each one's outcome
-        ((entries, objs, tally, leaf) or (exception,)), the entries to write, where it stopped.
-
-        ``trusting``: the schema of the calls' lines is checked for all of them at once at the end
-        (one msgspec pass instead of one per call); when any fails, or anything raises that the
-        lines' being checked might have kept from happening, nothing stays added and None is
-        given, for the caller to prepare them again with each call checked alone."""
-        clearing = self.settings.compaction.clearToolResults
-        tally = self._tallies.get(session)
-        done: list[tuple[Any, ...]] = []  # (entries, objs, tally, leaf) or (exception,)
-        written: list[Entry] = []
-        unchecked: list[dict[str, Any]] = []
-        shared = session.run_batch(sum(len(params.entries) for params in run[at:]))
-        while at < len(run):
-            params = run[at]
-            if params.expectedLeafId is not msgspec.UNSET and params.expectedLeafId != session.leaf_id:
-                break
-            at += 1
-            try:
-                session.check_writable()
-                if params.entries:
-                    parent = UNSET if params.parentId is msgspec.UNSET else params.parentId
-                    appended, objs = session.add_batch(params.entries, parent, shared, not trusting)
-                else:
-                    appended, objs = [], []
-            except Exception as exc:
-                done.append((exc,))
-                continue
-            written.extend(appended)
-            try:
-                extended = tally.extended(appended, objs) if tally is not None else None
-                tally = extended if extended is not None else TokenTally.of_path(session.tree.path(session.leaf_id))
-            except Exception:
-                if not trusting:
-                    raise
-                session.undo_run(len(written), before)
-                return None
-            done.append((appended, objs, tally, session.leaf_id))
-            if trusting:
-                unchecked.extend(objs)
-            if clearing.enabled and tally.total > clearing.triggerTokens:
-                break
-        if trusting and unchecked:
-            try:
-                validate_entries(unchecked)
-            except InvalidAt:
-                session.undo_run(len(written), before)
-                return None
-        return done, written, at
+    def _answer(self, session: Session, appended: list[Entry], objs: list[dict[str, Any]], tally: TokenTally,
+                change: Any, leaf: str | None) -> wire.AppendResult:
+        """A call of a run once its lines are written: what ``append`` does after its write, and its result."""
+        if appended and session.on_append is not None and session.writer.exists:
+            session.on_append(session, appended)
+        self._tallies[session] = tally
+        if self.settings.compaction.clearToolResults.enabled:
+            cleared, tokens = self._clear_tool_results(session, appended, objs, tally.total, False)
+        else:  # (what it gives then, without the call: most runs)
+            cleared, tokens = None, tally.total
+        return self._result_of(session, appended, tokens, change, cleared, leaf if cleared is None else session.leaf_id)
 
     def _one(self, params: wire.AppendParams) -> wire.AppendResult | Exception:
         return self._outcome(lambda: self.append(params))

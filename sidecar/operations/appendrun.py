@@ -62,6 +62,8 @@ class AppendRun:
         start = at
         prepared = self._prepare(session, run, at, before, True)
         if prepared is None:  # some call's lines fail their schema: again, each call checked alone
+            # (A snapshot of its own: an undo hands the tree the one it is given, to change from then on.)
+            before = (session.leaf_id, session.tree.snapshot())
             prepared = self._prepare(session, run, at, before, False)
         done, written, at = prepared
         try:

@@ -240,6 +240,34 @@ async def test_a_failed_write_in_a_run_fails_its_own_call_alone(tmp_path: Path, 
     assert (await run_h.file("s")) == (await alone_h.file("s"))
 
 
+async def test_a_failed_write_after_a_call_with_bad_lines_leaves_no_label_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A run prepared twice (a call's lines fail their schema) whose write then fails: the label it
+    added leaves memory with its line, as alone."""
+    calls = [
+        {"sessionId": "s", "entries": [{"type": "message", "id": "bad"}]},
+        {"sessionId": "s", "entries": [{"type": "label", "targetId": "u0", "label": FAIL_MARK}]},
+        {"sessionId": "s", "entries": [_user("e1", "one")]},
+    ]
+    original = writer_module._write_all
+
+    def failing(fd: int, data: bytes) -> None:
+        if FAIL_MARK.encode() in data:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        original(fd, data)
+
+    monkeypatch.setattr(writer_module, "_write_all", failing)
+    trees = []
+    for name, made in (("alone", _one_at_a_time), ("run", _pipelined)):
+        answers, _, h = await made(tmp_path / name, calls)
+        sent = h.send("session/getTree", {"sessionId": "s"})
+        trees.append((answers, (await h.settle())[sent]))
+    assert trees[0] == trees[1]
+    assert ON_POSTGRES or "error" in trees[1][0][5]
+    assert FAIL_MARK not in json.dumps(trees[1][1])
+
+
 async def test_a_run_is_cut_by_a_call_that_is_not_inline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Under the "assistant" policy an assistant message waits for an fsync (a worker thread):
     the appends read before it are answered first, those after it wait behind it."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Generator, Iterator
+from typing import Any, Callable, Iterator
 
 import msgspec
 
@@ -10,6 +10,7 @@ from .. import external, wire
 from ..context.tally import TokenTally
 from ..format.jsonl import Entry
 from ..operations import compacting, context
+from ..operations.appendrun import AppendRun
 from ..store.session import UNSET, Session
 from ..work import NO_WORK, Work
 
@@ -43,99 +44,34 @@ class Writing:
             leafId=leaf_id,
             contextTokens=tokens,
             shouldCompact=should_compact,
-            external=external.result_field(change),
+            external=None if change is None else external.result_field(change),
             clearedToolResults=cleared,
         )
 
     def append_run(self, run: list[wire.AppendParams]) -> Iterator[wire.AppendResult | Exception]:
         """``append`` of each call of ``run`` (pipelined appends to one session, none asking for an
-        fsync), in order, their lines written together: one write for the lot instead of one each.
-
-        Yields each call's outcome (its result, or the exception it raises) as ``append`` one call
-        at a time gives it, once its lines are written and what the calls before it set off
-        (listing upkeep, watchers, tool-result clearing, autoCompact) is done. A call that fails
-        its checks adds nothing, as alone. When the write fails, the run's entries leave memory
-        and its calls are made again one at a time, each meeting the failure (or not) alone.
-        """
+        fsync), in order, their lines written together: see ``operations.appendrun``."""
         try:
             session, change = self.store.live(run[0].sessionId)
         except Exception as exc:
             yield exc
             yield from map(self._one, run[1:])
             return
-        try:
-            before = session.start_run()
-        except Exception:
-            before = None
-        if before is None:  # a store or a session state that takes its appends one at a time
-            yield self._outcome(lambda: self._append_to(session, change, run[0]))
-            yield from map(self._one, run[1:])
-            return
-        at = 0
-        while at < len(run):
-            at = yield from self._run_part(session, change if at == 0 else None, run, at, before)
-            if at < len(run) and run[at].expectedLeafId is not msgspec.UNSET and run[at].expectedLeafId != session.leaf_id:
-                # Alone, after the others are written: its refusal reads the entries it did not see.
-                params = run[at]
-                yield self._outcome(lambda: self._append_to(session, change, params)) if at == 0 else self._one(params)
-                at += 1
-            before = (session.leaf_id, session.tree.snapshot())
+        yield from AppendRun(self._tallies, self.settings.compaction.clearToolResults,
+                             lambda params: self._outcome(lambda: self._append_to(session, change, params)),
+                             self._one, self._answer).run(session, change, run)
 
-    def _run_part(self, session: Session, change: Any, run: list[wire.AppendParams], at: int,
-                  before: tuple[Any, Any]) -> Generator[wire.AppendResult | Exception, None, int]:
-        """The calls of ``run`` from ``at`` until one that must come after the others are written
-        (a refusal of its expected leaf, or a tool-result clearing that will append); where it stopped."""
-        clearing = self.settings.compaction.clearToolResults
-        tally = self._tallies.get(session)
-        done: list[tuple[Any, ...]] = []  # (entries, objs, tally, leaf) or (exception,)
-        written: list[Entry] = []
-        start = at
-        while at < len(run):
-            params = run[at]
-            if params.expectedLeafId is not msgspec.UNSET and params.expectedLeafId != session.leaf_id:
-                break
-            at += 1
-            try:
-                session.check_writable()
-                if params.entries:
-                    parent = UNSET if params.parentId is msgspec.UNSET else params.parentId
-                    appended, objs = session.add_batch(params.entries, parent)
-                else:
-                    appended, objs = [], []
-            except Exception as exc:
-                done.append((exc,))
-                continue
-            extended = tally.extended(appended, objs) if tally is not None else None
-            tally = extended if extended is not None else TokenTally.of_path(session.tree.path(session.leaf_id))
-            written.extend(appended)
-            done.append((appended, objs, tally, session.leaf_id))
-            if clearing.enabled and tally.total > clearing.triggerTokens:
-                break
-        try:
-            session.persist_run(written)
-        except Exception:
-            session.undo_run(len(written), before)
-            first = change is not None
-            for params in run[start:at]:
-                yield self._outcome(lambda: self._append_to(session, change, params)) if first else self._one(params)
-                first = False
-            return at
-        for index, item in enumerate(done):
-            if len(item) == 1:
-                yield item[0]
-                continue
-            appended, objs, tally, leaf = item
-            try:
-                if appended and session.on_append is not None and session.writer.exists:
-                    session.on_append(session, appended)
-                self._tallies[session] = tally
-                cleared, tokens = self._clear_tool_results(session, appended, objs, tally.total, False)
-                result = self._result_of(session, appended, tokens, change if index == 0 else None, cleared,
-                                        leaf if cleared is None else session.leaf_id)
-            except Exception as exc:
-                result = exc
-            yield result
-        return at
+    def _answer(self, session: Session, appended: list[Entry], objs: list[dict[str, Any]], tally: TokenTally,
+                change: Any, leaf: str | None) -> wire.AppendResult:
+        """A call of a run once its lines are written: what ``append`` does after its write, and its result."""
+        if appended and session.on_append is not None and session.writer.exists:
+            session.on_append(session, appended)
+        self._tallies[session] = tally
+        if self.settings.compaction.clearToolResults.enabled:
+            cleared, tokens = self._clear_tool_results(session, appended, objs, tally.total, False)
+        else:  # (what it gives then, without the call: most runs)
+            cleared, tokens = None, tally.total
+        return self._result_of(session, appended, tokens, change, cleared, leaf if cleared is None else session.leaf_id)
 
     def _one(self, params: wire.AppendParams) -> wire.AppendResult | Exception:
         return self._outcome(lambda: self.append(params))

@@ -28,17 +28,31 @@ class AddsBatches:
     def get(self, entry_id: str) -> Entry:
         raise NotImplementedError
 
-    def add_batch(self, objs: list[dict[str, Any]], parent_id: Any = UNSET) -> tuple[list[Entry], list[dict[str, Any]]]:
+    def run_batch(self, entry_count: int) -> EntryBatch:
+        """What the calls of a run of appends share (``add_batch``'s ``shared``): the set-up of each
+        call's EntryBatch, and one draw of randomness for the new ids of their ``entry_count`` entries."""
+        return EntryBatch(self.id, self.tree.by_id, set(), (), self.redact_entry, self.blobs, entry_count)  # type: ignore[arg-type]
+
+    def add_batch(self, objs: list[dict[str, Any]], parent_id: Any = UNSET, shared: EntryBatch | None = None,
+                  validate: bool = True) -> tuple[list[Entry], list[dict[str, Any]]]:
         """A batch's entries checked and completed (``append``'s doc), then added to the tree, not
         written: the caller writes them (``persist_run``) or takes them out again. Nothing is added
-        when any entry fails. Also the lines as dicts (as written; not to be changed)."""
-        parent = self.tree.leaf_id if parent_id is UNSET else parent_id
+        when any entry fails. Also the lines as dicts (as written; not to be changed).
+        ``shared``: this session's ``run_batch``, made since its tree last changed other than by add_batch.
+        ``validate=False``: the batch's schema is not checked whole (the caller checks the lines of
+        several batches at once, and takes them all out again when any fails)."""
+        tree = self.tree
+        parent = tree.leaf_id if parent_id is UNSET else parent_id
         if parent is not None:
             self.get(parent)
         prepared: list[Entry] = []
         prepared_objs: list[dict[str, Any]] = []
-        batch_ids: set[str] = set()
-        batch = EntryBatch(self.id, self.tree.by_id, batch_ids, objs, self.redact_entry, self.blobs)
+        if shared is None:
+            batch_ids: set[str] = set()
+            batch = EntryBatch(self.id, tree.by_id, batch_ids, objs, self.redact_entry, self.blobs)
+        else:
+            batch, batch_ids = shared, shared.batch_ids
+            batch_ids.clear()  # (the ids of the run's calls before are in the tree now)
         for index, obj in enumerate(objs):
             try:
                 prepared_obj = batch.prepare(obj, index, parent)
@@ -55,8 +69,9 @@ class AddsBatches:
             prepared_objs.append(prepared_obj)
             batch_ids.add(entry.id)  # type: ignore[arg-type]
             parent = entry.id
-        validate_batch(prepared_objs)
-        add = self.tree.add
+        if validate:
+            validate_batch(prepared_objs)
+        add = tree.add
         for entry in prepared:
             add(entry)
         return prepared, prepared_objs

@@ -26,10 +26,13 @@ class EntryBatch:
     """The entries of one append, prepared one at a time against the session's ids and the batch's own."""
 
     def __init__(self, session_id: str, by_id: dict[str, Entry], batch_ids: set[str], objs: list[Any],
-                 redact: Callable[[dict[str, Any]], dict[str, Any]] | None, blobs: BlobStore | None) -> None:
+                 redact: Callable[[dict[str, Any]], dict[str, Any]] | None, blobs: BlobStore | None,
+                 id_count: int | None = None) -> None:
+        """``id_count``: how many new ids to draw randomness for at once (default: one per entry of ``objs``);
+        a run of appends shares one EntryBatch (``batch_ids`` cleared between its calls) and one draw."""
         self.session_id, self.by_id, self.batch_ids = session_id, by_id, batch_ids
         self.redact, self.blobs = redact, blobs
-        self.ids = _IdPool(by_id, batch_ids, objs)
+        self.ids = _IdPool(by_id, batch_ids, len(objs) if id_count is None else id_count)
 
     def prepare(self, obj: Any, index: int, parent: str | None) -> dict[str, Any]:
         """``obj`` with its envelope checked and completed, in pi's key order.
@@ -123,10 +126,10 @@ def _random_hex(count: int) -> str:
 class _IdPool:
     """New entry ids for a batch, as ``new_entry_id`` makes them, drawn from one read of randomness."""
 
-    def __init__(self, by_id: dict[str, Entry], batch: set[str], objs: list[Any]) -> None:
+    def __init__(self, by_id: dict[str, Entry], batch: set[str], count: int) -> None:
         self.taken = _Taken(by_id, batch)
         # Enough for every entry (counting those that bring their own id costs more than the few bytes).
-        self._hex = _random_hex(4 * len(objs))
+        self._hex = _random_hex(4 * count)
         self._at = 0
 
     def new(self) -> str:

@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterable
 
 from .indexbuild import SearchBuilder, drain
 from .indexscan import load as _load, scan_folder as _scan_folder
-from .indexread import BULK_ROWS, fold_appended, read_files
+from .indexread import BULK_ROWS, fold_file, read_files
 from .indexschema import COLUMNS as _COLUMNS, SCHEMA_VERSION, Row, connect  # noqa: F401
 from .indexsearch import contains as _contains, delete_texts as _delete_texts, holds as _holds
 from .indexsearch import query_rows
@@ -270,27 +270,31 @@ class ListingIndex:
     def appended(self, path: Path, area: str, entries: list[Any]) -> None:
         """The sidecar appended ``entries`` (their lines held) to ``path``: fold them into its row (the file
         is not read)."""
+        self.appended_to([(path, area, entries)])
+
+    def appended_to(self, jobs: list[tuple[Path, str, list[Any]]]) -> None:
+        """``appended`` of each job (each of another file) in one transaction: a commit costs more than
+        folding a run of appends. When that fails, each file's alone, failing (or not) as alone."""
         def action(conn: sqlite3.Connection) -> None:
-            key = str(path)
             conn.execute("BEGIN IMMEDIATE")
             try:
-                st = os.stat(path)
-                row = conn.execute(
-                    "SELECT id, size, is_session, message_count, first_message, last_activity, name, tokens_total,"
-                    " tokens_last, text_seq, header_ts, title, session_id FROM files WHERE path=?",
-                    (key,),
-                ).fetchone()
-                grown = sum(len(entry.raw) + 1 for entry in entries)
-                if row is None or not row[2] or row[1] + grown != st.st_size:
-                    self._read_into(conn, key, str(path.parent), area, 0, 0)
-                else:
-                    fold_appended(conn, self._known, path, entries, st, row)
+                for path, area, entries in jobs:
+                    fold_file(conn, self._known, path, area, entries, self._read_into)
                 conn.execute("COMMIT")
             except BaseException:
                 self._rollback()
                 raise
 
-        self._safely(action)
+        if len(jobs) == 1:
+            self._safely(action)
+            return
+        try:
+            self._run(action)
+        except (sqlite3.Error, IndexUnavailable, OSError):
+            with self._lock:
+                self._reload_known_safely()  # (what the folds before the failure noted was rolled back)
+            for job in jobs:
+                self.appended_to([job])
 
     def moved(self, source: Path, target: Path | None, area: str | None) -> None:
         """A file was renamed (archive, restore) or left the listed areas (``target`` None: trash)."""

@@ -106,6 +106,24 @@ def _store_reads(
     flush()
 
 
+def fold_file(conn: sqlite3.Connection, known: Known, path: Path, area: str, entries: list[Any],
+              read_into: Callable[[sqlite3.Connection, str, str, str, int, int], Any]) -> None:
+    """``entries`` the sidecar appended to ``path`` folded into its row, in the caller's transaction;
+    the file read again (``read_into``) when its row is not the file before them."""
+    key = str(path)
+    st = os.stat(path)
+    row = conn.execute(
+        "SELECT id, size, is_session, message_count, first_message, last_activity, name, tokens_total,"
+        " tokens_last, text_seq, header_ts, title, session_id FROM files WHERE path=?",
+        (key,),
+    ).fetchone()
+    grown = sum(len(entry.raw) + 1 for entry in entries)
+    if row is None or not row[2] or row[1] + grown != st.st_size:
+        read_into(conn, key, str(path.parent), area, 0, 0)
+    else:
+        fold_appended(conn, known, path, entries, st, row)
+
+
 def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, entries: list[Any], st: os.stat_result,
                   row: tuple[Any, ...]) -> None:
     """Fold the ``entries`` the sidecar appended into the file's ``row`` (as selected by ListingIndex.appended).

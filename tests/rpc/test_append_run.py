@@ -181,6 +181,41 @@ async def test_a_run_with_failures_answers_each_as_one_at_a_time_does(tmp_path: 
         assert alone_writes == 7 and writes == [3, 1, 2, 2, 2], (alone_writes, writes)
 
 
+# The calls of a run share their entries' set-up (store/appending.py run_batch): each call's own
+# ids still clash only with the session's and its own, and a failed call's ids are free after it.
+_ID_CALLS: list[Any] = [
+    {"sessionId": "s", "entries": [_user("e1", "one"), {"type": "message", "id": "e2"}]},  # e2 has no message
+    {"sessionId": "s", "entries": [_user("e1", "one again"), _user("e2", "two")]},
+    {"sessionId": "s", "entries": [_user("e3", "three"), _user("e3", "three twice")]},
+    {"sessionId": "s", "entries": [_user("e3", "three")]},
+    {"sessionId": "s", "entries": [_user("e2", "the id is taken")]},
+]
+
+
+async def test_a_run_checks_each_calls_ids_as_one_at_a_time_does(tmp_path: Path):
+    alone, alone_order, alone_h = await _one_at_a_time(tmp_path / "alone", _ID_CALLS)
+    run, run_order, run_h = await _pipelined(tmp_path / "run", _ID_CALLS)
+
+    assert run == alone
+    assert [("error" in run[i]) for i in range(4, 9)] == [True, False, True, False, True], run
+    assert run[8]["error"]["data"]["index"] == 0 and "already used" in run[8]["error"]["message"]
+    assert (await run_h.file("s")) == (await alone_h.file("s"))
+
+
+async def test_ids_drawn_in_a_run_are_new_and_each_its_own(tmp_path: Path):
+    h = await _started(tmp_path)
+    sent = [h.send("session/append", {"sessionId": "s", "entries": [
+        {"type": "message", "message": {"role": "user", "content": f"{n}.{k}"}} for k in range(n % 3 + 1)]})
+        for n in range(30)]
+    answers = await h.settle()
+    ids = [e["id"] for i in sent for e in answers[i]["result"]["entries"]]
+    assert len(ids) == sum(n % 3 + 1 for n in range(30)) == len(set(ids))
+    assert all(re.fullmatch(r"[0-9a-f]{8}", i) for i in ids) and not {"u0", "a0"} & set(ids)
+    lines = [json.loads(line) for line in (await h.file("s")).splitlines()]
+    assert [line["id"] for line in lines[2:]] == ids
+    assert [line["parentId"] for line in lines[2:]] == ["a0"] + ids[:-1]
+
+
 async def test_a_failed_write_in_a_run_fails_its_own_call_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     calls = [{"sessionId": "s", "entries": [_user(f"e{n}", FAIL_MARK if n == 3 else f"text {n}")]} for n in range(1, 6)]
     original = writer_module._write_all
@@ -203,6 +238,35 @@ async def test_a_failed_write_in_a_run_fails_its_own_call_alone(tmp_path: Path, 
         assert run[6]["error"]["data"]["latched"] is False  # cut back: disk and memory agree, the others went on
         assert FAIL_MARK.encode() not in (await run_h.file("s"))
     assert (await run_h.file("s")) == (await alone_h.file("s"))
+
+
+async def test_a_failed_write_after_a_call_with_bad_lines_leaves_no_label_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A run prepared twice (a call's lines fail their schema) whose write then fails: the label it
+    added leaves memory with its line, as alone."""
+    calls = [
+        {"sessionId": "s", "entries": [{"type": "message", "id": "bad"}]},
+        {"sessionId": "s", "entries": [{"type": "label", "id": "l1", "timestamp": "2026-01-01T00:00:00.000Z",
+                                        "targetId": "u0", "label": FAIL_MARK}]},
+        {"sessionId": "s", "entries": [_user("e1", "one")]},
+    ]
+    original = writer_module._write_all
+
+    def failing(fd: int, data: bytes) -> None:
+        if FAIL_MARK.encode() in data:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        original(fd, data)
+
+    monkeypatch.setattr(writer_module, "_write_all", failing)
+    trees = []
+    for name, made in (("alone", _one_at_a_time), ("run", _pipelined)):
+        answers, _, h = await made(tmp_path / name, calls)
+        sent = h.send("session/getTree", {"sessionId": "s"})
+        trees.append((answers, (await h.settle())[sent]))
+    assert trees[0] == trees[1]
+    assert ON_POSTGRES or "error" in trees[1][0][5]
+    assert ON_POSTGRES or FAIL_MARK not in json.dumps(trees[1][1])  # (PostgreSQL writes no file to fail)
 
 
 async def test_a_run_is_cut_by_a_call_that_is_not_inline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

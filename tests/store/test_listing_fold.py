@@ -104,3 +104,57 @@ def test_appends_of_every_kind_leave_the_row_a_rebuild_from_the_file_makes(sessi
     assert svc.store.reindex() == 1
     assert row() == folded
     assert answers() == folded_answers
+
+
+def _rows(index_path, sids) -> list:
+    import sqlite3
+
+    conn = sqlite3.connect(index_path)
+    try:
+        return [conn.execute("SELECT message_count, first_message, last_activity, size FROM files WHERE session_id=?",
+                             (sid,)).fetchone() for sid in sids]
+    finally:
+        conn.close()
+
+
+def test_folds_of_several_files_in_one_transaction_leave_the_rows_each_alone_leaves(sessions_root):
+    """ListingIndex.appended_to: one commit for an upkeep's files, the rows a fold of each alone (or a
+    rebuild) makes; when one file's fold fails, the others are still folded, each alone."""
+    from session_builders import entry, header, line, user, write_session
+
+    from sidecar.format.jsonl import parse_line
+    from sidecar.store.index import INDEX_DIR, INDEX_NAME, ListingIndex
+
+    sids = [f"fold-{n}" for n in range(3)]
+    folder = sessions_root / "--w--"
+    paths = [write_session(folder / f"2025-01-01T00-00-00-000Z_{sid}.jsonl", header(sid, cwd="/w"),
+                           [entry("message", f"{sid}-0", None, 1, message=user(f"first of {sid}"))]) for sid in sids]
+    index = ListingIndex(sessions_root)
+    index.rebuild([(folder, "")])
+
+    def grow(path, sid, n):
+        objs = [entry("message", f"{sid}-{k}", f"{sid}-{k - 1}", k + 1, message=user(f"{sid} says {k}", timestamp=k * 1000))
+                for k in range(n, n + 2)]
+        with open(path, "a") as file:
+            file.write("".join(line(obj) + "\n" for obj in objs))
+        return [parse_line(line(obj).encode()) for obj in objs]
+
+    commits: list[str] = []
+    index._connection().set_trace_callback(lambda sql: commits.append(sql) if sql == "COMMIT" else None)
+    index.appended_to([(path, "", grow(path, sid, 1)) for path, sid in zip(paths, sids)])
+    assert len(commits) == 1
+    folded = _rows(sessions_root / INDEX_DIR / INDEX_NAME, sids)
+    assert [row[0] for row in folded] == [3, 3, 3] and [row[2] for row in folded] == [2000, 2000, 2000]
+
+    # One file gone before its fold: the others' folds still land.
+    jobs = [(path, "", grow(path, sid, 3)) for path, sid in zip(paths, sids)]
+    paths[1].unlink()
+    index.appended_to(jobs)
+    after = _rows(sessions_root / INDEX_DIR / INDEX_NAME, sids)
+    assert [after[0][0], after[2][0]] == [5, 5] and after[1] == folded[1]
+
+    index.close()
+    rebuilt = ListingIndex(sessions_root)
+    rebuilt.rebuild([(folder, "")])
+    assert [r for n, r in enumerate(_rows(sessions_root / INDEX_DIR / INDEX_NAME, sids)) if n != 1] == [after[0], after[2]]
+    rebuilt.close()

@@ -86,6 +86,7 @@ class Catalog:
         """Fold held appends into the index: one step per file for a run of appends to it."""
         jobs = held[:]
         held.clear()
+        folds: list[tuple[Path, str, list[Entry]]] = []  # (folded in one transaction while each is of another file)
         start = 0
         while start < len(jobs):
             path, area, _ = jobs[start]
@@ -96,8 +97,13 @@ class Catalog:
                 entries = jobs[start][2]
             else:
                 entries = [entry for _, _, batch in jobs[start:end] for entry in batch]
-            self.index.appended(path, area, entries)
+            if any(path == other for other, _, _ in folds):
+                self.index.appended_to(folds)
+                folds = []
+            folds.append((path, area, entries))
             start = end
+        if folds:
+            self.index.appended_to(folds)
 
     def refresh(self, path: Path) -> None:
         area = self.area_of(path)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import errno
 import json
-import os
 import re
 import uuid
 from pathlib import Path
@@ -15,37 +14,42 @@ from typing import Any
 import msgspec
 import pytest
 
-from sidecar.rpc.framing import FrameWriter
-from sidecar.rpc.server import SidecarServer
 from sidecar.store import writer as writer_module
 from store_mode import ON_POSTGRES
+
+from .piped import PipedServer
 
 FAIL_MARK = "FAIL-HERE"
 
 
-class _Harness:
+def _fail_writes_of_the_mark(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session file's write holding FAIL_MARK fails as a full disk would; the others are written."""
+    original = writer_module._write_all
+
+    def failing(fd: int, data: bytes) -> None:
+        if FAIL_MARK.encode() in data:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        original(fd, data)
+
+    monkeypatch.setattr(writer_module, "_write_all", failing)
+
+
+class _Harness(PipedServer):
     """The protocol fed message by message; ``flush`` is what the server's loop does when
     input has no more frames ready."""
 
     def __init__(self, root: Path) -> None:
+        super().__init__(root)
         self.root = root
         # Session ids of this harness alone (on PostgreSQL every test's sessions share one database);
         # the calls say "s" and "t", the answers are read back with "s" and "t".
         self.ids = {name: f"{name}-{uuid.uuid4().hex[:12]}" for name in ("s", "t")}
-        self.server = SidecarServer(root)
-        self.read_fd, write_fd = os.pipe()
-        os.set_blocking(self.read_fd, False)
-        self.server.protocol.set_frame_writer(FrameWriter(write_fd, "jsonl"))
-        self.next_id = 0
         self.order: list[Any] = []  # ids as their answers came
 
     def send(self, method: str, params: Any) -> int:
-        self.next_id += 1
         if isinstance(params, dict) and params.get("sessionId") in self.ids:
             params = {**params, "sessionId": self.ids[params["sessionId"]]}
-        body = msgspec.json.encode({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        self.server.protocol.handle_body(body)
-        return self.next_id
+        return self.feed(method, params)
 
     def flush(self) -> None:
         self.server.protocol.flush_run()
@@ -54,13 +58,7 @@ class _Harness:
         self.flush()
         await self.server.protocol.drain()
         self.server.protocol._frame_writer.flush()  # type: ignore[union-attr]
-        data = b""
-        while True:
-            try:
-                chunk = os.read(self.read_fd, 65536)
-            except BlockingIOError:
-                break
-            data += chunk
+        data = self.written()
         # (Each harness has its root, and its session file's name the time it was made.)
         text = re.sub(r"\d{4}-\d\d-\d\dT[\d-]+Z_", "TIME_", data.decode().replace(str(self.root), "ROOT"))
         for name, session_id in self.ids.items():
@@ -218,14 +216,7 @@ async def test_ids_drawn_in_a_run_are_new_and_each_its_own(tmp_path: Path):
 
 async def test_a_failed_write_in_a_run_fails_its_own_call_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     calls = [{"sessionId": "s", "entries": [_user(f"e{n}", FAIL_MARK if n == 3 else f"text {n}")]} for n in range(1, 6)]
-    original = writer_module._write_all
-
-    def failing(fd: int, data: bytes) -> None:
-        if FAIL_MARK.encode() in data:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        original(fd, data)
-
-    monkeypatch.setattr(writer_module, "_write_all", failing)
+    _fail_writes_of_the_mark(monkeypatch)
     alone, _, alone_h = await _one_at_a_time(tmp_path / "alone", calls)
     run, run_order, run_h = await _pipelined(tmp_path / "run", calls)
 
@@ -251,14 +242,7 @@ async def test_a_failed_write_after_a_call_with_bad_lines_leaves_no_label_in_mem
                                         "targetId": "u0", "label": FAIL_MARK}]},
         {"sessionId": "s", "entries": [_user("e1", "one")]},
     ]
-    original = writer_module._write_all
-
-    def failing(fd: int, data: bytes) -> None:
-        if FAIL_MARK.encode() in data:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        original(fd, data)
-
-    monkeypatch.setattr(writer_module, "_write_all", failing)
+    _fail_writes_of_the_mark(monkeypatch)
     trees = []
     for name, made in (("alone", _one_at_a_time), ("run", _pipelined)):
         answers, _, h = await made(tmp_path / name, calls)

@@ -4,43 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from sidecar.rpc.framing import FrameWriter
-from sidecar.rpc.server import SidecarServer
+from .piped import PipedServer
 
 
-class _Harness:
-    def __init__(self, root: Path) -> None:
-        self.server = SidecarServer(root)
-        self.read_fd, write_fd = os.pipe()
-        os.set_blocking(self.read_fd, False)
-        self.server.protocol.set_frame_writer(FrameWriter(write_fd, "jsonl"))
-        self.next_id = 0
-
+class _Harness(PipedServer):
     def send(self, method: str, params: dict[str, Any]) -> int:
-        self.next_id += 1
-        body = msgspec.json.encode({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        self.server.protocol.handle_body(body)
+        sent = self.feed(method, params)
         # What the server's loop does when input has no more frames ready: appends read together
         # run now (SidecarProtocol.flush_run); one alone is answered before the loop reads on.
         self.server.protocol.flush_run()
-        return self.next_id
+        return sent
 
     def answered(self) -> dict[Any, dict[str, Any]]:
         """Answers written so far, by id (without waiting for anything)."""
-        data = b""
-        while True:
-            try:
-                chunk = os.read(self.read_fd, 65536)
-            except BlockingIOError:
-                break
-            data += chunk
-        return {m["id"]: m for m in map(json.loads, data.splitlines())}
+        return {m["id"]: m for m in map(json.loads, self.written().splitlines())}
 
     async def settle(self) -> dict[Any, dict[str, Any]]:
         await self.server.protocol.drain()

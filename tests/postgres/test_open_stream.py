@@ -84,7 +84,7 @@ def session_file() -> bytes:
 
 def _answers(session: Session) -> list:
     tree = session.tree
-    entries = [(e.type, e.id, e.parent_id, e.timestamp, e.raw, e.has_blobs) for e in tree.entries]
+    entries = [(e.type, e.id, e.parent_id, e.timestamp, e.raw, e.holds_blobs()) for e in tree.entries]
     answers = [session.header.raw, session.prefix, session.title_slot, session.title_fault, session.parse_errors,
                session.leaf_id, tree.labels, tree.name, entries, tree.dangling()]
     for leaf in [session.leaf_id, *list(tree.by_id)[::97]]:

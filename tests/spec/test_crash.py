@@ -39,14 +39,16 @@ async def test_a_kill_mid_append_leaves_whole_records_and_a_session_that_opens(s
         warm = await server.request("session/open", {"sessionId": sid})  # the server is up and holds the session
         assert "result" in warm, warm
         before = len((sessions_root / sid / "session.jsonl").read_bytes().splitlines())
-        for index in range(150):
-            server._next_id += 1
-            server.send({"jsonrpc": "2.0", "id": server._next_id, "method": "session/append", "params": {
-                "sessionId": sid, "entries": [user(f"t{trial} q{index} " + "x" * 2000), assistant(f"t{trial} a{index}")]}})
-        await asyncio.sleep(rng.uniform(0.0, 0.3))
+        first_id = server._next_id + 1
+        # The appends go out in bursts of 1-11 a few ms apart (the server joins a burst into one write),
+        # so the kill, somewhere in the stream's first ~60 ms, lands among them on a fast machine too.
+        sender = asyncio.create_task(_send_appends(server, sid, trial, random.Random(rng.random())))
+        await asyncio.sleep(rng.uniform(0.005, 0.06))
         server.process.send_signal(signal.SIGKILL)
         await server.process.wait()
-        answered = await _answered_appends(server)
+        sender.cancel()
+        await asyncio.gather(sender, return_exceptions=True)
+        answered = await _answered_appends(server, first_id)
         data = (sessions_root / sid / "session.jsonl").read_bytes()
         whole = data[: data.rfind(b"\n") + 1].splitlines()
         records = [json.loads(line) for line in whole]  # every whole line is a record
@@ -72,7 +74,18 @@ async def test_a_kill_mid_append_leaves_whole_records_and_a_session_that_opens(s
     assert landed_inside >= 1  # the kills did land among the appends
 
 
-async def _answered_appends(server: RawServer) -> int:
+async def _send_appends(server: RawServer, sid: str, trial: int, rng: random.Random) -> None:
+    index = 0
+    while index < 150:
+        for _ in range(min(rng.randrange(1, 12), 150 - index)):
+            server._next_id += 1
+            server.send({"jsonrpc": "2.0", "id": server._next_id, "method": "session/append", "params": {
+                "sessionId": sid, "entries": [user(f"t{trial} q{index} " + "x" * 2000), assistant(f"t{trial} a{index}")]}})
+            index += 1
+        await asyncio.sleep(0.002)
+
+
+async def _answered_appends(server: RawServer, first_id: int) -> int:
     """How many appends the killed server answered with a result (its answers left in the pipe)."""
     count = 0
     while True:
@@ -80,5 +93,5 @@ async def _answered_appends(server: RawServer) -> int:
             message = await server.receive(timeout=5)
         except (EOFError, asyncio.IncompleteReadError):
             return count
-        if "result" in message and message.get("id", 0) > server._next_id - 150:
+        if "result" in message and message.get("id", 0) >= first_id:
             count += 1

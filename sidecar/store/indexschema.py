@@ -3,7 +3,9 @@
 ``files``: one row per file of a listed folder, session or not (a row remembers
 the size and mtime it was read at). ``texts``: the message texts in FTS5 with
 the trigram tokenizer, rowid ``file_id << 32 | n``, each row several texts of
-one file joined, with their lengths (indexsearch.py); ``pending``: rows not yet
+one file joined, with their lengths (indexsearch.py). It keeps which rows hold a
+trigram, not where (``detail=none``): half the size and half the build time of
+positions, which only a phrase query would read, and a query checks its rows' texts anyway; ``pending``: rows not yet
 moved into it (see index.py). ``meta``: name, title and id casefolded, the rest
 of what a query looks in.
 """
@@ -17,7 +19,8 @@ from typing import Any, Callable
 
 from .listing import iso_from_ms
 
-SCHEMA_VERSION = 4  # 3: meta (name, title and id casefolded, for queries); 4: a text row holds several texts
+SCHEMA_VERSION = 5  # 3: meta (name, title and id casefolded, for queries); 4: a text row holds several texts
+# 5: the trigram index keeps no positions (detail=none)
 
 SCHEMA = """
 CREATE TABLE files(
@@ -33,7 +36,7 @@ CREATE TABLE files(
   modified_ms INTEGER, tokens_total INTEGER, tokens_last INTEGER, text_seq INTEGER,
   meta TEXT
 );
-CREATE VIRTUAL TABLE texts USING fts5(text, lengths UNINDEXED, tokenize='trigram');
+CREATE VIRTUAL TABLE texts USING fts5(text, lengths UNINDEXED, tokenize='trigram', detail=none);
 CREATE TABLE pending(id INTEGER PRIMARY KEY, text TEXT NOT NULL, lengths TEXT);
 """
 

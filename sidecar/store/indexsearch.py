@@ -88,11 +88,11 @@ def query_rows(
 
 def matching_ids(conn: sqlite3.Connection, query: str, needle: str) -> set[int]:
     """Ids of every file whose texts (indexed or pending), name, title or id hold the needle."""
-    if len(needle) >= 3:
-        # (a needle holding the separator could match across two texts of a row: each is checked)
-        across = " AND holds(text, lengths, ?)" if SEPARATOR in needle else ""
-        texts = conn.execute(f"SELECT DISTINCT rowid >> {SHIFT} FROM texts WHERE texts MATCH ?{across}",
-                             ('"' + query.replace('"', '""') + '"', *((needle,) if across else ())))
+    grams = trigram_query(query)
+    if grams and len(needle) >= 3:
+        # The rows holding each of the query's trigrams somewhere, then the needle itself checked in them.
+        texts = conn.execute(f"SELECT DISTINCT rowid >> {SHIFT} FROM texts WHERE texts MATCH ? AND holds(text, lengths, ?)",
+                             (grams, needle))
     else:  # below the trigram index's reach: every text is read
         texts = conn.execute(f"SELECT DISTINCT rowid >> {SHIFT} FROM texts WHERE holds(text, lengths, ?)", (needle,))
     ids = {file_id for (file_id,) in texts}
@@ -106,6 +106,21 @@ def matching_ids(conn: sqlite3.Connection, query: str, needle: str) -> set[int]:
         meta = conn.execute("SELECT id FROM files INDEXED BY files_meta WHERE instr(meta, ?) > 0", (needle,))
     ids.update(file_id for (file_id,) in meta)
     return ids
+
+
+MAX_GRAMS = 32  # a longer query looks up this many of its trigrams, spread over it (the texts are checked after)
+
+
+def trigram_query(query: str) -> str:
+    """An FTS5 query for the rows holding every trigram of ``query`` ("" when it has none).
+
+    The index keeps no positions (indexschema.py), so a quoted phrase cannot be asked; each
+    trigram is its own quoted term, folded by the tokenizer as the texts were."""
+    grams = list(dict.fromkeys(query[at:at + 3] for at in range(len(query) - 2)))
+    if len(grams) > MAX_GRAMS:
+        step = len(grams) / MAX_GRAMS
+        grams = [grams[int(n * step)] for n in range(MAX_GRAMS - 1)] + [grams[-1]]
+    return " AND ".join('"' + gram.replace('"', '""') + '"' for gram in grams)
 
 
 # Positions in index.py's _COLUMNS of what the walk reads itself.

@@ -320,3 +320,42 @@ def test_a_large_session_is_indexed_from_its_mapped_file_as_from_its_bytes(svc, 
     assert (row.messageCount, row.name, row.firstMessage) == (acc.count, "big one", acc.first)
     assert [s.sessionId for s in listed(svc, query="needle-399")] == ["big"]  # the unterminated last line's text
     assert len(texts) == 400
+
+
+def test_the_trigram_index_names_rows_that_the_texts_then_must_bear_out(svc, sessions_root):
+    """Past the walk, the full-text index (which keeps no positions) is asked for the rows holding each
+    of the query's trigrams; a row holding them all but not the query itself is not an answer. Checked
+    with a decoy per query, a query with quotes, and one longer than the trigrams looked up."""
+    from sidecar.store.indexsearch import MAX_GRAMS
+    from sidecar.store.listing import matches, sort_key
+
+    long_needle = " ".join(f"w{n:02d}" for n in range(40))  # 119 characters: more trigrams than MAX_GRAMS
+    assert len(long_needle) - 2 > MAX_GRAMS
+    cases = {
+        "zqxzq": ("a zqxzq here", "zqxz and xzq"),  # the decoy holds zqx, qxz and xzq, never zqxzq
+        'say "hi" now': ('they say "hi" now', 'say "hi"  now, "hi" now'),
+        long_needle: (f"<{long_needle}>", long_needle.replace("w20", "w2 0")),
+    }
+    old = [(query, text) for query, pair in cases.items() for text in reversed(pair)]  # each decoy the newer
+    for i in range(60 + len(old)):  # the matching sessions are the oldest: beyond the walk of a page of 1
+        sid = f"t{i:03d}"
+        text = old[i - 60][1] if i >= 60 else f"filler {i}"
+        write_session(
+            sessions_root / encode_cwd("/t") / f"2025-01-01T00-00-00-000Z_{sid}.jsonl",
+            header(sid, cwd="/t", timestamp=stamp(0)),
+            [message("u", None, user(text, timestamp=2_000_000 - 1000 * i)), message("a", "u", assistant("ok"), 1)],
+        )
+    listed(svc)
+    svc.store.catalog.index.build_search()
+    summaries = [summarize(p, p.read_bytes(), p.stat().st_mtime_ns // 1_000_000) for p in sessions_root.glob("*/*.jsonl")]
+    for query in cases:
+        expected = [s.session_id for s in sorted((s for s in summaries if matches(s, query)), key=sort_key)]
+        assert len(expected) == 1, query  # the decoy is no match by pi's rule
+        seen, cursor = [], None
+        while True:
+            page = svc.list(wire.ListParams(all=True, limit=1, query=query, cursor=cursor))
+            seen += page.sessions
+            cursor = page.nextCursor
+            if cursor is None:
+                break
+        assert [s.sessionId for s in seen] == expected, query

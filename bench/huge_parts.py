@@ -5,12 +5,16 @@
 Each round runs in one process: parse_path, SessionTree.add_parsed, tree.path(leaf) and pi's
 build_context (told whether ids repeat, as the service tells it), each timed alone with the cycle
 collector paused as the load pauses it. Medians over the rounds; the figures are process CPU times.
+
+First, the floor under any parse with msgspec: every line after the header decoded in one
+``decode_lines`` call into a Struct of no fields (each value still read to its end, nothing built).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import mmap
 import statistics
 import sys
 import time
@@ -20,6 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
+import msgspec  # noqa: E402
 from huge import data_path  # noqa: E402
 
 from sidecar.context.build import build_context  # noqa: E402
@@ -27,8 +32,26 @@ from sidecar.format.jsonl import parse_path  # noqa: E402
 from sidecar.store.tree import SessionTree  # noqa: E402
 
 
+class _Nothing(msgspec.Struct):
+    pass
+
+
+def decode_floor(path: Path) -> float:
+    """CPU seconds of msgspec reading every line after the header into nothing (the file mapped)."""
+    decoder = msgspec.json.Decoder(_Nothing)
+    with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, prot=mmap.PROT_READ) as mapped:
+        mapped.madvise(mmap.MADV_SEQUENTIAL)  # as the parse reads it
+        lines = memoryview(mapped)[mapped.find(b"\n") + 1:]
+        try:
+            start = time.process_time()
+            decoder.decode_lines(lines)
+            return time.process_time() - start
+        finally:
+            lines.release()
+
+
 def one_round(path: Path) -> dict[str, float]:
-    figures: dict[str, float] = {}
+    figures: dict[str, float] = {"decode floor": decode_floor(path)}
 
     def timed(label: str, work):  # type: ignore[no-untyped-def]
         start = time.process_time()

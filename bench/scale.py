@@ -17,7 +17,8 @@ fresh process (so its peak RSS is its own):
 - the first queries right after the cold rebuild (the full-text index still building): the common one,
   then the rare one (every text not yet indexed is read);
 - the full-text index complete after (wall, and the process's CPU meanwhile);
-- peak RSS (VmHWM) of that process.
+- peak RSS (VmHWM) of that process;
+- the listing index's size on disk once its full-text index is complete, beside the session files'.
 """
 
 from __future__ import annotations
@@ -103,6 +104,8 @@ def _child(root: Path, repeat: int, cold_only: bool = False) -> dict[str, float]
                "first_rare": first_rare, "search_built": built, "search_cpu": built_cpu, "warm": median(),
                "common": median(query=COMMON), "rare": median(query=RARE)}
     svc.store.catalog.index.close()
+    figures["index_mb"] = sum(f.stat().st_size for f in (root / INDEX_DIR).iterdir() if f.is_file()) / 1e6
+    figures["sessions_mb"] = sum(f.stat().st_size for f in root.glob("*/*.jsonl")) / 1e6
     status = Path("/proc/self/status").read_text()
     figures["rss_mb"] = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")) / 1024
     return figures
@@ -172,6 +175,8 @@ def main() -> None:
     show("full-text index complete after", "search_built", "(no goal)")
     show("  CPU time meanwhile", "search_cpu", "(no goal)")
     show("peak RSS", "rss_mb", "goal < 200 MB", unit="MB")
+    show("listing index on disk, full-text index complete", "index_mb", "(no goal)", unit="MB")
+    show("  the session files it lists", "sessions_mb", "", unit="MB")
 
 
 if __name__ == "__main__":

@@ -281,13 +281,7 @@ def test_a_query_walks_the_newest_sessions_then_asks_the_full_text_index_with_on
         for built in (False, True):
             if built:
                 svc.store.catalog.index.build_search()
-            seen, cursor = [], None
-            while True:
-                page = svc.list(wire.ListParams(all=True, limit=7, query=query, cursor=cursor))
-                seen += page.sessions
-                cursor = page.nextCursor
-                if cursor is None:
-                    break
+            seen = queried_pages(svc, query, 7)
             assert [s.sessionId for s in seen] == expected, (query, built)
             for info in seen:
                 if "Needle" in (info.firstMessage or "") and query.casefold() in "straße needle":
@@ -351,11 +345,15 @@ def test_the_trigram_index_names_rows_that_the_texts_then_must_bear_out(svc, ses
     for query in cases:
         expected = [s.session_id for s in sorted((s for s in summaries if matches(s, query)), key=sort_key)]
         assert len(expected) == 1, query  # the decoy is no match by pi's rule
-        seen, cursor = [], None
-        while True:
-            page = svc.list(wire.ListParams(all=True, limit=1, query=query, cursor=cursor))
-            seen += page.sessions
-            cursor = page.nextCursor
-            if cursor is None:
-                break
-        assert [s.sessionId for s in seen] == expected, query
+        assert [s.sessionId for s in queried_pages(svc, query, 1)] == expected, query
+
+
+def queried_pages(svc, query: str, limit: int) -> list:
+    """Every session ``query`` finds, page after page of ``limit``."""
+    seen, cursor = [], None
+    while True:
+        page = svc.list(wire.ListParams(all=True, limit=limit, query=query, cursor=cursor))
+        seen += page.sessions
+        cursor = page.nextCursor
+        if cursor is None:
+            return seen

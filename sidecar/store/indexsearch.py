@@ -91,8 +91,8 @@ def matching_ids(conn: sqlite3.Connection, query: str, needle: str) -> set[int]:
     grams = trigram_query(query)
     if grams and len(needle) >= 3:
         # The rows holding each of the query's trigrams somewhere, then the needle itself checked in them.
-        texts = conn.execute(f"SELECT DISTINCT rowid >> {SHIFT} FROM texts WHERE texts MATCH ? AND holds(text, lengths, ?)",
-                             (grams, needle))
+        texts = conn.execute(f"SELECT DISTINCT rowid >> {SHIFT} FROM texts"
+                             " WHERE texts MATCH ? AND holds(text, lengths, ?)", (grams, needle))
     else:  # below the trigram index's reach: every text is read
         texts = conn.execute(f"SELECT DISTINCT rowid >> {SHIFT} FROM texts WHERE holds(text, lengths, ?)", (needle,))
     ids = {file_id for (file_id,) in texts}

@@ -94,6 +94,16 @@ class Row:
 
 
 
+def _give_back_space(conn: sqlite3.Connection) -> None:
+    """The pages an older index's tables held returned to the disk (they would stay in the file, free,
+    as large as that index was): cheap right after the drop, when the tables are empty. Another
+    process holding the index open may keep it from running; the space is then reused as it fills."""
+    try:
+        conn.execute("VACUUM")
+    except sqlite3.OperationalError:
+        pass
+
+
 def connect(
     path: Path, busy_ms: int, contains: Callable[[Any, str], bool], holds: Callable[[Any, Any, str], bool]
 ) -> tuple[sqlite3.Connection, dict[str, dict[str, tuple[int, int]]]]:
@@ -110,7 +120,8 @@ def connect(
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version != SCHEMA_VERSION:
             conn.execute("BEGIN IMMEDIATE")
-            if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            remade = conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION
+            if remade:
                 for (kind, name) in conn.execute(
                     "SELECT type, name FROM sqlite_master WHERE type IN ('table') AND name NOT LIKE 'sqlite_%'"
                     " AND name NOT LIKE 'texts_%'"
@@ -121,6 +132,8 @@ def connect(
                         conn.execute(statement)
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             conn.execute("COMMIT")
+            if remade and version != 0:
+                _give_back_space(conn)
         known: dict[str, dict[str, tuple[int, int]]] = {}
         for file_path, folder, size, mtime in conn.execute("SELECT path, dir, size, mtime_ns FROM files"):
             known.setdefault(folder, {})[file_path] = (size, mtime)

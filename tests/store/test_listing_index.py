@@ -115,6 +115,36 @@ def test_a_damaged_index_is_rebuilt_from_the_files(sessions_root):
     assert as_tuples(listed(again)) == expected
 
 
+def test_an_index_of_an_older_version_is_made_anew_and_gives_its_space_back(sessions_root):
+    """A sidecar whose index tables changed since (schema 5: no trigram positions) finds an older index
+    file: its tables are made anew from the files, and the file shrinks instead of keeping their pages free."""
+    svc = service(sessions_root)
+    sid = new_session(svc)
+    append(svc, sid, msg(user("kept after the upgrade")), msg(assistant("ok")))
+    expected = as_tuples(listed(svc))
+    svc.close_all()
+    svc.store.catalog.index.close()
+    index_file = sessions_root / INDEX_DIR / INDEX_NAME
+    old = sqlite3.connect(index_file)
+    old.execute("CREATE TABLE rows_of_old(text TEXT)")  # an older version's bulk
+    old.executemany("INSERT INTO rows_of_old VALUES (?)", ((f"{n:06d}" * 700,) for n in range(2_000)))
+    old.execute("PRAGMA user_version=4")
+    old.commit()
+    old.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    old.close()
+    grown = index_file.stat().st_size
+    assert grown > 8_000_000
+    again = service(sessions_root)
+    assert as_tuples(listed(again)) == expected
+    assert [s.sessionId for s in again.list(wire.ListParams(all=True, query="after the upgrade")).sessions] == [sid]
+    again.store.catalog.index.close()
+    assert index_file.stat().st_size < grown / 8
+    check = sqlite3.connect(index_file)
+    assert check.execute("PRAGMA user_version").fetchone()[0] >= 5
+    assert check.execute("SELECT count(*) FROM sqlite_master WHERE name = 'rows_of_old'").fetchone()[0] == 0
+    check.close()
+
+
 def test_a_missing_index_is_rebuilt_and_reindex_rebuilds_on_demand(sessions_root):
     svc = service(sessions_root)
     sid = new_session(svc)

@@ -115,8 +115,9 @@ def trigram_query(query: str) -> str:
     """An FTS5 query for the rows holding every trigram of ``query`` ("" when it has none).
 
     The index keeps no positions (indexschema.py), so a quoted phrase cannot be asked; each
-    trigram is its own quoted term, folded by the tokenizer as the texts were."""
-    grams = list(dict.fromkeys(query[at:at + 3] for at in range(len(query) - 2)))
+    trigram is its own quoted term, folded by the tokenizer as the texts were. A trigram holding
+    NUL is left out: FTS5 reads its query as a C string, and the texts are checked after anyway."""
+    grams = list(dict.fromkeys(gram for at in range(len(query) - 2) if "\x00" not in (gram := query[at:at + 3])))
     if len(grams) > MAX_GRAMS:
         step = len(grams) / MAX_GRAMS
         grams = [grams[int(n * step)] for n in range(MAX_GRAMS - 1)] + [grams[-1]]

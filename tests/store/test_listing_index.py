@@ -376,6 +376,13 @@ def test_the_trigram_index_names_rows_that_the_texts_then_must_bear_out(svc, ses
         expected = [s.session_id for s in sorted((s for s in summaries if matches(s, query)), key=sort_key)]
         assert len(expected) == 1, query  # the decoy is no match by pi's rule
         assert [s.sessionId for s in queried_pages(svc, query, 1)] == expected, query
+    # NUL ends FTS5's reading of its query: such a query is answered from the texts, the index kept.
+    for query in ("\x00zqx", "zqx\x00zq", "zqxzq\x00"):
+        assert queried_pages(svc, query, 1) == [], repr(query)
+    check = sqlite3.connect(sessions_root / INDEX_DIR / INDEX_NAME)
+    assert check.execute("SELECT count(*) FROM pending").fetchone() == (0,)  # not rebuilt (its texts pending again)
+    assert check.execute("SELECT count(*) FROM texts").fetchone()[0] > 0
+    check.close()
 
 
 def queried_pages(svc, query: str, limit: int) -> list:

@@ -159,7 +159,12 @@ class PromptHistory:
         self.settle()
         connection = self._reader()
         where, args = ("AND p.cwd = ?", [cwd]) if cwd is not None else ("", [])
-        if len(query) >= _TRIGRAM and relevance:
+        if "\x00" in query:
+            # FTS5 and LIKE read their pattern as a C string, which ends at NUL; instr and lower count bytes.
+            sql = (f"SELECT p.id, p.prompt, p.created_ms, p.cwd FROM prompts p "
+                   f"WHERE instr(lower(p.prompt), lower(?)) > 0 {where} ORDER BY p.id DESC LIMIT ?")
+            rows = connection.execute(sql, [query, *args, limit]).fetchall()
+        elif len(query) >= _TRIGRAM and relevance:
             # bm25 costs a step per match: rank the newest matches only, which keeps
             # a common word over a large history as fast as a rare one.
             sql = (f"SELECT p.id, p.prompt, p.created_ms, p.cwd FROM ("

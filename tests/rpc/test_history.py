@@ -58,6 +58,16 @@ async def test_search_by_cwd_short_queries_quotes_and_paging(client: RpcTestClie
         "rename a_b", "cut 50% of it", "ok go", "use pnpm, not npm"]
 
 
+async def test_a_query_holding_nul_is_answered_as_any_other(client: RpcTestClient):
+    """FTS5 and LIKE stop reading a pattern at NUL (it was an internal error); such a query is matched as it is."""
+    await add(client, "split on \x00 Bytes")
+    await add(client, "split on bytes")
+    for query in ("\x00 by", "n \x00", "\x00", "ON \x00 BYTES"):
+        for order in ("recent", "relevance"):
+            found = await client.call("history/search", {"query": query, "order": order})
+            assert [e["prompt"] for e in found["entries"]] == ["split on \x00 Bytes"], (query, order)
+
+
 async def test_relevance_order_puts_the_better_match_first(client: RpcTestClient):
     await add(client, "parser: fix the parser, test parser")  # as long as the next, three matches
     await add(client, "please update the old parser tests")

@@ -47,9 +47,20 @@ def decode_params(method: str, params: Any, params_type: type) -> Any:
     elif not isinstance(params, dict):
         raise invalid_params(method, "params must be an object of named parameters, not an array or a scalar")
     try:
-        return msgspec.convert(params, params_type)
+        decoded = msgspec.convert(params, params_type)
     except msgspec.ValidationError as exc:
         raise invalid_params(method, exc) from None
+    for field in PATH_FIELDS:
+        value = getattr(decoded, field, None)
+        if value is not None and "\x00" in (value if isinstance(value, str) else "".join(value)):
+            raise invalid_params(method, f"field `{field}` holds a NUL character, which no file name or folder "
+                                         "can hold; remove it")
+    return decoded
+
+
+# The params that name a file or a folder (PROTOCOL.md): a NUL in one is refused before it reaches
+# the file system, which would raise in the middle of the call.
+PATH_FIELDS = ("cwd", "path", "paths", "targetRoot", "folder")
 
 
 def service_attribute(method: str) -> str:

@@ -120,6 +120,13 @@ PARAMS = [
     pytest.param("session/append", {"sessionId": "keep", "entries": [1]}, "entries[0]", id="bad-item"),
     pytest.param("session/buildContext", {"sessionId": "keep", "format": "xml"}, "format", id="bad-literal"),
     pytest.param("session/list", {"limit": "ten"}, "limit", id="limit-string"),
+    # A NUL in a file name or a folder (it reached the file system, which raised: an internal error).
+    pytest.param("session/list", {"cwd": "/w\x00"}, "cwd", id="nul-in-list-cwd"),
+    pytest.param("session/export", {"sessionId": "keep", "format": "html", "path": "/tmp/o\x00.html"}, "path",
+                 id="nul-in-export-path"),
+    pytest.param("session/open", {"path": "/tmp/a\x00b.jsonl"}, "path", id="nul-in-open-path"),
+    pytest.param("session/import", {"tool": "codex", "paths": ["/tmp/a", "/tmp/x\x00y"]}, "paths", id="nul-in-paths"),
+    pytest.param("history/add", {"prompt": "p", "cwd": "/w\x00"}, "cwd", id="nul-in-history-cwd"),
 ]
 
 
@@ -132,6 +139,7 @@ async def test_wrong_params_name_the_field(raw: RawServer, sessions_root: Path, 
     assert error["code"] == -32602 and error["data"]["field"] == field and field in error["message"]
     assert error["data"]["method"] == method
     assert snapshot(sessions_root) == before
+    await still_serving(raw)
 
 
 async def test_service_errors_carry_codes_and_data(raw: RawServer, sessions_root: Path, tmp_path: Path):

@@ -60,7 +60,7 @@ def decode_params(method: str, params: Any, params_type: type) -> Any:
 
 # The params that name a file or a folder (PROTOCOL.md): a NUL in one is refused before it reaches
 # the file system, which would raise in the middle of the call.
-PATH_FIELDS = ("cwd", "path", "paths", "targetRoot", "folder")
+PATH_FIELDS = ("cwd", "path", "paths", "targetRoot", "folder", "sessionRoot")
 
 
 def service_attribute(method: str) -> str:

@@ -40,6 +40,8 @@ async def test_unsupported_protocol_version_and_bad_settings_are_refused(session
         bad = await server.request("initialize", {"settings": {"compaction": {"contextWindow": "big"}}})
         assert bad["error"]["code"] == -32602
         assert "settings.compaction.contextWindow" in bad["error"]["message"]
+        nul = await server.request("initialize", {"sessionRoot": str(sessions_root) + "\x00"})
+        assert nul["error"]["code"] == -32602 and nul["error"]["data"]["field"] == "sessionRoot"
         still_new = await server.request("session/list", {})
         assert still_new["error"]["code"] == -32002
     finally:

@@ -24,7 +24,8 @@ SESSIONS = [
     ("s-plain", "plain notes", "the STRASSE sign", "Straße again in the reply"),
 ]
 QUERIES = ["STRASSE", "strasse", "Straße", "HAUPTSTRASSE 5", "GROSSE", "große pläne", "file", "FILE",
-           "οδυσσευς", "ΟΔΥΣΣΕΥΣ", "300 k", "notes", "S-KELVIN", "ss", "nothing at all"]
+           "οδυσσευς", "ΟΔΥΣΣΕΥΣ", "300 k", "notes", "S-KELVIN", "ss", "nothing at all",
+           "strasse\x00", "\x00"]  # (PostgreSQL's text holds no NUL; SQLite's FTS5 reads a C string)
 
 
 def fill(svc) -> None:

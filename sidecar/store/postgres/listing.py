@@ -57,6 +57,10 @@ def list_page(
     limit: int,
 ) -> list[ListedRow]:
     """Up to ``limit`` sessions in ``areas``, newest activity first, after the cursor (modified, sort key)."""
+    if query and "\x00" in query:
+        # PostgreSQL's text holds no NUL (rows.py drops it from the texts it stores): nothing can hold such
+        # a query here, and it cannot be sent as a text parameter at all.
+        return []
     where = ["s.area = ANY(%(areas)s)"]
     args: dict[str, Any] = {"areas": areas, "limit": limit}
     if cwd is not None:

@@ -35,6 +35,11 @@ class Placement:
         return f"{base}{self.folder}/{self.file_name}"
 
 
+def no_nul(text: str | None) -> str | None:
+    """``text`` for a text column: PostgreSQL's text holds no NUL (a line keeps it: lines are bytea)."""
+    return text.replace("\x00", "") if text is not None and "\x00" in text else text
+
+
 @dataclass(slots=True)
 class Fold:
     """The listing fields of a session so far (the session row's columns)."""
@@ -54,10 +59,11 @@ class Fold:
 
     def columns(self, fallback_ms: int) -> dict[str, Any]:
         acc = self.acc
+        name = no_nul(acc.name)
         return {
-            "name": acc.name,
-            "name_folded": fold_text(acc.name),
-            "first_message": acc.first,
+            "name": name,
+            "name_folded": fold_text(name),
+            "first_message": no_nul(acc.first),
             "message_count": acc.count,
             "last_activity": acc.last_activity,
             "modified_ms": self.modified(fallback_ms),
@@ -118,7 +124,7 @@ def fold_lines(fold: Fold, lines: list[bytes], first_seq: int) -> tuple[list[str
         if not fold.has_header and seq == 0 and looks_like_slot(raw):
             slot = read_slot(raw)[0]  # oh-my-pi's title line: its title wins over the header's
             if slot is not None:
-                fold.title = slot.name
+                fold.title = no_nul(slot.name)
             ids.append(None)
             continue
         line = decode_line(raw)
@@ -131,16 +137,17 @@ def fold_lines(fold: Fold, lines: list[bytes], first_seq: int) -> tuple[list[str
                 continue
             fold.has_header = True
             fold.session_id = line.id
-            fold.cwd = line.cwd if isinstance(line.cwd, str) else ""
+            fold.cwd = no_nul(line.cwd) if isinstance(line.cwd, str) else ""
             if isinstance(line.timestamp, str):
-                fold.created = fold.header_timestamp = line.timestamp
+                fold.created = no_nul(line.timestamp)
+                fold.header_timestamp = line.timestamp
             if fold.title is None and isinstance(line.title, str):
-                fold.title = line.title
-            fold.parent_session = line.parentSession if isinstance(line.parentSession, str) else None
+                fold.title = no_nul(line.title)
+            fold.parent_session = no_nul(line.parentSession) if isinstance(line.parentSession, str) else None
             continue
         text = fold.acc.feed(line)
         if text:
-            texts.append((seq, text.replace("\x00", "")))  # PostgreSQL's text holds no NUL
+            texts.append((seq, no_nul(text)))
     return ids, texts
 
 

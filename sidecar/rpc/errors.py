@@ -7,6 +7,7 @@ params that do not fit the method's Struct.
 
 from __future__ import annotations
 
+import errno
 import logging
 import re
 from typing import Any
@@ -93,6 +94,12 @@ def error_object(exc: BaseException) -> dict[str, Any]:
     """The JSON-RPC ``error`` member for ``exc``."""
     if isinstance(exc, (SidecarError, ProtocolError)):
         return {"code": exc.code, "message": exc.message, "data": exc.data}
+    if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+        # A name the call was given (a cwd's project folder, a path) that the file system cannot hold.
+        name = str(exc.filename or "")
+        shown = name if len(name) <= 120 else name[:60] + "..." + name[-40:]
+        return {"code": INVALID_PARAMS, "data": {"kind": KINDS[INVALID_PARAMS], "path": shown},
+                "message": f"{shown} is a name longer than the file system allows; use a shorter cwd or path"}
     logger.error("internal error", exc_info=exc)
     return {
         "code": INTERNAL_ERROR,

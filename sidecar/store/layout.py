@@ -31,6 +31,9 @@ def default_root() -> Path:
     return Path(platformdirs.user_data_dir("session-sidecar", appauthor=False)) / "sessions"
 
 
+NAME_MAX = 255  # bytes in one file or folder name (Linux, macOS, Windows alike)
+
+
 def encode_cwd(cwd: str) -> str:
     """pi's folder name for a cwd: leading separator dropped, / \\ : become -."""
     stripped = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
@@ -110,9 +113,19 @@ class Layout:
 
     def new_session_path(self, cwd: str, timestamp: str, session_id: str) -> Path:
         """Where a new session's file goes; its folder may not lead out of the root (a symlink)."""
+        return self.check_inside(self.project_dir(cwd) / file_name(timestamp, session_id))
+
+    def project_dir(self, cwd: str) -> Path:
+        """The folder sessions of ``cwd`` go to, refused when no file system could make it."""
         if "\x00" in cwd:
             raise InvalidParams("cwd must not contain a NUL character", field="cwd")
-        return self.check_inside(self.cwd_dir(cwd) / file_name(timestamp, session_id))
+        folder = encode_cwd(cwd)
+        size = len(os.fsencode(folder))
+        if size > NAME_MAX:
+            raise InvalidParams(f"cwd is too long: its project folder's name would be {size} bytes, over the "
+                                f"{NAME_MAX} a file system allows (pi's layout names the folder after the cwd)",
+                                field="cwd")
+        return self.root / folder
 
     def project_dirs(self, base: Path | None = None) -> list[Path]:
         """The project folders of ``base`` (the root). A folder added, removed or renamed changes the base's

@@ -142,6 +142,40 @@ async def test_wrong_params_name_the_field(raw: RawServer, sessions_root: Path, 
     await still_serving(raw)
 
 
+LONG = "/" + "d" * 300  # one name past what a file system holds (255 bytes)
+
+
+@pytest.mark.parametrize("method, params", [
+    pytest.param("session/list", {"cwd": LONG}, id="list-cwd"),
+    pytest.param("session/continueRecent", {"cwd": LONG}, id="continue-recent-cwd"),
+    pytest.param("session/open", {"path": "x" * 300 + ".jsonl"}, id="open-path"),
+    pytest.param("session/move", {"sessionId": "keep", "cwd": LONG}, id="move-cwd"),
+])
+async def test_a_name_longer_than_the_file_system_allows_is_bad_params(raw: RawServer, sessions_root: Path,
+                                                                     method, params):
+    """ENAMETOOLONG from the file system was an internal error; it says which name to shorten."""
+    await seed(raw)
+    before = snapshot(sessions_root)
+    error = (await raw.request(method, params))["error"]
+    assert error["code"] == -32602, error
+    assert "longer than the file system allows" in error["message"] or error["data"]["field"] == "cwd", error
+    assert snapshot(sessions_root) == before
+    await still_serving(raw)
+
+
+async def test_a_cwd_whose_folder_name_no_file_system_holds_is_refused_at_create(raw: RawServer, sessions_root: Path):
+    """pi's layout names the project folder after the cwd: past 255 bytes the session could never be
+    written (the first append was an internal error). Refused at create, naming the field."""
+    await seed(raw)
+    error = (await raw.request("session/create", {"cwd": "/" + "é" * 130}))["error"]  # 260 bytes, 130 characters
+    assert error["code"] == -32602 and error["data"]["field"] == "cwd" and "255" in error["message"], error
+    made = await raw.request("session/create", {"cwd": "/" + "é" * 120})  # 240 bytes and the dashes: fits
+    assert "result" in made, made
+    appended = await raw.request("session/append", {"sessionId": made["result"]["sessionId"],
+                                                     "entries": [user("hi"), assistant("hello")]})
+    assert "result" in appended, appended
+
+
 async def test_service_errors_carry_codes_and_data(raw: RawServer, sessions_root: Path, tmp_path: Path):
     path = await seed(raw)
     scratch = tmp_path / "stored"

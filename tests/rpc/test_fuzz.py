@@ -304,6 +304,10 @@ def fuzz(tmp_path: Path, framing: str, frames: int, make: Any) -> None:
         assert not missing, f"requests never answered: {sorted(map(str, missing))[:5]}"
         duplicates = [m for m in child.duplicates if m.get("id") not in expect.mutated]
         assert not duplicates, duplicates[:3]
+        # Bad input is answered with the error that names it, never as the server's own failure.
+        internal = [m["error"]["message"] for m in child.responses.values()
+                    if isinstance(m, dict) and isinstance(m.get("error"), dict) and m["error"].get("code") == -32603]
+        assert not internal, internal[:3]
         child.duplicates.clear()
         assert stored(root) == before
         peak = peak_rss_kb(process.pid)

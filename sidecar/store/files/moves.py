@@ -67,7 +67,7 @@ def move_cwd(store: FileStore, session_id: str, cwd: str) -> str:
         source = layout.find(session_id)
         if source is None:
             raise SessionNotFound(f"cannot move: no live session {session_id!r} below {layout.root}", sessionId=session_id)
-        target = layout.cwd_dir(cwd) / source.name
+        target = layout.project_dir(cwd) / source.name
         if target == source:
             return str(source)
         if os.path.lexists(target):

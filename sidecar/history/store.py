@@ -23,13 +23,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..trigrams import trigram_terms
+
 log = logging.getLogger(__name__)
 
 HISTORY_NAME = "history.sqlite3"
 SCHEMA_VERSION = 1
 MAX_PROMPT_CHARS = 100_000
-# Shorter queries than this cannot use the trigram index; they scan with instr().
-_TRIGRAM = 3
 # Ordered by relevance, the newest this many matches are ranked.
 RANKED_MATCHES = 2000
 
@@ -159,27 +159,31 @@ class PromptHistory:
         self.settle()
         connection = self._reader()
         where, args = ("AND p.cwd = ?", [cwd]) if cwd is not None else ("", [])
+        # The prompts holding each of the query's trigrams (trigrams.py: a phrase's cost grows with the
+        # query times the prompt), then the query itself checked in them.
+        terms, needle = trigram_terms(query), query.casefold()
         if "\x00" in query:
             # FTS5 and LIKE read their pattern as a C string, which ends at NUL; instr and lower count bytes.
             sql = (f"SELECT p.id, p.prompt, p.created_ms, p.cwd FROM prompts p "
                    f"WHERE instr(lower(p.prompt), lower(?)) > 0 {where} ORDER BY p.id DESC LIMIT ?")
             rows = connection.execute(sql, [query, *args, limit]).fetchall()
-        elif len(query) >= _TRIGRAM and relevance:
+        elif terms and relevance:
             # bm25 costs a step per match: rank the newest matches only, which keeps
             # a common word over a large history as fast as a rare one.
             sql = (f"SELECT p.id, p.prompt, p.created_ms, p.cwd FROM ("
                    f"SELECT prompts_fts.rowid AS id, bm25(prompts_fts) AS score FROM prompts_fts "
-                   f"WHERE prompts_fts MATCH ? ORDER BY prompts_fts.rowid DESC LIMIT {RANKED_MATCHES}) AS m "
+                   f"JOIN prompts q ON q.id = prompts_fts.rowid WHERE prompts_fts MATCH ? AND holds(q.prompt, ?) "
+                   f"ORDER BY prompts_fts.rowid DESC LIMIT {RANKED_MATCHES}) AS m "
                    f"JOIN prompts p ON p.id = m.id WHERE 1 {where} ORDER BY m.score, p.id DESC LIMIT ?")
-            rows = connection.execute(sql, [_phrase(query), *args, limit]).fetchall()
-        elif len(query) >= _TRIGRAM:
+            rows = connection.execute(sql, [terms, needle, *args, limit]).fetchall()
+        elif terms:
             # Ordered by the full-text table's own rowid, the matches stream newest
             # first and the limit stops the walk (ordering by the joined table's id
             # would sort every match first: 26 ms against 0.15 ms at 100,000 prompts).
             sql = (f"SELECT p.id, p.prompt, p.created_ms, p.cwd FROM prompts_fts JOIN prompts p ON p.id = prompts_fts.rowid "
-                   f"WHERE prompts_fts MATCH ? {where} ORDER BY prompts_fts.rowid DESC LIMIT ?")
-            rows = connection.execute(sql, [_phrase(query), *args, limit]).fetchall()
-        else:
+                   f"WHERE prompts_fts MATCH ? AND holds(p.prompt, ?) {where} ORDER BY prompts_fts.rowid DESC LIMIT ?")
+            rows = connection.execute(sql, [terms, needle, *args, limit]).fetchall()
+        else:  # shorter than a trigram: every prompt is read
             # LIKE folds ASCII case as lower() does, at two thirds of instr(lower())'s cost.
             sql = (f"SELECT p.id, p.prompt, p.created_ms, p.cwd FROM prompts p "
                    f"WHERE p.prompt LIKE ? ESCAPE '\\' {where} ORDER BY p.id DESC LIMIT ?")
@@ -213,6 +217,7 @@ class PromptHistory:
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             connection = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
+            connection.create_function("holds", 2, _holds, deterministic=True)
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             version = connection.execute("PRAGMA user_version").fetchone()[0]
@@ -233,9 +238,9 @@ class PromptHistory:
             raise HistoryUnavailable(f"could not open prompt history {self.path}: {exc}") from exc
 
 
-def _phrase(query: str) -> str:
-    """The query as one FTS5 phrase: its characters taken literally."""
-    return '"' + query.replace('"', '""') + '"'
+def _holds(prompt: object, needle: str) -> bool:
+    """Whether ``prompt`` holds ``needle`` (casefolded), as the trigram index's case-insensitive match."""
+    return isinstance(prompt, str) and needle in prompt.casefold()
 
 
 def _like(query: str) -> str:

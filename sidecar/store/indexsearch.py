@@ -33,6 +33,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Iterable
 
+from ..trigrams import trigram_terms
+
 SHIFT = 32  # a row's rowid: file_id << SHIFT | its number in the file, so one file's texts are a rowid range
 SEPARATOR = "\n"  # between the texts of one row
 _ROW_CHARS = 1 << 18  # a row holds a file's next texts up to about this many characters (a 1 GB session: many rows)
@@ -88,7 +90,7 @@ def query_rows(
 
 def matching_ids(conn: sqlite3.Connection, query: str, needle: str) -> set[int]:
     """Ids of every file whose texts (indexed or pending), name, title or id hold the needle."""
-    grams = trigram_query(query)
+    grams = trigram_terms(query)  # (the index keeps no positions: indexschema.py)
     if grams and len(needle) >= 3:
         # The rows holding each of the query's trigrams somewhere, then the needle itself checked in them.
         texts = conn.execute(f"SELECT DISTINCT rowid >> {SHIFT} FROM texts"
@@ -106,22 +108,6 @@ def matching_ids(conn: sqlite3.Connection, query: str, needle: str) -> set[int]:
         meta = conn.execute("SELECT id FROM files INDEXED BY files_meta WHERE instr(meta, ?) > 0", (needle,))
     ids.update(file_id for (file_id,) in meta)
     return ids
-
-
-MAX_GRAMS = 32  # a longer query looks up this many of its trigrams, spread over it (the texts are checked after)
-
-
-def trigram_query(query: str) -> str:
-    """An FTS5 query for the rows holding every trigram of ``query`` ("" when it has none).
-
-    The index keeps no positions (indexschema.py), so a quoted phrase cannot be asked; each
-    trigram is its own quoted term, folded by the tokenizer as the texts were. A trigram holding
-    NUL is left out: FTS5 reads its query as a C string, and the texts are checked after anyway."""
-    grams = list(dict.fromkeys(gram for at in range(len(query) - 2) if "\x00" not in (gram := query[at:at + 3])))
-    if len(grams) > MAX_GRAMS:
-        step = len(grams) / MAX_GRAMS
-        grams = [grams[int(n * step)] for n in range(MAX_GRAMS - 1)] + [grams[-1]]
-    return " AND ".join('"' + gram.replace('"', '""') + '"' for gram in grams)
 
 
 # Positions in index.py's _COLUMNS of what the walk reads itself.

@@ -350,7 +350,7 @@ def test_the_trigram_index_names_rows_that_the_texts_then_must_bear_out(svc, ses
     """Past the walk, the full-text index (which keeps no positions) is asked for the rows holding each
     of the query's trigrams; a row holding them all but not the query itself is not an answer. Checked
     with a decoy per query, a query with quotes, and one longer than the trigrams looked up."""
-    from sidecar.store.indexsearch import MAX_GRAMS
+    from sidecar.trigrams import MAX_TERMS as MAX_GRAMS
     from sidecar.store.listing import matches, sort_key
 
     long_needle = " ".join(f"w{n:02d}" for n in range(40))  # 119 characters: more trigrams than MAX_GRAMS

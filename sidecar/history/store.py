@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 HISTORY_NAME = "history.sqlite3"
 SCHEMA_VERSION = 1
 MAX_PROMPT_CHARS = 100_000
+_MAX_ID = 2**63 - 1
 # Ordered by relevance, the newest this many matches are ranked.
 RANKED_MATCHES = 2000
 
@@ -199,7 +200,7 @@ class PromptHistory:
             args.append(cwd)
         if before is not None:
             clauses.append("id < ?")
-            args.append(before)
+            args.append(max(min(before, _MAX_ID), -_MAX_ID))  # (ids fit SQLite's 64 bits; a JSON number need not)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         rows = self._reader().execute(
             f"SELECT id, prompt, created_ms, cwd FROM prompts {where} ORDER BY id DESC LIMIT ?", [*args, limit]

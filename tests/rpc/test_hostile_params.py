@@ -1,10 +1,11 @@
-"""Every method, every string param, hostile values: each is answered as bad input or served, never
+"""Every method, every string or number param, hostile values: each is answered as bad input or served, never
 as the server's own failure (-32603), and the server goes on.
 
 The params of each method are built from its wire Struct (msgspec's type info): required fields get a
 plain value (the seeded session's id, an absolute cwd, one user message), then each string field in
 turn, or list of strings, takes each of the values below. The sweep found NUL in a cwd or path, and
-names longer than the file system holds, reaching the file system as internal errors.
+names longer than the file system holds, reaching the file system as internal errors, and a
+``before`` past SQLite's 64 bits in ``history/list``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ HOSTILE = [
     "", " ", "\x00", "a\x00b", "..", "x/../..", "\\", "\n", "C:\\x", "-1", "null", "%s%n", "\u202e",
     "e\u0301", "x" * 100_000, "/" + "d" * 300,
 ]
+
+
+NUMBERS = [-1, 0, 2**53 + 1, 2**63 - 1, 2**63, 2**64, -(2**63) - 1, 10**30, 1e308, -1e308, 0.5]
 
 
 def outside(tmp_path: Path) -> list[str]:
@@ -69,6 +73,15 @@ def required(struct: type) -> dict[str, Any]:
     return {f.encode_name: plain(f.type, f.encode_name) for f in inspect.type_info(struct).fields if f.required}
 
 
+def number_fields(struct: type) -> list[str]:
+    found = []
+    for field in inspect.type_info(struct).fields:
+        options = field.type.types if isinstance(field.type, inspect.UnionType) else (field.type,)
+        if any(isinstance(o, (inspect.IntType, inspect.FloatType)) for o in options):
+            found.append(field.encode_name)
+    return found
+
+
 def string_fields(struct: type) -> list[tuple[str, bool]]:
     """(name, holds a list of strings) of the fields a string can go in."""
     found = []
@@ -101,6 +114,13 @@ async def test_hostile_strings_in_every_param_are_never_an_internal_error(raw: R
                 error = answer.get("error")
                 if error is not None and error["code"] == -32603:
                     internal.append((method, name, value[:20], error["message"][:200]))
+        for name in number_fields(params_type):  # and numbers past what a field, SQLite or a float holds
+            for number in NUMBERS:
+                answer = await raw.request(method, {**base, name: number})
+                asked += 1
+                error = answer.get("error")
+                if error is not None and error["code"] == -32603:
+                    internal.append((method, name, number, error["message"][:200]))
     assert not internal, internal[:5]
     assert asked > 500  # the sweep reached the methods
     assert "result" in await raw.request("session/getTree", {"sessionId": "keep"})

@@ -168,6 +168,15 @@ def main(argv: list[str] | None = None) -> int:
         level=args.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    try:
+        return _dispatch(args)
+    except OSError as exc:  # a root or a file the command cannot reach: said in a line, not a traceback
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"session-sidecar {args.command}: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 1
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "call":
         return _call(args)
     if args.command == "reindex":

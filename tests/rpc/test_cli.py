@@ -37,6 +37,16 @@ def test_call_prints_the_error_and_exits_1(sessions_root: Path):
     assert not_json.returncode == 2 and "not JSON" in not_json.stderr
 
 
+def test_a_root_the_command_cannot_reach_is_a_line_not_a_traceback(tmp_path: Path):
+    """A root below a file (or below /proc) ended reindex and history with a Python traceback."""
+    (tmp_path / "a-file").write_text("not a folder")
+    for command in ("reindex", "history"):
+        done = run(command, "--root", str(tmp_path / "a-file" / "sessions"))
+        assert done.returncode == 1, (command, done.stderr)
+        assert done.stderr.startswith(f"session-sidecar {command}: ") and "Traceback" not in done.stderr, done.stderr
+        assert str(tmp_path / "a-file") in done.stderr
+
+
 def test_demo_drives_a_whole_session(tmp_path: Path):
     root = tmp_path / "demo-root"
     demo = run("demo", "--root", str(root))

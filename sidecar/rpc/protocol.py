@@ -109,7 +109,7 @@ class SidecarProtocol(AppendRuns, Endpoint):
             # takes the usual path below, which answers it as it always did.
             try:
                 request = _decode_append(body)
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, RecursionError):
                 pass
             else:
                 if request.jsonrpc == "2.0" and request.method == "session/append":
@@ -120,6 +120,11 @@ class SidecarProtocol(AppendRuns, Endpoint):
             message = _decode(body)
         except msgspec.DecodeError as exc:
             self._send_error(None, ProtocolError(PARSE_ERROR, f"invalid JSON ({exc}); send one JSON object per message"))
+            return
+        except RecursionError:  # (it escaped to the frame loop, and the request went unanswered)
+            self._send_error(None, ProtocolError(
+                PARSE_ERROR, "JSON nested too deep to read (arrays and objects within each other, hundreds of "
+                "levels); send flatter values"))
             return
         if not isinstance(message, dict):
             what = "batches (JSON arrays) are not supported" if isinstance(message, list) else "a message must be a JSON object"

@@ -57,6 +57,21 @@ def test_same_secret_same_placeholder_different_secrets_different_ones():
     assert redactor.report() == {"aws-access-key": 4}
 
 
+def test_a_value_nested_as_deep_as_the_protocol_reads_is_redacted_in_document_order():
+    """The walk keeps a stack of its own: 950 levels (the protocol reads about 980) ran out of Python's
+    stack as an internal error; the placeholders still number secrets in the order they appear."""
+    key_a, key_b = "AKIAQ3EGRTWX5ZKLM7PB", "AKIAZZ2GRTWX5ZKLM7PC"
+    deep: object = [f"{key_b} inside", {"k": key_a}]
+    for _ in range(950):
+        deep = [deep]
+    out = Redactor().value({"first": f"{key_a} outside", "data": deep, "last": key_b})
+    assert out["first"] == "[REDACTED:aws-access-key:1] outside" and out["last"] == "[REDACTED:aws-access-key:2]"
+    inner = out["data"]
+    for _ in range(950):
+        inner = inner[0]
+    assert inner == ["[REDACTED:aws-access-key:2] inside", {"k": "[REDACTED:aws-access-key:1]"}]
+
+
 def test_structure_and_images_are_never_touched():
     redactor = Redactor()
     token = "ghp_R8k2LmQ9vX4tZ7yN1pW3sA6dF0gH5jK2cB9e"

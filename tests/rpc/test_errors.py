@@ -22,6 +22,9 @@ async def still_serving(raw: RawServer) -> None:
     assert len(answer["result"]["nodes"]) == 2
 
 
+DEEP = (b'{"jsonrpc":"2.0","id":5,"method":"session/append","params":{"sessionId":"keep","entries":[{"type":"custom",'
+        b'"customType":"x","data":' + b"[" * 5000 + b"]" * 5000 + b"}]}}")
+
 BAD_FRAMES = [
     pytest.param(b"Content-Length: 9\r\n\r\n{invalid}", "invalid JSON", id="invalid-json"),
     pytest.param(b"Content-Length: abc\r\n\r\n", "Content-Length", id="non-numeric-length"),
@@ -29,6 +32,8 @@ BAD_FRAMES = [
     pytest.param(b"Content-Type: application/json\r\n\r\n", "without Content-Length", id="missing-length"),
     pytest.param(b"hello there\r\n\r\n", "header line", id="garbage-header"),
     pytest.param(b'Content-Length: 20\r\n\r\n{"jsonrpc":"2.0","id"', "invalid JSON", id="truncated-body"),
+    # Past msgspec's depth a RecursionError reached the frame loop: the request went unanswered.
+    pytest.param(b"Content-Length: %d\r\n\r\n%b" % (len(DEEP), DEEP), "nested too deep", id="nested-too-deep"),
 ]
 
 

@@ -77,18 +77,35 @@ class Redactor:
         return "".join(out)
 
     def value(self, value: Any) -> Any:
-        """A JSON value with its strings redacted (structural fields and image data are left alone)."""
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, list):
-            return [self.value(item) for item in value]
-        if isinstance(value, dict):
-            image = value.get("type") == "image"
-            return {
-                key: item if key in STRUCTURAL_KEYS or (image and key == "data") else self.value(item)
-                for key, item in value.items()
-            }
-        return value
+        """A JSON value with its strings redacted (structural fields and image data are left alone).
+
+        Walked with a stack of its own, not by recursion: a value nested as deep as the protocol reads
+        (hundreds of levels) ran out of Python's stack. Strings are met in document order, as the
+        placeholders' numbers follow the order secrets first appear in."""
+        top: list[Any] = [None]
+        pending: list[tuple[Any, Any, Any]] = [(value, top, 0)]  # (a value, the copy holding it, its key there)
+        while pending:
+            item, holder, key = pending.pop()
+            if isinstance(item, str):
+                holder[key] = self.text(item)
+            elif isinstance(item, list):
+                copy: Any = [None] * len(item)
+                holder[key] = copy
+                pending.extend((child, copy, index) for index, child in reversed(list(enumerate(item))))
+            elif isinstance(item, dict):
+                copy = dict.fromkeys(item)  # (the keys in their order; each value set below)
+                holder[key] = copy
+                image = item.get("type") == "image"
+                walked = []
+                for name, child in item.items():
+                    if name in STRUCTURAL_KEYS or (image and name == "data"):
+                        copy[name] = child
+                    else:
+                        walked.append((child, copy, name))
+                pending.extend(reversed(walked))
+            else:
+                holder[key] = item
+        return top[0]
 
     def line(self, obj: dict[str, Any], raw: bytes | None) -> dict[str, Any]:
         """``value`` for an entry read from a session file: ``raw``, its line as written, is looked

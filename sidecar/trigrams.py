@@ -13,11 +13,14 @@ MAX_TERMS = 32
 
 
 def trigram_terms(query: str) -> str:
-    """An FTS5 query for the rows holding every trigram of ``query`` ("" when it has none).
+    """An FTS5 query for the rows holding every trigram of ``query`` ("" when it has none, or holds NUL).
 
-    Each trigram is its own quoted term, folded by the tokenizer as the texts were. A trigram
-    holding NUL is left out: FTS5 reads its query as a C string (the texts are checked after)."""
-    grams = list(dict.fromkeys(gram for at in range(len(query) - 2) if "\x00" not in (gram := query[at:at + 3])))
+    Each trigram is its own quoted term, folded by the tokenizer as the texts were. FTS5 reads a
+    text and a query as C strings: nothing past a NUL is indexed, so such a query is for the caller's
+    scan of the texts themselves."""
+    if "\x00" in query:
+        return ""
+    grams = list(dict.fromkeys(query[at:at + 3] for at in range(len(query) - 2)))
     if len(grams) > MAX_TERMS:
         step = len(grams) / MAX_TERMS
         grams = [grams[int(n * step)] for n in range(MAX_TERMS - 1)] + [grams[-1]]

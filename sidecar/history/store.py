@@ -163,12 +163,7 @@ class PromptHistory:
         # The prompts holding each of the query's trigrams (trigrams.py: a phrase's cost grows with the
         # query times the prompt), then the query itself checked in them.
         terms, needle = trigram_terms(query), query.casefold()
-        if "\x00" in query:
-            # FTS5 and LIKE read their pattern as a C string, which ends at NUL; instr and lower count bytes.
-            sql = (f"SELECT p.id, p.prompt, p.created_ms, p.cwd FROM prompts p "
-                   f"WHERE instr(lower(p.prompt), lower(?)) > 0 {where} ORDER BY p.id DESC LIMIT ?")
-            rows = connection.execute(sql, [query, *args, limit]).fetchall()
-        elif terms and relevance:
+        if terms and relevance:
             # bm25 costs a step per match: rank the newest matches only, which keeps
             # a common word over a large history as fast as a rare one.
             sql = (f"SELECT p.id, p.prompt, p.created_ms, p.cwd FROM ("
@@ -184,6 +179,12 @@ class PromptHistory:
             sql = (f"SELECT p.id, p.prompt, p.created_ms, p.cwd FROM prompts_fts JOIN prompts p ON p.id = prompts_fts.rowid "
                    f"WHERE prompts_fts MATCH ? AND holds(p.prompt, ?) {where} ORDER BY prompts_fts.rowid DESC LIMIT ?")
             rows = connection.execute(sql, [terms, needle, *args, limit]).fetchall()
+        elif "\x00" in query:
+            # (no terms: FTS5 indexed no prompt past a NUL) LIKE too reads its pattern as a C string,
+            # which ends at NUL; instr and lower count bytes.
+            sql = (f"SELECT p.id, p.prompt, p.created_ms, p.cwd FROM prompts p "
+                   f"WHERE instr(lower(p.prompt), lower(?)) > 0 {where} ORDER BY p.id DESC LIMIT ?")
+            rows = connection.execute(sql, [query, *args, limit]).fetchall()
         else:  # shorter than a trigram: every prompt is read
             # LIKE folds ASCII case as lower() does, at two thirds of instr(lower())'s cost.
             sql = (f"SELECT p.id, p.prompt, p.created_ms, p.cwd FROM prompts p "

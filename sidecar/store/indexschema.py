@@ -6,8 +6,8 @@ the trigram tokenizer, rowid ``file_id << 32 | n``, each row several texts of
 one file joined, with their lengths (indexsearch.py). It keeps which rows hold a
 trigram, not where (``detail=none``): half the size and half the build time of
 positions, which only a phrase query would read, and a query checks its rows'
-texts anyway. ``pending``: rows not yet moved into it (see index.py). ``meta``: name, title and id casefolded, the rest
-of what a query looks in.
+texts anyway. ``pending``: rows not yet moved into it (see index.py). ``meta``:
+name, title and id casefolded, the rest of what a query looks in.
 """
 
 from __future__ import annotations

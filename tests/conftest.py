@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PI_FIXTURES = REPO.parent / "shared" / "fixtures" / "pi"
 LOCAL_FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# Real session files pi wrote (v1, one with legacy compactions), kept in the repository so a clone alone passes.
+PI_FIXTURES = LOCAL_FIXTURES / "pi"
 
 
 @pytest.fixture

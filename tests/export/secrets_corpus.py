@@ -161,7 +161,7 @@ def entries(planted: list[tuple[str, Planted]]) -> list[dict[str, Any]]:
 
 def ordinary_lines(repo: Path, leave_out: frozenset[str] = frozenset()) -> list[str]:
     """Text with no secret in it: this repository's code, docs and scripts, and every string of
-    pi's session fixtures (beside the repository in ``shared/``). The export tests' folder is left
+    pi's session fixtures (``tests/fixtures/pi``). The export tests' folder is left
     out (it plants secrets on purpose), and so are files named in ``leave_out``."""
     patterns = ("sidecar/**/*.py", "tests/**/*.py", "clients/**/*.ts", "clients/**/*.go", "clients/**/*.rs",
                 "clients/**/*.lua", "clients/**/*.py", "bench/*.py", "protocol/*.md", "README.md", "scripts/**/*.sh")
@@ -183,7 +183,7 @@ def ordinary_lines(repo: Path, leave_out: frozenset[str] = frozenset()) -> list[
                 if key != "data":  # base64 image bytes
                     strings(item)
 
-    for fixture in sorted((repo.parent / "shared" / "fixtures" / "pi").glob("*.jsonl")):
+    for fixture in sorted((repo / "tests" / "fixtures" / "pi").glob("*.jsonl")):
         for raw in fixture.read_text().splitlines():
             strings(json.loads(raw))
     return lines

@@ -17,7 +17,7 @@ from rpc.harness import RawServer, assistant, tool_call, user
 from spec.helpers import llm_texts
 from store_mode import bring_in, place
 
-from conftest import PI_FIXTURES as FIXTURES  # outside the repo, as for the other pi fixture tests
+from conftest import PI_FIXTURES as FIXTURES
 
 
 async def pi_server(root: Path, **settings: Any) -> RawServer:

@@ -1,6 +1,6 @@
 """Two real pi v1 sessions (one with legacy compactions): migrate, back up, build the right context, reopen stably.
 
-The fixtures live outside the repo (conftest.PI_FIXTURES); a missing fixture
+The fixtures live in tests/fixtures/pi (conftest.PI_FIXTURES); a missing fixture
 fails these tests, it never skips them.
 """
 
@@ -23,7 +23,7 @@ FIXTURES = ["before-compaction.jsonl", "large-session.jsonl"]
 @pytest.fixture(params=FIXTURES)
 def pi_file(request, sessions_root):
     source = PI_FIXTURES / request.param
-    assert source.is_file(), f"pi fixture missing: {source} (the tests need /work/shared/fixtures/pi)"
+    assert source.is_file(), f"pi fixture missing: {source} (the tests need tests/fixtures/pi)"
     original_lines = [json.loads(raw) for raw in source.read_text(encoding="utf-8").splitlines()]
     head = original_lines[0]
     target = sessions_root / encode_cwd(head["cwd"]) / f"2025-01-01T00-00-00-000Z_{head['id']}.jsonl"

@@ -39,37 +39,55 @@ def own_command() -> list[str]:
     """How to start this very sidecar again: the standalone executable itself, else this interpreter's package."""
     if getattr(sys, "frozen", False):  # a PyInstaller build: sys.executable is session-sidecar
         return [sys.executable]
-    return [sys.executable, "-m", "sidecar"]
+    # -P: the current folder is not put first on sys.path, so a `sidecar/` folder there (a checkout
+    # of another version, say) is not what runs.
+    return [sys.executable, "-P", "-m", "sidecar"]
+
+
+# The options every command takes, given before or after the subcommand (`--root DIR call ...` and
+# `call ... --root DIR` alike), with their defaults; filled in after parsing (see _parse).
+GLOBAL_DEFAULTS: dict[str, object] = {
+    "root": None, "config": None, "compat": None, "format": None, "database_url": None,
+    "log_level": os.environ.get(LOG_LEVEL_ENV, "warning"),
+}
 
 
 def _common(parser: argparse.ArgumentParser, format_option: str = "--format") -> None:
     """The options every command takes. ``format_option``: the store format's flag (export and view
-    have a --format of their own, the export's, so theirs is --store-format)."""
-    parser.add_argument("--root", type=Path, help="sessions root (default: $SESSION_SIDECAR_HOME, else the user data dir)")
-    parser.add_argument("--config", type=Path, help="TOML settings file (default: $SESSION_SIDECAR_CONFIG, else the user config dir)")
+    have a --format of their own, the export's, so theirs is --store-format).
+
+    Every one defaults to SUPPRESS, on the main parser and on each subcommand's alike: argparse
+    copies a subcommand's defaults over what was parsed before the subcommand, so a real default
+    here would undo `--root DIR call ...`. _parse fills in GLOBAL_DEFAULTS afterwards."""
+    parser.add_argument("--root", type=Path, default=argparse.SUPPRESS,
+                        help="sessions root (default: $SESSION_SIDECAR_HOME, else the user data dir)")
+    parser.add_argument("--config", type=Path, default=argparse.SUPPRESS,
+                        help="TOML settings file (default: $SESSION_SIDECAR_CONFIG, else the user config dir)")
     parser.add_argument(
-        "--compat", choices=["pi", "omp"], default=None,
+        "--compat", choices=["pi", "omp"], default=argparse.SUPPRESS,
         help="the tool the files must stay readable by (store.compat; default: the tool whose folder the root is, else pi)",
     )
     parser.add_argument(
-        format_option, dest="format", choices=["pi", "spec"], default=None,
+        format_option, dest="format", choices=["pi", "spec"], default=argparse.SUPPRESS,
         help="the on-disk format of the root's sessions (store.format; default pi): spec = <ULID>/session.jsonl folders",
     )
     parser.add_argument(
-        "--database-url", default=None,
+        "--database-url", default=argparse.SUPPRESS,
         help="keep sessions in PostgreSQL (store.databaseUrl; default: $SESSION_SIDECAR_DATABASE_URL, else files)",
     )
     parser.add_argument(
-        "--log-level",
-        default=os.environ.get(LOG_LEVEL_ENV, "warning"),
-        choices=["debug", "info", "warning", "error"],
+        "--log-level", default=argparse.SUPPRESS, choices=["debug", "info", "warning", "error"],
         help=f"stderr log level (default: ${LOG_LEVEL_ENV}, else warning)",
     )
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="session-sidecar", description="Coding-agent sessions over JSON-RPC 2.0 on stdio.")
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The main parser and each subcommand's. No parser takes an abbreviation of a long option:
+    `serve --token X` once became `--token-file X` and wrote a token into a file named X."""
+    parser = argparse.ArgumentParser(prog="session-sidecar", description="Coding-agent sessions over JSON-RPC 2.0 on stdio.",
+                                     allow_abbrev=False)
     parser.add_argument("--version", action="version", version=f"session-sidecar {__version__}")
+    _common(parser)
     commands = parser.add_subparsers(dest="command")
 
     serve = commands.add_parser("serve", help="serve JSON-RPC on stdin/stdout (the default)")
@@ -155,14 +173,43 @@ def _parser() -> argparse.ArgumentParser:
     from .store.postgres.command import add_commands as add_postgres_commands
 
     add_postgres_commands(commands)
-    return parser
+    for command in commands.choices.values():
+        command.allow_abbrev = False
+    return parser, commands.choices
+
+
+def _with_command(argv: list[str]) -> list[str]:
+    """argv with "serve" put where the subcommand goes when none is named (serving is the default):
+    after the global options given before it."""
+    takes_value = {"--root", "--config", "--compat", "--format", "--database-url", "--log-level"}
+    at = 0
+    while at < len(argv):
+        word = argv[at]
+        if word in SUBCOMMANDS or word in ("-h", "--help", "--version"):
+            return argv
+        if word in takes_value:
+            at += 2
+        elif word.split("=", 1)[0] in takes_value:
+            at += 1
+        else:
+            break
+    return [*argv[:at], "serve", *argv[at:]]
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser, commands = _parser()
+    args = parser.parse_args(_with_command(argv))
+    takes = {action.dest for action in commands[args.command]._actions}
+    for dest, default in GLOBAL_DEFAULTS.items():
+        if not hasattr(args, dest):
+            setattr(args, dest, default)
+        elif dest not in takes:  # given before a subcommand that has no use for it: said, not ignored
+            parser.error(f"--{dest.replace('_', '-')} does not apply to {args.command}")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in (*SUBCOMMANDS, "-h", "--help", "--version"):
-        argv.insert(0, "serve")
-    args = _parser().parse_args(argv)
+    args = _parse(list(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(
         stream=sys.stderr,
         level=args.log_level.upper(),

@@ -194,3 +194,59 @@ def test_call_refuses_bad_params_as_the_server_does(sessions_root: Path):
     # Not a session method: still answered by a spawned sidecar, with the server's own answer.
     unknown = run("call", "session/nothing", "{}", "--root", str(sessions_root))
     assert unknown.returncode == 1 and json.loads(unknown.stdout)["error"]["code"] == -32601
+
+
+def test_global_options_go_before_or_after_the_subcommand(sessions_root: Path):
+    """The README shows `--root` as a global option; `--root DIR call ...` and `--root DIR du` were
+    "unrecognized arguments"."""
+    folder = sessions_root / "--w--"
+    folder.mkdir(parents=True)
+    (folder / "2025-01-01T00-00-00-000Z_g1.jsonl").write_text(
+        json.dumps({"type": "session", "version": 3, "id": "g1", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}) + "\n"
+        + json.dumps({"type": "message", "id": "u1", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
+                      "message": {"role": "user", "content": "hello", "timestamp": 1735689601000}}) + "\n")
+    bring_in(sessions_root)
+    for words in (("--root", str(sessions_root), "call", "session/list", '{"all": true}'),
+                  ("call", "session/list", '{"all": true}', "--root", str(sessions_root)),
+                  (f"--root={sessions_root}", "--log-level", "error", "call", "session/list", '{"all": true}')):
+        listed = run(*words)
+        assert listed.returncode == 0, (words, listed.stderr)
+        assert [s["sessionId"] for s in json.loads(listed.stdout)["sessions"]] == ["g1"], words
+    du = run("--log-level", "error", "--root", str(sessions_root), "du")
+    assert du.returncode == 0 and "1 session file" in du.stdout, du.stdout + du.stderr
+    # A global option given before a command that has no use for it is said, not ignored.
+    refused = run("--root", str(sessions_root), "migrate", "--from", str(sessions_root))
+    assert refused.returncode == 2 and "--root does not apply to migrate" in refused.stderr
+
+
+def test_serve_is_the_default_after_global_options(sessions_root: Path):
+    """No subcommand: the sidecar serves stdio, with the global options given before it."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
+    done = subprocess.run([*SERVER, "--root", str(sessions_root), "--jsonl"], input=body + "\n",
+                          capture_output=True, text=True, timeout=60)
+    assert json.loads(done.stdout.splitlines()[0])["id"] == 1, done.stderr
+
+
+def test_no_abbreviation_of_a_long_option_is_taken(tmp_path: Path):
+    """`serve --token X` was taken as `--token-file X`: it wrote a random token into a file named X."""
+    done = subprocess.run([*SERVER, "serve", "--token", "X", "--root", str(tmp_path / "root")], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and "unrecognized arguments: --token X" in done.stderr
+    assert not (tmp_path / "X").exists()
+    abbreviated = run("--ro", str(tmp_path / "root"), "du")
+    assert abbreviated.returncode == 2, abbreviated.stdout
+
+
+def test_call_runs_our_package_whatever_the_current_folder_holds(tmp_path: Path, sessions_root: Path):
+    """`call` spawns a sidecar for most methods; run from a folder holding a `sidecar/` package it
+    imported that folder's package instead of ours."""
+    decoy = tmp_path / "checkout"
+    (decoy / "sidecar").mkdir(parents=True)
+    (decoy / "sidecar" / "__init__.py").write_text("raise SystemExit('the current folder was imported')\n")
+    (decoy / "sidecar" / "__main__.py").write_text("raise SystemExit('the current folder was imported')\n")
+    command = Path(sys.executable).with_name("session-sidecar")
+    assert command.is_file(), f"the installed command is missing: {command}"
+    created = subprocess.run([str(command), "call", "session/create", '{"cwd": "/w", "sessionId": "d1"}',
+                              "--root", str(sessions_root)], cwd=decoy, capture_output=True, text=True, timeout=60)
+    assert created.returncode == 0 and "current folder" not in created.stderr, created.stderr
+    assert json.loads(created.stdout)["sessionId"] == "d1"

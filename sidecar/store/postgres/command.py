@@ -26,13 +26,13 @@ def add_commands(commands: Any) -> None:
     export = commands.add_parser("export-root", help="write every session of PostgreSQL back as a file root")
     _url(export)
     export.add_argument("--to", dest="target", type=Path, required=True, help="the folder to write the root into")
-    for parser in (migrate, export):
-        parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    for parser in (migrate, export):  # SUPPRESS: the same option given before the subcommand stands (cli.GLOBAL_DEFAULTS)
+        parser.add_argument("--log-level", default=argparse.SUPPRESS, choices=["debug", "info", "warning", "error"])
 
 
 def _url(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--database-url", default=os.environ.get(URL_ENV),
+        "--database-url", default=argparse.SUPPRESS,
         help=f"postgresql://user:password@host:port/dbname (default: ${URL_ENV})",
     )
 
@@ -44,6 +44,7 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.st
     from .schema import ensure_schema
     from .transfer import export_root, import_root
 
+    args.database_url = args.database_url or os.environ.get(URL_ENV)
     if not args.database_url:
         err.write(f"session-sidecar {args.command}: give --database-url or set {URL_ENV}\n")
         return 2

@@ -171,6 +171,13 @@ class Layout:
                     return path
         return None
 
+    def find_all(self, session_id: str) -> list[Path]:
+        """Every live file of a session id: more than one when a file was copied by hand."""
+        check_session_id(session_id)
+        suffix = f"_{session_id}.jsonl"
+        return [path for folder in self.project_dirs(self.root) for path in self.session_files(folder)
+                if path.name.endswith(suffix)]
+
     def moved(self, path: Path, from_area: str | None, to_area: str | None) -> Path:
         """The same relative place of ``path`` in another area (live, archive, trash)."""
         source_base = self.root if from_area is None else self.root / from_area

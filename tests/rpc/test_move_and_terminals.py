@@ -66,6 +66,25 @@ async def test_move_onto_an_existing_file_is_refused_and_changes_nothing(client:
     assert source.read_bytes() == before and blocker.read_text() == "not mine\n"
 
 
+@pytest.mark.parametrize("copy_folder", ["--work-b--", "--work-c--"])
+@pytest.mark.parametrize("copy_name", ["0000-00-00T00-00-00-000Z", "9999-99-99T99-99-99-999Z"])
+async def test_move_of_a_session_with_a_copy_of_its_file_is_refused(client: RpcTestClient, sessions_root: Path,
+                                                                     copy_folder: str, copy_name: str):
+    """A copy of the session's file (same id, another name) in the target folder, or in any other:
+    the move answered success and either moved nothing (it found the copy first and moved it onto
+    itself) or left two files of one id in one folder."""
+    created = await written(client, "mv-5")
+    source = Path(created["path"])
+    copy = sessions_root / copy_folder / f"{copy_name}_mv-5.jsonl"
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    copy.write_bytes(source.read_bytes())
+    before = {path: path.read_bytes() for path in sessions_root.rglob("*.jsonl")}
+    with pytest.raises(JsonRpcException) as refused:
+        await client.call("session/move", {"sessionId": "mv-5", "cwd": "/work/b"})
+    assert refused.value.code == -33008 and str(copy) in str(refused.value)
+    assert {path: path.read_bytes() for path in sessions_root.rglob("*.jsonl")} == before
+
+
 async def test_continue_recent_prefers_the_terminals_own_session(client: RpcTestClient, sessions_root: Path):
     await written(client, "t-old", terminalId="tty-1")
     await written(client, "t-new", terminalId="tty-2")  # newer: what continueRecent alone picks

@@ -64,10 +64,18 @@ def move_cwd(store: FileStore, session_id: str, cwd: str) -> str:
     with store._lock:
         if store.moved_unwritten(session_id, cwd):
             return ""
-        source = layout.find(session_id)
+        # Every file of the id, not the first a search finds: with a copy of the session in the
+        # target folder, "moving" the copy onto itself answered success and moved nothing.
+        files = layout.find_all(session_id)
+        held = store.held(session_id)
+        source = held.path if held is not None else (files[0] if files else None)
         if source is None:
             raise SessionNotFound(f"cannot move: no live session {session_id!r} below {layout.root}", sessionId=session_id)
         target = layout.project_dir(cwd) / source.name
+        others = [path for path in files if path != source]
+        if others:  # which of two files of one id a later open takes is chance: keep one first
+            raise SessionExists(f"cannot move: session {session_id} is also in {others[0]}; "
+                                "move or delete that file first", path=str(others[0]))
         if target == source:
             return str(source)
         if os.path.lexists(target):

@@ -103,6 +103,31 @@ async def test_s7_4_metadata_follows_every_append(spec: SpecServer):
     assert not list(spec.folder(sid).glob(".*tmp*"))  # written by temp file and rename: nothing left over
 
 
+async def test_a_record_keeps_the_messages_own_time_and_metadata_follows_it(spec: SpecServer):
+    """pi's format keeps message.timestamp; the spec format wrote the append's time instead, and
+    lastMessageAt and the listing's modified followed the append, not the conversation."""
+    sid = await new_session(spec)
+    said, answered = 1_700_000_000_000, 1_700_000_060_123
+    await spec.call("session/append", {"sessionId": sid, "entries": [
+        {"type": "message", "message": {**user("old question")["message"], "timestamp": said}},
+        at({"type": "message", "message": {**assistant("old answer")["message"], "timestamp": answered}},
+           "2025-05-05T05:05:05.005Z"),
+        user("no time of its own"),
+    ]})
+    records = spec.records(sid)
+    assert [r["timestamp"] for r in records[:2]] == ["2023-11-14T22:13:20.000Z", "2023-11-14T22:14:20.123Z"]
+    appended_at = records[2]["timestamp"]
+    assert appended_at > "2026"  # the append's own time
+    assert spec.metadata(sid)["lastMessageAt"] == appended_at
+    context = await spec.call("session/buildContext", {"sessionId": sid})
+    assert [m["timestamp"] for m in context["messages"][:2]] == [said, answered]
+    await spec.call("session/append", {"sessionId": sid, "entries": [
+        {"type": "message", "message": {**user("late")["message"], "timestamp": said + 5}}]})
+    assert spec.metadata(sid)["lastMessageAt"] == "2023-11-14T22:13:20.005Z"
+    listed = (await spec.call("session/list", {}))["sessions"]
+    assert [s["modified"] for s in listed if s["sessionId"] == sid] == ["2023-11-14T22:13:20.005Z"]
+
+
 async def test_s7_5_list_is_newest_message_first(spec: SpecServer):
     ids = [await new_session(spec) for _ in range(3)]
     for sid, stamp in zip(ids, ("2025-03-01T00:00:00.000Z", "2025-01-01T00:00:00.000Z", "2025-02-01T00:00:00.000Z")):

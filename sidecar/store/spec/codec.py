@@ -148,6 +148,16 @@ def _blocks(content: Any, role: str, lost: list[str]) -> list[ContentBlock]:
     return blocks
 
 
+def _message_time(message: dict[str, Any], entry_time: str) -> str:
+    """A record's time: the message's own (pi's message.timestamp, ms), which pi keeps, and not the
+    entry's (the append's), but the entry's string itself where both name the same millisecond (a
+    record read back and written again keeps its bytes), or where the message has no time."""
+    own = message.get("timestamp")
+    if not isinstance(own, (int, float)) or isinstance(own, bool) or own == iso_to_ms(entry_time):
+        return entry_time
+    return ms_to_iso(own) or entry_time
+
+
 def translate(obj: dict[str, Any], seq: int, kept_seq: int | None = None) -> Translation:
     """One pi entry (a dict) as record ``seq``. ``kept_seq``: for a compaction, the seq its
     ``firstKeptEntryId`` stands for (the caller knows the session's entries)."""
@@ -163,7 +173,7 @@ def translate(obj: dict[str, Any], seq: int, kept_seq: int | None = None) -> Tra
         content = _blocks(message.get("content"), role, out.lost)
         held = _HELD_FIELDS[role]
         out.dropped = [f"{role} message field {key!r}" for key in message if key not in held]
-        record = MessageRecord(seq=seq, role=role, content=content, timestamp=timestamp)
+        record = MessageRecord(seq=seq, role=role, content=content, timestamp=_message_time(message, timestamp))
         if role == "toolResult":
             record.toolCallId = str(message.get("toolCallId", ""))
             record.isError = bool(message.get("isError", False))

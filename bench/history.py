@@ -60,7 +60,11 @@ def main() -> None:
               f"({args.prompts / filled:,.0f} adds/s, each answered before its row is written)")
         cases = {
             "search 'parser' (common), newest 20": wire.HistorySearchParams(query="parser"),
-            "search 'pnpm npm' (phrase), newest 20": wire.HistorySearchParams(query="pnpm npm"),
+            "search 'pnpm npm' (two words), newest 20": wire.HistorySearchParams(query="pnpm npm"),
+            "search 'parser fix' (words, any order)": wire.HistorySearchParams(query="parser fix"),
+            "search 'parser fix' by relevance": wire.HistorySearchParams(query="parser fix", order="relevance"),
+            "search 'zzz qqq' (words, no match)": wire.HistorySearchParams(query="zzz qqq"),
+            "search 'go to' (short words: scan)": wire.HistorySearchParams(query="go to"),
             "search '#99999' (one match)": wire.HistorySearchParams(query="#99999"),
             "search 'parser' in one cwd": wire.HistorySearchParams(query="parser", cwd="/work/project3"),
             "search 'parser' by relevance": wire.HistorySearchParams(query="parser", order="relevance"),

@@ -156,10 +156,15 @@ class PromptHistory:
     # -- reading ---------------------------------------------------------------
 
     def search(self, query: str, cwd: str | None, limit: int, relevance: bool = False) -> list[Prompt]:
-        """Prompts holding ``query`` (case-insensitive substring), newest first or best match first."""
+        """Prompts matching ``query``, newest first or best match first. One word: a case-insensitive
+        substring. Several: each word, in any order, at the start of a word of the prompt ("tokenizer
+        parser" finds "fix the parser module bug in the tokenizer"), as oh-my-pi's history matches."""
         self.settle()
         connection = self._reader()
         where, args = ("AND p.cwd = ?", [cwd]) if cwd is not None else ("", [])
+        words = list(dict.fromkeys(query.split()))
+        if len(words) > 1 and "\x00" not in query:
+            return self._search_words(connection, words, where, args, limit, relevance)
         # The prompts holding each of the query's trigrams (trigrams.py: a phrase's cost grows with the
         # query times the prompt), then the query itself checked in them.
         terms, needle = trigram_terms(query), query.casefold()
@@ -192,6 +197,30 @@ class PromptHistory:
             rows = connection.execute(sql, [_like(query), *args, limit]).fetchall()
         return [Prompt(*row) for row in rows]
 
+    def _search_words(self, connection: sqlite3.Connection, words: list[str], where: str, args: list,
+                      limit: int, relevance: bool) -> list[Prompt]:
+        """Several words: the prompts holding every trigram of every word (the index), then each word
+        checked at a word start in them (``starts_words``). Words shorter than a trigram ask the index
+        nothing; a query of such words only reads every prompt, newest first, until ``limit``."""
+        terms = " AND ".join(term for term in (trigram_terms(word) for word in words) if term)
+        needles = _WORDS_SEPARATOR.join(word.casefold() for word in words)
+        columns = "p.id, p.prompt, p.created_ms, p.cwd"
+        if terms and relevance:
+            sql = (f"SELECT {columns} FROM ("
+                   f"SELECT prompts_fts.rowid AS id, bm25(prompts_fts) AS score FROM prompts_fts "
+                   f"JOIN prompts q ON q.id = prompts_fts.rowid WHERE prompts_fts MATCH ? AND starts_words(q.prompt, ?) "
+                   f"ORDER BY prompts_fts.rowid DESC LIMIT {RANKED_MATCHES}) AS m "
+                   f"JOIN prompts p ON p.id = m.id WHERE 1 {where} ORDER BY m.score, p.id DESC LIMIT ?")
+            rows = connection.execute(sql, [terms, needles, *args, limit]).fetchall()
+        elif terms:
+            sql = (f"SELECT {columns} FROM prompts_fts JOIN prompts p ON p.id = prompts_fts.rowid "
+                   f"WHERE prompts_fts MATCH ? AND starts_words(p.prompt, ?) {where} ORDER BY prompts_fts.rowid DESC LIMIT ?")
+            rows = connection.execute(sql, [terms, needles, *args, limit]).fetchall()
+        else:
+            sql = f"SELECT {columns} FROM prompts p WHERE starts_words(p.prompt, ?) {where} ORDER BY p.id DESC LIMIT ?"
+            rows = connection.execute(sql, [needles, *args, limit]).fetchall()
+        return [Prompt(*row) for row in rows]
+
     def recent(self, cwd: str | None, limit: int, before: int | None = None) -> list[Prompt]:
         """The newest prompts (of one cwd, or all), older than the id ``before`` when given."""
         self.settle()
@@ -220,6 +249,7 @@ class PromptHistory:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             connection = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
             connection.create_function("holds", 2, _holds, deterministic=True)
+            connection.create_function("starts_words", 2, _starts_words, deterministic=True)
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             version = connection.execute("PRAGMA user_version").fetchone()[0]
@@ -243,6 +273,26 @@ class PromptHistory:
 def _holds(prompt: object, needle: str) -> bool:
     """Whether ``prompt`` holds ``needle`` (casefolded), as the trigram index's case-insensitive match."""
     return isinstance(prompt, str) and needle in prompt.casefold()
+
+
+# Joins a query's casefolded words into one SQL argument: whitespace, so never inside a word.
+_WORDS_SEPARATOR = "\n"
+
+
+def _starts_words(prompt: object, needles: str) -> bool:
+    """Whether every word of ``needles`` (casefolded, joined by _WORDS_SEPARATOR) stands at the start
+    of a word of ``prompt``: after its start or a character that is no letter or digit. A word that
+    itself begins with punctuation (``--force``, ``.env``) may stand anywhere."""
+    if not isinstance(prompt, str):
+        return False
+    text = prompt.casefold()
+    for needle in needles.split(_WORDS_SEPARATOR):
+        at = text.find(needle)
+        while at > 0 and needle[0].isalnum() and text[at - 1].isalnum():
+            at = text.find(needle, at + 1)
+        if at < 0:
+            return False
+    return True
 
 
 def _like(query: str) -> str:

@@ -14,7 +14,8 @@ class HistoryAddParams(_Params):
 
 
 class HistorySearchParams(_Params):
-    # Case-insensitive substring of the prompt.
+    # One word: a case-insensitive substring of the prompt. Several words: each at the start of a
+    # word of the prompt, in any order.
     query: str
     cwd: str | None = None
     limit: int = 20

@@ -79,6 +79,33 @@ async def test_relevance_order_puts_the_better_match_first(client: RpcTestClient
         "parser: fix the parser, test parser", "please update the old parser tests"]
 
 
+async def test_several_words_match_each_at_a_word_start_in_any_order(client: RpcTestClient):
+    """oh-my-pi's history matches every word, in any order, as a prefix; a substring search found
+    nothing for "tokenizer parser"."""
+    await add(client, "fix the parser module bug in the tokenizer")
+    await add(client, "reparse the tokenizer output")  # "parser" inside a word: not a word start
+    await add(client, "Tokenize, then parse it")  # both words as prefixes, in another order
+    await add(client, "tokenizer only", cwd="/work/b")
+    await add(client, "run it with --force-push and .env loaded")
+    for query in ("tokenizer parser", "PARSER   tokenizer", "tokenizer parser module"):
+        found = await client.call("history/search", {"query": query})
+        assert [e["prompt"] for e in found["entries"]] == ["fix the parser module bug in the tokenizer"], query
+    found = await client.call("history/search", {"query": "pars toke"})
+    assert [e["prompt"] for e in found["entries"]] == ["Tokenize, then parse it", "fix the parser module bug in the tokenizer"]
+    ranked = await client.call("history/search", {"query": "toke pars", "order": "relevance"})
+    assert sorted(e["prompt"] for e in ranked["entries"]) == [
+        "Tokenize, then parse it", "fix the parser module bug in the tokenizer"]
+    # Words shorter than a trigram, punctuation-led words, a cwd, and one word as before (a substring).
+    assert [e["prompt"] for e in (await client.call("history/search", {"query": "to pa"}))["entries"]] == [
+        "Tokenize, then parse it", "fix the parser module bug in the tokenizer"]
+    assert [e["prompt"] for e in (await client.call("history/search", {"query": "orce .env"}))["entries"]] == []
+    assert [e["prompt"] for e in (await client.call("history/search", {"query": "--force .env"}))["entries"]] == [
+        "run it with --force-push and .env loaded"]
+    assert (await client.call("history/search", {"query": "tokenizer parser", "cwd": "/work/b"}))["entries"] == []
+    assert [e["prompt"] for e in (await client.call("history/search", {"query": "parse"}))["entries"]] == [
+        "Tokenize, then parse it", "reparse the tokenizer output", "fix the parser module bug in the tokenizer"]
+
+
 @pytest.mark.parametrize("method, params, field", [
     ("history/add", {"prompt": "   "}, "prompt"),
     ("history/add", {"prompt": "x", "cwd": "relative/dir"}, "cwd"),

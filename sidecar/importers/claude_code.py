@@ -15,9 +15,9 @@ bookkeeping. What becomes what:
 - ``api-request-blob`` (copies of messages sent), ``api-request``, ``api-request-shape``,
   ``queue-operation`` and ``last-prompt`` (the prompt again) are skipped as copies;
   ``cost-state``, ``mode``, ``tools-used`` and anything unknown are kept as custom entries.
-- Subagent transcripts (``<session>/subagents/agent-<id>.jsonl`` + ``.meta.json``) become a
-  branch under the assistant message that called the ``Agent`` (or ``Task``) tool, so the main
-  path never holds them.
+- Subagent transcripts (``<session>/subagents/agent-<id>.jsonl`` + ``.meta.json``, as 2.1 writes
+  them; ``agent-<id>.jsonl`` beside the transcript, as 2.0 did) become a branch under the assistant
+  message that called the ``Agent`` (or ``Task``) tool, so the main path never holds them.
 """
 
 from __future__ import annotations
@@ -48,6 +48,9 @@ class _Reader:
         self.alias: dict[str, str] = {}  # source uuid -> id of the entry standing for it
         self.tool_names: dict[str, str] = {}  # tool_use id -> tool name
         self.tool_users: dict[str, str] = {}  # tool_use id -> entry id of its assistant message
+        # A subagent's id -> the tool_use that started it, from the call's result (toolUseResult.agentId):
+        # what ties a 2.0 transcript to its agents' files, which carry no toolUseId of their own.
+        self.agent_calls: dict[str, str] = {}
         self.open_assistant: tuple[str, str] | None = None  # (message.id, entry id) being filled
         self.last: str | None = None  # the entry written last (parent of records without a uuid)
         self.model: str | None = None
@@ -136,6 +139,8 @@ class _Reader:
                 results = [head for head, _ in blocks if head.type == "tool_result"]
                 rest = [_block(decoder.decode(b)) for head, b in blocks if head.type != "tool_result"]
             details = record.tool_use_result() if len(results) == 1 else None
+            if details is not None and b'"agentId"' in bytes(details):
+                self._started_agent(details, results[0])
             for index, block in enumerate(results):
                 call = str(block.tool_use_id if block.tool_use_id is not None else "")
                 body = block.content
@@ -153,6 +158,12 @@ class _Reader:
         else:
             parent = self.b.user(f"{self.prefix}{uid}", parent, stamp, content or "", ms)
         self._stand(uid, parent)
+
+    def _started_agent(self, details: Any, result: BlockHead) -> None:
+        decoded = decoder.decode(details) if isinstance(details, msgspec.Raw) else details
+        agent = decoded.get("agentId") if isinstance(decoded, dict) else None
+        if isinstance(agent, str) and result.tool_use_id is not None:
+            self.agent_calls[agent] = str(result.tool_use_id)
 
     def assistant(self, record: "Record", uid: str | None, stamp: str) -> None:
         message = record.message
@@ -315,10 +326,18 @@ def _branch(builder: Builder, tally: Tally, anchor: str | None, prefix: str, hea
 
 
 def _subagents(path: Path, builder: Builder, tally: Tally, main: _Reader) -> list[str]:
-    """Each subagent transcript as a branch under the message that started it, placed right after it."""
-    folder = path.with_suffix("") / "subagents"
+    """Each subagent transcript as a branch under the message that started it, placed right after it.
+
+    Claude Code 2.1 keeps them in ``<session>/subagents/agent-<id>.jsonl`` with a ``.meta.json`` naming
+    the tool call; 2.0 wrote ``agent-<id>.jsonl`` beside the transcript, in the project folder every
+    session of the project shares, tied to its call only by the call's result (``toolUseResult.agentId``).
+    Beside the transcript, only the agents this session's calls started are read: the others belong to
+    other sessions, or are the cache-warming "Warmup" agents 2.0 started with every session, which
+    were never part of a conversation."""
     found = []
-    for transcript in sorted(folder.glob("agent-*.jsonl")) if folder.is_dir() else []:
+    folder = path.with_suffix("") / "subagents"
+    nested = sorted(folder.glob("agent-*.jsonl")) if folder.is_dir() else []
+    for transcript in nested:
         meta_path = transcript.with_suffix(".meta.json")
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
@@ -326,8 +345,19 @@ def _subagents(path: Path, builder: Builder, tally: Tally, main: _Reader) -> lis
             meta = {}
             tally.damage(0, f"{meta_path.name}: not JSON")
         anchor = main.tool_users.get(str(meta.get("toolUseId", "")))
-        records = list(read_records(transcript, tally))
-        _branch(builder, tally, anchor, f"{transcript.name}:",
-                {"agentId": transcript.stem.removeprefix("agent-"), "file": transcript.name, **meta}, records)
+        _subagent(builder, tally, transcript, anchor, meta)
         found.append(str(transcript))
+    nested_ids = {transcript.stem.removeprefix("agent-") for transcript in nested}
+    for agent, call in sorted(main.agent_calls.items()):
+        beside = path.parent / f"agent-{agent}.jsonl"
+        if agent in nested_ids or "/" in agent or not beside.is_file():
+            continue
+        _subagent(builder, tally, beside, main.tool_users.get(call), {"toolUseId": call})
+        found.append(str(beside))
     return found
+
+
+def _subagent(builder: Builder, tally: Tally, transcript: Path, anchor: str | None, meta: dict) -> None:
+    records = list(read_records(transcript, tally))
+    _branch(builder, tally, anchor, f"{transcript.name}:",
+            {"agentId": transcript.stem.removeprefix("agent-"), "file": transcript.name, **meta}, records)

@@ -23,6 +23,8 @@ from model_server import serve
 HARNESS = Path(__file__).resolve().parent
 MODULES = HARNESS / "node_modules"
 CLAUDE = MODULES / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
+# Claude Code 2.0 shipped as JavaScript run by Node (installed under an alias beside 2.1).
+CLAUDE_20 = MODULES / "claude-code-2.0" / "cli.js"
 CODEX_PACKAGE = MODULES / "@openai" / "codex-linux-x64"
 OPENCODE = MODULES / "opencode-linux-x64" / "bin" / "opencode"
 TIMEOUT = 180
@@ -30,7 +32,7 @@ TIMEOUT = 180
 
 def ensure_installed() -> None:
     """The three CLIs from the lock file; reused when node_modules holds them."""
-    if CLAUDE.is_file() and OPENCODE.is_file() and codex_binary() is not None:
+    if CLAUDE.is_file() and CLAUDE_20.is_file() and OPENCODE.is_file() and codex_binary() is not None:
         return
     npm = shutil.which("npm")
     assert npm, "npm is not on PATH: cannot install the CLIs the import tests run"
@@ -40,7 +42,8 @@ def ensure_installed() -> None:
     done = subprocess.run([npm, "install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
                           cwd=HARNESS, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, f"npm install failed in {HARNESS}:\n{done.stdout}\n{done.stderr}"
-    assert CLAUDE.is_file() and OPENCODE.is_file() and codex_binary() is not None, "a CLI binary is missing"
+    assert CLAUDE.is_file() and CLAUDE_20.is_file() and OPENCODE.is_file() and codex_binary() is not None, \
+        "a CLI binary is missing"
 
 
 def codex_binary() -> Path | None:
@@ -74,35 +77,46 @@ def _workdirs(work: Path, name: str) -> tuple[Path, Path]:
 
 def run_claude(work: Path) -> dict:
     """Claude Code 2.1 in print mode, resumed by session id; /compact compacts."""
+    return _run_claude(work, "claude", [str(CLAUDE)], ("[[SWITCH]] Now on another model.", "/compact",
+                                                       "[[AFTER]] After the compaction."))
+
+
+def run_claude_20(work: Path) -> dict:
+    """Claude Code 2.0.77 (Node runs its cli.js): a tool turn, then a resumed turn starting a subagent,
+    which 2.0 wrote beside the transcript (agent-<id>.jsonl), with the cache-warming agents it started."""
+    node = shutil.which("node")
+    assert node, "node is not on PATH: cannot run Claude Code 2.0"
+    return _run_claude(work, "claude-2.0", [node, str(CLAUDE_20)], ())
+
+
+def _run_claude(work: Path, name: str, command: list[str], later: tuple[str, ...]) -> dict:
     ensure_installed()
-    home, project = _workdirs(work, "claude")
-    server = serve(work / "claude" / "server")
+    home, project = _workdirs(work, name)
+    server = serve(work / name / "server")
     try:
         env = {**_base_env(home), "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}",
                "ANTHROPIC_API_KEY": "sk-ant-harness-dummy", "IS_SANDBOX": "1", "DISABLE_TELEMETRY": "1",
                "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
-        log = work / "claude" / "cli.log"
+        log = work / name / "cli.log"
 
         def claude(prompt: str, model: str, resume: str | None) -> dict:
-            argv = [str(CLAUDE), "-p", prompt, "--output-format", "json", "--dangerously-skip-permissions",
+            argv = [*command, "-p", prompt, "--output-format", "json", "--dangerously-skip-permissions",
                     "--model", model] + (["--resume", resume] if resume else [])
             return json.loads(_run(argv, env, project, log))
 
         first = claude("[[TOOL]] Create a note file.", "claude-sonnet-4-5", None)
         sid = first["session_id"]
-        results = [first]
-        for prompt, model in (("[[AGENT]] Delegate a subtask.", "claude-sonnet-4-5"),
-                              ("[[SWITCH]] Now on another model.", "claude-opus-4-1"),
-                              ("/compact", "claude-opus-4-1"),
-                              ("[[AFTER]] After the compaction.", "claude-opus-4-1")):
-            results.append(claude(prompt, model, sid))
+        results = [first, claude("[[AGENT]] Delegate a subtask.", "claude-sonnet-4-5", sid)]
+        for prompt in later:
+            results.append(claude(prompt, "claude-opus-4-1", sid))
     finally:
         server.shutdown()
     transcripts = sorted((home / ".claude" / "projects").glob(f"*/{sid}.jsonl"))
     assert len(transcripts) == 1, transcripts
     return {"sessionId": sid, "path": transcripts[0], "results": results, "project": project, "home": home,
-            "subagents": sorted(transcripts[0].with_suffix("").glob("subagents/agent-*.jsonl"))}
+            "subagents": sorted(transcripts[0].with_suffix("").glob("subagents/agent-*.jsonl")),
+            "beside": sorted(transcripts[0].parent.glob("agent-*.jsonl"))}
 
 
 # ---- Codex ------------------------------------------------------------------------------------

@@ -34,11 +34,10 @@ TAIL_BYTES = 256
 _WHITESPACE = re.compile(rb"[ \t\r\n]*")
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _SCALAR = re.compile(rb"[-+.0-9A-Za-z]+")  # numbers, true, false, null
-_INTEGER = re.compile(rb"-?(?:0|[1-9][0-9]{0,19})")
+_INTEGER = re.compile(rb"-?(?:0|[1-9][0-9]{0,99})")  # (an id of more digits is no id a client counts)
 _NESTED_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
 # An object's last member, where nothing nested closes after it: `..., "id": 7 }` at the very end.
-_TRAILING_ID = re.compile(rb',[ \t\r\n]*"id"[ \t\r\n]*:[ \t\r\n]*(-?(?:0|[1-9][0-9]{0,19})|"[^"\\]*(?:\\.[^"\\]*)*")[ \t\r\n]*\}[ \t\r\n]*\Z')
-_INT_RANGE = range(-(2**63), 2**64)
+_TRAILING_ID = re.compile(rb',[ \t\r\n]*"id"[ \t\r\n]*:[ \t\r\n]*(-?(?:0|[1-9][0-9]{0,99})|"[^"\\]*(?:\\.[^"\\]*)*")[ \t\r\n]*\}[ \t\r\n]*\Z')
 _decode_string = msgspec.json.Decoder(str).decode
 
 
@@ -93,8 +92,7 @@ def _id_at(body: bytes, at: int) -> int | str | None:
             return _decode_string(raw)  # (escapes undone; invalid UTF-8 or a lone surrogate: no id)
         except (msgspec.DecodeError, UnicodeDecodeError):
             return None
-    number = int(raw)
-    return number if number in _INT_RANGE else None
+    return int(raw)
 
 
 def _skip_value(body: bytes, at: int) -> int | None:

@@ -4,11 +4,12 @@ line-by-line path reads them, whatever the input holds and however it is split i
 from __future__ import annotations
 
 import asyncio
+import io
 import random
 
 import pytest
 
-from sidecar.rpc.framing import FrameError, make_reader
+from sidecar.rpc.framing import FrameError, _ThreadedStream, make_reader, sniff_framing
 
 
 class _LineByLine:
@@ -125,3 +126,34 @@ async def test_bulk_take_leaves_a_partial_frame_for_later() -> None:
     assert not waiting.done()
     stream.feed_data(second[10:])
     assert await waiting == b'{"id":2}'
+
+
+@pytest.mark.parametrize("framing, data", [("lsp", LSP_INPUT), ("jsonl", JSONL_INPUT)])
+async def test_a_reader_thread_reads_as_the_pipe_reader_does(framing: str, data: bytes) -> None:
+    """stdin from a file or a terminal is read by a thread (_ThreadedStream), with the pipe reader's
+    contract: the same bodies and errors, the same ids read from lines over the limit."""
+    expected = await _read_all(framing, data, [], line_by_line=False)
+    stream = _ThreadedStream(io.BufferedReader(io.BytesIO(data)), limit=4096)  # type: ignore[arg-type]
+    assert await sniff_framing(stream) == framing
+    reader = make_reader(framing, stream, max_bytes=4096)
+    seen: list[object] = []
+    while True:
+        try:
+            body = await reader.read()
+        except FrameError as error:
+            seen.append(("error", error.code, error.id))
+            continue
+        if body is None:
+            break
+        seen.append(body)
+    assert seen == expected
+
+
+@pytest.mark.parametrize("first, framing", [(b"{", "jsonl"), (b"[", "jsonl"), (b"\r\n", "jsonl"), (b" ", "jsonl"),
+                                            (b"Content-Length: 2", "lsp"), (b"x", "lsp"), (b"", None)])
+async def test_the_framing_is_told_by_the_first_byte_which_stays_to_be_read(first: bytes, framing: str | None) -> None:
+    stream = asyncio.StreamReader()
+    stream.feed_data(first)
+    stream.feed_eof()
+    assert await sniff_framing(stream) == framing
+    assert await stream.read() == first

@@ -130,30 +130,30 @@ class LspFrameReader:
     async def read(self) -> bytes | None:
         if self._ready or (self._held is None and _take_frames(self._stream, self._ready, _lsp_frames, self._max_bytes)):
             return self._ready.popleft()
-        junk: list[bytes] = []
+        junk = _Junk()
         while True:
             line = await self._next_line()
             if line is None or not line.strip():
                 if junk:
-                    raise _junk_error(junk)
+                    raise junk.error()
                 if line is None:
                     return None
                 continue  # blank lines between messages are harmless
             before, header = _split_at_header(line)
-            if before.strip() and names_jsonrpc(before.lstrip()):  # a JSON-RPC message on a line of its own
+            if before.strip() and names_jsonrpc(before):  # a JSON-RPC message on a line of its own
                 if junk:
                     self._held = line
-                    raise _junk_error(junk)
+                    raise junk.error()
                 self._held = header
                 return before
             if before.strip():
-                logger.warning("skipping bytes that are not a header: %r", before[:120])
-                junk.append(before)
-            if header is not None:
-                if junk and not before.strip():
+                junk.add(before)
+                if header is not None:  # glued to the tail of a body whose length was wrong: answered already
+                    return await self._frame(header)
+            elif header is not None:
+                if junk:
                     self._held = header
-                    raise _junk_error(junk)
-                # (Junk glued to a header is the tail of a body whose length was wrong: that frame was answered.)
+                    raise junk.error()
                 return await self._frame(header)
 
     async def _frame(self, line: bytes) -> bytes | None:
@@ -210,7 +210,7 @@ class LspFrameReader:
             except asyncio.IncompleteReadError as end:
                 chunk, left = end.partial, len(end.partial)
             head = head or chunk[:SCAN_BYTES]
-            tail = (tail + chunk)[-TAIL_BYTES:]
+            tail = (tail + chunk[-TAIL_BYTES:])[-TAIL_BYTES:]
             left -= len(chunk)
         return too_large(length, self._max_bytes, head, tail)
 
@@ -226,9 +226,24 @@ def _split_at_header(line: bytes) -> tuple[bytes, bytes | None]:
     return line[: found.start()], line[found.start() :]
 
 
-def _junk_error(junk: list[bytes]) -> FrameError:
-    return FrameError(f"expected a header line such as 'Content-Length: 42', got {junk[0][:60]!r}"
-                      + (f" and {len(junk) - 1} more lines" if len(junk) > 1 else ""))
+class _Junk:
+    """A run of lines outside any frame: counted, the first kept to show in the error."""
+
+    def __init__(self) -> None:
+        self.first = b""
+        self.lines = 0
+
+    def __bool__(self) -> bool:
+        return self.lines > 0
+
+    def add(self, data: bytes) -> None:
+        logger.warning("skipping bytes that are not a header: %r", data[:120])
+        self.first = self.first or data
+        self.lines += 1
+
+    def error(self) -> FrameError:
+        more = f" and {self.lines - 1} more lines" if self.lines > 1 else ""
+        return FrameError(f"expected a header line such as 'Content-Length: 42', got {self.first[:60]!r}{more}")
 
 
 class JsonlFrameReader:
@@ -270,9 +285,9 @@ class JsonlFrameReader:
                 rest = end.partial
             except asyncio.LimitOverrunError as over:
                 rest = await self._stream.readexactly(over.consumed)
-                size, tail = size + len(rest), (tail + rest)[-TAIL_BYTES:]
+                size, tail = size + len(rest), (tail + rest[-TAIL_BYTES:])[-TAIL_BYTES:]
                 continue
-            size, tail = size + len(rest), (tail + rest)[-TAIL_BYTES:]
+            size, tail = size + len(rest), (tail + rest[-TAIL_BYTES:])[-TAIL_BYTES:]
             return too_large(size, self._max_bytes, head, tail, unit="line")
 
 

@@ -107,6 +107,24 @@ class SocketFrameWriter:
         self.closed = True
 
 
+class _FrameByFrame:
+    """A connection's stream under another type, so that the frame readers take it frame by frame
+    (their bulk path is for stdin's pipe): appends a client pipelines are then run and published
+    one by one, each an event of its own as subscribers count them (``missed``)."""
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self._stream = stream
+
+    async def readline(self) -> bytes:
+        return await self._stream.readline()
+
+    async def readuntil(self, separator: bytes = b"\n") -> bytes:
+        return await self._stream.readuntil(separator)
+
+    async def readexactly(self, n: int) -> bytes:
+        return await self._stream.readexactly(n)
+
+
 class _NoFollower:
     """A connection's follower: the host follows watched files once for every client."""
 
@@ -250,7 +268,7 @@ class SocketHost:
         self.connections[server] = writer
         frames = SocketFrameWriter(writer, framing, lambda: self.service.live.bus.drained(server.subscriber))
         try:
-            await server.run(make_reader(framing, reader, MAX_MESSAGE_BYTES), frames)  # type: ignore[arg-type]
+            await server.run(make_reader(framing, _FrameByFrame(reader), MAX_MESSAGE_BYTES), frames)
         except Exception:
             logger.exception("a connection failed")
         finally:

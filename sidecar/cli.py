@@ -92,7 +92,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
 
     serve = commands.add_parser("serve", help="serve JSON-RPC on stdin/stdout (the default)")
     _common(serve)
-    serve.add_argument("--jsonl", action="store_true", help="newline-delimited JSON instead of Content-Length framing")
+    serve.add_argument("--jsonl", action="store_true", help="newline-delimited JSON only (default: the framing the client's first byte shows)")
     serve.add_argument("--workers", type=int, default=None, help="worker threads for session operations")
     serve.add_argument("--socket", type=Path, help="serve many clients on this unix socket (mode 0600) instead of stdio")
     serve.add_argument("--listen", metavar="HOST:PORT", help="serve many clients on TCP (127.0.0.1:PORT); they must send the token")
@@ -329,7 +329,8 @@ def _serve(args: argparse.Namespace) -> int:
 
         return serve_sockets(root, settings, unix_path=args.socket, listen=args.listen,
                              token_file=args.token_file, max_workers=args.workers)
-    return serve(root, settings, framing="jsonl" if args.jsonl else "lsp", max_workers=args.workers)
+    # Without --jsonl the framing is the client's, told by its first byte (as in socket mode).
+    return serve(root, settings, framing="jsonl" if args.jsonl else None, max_workers=args.workers)
 
 
 def command_settings(args: argparse.Namespace) -> "Settings | None":

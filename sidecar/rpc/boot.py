@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, BinaryIO
 import msgspec
 
 from ..config import Settings
-from .framing import FrameError, FrameReader, Framing, FrameWriter, claim_stdout, make_reader, open_input
+from .errors import UNREADABLE
+from .framing import FrameError, FrameReader, Framing, FrameWriter, claim_stdout, make_reader, open_input, sniff_framing
 
 if TYPE_CHECKING:
     from ..service import SessionService
@@ -52,13 +53,13 @@ def serve(
     root: Path,
     settings: Settings | None = None,
     *,
-    framing: Framing = "lsp",
+    framing: Framing | None = None,
     max_workers: int | None = None,
     stdin: BinaryIO | None = None,
     stdout_fd: int | None = None,
 ) -> int:
     """Serve on stdin/stdout until ``exit`` or end of input; the exit code (0 after shutdown or at
-    end of input, 1 on exit without shutdown)."""
+    end of input, 1 on exit without shutdown). ``framing`` None: the client's, told by its first byte."""
     if stdout_fd is None:
         stdout_fd = claim_stdout()
     servers: list[SidecarServer] = []
@@ -72,7 +73,7 @@ def serve(
 async def _serve(
     root: Path,
     settings: Settings,
-    framing: Framing,
+    framing: Framing | None,
     max_workers: int | None,
     stdin: BinaryIO,
     stdout_fd: int,
@@ -81,7 +82,9 @@ async def _serve(
     from . import lifecycle  # noqa: F401  (the service and the store, imported before waiting for input)
 
     default_root = Path(root).expanduser().absolute()
-    reader = make_reader(framing, await open_input(stdin))
+    stream = await open_input(stdin)
+    framing = framing or await sniff_framing(stream) or "lsp"
+    reader = make_reader(framing, stream)
     writer = FrameWriter(stdout_fd, framing)
     service, unread = await answer_first_initialize(reader, writer, settings, default_root)
 
@@ -119,7 +122,7 @@ def _initialize(body: bytes, writer: FrameWriter, settings: Settings, default_ro
 
     try:
         message = _decode(body)
-    except msgspec.DecodeError:
+    except UNREADABLE:  # answered by the server
         return None
     # The envelope checks of SidecarProtocol.handle_body, for this one case.
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or message.get("method") != "initialize":

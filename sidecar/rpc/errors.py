@@ -19,6 +19,7 @@ from ..errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    PARSE_ERROR,
     SERVER_NOT_INITIALIZED,
     SidecarError,
 )
@@ -45,8 +46,33 @@ class ProtocolError(Exception):
         self.data = {"kind": KINDS.get(code, "error"), **data}
 
 
+# What decoding a body raises for bytes that are no JSON message: broken JSON, invalid UTF-8 in a
+# string (msgspec raises UnicodeDecodeError), nesting deeper than the decoder reads.
+UNREADABLE = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+
+
+def unreadable(exc: Exception) -> ProtocolError:
+    """The parse error for a body that does not decode (answered with the id its bytes name, if any)."""
+    if isinstance(exc, UnicodeDecodeError):
+        detail = "invalid UTF-8 in a string; send UTF-8 text (\\uXXXX escapes for anything else)"
+    elif isinstance(exc, RecursionError):
+        detail = "JSON nested too deep to read (arrays and objects within each other, hundreds of levels); send flatter values"
+    else:
+        detail = f"invalid JSON ({exc}); send one JSON object per message"
+    return ProtocolError(PARSE_ERROR, detail)
+
+
 def invalid_request(message: str, **data: Any) -> ProtocolError:
     return ProtocolError(INVALID_REQUEST, message, **data)
+
+
+def duplicate_id(msg_id: Any, method: str) -> ProtocolError:
+    """A request whose id another request in flight has: refused, the other one answered as usual."""
+    return invalid_request(
+        f"id {msg_id!r} is already used by a request in flight, so this {method} was not run; "
+        "give every request its own id (the request in flight still gets its own answer)",
+        reason="duplicateId", id=msg_id, method=method,
+    )
 
 
 def method_not_found(method: str) -> ProtocolError:

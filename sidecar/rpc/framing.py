@@ -1,9 +1,12 @@
 """Message framing on a byte stream: LSP ``Content-Length`` headers or one JSON value per line.
 
 Readers turn the input stream into message bodies; a frame they cannot read
-becomes a ``FrameError`` (answered with ``id: null``) after the reader has
-resynchronised, so one bad frame never stops the server. Writers put bodies
-on stdout in the same framing.
+becomes a ``FrameError`` after the reader has resynchronised, so one bad frame
+never stops the server and never takes the frame after it. The error carries
+the id of the request the frame held when its bytes name one (salvage.py), so
+it answers that request; else it is answered with ``id: null``. Which framing
+a client writes is told by its first byte (``sniff_framing``). Writers put
+bodies on stdout in the same framing.
 
 On POSIX pipes stdin is read by an asyncio pipe reader (reading it in a
 thread pool, as pygls did, measured ~4x slower per round trip). Elsewhere (Windows,
@@ -23,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO, Literal, Protocol
 
 from ..errors import PARSE_ERROR, PayloadTooLarge
+from .salvage import SCAN_BYTES, TAIL_BYTES, names_jsonrpc, recover_id
 
 logger = logging.getLogger(__name__)
 
@@ -38,17 +42,38 @@ _CONTENT_LENGTH = re.compile(rb"content-length:", re.I)
 
 
 class FrameError(Exception):
-    """A frame that could not be read; the reader has already skipped past it."""
+    """A frame that could not be read; the reader has already skipped past it.
 
-    def __init__(self, message: str, code: int = PARSE_ERROR, **data: object) -> None:
+    ``id`` is the id of the request the frame held when it could be read from
+    its bytes (see salvage.py), so the error answers that request; else None.
+    """
+
+    def __init__(self, message: str, code: int = PARSE_ERROR, id: int | str | None = None, **data: object) -> None:
         super().__init__(message)
         self.message = message
         self.code = code
+        self.id = id
         self.data = {"kind": "parseError" if code == PARSE_ERROR else "payloadTooLarge", **data}
 
 
+def too_large(size: int, limit: int, head: bytes, tail: bytes, unit: str = "message") -> FrameError:
+    """The error for a body over the limit, skipped; it answers the id its head (or end) names."""
+    return FrameError(
+        f"{unit} of {size} bytes is over the {limit}-byte limit and was skipped; send smaller batches "
+        "(large tool output: split it over several appends)",
+        code=PayloadTooLarge.code,
+        id=recover_id(head, tail),
+        limit=limit,
+        size=size,
+    )
+
+
 class ByteStream(Protocol):
+    """What the readers read: asyncio.StreamReader's methods, with its exceptions."""
+
     async def readline(self) -> bytes: ...
+
+    async def readuntil(self, separator: bytes = b"\n") -> bytes: ...
 
     async def readexactly(self, n: int) -> bytes: ...
 
@@ -63,83 +88,162 @@ class FrameReader(Protocol):
         ...
 
 
+def framing_of(first: bytes) -> Framing:
+    """The framing a client writes, from the first byte it sends: ``{``, ``[`` or white space
+    start JSON lines; anything else (``C`` of ``Content-Length``) LSP headers."""
+    return "jsonl" if first and first in b"{[ \t\r\n" else "lsp"
+
+
+async def sniff_framing(stream: ByteStream) -> Framing | None:
+    """``framing_of`` the stream's first byte, which is left to be read again; None if the input
+    ends before it."""
+    if type(stream) is asyncio.StreamReader:
+        first = await stream.read(1)
+        stream._buffer[:0] = first  # put back (the buffer _take_frames reads, below)
+    else:
+        first = await stream.peek(1)  # type: ignore[attr-defined]
+    return framing_of(first) if first else None
+
+
 class LspFrameReader:
-    """``Content-Length: N\\r\\n`` (other headers ignored), a blank line, N bytes of JSON."""
+    """``Content-Length: N\\r\\n`` (other headers ignored), a blank line, N bytes of JSON.
+
+    Bytes outside a frame (junk, the tail of a body whose Content-Length was
+    wrong, a client writing JSON lines) never take the frame after them: a
+    header line ends them wherever it starts, even glued to their end. A line
+    of them that is a JSON-RPC message (an object with ``"jsonrpc"``) is read
+    as one, as with JSON lines. Other lines of junk are one parse error per
+    run, except junk a header is glued to: that is the tail of a body whose
+    Content-Length was too short, and that body was answered already.
+    """
 
     def __init__(self, stream: ByteStream, max_bytes: int = MAX_MESSAGE_BYTES) -> None:
         self._stream = stream
         self._max_bytes = max_bytes
         self._ready: collections.deque[bytes] = collections.deque()
+        self._held: bytes | None = None  # a line read that the next read starts with
 
     def ready(self) -> bool:
-        return bool(self._ready) or _take_frames(self._stream, self._ready, _lsp_frames, self._max_bytes)
+        return bool(self._ready) or (
+            self._held is None and _take_frames(self._stream, self._ready, _lsp_frames, self._max_bytes))
 
     async def read(self) -> bytes | None:
-        if self._ready or _take_frames(self._stream, self._ready, _lsp_frames, self._max_bytes):
+        if self._ready or (self._held is None and _take_frames(self._stream, self._ready, _lsp_frames, self._max_bytes)):
             return self._ready.popleft()
+        junk = _Junk()
+        while True:
+            line = await self._next_line()
+            if line is None or not line.strip():
+                if junk:
+                    raise junk.error()
+                if line is None:
+                    return None
+                continue  # blank lines between messages are harmless
+            before, header = _split_at_header(line)
+            if before.strip() and names_jsonrpc(before):  # a JSON-RPC message on a line of its own
+                if junk:
+                    self._held = line
+                    raise junk.error()
+                self._held = header
+                return before
+            if before.strip():
+                junk.add(before)
+                if header is not None:  # glued to the tail of a body whose length was wrong: answered already
+                    return await self._frame(header)
+            elif header is not None:
+                if junk:
+                    self._held = header
+                    raise junk.error()
+                return await self._frame(header)
+
+    async def _frame(self, line: bytes) -> bytes | None:
+        """The body of the frame whose first header line is ``line``."""
         length: int | None = None
         problem: str | None = None
-        seen_header = False
         while True:
-            line = await self._readline()
-            if line is None:
-                return None
-            if not line.strip():
-                if not seen_header and problem is None:
-                    continue  # blank lines between messages are harmless
-                break
             match = _HEADER_LINE.match(line.rstrip(b"\r\n"))
-            if match is None:
-                # Junk: the tail of a body whose length was wrong, or noise. A
-                # header glued to its end is where the next frame starts.
-                found = _CONTENT_LENGTH.search(line)
-                logger.warning("skipping bytes that are not a header: %r", line[:120])
-                if found is None:
-                    problem = problem or f"expected a header line such as 'Content-Length: 42', got {line[:60]!r}"
-                    continue
-                match = _HEADER_LINE.match(line[found.start() :].rstrip(b"\r\n"))
-                assert match is not None
-                problem = None
-            seen_header = True
+            assert match is not None
             name, value = match.group(1).lower(), match.group(2).strip()
             if name == b"content-length":
                 # More than 20 digits is no byte count (and int() refuses over 4300 digits).
                 if not value.isdigit() or len(value) > 20:
-                    problem = f"Content-Length must be a byte count, got {value[:40]!r}"
-                    length = None
+                    problem, length = f"Content-Length must be a byte count, got {value[:40]!r}", None
                 else:
-                    length = int(value)
+                    problem, length = None, int(value)
+            next_line = await self._next_line()
+            if next_line is None:
+                return None  # the input ended inside a header block
+            if not next_line.strip():
+                break
+            if _HEADER_LINE.match(next_line.rstrip(b"\r\n")) is None:
+                self._held = next_line  # read again as what it is (junk, a message line, a glued header)
+                raise FrameError(f"a header block ended by {next_line[:60]!r} instead of a blank line; "
+                                 "send 'Content-Length: N', a blank line (\\r\\n\\r\\n), then N bytes")
+            line = next_line
         if problem is not None or length is None:
-            raise FrameError(problem or "a header block without Content-Length")
+            raise FrameError(problem or "a header block without Content-Length; send 'Content-Length: N' before each body")
         if length > self._max_bytes:
-            await self._discard(length)
-            raise FrameError(
-                f"message of {length} bytes is over the {self._max_bytes}-byte limit; send smaller batches",
-                code=PayloadTooLarge.code,
-                limit=self._max_bytes,
-                size=length,
-            )
+            raise await self._skip_body(length)
         try:
             return await self._stream.readexactly(length)
         except asyncio.IncompleteReadError:
             logger.warning("input ended inside a message body")
             return None
 
-    async def _readline(self) -> bytes | None:
+    async def _next_line(self) -> bytes | None:
+        if self._held is not None:
+            line, self._held = self._held, None
+            return line
         try:
             line = await self._stream.readline()
         except ValueError:  # a header line longer than the stream's limit
             raise FrameError("a header line is too long; is this LSP framing?") from None
         return line or None
 
-    async def _discard(self, count: int) -> None:
-        while count > 0:
-            chunk = min(count, 1 << 20)
+    async def _skip_body(self, length: int) -> FrameError:
+        """Read past a body over the limit, keeping its head and end for its id; the error."""
+        head = tail = b""
+        left = length
+        while left > 0:
             try:
-                await self._stream.readexactly(chunk)
-            except asyncio.IncompleteReadError:
-                return
-            count -= chunk
+                chunk = await self._stream.readexactly(min(left, 1 << 20))
+            except asyncio.IncompleteReadError as end:
+                chunk, left = end.partial, len(end.partial)
+            head = head or chunk[:SCAN_BYTES]
+            tail = (tail + chunk[-TAIL_BYTES:])[-TAIL_BYTES:]
+            left -= len(chunk)
+        return too_large(length, self._max_bytes, head, tail)
+
+
+def _split_at_header(line: bytes) -> tuple[bytes, bytes | None]:
+    """(bytes before a header, the header line or None): a whole header line, or a Content-Length
+    glued to the end of other bytes (the tail of a body whose length was wrong: the next frame)."""
+    if _HEADER_LINE.match(line.rstrip(b"\r\n")) is not None:
+        return b"", line
+    found = _CONTENT_LENGTH.search(line)
+    if found is None:
+        return line, None
+    return line[: found.start()], line[found.start() :]
+
+
+class _Junk:
+    """A run of lines outside any frame: counted, the first kept to show in the error."""
+
+    def __init__(self) -> None:
+        self.first = b""
+        self.lines = 0
+
+    def __bool__(self) -> bool:
+        return self.lines > 0
+
+    def add(self, data: bytes) -> None:
+        logger.warning("skipping bytes that are not a header: %r", data[:120])
+        self.first = self.first or data
+        self.lines += 1
+
+    def error(self) -> FrameError:
+        more = f" and {self.lines - 1} more lines" if self.lines > 1 else ""
+        return FrameError(f"expected a header line such as 'Content-Length: 42', got {self.first[:60]!r}{more}")
 
 
 class JsonlFrameReader:
@@ -158,17 +262,33 @@ class JsonlFrameReader:
             return self._ready.popleft()
         while True:
             try:
-                line = await self._stream.readline()
-            except ValueError:  # asyncio's limit: the over-long line is dropped
-                raise FrameError(
-                    f"a line over the {self._max_bytes}-byte limit was dropped; send smaller batches",
-                    code=PayloadTooLarge.code,
-                    limit=self._max_bytes,
-                ) from None
-            if not line:
-                return None
+                line = await self._stream.readuntil(b"\n")
+            except asyncio.IncompleteReadError as end:  # the last line, without its newline
+                line = end.partial
+                if not line:
+                    return None
+            except asyncio.LimitOverrunError as over:
+                raise await self._skip_line(over.consumed) from None
             if line.strip():
                 return line
+
+    async def _skip_line(self, consumed: int) -> FrameError:
+        """Read past a line over the limit (the stream left its bytes unread), keeping its head and
+        end for its id; the error."""
+        head = await self._stream.readexactly(consumed)
+        size, tail = len(head), head[-TAIL_BYTES:]
+        head = head[:SCAN_BYTES]
+        while True:
+            try:
+                rest = await self._stream.readuntil(b"\n")
+            except asyncio.IncompleteReadError as end:
+                rest = end.partial
+            except asyncio.LimitOverrunError as over:
+                rest = await self._stream.readexactly(over.consumed)
+                size, tail = size + len(rest), (tail + rest[-TAIL_BYTES:])[-TAIL_BYTES:]
+                continue
+            size, tail = size + len(rest), (tail + rest[-TAIL_BYTES:])[-TAIL_BYTES:]
+            return too_large(size, self._max_bytes, head, tail, unit="line")
 
 
 # -- whole frames from what was already read --------------------------------------------
@@ -243,17 +363,50 @@ def make_reader(framing: Framing, stream: ByteStream, max_bytes: int = MAX_MESSA
 
 
 class _ThreadedStream:
-    """Blocking reads of a binary file in one dedicated thread (the portable fallback)."""
+    """Blocking reads of a binary file in one dedicated thread (the portable fallback), with
+    asyncio.StreamReader's contract: a line over ``limit`` raises LimitOverrunError and stays to be read."""
 
-    def __init__(self, source: BinaryIO) -> None:
+    def __init__(self, source: BinaryIO, limit: int = MAX_MESSAGE_BYTES) -> None:
         self._source = source
+        self._limit = limit
+        self._pending = b""  # read from the file, not yet by the caller (a peek, an over-long line)
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stdin")
 
+    async def _run(self, read: Any, *args: Any) -> bytes:
+        return await asyncio.get_running_loop().run_in_executor(self._thread, read, *args)
+
+    async def peek(self, n: int) -> bytes:
+        if len(self._pending) < n:
+            self._pending += await self._run(self._source.read, n - len(self._pending))
+        return self._pending[:n]
+
     async def readline(self) -> bytes:
-        return await asyncio.get_running_loop().run_in_executor(self._thread, self._source.readline)
+        """As StreamReader's: the last line's bytes at the end of input; a line over the limit is
+        dropped (as far as read) with ValueError."""
+        try:
+            return await self.readuntil(b"\n")
+        except asyncio.IncompleteReadError as end:
+            return end.partial
+        except asyncio.LimitOverrunError as over:
+            self._pending = self._pending[over.consumed :]
+            raise ValueError(str(over)) from None
+
+    async def readuntil(self, separator: bytes = b"\n") -> bytes:
+        assert separator == b"\n"
+        if b"\n" not in self._pending:
+            self._pending += await self._run(self._source.readline, self._limit + 1)
+        end = self._pending.find(b"\n") + 1 or len(self._pending)
+        if end > self._limit:
+            raise asyncio.LimitOverrunError("a line over the limit", min(end, self._limit))
+        line, self._pending = self._pending[:end], self._pending[end:]
+        if not line.endswith(b"\n"):
+            raise asyncio.IncompleteReadError(line, None)
+        return line
 
     async def readexactly(self, n: int) -> bytes:
-        data = await asyncio.get_running_loop().run_in_executor(self._thread, self._source.read, n)
+        data, self._pending = self._pending[:n], self._pending[n:]
+        if len(data) < n:
+            data += await self._run(self._source.read, n - len(data))
         if len(data) < n:
             raise asyncio.IncompleteReadError(data, n)
         return data
@@ -273,7 +426,7 @@ async def open_input(source: BinaryIO, max_bytes: int = MAX_MESSAGE_BYTES) -> By
             reader = asyncio.StreamReader(limit=max_bytes, loop=loop)
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), source)
             return reader
-    return _ThreadedStream(source)
+    return _ThreadedStream(source, max_bytes)
 
 
 class FrameWriter:

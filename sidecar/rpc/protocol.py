@@ -21,11 +21,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from .. import wire
-from ..errors import PARSE_ERROR, RequestCancelled
+from ..errors import RequestCancelled
 from .endpoint import ClientError, Endpoint
-from .errors import ProtocolError, error_object, invalid_request, method_not_found, not_initialized
+from .errors import (UNREADABLE, ProtocolError, duplicate_id, error_object, invalid_request, method_not_found,
+                     not_initialized, unreadable)
 from .framing import FrameError, FrameWriter
 from .runs import NOT_INLINE, AppendRuns
+from .salvage import recover_id
 
 if TYPE_CHECKING:
     from .server import SidecarServer
@@ -92,6 +94,7 @@ class SidecarProtocol(AppendRuns, Endpoint):
         # The number of this step of the event loop while inline calls run in it (see inline_turn).
         self._turn: int | None = None
         self._run: list[tuple[Any, Any]] = []  # (see runs.py)
+        self._run_ids: set[Any] = set()
         self._run_key: str | None = None
 
     def set_frame_writer(self, writer: FrameWriter) -> None:
@@ -109,7 +112,7 @@ class SidecarProtocol(AppendRuns, Endpoint):
             # takes the usual path below, which answers it as it always did.
             try:
                 request = _decode_append(body)
-            except (msgspec.DecodeError, RecursionError):
+            except UNREADABLE:
                 pass
             else:
                 if request.jsonrpc == "2.0" and request.method == "session/append":
@@ -118,13 +121,8 @@ class SidecarProtocol(AppendRuns, Endpoint):
                     return
         try:
             message = _decode(body)
-        except msgspec.DecodeError as exc:
-            self._send_error(None, ProtocolError(PARSE_ERROR, f"invalid JSON ({exc}); send one JSON object per message"))
-            return
-        except RecursionError:  # (it escaped to the frame loop, and the request went unanswered)
-            self._send_error(None, ProtocolError(
-                PARSE_ERROR, "JSON nested too deep to read (arrays and objects within each other, hundreds of "
-                "levels); send flatter values"))
+        except UNREADABLE as exc:
+            self._send_error(recover_id(body), unreadable(exc))
             return
         if not isinstance(message, dict):
             what = "batches (JSON arrays) are not supported" if isinstance(message, list) else "a message must be a JSON object"
@@ -179,13 +177,13 @@ class SidecarProtocol(AppendRuns, Endpoint):
             self._handle_response(msg_id, message.get("result"))
 
     def handle_frame_error(self, error: FrameError) -> None:
-        self._send_response(None, error={"code": error.code, "message": error.message, "data": error.data})
+        self._send_response(error.id, error={"code": error.code, "message": error.message, "data": error.data})
 
     def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
         if self._run and method_name != "session/append":
             self.flush_run()  # (an append may join the run; anything else comes after it)
-        if msg_id in self._request_futures:
-            self._send_error(msg_id, invalid_request(f"id {msg_id!r} is already used by a request in flight", id=msg_id))
+        if msg_id in self._request_futures or msg_id in self._run_ids:
+            self._send_error(msg_id, duplicate_id(msg_id, method_name))
             return
         if self.state == "shutdown":
             self._send_error(msg_id, invalid_request(f"{method_name} after shutdown; only the exit notification is accepted"))

@@ -30,6 +30,7 @@ class AppendRuns:
     # (id, decoded params) of each append of the run, all to session _run_key.
     _run: list[tuple[Any, Any]]
     _run_key: str | None
+    _run_ids: set[Any]  # the ids of _run: requests in flight, as much as those with a future
 
     def _send_error(self, msg_id: Any, exc: BaseException) -> None:
         raise NotImplementedError
@@ -52,6 +53,7 @@ class AppendRuns:
         if decoded is NOT_INLINE:
             return False
         self._run.append((msg_id, decoded))
+        self._run_ids.add(msg_id)
         self._run_key = key
         return True
 
@@ -60,6 +62,7 @@ class AppendRuns:
         run, self._run = self._run, []
         if not run:
             return
+        self._run_ids.clear()
         service = self._server.service
         answered = 0
         try:

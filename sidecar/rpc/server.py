@@ -190,6 +190,8 @@ class SidecarServer(EndpointServer):
                 logger.warning("bad frame: %s", error.message)
                 self.protocol.handle_frame_error(error)
                 continue
+            except ConnectionError:  # a socket client gone (reset): the end of its input
+                body = None
             if body is None:
                 logger.info("end of input: finishing requests in flight and closing sessions")
                 break

@@ -38,7 +38,7 @@ from ..errors import INVALID_PARAMS, SharedServer, SocketInUse, Unauthorized
 from ..service import SessionService
 from .dispatch import Dispatcher
 from .errors import ProtocolError
-from .framing import MAX_MESSAGE_BYTES, Framing, make_reader
+from .framing import MAX_MESSAGE_BYTES, Framing, make_reader, sniff_framing
 from .lifecycle import LIVE_METHODS, SERVER_NAME, decode_params, provider_names, reported_protocol_version, served_methods
 from .live import loop_scheduler, tell_former_controller
 from .messages import PROTOCOL_VERSION, Capabilities, InitializeParams, InitializeResult, ServerInfo
@@ -107,30 +107,22 @@ class SocketFrameWriter:
         self.closed = True
 
 
-class _Prefixed:
-    """A stream reader with bytes already read put back in front."""
+class _FrameByFrame:
+    """A connection's stream under another type, so that the frame readers take it frame by frame
+    (their bulk path is for stdin's pipe): appends a client pipelines are then run and published
+    one by one, each an event of its own as subscribers count them (``missed``)."""
 
-    def __init__(self, head: bytes, stream: asyncio.StreamReader) -> None:
-        self._head = head
+    def __init__(self, stream: asyncio.StreamReader) -> None:
         self._stream = stream
 
     async def readline(self) -> bytes:
-        try:
-            if not self._head:
-                return await self._stream.readline()
-            head, self._head = self._head, b""
-            if head.endswith(b"\n"):
-                return head
-            return head + await self._stream.readline()
-        except ConnectionError:  # the client went away: the end of its input, like a close
-            return b""
+        return await self._stream.readline()
+
+    async def readuntil(self, separator: bytes = b"\n") -> bytes:
+        return await self._stream.readuntil(separator)
 
     async def readexactly(self, n: int) -> bytes:
-        head, self._head = self._head[:n], self._head[n:]
-        try:
-            return head + (await self._stream.readexactly(n - len(head)) if n > len(head) else b"")
-        except ConnectionError:
-            raise asyncio.IncompleteReadError(head, n) from None
+        return await self._stream.readexactly(n)
 
 
 class _NoFollower:
@@ -265,16 +257,18 @@ class SocketHost:
 
     async def connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Serve one client until it sends exit, closes, or is hung up on."""
-        first = await reader.read(1)
-        if not first:
+        try:
+            framing = await sniff_framing(reader)
+        except ConnectionError:
+            framing = None
+        if framing is None:  # gone before a byte
             writer.close()
             return
-        framing: Framing = "jsonl" if first in b"{[ \t\r\n" else "lsp"
         server = ConnectionServer(self, framing)
         self.connections[server] = writer
         frames = SocketFrameWriter(writer, framing, lambda: self.service.live.bus.drained(server.subscriber))
         try:
-            await server.run(make_reader(framing, _Prefixed(first, reader), MAX_MESSAGE_BYTES), frames)  # type: ignore[arg-type]
+            await server.run(make_reader(framing, _FrameByFrame(reader), MAX_MESSAGE_BYTES), frames)
         except Exception:
             logger.exception("a connection failed")
         finally:

@@ -25,28 +25,57 @@ async def still_serving(raw: RawServer) -> None:
 DEEP = (b'{"jsonrpc":"2.0","id":5,"method":"session/append","params":{"sessionId":"keep","entries":[{"type":"custom",'
         b'"customType":"x","data":' + b"[" * 5000 + b"]" * 5000 + b"}]}}")
 
+def _lsp(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
+
+
 BAD_FRAMES = [
-    pytest.param(b"Content-Length: 9\r\n\r\n{invalid}", "invalid JSON", id="invalid-json"),
-    pytest.param(b"Content-Length: abc\r\n\r\n", "Content-Length", id="non-numeric-length"),
-    pytest.param(b"Content-Length: -5\r\n\r\n", "Content-Length", id="negative-length"),
-    pytest.param(b"Content-Type: application/json\r\n\r\n", "without Content-Length", id="missing-length"),
-    pytest.param(b"hello there\r\n\r\n", "header line", id="garbage-header"),
-    pytest.param(b'Content-Length: 20\r\n\r\n{"jsonrpc":"2.0","id"', "invalid JSON", id="truncated-body"),
+    pytest.param(b"Content-Length: 9\r\n\r\n{invalid}", "invalid JSON", None, id="invalid-json"),
+    pytest.param(b"Content-Length: abc\r\n\r\n", "Content-Length", None, id="non-numeric-length"),
+    pytest.param(b"Content-Length: -5\r\n\r\n", "Content-Length", None, id="negative-length"),
+    pytest.param(b"Content-Type: application/json\r\n\r\n", "without Content-Length", None, id="missing-length"),
+    pytest.param(b"hello there\r\n\r\n", "header line", None, id="garbage-header"),
+    pytest.param(b'Content-Length: 20\r\n\r\n{"jsonrpc":"2.0","id"', "invalid JSON", None, id="truncated-body"),
     # Past msgspec's depth a RecursionError reached the frame loop: the request went unanswered.
-    pytest.param(b"Content-Length: %d\r\n\r\n%b" % (len(DEEP), DEEP), "nested too deep", id="nested-too-deep"),
+    pytest.param(_lsp(DEEP), "nested too deep", 5, id="nested-too-deep"),
+    # Invalid UTF-8 in a string raised UnicodeDecodeError out of the frame loop: no answer at all.
+    pytest.param(_lsp(b'{"jsonrpc":"2.0","id":"u1","method":"session/list","params":{"query":"caf\xe9"}}'),
+                 "UTF-8", "u1", id="invalid-utf8"),
+    pytest.param(_lsp(b'{"jsonrpc":"2.0","method":"session/list","params":{"query":"\xff\xfe","id":"inner"},"id":31}'),
+                 "UTF-8", 31, id="invalid-utf8-id-after-params"),
+    pytest.param(_lsp(b'{"jsonrpc":"2.0","id":32,"method":"session/list","params":{"query":"x"}'), "invalid JSON", 32,
+                 id="unclosed-object"),
+    pytest.param(_lsp(b'{"jsonrpc":"2.0","id":"s\xffx","method":"session/list"}'), "UTF-8", None, id="invalid-utf8-in-the-id"),
 ]
 
 
-@pytest.mark.parametrize("data, says", BAD_FRAMES)
-async def test_bad_frames_get_a_parse_error_and_the_server_goes_on(raw: RawServer, sessions_root: Path, data: bytes, says: str):
+@pytest.mark.parametrize("data, says, answer_id", BAD_FRAMES)
+async def test_bad_frames_get_a_parse_error_and_the_server_goes_on(raw: RawServer, sessions_root: Path, data: bytes, says: str,
+                                                                   answer_id: object):
     await seed(raw)
     before = snapshot(sessions_root)
     raw.send_raw(data)
     answer = await raw.response()
-    assert answer["id"] is None and answer["error"]["code"] == -32700
+    assert answer["id"] == answer_id and answer["error"]["code"] == -32700
     assert says in answer["error"]["message"] and answer["error"]["data"]["kind"] == "parseError"
     await still_serving(raw)
     assert snapshot(sessions_root) == before
+
+
+async def test_a_json_line_inside_lsp_framing_is_served_and_the_next_frame_too(raw: RawServer):
+    """A bare JSON-RPC line swallowed the frame after it, and was never answered itself."""
+    await seed(raw)
+    line = b'{"jsonrpc":"2.0","id":"line","method":"session/getTree","params":{"sessionId":"keep"}}\n'
+    raw.send_raw(line + _lsp(b'{"jsonrpc":"2.0","id":"framed","method":"session/list","params":{}}'))
+    answers = {answer["id"]: answer for answer in [await raw.response(), await raw.response()]}
+    assert len(answers["line"]["result"]["nodes"]) == 2
+    assert answers["framed"]["result"]["sessions"][0]["sessionId"] == "keep"
+    # Junk lines that are no message: one parse error for the run, and the frame after it is served.
+    raw.send_raw(b"some noise\r\n{not json}\r\n" + _lsp(b'{"jsonrpc":"2.0","id":"after","method":"session/list","params":{}}'))
+    noise, after = await raw.response(), await raw.response()
+    assert noise["id"] is None and noise["error"]["code"] == -32700
+    assert after["id"] == "after" and "result" in after
+    await still_serving(raw)
 
 
 async def test_a_short_content_length_resyncs_on_the_next_header(raw: RawServer):
@@ -64,13 +93,17 @@ async def test_an_oversized_frame_is_skipped_with_payload_too_large(sessions_roo
     try:
         await raw.initialize(sessions_root)
         size = 64 * 1024 * 1024 + 1
-        raw.send_raw(b"Content-Length: %d\r\n\r\n" % size)
+        # Its id is read from the head of the body before the rest is skipped (it was answered with id null).
+        head = b'{"jsonrpc":"2.0","id":"big","method":"session/append","params":{"sessionId":"keep","entries":"'
+        raw.send_raw(b"Content-Length: %d\r\n\r\n" % size + head)
+        left = size - len(head)
         chunk = b" " * (1 << 20)
-        for _ in range(size // len(chunk)):
+        for _ in range(left // len(chunk)):
             raw.send_raw(chunk)
             await raw.process.stdin.drain()  # type: ignore[union-attr]
-        raw.send_raw(b" " * (size % len(chunk)))
+        raw.send_raw(b" " * (left % len(chunk)))
         answer = await raw.response(timeout=30)
+        assert answer["id"] == "big"
         assert answer["error"]["code"] == -33011 and answer["error"]["data"]["kind"] == "payloadTooLarge"
         assert (await raw.request("session/list", {}))["result"]["sessions"] == []
     finally:

@@ -250,3 +250,4 @@ async def test_a_file_pi_writes_with_lone_surrogates_goes_through_every_method(s
     assert back[0]["entries"][-1]["message"]["content"][0]["text"].startswith("out9 tool output 😀" + HIGH)
     assert any(e["type"] == "compaction" for e in back[0]["entries"])
     assert back[1]["contexts"]["@leaf"]["messages"][0]["content"].startswith("pi q0 " + PI_TEXT["cutEnd"])
+

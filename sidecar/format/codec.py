@@ -81,6 +81,17 @@ def parse(raw: bytes | memoryview, decode: Callable[[Any], Any] = _any_decoder.d
             raise error from None
 
 
+def parse_as(raw: bytes | memoryview, decoder: msgspec.json.Decoder, kind: Any) -> Any:
+    """``decoder.decode(raw)`` (a decoder of ``kind``, whose fields hold no ``msgspec.Raw``), and where msgspec
+    refuses a lone surrogate escape, the value read as JSON.parse reads it converted to ``kind``."""
+    try:
+        return decoder.decode(raw)
+    except msgspec.DecodeError:
+        if not may_hold_lone_surrogate(bytes(raw)):
+            raise
+    return msgspec.convert(parse(raw), kind)
+
+
 def _refused_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 

@@ -104,6 +104,9 @@ def _assistant(text: str, calls: list[str], model: str = "claude-x") -> dict:
             "stopReason": "toolUse" if calls else "stop", "timestamp": 1_700_000_000_000}
 
 
+_ABSENT = object()
+
+
 def write_ours(svc: SessionService, root: Path, seed: int, sent: set[str]) -> list[str]:
     """One session (and its forks) written by the sidecar from operations drawn with ``seed``; returns their ids."""
     rng = random.Random(seed)
@@ -164,7 +167,16 @@ def write_ours(svc: SessionService, root: Path, seed: int, sent: set[str]) -> li
                 data = image(rng)
                 sent.add(data)
                 content.append({"type": "image", "data": data, "mimeType": "image/png"})
-            add({"type": "custom_message", "customType": "ext", "content": content, "display": True})
+            custom: dict = {"type": "custom_message", "customType": "ext", "content": content, "display": True}
+            # details and attribution as a file may hold them: absent, null, or a value (any attribution
+            # but "user" reaches oh-my-pi's context as "agent"; null details stay null)
+            details = rng.choice([_ABSENT, None, {"k": step}])
+            attribution = rng.choice([_ABSENT, None, "user", "agent", "system"])
+            if details is not _ABSENT:
+                custom["details"] = details
+            if attribution is not _ABSENT:
+                custom["attribution"] = attribution
+            add(custom)
         elif kind == "settings":
             add({"type": "thinking_level_change", "thinkingLevel": rng.choice(["low", "high"])},
                 {"type": "model_change", "model": rng.choice(["anthropic/claude-y", "openai/gpt-z"])})
@@ -320,6 +332,11 @@ def omp_ops(seed: int, sent: set[str]) -> list[dict]:
             count += 1
         elif kind == "custom":
             op = {"op": "custom", "text": f"note {step}"}
+            detail = rng.choice(["absent", None, {"k": step}])
+            if detail != "absent":
+                op["details"] = detail
+            if rng.random() < 0.5:
+                op["attribution"] = rng.choice(["user", "agent"])
             if rng.random() < 0.5:
                 op["image"] = image(rng)
                 sent.add(op["image"])

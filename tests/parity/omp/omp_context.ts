@@ -87,7 +87,8 @@ async function write(spec: { cwd: string; dir: string; ops: any[] }) {
 					content: [{ type: "text", text: op.text }, ...imageBlock(op.image)], isError: false, timestamp: clock } as any));
 				break;
 			case "custom":
-				ids.push(manager.appendCustomMessageEntry("ext", [{ type: "text", text: op.text }, ...imageBlock(op.image)] as any, true));
+				ids.push(manager.appendCustomMessageEntry("ext", [{ type: "text", text: op.text }, ...imageBlock(op.image)] as any, true,
+					op.details, op.attribution));
 				break;
 			case "label":
 				ids.push(manager.appendLabelChange(at(op.target), op.label));

@@ -93,7 +93,7 @@ def _store_reads(
             delete_texts(conn, file_id)
             fresh = False
         values = (path, folder, area, size, mtime, 1, *fields) if fields is not None else (
-            (path, folder, area, size, mtime, 0) + (None,) * 14)
+            (path, folder, area, size, mtime, 0) + (None,) * 15)
         if fresh:
             rows.append((file_id,) + values)
         else:

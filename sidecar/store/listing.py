@@ -91,6 +91,7 @@ class Summary:
     tokens_total: int = 0
     tokens_last: int = 0
     header_timestamp: bool = False  # ``created`` is the header's own timestamp (not the file's mtime)
+    titled: bool = False  # the file starts with oh-my-pi's title line (``title`` is then that line's title)
 
 
 def _text(content: Any) -> str:
@@ -223,6 +224,7 @@ def summarize_full(
     acc = Accumulator()
     texts: list[str] = []
     slot: TitleSlot | None = None
+    titled = False
     lines = iter(data.split(b"\n") if isinstance(data, bytes) else _lines(data))
     first = True
     for raw in lines:
@@ -230,6 +232,7 @@ def summarize_full(
             first = False
             if looks_like_slot(raw):
                 slot = read_slot(raw)[0]  # oh-my-pi's title line (titleslot.py): its title wins over the header's
+                titled = True
                 continue
         line = decode_line(raw)
         if line is None:
@@ -268,6 +271,7 @@ def summarize_full(
         tokens_total=acc.tokens_total,
         tokens_last=acc.tokens_last,
         header_timestamp=isinstance(header.timestamp, str),
+        titled=titled,
     )
     return summary, acc, texts
 

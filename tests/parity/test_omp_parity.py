@@ -205,8 +205,9 @@ def our_view(svc: SessionService, sid: str) -> dict:
         contexts[key] = {"messages": plain(agent.messages), "llm": plain(llm.messages),
                          "thinkingLevel": agent.thinkingLevel, "models": agent.models}
     entries = svc.get_entries(wire.GetEntriesParams(sessionId=sid)).entries
+    assert opened.name == opened.title == session.name, "session/open answers one name, in name and in ACP's title"
     return {"path": opened.path, "ids": ids, "entries": plain(entries), "leafId": opened.leafId,
-            "labels": dict(session.tree.labels), "name": session.name, "contexts": contexts,
+            "labels": dict(session.tree.labels), "name": opened.name, "contexts": contexts,
             "titleFault": opened.titleFault}
 
 
@@ -273,8 +274,12 @@ def test_files_we_write_open_in_oh_my_pi_with_the_same_tree_labels_name_and_cont
     assert len(views) >= len(OUR_SEEDS)
     named = 0
     compared = 0
+    svc = ours_in_omp[0]
+    listed = {s.sessionId: s for s in svc.list(wire.ListParams(all=True, limit=1000)).sessions}
     for sid, view in views.items():
         assert_same(sid, view, theirs[view["path"]])
+        # session/list answers oh-my-pi's name (its getSessionName) in name and in ACP's title
+        assert listed[sid].name == listed[sid].title == theirs[view["path"]]["name"], sid
         assert Path(view["path"]).read_bytes() == before[sid], f"{sid}: oh-my-pi rewrote our file"
         named += view["name"] is not None
         compared += len(view["contexts"])
@@ -390,7 +395,7 @@ def test_files_oh_my_pi_writes_open_in_the_sidecar_with_its_context(theirs_in_si
     assert titled >= 2
     listed = {s.path: s for s in svc.list(wire.ListParams(all=True, limit=100)).sessions}
     for item in written:
-        assert listed[item["path"]].title == item["name"]
+        assert listed[item["path"]].name == listed[item["path"]].title == item["name"]
 
 
 def test_after_we_append_to_their_files_oh_my_pi_sees_our_entries_and_name(theirs_in_sidecar, home):
@@ -407,7 +412,9 @@ def test_after_we_append_to_their_files_oh_my_pi_sees_our_entries_and_name(their
         label = svc.set_label(wire.SetLabelParams(sessionId=sid, entryId=appended.entries[0].id, label="ours"))
         name = f"Renamed by the sidecar {index}"
         named = svc.set_name(wire.SetNameParams(sessionId=sid, name=name))
-        assert named.name == name
+        assert named.name == named.title == name
+        listed = {s.sessionId: s for s in svc.list(wire.ListParams(all=True, limit=1000)).sessions}
+        assert listed[sid].name == listed[sid].title == name
         ours[item["path"]] = ([e.id for e in appended.entries] + [label.entryId, named.entryId], name)
     svc.close_all()
     again = run_omp(home, {"describe": [{"path": p, "leaves": []} for p in ours]})

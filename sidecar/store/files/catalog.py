@@ -14,7 +14,9 @@ from ..index import IndexUnavailable, ListingIndex
 from ..inmemory import listed_in_memory
 from ..layout import ARCHIVE_DIR
 from ..listing import SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, matches, sort_key
+from ..compat import Compat
 from ..session import Session
+from ..titles import listed_name
 
 if TYPE_CHECKING:
     from .store import FileStore
@@ -24,19 +26,22 @@ _UNKNOWN: Any = object()
 Upkeep = tuple[Path, str, list[Entry]]  # (path, area, the appended entries, their lines held)
 
 
-def listed(found: Any, archived: bool, snippet: str | None = None) -> Listed:
-    """One listed session, from a file summary or an index row (they share these fields)."""
+def listed(found: Any, archived: bool, compat: Compat, snippet: str | None = None) -> Listed:
+    """One listed session, from a file summary or an index row (they share these fields); its one name
+    (``name`` and ``title``) the one the tool of ``compat`` reads (titles.py)."""
+    name = listed_name(compat, found.titled, found.name, found.title)
     return Listed(
         session_id=found.session_id, location=found.path, cwd=found.cwd, created=found.created,
         modified_ms=found.modified_ms, message_count=found.message_count, first_message=found.first_message,
-        tokens_total=found.tokens_total or 0, tokens_last=found.tokens_last or 0, name=found.name,
-        title=found.title, parent_session=found.parent_session, archived=archived, snippet=snippet,
+        tokens_total=found.tokens_total or 0, tokens_last=found.tokens_last or 0, name=name,
+        title=name, parent_session=found.parent_session, archived=archived, snippet=snippet,
     )
 
 
 class Catalog:
     def __init__(self, store: FileStore) -> None:
         self.layout = store.layout
+        self.compat: Compat = store.compat
         self.index = ListingIndex(self.layout.root)
         self._summaries = SummaryCache()
         # The listed area of each file appended to (see appended).
@@ -166,7 +171,7 @@ class Catalog:
             found = [item for item in found if sort_key(item[0]) > query.after]
         page = found[: query.limit]
         next_cursor = encode_cursor(page[-1][0]) if len(found) > query.limit else None
-        return ListPage([listed(s, archived) for s, archived in page], next_cursor)
+        return ListPage([listed(s, archived, self.compat) for s, archived in page], next_cursor)
 
     def _list_indexed(self, query: ListQuery, areas: list[tuple[str | None, bool]], work: Work) -> ListPage:
         scopes: list[tuple[Path, str]] = []
@@ -198,7 +203,7 @@ class Catalog:
         if len(rows) > query.limit:
             last = page[-1]
             next_cursor = encode_cursor_of(last.modified_ms, last.path)
-        return ListPage([listed(r, r.area == "archive", r.snippet) for r in page], next_cursor)
+        return ListPage([listed(r, r.area == "archive", self.compat, r.snippet) for r in page], next_cursor)
 
 
 class _HoldUpkeep:

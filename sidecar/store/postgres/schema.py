@@ -173,7 +173,7 @@ MIGRATIONS: list[list[Migration]] = [
     # title (else the header's), not its last session_info (store/titles.py); set for the rows before it
     # from their first lines.
     ["""
-    ALTER TABLE sidecar_sessions ADD COLUMN titled boolean NOT NULL DEFAULT false;
+    ALTER TABLE sidecar_sessions ADD COLUMN IF NOT EXISTS titled boolean NOT NULL DEFAULT false;
     """,
     _mark_titled],
 ]

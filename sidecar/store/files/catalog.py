@@ -13,7 +13,7 @@ from ..base import Listed, ListPage, ListQuery
 from ..index import IndexUnavailable, ListingIndex
 from ..inmemory import listed_in_memory
 from ..layout import ARCHIVE_DIR
-from ..listing import SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, matches, sort_key
+from ..listing import SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, is_stub, matches, sort_key
 from ..compat import Compat
 from ..session import Session
 from ..titles import listed_name
@@ -48,6 +48,12 @@ class Catalog:
         self._areas: dict[Path, str | None] = {}
         # Index upkeep held until an answer is out (upkeep_held), per thread.
         self._upkeep = threading.local()
+
+    def stub(self, path: Path) -> bool:
+        """Whether the file is a session oh-my-pi's picker and continueRecent pass over (listing.py's is_stub)."""
+        summary = self._summaries.get(path)
+        return summary is not None and is_stub(summary.assistant_turns, summary.title, summary.first_message,
+                                               summary.last_role)
 
     # -- upkeep ---------------------------------------------------------------------
 
@@ -165,6 +171,9 @@ class Catalog:
                 continue
             if query.query and not matches(summary, query.query):
                 continue
+            if self.compat == "omp" and is_stub(summary.assistant_turns, summary.title, summary.first_message,
+                                                 summary.last_role):
+                continue  # oh-my-pi's picker passes over it (listing.py)
             found.append((summary, archived))
         found.sort(key=lambda item: sort_key(item[0]))
         if query.after is not None:
@@ -197,6 +206,7 @@ class Catalog:
             query.after,
             query.query or None,
             query.limit + 1,
+            skip_stubs=self.compat == "omp",
         )
         page = rows[: query.limit]
         next_cursor = None

@@ -426,3 +426,38 @@ def test_after_we_append_to_their_files_oh_my_pi_sees_our_entries_and_name(their
         assert result["labels"][ids[0]] == "ours"
         assert result["contexts"]["@leaf"]["messages"][-1]["content"][0]["text"] == "sidecar reply"
         assert len(Path(result["path"]).read_bytes().split(b"\n", 1)[0]) + 1 == SLOT_BYTES
+
+
+# -- deleting a session: its backups go with it -----------------------------------------------
+
+
+def test_a_deleted_session_does_not_come_back_in_oh_my_pis_listing_from_its_backups(home):
+    """oh-my-pi's listing (session-listing.ts, scanSessionDir -> recoverOrphanedBackups; 18.2.3 and 18.3.4)
+    renames the newest ``<file>.jsonl.<anything>.bak`` back to the primary when the primary is missing, and
+    18.3.4's FileSessionStorage.deleteSessionWithArtifacts removes those backups when a session is deleted.
+    Our delete moves the file to the trash with every ``<file>.*`` beside it (its migration, doctor and
+    blob-reference backups, oh-my-pi's EPERM-rewrite backups): oh-my-pi's own listing of the folder, run
+    after the delete, must not bring the session back."""
+    root = home / ".omp" / "agent" / "sessions"
+    svc = SessionService(root)
+    cwd = str(home / "project-deleted")
+    kept = svc.create(wire.CreateParams(cwd=cwd)).sessionId
+    gone = svc.create(wire.CreateParams(cwd=cwd)).sessionId
+    for sid in (kept, gone):
+        svc.append(wire.AppendParams(sessionId=sid, entries=[
+            {"type": "message", "message": {"role": "user", "content": f"hello {sid}", "timestamp": 1}},
+            {"type": "message", "message": _assistant("ok", [])}]))
+    svc.close_all()
+    gone_path = Path(svc.open(wire.OpenParams(sessionId=gone)).path)
+    svc.close_all()
+    folder = gone_path.parent
+    backups = [folder / f"{gone_path.name}.{suffix}.bak" for suffix in ("1234567890123", "v1", "blobrefs", "doctor")]
+    for backup in backups:
+        backup.write_bytes(gone_path.read_bytes())
+    before = run_omp(home, {"list": [{"cwd": cwd, "dir": str(folder)}]})["listed"][0]
+    assert sorted(s["id"] for s in before) == sorted([kept, gone])
+    svc.delete(wire.DeleteParams(sessionId=gone))
+    assert not gone_path.exists() and not [b for b in backups if b.exists()]
+    after = run_omp(home, {"list": [{"cwd": cwd, "dir": str(folder)}]})["listed"][0]
+    assert [s["id"] for s in after] == [kept]
+    assert not gone_path.exists(), "oh-my-pi restored the deleted session from a backup"

@@ -461,3 +461,49 @@ def test_a_deleted_session_does_not_come_back_in_oh_my_pis_listing_from_its_back
     after = run_omp(home, {"list": [{"cwd": cwd, "dir": str(folder)}]})["listed"][0]
     assert [s["id"] for s in after] == [kept]
     assert not gone_path.exists(), "oh-my-pi restored the deleted session from a backup"
+
+
+# -- Anthropic-native compactions: 18.2.3's code, and where 18.3 moved ----------------------------
+
+
+def test_a_native_anthropic_compaction_builds_as_oh_my_pi_builds_it(home):
+    """oh-my-pi 18.2.3's buildSessionContext on a compaction holding ``preserveData.anthropicCompaction``
+    (session-context.ts; getAnthropicCompactionPayload in pi-agent-core compaction/anthropic.ts): the summary
+    message carries the payload, the kept tail follows. 18.2.3 stamps that message with the first kept
+    entry's time less 1 ms; 18.3.4 keeps the compaction's time there and puts that moment in
+    ``historyRewriteAt`` (tests/context/test_omp_183_shapes.py): ours is 18.3's, so the time 18.2.3 gives
+    the message is our historyRewriteAt, and everything else is equal."""
+    from session_builders import entry, header, message, user, write_session
+
+    root = home / ".omp" / "agent" / "sessions"
+    native = {"anthropicCompaction": {"provider": "anthropic", "content": "Native summary.", "encryptedContent": "x1",
+                                      "filesText": "<files/>", "model": "claude-opus-4-5", "usedTokens": 60000,
+                                      "signature": "sig"}}
+    path = write_session(root / "--native--" / "2025-01-01T00-00-00-000Z_native.jsonl",
+                         header("native", cwd=str(home)), [
+        message("u1", None, user("first", 10), 10),
+        message("a1", "u1", _assistant("one", []), 20),
+        message("u2", "a1", user("second", 30), 30),
+        message("a2", "u2", _assistant("two", []), 40),
+        entry("compaction", "c1", "a2", 50, summary="Native summary.", firstKeptEntryId="u2", tokensBefore=60000,
+              preserveData=native),
+        message("u3", "c1", user("third", 60), 60),
+    ])
+    svc = SessionService(root)
+    sid = svc.open(wire.OpenParams(path=str(path))).sessionId
+    ours = plain(svc.build_context(wire.BuildContextParams(sessionId=sid, format="agent")).messages)
+    ours_llm = plain(svc.build_context(wire.BuildContextParams(sessionId=sid, format="llm")).messages)
+    svc.close_all()
+    theirs = run_omp(home, {"describe": [{"path": str(path), "leaves": []}]})["results"][0]
+    assert theirs["ok"], theirs.get("error")
+    context = theirs["contexts"]["@leaf"]
+    summary, their_summary = ours[0], context["messages"][0]
+    assert their_summary["providerPayload"] == summary["providerPayload"]
+    assert their_summary["timestamp"] == summary["historyRewriteAt"]  # 18.2.3's stamp is 18.3's historyRewriteAt
+    rewrite_at = summary.pop("historyRewriteAt")
+    assert {**summary, "timestamp": rewrite_at} == their_summary
+    assert ours[1:] == context["messages"][1:]
+    their_llm = context["llm"]
+    assert their_llm[0]["historyRewriteAt"] == ours_llm[0]["historyRewriteAt"] == rewrite_at
+    assert {**ours_llm[0], "timestamp": rewrite_at} == their_llm[0]
+    assert ours_llm[1:] == their_llm[1:]

@@ -36,7 +36,7 @@ def name_of(session: "Session", compat: Compat) -> str | None:
             return session.title_slot.name
         title = session.header_obj().get("title")
         return title if isinstance(title, str) and title else None
-    return session.tree.name
+    return session.info_name
 
 
 def listed_name(compat: Compat, titled: bool | int | None, info_name: str | None, title: str | None) -> str | None:

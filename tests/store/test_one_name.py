@@ -105,3 +105,24 @@ def test_an_index_of_schema_5_is_made_anew_and_lists_title_lined_files_by_their_
     check = sqlite3.connect(index_file)
     assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
     check.close()
+
+
+def test_an_open_from_the_tree_cache_answers_the_name_without_building_the_tree(sessions_root, monkeypatch):
+    """The tree cache keeps the last session_info's name (schema 5), a lone surrogate in it too."""
+    from sidecar.format import jsonl
+    from sidecar.store import treecache
+
+    monkeypatch.setattr(jsonl, "MAP_THRESHOLD", 0)
+    monkeypatch.setattr(treecache, "MIN_CACHED_BYTES", 0)
+    for index, name in enumerate(["Cached name", "lone \ud83d surrogate"]):
+        svc = service(sessions_root)
+        sid = svc.create(wire.CreateParams(cwd=f"/work/p{index}")).sessionId
+        svc.append(wire.AppendParams(sessionId=sid, entries=[{"type": "message", "message": user("q")},
+                                                             {"type": "message", "message": assistant("a")}]))
+        named = svc.set_name(wire.SetNameParams(sessionId=sid, name=name)).name
+        svc.close_all()  # writes the tree cache
+        again = service(sessions_root)
+        opened = again.open(wire.OpenParams(sessionId=sid))
+        assert not again.session(sid).tree_loaded  # answered from the cache
+        assert opened.name == opened.title == named == name
+        again.close_all()

@@ -863,6 +863,8 @@ type OpenResult struct {
 	MigratedFrom *int          `json:"migratedFrom,omitzero"`
 	Warnings     []OpenWarning `json:"warnings,omitzero"`
 	TitleFault   *string       `json:"titleFault,omitzero"`
+	Name         *string       `json:"name,omitzero"`
+	Title        *string       `json:"title,omitzero"`
 }
 
 // OpenWarning: Something opening found wrong with the file that did not stop it from opening.
@@ -1080,7 +1082,8 @@ type SetNameParams struct {
 type SetNameResult struct {
 	EntryID string `json:"entryId"`
 	// nil is null.
-	Name *string `json:"name"`
+	Name  *string `json:"name"`
+	Title *string `json:"title,omitzero"`
 }
 
 // Settings is `Settings` in protocol/schema.json.

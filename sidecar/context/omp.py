@@ -13,7 +13,17 @@ A session in oh-my-pi's folder (or any session, when a client asks for
 * a ``reset_boundary`` entry after the latest compaction starts the context
   after it;
 * custom messages of the types ``prewalk-plan`` and ``vibe-mode-context``
-  stay out; the others carry their ``attribution``.
+  stay out; the others (18.3's hidden notices ``session-agent-notice``,
+  ``eval-prelude-notice``, ``eval-state-context`` and ``anthropic-usage-wrap-up``
+  among them) go to the model; ``details`` and ``attribution`` as the file holds
+  them: a ``details`` of null stays null, an absent one absent; an
+  ``attribution`` present is "user" or, whatever else it holds, "agent";
+* a compaction carrying Anthropic's native summary (``preserveData.anthropicCompaction``)
+  gives its summary message that ``providerPayload`` and a ``historyRewriteAt``
+  just before the first entry it keeps (that entry's time minus 1 ms; the
+  message's ``timestamp`` stays the compaction's, as 18.3 has it); when it keeps
+  no entry by id (``firstKeptEntryId`` "", 18.3's native compactions) the
+  entries after its ``providerReplayThroughEntryId`` are the kept tail.
 
 And in the conversion for the model (``convertToLlm``):
 
@@ -28,8 +38,10 @@ And in the conversion for the model (``convertToLlm``):
 * a tool result marked ``prunedAt`` sends its text joined in its first text block.
 
 Not modelled (entries no sidecar client writes; oh-my-pi's context differs
-there): context notes, provider-native compaction payloads, snapcompact frame
+there): context notes, OpenAI remote compaction payloads, snapcompact frame
 archives, context rollovers, steering prompts, interrupted-thinking markers.
+18.2.3 stamps a native compaction's summary message itself with the time just
+before its kept tail; we follow 18.3, which keeps the compaction's time there.
 """
 
 from __future__ import annotations
@@ -71,10 +83,19 @@ def build_context(path: list[Entry], ids_unique: bool = False) -> SessionContext
     elif compaction_index >= 0:
         compaction = path[compaction_index]
         obj = compaction.obj()
-        ctx.messages.append(compaction_summary_message(obj))
+        native = anthropic_payload(obj.get("preserveData"))
+        kept = kept_from(path, obj.get("firstKeptEntryId"), compaction_index, ids_unique)
+        if native is not None and kept == compaction_index:
+            kept = _after_replay_snapshot(path, obj, compaction_index)
+        message = compaction_summary_message(obj)
+        if native is not None:
+            message["providerPayload"] = native
+            retained = path[kept] if kept < compaction_index else path[compaction_index + 1] if compaction_index + 1 < len(path) else None
+            retained_at = js_time(retained.obj().get("timestamp")) if retained is not None else None
+            if retained_at is not None:
+                message["historyRewriteAt"] = retained_at - 1
+        ctx.messages.append(message)
         ctx.entry_ids.append(compaction.id)  # type: ignore[arg-type]
-        first_kept = obj.get("firstKeptEntryId")
-        kept = kept_from(path, first_kept, compaction_index, ids_unique)
         _emit(ctx, path[kept:compaction_index])
         ctx.after_compaction = len(ctx.messages)
         _emit(ctx, path[compaction_index + 1 :])
@@ -118,6 +139,37 @@ def _settings(path: list[Entry]) -> SessionContext:
     return ctx
 
 
+def anthropic_payload(preserve: Any) -> dict[str, Any] | None:
+    """What oh-my-pi replays of a compaction Anthropic's server summarized (its ``providerPayload``), or None.
+
+    As oh-my-pi's ``getAnthropicCompactionPayload`` (pi-agent-core, compaction/anthropic.ts) reads
+    ``preserveData.anthropicCompaction``: a non-empty ``provider`` and ``content``; ``encryptedContent``
+    and ``filesText`` when non-empty strings."""
+    candidate = preserve.get("anthropicCompaction") if isinstance(preserve, dict) else None
+    if not isinstance(candidate, dict):
+        return None
+    provider, content = candidate.get("provider"), candidate.get("content")
+    if not (isinstance(provider, str) and provider and isinstance(content, str) and content):
+        return None
+    payload: dict[str, Any] = {"type": "anthropicCompaction", "provider": provider, "content": content}
+    for key in ("encryptedContent", "filesText"):
+        value = candidate.get(key)
+        if isinstance(value, str) and value:
+            payload[key] = value
+    return payload
+
+
+def _after_replay_snapshot(path: list[Entry], obj: dict[str, Any], compaction_index: int) -> int:
+    """Where the kept tail of a native compaction that names no kept entry starts: after the entry its
+    ``providerReplayThroughEntryId`` names (18.3's ``buildSessionContext``); the compaction's index
+    (nothing kept) when ``firstKeptEntryId`` is not "" or that entry is not before it."""
+    through = obj.get("providerReplayThroughEntryId")
+    if obj.get("firstKeptEntryId") != "" or not isinstance(through, str) or not through:
+        return compaction_index
+    snapshot = next((i for i, e in enumerate(path) if e.id == through), -1)
+    return snapshot + 1 if 0 <= snapshot and snapshot + 1 < compaction_index else compaction_index
+
+
 def compaction_summary_message(obj: dict[str, Any]) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "compactionSummary", "summary": obj.get("summary")}
     for key in ("shortSummary", "tokensBefore", "tokensAfter", "method", "warning"):
@@ -138,9 +190,9 @@ def _custom_message(obj: dict[str, Any]) -> dict[str, Any] | None:
         "content": content,
         "display": obj.get("display") if isinstance(obj.get("display"), bool) else False,
     }
-    if obj.get("details") is not None:
+    if "details" in obj:  # (a null stays null: oh-my-pi's message carries what the entry holds)
         message["details"] = obj["details"]
-    if "attribution" in obj and obj["attribution"] is not None:
+    if "attribution" in obj:  # (absent stays absent; null, or any other value, is the agent's)
         message["attribution"] = "user" if obj["attribution"] == "user" else "agent"
     message["timestamp"] = js_time(obj.get("timestamp"))
     return message
@@ -266,13 +318,17 @@ def to_llm_messages(message: dict[str, Any]) -> list[dict[str, Any]]:
         return [_agent_user([{"type": "text", "text": text}], timestamp)]
     if role == "compactionSummary":
         wrapper = HANDOFF_WRAPPER if message.get("method") == "handoff" else COMPACTION_WRAPPER
-        return [_agent_user([{"type": "text", "text": wrapper.format(summary=message.get("summary"))}], timestamp)]
+        out = _agent_user([{"type": "text", "text": wrapper.format(summary=message.get("summary"))}], timestamp,
+                          message.get("historyRewriteAt"))
+        if message.get("providerPayload") is not None:
+            out["providerPayload"] = message["providerPayload"]
+        return [out]
     return []
 
 
-def _agent_user(content: list[dict[str, Any]], timestamp: Any) -> dict[str, Any]:
-    return {"role": "user", "content": content, "attribution": "agent", "historyRewriteAt": timestamp,
-            "timestamp": timestamp}
+def _agent_user(content: list[dict[str, Any]], timestamp: Any, rewrite_at: Any = None) -> dict[str, Any]:
+    return {"role": "user", "content": content, "attribution": "agent",
+            "historyRewriteAt": timestamp if rewrite_at is None else rewrite_at, "timestamp": timestamp}
 
 
 def _custom_to_llm(message: dict[str, Any]) -> list[dict[str, Any]]:

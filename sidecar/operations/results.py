@@ -23,6 +23,8 @@ def open_result(session: Session, location: str, parse_errors: int, migrated_fro
         migratedFrom=migrated_from,
         warnings=_open_warnings(session, location),
         titleFault=session.title_fault or _missing_title(session),
+        name=session.name,
+        title=session.name,
     )
 
 

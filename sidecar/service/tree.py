@@ -64,7 +64,7 @@ class TreeCalls:
         entry = session.set_name(params.name)
         if session.prefix != titled:
             self.store.renamed(session)
-        return wire.SetNameResult(entryId=entry.id, name=session.name)  # type: ignore[arg-type]
+        return wire.SetNameResult(entryId=entry.id, name=session.name, title=session.name)  # type: ignore[arg-type]
 
     def fork(self, params: wire.ForkParams) -> wire.ForkResult:
         """Copy the path root -> entry into a new session, connected (store/pathcopy.py).

@@ -41,6 +41,7 @@ from .indexread import BULK_ROWS, fold_file, read_files
 from .indexschema import COLUMNS as _COLUMNS, SCHEMA_VERSION, Row, connect  # noqa: F401
 from .indexsearch import contains as _contains, delete_texts as _delete_texts, holds as _holds
 from .indexsearch import query_rows
+from .listing import STUB_SQL
 from .watch import FolderWatch
 
 log = logging.getLogger(__name__)
@@ -349,9 +350,13 @@ class ListingIndex:
         after: tuple[int, str] | None,
         query: str | None,
         limit: int,
+        skip_stubs: bool = False,
     ) -> list[Row]:
-        """Up to ``limit`` sessions in pi's order (newest activity first, then path), after the cursor."""
+        """Up to ``limit`` sessions in pi's order (newest activity first, then path), after the cursor;
+        ``skip_stubs``: without the sessions oh-my-pi's picker passes over (listing.py's is_stub)."""
         where = ["is_session=1", f"area IN ({','.join('?' * len(areas))})"]
+        if skip_stubs:
+            where.append(f"NOT {STUB_SQL}")
         args: list[Any] = list(areas)
         if folders is not None:
             where.append(f"dir IN ({','.join('?' * len(folders))})")

@@ -93,7 +93,7 @@ def _store_reads(
             delete_texts(conn, file_id)
             fresh = False
         values = (path, folder, area, size, mtime, 1, *fields) if fields is not None else (
-            (path, folder, area, size, mtime, 0) + (None,) * 14)
+            (path, folder, area, size, mtime, 0) + (None,) * 17)
         if fresh:
             rows.append((file_id,) + values)
         else:
@@ -114,7 +114,7 @@ def fold_file(conn: sqlite3.Connection, known: Known, path: Path, area: str, ent
     st = os.stat(path)
     row = conn.execute(
         "SELECT id, size, is_session, message_count, first_message, last_activity, name, tokens_total,"
-        " tokens_last, text_seq, header_ts, title, session_id FROM files WHERE path=?",
+        " tokens_last, text_seq, header_ts, title, session_id, assistant_turns, last_role FROM files WHERE path=?",
         (key,),
     ).fetchone()
     grown = sum(len(entry.raw) + 1 for entry in entries)
@@ -131,13 +131,15 @@ def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, entries: l
     A line is decoded only when its entry's envelope does not say enough: an entry the listing ignores,
     or a message neither user nor assistant (only counted), is not."""
     key = str(path)
-    file_id, _, _, count, first, last, name, total, last_tokens, seq, header_ts, title, session_id = row
-    acc = Accumulator(count, first or "", last or 0, name, total or 0, last_tokens or 0)
+    file_id, _, _, count, first, last, name, total, last_tokens, seq, header_ts, title, session_id, turns, role = row
+    acc = Accumulator(count, first or "", last or 0, name, total or 0, last_tokens or 0, turns or 0, role)
     texts = []
     for entry in entries:
         skip = listing_skip(entry)
         if skip:
-            acc.count += skip == _COUNTED
+            if skip == _COUNTED:
+                acc.count += 1
+                acc.last_role = entry.head.role if type(entry.head.role) is str else None
             continue
         line = decode_line(entry.raw)
         if line is None:
@@ -149,12 +151,13 @@ def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, entries: l
     conn.executemany("INSERT INTO pending(id, text, lengths) VALUES (?, ?, ?)", added)
     conn.execute(
         "UPDATE files SET size=?, mtime_ns=?, message_count=?, first_message=?, last_activity=?,"
-        " name=?, tokens_total=?, tokens_last=?, text_seq=?, modified_ms=?, meta=? WHERE id=?",
+        " name=?, tokens_total=?, tokens_last=?, text_seq=?, modified_ms=?, meta=?, assistant_turns=?, last_role=?"
+        " WHERE id=?",
         (
             st.st_size, st.st_mtime_ns, acc.count, acc.first, acc.last_activity, acc.name,
             acc.tokens_total, acc.tokens_last, seq + len(added),
             modified_ms(acc.last_activity, header_ts, st.st_mtime_ns // 1_000_000),
-            folded_meta(acc.name, title, session_id), file_id,
+            folded_meta(acc.name, title, session_id), acc.assistants, acc.last_role, file_id,
         ),
     )
     known.setdefault(str(path.parent), {})[key] = (st.st_size, st.st_mtime_ns)

@@ -19,8 +19,10 @@ from typing import Any, Callable
 
 from .listing import iso_from_ms
 
-SCHEMA_VERSION = 5  # 3: meta (name, title and id casefolded, for queries); 4: a text row holds several texts
-# 5: the trigram index keeps no positions (detail=none)
+SCHEMA_VERSION = 6  # 3: meta (name, title and id casefolded, for queries); 4: a text row holds several texts
+# 5: the trigram index keeps no positions (detail=none); 6: titled (the file starts with oh-my-pi's title line:
+# its name is oh-my-pi's under either compatibility, store/titles.py), assistant_turns and last_role (oh-my-pi's
+# picker skips a stub, listing.py's is_stub)
 
 SCHEMA = """
 CREATE TABLE files(
@@ -34,7 +36,7 @@ CREATE TABLE files(
   session_id TEXT, cwd TEXT, header_ts TEXT, title TEXT, parent_session TEXT,
   name TEXT, message_count INTEGER, first_message TEXT, last_activity INTEGER,
   modified_ms INTEGER, tokens_total INTEGER, tokens_last INTEGER, text_seq INTEGER,
-  meta TEXT
+  meta TEXT, titled INTEGER, assistant_turns INTEGER, last_role TEXT
 );
 CREATE VIRTUAL TABLE texts USING fts5(text, lengths UNINDEXED, tokenize='trigram', detail=none);
 CREATE TABLE pending(id INTEGER PRIMARY KEY, text TEXT NOT NULL, lengths TEXT);
@@ -53,17 +55,18 @@ FILES_INDEXES = {
 INSERT_FILE = (
     "INSERT INTO files(id, path, dir, area, size, mtime_ns, is_session, session_id, cwd, header_ts, title,"
     " parent_session, name, message_count, first_message, last_activity, modified_ms, tokens_total,"
-    " tokens_last, text_seq, meta) VALUES (" + ",".join("?" * 21) + ")"
+    " tokens_last, text_seq, meta, titled, assistant_turns, last_role) VALUES (" + ",".join("?" * 24) + ")"
 )
 UPDATE_FILE = (
     "UPDATE files SET path=?, dir=?, area=?, size=?, mtime_ns=?, is_session=?, session_id=?, cwd=?,"
     " header_ts=?, title=?, parent_session=?, name=?, message_count=?, first_message=?, last_activity=?,"
-    " modified_ms=?, tokens_total=?, tokens_last=?, text_seq=?, meta=? WHERE id=?"
+    " modified_ms=?, tokens_total=?, tokens_last=?, text_seq=?, meta=?, titled=?, assistant_turns=?,"
+    " last_role=? WHERE id=?"
 )
 
 COLUMNS = (
     "id, path, area, session_id, cwd, header_ts, title, parent_session, name, message_count, "
-    "first_message, modified_ms, tokens_total, tokens_last, mtime_ns"
+    "first_message, modified_ms, tokens_total, tokens_last, mtime_ns, titled"
 )
 
 
@@ -86,6 +89,7 @@ class Row:
     tokens_total: int
     tokens_last: int
     mtime_ns: int
+    titled: int | None = 0  # (1: the file starts with a title line)
     snippet: str | None = None
 
     @property

@@ -48,7 +48,7 @@ PARALLEL_FROM = 4000  # files to read past which workers pay for their start (a 
 _BATCH = 250  # files per task
 _MOST = 4  # workers by default at most (the parent's SQLite writes bound what more would give)
 
-# (size, mtime_ns, the row's fields from session_id to meta or None when not a session, text rows), or None when
+# (size, mtime_ns, the row's fields from session_id to last_role or None when not a session, text rows), or None when
 # the file is gone or unreadable.
 Read = tuple[int, int, tuple[Any, ...] | None, list[tuple[str, str | None]]] | None
 
@@ -73,7 +73,7 @@ def read_file(path: str, load: Callable[[str], Any] = load_file) -> Read:
         summary.title, summary.parent_session,
         acc.name, acc.count, acc.first, acc.last_activity, summary.modified_ms,
         acc.tokens_total, acc.tokens_last, len(chunks),
-        folded_meta(acc.name, summary.title, summary.session_id),
+        folded_meta(acc.name, summary.title, summary.session_id), int(summary.titled), acc.assistants, acc.last_role,
     )
     return size, mtime, fields, chunks
 

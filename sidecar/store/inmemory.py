@@ -31,7 +31,7 @@ def listed_in_memory(query: ListQuery, held: list[Any]) -> list[Listed]:
             session_id=summary.session_id, location="", cwd=summary.cwd, created=summary.created,
             modified_ms=summary.modified_ms, message_count=summary.message_count,
             first_message=summary.first_message, tokens_total=summary.tokens_total or 0,
-            tokens_last=summary.tokens_last or 0, name=summary.name, title=summary.title,
+            tokens_last=summary.tokens_last or 0, name=session.name, title=session.name,
             parent_session=summary.parent_session, archived=False, in_memory=True,
         ))
     return found

@@ -91,6 +91,9 @@ class Summary:
     tokens_total: int = 0
     tokens_last: int = 0
     header_timestamp: bool = False  # ``created`` is the header's own timestamp (not the file's mtime)
+    titled: bool = False  # the file starts with oh-my-pi's title line (``title`` is then that line's title)
+    assistant_turns: int = 0  # assistant messages in the file
+    last_role: str | None = None  # the role of its last message
 
 
 def _text(content: Any) -> str:
@@ -126,14 +129,16 @@ def iso_from_ms(ms: int) -> str:
 class Accumulator:
     """pi's listing fields, folded line by line (so appended lines extend a stored state)."""
 
-    __slots__ = ("count", "first", "last_activity", "name", "tokens_total", "tokens_last")
+    __slots__ = ("count", "first", "last_activity", "name", "tokens_total", "tokens_last", "assistants", "last_role")
 
     def __init__(
         self, count: int = 0, first: str = "", last_activity: int = 0, name: str | None = None,
-        tokens_total: int = 0, tokens_last: int = 0,
+        tokens_total: int = 0, tokens_last: int = 0, assistants: int = 0, last_role: str | None = None,
     ) -> None:
         self.count, self.first, self.last_activity, self.name = count, first, last_activity, name
         self.tokens_total, self.tokens_last = tokens_total, tokens_last
+        # oh-my-pi's picker and continueRecent skip a stub (is_stub): they need these two
+        self.assistants, self.last_role = assistants, last_role
 
     def feed(self, line: _Line | _TypedLine) -> str | None:
         """Fold one entry line in; returns its searchable text, if any.
@@ -148,7 +153,9 @@ class Accumulator:
             return None
         self.count += 1
         role = message.role
+        self.last_role = role if type(role) is str else None
         if role == "assistant":
+            self.assistants += 1
             if message.stopReason != "aborted" and message.stopReason != "error":
                 used = _usage_tokens(message.usage)
                 if used > 0:
@@ -223,6 +230,7 @@ def summarize_full(
     acc = Accumulator()
     texts: list[str] = []
     slot: TitleSlot | None = None
+    titled = False
     lines = iter(data.split(b"\n") if isinstance(data, bytes) else _lines(data))
     first = True
     for raw in lines:
@@ -230,6 +238,7 @@ def summarize_full(
             first = False
             if looks_like_slot(raw):
                 slot = read_slot(raw)[0]  # oh-my-pi's title line (titleslot.py): its title wins over the header's
+                titled = True
                 continue
         line = decode_line(raw)
         if line is None:
@@ -268,8 +277,26 @@ def summarize_full(
         tokens_total=acc.tokens_total,
         tokens_last=acc.tokens_last,
         header_timestamp=isinstance(header.timestamp, str),
+        titled=titled,
+        assistant_turns=acc.assistants,
+        last_role=acc.last_role,
     )
     return summary, acc, texts
+
+
+def is_stub(assistant_turns: int, title: str | None, first_message: str | None, last_role: str | None) -> bool:
+    """A session oh-my-pi 18.3's picker and ``continueRecent`` pass over (session-listing.ts, isEmptySession):
+    no assistant message, no title, no first user text, and its last message no tool result (a "pending" or
+    "unknown" status: a user message last, or none). A title or a first prompt is worth resuming."""
+    if first_message == "(no messages)":  # (what a summary shows for none, as oh-my-pi's listing does)
+        first_message = None
+    return (assistant_turns == 0 and not (title or "").strip() and not (first_message or "").strip()
+            and last_role != "toolResult")
+
+
+# The same in SQL over the listing index's columns (indexschema.py).
+STUB_SQL = ("(assistant_turns = 0 AND trim(coalesce(title, '')) = '' AND trim(coalesce(first_message, '')) = ''"
+            " AND coalesce(last_role, '') != 'toolResult')")
 
 
 def summarize(path: Path, data: bytes, mtime_ms: int) -> Summary | None:

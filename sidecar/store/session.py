@@ -201,6 +201,14 @@ class Session(follow.FollowsFile, AddsBatches):
         return self._tree.dangling()
 
     @property
+    def info_name(self) -> str | None:
+        """The last session_info's name (pi's); from the tree cache while the tree is not built."""
+        if self._tree is None:
+            assert self._cache is not None
+            return self._cache.session_name()
+        return self._tree.name
+
+    @property
     def tree_loaded(self) -> bool:
         return self._tree is not None
 

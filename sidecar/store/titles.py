@@ -6,6 +6,9 @@ without one, the header's ``title``; it writes a rename as a ``title_change``
 entry (an audit record it never reads back) plus the slot, overwritten in
 place. Under oh-my-pi's compatibility we do the same, so that its
 ``getSessionName()`` shows the name we set.
+
+A session has one name wherever we answer it (open, setName, list: ``name``,
+and ACP's ``title`` the same): the one the tool of its compatibility reads.
 """
 
 from __future__ import annotations
@@ -33,7 +36,15 @@ def name_of(session: "Session", compat: Compat) -> str | None:
             return session.title_slot.name
         title = session.header_obj().get("title")
         return title if isinstance(title, str) and title else None
-    return session.tree.name
+    return session.info_name
+
+
+def listed_name(compat: Compat, titled: bool | int | None, info_name: str | None, title: str | None) -> str | None:
+    """``name_of`` from what a listing keeps of a file: whether it starts with a title line, its last
+    ``session_info`` name (pi's) and its title (the title line's, else the header's: oh-my-pi's)."""
+    if compat == "omp" or titled:
+        return title or None
+    return info_name
 
 
 def set_name(session: "Session", name: str, compat: Compat) -> Entry:

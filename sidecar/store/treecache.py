@@ -19,6 +19,7 @@ a cache that does not decode, means a full parse.
 from __future__ import annotations
 
 import hashlib
+import json
 import mmap
 import os
 from operator import attrgetter
@@ -33,8 +34,9 @@ from .writer import DIR_MODE, FILE_MODE
 
 _has_blobs = attrgetter("has_blobs")
 
-CACHE_VERSION = 4  # 2: a title line before the header; contexts by the session's rules. 3: dangling parents.
-# 4: lines not searched for blob marks (a large file's parse leaves them open)
+CACHE_VERSION = 5  # 2: a title line before the header; contexts by the session's rules. 3: dangling parents.
+# 4: lines not searched for blob marks (a large file's parse leaves them open); 5: the session_info name (an
+# open answers the name without building the tree)
 TREES_DIR = Path(".index") / "trees"
 # Files smaller than this parse in a few milliseconds; a cache would not pay for itself.
 MIN_CACHED_BYTES = MAP_THRESHOLD
@@ -128,6 +130,12 @@ class TreeCache(msgspec.Struct, array_like=True):
     context: CachedContext | None = None
     # Entries whose parent is not in the file (SessionTree.dangling), reported on open.
     dangling: list[str] = []
+    # The last session_info's name (pi's name of the session), answered on open: as a JSON string in ASCII
+    # (a name may hold a lone surrogate, which UTF-8 cannot encode); None when it has none.
+    name: str | None = None
+
+    def session_name(self) -> str | None:
+        return None if self.name is None else json.loads(self.name)
 
     def decode_columns(self) -> Columns:
         """The entries; raises CacheDamaged when they do not decode or do not line up."""
@@ -261,6 +269,7 @@ def build_cache(path: Path, header: Entry, tree: SessionTree, parse_errors: int,
         columns=msgspec.Raw(_encoder.encode(columns)),
         context=context,
         dangling=tree.dangling(),
+        name=None if tree.name is None else json.dumps(tree.name),
     )
 
 

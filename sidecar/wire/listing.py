@@ -51,7 +51,10 @@ class SessionInfo(_Result):
     archived: bool
     # Token usage the assistant messages reported, over the whole file (every branch).
     tokens: SessionTokens
+    # Its name as the tool of its compatibility reads it (pi: its last session_info; oh-my-pi, or a file
+    # that starts with oh-my-pi's title line: that line's title, else the header's), as session/open answers it.
     name: str | None = None
+    # The same (ACP's SessionInfo.title).
     title: str | None = None
     parentSession: str | None = None
     # With a query: the first matching message text around the match, marked **like this**.

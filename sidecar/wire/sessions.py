@@ -73,6 +73,11 @@ class OpenResult(_Result):
     # anything: damaged, of the wrong width, or missing under oh-my-pi's
     # compatibility. The rest of the file opened as usual.
     titleFault: str | None = None
+    # The session's name as the tool of its compatibility reads it (pi: its last session_info;
+    # oh-my-pi: its title line, else the header's title), as session/list answers it.
+    name: str | None = None
+    # The same (ACP's SessionInfo.title).
+    title: str | None = None
 
 
 class ContinueRecentParams(_Params):

@@ -77,4 +77,8 @@ class SetNameParams(_Params):
 
 class SetNameResult(_Result):
     entryId: str
+    # The session's name as the tool of its compatibility reads it (pi: its last session_info;
+    # oh-my-pi: its title line, else the header's title), as session/list and session/open answer it.
     name: str | None
+    # The same (ACP's SessionInfo.title).
+    title: str | None = None

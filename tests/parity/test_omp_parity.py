@@ -104,6 +104,9 @@ def _assistant(text: str, calls: list[str], model: str = "claude-x") -> dict:
             "stopReason": "toolUse" if calls else "stop", "timestamp": 1_700_000_000_000}
 
 
+_ABSENT = object()
+
+
 def write_ours(svc: SessionService, root: Path, seed: int, sent: set[str]) -> list[str]:
     """One session (and its forks) written by the sidecar from operations drawn with ``seed``; returns their ids."""
     rng = random.Random(seed)
@@ -164,7 +167,16 @@ def write_ours(svc: SessionService, root: Path, seed: int, sent: set[str]) -> li
                 data = image(rng)
                 sent.add(data)
                 content.append({"type": "image", "data": data, "mimeType": "image/png"})
-            add({"type": "custom_message", "customType": "ext", "content": content, "display": True})
+            custom: dict = {"type": "custom_message", "customType": "ext", "content": content, "display": True}
+            # details and attribution as a file may hold them: absent, null, or a value (any attribution
+            # but "user" reaches oh-my-pi's context as "agent"; null details stay null)
+            details = rng.choice([_ABSENT, None, {"k": step}])
+            attribution = rng.choice([_ABSENT, None, "user", "agent", "system"])
+            if details is not _ABSENT:
+                custom["details"] = details
+            if attribution is not _ABSENT:
+                custom["attribution"] = attribution
+            add(custom)
         elif kind == "settings":
             add({"type": "thinking_level_change", "thinkingLevel": rng.choice(["low", "high"])},
                 {"type": "model_change", "model": rng.choice(["anthropic/claude-y", "openai/gpt-z"])})
@@ -193,8 +205,9 @@ def our_view(svc: SessionService, sid: str) -> dict:
         contexts[key] = {"messages": plain(agent.messages), "llm": plain(llm.messages),
                          "thinkingLevel": agent.thinkingLevel, "models": agent.models}
     entries = svc.get_entries(wire.GetEntriesParams(sessionId=sid)).entries
+    assert opened.name == opened.title == session.name, "session/open answers one name, in name and in ACP's title"
     return {"path": opened.path, "ids": ids, "entries": plain(entries), "leafId": opened.leafId,
-            "labels": dict(session.tree.labels), "name": session.name, "contexts": contexts,
+            "labels": dict(session.tree.labels), "name": opened.name, "contexts": contexts,
             "titleFault": opened.titleFault}
 
 
@@ -261,8 +274,12 @@ def test_files_we_write_open_in_oh_my_pi_with_the_same_tree_labels_name_and_cont
     assert len(views) >= len(OUR_SEEDS)
     named = 0
     compared = 0
+    svc = ours_in_omp[0]
+    listed = {s.sessionId: s for s in svc.list(wire.ListParams(all=True, limit=1000)).sessions}
     for sid, view in views.items():
         assert_same(sid, view, theirs[view["path"]])
+        # session/list answers oh-my-pi's name (its getSessionName) in name and in ACP's title
+        assert listed[sid].name == listed[sid].title == theirs[view["path"]]["name"], sid
         assert Path(view["path"]).read_bytes() == before[sid], f"{sid}: oh-my-pi rewrote our file"
         named += view["name"] is not None
         compared += len(view["contexts"])
@@ -320,6 +337,11 @@ def omp_ops(seed: int, sent: set[str]) -> list[dict]:
             count += 1
         elif kind == "custom":
             op = {"op": "custom", "text": f"note {step}"}
+            detail = rng.choice(["absent", None, {"k": step}])
+            if detail != "absent":
+                op["details"] = detail
+            if rng.random() < 0.5:
+                op["attribution"] = rng.choice(["user", "agent"])
             if rng.random() < 0.5:
                 op["image"] = image(rng)
                 sent.add(op["image"])
@@ -373,7 +395,7 @@ def test_files_oh_my_pi_writes_open_in_the_sidecar_with_its_context(theirs_in_si
     assert titled >= 2
     listed = {s.path: s for s in svc.list(wire.ListParams(all=True, limit=100)).sessions}
     for item in written:
-        assert listed[item["path"]].title == item["name"]
+        assert listed[item["path"]].name == listed[item["path"]].title == item["name"]
 
 
 def test_after_we_append_to_their_files_oh_my_pi_sees_our_entries_and_name(theirs_in_sidecar, home):
@@ -390,7 +412,9 @@ def test_after_we_append_to_their_files_oh_my_pi_sees_our_entries_and_name(their
         label = svc.set_label(wire.SetLabelParams(sessionId=sid, entryId=appended.entries[0].id, label="ours"))
         name = f"Renamed by the sidecar {index}"
         named = svc.set_name(wire.SetNameParams(sessionId=sid, name=name))
-        assert named.name == name
+        assert named.name == named.title == name
+        listed = {s.sessionId: s for s in svc.list(wire.ListParams(all=True, limit=1000)).sessions}
+        assert listed[sid].name == listed[sid].title == name
         ours[item["path"]] = ([e.id for e in appended.entries] + [label.entryId, named.entryId], name)
     svc.close_all()
     again = run_omp(home, {"describe": [{"path": p, "leaves": []} for p in ours]})
@@ -402,3 +426,84 @@ def test_after_we_append_to_their_files_oh_my_pi_sees_our_entries_and_name(their
         assert result["labels"][ids[0]] == "ours"
         assert result["contexts"]["@leaf"]["messages"][-1]["content"][0]["text"] == "sidecar reply"
         assert len(Path(result["path"]).read_bytes().split(b"\n", 1)[0]) + 1 == SLOT_BYTES
+
+
+# -- deleting a session: its backups go with it -----------------------------------------------
+
+
+def test_a_deleted_session_does_not_come_back_in_oh_my_pis_listing_from_its_backups(home):
+    """oh-my-pi's listing (session-listing.ts, scanSessionDir -> recoverOrphanedBackups; 18.2.3 and 18.3.4)
+    renames the newest ``<file>.jsonl.<anything>.bak`` back to the primary when the primary is missing, and
+    18.3.4's FileSessionStorage.deleteSessionWithArtifacts removes those backups when a session is deleted.
+    Our delete moves the file to the trash with every ``<file>.*`` beside it (its migration, doctor and
+    blob-reference backups, oh-my-pi's EPERM-rewrite backups): oh-my-pi's own listing of the folder, run
+    after the delete, must not bring the session back."""
+    root = home / ".omp" / "agent" / "sessions"
+    svc = SessionService(root)
+    cwd = str(home / "project-deleted")
+    kept = svc.create(wire.CreateParams(cwd=cwd)).sessionId
+    gone = svc.create(wire.CreateParams(cwd=cwd)).sessionId
+    for sid in (kept, gone):
+        svc.append(wire.AppendParams(sessionId=sid, entries=[
+            {"type": "message", "message": {"role": "user", "content": f"hello {sid}", "timestamp": 1}},
+            {"type": "message", "message": _assistant("ok", [])}]))
+    svc.close_all()
+    gone_path = Path(svc.open(wire.OpenParams(sessionId=gone)).path)
+    svc.close_all()
+    folder = gone_path.parent
+    backups = [folder / f"{gone_path.name}.{suffix}.bak" for suffix in ("1234567890123", "v1", "blobrefs", "doctor")]
+    for backup in backups:
+        backup.write_bytes(gone_path.read_bytes())
+    before = run_omp(home, {"list": [{"cwd": cwd, "dir": str(folder)}]})["listed"][0]
+    assert sorted(s["id"] for s in before) == sorted([kept, gone])
+    svc.delete(wire.DeleteParams(sessionId=gone))
+    assert not gone_path.exists() and not [b for b in backups if b.exists()]
+    after = run_omp(home, {"list": [{"cwd": cwd, "dir": str(folder)}]})["listed"][0]
+    assert [s["id"] for s in after] == [kept]
+    assert not gone_path.exists(), "oh-my-pi restored the deleted session from a backup"
+
+
+# -- Anthropic-native compactions: 18.2.3's code, and where 18.3 moved ----------------------------
+
+
+def test_a_native_anthropic_compaction_builds_as_oh_my_pi_builds_it(home):
+    """oh-my-pi 18.2.3's buildSessionContext on a compaction holding ``preserveData.anthropicCompaction``
+    (session-context.ts; getAnthropicCompactionPayload in pi-agent-core compaction/anthropic.ts): the summary
+    message carries the payload, the kept tail follows. 18.2.3 stamps that message with the first kept
+    entry's time less 1 ms; 18.3.4 keeps the compaction's time there and puts that moment in
+    ``historyRewriteAt`` (tests/context/test_omp_183_shapes.py): ours is 18.3's, so the time 18.2.3 gives
+    the message is our historyRewriteAt, and everything else is equal."""
+    from session_builders import entry, header, message, user, write_session
+
+    root = home / ".omp" / "agent" / "sessions"
+    native = {"anthropicCompaction": {"provider": "anthropic", "content": "Native summary.", "encryptedContent": "x1",
+                                      "filesText": "<files/>", "model": "claude-opus-4-5", "usedTokens": 60000,
+                                      "signature": "sig"}}
+    path = write_session(root / "--native--" / "2025-01-01T00-00-00-000Z_native.jsonl",
+                         header("native", cwd=str(home)), [
+        message("u1", None, user("first", 10), 10),
+        message("a1", "u1", _assistant("one", []), 20),
+        message("u2", "a1", user("second", 30), 30),
+        message("a2", "u2", _assistant("two", []), 40),
+        entry("compaction", "c1", "a2", 50, summary="Native summary.", firstKeptEntryId="u2", tokensBefore=60000,
+              preserveData=native),
+        message("u3", "c1", user("third", 60), 60),
+    ])
+    svc = SessionService(root)
+    sid = svc.open(wire.OpenParams(path=str(path))).sessionId
+    ours = plain(svc.build_context(wire.BuildContextParams(sessionId=sid, format="agent")).messages)
+    ours_llm = plain(svc.build_context(wire.BuildContextParams(sessionId=sid, format="llm")).messages)
+    svc.close_all()
+    theirs = run_omp(home, {"describe": [{"path": str(path), "leaves": []}]})["results"][0]
+    assert theirs["ok"], theirs.get("error")
+    context = theirs["contexts"]["@leaf"]
+    summary, their_summary = ours[0], context["messages"][0]
+    assert their_summary["providerPayload"] == summary["providerPayload"]
+    assert their_summary["timestamp"] == summary["historyRewriteAt"]  # 18.2.3's stamp is 18.3's historyRewriteAt
+    rewrite_at = summary.pop("historyRewriteAt")
+    assert {**summary, "timestamp": rewrite_at} == their_summary
+    assert ours[1:] == context["messages"][1:]
+    their_llm = context["llm"]
+    assert their_llm[0]["historyRewriteAt"] == ours_llm[0]["historyRewriteAt"] == rewrite_at
+    assert {**ours_llm[0], "timestamp": rewrite_at} == their_llm[0]
+    assert ours_llm[1:] == their_llm[1:]

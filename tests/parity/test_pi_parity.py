@@ -71,12 +71,13 @@ def our_view(root: Path, path: Path, leaves: list[str]) -> dict:
                          "thinkingLevel": agent.thinkingLevel, "model": plain(agent.model)}
     svc.close(wire.CloseParams(sessionId=opened.sessionId))
     svc.close_all()  # (on PostgreSQL its connections: a module's fixture reads a hundred files this way)
+    assert opened.title == opened.name, "session/open answers one name, in name and in ACP's title"
     return {
         "entries": [json.loads(e.raw) for e in session.tree.entries],
         "lines": [e.raw for e in session.tree.entries],
         "leafId": opened.leafId,
         "labels": dict(session.tree.labels),
-        "name": session.tree.name,
+        "name": opened.name,  # what session/open answers (pi's getSessionName must agree)
         "has_empty_name": any(e.type == "session_info" and not (e.obj().get("name") or "").strip() for e in session.tree.entries),
         "contexts": contexts,
     }

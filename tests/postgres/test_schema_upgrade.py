@@ -43,6 +43,8 @@ def test_a_version_2_database_upgrades_and_its_lines_read_back_the_same(pg_url: 
             for step in schema.MIGRATIONS[version - 1]:
                 step(conn) if callable(step) else conn.execute(step)
             conn.execute("INSERT INTO sidecar_schema (version) VALUES (%s)", (version,))
+        # (today's writer names version 5's column; the upgrade below adds it only if missing)
+        conn.execute("ALTER TABLE sidecar_sessions ADD COLUMN titled boolean NOT NULL DEFAULT false")
         assert _storage(conn) == "x"  # EXTENDED: out of line past ~2 kB
     database = connect_checked(pg_url)
     try:
@@ -92,5 +94,46 @@ def test_a_version_3_database_upgrades_to_erasing_with_its_trash_and_blobs_in_th
         assert collect_blobs(database, now_ns // 1_000_000, dry_run=False).files == []  # in its grace hour
         later = collect_blobs(database, now_ns // 1_000_000 + 2 * 3600 * 1000, dry_run=False)
         assert [p.name for p in later.files] == ["ab" * 32] and later.bytes == len(b"nothing refers to me")
+    finally:
+        database.close()
+
+
+def test_a_version_4_database_upgrades_with_its_title_lined_sessions_marked_and_listed_by_their_line(pg_url: str) -> None:
+    """Version 5 (``titled``): a session whose first line is oh-my-pi's title line lists with that line's
+    title as its one name, under the PostgreSQL store's pi compatibility too (store/titles.py); a session
+    without one lists with its last session_info."""
+    from sidecar.format.titleslot import slot_line
+    from sidecar.store.base import ListQuery
+    from sidecar.store.postgres.listing import list_sessions
+
+    head = json.dumps({"type": "session", "version": 3, "id": "{id}", "timestamp": "2026-01-01T00:00:00.000Z",
+                       "cwd": "/w", "title": "Header"})
+    info = json.dumps({"type": "session_info", "id": "n1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+                       "name": "Info name"})
+    with psycopg.connect(pg_url, autocommit=True) as conn, conn.transaction():
+        conn.execute("CREATE TABLE sidecar_schema (version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())")
+        for version in (1, 2, 3, 4):
+            for step in schema.MIGRATIONS[version - 1]:
+                step(conn) if callable(step) else conn.execute(step)
+            conn.execute("INSERT INTO sidecar_schema (version) VALUES (%s)", (version,))
+        for sid, lines in {
+            "lined": [slot_line("Line title", "2026-01-01T00:00:02.000Z", "user"), head.replace("{id}", "lined").encode(),
+                      info.encode()],
+            "plain": [head.replace("{id}", "plain").encode(), info.encode()],
+        }.items():
+            conn.execute("INSERT INTO sidecar_sessions (id, area, folder, file_name, title, name, cwd) VALUES "
+                         "(%s, 'live', '--w--', %s, %s, 'Info name', '/w')",
+                         (sid, f"2026-01-01T00-00-00-000Z_{sid}.jsonl", "Line title" if sid == "lined" else "Header"))
+            for seq, line in enumerate(lines):
+                conn.execute("INSERT INTO sidecar_lines (session_id, seq, line) VALUES (%s, %s, %s)", (sid, seq, line))
+    database = connect_checked(pg_url)
+    try:
+        assert ensure_schema(database) == 4
+        with psycopg.connect(pg_url) as conn:
+            marked = dict(conn.execute("SELECT id, titled FROM sidecar_sessions").fetchall())
+        assert marked == {"lined": True, "plain": False}
+        page = list_sessions(database, ListQuery(cwd=None, all=True, include_archived=False, query=None, limit=10, after=None))
+        names = {s.session_id: (s.name, s.title) for s in page.sessions}
+        assert names == {"lined": ("Line title", "Line title"), "plain": ("Info name", "Info name")}
     finally:
         database.close()

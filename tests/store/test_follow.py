@@ -170,7 +170,7 @@ def test_a_header_rewritten_in_place_at_the_same_length_is_not_a_reload(tmp_path
     # oh-my-pi keeps its title in a fixed-width first line and rewrites it in place: same length.
     write_session(path, header("s1", title="first title".ljust(40)), [
         message("u1", None, user("one")), message("a1", "u1", assistant("two"))])
-    svc = service(root)
+    svc = service(root, compat="omp")  # (oh-my-pi's: its name is the header's title)
     svc.open(wire.OpenParams(sessionId="s1"))
     session = svc.session("s1")
     tree_before = session.tree

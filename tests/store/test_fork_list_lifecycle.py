@@ -100,7 +100,8 @@ def test_list_reports_pi_metadata_and_modified_by_pi_rule(sessions_root, svc):
     adopt_files(svc)
     sessions = {s.sessionId: s for s in svc.list(wire.ListParams(cwd="/p")).sessions}
     s1 = sessions["s1"]
-    assert (s1.name, s1.title, s1.parentSession, s1.cwd) == ("My name", "T", "s0", "/p")
+    # One name: pi's (its last session_info), in ACP's title too; the header's title is oh-my-pi's.
+    assert (s1.name, s1.title, s1.parentSession, s1.cwd) == ("My name", "My name", "s0", "/p")
     assert s1.messageCount == 3 and s1.firstMessage == "first question" and not s1.archived
     assert s1.modified == "2023-11-14T22:21:40.000Z"  # the assistant at 1_700_000_500_000, not the tool result
     assert sessions["s2"].modified == stamp(30)

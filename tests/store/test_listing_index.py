@@ -13,6 +13,7 @@ import pytest
 from session_builders import adopt_files, append, assistant, header, message, msg, new_session, service, stamp, user, write_session
 
 from sidecar import wire
+from sidecar.store.titles import listed_name
 from sidecar.store.index import INDEX_DIR, INDEX_NAME
 from sidecar.store.layout import encode_cwd
 from sidecar.store.listing import summarize
@@ -33,7 +34,8 @@ def from_files(root: Path, archived: bool = False) -> dict[str, tuple]:
     for path in sorted(root.glob("*/*.jsonl")):
         s = summarize(path, path.read_bytes(), path.stat().st_mtime_ns // 1_000_000)
         if s is not None:
-            out[s.session_id] = (s.path, s.cwd, s.created, s.message_count, s.first_message, s.name, s.title, s.parent_session)
+            name = listed_name("pi", s.titled, s.name, s.title)  # one name, as pi reads it (a pi root)
+            out[s.session_id] = (s.path, s.cwd, s.created, s.message_count, s.first_message, name, name, s.parent_session)
     return out
 
 

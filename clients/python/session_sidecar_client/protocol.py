@@ -633,6 +633,8 @@ class OpenResult(TypedDict):
     migratedFrom: NotRequired[int | None]
     warnings: NotRequired[list[OpenWarning]]
     titleFault: NotRequired[str | None]
+    name: NotRequired[str | None]
+    title: NotRequired[str | None]
 
 
 class WorkDoneBegin(TypedDict):
@@ -786,6 +788,7 @@ class SetNameParams(TypedDict):
 class SetNameResult(TypedDict):
     entryId: str
     name: str | None
+    title: NotRequired[str | None]
 
 
 class StoreSettings(TypedDict):

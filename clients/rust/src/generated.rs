@@ -1282,6 +1282,9 @@ pub struct OpenResult {
     /// `migratedFrom`. Optional.
     #[serde(rename = "migratedFrom", default, skip_serializing_if = "Option::is_none")]
     pub migrated_from: Option<i64>,
+    /// `name`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// `parseErrors`. Required.
     #[serde(rename = "parseErrors")]
     pub parse_errors: i64,
@@ -1292,6 +1295,9 @@ pub struct OpenResult {
     /// `sessionId`. Required.
     #[serde(rename = "sessionId")]
     pub session_id: String,
+    /// `title`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// `titleFault`. Optional.
     #[serde(rename = "titleFault", default, skip_serializing_if = "Option::is_none")]
     pub title_fault: Option<String>,
@@ -1685,6 +1691,9 @@ pub struct SetNameResult {
     pub entry_id: String,
     /// `name`. Required, may be null.
     pub name: Option<String>,
+    /// `title`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
 }
 
 /// Schema: `#/$defs/Settings` (unknown fields are refused).

@@ -715,6 +715,10 @@ export interface OpenResult {
   warnings?: OpenWarning[];
   /** @default null */
   titleFault?: string | null;
+  /** @default null */
+  name?: string | null;
+  /** @default null */
+  title?: string | null;
 }
 
 /**
@@ -936,6 +940,8 @@ export interface SetNameParams {
 export interface SetNameResult {
   entryId: string;
   name: string | null;
+  /** @default null */
+  title?: string | null;
 }
 
 export interface Settings {

@@ -13,8 +13,10 @@ from ..base import Listed, ListPage, ListQuery
 from ..index import IndexUnavailable, ListingIndex
 from ..inmemory import listed_in_memory
 from ..layout import ARCHIVE_DIR
-from ..listing import SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, matches, sort_key
+from ..listing import SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, is_stub, matches, sort_key
+from ..compat import Compat
 from ..session import Session
+from ..titles import listed_name
 
 if TYPE_CHECKING:
     from .store import FileStore
@@ -24,25 +26,34 @@ _UNKNOWN: Any = object()
 Upkeep = tuple[Path, str, list[Entry]]  # (path, area, the appended entries, their lines held)
 
 
-def listed(found: Any, archived: bool, snippet: str | None = None) -> Listed:
-    """One listed session, from a file summary or an index row (they share these fields)."""
+def listed(found: Any, archived: bool, compat: Compat, snippet: str | None = None) -> Listed:
+    """One listed session, from a file summary or an index row (they share these fields); its one name
+    (``name`` and ``title``) the one the tool of ``compat`` reads (titles.py)."""
+    name = listed_name(compat, found.titled, found.name, found.title)
     return Listed(
         session_id=found.session_id, location=found.path, cwd=found.cwd, created=found.created,
         modified_ms=found.modified_ms, message_count=found.message_count, first_message=found.first_message,
-        tokens_total=found.tokens_total or 0, tokens_last=found.tokens_last or 0, name=found.name,
-        title=found.title, parent_session=found.parent_session, archived=archived, snippet=snippet,
+        tokens_total=found.tokens_total or 0, tokens_last=found.tokens_last or 0, name=name,
+        title=name, parent_session=found.parent_session, archived=archived, snippet=snippet,
     )
 
 
 class Catalog:
     def __init__(self, store: FileStore) -> None:
         self.layout = store.layout
+        self.compat: Compat = store.compat
         self.index = ListingIndex(self.layout.root)
         self._summaries = SummaryCache()
         # The listed area of each file appended to (see appended).
         self._areas: dict[Path, str | None] = {}
         # Index upkeep held until an answer is out (upkeep_held), per thread.
         self._upkeep = threading.local()
+
+    def stub(self, path: Path) -> bool:
+        """Whether the file is a session oh-my-pi's picker and continueRecent pass over (listing.py's is_stub)."""
+        summary = self._summaries.get(path)
+        return summary is not None and is_stub(summary.assistant_turns, summary.title, summary.first_message,
+                                               summary.last_role)
 
     # -- upkeep ---------------------------------------------------------------------
 
@@ -160,13 +171,16 @@ class Catalog:
                 continue
             if query.query and not matches(summary, query.query):
                 continue
+            if self.compat == "omp" and is_stub(summary.assistant_turns, summary.title, summary.first_message,
+                                                 summary.last_role):
+                continue  # oh-my-pi's picker passes over it (listing.py)
             found.append((summary, archived))
         found.sort(key=lambda item: sort_key(item[0]))
         if query.after is not None:
             found = [item for item in found if sort_key(item[0]) > query.after]
         page = found[: query.limit]
         next_cursor = encode_cursor(page[-1][0]) if len(found) > query.limit else None
-        return ListPage([listed(s, archived) for s, archived in page], next_cursor)
+        return ListPage([listed(s, archived, self.compat) for s, archived in page], next_cursor)
 
     def _list_indexed(self, query: ListQuery, areas: list[tuple[str | None, bool]], work: Work) -> ListPage:
         scopes: list[tuple[Path, str]] = []
@@ -192,13 +206,14 @@ class Catalog:
             query.after,
             query.query or None,
             query.limit + 1,
+            skip_stubs=self.compat == "omp",
         )
         page = rows[: query.limit]
         next_cursor = None
         if len(rows) > query.limit:
             last = page[-1]
             next_cursor = encode_cursor_of(last.modified_ms, last.path)
-        return ListPage([listed(r, r.area == "archive", r.snippet) for r in page], next_cursor)
+        return ListPage([listed(r, r.area == "archive", self.compat, r.snippet) for r in page], next_cursor)
 
 
 class _HoldUpkeep:

@@ -236,6 +236,8 @@ class FileStore(HeldSessions):
             except OSError:
                 continue
         for _, path in sorted(candidates, reverse=True):
+            if self.compat == "omp" and self.catalog.stub(path):
+                continue  # as oh-my-pi 18.3's continueRecent (findMostRecentNonEmptySession); a breadcrumb still wins
             try:
                 session, report = self._load(path)
             except (DamagedFile, SessionNotFound, InvalidState):

@@ -20,6 +20,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from ..indexsearch import first_around  # the file store's snippet rule, so both stores cut alike
+from ..titles import listed_name
 from .db import Database
 from .rows import Placement
 
@@ -84,7 +85,7 @@ def list_page(
         )
     sql = (
         "SELECT s.id, s.area, s.folder, s.file_name, s.cwd, s.created, s.modified_ms, s.message_count, "
-        f"s.first_message, s.name, s.title, s.parent_session, s.tokens_total, s.tokens_last, {snippet_column} "
+        f"s.first_message, s.name, s.title, s.titled, s.parent_session, s.tokens_total, s.tokens_last, {snippet_column} "
         f"FROM sidecar_sessions s {hit} WHERE {' AND '.join(where)} "
         "ORDER BY s.modified_ms DESC, s.folder || '/' || s.file_name LIMIT %(limit)s"
     )
@@ -111,7 +112,7 @@ def list_page(
                 modified_ms=row["modified_ms"],
                 message_count=row["message_count"],
                 first_message=row["first_message"] or "(no messages)",
-                name=row["name"],
+                name=listed_name("pi", row["titled"], row["name"], row["title"]),  # (the store is pi's)
                 title=row["title"],
                 parent_session=row["parent_session"],
                 tokens_total=row["tokens_total"],
@@ -141,7 +142,7 @@ def list_sessions(db: Database, query: Any) -> Any:
             session_id=r.session_id, location=LOCATION_PREFIX + r.placement.relative, cwd=r.cwd,
             created=r.created, modified_ms=r.modified_ms, message_count=r.message_count,
             first_message=r.first_message, tokens_total=r.tokens_total, tokens_last=r.tokens_last,
-            name=r.name, title=r.title, parent_session=r.parent_session,
+            name=r.name, title=r.name, parent_session=r.parent_session,
             archived=r.placement.area == "archive", snippet=r.snippet,
         )
         for r in rows

@@ -53,6 +53,8 @@ class Fold:
     acc: Accumulator = field(default_factory=Accumulator)
     # Whether the header was seen (lines before it are a title slot or damage).
     has_header: bool = False
+    # The first line is oh-my-pi's title line: the session's name is that line's (store/titles.py).
+    titled: bool = False
 
     def modified(self, fallback_ms: int) -> int:
         return modified_ms(self.acc.last_activity, self.header_timestamp, fallback_ms)
@@ -123,6 +125,7 @@ def fold_lines(fold: Fold, lines: list[bytes], first_seq: int) -> tuple[list[str
         seq = first_seq + offset
         if not fold.has_header and seq == 0 and looks_like_slot(raw):
             slot = read_slot(raw)[0]  # oh-my-pi's title line: its title wins over the header's
+            fold.titled = True
             if slot is not None:
                 fold.title = no_nul(slot.name)
             ids.append(None)

@@ -27,6 +27,7 @@ from typing import Callable
 import psycopg
 
 from .db import Database, DatabaseSchemaMismatch
+from ...format.titleslot import looks_like_slot
 from .rows import fold_text
 
 # Any number: a lock all sidecars take while they migrate.
@@ -55,6 +56,14 @@ def _fold_existing(conn: psycopg.Connection) -> None:
             "UPDATE sidecar_sessions SET name_folded = %s, title_folded = %s WHERE id = %s",
             [(fold_text(name), fold_text(title), session_id) for session_id, name, title in rows],
         )
+
+
+def _mark_titled(conn: psycopg.Connection) -> None:
+    """Version 5's ``titled`` for the rows written before it: whether their first line is a title line."""
+    rows = conn.execute("SELECT session_id, line FROM sidecar_lines WHERE seq = 0").fetchall()
+    titled = [(session_id,) for session_id, line in rows if looks_like_slot(bytes(line))]
+    with conn.cursor() as cur:
+        cur.executemany("UPDATE sidecar_sessions SET titled = true WHERE id = %s", titled)
 
 
 # Each version's steps, in order (ensure_schema runs them in its one transaction).
@@ -160,6 +169,13 @@ MIGRATIONS: list[list[Migration]] = [
     UPDATE sidecar_sessions SET trashed_ms = (extract(epoch FROM now()) * 1000)::bigint WHERE area = 'trash';
     ALTER TABLE sidecar_blobs ADD COLUMN stored_ms bigint NOT NULL DEFAULT (extract(epoch FROM now()) * 1000)::bigint;
     """],
+    # 5: ``titled``: the session's first line is oh-my-pi's title line, so its one name is that line's
+    # title (else the header's), not its last session_info (store/titles.py); set for the rows before it
+    # from their first lines.
+    ["""
+    ALTER TABLE sidecar_sessions ADD COLUMN IF NOT EXISTS titled boolean NOT NULL DEFAULT false;
+    """,
+    _mark_titled],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

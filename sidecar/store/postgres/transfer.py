@@ -152,16 +152,17 @@ def _import_session(
                     conn.execute(f"DELETE FROM {table} WHERE session_id = %s", (session_id,))
                 conn.execute("DELETE FROM sidecar_sessions WHERE id = %s", (session_id,))
             conn.execute(
-                "INSERT INTO sidecar_sessions (id, area, folder, file_name, cwd, created, parent_session, title, "
+                "INSERT INTO sidecar_sessions (id, area, folder, file_name, cwd, created, parent_session, title, titled, "
                 "name, first_message, message_count, last_activity, modified_ms, tokens_total, tokens_last, "
                 "line_count, tail, name_folded, title_folded, trashed_ms) VALUES (%(id)s, %(area)s, %(folder)s, "
-                "%(file_name)s, %(cwd)s, %(created)s, %(parent_session)s, %(title)s, %(name)s, %(first_message)s, "
+                "%(file_name)s, %(cwd)s, %(created)s, %(parent_session)s, %(title)s, %(titled)s, %(name)s, %(first_message)s, "
                 "%(message_count)s, %(last_activity)s, %(modified_ms)s, %(tokens_total)s, %(tokens_last)s, "
                 "%(line_count)s, %(tail)s, %(name_folded)s, %(title_folded)s, %(trashed_ms)s)",
                 {
                     "id": session_id, "area": placement.area, "folder": placement.folder,
                     "file_name": placement.file_name, "cwd": fold.cwd, "created": fold.created,
-                    "parent_session": fold.parent_session, "title": fold.title, "line_count": len(lines),
+                    "parent_session": fold.parent_session, "title": fold.title, "titled": fold.titled,
+                        "line_count": len(lines),
                     "tail": tail, "title_folded": fold_text(fold.title), "trashed_ms": trashed_ms,
                     **fold.columns(mtime_ms),
                 },

@@ -117,10 +117,10 @@ class PgWriter:
                 if named:  # a fork of lines that name blobs: kept from a collection (postgres/erasing.py)
                     keep_named(conn, named, self.session_id, strict=False)
                 made = conn.execute(
-                    "INSERT INTO sidecar_sessions (id, area, folder, file_name, cwd, created, parent_session, title, "
+                    "INSERT INTO sidecar_sessions (id, area, folder, file_name, cwd, created, parent_session, title, titled, "
                     "name, first_message, message_count, last_activity, modified_ms, tokens_total, tokens_last, "
                     "line_count, tail, lease_owner, lease_fence, lease_expires, name_folded, title_folded) VALUES "
-                    "(%(id)s, %(area)s, %(folder)s, %(file_name)s, %(cwd)s, %(created)s, %(parent_session)s, %(title)s, "
+                    "(%(id)s, %(area)s, %(folder)s, %(file_name)s, %(cwd)s, %(created)s, %(parent_session)s, %(title)s, %(titled)s, "
                     "%(name)s, %(first_message)s, %(message_count)s, %(last_activity)s, %(modified_ms)s, "
                     "%(tokens_total)s, %(tokens_last)s, %(line_count)s, %(tail)s, %(owner)s, %(fence)s, "
                     "now() + %(lease)s * interval '1 second', %(name_folded)s, %(title_folded)s) "
@@ -128,7 +128,8 @@ class PgWriter:
                     {
                         "id": self.session_id, "area": self.placement.area, "folder": self.placement.folder,
                         "file_name": self.placement.file_name, "cwd": fold.cwd, "created": fold.created,
-                        "parent_session": fold.parent_session, "title": fold.title, "line_count": len(lines),
+                        "parent_session": fold.parent_session, "title": fold.title, "titled": fold.titled,
+                        "line_count": len(lines),
                         "tail": tail, "owner": self.owner, "fence": fence, "title_folded": fold_text(fold.title),
                         "lease": lease_interval(self.lease_seconds), **fold.columns(stamp),
                     },

@@ -248,7 +248,7 @@ class SpecStore(HeldSessions):
                 session_id=s.metadata.id, location=str(s.folder), cwd="", created=s.metadata.createdAt,
                 modified_ms=iso_to_ms(s.metadata.lastMessageAt) or 0, message_count=s.metadata.messageCount,
                 first_message=s.first_message, tokens_total=s.metadata.metrics.totalTokens if s.metadata.metrics else 0,
-                tokens_last=0, name=s.metadata.name, title=None, parent_session=None, archived=s.area == ARCHIVE_DIR,
+                tokens_last=0, name=s.metadata.name, title=s.metadata.name, parent_session=None, archived=s.area == ARCHIVE_DIR,
             )
             for s in page
         ]

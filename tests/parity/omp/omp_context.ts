@@ -5,10 +5,12 @@
 // Request on stdin:
 //   {"write": [{"cwd": "...", "dir": "...", "ops": [...]}],      // sessions oh-my-pi writes
 //    "describe": [{"path": "...", "leaves": ["id", ...]}]}        // files oh-my-pi reads
+//    "list": [{"cwd": "...", "dir": "..."}],                        // SessionManager.list of a folder
 //    "out": "/path/answer.json"}                                     // where the answer goes
 // Answer: {"version", "written": [{"path", "ids", "name"} | {"error"}],
 //          "results": [{"path", "ok", "error"?, "header", "entries", "leafId", "labels", "name",
-//                       "contexts": {"@leaf" | id: {messages, llm, thinkingLevel, models, ...}}}]}
+//                       "contexts": {"@leaf" | id: {messages, llm, thinkingLevel, models, ...}}}],
+//          "listed": [[{"path", "id", "title"}, ...] | {"error"}]}
 // Writes run before reads, so a batch can write a session and read it back.
 import { readFileSync, writeFileSync } from "node:fs";
 import { SessionManager } from "./node_modules/@oh-my-pi/pi-coding-agent/src/session/session-manager.ts";
@@ -87,7 +89,8 @@ async function write(spec: { cwd: string; dir: string; ops: any[] }) {
 					content: [{ type: "text", text: op.text }, ...imageBlock(op.image)], isError: false, timestamp: clock } as any));
 				break;
 			case "custom":
-				ids.push(manager.appendCustomMessageEntry("ext", [{ type: "text", text: op.text }, ...imageBlock(op.image)] as any, true));
+				ids.push(manager.appendCustomMessageEntry("ext", [{ type: "text", text: op.text }, ...imageBlock(op.image)] as any, true,
+					op.details, op.attribution));
 				break;
 			case "label":
 				ids.push(manager.appendLabelChange(at(op.target), op.label));
@@ -144,7 +147,16 @@ for (const file of request.describe ?? []) {
 		results.push({ path: file.path, ok: false, error: String(error?.stack ?? error) });
 	}
 }
+const listed = [];
+for (const folder of request.list ?? []) {
+	try {
+		const sessions = await SessionManager.list(folder.cwd, folder.dir);
+		listed.push(sessions.map(s => ({ path: s.path, id: s.id, title: s.title ?? null })));
+	} catch (error: any) {
+		listed.push({ error: String(error?.stack ?? error) });
+	}
+}
 // The answer goes to the file the request names: a large answer written to a pipe was
 // cut short by the exit (process.stdout.write) or stalled (Bun.write).
-writeFileSync(request.out, JSON.stringify({ version, written, results }));
+writeFileSync(request.out, JSON.stringify({ version, written, results, listed }));
 process.exit(0);

@@ -71,8 +71,8 @@ def params_of(cell: str) -> list[Param]:
                 stated = re.match(r"\s*\(default (`[^`]+`|[^\s;:),]+)", rest)
                 default = json.loads(stated.group(1).strip("`")) if stated is not None else msgspec.UNSET
                 pairs_next = re.match(r"\s*(\([^)]*\)\s*)?or `", rest) is not None
-                second = bool(found) and found[-1].one_of and found[-1].pair_open
-                found.append(Param(token.rstrip("?"), token.endswith("?"), default, pairs_next or second, pairs_next, second))
+                after_or = bool(found) and found[-1].pair_open
+                found.append(Param(token.rstrip("?"), token.endswith("?"), default, pairs_next or after_or, pairs_next, after_or))
             continue
         index += 1
     return found
@@ -85,7 +85,7 @@ def method_table() -> dict[str, list[Param]]:
             continue
         first, params = cells(line)[:2]
         names = re.findall(r"`([a-z]+/[A-Za-z]+)`", first)
-        if not names or "see " in params and "`" not in params:
+        if not names:
             continue
         for method in names:
             rows[method] = params_of(params)

@@ -134,7 +134,10 @@ class RequestCancelled(SidecarError):
 
 
 class NothingToCompact(SidecarError):
-    """Everything since the last compaction would be kept (or the leaf is a compaction)."""
+    """Nothing a compaction could replace: the path is empty, its leaf is a compaction already
+    (``data.entryId`` names it; asking again never returns it as a new result), or everything since
+    the last compaction is within keepRecentTokens. ``data.reason`` says which: "empty",
+    "leafIsCompaction", "withinKeepRecentTokens"."""
 
     code = -33020
     kind = "nothingToCompact"
@@ -166,6 +169,15 @@ class CompactionConflict(SidecarError):
 
     code = -33024
     kind = "compactionConflict"
+
+
+class CompactionNotSmaller(SidecarError):
+    """The summary, with the blocks the sidecar adds to it, would not be smaller than the messages it
+    replaces (or the context would not shrink): nothing was written. ``data`` holds ``summaryTokens``,
+    ``replacedTokens``, ``tokensBefore`` and ``tokensAfter`` (estimates, chars / 4)."""
+
+    code = -33025
+    kind = "compactionNotSmaller"
 
 
 # -- snapshots and rewind: -33040..-33049 ----------------------------------------
@@ -306,6 +318,7 @@ ALL_ERRORS: tuple[type[SidecarError], ...] = (
     ContextOverflow,
     ProviderNotConfigured,
     CompactionConflict,
+    CompactionNotSmaller,
     WorktreeChanged,
     NoSnapshot,
     SnapshotFailed,

@@ -33,6 +33,7 @@ const (
 	CodeContextOverflow        = -33022
 	CodeProviderNotConfigured  = -33023
 	CodeCompactionConflict     = -33024
+	CodeCompactionNotSmaller   = -33025
 	CodeWorktreeChanged        = -33040
 	CodeNoSnapshot             = -33041
 	CodeSnapshotFailed         = -33042
@@ -89,7 +90,7 @@ var (
 	ErrPayloadTooLarge = &Error{Code: -33011, Message: "payloadTooLarge"}
 	// ErrSessionChanged: Another program appended to the session's file: its leaf is not the `expectedLeafId` the append named. Nothing was written; `data.leafId` is the leaf now and `data.entries` (or only `data.entryIds` when large) what the client has not seen.
 	ErrSessionChanged = &Error{Code: -33012, Message: "sessionChanged"}
-	// ErrNothingToCompact: Everything since the last compaction would be kept (or the leaf is a compaction).
+	// ErrNothingToCompact: Nothing a compaction could replace: the path is empty, its leaf is a compaction already (`data.entryId` names it; asking again never returns it as a new result), or everything since the last compaction is within keepRecentTokens. `data.reason` says which: "empty", "leafIsCompaction", "withinKeepRecentTokens".
 	ErrNothingToCompact = &Error{Code: -33020, Message: "nothingToCompact"}
 	// ErrProviderError: The summarizing model failed (after bounded retries); `data` names provider and status.
 	ErrProviderError = &Error{Code: -33021, Message: "providerError"}
@@ -99,6 +100,8 @@ var (
 	ErrProviderNotConfigured = &Error{Code: -33023, Message: "providerNotConfigured"}
 	// ErrCompactionConflict: The session's leaf moved to another branch while compacting; nothing was written.
 	ErrCompactionConflict = &Error{Code: -33024, Message: "compactionConflict"}
+	// ErrCompactionNotSmaller: The summary, with the blocks the sidecar adds to it, would not be smaller than the messages it replaces (or the context would not shrink): nothing was written. `data` holds `summaryTokens`, `replacedTokens`, `tokensBefore` and `tokensAfter` (estimates, chars / 4).
+	ErrCompactionNotSmaller = &Error{Code: -33025, Message: "compactionNotSmaller"}
 	// ErrWorktreeChanged: A rewind would overwrite files changed outside the agent since the last snapshot; `data.paths` names them. Pass `force` to rewind anyway (they are in the snapshot taken just before, so it can be undone).
 	ErrWorktreeChanged = &Error{Code: -33040, Message: "worktreeChanged"}
 	// ErrNoSnapshot: No snapshot of the files at or before the entry (or the diff's point) to go back to.
@@ -155,6 +158,7 @@ var errorKinds = map[int]string{
 	-33022: "contextOverflow",
 	-33023: "providerNotConfigured",
 	-33024: "compactionConflict",
+	-33025: "compactionNotSmaller",
 	-33040: "worktreeChanged",
 	-33041: "noSnapshot",
 	-33042: "snapshotFailed",
@@ -267,10 +271,10 @@ type BuildContextResult struct {
 	LeafID          *string         `json:"leafId"`
 	EstimatedTokens int             `json:"estimatedTokens"`
 	EntryIDs        []string        `json:"entryIds"`
+	Delta           bool            `json:"delta"`
+	BaseCount       int             `json:"baseCount"`
 	ModeData        map[string]any  `json:"modeData,omitzero"`
 	Cursor          *string         `json:"cursor,omitzero"`
-	Delta           bool            `json:"delta,omitzero"`
-	BaseCount       int             `json:"baseCount,omitzero"`
 	RebuildReason   *string         `json:"rebuildReason,omitzero"`
 	External        *ExternalChange `json:"external,omitzero"`
 }
@@ -378,6 +382,8 @@ type CompactResult struct {
 	Provider         string         `json:"provider"`
 	Model            string         `json:"model"`
 	DurationMs       int            `json:"durationMs"`
+	FellBack         bool           `json:"fellBack"`
+	FellBackReason   *string        `json:"fellBackReason,omitzero"`
 }
 
 // CompactionSettings is `CompactionSettings` in protocol/schema.json.
@@ -791,9 +797,10 @@ type InitializeResult struct {
 // ListParams is `ListParams` in protocol/schema.json.
 type ListParams struct {
 	// Empty: not sent.
-	Cwd   string `json:"cwd,omitzero"`
-	All   bool   `json:"all,omitzero"`
-	Limit *int   `json:"limit,omitzero"`
+	Cwd string `json:"cwd,omitzero"`
+	All bool   `json:"all,omitzero"`
+	// Default: 50.
+	Limit *int `json:"limit,omitzero"`
 	// Empty: not sent.
 	Cursor string `json:"cursor,omitzero"`
 	// Empty: not sent.
@@ -1106,9 +1113,10 @@ type SnapshotParams struct {
 	// Empty: not sent.
 	EntryID string `json:"entryId,omitzero"`
 	// Empty: not sent.
-	Cwd          string   `json:"cwd,omitzero"`
-	Paths        []string `json:"paths,omitzero"`
-	MaxFileBytes *int     `json:"maxFileBytes,omitzero"`
+	Cwd   string   `json:"cwd,omitzero"`
+	Paths []string `json:"paths,omitzero"`
+	// Default: 10485760.
+	MaxFileBytes *int `json:"maxFileBytes,omitzero"`
 	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
 }
 

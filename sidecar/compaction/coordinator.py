@@ -2,10 +2,15 @@
 
 The service owns one ``Compactor``. It picks the provider, runs the engine,
 and appends the outcome in a single write after the last cancellation check.
-Two requests for the same session share one run; a request that finds the
-session's leaf still at the compaction this process just wrote gets that
-compaction's result (the rpc layer queues calls per session, so a "second
-call at once" arrives just after the first finished).
+Two requests for the same session while its run is in flight share that run.
+A request that finds the leaf at a compaction already is refused
+(``NothingToCompact``, naming it), whoever wrote it and whenever: the answer
+does not depend on what this process remembers.
+
+autoCompact must not loop: when a run it asked for is refused (nothing to
+compact, or a summary that would not shrink the context), the session is not
+asked for again until its context has grown past what it was at the refusal
+(see ``Compactor.after_append``).
 """
 
 from __future__ import annotations
@@ -16,8 +21,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..errors import CompactionConflict, RequestCancelled
-from ..providers import make_provider
+from ..errors import CompactionConflict, CompactionNotSmaller, NothingToCompact, RequestCancelled, SidecarError
+from ..providers import default_provider_name, make_provider
 from ..providers.base import Provider
 from ..store.session import UNSET, Session
 from ..work import NO_WORK, Work
@@ -29,6 +34,9 @@ from .run import CompactionOptions, CompactionOutcome, StreamMeter, cancellable,
 
 _JOIN_POLL = 0.05
 AUTO_REQUEST_TTL = 600.0
+# After a refused autoCompact, how much the context must grow (tokens, at least) before it is asked
+# for again: the summary's overweight when larger (the summarized span must catch up with it).
+AUTO_RETRY_GROWTH = 1_000
 
 
 @dataclass(slots=True)
@@ -36,6 +44,8 @@ class CompactionRecord:
     entry_id: str
     outcome: CompactionOutcome
     duration_ms: int
+    # Set when no provider was named (call or settings) and none had a key, so the offline one ran.
+    default_fallback: str | None = None
 
 
 class _SharedWork(Work):
@@ -67,9 +77,12 @@ class Compactor:
         self._providers_settings = providers_settings
         self._environ = environ
         self._runs: dict[str, _Run] = {}
-        self._last: dict[str, CompactionRecord] = {}
-        # Session id -> when autoCompact was asked for it (monotonic seconds).
+        # Session id -> when autoCompact was asked for it (monotonic seconds), and the context's size then.
         self._auto_requested: dict[str, float] = {}
+        self._auto_tokens: dict[str, int] = {}
+        # Session id -> the context size an append must reach before autoCompact is asked for again
+        # (set when a run it asked for was refused; cleared by a compaction that is written).
+        self._auto_refused: dict[str, int] = {}
         self._lock = threading.Lock()
         # Wired by the rpc layer: ask the client (server -> client request) and its loop.
         self.ask_client: Callable[[str, dict[str, Any]], Any] | None = None
@@ -117,14 +130,13 @@ class Compactor:
             if joins:
                 return await self._join(running, work)
             await asyncio.wait({running.task})  # a run for another leaf: let it finish first
-        last = self._last.get(session.id)
-        if last is not None and session.leaf_id == last.entry_id and leaf_id in (None, last.entry_id):
-            return last  # compacted just now and nothing added since: the same compaction
         provider = self.provider(provider_name)
+        default_fallback = self._default_fallback(provider_name, provider)
         shared = _SharedWork(work)
         target_leaf = leaf_id if leaf_id is not None else session.leaf_id
         run = _Run(
-            task=asyncio.ensure_future(self._compact(session, target_leaf, leaf_id is not None, options, provider, shared)),
+            task=asyncio.ensure_future(self._run(session, target_leaf, leaf_id is not None, options, provider, shared,
+                                                 default_fallback)),
             work=shared,
             leaf_id=target_leaf,
             auto=auto,
@@ -138,6 +150,26 @@ class Compactor:
                 self._finish(session.id, run)
             else:
                 run.task.add_done_callback(lambda _: self._finish(session.id, run))
+
+    def _default_fallback(self, provider_name: str | None, provider: Provider) -> str | None:
+        """Why the default fell back to the offline provider; None when a provider was asked for.
+
+        A call naming its provider, or settings naming the default, get that provider or an error
+        (providerNotConfigured); only the unnamed default falls back, and the result says so."""
+        if provider_name is not None or provider.name != "offline":
+            return None
+        settings = self._providers_settings()
+        if getattr(settings, "default", None):
+            return None  # offline by choice
+        return "noProviderConfigured" if default_provider_name(settings, self._environ) == "offline" else None
+
+    async def _run(self, session: Session, leaf_id: str | None, explicit: bool, options: CompactionOptions,
+                   provider: Provider, work: Work, default_fallback: str | None) -> CompactionRecord:
+        record = await self._compact(session, leaf_id, explicit, options, provider, work)
+        record.default_fallback = default_fallback
+        with self._lock:
+            self._auto_refused.pop(session.id, None)  # the context changed shape: autoCompact may ask afresh
+        return record
 
     def _finish(self, session_id: str, run: _Run) -> None:
         with self._lock:
@@ -178,7 +210,6 @@ class Compactor:
         parent = self._placement(session, leaf_id, explicit)
         written = session.append(outcome.entries, parent)
         record = CompactionRecord(written[-1].id, outcome, int((time.monotonic() - started) * 1000))  # type: ignore[arg-type]
-        self._last[session.id] = record
         work.report("compacted", 100)
         return record
 
@@ -204,11 +235,17 @@ class Compactor:
             return
         now = time.monotonic()
         with self._lock:
+            refused_until = self._auto_refused.get(session_id)
+            if refused_until is not None:
+                if tokens < refused_until:
+                    return  # refused at about this size: asking again would only be refused again
+                del self._auto_refused[session_id]
             asked = self._auto_requested.get(session_id)
             # A request never answered (its run was dropped before starting) stops blocking after a while.
             if session_id in self._runs or (asked is not None and now - asked < AUTO_REQUEST_TTL):
                 return
             self._auto_requested[session_id] = now
+            self._auto_tokens[session_id] = tokens
         try:
             self.on_should_compact(session_id, tokens)
         except BaseException:
@@ -216,10 +253,24 @@ class Compactor:
                 self._auto_requested.pop(session_id, None)
             raise
 
-    def auto_finished(self, session_id: str) -> None:
-        """The rpc layer's auto run ended without starting a compaction (error, nothing to compact)."""
+    def auto_finished(self, session_id: str, error: BaseException | None = None) -> None:
+        """The rpc layer's auto run ended (``error``: it wrote nothing).
+
+        A refusal that more of the same context cannot change soon (nothing to compact, a summary
+        that would not shrink it) is remembered: autoCompact is not asked for again until the
+        context has grown by ``AUTO_RETRY_GROWTH`` tokens (or the summary's overweight, when larger)
+        past its size at the refusal. Without that, every append past the line would run (and pay
+        for) the same refused summary again."""
         with self._lock:
             self._auto_requested.pop(session_id, None)
+            tokens = self._auto_tokens.pop(session_id, None)
+            if isinstance(error, (NothingToCompact, CompactionNotSmaller)) and tokens is not None:
+                self._auto_refused[session_id] = tokens + auto_retry_growth(error)
+
+    def auto_refused_until(self, session_id: str) -> int | None:
+        """The context size at which autoCompact will be asked for again after a refusal, if one holds."""
+        with self._lock:
+            return self._auto_refused.get(session_id)
 
     def wait_idle(self, session_id: str, timeout: float | None = None) -> bool:
         """Block a worker thread until the session's running compaction is over; True if none is left."""
@@ -267,6 +318,14 @@ class Compactor:
             "summary": BRANCH_SUMMARY_PREAMBLE + part.text + format_file_lists(read_files, modified_files),
             "details": details,
         }
+
+
+def auto_retry_growth(error: SidecarError) -> int:
+    """How much the context must grow before autoCompact tries again after ``error``."""
+    overweight = 0
+    if isinstance(error, CompactionNotSmaller):
+        overweight = int(error.data.get("summaryTokens", 0)) - int(error.data.get("replacedTokens", 0)) + 1
+    return max(AUTO_RETRY_GROWTH, overweight)
 
 
 async def _close(provider: Provider) -> None:

@@ -67,9 +67,13 @@ def prepare_compaction(
     prune_minimum_tokens: int = PRUNE_MINIMUM_TOKENS,
 ) -> Preparation:
     if not path:
-        raise NothingToCompact("the session is empty: there is nothing to compact")
+        raise NothingToCompact("the session is empty: there is nothing to compact", reason="empty")
     if path[-1].type == "compaction":
-        raise NothingToCompact("the leaf is a compaction already: nothing was added since", entryId=path[-1].id)
+        raise NothingToCompact(
+            f"the leaf is a compaction already ({path[-1].id}): nothing was added since it, so another would "
+            "summarize the same span again. Append first, or read that compaction with session/getEntries",
+            entryId=path[-1].id, reason="leafIsCompaction",
+        )
     context = build_context(path)
     tokens_before = context_tokens(context.messages, context.after_compaction)
     system_message = current_system_message(context.messages)
@@ -95,7 +99,7 @@ def prepare_compaction(
         raise NothingToCompact(
             f"the context since the last compaction is within keepRecentTokens ({keep_recent_tokens}); "
             "everything would be kept. Pass a smaller keepRecentTokens to compact anyway",
-            keepRecentTokens=keep_recent_tokens,
+            keepRecentTokens=keep_recent_tokens, reason="withinKeepRecentTokens",
         )
     history_end = cut.turn_start if cut.turn_start is not None else cut.first_kept
     history = context.messages[start:history_end]

@@ -13,9 +13,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, TypeVar
 
-from ..context.build import build_context, js_time
+from ..context.build import SessionContext, build_context, js_time
 from ..context.tokens import context_tokens, estimate_tokens
-from ..errors import ContextOverflow
+from ..errors import CompactionNotSmaller, ContextOverflow
 from ..format.jsonl import Entry
 from ..providers.base import Provider, SummaryRequest
 from ..providers.offline import summarize_offline
@@ -251,12 +251,14 @@ async def run_compaction(
         compaction["systemMessage"] = {**prep.system_message, "timestamp": js_time(compaction["timestamp"])}
     entries = ([{**prep.prune.entry(), "timestamp": compaction["timestamp"]}] if prep.prune is not None else []) + [compaction]
     after = await asyncio.to_thread(build_context, with_pending(path, entries))
+    tokens_after = context_tokens(after.messages, after.after_compaction)
+    check_smaller(prep.context, after, prep.first_kept_entry_id, prep.tokens_before, tokens_after)
     return CompactionOutcome(
         entries=entries,
         summary=summary,
         first_kept_entry_id=prep.first_kept_entry_id,
         tokens_before=prep.tokens_before,
-        tokens_after=context_tokens(after.messages, after.after_compaction),
+        tokens_after=tokens_after,
         read_files=read_files,
         modified_files=modified_files,
         provider=provider.name,
@@ -264,6 +266,37 @@ async def run_compaction(
         stages=[r.stage for r in results],
         pruned_tool_results=len(prep.prune.tool_result_ids) if prep.prune is not None else 0,
         fallback=fallback,
+    )
+
+
+def _head_tokens(context: SessionContext, first_kept_entry_id: str) -> int:
+    """The estimated tokens of the messages a context holds before its first kept entry."""
+    try:
+        end = context.entry_ids.index(first_kept_entry_id)
+    except ValueError:
+        end = len(context.messages)
+    return sum(estimate_tokens(m) for m in context.messages[:end])
+
+
+def check_smaller(before: SessionContext, after: SessionContext, first_kept_entry_id: str,
+                  tokens_before: int, tokens_after: int) -> None:
+    """Refuse a compaction that would not shrink the context; called before anything is written.
+
+    What replaces the summarized messages (the summary with its carry-over, initial-context and file
+    blocks, and the system message it records) must be smaller than they are, counted alike (chars / 4).
+    A small session fails this: the blocks no summarizer may drop can outweigh a few short messages.
+    (Not ``tokens_after < tokens_before``: the latter is the usage a model last reported, the former an
+    estimate, and a usage under the estimate would refuse a compaction that does shrink the context.)
+    """
+    summary_tokens = _head_tokens(after, first_kept_entry_id)
+    replaced_tokens = _head_tokens(before, first_kept_entry_id)
+    if summary_tokens < replaced_tokens:
+        return
+    raise CompactionNotSmaller(
+        f"the compaction would not shrink the context: its summary takes about {summary_tokens} tokens, the "
+        f"messages it replaces {replaced_tokens} (context {tokens_before} -> {tokens_after} tokens); nothing was "
+        "written. Compact once more has been said, or pass a smaller keepRecentTokens so more is summarized",
+        summaryTokens=summary_tokens, replacedTokens=replaced_tokens, tokensBefore=tokens_before, tokensAfter=tokens_after,
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from .coordinator import CompactionRecord, Compactor, _close
 from .progress import check_cancelled
+from .prepare import with_pending
 from .run import CompactionOptions, CompactionOutcome
 from ..context.build import build_context
 from ..context.tokens import context_tokens
@@ -34,12 +35,18 @@ class SpecCompactor(Compactor):
         try:
             path = session.path_to(leaf_id)
             work.report("preparing", 0)
+            if path and path[-1].type == "compaction":
+                raise NothingToCompact(
+                    f"the leaf is a compaction already ({path[-1].id}): nothing was added since it, so another "
+                    "would summarize the same span again. Append first, or read that compaction with session/getEntries",
+                    entryId=path[-1].id, reason="leafIsCompaction",
+                )
             found = plan(path, options.keep_recent_tokens)
             if found is None:
                 raise NothingToCompact(
                     f"nothing to compact in session {session.id}: the messages since the last compaction fit in "
                     f"keepRecentTokens ({options.keep_recent_tokens}) or cannot be cut without splitting a tool call",
-                    sessionId=session.id,
+                    sessionId=session.id, reason="withinKeepRecentTokens",
                 )
             previous = prompts.strip_file_tags(found.previous_summary) if found.previous_summary is not None else None
             request = SummaryRequest(
@@ -54,8 +61,11 @@ class SpecCompactor(Compactor):
             work.report("summarizing", 20)
             response = await provider.summarize(request, lambda _delta: None)
             text, model = response.text.strip(), response.model
-            if not text:
+            fallback = None
+            if not text:  # never a compaction without a summary; the result says whose it is
                 text = summarize_offline(request).strip()
+                fallback = {"provider": provider.name, "model": model, "reason": "empty", "summaries": ["history"],
+                            "usedProvider": "offline"}
         finally:
             await _close(provider)
         tags = prompts.file_tags(found.read_files, found.modified_files)
@@ -65,17 +75,19 @@ class SpecCompactor(Compactor):
             "tokensBefore": found.tokens_before,
             "details": {"readFiles": found.read_files, "modifiedFiles": found.modified_files},
         }
+        # (No size check here: the spec's algorithm and its scenarios compact a small chain too.)
+        after = build_context(with_pending(path, [entry]))
+        tokens_after = context_tokens(after.messages, after.after_compaction)
         work.report("writing", 95)
         check_cancelled(work, "writing")
         parent = self._placement(session, leaf_id, explicit)
         written = session.append([entry], parent)
-        after = build_context(session.path_to(written[-1].id))
         outcome = CompactionOutcome(
             entries=[entry], summary=summary, first_kept_entry_id=found.first_kept_id,
-            tokens_before=found.tokens_before, tokens_after=context_tokens(after.messages, after.after_compaction),
+            tokens_before=found.tokens_before, tokens_after=tokens_after,
             read_files=found.read_files, modified_files=found.modified_files, provider=provider.name, model=model,
+            fallback=fallback,
         )
         record = CompactionRecord(written[-1].id, outcome, int((time.monotonic() - started) * 1000))  # type: ignore[arg-type]
-        self._last[session.id] = record
         work.report("compacted", 100)
         return record

@@ -61,4 +61,6 @@ def result(record: CompactionRecord) -> wire.CompactResult:
         provider=outcome.provider,
         model=outcome.model,
         durationMs=record.duration_ms,
+        fellBack=record.default_fallback is not None or outcome.fallback is not None,
+        fellBackReason=record.default_fallback or (outcome.fallback or {}).get("reason"),
     )

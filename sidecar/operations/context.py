@@ -47,6 +47,8 @@ def answer(
             estimatedTokens=cached.estimated_tokens,
             entryIds=cached.entry_ids,
             cursor=make_cursor(session.id, leaf, cached.entry_ids, cursor_kind(params.format, rules)),
+            delta=False,
+            baseCount=0,
             external=external.result_field(change),
         )
     path = session.path_to(leaf)  # type: ignore[arg-type]

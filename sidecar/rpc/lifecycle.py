@@ -62,6 +62,12 @@ def decode_params(method: str, params: Any, params_type: type) -> Any:
             raise invalid_params(method, f"field `{field}` holds a lone UTF-16 surrogate (such as \\ud83d, a string "
                                          "cut inside an emoji), which no file name or folder can hold; send the "
                                          "path whole")
+    cwd = getattr(decoded, "cwd", None)
+    if isinstance(cwd, str) and not os.path.isabs(cwd):
+        # A project folder is absolute: "" or "src" would be filed under a folder named after the
+        # sidecar's own working directory's accident ("----", "--src--") and never listed with the project.
+        raise invalid_params(method, f"field `cwd` must be an absolute path (the project's folder, e.g. "
+                                     f"\"/home/me/project\"), not {cwd!r}")
     return decoded
 
 

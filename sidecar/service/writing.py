@@ -119,9 +119,12 @@ class Writing:
     async def auto_compact(self, session_id: str, work: Work = NO_WORK) -> wire.CompactResult:
         """The compaction autoCompact asks for (see ``Compactor.on_should_compact``)."""
         try:
-            return await self.compact(wire.CompactParams(sessionId=session_id), work, auto=True)
-        finally:
-            self.compactor.auto_finished(session_id)
+            result = await self.compact(wire.CompactParams(sessionId=session_id), work, auto=True)
+        except BaseException as error:
+            self.compactor.auto_finished(session_id, error)  # a refusal is remembered: no retry on every append
+            raise
+        self.compactor.auto_finished(session_id)
+        return result
 
     # --- tool-result clearing (issue 13 item 3) ---
 

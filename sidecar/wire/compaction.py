@@ -13,7 +13,9 @@ class CompactParams(_Params):
     # Compact the path to this entry instead of the leaf; the compaction entry is appended below it.
     leafId: str | None = None
     customInstructions: str | None = None
-    provider: str | None = None  # "anthropic", "openai", "client", "offline"; default: see settings
+    # "anthropic", "openai", "client", "offline". Absent: providers.default, else the first of anthropic
+    # and openai with a key, else offline (the result says fellBack, "noProviderConfigured").
+    provider: str | None = None
     model: str | None = None
     reserveTokens: int | None = None
     keepRecentTokens: int | None = None
@@ -44,9 +46,16 @@ class CompactResult(_Result):
     tokensBefore: int
     tokensAfter: int
     details: CompactDetails
-    provider: str
+    provider: str  # the provider that was run: the one named (call, then settings), else the default's pick
     model: str
     durationMs: int
+    # Always sent. True when the summary is not the work of the provider the call or the settings named:
+    # none was named and none has a key, so the offline summarizer wrote it (fellBackReason
+    # "noProviderConfigured"), or the provider's answer was empty or garbage and the offline summary of
+    # the same messages replaced it ("empty", "garbage"; details.fallback says which summaries).
+    # A provider named by the call or by providers.default never falls back: it answers or is an error.
+    fellBack: bool
+    fellBackReason: Literal["noProviderConfigured", "empty", "garbage"] | None = None
 
 
 class DidCompactParams(_Result):

@@ -81,13 +81,14 @@ class BuildContextResult(_Result):
     leafId: str | None
     estimatedTokens: int
     entryIds: list[str]
+    # Always sent. True: messages and entryIds hold only what follows ``since`` (the client keeps
+    # its first baseCount messages). False: the whole context (baseCount 0), with rebuildReason
+    # when a ``since`` was sent and could not be followed.
+    delta: bool
+    baseCount: int
     modeData: dict[str, Any] | None = None
     # Give back as ``since`` to get only what follows this result.
     cursor: str | None = None
-    # True: messages and entryIds hold only what follows ``since`` (the client
-    # keeps its first baseCount messages). False with rebuildReason: the whole context.
-    delta: bool = False
-    baseCount: int = 0
     rebuildReason: str | None = None
     # Set when the file had changed behind the sidecar's back (folded in before this answer).
     external: ExternalChange | None = None

@@ -24,7 +24,7 @@ class ForkResult(_Result):
 class ListParams(_Params):
     cwd: str | None = None
     all: bool = False
-    limit: int | None = None
+    limit: int | None = 50  # 1-1000 (null: the same 50, operations.results.DEFAULT_LIST_LIMIT)
     cursor: str | None = None
     query: str | None = None
     includeArchived: bool = False

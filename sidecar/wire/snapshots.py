@@ -17,8 +17,9 @@ class SnapshotParams(_Params):
     cwd: str | None = None
     # Look only at these paths (relative to cwd); the rest is as in the session's last snapshot.
     paths: list[str] | None = None
-    # Files bigger than this are not captured (listed in notCaptured). Default 10 MiB.
-    maxFileBytes: int | None = None
+    # Files bigger than this are not captured (listed in notCaptured). 10 MiB (null: the same,
+    # snapshots.engine.DEFAULT_MAX_FILE_BYTES).
+    maxFileBytes: int | None = 10 * 1024 * 1024
 
 
 class NotCapturedFile(_Result):

@@ -77,7 +77,7 @@ def test_the_carried_count_clears_exactly_when_a_full_build_would(tmp_path: Path
             # A compaction and a branch make the count start over from a build.
             import asyncio
 
-            asyncio.run(svc.compact(wire.CompactParams(sessionId=session_id, keepRecentTokens=3000)))
+            asyncio.run(svc.compact(wire.CompactParams(sessionId=session_id, keepRecentTokens=500)))
         if number == 90:
             session = svc.session(session_id)
             svc.branch(wire.BranchParams(sessionId=session_id, entryId=session.tree.path(session.leaf_id)[-6].id))

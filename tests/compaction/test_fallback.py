@@ -46,6 +46,8 @@ def test_an_unusable_summary_falls_back_to_the_offline_one_and_says_so(sessions_
     fallback = result.details.fallback
     assert fallback is not None and fallback.provider == provider and fallback.usedProvider == "offline"
     assert fallback.reason == REASONS.get(kind, "garbage") and "history" in fallback.summaries
+    # A named provider's answer replaced is never silent: the result says so at its top too.
+    assert (result.provider, result.fellBack, result.fellBackReason) == (provider, True, fallback.reason)
     # The offline summary's sections, from the real messages, and the carry-over beside them.
     assert result.summary.startswith("## Goal\n") and "request 0: change module 0" in result.summary
     assert "<carry-over>" in result.summary and "src/m0.py" in result.summary

@@ -13,7 +13,7 @@ from sidecar.compaction.prepare import with_pending
 from sidecar.compaction.run import CompactionOptions, run_compaction
 from sidecar.context.build import build_context
 from sidecar.context.tokens import estimate_tokens
-from sidecar.errors import NothingToCompact
+from sidecar.errors import CompactionNotSmaller, NothingToCompact
 from sidecar.providers.offline import OfflineProvider
 
 from .factory import PathBuilder
@@ -88,6 +88,13 @@ def test_one_compaction_keeps_a_valid_suffix_of_enough_tokens_and_rebuilds_exact
         if threshold is not None:
             assert not any(is_valid_cut(before.messages, 0, c) for c in range(1, threshold + 1))
         return
+    except CompactionNotSmaller as refused:
+        # Only a compaction that would not shrink the context is refused, and the error says by how much.
+        sizes = refused.data
+        assert sizes["summaryTokens"] >= sizes["replacedTokens"]
+        return
+    # A compaction that is written shrinks the context (these paths report no usage: all estimated).
+    assert outcome.tokens_after < outcome.tokens_before
     cut = before.entry_ids.index(outcome.first_kept_entry_id)
     assert cut > 0
     check_valid_cut(before.messages, 0, cut)
@@ -112,7 +119,7 @@ def test_repeated_compactions_are_cumulative_and_never_lose_kept_messages(rounds
         before = build_context(builder.entries)
         try:
             outcome = compact(builder.entries, keep)
-        except NothingToCompact:
+        except (NothingToCompact, CompactionNotSmaller):
             continue
         start = 1 if before.messages[0]["role"] == "compactionSummary" else 0
         cut = before.entry_ids.index(outcome.first_kept_entry_id)

@@ -195,7 +195,7 @@ async def test_event_kinds_over_stdio(sessions_root: Path) -> None:
         assert "result" in await server.initialize(sessions_root)
         sid = (await server.request("session/create", {"cwd": "/w"}))["result"]["sessionId"]
         a = (await server.request("session/append", {"sessionId": sid, "entries": [
-            user("one " * 400), assistant("two " * 400), user("three " * 400), assistant("four " * 400)]}))["result"]
+            user("one " * 400), assistant("two " * 2000), user("three " * 400), assistant("four " * 400)]}))["result"]
         assert "cursor" in (await server.request("session/subscribe", {"sessionId": sid}))["result"]
         first, leaf = a["entries"][0]["id"], a["leafId"]
         assert "result" in await server.request("session/setLabel", {"sessionId": sid, "entryId": first, "label": "here"})

@@ -47,7 +47,9 @@ async def _append(a: RawServer, sid: str, start: int, count: int, per: int = 4) 
     ids: list[str] = []
     for i in range(start, start + count, per):
         answer = result(await a.request("session/append", {"sessionId": sid, "entries": [
-            user(f"u{j}") if j % 2 == 0 else assistant(f"a{j}") for j in range(i, min(i + per, start + count))]}))
+            # (replies long enough that the compaction below shrinks the context, as it must to be written)
+            user(f"u{j}") if j % 2 == 0 else assistant(f"a{j} " + "done and checked " * 3)
+            for j in range(i, min(i + per, start + count))]}))
         ids += [e["id"] for e in answer["entries"]]
     return ids
 

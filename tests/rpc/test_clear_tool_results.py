@@ -111,7 +111,7 @@ async def test_clearing_follows_the_tree_through_labels_names_and_compactions(se
         await server.request("session/setLabel", {"sessionId": "t", "entryId": early, "label": "before"})
         await server.request("session/setName", {"sessionId": "t", "name": "clearing"})
         await append(server, [{"type": "custom", "customType": "other.state", "data": {"x": 1}}])
-        compact = await server.request("session/compact", {"sessionId": "t", "keepRecentTokens": 2500})
+        compact = await server.request("session/compact", {"sessionId": "t", "keepRecentTokens": 1500})
         assert "result" in compact, compact
         # After the compaction only the kept outputs and new ones are in the context; clear those.
         for n in range(4, 9):

@@ -9,8 +9,8 @@ from .test_methods import create_with_conversation
 async def test_since_over_the_wire_sends_only_the_appended_messages(client: RpcTestClient):
     _, ids = await create_with_conversation(client)
     held = await client.call("session/buildContext", {"sessionId": "s1", "format": "llm"})
-    # Defaults are left out of results: no delta, no rebuildReason.
-    assert "delta" not in held and "rebuildReason" not in held and held["cursor"]
+    # delta and baseCount are always sent (false and 0 for a whole context); rebuildReason only with a since.
+    assert held["delta"] is False and held["baseCount"] == 0 and "rebuildReason" not in held and held["cursor"]
     appended = await client.call("session/append", {"sessionId": "s1", "entries": [user("and now?"), assistant("done")]})
     delta = await client.call("session/buildContext", {"sessionId": "s1", "format": "llm", "since": held["cursor"]})
     assert delta["delta"] is True and delta["baseCount"] == len(ids)
@@ -19,5 +19,5 @@ async def test_since_over_the_wire_sends_only_the_appended_messages(client: RpcT
     assert held["messages"] + delta["messages"] == full["messages"]
     await client.call("session/branch", {"sessionId": "s1", "entryId": ids[0]})
     rebuilt = await client.call("session/buildContext", {"sessionId": "s1", "format": "llm", "since": delta["cursor"]})
-    assert "delta" not in rebuilt and rebuilt["rebuildReason"] == "branched"
+    assert rebuilt["delta"] is False and rebuilt["baseCount"] == 0 and rebuilt["rebuildReason"] == "branched"
     assert [m["role"] for m in rebuilt["messages"]] == ["user"]

@@ -67,7 +67,7 @@ async def test_pi_to_spec_to_pi_keeps_what_the_spec_holds_and_lists_the_rest(tmp
             {"type": "message", "message": {"role": "assistant", "content": [
                 {"type": "thinking", "thinking": "I should read it"}, {"type": "text", "text": "Reading."},
                 {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "src/loader.ts"}}]}},
-            tool_result("c1", "export function load() {}", "read"),
+            tool_result("c1", "export function load() {}\n" + "// the loader's notes\n" * 120, "read"),
             assistant("It exports load().", ),
         ]})
         ids = [e["id"] for e in first["entries"]]

@@ -11,7 +11,7 @@ from store_mode import stored_state
 
 from .harness import RpcTestClient, assistant, tool_call, tool_result, user
 
-TURN = [user("read a.py"), assistant("reading", tool_call("c1", "read", path="a.py")), tool_result("c1", "x = 1"),
+TURN = [user("read a.py"), assistant("reading", tool_call("c1", "read", path="a.py")), tool_result("c1", "x = 1\n" * 150),  # enough for a compaction to shrink
         assistant("a.py sets x")]
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from random_sessions import entry_for, start
-from session_builders import context, labelled_session, read_lines, service, turn
+from session_builders import append, assistant, context, labelled_session, msg, read_lines, service, turn, user
 
 from sidecar import wire
 from sidecar.config import Settings, apply_overrides
@@ -105,6 +105,8 @@ def test_a_real_compaction_between_labels_forks_connected(sessions_root):
     settings = apply_overrides(Settings(), {"providers": {"default": "offline", "maxRetries": 0}}, "test")
     svc = SessionService(sessions_root, settings)
     session_id = svc.create(wire.CreateParams(cwd="/work/proj")).sessionId
+    # A long first answer: a compaction must shrink the context (the summary outweighs a few short turns).
+    append(svc, session_id, msg(user("explain the project")), msg(assistant("The project is " + "detailed " * 600)))
     for number in range(6):
         last = turn(svc, session_id, number)[-1]
         svc.set_label(wire.SetLabelParams(sessionId=session_id, entryId=last, label=f"turn {number}"))

@@ -341,7 +341,7 @@ class SidecarMethods:
         *,
         cwd: str | None = None,
         all: bool = False,
-        limit: int | None = None,
+        limit: int | None = 50,
         cursor: str | None = None,
         query: str | None = None,
         include_archived: bool = False,
@@ -353,7 +353,7 @@ class SidecarMethods:
             params["cwd"] = cwd
         if all is not False:
             params["all"] = all
-        if limit is not None:
+        if limit != 50:
             params["limit"] = limit
         if cursor is not None:
             params["cursor"] = cursor
@@ -555,7 +555,7 @@ class SidecarMethods:
         entry_id: str | None = None,
         cwd: str | None = None,
         paths: list[str] | None = None,
-        max_file_bytes: int | None = None,
+        max_file_bytes: int | None = 10485760,
         on_progress: ProgressCallback | None = None,
     ) -> SnapshotResult:
         """``session/snapshot``: SnapshotParams -> SnapshotResult."""
@@ -566,7 +566,7 @@ class SidecarMethods:
             params["cwd"] = cwd
         if paths is not None:
             params["paths"] = paths
-        if max_file_bytes is not None:
+        if max_file_bytes != 10485760:
             params["maxFileBytes"] = max_file_bytes
         result: SnapshotResult = await self.request("session/snapshot", params, on_progress=on_progress)
         return result

@@ -98,10 +98,10 @@ class BuildContextResult(TypedDict):
     leafId: str | None
     estimatedTokens: int
     entryIds: list[str]
+    delta: bool
+    baseCount: int
     modeData: NotRequired[dict[str, Any] | None]
     cursor: NotRequired[str | None]
-    delta: NotRequired[bool]
-    baseCount: NotRequired[int]
     rebuildReason: NotRequired[str | None]
     external: NotRequired[ExternalChange | None]
 
@@ -183,6 +183,8 @@ class CompactResult(TypedDict):
     provider: str
     model: str
     durationMs: int
+    fellBack: bool
+    fellBackReason: NotRequired[Literal["empty", "garbage", "noProviderConfigured"] | None]
 
 
 class CompactionSettings(TypedDict):
@@ -1070,6 +1072,7 @@ ErrorKind = Literal[
     "contextOverflow",
     "providerNotConfigured",
     "compactionConflict",
+    "compactionNotSmaller",
     "worktreeChanged",
     "noSnapshot",
     "snapshotFailed",
@@ -1221,7 +1224,7 @@ class SessionChangedError(RpcError):
 
 
 class NothingToCompactError(RpcError):
-    """-33020 nothingToCompact: Everything since the last compaction would be kept (or the leaf is a compaction)."""
+    """-33020 nothingToCompact: Nothing a compaction could replace: the path is empty, its leaf is a compaction already (``data.entryId`` names it; asking again never returns it as a new result), or everything since the last compaction is within keepRecentTokens. ``data.reason`` says which: "empty", "leafIsCompaction", "withinKeepRecentTokens"."""
 
     code_value = -33020
     kind_value = "nothingToCompact"
@@ -1253,6 +1256,13 @@ class CompactionConflictError(RpcError):
 
     code_value = -33024
     kind_value = "compactionConflict"
+
+
+class CompactionNotSmallerError(RpcError):
+    """-33025 compactionNotSmaller: The summary, with the blocks the sidecar adds to it, would not be smaller than the messages it replaces (or the context would not shrink): nothing was written. ``data`` holds ``summaryTokens``, ``replacedTokens``, ``tokensBefore`` and ``tokensAfter`` (estimates, chars / 4)."""
+
+    code_value = -33025
+    kind_value = "compactionNotSmaller"
 
 
 class WorktreeChangedError(RpcError):
@@ -1378,6 +1388,7 @@ ERROR_CLASSES: dict[int, type[RpcError]] = {
     -33022: ContextOverflowError,
     -33023: ProviderNotConfiguredError,
     -33024: CompactionConflictError,
+    -33025: CompactionNotSmallerError,
     -33040: WorktreeChangedError,
     -33041: NoSnapshotError,
     -33042: SnapshotFailedError,
@@ -1416,6 +1427,7 @@ __all__ = [
     "CompactParams",
     "CompactResult",
     "CompactionConflictError",
+    "CompactionNotSmallerError",
     "CompactionSettings",
     "ContextOverflowError",
     "ContinueRecentParams",

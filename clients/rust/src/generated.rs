@@ -165,16 +165,15 @@ pub struct BuildContextParams {
 }
 
 /// Schema: `#/$defs/BuildContextResult`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct BuildContextResult {
-    /// `baseCount`. Defaults to `0` when absent.
-    #[serde(rename = "baseCount", default = "defaults::build_context_result_base_count")]
+    /// `baseCount`. Required.
+    #[serde(rename = "baseCount")]
     pub base_count: i64,
     /// `cursor`. Optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
-    /// `delta`. Defaults to `false` when absent.
-    #[serde(default = "defaults::build_context_result_delta")]
+    /// `delta`. Required.
     pub delta: bool,
     /// `entryIds`. Required.
     #[serde(rename = "entryIds")]
@@ -371,6 +370,12 @@ pub struct CompactResult {
     /// `entryId`. Required.
     #[serde(rename = "entryId")]
     pub entry_id: String,
+    /// `fellBack`. Required.
+    #[serde(rename = "fellBack")]
+    pub fell_back: bool,
+    /// `fellBackReason`. Optional.
+    #[serde(rename = "fellBackReason", default, skip_serializing_if = "Option::is_none")]
+    pub fell_back_reason: Option<CompactFellBackReason>,
     /// `firstKeptEntryId`. Required.
     #[serde(rename = "firstKeptEntryId")]
     pub first_kept_entry_id: String,
@@ -1171,7 +1176,7 @@ pub struct ListParams {
     /// `includeArchived`. Optional; the server's default is `false`.
     #[serde(rename = "includeArchived", default, skip_serializing_if = "Option::is_none")]
     pub include_archived: Option<bool>,
-    /// `limit`. Optional.
+    /// `limit`. Optional; the server's default is `50`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
     /// `query`. Optional.
@@ -1733,7 +1738,7 @@ pub struct SnapshotParams {
     /// `entryId`. Optional.
     #[serde(rename = "entryId", default, skip_serializing_if = "Option::is_none")]
     pub entry_id: Option<String>,
-    /// `maxFileBytes`. Optional.
+    /// `maxFileBytes`. Optional; the server's default is `10485760`.
     #[serde(rename = "maxFileBytes", default, skip_serializing_if = "Option::is_none")]
     pub max_file_bytes: Option<i64>,
     /// `paths`. Optional.
@@ -2047,6 +2052,17 @@ pub enum CompactFallbackSummaries {
     History,
     #[serde(rename = "turnPrefix")]
     TurnPrefix,
+}
+
+/// `CompactResult.fellBackReason`: one of `empty`, `garbage`, `noProviderConfigured`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CompactFellBackReason {
+    #[serde(rename = "empty")]
+    Empty,
+    #[serde(rename = "garbage")]
+    Garbage,
+    #[serde(rename = "noProviderConfigured")]
+    NoProviderConfigured,
 }
 
 /// `BuildContextParams.format`: one of `agent`, `llm`.
@@ -2898,7 +2914,7 @@ pub enum ErrorKind {
     PayloadTooLarge,
     /// -33012: Another program appended to the session's file: its leaf is not the `expectedLeafId` the append named. Nothing was written; `data.leafId` is the leaf now and `data.entries` (or only `data.entryIds` when large) what the client has not seen.
     SessionChanged,
-    /// -33020: Everything since the last compaction would be kept (or the leaf is a compaction).
+    /// -33020: Nothing a compaction could replace: the path is empty, its leaf is a compaction already (`data.entryId` names it; asking again never returns it as a new result), or everything since the last compaction is within keepRecentTokens. `data.reason` says which: "empty", "leafIsCompaction", "withinKeepRecentTokens".
     NothingToCompact,
     /// -33021: The summarizing model failed (after bounded retries); `data` names provider and status.
     ProviderError,
@@ -2908,6 +2924,8 @@ pub enum ErrorKind {
     ProviderNotConfigured,
     /// -33024: The session's leaf moved to another branch while compacting; nothing was written.
     CompactionConflict,
+    /// -33025: The summary, with the blocks the sidecar adds to it, would not be smaller than the messages it replaces (or the context would not shrink): nothing was written. `data` holds `summaryTokens`, `replacedTokens`, `tokensBefore` and `tokensAfter` (estimates, chars / 4).
+    CompactionNotSmaller,
     /// -33040: A rewind would overwrite files changed outside the agent since the last snapshot; `data.paths` names them. Pass `force` to rewind anyway (they are in the snapshot taken just before, so it can be undone).
     WorktreeChanged,
     /// -33041: No snapshot of the files at or before the entry (or the diff's point) to go back to.
@@ -2940,7 +2958,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind in the schema.
-    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd, Self::ExportWriteFailed, Self::ImportSourceNotFound, Self::ImportSourceUnreadable, Self::NotController, Self::Unauthorized, Self::SharedServer, Self::SocketInUse, Self::DatabaseUrlInvalid, Self::DatabaseSchemaMismatch, Self::FormatCannotHold];
+    pub const ALL: &'static [ErrorKind] = &[Self::ServerNotInitialized, Self::InvalidRequest, Self::MethodNotFound, Self::InvalidParams, Self::InternalError, Self::ParseError, Self::RequestCancelled, Self::SessionNotFound, Self::InvalidSessionId, Self::EntryNotFound, Self::SessionLocked, Self::StorageError, Self::DamagedFile, Self::PathOutsideRoot, Self::SessionExists, Self::InvalidEntry, Self::InvalidState, Self::PayloadTooLarge, Self::SessionChanged, Self::NothingToCompact, Self::ProviderError, Self::ContextOverflow, Self::ProviderNotConfigured, Self::CompactionConflict, Self::CompactionNotSmaller, Self::WorktreeChanged, Self::NoSnapshot, Self::SnapshotFailed, Self::PathOutsideCwd, Self::ExportWriteFailed, Self::ImportSourceNotFound, Self::ImportSourceUnreadable, Self::NotController, Self::Unauthorized, Self::SharedServer, Self::SocketInUse, Self::DatabaseUrlInvalid, Self::DatabaseSchemaMismatch, Self::FormatCannotHold];
 
     /// The JSON-RPC error code.
     pub fn code(self) -> i64 {
@@ -2969,6 +2987,7 @@ impl ErrorKind {
             Self::ContextOverflow => -33022,
             Self::ProviderNotConfigured => -33023,
             Self::CompactionConflict => -33024,
+            Self::CompactionNotSmaller => -33025,
             Self::WorktreeChanged => -33040,
             Self::NoSnapshot => -33041,
             Self::SnapshotFailed => -33042,
@@ -3013,6 +3032,7 @@ impl ErrorKind {
             -33022 => Self::ContextOverflow,
             -33023 => Self::ProviderNotConfigured,
             -33024 => Self::CompactionConflict,
+            -33025 => Self::CompactionNotSmaller,
             -33040 => Self::WorktreeChanged,
             -33041 => Self::NoSnapshot,
             -33042 => Self::SnapshotFailed,
@@ -3058,6 +3078,7 @@ impl ErrorKind {
             Self::ContextOverflow => "contextOverflow",
             Self::ProviderNotConfigured => "providerNotConfigured",
             Self::CompactionConflict => "compactionConflict",
+            Self::CompactionNotSmaller => "compactionNotSmaller",
             Self::WorktreeChanged => "worktreeChanged",
             Self::NoSnapshot => "noSnapshot",
             Self::SnapshotFailed => "snapshotFailed",
@@ -3097,11 +3118,12 @@ impl ErrorKind {
             Self::InvalidState => "The session is not in a state that allows the call (e.g. archiving one that has no file yet).",
             Self::PayloadTooLarge => "A frame over the size limit (64 MiB); it is skipped.",
             Self::SessionChanged => "Another program appended to the session's file: its leaf is not the `expectedLeafId` the append named. Nothing was written; `data.leafId` is the leaf now and `data.entries` (or only `data.entryIds` when large) what the client has not seen.",
-            Self::NothingToCompact => "Everything since the last compaction would be kept (or the leaf is a compaction).",
+            Self::NothingToCompact => "Nothing a compaction could replace: the path is empty, its leaf is a compaction already (`data.entryId` names it; asking again never returns it as a new result), or everything since the last compaction is within keepRecentTokens. `data.reason` says which: \"empty\", \"leafIsCompaction\", \"withinKeepRecentTokens\".",
             Self::ProviderError => "The summarizing model failed (after bounded retries); `data` names provider and status.",
             Self::ContextOverflow => "The summarization request itself is larger than the model accepts.",
             Self::ProviderNotConfigured => "The named provider has no key, endpoint or client to ask.",
             Self::CompactionConflict => "The session's leaf moved to another branch while compacting; nothing was written.",
+            Self::CompactionNotSmaller => "The summary, with the blocks the sidecar adds to it, would not be smaller than the messages it replaces (or the context would not shrink): nothing was written. `data` holds `summaryTokens`, `replacedTokens`, `tokensBefore` and `tokensAfter` (estimates, chars / 4).",
             Self::WorktreeChanged => "A rewind would overwrite files changed outside the agent since the last snapshot; `data.paths` names them. Pass `force` to rewind anyway (they are in the snapshot taken just before, so it can be undone).",
             Self::NoSnapshot => "No snapshot of the files at or before the entry (or the diff's point) to go back to.",
             Self::SnapshotFailed => "The snapshot store could not do it (git missing or failing, its objects gone, the folder unreadable).",
@@ -3223,12 +3245,6 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
 mod defaults {
     #[allow(unused_imports)]
     use super::*;
-    pub fn build_context_result_base_count() -> i64 {
-        0
-    }
-    pub fn build_context_result_delta() -> bool {
-        false
-    }
     pub fn capabilities_cancel_request() -> bool {
         true
     }

@@ -22,6 +22,20 @@ fn conversation() -> Vec<Value> {
     ]
 }
 
+/// A turn with a long tool output: a compaction must make the context smaller (the sidecar refuses one that
+/// would not, -33025), and a summary with its carried-over blocks outweighs `conversation()` alone.
+fn long_turn() -> Vec<Value> {
+    vec![
+        user("Show me the whole parser."),
+        assistant(vec![tool_call("call_9", "read", json!({"path": "src/parser.rs"}))]),
+        tool_result("call_9", "read", &"// the parser, one line of it\n".repeat(150), false),
+        assistant_text("That is the whole parser."),
+        // (long enough that the kept part starts at this request: the turn above is summarized whole)
+        user("Thanks, that helps; next I will look at the tests of the parser. ".repeat(2)),
+        assistant_text("You are welcome."),
+    ]
+}
+
 fn create(client: &Client, cwd: &str) -> String {
     client.create(CreateParams { cwd: cwd.into(), ..Default::default() }).unwrap().session_id
 }
@@ -443,6 +457,7 @@ fn the_summarizer_answers_session_summarize() {
         .unwrap();
     let id = create(&client, "/work/summary");
     append(&client, &id, conversation());
+    append(&client, &id, long_turn());
     let mut params = compact_params(&id, "client");
     params.model = Some("my-model".into());
     let result = client.compact(params).unwrap();
@@ -496,6 +511,7 @@ fn offline_compaction_reports_progress_and_tracks_files() {
     let client = spawn(root.path());
     let id = create(&client, "/work/offline");
     append(&client, &id, conversation());
+    append(&client, &id, long_turn());
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink = events.clone();
     let result = client
@@ -540,6 +556,7 @@ fn auto_compaction_is_announced_with_did_compact() {
     assert_eq!(client.server().settings["compaction"]["autoCompact"], true);
     let id = create(&client, "/work/auto");
     let mut long = conversation();
+    long.extend(long_turn());
     long.push(user("Explain the parser in detail. ".repeat(100)));
     long.push(assistant_text("The parser splits the input on commas. ".repeat(100)));
     let appended = append(&client, &id, long);

@@ -94,14 +94,12 @@ export interface BuildContextResult {
   leafId: string | null;
   estimatedTokens: number;
   entryIds: string[];
+  delta: boolean;
+  baseCount: number;
   /** @default null */
   modeData?: JsonObject | null;
   /** @default null */
   cursor?: string | null;
-  /** @default false */
-  delta?: boolean;
-  /** @default 0 */
-  baseCount?: number;
   /** @default null */
   rebuildReason?: string | null;
   /** @default null */
@@ -200,6 +198,9 @@ export interface CompactResult {
   provider: string;
   model: string;
   durationMs: number;
+  fellBack: boolean;
+  /** @default null */
+  fellBackReason?: "empty" | "garbage" | "noProviderConfigured" | null;
 }
 
 export interface CompactionSettings {
@@ -640,7 +641,7 @@ export interface ListParams {
   cwd?: string | null;
   /** @default false */
   all?: boolean;
-  /** @default null */
+  /** @default 50 */
   limit?: number | null;
   /** @default null */
   cursor?: string | null;
@@ -964,7 +965,7 @@ export interface SnapshotParams {
   cwd?: string | null;
   /** @default null */
   paths?: string[] | null;
-  /** @default null */
+  /** @default 10485760 */
   maxFileBytes?: number | null;
   /** @default null */
   workDoneToken?: number | string | null;
@@ -1248,7 +1249,7 @@ export const ErrorCodes = {
   payloadTooLarge: -33011,
   /** Another program appended to the session's file: its leaf is not the `expectedLeafId` the append named. Nothing was written; `data.leafId` is the leaf now and `data.entries` (or only `data.entryIds` when large) what the client has not seen. */
   sessionChanged: -33012,
-  /** Everything since the last compaction would be kept (or the leaf is a compaction). */
+  /** Nothing a compaction could replace: the path is empty, its leaf is a compaction already (`data.entryId` names it; asking again never returns it as a new result), or everything since the last compaction is within keepRecentTokens. `data.reason` says which: "empty", "leafIsCompaction", "withinKeepRecentTokens". */
   nothingToCompact: -33020,
   /** The summarizing model failed (after bounded retries); `data` names provider and status. */
   providerError: -33021,
@@ -1258,6 +1259,8 @@ export const ErrorCodes = {
   providerNotConfigured: -33023,
   /** The session's leaf moved to another branch while compacting; nothing was written. */
   compactionConflict: -33024,
+  /** The summary, with the blocks the sidecar adds to it, would not be smaller than the messages it replaces (or the context would not shrink): nothing was written. `data` holds `summaryTokens`, `replacedTokens`, `tokensBefore` and `tokensAfter` (estimates, chars / 4). */
+  compactionNotSmaller: -33025,
   /** A rewind would overwrite files changed outside the agent since the last snapshot; `data.paths` names them. Pass `force` to rewind anyway (they are in the snapshot taken just before, so it can be undone). */
   worktreeChanged: -33040,
   /** No snapshot of the files at or before the entry (or the diff's point) to go back to. */

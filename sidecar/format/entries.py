@@ -230,7 +230,7 @@ def _walk(value: Any, steps: list[str | int], kind: Any) -> tuple[Any, Any, Any]
     """Follow ``steps`` through ``value`` and its type: the value at the end (None when absent), its
     type (None when it could not be told) and the type holding it (a Struct, or a union of them)."""
     parent = kind
-    for step in steps:
+    for at, step in enumerate(steps):
         kind = _pick(kind, value)
         parent = kind
         if isinstance(step, int):
@@ -244,7 +244,7 @@ def _walk(value: Any, steps: list[str | int], kind: Any) -> tuple[Any, Any, Any]
                 kind = fields.get(step) if step != tag_field else None
             else:
                 kind = None
-        if kind is None and step is not steps[-1]:
+        if kind is None and at < len(steps) - 1:
             return value, None, parent
     return value, kind, parent
 

@@ -91,9 +91,6 @@ export declare class SidecarClient extends SessionMethods implements AsyncDispos
     private _initializeResult;
     private readonly options;
     private readonly closeController;
-    private readonly didCompactEmitter;
-    private readonly didAppendEmitter;
-    private readonly didReloadEmitter;
     private readonly closeEmitter;
     private readonly serverProgressEmitter;
     private closedError;
@@ -133,12 +130,6 @@ export declare class SidecarClient extends SessionMethods implements AsyncDispos
     get stderr(): string;
     /** True once the sidecar has exited or its streams closed. */
     get closed(): boolean;
-    /** `session/didCompact`: the sidecar compacted a session by itself (autoCompact). */
-    get onDidCompact(): Event<DidCompactParams>;
-    /** `session/didAppend`: another program appended to a session opened with `watch: true`. */
-    get onDidAppend(): Event<DidAppendParams>;
-    /** `session/didReload`: a session opened with `watch: true` was read again whole (its file was rewritten). */
-    get onDidReload(): Event<DidReloadParams>;
     /**
      * Progress of work the sidecar started by itself (an autoCompact run, announced
      * with `window/workDoneProgress/create`): begin, reports, end, then `onDidCompact`.
@@ -146,7 +137,12 @@ export declare class SidecarClient extends SessionMethods implements AsyncDispos
     get onServerProgress(): Event<ServerProgress>;
     /** The connection closed (the sidecar exited, or `dispose()` finished). */
     get onClose(): Event<ConnectionClosedError>;
-    /** Any other server -> client notification, by method name. */
+    /**
+     * Listen to a server notification by name: typed for the schema's names; any
+     * other string is the escape hatch (params unknown). Prefer the typed
+     * `onDidAppend(...)` and its siblings: a misspelt one does not compile.
+     */
+    onNotification<N extends keyof ServerNotifications>(method: N, listener: (params: ServerNotifications[N]) => void): Disposable;
     onNotification(method: string, listener: (params: unknown) => void): Disposable;
     /**
      * Send a notification (`$/cancelRequest`, `exit`, ...). Throws

@@ -26,9 +26,6 @@ export class SidecarClient extends SessionMethods {
     _initializeResult;
     options;
     closeController = new AbortController();
-    didCompactEmitter = new Emitter();
-    didAppendEmitter = new Emitter();
-    didReloadEmitter = new Emitter();
     closeEmitter = new Emitter();
     serverProgressEmitter = new Emitter();
     closedError;
@@ -69,9 +66,6 @@ export class SidecarClient extends SessionMethods {
             this.exited = Promise.resolve();
         }
         this.connection.onClose(() => this.markClosed());
-        this.connection.onNotification("session/didCompact", (params) => this.didCompactEmitter.fire(params));
-        this.connection.onNotification("session/didAppend", (params) => this.didAppendEmitter.fire(params));
-        this.connection.onNotification("session/didReload", (params) => this.didReloadEmitter.fire(params));
         this.connection.onRequest("session/summarize", (params, signal) => this.answerSummarize(params, signal));
         // LSP's way for the server to report work nobody asked for (autoCompact): accept
         // the token and pass its $/progress on to onServerProgress.
@@ -196,18 +190,9 @@ export class SidecarClient extends SessionMethods {
         return this.closedError !== undefined;
     }
     // -- events --------------------------------------------------------------------------
-    /** `session/didCompact`: the sidecar compacted a session by itself (autoCompact). */
-    get onDidCompact() {
-        return this.didCompactEmitter.event;
-    }
-    /** `session/didAppend`: another program appended to a session opened with `watch: true`. */
-    get onDidAppend() {
-        return this.didAppendEmitter.event;
-    }
-    /** `session/didReload`: a session opened with `watch: true` was read again whole (its file was rewritten). */
-    get onDidReload() {
-        return this.didReloadEmitter.event;
-    }
+    // One typed handler per server notification (onDidAppend, onDidCompact, onDidReload,
+    // onDidSetLabel, ...) comes from SessionMethods (generated from the schema):
+    // client.onDidAppend(({ sessionId, entries }) => ...) returns a Disposable.
     /**
      * Progress of work the sidecar started by itself (an autoCompact run, announced
      * with `window/workDoneProgress/create`): begin, reports, end, then `onDidCompact`.
@@ -219,7 +204,6 @@ export class SidecarClient extends SessionMethods {
     get onClose() {
         return this.closeEmitter.event;
     }
-    /** Any other server -> client notification, by method name. */
     onNotification(method, listener) {
         return this.connection.onNotification(method, listener);
     }

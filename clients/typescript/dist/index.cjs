@@ -20,26 +20,55 @@ var __toCommonJS = (mod) => __copyProps(__defProp({}, "__esModule", { value: tru
 // src/index.ts
 var index_exports = {};
 __export(index_exports, {
+  AgentMessageRole: () => AgentMessageRole,
+  AssistantContentBlockType: () => AssistantContentBlockType,
+  AssistantMessageStopReason: () => AssistantMessageStopReason,
+  BuildContextParamsFormat: () => BuildContextParamsFormat,
+  BuildContextParamsRules: () => BuildContextParamsRules,
   CLIENT_METHOD_NAMES: () => CLIENT_METHOD_NAMES,
   CLIENT_NAME: () => CLIENT_NAME,
   CLIENT_VERSION: () => CLIENT_VERSION,
   CONNECTION_CLOSED: () => CONNECTION_CLOSED,
+  CompactFallbackReason: () => CompactFallbackReason,
+  CompactFallbackSummaries: () => CompactFallbackSummaries,
   Connection: () => Connection,
   ConnectionClosedError: () => ConnectionClosedError,
+  ConvertLossKind: () => ConvertLossKind,
+  ConvertParamsTo: () => ConvertParamsTo,
+  ConvertResultFormat: () => ConvertResultFormat,
+  CreateParamsSource: () => CreateParamsSource,
   ErrorCodes: () => ErrorCodes,
+  ExportParamsFormat: () => ExportParamsFormat,
+  FileChangeChange: () => FileChangeChange,
+  HistorySearchParamsOrder: () => HistorySearchParamsOrder,
+  KNOWN_ENTRY_TYPES: () => KNOWN_ENTRY_TYPES,
   MAX_MESSAGE_BYTES: () => MAX_MESSAGE_BYTES,
   METHOD_NAMES: () => METHOD_NAMES,
+  ModelUsageEntryStopReason: () => ModelUsageEntryStopReason,
+  OmpAgentMessageRole: () => OmpAgentMessageRole,
+  OmpAssistantContentBlockType: () => OmpAssistantContentBlockType,
+  OmpAssistantMessageStopReason: () => OmpAssistantMessageStopReason,
+  OmpSessionEntryType: () => OmpSessionEntryType,
   PROTOCOL_VERSION: () => PROTOCOL_VERSION,
+  ProgressKind: () => ProgressKind,
   ProtocolVersionError: () => ProtocolVersionError,
   RequestCancelledError: () => RequestCancelledError,
   ResponseError: () => ResponseError,
   SERVER_NOTIFICATION_NAMES: () => SERVER_NOTIFICATION_NAMES,
   SERVER_REQUEST_NAMES: () => SERVER_REQUEST_NAMES,
+  SessionEntryType: () => SessionEntryType,
   SessionMethods: () => SessionMethods,
+  SessionUsageArea: () => SessionUsageArea,
   SidecarClient: () => SidecarClient,
   SidecarError: () => SidecarError,
   SidecarServer: () => SidecarServer,
+  StoreSettingsCompat: () => StoreSettingsCompat,
+  StoreSettingsFormat: () => StoreSettingsFormat,
+  StoreSettingsFsync: () => StoreSettingsFsync,
+  TitleChangeEntrySource: () => TitleChangeEntrySource,
+  UserContentBlockType: () => UserContentBlockType,
   WORK_DONE_PROGRESS_CREATE: () => WORK_DONE_PROGRESS_CREATE,
+  isKnownEntry: () => isKnownEntry,
   openSocket: () => openSocket,
   protocolMajor: () => protocolMajor
 });
@@ -47,6 +76,193 @@ module.exports = __toCommonJS(index_exports);
 
 // src/protocol.ts
 var PROTOCOL_VERSION = "1.0";
+var KNOWN_ENTRY_TYPES = /* @__PURE__ */ new Set(["message", "thinking_level_change", "model_change", "compaction", "branch_summary", "custom", "custom_message", "label", "session_info", "context_edit", "usage", "ttsr_injection", "session_init", "mode_change", "model_usage", "service_tier_change", "reset_boundary", "title_change", "credential_pin"]);
+function isKnownEntry(entry) {
+  return typeof entry.type === "string" && KNOWN_ENTRY_TYPES.has(entry.type);
+}
+var AgentMessageRole = {
+  user: "user",
+  assistant: "assistant",
+  toolResult: "toolResult",
+  bashExecution: "bashExecution",
+  custom: "custom",
+  branchSummary: "branchSummary",
+  compactionSummary: "compactionSummary",
+  system: "system"
+};
+var AssistantContentBlockType = {
+  text: "text",
+  thinking: "thinking",
+  toolCall: "toolCall",
+  image: "image"
+};
+var AssistantMessageStopReason = {
+  aborted: "aborted",
+  deferred: "deferred",
+  error: "error",
+  length: "length",
+  pending: "pending",
+  stop: "stop",
+  toolUse: "toolUse"
+};
+var BuildContextParamsFormat = {
+  agent: "agent",
+  llm: "llm"
+};
+var BuildContextParamsRules = {
+  omp: "omp",
+  pi: "pi"
+};
+var CompactFallbackReason = {
+  empty: "empty",
+  garbage: "garbage"
+};
+var CompactFallbackSummaries = {
+  branch: "branch",
+  history: "history",
+  turnPrefix: "turnPrefix"
+};
+var ConvertLossKind = {
+  branch: "branch",
+  entry: "entry",
+  field: "field",
+  part: "part",
+  session: "session"
+};
+var ConvertParamsTo = {
+  pi: "pi",
+  spec: "spec"
+};
+var ConvertResultFormat = {
+  pi: "pi",
+  spec: "spec"
+};
+var CreateParamsSource = {
+  cron: "cron",
+  interactive: "interactive"
+};
+var ExportParamsFormat = {
+  html: "html",
+  json: "json",
+  markdown: "markdown"
+};
+var FileChangeChange = {
+  added: "added",
+  modified: "modified",
+  removed: "removed",
+  renamed: "renamed",
+  typeChanged: "typeChanged"
+};
+var HistorySearchParamsOrder = {
+  recent: "recent",
+  relevance: "relevance"
+};
+var ModelUsageEntryStopReason = {
+  aborted: "aborted",
+  deferred: "deferred",
+  error: "error",
+  length: "length",
+  pending: "pending",
+  stop: "stop",
+  toolUse: "toolUse"
+};
+var OmpAgentMessageRole = {
+  user: "user",
+  assistant: "assistant",
+  toolResult: "toolResult",
+  bashExecution: "bashExecution",
+  custom: "custom",
+  branchSummary: "branchSummary",
+  compactionSummary: "compactionSummary",
+  system: "system",
+  developer: "developer",
+  pythonExecution: "pythonExecution",
+  hookMessage: "hookMessage",
+  fileMention: "fileMention"
+};
+var OmpAssistantContentBlockType = {
+  text: "text",
+  thinking: "thinking",
+  toolCall: "toolCall",
+  image: "image",
+  redactedThinking: "redactedThinking",
+  fallback: "fallback",
+  anthropicServerTool: "anthropicServerTool"
+};
+var OmpAssistantMessageStopReason = {
+  aborted: "aborted",
+  deferred: "deferred",
+  error: "error",
+  length: "length",
+  pending: "pending",
+  stop: "stop",
+  toolUse: "toolUse"
+};
+var OmpSessionEntryType = {
+  message: "message",
+  thinking_level_change: "thinking_level_change",
+  model_change: "model_change",
+  compaction: "compaction",
+  branch_summary: "branch_summary",
+  custom: "custom",
+  custom_message: "custom_message",
+  label: "label",
+  session_info: "session_info",
+  context_edit: "context_edit",
+  usage: "usage",
+  ttsr_injection: "ttsr_injection",
+  session_init: "session_init",
+  mode_change: "mode_change",
+  model_usage: "model_usage",
+  service_tier_change: "service_tier_change",
+  reset_boundary: "reset_boundary",
+  title_change: "title_change",
+  credential_pin: "credential_pin"
+};
+var SessionEntryType = {
+  message: "message",
+  thinking_level_change: "thinking_level_change",
+  model_change: "model_change",
+  compaction: "compaction",
+  branch_summary: "branch_summary",
+  custom: "custom",
+  custom_message: "custom_message",
+  label: "label",
+  session_info: "session_info",
+  context_edit: "context_edit",
+  usage: "usage"
+};
+var SessionUsageArea = {
+  archive: "archive",
+  live: "live",
+  trash: "trash"
+};
+var StoreSettingsFsync = {
+  always: "always",
+  assistant: "assistant",
+  never: "never"
+};
+var StoreSettingsCompat = {
+  omp: "omp",
+  pi: "pi"
+};
+var StoreSettingsFormat = {
+  pi: "pi",
+  spec: "spec"
+};
+var TitleChangeEntrySource = {
+  auto: "auto",
+  user: "user"
+};
+var UserContentBlockType = {
+  text: "text",
+  image: "image"
+};
+var ProgressKind = {
+  begin: "begin",
+  report: "report",
+  end: "end"
+};
 var METHOD_NAMES = ["initialize", "shutdown", "session/create", "session/open", "session/continueRecent", "session/close", "session/flush", "session/append", "session/buildContext", "session/branch", "session/getTree", "session/getEntries", "session/setLabel", "session/setName", "session/fork", "session/list", "session/archive", "session/unarchive", "session/delete", "session/restore", "session/compact", "session/move", "session/stats", "session/prune", "history/add", "history/search", "history/list", "session/snapshot", "session/diff", "session/rewind", "session/import", "session/export", "session/convert", "session/subscribe", "session/unsubscribe", "session/takeControl"];
 var SERVER_REQUEST_NAMES = ["session/summarize", "window/workDoneProgress/create"];
 var SERVER_NOTIFICATION_NAMES = ["$/progress", "session/didCompact", "session/didAppend", "session/didReload", "session/didChangeLeaf", "session/didSetLabel", "session/didSetName", "session/didClose", "session/resync", "session/didLoseControl"];
@@ -156,7 +372,6 @@ var SessionMethods = class {
   append(params, options) {
     return this.request("session/append", params, options);
   }
-  /** `session/buildContext`. */
   buildContext(params, options) {
     return this.request("session/buildContext", params, options);
   }
@@ -276,6 +491,42 @@ var SessionMethods = class {
   /** `session/takeControl`. */
   takeControl(params, options) {
     return this.request("session/takeControl", params, options);
+  }
+  /** `session/didCompact` (`DidCompactParams`). */
+  onDidCompact(listener) {
+    return this.onNotification("session/didCompact", listener);
+  }
+  /** `session/didAppend` (`DidAppendParams`). */
+  onDidAppend(listener) {
+    return this.onNotification("session/didAppend", listener);
+  }
+  /** `session/didReload` (`DidReloadParams`). */
+  onDidReload(listener) {
+    return this.onNotification("session/didReload", listener);
+  }
+  /** `session/didChangeLeaf` (`DidChangeLeafParams`). */
+  onDidChangeLeaf(listener) {
+    return this.onNotification("session/didChangeLeaf", listener);
+  }
+  /** `session/didSetLabel` (`DidSetLabelParams`). */
+  onDidSetLabel(listener) {
+    return this.onNotification("session/didSetLabel", listener);
+  }
+  /** `session/didSetName` (`DidSetNameParams`). */
+  onDidSetName(listener) {
+    return this.onNotification("session/didSetName", listener);
+  }
+  /** `session/didClose` (`DidCloseParams`). */
+  onDidClose(listener) {
+    return this.onNotification("session/didClose", listener);
+  }
+  /** `session/resync` (`ResyncParams`). */
+  onResync(listener) {
+    return this.onNotification("session/resync", listener);
+  }
+  /** `session/didLoseControl` (`DidLoseControlParams`). */
+  onDidLoseControl(listener) {
+    return this.onNotification("session/didLoseControl", listener);
   }
 };
 var CLIENT_METHOD_NAMES = {
@@ -819,9 +1070,6 @@ var SidecarClient = class _SidecarClient extends SessionMethods {
   _initializeResult;
   options;
   closeController = new AbortController();
-  didCompactEmitter = new Emitter();
-  didAppendEmitter = new Emitter();
-  didReloadEmitter = new Emitter();
   closeEmitter = new Emitter();
   serverProgressEmitter = new Emitter();
   closedError;
@@ -862,9 +1110,6 @@ var SidecarClient = class _SidecarClient extends SessionMethods {
       this.exited = Promise.resolve();
     }
     this.connection.onClose(() => this.markClosed());
-    this.connection.onNotification("session/didCompact", (params) => this.didCompactEmitter.fire(params));
-    this.connection.onNotification("session/didAppend", (params) => this.didAppendEmitter.fire(params));
-    this.connection.onNotification("session/didReload", (params) => this.didReloadEmitter.fire(params));
     this.connection.onRequest(
       "session/summarize",
       (params, signal) => this.answerSummarize(params, signal)
@@ -982,18 +1227,9 @@ var SidecarClient = class _SidecarClient extends SessionMethods {
     return this.closedError !== void 0;
   }
   // -- events --------------------------------------------------------------------------
-  /** `session/didCompact`: the sidecar compacted a session by itself (autoCompact). */
-  get onDidCompact() {
-    return this.didCompactEmitter.event;
-  }
-  /** `session/didAppend`: another program appended to a session opened with `watch: true`. */
-  get onDidAppend() {
-    return this.didAppendEmitter.event;
-  }
-  /** `session/didReload`: a session opened with `watch: true` was read again whole (its file was rewritten). */
-  get onDidReload() {
-    return this.didReloadEmitter.event;
-  }
+  // One typed handler per server notification (onDidAppend, onDidCompact, onDidReload,
+  // onDidSetLabel, ...) comes from SessionMethods (generated from the schema):
+  // client.onDidAppend(({ sessionId, entries }) => ...) returns a Disposable.
   /**
    * Progress of work the sidecar started by itself (an autoCompact run, announced
    * with `window/workDoneProgress/create`): begin, reports, end, then `onDidCompact`.
@@ -1005,7 +1241,6 @@ var SidecarClient = class _SidecarClient extends SessionMethods {
   get onClose() {
     return this.closeEmitter.event;
   }
-  /** Any other server -> client notification, by method name. */
   onNotification(method, listener) {
     return this.connection.onNotification(method, listener);
   }
@@ -1208,26 +1443,55 @@ function withTimeout(promise, ms) {
 }
 // Annotate the CommonJS export names for ESM import in node:
 0 && (module.exports = {
+  AgentMessageRole,
+  AssistantContentBlockType,
+  AssistantMessageStopReason,
+  BuildContextParamsFormat,
+  BuildContextParamsRules,
   CLIENT_METHOD_NAMES,
   CLIENT_NAME,
   CLIENT_VERSION,
   CONNECTION_CLOSED,
+  CompactFallbackReason,
+  CompactFallbackSummaries,
   Connection,
   ConnectionClosedError,
+  ConvertLossKind,
+  ConvertParamsTo,
+  ConvertResultFormat,
+  CreateParamsSource,
   ErrorCodes,
+  ExportParamsFormat,
+  FileChangeChange,
+  HistorySearchParamsOrder,
+  KNOWN_ENTRY_TYPES,
   MAX_MESSAGE_BYTES,
   METHOD_NAMES,
+  ModelUsageEntryStopReason,
+  OmpAgentMessageRole,
+  OmpAssistantContentBlockType,
+  OmpAssistantMessageStopReason,
+  OmpSessionEntryType,
   PROTOCOL_VERSION,
+  ProgressKind,
   ProtocolVersionError,
   RequestCancelledError,
   ResponseError,
   SERVER_NOTIFICATION_NAMES,
   SERVER_REQUEST_NAMES,
+  SessionEntryType,
   SessionMethods,
+  SessionUsageArea,
   SidecarClient,
   SidecarError,
   SidecarServer,
+  StoreSettingsCompat,
+  StoreSettingsFormat,
+  StoreSettingsFsync,
+  TitleChangeEntrySource,
+  UserContentBlockType,
   WORK_DONE_PROGRESS_CREATE,
+  isKnownEntry,
   openSocket,
   protocolMajor
 });

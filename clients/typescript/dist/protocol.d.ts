@@ -4,9 +4,15 @@ export declare const PROTOCOL_VERSION = "1.0";
 export type JsonObject = {
     [key: string]: any;
 };
+export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage | SystemMessage;
+/** oh-my-pi: an Anthropic server-side tool block (web search...), kept as the provider sent it. */
+export interface AnthropicServerToolContent {
+    type: "anthropicServerTool";
+    block: JsonObject;
+}
 export interface AppendParams {
     sessionId: string;
-    entries: JsonObject[];
+    entries: EntryInput[];
     parentId?: string | null;
     expectedLeafId?: string | null;
     /** @default null */
@@ -37,6 +43,46 @@ export interface ArchiveResult {
     path: string;
     archived: boolean;
 }
+export type AssistantContentBlock = TextContent | ThinkingContent | ToolCall | ImageContent;
+/** A model's answer. Tool calls are `toolCall` blocks in `content`. */
+export interface AssistantMessage {
+    role: "assistant";
+    content: (TextContent | ThinkingContent | ToolCall | ImageContent)[];
+    /** @default null */
+    api?: string | null;
+    /** @default null */
+    provider?: string | null;
+    /** @default null */
+    model?: string | null;
+    /** @default null */
+    usage?: Usage | null;
+    /** @default null */
+    stopReason?: "aborted" | "deferred" | "error" | "length" | "pending" | "stop" | "toolUse" | null;
+    /** @default null */
+    errorMessage?: string | null;
+    /** @default null */
+    responseId?: string | null;
+    /** @default null */
+    timestamp?: number | null;
+}
+/** A command the user ran with `!` (pi): in the context as a user message. */
+export interface BashExecutionMessage {
+    role: "bashExecution";
+    command: string;
+    output: string;
+    /** @default null */
+    exitCode?: number | null;
+    /** @default false */
+    cancelled?: boolean;
+    /** @default false */
+    truncated?: boolean;
+    /** @default null */
+    fullOutputPath?: string | null;
+    /** @default null */
+    excludeFromContext?: boolean | null;
+    /** @default null */
+    timestamp?: number | null;
+}
 export interface BranchParams {
     sessionId: string;
     entryId: string | null;
@@ -56,6 +102,35 @@ export interface BranchResult {
     /** @default null */
     summaryEntryId?: string | null;
 }
+/** A summary of the branch left at `fromId` ("root": from before the first entry). */
+export interface BranchSummaryEntry {
+    type: "branch_summary";
+    fromId: string;
+    summary: string;
+    /** @default null */
+    details?: unknown;
+    /** @default null */
+    fromHook?: boolean | null;
+    /** @default null */
+    fromExtension?: boolean | null;
+    /** @default null */
+    usage?: Usage | null;
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
+}
+/** What a branch_summary entry becomes in an agent-format context. */
+export interface BranchSummaryMessage {
+    role: "branchSummary";
+    summary: string;
+    /** @default null */
+    fromId?: string | null;
+    /** @default null */
+    timestamp?: number | null;
+}
 export interface BuildContextParams {
     sessionId: string;
     leafId?: string | null;
@@ -73,7 +148,7 @@ export interface BuildContextParams {
     workDoneToken?: number | string | null;
 }
 export interface BuildContextResult {
-    messages: JsonObject[];
+    messages: ContextMessage[];
     thinkingLevel: string;
     model: JsonObject | null;
     models: {
@@ -181,6 +256,35 @@ export interface CompactResult {
     model: string;
     durationMs: number;
 }
+/** The context before `firstKeptEntryId` replaced by `summary` (session/compact writes these). */
+export interface CompactionEntry {
+    type: "compaction";
+    summary: string;
+    firstKeptEntryId: string;
+    tokensBefore: number;
+    /** @default null */
+    details?: unknown;
+    /** @default null */
+    fromHook?: boolean | null;
+    /** @default null */
+    usage?: Usage | null;
+    /** @default null */
+    systemMessage?: SystemMessage | null;
+    /** @default null */
+    shortSummary?: string | null;
+    /** @default null */
+    tokensAfter?: number | null;
+    /** @default null */
+    preserveData?: JsonObject | null;
+    /** @default null */
+    fromExtension?: boolean | null;
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
+}
 export interface CompactionSettings {
     /** @default true */
     enabled?: boolean;
@@ -195,6 +299,33 @@ export interface CompactionSettings {
     /** @default true */
     prune?: boolean;
     clearToolResults?: ClearToolResultsSettings;
+}
+/** What a compaction entry becomes in an agent-format context. */
+export interface CompactionSummaryMessage {
+    role: "compactionSummary";
+    summary: string;
+    /** @default 0 */
+    tokensBefore?: number;
+    /** @default null */
+    timestamp?: number | null;
+}
+/**
+ * pi 1.5: on the path to a leaf, the target entry's content is replaced
+ * (null: its message is left out of the context). The last edit of a target wins.
+ */
+export interface ContextEditEntry {
+    type: "context_edit";
+    targetId: string;
+    replacement: ContextEditReplacement | null;
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
+}
+export interface ContextEditReplacement {
+    content: string | (TextContent | ThinkingContent | ToolCall | ImageContent)[];
 }
 export interface ContinueRecentParams {
     cwd: string;
@@ -242,6 +373,16 @@ export interface ConvertResult {
     written: number;
     leftOut: ConvertLoss[];
 }
+/** What a response cost, in dollars. */
+export interface Cost {
+    input: number;
+    output: number;
+    cacheRead: number;
+    cacheWrite: number;
+    total: number;
+    /** @default null */
+    totalFromProvider?: boolean | null;
+}
 export interface CreateParams {
     cwd: string;
     /** @default null */
@@ -268,6 +409,59 @@ export interface CreateResult {
     path: string;
     header: JsonObject;
 }
+/** oh-my-pi: which credential of a provider the session uses (its hash). */
+export interface CredentialPinEntry {
+    type: "credential_pin";
+    provider: string;
+    hash: string;
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
+}
+/** An agent's or extension's own data: never in the model's context. Use it for anything pi has no entry for. */
+export interface CustomEntry {
+    type: "custom";
+    customType: string;
+    /** @default null */
+    data?: unknown;
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
+}
+/** An extension's message that goes into the context (what a custom_message entry becomes). */
+export interface CustomMessage {
+    role: "custom";
+    customType: string;
+    content: string | (TextContent | ImageContent)[];
+    /** @default true */
+    display?: boolean;
+    /** @default null */
+    details?: unknown;
+    /** @default null */
+    timestamp?: number | null;
+}
+/** An extension's message that goes into the context (as a `custom` message). */
+export interface CustomMessageEntry {
+    type: "custom_message";
+    customType: string;
+    content: string | (TextContent | ImageContent)[];
+    /** @default true */
+    display?: boolean;
+    /** @default null */
+    details?: unknown;
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
+}
 export interface DamagedLine {
     line: number;
     error: string;
@@ -281,6 +475,13 @@ export interface DeleteResult {
     sessionId: string;
     trashPath: string | null;
 }
+/** oh-my-pi: a developer-role message. */
+export interface DeveloperMessage {
+    role: "developer";
+    content: string | (TextContent | ImageContent)[];
+    /** @default null */
+    timestamp?: number | null;
+}
 /**
  * Notification `session/didAppend`: entries reached a watched session's file.
  *
@@ -289,7 +490,7 @@ export interface DeleteResult {
  */
 export interface DidAppendParams {
     sessionId: string;
-    entries: JsonObject[];
+    entries: StoredEntry[];
     leafId: string | null;
     external: boolean;
     /** @default null */
@@ -411,6 +612,12 @@ export interface ExternalChange {
     /** @default false */
     headerChanged?: boolean;
 }
+/** oh-my-pi: Anthropic switched models mid-answer. */
+export interface FallbackContent {
+    type: "fallback";
+    to: JsonObject;
+    from: JsonObject;
+}
 export interface FileChange {
     path: string;
     change: "added" | "modified" | "removed" | "renamed" | "typeChanged";
@@ -422,6 +629,13 @@ export interface FileChange {
     additions?: number | null;
     /** @default null */
     deletions?: number | null;
+}
+/** oh-my-pi: files the user mentioned with @, read into the context. */
+export interface FileMentionMessage {
+    role: "fileMention";
+    files: JsonObject[];
+    /** @default null */
+    timestamp?: number | null;
 }
 export interface FlushParams {
     sessionId: string;
@@ -458,7 +672,7 @@ export interface GetEntriesParams {
     workDoneToken?: number | string | null;
 }
 export interface GetEntriesResult {
-    entries: JsonObject[];
+    entries: StoredEntry[];
 }
 export interface GetTreeParams {
     sessionId: string;
@@ -507,6 +721,23 @@ export interface HistorySearchParams {
     order?: "recent" | "relevance";
     /** @default null */
     workDoneToken?: number | string | null;
+}
+/** oh-my-pi: a hook's message (pi's older name of `custom`). */
+export interface HookMessage {
+    role: "hookMessage";
+    customType: string;
+    content: string | (TextContent | ImageContent)[];
+    /** @default true */
+    display?: boolean;
+    /** @default null */
+    details?: unknown;
+    /** @default null */
+    timestamp?: number | null;
+}
+export interface ImageContent {
+    type: "image";
+    data: string;
+    mimeType: string;
 }
 export interface ImportKindCount {
     kind: string;
@@ -570,6 +801,19 @@ export interface InitializeResult {
     sessionRoot: string;
     settings: JsonObject;
 }
+/** Sets (or, without `label`, clears) the label of the entry `targetId`. */
+export interface LabelEntry {
+    type: "label";
+    targetId: string;
+    /** @default null */
+    label?: string | null;
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
+}
 export interface ListParams {
     /** @default null */
     cwd?: string | null;
@@ -589,6 +833,67 @@ export interface ListParams {
 export interface ListResult {
     sessions: SessionInfo[];
     nextCursor: string | null;
+}
+export interface MessageEntry {
+    type: "message";
+    message: UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage | SystemMessage;
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
+}
+/** oh-my-pi: the agent's mode (plan, ...). */
+export interface ModeChangeEntry {
+    type: "mode_change";
+    mode: string;
+    /** @default null */
+    data?: JsonObject | null;
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
+}
+/** pi writes `provider` and `modelId`; oh-my-pi writes `model` ("provider/id") and `role`. */
+export interface ModelChangeEntry {
+    type: "model_change";
+    /** @default null */
+    provider?: string | null;
+    /** @default null */
+    modelId?: string | null;
+    /** @default null */
+    model?: string | null;
+    /** @default null */
+    role?: string | null;
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
+}
+/** oh-my-pi: tokens a call outside the conversation spent. */
+export interface ModelUsageEntry {
+    type: "model_usage";
+    purpose: string;
+    api: string;
+    provider: string;
+    model: string;
+    usage: Usage;
+    stopReason: "aborted" | "deferred" | "error" | "length" | "pending" | "stop" | "toolUse";
+    /** @default null */
+    role?: string | null;
+    /** @default null */
+    errorMessage?: string | null;
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
 }
 export interface MoveParams {
     sessionId: string;
@@ -614,6 +919,41 @@ export interface NotCapturedFile {
     size: number;
     reason: string;
 }
+export type OmpAgentMessage = UserMessage | OmpAssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage | SystemMessage | DeveloperMessage | PythonExecutionMessage | HookMessage | FileMentionMessage;
+export type OmpAssistantContentBlock = TextContent | ThinkingContent | ToolCall | ImageContent | RedactedThinkingContent | FallbackContent | AnthropicServerToolContent;
+/** oh-my-pi's assistant message: more content block kinds. */
+export interface OmpAssistantMessage {
+    role: "assistant";
+    content: (TextContent | ThinkingContent | ToolCall | ImageContent | RedactedThinkingContent | FallbackContent | AnthropicServerToolContent)[];
+    /** @default null */
+    api?: string | null;
+    /** @default null */
+    provider?: string | null;
+    /** @default null */
+    model?: string | null;
+    /** @default null */
+    usage?: Usage | null;
+    /** @default null */
+    stopReason?: "aborted" | "deferred" | "error" | "length" | "pending" | "stop" | "toolUse" | null;
+    /** @default null */
+    errorMessage?: string | null;
+    /** @default null */
+    responseId?: string | null;
+    /** @default null */
+    timestamp?: number | null;
+}
+/** A message entry under oh-my-pi's compatibility: its messages. */
+export interface OmpMessageEntry {
+    type: "message";
+    message: UserMessage | OmpAssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage | SystemMessage | DeveloperMessage | PythonExecutionMessage | HookMessage | FileMentionMessage;
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
+}
+export type OmpSessionEntry = OmpMessageEntry | ThinkingLevelChangeEntry | ModelChangeEntry | CompactionEntry | BranchSummaryEntry | CustomEntry | CustomMessageEntry | LabelEntry | SessionInfoEntry | ContextEditEntry | UsageEntry | TtsrInjectionEntry | SessionInitEntry | ModeChangeEntry | ModelUsageEntry | ServiceTierChangeEntry | ResetBoundaryEntry | TitleChangeEntry | CredentialPinEntry;
 /** Name the session by `sessionId` (looked up below the root) or by `path`. */
 export interface OpenParams {
     /** @default null */
@@ -718,9 +1058,38 @@ export interface PrunedSession {
     bytes: number;
     reason: string;
 }
+/** oh-my-pi: Python the user ran. */
+export interface PythonExecutionMessage {
+    role: "pythonExecution";
+    code: string;
+    output: string;
+    /** @default null */
+    exitCode?: number | null;
+    /** @default false */
+    cancelled?: boolean;
+    /** @default false */
+    truncated?: boolean;
+    /** @default null */
+    timestamp?: number | null;
+}
+/** oh-my-pi: thinking the provider redacted, kept opaque. */
+export interface RedactedThinkingContent {
+    type: "redactedThinking";
+    data: string;
+}
 export interface RedactionKindCount {
     kind: string;
     count: number;
+}
+/** oh-my-pi: the context starts again after this entry. */
+export interface ResetBoundaryEntry {
+    type: "reset_boundary";
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
 }
 export interface RestoreParams {
     sessionId: string;
@@ -786,6 +1155,18 @@ export interface ServerInfo {
     name: string;
     version: string;
 }
+/** oh-my-pi: the provider service tier (per model family; null: default). */
+export interface ServiceTierChangeEntry {
+    type: "service_tier_change";
+    serviceTier: JsonObject | null;
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
+}
+export type SessionEntry = MessageEntry | ThinkingLevelChangeEntry | ModelChangeEntry | CompactionEntry | BranchSummaryEntry | CustomEntry | CustomMessageEntry | LabelEntry | SessionInfoEntry | ContextEditEntry | UsageEntry;
 /** A session as session/list gives it: a superset of ACP's SessionInfo (sessionId, cwd, title, updatedAt, _meta). */
 export interface SessionInfo {
     sessionId: string;
@@ -811,6 +1192,36 @@ export interface SessionInfo {
     updatedAt?: string | null;
     /** @default null */
     _meta?: JsonObject | null;
+}
+/** pi: the session's name. */
+export interface SessionInfoEntry {
+    type: "session_info";
+    /** @default null */
+    name?: string | null;
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
+}
+/** oh-my-pi: how a subagent's session was started. */
+export interface SessionInitEntry {
+    type: "session_init";
+    /** @default null */
+    systemPrompt?: string | null;
+    /** @default null */
+    task?: string | null;
+    /** @default null */
+    tools?: string[] | null;
+    /** @default null */
+    outputSchema?: unknown;
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
 }
 export interface SessionTokens {
     total: number;
@@ -944,6 +1355,17 @@ export interface SummarizeParams {
 export interface SummarizeResult {
     text: string;
 }
+/** pi 1.5: a system prompt stored in the session. */
+export interface SystemMessage {
+    role: "system";
+    content: string | TextContent[];
+    /** @default null */
+    sections?: {
+        [key: string]: string | null;
+    } | null;
+    /** @default null */
+    timestamp?: number | null;
+}
 export interface TakeControlParams {
     sessionId: string;
     /** @default null */
@@ -952,6 +1374,72 @@ export interface TakeControlParams {
 export interface TakeControlResult {
     sessionId: string;
     tookOver: boolean;
+}
+export interface TextContent {
+    type: "text";
+    text: string;
+    /** @default null */
+    textSignature?: string | null;
+}
+export interface ThinkingContent {
+    type: "thinking";
+    thinking: string;
+    /** @default null */
+    thinkingSignature?: string | null;
+    /** @default null */
+    redacted?: boolean | null;
+}
+export interface ThinkingLevelChangeEntry {
+    type: "thinking_level_change";
+    thinkingLevel: string | null;
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
+}
+/** oh-my-pi: the session's title changed. */
+export interface TitleChangeEntry {
+    type: "title_change";
+    title: string;
+    source: "auto" | "user";
+    /** @default null */
+    previousTitle?: string | null;
+    /** @default null */
+    trigger?: string | null;
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
+}
+/** A tool call inside an assistant message's content (not OpenAI's `tool_calls` beside it). */
+export interface ToolCall {
+    type: "toolCall";
+    id: string;
+    name: string;
+    arguments: JsonObject;
+    /** @default null */
+    thoughtSignature?: string | null;
+    /** @default null */
+    namespace?: string | null;
+    /** @default null */
+    argumentsError?: string | null;
+}
+/** The result of the `toolCall` block whose `id` is `toolCallId`. */
+export interface ToolResultMessage {
+    role: "toolResult";
+    toolCallId: string;
+    toolName: string;
+    content: (TextContent | ImageContent)[];
+    /** @default false */
+    isError?: boolean;
+    /** @default null */
+    details?: unknown;
+    /** @default null */
+    timestamp?: number | null;
 }
 /**
  * One entry of the tree. The tree is sent flat, in file order: a linear
@@ -969,6 +1457,17 @@ export interface TreeNode {
     /** @default null */
     label?: string | null;
 }
+/** oh-my-pi: rules injected into the context. */
+export interface TtsrInjectionEntry {
+    type: "ttsr_injection";
+    injectedRules: string[];
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
+}
 export interface UnsubscribeParams {
     sessionId: string;
     /** @default null */
@@ -976,6 +1475,46 @@ export interface UnsubscribeParams {
 }
 export interface UnsubscribeResult {
     unsubscribed: boolean;
+}
+/** Tokens of one response. The sidecar sizes a context from the last assistant's usage. */
+export interface Usage {
+    input: number;
+    output: number;
+    /** @default 0 */
+    cacheRead?: number;
+    /** @default 0 */
+    cacheWrite?: number;
+    /** @default 0 */
+    totalTokens?: number;
+    /** @default null */
+    cost?: Cost | null;
+    /** @default null */
+    cacheWrite1h?: number | null;
+    /** @default null */
+    reasoning?: number | null;
+}
+/** pi 1.5: tokens a call outside the conversation spent (a summary, say). */
+export interface UsageEntry {
+    type: "usage";
+    kind: string;
+    provider: string;
+    model: string;
+    usage: Usage;
+    /** @default null */
+    note?: string | null;
+    /** @default null */
+    id?: string | null;
+    /** @default null */
+    parentId?: string | null;
+    /** @default null */
+    timestamp?: string | null;
+}
+export type UserContentBlock = TextContent | ImageContent;
+export interface UserMessage {
+    role: "user";
+    content: string | (TextContent | ImageContent)[];
+    /** @default null */
+    timestamp?: number | null;
 }
 export interface WorkDoneBegin {
     kind: "begin";
@@ -1003,6 +1542,264 @@ export interface WorkDoneReport {
     /** @default null */
     percentage?: number | null;
 }
+/** An entry `session/append` accepts: one of pi's entry types, or oh-my-pi's (under its compatibility). */
+export type EntryInput = SessionEntry | OmpSessionEntry;
+/**
+ * An entry as the sidecar returns it. Entries of a type this client does not
+ * know (written by a newer pi) come through unchanged: `isKnownEntry` tells.
+ */
+export type StoredEntry = SessionEntry | OmpSessionEntry;
+/** A message of an agent-format context (`buildContext` with `format: "agent"`, the default). */
+export type ContextMessage = AgentMessage | OmpAgentMessage;
+/** A message of an llm-format context: what a model API takes (the other roles became user messages). */
+export type LlmMessage = UserMessage | AssistantMessage | OmpAssistantMessage | ToolResultMessage | SystemMessage | DeveloperMessage;
+/** `buildContext`'s result in llm format. */
+export type LlmContext = Omit<BuildContextResult, "messages"> & {
+    messages: LlmMessage[];
+};
+/** Every entry type this client knows. */
+export declare const KNOWN_ENTRY_TYPES: ReadonlySet<string>;
+/** True when this client knows the entry's type (its fields are then typed); others are kept as read. */
+export declare function isKnownEntry(entry: {
+    type?: unknown;
+}): entry is StoredEntry;
+/** The `role` of each member of `AgentMessage`. */
+export declare const AgentMessageRole: {
+    readonly user: "user";
+    readonly assistant: "assistant";
+    readonly toolResult: "toolResult";
+    readonly bashExecution: "bashExecution";
+    readonly custom: "custom";
+    readonly branchSummary: "branchSummary";
+    readonly compactionSummary: "compactionSummary";
+    readonly system: "system";
+};
+export type AgentMessageRole = (typeof AgentMessageRole)[keyof typeof AgentMessageRole];
+/** The `type` of each member of `AssistantContentBlock`. */
+export declare const AssistantContentBlockType: {
+    readonly text: "text";
+    readonly thinking: "thinking";
+    readonly toolCall: "toolCall";
+    readonly image: "image";
+};
+export type AssistantContentBlockType = (typeof AssistantContentBlockType)[keyof typeof AssistantContentBlockType];
+/** The values of `AssistantMessage.stopReason`. */
+export declare const AssistantMessageStopReason: {
+    readonly aborted: "aborted";
+    readonly deferred: "deferred";
+    readonly error: "error";
+    readonly length: "length";
+    readonly pending: "pending";
+    readonly stop: "stop";
+    readonly toolUse: "toolUse";
+};
+export type AssistantMessageStopReason = (typeof AssistantMessageStopReason)[keyof typeof AssistantMessageStopReason];
+/** The values of `BuildContextParams.format`. */
+export declare const BuildContextParamsFormat: {
+    readonly agent: "agent";
+    readonly llm: "llm";
+};
+export type BuildContextParamsFormat = (typeof BuildContextParamsFormat)[keyof typeof BuildContextParamsFormat];
+/** The values of `BuildContextParams.rules`. */
+export declare const BuildContextParamsRules: {
+    readonly omp: "omp";
+    readonly pi: "pi";
+};
+export type BuildContextParamsRules = (typeof BuildContextParamsRules)[keyof typeof BuildContextParamsRules];
+/** The values of `CompactFallback.reason`. */
+export declare const CompactFallbackReason: {
+    readonly empty: "empty";
+    readonly garbage: "garbage";
+};
+export type CompactFallbackReason = (typeof CompactFallbackReason)[keyof typeof CompactFallbackReason];
+/** The values of `CompactFallback.summaries`. */
+export declare const CompactFallbackSummaries: {
+    readonly branch: "branch";
+    readonly history: "history";
+    readonly turnPrefix: "turnPrefix";
+};
+export type CompactFallbackSummaries = (typeof CompactFallbackSummaries)[keyof typeof CompactFallbackSummaries];
+/** The values of `ConvertLoss.kind`. */
+export declare const ConvertLossKind: {
+    readonly branch: "branch";
+    readonly entry: "entry";
+    readonly field: "field";
+    readonly part: "part";
+    readonly session: "session";
+};
+export type ConvertLossKind = (typeof ConvertLossKind)[keyof typeof ConvertLossKind];
+/** The values of `ConvertParams.to`. */
+export declare const ConvertParamsTo: {
+    readonly pi: "pi";
+    readonly spec: "spec";
+};
+export type ConvertParamsTo = (typeof ConvertParamsTo)[keyof typeof ConvertParamsTo];
+/** The values of `ConvertResult.format`. */
+export declare const ConvertResultFormat: {
+    readonly pi: "pi";
+    readonly spec: "spec";
+};
+export type ConvertResultFormat = (typeof ConvertResultFormat)[keyof typeof ConvertResultFormat];
+/** The values of `CreateParams.source`. */
+export declare const CreateParamsSource: {
+    readonly cron: "cron";
+    readonly interactive: "interactive";
+};
+export type CreateParamsSource = (typeof CreateParamsSource)[keyof typeof CreateParamsSource];
+/** The values of `ExportParams.format`. */
+export declare const ExportParamsFormat: {
+    readonly html: "html";
+    readonly json: "json";
+    readonly markdown: "markdown";
+};
+export type ExportParamsFormat = (typeof ExportParamsFormat)[keyof typeof ExportParamsFormat];
+/** The values of `FileChange.change`. */
+export declare const FileChangeChange: {
+    readonly added: "added";
+    readonly modified: "modified";
+    readonly removed: "removed";
+    readonly renamed: "renamed";
+    readonly typeChanged: "typeChanged";
+};
+export type FileChangeChange = (typeof FileChangeChange)[keyof typeof FileChangeChange];
+/** The values of `HistorySearchParams.order`. */
+export declare const HistorySearchParamsOrder: {
+    readonly recent: "recent";
+    readonly relevance: "relevance";
+};
+export type HistorySearchParamsOrder = (typeof HistorySearchParamsOrder)[keyof typeof HistorySearchParamsOrder];
+/** The values of `ModelUsageEntry.stopReason`. */
+export declare const ModelUsageEntryStopReason: {
+    readonly aborted: "aborted";
+    readonly deferred: "deferred";
+    readonly error: "error";
+    readonly length: "length";
+    readonly pending: "pending";
+    readonly stop: "stop";
+    readonly toolUse: "toolUse";
+};
+export type ModelUsageEntryStopReason = (typeof ModelUsageEntryStopReason)[keyof typeof ModelUsageEntryStopReason];
+/** The `role` of each member of `OmpAgentMessage`. */
+export declare const OmpAgentMessageRole: {
+    readonly user: "user";
+    readonly assistant: "assistant";
+    readonly toolResult: "toolResult";
+    readonly bashExecution: "bashExecution";
+    readonly custom: "custom";
+    readonly branchSummary: "branchSummary";
+    readonly compactionSummary: "compactionSummary";
+    readonly system: "system";
+    readonly developer: "developer";
+    readonly pythonExecution: "pythonExecution";
+    readonly hookMessage: "hookMessage";
+    readonly fileMention: "fileMention";
+};
+export type OmpAgentMessageRole = (typeof OmpAgentMessageRole)[keyof typeof OmpAgentMessageRole];
+/** The `type` of each member of `OmpAssistantContentBlock`. */
+export declare const OmpAssistantContentBlockType: {
+    readonly text: "text";
+    readonly thinking: "thinking";
+    readonly toolCall: "toolCall";
+    readonly image: "image";
+    readonly redactedThinking: "redactedThinking";
+    readonly fallback: "fallback";
+    readonly anthropicServerTool: "anthropicServerTool";
+};
+export type OmpAssistantContentBlockType = (typeof OmpAssistantContentBlockType)[keyof typeof OmpAssistantContentBlockType];
+/** The values of `OmpAssistantMessage.stopReason`. */
+export declare const OmpAssistantMessageStopReason: {
+    readonly aborted: "aborted";
+    readonly deferred: "deferred";
+    readonly error: "error";
+    readonly length: "length";
+    readonly pending: "pending";
+    readonly stop: "stop";
+    readonly toolUse: "toolUse";
+};
+export type OmpAssistantMessageStopReason = (typeof OmpAssistantMessageStopReason)[keyof typeof OmpAssistantMessageStopReason];
+/** The `type` of each member of `OmpSessionEntry`. */
+export declare const OmpSessionEntryType: {
+    readonly message: "message";
+    readonly thinking_level_change: "thinking_level_change";
+    readonly model_change: "model_change";
+    readonly compaction: "compaction";
+    readonly branch_summary: "branch_summary";
+    readonly custom: "custom";
+    readonly custom_message: "custom_message";
+    readonly label: "label";
+    readonly session_info: "session_info";
+    readonly context_edit: "context_edit";
+    readonly usage: "usage";
+    readonly ttsr_injection: "ttsr_injection";
+    readonly session_init: "session_init";
+    readonly mode_change: "mode_change";
+    readonly model_usage: "model_usage";
+    readonly service_tier_change: "service_tier_change";
+    readonly reset_boundary: "reset_boundary";
+    readonly title_change: "title_change";
+    readonly credential_pin: "credential_pin";
+};
+export type OmpSessionEntryType = (typeof OmpSessionEntryType)[keyof typeof OmpSessionEntryType];
+/** The `type` of each member of `SessionEntry`. */
+export declare const SessionEntryType: {
+    readonly message: "message";
+    readonly thinking_level_change: "thinking_level_change";
+    readonly model_change: "model_change";
+    readonly compaction: "compaction";
+    readonly branch_summary: "branch_summary";
+    readonly custom: "custom";
+    readonly custom_message: "custom_message";
+    readonly label: "label";
+    readonly session_info: "session_info";
+    readonly context_edit: "context_edit";
+    readonly usage: "usage";
+};
+export type SessionEntryType = (typeof SessionEntryType)[keyof typeof SessionEntryType];
+/** The values of `SessionUsage.area`. */
+export declare const SessionUsageArea: {
+    readonly archive: "archive";
+    readonly live: "live";
+    readonly trash: "trash";
+};
+export type SessionUsageArea = (typeof SessionUsageArea)[keyof typeof SessionUsageArea];
+/** The values of `StoreSettings.fsync`. */
+export declare const StoreSettingsFsync: {
+    readonly always: "always";
+    readonly assistant: "assistant";
+    readonly never: "never";
+};
+export type StoreSettingsFsync = (typeof StoreSettingsFsync)[keyof typeof StoreSettingsFsync];
+/** The values of `StoreSettings.compat`. */
+export declare const StoreSettingsCompat: {
+    readonly omp: "omp";
+    readonly pi: "pi";
+};
+export type StoreSettingsCompat = (typeof StoreSettingsCompat)[keyof typeof StoreSettingsCompat];
+/** The values of `StoreSettings.format`. */
+export declare const StoreSettingsFormat: {
+    readonly pi: "pi";
+    readonly spec: "spec";
+};
+export type StoreSettingsFormat = (typeof StoreSettingsFormat)[keyof typeof StoreSettingsFormat];
+/** The values of `TitleChangeEntry.source`. */
+export declare const TitleChangeEntrySource: {
+    readonly auto: "auto";
+    readonly user: "user";
+};
+export type TitleChangeEntrySource = (typeof TitleChangeEntrySource)[keyof typeof TitleChangeEntrySource];
+/** The `type` of each member of `UserContentBlock`. */
+export declare const UserContentBlockType: {
+    readonly text: "text";
+    readonly image: "image";
+};
+export type UserContentBlockType = (typeof UserContentBlockType)[keyof typeof UserContentBlockType];
+/** The `kind` of each `$/progress` value. */
+export declare const ProgressKind: {
+    readonly begin: "begin";
+    readonly report: "report";
+    readonly end: "end";
+};
+export type ProgressKind = (typeof ProgressKind)[keyof typeof ProgressKind];
 /** Client -> server requests: params and result of each method. */
 export interface Methods {
     "initialize": {
@@ -1298,6 +2095,9 @@ export declare abstract class SessionMethods {
     /** `session/append`. */
     append(params: AppendParams, options?: CallOptions): Promise<AppendResult>;
     /** `session/buildContext`. */
+    buildContext(params: BuildContextParams & {
+        format: "llm";
+    }, options?: CallOptions): Promise<LlmContext>;
     buildContext(params: BuildContextParams, options?: CallOptions): Promise<BuildContextResult>;
     /** `session/branch`. */
     branch(params: BranchParams, options?: CallOptions): Promise<BranchResult>;
@@ -1362,6 +2162,49 @@ export declare abstract class SessionMethods {
     unsubscribe(params: UnsubscribeParams, options?: CallOptions): Promise<UnsubscribeResult>;
     /** `session/takeControl`. */
     takeControl(params: TakeControlParams, options?: CallOptions): Promise<TakeControlResult>;
+    /** Listen to one server notification by name (the typed `onDidAppend`... call this). */
+    abstract onNotification<N extends keyof ServerNotifications>(method: N, listener: (params: ServerNotifications[N]) => void): {
+        dispose(): void;
+    };
+    abstract onNotification(method: string, listener: (params: unknown) => void): {
+        dispose(): void;
+    };
+    /** `session/didCompact` (`DidCompactParams`). */
+    onDidCompact(listener: (params: ServerNotifications["session/didCompact"]) => void): {
+        dispose(): void;
+    };
+    /** `session/didAppend` (`DidAppendParams`). */
+    onDidAppend(listener: (params: ServerNotifications["session/didAppend"]) => void): {
+        dispose(): void;
+    };
+    /** `session/didReload` (`DidReloadParams`). */
+    onDidReload(listener: (params: ServerNotifications["session/didReload"]) => void): {
+        dispose(): void;
+    };
+    /** `session/didChangeLeaf` (`DidChangeLeafParams`). */
+    onDidChangeLeaf(listener: (params: ServerNotifications["session/didChangeLeaf"]) => void): {
+        dispose(): void;
+    };
+    /** `session/didSetLabel` (`DidSetLabelParams`). */
+    onDidSetLabel(listener: (params: ServerNotifications["session/didSetLabel"]) => void): {
+        dispose(): void;
+    };
+    /** `session/didSetName` (`DidSetNameParams`). */
+    onDidSetName(listener: (params: ServerNotifications["session/didSetName"]) => void): {
+        dispose(): void;
+    };
+    /** `session/didClose` (`DidCloseParams`). */
+    onDidClose(listener: (params: ServerNotifications["session/didClose"]) => void): {
+        dispose(): void;
+    };
+    /** `session/resync` (`ResyncParams`). */
+    onResync(listener: (params: ServerNotifications["session/resync"]) => void): {
+        dispose(): void;
+    };
+    /** `session/didLoseControl` (`DidLoseControlParams`). */
+    onDidLoseControl(listener: (params: ServerNotifications["session/didLoseControl"]) => void): {
+        dispose(): void;
+    };
 }
 /** Protocol method -> the SessionMethods method serving it. */
 export declare const CLIENT_METHOD_NAMES: {

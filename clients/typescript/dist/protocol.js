@@ -3,6 +3,222 @@
 /* eslint-disable */
 /** The protocol version this client was generated for (major.minor; majors must match). */
 export const PROTOCOL_VERSION = "1.0";
+/** Every entry type this client knows. */
+export const KNOWN_ENTRY_TYPES = new Set(["message", "thinking_level_change", "model_change", "compaction", "branch_summary", "custom", "custom_message", "label", "session_info", "context_edit", "usage", "ttsr_injection", "session_init", "mode_change", "model_usage", "service_tier_change", "reset_boundary", "title_change", "credential_pin"]);
+/** True when this client knows the entry's type (its fields are then typed); others are kept as read. */
+export function isKnownEntry(entry) {
+    return typeof entry.type === "string" && KNOWN_ENTRY_TYPES.has(entry.type);
+}
+/** The `role` of each member of `AgentMessage`. */
+export const AgentMessageRole = {
+    user: "user",
+    assistant: "assistant",
+    toolResult: "toolResult",
+    bashExecution: "bashExecution",
+    custom: "custom",
+    branchSummary: "branchSummary",
+    compactionSummary: "compactionSummary",
+    system: "system",
+};
+/** The `type` of each member of `AssistantContentBlock`. */
+export const AssistantContentBlockType = {
+    text: "text",
+    thinking: "thinking",
+    toolCall: "toolCall",
+    image: "image",
+};
+/** The values of `AssistantMessage.stopReason`. */
+export const AssistantMessageStopReason = {
+    aborted: "aborted",
+    deferred: "deferred",
+    error: "error",
+    length: "length",
+    pending: "pending",
+    stop: "stop",
+    toolUse: "toolUse",
+};
+/** The values of `BuildContextParams.format`. */
+export const BuildContextParamsFormat = {
+    agent: "agent",
+    llm: "llm",
+};
+/** The values of `BuildContextParams.rules`. */
+export const BuildContextParamsRules = {
+    omp: "omp",
+    pi: "pi",
+};
+/** The values of `CompactFallback.reason`. */
+export const CompactFallbackReason = {
+    empty: "empty",
+    garbage: "garbage",
+};
+/** The values of `CompactFallback.summaries`. */
+export const CompactFallbackSummaries = {
+    branch: "branch",
+    history: "history",
+    turnPrefix: "turnPrefix",
+};
+/** The values of `ConvertLoss.kind`. */
+export const ConvertLossKind = {
+    branch: "branch",
+    entry: "entry",
+    field: "field",
+    part: "part",
+    session: "session",
+};
+/** The values of `ConvertParams.to`. */
+export const ConvertParamsTo = {
+    pi: "pi",
+    spec: "spec",
+};
+/** The values of `ConvertResult.format`. */
+export const ConvertResultFormat = {
+    pi: "pi",
+    spec: "spec",
+};
+/** The values of `CreateParams.source`. */
+export const CreateParamsSource = {
+    cron: "cron",
+    interactive: "interactive",
+};
+/** The values of `ExportParams.format`. */
+export const ExportParamsFormat = {
+    html: "html",
+    json: "json",
+    markdown: "markdown",
+};
+/** The values of `FileChange.change`. */
+export const FileChangeChange = {
+    added: "added",
+    modified: "modified",
+    removed: "removed",
+    renamed: "renamed",
+    typeChanged: "typeChanged",
+};
+/** The values of `HistorySearchParams.order`. */
+export const HistorySearchParamsOrder = {
+    recent: "recent",
+    relevance: "relevance",
+};
+/** The values of `ModelUsageEntry.stopReason`. */
+export const ModelUsageEntryStopReason = {
+    aborted: "aborted",
+    deferred: "deferred",
+    error: "error",
+    length: "length",
+    pending: "pending",
+    stop: "stop",
+    toolUse: "toolUse",
+};
+/** The `role` of each member of `OmpAgentMessage`. */
+export const OmpAgentMessageRole = {
+    user: "user",
+    assistant: "assistant",
+    toolResult: "toolResult",
+    bashExecution: "bashExecution",
+    custom: "custom",
+    branchSummary: "branchSummary",
+    compactionSummary: "compactionSummary",
+    system: "system",
+    developer: "developer",
+    pythonExecution: "pythonExecution",
+    hookMessage: "hookMessage",
+    fileMention: "fileMention",
+};
+/** The `type` of each member of `OmpAssistantContentBlock`. */
+export const OmpAssistantContentBlockType = {
+    text: "text",
+    thinking: "thinking",
+    toolCall: "toolCall",
+    image: "image",
+    redactedThinking: "redactedThinking",
+    fallback: "fallback",
+    anthropicServerTool: "anthropicServerTool",
+};
+/** The values of `OmpAssistantMessage.stopReason`. */
+export const OmpAssistantMessageStopReason = {
+    aborted: "aborted",
+    deferred: "deferred",
+    error: "error",
+    length: "length",
+    pending: "pending",
+    stop: "stop",
+    toolUse: "toolUse",
+};
+/** The `type` of each member of `OmpSessionEntry`. */
+export const OmpSessionEntryType = {
+    message: "message",
+    thinking_level_change: "thinking_level_change",
+    model_change: "model_change",
+    compaction: "compaction",
+    branch_summary: "branch_summary",
+    custom: "custom",
+    custom_message: "custom_message",
+    label: "label",
+    session_info: "session_info",
+    context_edit: "context_edit",
+    usage: "usage",
+    ttsr_injection: "ttsr_injection",
+    session_init: "session_init",
+    mode_change: "mode_change",
+    model_usage: "model_usage",
+    service_tier_change: "service_tier_change",
+    reset_boundary: "reset_boundary",
+    title_change: "title_change",
+    credential_pin: "credential_pin",
+};
+/** The `type` of each member of `SessionEntry`. */
+export const SessionEntryType = {
+    message: "message",
+    thinking_level_change: "thinking_level_change",
+    model_change: "model_change",
+    compaction: "compaction",
+    branch_summary: "branch_summary",
+    custom: "custom",
+    custom_message: "custom_message",
+    label: "label",
+    session_info: "session_info",
+    context_edit: "context_edit",
+    usage: "usage",
+};
+/** The values of `SessionUsage.area`. */
+export const SessionUsageArea = {
+    archive: "archive",
+    live: "live",
+    trash: "trash",
+};
+/** The values of `StoreSettings.fsync`. */
+export const StoreSettingsFsync = {
+    always: "always",
+    assistant: "assistant",
+    never: "never",
+};
+/** The values of `StoreSettings.compat`. */
+export const StoreSettingsCompat = {
+    omp: "omp",
+    pi: "pi",
+};
+/** The values of `StoreSettings.format`. */
+export const StoreSettingsFormat = {
+    pi: "pi",
+    spec: "spec",
+};
+/** The values of `TitleChangeEntry.source`. */
+export const TitleChangeEntrySource = {
+    auto: "auto",
+    user: "user",
+};
+/** The `type` of each member of `UserContentBlock`. */
+export const UserContentBlockType = {
+    text: "text",
+    image: "image",
+};
+/** The `kind` of each `$/progress` value. */
+export const ProgressKind = {
+    begin: "begin",
+    report: "report",
+    end: "end",
+};
 /** Every method of the schema, in schema order. */
 export const METHOD_NAMES = ["initialize", "shutdown", "session/create", "session/open", "session/continueRecent", "session/close", "session/flush", "session/append", "session/buildContext", "session/branch", "session/getTree", "session/getEntries", "session/setLabel", "session/setName", "session/fork", "session/list", "session/archive", "session/unarchive", "session/delete", "session/restore", "session/compact", "session/move", "session/stats", "session/prune", "history/add", "history/search", "history/list", "session/snapshot", "session/diff", "session/rewind", "session/import", "session/export", "session/convert", "session/subscribe", "session/unsubscribe", "session/takeControl"];
 export const SERVER_REQUEST_NAMES = ["session/summarize", "window/workDoneProgress/create"];
@@ -115,7 +331,6 @@ export class SessionMethods {
     append(params, options) {
         return this.request("session/append", params, options);
     }
-    /** `session/buildContext`. */
     buildContext(params, options) {
         return this.request("session/buildContext", params, options);
     }
@@ -235,6 +450,42 @@ export class SessionMethods {
     /** `session/takeControl`. */
     takeControl(params, options) {
         return this.request("session/takeControl", params, options);
+    }
+    /** `session/didCompact` (`DidCompactParams`). */
+    onDidCompact(listener) {
+        return this.onNotification("session/didCompact", listener);
+    }
+    /** `session/didAppend` (`DidAppendParams`). */
+    onDidAppend(listener) {
+        return this.onNotification("session/didAppend", listener);
+    }
+    /** `session/didReload` (`DidReloadParams`). */
+    onDidReload(listener) {
+        return this.onNotification("session/didReload", listener);
+    }
+    /** `session/didChangeLeaf` (`DidChangeLeafParams`). */
+    onDidChangeLeaf(listener) {
+        return this.onNotification("session/didChangeLeaf", listener);
+    }
+    /** `session/didSetLabel` (`DidSetLabelParams`). */
+    onDidSetLabel(listener) {
+        return this.onNotification("session/didSetLabel", listener);
+    }
+    /** `session/didSetName` (`DidSetNameParams`). */
+    onDidSetName(listener) {
+        return this.onNotification("session/didSetName", listener);
+    }
+    /** `session/didClose` (`DidCloseParams`). */
+    onDidClose(listener) {
+        return this.onNotification("session/didClose", listener);
+    }
+    /** `session/resync` (`ResyncParams`). */
+    onResync(listener) {
+        return this.onNotification("session/resync", listener);
+    }
+    /** `session/didLoseControl` (`DidLoseControlParams`). */
+    onDidLoseControl(listener) {
+        return this.onNotification("session/didLoseControl", listener);
     }
 }
 /** Protocol method -> the SessionMethods method serving it. */

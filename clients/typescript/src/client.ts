@@ -120,9 +120,6 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
   private _initializeResult: InitializeResult | undefined;
   private readonly options: ClientOptions;
   private readonly closeController = new AbortController();
-  private readonly didCompactEmitter = new Emitter<DidCompactParams>();
-  private readonly didAppendEmitter = new Emitter<DidAppendParams>();
-  private readonly didReloadEmitter = new Emitter<DidReloadParams>();
   private readonly closeEmitter = new Emitter<ConnectionClosedError>();
   private readonly serverProgressEmitter = new Emitter<ServerProgress>();
   private closedError: ConnectionClosedError | undefined;
@@ -168,9 +165,6 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
       this.exited = Promise.resolve();
     }
     this.connection.onClose(() => this.markClosed());
-    this.connection.onNotification("session/didCompact", (params: DidCompactParams) => this.didCompactEmitter.fire(params));
-    this.connection.onNotification("session/didAppend", (params: DidAppendParams) => this.didAppendEmitter.fire(params));
-    this.connection.onNotification("session/didReload", (params: DidReloadParams) => this.didReloadEmitter.fire(params));
     this.connection.onRequest("session/summarize", (params: SummarizeParams, signal: AbortSignal) =>
       this.answerSummarize(params, signal),
     );
@@ -307,20 +301,9 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
 
   // -- events --------------------------------------------------------------------------
 
-  /** `session/didCompact`: the sidecar compacted a session by itself (autoCompact). */
-  get onDidCompact(): Event<DidCompactParams> {
-    return this.didCompactEmitter.event;
-  }
-
-  /** `session/didAppend`: another program appended to a session opened with `watch: true`. */
-  get onDidAppend(): Event<DidAppendParams> {
-    return this.didAppendEmitter.event;
-  }
-
-  /** `session/didReload`: a session opened with `watch: true` was read again whole (its file was rewritten). */
-  get onDidReload(): Event<DidReloadParams> {
-    return this.didReloadEmitter.event;
-  }
+  // One typed handler per server notification (onDidAppend, onDidCompact, onDidReload,
+  // onDidSetLabel, ...) comes from SessionMethods (generated from the schema):
+  // client.onDidAppend(({ sessionId, entries }) => ...) returns a Disposable.
 
   /**
    * Progress of work the sidecar started by itself (an autoCompact run, announced
@@ -335,8 +318,14 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
     return this.closeEmitter.event;
   }
 
-  /** Any other server -> client notification, by method name. */
-  onNotification(method: string, listener: (params: unknown) => void): Disposable {
+  /**
+   * Listen to a server notification by name: typed for the schema's names; any
+   * other string is the escape hatch (params unknown). Prefer the typed
+   * `onDidAppend(...)` and its siblings: a misspelt one does not compile.
+   */
+  onNotification<N extends keyof ServerNotifications>(method: N, listener: (params: ServerNotifications[N]) => void): Disposable;
+  onNotification(method: string, listener: (params: unknown) => void): Disposable;
+  onNotification(method: string, listener: (params: any) => void): Disposable {
     return this.connection.onNotification(method, listener);
   }
 

@@ -29,11 +29,17 @@ from .protocol import (
     PROTOCOL_VERSION,
     ClientInfo,
     DidAppendParams,
+    DidChangeLeafParams,
+    DidCloseParams,
     DidCompactParams,
+    DidLoseControlParams,
     DidReloadParams,
+    DidSetLabelParams,
+    DidSetNameParams,
     InitializeResult,
     PayloadTooLargeError,
     ProgressValue,
+    ResyncParams,
     SummarizeParams,
     SummarizeResult,
 )
@@ -53,6 +59,12 @@ SummarizeHandler = Callable[[SummarizeParams], Awaitable[SummarizeResult]]
 DidCompactCallback = Callable[[DidCompactParams], Any]
 DidAppendCallback = Callable[[DidAppendParams], Any]
 DidReloadCallback = Callable[[DidReloadParams], Any]
+DidChangeLeafCallback = Callable[[DidChangeLeafParams], Any]
+DidSetLabelCallback = Callable[[DidSetLabelParams], Any]
+DidSetNameCallback = Callable[[DidSetNameParams], Any]
+DidCloseCallback = Callable[[DidCloseParams], Any]
+ResyncCallback = Callable[[ResyncParams], Any]
+DidLoseControlCallback = Callable[[DidLoseControlParams], Any]
 TraceCallback = Callable[[Literal["send", "receive"], Any], None]
 ServerProgressCallback = Callable[[int | str, ProgressValue], Any]
 PROGRESS_CREATE = "window/workDoneProgress/create"
@@ -64,12 +76,12 @@ SERVER_NOTIFICATIONS_HANDLED = {
     "session/didAppend": "on_did_append",
     "session/didReload": "on_did_reload",
     # A subscriber's (session/subscribe): didAppend and didCompact come to the callbacks above.
-    "session/didChangeLeaf": "on_notification",
-    "session/didSetLabel": "on_notification",
-    "session/didSetName": "on_notification",
-    "session/didClose": "on_notification",
-    "session/resync": "on_notification",
-    "session/didLoseControl": "on_notification",
+    "session/didChangeLeaf": "on_did_change_leaf",
+    "session/didSetLabel": "on_did_set_label",
+    "session/didSetName": "on_did_set_name",
+    "session/didClose": "on_did_close",
+    "session/resync": "on_resync",
+    "session/didLoseControl": "on_did_lose_control",
 }
 ProtocolErrorCallback = Callable[[RpcError], Any]
 
@@ -120,9 +132,10 @@ class SidecarClient(SidecarMethods):
     ``on_did_append`` and ``on_did_reload`` get ``session/didAppend`` and
     ``session/didReload`` (sessions opened with ``watch=True``: another
     program wrote the file; ``didAppend`` also for a session you subscribed
-    to, with a ``cursor``); the other events of a subscription
-    (``didChangeLeaf``, ``didSetLabel``, ``didSetName``, ``didClose``,
-    ``resync``, ``didLoseControl``) come to ``on_notification``;
+    to, with a ``cursor``); the other events of a subscription have one typed
+    callback each (``on_did_change_leaf``, ``on_did_set_label``,
+    ``on_did_set_name``, ``on_did_close``, ``on_resync``,
+    ``on_did_lose_control``), and come to ``on_notification`` when not given;
     ``on_server_progress(token, value)`` accepts the server's own progress
     tokens (``window/workDoneProgress/create``, for autoCompact) and gets their
     ``$/progress``; ``on_notification(method, params)`` gets every other
@@ -144,6 +157,12 @@ class SidecarClient(SidecarMethods):
         on_did_compact: DidCompactCallback | None = None,
         on_did_append: DidAppendCallback | None = None,
         on_did_reload: DidReloadCallback | None = None,
+        on_did_change_leaf: DidChangeLeafCallback | None = None,
+        on_did_set_label: DidSetLabelCallback | None = None,
+        on_did_set_name: DidSetNameCallback | None = None,
+        on_did_close: DidCloseCallback | None = None,
+        on_resync: ResyncCallback | None = None,
+        on_did_lose_control: DidLoseControlCallback | None = None,
         on_server_progress: ServerProgressCallback | None = None,
         on_protocol_error: ProtocolErrorCallback | None = None,
         trace: TraceCallback | None = None,
@@ -162,6 +181,12 @@ class SidecarClient(SidecarMethods):
         self.on_did_compact = on_did_compact
         self.on_did_append = on_did_append
         self.on_did_reload = on_did_reload
+        self.on_did_change_leaf = on_did_change_leaf
+        self.on_did_set_label = on_did_set_label
+        self.on_did_set_name = on_did_set_name
+        self.on_did_close = on_did_close
+        self.on_resync = on_resync
+        self.on_did_lose_control = on_did_lose_control
         self.on_server_progress = on_server_progress
         self._server_tokens: set[Any] = set()  # accepted from window/workDoneProgress/create
         self.on_protocol_error = on_protocol_error
@@ -676,8 +701,18 @@ class SidecarClient(SidecarMethods):
         elif method == "session/didReload" and self.on_did_reload is not None:
             self._call_back(self.on_did_reload, params)
             return
+        elif (typed := self._typed_callback(method)) is not None:
+            self._call_back(typed, params)
+            return
         if self.on_notification is not None:
             self._call_back(self.on_notification, method, params)
+
+    def _typed_callback(self, method: str) -> Callable[..., Any] | None:
+        """The ``on_did_x`` callback given for a subscription's ``session/didX`` notification, if any."""
+        attribute = SERVER_NOTIFICATIONS_HANDLED.get(method, "")
+        if not attribute.startswith("on_") or attribute == "on_notification" or method in ("$/progress",):
+            return None
+        return getattr(self, attribute, None)
 
     def _call_back(self, callback: Callable[..., Any], *args: Any) -> None:
         """Run a user callback; an async one becomes a task. Its errors are logged, never raised into the reader."""

@@ -249,3 +249,28 @@ async def test_a_socket_server_started_and_shared_by_two_clients(tmp_path: Path)
 async def test_a_socket_server_that_cannot_start_says_why(tmp_path: Path):
     with pytest.raises(ConnectionClosed, match="before it was ready"):
         await SidecarServer.start(tmp_path / "no" / "such" / "s.sock", command=sidecar_command(), root=tmp_path)
+
+
+async def test_each_subscription_event_comes_to_its_typed_callback(tmp_path: Path):
+    socket = tmp_path / "sidecar.sock"
+    labels: asyncio.Queue[Any] = asyncio.Queue()
+    names: asyncio.Queue[Any] = asyncio.Queue()
+    others: list[str] = []
+    async with await SidecarServer.start(socket, command=sidecar_command(), root=tmp_path / "sessions"):
+        async with SidecarClient.connect_socket(socket) as agent, SidecarClient.connect_socket(
+            socket,
+            on_did_set_label=labels.put_nowait,
+            on_did_set_name=names.put_nowait,
+            on_notification=lambda method, params: others.append(method),
+        ) as observer:
+            created = await agent.create("/work/watched")
+            sid = created["sessionId"]
+            appended = await agent.append(sid, [user("hi"), assistant("hello")])
+            await observer.subscribe(sid)
+            await agent.set_label(sid, appended["entries"][0]["id"], "start")
+            await agent.set_name(sid, "watched")
+            label = await asyncio.wait_for(labels.get(), 5)
+            name = await asyncio.wait_for(names.get(), 5)
+    assert label["targetId"] == appended["entries"][0]["id"] and label["label"] == "start"
+    assert name["name"] == "watched"
+    assert "session/didSetLabel" not in others and "session/didSetName" not in others

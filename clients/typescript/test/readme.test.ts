@@ -12,7 +12,7 @@ after(removeTempRoots);
 
 it("the README's example runs as written", async () => {
   const readme = readFileSync(join(PACKAGE_DIR, "README.md"), "utf8");
-  const example = /## Example\s+```js\n([\s\S]*?)```/.exec(readme)?.[1];
+  const example = /## Example[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)?.[1];
   assert.ok(example, "README.md has an ## Example with a js block");
   // Inside the package, so that `@session-sidecar/client` resolves to this package.
   const dir = join(PACKAGE_DIR, "build", "readme");

@@ -70,3 +70,22 @@ def from_stored_text(text: str) -> str:
     if text.isascii() or _STORE_ESCAPE not in text:
         return text
     return _FROM_STORE.sub(_from_store, text)
+
+
+_LONE_OR_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
+
+
+def node_utf8(text: str) -> bytes:
+    """``text`` as UTF-8 the way Node writes a string to a file: a lone surrogate as U+FFFD, two halves next
+    to each other as the character they make (only text that holds a surrogate takes the slow path)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_OR_PAIR.sub(_node_character, text).encode("utf-8")
+
+
+def _node_character(found: re.Match[str]) -> str:
+    text = found.group(0)
+    if len(text) == 2:
+        return chr(0x10000 + ((ord(text[0]) - 0xD800) << 10) + (ord(text[1]) - 0xDC00))
+    return "\ufffd"

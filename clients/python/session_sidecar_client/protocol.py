@@ -54,13 +54,13 @@ class Cost(TypedDict):
 
 
 class Usage(TypedDict):
-    """Tokens of one response. The sidecar sizes a context from the last assistant's usage."""
+    """Tokens of one response. The sidecar sizes a context from the last assistant's usage (totalTokens, else the sum of the others). pi writes every field; a missing one counts 0."""
 
-    input: int
-    output: int
-    cacheRead: NotRequired[int]
-    cacheWrite: NotRequired[int]
-    totalTokens: NotRequired[int]
+    input: NotRequired[int | None]
+    output: NotRequired[int | None]
+    cacheRead: NotRequired[int | None]
+    cacheWrite: NotRequired[int | None]
+    totalTokens: NotRequired[int | None]
     cost: NotRequired[Cost | None]
     cacheWrite1h: NotRequired[int | None]
     reasoning: NotRequired[int | None]
@@ -603,6 +603,9 @@ class DiffResult(TypedDict):
     patch: NotRequired[str | None]
 
 
+EntryMessage = UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | SystemMessage
+
+
 class ErrorObject(TypedDict):
     """``error`` of a failed response. ``data.kind`` names the error for programs."""
 
@@ -865,7 +868,7 @@ class ListResult(TypedDict):
 
 class MessageEntry(TypedDict):
     type: Literal["message"]
-    message: UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage | SystemMessage
+    message: UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | SystemMessage
     id: NotRequired[str | None]
     parentId: NotRequired[str | None]
     timestamp: NotRequired[str | None]
@@ -969,11 +972,14 @@ OmpAgentMessage = UserMessage | OmpAssistantMessage | ToolResultMessage | BashEx
 OmpAssistantContentBlock = TextContent | ThinkingContent | ToolCall | ImageContent | RedactedThinkingContent | FallbackContent | AnthropicServerToolContent
 
 
+OmpEntryMessage = UserMessage | OmpAssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | SystemMessage | DeveloperMessage | PythonExecutionMessage | HookMessage | FileMentionMessage
+
+
 class OmpMessageEntry(TypedDict):
     """A message entry under oh-my-pi's compatibility: its messages."""
 
     type: Literal["message"]
-    message: UserMessage | OmpAssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage | SystemMessage | DeveloperMessage | PythonExecutionMessage | HookMessage | FileMentionMessage
+    message: UserMessage | OmpAssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | SystemMessage | DeveloperMessage | PythonExecutionMessage | HookMessage | FileMentionMessage
     id: NotRequired[str | None]
     parentId: NotRequired[str | None]
     timestamp: NotRequired[str | None]
@@ -1484,6 +1490,17 @@ class CreateParamsSource:
     INTERACTIVE: Final = "interactive"
 
 
+class EntryMessageRole:
+    """The ``role`` of each member of ``EntryMessage``."""
+
+    USER: Final = "user"
+    ASSISTANT: Final = "assistant"
+    TOOL_RESULT: Final = "toolResult"
+    BASH_EXECUTION: Final = "bashExecution"
+    CUSTOM: Final = "custom"
+    SYSTEM: Final = "system"
+
+
 class ExportParamsFormat:
     """The values of ``ExportParams.format``."""
 
@@ -1560,6 +1577,21 @@ class OmpAssistantMessageStopReason:
     PENDING: Final = "pending"
     STOP: Final = "stop"
     TOOL_USE: Final = "toolUse"
+
+
+class OmpEntryMessageRole:
+    """The ``role`` of each member of ``OmpEntryMessage``."""
+
+    USER: Final = "user"
+    ASSISTANT: Final = "assistant"
+    TOOL_RESULT: Final = "toolResult"
+    BASH_EXECUTION: Final = "bashExecution"
+    CUSTOM: Final = "custom"
+    SYSTEM: Final = "system"
+    DEVELOPER: Final = "developer"
+    PYTHON_EXECUTION: Final = "pythonExecution"
+    HOOK_MESSAGE: Final = "hookMessage"
+    FILE_MENTION: Final = "fileMention"
 
 
 class OmpSessionEntryType:
@@ -2226,6 +2258,8 @@ __all__ = [
     "DiffResult",
     "ERROR_CLASSES",
     "EntryInput",
+    "EntryMessage",
+    "EntryMessageRole",
     "EntryNotFoundError",
     "ErrorKind",
     "ErrorObject",
@@ -2297,6 +2331,8 @@ __all__ = [
     "OmpAssistantContentBlockType",
     "OmpAssistantMessage",
     "OmpAssistantMessageStopReason",
+    "OmpEntryMessage",
+    "OmpEntryMessageRole",
     "OmpMessageEntry",
     "OmpSessionEntry",
     "OmpSessionEntryType",

@@ -37,6 +37,7 @@ __export(index_exports, {
   ConvertParamsTo: () => ConvertParamsTo,
   ConvertResultFormat: () => ConvertResultFormat,
   CreateParamsSource: () => CreateParamsSource,
+  EntryMessageRole: () => EntryMessageRole,
   ErrorCodes: () => ErrorCodes,
   ExportParamsFormat: () => ExportParamsFormat,
   FileChangeChange: () => FileChangeChange,
@@ -48,6 +49,7 @@ __export(index_exports, {
   OmpAgentMessageRole: () => OmpAgentMessageRole,
   OmpAssistantContentBlockType: () => OmpAssistantContentBlockType,
   OmpAssistantMessageStopReason: () => OmpAssistantMessageStopReason,
+  OmpEntryMessageRole: () => OmpEntryMessageRole,
   OmpSessionEntryType: () => OmpSessionEntryType,
   PROTOCOL_VERSION: () => PROTOCOL_VERSION,
   ProgressKind: () => ProgressKind,
@@ -141,6 +143,14 @@ var CreateParamsSource = {
   cron: "cron",
   interactive: "interactive"
 };
+var EntryMessageRole = {
+  user: "user",
+  assistant: "assistant",
+  toolResult: "toolResult",
+  bashExecution: "bashExecution",
+  custom: "custom",
+  system: "system"
+};
 var ExportParamsFormat = {
   html: "html",
   json: "json",
@@ -197,6 +207,18 @@ var OmpAssistantMessageStopReason = {
   pending: "pending",
   stop: "stop",
   toolUse: "toolUse"
+};
+var OmpEntryMessageRole = {
+  user: "user",
+  assistant: "assistant",
+  toolResult: "toolResult",
+  bashExecution: "bashExecution",
+  custom: "custom",
+  system: "system",
+  developer: "developer",
+  pythonExecution: "pythonExecution",
+  hookMessage: "hookMessage",
+  fileMention: "fileMention"
 };
 var OmpSessionEntryType = {
   message: "message",
@@ -1460,6 +1482,7 @@ function withTimeout(promise, ms) {
   ConvertParamsTo,
   ConvertResultFormat,
   CreateParamsSource,
+  EntryMessageRole,
   ErrorCodes,
   ExportParamsFormat,
   FileChangeChange,
@@ -1471,6 +1494,7 @@ function withTimeout(promise, ms) {
   OmpAgentMessageRole,
   OmpAssistantContentBlockType,
   OmpAssistantMessageStopReason,
+  OmpEntryMessageRole,
   OmpSessionEntryType,
   PROTOCOL_VERSION,
   ProgressKind,

@@ -567,6 +567,7 @@ export interface DiffResult {
     /** @default null */
     patch?: string | null;
 }
+export type EntryMessage = UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | SystemMessage;
 /** `error` of a failed response. `data.kind` names the error for programs. */
 export interface ErrorObject {
     code: number;
@@ -836,7 +837,7 @@ export interface ListResult {
 }
 export interface MessageEntry {
     type: "message";
-    message: UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage | SystemMessage;
+    message: UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | SystemMessage;
     /** @default null */
     id?: string | null;
     /** @default null */
@@ -942,10 +943,11 @@ export interface OmpAssistantMessage {
     /** @default null */
     timestamp?: number | null;
 }
+export type OmpEntryMessage = UserMessage | OmpAssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | SystemMessage | DeveloperMessage | PythonExecutionMessage | HookMessage | FileMentionMessage;
 /** A message entry under oh-my-pi's compatibility: its messages. */
 export interface OmpMessageEntry {
     type: "message";
-    message: UserMessage | OmpAssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage | SystemMessage | DeveloperMessage | PythonExecutionMessage | HookMessage | FileMentionMessage;
+    message: UserMessage | OmpAssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | SystemMessage | DeveloperMessage | PythonExecutionMessage | HookMessage | FileMentionMessage;
     /** @default null */
     id?: string | null;
     /** @default null */
@@ -1476,16 +1478,21 @@ export interface UnsubscribeParams {
 export interface UnsubscribeResult {
     unsubscribed: boolean;
 }
-/** Tokens of one response. The sidecar sizes a context from the last assistant's usage. */
+/**
+ * Tokens of one response. The sidecar sizes a context from the last assistant's usage
+ * (totalTokens, else the sum of the others). pi writes every field; a missing one counts 0.
+ */
 export interface Usage {
-    input: number;
-    output: number;
-    /** @default 0 */
-    cacheRead?: number;
-    /** @default 0 */
-    cacheWrite?: number;
-    /** @default 0 */
-    totalTokens?: number;
+    /** @default null */
+    input?: number | null;
+    /** @default null */
+    output?: number | null;
+    /** @default null */
+    cacheRead?: number | null;
+    /** @default null */
+    cacheWrite?: number | null;
+    /** @default null */
+    totalTokens?: number | null;
     /** @default null */
     cost?: Cost | null;
     /** @default null */
@@ -1646,6 +1653,16 @@ export declare const CreateParamsSource: {
     readonly interactive: "interactive";
 };
 export type CreateParamsSource = (typeof CreateParamsSource)[keyof typeof CreateParamsSource];
+/** The `role` of each member of `EntryMessage`. */
+export declare const EntryMessageRole: {
+    readonly user: "user";
+    readonly assistant: "assistant";
+    readonly toolResult: "toolResult";
+    readonly bashExecution: "bashExecution";
+    readonly custom: "custom";
+    readonly system: "system";
+};
+export type EntryMessageRole = (typeof EntryMessageRole)[keyof typeof EntryMessageRole];
 /** The values of `ExportParams.format`. */
 export declare const ExportParamsFormat: {
     readonly html: "html";
@@ -1717,6 +1734,20 @@ export declare const OmpAssistantMessageStopReason: {
     readonly toolUse: "toolUse";
 };
 export type OmpAssistantMessageStopReason = (typeof OmpAssistantMessageStopReason)[keyof typeof OmpAssistantMessageStopReason];
+/** The `role` of each member of `OmpEntryMessage`. */
+export declare const OmpEntryMessageRole: {
+    readonly user: "user";
+    readonly assistant: "assistant";
+    readonly toolResult: "toolResult";
+    readonly bashExecution: "bashExecution";
+    readonly custom: "custom";
+    readonly system: "system";
+    readonly developer: "developer";
+    readonly pythonExecution: "pythonExecution";
+    readonly hookMessage: "hookMessage";
+    readonly fileMention: "fileMention";
+};
+export type OmpEntryMessageRole = (typeof OmpEntryMessageRole)[keyof typeof OmpEntryMessageRole];
 /** The `type` of each member of `OmpSessionEntry`. */
 export declare const OmpSessionEntryType: {
     readonly message: "message";

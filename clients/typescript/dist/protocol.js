@@ -81,6 +81,15 @@ export const CreateParamsSource = {
     cron: "cron",
     interactive: "interactive",
 };
+/** The `role` of each member of `EntryMessage`. */
+export const EntryMessageRole = {
+    user: "user",
+    assistant: "assistant",
+    toolResult: "toolResult",
+    bashExecution: "bashExecution",
+    custom: "custom",
+    system: "system",
+};
 /** The values of `ExportParams.format`. */
 export const ExportParamsFormat = {
     html: "html",
@@ -144,6 +153,19 @@ export const OmpAssistantMessageStopReason = {
     pending: "pending",
     stop: "stop",
     toolUse: "toolUse",
+};
+/** The `role` of each member of `OmpEntryMessage`. */
+export const OmpEntryMessageRole = {
+    user: "user",
+    assistant: "assistant",
+    toolResult: "toolResult",
+    bashExecution: "bashExecution",
+    custom: "custom",
+    system: "system",
+    developer: "developer",
+    pythonExecution: "pythonExecution",
+    hookMessage: "hookMessage",
+    fileMention: "fileMention",
 };
 /** The `type` of each member of `OmpSessionEntry`. */
 export const OmpSessionEntryType = {

@@ -625,6 +625,8 @@ export interface DiffResult {
   patch?: string | null;
 }
 
+export type EntryMessage = UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | SystemMessage;
+
 /** `error` of a failed response. `data.kind` names the error for programs. */
 export interface ErrorObject {
   code: number;
@@ -925,7 +927,7 @@ export interface ListResult {
 
 export interface MessageEntry {
   type: "message";
-  message: UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage | SystemMessage;
+  message: UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | SystemMessage;
   /** @default null */
   id?: string | null;
   /** @default null */
@@ -1042,10 +1044,12 @@ export interface OmpAssistantMessage {
   timestamp?: number | null;
 }
 
+export type OmpEntryMessage = UserMessage | OmpAssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | SystemMessage | DeveloperMessage | PythonExecutionMessage | HookMessage | FileMentionMessage;
+
 /** A message entry under oh-my-pi's compatibility: its messages. */
 export interface OmpMessageEntry {
   type: "message";
-  message: UserMessage | OmpAssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage | SystemMessage | DeveloperMessage | PythonExecutionMessage | HookMessage | FileMentionMessage;
+  message: UserMessage | OmpAssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | SystemMessage | DeveloperMessage | PythonExecutionMessage | HookMessage | FileMentionMessage;
   /** @default null */
   id?: string | null;
   /** @default null */
@@ -1631,16 +1635,21 @@ export interface UnsubscribeResult {
   unsubscribed: boolean;
 }
 
-/** Tokens of one response. The sidecar sizes a context from the last assistant's usage. */
+/**
+ * Tokens of one response. The sidecar sizes a context from the last assistant's usage
+ * (totalTokens, else the sum of the others). pi writes every field; a missing one counts 0.
+ */
 export interface Usage {
-  input: number;
-  output: number;
-  /** @default 0 */
-  cacheRead?: number;
-  /** @default 0 */
-  cacheWrite?: number;
-  /** @default 0 */
-  totalTokens?: number;
+  /** @default null */
+  input?: number | null;
+  /** @default null */
+  output?: number | null;
+  /** @default null */
+  cacheRead?: number | null;
+  /** @default null */
+  cacheWrite?: number | null;
+  /** @default null */
+  totalTokens?: number | null;
   /** @default null */
   cost?: Cost | null;
   /** @default null */
@@ -1825,6 +1834,17 @@ export const CreateParamsSource = {
 } as const;
 export type CreateParamsSource = (typeof CreateParamsSource)[keyof typeof CreateParamsSource];
 
+/** The `role` of each member of `EntryMessage`. */
+export const EntryMessageRole = {
+  user: "user",
+  assistant: "assistant",
+  toolResult: "toolResult",
+  bashExecution: "bashExecution",
+  custom: "custom",
+  system: "system",
+} as const;
+export type EntryMessageRole = (typeof EntryMessageRole)[keyof typeof EntryMessageRole];
+
 /** The values of `ExportParams.format`. */
 export const ExportParamsFormat = {
   html: "html",
@@ -1902,6 +1922,21 @@ export const OmpAssistantMessageStopReason = {
   toolUse: "toolUse",
 } as const;
 export type OmpAssistantMessageStopReason = (typeof OmpAssistantMessageStopReason)[keyof typeof OmpAssistantMessageStopReason];
+
+/** The `role` of each member of `OmpEntryMessage`. */
+export const OmpEntryMessageRole = {
+  user: "user",
+  assistant: "assistant",
+  toolResult: "toolResult",
+  bashExecution: "bashExecution",
+  custom: "custom",
+  system: "system",
+  developer: "developer",
+  pythonExecution: "pythonExecution",
+  hookMessage: "hookMessage",
+  fileMention: "fileMention",
+} as const;
+export type OmpEntryMessageRole = (typeof OmpEntryMessageRole)[keyof typeof OmpEntryMessageRole];
 
 /** The `type` of each member of `OmpSessionEntry`. */
 export const OmpSessionEntryType = {

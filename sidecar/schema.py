@@ -105,7 +105,8 @@ def _shape_groups() -> list[tuple[str, list[type]]]:
     pi_blocks = list(get_args(entries.AssistantContentBlock))
     return [
         ("Entries (`type`)", list(get_args(entries.SessionEntry))),
-        ("Entries oh-my-pi adds, accepted under its compatibility (`type`)", list(entries.OMP_ONLY_ENTRIES)),
+        ("Entries oh-my-pi adds, accepted under its compatibility (`type`)",
+         [entries.OmpMessageEntry, *entries.OMP_ONLY_ENTRIES]),
         ("Messages a `message` entry holds (`role`)", list(get_args(entries.EntryMessage))),
         ("Messages oh-my-pi adds, under its compatibility (`role`)", [entries.OmpAssistantMessage, *omp_messages]),
         ("Messages only a context holds (`role`; append their entries instead)",
@@ -113,7 +114,7 @@ def _shape_groups() -> list[tuple[str, list[type]]]:
         ("Content blocks (`type`)", pi_blocks),
         ("Content blocks oh-my-pi adds to an assistant's content (`type`)",
          [kind for kind in get_args(entries.OmpAssistantContentBlock) if kind not in pi_blocks]),
-        ("Other shapes", [entries.Usage, entries.Cost, entries.ContextEditReplacement]),
+        ("Other shapes", [entries.Usage, entries.Cost, entries.ContextEditReplacement, entries.NativeCompaction]),
     ]
 
 
@@ -127,7 +128,7 @@ def shapes_markdown() -> str:
             tag = f"`{config.tag}`" if config.tag_field else ""
             required, optional = [], []
             for field in msgspec.inspect.type_info(cls).fields:  # type: ignore[attr-defined]
-                if field.encode_name in _ENVELOPE and config.tag_field == "type":
+                if field.encode_name in _ENVELOPE and not field.required and config.tag_field == "type":
                     continue  # the envelope, the same on every entry (above)
                 shown = f"`{field.encode_name}`: {entries.type_name(field.type)}"
                 (required if field.required else optional).append(shown if field.required else f"`{field.encode_name}`")

@@ -227,9 +227,14 @@ async def test_a_file_pi_writes_with_lone_surrogates_goes_through_every_method(s
         assert HIGH in compacted["summary"] or LOW in compacted["summary"]  # the offline summary quotes the texts
         after = result(await server.request("session/buildContext", {"sessionId": sid, "format": "agent"}))
         assert after["messages"][0]["role"] == "compactionSummary"
+        result(await server.request("session/subscribe", {"sessionId": sid}))
         _, bodies = node_requests([request(90, "session/append", {"sessionId": sid, "entries": turn(9)})])
         appended = (await send_all(server, bodies))[0]
         result(appended)
+        while not any(n["method"] == "session/didAppend" for n in server.notifications):
+            server.notifications.append(await server.receive())
+        event = next(n for n in server.notifications if n["method"] == "session/didAppend")
+        assert text_of(event["params"]["entries"][0]["message"]["content"]).startswith("q9 tool output 😀" + HIGH)
         final = result(await server.request("session/buildContext", {"sessionId": sid, "format": "llm"}))
         assert final["messages"][-1]["content"][0]["text"].startswith("out9 tool output 😀" + HIGH)
         result(await server.request("session/close", {"sessionId": sid}))

@@ -70,7 +70,7 @@ class AssistantMessage(TypedDict):
     """A model's answer. Tool calls are ``toolCall`` blocks in ``content``."""
 
     role: Literal["assistant"]
-    content: list[TextContent | ThinkingContent | ToolCall | ImageContent]
+    content: list[TextContent | ThinkingContent | ToolCall | ImageContent] | None
     api: NotRequired[str | None]
     provider: NotRequired[str | None]
     model: NotRequired[str | None]
@@ -128,7 +128,7 @@ class SystemMessage(TypedDict):
     """pi 1.5: a system prompt stored in the session."""
 
     role: Literal["system"]
-    content: str | list[TextContent]
+    content: str | list[TextContent] | None
     sections: NotRequired[dict[str, str | None] | None]
     timestamp: NotRequired[int | float | None]
 
@@ -139,7 +139,7 @@ class ToolResultMessage(TypedDict):
     role: Literal["toolResult"]
     toolCallId: str
     toolName: str
-    content: list[TextContent | ImageContent]
+    content: list[TextContent | ImageContent] | None
     isError: NotRequired[bool]
     details: NotRequired[Any]
     timestamp: NotRequired[int | float | None]
@@ -147,7 +147,7 @@ class ToolResultMessage(TypedDict):
 
 class UserMessage(TypedDict):
     role: Literal["user"]
-    content: str | list[TextContent | ImageContent]
+    content: str | list[TextContent | ImageContent] | None
     timestamp: NotRequired[int | float | None]
 
 
@@ -368,6 +368,7 @@ class CompactionEntry(TypedDict):
     tokensAfter: NotRequired[int | None]
     preserveData: NotRequired[dict[str, Any] | None]
     fromExtension: NotRequired[bool | None]
+    native: NotRequired[NativeCompaction | None]
     id: NotRequired[str | None]
     parentId: NotRequired[str | None]
     timestamp: NotRequired[str | None]
@@ -943,7 +944,7 @@ class OmpAssistantMessage(TypedDict):
     """oh-my-pi's assistant message: more content block kinds."""
 
     role: Literal["assistant"]
-    content: list[TextContent | ThinkingContent | ToolCall | ImageContent | RedactedThinkingContent | FallbackContent | AnthropicServerToolContent]
+    content: list[TextContent | ThinkingContent | ToolCall | ImageContent | RedactedThinkingContent | FallbackContent | AnthropicServerToolContent] | None
     api: NotRequired[str | None]
     provider: NotRequired[str | None]
     model: NotRequired[str | None]

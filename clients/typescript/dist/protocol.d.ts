@@ -47,7 +47,7 @@ export type AssistantContentBlock = TextContent | ThinkingContent | ToolCall | I
 /** A model's answer. Tool calls are `toolCall` blocks in `content`. */
 export interface AssistantMessage {
     role: "assistant";
-    content: (TextContent | ThinkingContent | ToolCall | ImageContent)[];
+    content: (TextContent | ThinkingContent | ToolCall | ImageContent)[] | null;
     /** @default null */
     api?: string | null;
     /** @default null */
@@ -278,6 +278,8 @@ export interface CompactionEntry {
     preserveData?: JsonObject | null;
     /** @default null */
     fromExtension?: boolean | null;
+    /** @default null */
+    native?: NativeCompaction | null;
     /** @default null */
     id?: string | null;
     /** @default null */
@@ -925,7 +927,7 @@ export type OmpAssistantContentBlock = TextContent | ThinkingContent | ToolCall 
 /** oh-my-pi's assistant message: more content block kinds. */
 export interface OmpAssistantMessage {
     role: "assistant";
-    content: (TextContent | ThinkingContent | ToolCall | ImageContent | RedactedThinkingContent | FallbackContent | AnthropicServerToolContent)[];
+    content: (TextContent | ThinkingContent | ToolCall | ImageContent | RedactedThinkingContent | FallbackContent | AnthropicServerToolContent)[] | null;
     /** @default null */
     api?: string | null;
     /** @default null */
@@ -1360,7 +1362,7 @@ export interface SummarizeResult {
 /** pi 1.5: a system prompt stored in the session. */
 export interface SystemMessage {
     role: "system";
-    content: string | TextContent[];
+    content: string | TextContent[] | null;
     /** @default null */
     sections?: {
         [key: string]: string | null;
@@ -1435,7 +1437,7 @@ export interface ToolResultMessage {
     role: "toolResult";
     toolCallId: string;
     toolName: string;
-    content: (TextContent | ImageContent)[];
+    content: (TextContent | ImageContent)[] | null;
     /** @default false */
     isError?: boolean;
     /** @default null */
@@ -1519,7 +1521,7 @@ export interface UsageEntry {
 export type UserContentBlock = TextContent | ImageContent;
 export interface UserMessage {
     role: "user";
-    content: string | (TextContent | ImageContent)[];
+    content: string | (TextContent | ImageContent)[] | null;
     /** @default null */
     timestamp?: number | null;
 }

@@ -59,7 +59,7 @@ export type AssistantContentBlock = TextContent | ThinkingContent | ToolCall | I
 /** A model's answer. Tool calls are `toolCall` blocks in `content`. */
 export interface AssistantMessage {
   role: "assistant";
-  content: (TextContent | ThinkingContent | ToolCall | ImageContent)[];
+  content: (TextContent | ThinkingContent | ToolCall | ImageContent)[] | null;
   /** @default null */
   api?: string | null;
   /** @default null */
@@ -306,6 +306,8 @@ export interface CompactionEntry {
   preserveData?: JsonObject | null;
   /** @default null */
   fromExtension?: boolean | null;
+  /** @default null */
+  native?: NativeCompaction | null;
   /** @default null */
   id?: string | null;
   /** @default null */
@@ -1025,7 +1027,7 @@ export type OmpAssistantContentBlock = TextContent | ThinkingContent | ToolCall 
 /** oh-my-pi's assistant message: more content block kinds. */
 export interface OmpAssistantMessage {
   role: "assistant";
-  content: (TextContent | ThinkingContent | ToolCall | ImageContent | RedactedThinkingContent | FallbackContent | AnthropicServerToolContent)[];
+  content: (TextContent | ThinkingContent | ToolCall | ImageContent | RedactedThinkingContent | FallbackContent | AnthropicServerToolContent)[] | null;
   /** @default null */
   api?: string | null;
   /** @default null */
@@ -1506,7 +1508,7 @@ export interface SummarizeResult {
 /** pi 1.5: a system prompt stored in the session. */
 export interface SystemMessage {
   role: "system";
-  content: string | TextContent[];
+  content: string | TextContent[] | null;
   /** @default null */
   sections?: { [key: string]: string | null } | null;
   /** @default null */
@@ -1587,7 +1589,7 @@ export interface ToolResultMessage {
   role: "toolResult";
   toolCallId: string;
   toolName: string;
-  content: (TextContent | ImageContent)[];
+  content: (TextContent | ImageContent)[] | null;
   /** @default false */
   isError?: boolean;
   /** @default null */
@@ -1679,7 +1681,7 @@ export type UserContentBlock = TextContent | ImageContent;
 
 export interface UserMessage {
   role: "user";
-  content: string | (TextContent | ImageContent)[];
+  content: string | (TextContent | ImageContent)[] | null;
   /** @default null */
   timestamp?: number | null;
 }

@@ -63,7 +63,7 @@ describe("a conversation with tool calls", () => {
     const [, toolCallMessage, result] = context.messages;
     assert.ok(toolCallMessage?.role === "assistant" && result?.role === "toolResult"); // narrows: typed fields below
     const callId = (conversation[1] as any).message.content[1].id;
-    assert.deepEqual(toolCallMessage.content[1], { type: "toolCall", id: callId, name: "read", arguments: { path: "parser.ts" } });
+    assert.deepEqual(toolCallMessage.content?.[1], { type: "toolCall", id: callId, name: "read", arguments: { path: "parser.ts" } });
     assert.equal(result.toolCallId, callId);
     assert.deepEqual(context.entryIds, appended.entries.map((e) => e.id));
     assert.equal(context.leafId, appended.leafId);
@@ -125,7 +125,7 @@ describe("a conversation with tool calls", () => {
     assert.equal(entries.entries[0]!.id, u!.id);
     const got = entries.entries[0]!;
     assert.ok(got.type === "message" && got.message.role === "user" && typeof got.message.content !== "string");
-    assert.deepEqual(got.message.content[0], { type: "text", text: "look at a" });
+    assert.deepEqual(got.message.content?.[0], { type: "text", text: "look at a" });
 
     const all = await client.getEntries({ sessionId });
     assert.equal(all.entries.length, tree.nodes.length);

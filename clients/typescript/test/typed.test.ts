@@ -26,9 +26,9 @@ function describeTurn(messages: LlmMessage[]): string[] {
   return messages.map((msg) => {
     switch (msg.role) {
       case AgentMessageRole.user:
-        return `user: ${typeof msg.content === "string" ? msg.content : msg.content.map((b) => (b.type === "text" ? b.text : `[${b.mimeType}]`)).join("")}`;
+        return `user: ${typeof msg.content === "string" ? msg.content : (msg.content ?? []).map((b) => (b.type === "text" ? b.text : `[${b.mimeType}]`)).join("")}`;
       case AgentMessageRole.assistant:
-        return `assistant: ${msg.content.map((b) => (b.type === "toolCall" ? `${b.name}(${JSON.stringify(b.arguments)})#${b.id}` : b.type === "text" ? b.text : b.type)).join(" ")} [${msg.stopReason}]`;
+        return `assistant: ${(msg.content ?? []).map((b) => (b.type === "toolCall" ? `${b.name}(${JSON.stringify(b.arguments)})#${b.id}` : b.type === "text" ? b.text : b.type)).join(" ")} [${msg.stopReason}]`;
       case AgentMessageRole.toolResult:
         return `toolResult#${msg.toolCallId} ${msg.toolName}${msg.isError ? " (error)" : ""}`;
       default:

@@ -143,13 +143,35 @@ def docstring(text: str, indent: str) -> list[str]:
     return [f'{indent}"""{wrapped}"""']
 
 
+# Fields the wire types leave as open objects that hold pi's entries and messages
+# (the schema's entryShapes): typed, so ``entry["message"]["role"]`` is checked.
+# Strings: the aliases are defined after every TypedDict.
+TYPED_FIELDS = {
+    "AppendParams.entries": 'list["EntryInput"]',
+    "GetEntriesResult.entries": 'list["StoredEntry"]',
+    "DidAppendParams.entries": 'list["StoredEntry"]',
+    "BuildContextResult.messages": 'list["ContextMessage"]',
+}
+ENTRY_ALIASES = [
+    ("EntryInput", ["SessionEntry", "OmpSessionEntry"], "An entry ``append`` accepts: one of pi's entry types, or oh-my-pi's (under its compatibility)."),
+    ("StoredEntry", ["SessionEntry", "OmpSessionEntry"], "An entry as the sidecar returns it; one of a type this client does not know comes through as read (``is_known_entry``)."),
+    ("ContextMessage", ["AgentMessage", "OmpAgentMessage"], "A message of a context: agent format (the default); llm format holds only user, assistant, toolResult, system and developer ones (``LlmMessage``)."),
+    ("LlmMessage", ["UserMessage", "AssistantMessage", "OmpAssistantMessage", "ToolResultMessage", "SystemMessage", "DeveloperMessage"], "A message of an llm-format context: what a model API takes."),
+]
+_typed_fields: dict[str, str] = {}
+
+
 def typed_dict(name: str, schema: dict[str, Any]) -> list[str]:
+    if "anyOf" in schema and "properties" not in schema:
+        # A tagged union (entry, message, content block): an alias of its members.
+        out = [f"# {' '.join(schema.get('description', name).split())}"] if schema.get("description") else []
+        return [*out, f"{name} = {py_type({'anyOf': schema['anyOf']})}"]
     properties: dict[str, Any] = schema.get("properties", {})
     required = set(schema.get("required", []))
     out: list[str] = []
     fields: list[tuple[str, str]] = []
     for key, prop in properties.items():
-        annotation = py_type(prop)
+        annotation = _typed_fields.get(f"{name}.{key}") or py_type(prop)
         fields.append((key, annotation if key in required else f"NotRequired[{annotation}]"))
     if all(key.isidentifier() and not keyword.iskeyword(key) for key, _ in fields):
         out.append(f"class {name}(TypedDict):")
@@ -166,6 +188,68 @@ def typed_dict(name: str, schema: dict[str, Any]) -> list[str]:
     return out
 
 
+def entry_aliases(defs: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    for alias, members, doc in ENTRY_ALIASES:
+        present = [m for m in members if m in defs]
+        out += ["", f"# {doc}", f"{alias} = {' | '.join(present)}"]
+    known: list[str] = []
+    for union in ("SessionEntry", "OmpSessionEntry"):
+        for tag in defs.get(union, {}).get("discriminator", {}).get("mapping", {}):
+            if tag not in known:
+                known.append(tag)
+    out += ["", "# Every entry type this client knows.", f"KNOWN_ENTRY_TYPES: frozenset[str] = frozenset({json.dumps(known)})"]
+    out += [
+        "",
+        "",
+        "def is_known_entry(entry: Any) -> bool:",
+        '    """True when this client knows the entry\'s type (its keys are typed); others are kept as read."""',
+        '    return isinstance(entry, dict) and entry.get("type") in KNOWN_ENTRY_TYPES',
+    ]
+    return out
+
+
+def pascal(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[_\-\s]", name) if part)
+
+
+def const_name(value: str) -> str:
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", value).upper().replace("-", "_")
+    return name + "_" if keyword.iskeyword(name) or not name.isidentifier() else name
+
+
+def enum_constants(schema: dict[str, Any]) -> list[str]:
+    """A class of constants for every enum string: each tagged union's tags, each field's enum, progress kinds."""
+    defs: dict[str, Any] = schema["$defs"]
+    made: dict[str, tuple[list[str], str]] = {}
+
+    def add(name: str, values: list[str], doc: str) -> None:
+        values = list(dict.fromkeys(values))
+        if len(values) >= 2 and name not in made and name not in defs:
+            made[name] = (values, doc)
+
+    for def_name, node in defs.items():
+        mapping = node.get("discriminator", {}).get("mapping")
+        if mapping:
+            prop = node["discriminator"]["propertyName"]
+            add(def_name + pascal(prop), list(mapping), f"The ``{prop}`` of each member of ``{def_name}``.")
+        for prop, value in node.get("properties", {}).items():
+            for option in [value, *value.get("anyOf", []), value.get("items", {})]:
+                if isinstance(option.get("enum"), list):
+                    add(def_name + pascal(prop), option["enum"], f"The values of ``{def_name}.{prop}``.")
+    progress = defs.get("ProgressParams", {}).get("properties", {}).get("value", {}).get("anyOf", [])
+    kinds = [defs[ref_name(m)]["properties"]["kind"]["enum"][0] for m in progress if ref_name(m) in defs]
+    add("ProgressKind", kinds, "The ``kind`` of each ``$/progress`` value.")
+    out: list[str] = []
+    for name, (values, doc) in made.items():
+        out += ["", "", f"class {name}:"]
+        out += docstring(doc, "    ")
+        out.append("")
+        for value in values:
+            out.append(f"    {const_name(value)}: Final = {json.dumps(value)}")
+    return out
+
+
 def error_class(kind: str) -> str:
     name = kind[0].upper() + kind[1:]
     return name if name.endswith("Error") else name + "Error"
@@ -175,15 +259,20 @@ def generate_protocol(schema: dict[str, Any]) -> str:
     defs: dict[str, Any] = schema["$defs"]
     version = schema["protocolVersion"]
     out = [HEADER.format(what="Types of the session-sidecar protocol: params, results, notifications, errors.", version=version)]
-    out.append("from typing import Any, Literal, NotRequired, TypedDict")
+    out.append("from typing import Any, Final, Literal, NotRequired, TypedDict")
     out.append("")
     out.append("from .errors import RpcError")
     out.append("")
     out.append(f"PROTOCOL_VERSION = {json.dumps(version)}")
+    global _typed_fields
+    _typed_fields = TYPED_FIELDS if "entryShapes" in schema else {}
     for name in ordered_defs(defs):
         out.append("")
         out.append("")
         out += typed_dict(name, defs[name])
+    if "entryShapes" in schema:
+        out += entry_aliases(defs)
+    out += enum_constants(schema)
 
     out += ["", ""]
     progress = defs.get("ProgressParams", {}).get("properties", {}).get("value")
@@ -239,8 +328,9 @@ def generate_protocol(schema: dict[str, Any]) -> str:
         out.append(f"    {error['code']}: {error_class(error['kind'])},")
     out.append("}")
     names = sorted(
-        {line.split("(")[0].split()[1] for line in out if line.startswith("class ")}
+        {line.split("(")[0].split()[1].rstrip(":") for line in out if line.startswith("class ")}
         | {line.split(" ")[0].rstrip(":") for line in out if re.match(r"^[A-Za-z_]+(: .*)? = ", line)}
+        | {line.split("(")[0].split()[1] for line in out if line.startswith("def ")}
     )
     out += ["", "__all__ = ["]
     out += [f"    {json.dumps(name)}," for name in names]
@@ -262,7 +352,8 @@ def _param_specs(params_schema: dict[str, Any], defs: dict[str, Any]) -> list[di
     for key, prop in schema.get("properties", {}).items():
         if key == PROGRESS_FIELD:
             continue
-        annotation = py_type(prop)
+        typed = TYPED_FIELDS.get(f"{name}.{key}") if "SessionEntry" in defs else None
+        annotation = typed.replace('"', "") if typed else py_type(prop)
         spec: dict[str, Any] = {"key": key, "arg": snake(key), "annotation": annotation}
         if key in required:
             spec["mode"] = "required"
@@ -305,7 +396,7 @@ def generate_methods(schema: dict[str, Any]) -> str:
         result = py_type(spec["result"])
         params = _param_specs(spec["params"], defs)
         for text in [result, *(p["annotation"] for p in params or [])]:
-            used |= {word for word in re.findall(r"[A-Za-z_]+", text) if word in defs}
+            used |= {word for word in re.findall(r"[A-Za-z_]+", text) if word in defs or word in {a for a, _, _ in ENTRY_ALIASES}}
         args = ["self"]
         required = [p for p in params or [] if p["mode"] == "required"]
         optional = [p for p in params or [] if p["mode"] != "required"]

@@ -11,6 +11,7 @@ See README.md for the API; the types are in ``session_sidecar_client.protocol``
 
 from .client import DEFAULT_COMMAND, Framing, SidecarClient
 from .errors import ConnectionClosed, ProtocolVersionError, RpcError, SidecarError
+from .server import SidecarServer
 from .methods import UNSET, ProgressCallback, SidecarMethods, Unset
 from .protocol import *  # noqa: F401,F403  (every params/result type and error class)
 from . import protocol as _protocol
@@ -29,5 +30,6 @@ __all__ = [
     "SidecarClient",
     "SidecarError",
     "SidecarMethods",
+    "SidecarServer",
     "Unset",
 ]

@@ -23,16 +23,23 @@ import shutil
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
-from .errors import ConnectionClosed, ProtocolVersionError, RpcError, check_protocol_version
+from .errors import ConnectionClosed, ProtocolVersionError, RpcError, check_protocol_version, describe_exit
 from .methods import ProgressCallback, SidecarMethods
 from .protocol import (
     PROTOCOL_VERSION,
     ClientInfo,
     DidAppendParams,
+    DidChangeLeafParams,
+    DidCloseParams,
     DidCompactParams,
+    DidLoseControlParams,
     DidReloadParams,
+    DidSetLabelParams,
+    DidSetNameParams,
     InitializeResult,
+    PayloadTooLargeError,
     ProgressValue,
+    ResyncParams,
     SummarizeParams,
     SummarizeResult,
 )
@@ -43,6 +50,8 @@ Framing = Literal["lsp", "jsonl"]
 DEFAULT_COMMAND = "session-sidecar"
 DEFAULT_CLIENT_NAME = "session-sidecar-client"
 READ_LIMIT = 64 * 1024 * 1024
+# The sidecar's frame limit (sidecar/rpc/framing.py MAX_MESSAGE_BYTES): a larger frame is refused unread.
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 NotificationCallback = Callable[[str, Any], Any]
 RequestHandler = Callable[[Any], Awaitable[Any] | Any]
@@ -50,6 +59,12 @@ SummarizeHandler = Callable[[SummarizeParams], Awaitable[SummarizeResult]]
 DidCompactCallback = Callable[[DidCompactParams], Any]
 DidAppendCallback = Callable[[DidAppendParams], Any]
 DidReloadCallback = Callable[[DidReloadParams], Any]
+DidChangeLeafCallback = Callable[[DidChangeLeafParams], Any]
+DidSetLabelCallback = Callable[[DidSetLabelParams], Any]
+DidSetNameCallback = Callable[[DidSetNameParams], Any]
+DidCloseCallback = Callable[[DidCloseParams], Any]
+ResyncCallback = Callable[[ResyncParams], Any]
+DidLoseControlCallback = Callable[[DidLoseControlParams], Any]
 TraceCallback = Callable[[Literal["send", "receive"], Any], None]
 ServerProgressCallback = Callable[[int | str, ProgressValue], Any]
 PROGRESS_CREATE = "window/workDoneProgress/create"
@@ -61,12 +76,12 @@ SERVER_NOTIFICATIONS_HANDLED = {
     "session/didAppend": "on_did_append",
     "session/didReload": "on_did_reload",
     # A subscriber's (session/subscribe): didAppend and didCompact come to the callbacks above.
-    "session/didChangeLeaf": "on_notification",
-    "session/didSetLabel": "on_notification",
-    "session/didSetName": "on_notification",
-    "session/didClose": "on_notification",
-    "session/resync": "on_notification",
-    "session/didLoseControl": "on_notification",
+    "session/didChangeLeaf": "on_did_change_leaf",
+    "session/didSetLabel": "on_did_set_label",
+    "session/didSetName": "on_did_set_name",
+    "session/didClose": "on_did_close",
+    "session/resync": "on_resync",
+    "session/didLoseControl": "on_did_lose_control",
 }
 ProtocolErrorCallback = Callable[[RpcError], Any]
 
@@ -117,9 +132,10 @@ class SidecarClient(SidecarMethods):
     ``on_did_append`` and ``on_did_reload`` get ``session/didAppend`` and
     ``session/didReload`` (sessions opened with ``watch=True``: another
     program wrote the file; ``didAppend`` also for a session you subscribed
-    to, with a ``cursor``); the other events of a subscription
-    (``didChangeLeaf``, ``didSetLabel``, ``didSetName``, ``didClose``,
-    ``resync``, ``didLoseControl``) come to ``on_notification``;
+    to, with a ``cursor``); the other events of a subscription have one typed
+    callback each (``on_did_change_leaf``, ``on_did_set_label``,
+    ``on_did_set_name``, ``on_did_close``, ``on_resync``,
+    ``on_did_lose_control``), and come to ``on_notification`` when not given;
     ``on_server_progress(token, value)`` accepts the server's own progress
     tokens (``window/workDoneProgress/create``, for autoCompact) and gets their
     ``$/progress``; ``on_notification(method, params)`` gets every other
@@ -141,6 +157,12 @@ class SidecarClient(SidecarMethods):
         on_did_compact: DidCompactCallback | None = None,
         on_did_append: DidAppendCallback | None = None,
         on_did_reload: DidReloadCallback | None = None,
+        on_did_change_leaf: DidChangeLeafCallback | None = None,
+        on_did_set_label: DidSetLabelCallback | None = None,
+        on_did_set_name: DidSetNameCallback | None = None,
+        on_did_close: DidCloseCallback | None = None,
+        on_resync: ResyncCallback | None = None,
+        on_did_lose_control: DidLoseControlCallback | None = None,
         on_server_progress: ServerProgressCallback | None = None,
         on_protocol_error: ProtocolErrorCallback | None = None,
         trace: TraceCallback | None = None,
@@ -159,6 +181,12 @@ class SidecarClient(SidecarMethods):
         self.on_did_compact = on_did_compact
         self.on_did_append = on_did_append
         self.on_did_reload = on_did_reload
+        self.on_did_change_leaf = on_did_change_leaf
+        self.on_did_set_label = on_did_set_label
+        self.on_did_set_name = on_did_set_name
+        self.on_did_close = on_did_close
+        self.on_resync = on_resync
+        self.on_did_lose_control = on_did_lose_control
         self.on_server_progress = on_server_progress
         self._server_tokens: set[Any] = set()  # accepted from window/workDoneProgress/create
         self.on_protocol_error = on_protocol_error
@@ -167,7 +195,9 @@ class SidecarClient(SidecarMethods):
         self.initialize_result: InitializeResult | None = None
         self.state: Literal["new", "initialized", "shutdown", "closed"] = "new"
         self._ids = itertools.count(1)
-        self._pending: dict[int | str, asyncio.Future[Any]] = {}
+        self._pending: dict[int | str, asyncio.Future[Any]] = {}  # in the order sent
+        self._pending_methods: dict[int | str, str] = {}
+        self._suspect: set[int | str] = set()  # frames holding a lone surrogate escape (see _settle_unaddressed)
         self._progress: dict[int | str, ProgressCallback] = {}
         self._abandoned: set[int | str] = set()  # cancelled by us; their late answers are dropped
         self._unmatched_ids: set[int | str] = set()  # requests sent by send_message; nobody waits for them
@@ -260,6 +290,23 @@ class SidecarClient(SidecarMethods):
             client = cls(reader, writer, framing=framing, **options)
             await client._start(initialize, client_name, client_version, session_root, settings, token)
             return client
+
+        return _Opening(open_)
+
+    @classmethod
+    def connect_socket(cls, path: str | os.PathLike[str], *, wait: float = 5.0, **options: Any) -> _Opening:
+        """Attach to a sidecar serving a unix socket (``serve --socket PATH``, or ``SidecarServer.start``).
+
+        Waits up to ``wait`` seconds for the socket to accept (a server still
+        starting), then initializes; other keyword options as for ``attach``.
+        Closing the client ends this connection; the server goes on serving.
+        """
+
+        async def open_() -> SidecarClient:
+            from .server import open_socket
+
+            reader, writer = await open_socket(path, wait, READ_LIMIT)
+            return await cls.attach(reader, writer, **options)
 
         return _Opening(open_)
 
@@ -393,7 +440,7 @@ class SidecarClient(SidecarMethods):
         that awaits this sends ``$/cancelRequest``.
         """
         if self.closed:
-            raise ConnectionClosed(f"{method}: the connection is closed", self.returncode)
+            raise self._closed_error(method)
         msg_id = next(self._ids)
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
         token: str | None = None
@@ -403,10 +450,16 @@ class SidecarClient(SidecarMethods):
             self._progress[token] = on_progress
         if params is not None:
             message["params"] = params
+        # Encode first: what cannot be sent (a value json cannot encode, a frame over
+        # the limit) fails here as its own error, and nothing waits for an answer.
+        frame, suspect = self._encode_checked(message)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[msg_id] = future
+        self._pending_methods[msg_id] = method
+        if suspect:
+            self._suspect.add(msg_id)
         try:
-            self._write(message)
+            self._write_frame(message, frame)
             await self.writer.drain()
             result = await future
         except asyncio.CancelledError:
@@ -422,6 +475,8 @@ class SidecarClient(SidecarMethods):
             raise ConnectionClosed(f"{method}: could not write to the sidecar: {error}", self.returncode) from error
         finally:
             self._pending.pop(msg_id, None)
+            self._pending_methods.pop(msg_id, None)
+            self._suspect.discard(msg_id)
             if token is not None:
                 self._progress.pop(token, None)
         if method == "initialize":
@@ -450,17 +505,54 @@ class SidecarClient(SidecarMethods):
         self.writer.write(data)
 
     def _encode(self, message: Any) -> bytes:
-        body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+        return self._encode_checked(message)[0]
+
+    def _encode_checked(self, message: Any) -> tuple[bytes, bool]:
+        """The frame, and whether it holds a lone surrogate.
+
+        A str holding a lone surrogate (text cut mid-emoji, or read with
+        ``surrogateescape``) has no UTF-8: it goes out as the ``\\udXXX`` escape
+        JavaScript's ``JSON.stringify`` writes, which the sidecar reads back as
+        the same str. ``TypeError`` (a value json cannot encode) and
+        ``ValueError`` (NaN, infinity: not JSON) are raised as json raises them;
+        a frame over the sidecar's limit raises ``PayloadTooLargeError``. Nothing
+        is written in those cases.
+        """
+        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        suspect = False
+        try:
+            body = text.encode()
+        except UnicodeEncodeError:
+            body = json.dumps(message, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode()
+            suspect = True
+        if len(body) > MAX_MESSAGE_BYTES:
+            method = message.get("method", "the message") if isinstance(message, dict) else "the message"
+            raise PayloadTooLargeError(
+                message=f"{method}: the message is {len(body)} bytes, over the sidecar's {MAX_MESSAGE_BYTES}-byte frame limit; send smaller batches (it was not sent)",
+                data={"bytes": len(body), "limit": MAX_MESSAGE_BYTES},
+            )
         if self.framing == "lsp":
-            return b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
-        return body + b"\n"
+            return b"Content-Length: %d\r\n\r\n%b" % (len(body), body), suspect
+        return body + b"\n", suspect
 
     def _write(self, message: Any) -> None:
         if self.closed:
-            raise ConnectionClosed("the connection is closed", self.returncode)
+            raise self._closed_error(message.get("method") if isinstance(message, dict) else None)
+        self._write_frame(message, self._encode(message))
+
+    def _write_frame(self, message: Any, frame: bytes) -> None:
+        if self.closed:
+            raise self._closed_error(message.get("method") if isinstance(message, dict) else None)
         if self.trace is not None:
             self.trace("send", message)
-        self.writer.write(self._encode(message))
+        self.writer.write(frame)
+
+    def _closed_error(self, method: str | None) -> ConnectionClosed:
+        """The error every call and notification gets once the connection is closed."""
+        how = "the connection is closed"
+        if self.process is not None and self.process.returncode is not None:
+            how += f" (the sidecar {describe_exit(self.process.returncode)})"
+        return ConnectionClosed(f"{method}: {how}" if method else how, self.returncode)
 
     def _write_quietly(self, message: Any) -> None:
         try:
@@ -518,7 +610,7 @@ class SidecarClient(SidecarMethods):
                     returncode = await asyncio.wait_for(self.process.wait(), 2.0)
                 except TimeoutError:
                     pass
-            self._fail_pending(reason + (f" (exit code {returncode})" if returncode is not None else ""), returncode)
+            self._fail_pending(reason + (f" (it {describe_exit(returncode)})" if returncode is not None else ""), returncode)
 
     def _fail_pending(self, reason: str, returncode: int | None = None) -> None:
         for future in self._pending.values():
@@ -539,6 +631,8 @@ class SidecarClient(SidecarMethods):
             return
         msg_id = message.get("id")
         future = self._pending.get(msg_id) if isinstance(msg_id, (int, str)) else None
+        if future is None and msg_id is None and "error" in message:
+            future = self._settle_unaddressed()
         if future is None:
             if msg_id in self._abandoned:
                 self._abandoned.discard(msg_id)
@@ -561,6 +655,24 @@ class SidecarClient(SidecarMethods):
             future.set_exception(RpcError.from_error_object(message["error"]))
         else:
             future.set_result(message.get("result"))
+
+    def _settle_unaddressed(self) -> asyncio.Future[Any] | None:
+        """The call an error answered with ``id: null`` belongs to, if it can be told.
+
+        The sidecar answers ``id: null`` only for a frame whose id it could not
+        read (it recovers the id wherever it can, and this client writes the id
+        first in every frame). The frame is one of the calls still pending: the
+        oldest whose frame holds a lone surrogate escape (the one thing an older
+        sidecar could not read in a frame this client encoded), else the only
+        call in flight. With several in flight and none suspect nothing tells
+        which: None, and the error goes to ``on_protocol_error`` (bound the calls
+        with ``asyncio.timeout``).
+        """
+        for msg_id in self._pending:
+            if msg_id in self._suspect and not self._pending[msg_id].done():
+                return self._pending[msg_id]
+        waiting = [future for future in self._pending.values() if not future.done()]
+        return waiting[0] if len(waiting) == 1 else None
 
     def _notification(self, method: str, params: Any) -> None:
         if method == "$/progress" and isinstance(params, dict):
@@ -589,8 +701,18 @@ class SidecarClient(SidecarMethods):
         elif method == "session/didReload" and self.on_did_reload is not None:
             self._call_back(self.on_did_reload, params)
             return
+        elif (typed := self._typed_callback(method)) is not None:
+            self._call_back(typed, params)
+            return
         if self.on_notification is not None:
             self._call_back(self.on_notification, method, params)
+
+    def _typed_callback(self, method: str) -> Callable[..., Any] | None:
+        """The ``on_did_x`` callback given for a subscription's ``session/didX`` notification, if any."""
+        attribute = SERVER_NOTIFICATIONS_HANDLED.get(method, "")
+        if not attribute.startswith("on_") or attribute == "on_notification" or method in ("$/progress",):
+            return None
+        return getattr(self, attribute, None)
 
     def _call_back(self, callback: Callable[..., Any], *args: Any) -> None:
         """Run a user callback; an async one becomes a task. Its errors are logged, never raised into the reader."""
@@ -651,10 +773,14 @@ class SidecarClient(SidecarMethods):
 
 def _resolve_command(command: str | Sequence[str] | None) -> list[str]:
     if command is None:
+        configured = os.environ.get("SESSION_SIDECAR_BIN")
+        if configured:
+            return [configured]
         found = shutil.which(DEFAULT_COMMAND)
         if found is None:
             raise FileNotFoundError(
-                f"{DEFAULT_COMMAND} is not on PATH; install it (pip install session-sidecar) or pass command=[...]"
+                f"{DEFAULT_COMMAND} is not on PATH; install it (pip install session-sidecar), "
+                "set SESSION_SIDECAR_BIN to its path (.venv/bin/session-sidecar after scripts/demo.sh) or pass command=[...]"
             )
         return [found]
     if isinstance(command, (str, os.PathLike)):

@@ -10,6 +10,8 @@ sidecar went away (or the client was closed) before answering.
 
 from __future__ import annotations
 
+import signal as _signal
+
 from typing import Any, ClassVar
 
 
@@ -60,11 +62,34 @@ class RpcError(SidecarError):
 
 
 class ConnectionClosed(SidecarError, ConnectionError):
-    """The sidecar exited or its stream ended (or the client was closed) before the answer came."""
+    """The sidecar exited or its stream ended (or the client was closed) before the answer came.
+
+    ``returncode`` is the process's exit code as asyncio gives it (``-9`` after
+    SIGKILL); ``signal`` names the signal that ended it (``"SIGKILL"``), else None.
+    """
 
     def __init__(self, message: str, returncode: int | None = None) -> None:
         super().__init__(message)
         self.returncode = returncode
+        self.signal: str | None = signal_name(returncode)
+
+
+def signal_name(returncode: int | None) -> str | None:
+    """``"SIGKILL"`` for a returncode of -9 (asyncio's way of saying a signal ended the process)."""
+    if returncode is None or returncode >= 0:
+        return None
+    try:
+        return _signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+def describe_exit(returncode: int | None) -> str:
+    """How the process ended, in words: "killed by SIGKILL", "exited with code 2"."""
+    if returncode is None:
+        return "still running"
+    name = signal_name(returncode)
+    return f"killed by {name}" if name else f"exited with code {returncode}"
 
 
 class ProtocolVersionError(SidecarError):

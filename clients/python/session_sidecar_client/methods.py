@@ -19,6 +19,7 @@ from .protocol import (
     CreateResult,
     DeleteResult,
     DiffResult,
+    EntryInput,
     ExportResult,
     FlushResult,
     ForkResult,
@@ -201,7 +202,7 @@ class SidecarMethods:
     async def append(
         self,
         session_id: str,
-        entries: list[dict[str, Any]],
+        entries: list[EntryInput],
         *,
         parent_id: str | None | Unset = UNSET,
         expected_leaf_id: str | None | Unset = UNSET,

@@ -20,6 +20,8 @@ def sidecar_command() -> list[str]:
     configured = os.environ.get("SESSION_SIDECAR_TEST_COMMAND")
     if configured:
         return shlex.split(configured)
+    if os.environ.get("SESSION_SIDECAR_BIN"):
+        return [os.environ["SESSION_SIDECAR_BIN"]]
     if importlib.util.find_spec("sidecar") is not None:
         return [sys.executable, "-m", "sidecar"]
     found = shutil.which("session-sidecar")

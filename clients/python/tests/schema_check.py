@@ -78,12 +78,24 @@ def check_typed(value: Any, type_name: str) -> None:
     unknown = value.keys() - (cls.__required_keys__ | cls.__optional_keys__)
     assert not missing and not unknown, f"{type_name}: missing {missing}, unknown {unknown}"
     for key, item in value.items():
-        for inner in _typed_dicts_in(hints[key]):
-            if isinstance(item, list):
-                for element in item:
-                    check_typed(element, inner.__name__)
-            elif isinstance(item, dict):
-                check_typed(item, inner.__name__)
+        options = _typed_dicts_in(hints[key])
+        if not options:
+            continue
+        for element in item if isinstance(item, list) else [item]:
+            if isinstance(element, dict):
+                _check_one_of(element, options)
+
+
+def _check_one_of(value: dict[str, Any], options: list[type]) -> None:
+    """``value`` fits one of ``options`` (a tagged union: message roles, block types, entry types)."""
+    failures = []
+    for option in options:
+        try:
+            check_typed(value, option.__name__)
+            return
+        except AssertionError as error:
+            failures.append(str(error))
+    raise AssertionError(f"fits none of {[o.__name__ for o in options]}: {failures}")
 
 
 def _typed_dicts_in(annotation: Any) -> list[type]:

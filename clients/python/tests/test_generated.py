@@ -66,6 +66,10 @@ def test_the_generated_method_for_a_new_field_takes_it(tmp_path: Path):
 def test_every_definition_is_a_typeddict_with_the_schema_keys():
     for name, spec in schema()["$defs"].items():
         cls = getattr(protocol, name)
+        if "anyOf" in spec and "properties" not in spec:  # a tagged union: an alias of its members' TypedDicts
+            members = {ref["$ref"].rsplit("/", 1)[-1] for ref in spec["anyOf"]}
+            assert {m.__name__ for m in typing.get_args(cls)} == members, name
+            continue
         properties = set(spec.get("properties", {}))
         assert cls.__required_keys__ == set(spec.get("required", [])), name
         assert cls.__required_keys__ | cls.__optional_keys__ == properties, name
@@ -133,3 +137,20 @@ def test_the_package_exports_the_types_and_needs_nothing_else():
         text = source.read_text(encoding="utf-8")
         assert "import sidecar" not in text and "from sidecar" not in text, source.name
     assert (package / "py.typed").exists()
+
+
+def test_entries_and_messages_are_typed_with_a_constant_for_every_tag():
+    shapes = schema()["$defs"]
+    hints = typing.get_type_hints(protocol.BuildContextResult)
+    messages = typing.get_args(typing.get_args(hints["messages"])[0])
+    assert protocol.ToolResultMessage in messages and protocol.AssistantMessage in messages
+    assert typing.get_type_hints(protocol.ToolResultMessage)["toolCallId"] is str
+    entry_types = typing.get_args(typing.get_args(typing.get_type_hints(protocol.GetEntriesResult)["entries"])[0])
+    assert protocol.MessageEntry in entry_types and protocol.CustomEntry in entry_types
+    # One constant per tag of each union, per enum value of each field.
+    roles = shapes["AgentMessage"]["discriminator"]["mapping"]
+    assert {v for k, v in vars(protocol.AgentMessageRole).items() if not k.startswith("_")} == set(roles)
+    assert protocol.AgentMessageRole.TOOL_RESULT == "toolResult"
+    assert protocol.BuildContextParamsFormat.LLM == "llm"
+    assert [protocol.ProgressKind.BEGIN, protocol.ProgressKind.REPORT, protocol.ProgressKind.END] == ["begin", "report", "end"]
+    assert protocol.is_known_entry({"type": "message"}) and not protocol.is_known_entry({"type": "hologram"})

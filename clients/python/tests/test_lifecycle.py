@@ -33,6 +33,7 @@ def put_sidecar_on_path(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     launcher.write_text("#!/bin/sh\nexec " + " ".join(f"'{part}'" for part in sidecar_command()) + ' "$@"\n')
     launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("PATH", str(folder))
+    monkeypatch.delenv("SESSION_SIDECAR_BIN", raising=False)  # else it would be used, not PATH
     return launcher
 
 
@@ -46,8 +47,17 @@ async def test_by_default_session_sidecar_is_found_on_path(tmp_path: Path, sessi
     assert launcher.exists()
 
 
+async def test_sidecar_bin_names_the_default_command(tmp_path: Path, sessions_root: Path, monkeypatch: pytest.MonkeyPatch):
+    launcher = put_sidecar_on_path(tmp_path / "bin", monkeypatch)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # not found on PATH: only the variable names it
+    monkeypatch.setenv("SESSION_SIDECAR_BIN", str(launcher))
+    async with SidecarClient.spawn(session_root=sessions_root) as client:
+        assert (await client.list())["sessions"] == []
+
+
 async def test_no_sidecar_on_path_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("SESSION_SIDECAR_BIN", raising=False)
     with pytest.raises(FileNotFoundError, match="session-sidecar is not on PATH"):
         await SidecarClient.spawn()
 

@@ -99,14 +99,25 @@ function propertyName(name) {
   return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : literal(name);
 }
 
-function objectMembers(node, indent) {
+// Fields the wire types leave as open objects that hold pi's entries and
+// messages (their shapes are the schema's entryShapes): typed here, so an agent
+// reads `entry.message.role` and a misspelt field does not compile.
+const TYPED_FIELDS = {
+  "AppendParams.entries": "EntryInput[]",
+  "GetEntriesResult.entries": "StoredEntry[]",
+  "DidAppendParams.entries": "StoredEntry[]",
+  "BuildContextResult.messages": "ContextMessage[]",
+};
+let typedFields = {};
+
+function objectMembers(node, indent, owner) {
   const required = new Set(node.required ?? []);
   let out = "";
   for (const [name, prop] of Object.entries(node.properties ?? {})) {
     const doc = [prop.description, "default" in prop ? `@default ${literal(prop.default)}` : undefined];
     out += docComment(doc, indent);
     const optional = required.has(name) ? "" : "?";
-    out += `${indent}${propertyName(name)}${optional}: ${tsType(prop, indent)};\n`;
+    out += `${indent}${propertyName(name)}${optional}: ${typedFields[`${owner}.${name}`] ?? tsType(prop, indent)};\n`;
   }
   return out;
 }
@@ -118,7 +129,7 @@ function objectLiteral(node, indent) {
 function declaration(name, node) {
   let out = docComment([node.description], "");
   if (node.type === "object" && node.properties) {
-    out += `export interface ${name} {\n${objectMembers(node, "  ")}}\n`;
+    out += `export interface ${name} {\n${objectMembers(node, "  ", name)}}\n`;
   } else {
     out += `export type ${name} = ${tsType(node)};\n`;
   }
@@ -171,7 +182,10 @@ export function render(schema) {
   out += "/** A JSON object the schema leaves open (session entries, headers, messages, settings). */\n";
   out += "export type JsonObject = { [key: string]: any };\n\n";
 
+  typedFields = schema.entryShapes ? TYPED_FIELDS : {};
   for (const [name, node] of Object.entries(defs)) out += declaration(name, node) + "\n";
+  if (schema.entryShapes) out += entryAliases(defs);
+  out += enumConstants(schema);
 
   out += table(
     "Methods",
@@ -230,14 +244,102 @@ export function render(schema) {
     const paramDoc = m.params.$ref ? defs[refName(m.params.$ref)]?.description : undefined;
     out += "\n" + docComment([`\`${method}\`.`, paramDoc], "  ");
     const optional = hasRequired(schema, m.params) ? "" : " = {}";
+    if (method === "session/buildContext" && schema.entryShapes) {
+      out += `  ${name}(params: ${params} & { format: "llm" }, options?: CallOptions): Promise<LlmContext>;\n`;
+      out += `  ${name}(params: ${params}${optional}, options?: CallOptions): Promise<${result}>;\n`;
+    }
     out += `  ${name}(params: ${params}${optional}, options?: CallOptions): Promise<${result}> {\n`;
     out += `    return this.request(${literal(method)}, params, options);\n`;
     out += "  }\n";
   }
+  out += notificationHandlers(serverNotes);
   out += "}\n\n";
   out += `/** Protocol method -> the SessionMethods method serving it. */\nexport const CLIENT_METHOD_NAMES = {\n`;
   for (const [name, method] of seen) out += `  ${literal(method)}: ${literal(name)},\n`;
   out += "} as const;\n";
+  return out;
+}
+
+/** `session/didAppend` -> `onDidAppend`; `$/progress` has its own API (onProgress, onServerProgress). */
+export function notificationHandlerName(method) {
+  if (method.startsWith("$/")) return undefined;
+  const name = method.slice(method.indexOf("/") + 1);
+  return "on" + name.charAt(0).toUpperCase() + name.slice(1);
+}
+
+function notificationHandlers(serverNotes) {
+  let out = "\n  /** Listen to one server notification by name (the typed `onDidAppend`... call this). */\n";
+  out += "  abstract onNotification<N extends keyof ServerNotifications>(method: N, listener: (params: ServerNotifications[N]) => void): { dispose(): void };\n";
+  out += "  abstract onNotification(method: string, listener: (params: unknown) => void): { dispose(): void };\n";
+  for (const [method, node] of Object.entries(serverNotes)) {
+    const name = notificationHandlerName(method);
+    if (!name) continue;
+    const def = node.$ref ? refName(node.$ref) : undefined;
+    out += "\n" + docComment([`\`${method}\`${def ? ` (\`${def}\`)` : ""}.`], "  ");
+    out += `  ${name}(listener: (params: ServerNotifications[${literal(method)}]) => void): { dispose(): void } {\n`;
+    out += `    return this.onNotification(${literal(method)}, listener);\n`;
+    out += "  }\n";
+  }
+  return out;
+}
+
+function entryAliases(defs) {
+  const has = (name) => name in defs;
+  const union = (names) => names.filter(has).join(" | ");
+  let out = "";
+  out += "/** An entry `session/append` accepts: one of pi's entry types, or oh-my-pi's (under its compatibility). */\n";
+  out += `export type EntryInput = ${union(["SessionEntry", "OmpSessionEntry"])};\n\n`;
+  out += "/**\n * An entry as the sidecar returns it. Entries of a type this client does not\n";
+  out += " * know (written by a newer pi) come through unchanged: `isKnownEntry` tells.\n */\n";
+  out += `export type StoredEntry = ${union(["SessionEntry", "OmpSessionEntry"])};\n\n`;
+  out += "/** A message of an agent-format context (`buildContext` with `format: \"agent\"`, the default). */\n";
+  out += `export type ContextMessage = ${union(["AgentMessage", "OmpAgentMessage"])};\n\n`;
+  out += "/** A message of an llm-format context: what a model API takes (the other roles became user messages). */\n";
+  out += `export type LlmMessage = ${union(["UserMessage", "AssistantMessage", "OmpAssistantMessage", "ToolResultMessage", "SystemMessage", "DeveloperMessage"])};\n\n`;
+  out += "/** `buildContext`'s result in llm format. */\n";
+  out += "export type LlmContext = Omit<BuildContextResult, \"messages\"> & { messages: LlmMessage[] };\n\n";
+  const types = new Set();
+  for (const name of ["SessionEntry", "OmpSessionEntry"]) {
+    for (const tag of Object.keys(defs[name]?.discriminator?.mapping ?? {})) types.add(tag);
+  }
+  out += `/** Every entry type this client knows. */\nexport const KNOWN_ENTRY_TYPES: ReadonlySet<string> = new Set(${literal([...types])});\n\n`;
+  out += "/** True when this client knows the entry's type (its fields are then typed); others are kept as read. */\n";
+  out += "export function isKnownEntry(entry: { type?: unknown }): entry is StoredEntry {\n";
+  out += "  return typeof entry.type === \"string\" && KNOWN_ENTRY_TYPES.has(entry.type);\n}\n\n";
+  return out;
+}
+
+function pascal(name) {
+  return name.replace(/(^|[_\-\s])([a-zA-Z])/g, (_, __, c) => c.toUpperCase()).replace(/^[a-z]/, (c) => c.toUpperCase());
+}
+
+/** Every enum string, as a constant: each discriminated union's tags, each property's enum, progress kinds. */
+function enumConstants(schema) {
+  const defs = schema.$defs ?? {};
+  const made = new Map();
+  const add = (name, values, doc) => {
+    if (values.length < 2 || made.has(name) || name in defs) return;
+    made.set(name, { values: [...new Set(values)], doc });
+  };
+  for (const [def, node] of Object.entries(defs)) {
+    if (node.discriminator?.mapping) {
+      const prop = node.discriminator.propertyName;
+      add(def + pascal(prop), Object.keys(node.discriminator.mapping), `The \`${prop}\` of each member of \`${def}\`.`);
+    }
+    for (const [prop, value] of Object.entries(node.properties ?? {})) {
+      const enums = [value, ...(value.anyOf ?? []), value.items ?? {}].filter((n) => Array.isArray(n.enum));
+      for (const e of enums) add(def + pascal(prop), e.enum, `The values of \`${def}.${prop}\`.`);
+    }
+  }
+  const progress = defs.ProgressParams?.properties?.value?.anyOf ?? [];
+  const kinds = progress.map((m) => (m.$ref ? defs[refName(m.$ref)]?.properties?.kind?.enum?.[0] : undefined)).filter(Boolean);
+  add("ProgressKind", kinds, "The `kind` of each `$/progress` value.");
+  let out = "";
+  for (const [name, { values, doc }] of made) {
+    out += docComment([doc], "");
+    out += `export const ${name} = {\n${values.map((v) => `  ${propertyName(v)}: ${literal(v)},`).join("\n")}\n} as const;\n`;
+    out += `export type ${name} = (typeof ${name})[keyof typeof ${name}];\n\n`;
+  }
   return out;
 }
 

@@ -1,19 +1,7 @@
 import { spawn as spawnProcess, type ChildProcess } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
-import {
-  CancellationTokenSource,
-  createMessageConnection,
-  Emitter,
-  ErrorCodes as RpcErrorCodes,
-  ProgressType,
-  ResponseError,
-  StreamMessageReader,
-  StreamMessageWriter,
-  type CancellationToken,
-  type Disposable,
-  type Event,
-  type MessageConnection,
-} from "vscode-jsonrpc/node";
+import { Connection, Emitter, ResponseError, type Disposable, type Event } from "./connection.js";
+import { openSocket } from "./server.js";
 import { ConnectionClosedError, protocolMajor, ProtocolVersionError, RequestCancelledError, SidecarError } from "./errors.js";
 import {
   ErrorCodes,
@@ -69,6 +57,13 @@ export interface ClientOptions {
   summarize?: SummarizeHandler;
   /** How long `dispose()` waits for shutdown and for the process to exit before killing it (ms, default 5000). */
   shutdownTimeoutMs?: number;
+  /**
+   * After a call's signal aborts, how long to wait for the sidecar's answer to
+   * `$/cancelRequest` (it stops at a safe point having written nothing, or had
+   * finished) before the call rejects on its own with an unconfirmed
+   * `RequestCancelledError` (`data.confirmed === false`); ms, default 500.
+   */
+  cancelGraceMs?: number;
 }
 
 export interface SpawnOptions extends ClientOptions {
@@ -106,7 +101,8 @@ export interface ServerProgress {
 export const WORK_DONE_PROGRESS_CREATE = "window/workDoneProgress/create";
 
 const STDERR_KEEP = 64 * 1024;
-const workDoneProgress = new ProgressType<WorkDoneProgress>();
+const JSONRPC_METHOD_NOT_FOUND = -32601;
+const JSONRPC_INTERNAL_ERROR = -32603;
 
 /**
  * A connection to one session-sidecar process, initialized and ready.
@@ -117,16 +113,13 @@ const workDoneProgress = new ProgressType<WorkDoneProgress>();
  * in time).
  */
 export class SidecarClient extends SessionMethods implements AsyncDisposable {
-  /** The underlying vscode-jsonrpc connection. */
-  readonly connection: MessageConnection;
+  /** The underlying JSON-RPC connection (raw notifications, `onUnhandledProgress`, `onProtocolError`). */
+  readonly connection: Connection;
   /** The sidecar process, when this client spawned it. */
   readonly process: ChildProcess | undefined;
   private _initializeResult: InitializeResult | undefined;
   private readonly options: ClientOptions;
   private readonly closeController = new AbortController();
-  private readonly didCompactEmitter = new Emitter<DidCompactParams>();
-  private readonly didAppendEmitter = new Emitter<DidAppendParams>();
-  private readonly didReloadEmitter = new Emitter<DidReloadParams>();
   private readonly closeEmitter = new Emitter<ConnectionClosedError>();
   private readonly serverProgressEmitter = new Emitter<ServerProgress>();
   private closedError: ConnectionClosedError | undefined;
@@ -148,7 +141,8 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
     super();
     this.options = options;
     this.process = child;
-    this.connection = createMessageConnection(new StreamMessageReader(input), new StreamMessageWriter(output));
+    this.connection = new Connection(input, output);
+    this.connection.closedError = (method) => this.closedFor(method);
     if (child) {
       child.stderr?.setEncoding("utf8");
       child.stderr?.on("data", (chunk: string) => {
@@ -171,24 +165,19 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
       this.exited = Promise.resolve();
     }
     this.connection.onClose(() => this.markClosed());
-    this.connection.onError(() => {}); // read/write errors end in onClose; nothing to do twice
-    this.connection.onNotification("session/didCompact", (params: DidCompactParams) => this.didCompactEmitter.fire(params));
-    this.connection.onNotification("session/didAppend", (params: DidAppendParams) => this.didAppendEmitter.fire(params));
-    this.connection.onNotification("session/didReload", (params: DidReloadParams) => this.didReloadEmitter.fire(params));
-    this.connection.onRequest("session/summarize", (params: SummarizeParams, token: CancellationToken) =>
-      this.answerSummarize(params, token),
+    this.connection.onRequest("session/summarize", (params: SummarizeParams, signal: AbortSignal) =>
+      this.answerSummarize(params, signal),
     );
     // LSP's way for the server to report work nobody asked for (autoCompact): accept
     // the token and pass its $/progress on to onServerProgress.
     this.connection.onRequest(WORK_DONE_PROGRESS_CREATE, (params: { token: ProgressToken }) => {
       const token = params.token;
-      const subscription = this.connection.onProgress(workDoneProgress, token, (value) => {
+      const subscription = this.connection.onProgress(token, (value: WorkDoneProgress) => {
         this.serverProgressEmitter.fire({ token, value });
         if (value.kind === "end") subscription.dispose();
       });
       return null;
     });
-    this.connection.listen();
   }
 
   // -- starting --------------------------------------------------------------------
@@ -244,6 +233,17 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
     return client;
   }
 
+  /**
+   * Attach to a sidecar serving a unix socket (`serve --socket PATH`, or
+   * `SidecarServer.start`), waiting up to `waitMs` (default 5000) for the
+   * socket to accept, then initialize. `dispose()` ends this connection only:
+   * the server goes on serving its other clients.
+   */
+  static async connectSocket(path: string, options: ClientOptions & { waitMs?: number } = {}): Promise<SidecarClient> {
+    const socket = await openSocket(path, options.waitMs);
+    return SidecarClient.connect(socket, socket, options);
+  }
+
   private async initialize(): Promise<void> {
     const params = {
       clientInfo: this.options.clientInfo ?? { name: CLIENT_NAME, version: CLIENT_VERSION },
@@ -266,7 +266,7 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
       throw new ProtocolVersionError(String(result.protocolVersion), PROTOCOL_VERSION);
     }
     this._initializeResult = result;
-    await this.connection.sendNotification("initialized", {});
+    this.connection.sendNotification("initialized", {});
   }
 
   // -- what initialize said -------------------------------------------------------------
@@ -301,20 +301,9 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
 
   // -- events --------------------------------------------------------------------------
 
-  /** `session/didCompact`: the sidecar compacted a session by itself (autoCompact). */
-  get onDidCompact(): Event<DidCompactParams> {
-    return this.didCompactEmitter.event;
-  }
-
-  /** `session/didAppend`: another program appended to a session opened with `watch: true`. */
-  get onDidAppend(): Event<DidAppendParams> {
-    return this.didAppendEmitter.event;
-  }
-
-  /** `session/didReload`: a session opened with `watch: true` was read again whole (its file was rewritten). */
-  get onDidReload(): Event<DidReloadParams> {
-    return this.didReloadEmitter.event;
-  }
+  // One typed handler per server notification (onDidAppend, onDidCompact, onDidReload,
+  // onDidSetLabel, ...) comes from SessionMethods (generated from the schema):
+  // client.onDidAppend(({ sessionId, entries }) => ...) returns a Disposable.
 
   /**
    * Progress of work the sidecar started by itself (an autoCompact run, announced
@@ -329,9 +318,28 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
     return this.closeEmitter.event;
   }
 
-  /** Any other server -> client notification, by method name. */
-  onNotification(method: string, listener: (params: unknown) => void): Disposable {
+  /**
+   * Listen to a server notification by name: typed for the schema's names; any
+   * other string is the escape hatch (params unknown). Prefer the typed
+   * `onDidAppend(...)` and its siblings: a misspelt one does not compile.
+   */
+  onNotification<N extends keyof ServerNotifications>(method: N, listener: (params: ServerNotifications[N]) => void): Disposable;
+  onNotification(method: string, listener: (params: unknown) => void): Disposable;
+  onNotification(method: string, listener: (params: any) => void): Disposable {
     return this.connection.onNotification(method, listener);
+  }
+
+  /**
+   * Send a notification (`$/cancelRequest`, `exit`, ...). Throws
+   * `ConnectionClosedError` once the connection is closed, and the encoder's
+   * error or a payload-too-large `SidecarError` for what cannot be sent.
+   */
+  notify(method: string, params?: unknown): void {
+    try {
+      this.connection.sendNotification(method, params ?? undefined);
+    } catch (error) {
+      throw this.translate(error, method, undefined);
+    }
   }
 
   // -- calls ---------------------------------------------------------------------------
@@ -352,43 +360,52 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
     if (onProgress) {
       const token = `${this.tokenPrefix}-${++this.tokenCount}`;
       sent = { ...((params as object | null) ?? {}), workDoneToken: token };
-      progress = this.connection.onProgress(workDoneProgress, token, onProgress);
+      progress = this.connection.onProgress(token, onProgress);
     }
-    const source = signal ? new CancellationTokenSource() : undefined;
-    const onAbort = () => source?.cancel();
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const args: unknown[] = sent === null || sent === undefined ? [] : [sent];
-    if (source) args.push(source.token);
+    let id: number | undefined;
+    let grace: ReturnType<typeof setTimeout> | undefined;
+    const graceMs = this.options.cancelGraceMs ?? 500;
+    // Ask the sidecar to stop; if it has not answered within the grace, settle the call here.
+    const onAbort = () => {
+      if (id === undefined) return;
+      const callId = id;
+      this.connection.cancel(callId);
+      grace = setTimeout(() => {
+        this.connection.settle(
+          callId,
+          new RequestCancelledError(
+            `${method} was aborted; the sidecar did not confirm within ${graceMs} ms that it stopped (it may still finish)`,
+            { confirmed: false },
+            method,
+            { cause: signal?.reason },
+          ),
+        );
+      }, graceMs);
+    };
     try {
-      const result = (await this.connection.sendRequest(method, ...args)) as ResultOf<M>;
+      const answer = this.connection.sendRequest(method, sent ?? undefined, { onSent: (sentId) => (id = sentId) });
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const result = (await answer) as ResultOf<M>;
       if (method === "shutdown") this.shutDown = true;
       return result;
     } catch (error) {
       throw this.translate(error, method, signal);
     } finally {
+      if (grace) clearTimeout(grace);
       signal?.removeEventListener("abort", onAbort);
       progress?.dispose();
-      source?.dispose();
     }
   }
 
   private translate(error: unknown, method: string, signal: AbortSignal | undefined): Error {
+    if (error instanceof SidecarError) return error;
     if (error instanceof ResponseError) {
       if (error.code === ErrorCodes.requestCancelled) {
         return new RequestCancelledError(error.message, error.data, method, { cause: signal?.reason });
       }
-      if (
-        error.code === RpcErrorCodes.PendingResponseRejected ||
-        error.code === RpcErrorCodes.MessageWriteError ||
-        error.code === RpcErrorCodes.ConnectionInactive
-      ) {
-        return this.closedFor(method, error);
-      }
       return new SidecarError(error.code, error.message, error.data, method);
     }
-    if (this.closedError) return this.closedFor(method, error);
-    // vscode-jsonrpc throws a ConnectionError when the connection is closed or disposed.
-    if (error instanceof Error && error.name === "ConnectionError") return this.closedFor(method, error);
+    // The encoder's own error (a BigInt, a cycle) stays what it is.
     return error instanceof Error ? error : new Error(String(error));
   }
 
@@ -423,37 +440,29 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
     // Output usually ends just before the process does: wait (briefly) for its
     // exit code and the rest of its log, so the error can say why.
     const exited = this.process ? withTimeout(this.exited, 2000).catch(() => {}) : Promise.resolve();
-    void exited.then(() => this.drainQueue()).then(() => this.finishClose());
-  }
-
-  /**
-   * vscode-jsonrpc handles one received message per event-loop turn: let the
-   * answers that arrived before the end be delivered before failing the rest.
-   */
-  private async drainQueue(): Promise<void> {
-    for (let turn = 0; turn < 200 && this.connection.hasPendingResponse(); turn++) {
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    void exited.then(() => this.finishClose());
   }
 
   private finishClose(): void {
     if (this.closedError) return;
     this.closedError = this.makeClosedError();
-    this.closeController.abort(this.closedError);
-    this.connection.dispose(); // rejects pending calls (PendingResponseRejected -> ConnectionClosedError)
+    this.closeController.abort(this.closedError); // first: a summarize handler's signal says why
+    this.connection.end(this.closedError.message);
+    this.connection.failPending(); // each with closedFor(method): a ConnectionClosedError
     this.closeEmitter.fire(this.closedError);
   }
 
-  private async answerSummarize(params: SummarizeParams, token: CancellationToken): Promise<SummarizeResult | ResponseError<unknown>> {
+  private async answerSummarize(params: SummarizeParams, cancelled: AbortSignal): Promise<SummarizeResult | ResponseError> {
     const handler = this.options.summarize;
     if (!handler) {
       return new ResponseError(
-        RpcErrorCodes.MethodNotFound,
+        JSONRPC_METHOD_NOT_FOUND,
         "this client has no summarize handler (pass `summarize` to SidecarClient.spawn/connect to use provider \"client\")",
       );
     }
     const controller = new AbortController();
-    const onCancel = token.onCancellationRequested(() => controller.abort(new Error("session/summarize was cancelled by the sidecar")));
+    const abortOnCancel = () => controller.abort(new Error("session/summarize was cancelled by the sidecar"));
+    cancelled.addEventListener("abort", abortOnCancel, { once: true });
     const onClose = () => controller.abort(this.closeController.signal.reason);
     this.closeController.signal.addEventListener("abort", onClose, { once: true });
     try {
@@ -463,9 +472,9 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
       if (error instanceof ResponseError) return error;
       if (error instanceof SidecarError) return new ResponseError(error.code, error.message, error.data);
       const message = error instanceof Error ? error.message : String(error);
-      return new ResponseError(RpcErrorCodes.InternalError, message || "the summarize handler failed");
+      return new ResponseError(JSONRPC_INTERNAL_ERROR, message || "the summarize handler failed");
     } finally {
-      onCancel.dispose();
+      cancelled.removeEventListener("abort", abortOnCancel);
       this.closeController.signal.removeEventListener("abort", onClose);
     }
   }
@@ -490,17 +499,15 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
 
   private async doDispose(timeoutMs: number): Promise<number | null> {
     const deadline = Date.now() + timeoutMs;
-    if (!this.closedError && this._initializeResult) {
+    if (!this.closedError && !this.connection.closed && this._initializeResult) {
       try {
         if (!this.shutDown) await withTimeout(this.connection.sendRequest("shutdown"), timeoutMs);
-        await this.connection.sendNotification("exit");
+        this.connection.sendNotification("exit");
       } catch {
         // wedged, or already gone: the process is killed below
       }
     }
-    try {
-      this.connection.end();
-    } catch {}
+    this.connection.endOutput();
     const child = this.process;
     if (child) {
       child.stdin?.end();
@@ -515,7 +522,6 @@ export class SidecarClient extends SessionMethods implements AsyncDisposable {
         }
       }
     }
-    await this.drainQueue();
     this.finishClose();
     return this.exitInfo?.code ?? null;
   }

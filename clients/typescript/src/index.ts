@@ -24,4 +24,5 @@ export {
   type SummarizeResult,
   type WorkDoneProgress,
 } from "./client.js";
-export type { CancellationToken, Disposable, Event, MessageConnection } from "vscode-jsonrpc/node";
+export { Connection, MAX_MESSAGE_BYTES, ResponseError, type Disposable, type Event } from "./connection.js";
+export { openSocket, SidecarServer, type ServeOptions } from "./server.js";

@@ -8,9 +8,17 @@ export const PROTOCOL_VERSION = "1.0";
 /** A JSON object the schema leaves open (session entries, headers, messages, settings). */
 export type JsonObject = { [key: string]: any };
 
+export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage | SystemMessage;
+
+/** oh-my-pi: an Anthropic server-side tool block (web search...), kept as the provider sent it. */
+export interface AnthropicServerToolContent {
+  type: "anthropicServerTool";
+  block: JsonObject;
+}
+
 export interface AppendParams {
   sessionId: string;
-  entries: JsonObject[];
+  entries: EntryInput[];
   parentId?: string | null;
   expectedLeafId?: string | null;
   /** @default null */
@@ -46,6 +54,49 @@ export interface ArchiveResult {
   archived: boolean;
 }
 
+export type AssistantContentBlock = TextContent | ThinkingContent | ToolCall | ImageContent;
+
+/** A model's answer. Tool calls are `toolCall` blocks in `content`. */
+export interface AssistantMessage {
+  role: "assistant";
+  content: (TextContent | ThinkingContent | ToolCall | ImageContent)[] | null;
+  /** @default null */
+  api?: string | null;
+  /** @default null */
+  provider?: string | null;
+  /** @default null */
+  model?: string | null;
+  /** @default null */
+  usage?: Usage | null;
+  /** @default null */
+  stopReason?: "aborted" | "deferred" | "error" | "length" | "pending" | "stop" | "toolUse" | null;
+  /** @default null */
+  errorMessage?: string | null;
+  /** @default null */
+  responseId?: string | null;
+  /** @default null */
+  timestamp?: number | null;
+}
+
+/** A command the user ran with `!` (pi): in the context as a user message. */
+export interface BashExecutionMessage {
+  role: "bashExecution";
+  command: string;
+  output: string;
+  /** @default null */
+  exitCode?: number | null;
+  /** @default false */
+  cancelled?: boolean;
+  /** @default false */
+  truncated?: boolean;
+  /** @default null */
+  fullOutputPath?: string | null;
+  /** @default null */
+  excludeFromContext?: boolean | null;
+  /** @default null */
+  timestamp?: number | null;
+}
+
 export interface BranchParams {
   sessionId: string;
   entryId: string | null;
@@ -67,6 +118,37 @@ export interface BranchResult {
   summaryEntryId?: string | null;
 }
 
+/** A summary of the branch left at `fromId` ("root": from before the first entry). */
+export interface BranchSummaryEntry {
+  type: "branch_summary";
+  fromId: string;
+  summary: string;
+  /** @default null */
+  details?: unknown;
+  /** @default null */
+  fromHook?: boolean | null;
+  /** @default null */
+  fromExtension?: boolean | null;
+  /** @default null */
+  usage?: Usage | null;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
+}
+
+/** What a branch_summary entry becomes in an agent-format context. */
+export interface BranchSummaryMessage {
+  role: "branchSummary";
+  summary: string;
+  /** @default null */
+  fromId?: string | null;
+  /** @default null */
+  timestamp?: number | null;
+}
+
 export interface BuildContextParams {
   sessionId: string;
   leafId?: string | null;
@@ -85,7 +167,7 @@ export interface BuildContextParams {
 }
 
 export interface BuildContextResult {
-  messages: JsonObject[];
+  messages: ContextMessage[];
   thinkingLevel: string;
   model: JsonObject | null;
   models: { [key: string]: string };
@@ -203,6 +285,38 @@ export interface CompactResult {
   fellBackReason?: "empty" | "garbage" | "noProviderConfigured" | null;
 }
 
+/** The context before `firstKeptEntryId` replaced by `summary` (session/compact writes these). */
+export interface CompactionEntry {
+  type: "compaction";
+  summary: string;
+  firstKeptEntryId: string;
+  tokensBefore: number;
+  /** @default null */
+  details?: unknown;
+  /** @default null */
+  fromHook?: boolean | null;
+  /** @default null */
+  usage?: Usage | null;
+  /** @default null */
+  systemMessage?: SystemMessage | null;
+  /** @default null */
+  shortSummary?: string | null;
+  /** @default null */
+  tokensAfter?: number | null;
+  /** @default null */
+  preserveData?: JsonObject | null;
+  /** @default null */
+  fromExtension?: boolean | null;
+  /** @default null */
+  native?: NativeCompaction | null;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
+}
+
 export interface CompactionSettings {
   /** @default true */
   enabled?: boolean;
@@ -217,6 +331,36 @@ export interface CompactionSettings {
   /** @default true */
   prune?: boolean;
   clearToolResults?: ClearToolResultsSettings;
+}
+
+/** What a compaction entry becomes in an agent-format context. */
+export interface CompactionSummaryMessage {
+  role: "compactionSummary";
+  summary: string;
+  /** @default 0 */
+  tokensBefore?: number;
+  /** @default null */
+  timestamp?: number | null;
+}
+
+/**
+ * pi 1.5: on the path to a leaf, the target entry's content is replaced
+ * (null: its message is left out of the context). The last edit of a target wins.
+ */
+export interface ContextEditEntry {
+  type: "context_edit";
+  targetId: string;
+  replacement: ContextEditReplacement | null;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
+}
+
+export interface ContextEditReplacement {
+  content: string | (TextContent | ThinkingContent | ToolCall | ImageContent)[];
 }
 
 export interface ContinueRecentParams {
@@ -269,6 +413,17 @@ export interface ConvertResult {
   leftOut: ConvertLoss[];
 }
 
+/** What a response cost, in dollars. */
+export interface Cost {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  total: number;
+  /** @default null */
+  totalFromProvider?: boolean | null;
+}
+
 export interface CreateParams {
   cwd: string;
   /** @default null */
@@ -297,6 +452,63 @@ export interface CreateResult {
   header: JsonObject;
 }
 
+/** oh-my-pi: which credential of a provider the session uses (its hash). */
+export interface CredentialPinEntry {
+  type: "credential_pin";
+  provider: string;
+  hash: string;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
+}
+
+/** An agent's or extension's own data: never in the model's context. Use it for anything pi has no entry for. */
+export interface CustomEntry {
+  type: "custom";
+  customType: string;
+  /** @default null */
+  data?: unknown;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
+}
+
+/** An extension's message that goes into the context (what a custom_message entry becomes). */
+export interface CustomMessage {
+  role: "custom";
+  customType: string;
+  content: string | (TextContent | ImageContent)[];
+  /** @default true */
+  display?: boolean;
+  /** @default null */
+  details?: unknown;
+  /** @default null */
+  timestamp?: number | null;
+}
+
+/** An extension's message that goes into the context (as a `custom` message). */
+export interface CustomMessageEntry {
+  type: "custom_message";
+  customType: string;
+  content: string | (TextContent | ImageContent)[];
+  /** @default true */
+  display?: boolean;
+  /** @default null */
+  details?: unknown;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
+}
+
 export interface DamagedLine {
   line: number;
   error: string;
@@ -313,6 +525,14 @@ export interface DeleteResult {
   trashPath: string | null;
 }
 
+/** oh-my-pi: a developer-role message. */
+export interface DeveloperMessage {
+  role: "developer";
+  content: string | (TextContent | ImageContent)[];
+  /** @default null */
+  timestamp?: number | null;
+}
+
 /**
  * Notification `session/didAppend`: entries reached a watched session's file.
  *
@@ -321,7 +541,7 @@ export interface DeleteResult {
  */
 export interface DidAppendParams {
   sessionId: string;
-  entries: JsonObject[];
+  entries: StoredEntry[];
   leafId: string | null;
   external: boolean;
   /** @default null */
@@ -408,6 +628,8 @@ export interface DiffResult {
   patch?: string | null;
 }
 
+export type EntryMessage = UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | SystemMessage;
+
 /** `error` of a failed response. `data.kind` names the error for programs. */
 export interface ErrorObject {
   code: number;
@@ -458,6 +680,13 @@ export interface ExternalChange {
   headerChanged?: boolean;
 }
 
+/** oh-my-pi: Anthropic switched models mid-answer. */
+export interface FallbackContent {
+  type: "fallback";
+  to: JsonObject;
+  from: JsonObject;
+}
+
 export interface FileChange {
   path: string;
   change: "added" | "modified" | "removed" | "renamed" | "typeChanged";
@@ -469,6 +698,14 @@ export interface FileChange {
   additions?: number | null;
   /** @default null */
   deletions?: number | null;
+}
+
+/** oh-my-pi: files the user mentioned with @, read into the context. */
+export interface FileMentionMessage {
+  role: "fileMention";
+  files: JsonObject[];
+  /** @default null */
+  timestamp?: number | null;
 }
 
 export interface FlushParams {
@@ -512,7 +749,7 @@ export interface GetEntriesParams {
 }
 
 export interface GetEntriesResult {
-  entries: JsonObject[];
+  entries: StoredEntry[];
 }
 
 export interface GetTreeParams {
@@ -568,6 +805,25 @@ export interface HistorySearchParams {
   order?: "recent" | "relevance";
   /** @default null */
   workDoneToken?: number | string | null;
+}
+
+/** oh-my-pi: a hook's message (pi's older name of `custom`). */
+export interface HookMessage {
+  role: "hookMessage";
+  customType: string;
+  content: string | (TextContent | ImageContent)[];
+  /** @default true */
+  display?: boolean;
+  /** @default null */
+  details?: unknown;
+  /** @default null */
+  timestamp?: number | null;
+}
+
+export interface ImageContent {
+  type: "image";
+  data: string;
+  mimeType: string;
 }
 
 export interface ImportKindCount {
@@ -636,6 +892,20 @@ export interface InitializeResult {
   settings: JsonObject;
 }
 
+/** Sets (or, without `label`, clears) the label of the entry `targetId`. */
+export interface LabelEntry {
+  type: "label";
+  targetId: string;
+  /** @default null */
+  label?: string | null;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
+}
+
 export interface ListParams {
   /** @default null */
   cwd?: string | null;
@@ -656,6 +926,71 @@ export interface ListParams {
 export interface ListResult {
   sessions: SessionInfo[];
   nextCursor: string | null;
+}
+
+export interface MessageEntry {
+  type: "message";
+  message: UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | SystemMessage;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
+}
+
+/** oh-my-pi: the agent's mode (plan, ...). */
+export interface ModeChangeEntry {
+  type: "mode_change";
+  mode: string;
+  /** @default null */
+  data?: JsonObject | null;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
+}
+
+/** pi writes `provider` and `modelId`; oh-my-pi writes `model` ("provider/id") and `role`. */
+export interface ModelChangeEntry {
+  type: "model_change";
+  /** @default null */
+  provider?: string | null;
+  /** @default null */
+  modelId?: string | null;
+  /** @default null */
+  model?: string | null;
+  /** @default null */
+  role?: string | null;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
+}
+
+/** oh-my-pi: tokens a call outside the conversation spent. */
+export interface ModelUsageEntry {
+  type: "model_usage";
+  purpose: string;
+  api: string;
+  provider: string;
+  model: string;
+  usage: Usage;
+  stopReason: "aborted" | "deferred" | "error" | "length" | "pending" | "stop" | "toolUse";
+  /** @default null */
+  role?: string | null;
+  /** @default null */
+  errorMessage?: string | null;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
 }
 
 export interface MoveParams {
@@ -685,6 +1020,48 @@ export interface NotCapturedFile {
   size: number;
   reason: string;
 }
+
+export type OmpAgentMessage = UserMessage | OmpAssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage | SystemMessage | DeveloperMessage | PythonExecutionMessage | HookMessage | FileMentionMessage;
+
+export type OmpAssistantContentBlock = TextContent | ThinkingContent | ToolCall | ImageContent | RedactedThinkingContent | FallbackContent | AnthropicServerToolContent;
+
+/** oh-my-pi's assistant message: more content block kinds. */
+export interface OmpAssistantMessage {
+  role: "assistant";
+  content: (TextContent | ThinkingContent | ToolCall | ImageContent | RedactedThinkingContent | FallbackContent | AnthropicServerToolContent)[] | null;
+  /** @default null */
+  api?: string | null;
+  /** @default null */
+  provider?: string | null;
+  /** @default null */
+  model?: string | null;
+  /** @default null */
+  usage?: Usage | null;
+  /** @default null */
+  stopReason?: "aborted" | "deferred" | "error" | "length" | "pending" | "stop" | "toolUse" | null;
+  /** @default null */
+  errorMessage?: string | null;
+  /** @default null */
+  responseId?: string | null;
+  /** @default null */
+  timestamp?: number | null;
+}
+
+export type OmpEntryMessage = UserMessage | OmpAssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | SystemMessage | DeveloperMessage | PythonExecutionMessage | HookMessage | FileMentionMessage;
+
+/** A message entry under oh-my-pi's compatibility: its messages. */
+export interface OmpMessageEntry {
+  type: "message";
+  message: UserMessage | OmpAssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | SystemMessage | DeveloperMessage | PythonExecutionMessage | HookMessage | FileMentionMessage;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
+}
+
+export type OmpSessionEntry = OmpMessageEntry | ThinkingLevelChangeEntry | ModelChangeEntry | CompactionEntry | BranchSummaryEntry | CustomEntry | CustomMessageEntry | LabelEntry | SessionInfoEntry | ContextEditEntry | UsageEntry | TtsrInjectionEntry | SessionInitEntry | ModeChangeEntry | ModelUsageEntry | ServiceTierChangeEntry | ResetBoundaryEntry | TitleChangeEntry | CredentialPinEntry;
 
 /** Name the session by `sessionId` (looked up below the root) or by `path`. */
 export interface OpenParams {
@@ -803,9 +1180,41 @@ export interface PrunedSession {
   reason: string;
 }
 
+/** oh-my-pi: Python the user ran. */
+export interface PythonExecutionMessage {
+  role: "pythonExecution";
+  code: string;
+  output: string;
+  /** @default null */
+  exitCode?: number | null;
+  /** @default false */
+  cancelled?: boolean;
+  /** @default false */
+  truncated?: boolean;
+  /** @default null */
+  timestamp?: number | null;
+}
+
+/** oh-my-pi: thinking the provider redacted, kept opaque. */
+export interface RedactedThinkingContent {
+  type: "redactedThinking";
+  data: string;
+}
+
 export interface RedactionKindCount {
   kind: string;
   count: number;
+}
+
+/** oh-my-pi: the context starts again after this entry. */
+export interface ResetBoundaryEntry {
+  type: "reset_boundary";
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
 }
 
 export interface RestoreParams {
@@ -879,6 +1288,20 @@ export interface ServerInfo {
   version: string;
 }
 
+/** oh-my-pi: the provider service tier (per model family; null: default). */
+export interface ServiceTierChangeEntry {
+  type: "service_tier_change";
+  serviceTier: JsonObject | null;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
+}
+
+export type SessionEntry = MessageEntry | ThinkingLevelChangeEntry | ModelChangeEntry | CompactionEntry | BranchSummaryEntry | CustomEntry | CustomMessageEntry | LabelEntry | SessionInfoEntry | ContextEditEntry | UsageEntry;
+
 /** A session as session/list gives it: a superset of ACP's SessionInfo (sessionId, cwd, title, updatedAt, _meta). */
 export interface SessionInfo {
   sessionId: string;
@@ -904,6 +1327,38 @@ export interface SessionInfo {
   updatedAt?: string | null;
   /** @default null */
   _meta?: JsonObject | null;
+}
+
+/** pi: the session's name. */
+export interface SessionInfoEntry {
+  type: "session_info";
+  /** @default null */
+  name?: string | null;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
+}
+
+/** oh-my-pi: how a subagent's session was started. */
+export interface SessionInitEntry {
+  type: "session_init";
+  /** @default null */
+  systemPrompt?: string | null;
+  /** @default null */
+  task?: string | null;
+  /** @default null */
+  tools?: string[] | null;
+  /** @default null */
+  outputSchema?: unknown;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
 }
 
 export interface SessionTokens {
@@ -1057,6 +1512,16 @@ export interface SummarizeResult {
   text: string;
 }
 
+/** pi 1.5: a system prompt stored in the session. */
+export interface SystemMessage {
+  role: "system";
+  content: string | TextContent[] | null;
+  /** @default null */
+  sections?: { [key: string]: string | null } | null;
+  /** @default null */
+  timestamp?: number | null;
+}
+
 export interface TakeControlParams {
   sessionId: string;
   /** @default null */
@@ -1066,6 +1531,78 @@ export interface TakeControlParams {
 export interface TakeControlResult {
   sessionId: string;
   tookOver: boolean;
+}
+
+export interface TextContent {
+  type: "text";
+  text: string;
+  /** @default null */
+  textSignature?: string | null;
+}
+
+export interface ThinkingContent {
+  type: "thinking";
+  thinking: string;
+  /** @default null */
+  thinkingSignature?: string | null;
+  /** @default null */
+  redacted?: boolean | null;
+}
+
+export interface ThinkingLevelChangeEntry {
+  type: "thinking_level_change";
+  thinkingLevel: string | null;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
+}
+
+/** oh-my-pi: the session's title changed. */
+export interface TitleChangeEntry {
+  type: "title_change";
+  title: string;
+  source: "auto" | "user";
+  /** @default null */
+  previousTitle?: string | null;
+  /** @default null */
+  trigger?: string | null;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
+}
+
+/** A tool call inside an assistant message's content (not OpenAI's `tool_calls` beside it). */
+export interface ToolCall {
+  type: "toolCall";
+  id: string;
+  name: string;
+  arguments: JsonObject;
+  /** @default null */
+  thoughtSignature?: string | null;
+  /** @default null */
+  namespace?: string | null;
+  /** @default null */
+  argumentsError?: string | null;
+}
+
+/** The result of the `toolCall` block whose `id` is `toolCallId`. */
+export interface ToolResultMessage {
+  role: "toolResult";
+  toolCallId: string;
+  toolName: string;
+  content: (TextContent | ImageContent)[] | null;
+  /** @default false */
+  isError?: boolean;
+  /** @default null */
+  details?: unknown;
+  /** @default null */
+  timestamp?: number | null;
 }
 
 /**
@@ -1085,6 +1622,18 @@ export interface TreeNode {
   label?: string | null;
 }
 
+/** oh-my-pi: rules injected into the context. */
+export interface TtsrInjectionEntry {
+  type: "ttsr_injection";
+  injectedRules: string[];
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
+}
+
 export interface UnsubscribeParams {
   sessionId: string;
   /** @default null */
@@ -1093,6 +1642,55 @@ export interface UnsubscribeParams {
 
 export interface UnsubscribeResult {
   unsubscribed: boolean;
+}
+
+/**
+ * Tokens of one response. The sidecar sizes a context from the last assistant's usage
+ * (totalTokens, else the sum of the others). pi writes every field; a missing one counts 0.
+ */
+export interface Usage {
+  /** @default null */
+  input?: number | null;
+  /** @default null */
+  output?: number | null;
+  /** @default null */
+  cacheRead?: number | null;
+  /** @default null */
+  cacheWrite?: number | null;
+  /** @default null */
+  totalTokens?: number | null;
+  /** @default null */
+  cost?: Cost | null;
+  /** @default null */
+  cacheWrite1h?: number | null;
+  /** @default null */
+  reasoning?: number | null;
+}
+
+/** pi 1.5: tokens a call outside the conversation spent (a summary, say). */
+export interface UsageEntry {
+  type: "usage";
+  kind: string;
+  provider: string;
+  model: string;
+  usage: Usage;
+  /** @default null */
+  note?: string | null;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  parentId?: string | null;
+  /** @default null */
+  timestamp?: string | null;
+}
+
+export type UserContentBlock = TextContent | ImageContent;
+
+export interface UserMessage {
+  role: "user";
+  content: string | (TextContent | ImageContent)[] | null;
+  /** @default null */
+  timestamp?: number | null;
 }
 
 export interface WorkDoneBegin {
@@ -1124,6 +1722,330 @@ export interface WorkDoneReport {
   /** @default null */
   percentage?: number | null;
 }
+
+/** An entry `session/append` accepts: one of pi's entry types, or oh-my-pi's (under its compatibility). */
+export type EntryInput = SessionEntry | OmpSessionEntry;
+
+/**
+ * An entry as the sidecar returns it. Entries of a type this client does not
+ * know (written by a newer pi) come through unchanged: `isKnownEntry` tells.
+ */
+export type StoredEntry = SessionEntry | OmpSessionEntry;
+
+/** A message of an agent-format context (`buildContext` with `format: "agent"`, the default). */
+export type ContextMessage = AgentMessage | OmpAgentMessage;
+
+/** A message of an llm-format context: what a model API takes (the other roles became user messages). */
+export type LlmMessage = UserMessage | AssistantMessage | OmpAssistantMessage | ToolResultMessage | SystemMessage | DeveloperMessage;
+
+/** `buildContext`'s result in llm format. */
+export type LlmContext = Omit<BuildContextResult, "messages"> & { messages: LlmMessage[] };
+
+/** Every entry type this client knows. */
+export const KNOWN_ENTRY_TYPES: ReadonlySet<string> = new Set(["message","thinking_level_change","model_change","compaction","branch_summary","custom","custom_message","label","session_info","context_edit","usage","ttsr_injection","session_init","mode_change","model_usage","service_tier_change","reset_boundary","title_change","credential_pin"]);
+
+/** True when this client knows the entry's type (its fields are then typed); others are kept as read. */
+export function isKnownEntry(entry: { type?: unknown }): entry is StoredEntry {
+  return typeof entry.type === "string" && KNOWN_ENTRY_TYPES.has(entry.type);
+}
+
+/** The `role` of each member of `AgentMessage`. */
+export const AgentMessageRole = {
+  user: "user",
+  assistant: "assistant",
+  toolResult: "toolResult",
+  bashExecution: "bashExecution",
+  custom: "custom",
+  branchSummary: "branchSummary",
+  compactionSummary: "compactionSummary",
+  system: "system",
+} as const;
+export type AgentMessageRole = (typeof AgentMessageRole)[keyof typeof AgentMessageRole];
+
+/** The `type` of each member of `AssistantContentBlock`. */
+export const AssistantContentBlockType = {
+  text: "text",
+  thinking: "thinking",
+  toolCall: "toolCall",
+  image: "image",
+} as const;
+export type AssistantContentBlockType = (typeof AssistantContentBlockType)[keyof typeof AssistantContentBlockType];
+
+/** The values of `AssistantMessage.stopReason`. */
+export const AssistantMessageStopReason = {
+  aborted: "aborted",
+  deferred: "deferred",
+  error: "error",
+  length: "length",
+  pending: "pending",
+  stop: "stop",
+  toolUse: "toolUse",
+} as const;
+export type AssistantMessageStopReason = (typeof AssistantMessageStopReason)[keyof typeof AssistantMessageStopReason];
+
+/** The values of `BuildContextParams.format`. */
+export const BuildContextParamsFormat = {
+  agent: "agent",
+  llm: "llm",
+} as const;
+export type BuildContextParamsFormat = (typeof BuildContextParamsFormat)[keyof typeof BuildContextParamsFormat];
+
+/** The values of `BuildContextParams.rules`. */
+export const BuildContextParamsRules = {
+  omp: "omp",
+  pi: "pi",
+} as const;
+export type BuildContextParamsRules = (typeof BuildContextParamsRules)[keyof typeof BuildContextParamsRules];
+
+/** The values of `CompactFallback.reason`. */
+export const CompactFallbackReason = {
+  empty: "empty",
+  garbage: "garbage",
+} as const;
+export type CompactFallbackReason = (typeof CompactFallbackReason)[keyof typeof CompactFallbackReason];
+
+/** The values of `CompactFallback.summaries`. */
+export const CompactFallbackSummaries = {
+  branch: "branch",
+  history: "history",
+  turnPrefix: "turnPrefix",
+} as const;
+export type CompactFallbackSummaries = (typeof CompactFallbackSummaries)[keyof typeof CompactFallbackSummaries];
+
+/** The values of `CompactResult.fellBackReason`. */
+export const CompactResultFellBackReason = {
+  empty: "empty",
+  garbage: "garbage",
+  noProviderConfigured: "noProviderConfigured",
+} as const;
+export type CompactResultFellBackReason = (typeof CompactResultFellBackReason)[keyof typeof CompactResultFellBackReason];
+
+/** The values of `ConvertLoss.kind`. */
+export const ConvertLossKind = {
+  branch: "branch",
+  entry: "entry",
+  field: "field",
+  part: "part",
+  session: "session",
+} as const;
+export type ConvertLossKind = (typeof ConvertLossKind)[keyof typeof ConvertLossKind];
+
+/** The values of `ConvertParams.to`. */
+export const ConvertParamsTo = {
+  pi: "pi",
+  spec: "spec",
+} as const;
+export type ConvertParamsTo = (typeof ConvertParamsTo)[keyof typeof ConvertParamsTo];
+
+/** The values of `ConvertResult.format`. */
+export const ConvertResultFormat = {
+  pi: "pi",
+  spec: "spec",
+} as const;
+export type ConvertResultFormat = (typeof ConvertResultFormat)[keyof typeof ConvertResultFormat];
+
+/** The values of `CreateParams.source`. */
+export const CreateParamsSource = {
+  cron: "cron",
+  interactive: "interactive",
+} as const;
+export type CreateParamsSource = (typeof CreateParamsSource)[keyof typeof CreateParamsSource];
+
+/** The `role` of each member of `EntryMessage`. */
+export const EntryMessageRole = {
+  user: "user",
+  assistant: "assistant",
+  toolResult: "toolResult",
+  bashExecution: "bashExecution",
+  custom: "custom",
+  system: "system",
+} as const;
+export type EntryMessageRole = (typeof EntryMessageRole)[keyof typeof EntryMessageRole];
+
+/** The values of `ExportParams.format`. */
+export const ExportParamsFormat = {
+  html: "html",
+  json: "json",
+  markdown: "markdown",
+} as const;
+export type ExportParamsFormat = (typeof ExportParamsFormat)[keyof typeof ExportParamsFormat];
+
+/** The values of `FileChange.change`. */
+export const FileChangeChange = {
+  added: "added",
+  modified: "modified",
+  removed: "removed",
+  renamed: "renamed",
+  typeChanged: "typeChanged",
+} as const;
+export type FileChangeChange = (typeof FileChangeChange)[keyof typeof FileChangeChange];
+
+/** The values of `HistorySearchParams.order`. */
+export const HistorySearchParamsOrder = {
+  recent: "recent",
+  relevance: "relevance",
+} as const;
+export type HistorySearchParamsOrder = (typeof HistorySearchParamsOrder)[keyof typeof HistorySearchParamsOrder];
+
+/** The values of `ModelUsageEntry.stopReason`. */
+export const ModelUsageEntryStopReason = {
+  aborted: "aborted",
+  deferred: "deferred",
+  error: "error",
+  length: "length",
+  pending: "pending",
+  stop: "stop",
+  toolUse: "toolUse",
+} as const;
+export type ModelUsageEntryStopReason = (typeof ModelUsageEntryStopReason)[keyof typeof ModelUsageEntryStopReason];
+
+/** The `role` of each member of `OmpAgentMessage`. */
+export const OmpAgentMessageRole = {
+  user: "user",
+  assistant: "assistant",
+  toolResult: "toolResult",
+  bashExecution: "bashExecution",
+  custom: "custom",
+  branchSummary: "branchSummary",
+  compactionSummary: "compactionSummary",
+  system: "system",
+  developer: "developer",
+  pythonExecution: "pythonExecution",
+  hookMessage: "hookMessage",
+  fileMention: "fileMention",
+} as const;
+export type OmpAgentMessageRole = (typeof OmpAgentMessageRole)[keyof typeof OmpAgentMessageRole];
+
+/** The `type` of each member of `OmpAssistantContentBlock`. */
+export const OmpAssistantContentBlockType = {
+  text: "text",
+  thinking: "thinking",
+  toolCall: "toolCall",
+  image: "image",
+  redactedThinking: "redactedThinking",
+  fallback: "fallback",
+  anthropicServerTool: "anthropicServerTool",
+} as const;
+export type OmpAssistantContentBlockType = (typeof OmpAssistantContentBlockType)[keyof typeof OmpAssistantContentBlockType];
+
+/** The values of `OmpAssistantMessage.stopReason`. */
+export const OmpAssistantMessageStopReason = {
+  aborted: "aborted",
+  deferred: "deferred",
+  error: "error",
+  length: "length",
+  pending: "pending",
+  stop: "stop",
+  toolUse: "toolUse",
+} as const;
+export type OmpAssistantMessageStopReason = (typeof OmpAssistantMessageStopReason)[keyof typeof OmpAssistantMessageStopReason];
+
+/** The `role` of each member of `OmpEntryMessage`. */
+export const OmpEntryMessageRole = {
+  user: "user",
+  assistant: "assistant",
+  toolResult: "toolResult",
+  bashExecution: "bashExecution",
+  custom: "custom",
+  system: "system",
+  developer: "developer",
+  pythonExecution: "pythonExecution",
+  hookMessage: "hookMessage",
+  fileMention: "fileMention",
+} as const;
+export type OmpEntryMessageRole = (typeof OmpEntryMessageRole)[keyof typeof OmpEntryMessageRole];
+
+/** The `type` of each member of `OmpSessionEntry`. */
+export const OmpSessionEntryType = {
+  message: "message",
+  thinking_level_change: "thinking_level_change",
+  model_change: "model_change",
+  compaction: "compaction",
+  branch_summary: "branch_summary",
+  custom: "custom",
+  custom_message: "custom_message",
+  label: "label",
+  session_info: "session_info",
+  context_edit: "context_edit",
+  usage: "usage",
+  ttsr_injection: "ttsr_injection",
+  session_init: "session_init",
+  mode_change: "mode_change",
+  model_usage: "model_usage",
+  service_tier_change: "service_tier_change",
+  reset_boundary: "reset_boundary",
+  title_change: "title_change",
+  credential_pin: "credential_pin",
+} as const;
+export type OmpSessionEntryType = (typeof OmpSessionEntryType)[keyof typeof OmpSessionEntryType];
+
+/** The `type` of each member of `SessionEntry`. */
+export const SessionEntryType = {
+  message: "message",
+  thinking_level_change: "thinking_level_change",
+  model_change: "model_change",
+  compaction: "compaction",
+  branch_summary: "branch_summary",
+  custom: "custom",
+  custom_message: "custom_message",
+  label: "label",
+  session_info: "session_info",
+  context_edit: "context_edit",
+  usage: "usage",
+} as const;
+export type SessionEntryType = (typeof SessionEntryType)[keyof typeof SessionEntryType];
+
+/** The values of `SessionUsage.area`. */
+export const SessionUsageArea = {
+  archive: "archive",
+  live: "live",
+  trash: "trash",
+} as const;
+export type SessionUsageArea = (typeof SessionUsageArea)[keyof typeof SessionUsageArea];
+
+/** The values of `StoreSettings.fsync`. */
+export const StoreSettingsFsync = {
+  always: "always",
+  assistant: "assistant",
+  never: "never",
+} as const;
+export type StoreSettingsFsync = (typeof StoreSettingsFsync)[keyof typeof StoreSettingsFsync];
+
+/** The values of `StoreSettings.compat`. */
+export const StoreSettingsCompat = {
+  omp: "omp",
+  pi: "pi",
+} as const;
+export type StoreSettingsCompat = (typeof StoreSettingsCompat)[keyof typeof StoreSettingsCompat];
+
+/** The values of `StoreSettings.format`. */
+export const StoreSettingsFormat = {
+  pi: "pi",
+  spec: "spec",
+} as const;
+export type StoreSettingsFormat = (typeof StoreSettingsFormat)[keyof typeof StoreSettingsFormat];
+
+/** The values of `TitleChangeEntry.source`. */
+export const TitleChangeEntrySource = {
+  auto: "auto",
+  user: "user",
+} as const;
+export type TitleChangeEntrySource = (typeof TitleChangeEntrySource)[keyof typeof TitleChangeEntrySource];
+
+/** The `type` of each member of `UserContentBlock`. */
+export const UserContentBlockType = {
+  text: "text",
+  image: "image",
+} as const;
+export type UserContentBlockType = (typeof UserContentBlockType)[keyof typeof UserContentBlockType];
+
+/** The `kind` of each `$/progress` value. */
+export const ProgressKind = {
+  begin: "begin",
+  report: "report",
+  end: "end",
+} as const;
+export type ProgressKind = (typeof ProgressKind)[keyof typeof ProgressKind];
 
 /** Client -> server requests: params and result of each method. */
 export interface Methods {
@@ -1340,6 +2262,8 @@ export abstract class SessionMethods {
   }
 
   /** `session/buildContext`. */
+  buildContext(params: BuildContextParams & { format: "llm" }, options?: CallOptions): Promise<LlmContext>;
+  buildContext(params: BuildContextParams, options?: CallOptions): Promise<BuildContextResult>;
   buildContext(params: BuildContextParams, options?: CallOptions): Promise<BuildContextResult> {
     return this.request("session/buildContext", params, options);
   }
@@ -1486,6 +2410,55 @@ export abstract class SessionMethods {
   /** `session/takeControl`. */
   takeControl(params: TakeControlParams, options?: CallOptions): Promise<TakeControlResult> {
     return this.request("session/takeControl", params, options);
+  }
+
+  /** Listen to one server notification by name (the typed `onDidAppend`... call this). */
+  abstract onNotification<N extends keyof ServerNotifications>(method: N, listener: (params: ServerNotifications[N]) => void): { dispose(): void };
+  abstract onNotification(method: string, listener: (params: unknown) => void): { dispose(): void };
+
+  /** `session/didCompact` (`DidCompactParams`). */
+  onDidCompact(listener: (params: ServerNotifications["session/didCompact"]) => void): { dispose(): void } {
+    return this.onNotification("session/didCompact", listener);
+  }
+
+  /** `session/didAppend` (`DidAppendParams`). */
+  onDidAppend(listener: (params: ServerNotifications["session/didAppend"]) => void): { dispose(): void } {
+    return this.onNotification("session/didAppend", listener);
+  }
+
+  /** `session/didReload` (`DidReloadParams`). */
+  onDidReload(listener: (params: ServerNotifications["session/didReload"]) => void): { dispose(): void } {
+    return this.onNotification("session/didReload", listener);
+  }
+
+  /** `session/didChangeLeaf` (`DidChangeLeafParams`). */
+  onDidChangeLeaf(listener: (params: ServerNotifications["session/didChangeLeaf"]) => void): { dispose(): void } {
+    return this.onNotification("session/didChangeLeaf", listener);
+  }
+
+  /** `session/didSetLabel` (`DidSetLabelParams`). */
+  onDidSetLabel(listener: (params: ServerNotifications["session/didSetLabel"]) => void): { dispose(): void } {
+    return this.onNotification("session/didSetLabel", listener);
+  }
+
+  /** `session/didSetName` (`DidSetNameParams`). */
+  onDidSetName(listener: (params: ServerNotifications["session/didSetName"]) => void): { dispose(): void } {
+    return this.onNotification("session/didSetName", listener);
+  }
+
+  /** `session/didClose` (`DidCloseParams`). */
+  onDidClose(listener: (params: ServerNotifications["session/didClose"]) => void): { dispose(): void } {
+    return this.onNotification("session/didClose", listener);
+  }
+
+  /** `session/resync` (`ResyncParams`). */
+  onResync(listener: (params: ServerNotifications["session/resync"]) => void): { dispose(): void } {
+    return this.onNotification("session/resync", listener);
+  }
+
+  /** `session/didLoseControl` (`DidLoseControlParams`). */
+  onDidLoseControl(listener: (params: ServerNotifications["session/didLoseControl"]) => void): { dispose(): void } {
+    return this.onNotification("session/didLoseControl", listener);
   }
 }
 

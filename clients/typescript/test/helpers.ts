@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SidecarClient, type SpawnOptions } from "@session-sidecar/client";
+import { SidecarClient, type EntryInput, type SpawnOptions } from "@session-sidecar/client";
 
 export const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const REPO_DIR = resolve(PACKAGE_DIR, "../..");
@@ -123,7 +123,7 @@ export function assertResultFits(method: string, result: unknown): void {
 let counter = 0;
 
 /** A user turn, an assistant tool call, its result, and the assistant's answer. */
-export function toolConversation(topic: string, padding = 0): Record<string, unknown>[] {
+export function toolConversation(topic: string, padding = 0): EntryInput[] {
   const n = ++counter;
   const filler = padding ? " " + "lorem ipsum dolor sit amet ".repeat(padding) : "";
   return [

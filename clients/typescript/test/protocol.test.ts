@@ -71,7 +71,7 @@ describe("the generated protocol types", () => {
 
   it("types fields as the schema does (checked by the compiler)", () => {
     // These lines compile only while the generated types keep these shapes.
-    const append: AppendParams = { sessionId: "s", entries: [{ type: "message" }], parentId: null };
+    const append: AppendParams = { sessionId: "s", entries: [{ type: "message", message: { role: "user", content: "hi" } }], parentId: null };
     const leaf: BuildContextResult["leafId"] = null;
     const summarize: ServerRequests["session/summarize"]["result"] = { text: "t" };
     const listParams: Methods["session/list"]["params"] = {};

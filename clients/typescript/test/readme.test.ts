@@ -12,7 +12,7 @@ after(removeTempRoots);
 
 it("the README's example runs as written", async () => {
   const readme = readFileSync(join(PACKAGE_DIR, "README.md"), "utf8");
-  const example = /## Example\s+```js\n([\s\S]*?)```/.exec(readme)?.[1];
+  const example = /## Example[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)?.[1];
   assert.ok(example, "README.md has an ## Example with a js block");
   // Inside the package, so that `@session-sidecar/client` resolves to this package.
   const dir = join(PACKAGE_DIR, "build", "readme");
@@ -25,7 +25,7 @@ it("the README's example runs as written", async () => {
     cwd,
     env: { ...testEnv(), SESSION_SIDECAR_BIN: SIDECAR_BIN, SESSION_SIDECAR_HOME: home },
   });
-  assert.match(stdout, /^2 messages, ~\d+ tokens\n$/);
+  assert.match(stdout, /^call read { path: .main.py. }\nresult of call-1\n4 messages, ~\d+ tokens\n$/);
   // The session landed in $SESSION_SIDECAR_HOME, in pi's layout.
   const folders = readdirSync(home).filter((name) => name.startsWith("--"));
   assert.equal(folders.length, 1);

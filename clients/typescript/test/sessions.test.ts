@@ -60,8 +60,11 @@ describe("a conversation with tool calls", () => {
       context.messages.map((m) => m.role),
       ["user", "assistant", "toolResult", "assistant"],
     );
-    assert.deepEqual(context.messages[1]!.content[1], { type: "toolCall", id: conversation[1]!.message && (conversation[1] as any).message.content[1].id, name: "read", arguments: { path: "parser.ts" } });
-    assert.equal(context.messages[2]!.toolCallId, (conversation[1] as any).message.content[1].id);
+    const [, toolCallMessage, result] = context.messages;
+    assert.ok(toolCallMessage?.role === "assistant" && result?.role === "toolResult"); // narrows: typed fields below
+    const callId = (conversation[1] as any).message.content[1].id;
+    assert.deepEqual(toolCallMessage.content?.[1], { type: "toolCall", id: callId, name: "read", arguments: { path: "parser.ts" } });
+    assert.equal(result.toolCallId, callId);
     assert.deepEqual(context.entryIds, appended.entries.map((e) => e.id));
     assert.equal(context.leafId, appended.leafId);
     assert.ok(context.estimatedTokens > 0);
@@ -120,7 +123,9 @@ describe("a conversation with tool calls", () => {
     const entries = await call("session/getEntries", client.getEntries({ sessionId, ids: [u!.id] }));
     assert.equal(entries.entries.length, 1);
     assert.equal(entries.entries[0]!.id, u!.id);
-    assert.equal(entries.entries[0]!.message.content[0].text, "look at a");
+    const got = entries.entries[0]!;
+    assert.ok(got.type === "message" && got.message.role === "user" && typeof got.message.content !== "string");
+    assert.deepEqual(got.message.content?.[0], { type: "text", text: "look at a" });
 
     const all = await client.getEntries({ sessionId });
     assert.equal(all.entries.length, tree.nodes.length);
@@ -215,7 +220,7 @@ describe("a conversation with tool calls", () => {
     for (const { sessionId } of sessions) {
       const context = await client.buildContext({ sessionId });
       assert.deepEqual(
-        context.messages.map((m) => m.content[0].text),
+        context.messages.map((m) => (m as any).content[0].text),
         Array.from({ length: 10 }, (_, round) => `${sessionId} ${round}`),
       );
     }
@@ -288,7 +293,7 @@ describe("a conversation with tool calls", () => {
     const { sessionId } = await client.create({ cwd: "/work/app" });
     await client.append({ sessionId, entries: [
       { type: "message", message: { role: "user", content: "my key is AKIAQ3EGRTWX5ZKLM7PB" } },
-      { type: "message", message: { role: "assistant", content: [{ type: "text", text: "noted" }] } },
+      { type: "message", message: { role: "assistant", content: [{ type: "text", text: "noted" }], stopReason: "stop" } },
     ] });
     const exported = await call("session/export", client.export({ sessionId, format: "json" }));
     assert.equal(exported.entries, 2);

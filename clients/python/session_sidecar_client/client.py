@@ -642,6 +642,7 @@ class SidecarClient(SidecarMethods):
                 return
             if "error" in message:
                 error = RpcError.from_error_object(message["error"])
+                error.request_id = msg_id if isinstance(msg_id, (int, str)) else None
                 if self.on_protocol_error is not None:
                     self._call_back(self.on_protocol_error, error)
                 else:

@@ -36,6 +36,9 @@ class RpcError(SidecarError):
         if self.kind_value is not None:
             data.setdefault("kind", self.kind_value)
         self.data: dict[str, Any] = data
+        # The id the sidecar answered with, for an error ``on_protocol_error`` gets: null where it could
+        # not read the frame's id, else the id it read (a frame sent raw, or a call already abandoned).
+        self.request_id: int | str | None = None
 
     @property
     def kind(self) -> str | None:

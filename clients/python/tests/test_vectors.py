@@ -8,8 +8,8 @@ Two replays per vector:
   vectors' deliberately wrong params); the answer the client hands back (a
   result, or the ``RpcError`` it raised) is matched as the response.
   ``initialize`` is the client's own, which also sends ``initialized``.
-  Malformed input goes through ``send_raw``; the server's id-null errors
-  arrive through ``on_protocol_error``.
+  Malformed input goes through ``send_raw``; the server's answers to it (with
+  the id it read from the bytes, else null) arrive through ``on_protocol_error``.
 * on the wire: the vector's messages exactly as written, through the client's
   framing (``send_message``), and every message the client's reader decodes
   (``trace``) matched in order.
@@ -95,7 +95,7 @@ async def test_vector_through_the_api(vector: Path, framing: str, command: list[
                 client.send_raw(step["sendRaw"].encode())
                 for _ in step.get("expect", []):
                     error = await asyncio.wait_for(id_null_errors.get(), TIMEOUT)
-                    received.append({"jsonrpc": "2.0", "id": None, "error": error.to_dict()})
+                    received.append({"jsonrpc": "2.0", "id": error.request_id, "error": error.to_dict()})
             elif "id" in step["send"]:
                 answer = await call_through_api(client, fill(step["send"], names), used)
                 for expected in step.get("expect", []):

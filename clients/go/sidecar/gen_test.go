@@ -12,7 +12,7 @@ import (
 	"github.com/session-sidecar/session-sidecar/clients/go/internal/schemagen"
 )
 
-const schemaPath = "../../protocol/schema.json"
+const schemaPath = "../../../protocol/schema.json"
 
 func readSchema(t *testing.T) []byte {
 	t.Helper()
@@ -39,7 +39,7 @@ func TestGeneratedCodeMatchesSchema(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale: run `go generate` (go run ./internal/gen) in clients/go", name)
+			t.Errorf("%s is stale: run `go generate` in clients/go/sidecar (or scripts/regen.sh)", name)
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	sidecar "github.com/session-sidecar/session-sidecar/clients/go"
+	"github.com/session-sidecar/session-sidecar/clients/go/sidecar"
 )
 
 // sharedSidecar runs `serve --socket` on a fresh root; stopped (SIGTERM, exit 0) at the end of the test.

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	sidecar "github.com/session-sidecar/session-sidecar/clients/go"
+	"github.com/session-sidecar/session-sidecar/clients/go/sidecar"
 )
 
 // exampleCommand lets the test suite point the examples at $SESSION_SIDECAR_BIN;

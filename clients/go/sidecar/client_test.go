@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	sidecar "github.com/session-sidecar/session-sidecar/clients/go"
+	"github.com/session-sidecar/session-sidecar/clients/go/sidecar"
 )
 
 // conversation is a user request, a tool call, its result and the answer.

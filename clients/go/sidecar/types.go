@@ -1,6 +1,6 @@
 package sidecar
 
-//go:generate go run ./internal/gen -schema ../../protocol/schema.json -out .
+//go:generate go run ../internal/gen -schema ../../../protocol/schema.json -out .
 
 // Entry is one session entry as pi writes it: {"type": "message", "message": {...}},
 // {"type": "model_change", ...}, ... The sidecar assigns id, parentId and

@@ -324,7 +324,7 @@ func TestCancelARunningListSendsCancelRequest(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	writeManySessions(t, root, 3000)
-	c, _ := start(t, sidecar.Options{Root: root})
+	c, _ := start(t, sidecar.Options{Root: root, CancelTimeout: 10 * time.Second}) // wait for the verdict
 	ctx, cancel := context.WithCancel(testContext(t))
 	var kinds []string
 	var mu sync.Mutex
@@ -447,7 +447,7 @@ func TestCancelACompactionWaitingForTheSummary(t *testing.T) {
 	asked := make(chan struct{}, 4)
 	release := make(chan struct{})
 	abandoned := make(chan struct{}, 4)
-	c, root := start(t, sidecar.Options{Summarize: func(ctx context.Context, req sidecar.SummarizeParams) (sidecar.SummarizeResult, error) {
+	c, root := start(t, sidecar.Options{CancelTimeout: 10 * time.Second, Summarize: func(ctx context.Context, req sidecar.SummarizeParams) (sidecar.SummarizeResult, error) {
 		asked <- struct{}{}
 		select {
 		case <-release:
@@ -497,7 +497,7 @@ func TestCancelAQueuedCallChangesNothing(t *testing.T) {
 	t.Parallel()
 	asked := make(chan struct{}, 4)
 	release := make(chan struct{})
-	c, root := start(t, sidecar.Options{Summarize: func(ctx context.Context, req sidecar.SummarizeParams) (sidecar.SummarizeResult, error) {
+	c, root := start(t, sidecar.Options{CancelTimeout: 10 * time.Second, Summarize: func(ctx context.Context, req sidecar.SummarizeParams) (sidecar.SummarizeResult, error) {
 		asked <- struct{}{}
 		select {
 		case <-release:
@@ -742,8 +742,15 @@ func TestCloseShutsDownAndLaterCallsFail(t *testing.T) {
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Fatalf("the sidecar (pid %d) is still there after Close: %v", pid, err)
 	}
-	if _, err := c.List(ctx, sidecar.ListParams{}); err == nil {
-		t.Fatal("a call after Close succeeded")
+	// The documented contract after Close: ErrClosed from every call and Notify.
+	if _, err := c.List(ctx, sidecar.ListParams{}); !errors.Is(err, sidecar.ErrClosed) {
+		t.Fatalf("a call after Close: want ErrClosed, got %v", err)
+	}
+	if err := c.Call(ctx, "session/list", nil, nil); !errors.Is(err, sidecar.ErrClosed) {
+		t.Fatalf("Call after Close: want ErrClosed, got %v", err)
+	}
+	if err := c.Notify("$/cancelRequest", map[string]any{"id": 1}); !errors.Is(err, sidecar.ErrClosed) {
+		t.Fatalf("Notify after Close: want ErrClosed, got %T %v", err, err)
 	}
 	// shutdown flushed the session: a new sidecar reads it back.
 	c2, _ := start(t, sidecar.Options{Root: root})
@@ -797,14 +804,28 @@ func TestACallFailsWhenTheSidecarDies(t *testing.T) {
 	select {
 	case err := <-errs:
 		var exit *sidecar.ExitError
-		if !errors.Is(err, sidecar.ErrServerExited) || !errors.As(err, &exit) || exit.ExitCode != -1 {
-			t.Fatalf("want ErrServerExited with the signal's exit code -1, got %v", err)
+		if !errors.Is(err, sidecar.ErrServerExited) || !errors.As(err, &exit) || exit.Signal != syscall.SIGKILL {
+			t.Fatalf("want ErrServerExited naming SIGKILL, got %v", err)
+		}
+		if !strings.Contains(err.Error(), "SIGKILL") || strings.Contains(err.Error(), "exit code -1") {
+			t.Fatalf("the message should name the signal: %v", err)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the pending call never returned after the sidecar died")
 	}
 	if _, err := c.List(testContext(t), sidecar.ListParams{}); !errors.Is(err, sidecar.ErrServerExited) {
 		t.Fatalf("later calls should fail with ErrServerExited, got %v", err)
+	}
+	// Close reports the signal too; after it, calls and Notify say ErrClosed.
+	var exit *sidecar.ExitError
+	if err := c.Close(); !errors.As(err, &exit) || exit.Signal != syscall.SIGKILL {
+		t.Fatalf("Close of a killed sidecar: want an ExitError naming SIGKILL, got %v", err)
+	}
+	if _, err := c.List(testContext(t), sidecar.ListParams{}); !errors.Is(err, sidecar.ErrClosed) {
+		t.Fatalf("a call after Close: want ErrClosed, got %v", err)
+	}
+	if err := c.Notify("$/cancelRequest", map[string]any{"id": 1}); !errors.Is(err, sidecar.ErrClosed) {
+		t.Fatalf("Notify after Close: want ErrClosed, got %T %v", err, err)
 	}
 }
 

@@ -41,7 +41,7 @@ pub mod entries;
 
 pub use client::{CancelHandle, Client, ClientBuilder, PendingCall, ProgressFn};
 pub use error::{Error, Result};
-pub use framing::Framing;
+pub use framing::{Framing, MAX_MESSAGE_BYTES};
 pub use generated::*;
 
 use serde::{de::DeserializeOwned, Serialize};

@@ -578,8 +578,13 @@ fn close_shuts_down_and_later_calls_fail() {
     let status = client.close().unwrap().expect("a spawned process has a status");
     assert!(status.success(), "shutdown then exit: code 0, got {status}");
     assert_eq!(client.close().unwrap(), Some(status), "close is idempotent");
+    // The documented contract after close: Error::Closed from every call and notification.
     let err = client.list(ListParams::default()).unwrap_err();
-    assert!(matches!(err, Error::Disconnected), "{err}");
+    assert!(matches!(err, Error::Closed), "{err}");
+    let err = client.call_raw("session/list", json!({})).unwrap_err();
+    assert!(matches!(err, Error::Closed), "{err}");
+    let err = client.notify("$/cancelRequest", Some(json!({"id": 1}))).unwrap_err();
+    assert!(matches!(err, Error::Closed), "{err}");
     // What was appended is on disk: a new sidecar sees it.
     let again = spawn(root.path());
     assert_eq!(again.open(OpenParams { session_id: Some(id), ..Default::default() }).unwrap().entry_count, 6);
@@ -624,7 +629,7 @@ fn spawn_failures_are_reported() {
 
     // A program that exits at once: the connection ends before initialize is answered.
     let err = Client::builder().program("true").spawn().unwrap_err();
-    assert!(matches!(err, Error::Disconnected), "{err}");
+    assert!(matches!(err, Error::Exited(status) if status.success()), "{err}");
 
     // A program that never answers: initialize times out and the child is killed.
     let started = Instant::now();

@@ -1,8 +1,9 @@
 """Generate protocol/schema.json from the msgspec types: ``python -m sidecar.schema [--check]``.
 
 The types are the schema: ``sidecar.wire.METHODS`` (the session methods),
-``sidecar.rpc.messages`` (lifecycle, progress, cancel, the error object) and
-``sidecar.config.Settings``. ``--check`` exits 1 when the file on disk is stale.
+``sidecar.rpc.messages`` (lifecycle, progress, cancel, the error object),
+``sidecar.config.Settings`` and ``sidecar.wire.entries`` (the entry and message
+shapes session/append takes, as named unions in ``$defs``). ``--check`` exits 1 when the file on disk is stale.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import msgspec
 
 from . import errors, wire
+from .wire import entries
 from .config import Settings
 from .rpc import messages
 
@@ -51,6 +53,7 @@ def generate() -> dict[str, Any]:
         types += [params_type, result_type]
     notifications = {**messages.NOTIFICATIONS_FROM_CLIENT, **messages.NOTIFICATIONS_FROM_SERVER}
     types += list(notifications.values()) + [messages.ErrorObject, Settings]
+    types += list(entries.UNIONS.values())
     schemas, defs = msgspec.json.schema_components(types, ref_template=_REF)
     by_type = iter(schemas)
     method_schemas = {}
@@ -58,6 +61,10 @@ def generate() -> dict[str, Any]:
         method_schemas[name] = {"params": next(by_type), "result": next(by_type)}
     server_requests = {name: {"params": next(by_type), "result": next(by_type)} for name in messages.REQUESTS_FROM_SERVER}
     note_schemas = {name: next(by_type) for name in notifications}
+    error_schema, settings_schema = next(by_type), next(by_type)
+    # The unions are named definitions of their own, beside their members.
+    for name in entries.UNIONS:
+        defs[name] = next(by_type)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "session-sidecar protocol",
@@ -70,8 +77,9 @@ def generate() -> dict[str, Any]:
             "clientToServer": {name: note_schemas[name] for name in messages.NOTIFICATIONS_FROM_CLIENT},
             "serverToClient": {name: note_schemas[name] for name in messages.NOTIFICATIONS_FROM_SERVER},
         },
-        "error": next(by_type),
-        "settings": next(by_type),
+        "error": error_schema,
+        "settings": settings_schema,
+        "entryShapes": {name: {"$ref": _REF.format(name=name)} for name in entries.UNIONS},
         "errors": _error_table(),
         "$defs": dict(sorted(defs.items())),
     }

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from ..format.codec import encode_js
 from ..format.usage import usage_tokens
 
 IMAGE_CHARS = 4800  # an image counts as 1200 tokens
@@ -48,7 +49,7 @@ def estimate_tokens(message: dict[str, Any]) -> int:
             elif kind == "thinking":
                 chars += len(block.get("thinking") or "")
             elif kind == "toolCall":
-                chars += len(block.get("name") or "") + len(_encoder.encode(block.get("arguments")))
+                chars += len(block.get("name") or "") + len(encode_js(_encoder.encode, block.get("arguments")))
     elif role in ("custom", "toolResult"):
         chars = _text_chars(message.get("content"), images=True)
     elif role == "bashExecution":

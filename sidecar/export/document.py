@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 
+from ..format.codec import encode_js
 from .redact import Redactor
 from .shape import ExportDocument, ExportedEntry, ExportedSession, RedactionCount, RedactionSummary
 from .walk import Selection
@@ -121,4 +122,4 @@ def _blocks(content: Any) -> list[dict[str, Any]] | None:
         return [{"type": "text", "text": content}]
     if isinstance(content, list):
         return [block if isinstance(block, dict) else {"type": "text", "text": str(block)} for block in content]
-    return [{"type": "text", "text": msgspec.json.encode(content).decode()}]
+    return [{"type": "text", "text": encode_js(msgspec.json.encode, content).decode()}]

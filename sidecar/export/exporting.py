@@ -14,6 +14,8 @@ from typing import Any, Callable, Literal
 import msgspec
 
 from ..errors import ExportWriteFailed
+from ..format.codec import encode_js
+from ..format.jsstr import node_utf8
 from ..store.session import Session
 from .document import build_document
 from .html import render_html
@@ -43,7 +45,7 @@ def export_session(session: Session, fmt: ExportFormat, *, leaf_id: str | None =
     elif fmt == "html":
         text = render_html(doc)
     else:
-        text = msgspec.json.encode(doc).decode() + "\n"
+        text = encode_js(msgspec.json.encode, doc).decode() + "\n"  # (lone surrogates as JSON.stringify's escapes)
     return Exported(text, len(doc.entries), doc.redaction)
 
 
@@ -56,8 +58,8 @@ def write_export(path: Path, text: str) -> None:
         raise ExportWriteFailed(f"cannot write the export into {folder}: {exc.strerror or exc}; "
                                 "pass a path in an existing, writable folder", path=str(path)) from exc
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
+        with os.fdopen(fd, "wb") as out:
+            out.write(node_utf8(text))  # (a lone surrogate, which UTF-8 cannot hold, as Node writes it: U+FFFD)
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)

@@ -1,32 +1,43 @@
-"""The JSON codec of session lines: compact output as JSON.stringify writes it, and input as JSON.parse reads it.
+"""The JSON codec of session lines and of the wire: compact output as JSON.stringify writes it, and
+input as JSON.parse reads it.
 
-msgspec does the work; the few lines it refuses (a lone UTF-16 surrogate
-escape, which JSON.parse accepts) take a slower path that keeps them.
+msgspec does the work. What it refuses is a lone UTF-16 surrogate: JSON.stringify
+writes a string cut inside an emoji ("😀".slice(0, 1)) as the escape "\\ud83d",
+JSON.parse reads it back, and pi writes such strings into its session files.
+msgspec's decoder refuses the escape and its encoder refuses a str holding the
+code point, so both directions take a slower path only when msgspec has
+refused: the common path costs nothing more.
+
+Read, a lone surrogate escape becomes that code point in the Python str (as
+JSON.parse keeps it in the JavaScript string). Written, a lone surrogate is the
+lowercase escape JSON.stringify writes, and a high surrogate followed by a low
+one (two halves joined again) is the character they make, written as UTF-8 as
+JSON.stringify writes any character: a line keeps the bytes pi writes.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Callable
 
 import msgspec
 
+_any_decoder = msgspec.json.Decoder()
 _object_decoder = msgspec.json.Decoder(dict[str, Any])
 _encoder = msgspec.json.Encoder()
 
 
-# JSON.stringify writes a lone UTF-16 surrogate (a string cut inside an emoji)
-# as an escape such as "\ud83d", and JSON.parse reads it back. msgspec refuses
-# such escapes, so lines holding one take a slower path that keeps them.
 # Scanning left to right, an escaped backslash is consumed first, so "\\ud83d"
-# (a literal backslash, then text) is never mistaken for an escape.
+# (a literal backslash, then text) is never mistaken for an escape; a pair of
+# escapes (high then low) is one character, which msgspec reads.
 _ESCAPES = re.compile(
     rb"(\\\\)"
     rb"|(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})"
     rb"|\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
 )
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# A surrogate pair (two halves next to each other, as JavaScript joins them) or a lone half.
+_SURROGATES = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
 
 
 def _replace_lone_surrogates(raw: bytes) -> bytes:
@@ -34,7 +45,8 @@ def _replace_lone_surrogates(raw: bytes) -> bytes:
     return _ESCAPES.sub(lambda m: m.group(0) if m.lastindex else rb"\ufffd", raw)
 
 
-def _may_hold_lone_surrogate(raw: bytes) -> bool:
+def may_hold_lone_surrogate(raw: bytes) -> bool:
+    """Whether JSON text ``raw`` holds a lone surrogate escape (cheap when it holds no ``\\u`` at all)."""
     return b"\\u" in raw and _replace_lone_surrogates(raw) != raw
 
 
@@ -44,9 +56,33 @@ def decode_lenient(decoder: msgspec.json.Decoder, raw: bytes | memoryview) -> An
         return decoder.decode(raw)
     except msgspec.DecodeError:
         raw = bytes(raw)
-        if not _may_hold_lone_surrogate(raw):
+        if not may_hold_lone_surrogate(raw):
             raise
     return decoder.decode(_replace_lone_surrogates(raw))
+
+
+def parse(raw: bytes | memoryview, decode: Callable[[Any], Any] = _any_decoder.decode) -> Any:
+    """JSON text as JSON.parse reads it: ``decode(raw)``, and where msgspec refuses a lone surrogate
+    escape, the value with the surrogate kept in its str.
+
+    The fallback is Python's json, told to refuse what JSON.parse refuses (NaN, Infinity); its values
+    are plain (dicts, lists, str, numbers), whatever ``decode`` would have made. When the text is
+    wrong for another reason too, msgspec's error is raised, as it would have been.
+    """
+    try:
+        return decode(raw)
+    except msgspec.DecodeError as error:
+        raw = bytes(raw)
+        if not may_hold_lone_surrogate(raw):
+            raise
+        try:
+            return json.loads(raw.decode("utf-8"), parse_constant=_refused_constant)
+        except ValueError:  # (UnicodeDecodeError and json's JSONDecodeError are ValueErrors)
+            raise error from None
+
+
+def _refused_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def encode(obj: Any) -> bytes:
@@ -54,28 +90,71 @@ def encode(obj: Any) -> bytes:
     try:
         return _encoder.encode(obj)
     except UnicodeEncodeError:
-        # A lone surrogate: escape it as JSON.stringify does ("\ud83d").
-        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_raw_value)
-        text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
-        return text.encode("utf-8")
+        return encode_escaping(_encoder.encode, obj)
 
 
-def _raw_value(value: Any) -> Any:
-    """What json.dumps writes for a ``msgspec.Raw`` (JSON text kept as it came): its value, as JSON.parse
-    reads it (lone surrogate escapes kept)."""
-    if isinstance(value, msgspec.Raw):
-        return json.loads(bytes(value))
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+def encode_js(encode: Callable[[Any], bytes], obj: Any) -> bytes:
+    """``encode(obj)`` (a msgspec encoder's), with any lone surrogate written as JSON.stringify writes it."""
+    try:
+        return encode(obj)
+    except UnicodeEncodeError:
+        return encode_escaping(encode, obj)
+
+
+class _MarkerTaken(Exception):
+    """The marker occurs in the value itself: another one is needed."""
+
+
+def encode_escaping(encode: Callable[[Any], bytes], obj: Any) -> bytes:
+    """What ``encode`` writes of ``obj``, its str holding surrogates (which msgspec refuses) written
+    as JSON.stringify writes them: a lone one as its lowercase escape, a pair as its character.
+
+    Each lone surrogate is replaced by a marker and its four hex digits, the value encoded by the
+    same encoder (so every other byte is what the fast path writes), and each marker in the output
+    turned into ``\\u``. The marker is made of Unicode noncharacters and never occurs in the value
+    (a value holding it gets a longer one), so what is replaced is only what was put there.
+    """
+    plain = msgspec.to_builtins(obj, builtin_types=(msgspec.Raw,))  # (Structs as the encoder writes them)
+    marker = "\ufdd0"
+    while True:
+        try:
+            marked = _marked(plain, marker, marker.encode("utf-8"))
+        except _MarkerTaken:
+            marker += "\ufdd1"
+            continue
+        break
+    out = encode(marked)
+    return re.sub(re.escape(marker.encode("utf-8")) + rb"([0-9a-f]{4})", rb"\\u\1", out)
+
+
+def _marked(value: Any, marker: str, marker_bytes: bytes) -> Any:
+    """``value`` with each lone surrogate of its str (keys too) as ``marker`` and its hex, each pair joined."""
+    kind = type(value)
+    if kind is str:
+        if marker in value:
+            raise _MarkerTaken
+        if _SURROGATES.search(value) is None:
+            return value
+        return _SURROGATES.sub(lambda m: _joined(m.group(0), marker), value)
+    if kind is dict:
+        return {_marked(k, marker, marker_bytes): _marked(v, marker, marker_bytes) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_marked(item, marker, marker_bytes) for item in value]
+    if kind is msgspec.Raw:
+        if marker_bytes in bytes(value):
+            raise _MarkerTaken
+    return value
+
+
+def _joined(found: str, marker: str) -> str:
+    if len(found) == 2:  # a high then a low surrogate: one character, as JavaScript reads the two halves
+        return chr(0x10000 + ((ord(found[0]) - 0xD800) << 10) + (ord(found[1]) - 0xDC00))
+    return f"{marker}{ord(found):04x}"
 
 
 def decode_object(raw: bytes) -> dict[str, Any]:
     """The whole line as a dict, exactly as JSON.parse reads it (lone surrogates kept)."""
-    try:
-        return _object_decoder.decode(raw)
-    except msgspec.DecodeError:
-        if not _may_hold_lone_surrogate(raw):
-            raise
-    obj = json.loads(raw)
+    obj = parse(raw, _object_decoder.decode)
     if not isinstance(obj, dict):
         raise msgspec.DecodeError("expected an object")
     return obj

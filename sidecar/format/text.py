@@ -6,6 +6,8 @@ from typing import Any
 
 import msgspec
 
+from .codec import encode_js
+
 _encoder = msgspec.json.Encoder()
 
 
@@ -34,7 +36,7 @@ def cut_text(text: str, limit: int) -> str:
 def json_text(value: Any) -> str:
     """``value`` as compact JSON, or its repr where JSON cannot hold it."""
     try:
-        return _encoder.encode(value).decode()
+        return encode_js(_encoder.encode, value).decode()  # (a lone surrogate as JSON.stringify's escape)
     except (TypeError, msgspec.EncodeError):
         return repr(value)
 

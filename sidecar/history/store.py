@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..format.jsstr import from_stored_text, stored_text
 from ..trigrams import trigram_terms
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,8 @@ class PromptHistory:
     def add(self, prompt: str, cwd: str | None) -> None:
         """Queue a prompt; it is stored by the writer thread (never on the caller's time)."""
         self._ensure_writer()
-        self._queue.put((prompt, cwd, int(time.time() * 1000)))
+        # (a lone surrogate, which no UTF-8 text column holds, is stored escaped: format/jsstr.py)
+        self._queue.put((stored_text(prompt), None if cwd is None else stored_text(cwd), int(time.time() * 1000)))
 
     def settle(self) -> None:
         """Wait until everything queued so far is stored (or failed)."""
@@ -159,6 +161,7 @@ class PromptHistory:
         """Prompts holding ``query`` (case-insensitive substring), newest first or best match first."""
         self.settle()
         connection = self._reader()
+        query, cwd = stored_text(query), None if cwd is None else stored_text(cwd)  # (as add stored them)
         where, args = ("AND p.cwd = ?", [cwd]) if cwd is not None else ("", [])
         # The prompts holding each of the query's trigrams (trigrams.py: a phrase's cost grows with the
         # query times the prompt), then the query itself checked in them.
@@ -190,7 +193,7 @@ class PromptHistory:
             sql = (f"SELECT p.id, p.prompt, p.created_ms, p.cwd FROM prompts p "
                    f"WHERE p.prompt LIKE ? ESCAPE '\\' {where} ORDER BY p.id DESC LIMIT ?")
             rows = connection.execute(sql, [_like(query), *args, limit]).fetchall()
-        return [Prompt(*row) for row in rows]
+        return [_prompt(row) for row in rows]
 
     def recent(self, cwd: str | None, limit: int, before: int | None = None) -> list[Prompt]:
         """The newest prompts (of one cwd, or all), older than the id ``before`` when given."""
@@ -198,7 +201,7 @@ class PromptHistory:
         clauses, args = [], []
         if cwd is not None:
             clauses.append("cwd = ?")
-            args.append(cwd)
+            args.append(stored_text(cwd))
         if before is not None:
             clauses.append("id < ?")
             args.append(max(min(before, _MAX_ID), -_MAX_ID))  # (ids fit SQLite's 64 bits; a JSON number need not)
@@ -206,7 +209,7 @@ class PromptHistory:
         rows = self._reader().execute(
             f"SELECT id, prompt, created_ms, cwd FROM prompts {where} ORDER BY id DESC LIMIT ?", [*args, limit]
         ).fetchall()
-        return [Prompt(*row) for row in rows]
+        return [_prompt(row) for row in rows]
 
     def _reader(self) -> sqlite3.Connection:
         connection = getattr(self._read, "connection", None)
@@ -238,6 +241,11 @@ class PromptHistory:
             return connection
         except sqlite3.Error as exc:
             raise HistoryUnavailable(f"could not open prompt history {self.path}: {exc}") from exc
+
+
+def _prompt(row: tuple) -> Prompt:
+    prompt_id, prompt, created_ms, cwd = row
+    return Prompt(prompt_id, from_stored_text(prompt), created_ms, None if cwd is None else from_stored_text(cwd))
 
 
 def _holds(prompt: object, needle: str) -> bool:

@@ -28,8 +28,14 @@ import msgspec
 
 from .. import wire
 from ..errors import InvalidParams
+from ..format.codec import encode_js
 
-_encode = msgspec.json.Encoder().encode
+_encoder = msgspec.json.Encoder().encode
+
+
+def _encode(message: Any) -> bytes:
+    return encode_js(_encoder, message)  # (entries holding a lone surrogate, as JSON.stringify writes it)
+
 
 # A feed keeps at most this many events, and at most this many bytes of them.
 BACKLOG_EVENTS = 4096

@@ -52,10 +52,22 @@ def decode_params(method: str, params: Any, params_type: type) -> Any:
         raise invalid_params(method, exc) from None
     for field in PATH_FIELDS:
         value = getattr(decoded, field, None)
-        if value is not None and "\x00" in (value if isinstance(value, str) else "".join(value)):
+        if value is None:
+            continue
+        text = value if isinstance(value, str) else "".join(value)
+        if "\x00" in text:
             raise invalid_params(method, f"field `{field}` holds a NUL character, which no file name or folder "
                                          "can hold; remove it")
+        if not text.isascii() and _LONE_SURROGATE.search(text):
+            raise invalid_params(method, f"field `{field}` holds a lone UTF-16 surrogate (such as \\ud83d, a string "
+                                         "cut inside an emoji), which no file name or folder can hold; send the "
+                                         "path whole")
     return decoded
+
+
+# A lone surrogate is accepted in every other string (format/codec.py), but a path names a place on disk,
+# whose names are bytes a surrogate is not: it is refused before it reaches the file system.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 # The params that name a file or a folder (PROTOCOL.md): a NUL in one is refused before it reaches

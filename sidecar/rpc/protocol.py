@@ -22,6 +22,7 @@ import msgspec
 
 from .. import wire
 from ..errors import PARSE_ERROR, RequestCancelled
+from ..format.codec import encode_js, parse
 from .endpoint import ClientError, Endpoint
 from .errors import ProtocolError, error_object, invalid_request, method_not_found, not_initialized
 from .framing import FrameError, FrameWriter
@@ -35,6 +36,13 @@ logger = logging.getLogger(__name__)
 State = Literal["new", "ready", "shutdown"]
 
 _decode = msgspec.json.Decoder().decode
+
+
+def decode_message(body: bytes) -> Any:
+    """A message's JSON as JSON.parse reads it: msgspec's, or where msgspec refuses a lone surrogate
+    escape (JavaScript's JSON.stringify writes a string cut inside an emoji as "\\ud83d"), the value with
+    that surrogate kept in its str (format/codec.parse; the common path costs nothing more)."""
+    return parse(body, _decode)
 
 # Size in bytes of the request being dispatched, for handlers deciding whether
 # a call is small enough to answer inline.
@@ -117,7 +125,7 @@ class SidecarProtocol(AppendRuns, Endpoint):
                     self._handle_request(request.id, "session/append", request.params)
                     return
         try:
-            message = _decode(body)
+            message = decode_message(body)
         except msgspec.DecodeError as exc:
             self._send_error(None, ProtocolError(PARSE_ERROR, f"invalid JSON ({exc}); send one JSON object per message"))
             return
@@ -375,7 +383,7 @@ class SidecarProtocol(AppendRuns, Endpoint):
             logger.error("no transport to send %r", data)
             return
         try:
-            body = self._encode(data)
+            body = encode_js(self._encode, data)  # (a lone surrogate written as JSON.stringify writes it)
         except Exception as exc:  # a result the encoder cannot take: still answer the request
             logger.exception("cannot encode a message")
             if isinstance(data, dict) and "result" in data:

@@ -6,6 +6,7 @@ from importlib.resources import files
 
 import msgspec
 
+from ...format.codec import encode_js
 from ..shape import ExportDocument
 
 
@@ -14,7 +15,7 @@ def _asset(name: str) -> str:
 
 
 def render_html(doc: ExportDocument) -> str:
-    data = msgspec.json.encode(doc).decode()
+    data = encode_js(msgspec.json.encode, doc).decode()  # (lone surrogates as JSON.stringify's escapes)
     # Inside <script>, "</" could end the element and "<!--" open a comment: JSON allows "<\/" and "\u003c".
     data = data.replace("</", "<\\/").replace("<!--", "\\u003c!--")
     title = doc.session.name or f"Session {doc.session.id}"

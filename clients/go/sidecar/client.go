@@ -69,18 +69,26 @@ type Options struct {
 	// session/didReload: another program wrote a session opened with Watch.
 	OnDidAppend func(DidAppendParams)
 	OnDidReload func(DidReloadParams)
-	// OnSessionEvent receives the other events of a subscription
-	// (Subscribe): one of *DidChangeLeafParams, *DidSetLabelParams,
-	// *DidSetNameParams, *DidCloseParams, *ResyncParams or
-	// *DidLoseControlParams. (didAppend and didCompact of a subscription come
-	// to OnDidAppend and OnDidCompact, with a Cursor.)
+	// One typed handler per event of a subscription (Subscribe); didAppend
+	// and didCompact of a subscription come to OnDidAppend and OnDidCompact,
+	// with a Cursor.
+	OnDidChangeLeaf  func(DidChangeLeafParams)
+	OnDidSetLabel    func(DidSetLabelParams)
+	OnDidSetName     func(DidSetNameParams)
+	OnDidClose       func(DidCloseParams)
+	OnResync         func(ResyncParams)
+	OnDidLoseControl func(DidLoseControlParams)
+	// OnSessionEvent receives those same events that have no typed handler
+	// set: one of *DidChangeLeafParams, *DidSetLabelParams,
+	// *DidSetNameParams, *DidCloseParams, *ResyncParams or *DidLoseControlParams.
 	OnSessionEvent func(SessionEvent)
 	// OnProgress receives work-done progress the sidecar reports on tokens it
 	// created itself (window/workDoneProgress/create, e.g. an autoCompact run),
 	// not for a call of yours (those go to WithProgress). Nil: such tokens are
 	// refused and the sidecar sends no progress for that work.
 	OnProgress func(ProgressParams)
-	// OnNotification receives every other notification from the sidecar.
+	// OnNotification receives every notification no typed handler took, by
+	// method name: the escape hatch for methods newer than this client.
 	//
 	// OnDidCompact, OnProgress and OnNotification run one at a time, in the
 	// order the sidecar sent them, on a goroutine of their own: they may call
@@ -770,12 +778,47 @@ func (c *Client) deliver(n notification) {
 			return
 		}
 	}
+	if c.deliverTyped(n) {
+		return
+	}
 	if c.opts.OnSessionEvent != nil && deliverSessionEvent(n, c.opts.OnSessionEvent) {
 		return
 	}
 	if c.opts.OnNotification != nil {
 		c.opts.OnNotification(n.method, n.params)
 	}
+}
+
+// typedHandler decodes params into P and calls fn, when fn is set.
+func typedHandler[P any](fn func(P), params json.RawMessage) bool {
+	if fn == nil {
+		return false
+	}
+	var p P
+	if json.Unmarshal(params, &p) != nil {
+		return false
+	}
+	fn(p)
+	return true
+}
+
+// deliverTyped hands a subscription event to its typed handler, if one is set.
+func (c *Client) deliverTyped(n notification) bool {
+	switch n.method {
+	case "session/didChangeLeaf":
+		return typedHandler(c.opts.OnDidChangeLeaf, n.params)
+	case "session/didSetLabel":
+		return typedHandler(c.opts.OnDidSetLabel, n.params)
+	case "session/didSetName":
+		return typedHandler(c.opts.OnDidSetName, n.params)
+	case "session/didClose":
+		return typedHandler(c.opts.OnDidClose, n.params)
+	case "session/resync":
+		return typedHandler(c.opts.OnResync, n.params)
+	case "session/didLoseControl":
+		return typedHandler(c.opts.OnDidLoseControl, n.params)
+	}
+	return false
 }
 
 // SessionEvent is a subscription's event other than didAppend and didCompact:

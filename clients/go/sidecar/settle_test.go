@@ -44,7 +44,7 @@ func TestARequestOverTheFrameLimitFailsBeforeSending(t *testing.T) {
 	}
 	before := snapshot(t, root)
 	huge := strings.Repeat("x", 70<<20) // 70 MB, over the 64 MiB limit
-	_, err = c.Append(context.Background(), sidecar.AppendParams{SessionID: s.SessionID, Entries: []sidecar.Entry{sidecar.UserMessage(huge)}})
+	_, err = c.Append(context.Background(), sidecar.AppendParams{SessionID: s.SessionID, Entries: []sidecar.Entry{sidecar.UserText(huge)}})
 	var rpc *sidecar.Error
 	if !errors.Is(err, sidecar.ErrPayloadTooLarge) || !errors.As(err, &rpc) || rpc.Data["limit"] != sidecar.MaxMessageBytes {
 		t.Fatalf("want payloadTooLarge naming the limit, got %v", err)
@@ -210,7 +210,7 @@ func TestParamsTheEncoderRefusesFailWithItsError(t *testing.T) {
 		t.Fatal(err)
 	}
 	call := sidecar.ToolCall{ID: "c1", Name: "measure", Arguments: map[string]any{"ratio": math.NaN()}}
-	_, err = c.Append(ctx, sidecar.AppendParams{SessionID: s.SessionID, Entries: []sidecar.Entry{sidecar.AssistantMessage("", call)}})
+	_, err = c.Append(ctx, sidecar.AppendParams{SessionID: s.SessionID, Entries: []sidecar.Entry{sidecar.AssistantText("", call)}})
 	var unsupported *json.UnsupportedValueError
 	if !errors.As(err, &unsupported) || errors.Is(err, sidecar.ErrClosed) || errors.Is(err, sidecar.ErrServerExited) {
 		t.Fatalf("want encoding/json's UnsupportedValueError, got %T %v", err, err)
@@ -235,7 +235,7 @@ func TestAStringCutInsideAMultiByteCharacterIsAnswered(t *testing.T) {
 	}
 	cut := "tool output 😀"[:len("tool output 😀")-2] // two bytes of a four-byte character
 	err = within(t, time.Second, "append of a cut string", func() error {
-		_, err := c.Append(context.Background(), sidecar.AppendParams{SessionID: s.SessionID, Entries: []sidecar.Entry{sidecar.UserMessage(cut)}})
+		_, err := c.Append(context.Background(), sidecar.AppendParams{SessionID: s.SessionID, Entries: []sidecar.Entry{sidecar.UserText(cut)}})
 		return err
 	})
 	if err != nil {

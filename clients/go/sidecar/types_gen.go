@@ -256,7 +256,7 @@ type BuildContextParams struct {
 
 // BuildContextResult is `BuildContextResult` in protocol/schema.json.
 type BuildContextResult struct {
-	Messages      []map[string]any `json:"messages"`
+	Messages      AgentMessageList `json:"messages"`
 	ThinkingLevel string           `json:"thinkingLevel"`
 	// nil is null.
 	Model         map[string]any    `json:"model"`
@@ -494,7 +494,7 @@ type DeleteResult struct {
 // and its leaf is `leafId`). Sent to clients that opened the session with `watch`.
 type DidAppendParams struct {
 	SessionID string           `json:"sessionId"`
-	Entries   []map[string]any `json:"entries"`
+	Entries   SessionEntryList `json:"entries"`
 	// nil is null.
 	LeafID   *string `json:"leafId"`
 	External bool    `json:"external"`
@@ -667,7 +667,7 @@ type GetEntriesParams struct {
 
 // GetEntriesResult is `GetEntriesResult` in protocol/schema.json.
 type GetEntriesResult struct {
-	Entries []map[string]any `json:"entries"`
+	Entries SessionEntryList `json:"entries"`
 }
 
 // GetTreeParams is `GetTreeParams` in protocol/schema.json.

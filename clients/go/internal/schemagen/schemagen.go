@@ -101,9 +101,9 @@ var Overrides = map[string]string{
 	"BuildContextResult.messages": "AgentMessageList", // typed messages (entries_gen.go)
 	"GetEntriesResult.entries":    "SessionEntryList",
 	"DidAppendParams.entries":     "SessionEntryList",
-	"InitializeParams.settings": "*Settings",
-	"InitializeResult.settings": "Settings",
-	"ProgressParams.value":      "WorkDoneProgress", // the merged begin/report/end union
+	"InitializeParams.settings":   "*Settings",
+	"InitializeResult.settings":   "Settings",
+	"ProgressParams.value":        "WorkDoneProgress", // the merged begin/report/end union
 }
 
 // Renames are Go method names that differ from the protocol name's tail.

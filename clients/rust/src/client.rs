@@ -956,6 +956,22 @@ impl ClientBuilder {
         self.connect(reading, SocketWriter(stream))
     }
 
+    /// [`connect_unix`](Self::connect_unix), retrying while nothing accepts on `path` yet
+    /// (a sidecar still starting), for up to `wait`.
+    #[cfg(unix)]
+    pub fn connect_unix_waiting(self, path: impl AsRef<Path>, wait: Duration) -> Result<Client> {
+        let deadline = Instant::now() + wait;
+        let stream = loop {
+            match UnixStream::connect(path.as_ref()) {
+                Ok(stream) => break stream,
+                Err(e) if Instant::now() >= deadline => return Err(Error::Io(e)),
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        };
+        let reading = stream.try_clone().map_err(Error::Io)?;
+        self.connect(reading, SocketWriter(stream))
+    }
+
     /// Attaches to a sidecar serving TCP (`serve --listen HOST:PORT`; give its [`token`](Self::token))
     /// and initializes it.
     pub fn connect_tcp(self, addr: impl ToSocketAddrs) -> Result<Client> {

@@ -37,7 +37,7 @@ fn a_request_over_the_frame_limit_fails_before_sending() {
     assert_eq!(err.kind(), Some(ErrorKind::PayloadTooLarge), "{err}");
     // Nothing was sent: the session is as it was, and the client still serves.
     let entries = client.get_entries(GetEntriesParams { session_id: id.clone(), ..Default::default() }).unwrap();
-    assert!(entries.entries.iter().all(|e| e["type"] != "message"), "nothing was appended");
+    assert!(entries.entries.iter().all(|e| !matches!(e, SessionEntry::Message(_))), "nothing was appended");
     client.append(AppendParams { session_id: id, entries: vec![user("small")], ..Default::default() }).unwrap();
     client.close().unwrap();
 }
@@ -192,7 +192,7 @@ fn text_cut_inside_a_multi_byte_character_is_answered() {
         .wait_timeout(Duration::from_secs(1))
         .unwrap();
     let entries = client.get_entries(GetEntriesParams { session_id: id, ..Default::default() }).unwrap();
-    assert!(entries.entries.last().unwrap().to_string().contains("tool output \u{fffd}"));
+    assert!(serde_json::to_string(entries.entries.last().unwrap()).unwrap().contains("tool output \u{fffd}"));
     client.close().unwrap();
 }
 
@@ -252,4 +252,44 @@ fn a_killed_sidecar_is_reported_with_its_signal_and_close_then_says_closed() {
     assert_eq!(status.signal(), Some(9));
     assert!(matches!(client.list(ListParams::default()).unwrap_err(), Error::Closed));
     assert!(matches!(client.notify("$/cancelRequest", Some(json!({"id": 1}))).unwrap_err(), Error::Closed));
+}
+
+#[cfg(unix)]
+#[test]
+fn server_start_then_two_clients_over_its_socket() {
+    let dir = Scratch::new("serve");
+    let socket = dir.path().join("s.sock");
+    let sessions = dir.path().join("sessions");
+    // A client connecting before the server is there waits for it.
+    let early = {
+        let socket = socket.clone();
+        std::thread::spawn(move || {
+            let c = Client::builder().connect_unix_waiting(&socket, Duration::from_secs(20))?;
+            c.list(ListParams { all: Some(true), ..Default::default() })?;
+            c.close().map(|_| ())
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let server = Server::start_program(
+        common::sidecar_bin(),
+        &socket,
+        &["--root".into(), sessions.into_os_string()],
+        Duration::from_secs(30),
+    )
+    .unwrap();
+    let writer = server.connect(Client::builder()).unwrap();
+    let reader = Client::builder().connect_unix_waiting(server.socket(), Duration::from_secs(5)).unwrap();
+    let id = create(&writer);
+    writer.append(AppendParams { session_id: id.clone(), entries: vec![user("hi"), entries::assistant_text("hello")], ..Default::default() }).unwrap();
+    let listed = reader.list(ListParams { all: Some(true), ..Default::default() }).unwrap();
+    assert_eq!(listed.sessions.iter().map(|s| s.session_id.as_str()).collect::<Vec<_>>(), [id.as_str()]);
+    early.join().unwrap().expect("the client that connected before the server started");
+    writer.close().unwrap();
+    reader.close().unwrap();
+    assert!(server.close().unwrap().success(), "SIGTERM: a clean exit");
+    assert!(!socket.exists(), "the socket is removed");
+
+    // A program that exits at once is reported with its status.
+    let err = Server::start_program("false", dir.path().join("x.sock"), &[], Duration::from_secs(5)).unwrap_err();
+    assert!(matches!(err, Error::Exited(status) if !status.success()), "{err}");
 }

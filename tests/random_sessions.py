@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from session_builders import assistant, bash_execution, tool_call_assistant, tool_result, user
+from session_builders import append_as_another_agent, assistant, bash_execution, tool_call_assistant, tool_result, user
 
 from sidecar import wire
 from sidecar.errors import InvalidParams
@@ -95,7 +95,11 @@ def play(svc: SessionService, session_id: str, steps: list[tuple], fork_points: 
         op = step[0]
         if op == "append":
             _, kind, text, pick = step
-            svc.append(wire.AppendParams(sessionId=session_id, entries=[entry_for(kind, text, pick, ids)]))
+            obj = entry_for(kind, text, pick, ids)
+            if kind == "unknown":  # refused by session/append: written as a newer agent would
+                append_as_another_agent(svc, session_id, obj)
+            else:
+                svc.append(wire.AppendParams(sessionId=session_id, entries=[obj]))
         elif op == "branch" and ids:
             svc.branch(wire.BranchParams(sessionId=session_id, entryId=ids[step[1] % len(ids)]))
         elif op == "reset":

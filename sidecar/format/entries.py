@@ -1,17 +1,21 @@
-"""The session file format: one Struct per line shape, tagged on ``type``.
+"""The session file format's entries: which types we know, and the check of appended ones.
 
-These types are the schema of what pi-mono and oh-my-pi write. They validate
-entries that clients append and they generate the JSON Schema; they are never
-used to re-encode a line read from disk, because a Struct drops fields it does
-not know and a newer agent's fields must survive every rewrite byte-for-byte
-(see ``sidecar.format.jsonl.Line``).
+The shapes themselves are the contract's (``sidecar.wire.entries``): what pi and
+oh-my-pi write and read. An appended entry is checked against them, so that one
+pi would misread is refused, not stored. They are never used to read or
+re-encode a line from disk: a Struct drops fields it does not know, and a
+newer agent's fields must survive every rewrite byte-for-byte (see
+``sidecar.format.jsonl.Line``); files open as they are, unknown entries kept.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union, get_args
+import re
+from typing import Annotated, Any, Union, get_args
 
 import msgspec
+
+from ..wire import entries as shapes
 
 CURRENT_VERSION = 3
 
@@ -46,204 +50,227 @@ class SessionHeader(msgspec.Struct, tag="session", tag_field="type", omit_defaul
     title: str | None = None
 
 
-class _EntryBase(msgspec.Struct, tag_field="type", omit_defaults=True, kw_only=True):
-    id: str
-    parentId: str | None
-    timestamp: str
+# ---------------------------------------------------------------- checking appended entries
+#
+# The shapes are the contract's (sidecar.wire.entries). Checking an append is
+# one msgspec conversion of the batch into them; only a refusal walks the
+# entry, to name the field and the shape pi expects.
+
+# A field that takes no value: a trap for a field pi would not read where an
+# agent might put it (OpenAI's ``tool_calls`` beside an assistant's content).
+_Refused = Annotated[str, msgspec.Meta(pattern="(?!)")]
+
+# Fields refused wherever they appear on a message, and why.
+_TRAPS = {
+    "tool_calls": (
+        "pi does not read OpenAI-style tool_calls: put each tool call in the assistant message's content as "
+        '{"type": "toolCall", "id": string, "name": string, "arguments": object}, and answer it with a '
+        '{"role": "toolResult", "toolCallId": <that id>, ...} message'
+    ),
+}
 
 
-class MessageEntry(_EntryBase, tag="message"):
-    """An AgentMessage (user, assistant, toolResult, bashExecution, custom, system)."""
-
-    message: dict[str, Any]
+class _CheckedAssistant(shapes.AssistantMessage, tag="assistant"):
+    tool_calls: _Refused | msgspec.UnsetType = msgspec.UNSET
 
 
-class ThinkingLevelChangeEntry(_EntryBase, tag="thinking_level_change"):
-    thinkingLevel: str
+class _CheckedOmpAssistant(shapes.OmpAssistantMessage, tag="assistant"):
+    tool_calls: _Refused | msgspec.UnsetType = msgspec.UNSET
 
 
-class ModelChangeEntry(_EntryBase, tag="model_change"):
-    """pi writes ``provider``/``modelId``; oh-my-pi writes ``model`` ("provider/id") and ``role``."""
-
-    provider: str | None = None
-    modelId: str | None = None
-    model: str | None = None
-    role: str | None = None
+def _swap(union: Any, swaps: dict[Any, Any]) -> Any:
+    return Union[tuple(swaps.get(kind, kind) for kind in get_args(union))]  # type: ignore[return-value]
 
 
-class NativeCompactionItem(msgspec.Struct, omit_defaults=True, kw_only=True):
-    """sidecar: a provider's own compaction item for the span a compaction summarized (pi ignores it).
-
-    ``item`` is opaque: Anthropic's ``compaction`` content block, or the OpenAI
-    Responses ``compaction`` item, as the provider returned it. A context built
-    for that provider and model carries it instead of the text summary.
-    """
-
-    provider: str
-    model: str
-    item: dict[str, Any]
+_CheckedMessage = _swap(shapes.EntryMessage, {shapes.AssistantMessage: _CheckedAssistant})
+_CheckedOmpMessage = _swap(shapes.OmpEntryMessage, {shapes.OmpAssistantMessage: _CheckedOmpAssistant})
 
 
-class CompactionEntry(_EntryBase, tag="compaction"):
-    summary: str
-    firstKeptEntryId: str
-    tokensBefore: int
-    details: Any = None
-    fromHook: bool | None = None
-    shortSummary: str | None = None
-    preserveData: Any = None
-    fromExtension: bool | None = None
-    # pi 1.5: the system message current when the compaction was made; the
-    # context then starts with it, before the summary.
-    systemMessage: dict[str, Any] | None = None
-    usage: Any = None
-    native: NativeCompactionItem | None = None
+class _CheckedMessageEntry(shapes.MessageEntry, tag="message"):
+    message: _CheckedMessage  # type: ignore[valid-type]
 
 
-class BranchSummaryEntry(_EntryBase, tag="branch_summary"):
-    fromId: str
-    summary: str
-    details: Any = None
-    fromHook: bool | None = None
-    fromExtension: bool | None = None
-    usage: Any = None
+class _CheckedOmpMessageEntry(shapes.OmpMessageEntry, tag="message"):
+    message: _CheckedOmpMessage  # type: ignore[valid-type]
 
 
-class CustomEntry(_EntryBase, tag="custom"):
-    customType: str
-    data: Any = None
+_CheckedEntry = _swap(shapes.SessionEntry, {shapes.MessageEntry: _CheckedMessageEntry})
+_CheckedOmpEntry = _swap(shapes.OmpSessionEntry, {shapes.OmpMessageEntry: _CheckedOmpMessageEntry})
 
 
-class CustomMessageEntry(_EntryBase, tag="custom_message"):
-    customType: str
-    content: str | list[dict[str, Any]]
-    display: bool = True
-    details: Any = None
-
-
-class LabelEntry(_EntryBase, tag="label"):
-    targetId: str
-    label: str | None = None
-
-
-class SessionInfoEntry(_EntryBase, tag="session_info"):
-    name: str | None = None
-
-
-class TtsrInjectionEntry(_EntryBase, tag="ttsr_injection"):
-    injectedRules: list[str]
-
-
-class SessionInitEntry(_EntryBase, tag="session_init"):
-    systemPrompt: str | None = None
-    task: str | None = None
-    tools: list[str] | None = None
-    outputSchema: Any = None
-
-
-class ModeChangeEntry(_EntryBase, tag="mode_change"):
-    mode: str
-    data: dict[str, Any] | None = None
-
-
-class ContextEditReplacement(msgspec.Struct):
-    content: str | list[dict[str, Any]]
-
-
-class ContextEditEntry(_EntryBase, tag="context_edit"):
-    """pi 1.5: on the path to a leaf, the target entry's content is replaced
-    (null: its message is left out of the context). The last edit of a target wins."""
-
-    targetId: str
-    replacement: ContextEditReplacement | None
-
-
-KnownEntry = Union[
-    MessageEntry,
-    ThinkingLevelChangeEntry,
-    ModelChangeEntry,
-    CompactionEntry,
-    BranchSummaryEntry,
-    CustomEntry,
-    CustomMessageEntry,
-    LabelEntry,
-    SessionInfoEntry,
-    TtsrInjectionEntry,
-    SessionInitEntry,
-    ModeChangeEntry,
-    ContextEditEntry,
-]
-
-# Roles a `message` entry may carry. Summaries are entries of their own
-# (compaction, branch_summary), never messages, as in pi.
-MessageRole = Literal["user", "assistant", "toolResult", "bashExecution", "custom", "system"]
-
-
-class MessageShape(msgspec.Struct, omit_defaults=True):
-    """The part of an AgentMessage we rely on; other fields pass through."""
-
-    role: MessageRole
-
-
-def validate_entry(obj: dict[str, Any]) -> None:
-    """Raise ``msgspec.ValidationError`` when a known entry type is malformed.
-
-    Unknown types are accepted as they are: a newer agent may append kinds we
-    have not met yet, and we keep them without interpreting them.
-    """
-    if obj.get("type") not in KNOWN_ENTRY_TYPES:
-        return
-    entry = msgspec.convert(obj, KnownEntry)
-    if isinstance(entry, MessageEntry):
-        msgspec.convert(entry.message, MessageShape)
-
-
-class _CheckedMessageEntry(_EntryBase, tag="message"):
-    """MessageEntry with its message checked in the same pass (validation only)."""
-
-    message: MessageShape
-
-
-# KnownEntry, with the message entry checked in the same pass.
-_CheckedEntry = Union[tuple(_CheckedMessageEntry if kind is MessageEntry else kind for kind in get_args(KnownEntry))]  # type: ignore[misc]
-
-
-class _Batch(msgspec.Struct):
-    """A batch of entries to validate in one call (a Struct: msgspec keeps its
+class _PiBatch(msgspec.Struct):
+    """A batch of entries to check in one call (a Struct: msgspec keeps its
     type information on the class, where a bare Union is looked up again on
     every call, ~20 us)."""
 
-    entries: list[_CheckedEntry]
+    entries: list[_CheckedEntry]  # type: ignore[valid-type]
 
 
-def validate_entries(objs: list[dict[str, Any]]) -> None:
-    """``validate_entry`` for each of ``objs``, in one msgspec pass when all are valid.
+class _OmpBatch(msgspec.Struct):
+    entries: list[_CheckedOmpEntry]  # type: ignore[valid-type]
 
-    When one is not, raises ``(index, error)`` as ``InvalidAt``: the first
-    invalid entry and the very error ``validate_entry`` gives for it.
-    """
-    known = [obj for obj in objs if obj.get("type") in KNOWN_ENTRY_TYPES]
-    if not known:
-        return
-    try:
-        msgspec.convert({"entries": known}, _Batch)
-        return
-    except msgspec.ValidationError:
-        pass
-    for index, obj in enumerate(objs):
-        try:
-            validate_entry(obj)
-        except msgspec.ValidationError as exc:
-            raise InvalidAt(index, exc) from exc
-    # Only reached if the one pass is stricter than validate_entry: accept, as it would.
+
+_OMP_ONLY_TAGS = frozenset(kind.__struct_config__.tag for kind in shapes.OMP_ONLY_ENTRIES)
+_BATCHES: dict[str, type[msgspec.Struct]] = {"pi": _PiBatch, "omp": _OmpBatch}
+# What the error shows as the shape expected (the contract's types, without the traps).
+_SHOWN_UNIONS: dict[str, Any] = {"pi": shapes.SessionEntry, "omp": shapes.OmpSessionEntry}
+
+
+class ShapeRefused(Exception):
+    """An entry does not fit pi's shapes: ``field`` (from the entry, e.g. ``message.toolCallId``),
+    what is wrong (``reason``) and the shape pi expects there (``expected``)."""
+
+    def __init__(self, field: str, reason: str, expected: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field, self.reason, self.expected = field, reason, expected
 
 
 class InvalidAt(Exception):
-    """Entry ``index`` of a batch failed ``validate_entry`` with ``error``."""
+    """Entry ``index`` of a batch does not fit pi's shapes: ``error`` says where and how."""
 
-    def __init__(self, index: int, error: msgspec.ValidationError) -> None:
+    def __init__(self, index: int, error: ShapeRefused) -> None:
         super().__init__(index, error)
         self.index, self.error = index, error
+
+
+def validate_entry(obj: dict[str, Any], compat: str = "pi") -> None:
+    """Raise ``ShapeRefused`` when ``obj`` is not an entry pi (under oh-my-pi's compatibility,
+    oh-my-pi) reads as meant: an unknown entry type, message role or content block, a
+    required field missing or mistyped, OpenAI's ``tool_calls``. Extra fields are kept."""
+    try:
+        validate_entries([obj], compat)
+    except InvalidAt as failed:
+        raise failed.error from None
+
+
+def validate_entries(objs: list[dict[str, Any]], compat: str = "pi") -> None:
+    """``validate_entry`` for each of ``objs``, in one msgspec pass.
+
+    When one is refused, raises ``InvalidAt``: the first refused entry's index and why.
+    """
+    if not objs:
+        return
+    try:
+        msgspec.convert({"entries": objs}, _BATCHES.get(compat, _PiBatch))
+    except msgspec.ValidationError as exc:
+        index, refused = _explain(str(exc), objs, _SHOWN_UNIONS.get(compat, shapes.SessionEntry), compat)
+        raise InvalidAt(index, refused) from exc
+
+
+# ---------------------------------------------------------------- explaining a refusal (error path only)
+
+_AT = re.compile(r"^(?P<what>.*) - at `\$\.entries\[(?P<index>\d+)\](?P<path>[^`]*)`$", re.S)
+_STEP = re.compile(r"\.([A-Za-z_$][\w$]*)|\[(\d+)\]")
+_MISSING = re.compile(r"^Object missing required field `(?P<field>[^`]+)`$")
+_INVALID = re.compile(r"^Invalid value (?P<value>.*)$")
+
+
+def _explain(text: str, objs: list[Any], union: Any, compat: str) -> tuple[int, ShapeRefused]:
+    """The entry index, field and expected shape a msgspec error of a batch conversion names."""
+    match = _AT.match(text)
+    if match is None:  # (msgspec always names the path; should it not, the batch is named whole)
+        return 0, ShapeRefused("", text, "")
+    index = int(match["index"])
+    steps: list[str | int] = [name if name else int(item) for name, item in _STEP.findall(match["path"])]
+    what = match["what"]
+    missing = _MISSING.match(what)
+    if missing:
+        steps.append(missing["field"])
+    field = _field(steps)
+    value, kind, parent_kind = _walk(objs[index], steps, msgspec.inspect.type_info(union))
+    last = steps[-1] if steps else None
+    if last in _TRAPS:
+        return index, ShapeRefused(field, _TRAPS[last], shapes.shape_line(shapes.ToolCall))
+    invalid = _INVALID.match(what)
+    if invalid and last in ("type", "role") and isinstance(parent_kind, msgspec.inspect.UnionType):
+        return index, _unknown_tag(field, len(steps) == 1, value, parent_kind, compat)
+    if missing:
+        return index, ShapeRefused(field, f"{missing['field']} is required", _shape_of(parent_kind))
+    # The shape of what is there when it is an object or a choice of them, else of the object holding it.
+    shown = kind if isinstance(kind, (msgspec.inspect.StructType, msgspec.inspect.UnionType)) else parent_kind
+    return index, ShapeRefused(field, what[0].lower() + what[1:], _shape_of(shown))
+
+
+def _unknown_tag(field: str, is_entry: bool, value: Any, union: Any, compat: str) -> ShapeRefused:
+    known = [member.cls.__struct_config__.tag for member in union.types if isinstance(member, msgspec.inspect.StructType)]
+    listed = ", ".join(known)
+    if is_entry:
+        whose = "pi" if compat == "pi" else "pi or oh-my-pi"
+        if compat == "pi" and value in _OMP_ONLY_TAGS:
+            return ShapeRefused(
+                field,
+                f"entry type {value!r} is oh-my-pi's, which pi does not read; a session is taken to hold oh-my-pi's "
+                "entries under oh-my-pi's compatibility (store.compat \"omp\", or a root in ~/.omp/agent/sessions)",
+                shapes.shape_line(next(kind for kind in shapes.OMP_ONLY_ENTRIES if kind.__struct_config__.tag == value)),
+            )
+        return ShapeRefused(
+            field,
+            f"entry type {value!r} is not one {whose} reads ({listed}); keep your agent's own data in a custom entry, "
+            "which stays out of the model's context (or a custom_message entry to put it in)",
+            shapes.shape_line(shapes.CustomEntry),
+        )
+    if field.endswith(".role"):
+        if value == "tool":
+            return ShapeRefused(field, "a tool's result is a message of role \"toolResult\" (pi reads no role \"tool\")",
+                                shapes.shape_line(shapes.ToolResultMessage))
+        if value in ("compactionSummary", "branchSummary"):
+            entry = shapes.CompactionEntry if value == "compactionSummary" else shapes.BranchSummaryEntry
+            return ShapeRefused(field, f"a {value} is what a {entry.__struct_config__.tag} entry becomes in a context, "
+                                "not a message to append: append that entry (or call session/compact)", shapes.shape_line(entry))
+        return ShapeRefused(field, f"message role {value!r} is not one pi reads ({listed})", _shape_of(union))
+    return ShapeRefused(field, f"content block type {value!r} is not one pi reads here ({listed})",
+                        "; ".join(shapes.shape_line(member.cls) for member in union.types if isinstance(member, msgspec.inspect.StructType)))
+
+
+def _field(steps: list[str | int]) -> str:
+    return "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in steps).lstrip(".")
+
+
+def _walk(value: Any, steps: list[str | int], kind: Any) -> tuple[Any, Any, Any]:
+    """Follow ``steps`` through ``value`` and its type: the value at the end (None when absent), its
+    type (None when it could not be told) and the type holding it (a Struct, or a union of them)."""
+    parent = kind
+    for step in steps:
+        kind = _pick(kind, value)
+        parent = kind
+        if isinstance(step, int):
+            value = value[step] if isinstance(value, list) and step < len(value) else None
+            kind = kind.item_type if isinstance(kind, msgspec.inspect.ListType) else None
+        else:
+            value = value.get(step) if isinstance(value, dict) else None
+            if isinstance(kind, msgspec.inspect.StructType):
+                tag_field = kind.cls.__struct_config__.tag_field
+                fields = {field.encode_name: field.type for field in kind.fields}
+                kind = fields.get(step) if step != tag_field else None
+            else:
+                kind = None
+        if kind is None and step is not steps[-1]:
+            return value, None, parent
+    return value, kind, parent
+
+
+def _pick(kind: Any, value: Any) -> Any:
+    """The member of a union ``value`` is meant as (by its tag, or list for a list); else ``kind``."""
+    if not isinstance(kind, msgspec.inspect.UnionType):
+        return kind
+    for member in kind.types:
+        if isinstance(member, msgspec.inspect.StructType) and isinstance(value, dict):
+            config = member.cls.__struct_config__
+            if config.tag_field is not None and value.get(config.tag_field) == config.tag:
+                return member
+        if isinstance(member, msgspec.inspect.ListType) and isinstance(value, list):
+            return member
+    return kind
+
+
+def _shape_of(kind: Any) -> str:
+    if isinstance(kind, msgspec.inspect.StructType):
+        return shapes.shape_line(kind.cls)
+    if isinstance(kind, msgspec.inspect.UnionType):
+        members = [member.cls for member in kind.types if isinstance(member, msgspec.inspect.StructType)]
+        shown = "; ".join(shapes.shape_line(cls) for cls in members[:4])
+        return shown + (" ... (PROTOCOL.md, Entry shapes, has the others)" if len(members) > 4 else "")
+    return shapes.type_name(kind) if kind is not None else ""
 
 
 def _prime_type_info() -> None:
@@ -255,7 +282,7 @@ def _prime_type_info() -> None:
     eight sessions appended to at once). Built here, it is complete before
     any worker thread exists.
     """
-    for value, kind in (({"entries": []}, _Batch), ({}, KnownEntry), ({}, MessageShape)):
+    for value, kind in (({"entries": []}, _PiBatch), ({"entries": []}, _OmpBatch)):
         try:
             msgspec.convert(value, kind)
         except msgspec.ValidationError:

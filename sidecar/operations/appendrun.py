@@ -133,7 +133,7 @@ class AppendRun:
                 break
         if trusting and unchecked:
             try:
-                validate_entries(unchecked)
+                validate_entries(unchecked, session.entry_rules)
             except InvalidAt:
                 session.undo_run(len(written), before)
                 return None

@@ -21,6 +21,8 @@ class AddsBatches:
 
     id: str
     read_only: bool
+    compat: str
+    prefix: bytes
     tree: "SessionTree"
     blobs: BlobStore | None
     redact_entry: Callable[[dict[str, Any]], dict[str, Any]] | None
@@ -28,10 +30,18 @@ class AddsBatches:
     def get(self, entry_id: str) -> Entry:
         raise NotImplementedError
 
+    @property
+    def entry_rules(self) -> str:
+        """Whose entry shapes an append must fit: "omp" (pi's and oh-my-pi's) under oh-my-pi's
+        compatibility or in a file that starts with oh-my-pi's title line (oh-my-pi's whatever the
+        root, as titles.py names it), else "pi"."""
+        return "omp" if self.compat == "omp" or self.prefix else "pi"
+
     def run_batch(self, entry_count: int) -> EntryBatch:
         """What the calls of a run of appends share (``add_batch``'s ``shared``): the set-up of each
         call's EntryBatch, and one draw of randomness for the new ids of their ``entry_count`` entries."""
-        return EntryBatch(self.id, self.tree.by_id, set(), (), self.redact_entry, self.blobs, entry_count)  # type: ignore[arg-type]
+        return EntryBatch(self.id, self.tree.by_id, set(), (), self.redact_entry, self.blobs, entry_count,  # type: ignore[arg-type]
+                          self.entry_rules)
 
     def add_batch(self, objs: list[dict[str, Any]], parent_id: Any = UNSET, shared: EntryBatch | None = None,
                   validate: bool = True) -> tuple[list[Entry], list[dict[str, Any]]]:
@@ -49,7 +59,8 @@ class AddsBatches:
         prepared_objs: list[dict[str, Any]] = []
         if shared is None:
             batch_ids: set[str] = set()
-            batch = EntryBatch(self.id, tree.by_id, batch_ids, objs, self.redact_entry, self.blobs)
+            batch = EntryBatch(self.id, tree.by_id, batch_ids, objs, self.redact_entry, self.blobs,
+                               compat=self.entry_rules)
         else:
             batch, batch_ids = shared, shared.batch_ids
             batch_ids.clear()  # (the ids of the run's calls before are in the tree now)
@@ -63,14 +74,14 @@ class AddsBatches:
                     if bounded is not prepared_obj:
                         prepared_obj, entry = bounded, entry_of(bounded)
             except Exception:
-                validate_batch(prepared_objs)  # an earlier entry's own error comes first
+                validate_batch(prepared_objs, self.entry_rules)  # an earlier entry's own error comes first
                 raise
             prepared.append(entry)
             prepared_objs.append(prepared_obj)
             batch_ids.add(entry.id)  # type: ignore[arg-type]
             parent = entry.id
         if validate:
-            validate_batch(prepared_objs)
+            validate_batch(prepared_objs, self.entry_rules)
         add = tree.add
         for entry in prepared:
             add(entry)

@@ -8,10 +8,8 @@ import os
 import threading
 from typing import Any, Callable
 
-import msgspec
-
-from ..errors import EntryNotFound, InvalidEntry
-from ..format.entries import InvalidAt, validate_entries, validate_entry
+from ..errors import EntryNotFound, InvalidEntry, InvalidParams
+from ..format.entries import InvalidAt, ShapeRefused, validate_entries, validate_entry
 from ..format.codec import encode
 from ..format.jsonl import Entry
 from ..format.migrate import new_entry_id
@@ -27,11 +25,13 @@ class EntryBatch:
 
     def __init__(self, session_id: str, by_id: dict[str, Entry], batch_ids: set[str], objs: list[Any],
                  redact: Callable[[dict[str, Any]], dict[str, Any]] | None, blobs: BlobStore | None,
-                 id_count: int | None = None) -> None:
+                 id_count: int | None = None, compat: str = "pi") -> None:
         """``id_count``: how many new ids to draw randomness for at once (default: one per entry of ``objs``);
         a run of appends shares one EntryBatch (``batch_ids`` cleared between its calls) and one draw."""
         self.session_id, self.by_id, self.batch_ids = session_id, by_id, batch_ids
         self.redact, self.blobs = redact, blobs
+        # Whose shapes the entries must fit: pi's, or under oh-my-pi's compatibility also oh-my-pi's.
+        self.compat = compat
         self.ids = _IdPool(by_id, batch_ids, len(objs) if id_count is None else id_count)
 
     def prepare(self, obj: Any, index: int, parent: str | None) -> dict[str, Any]:
@@ -74,7 +74,7 @@ class EntryBatch:
                 prepared[key] = value
         if prepared["type"] in _TARGETING:
             prepared = bound(prepared, self.blobs)
-            validate_one(prepared, index)
+            validate_one(prepared, index, self.compat)
             if prepared.get("targetId") not in self.by_id and prepared.get("targetId") not in self.batch_ids:
                 raise EntryNotFound(
                     f"entries[{index}].targetId {prepared.get('targetId')!r} is not in session {self.session_id}",
@@ -90,22 +90,28 @@ def entry_of(prepared: dict[str, Any]) -> Entry:
     return Entry.from_envelope(prepared, encode(prepared))
 
 
-def validate_one(obj: dict[str, Any], index: int) -> None:
+def validate_one(obj: dict[str, Any], index: int, compat: str = "pi") -> None:
     try:
-        validate_entry(obj)
-    except msgspec.ValidationError as exc:
-        raise InvalidEntry(f"entries[{index}] is not a valid {obj['type']} entry: {exc}", index=index) from exc
+        validate_entry(obj, compat)
+    except ShapeRefused as refused:
+        raise shape_error(index, refused) from None
 
 
-def validate_batch(objs: list[dict[str, Any]]) -> None:
-    """Check a batch's entries against their schema; InvalidEntry for the first that fails."""
+def validate_batch(objs: list[dict[str, Any]], compat: str = "pi") -> None:
+    """Check a batch's entries against pi's shapes; InvalidParams naming the field of the first that fails."""
     try:
-        validate_entries(objs)
+        validate_entries(objs, compat)
     except InvalidAt as failed:
-        index = failed.index
-        raise InvalidEntry(
-            f"entries[{index}] is not a valid {objs[index]['type']} entry: {failed.error}", index=index
-        ) from failed.error
+        raise shape_error(failed.index, failed.error) from None
+
+
+def shape_error(index: int, refused: ShapeRefused) -> InvalidParams:
+    """-32602 for an entry pi would misread: ``data.field`` the field (``entries[0].message.toolCallId``),
+    ``data.index`` the entry, ``data.expected`` the shape pi expects there (also in the message)."""
+    field = f"entries[{index}]" + ("." + refused.field if refused.field else "")
+    expected = f"; expected {refused.expected}" if refused.expected else ""
+    return InvalidParams(f"{field}: {refused.reason}{expected}. Nothing was written.", field=field, index=index,
+                         expected=refused.expected)
 
 
 _random_pool = bytearray()

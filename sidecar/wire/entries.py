@@ -21,9 +21,10 @@ shapes" says which ones pi writes.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal, Union, get_args
 
 import msgspec
+import msgspec.inspect
 
 # ---------------------------------------------------------------- content blocks
 
@@ -105,13 +106,14 @@ class Cost(msgspec.Struct, omit_defaults=True, kw_only=True):
 
 
 class Usage(msgspec.Struct, omit_defaults=True, kw_only=True):
-    """Tokens of one response. The sidecar sizes a context from the last assistant's usage."""
+    """Tokens of one response. The sidecar sizes a context from the last assistant's usage
+    (totalTokens, else the sum of the others). pi writes every field; a missing one counts 0."""
 
-    input: int
-    output: int
-    cacheRead: int = 0
-    cacheWrite: int = 0
-    totalTokens: int = 0
+    input: int | None = None
+    output: int | None = None
+    cacheRead: int | None = None
+    cacheWrite: int | None = None
+    totalTokens: int | None = None
     cost: Cost | None = None
     # Subset of cacheWrite written with 1h retention (Anthropic).
     cacheWrite1h: int | None = None
@@ -237,6 +239,16 @@ class FileMentionMessage(_Message, tag="fileMention"):
     files: list[dict[str, Any]]
 
 
+# What a message entry holds. The summaries are entries of their own (compaction,
+# branch_summary) that a context shows as messages: never appended as messages.
+EntryMessage = Union[
+    UserMessage, AssistantMessage, ToolResultMessage, BashExecutionMessage, CustomMessage, SystemMessage,
+]
+OmpEntryMessage = Union[
+    UserMessage, OmpAssistantMessage, ToolResultMessage, BashExecutionMessage, CustomMessage, SystemMessage,
+    DeveloperMessage, PythonExecutionMessage, HookMessage, FileMentionMessage,
+]
+# What session/buildContext's messages are (format "agent").
 AgentMessage = Union[
     UserMessage, AssistantMessage, ToolResultMessage, BashExecutionMessage, CustomMessage, BranchSummaryMessage,
     CompactionSummaryMessage, SystemMessage,
@@ -260,7 +272,7 @@ class _Entry(msgspec.Struct, tag_field="type", omit_defaults=True, kw_only=True)
 
 
 class MessageEntry(_Entry, tag="message"):
-    message: AgentMessage
+    message: EntryMessage
 
 
 class ThinkingLevelChangeEntry(_Entry, tag="thinking_level_change"):
@@ -421,7 +433,7 @@ class CredentialPinEntry(_Entry, tag="credential_pin"):
 class OmpMessageEntry(MessageEntry, tag="message"):
     """A message entry under oh-my-pi's compatibility: its messages."""
 
-    message: OmpAgentMessage  # type: ignore[assignment]
+    message: OmpEntryMessage  # type: ignore[assignment]
 
 
 # The entry types pi 1.5 reads, and those oh-my-pi adds (accepted under its compatibility).
@@ -444,6 +456,8 @@ OmpSessionEntry = Union[
 UNIONS: dict[str, Any] = {
     "SessionEntry": SessionEntry,
     "OmpSessionEntry": OmpSessionEntry,
+    "EntryMessage": EntryMessage,
+    "OmpEntryMessage": OmpEntryMessage,
     "AgentMessage": AgentMessage,
     "OmpAgentMessage": OmpAgentMessage,
     "UserContentBlock": UserContentBlock,
@@ -452,8 +466,54 @@ UNIONS: dict[str, Any] = {
 }
 
 
-def entry_tags(union: Any) -> list[str]:
-    """The ``type`` of each entry of ``union``, in its order."""
-    from typing import get_args
-
+def tags(union: Any) -> list[str]:
+    """The tag (``type`` or ``role``) of each member of ``union``, in its order."""
     return [kind.__struct_config__.tag for kind in get_args(union)]
+
+
+# ---------------------------------------------------------------- shapes as text (errors and PROTOCOL.md)
+
+
+def shape_line(cls: type) -> str:
+    """``cls`` as a line: its tag and required fields with their types, then its optional fields' names."""
+    info = msgspec.inspect.type_info(cls)
+    config = cls.__struct_config__
+    parts = [f'"{config.tag_field}": "{config.tag}"'] if config.tag_field else []
+    optional = []
+    for field in info.fields:  # type: ignore[attr-defined]
+        if field.required:
+            parts.append(f'"{field.encode_name}": {type_name(field.type)}')
+        elif field.encode_name not in ("id", "parentId", "timestamp") or config.tag_field == "role":
+            optional.append(field.encode_name)
+    line = "{" + ", ".join(parts) + "}"
+    return line + (f" (optional: {', '.join(optional)})" if optional else "")
+
+
+def type_name(kind: Any) -> str:
+    inspect = msgspec.inspect
+    if isinstance(kind, inspect.StrType):
+        return "string"
+    if isinstance(kind, (inspect.IntType, inspect.FloatType)):
+        return "number"
+    if isinstance(kind, inspect.BoolType):
+        return "boolean"
+    if isinstance(kind, inspect.NoneType):
+        return "null"
+    if isinstance(kind, (inspect.DictType, inspect.AnyType)):
+        return "object" if isinstance(kind, inspect.DictType) else "any"
+    if isinstance(kind, inspect.ListType):
+        return f"[{type_name(kind.item_type)}]"
+    if isinstance(kind, inspect.LiteralType):
+        return " | ".join(f'"{value}"' for value in kind.values)
+    if isinstance(kind, inspect.UnionType):
+        tagged = [member for member in kind.types if isinstance(member, inspect.StructType) and member.cls.__struct_config__.tag_field]
+        rest = [type_name(member) for member in kind.types if member not in tagged]
+        if tagged:  # a choice of tagged objects, shown by their tags: {"type": "text" | "image", ...}
+            tag_field = tagged[0].cls.__struct_config__.tag_field
+            values = " | ".join(f'"{member.cls.__struct_config__.tag}"' for member in tagged)
+            rest.append(f'{{"{tag_field}": {values}, ...}}')
+        return " | ".join(rest)
+    if isinstance(kind, inspect.StructType):
+        config = kind.cls.__struct_config__
+        return f'{{"{config.tag_field}": "{config.tag}", ...}}' if config.tag_field else kind.cls.__name__
+    return "any"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from session_builders import (
-    adopt_files, append, assistant, context, entry, header, message, msg, new_session, read_lines, service, stamp, stored_at, user, write_session,
+    adopt_files, append, append_as_another_agent, assistant, context, entry, header, message, msg, new_session, read_lines, service, stamp, stored_at, user, write_session,
 )
 
 from sidecar import wire
@@ -25,7 +25,8 @@ def test_fork_copies_the_path_verbatim_with_labels_on_it(svc):
     sid = new_session(svc)
     u1, a1, u2, a2 = append(svc, sid, msg(user("1")), msg(assistant("2")), msg(user("3")), msg(assistant("4")))
     [side] = append(svc, sid, msg(user("side")), parentId=a1)
-    append(svc, sid, {"type": "brand_new_kind", "keep": [1.5]}, parentId=a2)
+    svc.branch(wire.BranchParams(sessionId=sid, entryId=a2))
+    append_as_another_agent(svc, sid, {"type": "brand_new_kind", "keep": [1.5]})
     leaf_of_path = svc.session(sid).leaf_id
     svc.set_label(wire.SetLabelParams(sessionId=sid, entryId=u1, label="start"))
     svc.set_label(wire.SetLabelParams(sessionId=sid, entryId=side, label="off-path"))

@@ -6,7 +6,7 @@ import pytest
 from session_builders import append, assistant, context, msg, new_session, service, user
 
 from sidecar import wire
-from sidecar.errors import EntryNotFound, InvalidEntry
+from sidecar.errors import EntryNotFound, InvalidEntry, InvalidParams
 
 
 @pytest.fixture
@@ -44,10 +44,8 @@ def test_every_kind_of_entry_joins_the_chain(svc):
         {"type": "custom", "customType": "ext", "data": {"a": 1}},
         {"type": "custom_message", "customType": "ext", "content": "c", "display": True},
         {"type": "branch_summary", "fromId": "root", "summary": "bs"},
-        {"type": "ttsr_injection", "injectedRules": ["r"]},
-        {"type": "session_init", "systemPrompt": "p"},
-        {"type": "mode_change", "mode": "plan"},
-        {"type": "brand_new_kind", "anything": [1, 2]},
+        {"type": "usage", "kind": "summary", "provider": "openai", "model": "gpt", "usage": {"input": 1, "output": 2}},
+        {"type": "session_info", "name": "n"},
     ]
     previous = svc.session(sid).leaf_id
     for obj in kinds:
@@ -55,6 +53,40 @@ def test_every_kind_of_entry_joins_the_chain(svc):
         entry = svc.session(sid).get(new_id)
         assert entry.parent_id == previous and entry.type == obj["type"]
         previous = new_id
+
+
+OMP_KINDS = [
+    {"type": "ttsr_injection", "injectedRules": ["r"]},
+    {"type": "session_init", "systemPrompt": "p"},
+    {"type": "mode_change", "mode": "plan"},
+    {"type": "model_change", "model": "openai/gpt", "role": "default"},
+    {"type": "title_change", "title": "t", "source": "user"},
+    {"type": "reset_boundary"},
+]
+
+
+@pytest.mark.parametrize("obj", OMP_KINDS[:3] + OMP_KINDS[4:], ids=lambda obj: obj["type"])
+def test_oh_my_pi_entry_kinds_are_refused_under_pi_compatibility(svc, obj):
+    sid = new_session(svc)
+    append(svc, sid, msg(user()), msg(assistant()))
+    with pytest.raises(InvalidParams) as refused:
+        append(svc, sid, obj)
+    assert refused.value.data["field"] == "entries[0].type" and "oh-my-pi" in refused.value.message
+    assert len(svc.session(sid).tree.entries) == 2
+
+
+def test_oh_my_pi_entry_kinds_join_the_chain_under_its_compatibility(sessions_root):
+    omp = service(sessions_root, compat="omp")
+    sid = new_session(omp)
+    append(omp, sid, msg(user()), msg(assistant()))
+    previous = omp.session(sid).leaf_id
+    for obj in OMP_KINDS:
+        [new_id] = append(omp, sid, obj)
+        assert omp.session(sid).get(new_id).parent_id == previous
+        previous = new_id
+    with pytest.raises(InvalidParams) as refused:
+        append(omp, sid, {"type": "brand_new_kind", "anything": [1, 2]})
+    assert refused.value.data["field"] == "entries[0].type" and "custom" in refused.value.message
 
 
 def test_a_batch_is_a_chain_and_explicit_parent_ids_are_honoured(svc):
@@ -193,7 +225,7 @@ def test_build_context_at_a_leaf_null_leaf_and_unknown_leaf(svc):
     [
         {"message": user()},  # no type
         {"type": "session", "id": "x"},
-        {"type": "message", "message": {"role": "compactionSummary", "summary": "s"}},
+        {"type": "message", "message": {"role": "compactionSummary", "summary": "s"}},  # an entry's, in a context
         {"type": "message", "message": {"content": "no role"}},
         {"type": "compaction", "summary": "s"},  # missing fields
         {"type": "label", "label": "no target"},
@@ -203,7 +235,8 @@ def test_build_context_at_a_leaf_null_leaf_and_unknown_leaf(svc):
 def test_malformed_known_entries_are_refused_whole(svc, bad):
     sid = new_session(svc)
     append(svc, sid, msg(user()))
-    with pytest.raises((InvalidEntry, EntryNotFound)):
+    # InvalidEntry: not an entry at all; InvalidParams: an entry's shape pi would misread.
+    with pytest.raises((InvalidEntry, InvalidParams, EntryNotFound)):
         append(svc, sid, msg(assistant()), bad)
     assert len(svc.session(sid).tree.entries) == 1  # nothing of the batch landed
 

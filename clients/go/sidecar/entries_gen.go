@@ -44,18 +44,18 @@ const (
 	OrderRelevance          = "relevance"             // HistorySearchParams.order
 	ReasonEmpty             = "empty"                 // CompactFallback.reason
 	ReasonGarbage           = "garbage"               // CompactFallback.reason
-	RoleAssistant           = "assistant"             // AgentMessage., MessageEntry.message, OmpAgentMessage., …
-	RoleBashExecution       = "bashExecution"         // AgentMessage., MessageEntry.message, OmpAgentMessage., …
-	RoleBranchSummary       = "branchSummary"         // AgentMessage., MessageEntry.message, OmpAgentMessage., …
-	RoleCompactionSummary   = "compactionSummary"     // AgentMessage., MessageEntry.message, OmpAgentMessage., …
-	RoleCustom              = "custom"                // AgentMessage., MessageEntry.message, OmpAgentMessage., …
-	RoleDeveloper           = "developer"             // OmpAgentMessage., OmpMessageEntry.message
-	RoleFileMention         = "fileMention"           // OmpAgentMessage., OmpMessageEntry.message
-	RoleHookMessage         = "hookMessage"           // OmpAgentMessage., OmpMessageEntry.message
-	RolePythonExecution     = "pythonExecution"       // OmpAgentMessage., OmpMessageEntry.message
-	RoleSystem              = "system"                // AgentMessage., MessageEntry.message, OmpAgentMessage., …
-	RoleToolResult          = "toolResult"            // AgentMessage., MessageEntry.message, OmpAgentMessage., …
-	RoleUser                = "user"                  // AgentMessage., MessageEntry.message, OmpAgentMessage., …
+	RoleAssistant           = "assistant"             // AgentMessage, EntryMessage, MessageEntry.message, …
+	RoleBashExecution       = "bashExecution"         // AgentMessage, EntryMessage, MessageEntry.message, …
+	RoleBranchSummary       = "branchSummary"         // AgentMessage, OmpAgentMessage
+	RoleCompactionSummary   = "compactionSummary"     // AgentMessage, OmpAgentMessage
+	RoleCustom              = "custom"                // AgentMessage, EntryMessage, MessageEntry.message, …
+	RoleDeveloper           = "developer"             // OmpAgentMessage, OmpEntryMessage, OmpMessageEntry.message
+	RoleFileMention         = "fileMention"           // OmpAgentMessage, OmpEntryMessage, OmpMessageEntry.message
+	RoleHookMessage         = "hookMessage"           // OmpAgentMessage, OmpEntryMessage, OmpMessageEntry.message
+	RolePythonExecution     = "pythonExecution"       // OmpAgentMessage, OmpEntryMessage, OmpMessageEntry.message
+	RoleSystem              = "system"                // AgentMessage, EntryMessage, MessageEntry.message, …
+	RoleToolResult          = "toolResult"            // AgentMessage, EntryMessage, MessageEntry.message, …
+	RoleUser                = "user"                  // AgentMessage, EntryMessage, MessageEntry.message, …
 	RulesOmp                = "omp"                   // BuildContextParams.rules
 	RulesPi                 = "pi"                    // BuildContextParams.rules
 	SourceAuto              = "auto"                  // TitleChangeEntry.source
@@ -74,32 +74,32 @@ const (
 	SummariesTurnPrefix     = "turnPrefix"            // CompactFallback.summaries
 	ToPi                    = "pi"                    // ConvertParams.to
 	ToSpec                  = "spec"                  // ConvertParams.to
-	TypeAnthropicServerTool = "anthropicServerTool"   // OmpAssistantContentBlock., OmpAssistantMessage.content
-	TypeBranchSummary       = "branch_summary"        // OmpSessionEntry., SessionEntry.
-	TypeCompaction          = "compaction"            // OmpSessionEntry., SessionEntry.
-	TypeContextEdit         = "context_edit"          // OmpSessionEntry., SessionEntry.
-	TypeCredentialPin       = "credential_pin"        // OmpSessionEntry.
-	TypeCustom              = "custom"                // OmpSessionEntry., SessionEntry.
-	TypeCustomMessage       = "custom_message"        // OmpSessionEntry., SessionEntry.
-	TypeFallback            = "fallback"              // OmpAssistantContentBlock., OmpAssistantMessage.content
-	TypeImage               = "image"                 // AssistantContentBlock., AssistantMessage.content, ContextEditReplacement.content, …
-	TypeLabel               = "label"                 // OmpSessionEntry., SessionEntry.
-	TypeMessage             = "message"               // OmpSessionEntry., SessionEntry.
-	TypeModeChange          = "mode_change"           // OmpSessionEntry.
-	TypeModelChange         = "model_change"          // OmpSessionEntry., SessionEntry.
-	TypeModelUsage          = "model_usage"           // OmpSessionEntry.
-	TypeRedactedThinking    = "redactedThinking"      // OmpAssistantContentBlock., OmpAssistantMessage.content
-	TypeResetBoundary       = "reset_boundary"        // OmpSessionEntry.
-	TypeServiceTierChange   = "service_tier_change"   // OmpSessionEntry.
-	TypeSessionInfo         = "session_info"          // OmpSessionEntry., SessionEntry.
-	TypeSessionInit         = "session_init"          // OmpSessionEntry.
-	TypeText                = "text"                  // AssistantContentBlock., AssistantMessage.content, ContextEditReplacement.content, …
-	TypeThinking            = "thinking"              // AssistantContentBlock., AssistantMessage.content, ContextEditReplacement.content, …
-	TypeThinkingLevelChange = "thinking_level_change" // OmpSessionEntry., SessionEntry.
-	TypeTitleChange         = "title_change"          // OmpSessionEntry.
-	TypeToolCall            = "toolCall"              // AssistantContentBlock., AssistantMessage.content, ContextEditReplacement.content, …
-	TypeTtsrInjection       = "ttsr_injection"        // OmpSessionEntry.
-	TypeUsage               = "usage"                 // OmpSessionEntry., SessionEntry.
+	TypeAnthropicServerTool = "anthropicServerTool"   // OmpAssistantContentBlock, OmpAssistantMessage.content
+	TypeBranchSummary       = "branch_summary"        // OmpSessionEntry, SessionEntry
+	TypeCompaction          = "compaction"            // OmpSessionEntry, SessionEntry
+	TypeContextEdit         = "context_edit"          // OmpSessionEntry, SessionEntry
+	TypeCredentialPin       = "credential_pin"        // OmpSessionEntry
+	TypeCustom              = "custom"                // OmpSessionEntry, SessionEntry
+	TypeCustomMessage       = "custom_message"        // OmpSessionEntry, SessionEntry
+	TypeFallback            = "fallback"              // OmpAssistantContentBlock, OmpAssistantMessage.content
+	TypeImage               = "image"                 // AssistantContentBlock, AssistantMessage.content, ContextEditReplacement.content, …
+	TypeLabel               = "label"                 // OmpSessionEntry, SessionEntry
+	TypeMessage             = "message"               // OmpSessionEntry, SessionEntry
+	TypeModeChange          = "mode_change"           // OmpSessionEntry
+	TypeModelChange         = "model_change"          // OmpSessionEntry, SessionEntry
+	TypeModelUsage          = "model_usage"           // OmpSessionEntry
+	TypeRedactedThinking    = "redactedThinking"      // OmpAssistantContentBlock, OmpAssistantMessage.content
+	TypeResetBoundary       = "reset_boundary"        // OmpSessionEntry
+	TypeServiceTierChange   = "service_tier_change"   // OmpSessionEntry
+	TypeSessionInfo         = "session_info"          // OmpSessionEntry, SessionEntry
+	TypeSessionInit         = "session_init"          // OmpSessionEntry
+	TypeText                = "text"                  // AssistantContentBlock, AssistantMessage.content, ContextEditReplacement.content, …
+	TypeThinking            = "thinking"              // AssistantContentBlock, AssistantMessage.content, ContextEditReplacement.content, …
+	TypeThinkingLevelChange = "thinking_level_change" // OmpSessionEntry, SessionEntry
+	TypeTitleChange         = "title_change"          // OmpSessionEntry
+	TypeToolCall            = "toolCall"              // AssistantContentBlock, AssistantMessage.content, ContextEditReplacement.content, …
+	TypeTtsrInjection       = "ttsr_injection"        // OmpSessionEntry
+	TypeUsage               = "usage"                 // OmpSessionEntry, SessionEntry
 )
 
 // AgentMessage is one of UserMessage, AssistantMessage, ToolResultMessage, BashExecutionMessage, CustomMessage, BranchSummaryMessage, CompactionSummaryMessage, SystemMessage, or UnknownAgentMessage, told apart by "role". DecodeAgentMessage reads one; a type switch tells them apart.
@@ -278,7 +278,7 @@ func DecodeAssistantContentBlock(data []byte) (AssistantContentBlock, error) {
 }
 
 // AssistantMessage: A model's answer. Tool calls are `toolCall` blocks in `content`.
-// Its "role" is "assistant" (written by MarshalJSON); it is a AgentMessage.
+// Its "role" is "assistant" (written by MarshalJSON); it is a AgentMessage and a EntryMessage.
 type AssistantMessage struct {
 	Content      AssistantContentBlockList `json:"content"`
 	API          Nullable[string]          `json:"api,omitzero"`
@@ -297,7 +297,7 @@ func (x AssistantMessage) MarshalJSON() ([]byte, error) {
 }
 
 // BashExecutionMessage: A command the user ran with `!` (pi): in the context as a user message.
-// Its "role" is "bashExecution" (written by MarshalJSON); it is a AgentMessage and a OmpAgentMessage.
+// Its "role" is "bashExecution" (written by MarshalJSON); it is a AgentMessage and a EntryMessage and a OmpAgentMessage and a OmpEntryMessage.
 type BashExecutionMessage struct {
 	Command            string           `json:"command"`
 	Output             string           `json:"output"`
@@ -445,7 +445,7 @@ func (x CustomEntry) MarshalJSON() ([]byte, error) {
 }
 
 // CustomMessage: An extension's message that goes into the context (what a custom_message entry becomes).
-// Its "role" is "custom" (written by MarshalJSON); it is a AgentMessage and a OmpAgentMessage.
+// Its "role" is "custom" (written by MarshalJSON); it is a AgentMessage and a EntryMessage and a OmpAgentMessage and a OmpEntryMessage.
 type CustomMessage struct {
 	CustomType string               `json:"customType"`
 	Content    CustomMessageContent `json:"content"`
@@ -477,7 +477,7 @@ func (x CustomMessageEntry) MarshalJSON() ([]byte, error) {
 }
 
 // DeveloperMessage: oh-my-pi: a developer-role message.
-// Its "role" is "developer" (written by MarshalJSON); it is a OmpAgentMessage.
+// Its "role" is "developer" (written by MarshalJSON); it is a OmpAgentMessage and a OmpEntryMessage.
 type DeveloperMessage struct {
 	Content   DeveloperMessageContent `json:"content"`
 	Timestamp *float64                `json:"timestamp,omitzero"`
@@ -486,6 +486,88 @@ type DeveloperMessage struct {
 func (x DeveloperMessage) MarshalJSON() ([]byte, error) {
 	type plain DeveloperMessage
 	return withTag("role", "developer", plain(x))
+}
+
+// EntryMessage is one of UserMessage, AssistantMessage, ToolResultMessage, BashExecutionMessage, CustomMessage, SystemMessage, or UnknownEntryMessage, told apart by "role". DecodeEntryMessage reads one; a type switch tells them apart.
+type EntryMessage interface{ isEntryMessage() }
+
+func (UserMessage) isEntryMessage()          {}
+func (AssistantMessage) isEntryMessage()     {}
+func (ToolResultMessage) isEntryMessage()    {}
+func (BashExecutionMessage) isEntryMessage() {}
+func (CustomMessage) isEntryMessage()        {}
+func (SystemMessage) isEntryMessage()        {}
+func (UnknownEntryMessage) isEntryMessage()  {}
+
+// UnknownEntryMessage is a EntryMessage this client does not know (another tool's, a newer version's), or one whose
+// shape did not fit its type (Err says why): Raw is its JSON, kept as it was and written back unchanged.
+type UnknownEntryMessage struct {
+	// Tag is its "role".
+	Tag string
+	Raw json.RawMessage
+	Err error
+}
+
+func (u UnknownEntryMessage) MarshalJSON() ([]byte, error) {
+	if len(u.Raw) == 0 {
+		return []byte("null"), nil
+	}
+	return u.Raw, nil
+}
+
+// DecodeEntryMessage reads one EntryMessage from its JSON. Only JSON that is not an object is an error:
+// an unknown "role", or a known one whose fields do not fit, is an UnknownEntryMessage.
+func DecodeEntryMessage(data []byte) (EntryMessage, error) {
+	var head struct {
+		Tag json.RawMessage `json:"role"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, err
+	}
+	var tag string
+	_ = json.Unmarshal(head.Tag, &tag)
+	unknown := func(err error) (EntryMessage, error) {
+		return UnknownEntryMessage{Tag: tag, Raw: append(json.RawMessage(nil), data...), Err: err}, nil
+	}
+	switch tag {
+	case "assistant":
+		var v AssistantMessage
+		if err := json.Unmarshal(data, &v); err != nil {
+			return unknown(err)
+		}
+		return v, nil
+	case "bashExecution":
+		var v BashExecutionMessage
+		if err := json.Unmarshal(data, &v); err != nil {
+			return unknown(err)
+		}
+		return v, nil
+	case "custom":
+		var v CustomMessage
+		if err := json.Unmarshal(data, &v); err != nil {
+			return unknown(err)
+		}
+		return v, nil
+	case "system":
+		var v SystemMessage
+		if err := json.Unmarshal(data, &v); err != nil {
+			return unknown(err)
+		}
+		return v, nil
+	case "toolResult":
+		var v ToolResultMessage
+		if err := json.Unmarshal(data, &v); err != nil {
+			return unknown(err)
+		}
+		return v, nil
+	case "user":
+		var v UserMessage
+		if err := json.Unmarshal(data, &v); err != nil {
+			return unknown(err)
+		}
+		return v, nil
+	}
+	return unknown(nil)
 }
 
 // FallbackContent: oh-my-pi: Anthropic switched models mid-answer.
@@ -501,7 +583,7 @@ func (x FallbackContent) MarshalJSON() ([]byte, error) {
 }
 
 // FileMentionMessage: oh-my-pi: files the user mentioned with @, read into the context.
-// Its "role" is "fileMention" (written by MarshalJSON); it is a OmpAgentMessage.
+// Its "role" is "fileMention" (written by MarshalJSON); it is a OmpAgentMessage and a OmpEntryMessage.
 type FileMentionMessage struct {
 	Files     []map[string]any `json:"files"`
 	Timestamp *float64         `json:"timestamp,omitzero"`
@@ -513,7 +595,7 @@ func (x FileMentionMessage) MarshalJSON() ([]byte, error) {
 }
 
 // HookMessage: oh-my-pi: a hook's message (pi's older name of `custom`).
-// Its "role" is "hookMessage" (written by MarshalJSON); it is a OmpAgentMessage.
+// Its "role" is "hookMessage" (written by MarshalJSON); it is a OmpAgentMessage and a OmpEntryMessage.
 type HookMessage struct {
 	CustomType string             `json:"customType"`
 	Content    HookMessageContent `json:"content"`
@@ -557,7 +639,7 @@ func (x LabelEntry) MarshalJSON() ([]byte, error) {
 // MessageEntry is `MessageEntry` in protocol/schema.json.
 // Its "type" is "message" (written by MarshalJSON); it is a SessionEntry.
 type MessageEntry struct {
-	Message   AgentMessage     `json:"message"`
+	Message   EntryMessage     `json:"message"`
 	ID        Nullable[string] `json:"id,omitzero"`
 	ParentID  Nullable[string] `json:"parentId,omitzero"`
 	Timestamp Nullable[string] `json:"timestamp,omitzero"`
@@ -579,7 +661,7 @@ func (x *MessageEntry) UnmarshalJSON(data []byte) error {
 	}
 	*x = MessageEntry(p.plain)
 	if len(p.Message) > 0 && string(p.Message) != "null" {
-		v, err := DecodeAgentMessage(p.Message)
+		v, err := DecodeEntryMessage(p.Message)
 		if err != nil {
 			return err
 		}
@@ -855,7 +937,7 @@ func DecodeOmpAssistantContentBlock(data []byte) (OmpAssistantContentBlock, erro
 }
 
 // OmpAssistantMessage: oh-my-pi's assistant message: more content block kinds.
-// Its "role" is "assistant" (written by MarshalJSON); it is a OmpAgentMessage.
+// Its "role" is "assistant" (written by MarshalJSON); it is a OmpAgentMessage and a OmpEntryMessage.
 type OmpAssistantMessage struct {
 	Content      OmpAssistantContentBlockList `json:"content"`
 	API          Nullable[string]             `json:"api,omitzero"`
@@ -873,10 +955,120 @@ func (x OmpAssistantMessage) MarshalJSON() ([]byte, error) {
 	return withTag("role", "assistant", plain(x))
 }
 
+// OmpEntryMessage is one of UserMessage, OmpAssistantMessage, ToolResultMessage, BashExecutionMessage, CustomMessage, SystemMessage, DeveloperMessage, PythonExecutionMessage, HookMessage, FileMentionMessage, or UnknownOmpEntryMessage, told apart by "role". DecodeOmpEntryMessage reads one; a type switch tells them apart.
+type OmpEntryMessage interface{ isOmpEntryMessage() }
+
+func (UserMessage) isOmpEntryMessage()            {}
+func (OmpAssistantMessage) isOmpEntryMessage()    {}
+func (ToolResultMessage) isOmpEntryMessage()      {}
+func (BashExecutionMessage) isOmpEntryMessage()   {}
+func (CustomMessage) isOmpEntryMessage()          {}
+func (SystemMessage) isOmpEntryMessage()          {}
+func (DeveloperMessage) isOmpEntryMessage()       {}
+func (PythonExecutionMessage) isOmpEntryMessage() {}
+func (HookMessage) isOmpEntryMessage()            {}
+func (FileMentionMessage) isOmpEntryMessage()     {}
+func (UnknownOmpEntryMessage) isOmpEntryMessage() {}
+
+// UnknownOmpEntryMessage is a OmpEntryMessage this client does not know (another tool's, a newer version's), or one whose
+// shape did not fit its type (Err says why): Raw is its JSON, kept as it was and written back unchanged.
+type UnknownOmpEntryMessage struct {
+	// Tag is its "role".
+	Tag string
+	Raw json.RawMessage
+	Err error
+}
+
+func (u UnknownOmpEntryMessage) MarshalJSON() ([]byte, error) {
+	if len(u.Raw) == 0 {
+		return []byte("null"), nil
+	}
+	return u.Raw, nil
+}
+
+// DecodeOmpEntryMessage reads one OmpEntryMessage from its JSON. Only JSON that is not an object is an error:
+// an unknown "role", or a known one whose fields do not fit, is an UnknownOmpEntryMessage.
+func DecodeOmpEntryMessage(data []byte) (OmpEntryMessage, error) {
+	var head struct {
+		Tag json.RawMessage `json:"role"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, err
+	}
+	var tag string
+	_ = json.Unmarshal(head.Tag, &tag)
+	unknown := func(err error) (OmpEntryMessage, error) {
+		return UnknownOmpEntryMessage{Tag: tag, Raw: append(json.RawMessage(nil), data...), Err: err}, nil
+	}
+	switch tag {
+	case "assistant":
+		var v OmpAssistantMessage
+		if err := json.Unmarshal(data, &v); err != nil {
+			return unknown(err)
+		}
+		return v, nil
+	case "bashExecution":
+		var v BashExecutionMessage
+		if err := json.Unmarshal(data, &v); err != nil {
+			return unknown(err)
+		}
+		return v, nil
+	case "custom":
+		var v CustomMessage
+		if err := json.Unmarshal(data, &v); err != nil {
+			return unknown(err)
+		}
+		return v, nil
+	case "developer":
+		var v DeveloperMessage
+		if err := json.Unmarshal(data, &v); err != nil {
+			return unknown(err)
+		}
+		return v, nil
+	case "fileMention":
+		var v FileMentionMessage
+		if err := json.Unmarshal(data, &v); err != nil {
+			return unknown(err)
+		}
+		return v, nil
+	case "hookMessage":
+		var v HookMessage
+		if err := json.Unmarshal(data, &v); err != nil {
+			return unknown(err)
+		}
+		return v, nil
+	case "pythonExecution":
+		var v PythonExecutionMessage
+		if err := json.Unmarshal(data, &v); err != nil {
+			return unknown(err)
+		}
+		return v, nil
+	case "system":
+		var v SystemMessage
+		if err := json.Unmarshal(data, &v); err != nil {
+			return unknown(err)
+		}
+		return v, nil
+	case "toolResult":
+		var v ToolResultMessage
+		if err := json.Unmarshal(data, &v); err != nil {
+			return unknown(err)
+		}
+		return v, nil
+	case "user":
+		var v UserMessage
+		if err := json.Unmarshal(data, &v); err != nil {
+			return unknown(err)
+		}
+		return v, nil
+	}
+	return unknown(nil)
+}
+
 // OmpMessageEntry: A message entry under oh-my-pi's compatibility: its messages.
 // Its "type" is "message" (written by MarshalJSON); it is a OmpSessionEntry.
 type OmpMessageEntry struct {
-	Message   OmpAgentMessage  `json:"message"`
+	Message   OmpEntryMessage  `json:"message"`
 	ID        Nullable[string] `json:"id,omitzero"`
 	ParentID  Nullable[string] `json:"parentId,omitzero"`
 	Timestamp Nullable[string] `json:"timestamp,omitzero"`
@@ -898,7 +1090,7 @@ func (x *OmpMessageEntry) UnmarshalJSON(data []byte) error {
 	}
 	*x = OmpMessageEntry(p.plain)
 	if len(p.Message) > 0 && string(p.Message) != "null" {
-		v, err := DecodeOmpAgentMessage(p.Message)
+		v, err := DecodeOmpEntryMessage(p.Message)
 		if err != nil {
 			return err
 		}
@@ -1081,7 +1273,7 @@ func DecodeOmpSessionEntry(data []byte) (OmpSessionEntry, error) {
 }
 
 // PythonExecutionMessage: oh-my-pi: Python the user ran.
-// Its "role" is "pythonExecution" (written by MarshalJSON); it is a OmpAgentMessage.
+// Its "role" is "pythonExecution" (written by MarshalJSON); it is a OmpAgentMessage and a OmpEntryMessage.
 type PythonExecutionMessage struct {
 	Code      string        `json:"code"`
 	Output    string        `json:"output"`
@@ -1283,7 +1475,7 @@ func (x SessionInitEntry) MarshalJSON() ([]byte, error) {
 }
 
 // SystemMessage: pi 1.5: a system prompt stored in the session.
-// Its "role" is "system" (written by MarshalJSON); it is a AgentMessage and a OmpAgentMessage.
+// Its "role" is "system" (written by MarshalJSON); it is a AgentMessage and a EntryMessage and a OmpAgentMessage and a OmpEntryMessage.
 type SystemMessage struct {
 	Content   SystemMessageContent         `json:"content"`
 	Sections  Nullable[map[string]*string] `json:"sections,omitzero"`
@@ -1368,7 +1560,7 @@ func (x ToolCall) MarshalJSON() ([]byte, error) {
 }
 
 // ToolResultMessage: The result of the `toolCall` block whose `id` is `toolCallId`.
-// Its "role" is "toolResult" (written by MarshalJSON); it is a AgentMessage and a OmpAgentMessage.
+// Its "role" is "toolResult" (written by MarshalJSON); it is a AgentMessage and a EntryMessage and a OmpAgentMessage and a OmpEntryMessage.
 type ToolResultMessage struct {
 	ToolCallID string               `json:"toolCallId"`
 	ToolName   string               `json:"toolName"`
@@ -1397,13 +1589,14 @@ func (x TtsrInjectionEntry) MarshalJSON() ([]byte, error) {
 	return withTag("type", "ttsr_injection", plain(x))
 }
 
-// Usage: Tokens of one response. The sidecar sizes a context from the last assistant's usage.
+// Usage: Tokens of one response. The sidecar sizes a context from the last assistant's usage
+// (totalTokens, else the sum of the others). pi writes every field; a missing one counts 0.
 type Usage struct {
-	Input        int            `json:"input"`
-	Output       int            `json:"output"`
-	CacheRead    *int           `json:"cacheRead,omitzero"`
-	CacheWrite   *int           `json:"cacheWrite,omitzero"`
-	TotalTokens  *int           `json:"totalTokens,omitzero"`
+	Input        Nullable[int]  `json:"input,omitzero"`
+	Output       Nullable[int]  `json:"output,omitzero"`
+	CacheRead    Nullable[int]  `json:"cacheRead,omitzero"`
+	CacheWrite   Nullable[int]  `json:"cacheWrite,omitzero"`
+	TotalTokens  Nullable[int]  `json:"totalTokens,omitzero"`
 	Cost         Nullable[Cost] `json:"cost,omitzero"`
 	CacheWrite1h Nullable[int]  `json:"cacheWrite1h,omitzero"`
 	Reasoning    Nullable[int]  `json:"reasoning,omitzero"`
@@ -1482,7 +1675,7 @@ func DecodeUserContentBlock(data []byte) (UserContentBlock, error) {
 }
 
 // UserMessage is `UserMessage` in protocol/schema.json.
-// Its "role" is "user" (written by MarshalJSON); it is a AgentMessage and a OmpAgentMessage.
+// Its "role" is "user" (written by MarshalJSON); it is a AgentMessage and a EntryMessage and a OmpAgentMessage and a OmpEntryMessage.
 type UserMessage struct {
 	Content   UserMessageContent `json:"content"`
 	Timestamp *float64           `json:"timestamp,omitzero"`
@@ -1541,6 +1734,30 @@ func (l *AssistantContentBlockList) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// EntryMessageList is a JSON list of EntryMessage, each read with DecodeEntryMessage.
+type EntryMessageList []EntryMessage
+
+func (l *EntryMessageList) UnmarshalJSON(data []byte) error {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		return err
+	}
+	if raws == nil {
+		*l = nil
+		return nil
+	}
+	out := make(EntryMessageList, len(raws))
+	for i, raw := range raws {
+		v, err := DecodeEntryMessage(raw)
+		if err != nil {
+			return err
+		}
+		out[i] = v
+	}
+	*l = out
+	return nil
+}
+
 // OmpAgentMessageList is a JSON list of OmpAgentMessage, each read with DecodeOmpAgentMessage.
 type OmpAgentMessageList []OmpAgentMessage
 
@@ -1580,6 +1797,30 @@ func (l *OmpAssistantContentBlockList) UnmarshalJSON(data []byte) error {
 	out := make(OmpAssistantContentBlockList, len(raws))
 	for i, raw := range raws {
 		v, err := DecodeOmpAssistantContentBlock(raw)
+		if err != nil {
+			return err
+		}
+		out[i] = v
+	}
+	*l = out
+	return nil
+}
+
+// OmpEntryMessageList is a JSON list of OmpEntryMessage, each read with DecodeOmpEntryMessage.
+type OmpEntryMessageList []OmpEntryMessage
+
+func (l *OmpEntryMessageList) UnmarshalJSON(data []byte) error {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		return err
+	}
+	if raws == nil {
+		*l = nil
+		return nil
+	}
+	out := make(OmpEntryMessageList, len(raws))
+	for i, raw := range raws {
+		v, err := DecodeOmpEntryMessage(raw)
 		if err != nil {
 			return err
 		}
@@ -1682,6 +1923,8 @@ var entryTypes = map[string]any{
 	"CustomMessage":                   CustomMessage{},
 	"CustomMessageEntry":              CustomMessageEntry{},
 	"DeveloperMessage":                DeveloperMessage{},
+	"EntryMessage":                    (*EntryMessage)(nil),
+	"UnknownEntryMessage":             UnknownEntryMessage{},
 	"FallbackContent":                 FallbackContent{},
 	"FileMentionMessage":              FileMentionMessage{},
 	"HookMessage":                     HookMessage{},
@@ -1696,6 +1939,8 @@ var entryTypes = map[string]any{
 	"OmpAssistantContentBlock":        (*OmpAssistantContentBlock)(nil),
 	"UnknownOmpAssistantContentBlock": UnknownOmpAssistantContentBlock{},
 	"OmpAssistantMessage":             OmpAssistantMessage{},
+	"OmpEntryMessage":                 (*OmpEntryMessage)(nil),
+	"UnknownOmpEntryMessage":          UnknownOmpEntryMessage{},
 	"OmpMessageEntry":                 OmpMessageEntry{},
 	"OmpSessionEntry":                 (*OmpSessionEntry)(nil),
 	"UnknownOmpSessionEntry":          UnknownOmpSessionEntry{},

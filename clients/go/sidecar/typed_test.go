@@ -47,7 +47,7 @@ func TestTypedEntriesDecodeAndWriteBackWhatTheyRead(t *testing.T) {
 	if call.Name != "read" || call.Arguments["path"] != "main.go" || assistant.StopReason.Or("") != sidecar.StopReasonToolUse {
 		t.Errorf("assistant: %+v", assistant)
 	}
-	if usage, ok := assistant.Usage.Get(); !ok || usage.Input != 10 || *usage.TotalTokens != 15 {
+	if usage, ok := assistant.Usage.Get(); !ok || usage.Input.Or(0) != 10 || usage.TotalTokens.Or(0) != 15 {
 		t.Errorf("usage: %+v", assistant.Usage)
 	}
 	if thinking := assistant.Content[0].(sidecar.ThinkingContent); thinking.Thinking != "look first" {

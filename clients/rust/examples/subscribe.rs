@@ -1,5 +1,5 @@
 use session_sidecar::entries::{assistant_text, user};
-use session_sidecar::{AgentMessage, AppendParams, Client, CreateParams, Server, ServerNotification, SessionEntry, SubscribeParams};
+use session_sidecar::{AppendParams, Client, CreateParams, EntryMessage, Server, ServerNotification, SessionEntry, SubscribeParams};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -15,8 +15,8 @@ fn main() -> session_sidecar::Result<()> {
             for entry in p.entries {
                 if let SessionEntry::Message(m) = entry {
                     let role = match m.message {
-                        AgentMessage::User(_) => "user",
-                        AgentMessage::Assistant(_) => "assistant",
+                        EntryMessage::User(_) => "user",
+                        EntryMessage::Assistant(_) => "assistant",
                         _ => "other",
                     };
                     tx.send(role).ok();

@@ -1184,6 +1184,55 @@ pub struct DiffResult {
     pub to_tree: String,
 }
 
+/// Schema: `#/$defs/EntryMessage`, told apart by `role`; `Unknown` keeps any other (or one that does not fit) as read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EntryMessage {
+    /// `role: assistant`
+    Assistant(AssistantMessage),
+    /// `role: bashExecution`
+    BashExecution(BashExecutionMessage),
+    /// `role: custom`
+    Custom(CustomMessage),
+    /// `role: system`
+    System(SystemMessage),
+    /// `role: toolResult`
+    ToolResult(ToolResultMessage),
+    /// `role: user`
+    User(UserMessage),
+    /// Another `role`, or a known one whose fields do not fit: its JSON as read.
+    Unknown(Value),
+}
+
+impl Serialize for EntryMessage {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (tag, value) = match self {
+            EntryMessage::Assistant(v) => ("assistant", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            EntryMessage::BashExecution(v) => ("bashExecution", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            EntryMessage::Custom(v) => ("custom", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            EntryMessage::System(v) => ("system", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            EntryMessage::ToolResult(v) => ("toolResult", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            EntryMessage::User(v) => ("user", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            EntryMessage::Unknown(v) => return v.serialize(s),
+        };
+        crate::with_tag("role", tag, value).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for EntryMessage {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        Ok(match value.get("role").and_then(Value::as_str) {
+            Some("assistant") => serde_json::from_value(value.clone()).map(EntryMessage::Assistant).unwrap_or(EntryMessage::Unknown(value)),
+            Some("bashExecution") => serde_json::from_value(value.clone()).map(EntryMessage::BashExecution).unwrap_or(EntryMessage::Unknown(value)),
+            Some("custom") => serde_json::from_value(value.clone()).map(EntryMessage::Custom).unwrap_or(EntryMessage::Unknown(value)),
+            Some("system") => serde_json::from_value(value.clone()).map(EntryMessage::System).unwrap_or(EntryMessage::Unknown(value)),
+            Some("toolResult") => serde_json::from_value(value.clone()).map(EntryMessage::ToolResult).unwrap_or(EntryMessage::Unknown(value)),
+            Some("user") => serde_json::from_value(value.clone()).map(EntryMessage::User).unwrap_or(EntryMessage::Unknown(value)),
+            _ => EntryMessage::Unknown(value),
+        })
+    }
+}
+
 /// `error` of a failed response. `data.kind` names the error for programs.
 ///
 /// Schema: `#/$defs/ErrorObject`.
@@ -1708,7 +1757,7 @@ pub struct MessageEntry {
     #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub id: Option<Option<String>>,
     /// `message`. Required.
-    pub message: AgentMessage,
+    pub message: EntryMessage,
     /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
     #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub parent_id: Option<Option<String>>,
@@ -2010,6 +2059,71 @@ pub struct OmpAssistantMessage {
     pub usage: Option<Option<Usage>>,
 }
 
+/// Schema: `#/$defs/OmpEntryMessage`, told apart by `role`; `Unknown` keeps any other (or one that does not fit) as read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OmpEntryMessage {
+    /// `role: assistant`
+    Assistant(OmpAssistantMessage),
+    /// `role: bashExecution`
+    BashExecution(BashExecutionMessage),
+    /// `role: custom`
+    Custom(CustomMessage),
+    /// `role: developer`
+    Developer(DeveloperMessage),
+    /// `role: fileMention`
+    FileMention(FileMentionMessage),
+    /// `role: hookMessage`
+    HookMessage(HookMessage),
+    /// `role: pythonExecution`
+    PythonExecution(PythonExecutionMessage),
+    /// `role: system`
+    System(SystemMessage),
+    /// `role: toolResult`
+    ToolResult(ToolResultMessage),
+    /// `role: user`
+    User(UserMessage),
+    /// Another `role`, or a known one whose fields do not fit: its JSON as read.
+    Unknown(Value),
+}
+
+impl Serialize for OmpEntryMessage {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (tag, value) = match self {
+            OmpEntryMessage::Assistant(v) => ("assistant", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::BashExecution(v) => ("bashExecution", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::Custom(v) => ("custom", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::Developer(v) => ("developer", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::FileMention(v) => ("fileMention", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::HookMessage(v) => ("hookMessage", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::PythonExecution(v) => ("pythonExecution", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::System(v) => ("system", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::ToolResult(v) => ("toolResult", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::User(v) => ("user", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::Unknown(v) => return v.serialize(s),
+        };
+        crate::with_tag("role", tag, value).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for OmpEntryMessage {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        Ok(match value.get("role").and_then(Value::as_str) {
+            Some("assistant") => serde_json::from_value(value.clone()).map(OmpEntryMessage::Assistant).unwrap_or(OmpEntryMessage::Unknown(value)),
+            Some("bashExecution") => serde_json::from_value(value.clone()).map(OmpEntryMessage::BashExecution).unwrap_or(OmpEntryMessage::Unknown(value)),
+            Some("custom") => serde_json::from_value(value.clone()).map(OmpEntryMessage::Custom).unwrap_or(OmpEntryMessage::Unknown(value)),
+            Some("developer") => serde_json::from_value(value.clone()).map(OmpEntryMessage::Developer).unwrap_or(OmpEntryMessage::Unknown(value)),
+            Some("fileMention") => serde_json::from_value(value.clone()).map(OmpEntryMessage::FileMention).unwrap_or(OmpEntryMessage::Unknown(value)),
+            Some("hookMessage") => serde_json::from_value(value.clone()).map(OmpEntryMessage::HookMessage).unwrap_or(OmpEntryMessage::Unknown(value)),
+            Some("pythonExecution") => serde_json::from_value(value.clone()).map(OmpEntryMessage::PythonExecution).unwrap_or(OmpEntryMessage::Unknown(value)),
+            Some("system") => serde_json::from_value(value.clone()).map(OmpEntryMessage::System).unwrap_or(OmpEntryMessage::Unknown(value)),
+            Some("toolResult") => serde_json::from_value(value.clone()).map(OmpEntryMessage::ToolResult).unwrap_or(OmpEntryMessage::Unknown(value)),
+            Some("user") => serde_json::from_value(value.clone()).map(OmpEntryMessage::User).unwrap_or(OmpEntryMessage::Unknown(value)),
+            _ => OmpEntryMessage::Unknown(value),
+        })
+    }
+}
+
 /// A message entry under oh-my-pi's compatibility: its messages.
 ///
 /// Schema: `#/$defs/OmpMessageEntry`.
@@ -2019,7 +2133,7 @@ pub struct OmpMessageEntry {
     #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub id: Option<Option<String>>,
     /// `message`. Required.
-    pub message: OmpAgentMessage,
+    pub message: OmpEntryMessage,
     /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
     #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub parent_id: Option<Option<String>>,
@@ -3183,33 +3297,36 @@ pub struct UnsubscribeResult {
     pub unsubscribed: bool,
 }
 
-/// Tokens of one response. The sidecar sizes a context from the last assistant's usage.
+/// Tokens of one response. The sidecar sizes a context from the last assistant's usage
+/// (totalTokens, else the sum of the others). pi writes every field; a missing one counts 0.
 ///
 /// Schema: `#/$defs/Usage`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Usage {
-    /// `cacheRead`. Optional; the server's default is `0`.
-    #[serde(rename = "cacheRead", default, skip_serializing_if = "Option::is_none")]
-    pub cache_read: Option<i64>,
-    /// `cacheWrite`. Optional; the server's default is `0`.
-    #[serde(rename = "cacheWrite", default, skip_serializing_if = "Option::is_none")]
-    pub cache_write: Option<i64>,
+    /// `cacheRead`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "cacheRead", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub cache_read: Option<Option<i64>>,
+    /// `cacheWrite`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "cacheWrite", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub cache_write: Option<Option<i64>>,
     /// `cacheWrite1h`. Optional: `None` leaves it out, `Some(None)` sends null.
     #[serde(rename = "cacheWrite1h", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub cache_write1h: Option<Option<i64>>,
     /// `cost`. Optional: `None` leaves it out, `Some(None)` sends null.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub cost: Option<Option<Cost>>,
-    /// `input`. Required.
-    pub input: i64,
-    /// `output`. Required.
-    pub output: i64,
+    /// `input`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub input: Option<Option<i64>>,
+    /// `output`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub output: Option<Option<i64>>,
     /// `reasoning`. Optional: `None` leaves it out, `Some(None)` sends null.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub reasoning: Option<Option<i64>>,
-    /// `totalTokens`. Optional; the server's default is `0`.
-    #[serde(rename = "totalTokens", default, skip_serializing_if = "Option::is_none")]
-    pub total_tokens: Option<i64>,
+    /// `totalTokens`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "totalTokens", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub total_tokens: Option<Option<i64>>,
 }
 
 /// pi 1.5: tokens a call outside the conversation spent (a summary, say).

@@ -27,7 +27,7 @@ fn typed_entries_decode_and_write_back_what_they_read() {
         assert_eq!(serde_json::to_value(&entry).unwrap(), read, "written back differently: {entry:?}");
         entries.push(entry);
     }
-    let SessionEntry::Message(MessageEntry { message: AgentMessage::Assistant(assistant), .. }) = &entries[0] else {
+    let SessionEntry::Message(MessageEntry { message: EntryMessage::Assistant(assistant), .. }) = &entries[0] else {
         panic!("{:?}", entries[0])
     };
     let AssistantContentBlock::Thinking(thinking) = &assistant.content[0] else { panic!() };
@@ -35,14 +35,14 @@ fn typed_entries_decode_and_write_back_what_they_read() {
     let AssistantContentBlock::ToolCall(call) = &assistant.content[1] else { panic!() };
     assert_eq!((call.name.as_str(), &call.arguments["path"]), ("read", &json!("main.go")));
     assert_eq!(assistant.stop_reason, Some(Some(AssistantMessageStopReason::ToolUse)));
-    assert_eq!(assistant.usage.as_ref().unwrap().as_ref().unwrap().total_tokens, Some(15));
-    let SessionEntry::Message(MessageEntry { message: AgentMessage::ToolResult(result), .. }) = &entries[1] else { panic!() };
+    assert_eq!(assistant.usage.as_ref().unwrap().as_ref().unwrap().total_tokens, Some(Some(15)));
+    let SessionEntry::Message(MessageEntry { message: EntryMessage::ToolResult(result), .. }) = &entries[1] else { panic!() };
     assert_eq!(result.tool_call_id, call.id);
     assert!(matches!(&entries[2], SessionEntry::Unknown(v) if v["payload"]["x"][1] == 2), "an unknown type is kept");
     assert!(matches!(&entries[3], SessionEntry::Unknown(v) if v["type"] == "label"), "a label that does not fit is kept");
     let SessionEntry::Message(root) = &entries[4] else { panic!() };
     assert_eq!(root.parent_id, Some(None), "a root's parentId is a present null");
-    assert!(matches!(&root.message, AgentMessage::User(UserMessage { content: UserMessageContent::Text(t), .. }) if t == "plain text"));
+    assert!(matches!(&root.message, EntryMessage::User(UserMessage { content: UserMessageContent::Text(t), .. }) if t == "plain text"));
 }
 
 #[test]
@@ -51,7 +51,7 @@ fn typed_entries_are_appended_and_come_back_typed() {
     let client = spawn(root.path());
     let id = client.create(CreateParams { cwd: "/work/typed".into(), ..Default::default() }).unwrap().session_id;
     let typed = SessionEntry::Message(MessageEntry {
-        message: AgentMessage::Assistant(AssistantMessage {
+        message: EntryMessage::Assistant(AssistantMessage {
             content: vec![AssistantContentBlock::ToolCall(ToolCall {
                 id: "c1".into(),
                 name: "bash".into(),
@@ -71,7 +71,7 @@ fn typed_entries_are_appended_and_come_back_typed() {
     let AgentMessage::Assistant(a) = &context.messages[1] else { panic!("{:?}", context.messages) };
     assert!(matches!(&a.content[0], AssistantContentBlock::ToolCall(c) if c.arguments["command"] == "ls"));
     let got = client.get_entries(GetEntriesParams { session_id: id, ..Default::default() }).unwrap();
-    assert!(got.entries.iter().any(|e| matches!(e, SessionEntry::Message(MessageEntry { message: AgentMessage::ToolResult(_), .. }))));
+    assert!(got.entries.iter().any(|e| matches!(e, SessionEntry::Message(MessageEntry { message: EntryMessage::ToolResult(_), .. }))));
     assert_eq!(providers::OFFLINE, "offline");
     client.close().unwrap();
 }

@@ -365,10 +365,14 @@ func (g *gen) enumConstants(b *bytes.Buffer) error {
 		if d == nil {
 			return nil
 		}
+		where := owner + "." + prop
+		if prop == "" {
+			where = owner
+		}
 		if len(d.Enum) > 1 || (len(d.Enum) == 1 && prop != "" && !g.isTag(owner, prop)) {
 			for _, v := range d.Enum {
 				if s, ok := v.(string); ok {
-					if err := add(prop, s, owner+"."+prop); err != nil {
+					if err := add(prop, s, where); err != nil {
 						return err
 					}
 				}
@@ -381,7 +385,7 @@ func (g *gen) enumConstants(b *bytes.Buffer) error {
 		}
 		if isUnion(d) {
 			for k := range mappingOf(d) {
-				if err := add(d.Discriminator.PropertyName, k, owner+"."+prop); err != nil {
+				if err := add(d.Discriminator.PropertyName, k, where); err != nil {
 					return err
 				}
 			}

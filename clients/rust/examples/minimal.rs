@@ -24,7 +24,7 @@ fn main() -> session_sidecar::Result<()> {
             AgentMessage::Assistant(a) => {
                 for block in &a.content {
                     if let AssistantContentBlock::ToolCall(call) = block {
-                        println!("tool call: {} {}", call.name, call.arguments["path"]);
+                        println!("tool call: {} {}", call.name, call.arguments["path"].as_str().unwrap_or("?"));
                     }
                 }
             }

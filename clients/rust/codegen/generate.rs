@@ -645,6 +645,17 @@ impl<'a> Gen<'a> {
         out.push_str("    /// The notification's method name.\n    pub fn method(&self) -> &str {\n        match self {\n");
         out.push_str(&method_arms);
         out.push_str("            Self::Other { method, .. } => method,\n        }\n    }\n}\n\n");
+        out.push_str("/// One typed handler per server notification; `on_notification` gets what none of them took.\nimpl crate::ClientBuilder {\n");
+        for (method, s) in from_server {
+            let variant = method_type_name(method);
+            let t = self.side(s, method);
+            let _ = writeln!(
+                out,
+                "    /// `{method}` with its typed params, on the reader thread (keep it short).\n    pub fn on_{}(self, f: impl Fn({t}) + Send + Sync + 'static) -> Self {{\n        self.typed_notification(move |n| match n {{\n            ServerNotification::{variant}(p) => {{\n                f(p);\n                None\n            }}\n            other => Some(other),\n        }})\n    }}\n",
+                snake(&variant)
+            );
+        }
+        out.push_str("}\n\n");
         out
     }
 

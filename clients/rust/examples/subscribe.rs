@@ -1,5 +1,5 @@
 use session_sidecar::entries::{assistant_text, user};
-use session_sidecar::{AppendParams, Client, CreateParams, EntryMessage, Server, ServerNotification, SessionEntry, SubscribeParams};
+use session_sidecar::{AppendParams, Client, CreateParams, EntryMessage, Server, SessionEntry, SubscribeParams};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -10,17 +10,16 @@ fn main() -> session_sidecar::Result<()> {
     // `session-sidecar serve --socket PATH --root DIR`, returned once it is ready.
     let server = Server::start(dir.join("agent.sock"), &["--root", sessions.to_str().unwrap()])?;
     let (tx, events) = mpsc::channel();
-    let observer = server.connect(Client::builder().on_notification(move |n| {
-        if let ServerNotification::DidAppend(p) = n {
-            for entry in p.entries {
-                if let SessionEntry::Message(m) = entry {
-                    let role = match m.message {
-                        EntryMessage::User(_) => "user",
-                        EntryMessage::Assistant(_) => "assistant",
-                        _ => "other",
-                    };
-                    tx.send(role).ok();
-                }
+    // One typed handler per notification: on_did_append, on_did_change_leaf, on_did_set_label, ...
+    let observer = server.connect(Client::builder().on_did_append(move |p| {
+        for entry in p.entries {
+            if let SessionEntry::Message(m) = entry {
+                let role = match m.message {
+                    EntryMessage::User(_) => "user",
+                    EntryMessage::Assistant(_) => "assistant",
+                    _ => "other",
+                };
+                tx.send(role).ok();
             }
         }
     }))?;

@@ -30,6 +30,8 @@ use std::time::{Duration, Instant};
 pub type ProgressFn = Box<dyn FnMut(WorkDoneProgress) + Send + 'static>;
 type SummarizeFn = dyn Fn(SummarizeParams) -> std::result::Result<SummarizeResult, ErrorObject> + Send + Sync;
 type NotificationFn = dyn Fn(ServerNotification) + Send + Sync;
+/// A typed handler: takes its own notification (None), hands any other back.
+type TypedFn = dyn Fn(ServerNotification) -> Option<ServerNotification> + Send + Sync;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -181,6 +183,7 @@ struct Shared {
     next_id: AtomicI64,
     summarizer: Option<Arc<SummarizeFn>>,
     on_notification: Option<Arc<NotificationFn>>,
+    typed: Vec<Arc<TypedFn>>,
     /// The spawned sidecar (None for attached streams); the reader reads its status at the end.
     child: Mutex<Option<Child>>,
     /// Set by close and kill: later calls and notifications fail with [`Error::Closed`].
@@ -446,9 +449,18 @@ impl Shared {
                 }
             }
         }
+        if self.on_notification.is_none() && self.typed.is_empty() {
+            return;
+        }
+        let mut n = ServerNotification::decode(method, params.clone())
+            .unwrap_or(ServerNotification::Other { method: method.to_string(), params });
+        for handler in &self.typed {
+            match handler(n) {
+                None => return,
+                Some(back) => n = back,
+            }
+        }
         if let Some(f) = &self.on_notification {
-            let n = ServerNotification::decode(method, params.clone())
-                .unwrap_or(ServerNotification::Other { method: method.to_string(), params });
             f(n);
         }
     }
@@ -456,7 +468,7 @@ impl Shared {
     fn answer_server_request(self: &Arc<Self>, method: String, id: Value, params: Value) {
         // autoCompact's progress token: accepted when someone listens for notifications
         // (its `$/progress` reaches `on_notification`), refused otherwise so none is sent.
-        if method == server_requests::Create::NAME && self.on_notification.is_some() {
+        if method == server_requests::Create::NAME && (self.on_notification.is_some() || !self.typed.is_empty()) {
             let _ = self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
             return;
         }
@@ -833,6 +845,7 @@ pub struct ClientBuilder {
     close_timeout: Duration,
     summarizer: Option<Arc<SummarizeFn>>,
     on_notification: Option<Arc<NotificationFn>>,
+    typed: Vec<Arc<TypedFn>>,
     token: Option<String>,
 }
 
@@ -851,6 +864,7 @@ impl Default for ClientBuilder {
             close_timeout: Duration::from_secs(10),
             summarizer: None,
             on_notification: None,
+            typed: Vec::new(),
             token: None,
         }
     }
@@ -932,11 +946,20 @@ impl ClientBuilder {
         self
     }
 
-    /// Called (on the reader thread) for every notification from the server that is not
-    /// the progress of a call started with a progress callback: `session/didCompact`
-    /// after an autoCompact, for instance.
+    /// Called (on the reader thread) for every notification from the server that no typed
+    /// handler (`on_did_append`, `on_did_compact`, ...) took and that is not the progress of
+    /// a call started with a progress callback: the escape hatch (`ServerNotification::Other`
+    /// for methods newer than this crate).
     pub fn on_notification(mut self, f: impl Fn(ServerNotification) + Send + Sync + 'static) -> Self {
         self.on_notification = Some(Arc::new(f));
+        self
+    }
+
+    /// Adds a typed handler (the generated `on_did_append`, `on_did_change_leaf`, ... use it):
+    /// it takes its notification and returns `None`, or hands any other back.
+    #[doc(hidden)]
+    pub fn typed_notification(mut self, f: impl Fn(ServerNotification) -> Option<ServerNotification> + Send + Sync + 'static) -> Self {
+        self.typed.push(Arc::new(f));
         self
     }
 
@@ -1021,6 +1044,7 @@ impl ClientBuilder {
             next_id: AtomicI64::new(1),
             summarizer: self.summarizer,
             on_notification: self.on_notification,
+            typed: self.typed,
             child: Mutex::new(child),
             closing: AtomicBool::new(false),
         });

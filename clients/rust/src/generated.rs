@@ -4401,6 +4401,120 @@ impl ServerNotification {
     }
 }
 
+/// One typed handler per server notification; `on_notification` gets what none of them took.
+impl crate::ClientBuilder {
+    /// `$/progress` with its typed params, on the reader thread (keep it short).
+    pub fn on_progress(self, f: impl Fn(ProgressParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::Progress(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
+    /// `session/didAppend` with its typed params, on the reader thread (keep it short).
+    pub fn on_did_append(self, f: impl Fn(DidAppendParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::DidAppend(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
+    /// `session/didChangeLeaf` with its typed params, on the reader thread (keep it short).
+    pub fn on_did_change_leaf(self, f: impl Fn(DidChangeLeafParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::DidChangeLeaf(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
+    /// `session/didClose` with its typed params, on the reader thread (keep it short).
+    pub fn on_did_close(self, f: impl Fn(DidCloseParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::DidClose(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
+    /// `session/didCompact` with its typed params, on the reader thread (keep it short).
+    pub fn on_did_compact(self, f: impl Fn(DidCompactParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::DidCompact(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
+    /// `session/didLoseControl` with its typed params, on the reader thread (keep it short).
+    pub fn on_did_lose_control(self, f: impl Fn(DidLoseControlParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::DidLoseControl(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
+    /// `session/didReload` with its typed params, on the reader thread (keep it short).
+    pub fn on_did_reload(self, f: impl Fn(DidReloadParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::DidReload(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
+    /// `session/didSetLabel` with its typed params, on the reader thread (keep it short).
+    pub fn on_did_set_label(self, f: impl Fn(DidSetLabelParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::DidSetLabel(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
+    /// `session/didSetName` with its typed params, on the reader thread (keep it short).
+    pub fn on_did_set_name(self, f: impl Fn(DidSetNameParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::DidSetName(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
+    /// `session/resync` with its typed params, on the reader thread (keep it short).
+    pub fn on_resync(self, f: impl Fn(ResyncParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::Resync(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
+}
+
 /// The error codes of the protocol (`error.code`; `error.data.kind` is [`ErrorKind::name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -62,6 +62,16 @@
 //! fn role(m: &session_sidecar::ToolResultMessage) -> i64 { m.tool_name } // a string is not a number
 //! ```
 //!
+//! One typed handler per notification; a misspelt one does not compile either:
+//!
+//! ```no_run
+//! let client = session_sidecar::Client::builder().on_did_append(|p| println!("{} entries", p.entries.len())).spawn();
+//! ```
+//!
+//! ```compile_fail
+//! let client = session_sidecar::Client::builder().on_did_apend(|p| println!("{} entries", p.entries.len())).spawn();
+//! ```
+//!
 //! The [`Client`] is `Send + Sync`: share it in an `Arc` across threads; calls on one
 //! session run in the order they were sent, calls on different sessions run side by side.
 

@@ -114,7 +114,7 @@ def _shape_groups() -> list[tuple[str, list[type]]]:
         ("Content blocks (`type`)", pi_blocks),
         ("Content blocks oh-my-pi adds to an assistant's content (`type`)",
          [kind for kind in get_args(entries.OmpAssistantContentBlock) if kind not in pi_blocks]),
-        ("Other shapes", [entries.Usage, entries.Cost, entries.ContextEditReplacement]),
+        ("Other shapes", [entries.Usage, entries.Cost, entries.ContextEditReplacement, entries.NativeCompaction]),
     ]
 
 

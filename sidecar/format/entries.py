@@ -187,7 +187,7 @@ def _explain(text: str, objs: list[Any], union: Any, compat: str) -> tuple[int, 
     if missing:
         return index, ShapeRefused(field, f"{missing['field']} is required", _shape_of(parent_kind))
     # The shape of what is there when it is an object or a choice of them, else of the object holding it.
-    shown = kind if isinstance(kind, (msgspec.inspect.StructType, msgspec.inspect.UnionType)) else parent_kind
+    shown = kind if _objects(kind) else parent_kind
     return index, ShapeRefused(field, what[0].lower() + what[1:], _shape_of(shown))
 
 
@@ -261,6 +261,14 @@ def _pick(kind: Any, value: Any) -> Any:
         if isinstance(member, msgspec.inspect.ListType) and isinstance(value, list):
             return member
     return kind
+
+
+def _objects(kind: Any) -> bool:
+    """Whether ``kind`` is an object type, or a choice among which are some."""
+    inspect = msgspec.inspect
+    if isinstance(kind, inspect.UnionType):
+        return any(isinstance(member, inspect.StructType) for member in kind.types)
+    return isinstance(kind, inspect.StructType)
 
 
 def _shape_of(kind: Any) -> str:

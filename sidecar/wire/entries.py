@@ -26,6 +26,8 @@ from typing import Any, Literal, Union, get_args
 import msgspec
 import msgspec.inspect
 
+from .fidelity import NativeCompaction
+
 # ---------------------------------------------------------------- content blocks
 
 
@@ -132,13 +134,15 @@ class _Message(msgspec.Struct, tag_field="role", omit_defaults=True, kw_only=Tru
 
 
 class UserMessage(_Message, tag="user"):
-    content: str | list[UserContentBlock]
+    # null: read as empty (pi reads a file's null content so); send text or blocks.
+    content: str | list[UserContentBlock] | None
 
 
 class AssistantMessage(_Message, tag="assistant"):
     """A model's answer. Tool calls are ``toolCall`` blocks in ``content``."""
 
-    content: list[AssistantContentBlock]
+    # null: read as empty, as pi reads it.
+    content: list[AssistantContentBlock] | None
     # pi writes api, provider, model, usage and stopReason on every assistant message.
     api: str | None = None
     provider: str | None = None
@@ -154,7 +158,8 @@ class ToolResultMessage(_Message, tag="toolResult"):
 
     toolCallId: str
     toolName: str
-    content: list[UserContentBlock]
+    # null: read as empty, as pi reads it.
+    content: list[UserContentBlock] | None
     isError: bool = False
     details: Any = None
 
@@ -198,14 +203,15 @@ class CompactionSummaryMessage(_Message, tag="compactionSummary"):
 class SystemMessage(_Message, tag="system"):
     """pi 1.5: a system prompt stored in the session."""
 
-    content: str | list[TextContent]
+    # null: read as "", as pi reads it.
+    content: str | list[TextContent] | None
     sections: dict[str, str | None] | None = None
 
 
 class OmpAssistantMessage(AssistantMessage, tag="assistant"):
     """oh-my-pi's assistant message: more content block kinds."""
 
-    content: list[OmpAssistantContentBlock]  # type: ignore[assignment]
+    content: list[OmpAssistantContentBlock] | None  # type: ignore[assignment]
 
 
 class DeveloperMessage(_Message, tag="developer"):
@@ -305,6 +311,8 @@ class CompactionEntry(_Entry, tag="compaction"):
     tokensAfter: int | None = None
     preserveData: dict[str, Any] | None = None
     fromExtension: bool | None = None
+    # The sidecar's: the provider's own compaction item for the span summarized (pi ignores it).
+    native: NativeCompaction | None = None
 
 
 class BranchSummaryEntry(_Entry, tag="branch_summary"):

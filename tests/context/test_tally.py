@@ -56,13 +56,14 @@ def test_user_messages_of_every_content_shape_tally_as_a_full_rebuild(tmp_path):
     session_id = start(svc)
     shapes = [{"role": "user", "content": "y" * n} for n in range(10)] + [
         {"role": "user", "content": [{"type": "text", "text": "abcde"}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}]},
+        {"role": "user", "content": None},
         {"role": "user", "content": "é" * 7, "usage": {"input": 999}},  # a user's usage is never trusted
     ]
     for shape in shapes:
         result = svc.append(wire.AppendParams(sessionId=session_id, entries=[{"type": "message", "message": shape}]))
         assert result.contextTokens == rebuilt_tokens(svc, session_id)
-    # Shapes session/append refuses (pi would misread them) but a file may hold, written by another program.
-    for shape in ({"role": "user", "content": None}, {"role": "user"}):
+    # A shape session/append refuses (content is required) but a file may hold, written by another program.
+    for shape in ({"role": "user"},):
         append_as_another_agent(svc, session_id, {"type": "message", "message": shape})
         result = svc.append(wire.AppendParams(sessionId=session_id, entries=[{"type": "message", "message": {"role": "user", "content": "w"}}]))
         assert result.contextTokens == rebuilt_tokens(svc, session_id)

@@ -199,7 +199,10 @@ async def test_service_errors_carry_codes_and_data(raw: RawServer, sessions_root
     missing_entry = await raw.request("session/branch", {"sessionId": "keep", "entryId": "nope"})
     assert missing_entry["error"]["code"] == -33003
     bad_entry = await raw.request("session/append", {"sessionId": "keep", "entries": [{"type": "message", "message": {}}]})
-    assert bad_entry["error"]["code"] == -33009 and bad_entry["error"]["data"]["index"] == 0
+    assert bad_entry["error"]["code"] == -32602 and bad_entry["error"]["data"]["index"] == 0
+    assert bad_entry["error"]["data"]["field"] == "entries[0].message.role"
+    not_an_entry = await raw.request("session/append", {"sessionId": "keep", "entries": [{"message": {}}]})
+    assert not_an_entry["error"]["code"] == -33009 and not_an_entry["error"]["data"]["index"] == 0
     exists = await raw.request("session/create", {"cwd": "/w", "sessionId": "keep"})
     assert exists["error"]["code"] == -33008
     assert stored_state(sessions_root, scratch) == before

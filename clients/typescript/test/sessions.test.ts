@@ -288,7 +288,7 @@ describe("a conversation with tool calls", () => {
     const { sessionId } = await client.create({ cwd: "/work/app" });
     await client.append({ sessionId, entries: [
       { type: "message", message: { role: "user", content: "my key is AKIAQ3EGRTWX5ZKLM7PB" } },
-      { type: "message", message: { role: "assistant", content: "noted" } },
+      { type: "message", message: { role: "assistant", content: [{ type: "text", text: "noted" }] } },
     ] });
     const exported = await call("session/export", client.export({ sessionId, format: "json" }));
     assert.equal(exported.entries, 2);

@@ -81,6 +81,17 @@ def parse(raw: bytes | memoryview, decode: Callable[[Any], Any] = _any_decoder.d
             raise error from None
 
 
+def parse_as(raw: bytes | memoryview, decoder: msgspec.json.Decoder, kind: Any) -> Any:
+    """``decoder.decode(raw)`` (a decoder of ``kind``, whose fields hold no ``msgspec.Raw``), and where msgspec
+    refuses a lone surrogate escape, the value read as JSON.parse reads it converted to ``kind``."""
+    try:
+        return decoder.decode(raw)
+    except msgspec.DecodeError:
+        if not may_hold_lone_surrogate(bytes(raw)):
+            raise
+    return msgspec.convert(parse(raw), kind)
+
+
 def _refused_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -158,3 +169,33 @@ def decode_object(raw: bytes) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise msgspec.DecodeError("expected an object")
     return obj
+
+
+# Readers made of many typed decoders (the Codex and Claude Code imports) read a source line holding a
+# lone surrogate escape by standing each in for two characters msgspec reads, and the lines they make
+# are restored at the end (store/encoded.py): each lone ``\udXXX`` becomes U+10FFFF (a noncharacter)
+# then the private-use character U+100000 + (XXX - 0xD800), both written as escapes, so the line
+# decodes; written out by msgspec, the two are raw UTF-8 that ``restore_lone_surrogates`` turns back
+# into the escape. (A text holding U+10FFFF followed by one of those 2,048 private-use characters
+# would be read as a lone surrogate: neither is text anyone writes.)
+_STAND_IN = b"\xf4\x8f\xbf\xbf"  # U+10FFFF as UTF-8
+_STOOD_IN = re.compile(rb"\xf4\x8f\xbf\xbf\xf4\x80([\x80-\x9f])([\x80-\xbf])")
+
+
+def _stand_in(found: re.Match[bytes]) -> bytes:
+    if found.lastindex:  # an escaped backslash, or a pair: kept
+        return found.group(0)
+    offset = int(found.group(0)[2:], 16) - 0xD800
+    return b"\\udbff\\udfff\\u%04x\\u%04x" % (0xDBC0 + (offset >> 10), 0xDC00 + (offset & 0x3FF))
+
+
+def stand_in_lone_surrogates(raw: bytes) -> bytes:
+    """``raw`` with each lone surrogate escape stood in for (see above): JSON text msgspec reads."""
+    return _ESCAPES.sub(_stand_in, raw)
+
+
+def restore_lone_surrogates(line: bytes) -> bytes:
+    """A line made from stood-in text, each stand-in written back as JSON.stringify's lowercase escape."""
+    if _STAND_IN not in line:
+        return line
+    return _STOOD_IN.sub(lambda m: b"\\u%04x" % (0xD800 + ((m.group(1)[0] & 0x3F) << 6) + (m.group(2)[0] & 0x3F)), line)

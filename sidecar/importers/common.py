@@ -24,6 +24,7 @@ from typing import Any, Iterator
 import msgspec
 
 from ..format.codec import encode as json_bytes
+from ..format.codec import may_hold_lone_surrogate, stand_in_lone_surrogates
 from ..format.entry import Entry
 from .made import TOOL_RESULT_HEAD, USER_HEAD, Assistant, SharedHead, json_text, line_entry, tool_result_fields
 
@@ -301,6 +302,7 @@ EPOCH = iso_of_ms(0)
 # ---- reading ----------------------------------------------------------------------------------
 
 _BLANKS = frozenset(b" \t\r\n\x0b\x0c")
+_BLANK_BYTES = b" \t\r\n\x0b\x0c"
 
 
 def read_source(path: Path, whole: bool = True) -> bytes | mmap.mmap:
@@ -329,12 +331,22 @@ def source_lines(path: Path) -> Iterator[tuple[int, memoryview]]:
     """
     data = read_source(path)
     view, find, size = memoryview(data), data.find, len(data)
+    # A line holding a lone surrogate escape (a Node tool's string cut inside an emoji) is given with each
+    # stood in for text msgspec reads (format/codec.py; store/encoded.py restores them): looked for only
+    # in a file holding a "\ud" or "\uD" at all.
+    surrogates = find(b"\\ud") >= 0 or find(b"\\uD") >= 0
     start, number = 0, 0
     while start < size:
         end = find(b"\n", start)
         if end < 0:
             end = size
         number += 1
+        if surrogates and (find(b"\\ud", start, end) >= 0 or find(b"\\uD", start, end) >= 0):
+            line = bytes(view[start:end]).strip(_BLANK_BYTES)
+            if may_hold_lone_surrogate(line):
+                yield number, memoryview(stand_in_lone_surrogates(line))
+                start = end + 1
+                continue
         if end > start and data[start] == 123 and data[end - 1] == 125:  # "{...}": nearly every line, no blanks
             yield number, view[start:end]
             start = end + 1

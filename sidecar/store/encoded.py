@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from ..format.codec import decode_object
+from ..format.codec import decode_object, restore_lone_surrogates
 from ..format.jsonl import Entry
 from .payload import MAX_CHARS, BlobStore, bound
 
@@ -53,4 +53,16 @@ def stored_entries(objs: list[dict[str, Any] | Entry], blobs: BlobStore | None) 
             append(Entry.from_obj(bound(obj, blobs)))
             continue
         append(Entry.from_envelope(obj, line))
-    return out
+    return [_restored(entry) for entry in out]
+
+
+_STAND_IN = b"\xf4\x8f\xbf\xbf"  # (see format/codec.stand_in_lone_surrogates)
+
+
+def _restored(entry: Entry) -> Entry:
+    """``entry``, or where an import stood lone surrogates in (format/codec.py), its line with their escapes."""
+    line = entry.line
+    if line is None or _STAND_IN not in line:  # type: ignore[operator]
+        return entry
+    restored = Entry.from_obj(decode_object(restore_lone_surrogates(bytes(line))))  # type: ignore[arg-type]
+    return restored

@@ -227,9 +227,14 @@ async def test_a_file_pi_writes_with_lone_surrogates_goes_through_every_method(s
         assert HIGH in compacted["summary"] or LOW in compacted["summary"]  # the offline summary quotes the texts
         after = result(await server.request("session/buildContext", {"sessionId": sid, "format": "agent"}))
         assert after["messages"][0]["role"] == "compactionSummary"
+        result(await server.request("session/subscribe", {"sessionId": sid}))
         _, bodies = node_requests([request(90, "session/append", {"sessionId": sid, "entries": turn(9)})])
         appended = (await send_all(server, bodies))[0]
         result(appended)
+        while not any(n["method"] == "session/didAppend" for n in server.notifications):
+            server.notifications.append(await server.receive())
+        event = next(n for n in server.notifications if n["method"] == "session/didAppend")
+        assert text_of(event["params"]["entries"][0]["message"]["content"]).startswith("q9 tool output 😀" + HIGH)
         final = result(await server.request("session/buildContext", {"sessionId": sid, "format": "llm"}))
         assert final["messages"][-1]["content"][0]["text"].startswith("out9 tool output 😀" + HIGH)
         result(await server.request("session/close", {"sessionId": sid}))
@@ -250,3 +255,45 @@ async def test_a_file_pi_writes_with_lone_surrogates_goes_through_every_method(s
     assert back[0]["entries"][-1]["message"]["content"][0]["text"].startswith("out9 tool output 😀" + HIGH)
     assert any(e["type"] == "compaction" for e in back[0]["entries"])
     assert back[1]["contexts"]["@leaf"]["messages"][0]["content"].startswith("pi q0 " + PI_TEXT["cutEnd"])
+
+
+
+async def test_imported_lines_holding_lone_surrogate_escapes_are_kept(sessions_root: Path, tmp_path: Path):
+    """Codex and Claude Code rollouts written by Node tools hold the same escapes: an import keeps them."""
+    import tarfile
+
+    fixtures = Path(__file__).resolve().parents[1] / "importers" / "fixtures"
+    found = {}
+    for tool, archive, glob in (("codex", "codex.tar.xz", ".codex/sessions/**/*.jsonl"),
+                                ("claude-code", "claude-code.tar.xz", ".claude/projects/*/*.jsonl")):
+        into = tmp_path / tool
+        with tarfile.open(fixtures / archive) as packed:
+            packed.extractall(into, filter="data")
+        paths = sorted(into.glob(glob))
+        data = paths[0].read_bytes()
+        assert b"[[TOOL]] Create a note file." in data
+        # The user's prompt, cut inside an emoji, as JSON.stringify writes it in the tool's own line.
+        paths[0].write_bytes(data.replace(b"[[TOOL]] Create a note file.", b"[[TOOL]] Create a note file. \\ud83d"))
+        found[tool] = paths[0]
+    server = await start(sessions_root)
+    try:
+        for tool, path in found.items():
+            imported = result(await server.request("session/import", {"tool": tool, "paths": [str(path)]}))
+            made = imported["sessions"][0]
+            assert not made.get("damaged"), made  # (before: each line holding one was damaged)
+            opened = result(await server.request("session/open", {"sessionId": made["sessionId"]}))
+            for fmt in ("agent", "llm"):  # (the Codex rollout's leaf is after a compaction)
+                result(await server.request("session/buildContext", {"sessionId": opened["sessionId"], "format": fmt}))
+            entries = result(await server.request("session/getEntries", {"sessionId": opened["sessionId"]}))["entries"]
+            users = [text_of(e["message"]["content"]) for e in entries
+                     if e["type"] == "message" and e["message"]["role"] == "user"]
+            assert "[[TOOL]] Create a note file. " + HIGH in users, (tool, users)
+            result(await server.request("session/close", {"sessionId": opened["sessionId"]}))
+            written = pi_file(made["path"], tmp_path / f"exported-{tool}")
+            assert b"[[TOOL]] Create a note file. \\ud83d" in written.read_bytes()
+            assert b"\xf4\x8f\xbf\xbf" not in written.read_bytes()  # no stand-in left
+            pi = run_pi15({"read": [{"path": str(written), "leaves": []}]})["results"][0]
+            assert pi["ok"], pi.get("error")
+            assert our_lines(written) == pi["lines"], f"{tool}: a line is not what pi's JSON.stringify writes"
+    finally:
+        await server.stop()

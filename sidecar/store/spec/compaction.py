@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from ...format.codec import encode_js
 from ...format.jsonl import Entry
 
 READ_TOOLS = frozenset({"read", "read_file"})
@@ -40,7 +41,7 @@ def estimate_tokens(message: dict[str, Any]) -> int:
         if block.get("type") == "text":
             chars += len(block.get("text") or "")
         elif block.get("type") == "toolCall":
-            chars += len(str(block.get("name"))) + len(_encoder.encode(block.get("arguments") or {}))
+            chars += len(str(block.get("name"))) + len(encode_js(_encoder.encode, block.get("arguments") or {}))
     return math.ceil(chars / 4)
 
 

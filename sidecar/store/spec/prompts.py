@@ -10,6 +10,8 @@ from typing import Any
 
 import msgspec
 
+from ...format.codec import encode_js
+
 SYSTEM_PROMPT = """You are a context summarization assistant. Your task is to read a conversation between
 a user and an AI agent, then produce a structured summary following the exact format
 specified. Do NOT continue the conversation. Do NOT respond to any questions in the
@@ -76,7 +78,7 @@ def _text(content: Any) -> str:
 
 def _call(block: dict[str, Any]) -> str:
     arguments = block.get("arguments") if isinstance(block.get("arguments"), dict) else {}
-    inner = ", ".join(f"{key}={_encoder.encode(value).decode()}" for key, value in arguments.items())
+    inner = ", ".join(f"{key}={encode_js(_encoder.encode, value).decode()}" for key, value in arguments.items())
     return f"{block.get('name')}({inner})"
 
 

@@ -13,6 +13,8 @@ from typing import Any, Literal, Union
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from ...format.codec import encode_js, parse_as
+
 SCHEMA_VERSION = 1
 
 
@@ -82,18 +84,18 @@ _encoder = msgspec.json.Encoder()
 
 def decode_record(line: bytes) -> Record:
     """One line of session.jsonl; ``msgspec.ValidationError``/``DecodeError`` when it is not a record."""
-    return _record_decoder.decode(line)
+    return parse_as(line, _record_decoder, Record)  # (a lone surrogate escape kept, as JSON.parse reads it)
 
 
 def encode_record(record: Record) -> bytes:
-    return _encoder.encode(record)
+    return encode_js(_encoder.encode, record)  # (a lone surrogate as JSON.stringify's escape)
 
 
 def decode_metadata(data: bytes) -> SessionMetadata:
-    return _metadata_decoder.decode(data)
+    return parse_as(data, _metadata_decoder, SessionMetadata)
 
 
 def encode_metadata(metadata: SessionMetadata) -> bytes:
     """Optional fields (name, cronJobId, ...) are left out when unset; required ones, ``source`` too, never are."""
     obj = {k: v for k, v in msgspec.to_builtins(metadata).items() if v is not None}
-    return msgspec.json.format(_encoder.encode(obj), indent=2) + b"\n"
+    return msgspec.json.format(encode_js(_encoder.encode, obj), indent=2) + b"\n"

@@ -349,20 +349,21 @@ func (x BranchSummaryMessage) MarshalJSON() ([]byte, error) {
 // CompactionEntry: The context before `firstKeptEntryId` replaced by `summary` (session/compact writes these).
 // Its "type" is "compaction" (written by MarshalJSON); it is a OmpSessionEntry and a SessionEntry.
 type CompactionEntry struct {
-	Summary          string                   `json:"summary"`
-	FirstKeptEntryID string                   `json:"firstKeptEntryId"`
-	TokensBefore     int                      `json:"tokensBefore"`
-	Details          Nullable[any]            `json:"details,omitzero"`
-	FromHook         Nullable[bool]           `json:"fromHook,omitzero"`
-	Usage            Nullable[Usage]          `json:"usage,omitzero"`
-	SystemMessage    Nullable[SystemMessage]  `json:"systemMessage,omitzero"`
-	ShortSummary     Nullable[string]         `json:"shortSummary,omitzero"`
-	TokensAfter      Nullable[int]            `json:"tokensAfter,omitzero"`
-	PreserveData     Nullable[map[string]any] `json:"preserveData,omitzero"`
-	FromExtension    Nullable[bool]           `json:"fromExtension,omitzero"`
-	ID               Nullable[string]         `json:"id,omitzero"`
-	ParentID         Nullable[string]         `json:"parentId,omitzero"`
-	Timestamp        Nullable[string]         `json:"timestamp,omitzero"`
+	Summary          string                     `json:"summary"`
+	FirstKeptEntryID string                     `json:"firstKeptEntryId"`
+	TokensBefore     int                        `json:"tokensBefore"`
+	Details          Nullable[any]              `json:"details,omitzero"`
+	FromHook         Nullable[bool]             `json:"fromHook,omitzero"`
+	Usage            Nullable[Usage]            `json:"usage,omitzero"`
+	SystemMessage    Nullable[SystemMessage]    `json:"systemMessage,omitzero"`
+	ShortSummary     Nullable[string]           `json:"shortSummary,omitzero"`
+	TokensAfter      Nullable[int]              `json:"tokensAfter,omitzero"`
+	PreserveData     Nullable[map[string]any]   `json:"preserveData,omitzero"`
+	FromExtension    Nullable[bool]             `json:"fromExtension,omitzero"`
+	Native           Nullable[NativeCompaction] `json:"native,omitzero"`
+	ID               Nullable[string]           `json:"id,omitzero"`
+	ParentID         Nullable[string]           `json:"parentId,omitzero"`
+	Timestamp        Nullable[string]           `json:"timestamp,omitzero"`
 }
 
 func (x CompactionEntry) MarshalJSON() ([]byte, error) {
@@ -721,6 +722,14 @@ type ModelUsageEntry struct {
 func (x ModelUsageEntry) MarshalJSON() ([]byte, error) {
 	type plain ModelUsageEntry
 	return withTag("type", "model_usage", plain(x))
+}
+
+// NativeCompaction: A provider's opaque compaction item: Anthropic's `compaction` content block, or the
+// OpenAI Responses `compaction` output item. Sent back only to that provider and model.
+type NativeCompaction struct {
+	Provider string         `json:"provider"`
+	Model    string         `json:"model"`
+	Item     map[string]any `json:"item"`
 }
 
 // OmpAgentMessage is one of UserMessage, OmpAssistantMessage, ToolResultMessage, BashExecutionMessage, CustomMessage, BranchSummaryMessage, CompactionSummaryMessage, SystemMessage, DeveloperMessage, PythonExecutionMessage, HookMessage, FileMentionMessage, or UnknownOmpAgentMessage, told apart by "role". DecodeOmpAgentMessage reads one; a type switch tells them apart.
@@ -1934,6 +1943,7 @@ var entryTypes = map[string]any{
 	"ModeChangeEntry":                 ModeChangeEntry{},
 	"ModelChangeEntry":                ModelChangeEntry{},
 	"ModelUsageEntry":                 ModelUsageEntry{},
+	"NativeCompaction":                NativeCompaction{},
 	"OmpAgentMessage":                 (*OmpAgentMessage)(nil),
 	"UnknownOmpAgentMessage":          UnknownOmpAgentMessage{},
 	"OmpAssistantContentBlock":        (*OmpAssistantContentBlock)(nil),

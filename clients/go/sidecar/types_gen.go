@@ -822,14 +822,6 @@ type MoveResult struct {
 	Path      string `json:"path"`
 }
 
-// NativeCompaction: A provider's opaque compaction item: Anthropic's `compaction` content block, or the
-// OpenAI Responses `compaction` output item. Sent back only to that provider and model.
-type NativeCompaction struct {
-	Provider string         `json:"provider"`
-	Model    string         `json:"model"`
-	Item     map[string]any `json:"item"`
-}
-
 // NotCapturedFile is `NotCapturedFile` in protocol/schema.json.
 type NotCapturedFile struct {
 	Path   string `json:"path"`

@@ -22,7 +22,7 @@ fn main() -> session_sidecar::Result<()> {
     for message in &llm.messages {
         match message {
             AgentMessage::Assistant(a) => {
-                for block in &a.content {
+                for block in a.content.iter().flatten() {
                     if let AssistantContentBlock::ToolCall(call) = block {
                         println!("tool call: {} {}", call.name, call.arguments["path"].as_str().unwrap_or("?"));
                     }

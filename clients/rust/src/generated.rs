@@ -211,8 +211,8 @@ pub struct AssistantMessage {
     /// `api`. Optional: `None` leaves it out, `Some(None)` sends null.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub api: Option<Option<String>>,
-    /// `content`. Required.
-    pub content: Vec<AssistantContentBlock>,
+    /// `content`. Required, may be null.
+    pub content: Option<Vec<AssistantContentBlock>>,
     /// `errorMessage`. Optional: `None` leaves it out, `Some(None)` sends null.
     #[serde(rename = "errorMessage", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub error_message: Option<Option<String>>,
@@ -625,6 +625,9 @@ pub struct CompactionEntry {
     /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub id: Option<Option<String>>,
+    /// `native`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub native: Option<Option<NativeCompaction>>,
     /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
     #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub parent_id: Option<Option<String>>,
@@ -2034,8 +2037,8 @@ pub struct OmpAssistantMessage {
     /// `api`. Optional: `None` leaves it out, `Some(None)` sends null.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub api: Option<Option<String>>,
-    /// `content`. Required.
-    pub content: Vec<OmpAssistantContentBlock>,
+    /// `content`. Required, may be null.
+    pub content: Option<Vec<OmpAssistantContentBlock>>,
     /// `errorMessage`. Optional: `None` leaves it out, `Some(None)` sends null.
     #[serde(rename = "errorMessage", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub error_message: Option<Option<String>>,
@@ -3087,10 +3090,10 @@ pub struct SummarizeResult {
 /// pi 1.5: a system prompt stored in the session.
 ///
 /// Schema: `#/$defs/SystemMessage`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct SystemMessage {
-    /// `content`. Required.
-    pub content: SystemMessageContent,
+    /// `content`. Required, may be null.
+    pub content: Option<SystemMessageContent>,
     /// `sections`. Optional: `None` leaves it out, `Some(None)` sends null.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub sections: Option<Option<BTreeMap<String, Option<String>>>>,
@@ -3215,8 +3218,8 @@ pub struct ToolCall {
 /// Schema: `#/$defs/ToolResultMessage`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct ToolResultMessage {
-    /// `content`. Required.
-    pub content: Vec<UserContentBlock>,
+    /// `content`. Required, may be null.
+    pub content: Option<Vec<UserContentBlock>>,
     /// `details`. Optional: `None` leaves it out, `Some(None)` sends null.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub details: Option<Option<Value>>,
@@ -3390,10 +3393,10 @@ impl<'de> Deserialize<'de> for UserContentBlock {
 }
 
 /// Schema: `#/$defs/UserMessage`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct UserMessage {
-    /// `content`. Required.
-    pub content: UserMessageContent,
+    /// `content`. Required, may be null.
+    pub content: Option<UserMessageContent>,
     /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
     pub timestamp: Option<Option<serde_json::Number>>,

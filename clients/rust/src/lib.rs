@@ -40,7 +40,7 @@
 //! use session_sidecar::{AgentMessage, AssistantContentBlock};
 //! fn tool_calls(m: &AgentMessage) -> Vec<&str> {
 //!     match m {
-//!         AgentMessage::Assistant(a) => a.content.iter().filter_map(|b| match b {
+//!         AgentMessage::Assistant(a) => a.content.iter().flatten().filter_map(|b| match b {
 //!             AssistantContentBlock::ToolCall(call) => Some(call.name.as_str()),
 //!             _ => None,
 //!         }).collect(),

@@ -88,7 +88,7 @@ fn conversation_with_tool_calls_then_context_fork_and_list() {
         .unwrap();
     assert_eq!(roles(&context.messages), ["user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]);
     let AgentMessage::Assistant(asked) = &context.messages[1] else { panic!("{:?}", context.messages[1]) };
-    let AssistantContentBlock::ToolCall(call) = &asked.content[1] else { panic!("{:?}", asked.content[1]) };
+    let AssistantContentBlock::ToolCall(call) = &asked.content.as_ref().unwrap()[1] else { panic!("{:?}", asked.content) };
     assert_eq!(call.arguments["path"], "src/parser.rs");
     let AgentMessage::ToolResult(result) = &context.messages[2] else { panic!("{:?}", context.messages[2]) };
     assert_eq!(result.tool_call_id, "call_1");

@@ -30,9 +30,9 @@ fn typed_entries_decode_and_write_back_what_they_read() {
     let SessionEntry::Message(MessageEntry { message: EntryMessage::Assistant(assistant), .. }) = &entries[0] else {
         panic!("{:?}", entries[0])
     };
-    let AssistantContentBlock::Thinking(thinking) = &assistant.content[0] else { panic!() };
+    let AssistantContentBlock::Thinking(thinking) = &assistant.content.as_ref().unwrap()[0] else { panic!() };
     assert_eq!(thinking.thinking, "look first");
-    let AssistantContentBlock::ToolCall(call) = &assistant.content[1] else { panic!() };
+    let AssistantContentBlock::ToolCall(call) = &assistant.content.as_ref().unwrap()[1] else { panic!() };
     assert_eq!((call.name.as_str(), &call.arguments["path"]), ("read", &json!("main.go")));
     assert_eq!(assistant.stop_reason, Some(Some(AssistantMessageStopReason::ToolUse)));
     assert_eq!(assistant.usage.as_ref().unwrap().as_ref().unwrap().total_tokens, Some(Some(15)));
@@ -42,7 +42,7 @@ fn typed_entries_decode_and_write_back_what_they_read() {
     assert!(matches!(&entries[3], SessionEntry::Unknown(v) if v["type"] == "label"), "a label that does not fit is kept");
     let SessionEntry::Message(root) = &entries[4] else { panic!() };
     assert_eq!(root.parent_id, Some(None), "a root's parentId is a present null");
-    assert!(matches!(&root.message, EntryMessage::User(UserMessage { content: UserMessageContent::Text(t), .. }) if t == "plain text"));
+    assert!(matches!(&root.message, EntryMessage::User(UserMessage { content: Some(UserMessageContent::Text(t)), .. }) if t == "plain text"));
 }
 
 #[test]
@@ -52,12 +52,12 @@ fn typed_entries_are_appended_and_come_back_typed() {
     let id = client.create(CreateParams { cwd: "/work/typed".into(), ..Default::default() }).unwrap().session_id;
     let typed = SessionEntry::Message(MessageEntry {
         message: EntryMessage::Assistant(AssistantMessage {
-            content: vec![AssistantContentBlock::ToolCall(ToolCall {
+            content: Some(vec![AssistantContentBlock::ToolCall(ToolCall {
                 id: "c1".into(),
                 name: "bash".into(),
                 arguments: json!({"command": "ls"}),
                 ..serde_json::from_value(json!({"id": "", "name": "", "arguments": {}})).unwrap()
-            })],
+            })]),
             stop_reason: Some(Some(AssistantMessageStopReason::ToolUse)),
             ..serde_json::from_value(json!({"content": []})).unwrap()
         }),
@@ -69,7 +69,7 @@ fn typed_entries_are_appended_and_come_back_typed() {
         .build_context(BuildContextParams { session_id: id.clone(), format: Some(ContextFormat::Llm), ..Default::default() })
         .unwrap();
     let AgentMessage::Assistant(a) = &context.messages[1] else { panic!("{:?}", context.messages) };
-    assert!(matches!(&a.content[0], AssistantContentBlock::ToolCall(c) if c.arguments["command"] == "ls"));
+    assert!(matches!(&a.content.as_ref().unwrap()[0], AssistantContentBlock::ToolCall(c) if c.arguments["command"] == "ls"));
     let got = client.get_entries(GetEntriesParams { session_id: id, ..Default::default() }).unwrap();
     assert!(got.entries.iter().any(|e| matches!(e, SessionEntry::Message(MessageEntry { message: EntryMessage::ToolResult(_), .. }))));
     assert_eq!(providers::OFFLINE, "offline");

@@ -7,5 +7,5 @@ PY=.venv/bin/python
 "$PY" -m sidecar.schema
 "$PY" clients/python/generate.py
 (cd clients/typescript && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run --silent generate && npm run --silent build)  # dist/ is committed: rebuilt from src/
-(cd clients/go && go run ./internal/gen -schema ../../protocol/schema.json -out .)
+(cd clients/go && go run ./internal/gen -schema ../../protocol/schema.json -out sidecar)
 (cd clients/rust && SIDECAR_REGENERATE=1 cargo test --quiet --test codegen)

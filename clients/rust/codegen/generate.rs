@@ -16,6 +16,13 @@ const TYPE_NAMES: &[(&str, &str, &str)] = &[
     ("ProgressParams", "value", "WorkDoneProgress"),
 ];
 
+/// Fields typed more precisely than the schema's free-form objects: the typed entries and messages.
+const FIELD_TYPES: &[(&str, &str, &str)] = &[
+    ("BuildContextResult", "messages", "Vec<AgentMessage>"),
+    ("GetEntriesResult", "entries", "Vec<SessionEntry>"),
+    ("DidAppendParams", "entries", "Vec<SessionEntry>"),
+];
+
 /// Client methods whose natural name is taken by the client's own lifecycle.
 const FN_NAMES: &[(&str, &str)] = &[("session/close", "close_session"), ("session/move", "move_session")];
 
@@ -44,6 +51,8 @@ struct Gen<'a> {
     defaults: String,
     /// Match arms of `roundtrip`: (kind, method) -> type.
     roundtrip: Vec<(String, String, String)>,
+    /// The $defs reachable from `entryShapes`: optional fields keep absent and null apart.
+    entry_defs: BTreeSet<String>,
 }
 
 fn pascal(s: &str) -> String {
@@ -130,11 +139,108 @@ impl<'a> Gen<'a> {
             no_default: ["NumberOrString".to_string()].into_iter().collect(),
             defaults: String::new(),
             roundtrip: Vec::new(),
+            entry_defs: BTreeSet::new(),
         }
+    }
+
+    fn reach(&mut self, v: &Value) {
+        match v {
+            Value::Object(m) => {
+                if let Some(r) = m.get("$ref").and_then(Value::as_str) {
+                    let name = r.trim_start_matches("#/$defs/").to_string();
+                    if self.entry_defs.insert(name.clone()) {
+                        self.reach(&self.defs[&name].clone());
+                    }
+                }
+                for value in m.values() {
+                    self.reach(value);
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|x| self.reach(x)),
+            _ => {}
+        }
+    }
+
+    /// The named union $def with the same variants as an inline union.
+    fn named_union(&self, s: &Value) -> Option<String> {
+        let mapping = &s["discriminator"]["mapping"];
+        self.defs
+            .iter()
+            .find(|(_, d)| d.get("anyOf").is_some() && d.get("discriminator").is_some() && &d["discriminator"]["mapping"] == mapping)
+            .map(|(name, _)| name.clone())
+    }
+
+    /// A union $def: an enum with one variant per tag and `Unknown` keeping what this crate
+    /// does not know (or cannot read) as it was, so entries of other tools and newer versions
+    /// stay readable and are written back unchanged.
+    fn open_union(&mut self, name: &str, def: &Value) -> String {
+        let disc = &def["discriminator"];
+        let tag = disc["propertyName"].as_str().unwrap();
+        let mut code = String::new();
+        if let Some(d) = def.get("description").and_then(Value::as_str) {
+            doc(&mut code, "", d);
+            code.push_str("///
+");
+        }
+        let _ = writeln!(code, "/// Schema: `#/$defs/{name}`, told apart by `{tag}`; `Unknown` keeps any other (or one that does not fit) as read.");
+        code.push_str("#[derive(Debug, Clone, PartialEq)]
+");
+        let _ = writeln!(code, "pub enum {name} {{");
+        let mut ser = String::new();
+        let mut de = String::new();
+        for (value, target) in disc["mapping"].as_object().unwrap() {
+            let target = target.as_str().unwrap().trim_start_matches("#/$defs/");
+            let v = pascal(value);
+            let _ = writeln!(code, "    /// `{tag}: {value}`
+    {v}({target}),");
+            let _ = writeln!(ser, "            {name}::{v}(v) => ({}, serde_json::to_value(v).map_err(serde::ser::Error::custom)?),", lit(value));
+            let _ = writeln!(
+                de,
+                "            Some({}) => serde_json::from_value(value.clone()).map({name}::{v}).unwrap_or({name}::Unknown(value)),",
+                lit(value)
+            );
+        }
+        let _ = writeln!(code, "    /// Another `{tag}`, or a known one whose fields do not fit: its JSON as read.
+    Unknown(Value),
+}}
+");
+        let _ = write!(
+            code,
+            "impl Serialize for {name} {{
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {{
+        let (tag, value) = match self {{
+{ser}            {name}::Unknown(v) => return v.serialize(s),
+        }};
+        crate::with_tag({}, tag, value).serialize(s)
+    }}
+}}
+
+",
+            lit(tag)
+        );
+        let _ = write!(
+            code,
+            "impl<'de> Deserialize<'de> for {name} {{
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {{
+        let value = Value::deserialize(d)?;
+        Ok(match value.get({}).and_then(Value::as_str) {{
+{de}            _ => {name}::Unknown(value),
+        }})
+    }}
+}}
+
+",
+            lit(tag)
+        );
+        self.no_default.insert(name.to_string());
+        code
     }
 
     fn run(mut self) -> String {
         self.find_unions(self.schema);
+        if let Some(shapes) = self.schema.get("entryShapes") {
+            self.reach(&shapes.clone());
+        }
         let mut out = String::new();
         out.push_str(
             "// @generated by clients/rust/tests/codegen.rs from protocol/schema.json: do not edit.\n\
@@ -156,7 +262,11 @@ impl<'a> Gen<'a> {
         // Structs first, in name order; every enum they need is collected on the way.
         let mut structs = String::new();
         for (name, def) in self.defs.iter() {
-            let code = self.structure(name, def);
+            let code = if def.get("anyOf").is_some() && def.get("discriminator").is_some() {
+                self.open_union(name, def)
+            } else {
+                self.structure(name, def)
+            };
             structs.push_str(&code);
         }
         out.push_str(&structs);
@@ -218,6 +328,9 @@ impl<'a> Gen<'a> {
             let nullable = any.iter().any(|m| m.get("type") == Some(&Value::from("null")));
             let rest: Vec<&Value> = any.iter().filter(|m| m.get("type") != Some(&Value::from("null"))).collect();
             if s.get("discriminator").is_some() {
+                if let Some(name) = self.named_union(s) {
+                    return (name, nullable);
+                }
                 let name = self.union(s, def, prop);
                 return (name, nullable);
             }
@@ -227,6 +340,12 @@ impl<'a> Gen<'a> {
             let kinds: BTreeSet<&str> = rest.iter().filter_map(|m| m.get("type").and_then(Value::as_str)).collect();
             if rest.len() == 2 && kinds == ["integer", "string"].into_iter().collect() {
                 return ("NumberOrString".to_string(), nullable);
+            }
+            if rest.len() == 2 && kinds == ["integer", "number"].into_iter().collect() {
+                return ("serde_json::Number".to_string(), nullable); // a timestamp in ms: kept as written (integer or not)
+            }
+            if rest.len() == 2 && kinds == ["string", "array"].into_iter().collect() {
+                return (self.text_or_blocks(rest[1], def, prop), nullable);
             }
             panic!("{def}.{prop}: an anyOf this generator does not know: {s}");
         }
@@ -243,12 +362,34 @@ impl<'a> Gen<'a> {
             Some("null") => "()".to_string(),
             Some("array") => format!("Vec<{}>", self.ty(&s["items"], def, prop).0),
             Some("object") => match s.get("additionalProperties") {
-                Some(items @ Value::Object(_)) => format!("BTreeMap<String, {}>", self.ty(items, def, prop).0),
+                Some(items @ Value::Object(_)) => match self.ty(items, def, prop) {
+                    (t, true) => format!("BTreeMap<String, Option<{t}>>"),
+                    (t, false) => format!("BTreeMap<String, {t}>"),
+                },
                 _ => "Value".to_string(),
             },
             Some(other) => panic!("{def}.{prop}: unknown type {other}"),
         };
         (t, false)
+    }
+
+    /// pi's message content: a plain string, or a list of blocks.
+    fn text_or_blocks(&mut self, list: &Value, def: &str, prop: &str) -> String {
+        let name = self.type_name(def, prop);
+        let items = self.ty(list, def, prop).0;
+        let mut code = String::new();
+        let _ = writeln!(code, "/// `{def}.{prop}`: a plain string or a list of blocks.");
+        code.push_str("#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+");
+        let _ = writeln!(code, "pub enum {name} {{
+    Text(String),
+    Blocks({items}),
+}}
+");
+        self.no_default.insert(name.clone());
+        self.extra.insert(name.clone(), code);
+        name
     }
 
     fn string_enum(&mut self, values: &[Value], def: &str, prop: &str) -> String {
@@ -319,9 +460,16 @@ impl<'a> Gen<'a> {
             if skip.as_deref() == Some(prop.as_str()) {
                 continue;
             }
-            let (inner, nullable) = self.ty(s, name, prop);
+            let (inner, nullable) = match FIELD_TYPES.iter().find(|(d, p, _)| *d == name && *p == prop) {
+                Some((_, _, t)) => (t.to_string(), false),
+                None => self.ty(s, name, prop),
+            };
             let is_required = required.contains(prop.as_str());
-            let default = s.get("default");
+            let is_entry = self.entry_defs.contains(name);
+            // In a typed entry an optional field read as null is written back as null, and an
+            // absent one stays absent (a root's parentId is null; most optional fields are absent).
+            let nullable = nullable || (is_entry && !is_required && inner == "Value");
+            let default = if is_entry && nullable && !is_required { None } else { s.get("default") };
             let mut attrs: Vec<String> = Vec::new();
             let ident = field_ident(prop);
             if ident.trim_start_matches("r#") != prop.as_str() {
@@ -346,7 +494,7 @@ impl<'a> Gen<'a> {
                 attrs.push("skip_serializing_if = \"Option::is_none\"".into());
                 attrs.push("with = \"crate::nullable\"".into());
                 format!("Option<Option<{inner}>>")
-            } else if default.is_none_or(Value::is_null) || strict {
+            } else if default.is_none_or(Value::is_null) || strict || is_entry {
                 note.push_str("Optional");
                 if let Some(d) = default.filter(|d| !d.is_null()) {
                     let _ = write!(note, "; the server's default is `{d}`");
@@ -497,6 +645,17 @@ impl<'a> Gen<'a> {
         out.push_str("    /// The notification's method name.\n    pub fn method(&self) -> &str {\n        match self {\n");
         out.push_str(&method_arms);
         out.push_str("            Self::Other { method, .. } => method,\n        }\n    }\n}\n\n");
+        out.push_str("/// One typed handler per server notification; `on_notification` gets what none of them took.\nimpl crate::ClientBuilder {\n");
+        for (method, s) in from_server {
+            let variant = method_type_name(method);
+            let t = self.side(s, method);
+            let _ = writeln!(
+                out,
+                "    /// `{method}` with its typed params, on the reader thread (keep it short).\n    pub fn on_{}(self, f: impl Fn({t}) + Send + Sync + 'static) -> Self {{\n        self.typed_notification(move |n| match n {{\n            ServerNotification::{variant}(p) => {{\n                f(p);\n                None\n            }}\n            other => Some(other),\n        }})\n    }}\n",
+                snake(&variant)
+            );
+        }
+        out.push_str("}\n\n");
         out
     }
 

@@ -1,11 +1,12 @@
 use crate::error::{protocol_major, Error, Result};
-use crate::framing::Framing;
+use crate::framing::{Framing, MAX_MESSAGE_BYTES};
 use crate::{
     methods, server_requests, ClientInfo, ErrorKind, ErrorObject, InitializeParams, InitializeResult, Method,
     ProgressParams, ServerNotification, ServerRequest, Settings, SummarizeParams, SummarizeResult, WorkDoneProgress,
     PROTOCOL_VERSION,
 };
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -18,7 +19,8 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll, Waker};
 use std::thread::JoinHandle;
@@ -28,6 +30,8 @@ use std::time::{Duration, Instant};
 pub type ProgressFn = Box<dyn FnMut(WorkDoneProgress) + Send + 'static>;
 type SummarizeFn = dyn Fn(SummarizeParams) -> std::result::Result<SummarizeResult, ErrorObject> + Send + Sync;
 type NotificationFn = dyn Fn(ServerNotification) + Send + Sync;
+/// A typed handler: takes its own notification (None), hands any other back.
+type TypedFn = dyn Fn(ServerNotification) -> Option<ServerNotification> + Send + Sync;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -108,7 +112,68 @@ struct Pending {
 struct Table {
     pending: HashMap<i64, Pending>,
     progress: HashMap<String, Arc<Mutex<ProgressFn>>>,
+    /// Errors answered with `id: null`, not yet matched to the call they were for.
+    orphans: Vec<Orphan>,
     closed: bool,
+    /// The spawned sidecar's status, once the reader saw its output end and it had exited.
+    exit: Option<ExitStatus>,
+}
+
+/// An error the sidecar answered with `id: null`: it could not read the id of a frame (not
+/// UTF-8, not JSON, over the size limit with an unreadable head). That frame was one of the
+/// requests in flight when the error came: the suspects. Our notifications cannot be it:
+/// serde_json writes valid JSON and frames over the limit are refused before sending.
+struct Orphan {
+    error: ErrorObject,
+    suspects: HashSet<i64>,
+}
+
+impl Table {
+    /// Matches null-id errors to calls where the match is certain, and returns what to fill.
+    /// Every request gets exactly one answer, so a call answered by its id is no suspect; an
+    /// error left with one suspect was that call's; when the suspects of all unmatched errors
+    /// number as many as the errors, each is one error's call (errors in the order they came,
+    /// calls in the order they were sent). A call given up on (dropped, timed out) stays a
+    /// suspect: it can absorb an error, never make another call take one not its own.
+    fn settle_orphans(&mut self) -> Vec<(Arc<Slot>, Result<Value>)> {
+        let mut settled = Vec::new();
+        loop {
+            self.orphans.retain(|o| !o.suspects.is_empty());
+            let Some(i) = self.orphans.iter().position(|o| o.suspects.len() == 1) else { break };
+            let orphan = self.orphans.remove(i);
+            let id = *orphan.suspects.iter().next().expect("one suspect");
+            settled.extend(self.settle(id, orphan.error));
+        }
+        let union: HashSet<i64> = self.orphans.iter().flat_map(|o| o.suspects.iter().copied()).collect();
+        if !self.orphans.is_empty() && union.len() == self.orphans.len() {
+            let mut ids: Vec<i64> = union.into_iter().collect();
+            ids.sort_unstable();
+            let orphans = std::mem::take(&mut self.orphans);
+            for (id, orphan) in ids.into_iter().zip(orphans) {
+                settled.extend(self.settle(id, orphan.error));
+            }
+        }
+        settled
+    }
+
+    fn settle(&mut self, id: i64, error: ErrorObject) -> Option<(Arc<Slot>, Result<Value>)> {
+        for o in &mut self.orphans {
+            o.suspects.remove(&id);
+        }
+        let p = self.pending.remove(&id)?;
+        if let Some(t) = p.token {
+            self.progress.remove(&t);
+        }
+        Some((p.slot, Err(Error::Rpc(error))))
+    }
+
+    /// Why a call cannot be answered any more: the process's status when known.
+    fn gone(&self) -> Error {
+        match self.exit {
+            Some(status) => Error::Exited(status),
+            None => Error::Disconnected,
+        }
+    }
 }
 
 struct Shared {
@@ -118,14 +183,37 @@ struct Shared {
     next_id: AtomicI64,
     summarizer: Option<Arc<SummarizeFn>>,
     on_notification: Option<Arc<NotificationFn>>,
+    typed: Vec<Arc<TypedFn>>,
+    /// The spawned sidecar (None for attached streams); the reader reads its status at the end.
+    child: Mutex<Option<Child>>,
+    /// Set by close and kill: later calls and notifications fail with [`Error::Closed`].
+    closing: AtomicBool,
+}
+
+/// The `payloadTooLarge` error a frame over the limit gets, before anything is sent.
+fn payload_too_large(method: &str, size: usize) -> Error {
+    Error::Rpc(ErrorObject {
+        code: ErrorKind::PayloadTooLarge.code(),
+        message: format!(
+            "{method}: the message is {size} bytes, over the sidecar's limit of {MAX_MESSAGE_BYTES} (64 MiB); nothing was sent"
+        ),
+        data: json!({"kind": "payloadTooLarge", "size": size, "limit": MAX_MESSAGE_BYTES}),
+    })
 }
 
 impl Shared {
     fn send(&self, message: &Value) -> Result<()> {
         let body = serde_json::to_vec(message).map_err(Error::Encode)?;
+        if body.len() > MAX_MESSAGE_BYTES {
+            return Err(payload_too_large(message.get("method").and_then(Value::as_str).unwrap_or("message"), body.len()));
+        }
+        self.send_body(&body)
+    }
+
+    fn send_body(&self, body: &[u8]) -> Result<()> {
         let mut writer = lock(&self.writer);
         match writer.as_mut() {
-            Some(w) => self.framing.write(w.as_mut(), &body).map_err(|e| match e.kind() {
+            Some(w) => self.framing.write(w.as_mut(), body).map_err(|e| match e.kind() {
                 // The sidecar closed its input: it has exited, or is about to.
                 std::io::ErrorKind::BrokenPipe => Error::Disconnected,
                 _ => Error::Io(e),
@@ -143,6 +231,9 @@ impl Shared {
     }
 
     fn start(&self, method: &str, params: Value, progress: Option<ProgressFn>) -> (i64, Arc<Slot>) {
+        if self.closing.load(Ordering::SeqCst) && method != methods::Shutdown::NAME {
+            return (0, Slot::filled(Err(Error::Closed)));
+        }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut params = params;
         let token = progress.is_some().then(|| format!("progress-{id}"));
@@ -157,26 +248,76 @@ impl Shared {
                 None => return (id, Slot::filled(Err(Error::Protocol("params must be an object to carry a progress token".into())))),
             }
         }
+        let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if !params.is_null() {
+            message["params"] = params;
+        }
+        match serde_json::to_vec(&message) {
+            Ok(body) => self.start_body(id, method, body, token, progress),
+            Err(e) => (id, Slot::filled(Err(Error::Encode(e)))),
+        }
+    }
+
+    /// A request whose params are JSON text as given (lone surrogate escapes included).
+    fn start_raw_json(&self, method: &str, params: &RawValue) -> (i64, Arc<Slot>) {
+        if self.closing.load(Ordering::SeqCst) {
+            return (0, Slot::filled(Err(Error::Closed)));
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let method_json = serde_json::to_string(method).expect("a string encodes");
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method_json},"params":{}}}"#, params.get());
+        self.start_body(id, method, body.into_bytes(), None, None)
+    }
+
+    fn start_body(
+        &self,
+        id: i64,
+        method: &str,
+        body: Vec<u8>,
+        token: Option<String>,
+        progress: Option<ProgressFn>,
+    ) -> (i64, Arc<Slot>) {
+        if body.len() > MAX_MESSAGE_BYTES {
+            return (id, Slot::filled(Err(payload_too_large(method, body.len()))));
+        }
         let slot = Arc::new(Slot::default());
         {
             let mut table = lock(&self.table);
             if table.closed {
-                return (id, Slot::filled(Err(Error::Disconnected)));
+                return (id, Slot::filled(Err(table.gone())));
             }
             if let (Some(token), Some(f)) = (&token, progress) {
                 table.progress.insert(token.clone(), Arc::new(Mutex::new(f)));
             }
             table.pending.insert(id, Pending { slot: slot.clone(), token });
         }
-        let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
-        if !params.is_null() {
-            message["params"] = params;
-        }
-        if let Err(e) = self.send(&message) {
+        if let Err(e) = self.send_body(&body) {
             self.forget(id);
-            slot.fill(Err(e));
+            slot.fill(Err(match e {
+                // The sidecar closed its input: say how it ended once the reader has seen it.
+                Error::Disconnected => self.gone_within(Duration::from_secs(1)),
+                e => e,
+            }));
         }
         (id, slot)
+    }
+
+    /// Waits up to `limit` for the reader to see the end of the sidecar's output, then says
+    /// why calls cannot be answered ([`Error::Exited`] with the status when known).
+    fn gone_within(&self, limit: Duration) -> Error {
+        let deadline = Instant::now() + limit;
+        loop {
+            {
+                let table = lock(&self.table);
+                if table.closed {
+                    return table.gone();
+                }
+            }
+            if Instant::now() >= deadline {
+                return Error::Disconnected;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// Stops tracking request `id` (its answer, if one comes, is dropped).
@@ -203,14 +344,43 @@ impl Shared {
                 self.dispatch(message);
             }
         }
-        let pending: Vec<Pending> = {
+        let exit = self.exit_status();
+        let (pending, gone): (Vec<Pending>, _) = {
             let mut table = lock(&self.table);
             table.closed = true;
+            table.exit = exit;
             table.progress.clear();
-            table.pending.drain().map(|(_, p)| p).collect()
+            table.orphans.clear();
+            (table.pending.drain().map(|(_, p)| p).collect(), exit)
         };
         for p in pending {
-            p.slot.fill(Err(Error::Disconnected));
+            p.slot.fill(Err(match gone {
+                Some(status) => Error::Exited(status),
+                None => Error::Disconnected,
+            }));
+        }
+    }
+
+    /// The spawned sidecar's exit status, waiting briefly for the process to end after its
+    /// output did (None for attached streams, or a process still running).
+    fn exit_status(&self) -> Option<ExitStatus> {
+        let deadline = Instant::now() + Duration::from_millis(500);
+        loop {
+            // close() holds the child while it waits for it: never block on it here.
+            if let Ok(mut child) = self.child.try_lock() {
+                match child.as_mut() {
+                    None => return None,
+                    Some(c) => {
+                        if let Ok(Some(status)) = c.try_wait() {
+                            return Some(status);
+                        }
+                    }
+                }
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 
@@ -220,16 +390,38 @@ impl Shared {
         match (method, message.get("id").cloned()) {
             (Some(method), Some(id)) => self.answer_server_request(method, id, params),
             (Some(method), None) => self.on_notification(&method, params),
+            (None, None | Some(Value::Null)) => {
+                // An error for a frame the sidecar could not read the id of.
+                let Some(error) = message.get_mut("error").map(Value::take) else { return };
+                let error = serde_json::from_value::<ErrorObject>(error)
+                    .unwrap_or_else(|e| ErrorObject::new(ErrorKind::ParseError.code(), format!("an unreadable error answer: {e}")));
+                let settled = {
+                    let mut table = lock(&self.table);
+                    let suspects = table.pending.keys().copied().collect();
+                    table.orphans.push(Orphan { error, suspects });
+                    table.settle_orphans()
+                };
+                for (slot, outcome) in settled {
+                    slot.fill(outcome);
+                }
+            }
             (None, Some(Value::Number(id))) => {
                 let Some(id) = id.as_i64() else { return };
-                let pending = {
+                let (pending, settled) = {
                     let mut table = lock(&self.table);
+                    for o in &mut table.orphans {
+                        o.suspects.remove(&id);
+                    }
+                    let settled = table.settle_orphans();
                     let p = table.pending.remove(&id);
                     if let Some(t) = p.as_ref().and_then(|p| p.token.as_ref()) {
                         table.progress.remove(t);
                     }
-                    p
+                    (p, settled)
                 };
+                for (slot, outcome) in settled {
+                    slot.fill(outcome);
+                }
                 let Some(pending) = pending else { return };
                 let outcome = match message.get_mut("error") {
                     Some(error) if !error.is_null() => match serde_json::from_value::<ErrorObject>(error.take()) {
@@ -240,7 +432,7 @@ impl Shared {
                 };
                 pending.slot.fill(outcome);
             }
-            _ => {} // an answer to no request of ours (e.g. a parse error, id null)
+            _ => {} // an answer to no request of ours
         }
     }
 
@@ -257,9 +449,18 @@ impl Shared {
                 }
             }
         }
+        if self.on_notification.is_none() && self.typed.is_empty() {
+            return;
+        }
+        let mut n = ServerNotification::decode(method, params.clone())
+            .unwrap_or(ServerNotification::Other { method: method.to_string(), params });
+        for handler in &self.typed {
+            match handler(n) {
+                None => return,
+                Some(back) => n = back,
+            }
+        }
         if let Some(f) = &self.on_notification {
-            let n = ServerNotification::decode(method, params.clone())
-                .unwrap_or(ServerNotification::Other { method: method.to_string(), params });
             f(n);
         }
     }
@@ -267,7 +468,7 @@ impl Shared {
     fn answer_server_request(self: &Arc<Self>, method: String, id: Value, params: Value) {
         // autoCompact's progress token: accepted when someone listens for notifications
         // (its `$/progress` reaches `on_notification`), refused otherwise so none is sent.
-        if method == server_requests::Create::NAME && self.on_notification.is_some() {
+        if method == server_requests::Create::NAME && (self.on_notification.is_some() || !self.typed.is_empty()) {
             let _ = self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
             return;
         }
@@ -452,7 +653,6 @@ impl<R> std::fmt::Debug for PendingCall<R> {
 /// dropping it does the same.
 pub struct Client {
     shared: Arc<Shared>,
-    child: Mutex<Option<Child>>,
     reader: Mutex<Option<JoinHandle<()>>>,
     init: InitializeResult,
     close_timeout: Duration,
@@ -528,8 +728,19 @@ impl Client {
         self.start_raw(method, params, None).wait()
     }
 
-    /// Sends a notification (nothing answers it).
+    /// Sends a request whose params are JSON text exactly as given: for what a Rust `String`
+    /// cannot hold, such as the lone surrogate escape `"\ud83d"` JavaScript writes for a cut
+    /// emoji. Over [`MAX_MESSAGE_BYTES`] it is not sent (`payloadTooLarge`).
+    pub fn start_raw_json(&self, method: &str, params: &RawValue) -> PendingCall<Value> {
+        let (id, slot) = self.shared.start_raw_json(method, params);
+        self.pending(id, method, slot)
+    }
+
+    /// Sends a notification (nothing answers it). After [`close`](Self::close): [`Error::Closed`].
     pub fn notify(&self, method: &str, params: Option<Value>) -> Result<()> {
+        if self.shared.closing.load(Ordering::SeqCst) {
+            return Err(Error::Closed);
+        }
         self.shared.notify(method, params)
     }
 
@@ -547,6 +758,7 @@ impl Client {
             return Ok(status);
         }
         let deadline = Instant::now() + self.close_timeout;
+        self.shared.closing.store(true, Ordering::SeqCst);
         let (id, slot) = self.shared.start(methods::Shutdown::NAME, Value::Null, None);
         let shutdown = slot.wait(Some(deadline));
         if shutdown.is_none() {
@@ -554,7 +766,7 @@ impl Client {
         }
         let _ = self.shared.notify("exit", None);
         lock(&self.shared.writer).take(); // end of input for the server
-        let status = match lock(&self.child).as_mut() {
+        let status = match lock(&self.shared.child).as_mut() {
             Some(child) => Some(wait_or_kill(child, deadline)?),
             None => None,
         };
@@ -569,10 +781,11 @@ impl Client {
     }
 
     /// Kills the sidecar at once, without `shutdown` (it loses nothing fsynced; see the
-    /// store's fsync policy). Calls in flight fail with [`Error::Disconnected`].
+    /// store's fsync policy). Calls in flight fail with [`Error::Exited`]; later calls with [`Error::Closed`].
     pub fn kill(&self) -> Result<Option<ExitStatus>> {
         let mut exit = lock(&self.exit);
-        let status = match lock(&self.child).as_mut() {
+        self.shared.closing.store(true, Ordering::SeqCst);
+        let status = match lock(&self.shared.child).as_mut() {
             Some(child) => {
                 let _ = child.kill();
                 Some(child.wait()?)
@@ -632,6 +845,7 @@ pub struct ClientBuilder {
     close_timeout: Duration,
     summarizer: Option<Arc<SummarizeFn>>,
     on_notification: Option<Arc<NotificationFn>>,
+    typed: Vec<Arc<TypedFn>>,
     token: Option<String>,
 }
 
@@ -650,6 +864,7 @@ impl Default for ClientBuilder {
             close_timeout: Duration::from_secs(10),
             summarizer: None,
             on_notification: None,
+            typed: Vec::new(),
             token: None,
         }
     }
@@ -731,11 +946,20 @@ impl ClientBuilder {
         self
     }
 
-    /// Called (on the reader thread) for every notification from the server that is not
-    /// the progress of a call started with a progress callback: `session/didCompact`
-    /// after an autoCompact, for instance.
+    /// Called (on the reader thread) for every notification from the server that no typed
+    /// handler (`on_did_append`, `on_did_compact`, ...) took and that is not the progress of
+    /// a call started with a progress callback: the escape hatch (`ServerNotification::Other`
+    /// for methods newer than this crate).
     pub fn on_notification(mut self, f: impl Fn(ServerNotification) + Send + Sync + 'static) -> Self {
         self.on_notification = Some(Arc::new(f));
+        self
+    }
+
+    /// Adds a typed handler (the generated `on_did_append`, `on_did_change_leaf`, ... use it):
+    /// it takes its notification and returns `None`, or hands any other back.
+    #[doc(hidden)]
+    pub fn typed_notification(mut self, f: impl Fn(ServerNotification) -> Option<ServerNotification> + Send + Sync + 'static) -> Self {
+        self.typed.push(Arc::new(f));
         self
     }
 
@@ -751,6 +975,22 @@ impl ClientBuilder {
     #[cfg(unix)]
     pub fn connect_unix(self, path: impl AsRef<Path>) -> Result<Client> {
         let stream = UnixStream::connect(path).map_err(Error::Io)?;
+        let reading = stream.try_clone().map_err(Error::Io)?;
+        self.connect(reading, SocketWriter(stream))
+    }
+
+    /// [`connect_unix`](Self::connect_unix), retrying while nothing accepts on `path` yet
+    /// (a sidecar still starting), for up to `wait`.
+    #[cfg(unix)]
+    pub fn connect_unix_waiting(self, path: impl AsRef<Path>, wait: Duration) -> Result<Client> {
+        let deadline = Instant::now() + wait;
+        let stream = loop {
+            match UnixStream::connect(path.as_ref()) {
+                Ok(stream) => break stream,
+                Err(e) if Instant::now() >= deadline => return Err(Error::Io(e)),
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        };
         let reading = stream.try_clone().map_err(Error::Io)?;
         self.connect(reading, SocketWriter(stream))
     }
@@ -804,6 +1044,9 @@ impl ClientBuilder {
             next_id: AtomicI64::new(1),
             summarizer: self.summarizer,
             on_notification: self.on_notification,
+            typed: self.typed,
+            child: Mutex::new(child),
+            closing: AtomicBool::new(false),
         });
         let reader = {
             let shared = shared.clone();
@@ -812,8 +1055,7 @@ impl ClientBuilder {
                 .spawn(move || shared.read_loop(input))
                 .map_err(Error::Io)?
         };
-        let pid = child.as_ref().map(Child::id);
-        let mut child = child;
+        let pid = lock(&shared.child).as_ref().map(Child::id);
         let params = InitializeParams {
             client_info: Some(self.client_info),
             protocol_version: PROTOCOL_VERSION.to_string(),
@@ -853,7 +1095,7 @@ impl ClientBuilder {
             Ok(init) => init,
             Err(e) => {
                 lock(&shared.writer).take();
-                if let Some(c) = child.as_mut() {
+                if let Some(c) = lock(&shared.child).as_mut() {
                     let _ = c.kill();
                     let _ = c.wait();
                     let _ = reader.join();
@@ -863,7 +1105,6 @@ impl ClientBuilder {
         };
         Ok(Client {
             shared,
-            child: Mutex::new(child),
             reader: Mutex::new(Some(reader)),
             init,
             close_timeout: self.close_timeout,

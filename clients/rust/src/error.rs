@@ -13,8 +13,15 @@ pub enum Error {
     Spawn { program: PathBuf, source: std::io::Error },
     /// Writing to or reading from the sidecar failed.
     Io(std::io::Error),
-    /// The connection ended (the sidecar exited or closed its output) before the answer came.
+    /// The connection ended (the sidecar closed its output) before the answer came, and no
+    /// exit status is known (attached streams, or a process still running).
     Disconnected,
+    /// The spawned sidecar exited before the answer came: its status names the exit code or
+    /// the signal that killed it (`signal: 9 (SIGKILL)`).
+    Exited(std::process::ExitStatus),
+    /// [`crate::Client::close`] (or `kill`) was called: every later call and notification
+    /// fails with this, whatever state the sidecar is in.
+    Closed,
     /// No answer within the time given ([`crate::PendingCall::wait_timeout`], startup, close);
     /// the request was cancelled.
     Timeout { method: String, after: Duration },
@@ -51,6 +58,11 @@ impl Error {
         self.rpc().and_then(ErrorObject::kind)
     }
 
+    /// True when the sidecar is gone: [`Error::Disconnected`] or [`Error::Exited`].
+    pub fn is_disconnected(&self) -> bool {
+        matches!(self, Error::Disconnected | Error::Exited(_))
+    }
+
     /// True when the server reports the request cancelled (`-32800`) or the client gave up waiting.
     pub fn is_cancelled(&self) -> bool {
         matches!(self, Error::Timeout { .. }) || self.kind() == Some(ErrorKind::RequestCancelled)
@@ -64,6 +76,8 @@ impl fmt::Display for Error {
             Error::Spawn { program, source } => write!(f, "cannot start {}: {source}", program.display()),
             Error::Io(e) => write!(f, "talking to the sidecar failed: {e}"),
             Error::Disconnected => f.write_str("the sidecar closed the connection before answering"),
+            Error::Exited(status) => write!(f, "the sidecar exited before answering ({status})"),
+            Error::Closed => f.write_str("the client is closed"),
             Error::Timeout { method, after } => write!(f, "{method}: no answer within {after:?}; cancelled"),
             Error::Decode { method, source } => write!(f, "{method}: the answer does not fit its type: {source}"),
             Error::Encode(e) => write!(f, "params cannot be encoded as JSON: {e}"),

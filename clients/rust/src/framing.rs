@@ -10,8 +10,9 @@ pub enum Framing {
     Jsonl,
 }
 
-/// Upper bound on one incoming message, as the server's own.
-const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+/// Upper bound on one message body, the server's own (64 MiB): the client refuses to send
+/// a larger one (`payloadTooLarge`, nothing sent) and to read one.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 impl Framing {
     /// `body` (one JSON message) framed, ready to write.

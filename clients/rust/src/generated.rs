@@ -18,6 +18,72 @@ pub enum NumberOrString {
     String(String),
 }
 
+/// Schema: `#/$defs/AgentMessage`, told apart by `role`; `Unknown` keeps any other (or one that does not fit) as read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentMessage {
+    /// `role: assistant`
+    Assistant(AssistantMessage),
+    /// `role: bashExecution`
+    BashExecution(BashExecutionMessage),
+    /// `role: branchSummary`
+    BranchSummary(BranchSummaryMessage),
+    /// `role: compactionSummary`
+    CompactionSummary(CompactionSummaryMessage),
+    /// `role: custom`
+    Custom(CustomMessage),
+    /// `role: system`
+    System(SystemMessage),
+    /// `role: toolResult`
+    ToolResult(ToolResultMessage),
+    /// `role: user`
+    User(UserMessage),
+    /// Another `role`, or a known one whose fields do not fit: its JSON as read.
+    Unknown(Value),
+}
+
+impl Serialize for AgentMessage {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (tag, value) = match self {
+            AgentMessage::Assistant(v) => ("assistant", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            AgentMessage::BashExecution(v) => ("bashExecution", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            AgentMessage::BranchSummary(v) => ("branchSummary", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            AgentMessage::CompactionSummary(v) => ("compactionSummary", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            AgentMessage::Custom(v) => ("custom", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            AgentMessage::System(v) => ("system", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            AgentMessage::ToolResult(v) => ("toolResult", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            AgentMessage::User(v) => ("user", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            AgentMessage::Unknown(v) => return v.serialize(s),
+        };
+        crate::with_tag("role", tag, value).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for AgentMessage {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        Ok(match value.get("role").and_then(Value::as_str) {
+            Some("assistant") => serde_json::from_value(value.clone()).map(AgentMessage::Assistant).unwrap_or(AgentMessage::Unknown(value)),
+            Some("bashExecution") => serde_json::from_value(value.clone()).map(AgentMessage::BashExecution).unwrap_or(AgentMessage::Unknown(value)),
+            Some("branchSummary") => serde_json::from_value(value.clone()).map(AgentMessage::BranchSummary).unwrap_or(AgentMessage::Unknown(value)),
+            Some("compactionSummary") => serde_json::from_value(value.clone()).map(AgentMessage::CompactionSummary).unwrap_or(AgentMessage::Unknown(value)),
+            Some("custom") => serde_json::from_value(value.clone()).map(AgentMessage::Custom).unwrap_or(AgentMessage::Unknown(value)),
+            Some("system") => serde_json::from_value(value.clone()).map(AgentMessage::System).unwrap_or(AgentMessage::Unknown(value)),
+            Some("toolResult") => serde_json::from_value(value.clone()).map(AgentMessage::ToolResult).unwrap_or(AgentMessage::Unknown(value)),
+            Some("user") => serde_json::from_value(value.clone()).map(AgentMessage::User).unwrap_or(AgentMessage::Unknown(value)),
+            _ => AgentMessage::Unknown(value),
+        })
+    }
+}
+
+/// oh-my-pi: an Anthropic server-side tool block (web search...), kept as the provider sent it.
+///
+/// Schema: `#/$defs/AnthropicServerToolContent`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct AnthropicServerToolContent {
+    /// `block`. Required.
+    pub block: Value,
+}
+
 /// Schema: `#/$defs/AppendParams` (unknown fields are refused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -96,6 +162,109 @@ pub struct ArchiveResult {
     pub session_id: String,
 }
 
+/// Schema: `#/$defs/AssistantContentBlock`, told apart by `type`; `Unknown` keeps any other (or one that does not fit) as read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AssistantContentBlock {
+    /// `type: image`
+    Image(ImageContent),
+    /// `type: text`
+    Text(TextContent),
+    /// `type: thinking`
+    Thinking(ThinkingContent),
+    /// `type: toolCall`
+    ToolCall(ToolCall),
+    /// Another `type`, or a known one whose fields do not fit: its JSON as read.
+    Unknown(Value),
+}
+
+impl Serialize for AssistantContentBlock {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (tag, value) = match self {
+            AssistantContentBlock::Image(v) => ("image", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            AssistantContentBlock::Text(v) => ("text", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            AssistantContentBlock::Thinking(v) => ("thinking", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            AssistantContentBlock::ToolCall(v) => ("toolCall", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            AssistantContentBlock::Unknown(v) => return v.serialize(s),
+        };
+        crate::with_tag("type", tag, value).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for AssistantContentBlock {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        Ok(match value.get("type").and_then(Value::as_str) {
+            Some("image") => serde_json::from_value(value.clone()).map(AssistantContentBlock::Image).unwrap_or(AssistantContentBlock::Unknown(value)),
+            Some("text") => serde_json::from_value(value.clone()).map(AssistantContentBlock::Text).unwrap_or(AssistantContentBlock::Unknown(value)),
+            Some("thinking") => serde_json::from_value(value.clone()).map(AssistantContentBlock::Thinking).unwrap_or(AssistantContentBlock::Unknown(value)),
+            Some("toolCall") => serde_json::from_value(value.clone()).map(AssistantContentBlock::ToolCall).unwrap_or(AssistantContentBlock::Unknown(value)),
+            _ => AssistantContentBlock::Unknown(value),
+        })
+    }
+}
+
+/// A model's answer. Tool calls are `toolCall` blocks in `content`.
+///
+/// Schema: `#/$defs/AssistantMessage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct AssistantMessage {
+    /// `api`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub api: Option<Option<String>>,
+    /// `content`. Required, may be null.
+    pub content: Option<Vec<AssistantContentBlock>>,
+    /// `errorMessage`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "errorMessage", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub error_message: Option<Option<String>>,
+    /// `model`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub model: Option<Option<String>>,
+    /// `provider`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub provider: Option<Option<String>>,
+    /// `responseId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "responseId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub response_id: Option<Option<String>>,
+    /// `stopReason`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "stopReason", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub stop_reason: Option<Option<AssistantMessageStopReason>>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<serde_json::Number>>,
+    /// `usage`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub usage: Option<Option<Usage>>,
+}
+
+/// A command the user ran with `!` (pi): in the context as a user message.
+///
+/// Schema: `#/$defs/BashExecutionMessage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct BashExecutionMessage {
+    /// `cancelled`. Optional; the server's default is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancelled: Option<bool>,
+    /// `command`. Required.
+    pub command: String,
+    /// `excludeFromContext`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "excludeFromContext", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub exclude_from_context: Option<Option<bool>>,
+    /// `exitCode`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "exitCode", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub exit_code: Option<Option<i64>>,
+    /// `fullOutputPath`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "fullOutputPath", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub full_output_path: Option<Option<String>>,
+    /// `output`. Required.
+    pub output: String,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<serde_json::Number>>,
+    /// `truncated`. Optional; the server's default is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<bool>,
+}
+
 /// Schema: `#/$defs/BranchParams` (unknown fields are refused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -132,6 +301,54 @@ pub struct BranchResult {
     /// `summaryEntryId`. Optional.
     #[serde(rename = "summaryEntryId", default, skip_serializing_if = "Option::is_none")]
     pub summary_entry_id: Option<String>,
+}
+
+/// A summary of the branch left at `fromId` ("root": from before the first entry).
+///
+/// Schema: `#/$defs/BranchSummaryEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct BranchSummaryEntry {
+    /// `details`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub details: Option<Option<Value>>,
+    /// `fromExtension`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "fromExtension", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub from_extension: Option<Option<bool>>,
+    /// `fromHook`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "fromHook", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub from_hook: Option<Option<bool>>,
+    /// `fromId`. Required.
+    #[serde(rename = "fromId")]
+    pub from_id: String,
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `summary`. Required.
+    pub summary: String,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
+    /// `usage`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub usage: Option<Option<Usage>>,
+}
+
+/// What a branch_summary entry becomes in an agent-format context.
+///
+/// Schema: `#/$defs/BranchSummaryMessage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct BranchSummaryMessage {
+    /// `fromId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "fromId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub from_id: Option<Option<String>>,
+    /// `summary`. Required.
+    pub summary: String,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<serde_json::Number>>,
 }
 
 /// Schema: `#/$defs/BuildContextParams` (unknown fields are refused).
@@ -191,7 +408,7 @@ pub struct BuildContextResult {
     #[serde(rename = "leafId")]
     pub leaf_id: Option<String>,
     /// `messages`. Required.
-    pub messages: Vec<Value>,
+    pub messages: Vec<AgentMessage>,
     /// `mode`. Required.
     pub mode: String,
     /// `modeData`. Optional.
@@ -393,6 +610,57 @@ pub struct CompactResult {
     pub tokens_before: i64,
 }
 
+/// The context before `firstKeptEntryId` replaced by `summary` (session/compact writes these).
+///
+/// Schema: `#/$defs/CompactionEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct CompactionEntry {
+    /// `details`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub details: Option<Option<Value>>,
+    /// `firstKeptEntryId`. Required.
+    #[serde(rename = "firstKeptEntryId")]
+    pub first_kept_entry_id: String,
+    /// `fromExtension`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "fromExtension", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub from_extension: Option<Option<bool>>,
+    /// `fromHook`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "fromHook", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub from_hook: Option<Option<bool>>,
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `native`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub native: Option<Option<NativeCompaction>>,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `preserveData`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "preserveData", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub preserve_data: Option<Option<Value>>,
+    /// `shortSummary`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "shortSummary", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub short_summary: Option<Option<String>>,
+    /// `summary`. Required.
+    pub summary: String,
+    /// `systemMessage`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "systemMessage", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub system_message: Option<Option<SystemMessage>>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
+    /// `tokensAfter`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "tokensAfter", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub tokens_after: Option<Option<i64>>,
+    /// `tokensBefore`. Required.
+    #[serde(rename = "tokensBefore")]
+    pub tokens_before: i64,
+    /// `usage`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub usage: Option<Option<Usage>>,
+}
+
 /// Schema: `#/$defs/CompactionSettings` (unknown fields are refused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -418,6 +686,50 @@ pub struct CompactionSettings {
     /// `reserveTokens`. Optional; the server's default is `16384`.
     #[serde(rename = "reserveTokens", default, skip_serializing_if = "Option::is_none")]
     pub reserve_tokens: Option<i64>,
+}
+
+/// What a compaction entry becomes in an agent-format context.
+///
+/// Schema: `#/$defs/CompactionSummaryMessage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct CompactionSummaryMessage {
+    /// `summary`. Required.
+    pub summary: String,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<serde_json::Number>>,
+    /// `tokensBefore`. Optional; the server's default is `0`.
+    #[serde(rename = "tokensBefore", default, skip_serializing_if = "Option::is_none")]
+    pub tokens_before: Option<i64>,
+}
+
+/// pi 1.5: on the path to a leaf, the target entry's content is replaced
+/// (null: its message is left out of the context). The last edit of a target wins.
+///
+/// Schema: `#/$defs/ContextEditEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ContextEditEntry {
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `replacement`. Required, may be null.
+    pub replacement: Option<ContextEditReplacement>,
+    /// `targetId`. Required.
+    #[serde(rename = "targetId")]
+    pub target_id: String,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
+}
+
+/// Schema: `#/$defs/ContextEditReplacement`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextEditReplacement {
+    /// `content`. Required.
+    pub content: ContextEditReplacementContent,
 }
 
 /// Schema: `#/$defs/ContinueRecentParams` (unknown fields are refused).
@@ -500,6 +812,28 @@ pub struct ConvertResult {
     pub written: i64,
 }
 
+/// What a response cost, in dollars.
+///
+/// Schema: `#/$defs/Cost`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Cost {
+    /// `cacheRead`. Required.
+    #[serde(rename = "cacheRead")]
+    pub cache_read: f64,
+    /// `cacheWrite`. Required.
+    #[serde(rename = "cacheWrite")]
+    pub cache_write: f64,
+    /// `input`. Required.
+    pub input: f64,
+    /// `output`. Required.
+    pub output: f64,
+    /// `total`. Required.
+    pub total: f64,
+    /// `totalFromProvider`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "totalFromProvider", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub total_from_provider: Option<Option<bool>>,
+}
+
 /// Schema: `#/$defs/CreateParams` (unknown fields are refused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -547,6 +881,96 @@ pub struct CreateResult {
     pub session_id: String,
 }
 
+/// oh-my-pi: which credential of a provider the session uses (its hash).
+///
+/// Schema: `#/$defs/CredentialPinEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct CredentialPinEntry {
+    /// `hash`. Required.
+    pub hash: String,
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `provider`. Required.
+    pub provider: String,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
+}
+
+/// An agent's or extension's own data: never in the model's context. Use it for anything pi has no entry for.
+///
+/// Schema: `#/$defs/CustomEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct CustomEntry {
+    /// `customType`. Required.
+    #[serde(rename = "customType")]
+    pub custom_type: String,
+    /// `data`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub data: Option<Option<Value>>,
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
+}
+
+/// An extension's message that goes into the context (what a custom_message entry becomes).
+///
+/// Schema: `#/$defs/CustomMessage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CustomMessage {
+    /// `content`. Required.
+    pub content: CustomMessageContent,
+    /// `customType`. Required.
+    #[serde(rename = "customType")]
+    pub custom_type: String,
+    /// `details`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub details: Option<Option<Value>>,
+    /// `display`. Optional; the server's default is `true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<bool>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<serde_json::Number>>,
+}
+
+/// An extension's message that goes into the context (as a `custom` message).
+///
+/// Schema: `#/$defs/CustomMessageEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CustomMessageEntry {
+    /// `content`. Required.
+    pub content: CustomMessageEntryContent,
+    /// `customType`. Required.
+    #[serde(rename = "customType")]
+    pub custom_type: String,
+    /// `details`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub details: Option<Option<Value>>,
+    /// `display`. Optional; the server's default is `true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<bool>,
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
+}
+
 /// Schema: `#/$defs/DamagedLine`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct DamagedLine {
@@ -579,6 +1003,18 @@ pub struct DeleteResult {
     pub trash_path: Option<String>,
 }
 
+/// oh-my-pi: a developer-role message.
+///
+/// Schema: `#/$defs/DeveloperMessage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeveloperMessage {
+    /// `content`. Required.
+    pub content: DeveloperMessageContent,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<serde_json::Number>>,
+}
+
 /// Notification `session/didAppend`: entries reached a watched session's file.
 ///
 /// `external` true: another program wrote them (they are in the session now,
@@ -591,7 +1027,7 @@ pub struct DidAppendParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
     /// `entries`. Required.
-    pub entries: Vec<Value>,
+    pub entries: Vec<SessionEntry>,
     /// `external`. Required.
     pub external: bool,
     /// `leafId`. Required, may be null.
@@ -756,6 +1192,55 @@ pub struct DiffResult {
     pub to_tree: String,
 }
 
+/// Schema: `#/$defs/EntryMessage`, told apart by `role`; `Unknown` keeps any other (or one that does not fit) as read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EntryMessage {
+    /// `role: assistant`
+    Assistant(AssistantMessage),
+    /// `role: bashExecution`
+    BashExecution(BashExecutionMessage),
+    /// `role: custom`
+    Custom(CustomMessage),
+    /// `role: system`
+    System(SystemMessage),
+    /// `role: toolResult`
+    ToolResult(ToolResultMessage),
+    /// `role: user`
+    User(UserMessage),
+    /// Another `role`, or a known one whose fields do not fit: its JSON as read.
+    Unknown(Value),
+}
+
+impl Serialize for EntryMessage {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (tag, value) = match self {
+            EntryMessage::Assistant(v) => ("assistant", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            EntryMessage::BashExecution(v) => ("bashExecution", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            EntryMessage::Custom(v) => ("custom", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            EntryMessage::System(v) => ("system", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            EntryMessage::ToolResult(v) => ("toolResult", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            EntryMessage::User(v) => ("user", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            EntryMessage::Unknown(v) => return v.serialize(s),
+        };
+        crate::with_tag("role", tag, value).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for EntryMessage {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        Ok(match value.get("role").and_then(Value::as_str) {
+            Some("assistant") => serde_json::from_value(value.clone()).map(EntryMessage::Assistant).unwrap_or(EntryMessage::Unknown(value)),
+            Some("bashExecution") => serde_json::from_value(value.clone()).map(EntryMessage::BashExecution).unwrap_or(EntryMessage::Unknown(value)),
+            Some("custom") => serde_json::from_value(value.clone()).map(EntryMessage::Custom).unwrap_or(EntryMessage::Unknown(value)),
+            Some("system") => serde_json::from_value(value.clone()).map(EntryMessage::System).unwrap_or(EntryMessage::Unknown(value)),
+            Some("toolResult") => serde_json::from_value(value.clone()).map(EntryMessage::ToolResult).unwrap_or(EntryMessage::Unknown(value)),
+            Some("user") => serde_json::from_value(value.clone()).map(EntryMessage::User).unwrap_or(EntryMessage::Unknown(value)),
+            _ => EntryMessage::Unknown(value),
+        })
+    }
+}
+
 /// `error` of a failed response. `data.kind` names the error for programs.
 ///
 /// Schema: `#/$defs/ErrorObject`.
@@ -842,6 +1327,17 @@ pub struct ExternalChange {
     pub reloaded: Option<String>,
 }
 
+/// oh-my-pi: Anthropic switched models mid-answer.
+///
+/// Schema: `#/$defs/FallbackContent`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FallbackContent {
+    /// `from`. Required.
+    pub from: Value,
+    /// `to`. Required.
+    pub to: Value,
+}
+
 /// Schema: `#/$defs/FileChange`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileChange {
@@ -861,6 +1357,18 @@ pub struct FileChange {
     pub old_path: Option<String>,
     /// `path`. Required.
     pub path: String,
+}
+
+/// oh-my-pi: files the user mentioned with @, read into the context.
+///
+/// Schema: `#/$defs/FileMentionMessage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FileMentionMessage {
+    /// `files`. Required.
+    pub files: Vec<Value>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<serde_json::Number>>,
 }
 
 /// Schema: `#/$defs/FlushParams` (unknown fields are refused).
@@ -942,7 +1450,7 @@ pub struct GetEntriesParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct GetEntriesResult {
     /// `entries`. Required.
-    pub entries: Vec<Value>,
+    pub entries: Vec<SessionEntry>,
 }
 
 /// Schema: `#/$defs/GetTreeParams` (unknown fields are refused).
@@ -1041,6 +1549,37 @@ pub struct HistorySearchParams {
     /// `workDoneToken`. Optional.
     #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
     pub work_done_token: Option<NumberOrString>,
+}
+
+/// oh-my-pi: a hook's message (pi's older name of `custom`).
+///
+/// Schema: `#/$defs/HookMessage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookMessage {
+    /// `content`. Required.
+    pub content: HookMessageContent,
+    /// `customType`. Required.
+    #[serde(rename = "customType")]
+    pub custom_type: String,
+    /// `details`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub details: Option<Option<Value>>,
+    /// `display`. Optional; the server's default is `true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<bool>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<serde_json::Number>>,
+}
+
+/// Schema: `#/$defs/ImageContent`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ImageContent {
+    /// `data`. Required.
+    pub data: String,
+    /// `mimeType`. Required.
+    #[serde(rename = "mimeType")]
+    pub mime_type: String,
 }
 
 /// Schema: `#/$defs/ImportKindCount`.
@@ -1160,6 +1699,28 @@ pub struct InitializeResult {
     pub settings: Value,
 }
 
+/// Sets (or, without `label`, clears) the label of the entry `targetId`.
+///
+/// Schema: `#/$defs/LabelEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct LabelEntry {
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `label`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub label: Option<Option<String>>,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `targetId`. Required.
+    #[serde(rename = "targetId")]
+    pub target_id: String,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
+}
+
 /// Schema: `#/$defs/ListParams` (unknown fields are refused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -1195,6 +1756,106 @@ pub struct ListResult {
     pub next_cursor: Option<String>,
     /// `sessions`. Required.
     pub sessions: Vec<SessionInfo>,
+}
+
+/// Schema: `#/$defs/MessageEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageEntry {
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `message`. Required.
+    pub message: EntryMessage,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
+}
+
+/// oh-my-pi: the agent's mode (plan, ...).
+///
+/// Schema: `#/$defs/ModeChangeEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ModeChangeEntry {
+    /// `data`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub data: Option<Option<Value>>,
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `mode`. Required.
+    pub mode: String,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
+}
+
+/// pi writes `provider` and `modelId`; oh-my-pi writes `model` ("provider/id") and `role`.
+///
+/// Schema: `#/$defs/ModelChangeEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ModelChangeEntry {
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `model`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub model: Option<Option<String>>,
+    /// `modelId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "modelId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub model_id: Option<Option<String>>,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `provider`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub provider: Option<Option<String>>,
+    /// `role`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub role: Option<Option<String>>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
+}
+
+/// oh-my-pi: tokens a call outside the conversation spent.
+///
+/// Schema: `#/$defs/ModelUsageEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelUsageEntry {
+    /// `api`. Required.
+    pub api: String,
+    /// `errorMessage`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "errorMessage", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub error_message: Option<Option<String>>,
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `model`. Required.
+    pub model: String,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `provider`. Required.
+    pub provider: String,
+    /// `purpose`. Required.
+    pub purpose: String,
+    /// `role`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub role: Option<Option<String>>,
+    /// `stopReason`. Required.
+    #[serde(rename = "stopReason")]
+    pub stop_reason: ModelUsageEntryStopReason,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
+    /// `usage`. Required.
+    pub usage: Usage,
 }
 
 /// Schema: `#/$defs/MoveParams` (unknown fields are refused).
@@ -1245,6 +1906,349 @@ pub struct NotCapturedFile {
     pub reason: String,
     /// `size`. Required.
     pub size: i64,
+}
+
+/// Schema: `#/$defs/OmpAgentMessage`, told apart by `role`; `Unknown` keeps any other (or one that does not fit) as read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OmpAgentMessage {
+    /// `role: assistant`
+    Assistant(OmpAssistantMessage),
+    /// `role: bashExecution`
+    BashExecution(BashExecutionMessage),
+    /// `role: branchSummary`
+    BranchSummary(BranchSummaryMessage),
+    /// `role: compactionSummary`
+    CompactionSummary(CompactionSummaryMessage),
+    /// `role: custom`
+    Custom(CustomMessage),
+    /// `role: developer`
+    Developer(DeveloperMessage),
+    /// `role: fileMention`
+    FileMention(FileMentionMessage),
+    /// `role: hookMessage`
+    HookMessage(HookMessage),
+    /// `role: pythonExecution`
+    PythonExecution(PythonExecutionMessage),
+    /// `role: system`
+    System(SystemMessage),
+    /// `role: toolResult`
+    ToolResult(ToolResultMessage),
+    /// `role: user`
+    User(UserMessage),
+    /// Another `role`, or a known one whose fields do not fit: its JSON as read.
+    Unknown(Value),
+}
+
+impl Serialize for OmpAgentMessage {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (tag, value) = match self {
+            OmpAgentMessage::Assistant(v) => ("assistant", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpAgentMessage::BashExecution(v) => ("bashExecution", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpAgentMessage::BranchSummary(v) => ("branchSummary", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpAgentMessage::CompactionSummary(v) => ("compactionSummary", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpAgentMessage::Custom(v) => ("custom", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpAgentMessage::Developer(v) => ("developer", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpAgentMessage::FileMention(v) => ("fileMention", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpAgentMessage::HookMessage(v) => ("hookMessage", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpAgentMessage::PythonExecution(v) => ("pythonExecution", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpAgentMessage::System(v) => ("system", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpAgentMessage::ToolResult(v) => ("toolResult", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpAgentMessage::User(v) => ("user", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpAgentMessage::Unknown(v) => return v.serialize(s),
+        };
+        crate::with_tag("role", tag, value).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for OmpAgentMessage {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        Ok(match value.get("role").and_then(Value::as_str) {
+            Some("assistant") => serde_json::from_value(value.clone()).map(OmpAgentMessage::Assistant).unwrap_or(OmpAgentMessage::Unknown(value)),
+            Some("bashExecution") => serde_json::from_value(value.clone()).map(OmpAgentMessage::BashExecution).unwrap_or(OmpAgentMessage::Unknown(value)),
+            Some("branchSummary") => serde_json::from_value(value.clone()).map(OmpAgentMessage::BranchSummary).unwrap_or(OmpAgentMessage::Unknown(value)),
+            Some("compactionSummary") => serde_json::from_value(value.clone()).map(OmpAgentMessage::CompactionSummary).unwrap_or(OmpAgentMessage::Unknown(value)),
+            Some("custom") => serde_json::from_value(value.clone()).map(OmpAgentMessage::Custom).unwrap_or(OmpAgentMessage::Unknown(value)),
+            Some("developer") => serde_json::from_value(value.clone()).map(OmpAgentMessage::Developer).unwrap_or(OmpAgentMessage::Unknown(value)),
+            Some("fileMention") => serde_json::from_value(value.clone()).map(OmpAgentMessage::FileMention).unwrap_or(OmpAgentMessage::Unknown(value)),
+            Some("hookMessage") => serde_json::from_value(value.clone()).map(OmpAgentMessage::HookMessage).unwrap_or(OmpAgentMessage::Unknown(value)),
+            Some("pythonExecution") => serde_json::from_value(value.clone()).map(OmpAgentMessage::PythonExecution).unwrap_or(OmpAgentMessage::Unknown(value)),
+            Some("system") => serde_json::from_value(value.clone()).map(OmpAgentMessage::System).unwrap_or(OmpAgentMessage::Unknown(value)),
+            Some("toolResult") => serde_json::from_value(value.clone()).map(OmpAgentMessage::ToolResult).unwrap_or(OmpAgentMessage::Unknown(value)),
+            Some("user") => serde_json::from_value(value.clone()).map(OmpAgentMessage::User).unwrap_or(OmpAgentMessage::Unknown(value)),
+            _ => OmpAgentMessage::Unknown(value),
+        })
+    }
+}
+
+/// Schema: `#/$defs/OmpAssistantContentBlock`, told apart by `type`; `Unknown` keeps any other (or one that does not fit) as read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OmpAssistantContentBlock {
+    /// `type: anthropicServerTool`
+    AnthropicServerTool(AnthropicServerToolContent),
+    /// `type: fallback`
+    Fallback(FallbackContent),
+    /// `type: image`
+    Image(ImageContent),
+    /// `type: redactedThinking`
+    RedactedThinking(RedactedThinkingContent),
+    /// `type: text`
+    Text(TextContent),
+    /// `type: thinking`
+    Thinking(ThinkingContent),
+    /// `type: toolCall`
+    ToolCall(ToolCall),
+    /// Another `type`, or a known one whose fields do not fit: its JSON as read.
+    Unknown(Value),
+}
+
+impl Serialize for OmpAssistantContentBlock {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (tag, value) = match self {
+            OmpAssistantContentBlock::AnthropicServerTool(v) => ("anthropicServerTool", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpAssistantContentBlock::Fallback(v) => ("fallback", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpAssistantContentBlock::Image(v) => ("image", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpAssistantContentBlock::RedactedThinking(v) => ("redactedThinking", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpAssistantContentBlock::Text(v) => ("text", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpAssistantContentBlock::Thinking(v) => ("thinking", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpAssistantContentBlock::ToolCall(v) => ("toolCall", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpAssistantContentBlock::Unknown(v) => return v.serialize(s),
+        };
+        crate::with_tag("type", tag, value).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for OmpAssistantContentBlock {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        Ok(match value.get("type").and_then(Value::as_str) {
+            Some("anthropicServerTool") => serde_json::from_value(value.clone()).map(OmpAssistantContentBlock::AnthropicServerTool).unwrap_or(OmpAssistantContentBlock::Unknown(value)),
+            Some("fallback") => serde_json::from_value(value.clone()).map(OmpAssistantContentBlock::Fallback).unwrap_or(OmpAssistantContentBlock::Unknown(value)),
+            Some("image") => serde_json::from_value(value.clone()).map(OmpAssistantContentBlock::Image).unwrap_or(OmpAssistantContentBlock::Unknown(value)),
+            Some("redactedThinking") => serde_json::from_value(value.clone()).map(OmpAssistantContentBlock::RedactedThinking).unwrap_or(OmpAssistantContentBlock::Unknown(value)),
+            Some("text") => serde_json::from_value(value.clone()).map(OmpAssistantContentBlock::Text).unwrap_or(OmpAssistantContentBlock::Unknown(value)),
+            Some("thinking") => serde_json::from_value(value.clone()).map(OmpAssistantContentBlock::Thinking).unwrap_or(OmpAssistantContentBlock::Unknown(value)),
+            Some("toolCall") => serde_json::from_value(value.clone()).map(OmpAssistantContentBlock::ToolCall).unwrap_or(OmpAssistantContentBlock::Unknown(value)),
+            _ => OmpAssistantContentBlock::Unknown(value),
+        })
+    }
+}
+
+/// oh-my-pi's assistant message: more content block kinds.
+///
+/// Schema: `#/$defs/OmpAssistantMessage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct OmpAssistantMessage {
+    /// `api`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub api: Option<Option<String>>,
+    /// `content`. Required, may be null.
+    pub content: Option<Vec<OmpAssistantContentBlock>>,
+    /// `errorMessage`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "errorMessage", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub error_message: Option<Option<String>>,
+    /// `model`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub model: Option<Option<String>>,
+    /// `provider`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub provider: Option<Option<String>>,
+    /// `responseId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "responseId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub response_id: Option<Option<String>>,
+    /// `stopReason`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "stopReason", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub stop_reason: Option<Option<OmpAssistantMessageStopReason>>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<serde_json::Number>>,
+    /// `usage`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub usage: Option<Option<Usage>>,
+}
+
+/// Schema: `#/$defs/OmpEntryMessage`, told apart by `role`; `Unknown` keeps any other (or one that does not fit) as read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OmpEntryMessage {
+    /// `role: assistant`
+    Assistant(OmpAssistantMessage),
+    /// `role: bashExecution`
+    BashExecution(BashExecutionMessage),
+    /// `role: custom`
+    Custom(CustomMessage),
+    /// `role: developer`
+    Developer(DeveloperMessage),
+    /// `role: fileMention`
+    FileMention(FileMentionMessage),
+    /// `role: hookMessage`
+    HookMessage(HookMessage),
+    /// `role: pythonExecution`
+    PythonExecution(PythonExecutionMessage),
+    /// `role: system`
+    System(SystemMessage),
+    /// `role: toolResult`
+    ToolResult(ToolResultMessage),
+    /// `role: user`
+    User(UserMessage),
+    /// Another `role`, or a known one whose fields do not fit: its JSON as read.
+    Unknown(Value),
+}
+
+impl Serialize for OmpEntryMessage {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (tag, value) = match self {
+            OmpEntryMessage::Assistant(v) => ("assistant", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::BashExecution(v) => ("bashExecution", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::Custom(v) => ("custom", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::Developer(v) => ("developer", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::FileMention(v) => ("fileMention", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::HookMessage(v) => ("hookMessage", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::PythonExecution(v) => ("pythonExecution", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::System(v) => ("system", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::ToolResult(v) => ("toolResult", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::User(v) => ("user", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpEntryMessage::Unknown(v) => return v.serialize(s),
+        };
+        crate::with_tag("role", tag, value).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for OmpEntryMessage {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        Ok(match value.get("role").and_then(Value::as_str) {
+            Some("assistant") => serde_json::from_value(value.clone()).map(OmpEntryMessage::Assistant).unwrap_or(OmpEntryMessage::Unknown(value)),
+            Some("bashExecution") => serde_json::from_value(value.clone()).map(OmpEntryMessage::BashExecution).unwrap_or(OmpEntryMessage::Unknown(value)),
+            Some("custom") => serde_json::from_value(value.clone()).map(OmpEntryMessage::Custom).unwrap_or(OmpEntryMessage::Unknown(value)),
+            Some("developer") => serde_json::from_value(value.clone()).map(OmpEntryMessage::Developer).unwrap_or(OmpEntryMessage::Unknown(value)),
+            Some("fileMention") => serde_json::from_value(value.clone()).map(OmpEntryMessage::FileMention).unwrap_or(OmpEntryMessage::Unknown(value)),
+            Some("hookMessage") => serde_json::from_value(value.clone()).map(OmpEntryMessage::HookMessage).unwrap_or(OmpEntryMessage::Unknown(value)),
+            Some("pythonExecution") => serde_json::from_value(value.clone()).map(OmpEntryMessage::PythonExecution).unwrap_or(OmpEntryMessage::Unknown(value)),
+            Some("system") => serde_json::from_value(value.clone()).map(OmpEntryMessage::System).unwrap_or(OmpEntryMessage::Unknown(value)),
+            Some("toolResult") => serde_json::from_value(value.clone()).map(OmpEntryMessage::ToolResult).unwrap_or(OmpEntryMessage::Unknown(value)),
+            Some("user") => serde_json::from_value(value.clone()).map(OmpEntryMessage::User).unwrap_or(OmpEntryMessage::Unknown(value)),
+            _ => OmpEntryMessage::Unknown(value),
+        })
+    }
+}
+
+/// A message entry under oh-my-pi's compatibility: its messages.
+///
+/// Schema: `#/$defs/OmpMessageEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OmpMessageEntry {
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `message`. Required.
+    pub message: OmpEntryMessage,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
+}
+
+/// Schema: `#/$defs/OmpSessionEntry`, told apart by `type`; `Unknown` keeps any other (or one that does not fit) as read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OmpSessionEntry {
+    /// `type: branch_summary`
+    BranchSummary(BranchSummaryEntry),
+    /// `type: compaction`
+    Compaction(CompactionEntry),
+    /// `type: context_edit`
+    ContextEdit(ContextEditEntry),
+    /// `type: credential_pin`
+    CredentialPin(CredentialPinEntry),
+    /// `type: custom`
+    Custom(CustomEntry),
+    /// `type: custom_message`
+    CustomMessage(CustomMessageEntry),
+    /// `type: label`
+    Label(LabelEntry),
+    /// `type: message`
+    Message(OmpMessageEntry),
+    /// `type: mode_change`
+    ModeChange(ModeChangeEntry),
+    /// `type: model_change`
+    ModelChange(ModelChangeEntry),
+    /// `type: model_usage`
+    ModelUsage(ModelUsageEntry),
+    /// `type: reset_boundary`
+    ResetBoundary(ResetBoundaryEntry),
+    /// `type: service_tier_change`
+    ServiceTierChange(ServiceTierChangeEntry),
+    /// `type: session_info`
+    SessionInfo(SessionInfoEntry),
+    /// `type: session_init`
+    SessionInit(SessionInitEntry),
+    /// `type: thinking_level_change`
+    ThinkingLevelChange(ThinkingLevelChangeEntry),
+    /// `type: title_change`
+    TitleChange(TitleChangeEntry),
+    /// `type: ttsr_injection`
+    TtsrInjection(TtsrInjectionEntry),
+    /// `type: usage`
+    Usage(UsageEntry),
+    /// Another `type`, or a known one whose fields do not fit: its JSON as read.
+    Unknown(Value),
+}
+
+impl Serialize for OmpSessionEntry {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (tag, value) = match self {
+            OmpSessionEntry::BranchSummary(v) => ("branch_summary", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpSessionEntry::Compaction(v) => ("compaction", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpSessionEntry::ContextEdit(v) => ("context_edit", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpSessionEntry::CredentialPin(v) => ("credential_pin", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpSessionEntry::Custom(v) => ("custom", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpSessionEntry::CustomMessage(v) => ("custom_message", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpSessionEntry::Label(v) => ("label", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpSessionEntry::Message(v) => ("message", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpSessionEntry::ModeChange(v) => ("mode_change", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpSessionEntry::ModelChange(v) => ("model_change", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpSessionEntry::ModelUsage(v) => ("model_usage", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpSessionEntry::ResetBoundary(v) => ("reset_boundary", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpSessionEntry::ServiceTierChange(v) => ("service_tier_change", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpSessionEntry::SessionInfo(v) => ("session_info", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpSessionEntry::SessionInit(v) => ("session_init", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpSessionEntry::ThinkingLevelChange(v) => ("thinking_level_change", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpSessionEntry::TitleChange(v) => ("title_change", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpSessionEntry::TtsrInjection(v) => ("ttsr_injection", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpSessionEntry::Usage(v) => ("usage", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            OmpSessionEntry::Unknown(v) => return v.serialize(s),
+        };
+        crate::with_tag("type", tag, value).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for OmpSessionEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        Ok(match value.get("type").and_then(Value::as_str) {
+            Some("branch_summary") => serde_json::from_value(value.clone()).map(OmpSessionEntry::BranchSummary).unwrap_or(OmpSessionEntry::Unknown(value)),
+            Some("compaction") => serde_json::from_value(value.clone()).map(OmpSessionEntry::Compaction).unwrap_or(OmpSessionEntry::Unknown(value)),
+            Some("context_edit") => serde_json::from_value(value.clone()).map(OmpSessionEntry::ContextEdit).unwrap_or(OmpSessionEntry::Unknown(value)),
+            Some("credential_pin") => serde_json::from_value(value.clone()).map(OmpSessionEntry::CredentialPin).unwrap_or(OmpSessionEntry::Unknown(value)),
+            Some("custom") => serde_json::from_value(value.clone()).map(OmpSessionEntry::Custom).unwrap_or(OmpSessionEntry::Unknown(value)),
+            Some("custom_message") => serde_json::from_value(value.clone()).map(OmpSessionEntry::CustomMessage).unwrap_or(OmpSessionEntry::Unknown(value)),
+            Some("label") => serde_json::from_value(value.clone()).map(OmpSessionEntry::Label).unwrap_or(OmpSessionEntry::Unknown(value)),
+            Some("message") => serde_json::from_value(value.clone()).map(OmpSessionEntry::Message).unwrap_or(OmpSessionEntry::Unknown(value)),
+            Some("mode_change") => serde_json::from_value(value.clone()).map(OmpSessionEntry::ModeChange).unwrap_or(OmpSessionEntry::Unknown(value)),
+            Some("model_change") => serde_json::from_value(value.clone()).map(OmpSessionEntry::ModelChange).unwrap_or(OmpSessionEntry::Unknown(value)),
+            Some("model_usage") => serde_json::from_value(value.clone()).map(OmpSessionEntry::ModelUsage).unwrap_or(OmpSessionEntry::Unknown(value)),
+            Some("reset_boundary") => serde_json::from_value(value.clone()).map(OmpSessionEntry::ResetBoundary).unwrap_or(OmpSessionEntry::Unknown(value)),
+            Some("service_tier_change") => serde_json::from_value(value.clone()).map(OmpSessionEntry::ServiceTierChange).unwrap_or(OmpSessionEntry::Unknown(value)),
+            Some("session_info") => serde_json::from_value(value.clone()).map(OmpSessionEntry::SessionInfo).unwrap_or(OmpSessionEntry::Unknown(value)),
+            Some("session_init") => serde_json::from_value(value.clone()).map(OmpSessionEntry::SessionInit).unwrap_or(OmpSessionEntry::Unknown(value)),
+            Some("thinking_level_change") => serde_json::from_value(value.clone()).map(OmpSessionEntry::ThinkingLevelChange).unwrap_or(OmpSessionEntry::Unknown(value)),
+            Some("title_change") => serde_json::from_value(value.clone()).map(OmpSessionEntry::TitleChange).unwrap_or(OmpSessionEntry::Unknown(value)),
+            Some("ttsr_injection") => serde_json::from_value(value.clone()).map(OmpSessionEntry::TtsrInjection).unwrap_or(OmpSessionEntry::Unknown(value)),
+            Some("usage") => serde_json::from_value(value.clone()).map(OmpSessionEntry::Usage).unwrap_or(OmpSessionEntry::Unknown(value)),
+            _ => OmpSessionEntry::Unknown(value),
+        })
+    }
 }
 
 /// Name the session by `sessionId` (looked up below the root) or by `path`.
@@ -1443,6 +2447,38 @@ pub struct PrunedSession {
     pub session_id: Option<String>,
 }
 
+/// oh-my-pi: Python the user ran.
+///
+/// Schema: `#/$defs/PythonExecutionMessage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct PythonExecutionMessage {
+    /// `cancelled`. Optional; the server's default is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancelled: Option<bool>,
+    /// `code`. Required.
+    pub code: String,
+    /// `exitCode`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "exitCode", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub exit_code: Option<Option<i64>>,
+    /// `output`. Required.
+    pub output: String,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<serde_json::Number>>,
+    /// `truncated`. Optional; the server's default is `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<bool>,
+}
+
+/// oh-my-pi: thinking the provider redacted, kept opaque.
+///
+/// Schema: `#/$defs/RedactedThinkingContent`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct RedactedThinkingContent {
+    /// `data`. Required.
+    pub data: String,
+}
+
 /// Schema: `#/$defs/RedactionKindCount`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct RedactionKindCount {
@@ -1450,6 +2486,22 @@ pub struct RedactionKindCount {
     pub count: i64,
     /// `kind`. Required.
     pub kind: String,
+}
+
+/// oh-my-pi: the context starts again after this entry.
+///
+/// Schema: `#/$defs/ResetBoundaryEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ResetBoundaryEntry {
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
 }
 
 /// Schema: `#/$defs/RestoreParams` (unknown fields are refused).
@@ -1574,6 +2626,94 @@ pub struct ServerInfo {
     pub version: String,
 }
 
+/// oh-my-pi: the provider service tier (per model family; null: default).
+///
+/// Schema: `#/$defs/ServiceTierChangeEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ServiceTierChangeEntry {
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `serviceTier`. Required, may be null.
+    #[serde(rename = "serviceTier")]
+    pub service_tier: Option<Value>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
+}
+
+/// Schema: `#/$defs/SessionEntry`, told apart by `type`; `Unknown` keeps any other (or one that does not fit) as read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionEntry {
+    /// `type: branch_summary`
+    BranchSummary(BranchSummaryEntry),
+    /// `type: compaction`
+    Compaction(CompactionEntry),
+    /// `type: context_edit`
+    ContextEdit(ContextEditEntry),
+    /// `type: custom`
+    Custom(CustomEntry),
+    /// `type: custom_message`
+    CustomMessage(CustomMessageEntry),
+    /// `type: label`
+    Label(LabelEntry),
+    /// `type: message`
+    Message(MessageEntry),
+    /// `type: model_change`
+    ModelChange(ModelChangeEntry),
+    /// `type: session_info`
+    SessionInfo(SessionInfoEntry),
+    /// `type: thinking_level_change`
+    ThinkingLevelChange(ThinkingLevelChangeEntry),
+    /// `type: usage`
+    Usage(UsageEntry),
+    /// Another `type`, or a known one whose fields do not fit: its JSON as read.
+    Unknown(Value),
+}
+
+impl Serialize for SessionEntry {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (tag, value) = match self {
+            SessionEntry::BranchSummary(v) => ("branch_summary", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            SessionEntry::Compaction(v) => ("compaction", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            SessionEntry::ContextEdit(v) => ("context_edit", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            SessionEntry::Custom(v) => ("custom", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            SessionEntry::CustomMessage(v) => ("custom_message", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            SessionEntry::Label(v) => ("label", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            SessionEntry::Message(v) => ("message", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            SessionEntry::ModelChange(v) => ("model_change", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            SessionEntry::SessionInfo(v) => ("session_info", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            SessionEntry::ThinkingLevelChange(v) => ("thinking_level_change", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            SessionEntry::Usage(v) => ("usage", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            SessionEntry::Unknown(v) => return v.serialize(s),
+        };
+        crate::with_tag("type", tag, value).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for SessionEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        Ok(match value.get("type").and_then(Value::as_str) {
+            Some("branch_summary") => serde_json::from_value(value.clone()).map(SessionEntry::BranchSummary).unwrap_or(SessionEntry::Unknown(value)),
+            Some("compaction") => serde_json::from_value(value.clone()).map(SessionEntry::Compaction).unwrap_or(SessionEntry::Unknown(value)),
+            Some("context_edit") => serde_json::from_value(value.clone()).map(SessionEntry::ContextEdit).unwrap_or(SessionEntry::Unknown(value)),
+            Some("custom") => serde_json::from_value(value.clone()).map(SessionEntry::Custom).unwrap_or(SessionEntry::Unknown(value)),
+            Some("custom_message") => serde_json::from_value(value.clone()).map(SessionEntry::CustomMessage).unwrap_or(SessionEntry::Unknown(value)),
+            Some("label") => serde_json::from_value(value.clone()).map(SessionEntry::Label).unwrap_or(SessionEntry::Unknown(value)),
+            Some("message") => serde_json::from_value(value.clone()).map(SessionEntry::Message).unwrap_or(SessionEntry::Unknown(value)),
+            Some("model_change") => serde_json::from_value(value.clone()).map(SessionEntry::ModelChange).unwrap_or(SessionEntry::Unknown(value)),
+            Some("session_info") => serde_json::from_value(value.clone()).map(SessionEntry::SessionInfo).unwrap_or(SessionEntry::Unknown(value)),
+            Some("thinking_level_change") => serde_json::from_value(value.clone()).map(SessionEntry::ThinkingLevelChange).unwrap_or(SessionEntry::Unknown(value)),
+            Some("usage") => serde_json::from_value(value.clone()).map(SessionEntry::Usage).unwrap_or(SessionEntry::Unknown(value)),
+            _ => SessionEntry::Unknown(value),
+        })
+    }
+}
+
 /// A session as session/list gives it: a superset of ACP's SessionInfo (sessionId, cwd, title, updatedAt, _meta).
 ///
 /// Schema: `#/$defs/SessionInfo`.
@@ -1621,6 +2761,53 @@ pub struct SessionInfo {
     /// `updatedAt`. Optional.
     #[serde(rename = "updatedAt", default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<String>,
+}
+
+/// pi: the session's name.
+///
+/// Schema: `#/$defs/SessionInfoEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct SessionInfoEntry {
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `name`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub name: Option<Option<String>>,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
+}
+
+/// oh-my-pi: how a subagent's session was started.
+///
+/// Schema: `#/$defs/SessionInitEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct SessionInitEntry {
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `outputSchema`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "outputSchema", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub output_schema: Option<Option<Value>>,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `systemPrompt`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "systemPrompt", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub system_prompt: Option<Option<String>>,
+    /// `task`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub task: Option<Option<String>>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
+    /// `tools`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub tools: Option<Option<Vec<String>>>,
 }
 
 /// Schema: `#/$defs/SessionTokens`.
@@ -1914,6 +3101,21 @@ pub struct SummarizeResult {
     pub text: String,
 }
 
+/// pi 1.5: a system prompt stored in the session.
+///
+/// Schema: `#/$defs/SystemMessage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct SystemMessage {
+    /// `content`. Required, may be null.
+    pub content: Option<SystemMessageContent>,
+    /// `sections`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub sections: Option<Option<BTreeMap<String, Option<String>>>>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<serde_json::Number>>,
+}
+
 /// Schema: `#/$defs/TakeControlParams` (unknown fields are refused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -1935,6 +3137,118 @@ pub struct TakeControlResult {
     /// `tookOver`. Required.
     #[serde(rename = "tookOver")]
     pub took_over: bool,
+}
+
+/// Schema: `#/$defs/TextContent`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct TextContent {
+    /// `text`. Required.
+    pub text: String,
+    /// `textSignature`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "textSignature", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub text_signature: Option<Option<String>>,
+}
+
+/// Schema: `#/$defs/ThinkingContent`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ThinkingContent {
+    /// `redacted`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub redacted: Option<Option<bool>>,
+    /// `thinking`. Required.
+    pub thinking: String,
+    /// `thinkingSignature`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "thinkingSignature", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub thinking_signature: Option<Option<String>>,
+}
+
+/// Schema: `#/$defs/ThinkingLevelChangeEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ThinkingLevelChangeEntry {
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `thinkingLevel`. Required, may be null.
+    #[serde(rename = "thinkingLevel")]
+    pub thinking_level: Option<String>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
+}
+
+/// oh-my-pi: the session's title changed.
+///
+/// Schema: `#/$defs/TitleChangeEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TitleChangeEntry {
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `previousTitle`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "previousTitle", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub previous_title: Option<Option<String>>,
+    /// `source`. Required.
+    pub source: TitleChangeEntrySource,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
+    /// `title`. Required.
+    pub title: String,
+    /// `trigger`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub trigger: Option<Option<String>>,
+}
+
+/// A tool call inside an assistant message's content (not OpenAI's `tool_calls` beside it).
+///
+/// Schema: `#/$defs/ToolCall`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ToolCall {
+    /// `arguments`. Required.
+    pub arguments: Value,
+    /// `argumentsError`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "argumentsError", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub arguments_error: Option<Option<String>>,
+    /// `id`. Required.
+    pub id: String,
+    /// `name`. Required.
+    pub name: String,
+    /// `namespace`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub namespace: Option<Option<String>>,
+    /// `thoughtSignature`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "thoughtSignature", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub thought_signature: Option<Option<String>>,
+}
+
+/// The result of the `toolCall` block whose `id` is `toolCallId`.
+///
+/// Schema: `#/$defs/ToolResultMessage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ToolResultMessage {
+    /// `content`. Required, may be null.
+    pub content: Option<Vec<UserContentBlock>>,
+    /// `details`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub details: Option<Option<Value>>,
+    /// `isError`. Optional; the server's default is `false`.
+    #[serde(rename = "isError", default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<serde_json::Number>>,
+    /// `toolCallId`. Required.
+    #[serde(rename = "toolCallId")]
+    pub tool_call_id: String,
+    /// `toolName`. Required.
+    #[serde(rename = "toolName")]
+    pub tool_name: String,
 }
 
 /// One entry of the tree. The tree is sent flat, in file order: a linear
@@ -1962,6 +3276,25 @@ pub struct TreeNode {
     pub r#type: String,
 }
 
+/// oh-my-pi: rules injected into the context.
+///
+/// Schema: `#/$defs/TtsrInjectionEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct TtsrInjectionEntry {
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `injectedRules`. Required.
+    #[serde(rename = "injectedRules")]
+    pub injected_rules: Vec<String>,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
+}
+
 /// Schema: `#/$defs/UnsubscribeParams` (unknown fields are refused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -1979,6 +3312,108 @@ pub struct UnsubscribeParams {
 pub struct UnsubscribeResult {
     /// `unsubscribed`. Required.
     pub unsubscribed: bool,
+}
+
+/// Tokens of one response. The sidecar sizes a context from the last assistant's usage
+/// (totalTokens, else the sum of the others). pi writes every field; a missing one counts 0.
+///
+/// Schema: `#/$defs/Usage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Usage {
+    /// `cacheRead`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "cacheRead", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub cache_read: Option<Option<i64>>,
+    /// `cacheWrite`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "cacheWrite", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub cache_write: Option<Option<i64>>,
+    /// `cacheWrite1h`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "cacheWrite1h", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub cache_write1h: Option<Option<i64>>,
+    /// `cost`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub cost: Option<Option<Cost>>,
+    /// `input`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub input: Option<Option<i64>>,
+    /// `output`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub output: Option<Option<i64>>,
+    /// `reasoning`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub reasoning: Option<Option<i64>>,
+    /// `totalTokens`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "totalTokens", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub total_tokens: Option<Option<i64>>,
+}
+
+/// pi 1.5: tokens a call outside the conversation spent (a summary, say).
+///
+/// Schema: `#/$defs/UsageEntry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct UsageEntry {
+    /// `id`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub id: Option<Option<String>>,
+    /// `kind`. Required.
+    pub kind: String,
+    /// `model`. Required.
+    pub model: String,
+    /// `note`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub note: Option<Option<String>>,
+    /// `parentId`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(rename = "parentId", default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub parent_id: Option<Option<String>>,
+    /// `provider`. Required.
+    pub provider: String,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<String>>,
+    /// `usage`. Required.
+    pub usage: Usage,
+}
+
+/// Schema: `#/$defs/UserContentBlock`, told apart by `type`; `Unknown` keeps any other (or one that does not fit) as read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UserContentBlock {
+    /// `type: image`
+    Image(ImageContent),
+    /// `type: text`
+    Text(TextContent),
+    /// Another `type`, or a known one whose fields do not fit: its JSON as read.
+    Unknown(Value),
+}
+
+impl Serialize for UserContentBlock {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (tag, value) = match self {
+            UserContentBlock::Image(v) => ("image", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            UserContentBlock::Text(v) => ("text", serde_json::to_value(v).map_err(serde::ser::Error::custom)?),
+            UserContentBlock::Unknown(v) => return v.serialize(s),
+        };
+        crate::with_tag("type", tag, value).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for UserContentBlock {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        Ok(match value.get("type").and_then(Value::as_str) {
+            Some("image") => serde_json::from_value(value.clone()).map(UserContentBlock::Image).unwrap_or(UserContentBlock::Unknown(value)),
+            Some("text") => serde_json::from_value(value.clone()).map(UserContentBlock::Text).unwrap_or(UserContentBlock::Unknown(value)),
+            _ => UserContentBlock::Unknown(value),
+        })
+    }
+}
+
+/// Schema: `#/$defs/UserMessage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct UserMessage {
+    /// `content`. Required, may be null.
+    pub content: Option<UserMessageContent>,
+    /// `timestamp`. Optional: `None` leaves it out, `Some(None)` sends null.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::nullable")]
+    pub timestamp: Option<Option<serde_json::Number>>,
 }
 
 /// Schema: `#/$defs/WorkDoneBegin`.
@@ -2025,6 +3460,25 @@ pub struct WorkDoneReport {
     pub percentage: Option<i64>,
 }
 
+/// `AssistantMessage.stopReason`: one of `aborted`, `deferred`, `error`, `length`, `pending`, `stop`, `toolUse`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AssistantMessageStopReason {
+    #[serde(rename = "aborted")]
+    Aborted,
+    #[serde(rename = "deferred")]
+    Deferred,
+    #[serde(rename = "error")]
+    Error,
+    #[serde(rename = "length")]
+    Length,
+    #[serde(rename = "pending")]
+    Pending,
+    #[serde(rename = "stop")]
+    Stop,
+    #[serde(rename = "toolUse")]
+    ToolUse,
+}
+
 /// `BuildContextParams.rules`: one of `omp`, `pi`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum BuildContextRules {
@@ -2063,6 +3517,14 @@ pub enum CompactFellBackReason {
     Garbage,
     #[serde(rename = "noProviderConfigured")]
     NoProviderConfigured,
+}
+
+/// `ContextEditReplacement.content`: a plain string or a list of blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ContextEditReplacementContent {
+    Text(String),
+    Blocks(Vec<AssistantContentBlock>),
 }
 
 /// `BuildContextParams.format`: one of `agent`, `llm`.
@@ -2116,6 +3578,30 @@ pub enum CreateSource {
     Interactive,
 }
 
+/// `CustomMessage.content`: a plain string or a list of blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum CustomMessageContent {
+    Text(String),
+    Blocks(Vec<UserContentBlock>),
+}
+
+/// `CustomMessageEntry.content`: a plain string or a list of blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum CustomMessageEntryContent {
+    Text(String),
+    Blocks(Vec<UserContentBlock>),
+}
+
+/// `DeveloperMessage.content`: a plain string or a list of blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum DeveloperMessageContent {
+    Text(String),
+    Blocks(Vec<UserContentBlock>),
+}
+
 /// `ExportParams.format`: one of `html`, `json`, `markdown`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ExportFormat {
@@ -2162,6 +3648,52 @@ pub enum HistorySearchOrder {
     Relevance,
 }
 
+/// `HookMessage.content`: a plain string or a list of blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum HookMessageContent {
+    Text(String),
+    Blocks(Vec<UserContentBlock>),
+}
+
+/// `ModelUsageEntry.stopReason`: one of `aborted`, `deferred`, `error`, `length`, `pending`, `stop`, `toolUse`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ModelUsageEntryStopReason {
+    #[serde(rename = "aborted")]
+    Aborted,
+    #[serde(rename = "deferred")]
+    Deferred,
+    #[serde(rename = "error")]
+    Error,
+    #[serde(rename = "length")]
+    Length,
+    #[serde(rename = "pending")]
+    Pending,
+    #[serde(rename = "stop")]
+    Stop,
+    #[serde(rename = "toolUse")]
+    ToolUse,
+}
+
+/// `OmpAssistantMessage.stopReason`: one of `aborted`, `deferred`, `error`, `length`, `pending`, `stop`, `toolUse`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum OmpAssistantMessageStopReason {
+    #[serde(rename = "aborted")]
+    Aborted,
+    #[serde(rename = "deferred")]
+    Deferred,
+    #[serde(rename = "error")]
+    Error,
+    #[serde(rename = "length")]
+    Length,
+    #[serde(rename = "pending")]
+    Pending,
+    #[serde(rename = "stop")]
+    Stop,
+    #[serde(rename = "toolUse")]
+    ToolUse,
+}
+
 /// `SessionUsage.area`: one of `archive`, `live`, `trash`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum SessionUsageArea {
@@ -2189,6 +3721,31 @@ pub enum StoreFormat {
     Pi,
     #[serde(rename = "spec")]
     Spec,
+}
+
+/// `SystemMessage.content`: a plain string or a list of blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SystemMessageContent {
+    Text(String),
+    Blocks(Vec<TextContent>),
+}
+
+/// `TitleChangeEntry.source`: one of `auto`, `user`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TitleChangeEntrySource {
+    #[serde(rename = "auto")]
+    Auto,
+    #[serde(rename = "user")]
+    User,
+}
+
+/// `UserMessage.content`: a plain string or a list of blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum UserMessageContent {
+    Text(String),
+    Blocks(Vec<UserContentBlock>),
 }
 
 /// `ProgressParams.value`: one of several objects, told apart by `kind`.
@@ -2870,6 +4427,120 @@ impl ServerNotification {
             Self::Other { method, .. } => method,
         }
     }
+}
+
+/// One typed handler per server notification; `on_notification` gets what none of them took.
+impl crate::ClientBuilder {
+    /// `$/progress` with its typed params, on the reader thread (keep it short).
+    pub fn on_progress(self, f: impl Fn(ProgressParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::Progress(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
+    /// `session/didAppend` with its typed params, on the reader thread (keep it short).
+    pub fn on_did_append(self, f: impl Fn(DidAppendParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::DidAppend(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
+    /// `session/didChangeLeaf` with its typed params, on the reader thread (keep it short).
+    pub fn on_did_change_leaf(self, f: impl Fn(DidChangeLeafParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::DidChangeLeaf(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
+    /// `session/didClose` with its typed params, on the reader thread (keep it short).
+    pub fn on_did_close(self, f: impl Fn(DidCloseParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::DidClose(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
+    /// `session/didCompact` with its typed params, on the reader thread (keep it short).
+    pub fn on_did_compact(self, f: impl Fn(DidCompactParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::DidCompact(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
+    /// `session/didLoseControl` with its typed params, on the reader thread (keep it short).
+    pub fn on_did_lose_control(self, f: impl Fn(DidLoseControlParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::DidLoseControl(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
+    /// `session/didReload` with its typed params, on the reader thread (keep it short).
+    pub fn on_did_reload(self, f: impl Fn(DidReloadParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::DidReload(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
+    /// `session/didSetLabel` with its typed params, on the reader thread (keep it short).
+    pub fn on_did_set_label(self, f: impl Fn(DidSetLabelParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::DidSetLabel(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
+    /// `session/didSetName` with its typed params, on the reader thread (keep it short).
+    pub fn on_did_set_name(self, f: impl Fn(DidSetNameParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::DidSetName(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
+    /// `session/resync` with its typed params, on the reader thread (keep it short).
+    pub fn on_resync(self, f: impl Fn(ResyncParams) + Send + Sync + 'static) -> Self {
+        self.typed_notification(move |n| match n {
+            ServerNotification::Resync(p) => {
+                f(p);
+                None
+            }
+            other => Some(other),
+        })
+    }
+
 }
 
 /// The error codes of the protocol (`error.code`; `error.data.kind` is [`ErrorKind::name`]).

@@ -29,6 +29,49 @@
 //! * [`ClientBuilder::summarizer`] answers the server's `session/summarize` requests (the
 //!   `client` compaction provider) with your own model.
 //!
+//! # Typed entries and messages
+//!
+//! `build_context` returns [`AgentMessage`]s, `get_entries` and `session/didAppend`
+//! [`SessionEntry`]s: enums with one variant per `role` / `type` and an `Unknown` variant
+//! keeping anything else as read (other tools' entries, newer versions'). A misspelt field or
+//! variant does not compile:
+//!
+//! ```
+//! use session_sidecar::{AgentMessage, AssistantContentBlock};
+//! fn tool_calls(m: &AgentMessage) -> Vec<&str> {
+//!     match m {
+//!         AgentMessage::Assistant(a) => a.content.iter().flatten().filter_map(|b| match b {
+//!             AssistantContentBlock::ToolCall(call) => Some(call.name.as_str()),
+//!             _ => None,
+//!         }).collect(),
+//!         AgentMessage::ToolResult(r) => vec![r.tool_call_id.as_str()],
+//!         _ => vec![],
+//!     }
+//! }
+//! ```
+//!
+//! ```compile_fail
+//! fn id(r: &session_sidecar::ToolResultMessage) -> &str { &r.tool_cal_id } // misspelt field
+//! ```
+//!
+//! ```compile_fail
+//! fn is_call(m: &session_sidecar::AgentMessage) -> bool { matches!(m, session_sidecar::AgentMessage::ToolCal(_)) } // no such role
+//! ```
+//!
+//! ```compile_fail
+//! fn role(m: &session_sidecar::ToolResultMessage) -> i64 { m.tool_name } // a string is not a number
+//! ```
+//!
+//! One typed handler per notification; a misspelt one does not compile either:
+//!
+//! ```no_run
+//! let client = session_sidecar::Client::builder().on_did_append(|p| println!("{} entries", p.entries.len())).spawn();
+//! ```
+//!
+//! ```compile_fail
+//! let client = session_sidecar::Client::builder().on_did_apend(|p| println!("{} entries", p.entries.len())).spawn();
+//! ```
+//!
 //! The [`Client`] is `Send + Sync`: share it in an `Arc` across threads; calls on one
 //! session run in the order they were sent, calls on different sessions run side by side.
 
@@ -36,12 +79,16 @@ mod client;
 mod error;
 mod framing;
 mod generated;
+#[cfg(unix)]
+mod server;
 
 pub mod entries;
 
 pub use client::{CancelHandle, Client, ClientBuilder, PendingCall, ProgressFn};
 pub use error::{Error, Result};
-pub use framing::Framing;
+pub use framing::{Framing, MAX_MESSAGE_BYTES};
+#[cfg(unix)]
+pub use server::Server;
 pub use generated::*;
 
 use serde::{de::DeserializeOwned, Serialize};
@@ -77,6 +124,27 @@ pub(crate) mod nullable {
     pub fn deserialize<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
         Option::<T>::deserialize(d).map(Some)
     }
+}
+
+/// `value` (an object) with `key: tag` added: how a variant of a union carries its tag.
+pub(crate) fn with_tag(key: &str, tag: &str, mut value: serde_json::Value) -> serde_json::Value {
+    if let Some(map) = value.as_object_mut() {
+        map.insert(key.to_string(), serde_json::Value::String(tag.to_string()));
+    }
+    value
+}
+
+/// The summarizing providers a sidecar knows (`CompactParams.provider`; `capabilities.providers`
+/// lists what a running sidecar has).
+pub mod providers {
+    /// No model: an extractive summary; the default when no key is set.
+    pub const OFFLINE: &str = "offline";
+    /// Your own model, through [`crate::ClientBuilder::summarizer`].
+    pub const CLIENT: &str = "client";
+    /// Needs a key (settings or `ANTHROPIC_API_KEY`).
+    pub const ANTHROPIC: &str = "anthropic";
+    /// Needs a key (settings or `OPENAI_API_KEY`).
+    pub const OPENAI: &str = "openai";
 }
 
 impl From<i64> for NumberOrString {

@@ -44,8 +44,24 @@ fn append(client: &Client, session: &str, entries: Vec<Value>) -> AppendResult {
     client.append(AppendParams { session_id: session.into(), entries, ..Default::default() }).unwrap()
 }
 
-fn roles(messages: &[Value]) -> Vec<&str> {
-    messages.iter().map(|m| m["role"].as_str().unwrap_or("?")).collect()
+/// Each message's role, through the typed messages.
+fn roles(messages: &[AgentMessage]) -> Vec<&'static str> {
+    messages
+        .iter()
+        .map(|m| match m {
+            AgentMessage::User(_) => "user",
+            AgentMessage::Assistant(_) => "assistant",
+            AgentMessage::ToolResult(_) => "toolResult",
+            AgentMessage::CompactionSummary(_) => "compactionSummary",
+            AgentMessage::Unknown(_) => "unknown",
+            _ => "other",
+        })
+        .collect()
+}
+
+/// Any value's JSON, for looking at fields generically.
+fn json_of<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap()
 }
 
 fn list_all(client: &Client, include_archived: bool) -> ListResult {
@@ -85,9 +101,11 @@ fn conversation_with_tool_calls_then_context_fork_and_list() {
         .build_context(BuildContextParams { session_id: id.clone(), format: Some(ContextFormat::Llm), ..Default::default() })
         .unwrap();
     assert_eq!(roles(&context.messages), ["user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]);
-    assert_eq!(context.messages[1]["content"][1]["type"], "toolCall");
-    assert_eq!(context.messages[1]["content"][1]["arguments"]["path"], "src/parser.rs");
-    assert_eq!(context.messages[2]["toolCallId"], "call_1");
+    let AgentMessage::Assistant(asked) = &context.messages[1] else { panic!("{:?}", context.messages[1]) };
+    let AssistantContentBlock::ToolCall(call) = &asked.content.as_ref().unwrap()[1] else { panic!("{:?}", asked.content) };
+    assert_eq!(call.arguments["path"], "src/parser.rs");
+    let AgentMessage::ToolResult(result) = &context.messages[2] else { panic!("{:?}", context.messages[2]) };
+    assert_eq!(result.tool_call_id, "call_1");
     let ids: Vec<String> = appended.entries.iter().map(|e| e.id.clone()).collect();
     assert_eq!(context.entry_ids, ids);
     assert_eq!(context.leaf_id, appended.leaf_id);
@@ -171,7 +189,7 @@ fn branches_labels_names_and_the_three_meanings_of_parent_id() {
 
     let got = client.get_entries(GetEntriesParams { session_id: id.clone(), ids: Some(vec![ids[0].clone(), ids[2].clone()]), ..Default::default() }).unwrap();
     assert_eq!(got.entries.len(), 2);
-    assert_eq!(got.entries[1]["message"]["toolName"], "read");
+    assert_eq!(json_of(&got.entries[1])["message"]["toolName"], "read");
     let all = client.get_entries(GetEntriesParams { session_id: id.clone(), ..Default::default() }).unwrap();
     assert!(all.entries.len() >= 12);
     client.close().unwrap();
@@ -397,7 +415,7 @@ fn compact_params(id: &str, provider: &str) -> CompactParams {
 
 fn entry_types(client: &Client, id: &str) -> Vec<String> {
     let all = client.get_entries(GetEntriesParams { session_id: id.into(), ..Default::default() }).unwrap();
-    all.entries.iter().map(|e| e["type"].as_str().unwrap().to_string()).collect()
+    all.entries.iter().map(|e| json_of(e)["type"].as_str().unwrap().to_string()).collect()
 }
 
 #[test]
@@ -472,7 +490,8 @@ fn the_summarizer_answers_session_summarize() {
     assert_eq!(result.model, "my-model");
     assert!(entry_types(&client, &id).contains(&"compaction".to_string()));
     let context = client.build_context(BuildContextParams { session_id: id, ..Default::default() }).unwrap();
-    assert!(context.messages[0].to_string().contains("SUMMARY of"), "the summary leads the context: {}", context.messages[0]);
+    let AgentMessage::CompactionSummary(summary) = &context.messages[0] else { panic!("the summary leads the context: {:?}", context.messages[0]) };
+    assert!(summary.summary.contains("SUMMARY of"), "{}", summary.summary);
     client.close().unwrap();
 }
 
@@ -595,8 +614,13 @@ fn close_shuts_down_and_later_calls_fail() {
     let status = client.close().unwrap().expect("a spawned process has a status");
     assert!(status.success(), "shutdown then exit: code 0, got {status}");
     assert_eq!(client.close().unwrap(), Some(status), "close is idempotent");
+    // The documented contract after close: Error::Closed from every call and notification.
     let err = client.list(ListParams::default()).unwrap_err();
-    assert!(matches!(err, Error::Disconnected), "{err}");
+    assert!(matches!(err, Error::Closed), "{err}");
+    let err = client.call_raw("session/list", json!({})).unwrap_err();
+    assert!(matches!(err, Error::Closed), "{err}");
+    let err = client.notify("$/cancelRequest", Some(json!({"id": 1}))).unwrap_err();
+    assert!(matches!(err, Error::Closed), "{err}");
     // What was appended is on disk: a new sidecar sees it.
     let again = spawn(root.path());
     assert_eq!(again.open(OpenParams { session_id: Some(id), ..Default::default() }).unwrap().entry_count, 6);
@@ -641,7 +665,7 @@ fn spawn_failures_are_reported() {
 
     // A program that exits at once: the connection ends before initialize is answered.
     let err = Client::builder().program("true").spawn().unwrap_err();
-    assert!(matches!(err, Error::Disconnected), "{err}");
+    assert!(matches!(err, Error::Exited(status) if status.success()), "{err}");
 
     // A program that never answers: initialize times out and the child is killed.
     let started = Instant::now();

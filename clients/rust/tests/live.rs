@@ -36,7 +36,8 @@ fn a_subscriber_gets_typed_events_in_order_and_resumes_from_a_cursor() {
     let next = || rx.recv_timeout(Duration::from_secs(20)).expect("a notification");
     match next() {
         ServerNotification::DidAppend(p) => {
-            assert_eq!(p.entries[0]["id"], first.as_str());
+            let SessionEntry::Message(m) = &p.entries[0] else { panic!("{:?}", p.entries[0]) };
+            assert_eq!(m.id, Some(Some(first.clone())));
             assert!(!p.external);
             cursors.push(p.cursor.unwrap());
         }
@@ -44,7 +45,8 @@ fn a_subscriber_gets_typed_events_in_order_and_resumes_from_a_cursor() {
     }
     match next() {
         ServerNotification::DidAppend(p) => {
-            assert_eq!(p.entries[0]["type"], "label");
+            let SessionEntry::Label(label) = &p.entries[0] else { panic!("{:?}", p.entries[0]) };
+            assert_eq!(label.label, Some(Some("here".to_string())));
             cursors.push(p.cursor.unwrap());
         }
         other => panic!("expected the label's didAppend, got {other:?}"),
@@ -142,7 +144,9 @@ fn connect_unix_attaches_to_a_shared_sidecar_and_follows_another_client() {
     observer.subscribe(SubscribeParams { session_id: sid.clone(), ..Default::default() }).unwrap();
     let one = controller.append(AppendParams { session_id: sid.clone(), entries: vec![user("one")], ..Default::default() }).unwrap();
     match rx.recv_timeout(Duration::from_secs(20)).expect("a notification") {
-        ServerNotification::DidAppend(p) => assert_eq!(p.entries[0]["id"], one.entries[0].id.as_str()),
+        ServerNotification::DidAppend(p) => {
+            assert_eq!(serde_json::to_value(&p.entries[0]).unwrap()["id"], one.entries[0].id.as_str())
+        }
         other => panic!("expected didAppend, got {other:?}"),
     }
     assert_eq!(observer.close().unwrap(), None);

@@ -1,6 +1,6 @@
 // Command gen writes types_gen.go and methods_gen.go from protocol/schema.json.
 //
-//	go run ./internal/gen [-schema ../../protocol/schema.json] [-out .]
+//	go run ./internal/gen [-schema ../../protocol/schema.json] [-out sidecar]   (from clients/go)
 package main
 
 import (
@@ -14,7 +14,7 @@ import (
 
 func main() {
 	schema := flag.String("schema", "../../protocol/schema.json", "path of protocol/schema.json")
-	out := flag.String("out", ".", "folder of the sidecar package")
+	out := flag.String("out", "sidecar", "folder of the sidecar package")
 	flag.Parse()
 	data, err := os.ReadFile(*schema)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	sidecar "github.com/session-sidecar/session-sidecar/clients/go"
+	"github.com/session-sidecar/session-sidecar/clients/go/sidecar"
 )
 
 // The real sidecar, told (test-only) to report another protocolVersion in its initialize answer.

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 )
 
-// Nullable is a params field where absent, null and a value mean three
-// different things (AppendParams.ParentID: absent appends below the leaf, null
-// starts a new root, an id appends below that entry). Its zero value is
-// absent; use Null or Value to send something.
+// Nullable is a field where absent, null and a value mean three different
+// things (AppendParams.ParentID: absent appends below the leaf, null starts a
+// new root, an id appends below that entry), and an optional field of a typed
+// entry or message, so what was read is written back as it was (a root's
+// parentId is null; most optional fields are absent). Its zero value is
+// absent; use Null or Value to set it, Get or Or to read it.
 type Nullable[T any] struct {
 	value T
 	set   bool // present on the wire
@@ -29,6 +31,14 @@ func (n Nullable[T]) IsNull() bool { return n.set && !n.valid }
 
 // Get returns the value and whether there is one (false for absent and null).
 func (n Nullable[T]) Get() (T, bool) { return n.value, n.valid }
+
+// Or returns the value, or fallback when absent or null.
+func (n Nullable[T]) Or(fallback T) T {
+	if n.valid {
+		return n.value
+	}
+	return fallback
+}
 
 func (n Nullable[T]) MarshalJSON() ([]byte, error) {
 	if !n.valid {

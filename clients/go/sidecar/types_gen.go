@@ -260,7 +260,7 @@ type BuildContextParams struct {
 
 // BuildContextResult is `BuildContextResult` in protocol/schema.json.
 type BuildContextResult struct {
-	Messages      []map[string]any `json:"messages"`
+	Messages      AgentMessageList `json:"messages"`
 	ThinkingLevel string           `json:"thinkingLevel"`
 	// nil is null.
 	Model         map[string]any    `json:"model"`
@@ -500,7 +500,7 @@ type DeleteResult struct {
 // and its leaf is `leafId`). Sent to clients that opened the session with `watch`.
 type DidAppendParams struct {
 	SessionID string           `json:"sessionId"`
-	Entries   []map[string]any `json:"entries"`
+	Entries   SessionEntryList `json:"entries"`
 	// nil is null.
 	LeafID   *string `json:"leafId"`
 	External bool    `json:"external"`
@@ -673,7 +673,7 @@ type GetEntriesParams struct {
 
 // GetEntriesResult is `GetEntriesResult` in protocol/schema.json.
 type GetEntriesResult struct {
-	Entries []map[string]any `json:"entries"`
+	Entries SessionEntryList `json:"entries"`
 }
 
 // GetTreeParams is `GetTreeParams` in protocol/schema.json.
@@ -827,14 +827,6 @@ type MoveParams struct {
 type MoveResult struct {
 	SessionID string `json:"sessionId"`
 	Path      string `json:"path"`
-}
-
-// NativeCompaction: A provider's opaque compaction item: Anthropic's `compaction` content block, or the
-// OpenAI Responses `compaction` output item. Sent back only to that provider and model.
-type NativeCompaction struct {
-	Provider string         `json:"provider"`
-	Model    string         `json:"model"`
-	Item     map[string]any `json:"item"`
 }
 
 // NotCapturedFile is `NotCapturedFile` in protocol/schema.json.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	sidecar "github.com/session-sidecar/session-sidecar/clients/go"
+	"github.com/session-sidecar/session-sidecar/clients/go/sidecar"
 )
 
 // sidecarCommand is the sidecar the tests run: $SESSION_SIDECAR_BIN, else session-sidecar on PATH.

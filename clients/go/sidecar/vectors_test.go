@@ -24,7 +24,7 @@ import (
 	"time"
 )
 
-const vectorsDir = "../../protocol/vectors"
+const vectorsDir = "../../../protocol/vectors"
 
 type vectorStep struct {
 	Comment string            `json:"comment"`

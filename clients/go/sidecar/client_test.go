@@ -15,26 +15,57 @@ import (
 	"testing"
 	"time"
 
-	sidecar "github.com/session-sidecar/session-sidecar/clients/go"
+	"github.com/session-sidecar/session-sidecar/clients/go/sidecar"
 )
 
 // conversation is a user request, a tool call, its result and the answer.
 func conversation(question string) []sidecar.Entry {
 	return []sidecar.Entry{
-		sidecar.UserMessage(question),
-		sidecar.AssistantMessage("Let me read it.", sidecar.ToolCall{ID: "call-1", Name: "read", Arguments: map[string]any{"path": "main.go"}}),
+		sidecar.UserText(question),
+		sidecar.AssistantText("Let me read it.", sidecar.ToolCall{ID: "call-1", Name: "read", Arguments: map[string]any{"path": "main.go"}}),
 		sidecar.ToolResult("call-1", "read", "package main\n\nfunc main() {}\n", false),
-		sidecar.AssistantMessage("main.go declares an empty main."),
+		sidecar.AssistantText("main.go declares an empty main."),
 	}
 }
 
-func roles(messages []map[string]any) []string {
+// roles names each message's role, through the typed messages.
+func roles(messages sidecar.AgentMessageList) []string {
 	var out []string
 	for _, m := range messages {
-		role, _ := m["role"].(string)
-		out = append(out, role)
+		switch m := m.(type) {
+		case sidecar.UserMessage:
+			out = append(out, sidecar.RoleUser)
+		case sidecar.AssistantMessage:
+			out = append(out, sidecar.RoleAssistant)
+		case sidecar.ToolResultMessage:
+			out = append(out, sidecar.RoleToolResult)
+		case sidecar.UnknownAgentMessage:
+			out = append(out, "unknown:"+m.Tag)
+		default:
+			out = append(out, fmt.Sprintf("%T", m))
+		}
 	}
 	return out
+}
+
+// labelOf is a label entry's label, typed.
+func labelOf(e sidecar.SessionEntry) string {
+	label, _ := e.(sidecar.LabelEntry).Label.Get()
+	return label
+}
+
+// asMap is any value's JSON as a map, for looking at fields generically.
+func asMap(t testing.TB, v any) map[string]any {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func TestCreateAppendBuildContextForkList(t *testing.T) {
@@ -90,8 +121,8 @@ func TestCreateAppendBuildContextForkList(t *testing.T) {
 	if !reflect.DeepEqual(agent.EntryIDs, ids) || deref(agent.LeafID) != ids[3] || agent.EstimatedTokens <= 0 {
 		t.Fatalf("context %+v", agent)
 	}
-	call := agent.Messages[1]["content"].([]any)[1].(map[string]any)
-	if call["type"] != "toolCall" || call["name"] != "read" || call["arguments"].(map[string]any)["path"] != "main.go" {
+	call, ok := agent.Messages[1].(sidecar.AssistantMessage).Content[1].(sidecar.ToolCall)
+	if !ok || call.Name != "read" || call.Arguments["path"] != "main.go" {
 		t.Fatalf("the tool call came back as %v", call)
 	}
 	empty, err := c.BuildContext(ctx, sidecar.BuildContextParams{SessionID: created.SessionID, LeafID: sidecar.Null[string](), Format: "llm"})
@@ -142,7 +173,7 @@ func TestCreateAppendBuildContextForkList(t *testing.T) {
 		t.Fatal(err)
 	}
 	entries, err := c.GetEntries(ctx, sidecar.GetEntriesParams{SessionID: created.SessionID, IDs: []string{ids[0], label.EntryID}})
-	if err != nil || len(entries.Entries) != 2 || entries.Entries[1]["type"] != "label" || entries.Entries[1]["label"] != "question" {
+	if err != nil || len(entries.Entries) != 2 || asMap(t, entries.Entries[1])["type"] != "label" || labelOf(entries.Entries[1]) != "question" {
 		t.Fatalf("getEntries: %+v %v", entries, err)
 	}
 
@@ -256,17 +287,17 @@ func TestNullableAppendStartsANewRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	below, err := c.Append(ctx, sidecar.AppendParams{SessionID: s.SessionID, Entries: []sidecar.Entry{sidecar.UserMessage("two")},
+	below, err := c.Append(ctx, sidecar.AppendParams{SessionID: s.SessionID, Entries: []sidecar.Entry{sidecar.UserText("two")},
 		ParentID: sidecar.Value(first.Entries[0].ID)})
 	if err != nil || deref(below.Entries[0].ParentID) != first.Entries[0].ID {
 		t.Fatalf("parentId value: %+v %v", below, err)
 	}
-	root, err := c.Append(ctx, sidecar.AppendParams{SessionID: s.SessionID, Entries: []sidecar.Entry{sidecar.UserMessage("three")},
+	root, err := c.Append(ctx, sidecar.AppendParams{SessionID: s.SessionID, Entries: []sidecar.Entry{sidecar.UserText("three")},
 		ParentID: sidecar.Null[string]()})
 	if err != nil || root.Entries[0].ParentID != nil {
 		t.Fatalf("parentId null must start a new root: %+v %v", root, err)
 	}
-	leaf, err := c.Append(ctx, sidecar.AppendParams{SessionID: s.SessionID, Entries: []sidecar.Entry{sidecar.UserMessage("four")}})
+	leaf, err := c.Append(ctx, sidecar.AppendParams{SessionID: s.SessionID, Entries: []sidecar.Entry{sidecar.UserText("four")}})
 	if err != nil || deref(leaf.Entries[0].ParentID) != root.Entries[0].ID {
 		t.Fatalf("absent parentId appends below the leaf: %+v %v", leaf, err)
 	}
@@ -324,7 +355,7 @@ func TestCancelARunningListSendsCancelRequest(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	writeManySessions(t, root, 3000)
-	c, _ := start(t, sidecar.Options{Root: root})
+	c, _ := start(t, sidecar.Options{Root: root, CancelTimeout: 10 * time.Second}) // wait for the verdict
 	ctx, cancel := context.WithCancel(testContext(t))
 	var kinds []string
 	var mu sync.Mutex
@@ -360,10 +391,10 @@ func longConversation(turns int) []sidecar.Entry {
 	var entries []sidecar.Entry
 	for i := range turns {
 		entries = append(entries,
-			sidecar.UserMessage(fmt.Sprintf("Step %d: please edit file%d.go and make sure the tests pass. %s", i, i, strings.Repeat("context ", 60))),
-			sidecar.AssistantMessage(fmt.Sprintf("Editing file%d.go.", i), sidecar.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "edit", Arguments: map[string]any{"path": fmt.Sprintf("file%d.go", i)}}),
+			sidecar.UserText(fmt.Sprintf("Step %d: please edit file%d.go and make sure the tests pass. %s", i, i, strings.Repeat("context ", 60))),
+			sidecar.AssistantText(fmt.Sprintf("Editing file%d.go.", i), sidecar.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "edit", Arguments: map[string]any{"path": fmt.Sprintf("file%d.go", i)}}),
 			sidecar.ToolResult(fmt.Sprintf("c%d", i), "edit", strings.Repeat("ok ", 80), false),
-			sidecar.AssistantMessage(fmt.Sprintf("Done with step %d.", i)),
+			sidecar.AssistantText(fmt.Sprintf("Done with step %d.", i)),
 		)
 	}
 	return entries
@@ -411,7 +442,7 @@ func TestSummarizeIsAnsweredByTheUsersFunction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ctxAfter.Messages[0]["role"] != "compactionSummary" || !strings.Contains(fmt.Sprint(ctxAfter.Messages[0]["summary"]), "Go test") {
+	if summary, ok := ctxAfter.Messages[0].(sidecar.CompactionSummaryMessage); !ok || !strings.Contains(summary.Summary, "Go test") {
 		t.Fatalf("the context starts with %v", ctxAfter.Messages[0])
 	}
 }
@@ -447,7 +478,7 @@ func TestCancelACompactionWaitingForTheSummary(t *testing.T) {
 	asked := make(chan struct{}, 4)
 	release := make(chan struct{})
 	abandoned := make(chan struct{}, 4)
-	c, root := start(t, sidecar.Options{Summarize: func(ctx context.Context, req sidecar.SummarizeParams) (sidecar.SummarizeResult, error) {
+	c, root := start(t, sidecar.Options{CancelTimeout: 10 * time.Second, Summarize: func(ctx context.Context, req sidecar.SummarizeParams) (sidecar.SummarizeResult, error) {
 		asked <- struct{}{}
 		select {
 		case <-release:
@@ -497,7 +528,7 @@ func TestCancelAQueuedCallChangesNothing(t *testing.T) {
 	t.Parallel()
 	asked := make(chan struct{}, 4)
 	release := make(chan struct{})
-	c, root := start(t, sidecar.Options{Summarize: func(ctx context.Context, req sidecar.SummarizeParams) (sidecar.SummarizeResult, error) {
+	c, root := start(t, sidecar.Options{CancelTimeout: 10 * time.Second, Summarize: func(ctx context.Context, req sidecar.SummarizeParams) (sidecar.SummarizeResult, error) {
 		asked <- struct{}{}
 		select {
 		case <-release:
@@ -554,7 +585,7 @@ func TestCancelAQueuedCallChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range entries.Entries {
-		if e["type"] == "session_info" {
+		if _, ok := e.(sidecar.SessionInfoEntry); ok {
 			t.Fatalf("the cancelled setName was written: %v", e)
 		}
 	}
@@ -650,7 +681,7 @@ func TestConcurrentCallsOnManySessions(t *testing.T) {
 			}
 			var leaf string
 			for i := range 10 {
-				r, err := c.Append(ctx, sidecar.AppendParams{SessionID: s.SessionID, Entries: []sidecar.Entry{sidecar.UserMessage(fmt.Sprint(i)), sidecar.AssistantMessage("ok")}})
+				r, err := c.Append(ctx, sidecar.AppendParams{SessionID: s.SessionID, Entries: []sidecar.Entry{sidecar.UserText(fmt.Sprint(i)), sidecar.AssistantText("ok")}})
 				if err != nil {
 					errs <- err
 					return
@@ -742,8 +773,15 @@ func TestCloseShutsDownAndLaterCallsFail(t *testing.T) {
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Fatalf("the sidecar (pid %d) is still there after Close: %v", pid, err)
 	}
-	if _, err := c.List(ctx, sidecar.ListParams{}); err == nil {
-		t.Fatal("a call after Close succeeded")
+	// The documented contract after Close: ErrClosed from every call and Notify.
+	if _, err := c.List(ctx, sidecar.ListParams{}); !errors.Is(err, sidecar.ErrClosed) {
+		t.Fatalf("a call after Close: want ErrClosed, got %v", err)
+	}
+	if err := c.Call(ctx, "session/list", nil, nil); !errors.Is(err, sidecar.ErrClosed) {
+		t.Fatalf("Call after Close: want ErrClosed, got %v", err)
+	}
+	if err := c.Notify("$/cancelRequest", map[string]any{"id": 1}); !errors.Is(err, sidecar.ErrClosed) {
+		t.Fatalf("Notify after Close: want ErrClosed, got %T %v", err, err)
 	}
 	// shutdown flushed the session: a new sidecar reads it back.
 	c2, _ := start(t, sidecar.Options{Root: root})
@@ -797,14 +835,28 @@ func TestACallFailsWhenTheSidecarDies(t *testing.T) {
 	select {
 	case err := <-errs:
 		var exit *sidecar.ExitError
-		if !errors.Is(err, sidecar.ErrServerExited) || !errors.As(err, &exit) || exit.ExitCode != -1 {
-			t.Fatalf("want ErrServerExited with the signal's exit code -1, got %v", err)
+		if !errors.Is(err, sidecar.ErrServerExited) || !errors.As(err, &exit) || exit.Signal != syscall.SIGKILL {
+			t.Fatalf("want ErrServerExited naming SIGKILL, got %v", err)
+		}
+		if !strings.Contains(err.Error(), "SIGKILL") || strings.Contains(err.Error(), "exit code -1") {
+			t.Fatalf("the message should name the signal: %v", err)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the pending call never returned after the sidecar died")
 	}
 	if _, err := c.List(testContext(t), sidecar.ListParams{}); !errors.Is(err, sidecar.ErrServerExited) {
 		t.Fatalf("later calls should fail with ErrServerExited, got %v", err)
+	}
+	// Close reports the signal too; after it, calls and Notify say ErrClosed.
+	var exit *sidecar.ExitError
+	if err := c.Close(); !errors.As(err, &exit) || exit.Signal != syscall.SIGKILL {
+		t.Fatalf("Close of a killed sidecar: want an ExitError naming SIGKILL, got %v", err)
+	}
+	if _, err := c.List(testContext(t), sidecar.ListParams{}); !errors.Is(err, sidecar.ErrClosed) {
+		t.Fatalf("a call after Close: want ErrClosed, got %v", err)
+	}
+	if err := c.Notify("$/cancelRequest", map[string]any{"id": 1}); !errors.Is(err, sidecar.ErrClosed) {
+		t.Fatalf("Notify after Close: want ErrClosed, got %T %v", err, err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 )
 
 // Error is an error answer from the sidecar: its JSON-RPC code, message and
@@ -51,7 +52,8 @@ func (e *Error) Is(target error) bool {
 // Unwrap returns the context error of a cancelled call, else nil.
 func (e *Error) Unwrap() error { return e.cause }
 
-// ErrClosed is returned by calls on a client that is closed or closing.
+// ErrClosed is returned by every call and Notify on a client that is closed
+// or closing (Close was called), whatever state the sidecar is in.
 var ErrClosed = errors.New("session-sidecar: client closed")
 
 // ErrServerExited is matched (errors.Is) by the error of every call the
@@ -60,8 +62,11 @@ var ErrServerExited = errors.New("session-sidecar: the sidecar exited")
 
 // ExitError says the sidecar's output ended before it answered a call.
 type ExitError struct {
-	// ExitCode is the process's exit code, or -1 when unknown (streams given to Attach, or still running).
+	// ExitCode is the process's exit code, or -1 when unknown (streams given
+	// to Attach, still running) or when a signal ended it.
 	ExitCode int
+	// Signal is the signal that ended the process (syscall.SIGKILL, ...), 0 if none did.
+	Signal syscall.Signal
 	// Stderr is the tail of the process's stderr (up to 8 KiB), when Start captured it.
 	Stderr string
 	// Err is the read error that ended the stream (nil at a clean end of file).
@@ -70,6 +75,9 @@ type ExitError struct {
 
 func (e *ExitError) Error() string {
 	msg := fmt.Sprintf("session-sidecar: the sidecar exited before answering (exit code %d)", e.ExitCode)
+	if e.Signal != 0 {
+		msg = fmt.Sprintf("session-sidecar: the sidecar was killed by signal %d (%s) before answering", int(e.Signal), signalName(e.Signal))
+	}
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
@@ -77,6 +85,15 @@ func (e *ExitError) Error() string {
 		msg += "; stderr: " + e.Stderr
 	}
 	return msg
+}
+
+// signalName is the conventional name of the common signals ("SIGKILL"), else Go's description.
+func signalName(sig syscall.Signal) string {
+	names := map[int]string{1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}
+	if name, ok := names[int(sig)]; ok {
+		return name + ": " + sig.String()
+	}
+	return sig.String()
 }
 
 func (e *ExitError) Is(target error) bool { return target == ErrServerExited }

@@ -10,10 +10,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -67,18 +69,26 @@ type Options struct {
 	// session/didReload: another program wrote a session opened with Watch.
 	OnDidAppend func(DidAppendParams)
 	OnDidReload func(DidReloadParams)
-	// OnSessionEvent receives the other events of a subscription
-	// (Subscribe): one of *DidChangeLeafParams, *DidSetLabelParams,
-	// *DidSetNameParams, *DidCloseParams, *ResyncParams or
-	// *DidLoseControlParams. (didAppend and didCompact of a subscription come
-	// to OnDidAppend and OnDidCompact, with a Cursor.)
+	// One typed handler per event of a subscription (Subscribe); didAppend
+	// and didCompact of a subscription come to OnDidAppend and OnDidCompact,
+	// with a Cursor.
+	OnDidChangeLeaf  func(DidChangeLeafParams)
+	OnDidSetLabel    func(DidSetLabelParams)
+	OnDidSetName     func(DidSetNameParams)
+	OnDidClose       func(DidCloseParams)
+	OnResync         func(ResyncParams)
+	OnDidLoseControl func(DidLoseControlParams)
+	// OnSessionEvent receives those same events that have no typed handler
+	// set: one of *DidChangeLeafParams, *DidSetLabelParams,
+	// *DidSetNameParams, *DidCloseParams, *ResyncParams or *DidLoseControlParams.
 	OnSessionEvent func(SessionEvent)
 	// OnProgress receives work-done progress the sidecar reports on tokens it
 	// created itself (window/workDoneProgress/create, e.g. an autoCompact run),
 	// not for a call of yours (those go to WithProgress). Nil: such tokens are
 	// refused and the sidecar sends no progress for that work.
 	OnProgress func(ProgressParams)
-	// OnNotification receives every other notification from the sidecar.
+	// OnNotification receives every notification no typed handler took, by
+	// method name: the escape hatch for methods newer than this client.
 	//
 	// OnDidCompact, OnProgress and OnNotification run one at a time, in the
 	// order the sidecar sent them, on a goroutine of their own: they may call
@@ -86,7 +96,10 @@ type Options struct {
 	OnNotification func(method string, params json.RawMessage)
 
 	// CancelTimeout is how long a call whose context ended waits, after
-	// sending $/cancelRequest, for the sidecar's answer. Default 5s.
+	// sending $/cancelRequest, for the sidecar's verdict (requestCancelled:
+	// nothing changed; or the result: it took effect). Zero (the default):
+	// the call returns at once with an error matching ctx.Err(), and whether
+	// it took effect is not known.
 	CancelTimeout time.Duration
 	// CloseTimeout bounds Close: shutdown, exit and the process ending. A
 	// sidecar still running after it is killed. Default 5s.
@@ -106,8 +119,9 @@ type Client struct {
 	r   *bufio.Reader
 
 	cmd      *exec.Cmd
-	procDone chan struct{} // closed once the process has been waited for
-	exitCode int           // valid after procDone
+	procDone chan struct{}  // closed once the process has been waited for
+	exitCode int            // valid after procDone
+	signal   syscall.Signal // valid after procDone: the signal that ended the process, 0 if none
 	stderr   *tail
 
 	nextID   atomic.Int64
@@ -116,7 +130,8 @@ type Client struct {
 	progress map[string]*queue[WorkDoneProgress]
 	incoming map[string]context.CancelFunc
 	closing  bool
-	readErr  error // why the read loop ended; non-nil once it has
+	orphans  []*orphan // errors answered with id null, not yet matched to a call
+	readErr  error     // why the read loop ended; non-nil once it has
 	readDone chan struct{}
 	notes    *queue[notification]
 
@@ -204,6 +219,12 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 		if err != nil && c.exitCode == 0 {
 			c.exitCode = -1
 		}
+		if ws, ok := cmd.ProcessState.Sys().(interface {
+			Signaled() bool
+			Signal() syscall.Signal
+		}); ok && ws.Signaled() {
+			c.signal = ws.Signal()
+		}
 		close(c.procDone)
 	}()
 	go c.readLoop()
@@ -229,8 +250,8 @@ func Attach(ctx context.Context, r io.Reader, w io.Writer, opts Options) (*Clien
 }
 
 func newClient(r io.Reader, w io.Writer, wc io.Closer, opts Options) *Client {
-	if opts.CancelTimeout <= 0 {
-		opts.CancelTimeout = 5 * time.Second
+	if opts.CancelTimeout < 0 {
+		opts.CancelTimeout = 0
 	}
 	if opts.CloseTimeout <= 0 {
 		opts.CloseTimeout = 5 * time.Second
@@ -275,7 +296,7 @@ func (c *Client) initialize(ctx context.Context) error {
 	if protocolMajor(c.initResult.ProtocolVersion) != protocolMajor(ProtocolVersion) {
 		return &ProtocolVersionError{Server: c.initResult.ProtocolVersion, Client: ProtocolVersion}
 	}
-	return c.Notify("initialized", struct{}{})
+	return c.notify("initialized", struct{}{})
 }
 
 // InitializeResult is the sidecar's answer to initialize: its version,
@@ -308,13 +329,23 @@ func WithProgress(fn func(WorkDoneProgress)) CallOption {
 // Call sends any request and decodes its result into result (a pointer, or
 // nil to drop it). The typed methods (Create, Append, ...) wrap it.
 //
-// A ctx that has already ended sends nothing and returns ctx.Err(). When
-// ctx ends before the answer, Call sends $/cancelRequest and waits up
-// to Options.CancelTimeout for the sidecar's answer: requestCancelled comes
-// back as an *Error that also matches ctx.Err() (errors.Is), meaning nothing
-// was changed; if the sidecar had already finished, its result is returned
-// as usual (the call took effect); with no answer in time, Call returns an
-// error wrapping ctx.Err().
+// No call is left waiting:
+//   - A ctx that has already ended sends nothing and returns ctx.Err().
+//   - When ctx ends before the answer, Call sends $/cancelRequest and returns
+//     at once with an error matching ctx.Err() (errors.Is). With
+//     Options.CancelTimeout set it waits that long for the sidecar's verdict
+//     instead: requestCancelled comes back as an *Error that also matches
+//     ctx.Err(), meaning nothing was changed; if the sidecar had already
+//     finished, its result is returned as usual (the call took effect).
+//   - Params whose JSON is over MaxMessageBytes are not sent: the error is an
+//     *Error matching ErrPayloadTooLarge. Params encoding/json cannot encode
+//     (NaN, a channel) return the encoder's error, wrapped.
+//   - An error the sidecar answers with id null (a frame it could not read)
+//     settles the call it was for: at once when one call is in flight, else
+//     as soon as the other calls in flight at that moment are answered and
+//     one is left (see README, "No call left waiting").
+//   - After Close, calls return ErrClosed; when the sidecar has died, an
+//     *ExitError matching ErrServerExited.
 func (c *Client) Call(ctx context.Context, method string, params, result any, opts ...CallOption) error {
 	if err := ctx.Err(); err != nil {
 		return err // not sent at all
@@ -332,16 +363,19 @@ func (c *Client) Call(ctx context.Context, method string, params, result any, op
 	if err != nil {
 		return fmt.Errorf("session-sidecar: %s params: %w", method, err)
 	}
+	if err := checkSize(method, body); err != nil {
+		return err
+	}
 	ch := make(chan response, 1)
 	var progress *queue[WorkDoneProgress]
 	c.mu.Lock()
-	if c.readErr != nil {
-		c.mu.Unlock()
-		return c.exitError()
-	}
 	if c.closing && method != "shutdown" {
 		c.mu.Unlock()
 		return ErrClosed
+	}
+	if c.readErr != nil {
+		c.mu.Unlock()
+		return c.exitError()
 	}
 	c.pending[id] = ch
 	if token != "" {
@@ -373,7 +407,10 @@ func (c *Client) Call(ctx context.Context, method string, params, result any, op
 	select {
 	case resp = <-ch:
 	case <-ctx.Done():
-		_ = c.Notify("$/cancelRequest", CancelParams{ID: id})
+		_ = c.notify("$/cancelRequest", CancelParams{ID: id})
+		if c.opts.CancelTimeout == 0 {
+			return fmt.Errorf("session-sidecar: %s: %w ($/cancelRequest sent; set Options.CancelTimeout to wait for whether it took effect)", method, ctx.Err())
+		}
 		timer := time.NewTimer(c.opts.CancelTimeout)
 		defer timer.Stop()
 		select {
@@ -401,14 +438,44 @@ func (c *Client) Call(ctx context.Context, method string, params, result any, op
 	return nil
 }
 
-// Notify sends a notification.
+// Notify sends a notification. After Close it returns ErrClosed; params over
+// MaxMessageBytes are not sent (an *Error matching ErrPayloadTooLarge).
 func (c *Client) Notify(method string, params any) error {
+	c.mu.Lock()
+	closing := c.closing
+	c.mu.Unlock()
+	if closing {
+		return ErrClosed
+	}
+	return c.notify(method, params)
+}
+
+// MaxMessageBytes is the largest message body the sidecar reads (its
+// framing's limit, 64 MiB); a larger one is refused by the client before sending.
+const MaxMessageBytes = 64 << 20
+
+// checkSize refuses a body the sidecar would skip as payloadTooLarge: sent,
+// it would cost the transfer and come back with id null.
+func checkSize(method string, body []byte) error {
+	if len(body) <= MaxMessageBytes {
+		return nil
+	}
+	return &Error{Code: CodePayloadTooLarge,
+		Message: fmt.Sprintf("%s: the message is %d bytes, over the sidecar's limit of %d (64 MiB); nothing was sent", method, len(body), MaxMessageBytes),
+		Data:    map[string]any{"kind": "payloadTooLarge", "size": len(body), "limit": MaxMessageBytes}}
+}
+
+// notify sends a notification, also while closing (exit, $/cancelRequest).
+func (c *Client) notify(method string, params any) error {
 	msg := map[string]any{"jsonrpc": "2.0", "method": method}
 	if params != nil {
 		msg["params"] = params
 	}
 	body, err := json.Marshal(msg)
 	if err != nil {
+		return fmt.Errorf("session-sidecar: %s params: %w", method, err)
+	}
+	if err := checkSize(method, body); err != nil {
 		return err
 	}
 	return c.write(body)
@@ -531,26 +598,119 @@ func (c *Client) readLoop() {
 }
 
 func (c *Client) response(m *envelope) {
-	id, err := strconv.ParseInt(string(m.ID), 10, 64)
-	if err != nil {
-		return // id null (an unreadable frame) or not one of ours
-	}
-	c.mu.Lock()
-	ch, ok := c.pending[id]
-	delete(c.pending, id)
-	c.mu.Unlock()
-	if !ok {
-		return
-	}
+	var e *Error
 	if m.Error != nil {
-		e := &Error{Code: m.Error.Code, Message: m.Error.Message}
+		e = &Error{Code: m.Error.Code, Message: m.Error.Message}
 		if len(m.Error.Data) > 0 {
 			_ = json.Unmarshal(m.Error.Data, &e.Data)
 		}
+	}
+	id, err := strconv.ParseInt(string(m.ID), 10, 64)
+	if err != nil {
+		if e != nil && (len(m.ID) == 0 || string(m.ID) == "null") {
+			c.orphanError(e)
+		}
+		return // not one of ours
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, o := range c.orphans {
+		delete(o.suspects, id) // answered by its id: not what a null-id error was for
+	}
+	c.settleOrphans()
+	ch, ok := c.pending[id]
+	delete(c.pending, id)
+	if !ok {
+		return
+	}
+	if e != nil {
 		ch <- response{err: e}
 		return
 	}
 	ch <- response{result: m.Result}
+}
+
+// orphan is an error the sidecar answered with id null: it could not read
+// the id of a frame (invalid UTF-8, a string JSON cannot hold, an oversized
+// body whose head it could not parse). That frame was one of the requests in
+// flight when the error came, the suspects. Our notifications cannot be it:
+// encoding/json writes valid JSON and both calls and notifications are
+// refused here when over the size limit.
+type orphan struct {
+	err      *Error
+	suspects map[int64]bool
+}
+
+// orphanError records a null-id error and settles what it can.
+func (c *Client) orphanError(e *Error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o := &orphan{err: e, suspects: map[int64]bool{}}
+	for id := range c.pending {
+		o.suspects[id] = true
+	}
+	c.orphans = append(c.orphans, o)
+	c.settleOrphans()
+}
+
+// settleOrphans matches null-id errors to calls where the match is certain
+// (c.mu held). Every request gets exactly one answer, so a call answered by
+// its id is no suspect; an error left with one suspect was that call's; and
+// when the suspects of all unmatched errors number as many as the errors,
+// each of them is one error's call (the errors are given in the order they
+// came, to the calls in the order they were sent). A call that gave up
+// (its context ended) stays a suspect, so it can absorb an error but never
+// makes another call take one that was not its own.
+func (c *Client) settleOrphans() {
+	settle := func(id int64, e *Error) {
+		for _, o := range c.orphans {
+			delete(o.suspects, id)
+		}
+		if ch, ok := c.pending[id]; ok {
+			delete(c.pending, id)
+			ch <- response{err: e}
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		kept := c.orphans[:0]
+		var single *orphan
+		for _, o := range c.orphans {
+			switch {
+			case len(o.suspects) == 0:
+				changed = true // nothing left to give it to
+			case len(o.suspects) == 1 && single == nil:
+				single, changed = o, true
+			default:
+				kept = append(kept, o)
+			}
+		}
+		c.orphans = kept
+		if single != nil {
+			for id := range single.suspects {
+				settle(id, single.err)
+			}
+		}
+	}
+	union := map[int64]bool{}
+	for _, o := range c.orphans {
+		for id := range o.suspects {
+			union[id] = true
+		}
+	}
+	if len(c.orphans) == 0 || len(union) != len(c.orphans) {
+		return
+	}
+	ids := make([]int64, 0, len(union))
+	for id := range union {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	orphans := c.orphans
+	c.orphans = nil
+	for i, id := range ids {
+		settle(id, orphans[i].err)
+	}
 }
 
 func (c *Client) notification(method string, params json.RawMessage) {
@@ -618,12 +778,47 @@ func (c *Client) deliver(n notification) {
 			return
 		}
 	}
+	if c.deliverTyped(n) {
+		return
+	}
 	if c.opts.OnSessionEvent != nil && deliverSessionEvent(n, c.opts.OnSessionEvent) {
 		return
 	}
 	if c.opts.OnNotification != nil {
 		c.opts.OnNotification(n.method, n.params)
 	}
+}
+
+// typedHandler decodes params into P and calls fn, when fn is set.
+func typedHandler[P any](fn func(P), params json.RawMessage) bool {
+	if fn == nil {
+		return false
+	}
+	var p P
+	if json.Unmarshal(params, &p) != nil {
+		return false
+	}
+	fn(p)
+	return true
+}
+
+// deliverTyped hands a subscription event to its typed handler, if one is set.
+func (c *Client) deliverTyped(n notification) bool {
+	switch n.method {
+	case "session/didChangeLeaf":
+		return typedHandler(c.opts.OnDidChangeLeaf, n.params)
+	case "session/didSetLabel":
+		return typedHandler(c.opts.OnDidSetLabel, n.params)
+	case "session/didSetName":
+		return typedHandler(c.opts.OnDidSetName, n.params)
+	case "session/didClose":
+		return typedHandler(c.opts.OnDidClose, n.params)
+	case "session/resync":
+		return typedHandler(c.opts.OnResync, n.params)
+	case "session/didLoseControl":
+		return typedHandler(c.opts.OnDidLoseControl, n.params)
+	}
+	return false
 }
 
 // SessionEvent is a subscription's event other than didAppend and didCompact:
@@ -722,6 +917,7 @@ func (c *Client) finish(err error) {
 	c.readErr = err
 	pending := c.pending
 	c.pending = map[int64]chan response{}
+	c.orphans = nil
 	c.mu.Unlock()
 	exit := c.exitError()
 	for _, ch := range pending {
@@ -744,7 +940,7 @@ func (c *Client) exitError() error {
 	if c.cmd != nil {
 		select {
 		case <-c.procDone:
-			e.ExitCode = c.exitCode
+			e.ExitCode, e.Signal = c.exitCode, c.signal
 		case <-time.After(500 * time.Millisecond):
 		}
 		e.Stderr = c.stderr.String()
@@ -777,7 +973,7 @@ func (c *Client) close() error {
 		go func() {
 			err := c.Call(context.Background(), "shutdown", nil, nil)
 			if err == nil {
-				err = c.Notify("exit", nil)
+				err = c.notify("exit", nil)
 			}
 			done <- err
 		}()
@@ -824,7 +1020,7 @@ func (c *Client) close() error {
 		return problem
 	}
 	if c.exitCode != 0 {
-		return &ExitError{ExitCode: c.exitCode, Stderr: c.stderr.String()}
+		return &ExitError{ExitCode: c.exitCode, Signal: c.signal, Stderr: c.stderr.String()}
 	}
 	return nil
 }

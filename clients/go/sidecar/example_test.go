@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	sidecar "github.com/session-sidecar/session-sidecar/clients/go"
+	"github.com/session-sidecar/session-sidecar/clients/go/sidecar"
 )
 
 // exampleCommand lets the test suite point the examples at $SESSION_SIDECAR_BIN;
@@ -33,10 +33,10 @@ func Example() {
 		log.Fatal(err)
 	}
 	appended, err := client.Append(ctx, sidecar.AppendParams{SessionID: session.SessionID, Entries: []sidecar.Entry{
-		sidecar.UserMessage("What does main.go do?"),
-		sidecar.AssistantMessage("", sidecar.ToolCall{ID: "call-1", Name: "read", Arguments: map[string]any{"path": "main.go"}}),
+		sidecar.UserText("What does main.go do?"),
+		sidecar.AssistantText("", sidecar.ToolCall{ID: "call-1", Name: "read", Arguments: map[string]any{"path": "main.go"}}),
 		sidecar.ToolResult("call-1", "read", "package main\nfunc main() {}", false),
-		sidecar.AssistantMessage("It declares an empty main."),
+		sidecar.AssistantText("It declares an empty main."),
 	}})
 	if err != nil {
 		log.Fatal(err)
@@ -47,7 +47,18 @@ func Example() {
 		log.Fatal(err)
 	}
 	for _, message := range llm.Messages {
-		fmt.Println(message["role"])
+		switch m := message.(type) {
+		case sidecar.UserMessage:
+			fmt.Println("user asks", m.Content.Blocks[0].(sidecar.TextContent).Text)
+		case sidecar.AssistantMessage:
+			for _, block := range m.Content {
+				if call, ok := block.(sidecar.ToolCall); ok {
+					fmt.Println("assistant calls", call.Name, call.Arguments["path"])
+				}
+			}
+		case sidecar.ToolResultMessage:
+			fmt.Println("tool result for", m.ToolCallID)
+		}
 	}
 
 	// Fork at the tool call: a new session with the question and the call.
@@ -68,10 +79,9 @@ func Example() {
 		fmt.Println(rpcErr.Kind(), errors.Is(err, sidecar.ErrSessionNotFound))
 	}
 	// Output:
-	// user
-	// assistant
-	// toolResult
-	// assistant
+	// user asks What does main.go do?
+	// assistant calls read main.go
+	// tool result for call-1
 	// 2 sessions; fork persisted: true
 	// sessionNotFound true
 }
@@ -100,8 +110,8 @@ func Example_summarize() {
 	var entries []sidecar.Entry
 	for i := range 6 {
 		entries = append(entries,
-			sidecar.UserMessage(fmt.Sprintf("Step %d: %s", i, strings.Repeat("refactor the parser ", 40))),
-			sidecar.AssistantMessage(fmt.Sprintf("Step %d done.", i)))
+			sidecar.UserText(fmt.Sprintf("Step %d: %s", i, strings.Repeat("refactor the parser ", 40))),
+			sidecar.AssistantText(fmt.Sprintf("Step %d done.", i)))
 	}
 	if _, err := client.Append(ctx, sidecar.AppendParams{SessionID: session.SessionID, Entries: entries}); err != nil {
 		log.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	sidecar "github.com/session-sidecar/session-sidecar/clients/go"
+	"github.com/session-sidecar/session-sidecar/clients/go/sidecar"
 )
 
 // sharedSidecar runs `serve --socket` on a fresh root; stopped (SIGTERM, exit 0) at the end of the test.
@@ -89,24 +89,21 @@ func TestLiveObserverFollowsTheControllerOverASocket(t *testing.T) {
 	path := sharedSidecar(t)
 	got := &events{}
 	lost := make(chan string, 1)
-	controller := attach(t, path, sidecar.Options{OnSessionEvent: func(event sidecar.SessionEvent) {
-		if p, ok := event.(*sidecar.DidLoseControlParams); ok {
-			lost <- p.SessionID
-		}
+	controller := attach(t, path, sidecar.Options{OnDidLoseControl: func(p sidecar.DidLoseControlParams) {
+		lost <- p.SessionID
 	}})
 	defer controller.Close()
 	observer := attach(t, path, sidecar.Options{
 		OnDidAppend: func(p sidecar.DidAppendParams) {
 			ids := []string{}
 			for _, e := range p.Entries {
-				ids = append(ids, e["id"].(string))
+				id, _ := e.(sidecar.MessageEntry).ID.Get() // typed entries
+				ids = append(ids, id)
 			}
 			got.add("session/didAppend", *p.Cursor, ids...)
 		},
-		OnSessionEvent: func(event sidecar.SessionEvent) {
-			if leaf, ok := event.(*sidecar.DidChangeLeafParams); ok {
-				got.add("session/didChangeLeaf", leaf.Cursor)
-			}
+		OnDidChangeLeaf: func(leaf sidecar.DidChangeLeafParams) {
+			got.add("session/didChangeLeaf", leaf.Cursor)
 		},
 	})
 	defer observer.Close()
@@ -117,14 +114,14 @@ func TestLiveObserverFollowsTheControllerOverASocket(t *testing.T) {
 	}
 	sid := session.SessionID
 	if _, err := controller.Append(ctx, sidecar.AppendParams{SessionID: sid, Entries: []sidecar.Entry{
-		sidecar.UserMessage("hello"), sidecar.AssistantMessage("hi")}}); err != nil {
+		sidecar.UserText("hello"), sidecar.AssistantText("hi")}}); err != nil {
 		t.Fatal(err)
 	}
 	subscribed, err := observer.Subscribe(ctx, sidecar.SubscribeParams{SessionID: sid})
 	if err != nil || subscribed.EntryCount != 2 || subscribed.Resync {
 		t.Fatalf("Subscribe: %+v %v", subscribed, err)
 	}
-	appended, err := controller.Append(ctx, sidecar.AppendParams{SessionID: sid, Entries: []sidecar.Entry{sidecar.UserMessage("one")}})
+	appended, err := controller.Append(ctx, sidecar.AppendParams{SessionID: sid, Entries: []sidecar.Entry{sidecar.UserText("one")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +137,7 @@ func TestLiveObserverFollowsTheControllerOverASocket(t *testing.T) {
 	}
 
 	// An observer may not write: notController.
-	_, err = observer.Append(ctx, sidecar.AppendParams{SessionID: sid, Entries: []sidecar.Entry{sidecar.UserMessage("no")}})
+	_, err = observer.Append(ctx, sidecar.AppendParams{SessionID: sid, Entries: []sidecar.Entry{sidecar.UserText("no")}})
 	var rpcErr *sidecar.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Code != -33070 {
 		t.Fatalf("an observer's append: %v", err)
@@ -160,13 +157,13 @@ func TestLiveObserverFollowsTheControllerOverASocket(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the former controller was not told")
 	}
-	if _, err := taker.Append(ctx, sidecar.AppendParams{SessionID: sid, Entries: []sidecar.Entry{sidecar.UserMessage("mine")}}); err != nil {
+	if _, err := taker.Append(ctx, sidecar.AppendParams{SessionID: sid, Entries: []sidecar.Entry{sidecar.UserText("mine")}}); err != nil {
 		t.Fatal(err)
 	}
 	if seen := got.wait(t, 3); seen[2] != "session/didAppend" {
 		t.Fatalf("notifications %v", seen)
 	}
-	if _, err := controller.Append(ctx, sidecar.AppendParams{SessionID: sid, Entries: []sidecar.Entry{sidecar.UserMessage("late")}}); !errors.As(err, &rpcErr) || rpcErr.Code != -33070 {
+	if _, err := controller.Append(ctx, sidecar.AppendParams{SessionID: sid, Entries: []sidecar.Entry{sidecar.UserText("late")}}); !errors.As(err, &rpcErr) || rpcErr.Code != -33070 {
 		t.Fatalf("the former controller's append: %v", err)
 	}
 }

@@ -52,7 +52,7 @@ def main() -> int:
                 cpu.append(time.process_time() - started_cpu)
             scope = "path" if fmt == "markdown" else "tree"
             print(f"{fmt:8s} {scope:4s} redact={'on ' if redact else 'off'}  median {statistics.median(times):.2f} s  "
-                  f"(min {min(times):.2f}, CPU {statistics.median(cpu):.2f})  {len(exported.text.encode()) / 1e6:6.1f} MB  {exported.entries} entries"
+                  f"(min {min(times):.2f}, CPU {statistics.median(cpu):.2f})  {len(exported.data) / 1e6:6.1f} MB  {exported.entries} entries"
                   + (f"  {exported.redaction.total} redacted" if redact else ""))
             if fmt == "html" and redact:
                 page = exported.text

@@ -27,9 +27,14 @@ ExportFormat = Literal["markdown", "html", "json"]
 
 @dataclass(slots=True)
 class Exported:
-    text: str
+    # The export as written, UTF-8: what a file receives and what ``bytes`` counts.
+    data: bytes
     entries: int
     redaction: RedactionSummary
+
+    @property
+    def text(self) -> str:
+        return self.data.decode()
 
 
 def export_session(session: Session, fmt: ExportFormat, *, leaf_id: str | None = None, whole_tree: bool = False,
@@ -38,16 +43,24 @@ def export_session(session: Session, fmt: ExportFormat, *, leaf_id: str | None =
     selection = select(session, leaf_id, whole_tree or fmt == "html", resolve)
     redactor = Redactor() if redact else None
     doc = build_document(session.header_obj(), session.name, selection, redactor)
+    # What is written is checked again as written (redactor.written): a secret redacted anywhere is
+    # gone from every place it is written, in every encoding the format uses.
     if fmt == "markdown":
         text = render_markdown(doc)
+        if redactor is not None and redactor.found_any:
+            text = redactor.written(text)
+        data = text.encode()
     elif fmt == "html":
-        text = render_html(doc)
+        data = render_html(doc, redactor)
     else:
-        text = msgspec.json.encode(doc).decode() + "\n"
-    return Exported(text, len(doc.entries), doc.redaction)
+        data = msgspec.json.encode(doc)
+        if redactor is not None and redactor.found_any:
+            data = redactor.written(data.decode(), json_text=True).encode()
+        data += b"\n"
+    return Exported(data, len(doc.entries), doc.redaction)
 
 
-def write_export(path: Path, text: str) -> None:
+def write_export(path: Path, data: bytes) -> None:
     """Write atomically (a reader never sees half a file), readable by the owner only (it may hold secrets)."""
     folder = path.parent
     try:
@@ -56,8 +69,8 @@ def write_export(path: Path, text: str) -> None:
         raise ExportWriteFailed(f"cannot write the export into {folder}: {exc.strerror or exc}; "
                                 "pass a path in an existing, writable folder", path=str(path)) from exc
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)

@@ -20,8 +20,8 @@ def export(session: Session, params: wire.ExportParams, blobs: BlobStore) -> wir
                               redact=params.redact, resolve=lambda e: entry_object(e, blobs))
     report = wire.ExportRedaction(applied=exported.redaction.applied, total=exported.redaction.total,
                                   kinds=[wire.RedactionKindCount(kind=c.kind, count=c.count) for c in exported.redaction.kinds])
-    size = len(exported.text.encode())
+    size = len(exported.data)
     if target is None:
         return wire.ExportResult(entries=exported.entries, redaction=report, text=exported.text, bytes=size)
-    write_export(target, exported.text)
+    write_export(target, exported.data)
     return wire.ExportResult(entries=exported.entries, redaction=report, path=str(target), bytes=size)

@@ -77,8 +77,12 @@ class Redactor:
         no stem of a secret-sounding name: no row can match it, and it is passed over at C
         speed. Other text is searched by the rows whose needles it holds."""
         long_run = has_long_run(text)
+        # The named row needs a separator (=, :, ->) or a flag's dash: most prose has none.
+        named = ("=" in text or ":" in text or "-" in text)
+        if not long_run and not named:
+            return None
         lower = text.lower()
-        named = has_name_hint(lower)
+        named = named and has_name_hint(lower)
         if not long_run and not named:
             return None
         spans: list[tuple[int, int, str]] = []
@@ -87,6 +91,9 @@ class Redactor:
                 continue
             haystack = lower if rule.lowercase_needles else text
             if rule.needles and not any(needle in haystack for needle in rule.needles):
+                continue
+            if rule.scan is not None:
+                spans.extend(rule.scan(text, lower))
                 continue
             for match in rule.pattern.finditer(text):
                 if rule.span is not None:
@@ -132,9 +139,9 @@ class Redactor:
         while pending:
             item, key, frame = pending.pop()
             if isinstance(item, str):
-                new = self._named(key, item) if isinstance(key, str) else None
-                if new is None:
-                    new = self.text(item)
+                new = self.text(item)  # a shape's own kind first (a GitHub token under "token")
+                if new is item and isinstance(key, str):
+                    new = self._named(key, item) or item
                 if new is not item and new != item:
                     changes.append((frame, key, new))
             elif isinstance(item, dict):
@@ -162,17 +169,25 @@ class Redactor:
             return obj
         return self.value(obj)
 
-    def written(self, text: str) -> str:
+    def written(self, text: str, *, json_text: bool = False, html: bool = False) -> str:
         """An export as written (the JSON document, the page's embedded data, the Markdown), checked
-        again: anything a row finds in it now is replaced too, so no encoding can bring a value back.
-        Read line by line, and a long line in pieces at JSON string boundaries, so the gates stay quick."""
-        out: list[str] = []
-        changed = False
-        for piece in _pieces(text):
-            clean = self.text(piece)
-            changed = changed or clean is not piece
-            out.append(clean)
-        return "".join(out) if changed else text
+        again: every secret this export redacted is looked for in it as written (as it is, JSON-escaped,
+        and, in the page, with its ``</`` escaped), and any copy still there is replaced too. A secret
+        met in one place under its name is gone from every other place it stands bare in."""
+        for secret, placeholder in sorted(self._placeholders.items(), key=lambda item: -len(item[0])):
+            escaped = _encode(secret).decode()[1:-1]
+            # JSON holds a string only escaped (a quote there as it is would end the string).
+            forms = {escaped} if json_text else {secret, escaped}
+            if html:
+                forms.add(escaped.replace("</", "<\\/").replace("<!--", "\\u003c!--"))
+            for form in forms:
+                if len(form) >= 8 and form in text:
+                    text = text.replace(form, placeholder)  # (counted where it was first met)
+        return text
+
+    @property
+    def found_any(self) -> bool:
+        return bool(self._placeholders)
 
     def report(self) -> dict[str, int]:
         return dict(sorted(self.counts.items()))
@@ -208,49 +223,6 @@ def _decoded_spans(text: str, escaped_secret: str, kind: str) -> list[tuple[int,
         spans.append((at, at + len(secret), kind))
         at = text.find(secret, at + len(secret))
     return spans
-
-
-_PIECE = 4096
-
-
-def _pieces(text: str) -> list[str]:
-    """``text`` in pieces that join back to it: its lines, a long line cut after a quote that
-    closes a JSON string (``","`` / ``":"`` / ``"}`` / ``"]``) so no piece is much longer than 4 KiB
-    unless a single string is."""
-    pieces: list[str] = []
-    for line in text.splitlines(keepends=True):
-        if len(line) <= _PIECE:
-            pieces.append(line)
-            continue
-        start = 0
-        while len(line) - start > _PIECE:
-            cut = _string_end(line, start + _PIECE)
-            if cut < 0:
-                break
-            pieces.append(line[start:cut])
-            start = cut
-        pieces.append(line[start:])
-    return pieces
-
-
-def _string_end(line: str, after: int) -> int:
-    """The first position past ``after`` just after a quote that ends a JSON string, or -1."""
-    at = after
-    while True:
-        at = line.find('",', at)
-        if at < 0:
-            at = line.find('"}', after)
-            return -1 if at < 0 else at + 1
-        if _unescaped(line, at):
-            return at + 1
-        at += 2
-
-
-def _unescaped(line: str, quote: int) -> bool:
-    backslashes = 0
-    while quote - backslashes - 1 >= 0 and line[quote - backslashes - 1] == "\\":
-        backslashes += 1
-    return backslashes % 2 == 0
 
 
 def _secret_span(match: Any, group: int) -> tuple[int, int]:

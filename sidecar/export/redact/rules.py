@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,9 @@ class Rule:
     # A row that reads past or around its match (blocks, named values): given the text and the
     # match, the secret's (start, end, kind), or None when the match holds no secret.
     span: Callable[[str, "re.Match[str]"], tuple[int, int, str] | None] | None = None
+    # A row that is no pattern but a scan of its own: given the text and the text lowercased, the
+    # secrets' (start, end, kind).
+    scan: Callable[[str, str], list[tuple[int, int, str]]] | None = None
 
 
 def entropy(value: str) -> float:
@@ -106,7 +109,7 @@ NEEDLES: dict[str, tuple[tuple[str, ...], bool]] = {
     "age-secret-key": (("AGE-SECRET-KEY-1",), False),
     "url-password": (("://",), False),
     "bearer-token": (("bearer", "basic", "token"), True),
-    "secret-assignment": (NAME_HINTS, True),
+
     "high-entropy-near-keyword": (("key", "token", "secret"), True),
 }
 
@@ -145,24 +148,45 @@ def has_name_hint(lower: str) -> bool:
 # The same gates on a session file's line as written (JSON): a quote also ends a run there, so
 # that `"path":"src/x.py"` is not one long run. Escapes (\n, \uXXXX) only make runs longer.
 _SPACE_QUOTE_OR_OTHER = bytes(0x20 if i < 128 and (chr(i).isspace() or chr(i) == '"') else 0x78 for i in range(256))
-# The structural fields as pi writes them (a string without escapes, a number, a literal; usage an
-# object of numbers, one level of objects deep): the pre-filter reads past them. A field written
-# any other way is simply not passed over, which can only let a line through.
-_STRUCTURAL_FIELD = re.compile(
-    rb'"(?:' + b"|".join(sorted(k.encode() for k in STRUCTURAL_KEYS if k != "usage")) +
-    rb')":(?:"[^"\\]*"|[-+.0-9eE]+|null|true|false)'
-    rb'|"usage":\{(?:[^{}"]|"[^"\\]*")*(?:\{(?:[^{}"]|"[^"\\]*")*\}(?:[^{}"]|"[^"\\]*")*)*\}'
-)
+# The structural fields of a line as pi writes it, passed over by the pre-filter: the envelope first
+# (type, id, parentId, timestamp), and a message's tail after its content (api, provider, model,
+# usage, stopReason, timestamp: an assistant's from its "api", any other's from its last
+# timestamp when only a number and the closing braces follow). Found by anchored matches and
+# a reverse search, not a scan of the line; a line written any other way is read whole.
+_ENVELOPE = re.compile(rb'\{"type":"[^"\\]*","id":"[^"\\]*","parentId":(?:null|"[^"\\]*"),"timestamp":"[^"\\]*"')
+_TAIL_TIMESTAMP = re.compile(rb',"timestamp":[0-9]+\}\}$')
+_TAIL_API = re.compile(rb',"api":"[^"\\]*","provider":"[^"\\]*","model":"[^"\\]*"')
+
+
+def _free_text(raw: bytes) -> bytes:
+    envelope = _ENVELOPE.match(raw)
+    start = envelope.end() if envelope else 0
+    end = len(raw)
+    api = raw.rfind(b',"api":"')
+    if api > start and _TAIL_API.match(raw, api):
+        end = api
+    else:
+        stamp = raw.rfind(b',"timestamp":')
+        if stamp > start and _TAIL_TIMESTAMP.match(raw, stamp):
+            end = stamp
+    return raw[start:end] if start or end < len(raw) else raw
+
+
 _NAME_HINTS_BYTES = tuple(hint.encode() for hint in NAME_HINTS)
 
 
 def line_may_hold_secret(raw: bytes) -> bool:
-    """False only when no row can match any string of this JSON line (its structural fields aside)."""
-    body = _STRUCTURAL_FIELD.sub(b" ", raw)
+    """False only when no row can match any string of this JSON line (its structural fields aside):
+    no run of 12 characters outside quotes, and no name with a stem followed by a separator (a
+    key's ``":`` too) or a flag holding one."""
+    body = _free_text(raw)
     if _TWELVE in body.translate(_SPACE_QUOTE_OR_OTHER):
         return True
     lower = body.lower()
-    return any(hint in lower for hint in _NAME_HINTS_BYTES)
+    if not any(hint in lower for hint in _NAME_HINTS_BYTES):
+        return False
+    return True
+
 
 # --- Names decide -------------------------------------------------------------------------------
 # A name is split into words (snake_case, kebab-case, dotted, camelCase, ACRONYMCase); it is
@@ -267,23 +291,84 @@ def named_value(value: str, kind: str) -> bool:
     return not word_like(value)
 
 
-# NAME [quote] SEP [quote] [scheme] VALUE, the quotes escaped to any depth (\" \\\" ...). The name is
-# read whole around its stem; a flag (--api-key v) may be followed by a space alone.
-_NAMED = (
-    r"(?P<name>[A-Za-z0-9_.$@-]{0,64}?(?i:key|token|secret|pass|pwd|cred|auth)[A-Za-z0-9_.-]{0,64}?)"
-    r"(?:\\*[\"'])?"
-    r"(?:[ \t]{0,4}(?::=|=>|=|:|->)[ \t]{0,4}|(?P<space>[ \t]+))"
+# NAME [quote] SEP [quote] [scheme] VALUE, the quotes escaped to any depth (\" \\\" ...); a flag
+# (--api-key v) may be joined to its value by a space alone. The scan starts from each stem of a
+# name found by a plain substring search in the lowercased text (at C speed: a regex for whole
+# names, or even for the stems in any case, tries every character of every text).
+_VALUE = (
     r"(?:\\*[\"'`])?"
     r"(?:(?i:bearer|basic|token|bot|digest|apikey)[ \t]+)?"
     r"(?P<value>[^\s\"'`,;&\\<>(){}\[\]|]{1,400})"
 )
+_AFTER_NAME = re.compile(r"(?:\\*[\"'])?[ \t]{0,4}(?::=|=>|=|:|->)[ \t]{0,4}" + _VALUE)
+_AFTER_FLAG = re.compile(r"(?:=|[ \t]+)" + _VALUE)
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.$@-")
 _VALUE_TAIL = ".:"
 
 
-def _named_span(text: str, match: re.Match[str]) -> tuple[int, int, str] | None:
-    name = match.group("name")
-    if match.group("space") is not None and not name.startswith("-"):
-        return None  # a space alone joins a flag to its value, not a word to the next
+# Where a name with a stem is followed by a separator (or a flag by = or a space), in the text
+# lowercased: a search with a literal or a set of first letters, run in C; a hit is read in full below.
+_STEMS = "key|token|secret|pass|pwd|cred|auth"
+_AFTER_STEM = r"[a-z0-9_.$@-]{0,64}(?:\\*[\"'])?[ \t]{0,4}(?:[=:]|->)"
+_AFTER_STEM_STR = re.compile(_AFTER_STEM)
+_AFTER_STEM_BYTES = re.compile(_AFTER_STEM.encode())
+_FLAG_WITH_STEM = re.compile(r"-[a-z0-9_.-]{0,64}?(?:" + _STEMS + r")[a-z0-9_.-]{0,64}[ \t=]")
+_FLAG_WITH_STEM_BYTES = re.compile(_FLAG_WITH_STEM.pattern.encode())
+_ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
+
+
+def _stems_before_separators(lower: Any) -> list[int]:
+    """Where a stem begins a name's tail that a separator follows (``token:``, ``key":``), in a str
+    or bytes lowercased: each stem found by a plain search, the rest matched where it stands (a
+    regex searching for the stems themselves tried every character)."""
+    hints, after = (NAME_HINTS, _AFTER_STEM_STR) if isinstance(lower, str) else (_NAME_HINTS_BYTES, _AFTER_STEM_BYTES)
+    found = []
+    for hint in hints:
+        at = lower.find(hint)
+        while at >= 0:
+            if after.match(lower, at + len(hint)) is not None:
+                found.append(at)
+            at = lower.find(hint, at + 1)
+    return found
+
+
+def _named_spans(text: str, lower: str) -> list[tuple[int, int, str]]:
+    if len(lower) != len(text):  # a character whose lowercase is longer (İ): positions must agree
+        lower = text.translate(_ASCII_LOWER)
+    spans: list[tuple[int, int, str]] = []
+    size = len(text)
+    # No separator, no assignment (most prose): the search for stems is skipped.
+    assignments = _stems_before_separators(lower) if ("=" in text or ":" in text or "->" in text) else ()
+    for at in assignments:
+        start = at
+        while start > 0 and text[start - 1] in _NAME_CHARS and at - start < 64:
+            start -= 1  # back to the name's first character
+        end = at
+        while end < size and text[end] in _NAME_CHARS:
+            end += 1
+        name = text[start:end].rstrip("-.")
+        match = _AFTER_NAME.match(text, start + len(name))
+        if match is not None:
+            found = _named_value_span(text, match, name)
+            if found is not None:
+                spans.append(found)
+    if "-" in text:
+        for hit in _FLAG_WITH_STEM.finditer(lower):
+            start = hit.start()
+            if start and (text[start - 1].isalnum() or text[start - 1] in "_-"):
+                continue  # inside a word (well-known) or a longer flag
+            end = start
+            while end < size and text[end] in _NAME_CHARS:
+                end += 1
+            match = _AFTER_FLAG.match(text, end)
+            if match is not None:
+                found = _named_value_span(text, match, text[start:end])
+                if found is not None:
+                    spans.append(found)
+    return spans
+
+
+def _named_value_span(text: str, match: re.Match[str], name: str) -> tuple[int, int, str] | None:
     kind = name_kind(name)
     if kind is None:
         return None
@@ -382,6 +467,7 @@ RULES: tuple[Rule, ...] = (
     _rule("url-password", r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@'\"<>]{0,64}:([^\s@/'\"<>]{3,128})@", 1,
           lambda v: not _CODE_VALUE.match(v)),
     _rule("bearer-token", r"\b(?:Bearer|Basic|Token)\s+([A-Za-z0-9._~+/-]{20,}={0,2})", 1, _high_entropy),
-    _rule("secret-assignment", _NAMED, long_run=False, span=_named_span),
+    Rule("secret-assignment", re.compile(""), long_run=False, needles=NAME_HINTS, lowercase_needles=True,
+         scan=_named_spans),
     _rule("high-entropy-near-keyword", r"(?i:\b(?:key|token|secret))\b[^\n]{0,24}?(?<![A-Za-z0-9+/_-])([A-Za-z0-9+/_-]{24,200})(?![A-Za-z0-9+/_-])", 1, _high_entropy),
 )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import string
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,15 +130,28 @@ def plant(seed: int = 15, per_kind: int = 5) -> list[tuple[str, Planted]]:
     return out
 
 
+_RUN = re.compile(r"[^\s\"'`<>(){}\[\],;:&|@\\]+")
+
+
 def leaks(planted: list[tuple[str, Planted]], exported: str, window: int = 12) -> list[Planted]:
-    """Planted secrets any ``window``-character piece of whose core is still in ``exported``."""
-    found = []
+    """Planted secrets any ``window``-character piece of whose core is still in ``exported`` (a core
+    shorter than that: the whole core). Every piece of every core is indexed once, and the export's
+    runs of characters a core can hold are read once, window by window."""
+    pieces: dict[str, list[Planted]] = {}
     for _, secret in planted:
         core = secret.core.replace("\n", "")
-        pieces = {core[i:i + window] for i in range(0, max(1, len(core) - window + 1))}
-        if any(piece in exported for piece in pieces):
-            found.append(secret)
-    return found
+        for i in range(0, max(1, len(core) - window + 1)):
+            pieces.setdefault(core[i:i + window], []).append(secret)
+    sizes = sorted({len(piece) for piece in pieces})
+    found: dict[int, Planted] = {}
+    for run in _RUN.finditer(exported):
+        text = run.group()
+        for size in sizes:
+            for i in range(len(text) - size + 1):
+                hit = pieces.get(text[i:i + size])
+                if hit:
+                    found.update((id(secret), secret) for secret in hit)
+    return [secret for _, secret in planted if id(secret) in found]
 
 
 def entries(planted: list[tuple[str, Planted]]) -> list[dict[str, Any]]:
@@ -253,23 +267,29 @@ def _value(rng: random.Random, alphabet: str, count: int) -> str:
     return _pick(rng, alphabet, count)
 
 
-def named_forms(rng: random.Random) -> list[Planted]:
-    """Every syntax with every alphabet (names rotating), passwords likewise, and every header form."""
+def named_forms(rng: random.Random, rotation: int | None = None) -> list[Planted]:
+    """Every syntax with every alphabet (names rotating), passwords likewise, and every header form.
+    With ``rotation``, every syntax and header with a few alphabets, chosen so that successive
+    rotations (one per place) go through them all."""
     out: list[Planted] = []
     turn = 0
-    for syntax, write in SYNTAXES.items():
-        for alphabet, (chars, count) in VALUE_ALPHABETS.items():
+    alphabets, passwords = list(VALUE_ALPHABETS.items()), list(PASSWORD_ALPHABETS.items())
+    for index, (syntax, write) in enumerate(SYNTAXES.items()):
+        values = alphabets if rotation is None else [alphabets[(3 * rotation + index + k) % len(alphabets)] for k in range(3)]
+        secrets = passwords if rotation is None else [passwords[(2 * rotation + index + k) % len(passwords)] for k in range(2)]
+        for alphabet, (chars, count) in values:
             name = NAMES[turn % len(NAMES)]
             turn += 1
             value = _value(rng, chars, count)
             out.append(Planted(f"named:{syntax}:{alphabet}", write(name, value), value, name, value))
-        for alphabet, (chars, count) in PASSWORD_ALPHABETS.items():
+        for alphabet, (chars, count) in secrets:
             name = PASSWORD_NAMES[turn % len(PASSWORD_NAMES)]
             turn += 1
             value = _value(rng, chars, count)
             out.append(Planted(f"password:{syntax}:{alphabet}", write(name, value), value, name, value))
-    for header, scheme in HEADERS:
-        for alphabet in ("hex40", "urlsafe32", "base64", "alnum24"):
+    header_alphabets = ("hex40", "urlsafe32", "base64", "alnum24")
+    for number, (header, scheme) in enumerate(HEADERS):
+        for alphabet in (header_alphabets if rotation is None else [header_alphabets[(rotation + number) % 4]]):
             chars, count = VALUE_ALPHABETS[alphabet]
             value = _value(rng, chars, count)
             text = f"curl -sS -H '{header}: {scheme}{value}' https://api.example.com/v1/me"
@@ -290,11 +310,11 @@ def cut_blocks(rng: random.Random) -> list[Planted]:
     return out
 
 
-def every_form(seed: int) -> list[Planted]:
-    """Every rule's positive forms once, with values drawn from ``seed``."""
+def every_form(seed: int, rotation: int | None = None) -> list[Planted]:
+    """Every rule's positive forms once, with values drawn from ``seed`` (see ``named_forms`` for ``rotation``)."""
     rng = random.Random(seed)
     shapes = [Planted(kind, *make(rng)) for kind, make in MAKERS.items()]
-    return shapes + named_forms(rng) + cut_blocks(rng)
+    return shapes + named_forms(rng, rotation) + cut_blocks(rng)
 
 
 # Places an entry holds text in (the offline summaries are made from them by the sidecar).
@@ -374,28 +394,32 @@ def place_entries(place: str, secrets: list[Planted], group: int = 8) -> list[di
 
 
 def corpus(seed: int = 38) -> tuple[list[Planted], list[tuple[str, list[dict[str, Any]]]]]:
-    """Every form in every place, values drawn anew for each place: (all planted, [(place, entries)])."""
+    """Every form in every place (each syntax with alphabets rotating from place to place, so that the
+    places together hold every pair), values drawn anew for each place: (all planted, [(place, entries)])."""
     planted: list[Planted] = []
     placed = []
     for index, place in enumerate(ENTRY_PLACES):
-        secrets = every_form(seed * 1000 + index)
+        secrets = every_form(seed * 1000 + index, rotation=index)
         planted.extend(secrets)
         placed.append((place, place_entries(place, secrets)))
     return planted, placed
 
 
-def holds_secret(line: str, planted: list[Planted], window: int = 12) -> bool:
-    """Whether ``line`` holds a piece of a planted secret's text (name, value, block lines)."""
+def secret_pieces(planted: list[Planted], window: int = 8) -> set[str]:
+    """Every ``window``-character piece of the planted cores (8: a core cut short still counts), and the BEGIN/END lines of key blocks:
+    what a line that holds a secret holds (see ``holds_secret``)."""
+    pieces: set[str] = set()
     for secret in planted:
-        for part in (secret.text, secret.core):
-            for piece_line in part.split("\n"):
-                piece_line = piece_line.strip()
-                if not piece_line:
-                    continue
-                pieces = {piece_line[i:i + window] for i in range(0, max(1, len(piece_line) - window + 1), 4)}
-                if any(piece in line for piece in pieces):
-                    return True
-    return False
+        lines = secret.core.split("\n") + [line for line in secret.text.split("\n") if "-----" in line]
+        for line in lines:
+            line = line.strip()
+            pieces.update(line[i:i + window] for i in range(0, len(line) - window + 1))
+    return pieces
+
+
+def holds_secret(line: str, pieces: set[str], window: int = 8) -> bool:
+    """Whether ``line`` holds a piece of a planted secret (``pieces``: from ``secret_pieces``)."""
+    return any(line[i:i + window] in pieces for i in range(0, max(1, len(line) - window + 1)))
 
 
 # --- The ordinary side ---------------------------------------------------------------------------

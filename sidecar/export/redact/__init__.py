@@ -120,7 +120,7 @@ class Redactor:
         value = text.strip()
         prefix = next((scheme for scheme in _SCHEMES if value.startswith(scheme)), "")
         secret = value[len(prefix):].strip()
-        if not named_value(secret, kind):
+        if len(secret.split(None, 1)) != 1 or not named_value(secret, kind):  # a secret is one token
             return None
         self.counts[kind] = self.counts.get(kind, 0) + 1
         return text.replace(secret, self.placeholder(kind, secret))

@@ -107,6 +107,7 @@ NEEDLES: dict[str, tuple[tuple[str, ...], bool]] = {
     "telegram-bot-token": ((":AA",), False),
     "databricks-token": (("dapi",), False),
     "age-secret-key": (("AGE-SECRET-KEY-1",), False),
+    "cut-token": (("…", "more characters cut]"), False),
     "url-password": (("://",), False),
     "bearer-token": (("bearer", "basic", "token"), True),
 
@@ -247,20 +248,26 @@ _HEX_WITH_DIGITS = re.compile(r"(?=[^0-9]*[0-9])(?=[^a-fA-F]*[a-fA-F])[0-9a-fA-F
 _WORDY = re.compile(r"[A-Za-z0-9_.\-:/ @]+")
 _WORD_PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]|[0-9]+")
 _CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxz]{5,}")
+_FOUR_CONSONANTS = re.compile(r"[bcdfghjklmnpqrstvwxz]{4}")
+_HARD_PAIR = re.compile(r"q[^u]|[jvz][bcdfghjkmnpqstvwxz]|x[bdfghjkmnqrsvwxz]|([a-z])\1\1")
 _REPEAT = re.compile(r"(.)\1{5,}")
 
 
 def _is_word(part: str) -> bool:
-    """A word of a language or of code (``Token``, ``HTTP``, ``sonnet``), not a random run of letters."""
+    """A word of a language or of code (``Token``, ``HTTP``, ``sonnet``, ``Script``), not a random run
+    of letters: enough vowels, no long consonant run, no pair of letters words do not hold (q
+    without u, j/v/x/z before most consonants)."""
     if part.isupper() and 2 <= len(part) <= 5:
         return True  # an acronym
     if not 3 <= len(part) <= 14:
         return False  # a letter or two (random text is full of them), or a run longer than words are
     lower = part.lower()
-    vowels = sum(lower.count(v) for v in "aeiouy")
-    if not vowels or _CONSONANT_RUN.search(lower):
+    vowels = sum(lower.count(v) for v in "aeiou") or lower.count("y")
+    if not vowels or _CONSONANT_RUN.search(lower) or _HARD_PAIR.search(lower):
         return False
-    return len(part) <= 10 or vowels / len(part) >= 0.28
+    if len(part) <= 6 and _FOUR_CONSONANTS.search(lower):
+        return False
+    return vowels / len(part) >= (0.15 if len(part) <= 6 else 0.25)
 
 
 def word_like(value: str) -> bool:
@@ -464,6 +471,11 @@ RULES: tuple[Rule, ...] = (
     _rule("telegram-bot-token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b"),
     _rule("databricks-token", r"\bdapi[a-f0-9]{32}\b"),
     _rule("age-secret-key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
+    # A token of a known shape cut short where a summary or an output was cut ("…", cut_text's marker):
+    # too short for its own row, still the start of a secret.
+    _rule("cut-token", r"(?:\b(?:AKIA|ASIA|sk-ant-|sk-proj-|sk-|gh[pousr]_|github_pat_|glpat-|xox[abposre]-|xapp-|[sr]k_live_|"
+          r"sk_test_|whsec_|AIza|ya29\.|GOCSPX-|npm_|pypi-AgE|hf_|SG\.|do[opr]_v1_|shp(?:at|ca|pa|ss)_|dapi|"
+          r"AGE-SECRET-KEY-1|eyJ))[A-Za-z0-9_.+/=~-]{6,}(?=…|\n\[\.\.\. \d+ more characters cut\])"),
     _rule("url-password", r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@'\"<>]{0,64}:([^\s@/'\"<>]{3,128})@", 1,
           lambda v: not _CODE_VALUE.match(v)),
     _rule("bearer-token", r"\b(?:Bearer|Basic|Token)\s+([A-Za-z0-9._~+/-]{20,}={0,2})", 1, _high_entropy),

@@ -248,17 +248,22 @@ _HEX_WITH_DIGITS = re.compile(r"(?=[^0-9]*[0-9])(?=[^a-fA-F]*[a-fA-F])[0-9a-fA-F
 _WORDY = re.compile(r"[A-Za-z0-9_.\-:/ @]+")
 _WORD_PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]|[0-9]+")
 _CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxz]{5,}")
+# Two-letter words of prose and code (NumberOrString, ls.service, os.environ).
+_SHORT_WORDS = frozenset("or of to in on is at by up my no as if it an be do go we me so id db io ui js ts rs py "
+                         "ok ls os fs re tx rx cb fn vm pg gh sk".split())
 _FOUR_CONSONANTS = re.compile(r"[bcdfghjklmnpqrstvwxz]{4}")
 _HARD_PAIR = re.compile(r"q[^u]|[jvz][bcdfghjkmnpqstvwxz]|x[bdfghjkmnqrsvwxz]|([a-z])\1\1")
 _REPEAT = re.compile(r"(.)\1{5,}")
 
 
-def _is_word(part: str) -> bool:
+def _is_word(part: str, acronyms: bool = True) -> bool:
     """A word of a language or of code (``Token``, ``HTTP``, ``sonnet``, ``Script``), not a random run
     of letters: enough vowels, no long consonant run, no pair of letters words do not hold (q
     without u, j/v/x/z before most consonants)."""
-    if part.isupper() and 2 <= len(part) <= 5:
-        return True  # an acronym
+    if acronyms and part.isupper() and 2 <= len(part) <= 5:
+        return True  # an acronym (in a value all in capitals, a part is read as a word)
+    if part.lower() in _SHORT_WORDS:
+        return True
     if not 3 <= len(part) <= 14:
         return False  # a letter or two (random text is full of them), or a run longer than words are
     lower = part.lower()
@@ -280,10 +285,11 @@ def word_like(value: str) -> bool:
         return False
     if not value.islower() and not value.isupper() and len(letters) * 4 > sum(map(len, letters)):
         return False  # mixed case cut into parts shorter than words are: random letters, not camelCase
-    words = [part for part in letters if _is_word(part)]
+    capitals = value.isupper()
+    words = [part for part in letters if _is_word(part, acronyms=not capitals)]
     acronyms = sum(1 for part in words if part.isupper())
     # Mostly words, and not mostly capital runs (random mixed-case letters split into many of those).
-    return len(words) >= 0.8 * len(letters) and (acronyms <= 1 or acronyms * 2 <= len(words))
+    return len(words) >= 0.8 * len(letters) and (capitals or acronyms <= 1 or acronyms * 2 <= len(words))
 
 
 def named_value(value: str, kind: str) -> bool:
@@ -442,6 +448,15 @@ def _block_span(text: str, match: re.Match[str]) -> tuple[int, int, str]:
         return begin, end, "private-key"
 
 
+def _url_password_span(text: str, match: re.Match[str]) -> tuple[int, int, str] | None:
+    """user:password@ in a URL, unless the password is code, a placeholder or the user's name again
+    (postgres://postgres:postgres@localhost, a local default)."""
+    value = match.group("value")
+    if _CODE_VALUE.match(value) or value == match.group("user"):
+        return None
+    return match.start("value"), match.end("value"), "url-password"
+
+
 # Order matters where shapes overlap: the more specific row first (an overlap keeps the earlier row).
 RULES: tuple[Rule, ...] = (
     _rule("private-key", r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----", span=_block_span),
@@ -476,8 +491,8 @@ RULES: tuple[Rule, ...] = (
     _rule("cut-token", r"(?:\b(?:AKIA|ASIA|sk-ant-|sk-proj-|sk-|gh[pousr]_|github_pat_|glpat-|xox[abposre]-|xapp-|[sr]k_live_|"
           r"sk_test_|whsec_|AIza|ya29\.|GOCSPX-|npm_|pypi-AgE|hf_|SG\.|do[opr]_v1_|shp(?:at|ca|pa|ss)_|dapi|"
           r"AGE-SECRET-KEY-1|eyJ))[A-Za-z0-9_.+/=~-]{6,}(?=…|\n\[\.\.\. \d+ more characters cut\])"),
-    _rule("url-password", r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@'\"<>]{0,64}:([^\s@/'\"<>]{3,128})@", 1,
-          lambda v: not _CODE_VALUE.match(v)),
+    _rule("url-password", r"\b[a-z][a-z0-9+.-]{1,20}://(?P<user>[^\s:/@'\"<>]{0,64}):(?P<value>[^\s@/'\"<>]{3,128})@",
+          span=_url_password_span),
     _rule("bearer-token", r"\b(?:Bearer|Basic|Token)\s+([A-Za-z0-9._~+/-]{20,}={0,2})", 1, _high_entropy),
     Rule("secret-assignment", re.compile(""), long_run=False, needles=NAME_HINTS, lowercase_needles=True,
          scan=_named_spans),

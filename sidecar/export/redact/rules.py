@@ -176,17 +176,38 @@ def _free_text(raw: bytes) -> bytes:
 _NAME_HINTS_BYTES = tuple(hint.encode() for hint in NAME_HINTS)
 
 
+_JSON_KEY = re.compile(rb'"([^"\\]{1,80})":')
+# A separator inside a string's text: "=", ": ", "->", an escaped JSON key's \":, a flag's " -".
+_KEY_KINDS: dict[bytes, bool] = {}
+
+
+def _named_key(key: bytes) -> bool:
+    known = _KEY_KINDS.get(key)
+    if known is None:
+        if len(_KEY_KINDS) > 4096:
+            _KEY_KINDS.clear()
+        known = _KEY_KINDS[key] = name_kind(key.decode("utf-8", "replace")) is not None
+    return known
+
+
 def line_may_hold_secret(raw: bytes) -> bool:
     """False only when no row can match any string of this JSON line (its structural fields aside):
-    no run of 12 characters outside quotes, and no name with a stem followed by a separator (a
-    key's ``":`` too) or a flag holding one."""
+    no run of 12 characters outside quotes, no key with a secret-sounding name, and no name with a
+    stem followed by a separator (or a flag holding one) in a string's text. Each test is a pass or
+    two over the line in C; the name stems are looked for only where a string holds a separator."""
     body = _free_text(raw)
     if _TWELVE in body.translate(_SPACE_QUOTE_OR_OTHER):
         return True
+    keys = _JSON_KEY.findall(body)
+    if any(_named_key(key) for key in keys):
+        return True
+    # A separator in a string's text: a colon that ends no key, "=", "->", a flag's " -".
+    if body.count(b":") <= len(keys) and b"=" not in body and not (b"-" in body and (b"->" in body or b" -" in body)):
+        return False
     lower = body.lower()
     if not any(hint in lower for hint in _NAME_HINTS_BYTES):
         return False
-    return True
+    return bool(_stems_before_separators(lower)) or (b"-" in lower and _FLAG_WITH_STEM_BYTES.search(lower) is not None)
 
 
 # --- Names decide -------------------------------------------------------------------------------

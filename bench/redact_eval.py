@@ -105,6 +105,9 @@ def detect_secrets(python: str, lines: list[str]) -> list[list[tuple[str, str]]]
 def _go_regex(pattern: str) -> str:
     """RE2 syntax Python's re reads differently: \\z, POSIX classes, an inline flag group past the start."""
     pattern = pattern.replace("\\z", "\\Z")
+    at = pattern.find("(?i)", 1)
+    if at > 0:  # Go allows a flag group anywhere; from there on to the end is what it scopes (top level)
+        pattern = pattern[:at] + "(?i:" + pattern[at + 4:] + ")"
     for posix, chars in (("[:alnum:]", "A-Za-z0-9"), ("[:alpha:]", "A-Za-z"), ("[:digit:]", "0-9"), ("[:space:]", "\\s"),
                          ("[:upper:]", "A-Z"), ("[:lower:]", "a-z"), ("[:xdigit:]", "0-9A-Fa-f"), ("[:punct:]", "!-/:-@\\[-`{-~")):
         pattern = pattern.replace(posix, chars)

@@ -4,7 +4,8 @@
     python bench/export.py --repeat 3
 
 Prints seconds per format with redaction on and off (goal: under 3 s; the CPU time beside the
-wall time tells what a busy machine added), the page's size,
+wall time tells what a busy machine added), what redaction adds to each (goal: <= 25%, on CPU
+time), the page against the Markdown of the same tree (goal: <= 1.5x), the load average, the page's size,
 and its first contentful paint in headless Chromium (goal: under 2 s), measured by the
 page's own performance timing. The whole tree is in the page; the path is rendered in chunks.
 """
@@ -12,6 +13,7 @@ page's own performance timing. The whole tree is in the page; the path is render
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -42,21 +44,30 @@ def main() -> int:
     session, _ = Session.load(DATA, FsyncPolicy.NEVER, read_only=True)
     print(f"session: {session.entry_count} entries, {DATA.stat().st_size / 1e6:.1f} MB, loaded in {time.perf_counter() - started:.2f} s")
     page = None
-    for fmt in ("markdown", "json", "html"):
+    cpu_of: dict[tuple[str, bool], float] = {}
+    for fmt in ("markdown", "markdown-tree", "json", "html"):
         for redact in (True, False):
             times, cpu = [], []
             for _ in range(args.repeat):
                 started, started_cpu = time.perf_counter(), time.process_time()
-                exported = export_session(session, fmt, whole_tree=fmt != "markdown", redact=redact)
+                exported = export_session(session, fmt.split("-")[0], whole_tree=fmt != "markdown", redact=redact)
                 times.append(time.perf_counter() - started)
                 cpu.append(time.process_time() - started_cpu)
             scope = "path" if fmt == "markdown" else "tree"
             print(f"{fmt:8s} {scope:4s} redact={'on ' if redact else 'off'}  median {statistics.median(times):.2f} s  "
-                  f"(min {min(times):.2f}, CPU {statistics.median(cpu):.2f})  {len(exported.text.encode()) / 1e6:6.1f} MB  {exported.entries} entries"
+                  f"(min {min(times):.2f}, CPU {statistics.median(cpu):.2f})  {len(exported.data) / 1e6:6.1f} MB  {exported.entries} entries"
                   + (f"  {exported.redaction.total} redacted" if redact else ""))
+            cpu_of[(fmt, redact)] = statistics.median(cpu)
             if fmt == "html" and redact:
                 page = exported.text
     session.close()
+    for fmt in ("markdown", "markdown-tree", "json", "html"):
+        on, off = cpu_of[(fmt, True)], cpu_of[(fmt, False)]
+        print(f"redaction adds {100 * (on - off) / off:5.1f}% to {fmt} (CPU {on:.2f} s vs {off:.2f} s; goal <= 25%)")
+    for redact in (True, False):
+        ratio = cpu_of[("html", redact)] / cpu_of[("markdown-tree", redact)]
+        print(f"html / markdown of the same tree, redact={'on' if redact else 'off'}: {ratio:.2f}x CPU (goal <= 1.5x)")
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     if args.no_browser or page is None:
         return 0
     import importlib.util

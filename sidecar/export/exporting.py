@@ -29,9 +29,17 @@ ExportFormat = Literal["markdown", "html", "json"]
 
 @dataclass(slots=True)
 class Exported:
-    text: str
+    # The export as written, UTF-8: what a file receives and what ``bytes`` counts.
+    data: bytes
     entries: int
     redaction: RedactionSummary
+    # The text answered over the wire, where it is not ``data`` decoded: Markdown holding a lone
+    # surrogate, which the answer keeps (as its escape) and a file cannot (U+FFFD there, as Node writes).
+    own_text: str | None = None
+
+    @property
+    def text(self) -> str:
+        return self.own_text if self.own_text is not None else self.data.decode()
 
 
 def export_session(session: Session, fmt: ExportFormat, *, leaf_id: str | None = None, whole_tree: bool = False,
@@ -40,16 +48,27 @@ def export_session(session: Session, fmt: ExportFormat, *, leaf_id: str | None =
     selection = select(session, leaf_id, whole_tree or fmt == "html", resolve)
     redactor = Redactor() if redact else None
     doc = build_document(session.header_obj(), session.name, selection, redactor)
+    # What is written is checked again as written (redactor.written): a secret redacted anywhere is
+    # gone from every place it is written, in every encoding the format uses.
     if fmt == "markdown":
         text = render_markdown(doc)
+        if redactor is not None and redactor.found_any:
+            text = redactor.written(text)
+        try:
+            data = text.encode()
+        except UnicodeEncodeError:  # a lone surrogate, which UTF-8 cannot hold: U+FFFD in a file, as Node writes it
+            return Exported(node_utf8(text), len(doc.entries), doc.redaction, own_text=text)
     elif fmt == "html":
-        text = render_html(doc)
+        data = render_html(doc, redactor)
     else:
-        text = encode_js(msgspec.json.encode, doc).decode() + "\n"  # (lone surrogates as JSON.stringify's escapes)
-    return Exported(text, len(doc.entries), doc.redaction)
+        data = encode_js(msgspec.json.encode, doc)  # (lone surrogates as JSON.stringify's escapes)
+        if redactor is not None and redactor.found_any:
+            data = redactor.written(data.decode(), json_text=True).encode()
+        data += b"\n"
+    return Exported(data, len(doc.entries), doc.redaction)
 
 
-def write_export(path: Path, text: str) -> None:
+def write_export(path: Path, data: bytes) -> None:
     """Write atomically (a reader never sees half a file), readable by the owner only (it may hold secrets)."""
     folder = path.parent
     try:
@@ -59,7 +78,7 @@ def write_export(path: Path, text: str) -> None:
                                 "pass a path in an existing, writable folder", path=str(path)) from exc
     try:
         with os.fdopen(fd, "wb") as out:
-            out.write(node_utf8(text))  # (a lone surrogate, which UTF-8 cannot hold, as Node writes it: U+FFFD)
+            out.write(data)
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 from .. import wire
 from ..errors import InvalidParams
-from ..format.jsstr import node_utf8
 from ..store.payload import BlobStore, entry_object
 from ..store.session import Session
 
@@ -21,8 +20,8 @@ def export(session: Session, params: wire.ExportParams, blobs: BlobStore) -> wir
                               redact=params.redact, resolve=lambda e: entry_object(e, blobs))
     report = wire.ExportRedaction(applied=exported.redaction.applied, total=exported.redaction.total,
                                   kinds=[wire.RedactionKindCount(kind=c.kind, count=c.count) for c in exported.redaction.kinds])
-    size = len(node_utf8(exported.text))  # (what a file of it holds: a lone surrogate is U+FFFD there)
+    size = len(exported.data)  # (what a file of it holds: a lone surrogate is U+FFFD there)
     if target is None:
         return wire.ExportResult(entries=exported.entries, redaction=report, text=exported.text, bytes=size)
-    write_export(target, exported.text)
+    write_export(target, exported.data)
     return wire.ExportResult(entries=exported.entries, redaction=report, path=str(target), bytes=size)

@@ -13,7 +13,7 @@ from sidecar.export.redact import Redactor
 from sidecar.export.redact.rules import has_long_run, line_may_hold_secret
 
 from .conftest import export
-from .secrets_corpus import MAKERS, PLACES, entries, leaks, ordinary_lines, plant
+from .secrets_corpus import MAKERS, PLACES, entries, every_form, leaks, ordinary_lines, plant
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -85,17 +85,38 @@ def test_structure_and_images_are_never_touched():
 
 
 def test_the_gates_never_skip_text_a_row_matches():
-    """The quick gates (a 12-character run, a JSON line's run outside its envelope) say yes for
-    every planted secret, in text and in a session line, whatever surrounds it."""
-    for _, secret in plant():
+    """The quick gates (a 12-character run or a name's stem in a text; the same in a JSON line with its
+    structural fields passed over) say yes for every planted form, in text and in a session line,
+    whatever surrounds it."""
+    for secret in every_form(5):
         for text in (secret.text, f"x {secret.text} y", f'"{secret.text}"'):
             assert Redactor().text(text) != text, secret.kind
             line = json.dumps({"type": "message", "id": "a1", "parentId": None, "timestamp": "2025-01-01T00:00:00Z",
                                "message": {"role": "user", "content": text}}, separators=(",", ":")).encode()
             assert line_may_hold_secret(line), secret.kind
+        if secret.name:  # held under its name as a key/value pair, the value alone
+            line = json.dumps({"type": "custom", "id": "a1", "parentId": None, "timestamp": "2025-01-01T00:00:00Z",
+                               "data": {secret.name: secret.value}}, separators=(",", ":")).encode()
+            assert line_may_hold_secret(line), secret.kind
     assert not has_long_run("the a session tree leaf branch file line")
     assert not line_may_hold_secret(b'{"type":"message","id":"00000001","parentId":null,"timestamp":'
-                                    b'"2025-01-01T00:00:07.007Z","message":{"role":"user","content":"all tests pass"}}')
+                                    b'"2025-01-01T00:00:07.007Z","message":{"role":"user","content":"all tests green"}}')
+
+
+def test_the_line_gate_passes_over_structural_fields():
+    """An assistant line as pi writes it: its ids, timestamps, api, provider, model, stopReason and
+    usage (whose totalTokens names a token) are no reason to walk it; its text is."""
+    def line(text: str) -> bytes:
+        return json.dumps({"type": "message", "id": "0a1b2c3d", "parentId": "9f8e7d6c", "timestamp": "2025-01-01T00:00:07.007Z",
+                           "message": {"role": "assistant", "content": [{"type": "text", "text": text}],
+                                       "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-20250514",
+                                       "usage": {"input": 1200, "output": 340, "totalTokens": 1540,
+                                                 "cost": {"input": 0.0036, "total": 0.0087}},
+                                       "stopReason": "toolUse", "timestamp": 1735689607007}}, separators=(",", ":")).encode()
+
+    assert not line_may_hold_secret(line("Reading the file now."))
+    assert line_may_hold_secret(line("set APP_KEY=d41d8cd98f00b204"))
+    assert line_may_hold_secret(line("a long run: abcdefghijklmnop"))
 
 
 def test_ordinary_code_and_logs_are_left_alone():

@@ -1,22 +1,26 @@
 """Secrets out of text and entries: typed placeholders, the same secret the same placeholder.
 
     redactor = Redactor()
-    clean = redactor.value(entry_dict)      # a new structure; the input is left as it is
+    clean = redactor.value(entry_dict)      # the input is left as it is; only what changed is copied
+    redactor.written(export_text)           # the export as written, checked again
     redactor.report()                       # {"aws-access-key": 2, ...}: kinds and counts, never values
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from .rules import RULES, Rule, has_long_run, has_password_hint, line_may_hold_secret
+import msgspec
 
-# Fields that hold the tree's structure or an identity, never free text: changing
-# them would break parentId links or tool-call pairing.
-STRUCTURAL_KEYS = frozenset(
-    {"type", "id", "parentId", "timestamp", "targetId", "firstKeptEntryId", "fromId", "toolCallId", "role",
-     "api", "provider", "model", "modelId", "stopReason", "mimeType", "customType", "thinkingSignature"}
-)
+from .rules import (RULES, STRUCTURAL_KEYS, Rule, has_long_run, has_name_hint, line_may_hold_secret, name_kind,
+                    named_value)
+
+__all__ = ["Redactor", "STRUCTURAL_KEYS"]
+
+_encode = msgspec.json.Encoder().encode
+# An auth scheme before a credential held under a secret-sounding key ({"Authorization": "Bearer ..."}).
+_SCHEMES = ("Bearer ", "Basic ", "Token ", "token ", "bearer ", "basic ", "Bot ", "Digest ")
 
 
 class Redactor:
@@ -25,8 +29,11 @@ class Redactor:
     def __init__(self, rules: tuple[Rule, ...] = RULES) -> None:
         self._rules = rules
         self._order = {rule.kind: index for index, rule in enumerate(rules)}
+        # The named row names its passwords "password" (kinds a row reports beyond its own rank with it).
+        self._order.setdefault("password", self._order.get("secret-assignment", len(rules)))
         self._placeholders: dict[str, str] = {}
         self._per_kind: dict[str, int] = {}
+        self._names: dict[str, str | None] = {}
         self.counts: dict[str, int] = {}
 
     def placeholder(self, kind: str, secret: str) -> str:
@@ -39,33 +46,20 @@ class Redactor:
         return known
 
     def text(self, text: str) -> str:
-        """``text`` with every secret found replaced by its placeholder."""
-        spans: list[tuple[int, int, str]] = []
-        # Most text (prose, numbers, short words) holds no run of 12 non-space characters and
-        # no password name: no row can match it, and it is passed over at C speed. Other text
-        # is searched by the rows whose needles it holds.
-        long_run = has_long_run(text)
-        password = has_password_hint(text)
-        if not long_run and not password:
-            return text
-        lower = text.lower()
-        for rule in self._rules:
-            if not (long_run if rule.long_run else password):
-                continue
-            haystack = lower if rule.lowercase_needles else text
-            if rule.needles and not any(needle in haystack for needle in rule.needles):
-                continue
-            for match in rule.pattern.finditer(text):
-                start, end = _secret_span(match, rule.group)
-                if start < 0:
-                    continue
-                if rule.accept is not None and not rule.accept(text[start:end]):
-                    continue
-                spans.append((start, end, rule.kind))
+        """``text`` with every secret found replaced by its placeholder.
+
+        A text holding a quote or a backslash is read twice: as it is, and as the JSON-escaped
+        text an export writes it as (a tool call quoted in a summary, JSON inside a string), so
+        that no way of writing it shows a secret the other way hid."""
+        spans = self._find(text)
+        if spans is not None and ('"' in text or "\\" in text):
+            escaped = _encode(text).decode()[1:-1]
+            for start, end, kind in self._find(escaped) or ():
+                spans.extend(_decoded_spans(text, escaped[start:end], kind))
         if not spans:
             return text
         # Earlier rows win an overlap (they are the specific shapes); then left to right.
-        spans = _disjoint(sorted(spans, key=lambda span: self._order[span[2]]))
+        spans = _disjoint(sorted(spans, key=lambda span: (self._order[span[2]], span[0])))
         out: list[str] = []
         cursor = 0
         for start, end, kind in spans:
@@ -76,46 +70,159 @@ class Redactor:
         out.append(text[cursor:])
         return "".join(out)
 
+    def _find(self, text: str) -> list[tuple[int, int, str]] | None:
+        """Every row's spans in ``text``; None when the gates say no row can match it.
+
+        Most text (prose, numbers, short words) holds no run of 12 non-space characters and
+        no stem of a secret-sounding name: no row can match it, and it is passed over at C
+        speed. Other text is searched by the rows whose needles it holds."""
+        long_run = has_long_run(text)
+        # The named row needs a separator (=, :, ->) or a flag's dash: most prose has none.
+        named = ("=" in text or ":" in text or "-" in text)
+        if not long_run and not named:
+            return None
+        lower = text.lower()
+        named = named and has_name_hint(lower)
+        if not long_run and not named:
+            return None
+        spans: list[tuple[int, int, str]] = []
+        for rule in self._rules:
+            if not (long_run if rule.long_run else named):
+                continue
+            haystack = lower if rule.lowercase_needles else text
+            if rule.needles and not any(needle in haystack for needle in rule.needles):
+                continue
+            if rule.scan is not None:
+                spans.extend(rule.scan(text, lower))
+                continue
+            for match in rule.pattern.finditer(text):
+                if rule.span is not None:
+                    found = rule.span(text, match)
+                    if found is not None:
+                        spans.append(found)
+                    continue
+                start, end = _secret_span(match, rule.group)
+                if start < 0:
+                    continue
+                if rule.accept is not None and not rule.accept(text[start:end]):
+                    continue
+                spans.append((start, end, rule.kind))
+        return spans
+
+    def _named(self, name: str, text: str) -> str | None:
+        """A string held under a secret-sounding key ({"api_key": "..."}, {"Authorization": "Bearer ..."}):
+        the key names it, whatever its alphabet. None when the key does not, or the value is no secret."""
+        kind = self._names.get(name, "")
+        if kind == "":
+            kind = self._names[name] = name_kind(name) if len(name) <= 80 else None
+        if kind is None:
+            return None
+        value = text.strip()
+        prefix = next((scheme for scheme in _SCHEMES if value.startswith(scheme)), "")
+        secret = value[len(prefix):].strip()
+        if len(secret.split(None, 1)) != 1 or not named_value(secret, kind):  # a secret is one token
+            return None
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        return text.replace(secret, self.placeholder(kind, secret))
+
     def value(self, value: Any) -> Any:
         """A JSON value with its strings redacted (structural fields and image data are left alone).
 
-        Walked with a stack of its own, not by recursion: a value nested as deep as the protocol reads
-        (hundreds of levels) ran out of Python's stack. Strings are met in document order, as the
-        placeholders' numbers follow the order secrets first appear in."""
-        top: list[Any] = [None]
-        pending: list[tuple[Any, Any, Any]] = [(value, top, 0)]  # (a value, the copy holding it, its key there)
+        Only what changes is copied: a value with no secret is returned as it is, and one with a
+        secret gets new containers on the way down to each changed string only. Walked with a
+        stack of its own, not by recursion (a value nested hundreds of levels deep ran out of
+        Python's stack); strings are met in document order, as the placeholders' numbers follow
+        the order secrets first appear in."""
+        # A frame is (container, its key in its parent, the parent's frame): the way back up.
+        changes: list[tuple[Any, Any, str]] = []
+        pending: list[tuple[Any, Any, Any]] = [(value, None, None)]  # (a value, its key, its container's frame)
         while pending:
-            item, holder, key = pending.pop()
+            item, key, frame = pending.pop()
             if isinstance(item, str):
-                holder[key] = self.text(item)
-            elif isinstance(item, list):
-                copy: Any = [None] * len(item)
-                holder[key] = copy
-                pending.extend((child, copy, index) for index, child in reversed(list(enumerate(item))))
+                new = self.text(item)  # a shape's own kind first (a GitHub token under "token")
+                if new is item and isinstance(key, str):
+                    new = self._named(key, item) or item
+                if new is not item and new != item:
+                    changes.append((frame, key, new))
             elif isinstance(item, dict):
-                copy = dict.fromkeys(item)  # (the keys in their order; each value set below)
-                holder[key] = copy
+                own = (item, key, frame)
                 image = item.get("type") == "image"
-                walked = []
-                for name, child in item.items():
-                    if name in STRUCTURAL_KEYS or (image and name == "data"):
-                        copy[name] = child
-                    else:
-                        walked.append((child, copy, name))
-                pending.extend(reversed(walked))
-            else:
-                holder[key] = item
-        return top[0]
+                pending.extend((child, name, own) for name, child in reversed(item.items())
+                               if name not in STRUCTURAL_KEYS and not (image and name == "data"))
+            elif isinstance(item, list):
+                own = (item, key, frame)
+                pending.extend((item[index], index, own) for index in range(len(item) - 1, -1, -1))
+        if not changes:
+            return value
+        if changes[0][0] is None:  # the value itself was a string
+            return changes[0][2]
+        copies: dict[int, Any] = {}
+        for frame, key, new in changes:
+            _copy_of(frame, copies)[key] = new
+        return copies[id(value)]
 
     def line(self, obj: dict[str, Any], raw: bytes | None) -> dict[str, Any]:
         """``value`` for an entry read from a session file: ``raw``, its line as written, is looked
-        at first, and a line no row can match is returned as it is without a walk through it."""
+        at first, and a line no row can match (its structural fields aside) is returned as it is
+        without a walk through it."""
         if raw is not None and not line_may_hold_secret(raw):
             return obj
         return self.value(obj)
 
+    def written(self, text: str, *, json_text: bool = False, html: bool = False) -> str:
+        """An export as written (the JSON document, the page's embedded data, the Markdown), checked
+        again: every secret this export redacted is looked for in it as written (as it is, JSON-escaped,
+        and, in the page, with its ``</`` escaped), and any copy still there is replaced too. A secret
+        met in one place under its name is gone from every other place it stands bare in."""
+        for secret, placeholder in sorted(self._placeholders.items(), key=lambda item: -len(item[0])):
+            escaped = _encode(secret).decode()[1:-1]
+            # JSON holds a string only escaped (a quote there as it is would end the string).
+            forms = {escaped} if json_text else {secret, escaped}
+            if html:
+                forms.add(escaped.replace("</", "<\\/").replace("<!--", "\\u003c!--"))
+            for form in forms:
+                if len(form) >= 8 and form in text:
+                    text = text.replace(form, placeholder)  # (counted where it was first met)
+        return text
+
+    @property
+    def found_any(self) -> bool:
+        return bool(self._placeholders)
+
     def report(self) -> dict[str, int]:
         return dict(sorted(self.counts.items()))
+
+
+def _copy_of(frame: tuple[Any, Any, Any], copies: dict[int, Any]) -> Any:
+    """The copy of ``frame``'s container, made (with its parents' copies pointing at it) if it is not yet."""
+    chain = []
+    while frame is not None and id(frame[0]) not in copies:
+        chain.append(frame)
+        frame = frame[2]
+    for container, key, parent in reversed(chain):
+        copy = dict(container) if isinstance(container, dict) else list(container)
+        copies[id(container)] = copy
+        if parent is not None:
+            copies[id(parent[0])][key] = copy
+    return copies[id(chain[0][0])] if chain else copies[id(frame[0])]
+
+
+def _decoded_spans(text: str, escaped_secret: str, kind: str) -> list[tuple[int, int, str]]:
+    """Where a secret found in ``text``'s JSON-escaped form sits in ``text`` itself."""
+    candidate = escaped_secret
+    while candidate:
+        try:
+            secret = json.loads(f'"{candidate}"')
+            break
+        except ValueError:
+            candidate = candidate[:-1]  # a cut escape at its end
+    else:
+        return []
+    spans, at = [], text.find(secret) if secret else -1
+    while at >= 0:
+        spans.append((at, at + len(secret), kind))
+        at = text.find(secret, at + len(secret))
+    return spans
 
 
 def _secret_span(match: Any, group: int) -> tuple[int, int]:

@@ -1,10 +1,15 @@
 """The detectors: one row per kind of secret, a compiled pattern and what of its match is the secret.
 
 A compact table of our own rather than a scanner library (see bench/redact_eval.py for
-the measurement behind that choice): every row is a provider's documented token shape
-with a fixed prefix, so a scan is a fast literal search, plus three contextual rows
-(assignments to secret-sounding names, passwords in URLs, high-entropy strings next
-to key/token/secret) whose values pass a plausibility check before they count.
+the measurement behind that choice): most rows are a provider's documented token shape
+with a fixed prefix, so a scan is a fast literal search. Three rows read context:
+
+- a private key block, which ends at its own END line or at the first thing that cannot be
+  part of its body (a block cut short, as a one-line summary quotes it, takes nothing past it);
+- a value assigned to a secret-sounding name (``APP_KEY=``, ``"access_token": "..."``, quoted
+  or JSON-escaped to any depth, ``--api-key v``, ``X-Api-Key: v``, ``?token=v``): the name
+  decides, whatever the value's alphabet, unless the value is code, a path or words;
+- random-looking strings next to key/token/secret.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +35,12 @@ class Rule:
     # matched in any case): a text holding none is not searched. Empty: always searched.
     needles: tuple[str, ...] = ()
     lowercase_needles: bool = False
+    # A row that reads past or around its match (blocks, named values): given the text and the
+    # match, the secret's (start, end, kind), or None when the match holds no secret.
+    span: Callable[[str, "re.Match[str]"], tuple[int, int, str] | None] | None = None
+    # A row that is no pattern but a scan of its own: given the text and the text lowercased, the
+    # secrets' (start, end, kind).
+    scan: Callable[[str, str], list[tuple[int, int, str]]] | None = None
 
 
 def entropy(value: str) -> float:
@@ -43,39 +54,7 @@ def entropy(value: str) -> float:
     return -sum(n / total * math.log2(n / total) for n in counts.values())
 
 
-# Values that sit after "password =" or "token:" in ordinary code and are no secret.
-_CODE_VALUE = re.compile(
-    r"""^(?:
-        (?:self|this|cls|os|env|process|config|settings|args|opts|options|params|ctx|req|request|secrets?)[.\[]
-      | [$%{<(\[]            # ${VAR}, %(name)s, {{ template }}, <placeholder>, (expr), [list]
-      | (?:none|null|nil|true|false|undefined|str|string|int|bool|bytes|any|optional|required|redacted|changeme|password|passwd|pass|pwd|pw|secret|xxx+|\*+)$  # the word itself: a placeholder, as in user:password@host
-      | .*\(                 # a call: get_password(...)
-      | .*\[REDACTED          # already a placeholder
-    )""",
-    re.IGNORECASE | re.VERBOSE,
-)
-# Brackets of generics, indexing and calls: `Option<String>`, `NotRequired[int`, `f(x)`.
-_TYPE_OR_CALL = re.compile(r"[<>\[\](){}|]")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")
-
-
-def _plausible_password(value: str) -> bool:
-    """A value assigned to password/passwd/pwd: anything that is not code or a placeholder."""
-    value = value.strip("'\"`")
-    if len(value) < 6 or _CODE_VALUE.match(value) or _IDENTIFIER.match(value):
-        return False
-    return not (value.isdigit() and len(value) < 10)
-
-
-def _plausible_secret(value: str) -> bool:
-    """A value assigned to a token/secret/key name: long, varied, not a word, a path or code."""
-    value = value.strip("'\"`")
-    if len(value) < 12 or _CODE_VALUE.match(value) or _IDENTIFIER.match(value) or _TYPE_OR_CALL.search(value):
-        return False
-    if value.startswith(("/", "./", "../", "~/", "http://", "https://")) or value.count("/") > 2:
-        return False
-    classes = sum((any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value)))
-    return classes >= 2 and entropy(value) >= 3.0
 
 
 def _high_entropy(value: str) -> bool:
@@ -90,13 +69,16 @@ def _high_entropy(value: str) -> bool:
 
 
 def _rule(kind: str, pattern: str, group: int = 0, accept: Callable[[str], bool] | None = None,
-          long_run: bool = True) -> Rule:
+          long_run: bool = True, span: Callable[[str, re.Match[str]], tuple[int, int, str] | None] | None = None) -> Rule:
     needles, lowercase = NEEDLES[kind]
-    return Rule(kind, re.compile(pattern), group, accept, long_run, needles, lowercase)
+    return Rule(kind, re.compile(pattern), group, accept, long_run, needles, lowercase, span)
 
 
 # What each row's matches must contain, as (needles, in the lowercased text?). A `str in str`
 # search runs at C speed; a row's regex then runs only on text that has one of its needles.
+# The stems of secret-sounding names (the named row's needles, and the gate that lets a short text
+# through to it): every name that row accepts holds one of them.
+NAME_HINTS = ("key", "token", "secret", "pass", "pwd", "cred", "auth")
 NEEDLES: dict[str, tuple[tuple[str, ...], bool]] = {
     "private-key": (("PRIVATE KEY",), False),
     "aws-access-key": (("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"), False),
@@ -125,17 +107,25 @@ NEEDLES: dict[str, tuple[tuple[str, ...], bool]] = {
     "telegram-bot-token": ((":AA",), False),
     "databricks-token": (("dapi",), False),
     "age-secret-key": (("AGE-SECRET-KEY-1",), False),
+    "cut-token": (("…", "more characters cut]"), False),
     "url-password": (("://",), False),
     "bearer-token": (("bearer", "basic", "token"), True),
-    "password": (("passw", "passph", "pwd"), True),
-    "secret-assignment": (("secret", "token", "key", "credential", "bearer"), True),
+
     "high-entropy-near-keyword": (("key", "token", "secret"), True),
 }
 
 
-# The gates (see ``Redactor.text``). Every row but the password row needs a run of 12 or more
+# Fields that hold the tree's structure, an identity or a figure, never free text: never redacted
+# (changing them would break parentId links or tool-call pairing), and passed over by the
+# pre-filter that decides whether an entry's line is walked at all.
+STRUCTURAL_KEYS = frozenset(
+    {"type", "id", "parentId", "timestamp", "targetId", "firstKeptEntryId", "fromId", "toolCallId", "role",
+     "api", "provider", "model", "modelId", "stopReason", "mimeType", "customType", "thinkingSignature", "usage"}
+)
+
+# The gates (see ``Redactor.text``). Every row but the named row needs a run of 12 or more
 # non-space characters (its shortest secret is 12 characters, or is joined to its name or URL
-# by no space); the password row needs one of its names.
+# by no space); the named row needs one of its name stems (NAME_HINTS).
 _SPACE_OR_OTHER = bytes(0x20 if i < 128 and chr(i).isspace() else 0x78 for i in range(256))
 _TWELVE = b"x" * 12
 
@@ -151,40 +141,348 @@ def has_long_run(text: str) -> bool:
     return _TWELVE in text.encode("utf-8", "surrogatepass").translate(_SPACE_OR_OTHER)
 
 
+def has_name_hint(lower: str) -> bool:
+    """The named row's gate, on the text lowercased: one of the stems of a secret-sounding name."""
+    return any(hint in lower for hint in NAME_HINTS)
+
+
 # The same gates on a session file's line as written (JSON): a quote also ends a run there, so
 # that `"path":"src/x.py"` is not one long run. Escapes (\n, \uXXXX) only make runs longer.
 _SPACE_QUOTE_OR_OTHER = bytes(0x20 if i < 128 and (chr(i).isspace() or chr(i) == '"') else 0x78 for i in range(256))
-# pi's envelope, first in every line it writes: type, id, parentId and timestamp, none of them free text.
+# The structural fields of a line as pi writes it, passed over by the pre-filter: the envelope first
+# (type, id, parentId, timestamp), and a message's tail after its content (api, provider, model,
+# usage, stopReason, timestamp: an assistant's from its "api", any other's from its last
+# timestamp when only a number and the closing braces follow). Found by anchored matches and
+# a reverse search, not a scan of the line; a line written any other way is read whole.
 _ENVELOPE = re.compile(rb'\{"type":"[^"\\]*","id":"[^"\\]*","parentId":(?:null|"[^"\\]*"),"timestamp":"[^"\\]*"')
+_TAIL_TIMESTAMP = re.compile(rb',"timestamp":[0-9]+\}\}$')
+_TAIL_API = re.compile(rb',"api":"[^"\\]*","provider":"[^"\\]*","model":"[^"\\]*"')
+
+
+def _free_text(raw: bytes) -> bytes:
+    envelope = _ENVELOPE.match(raw)
+    start = envelope.end() if envelope else 0
+    end = len(raw)
+    api = raw.rfind(b',"api":"')
+    if api > start and _TAIL_API.match(raw, api):
+        end = api
+    else:
+        stamp = raw.rfind(b',"timestamp":')
+        if stamp > start and _TAIL_TIMESTAMP.match(raw, stamp):
+            end = stamp
+    return raw[start:end] if start or end < len(raw) else raw
+
+
+_NAME_HINTS_BYTES = tuple(hint.encode() for hint in NAME_HINTS)
+
+
+_JSON_KEY = re.compile(rb'"([^"\\]{1,80})":')
+# A separator inside a string's text: "=", ": ", "->", an escaped JSON key's \":, a flag's " -".
+_KEY_KINDS: dict[bytes, bool] = {}
+
+
+def _named_key(key: bytes) -> bool:
+    known = _KEY_KINDS.get(key)
+    if known is None:
+        if len(_KEY_KINDS) > 4096:
+            _KEY_KINDS.clear()
+        known = _KEY_KINDS[key] = name_kind(key.decode("utf-8", "replace")) is not None
+    return known
 
 
 def line_may_hold_secret(raw: bytes) -> bool:
-    """False only when no row can match any string of this JSON line (its envelope aside)."""
-    envelope = _ENVELOPE.match(raw)
-    body = raw[envelope.end():] if envelope else raw
+    """False only when no row can match any string of this JSON line (its structural fields aside):
+    no run of 12 characters outside quotes, no key with a secret-sounding name, and no name with a
+    stem followed by a separator (or a flag holding one) in a string's text. Each test is a pass or
+    two over the line in C; the name stems are looked for only where a string holds a separator."""
+    body = _free_text(raw)
     if _TWELVE in body.translate(_SPACE_QUOTE_OR_OTHER):
         return True
+    keys = _JSON_KEY.findall(body)
+    if any(_named_key(key) for key in keys):
+        return True
+    # A separator in a string's text: a colon that ends no key, "=", "->", a flag's " -".
+    if body.count(b":") <= len(keys) and b"=" not in body and not (b"-" in body and (b"->" in body or b" -" in body)):
+        return False
     lower = body.lower()
-    return b"passw" in lower or b"passph" in lower or b"pwd" in lower
+    if not any(hint in lower for hint in _NAME_HINTS_BYTES):
+        return False
+    return bool(_stems_before_separators(lower)) or (b"-" in lower and _FLAG_WITH_STEM_BYTES.search(lower) is not None)
 
 
-def has_password_hint(text: str) -> bool:
-    """The password row's gate: one of its names (passw.., passph.., pwd) in any case."""
-    lower = text.lower()
-    return "passw" in lower or "passph" in lower or "pwd" in lower
+# --- Names decide -------------------------------------------------------------------------------
+# A name is split into words (snake_case, kebab-case, dotted, camelCase, ACRONYMCase); it is
+# secret-sounding when a word is one of these, or one of them glued to a known prefix (apikey,
+# accesstoken, clientsecret, dbpassword), and no word says the value is something else (an id,
+# a path, a count, a public key).
+_PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "passphrase", "pass", "passcode", "passwords"})
+_SECRET_WORDS = frozenset({"key", "token", "secret", "secrets", "credential", "credentials", "creds", "auth",
+                           "authorization", "oauth", "apikey", "xsrf", "csrf"})
+_GLUED_SUFFIXES = ("key", "token", "secret", "password", "passwd", "creds")
+_GLUED_PREFIXES = frozenset({"api", "app", "application", "access", "secret", "private", "client", "auth", "session",
+                             "refresh", "bearer", "master", "signing", "encryption", "service", "account", "license",
+                             "webhook", "deploy", "consumer", "oauth", "db", "admin", "root", "user", "id", "github",
+                             "gh", "npm", "pypi", "slack", "stripe", "aws", "openai", "anthropic", "secure", "shared"})
+_NOT_SECRET_WORDS = frozenset({
+    "public", "pub", "publishable", "id", "ids", "name", "names", "type", "types", "path", "paths", "file", "files",
+    "dir", "url", "uri", "urls", "endpoint", "host", "user", "username", "email", "login", "count", "counts", "max",
+    "min", "limit", "limits", "size", "length", "len", "index", "idx", "prefix", "suffix", "field", "fields", "kind",
+    "usage", "budget", "estimate", "ttl", "expiry", "expires", "expiration", "expire", "env", "var", "mode",
+    "method", "algorithm", "alg", "format", "version", "fingerprint", "bits", "policy", "scope", "scopes",
+    "required", "enabled", "status", "label", "description", "hint", "placeholder", "example", "location", "region",
+    "provider", "source", "tokens", "keys", "number", "char", "chars", "tokenizer", "encoding", "column", "table",
+})
+_NAME_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
+def name_kind(name: str) -> str | None:
+    """"password" or "secret-assignment" for a secret-sounding name, else None."""
+    words = [word.lower() for word in _NAME_WORD.findall(name)]
+    if not words or any(word in _NOT_SECRET_WORDS for word in words):
+        return None
+    kind = None
+    for word in words:
+        if word in _PASSWORD_WORDS:
+            return "password"
+        if word in _SECRET_WORDS:
+            kind = "secret-assignment"
+            continue
+        for suffix in _GLUED_SUFFIXES:
+            if word.endswith(suffix) and word[: -len(suffix)] in _GLUED_PREFIXES:
+                if suffix.startswith("passw"):
+                    return "password"
+                kind = "secret-assignment"
+    return kind
 
-# Secret-sounding names: an assignment `NAME = value`, `"name": "value"`, `name: value`, `--name value`.
-_SECRET_NAME = r"(?:secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?key|credentials?|signing[_-]?key|encryption[_-]?key|session[_-]?key|bearer)"
-_PASSWORD_NAME = r"(?:password|passwd|passphrase|pwd)"
-_ASSIGN = r"""[A-Za-z0-9_.-]{0,40}["']?\s{0,3}(?::=|=>|=|:)\s{0,3}["'`]?"""
+
+# Values that sit after "password =" or "token:" in ordinary code and are no secret.
+_CODE_VALUE = re.compile(
+    r"""^(?:
+        (?:self|this|cls|os|env|process|config|settings|args|opts|options|params|ctx|req|request|secrets?|vars|inputs)[.\[]
+      | \$\{ | \$[A-Za-z_(] | %\( | %[sdr]$ | [{<(\[]   # ${VAR}, $VAR, %(name)s, %s, {{ template }}, <placeholder>, (expr), [list]
+      | (?:none|null|nil|true|false|undefined|str|string|int|bool|bytes|any|optional|required|redacted|changeme|password|passwd|pass|pwd|pw|secret|xxx+|\*+)$
+      | .*\[REDACTED          # already a placeholder
+    )""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_HEX_WITH_DIGITS = re.compile(r"(?=[^0-9]*[0-9])(?=[^a-fA-F]*[a-fA-F])[0-9a-fA-F]+")
+_WORDY = re.compile(r"[A-Za-z0-9_.\-:/ @]+")
+_WORD_PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]|[0-9]+")
+_CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxz]{5,}")
+# Two-letter words of prose and code (NumberOrString, ls.service, os.environ).
+_SHORT_WORDS = frozenset("or of to in on is at by up my no as if it an be do go we me so id db io ui js ts rs py "
+                         "ok ls os fs re tx rx cb fn vm pg gh sk".split())
+_FOUR_CONSONANTS = re.compile(r"[bcdfghjklmnpqrstvwxz]{4}")
+_HARD_PAIR = re.compile(r"q[^u]|[jvz][bcdfghjkmnpqstvwxz]|x[bdfghjkmnqrsvwxz]|([a-z])\1\1")
+_REPEAT = re.compile(r"(.)\1{5,}")
+
+
+def _is_word(part: str, acronyms: bool = True) -> bool:
+    """A word of a language or of code (``Token``, ``HTTP``, ``sonnet``, ``Script``), not a random run
+    of letters: enough vowels, no long consonant run, no pair of letters words do not hold (q
+    without u, j/v/x/z before most consonants)."""
+    if acronyms and part.isupper() and 2 <= len(part) <= 5:
+        return True  # an acronym (in a value all in capitals, a part is read as a word)
+    if part.lower() in _SHORT_WORDS:
+        return True
+    if not 3 <= len(part) <= 14:
+        return False  # a letter or two (random text is full of them), or a run longer than words are
+    lower = part.lower()
+    vowels = sum(lower.count(v) for v in "aeiou") or lower.count("y")
+    if not vowels or _CONSONANT_RUN.search(lower) or _HARD_PAIR.search(lower):
+        return False
+    if len(part) <= 6 and _FOUR_CONSONANTS.search(lower):
+        return False
+    return vowels / len(part) >= (0.15 if len(part) <= 6 else 0.25)
+
+
+def word_like(value: str) -> bool:
+    """Words and numbers joined as code and prose join them: ``CancellationToken``,
+    ``settings.secret``, ``claude-3-5-sonnet-20241022``, ``src/export/redact``: not a secret's value."""
+    if not _WORDY.fullmatch(value) or _HEX_WITH_DIGITS.fullmatch(value):
+        return False
+    letters = [part for part in _WORD_PART.findall(value) if not part.isdigit()]
+    if not letters:
+        return False
+    if not value.islower() and not value.isupper() and len(letters) * 4 > sum(map(len, letters)):
+        return False  # mixed case cut into parts shorter than words are: random letters, not camelCase
+    capitals = value.isupper()
+    words = [part for part in letters if _is_word(part, acronyms=not capitals)]
+    acronyms = sum(1 for part in words if part.isupper())
+    # Mostly words, and not mostly capital runs (random mixed-case letters split into many of those).
+    return len(words) >= 0.8 * len(letters) and (capitals or acronyms <= 1 or acronyms * 2 <= len(words))
+
+
+def named_value(value: str, kind: str) -> bool:
+    """A value assigned to a secret-sounding name is a secret unless it is code, a path, a URL,
+    words or a placeholder. Its alphabet does not matter: hex, digits, base64, letters."""
+    if len(value) < (6 if kind == "password" else 10) or _CODE_VALUE.match(value) or "://" in value:
+        return False
+    if value.isdigit():
+        return len(value) >= (8 if kind == "password" else 16)
+    if len(set(value)) < 4 or _REPEAT.search(value):
+        return False  # xxxxxxxx, ********, 00000000: a placeholder
+    return not word_like(value)
+
+
+# NAME [quote] SEP [quote] [scheme] VALUE, the quotes escaped to any depth (\" \\\" ...); a flag
+# (--api-key v) may be joined to its value by a space alone. The scan starts from each stem of a
+# name found by a plain substring search in the lowercased text (at C speed: a regex for whole
+# names, or even for the stems in any case, tries every character of every text).
+_VALUE = (
+    r"(?:\\*[\"'`])?"
+    r"(?:(?i:bearer|basic|token|bot|digest|apikey)[ \t]+)?"
+    r"(?P<value>[^\s\"'`,;&\\<>(){}\[\]|]{1,400})"
+)
+_AFTER_NAME = re.compile(r"(?:\\*[\"'])?[ \t]{0,4}(?::=|=>|=|:|->)[ \t]{0,4}" + _VALUE)
+_AFTER_FLAG = re.compile(r"(?:=|[ \t]+)" + _VALUE)
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.$@-")
+_VALUE_TAIL = ".:"
+
+
+# Where a name with a stem is followed by a separator (or a flag by = or a space), in the text
+# lowercased: a search with a literal or a set of first letters, run in C; a hit is read in full below.
+_STEMS = "key|token|secret|pass|pwd|cred|auth"
+_AFTER_STEM = r"[a-z0-9_.$@-]{0,64}(?:\\*[\"'])?[ \t]{0,4}(?:[=:]|->)"
+_AFTER_STEM_STR = re.compile(_AFTER_STEM)
+_AFTER_STEM_BYTES = re.compile(_AFTER_STEM.encode())
+_FLAG_WITH_STEM = re.compile(r"-[a-z0-9_.-]{0,64}?(?:" + _STEMS + r")[a-z0-9_.-]{0,64}[ \t=]")
+_FLAG_WITH_STEM_BYTES = re.compile(_FLAG_WITH_STEM.pattern.encode())
+_ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
+
+
+def _stems_before_separators(lower: Any) -> list[int]:
+    """Where a stem begins a name's tail that a separator follows (``token:``, ``key":``), in a str
+    or bytes lowercased: each stem found by a plain search, the rest matched where it stands (a
+    regex searching for the stems themselves tried every character)."""
+    hints, after = (NAME_HINTS, _AFTER_STEM_STR) if isinstance(lower, str) else (_NAME_HINTS_BYTES, _AFTER_STEM_BYTES)
+    found = []
+    for hint in hints:
+        at = lower.find(hint)
+        while at >= 0:
+            if after.match(lower, at + len(hint)) is not None:
+                found.append(at)
+            at = lower.find(hint, at + 1)
+    return found
+
+
+def _named_spans(text: str, lower: str) -> list[tuple[int, int, str]]:
+    if len(lower) != len(text):  # a character whose lowercase is longer (İ): positions must agree
+        lower = text.translate(_ASCII_LOWER)
+    spans: list[tuple[int, int, str]] = []
+    size = len(text)
+    # No separator, no assignment (most prose): the search for stems is skipped.
+    assignments = _stems_before_separators(lower) if ("=" in text or ":" in text or "->" in text) else ()
+    for at in assignments:
+        start = at
+        while start > 0 and text[start - 1] in _NAME_CHARS and at - start < 64:
+            start -= 1  # back to the name's first character
+        end = at
+        while end < size and text[end] in _NAME_CHARS:
+            end += 1
+        name = text[start:end].rstrip("-.")
+        match = _AFTER_NAME.match(text, start + len(name))
+        if match is not None:
+            found = _named_value_span(text, match, name)
+            if found is not None:
+                spans.append(found)
+    if "-" in text:
+        for hit in _FLAG_WITH_STEM.finditer(lower):
+            start = hit.start()
+            if start and (text[start - 1].isalnum() or text[start - 1] in "_-"):
+                continue  # inside a word (well-known) or a longer flag
+            end = start
+            while end < size and text[end] in _NAME_CHARS:
+                end += 1
+            match = _AFTER_FLAG.match(text, end)
+            if match is not None:
+                found = _named_value_span(text, match, text[start:end])
+                if found is not None:
+                    spans.append(found)
+    return spans
+
+
+def _named_value_span(text: str, match: re.Match[str], name: str) -> tuple[int, int, str] | None:
+    kind = name_kind(name)
+    if kind is None:
+        return None
+    start, end = match.span("value")
+    while end > start and text[end - 1] in _VALUE_TAIL:
+        end -= 1  # the sentence's full stop, a YAML key's colon
+    if match.end("value") < len(text) and text[match.end("value")] in "([{<":
+        return None  # a call, an index, a generic: code
+    if not named_value(text[start:end], kind):
+        return None
+    return start, end, kind
+
+
+# --- Blocks --------------------------------------------------------------------------------------
+# A block's body: base64 lines of one width, the last one shorter, with an encrypted PEM's header
+# lines first. Lines are separated by newlines, escaped newlines (\n, \\n ... in JSON text) or, in
+# text flattened onto one line, spaces. The body ends at its END line, or at the first thing that
+# cannot be part of it: a chunk wider than the lines, a short chunk that reads as a word, text
+# that is not base64. A block cut short keeps what follows it.
+_BLOCK_SEPARATOR = re.compile(r"(?:[ \t]*(?:\r?\n|\\+r|\\+n)[ \t]*)+|[ \t]+")
+_BLOCK_CHUNK = re.compile(r"[A-Za-z0-9+/=]+")
+_BLOCK_HEADER_LINE = re.compile(r"(?:Proc-Type|DEK-Info|Comment|Version|Hash|Charset): ?[^\n\\]{0,200}")
+_BLOCK_END = re.compile(r"-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----")
+
+
+def _block_span(text: str, match: re.Match[str]) -> tuple[int, int, str]:
+    begin, end = match.start(), match.end()
+    width = 0
+    pos = end
+    while True:
+        separator = _BLOCK_SEPARATOR.match(text, pos)
+        at = separator.end() if separator else pos
+        if text.startswith("-----END", at):
+            closing = _BLOCK_END.match(text, at)
+            return begin, (closing.end() if closing else end), "private-key"
+        if separator is None:
+            return begin, end, "private-key"
+        if not width:
+            header = _BLOCK_HEADER_LINE.match(text, at)
+            if header:
+                pos = end = header.end()
+                continue
+        chunk = _BLOCK_CHUNK.match(text, at)
+        if chunk is None:
+            return begin, end, "private-key"
+        size = chunk.end() - at
+        if not width and size >= 40:
+            width = size  # the first full line sets the width
+            pos = end = chunk.end()
+            continue
+        if width and size == width:
+            pos = end = chunk.end()
+            continue
+        if width and size > width:
+            return begin, end, "private-key"
+        # A short chunk: the last line, or the cut end of one, or a word of the text that follows.
+        after = chunk.end()
+        closing = _BLOCK_SEPARATOR.match(text, after)
+        if text.startswith("-----END", closing.end() if closing else after):
+            pos = end = after
+            continue
+        if not word_like(chunk.group()):  # the last line, or the cut end of one; a word is the text that follows
+            end = after
+        return begin, end, "private-key"
+
+
+def _url_password_span(text: str, match: re.Match[str]) -> tuple[int, int, str] | None:
+    """user:password@ in a URL, unless the password is code, a placeholder or the user's name again
+    (postgres://postgres:postgres@localhost, a local default)."""
+    value = match.group("value")
+    if _CODE_VALUE.match(value) or value == match.group("user"):
+        return None
+    return match.start("value"), match.end("value"), "url-password"
+
 
 # Order matters where shapes overlap: the more specific row first (an overlap keeps the earlier row).
 RULES: tuple[Rule, ...] = (
-    _rule("private-key", r"-----BEGIN[A-Z ]{0,30} PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{0,20000}?-----END[A-Z ]{0,30} PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\]*)"),
+    _rule("private-key", r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----", span=_block_span),
     _rule("aws-access-key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"),
-    _rule("aws-secret-key", r"(?i:aws)[A-Za-z0-9_ .-]{0,30}(?i:secret)[A-Za-z0-9_ .-]{0,30}[\"']?\s{0,3}(?::=|=>|=|:)\s{0,3}[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])", 1),
+    _rule("aws-secret-key", r"(?i:aws)[A-Za-z0-9_ .-]{0,30}(?i:secret)[A-Za-z0-9_ .-]{0,30}(?:\\*[\"'])?\s{0,3}(?::=|=>|=|:)\s{0,3}(?:\\*[\"'])?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])", 1),
     _rule("anthropic-api-key", r"\bsk-ant-(?:api|admin|oat|ort)\d{2}-[A-Za-z0-9_-]{20,}"),
     _rule("openai-api-key", r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}|\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|\bsk-[A-Za-z0-9]{48}\b"),
     _rule("github-token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{40,255}"),
@@ -195,7 +493,7 @@ RULES: tuple[Rule, ...] = (
     _rule("twilio-key", r"\b(?:SK|AC)[0-9a-f]{32}\b"),
     _rule("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}"),
     _rule("google-oauth", r"\bya29\.[0-9A-Za-z_-]{20,}|\bGOCSPX-[A-Za-z0-9_-]{20,}|\b1//0[A-Za-z0-9_-]{30,}"),
-    _rule("gcp-service-account", r"\"private_key_id\"\s*:\s*\"([0-9a-f]{40})\"", 1),
+    _rule("gcp-service-account", r"(?:\\*\")private_key_id(?:\\*\")\s*:\s*(?:\\*\")([0-9a-f]{40})", 1),
     _rule("azure-key", r"(?:AccountKey|SharedAccessKey|AccessKey)=([A-Za-z0-9+/]{30,}={0,2})|[?&]sig=([A-Za-z0-9%+/]{30,}={0,2}(?:%3D){0,2})"),
     _rule("azure-client-secret", r"\b[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}"),
     _rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
@@ -209,11 +507,15 @@ RULES: tuple[Rule, ...] = (
     _rule("telegram-bot-token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b"),
     _rule("databricks-token", r"\bdapi[a-f0-9]{32}\b"),
     _rule("age-secret-key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
-    _rule("url-password", r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@'\"<>]{0,64}:([^\s@/'\"<>]{3,128})@", 1,
-          lambda v: not _CODE_VALUE.match(v)),
+    # A token of a known shape cut short where a summary or an output was cut ("…", cut_text's marker):
+    # too short for its own row, still the start of a secret.
+    _rule("cut-token", r"(?:\b(?:AKIA|ASIA|sk-ant-|sk-proj-|sk-|gh[pousr]_|github_pat_|glpat-|xox[abposre]-|xapp-|[sr]k_live_|"
+          r"sk_test_|whsec_|AIza|ya29\.|GOCSPX-|npm_|pypi-AgE|hf_|SG\.|do[opr]_v1_|shp(?:at|ca|pa|ss)_|dapi|"
+          r"AGE-SECRET-KEY-1|eyJ))[A-Za-z0-9_.+/=~-]{6,}(?=…|\n\[\.\.\. \d+ more characters cut\])"),
+    _rule("url-password", r"\b[a-z][a-z0-9+.-]{1,20}://(?P<user>[^\s:/@'\"<>]{0,64}):(?P<value>[^\s@/'\"<>]{3,128})@",
+          span=_url_password_span),
     _rule("bearer-token", r"\b(?:Bearer|Basic|Token)\s+([A-Za-z0-9._~+/-]{20,}={0,2})", 1, _high_entropy),
-    _rule("password", r"(?i:" + _PASSWORD_NAME + r")" + _ASSIGN + r"([^\s\"'`,;]{6,200})", 1, _plausible_password,
-          long_run=False),
-    _rule("secret-assignment", r"(?i:" + _SECRET_NAME + r")" + _ASSIGN + r"([^\s\"'`,;]{12,400})", 1, _plausible_secret),
+    Rule("secret-assignment", re.compile(""), long_run=False, needles=NAME_HINTS, lowercase_needles=True,
+         scan=_named_spans),
     _rule("high-entropy-near-keyword", r"(?i:\b(?:key|token|secret))\b[^\n]{0,24}?(?<![A-Za-z0-9+/_-])([A-Za-z0-9+/_-]{24,200})(?![A-Za-z0-9+/_-])", 1, _high_entropy),
 )

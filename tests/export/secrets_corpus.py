@@ -354,8 +354,9 @@ def place_entries(place: str, secrets: list[Planted], group: int = 8) -> list[di
                     held = secret.value if secret.name else secret.text
                     arguments = {"path": "config.json", "env": {secret.name or "value": held}}
                     name = "write"
-                else:  # arguments as a JSON string, as some providers stream them
-                    arguments = json.dumps({"path": "config.json", "content": json.dumps({secret.name or "note": secret.value or secret.text})})
+                else:  # JSON quoted inside an argument, twice (pi's arguments are an object: append refuses a string)
+                    arguments = {"path": "config.json", "content": json.dumps(
+                        {"path": "config.json", "content": json.dumps({secret.name or "note": secret.value or secret.text})})}
                     name = "write"
                 calls.append({"type": "toolCall", "id": f"{call_id}_{i}", "name": name, "arguments": arguments})
             out.append({"type": "message", "message": {"role": "assistant", "content": calls, "stopReason": "toolUse"}})

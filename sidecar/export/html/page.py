@@ -12,6 +12,7 @@ from importlib.resources import files
 import msgspec
 
 from ...format.codec import encode_js
+from ...format.jsstr import node_utf8
 from ..redact import Redactor
 from ..shape import ExportDocument
 
@@ -41,6 +42,7 @@ def render_html(doc: ExportDocument, redactor: Redactor | None = None) -> bytes:
     if redactor is not None and redactor.found_any:  # the embedded data checked again, as written
         data = redactor.written(data.decode(), json_text=True, html=True).encode()
     title = doc.session.name or f"Session {doc.session.id}"
-    escaped = title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("_", "&#95;").encode()
+    # node_utf8: a name holding a lone surrogate is written as Node writes it (U+FFFD), not refused.
+    escaped = node_utf8(title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("_", "&#95;"))
     head, middle, before_data, after_data = _frame()
     return b"".join((head, escaped, middle, escaped, before_data, data, after_data))

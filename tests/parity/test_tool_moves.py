@@ -33,7 +33,7 @@ import pytest
 from test_omp_parity import ensure_omp_installed, images_in, omp_ops, run_omp
 from test_pi15_parity import PI_VERSIONS, run_pi
 
-from sidecar.format.titleslot import SLOT_BYTES, clean_title
+from sidecar.format.titleslot import SLOT_BYTES, clean_title, slot_line
 from sidecar.store.lock import lock_path, unlock
 
 SEEDS = range(6)
@@ -280,3 +280,49 @@ def test_a_session_another_sidecar_holds_is_left_alone(tmp_path):
     assert json.loads(path.read_bytes().split(b"\n", 1)[0])["title"] == "kept"
     unknown = sidecar("to-pi", "--root", str(tmp_path), "nosuch")
     assert unknown.returncode == 1 and "no session nosuch" in unknown.stderr
+
+
+def test_back_to_oh_my_pi_after_to_pi_it_builds_what_it_built_before(omp_to_pi, home):
+    """oh-my-pi to pi and back: oh-my-pi opens the file with its own contexts, labels and name again."""
+    folder = home / ".omp" / "agent" / "sessions" / "--round-trip--"
+    folder.mkdir()
+    copies = {}
+    for item in omp_to_pi["written"]:
+        copy = folder / Path(item["path"]).name
+        shutil.copyfile(item["path"], copy)  # the file to-pi made
+        copies[item["path"]] = str(copy)
+    done = sidecar("to-omp", "--root", str(omp_to_pi["root"]), *copies.values())
+    assert done.returncode == 0, done.stderr
+    again = {r["path"]: r for r in run_omp(home, {"describe": [
+        {"path": copies[item["path"]], "leaves": item["ids"]} for item in omp_to_pi["written"]]})["results"]}
+    compared = 0
+    for item in omp_to_pi["written"]:
+        before, after = omp_to_pi["omp"][item["path"]], again[copies[item["path"]]]
+        assert after["ok"], after.get("error")
+        assert after["name"] == before["name"] and after["labels"] == before["labels"]
+        compared += assert_same_contexts(item["path"], after, before, item["ids"])
+    assert compared >= 60
+
+
+def test_a_name_set_in_pi_after_to_pi_is_kept_by_a_second_run(tmp_path):
+    """The title line is folded once: a later rename in pi is not undone by running to-pi again."""
+    path = tmp_path / "--w--" / "2025-01-01T00-00-00-000Z_renamed.jsonl"
+    path.parent.mkdir()
+    header = {"type": "session", "version": 3, "id": "renamed", "timestamp": "2025-01-01T00:00:00.000Z",
+              "cwd": "/w", "title": "Header title"}
+    first = {"type": "message", "id": "u1", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
+             "message": {"role": "user", "content": "hello", "timestamp": 1}}
+    path.write_bytes(slot_line("From oh-my-pi", "2025-01-01T00:00:02.000Z", "user") + b"\n"
+                     + (json.dumps(header) + "\n" + json.dumps(first) + "\n").encode())
+    assert sidecar("to-pi", "--root", str(tmp_path)).returncode == 0
+    moved = path.read_bytes()
+    [info] = [json.loads(line) for line in moved.splitlines() if b'"session_info"' in line]
+    assert info["parentId"] == "u1" and info["name"] == "From oh-my-pi"
+    renamed = {"type": "session_info", "id": "n2", "parentId": info["id"], "timestamp": "2025-01-01T00:00:09.000Z",
+               "name": "Renamed in pi"}
+    path.write_bytes(moved + (json.dumps(renamed) + "\n").encode())
+    again = sidecar("to-pi", "--root", str(tmp_path))
+    assert again.returncode == 0 and "0 sessions rewritten for pi, 1 already were" in again.stdout
+    [pi] = run_pi({"read": [{"path": str(path), "leaves": []}]}, PI_VERSIONS[-1])["results"]
+    assert pi["name"] == "Renamed in pi"
+    assert [m["content"] for m in pi["contexts"]["@leaf"]["messages"]] == ["hello"]

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..errors import SessionLocked
+from ..errors import InvalidSessionId, SessionLocked
 from ..format.codec import decode_object
 from ..format.jsonl import BLOB_MARK, Entry, NotASession, parse_path, serialize
 from ..format.jsstr import session_name
@@ -99,7 +99,7 @@ def _targets(root: Path, sessions: list[str] | None, report: ToolMoveReport) -> 
             continue
         try:
             located = layout.find(given)
-        except Exception:  # not a session id at all (check_session_id refuses it)
+        except InvalidSessionId:  # not a session id at all
             located = None
         if located is None:
             report.unknown.append(given)

@@ -5,6 +5,8 @@
     session-sidecar demo [--root DIR]
     session-sidecar inline-blobs [--root DIR]   # images back into the lines, for pi
     session-sidecar move-blobs [--root DIR]     # <root>/.blobs to oh-my-pi's blob folder
+    session-sidecar to-pi [--root DIR] [SESSION...]    # oh-my-pi's sessions made pi's (title, images)
+    session-sidecar to-omp [--root DIR] [SESSION...]   # pi's sessions made oh-my-pi's
     session-sidecar rewind ID ENTRY [--files] [--dry-run] [--force] [--json]
     session-sidecar diff ID FROM TO [--patch] [--json]
     session-sidecar export ID --format markdown|html|json [-o FILE] [--leaf ENTRY] [--all] [--no-redact]
@@ -32,7 +34,7 @@ from .store.layout import default_root
 
 LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
 SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor", "history", "du", "prune", "empty-trash", "inline-blobs",
-               "move-blobs", "rewind", "diff", "import", "export", "view", "convert", "migrate", "export-root")
+               "move-blobs", "to-pi", "to-omp", "rewind", "diff", "import", "export", "view", "convert", "migrate", "export-root")
 
 
 def own_command() -> list[str]:
@@ -150,6 +152,14 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         "move-blobs", help="move images from <root>/.blobs to oh-my-pi's blob folder (<root>/../blobs)"
     )
     _common(move)
+    for tool, other, what in (("pi", "oh-my-pi", "title line folded into a session_info, images inline"),
+                              ("omp", "pi", "its title line, images to oh-my-pi's blob folder")):
+        mover = commands.add_parser(
+            f"to-{tool}", help=f"make {other}'s sessions readable by {'pi' if tool == 'pi' else 'oh-my-pi'} in place "
+                               f"({what}); backups kept as <file>.to-{tool}.bak")
+        _common(mover)
+        mover.add_argument("sessions", nargs="*", metavar="SESSION",
+                           help="session ids below --root or session files (default: every session below --root)")
 
     convert = commands.add_parser(
         "convert", help="copy a session into the other format (pi <-> spec) below --target-root; prints what was left out"
@@ -242,6 +252,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return run_doctor(root, [p.expanduser() for p in args.files], args.fix, sys.stdout)
     if args.command in ("inline-blobs", "move-blobs"):
         return _blobs(args)
+    if args.command in ("to-pi", "to-omp"):
+        return _to_tool(args)
     if args.command in ("rewind", "diff"):
         from .snapshots.cli import run as run_snapshot_command
 
@@ -315,6 +327,30 @@ def _blobs(args: argparse.Namespace) -> int:
     for missing in report.missing:
         print(f"  not found: {missing}", file=sys.stderr)
     return 1 if report.locked or report.missing else 0
+
+
+def _to_tool(args: argparse.Namespace) -> int:
+    from .store.toolmove import move_sessions
+
+    root = command_root(args)
+    tool = args.command[len("to-"):]
+    report = move_sessions(root, tool, args.sessions)
+    reader = "pi" if tool == "pi" else "oh-my-pi"
+    print(f"{len(report.changed)} sessions rewritten for {reader}, {len(report.unchanged)} already were; "
+          f"{report.images} images {'put back inline' if tool == 'pi' else 'moved to the blob folder'}")
+    for path in report.changed:
+        print(f"  rewrote {path} (old bytes in {path}.to-{tool}.bak)")
+    for named in report.named:
+        print(f"  named {named}")
+    for path in report.locked:
+        print(f"  skipped {path}: another sidecar has it open; run again once it is closed", file=sys.stderr)
+    for missing in report.missing:
+        print(f"  not found: {missing}", file=sys.stderr)
+    for given in report.unknown:
+        print(f"  no session {given} below {root} (give a session id or a session file)", file=sys.stderr)
+    for damaged in report.damaged:
+        print(f"  left alone {damaged}", file=sys.stderr)
+    return 1 if report.locked or report.missing or report.unknown or report.damaged else 0
 
 
 def _serve(args: argparse.Namespace) -> int:

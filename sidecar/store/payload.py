@@ -121,6 +121,12 @@ def bound(entry: dict[str, Any], blobs: BlobStore | None) -> dict[str, Any]:
     return _truncate(entry)
 
 
+def externalize(entry: dict[str, Any], blobs: BlobStore) -> dict[str, Any]:
+    """``entry`` with the images of a message's or custom message's content put in ``blobs`` (the
+    entry itself when none moved), as oh-my-pi stores them; nothing else changes."""
+    return _externalize(entry, blobs)
+
+
 def _externalize(entry: dict[str, Any], blobs: BlobStore) -> dict[str, Any]:
     kind = entry.get("type")
     if kind == "message" and isinstance(entry.get("message"), dict):

@@ -1,4 +1,4 @@
-"""Seeded operation lists for the pi 1.5.2 parity test, and our side of playing them.
+"""Seeded operation lists for the pi parity test (1.5.2 and 1.6.0), and our side of playing them.
 
 The same list drives pi 1.5.2's own SessionManager (pi15/pi_session.mjs) and
 our service (``play``), so each seed gives one file written by each. Targets
@@ -71,6 +71,53 @@ def _message(rng: random.Random, n: int) -> dict[str, Any]:
     return _system(rng, n)
 
 
+# A small PNG's bytes in base64 (an image a read returns).
+_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+
+
+def pi_1_6_messages(rng: random.Random, n: int) -> list[dict[str, Any]]:
+    """Messages in the shapes pi 1.6.0 writes that 1.5 did not (its agent loop and read tool):
+
+    * an aborted tool batch: the assistant's tool calls, each answered by an error
+      ``toolResult`` "Operation aborted" with empty ``details`` (pi-agent-core 1.6.0's
+      createErrorToolResult; the assistant turn itself may be an aborted one);
+    * an assistant message carrying ``diagnostics`` (pi-ai 1.6.0's AssistantMessageDiagnostic:
+      type, timestamp, error {name, message, stack?, code?}, details?);
+    * a read of an image the model cannot see: text note, the image, and
+      ``details.imageUnsupportedByModel`` naming the model (pi 1.6.0's read tool).
+    """
+    kind = rng.choice(["aborted_batch", "diagnostics", "unsupported_image"])
+    if kind == "aborted_batch":
+        calls = [f"abort{n}_{k}" for k in range(rng.randint(1, 3))]
+        message = assistant(_text(rng), provider="p", model="m", timestamp=n,
+                            stopReason=rng.choice(["toolUse", "aborted"]))
+        message["content"] += [{"type": "toolCall", "id": call, "name": rng.choice(["read", "bash"]),
+                                "arguments": {"path": f"f{k}.py"}} for k, call in enumerate(calls)]
+        if message["stopReason"] == "aborted":
+            message["errorMessage"] = "Request was aborted"
+        results = [{"role": "toolResult", "toolCallId": call, "toolName": block["name"],
+                    "content": [{"type": "text", "text": "Operation aborted"}], "details": {}, "isError": True,
+                    "timestamp": n}
+                   for call, block in zip(calls, message["content"][1:])]
+        return [message, *results]
+    if kind == "diagnostics":
+        diagnostic: dict[str, Any] = {"type": rng.choice(["provider_retry", "stream_error"]), "timestamp": n,
+                                      "error": {"name": "Error", "message": f"socket hang up {_text(rng)}"}}
+        if rng.random() < 0.5:
+            diagnostic["error"]["code"] = rng.choice(["ECONNRESET", 529])
+            diagnostic["details"] = {"attempt": n % 3 + 1, "retryable": True}
+        message = assistant(_text(rng), provider="p", model="m", timestamp=n, diagnostics=[diagnostic])
+        if rng.random() < 0.4:
+            message.update(stopReason="error", errorMessage="socket hang up")
+        return [message]
+    call = f"img{n}"
+    return [tool_call_assistant(call, "read", "shot.png"),
+            {"role": "toolResult", "toolCallId": call, "toolName": "read",
+             "content": [{"type": "text", "text": "Read image file [image/png]"},
+                         {"type": "image", "data": _PNG, "mimeType": "image/png"}],
+             "details": {"imageUnsupportedByModel": "m-text-only"}, "isError": False, "timestamp": n}]
+
+
 def operations(seed: int, count: int = 40) -> list[list[Any]]:
     """``count`` operations (JSON lists, pi_session.mjs's format) drawn from ``seed``."""
     rng = random.Random(seed)
@@ -102,8 +149,10 @@ def operations(seed: int, count: int = 40) -> list[list[Any]]:
             ops.append(["branch", pick])
         elif roll < 0.79:
             ops.append(["reset"])
-        elif roll < 0.83:
+        elif roll < 0.82:
             ops.append(["branch_summary", None if rng.random() < 0.1 else pick, f"branch {n}"])
+        elif roll < 0.88:
+            ops += [["message", m] for m in pi_1_6_messages(rng, n)]
         elif roll < 0.93:
             replacement = rng.choice([None, {"content": "[redacted]"}, {"content": [{"type": "text", "text": "[edited]"}]}])
             ops.append(["context_edit", pick, replacement])

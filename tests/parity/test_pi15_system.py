@@ -1,9 +1,9 @@
-"""pi 1.5's system messages in compactions, against pi 1.5.2's own code.
+"""pi 1.5's system messages in compactions, against pi 1.5.2's and pi 1.6.0's own code.
 
 The system message a compaction records is every system message of the
 context replayed into one (pi-ai's ``getCurrentSystemMessage``); ours
 (``sidecar.context.system``) must give the same for any list, and a
-``session/compact`` of ours must write it so that pi 1.5.2 reads our file to
+``session/compact`` of ours must write it so that pi (1.5.2, 1.6.0) reads our file to
 the same context: the system message first, then the summary.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 from compaction.factory import PathBuilder
 from session_builders import service
 from store_mode import pi_file
-from test_pi15_parity import assert_same, entry_ids, run_pi15
+from test_pi15_parity import assert_same, entry_ids, pi_version, run_pi  # noqa: F401 (pi_version: a fixture)
 from test_pi_parity import our_view
 
 from sidecar import wire
@@ -55,10 +55,10 @@ def _random_messages(rng: random.Random) -> list[dict[str, Any]]:
     return messages
 
 
-def test_the_current_system_message_is_pi_ai_1_5_2s():
+def test_the_current_system_message_is_pi_ais(pi_version):
     rng = random.Random(15)
     lists = [_random_messages(rng) for _ in range(300)]
-    theirs = run_pi15({"currentSystem": lists})["currentSystem"]
+    theirs = run_pi({"currentSystem": lists}, pi_version)["currentSystem"]
     assert sum(t is not None for t in theirs) > 200 and any(t and "toolsAdded" in t for t in theirs)
     for messages, pi in zip(lists, theirs):
         assert json.loads(json.dumps(current_system_message(messages))) == pi, messages
@@ -77,7 +77,7 @@ def _system(content: str, timestamp: int, **extra: Any) -> dict[str, Any]:
     return {"type": "message", "message": {"role": "system", "content": content, "timestamp": timestamp, **extra}}
 
 
-def test_our_compaction_records_the_system_message_and_pi_1_5_2_reads_it_back(tmp_path: Path):
+def test_our_compaction_records_the_system_message_and_pi_reads_it_back(tmp_path: Path, pi_version: str):
     root = tmp_path / "sessions"
     svc = service(root)
     session_id = svc.create(wire.CreateParams(cwd="/work/sys")).sessionId
@@ -108,6 +108,6 @@ def test_our_compaction_records_the_system_message_and_pi_1_5_2_reads_it_back(tm
     path = pi_file(location, tmp_path / "exported")  # the file pi reads (on PostgreSQL: export-root's)
     leaves = entry_ids(path)
     ours = our_view(tmp_path / "reader", location, leaves)
-    [pi] = run_pi15({"read": [{"path": str(path), "leaves": leaves}]})["results"]
+    [pi] = run_pi({"read": [{"path": str(path), "leaves": leaves}]}, pi_version)["results"]
     assert_same("compacted with a system message", ours, pi)
     assert [m["role"] for m in pi["contexts"]["@leaf"]["llm"][:2]] == ["system", "user"]

@@ -1,4 +1,4 @@
-// What pi 1.5.2's session code takes from @earendil-works/pi-ai, from pi-ai 1.5.2's
+// What pi's session code (1.5.2, 1.6.0) takes from @earendil-works/pi-ai, from that install's pi-ai
 // own files. pi-ai's index also loads its providers, which need packages this
 // registry does not serve; pi_session.mjs points session-manager.js here instead.
 export { getCurrentSystemMessage } from "@earendil-works/pi-ai/utils/transcript";

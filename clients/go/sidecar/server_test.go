@@ -40,7 +40,7 @@ func TestStartServerThenDialSocketFromTwoClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := writer.Create(ctx, sidecar.CreateParams{Cwd: "/work/shared"})
+	s, err := writer.Create(ctx, sidecar.CreateParams{Cwd: "/work/team"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -236,7 +236,7 @@ async def test_a_socket_server_started_and_shared_by_two_clients(tmp_path: Path)
     server = await SidecarServer.start(socket, command=sidecar_command(), root=tmp_path / "sessions")
     try:
         async with SidecarClient.connect_socket(socket) as agent, SidecarClient.connect_socket(socket) as observer:
-            created = await agent.create("/work/shared")
+            created = await agent.create("/work/team")
             await agent.append(created["sessionId"], [user("hi"), assistant("hello")])
             page = await observer.list(all=True)
             assert [s["sessionId"] for s in page["sessions"]] == [created["sessionId"]]

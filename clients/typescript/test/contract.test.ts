@@ -260,7 +260,7 @@ describe("a socket server", () => {
     try {
       const agent = await SidecarClient.connectSocket(socket);
       const observer = await SidecarClient.connectSocket(socket);
-      const { sessionId } = await agent.create({ cwd: "/work/shared" });
+      const { sessionId } = await agent.create({ cwd: "/work/team" });
       await agent.append({ sessionId, entries: toolConversation("shared") });
       const page = await observer.list({ all: true });
       assert.ok(page.sessions.some((s) => s.sessionId === sessionId));

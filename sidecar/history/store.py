@@ -170,32 +170,18 @@ class PromptHistory:
             return self._search_words(connection, words, where, args, limit, relevance)
         # The prompts holding each of the query's trigrams (trigrams.py: a phrase's cost grows with the
         # query times the prompt), then the query itself checked in them.
-        terms, needle = trigram_terms(query), query.casefold()
-        if terms and relevance:
-            # bm25 costs a step per match: rank the newest matches only, which keeps
-            # a common word over a large history as fast as a rare one.
-            sql = (f"SELECT p.id, p.prompt, p.created_ms, p.cwd FROM ("
-                   f"SELECT prompts_fts.rowid AS id, bm25(prompts_fts) AS score FROM prompts_fts "
-                   f"JOIN prompts q ON q.id = prompts_fts.rowid WHERE prompts_fts MATCH ? AND holds(q.prompt, ?) "
-                   f"ORDER BY prompts_fts.rowid DESC LIMIT {RANKED_MATCHES}) AS m "
-                   f"JOIN prompts p ON p.id = m.id WHERE 1 {where} ORDER BY m.score, p.id DESC LIMIT ?")
-            rows = connection.execute(sql, [terms, needle, *args, limit]).fetchall()
-        elif terms:
-            # Ordered by the full-text table's own rowid, the matches stream newest
-            # first and the limit stops the walk (ordering by the joined table's id
-            # would sort every match first: 26 ms against 0.15 ms at 100,000 prompts).
-            sql = (f"SELECT p.id, p.prompt, p.created_ms, p.cwd FROM prompts_fts JOIN prompts p ON p.id = prompts_fts.rowid "
-                   f"WHERE prompts_fts MATCH ? AND holds(p.prompt, ?) {where} ORDER BY prompts_fts.rowid DESC LIMIT ?")
-            rows = connection.execute(sql, [terms, needle, *args, limit]).fetchall()
+        terms = trigram_terms(query)
+        if terms:
+            rows = _indexed(connection, terms, "holds", query.casefold(), where, args, limit, relevance)
         elif "\x00" in query:
             # (no terms: FTS5 indexed no prompt past a NUL) LIKE too reads its pattern as a C string,
             # which ends at NUL; instr and lower count bytes.
-            sql = (f"SELECT p.id, p.prompt, p.created_ms, p.cwd FROM prompts p "
+            sql = (f"SELECT {_COLUMNS} FROM prompts p "
                    f"WHERE instr(lower(p.prompt), lower(?)) > 0 {where} ORDER BY p.id DESC LIMIT ?")
             rows = connection.execute(sql, [query, *args, limit]).fetchall()
         else:  # shorter than a trigram: every prompt is read
             # LIKE folds ASCII case as lower() does, at two thirds of instr(lower())'s cost.
-            sql = (f"SELECT p.id, p.prompt, p.created_ms, p.cwd FROM prompts p "
+            sql = (f"SELECT {_COLUMNS} FROM prompts p "
                    f"WHERE p.prompt LIKE ? ESCAPE '\\' {where} ORDER BY p.id DESC LIMIT ?")
             rows = connection.execute(sql, [_like(query), *args, limit]).fetchall()
         return [_prompt(row) for row in rows]
@@ -207,22 +193,12 @@ class PromptHistory:
         nothing; a query of such words only reads every prompt, newest first, until ``limit``."""
         terms = " AND ".join(term for term in (trigram_terms(word) for word in words) if term)
         needles = _WORDS_SEPARATOR.join(word.casefold() for word in words)
-        columns = "p.id, p.prompt, p.created_ms, p.cwd"
-        if terms and relevance:
-            sql = (f"SELECT {columns} FROM ("
-                   f"SELECT prompts_fts.rowid AS id, bm25(prompts_fts) AS score FROM prompts_fts "
-                   f"JOIN prompts q ON q.id = prompts_fts.rowid WHERE prompts_fts MATCH ? AND starts_words(q.prompt, ?) "
-                   f"ORDER BY prompts_fts.rowid DESC LIMIT {RANKED_MATCHES}) AS m "
-                   f"JOIN prompts p ON p.id = m.id WHERE 1 {where} ORDER BY m.score, p.id DESC LIMIT ?")
-            rows = connection.execute(sql, [terms, needles, *args, limit]).fetchall()
-        elif terms:
-            sql = (f"SELECT {columns} FROM prompts_fts JOIN prompts p ON p.id = prompts_fts.rowid "
-                   f"WHERE prompts_fts MATCH ? AND starts_words(p.prompt, ?) {where} ORDER BY prompts_fts.rowid DESC LIMIT ?")
-            rows = connection.execute(sql, [terms, needles, *args, limit]).fetchall()
+        if terms:
+            rows = _indexed(connection, terms, "starts_words", needles, where, args, limit, relevance)
         else:
-            sql = f"SELECT {columns} FROM prompts p WHERE starts_words(p.prompt, ?) {where} ORDER BY p.id DESC LIMIT ?"
+            sql = f"SELECT {_COLUMNS} FROM prompts p WHERE starts_words(p.prompt, ?) {where} ORDER BY p.id DESC LIMIT ?"
             rows = connection.execute(sql, [needles, *args, limit]).fetchall()
-        return [Prompt(*row) for row in rows]
+        return [_prompt(row) for row in rows]
 
     def recent(self, cwd: str | None, limit: int, before: int | None = None) -> list[Prompt]:
         """The newest prompts (of one cwd, or all), older than the id ``before`` when given."""
@@ -276,6 +252,30 @@ class PromptHistory:
 def _prompt(row: tuple) -> Prompt:
     prompt_id, prompt, created_ms, cwd = row
     return Prompt(prompt_id, from_stored_text(prompt), created_ms, None if cwd is None else from_stored_text(cwd))
+
+
+_COLUMNS = "p.id, p.prompt, p.created_ms, p.cwd"
+
+
+def _indexed(connection: sqlite3.Connection, terms: str, check: str, needle: str, where: str, args: list,
+             limit: int, relevance: bool) -> list[tuple]:
+    """The rows the trigram index names for ``terms`` that the SQL function ``check`` (holds,
+    starts_words) then finds ``needle`` in: newest first, or the newest matches ranked by bm25."""
+    if relevance:
+        # bm25 costs a step per match: rank the newest matches only, which keeps
+        # a common word over a large history as fast as a rare one.
+        sql = (f"SELECT {_COLUMNS} FROM ("
+               f"SELECT prompts_fts.rowid AS id, bm25(prompts_fts) AS score FROM prompts_fts "
+               f"JOIN prompts q ON q.id = prompts_fts.rowid WHERE prompts_fts MATCH ? AND {check}(q.prompt, ?) "
+               f"ORDER BY prompts_fts.rowid DESC LIMIT {RANKED_MATCHES}) AS m "
+               f"JOIN prompts p ON p.id = m.id WHERE 1 {where} ORDER BY m.score, p.id DESC LIMIT ?")
+    else:
+        # Ordered by the full-text table's own rowid, the matches stream newest
+        # first and the limit stops the walk (ordering by the joined table's id
+        # would sort every match first: 26 ms against 0.15 ms at 100,000 prompts).
+        sql = (f"SELECT {_COLUMNS} FROM prompts_fts JOIN prompts p ON p.id = prompts_fts.rowid "
+               f"WHERE prompts_fts MATCH ? AND {check}(p.prompt, ?) {where} ORDER BY prompts_fts.rowid DESC LIMIT ?")
+    return connection.execute(sql, [terms, needle, *args, limit]).fetchall()
 
 
 def _holds(prompt: object, needle: str) -> bool:

@@ -70,9 +70,9 @@ def _inline_file(path: Path, reader: BlobStore, report: MoveReport) -> None:
     for item in parsed.items:
         if isinstance(item, Entry) and BLOB_MARK in item.raw:
             obj = decode_object(item.raw)
-            before = _references(obj)
+            before = blob_references(obj)
             resolve(obj, reader)
-            after = _references(obj)
+            after = blob_references(obj)
             report.references += len(before) - len(after)
             report.missing += [f"{path}: {ref}" for ref in after]
             if len(after) < len(before):
@@ -86,17 +86,18 @@ def _inline_file(path: Path, reader: BlobStore, report: MoveReport) -> None:
     report.files_changed.append(str(path))
 
 
-def _references(value: object) -> list[str]:
+def blob_references(value: object) -> list[str]:
+    """The blob references (``blob:sha256:...``) of every image block in ``value``, in document order."""
     found: list[str] = []
     if isinstance(value, dict):
         data = value.get("data")
         if value.get("type") == "image" and isinstance(data, str) and data.startswith("blob:sha256:"):
             found.append(data)
         for item in value.values():
-            found += _references(item)
+            found += blob_references(item)
     elif isinstance(value, list):
         for item in value:
-            found += _references(item)
+            found += blob_references(item)
     return found
 
 

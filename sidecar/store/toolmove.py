@@ -34,7 +34,7 @@ from ..format.jsonl import BLOB_MARK, Entry, NotASession, parse_path, serialize
 from ..format.jsstr import session_name
 from ..format.migrate import new_entry_id
 from ..format.titleslot import clean_title, slot_line
-from .blobmove import session_files
+from .blobmove import blob_references, session_files
 from .compat import omp_blob_folder
 from .layout import Layout, iso_now
 from .lock import lock_path, unlock
@@ -140,9 +140,9 @@ def _to_pi(path: Path, root: Path, report: ToolMoveReport) -> None:
     for item in parsed.items:
         if isinstance(item, Entry) and BLOB_MARK in item.raw:
             obj = decode_object(item.raw)
-            before = _references(obj)
+            before = blob_references(obj)
             resolve(obj, reader)
-            after = _references(obj)
+            after = blob_references(obj)
             report.images += len(before) - len(after)
             report.missing += [f"{path}: {ref}" for ref in after]
             if len(after) < len(before):
@@ -183,7 +183,7 @@ def _to_omp(path: Path, root: Path, report: ToolMoveReport) -> None:
             obj = decode_object(item.raw)
             moved = externalize(obj, blobs)
             if moved is not obj:
-                report.images += len(_references(moved)) - len(_references(obj))
+                report.images += len(blob_references(moved)) - len(blob_references(obj))
                 item = Entry.from_obj(moved)
                 changed = True
         items.append(item.held() if isinstance(item, Entry) else item)
@@ -203,17 +203,3 @@ def _to_omp(path: Path, root: Path, report: ToolMoveReport) -> None:
         return
     atomic_write(path, serialize(parsed.header, items, prefix), backup=backup_of(path, "omp"))
     report.changed.append(str(path))
-
-
-def _references(value: object) -> list[str]:
-    found: list[str] = []
-    if isinstance(value, dict):
-        data = value.get("data")
-        if value.get("type") == "image" and isinstance(data, str) and data.startswith("blob:sha256:"):
-            found.append(data)
-        for item in value.values():
-            found += _references(item)
-    elif isinstance(value, list):
-        for item in value:
-            found += _references(item)
-    return found

@@ -295,7 +295,7 @@ def check_smaller(before: SessionContext, after: SessionContext, first_kept_entr
     raise CompactionNotSmaller(
         f"the compaction would not shrink the context: its summary takes about {summary_tokens} tokens, the "
         f"messages it replaces {replaced_tokens} (context {tokens_before} -> {tokens_after} tokens); nothing was "
-        "written. Compact once more has been said, or pass a smaller keepRecentTokens so more is summarized",
+        "written. Compact again once the session has grown, or pass a smaller keepRecentTokens so more is summarized",
         summaryTokens=summary_tokens, replacedTokens=replaced_tokens, tokensBefore=tokens_before, tokensAfter=tokens_after,
     )
 

@@ -53,7 +53,7 @@ def cleared_session(root: Path) -> tuple[Path, list[str]]:
                 leaves.append(result.clearedToolResults.entryId)
         if round_number == 1:
             compacted = asyncio.run(svc.compact(wire.CompactParams(
-                sessionId=created.sessionId, keepRecentTokens=1500, native=wire.NativeCompaction(**NATIVE))))
+                sessionId=created.sessionId, keepRecentTokens=400, native=wire.NativeCompaction(**NATIVE))))
             leaves.append(compacted.entryId)
         svc.set_label(wire.SetLabelParams(sessionId=created.sessionId, entryId=svc.session(created.sessionId).leaf_id,
                                           label=f"round-{round_number}"))

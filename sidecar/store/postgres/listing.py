@@ -19,6 +19,7 @@ import msgspec
 import psycopg
 from psycopg.rows import dict_row
 
+from ...format.jsstr import node_utf8
 from ..indexsearch import first_around  # the file store's snippet rule, so both stores cut alike
 from ..titles import listed_name
 from .db import Database
@@ -62,6 +63,10 @@ def list_page(
         # PostgreSQL's text holds no NUL (rows.py drops it from the texts it stores): nothing can hold such
         # a query here, and it cannot be sent as a text parameter at all.
         return []
+    if query and not query.isascii():
+        # A lone surrogate (a string cut inside an emoji) cannot be sent as text; the rows hold the
+        # texts it stood in as U+FFFD (read leniently, as the file store's listing reads them): so does the query.
+        query = node_utf8(query).decode()
     where = ["s.area = ANY(%(areas)s)"]
     args: dict[str, Any] = {"areas": areas, "limit": limit}
     if cwd is not None:

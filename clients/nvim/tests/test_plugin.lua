@@ -57,6 +57,8 @@ local function run(command)
   check(#errs == 0, command .. " reported no error (got: " .. table.concat(errs, " | ") .. ")")
 end
 
+local parser_body -- the read's output in the fixtures (set there)
+
 -- The fixtures, written through a sidecar of the test's own (not the plugin's code).
 local function fixtures()
   local rpc = vim.fn.has("nvim-0.10") == 1 and vim.lsp.rpc.start({ sidecar_bin }, {}) or vim.lsp.rpc.start(sidecar_bin, {}, {})
@@ -77,13 +79,16 @@ local function fixtures()
   local function append(id, entries)
     return call("session/append", { sessionId = id, entries = entries }).entries
   end
+  -- The read's output is long enough that the compaction below shrinks the context (the sidecar
+  -- refuses one whose summary, with what it must carry over, is not smaller than what it replaces).
+  parser_body = "def parse(): ..." .. string.rep("\n    pass  # keep the parser simple", 120)
   local a = call("session/create", { cwd = project, name = "parser work" })
   local first = append(a.sessionId, {
     msg("user", "fix the parser"),
     { type = "message", message = { role = "assistant", stopReason = "toolUse",
       content = { { type = "text", text = "reading it" }, { type = "toolCall", id = "call-1", name = "read", arguments = { path = "parser.py" } } } } },
     { type = "message", message = { role = "toolResult", toolCallId = "call-1", toolName = "read", isError = false,
-      content = { { type = "text", text = "def parse(): ..." } } } },
+      content = { { type = "text", text = parser_body } } } },
     msg("assistant", "the parser is fixed"),
   })
   local a2 = first[4].id
@@ -171,7 +176,7 @@ local ok, err = pcall(function()
     for _, e in ipairs(entries) do
       if e.type == "message" then table.insert(texts, e.message.content[1].text or e.message.content[1].type) end
     end
-    check(vim.deep_equal(texts, { "fix the parser", "reading it", "def parse(): ...", "the parser is fixed", "now the lexer", "lexer fixed too" }),
+    check(vim.deep_equal(texts, { "fix the parser", "reading it", parser_body, "the parser is fixed", "now the lexer", "lexer fixed too" }),
       "it holds the path to the entry: " .. vim.inspect(texts))
     local ids = {}
     for _, e in ipairs(entries) do

@@ -6,6 +6,7 @@ PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e .
+# The locked versions (requirements/README.md), then the package itself in place.
+.venv/bin/python -m pip install --quiet --require-hashes -r requirements/build.lock -r requirements/run.lock
+.venv/bin/python -m pip install --quiet --no-deps --no-build-isolation -e .
 exec .venv/bin/session-sidecar demo "$@"

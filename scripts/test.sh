@@ -9,8 +9,9 @@ PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[test]'
+# The locked versions (requirements/README.md), then the package itself in place.
+.venv/bin/python -m pip install --quiet --require-hashes -r requirements/build.lock -r requirements/test.lock
+.venv/bin/python -m pip install --quiet --no-deps --no-build-isolation -e .
 # The session page's tests (tests/export/test_page_chromium.py) run in the system's headless Chromium.
 if ! command -v chromium >/dev/null 2>&1; then
   echo "installing chromium (apt-get) for the session page tests"

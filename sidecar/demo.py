@@ -127,7 +127,7 @@ async def run_demo(root: Path | None = None, config: Path | None = None, databas
             args += ["--database-url", database_url]
         try:
             # This interpreter's sidecar, so the demo works whether or not the venv's bin is on PATH.
-            from .cli import own_command
+            from .invocation import own_command
 
             command = own_command()
             async with SidecarClient.spawn(args, command=command, client_name="session-sidecar demo") as client:

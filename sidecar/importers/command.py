@@ -26,9 +26,8 @@ def add_command(commands: Any, common: Any) -> None:
 
 def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     from .. import wire
+    from ..invocation import command_root, command_settings
     from ..service import SessionService
-
-    from ..cli import command_root, command_settings
 
     settings = command_settings(args)
     if settings is None:

@@ -35,7 +35,7 @@ import msgspec
 from ..store.payload import MAX_CHARS
 from .common import (KEPT, MAPPED, NO_USAGE, SKIPPED, Builder, Imported, Tally, id_of, image_block, iso_z,
                      ms_of_iso)
-from .codex_lines import (BOOKKEEPING, KNOWN, OUTPUT, OUTPUT_ITEMS, RESPONSE_ENDS, UI_EVENTS, Head, Line,
+from .codex_lines import (BOOKKEEPING, OUTPUT, OUTPUT_ITEMS, RESPONSE_ENDS, UI_EVENTS, Head, Line,
                           decoder, item_line_decoder, line_decoder, model_decoder, model_line_decoder, read_lines)
 from .codex_subagents import children
 from .made import Assistant
@@ -68,12 +68,12 @@ class _Reader:
         kind = head.type
         if kind == "response_item":
             item = head.payload
-            sub = item.type  # type: ignore[union-attr]
-            if sub in FROM_HEAD or sub == "message" and item.role == "assistant":  # type: ignore[union-attr]
+            sub = item.type  # type: ignore[union-attr]  # a response_item's payload is an item (Head decodes it so)
+            if sub in FROM_HEAD or sub == "message" and item.role == "assistant":  # type: ignore[union-attr]  # a response_item's payload is an item (Head decodes it so)
                 # (most items of a rollout: mapped from the head, the line is not decoded again)
                 self._assistant_fields(f"{self.prefix}{number}", iso_z(head.timestamp), head.timestamp, sub,
-                                       item.summary, item.content, item.encrypted_content, item.call_id,  # type: ignore[union-attr]
-                                       item.id, item.name, item.arguments, item.input, decoder.decode)  # type: ignore[union-attr]
+                                       item.summary, item.content, item.encrypted_content, item.call_id,  # type: ignore[union-attr]  # a response_item's payload is an item (Head decodes it so)
+                                       item.id, item.name, item.arguments, item.input, decoder.decode)  # type: ignore[union-attr]  # a response_item's payload is an item (Head decodes it so)
                 self.tally.count(f"response_item/{sub}", MAPPED)
                 return
             self._item(f"{self.prefix}{number}", iso_z(head.timestamp), item_line_decoder.decode(raw).payload,
@@ -148,10 +148,10 @@ class _Reader:
         toolResult as it is, never decoded and encoded again."""
         item = head.payload
         self.open = None
-        call = str(item.call_id or "")  # type: ignore[union-attr]
+        call = str(item.call_id or "")  # type: ignore[union-attr]  # an OUTPUT line's head has its payload (read_lines checked it)
         self.leaf = self.b.tool_result(f"{self.prefix}{number}", self.leaf, iso_z(head.timestamp), call,
-                                       self.tool_names.get(call, ""), item.output, ms_of_iso(head.timestamp))  # type: ignore[union-attr]
-        self.tally.count(f"response_item/{item.type}", MAPPED)  # type: ignore[union-attr]
+                                       self.tool_names.get(call, ""), item.output, ms_of_iso(head.timestamp))  # type: ignore[union-attr]  # an OUTPUT line's head has its payload (read_lines checked it)
+        self.tally.count(f"response_item/{item.type}", MAPPED)  # type: ignore[union-attr]  # an OUTPUT line's head has its payload (read_lines checked it)
 
     def _item(self, key: str, stamp: str, item: dict[str, Any], timestamp: Any, line: "Line | memoryview") -> None:
         """``line``: the line, read as a ``Line`` or still its JSON text (read as one if it is kept)."""
@@ -263,7 +263,7 @@ class _Reader:
             if said and text.endswith(said.strip()):
                 summary = said
                 self.leaf = last.parent
-                self.b.entries.remove(last)  # type: ignore[arg-type]
+                self.b.entries.remove(last)
                 del self.b.by_id[last.id]
                 self.tally.count("response_item/message", SKIPPED, "the compaction's summary, imported as the compaction")
                 counts = self.tally.counts.get("response_item/message", {})
@@ -274,7 +274,7 @@ class _Reader:
                            tokensBefore=0, details={"codex": {"message": text, "replacementHistory": [
                                {"type": h.get("type"), "role": h.get("role"), "id": h.get("id")} for h in history
                                if isinstance(h, dict)]}})
-        self.b.by_id[entry]["firstKeptEntryId"] = entry  # Codex keeps earlier user turns piecemeal: see details
+        self.b.dict_entry(entry)["firstKeptEntryId"] = entry  # Codex keeps earlier user turns piecemeal: see details
         self.leaf = entry
         self.tally.count("compacted", MAPPED)
 
@@ -356,11 +356,11 @@ def _read_rollout_into(path: Path, builder: Builder, tally: Tally, prefix: str,
     reader.leaf = head
     meta: dict[str, Any] = {}
     for number, raw, line, line_head in read_lines(path, tally, reader):
-        if line is OUTPUT:
-            reader.output(number, line_head)  # type: ignore[arg-type]
-            continue
-        if line is KNOWN:
-            reader.read_known(number, raw, line_head)  # type: ignore[arg-type]
+        if isinstance(line, str):  # OUTPUT or KNOWN: the head says what the line is
+            if line is OUTPUT:
+                reader.output(number, line_head)  # type: ignore[arg-type]  # read_lines gives OUTPUT with its head
+            else:
+                reader.read_known(number, raw, line_head)  # type: ignore[arg-type]  # and KNOWN with its head too
             continue
         if not meta and line.type == "session_meta" and memoryview(line.payload)[:1] == b"{":
             meta = decoder.decode(line.payload)

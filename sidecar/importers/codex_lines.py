@@ -123,7 +123,7 @@ def read_lines(path: Path, tally: Tally, reader: RolloutReader) -> Iterator[tupl
             if payload is not None:
                 kind = payload.type
                 if type(kind) is str:
-                    if head.type == "event_msg" and kind in NOT_READ:  # type: ignore[union-attr]
+                    if head.type == "event_msg" and kind in NOT_READ:  # type: ignore[union-attr]  # payload is not None here, so head is not None
                         if kind in RESPONSE_ENDS:
                             reader.open = None
                         if kind == "item_completed" and payload.item is not None and \
@@ -131,14 +131,14 @@ def read_lines(path: Path, tally: Tally, reader: RolloutReader) -> Iterator[tupl
                             reader._note_spawn(decoder.decode(raw)["payload"]["item"])
                         skipped[kind] = skipped.get(kind, 0) + 1
                         continue
-                    if head.type == "response_item" and kind in OUTPUT_ITEMS and is_text(payload.output):  # type: ignore[union-attr]
+                    if head.type == "response_item" and kind in OUTPUT_ITEMS and is_text(payload.output):  # type: ignore[union-attr]  # payload is not None here, so head is not None
                         yield number, raw, OUTPUT, head
                         continue
-                if head.type in BOOKKEEPING:  # type: ignore[union-attr]
+                if head.type in BOOKKEEPING:  # type: ignore[union-attr]  # payload is not None here, so head is not None
                     reader.open = None  # (it ends a model response)
-                    kept_out[head.type] = kept_out.get(head.type, 0) + 1  # type: ignore[union-attr]
+                    kept_out[head.type] = kept_out.get(head.type, 0) + 1  # type: ignore[union-attr]  # payload is not None here, so head is not None
                     continue
-                if head.type in KNOWN_KINDS and (type(kind) is str or head.type != "response_item"):  # type: ignore[union-attr]
+                if head.type in KNOWN_KINDS and (type(kind) is str or head.type != "response_item"):  # type: ignore[union-attr]  # payload is not None here, so head is not None
                     yield number, raw, KNOWN, head
                     continue
             line = line_decoder.decode(raw)

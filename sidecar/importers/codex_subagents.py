@@ -45,7 +45,7 @@ def _rollouts_near(path: Path) -> list[Path]:
     last_day = max(datetime.fromtimestamp(last_ms / 1000, timezone.utc).date(), first_day) + timedelta(days=1)
     found: list[Path] = []
     while day <= last_day:
-        folder = root / f"{day.year:04d}" / f"{day.month:02d}" / f"{day.day:02d}"  # type: ignore[operator]
+        folder = root / f"{day.year:04d}" / f"{day.month:02d}" / f"{day.day:02d}"  # type: ignore[operator]  # first_day is read only when root is not None
         if folder.is_dir():
             found += folder.glob("rollout-*.jsonl")
         day += timedelta(days=1)

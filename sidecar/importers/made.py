@@ -22,9 +22,9 @@ from ..format.lineread import SharedHead
 TOOL_RESULT_HEAD, USER_HEAD = SharedHead("toolResult"), SharedHead("user")
 
 
-def json_text(value: Any) -> bytes:
+def json_text(value: object) -> bytes:
     """``value`` as JSON text: a ``msgspec.Raw`` (JSON text as the source wrote it) as it is."""
-    return value if type(value) is msgspec.Raw else json_bytes(value)  # type: ignore[return-value]
+    return value if type(value) is msgspec.Raw else json_bytes(value)
 
 
 def tool_result_fields(call_id: str, name: str, text: Any, ms: int, is_error: bool = False,
@@ -37,7 +37,7 @@ def tool_result_fields(call_id: str, name: str, text: Any, ms: int, is_error: bo
         if not isinstance(text, (str, msgspec.Raw)):
             text = msgspec.json.encode(text).decode()
         content = (b'[{"type":"text","text":', json_text(text), b"}]")
-    tail = (b',"isError":', b"true" if is_error else b"false", b',"timestamp":', json_bytes(ms))
+    tail: tuple[bytes, ...] = (b',"isError":', b"true" if is_error else b"false", b',"timestamp":', json_bytes(ms))
     if details is not None:
         tail += (b',"details":', json_text(details))
     return (b'"message":{"role":"toolResult","toolCallId":', json_bytes(call_id), b',"toolName":', json_bytes(name),

@@ -32,7 +32,7 @@ from typing import Any, Iterator
 
 import msgspec
 
-from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_of_ms,
+from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, id_of, image_block, iso_of_ms,
                      tool_result, usage, user_message)
 
 TOOL = "opencode"
@@ -82,6 +82,10 @@ def _json(text: Any, tally: Tally, where: str) -> dict[str, Any] | None:
         tally.damage(0, f"{where}: not a JSON object")
         return None
     return value
+
+
+# opencode's finish reasons pi names otherwise (keyed by whatever the row holds)
+_STOPS: dict[object, str] = {"tool-calls": "toolUse", "length": "length", "error": "error"}
 
 
 class _Reader:
@@ -197,7 +201,7 @@ class _Reader:
                 self.tally.count(f"part/{kind}", MAPPED)
             tokens = finish.get("tokens") or data.get("tokens") or {}
             cache = tokens.get("cache") or {}
-            stop = {"tool-calls": "toolUse", "length": "length", "error": "error"}.get(finish.get("reason"), None)
+            stop = _STOPS.get(finish.get("reason"), None)
             if blocks or not kept:
                 parent = self.b.message(f"{key}/{step}", parent, stamp, assistant_message(
                     blocks, ms, API, provider, model, usage(int(tokens.get("input") or 0), int(tokens.get("output") or 0),
@@ -216,7 +220,7 @@ class _Reader:
                         {"title": state.get("title"), "metadata": metadata} if metadata or state.get("title") else None))
                     child = metadata.get("sessionId") or metadata.get("sessionID")
                     if part.get("tool") == "task" and child:
-                        self.task_callers[str(child)] = caller  # type: ignore[assignment]
+                        self.task_callers[str(child)] = caller
             for part_id, part in kept:
                 parent = self._keep(part_id, parent, stamp, part)
         return parent
@@ -230,7 +234,7 @@ class _Reader:
         entry = self.b.add(key, parent, stamp, "compaction", summary=summary, firstKeptEntryId="",
                            tokensBefore=0, details={"opencode": {"request": request, "summary": key,
                                                                  "model": data.get("modelID")}})
-        self.b.by_id[entry]["firstKeptEntryId"] = entry  # opencode keeps nothing from before a compaction
+        self.b.dict_entry(entry)["firstKeptEntryId"] = entry  # opencode keeps nothing from before a compaction
         return entry
 
 
@@ -271,7 +275,7 @@ def import_database(db: Path, only: str | None = None) -> list[Imported]:
             tally.count("session", MAPPED)
             subagents = []
             for child in _children(con, root["id"]):
-                anchor = reader.task_callers.get(child["id"]) or (builder.entries[0]["id"] if builder.entries else None)
+                anchor = reader.task_callers.get(child["id"]) or (id_of(builder.entries[0]) if builder.entries else None)
                 sub = Builder()
                 sub.ids = builder.ids
                 sub_reader = _Reader(con, sub, tally)

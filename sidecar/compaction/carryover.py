@@ -125,7 +125,7 @@ class CarryOver:
         """A stored carry-over, read leniently (a hand-edited file loses only what is malformed)."""
         if not isinstance(obj, dict):
             return None
-        tasks = obj.get("tasks") if isinstance(obj.get("tasks"), dict) else {}
+        tasks = found if isinstance(found := obj.get("tasks"), dict) else {}
         calls = [
             CallRecord(str(c.get("call", "")), str(c.get("outcome", "")), bool(c.get("error")))
             for c in obj.get("lastCalls") or []
@@ -136,7 +136,7 @@ class CarryOver:
             for e in obj.get("errors") or []
             if isinstance(e, dict)
         ]
-        dropped = obj.get("dropped") if isinstance(obj.get("dropped"), dict) else {}
+        dropped = found if isinstance(found := obj.get("dropped"), dict) else {}
         digested = obj.get("digestedMessages")
         return cls(
             user_messages=_strings(obj.get("userMessages")),
@@ -329,14 +329,14 @@ def build_carry_over(previous: CarryOver | None, messages: Iterable[dict[str, An
             turns.append(_Turn(one_line(text, TASK_MAX_CHARS)))
             failing_turn = False
         elif role == "assistant":
-            content = message.get("content") if isinstance(message.get("content"), list) else []
+            content = found if isinstance(found := message.get("content"), list) else []
             texts = [b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
             has_calls = False
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "toolCall":
                     has_calls = True
                     name = str(block.get("name"))
-                    arguments = block.get("arguments") if isinstance(block.get("arguments"), dict) else {}
+                    arguments = given if isinstance(given := block.get("arguments"), dict) else {}
                     calls[str(block.get("id"))] = (name, arguments)
                     if name.lower() in _TODO_TOOLS:
                         todo = _todo_items(arguments) or todo

@@ -124,7 +124,7 @@ class Compactor:
                 running = self._runs.get(session.id)
                 joins = running is not None and leaf_id in (None, running.leaf_id)
                 if joins:
-                    running.work.works.append(work)  # type: ignore[union-attr]
+                    running.work.works.append(work)  # type: ignore[union-attr]  # joins implies running is not None
             if running is None:
                 break
             if joins:
@@ -209,7 +209,7 @@ class Compactor:
         session.follow(wait=False)  # another program may have appended while the model summarized
         parent = self._placement(session, leaf_id, explicit)
         written = session.append(outcome.entries, parent)
-        record = CompactionRecord(written[-1].id, outcome, int((time.monotonic() - started) * 1000))  # type: ignore[arg-type]
+        record = CompactionRecord(written[-1].id, outcome, int((time.monotonic() - started) * 1000))  # type: ignore[arg-type]  # a written entry has an id (Entry.id is Optional for the header)
         work.report("compacted", 100)
         return record
 

@@ -55,7 +55,7 @@ def valid_cut_points(messages: list[dict[str, Any]], start: int = 0) -> list[boo
             for call_id in _tool_call_ids(message):
                 call_index[call_id] = index
         elif role == "toolResult":
-            origin = call_index.get(message.get("toolCallId"))  # type: ignore[arg-type]
+            origin = call_index.get(message.get("toolCallId"))  # type: ignore[arg-type]  # a missing toolCallId looks up None, which no call has
             if origin is not None and origin + 1 <= index:
                 blocked[origin + 1] += 1
                 blocked[index + 1] -= 1

@@ -162,7 +162,7 @@ async def summarize(
             prompt=build_prompt(fitted.text, instructions, previous_summary),
             max_tokens=max_tokens,
             model=options.model,
-            purpose=purpose,  # type: ignore[arg-type]
+            purpose=purpose,  # type: ignore[arg-type]  # purpose is one of SummaryRequest's literals; the callers pass only those
             messages=messages,
             previous_summary=previous_summary,
             custom_instructions=options.custom_instructions,
@@ -196,7 +196,8 @@ async def run_compaction(
     progress = progress or NO_WORK
     progress.report("preparing", 0)
     # Preparing a large session takes a while: off the event loop, so progress and cancels flow.
-    prep = preparation or await asyncio.to_thread(prepare_compaction, path, options.keep_recent_tokens, options.prune)
+    prep = preparation if preparation is not None else await asyncio.to_thread(
+        prepare_compaction, path, options.keep_recent_tokens, options.prune)
     check_cancelled(progress, "preparing")
     if prep.prune is not None:
         count = len(prep.prune.tool_result_ids)

@@ -27,7 +27,7 @@ from ..work import Work
 
 
 class SpecCompactor(Compactor):
-    async def _compact(  # type: ignore[override]
+    async def _compact(
         self, session: Session, leaf_id: str | None, explicit: bool, options: CompactionOptions,
         provider: Provider, work: Work,
     ) -> CompactionRecord:
@@ -88,6 +88,6 @@ class SpecCompactor(Compactor):
             read_files=found.read_files, modified_files=found.modified_files, provider=provider.name, model=model,
             fallback=fallback,
         )
-        record = CompactionRecord(written[-1].id, outcome, int((time.monotonic() - started) * 1000))  # type: ignore[arg-type]
+        record = CompactionRecord(written[-1].id, outcome, int((time.monotonic() - started) * 1000))  # type: ignore[arg-type]  # a written entry has an id (Entry.id is Optional for the header)
         work.report("compacted", 100)
         return record

@@ -168,7 +168,7 @@ def build_context(path: list[Entry], ids_unique: bool = False) -> SessionContext
         elif kind == "model_change":
             obj = entry.obj()
             if isinstance(obj.get("model"), str):  # oh-my-pi
-                role = obj.get("role") if isinstance(obj.get("role"), str) else "default"
+                role = given if isinstance(given := obj.get("role"), str) else "default"
                 ctx.models[role] = obj["model"]
                 if role == "default":
                     explicit_default_model = True
@@ -187,7 +187,7 @@ def build_context(path: list[Entry], ids_unique: bool = False) -> SessionContext
                 rules.update((r, None) for r in injected if isinstance(r, str))
         elif kind == "mode_change":
             obj = entry.obj()
-            ctx.mode = obj.get("mode") if isinstance(obj.get("mode"), str) else "none"
+            ctx.mode = mode if isinstance(mode := obj.get("mode"), str) else "none"
             data = obj.get("data")
             ctx.mode_data = data if isinstance(data, dict) else None
     ctx.injected_rules = list(rules)
@@ -205,12 +205,12 @@ def build_context(path: list[Entry], ids_unique: bool = False) -> SessionContext
     kept = [e for e in path[kept_start:compaction_index] if not (e.type == "message" and e.role() == "system")]
     after = path[compaction_index + 1 :]
     edits = edits_among(kept + after) if has_edits else {}
-    head = [compaction_summary_message(comp)]
+    opening = [compaction_summary_message(comp)]
     if comp.get("systemMessage") not in (None, False, ""):  # JS truthiness: {} counts
-        head.insert(0, comp["systemMessage"])
-    for message in edited(head, edits.get(compaction.id, NO_EDIT)):
+        opening.insert(0, comp["systemMessage"])
+    for message in edited(opening, edits.get(compaction.id, NO_EDIT)):  # type: ignore[arg-type]  # an entry on a path has an id (Entry.id is Optional for the header)
         ctx.messages.append(message)
-        ctx.entry_ids.append(compaction.id)  # type: ignore[arg-type]
+        ctx.entry_ids.append(compaction.id)  # type: ignore[arg-type]  # an entry on a path has an id (Entry.id is Optional for the header)
     _emit(ctx, kept, pruned, edits)
     ctx.after_compaction = len(ctx.messages)
     _emit(ctx, after, pruned, edits)
@@ -245,4 +245,4 @@ def _emit(
             message = next(iter(edited([message], edits[entry.id])), None)
         if message is not None:
             ctx.messages.append(message)
-            ctx.entry_ids.append(entry.id)  # type: ignore[arg-type]
+            ctx.entry_ids.append(entry.id)  # type: ignore[arg-type]  # an entry on a path has an id (Entry.id is Optional for the header)

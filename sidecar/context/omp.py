@@ -95,7 +95,7 @@ def build_context(path: list[Entry], ids_unique: bool = False) -> SessionContext
             if retained_at is not None:
                 message["historyRewriteAt"] = retained_at - 1
         ctx.messages.append(message)
-        ctx.entry_ids.append(compaction.id)  # type: ignore[arg-type]
+        ctx.entry_ids.append(compaction.id)  # type: ignore[arg-type]  # an entry on a path has an id (Entry.id is Optional for the header)
         _emit(ctx, path[kept:compaction_index])
         ctx.after_compaction = len(ctx.messages)
         _emit(ctx, path[compaction_index + 1 :])
@@ -222,7 +222,7 @@ def _emit(ctx: SessionContext, entries: Iterable[Entry]) -> None:
         message = _message_of(entry)
         if message is not None:
             ctx.messages.append(message)
-            ctx.entry_ids.append(entry.id)  # type: ignore[arg-type]
+            ctx.entry_ids.append(entry.id)  # type: ignore[arg-type]  # an entry on a path has an id (Entry.id is Optional for the header)
 
 
 def _empty_error_turn(message: dict[str, Any]) -> bool:

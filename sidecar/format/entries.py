@@ -79,7 +79,7 @@ class _CheckedOmpAssistant(shapes.OmpAssistantMessage, tag="assistant"):
 
 
 def _swap(union: Any, swaps: dict[Any, Any]) -> Any:
-    return Union[tuple(swaps.get(kind, kind) for kind in get_args(union))]  # type: ignore[return-value]
+    return Union[tuple(swaps.get(kind, kind) for kind in get_args(union))]
 
 
 _CheckedMessage = _swap(shapes.EntryMessage, {shapes.AssistantMessage: _CheckedAssistant})
@@ -87,11 +87,11 @@ _CheckedOmpMessage = _swap(shapes.OmpEntryMessage, {shapes.OmpAssistantMessage: 
 
 
 class _CheckedMessageEntry(shapes.MessageEntry, tag="message"):
-    message: _CheckedMessage  # type: ignore[valid-type]
+    message: _CheckedMessage  # type: ignore[valid-type]  # a union built at import time (_swap): mypy cannot read it as a type
 
 
 class _CheckedOmpMessageEntry(shapes.OmpMessageEntry, tag="message"):
-    message: _CheckedOmpMessage  # type: ignore[valid-type]
+    message: _CheckedOmpMessage  # type: ignore[valid-type]  # a union built at import time (_swap): mypy cannot read it as a type
 
 
 _CheckedEntry = _swap(shapes.SessionEntry, {shapes.MessageEntry: _CheckedMessageEntry})
@@ -103,11 +103,11 @@ class _PiBatch(msgspec.Struct):
     type information on the class, where a bare Union is looked up again on
     every call, ~20 us)."""
 
-    entries: list[_CheckedEntry]  # type: ignore[valid-type]
+    entries: list[_CheckedEntry]  # type: ignore[valid-type]  # a union built at import time (_swap): mypy cannot read it as a type
 
 
 class _OmpBatch(msgspec.Struct):
-    entries: list[_CheckedOmpEntry]  # type: ignore[valid-type]
+    entries: list[_CheckedOmpEntry]  # type: ignore[valid-type]  # a union built at import time (_swap): mypy cannot read it as a type
 
 
 _OMP_ONLY_TAGS = frozenset(kind.__struct_config__.tag for kind in shapes.OMP_ONLY_ENTRIES)
@@ -193,7 +193,7 @@ def _explain(text: str, objs: list[Any], union: Any, compat: str) -> tuple[int, 
 
 def _unknown_tag(field: str, is_entry: bool, value: Any, union: Any, compat: str) -> ShapeRefused:
     known = [member.cls.__struct_config__.tag for member in union.types if isinstance(member, msgspec.inspect.StructType)]
-    listed = ", ".join(known)
+    listed = ", ".join(str(tag) for tag in known)
     if is_entry:
         whose = "pi" if compat == "pi" else "pi or oh-my-pi"
         if compat == "pi" and value in _OMP_ONLY_TAGS:

@@ -41,7 +41,7 @@ class _LooseEnvelope(msgspec.Struct):
     timestamp: Any = None
 
 
-class SharedHead(MessageHead, frozen=True, gc=False):
+class SharedHead(MessageHead, frozen=True, gc=False):  # type: ignore[misc]  # msgspec lets a frozen Struct extend an unfrozen one; mypy applies dataclass rules
     """A message head of strings or absent values only: hashable, so equal heads are one object.
 
     Heads repeat (a few roles, providers and models); one object each keeps a

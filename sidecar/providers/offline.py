@@ -93,7 +93,7 @@ class _Facts:
                 texts.append(block["text"])
             elif block.get("type") == "toolCall":
                 name = str(block.get("name"))
-                args = block.get("arguments") if isinstance(block.get("arguments"), dict) else {}
+                args = given if isinstance(given := block.get("arguments"), dict) else {}
                 calls[str(block.get("id"))] = (name, args)
                 path = args.get("path") or args.get("file_path")
                 if name in _MODIFY_VERBS and isinstance(path, str):

@@ -58,7 +58,7 @@ def stats_result(usage: StoreUsage, largest: int) -> wire.StatsResult:
         sessionCount=len(usage.sessions),
         folders=[wire.FolderUsage(folder=name, bytes=size, sessions=count)
                  for name, (size, count) in sorted(folders.items(), key=lambda item: (-item[1][0], item[0]))],
-        largest=[wire.SessionUsage(sessionId=s.session_id, path=str(s.path), area=s.area, bytes=s.size)  # type: ignore[arg-type]
+        largest=[wire.SessionUsage(sessionId=s.session_id, path=str(s.path), area=s.area, bytes=s.size)  # type: ignore[arg-type]  # area is one of SessionUsage's literals (the store's areas)
                  for s in by_size],
         unreferencedBlobs=None if usage.unreferenced_blobs is None else len(usage.unreferenced_blobs),
         unreferencedBytes=None if usage.unreferenced_blobs is None else usage.unreferenced_bytes,

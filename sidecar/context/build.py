@@ -13,7 +13,7 @@ field for field. The rules are pi 1.5's (protocol/PROTOCOL.md, "pi releases").
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Iterable
 
 import msgspec
 
@@ -25,14 +25,14 @@ from .pruned import PRUNE_CUSTOM_TYPE, pruned_ids, pruned_tool_result
 
 @dataclass(slots=True)
 class SessionContext:
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[dict[str, object]] = field(default_factory=list)
     thinking_level: str = "off"
     # pi's {provider, modelId}, from the last model_change or assistant message on the path.
-    model: dict[str, Any] | None = None
+    model: dict[str, object] | None = None
     # oh-my-pi's role -> "provider/modelId" map.
     models: dict[str, str] = field(default_factory=dict)
     mode: str = "none"
-    mode_data: dict[str, Any] | None = None
+    mode_data: dict[str, object] | None = None
     injected_rules: list[str] = field(default_factory=list)
     # The entry each message came from (the compaction entry for its summary).
     entry_ids: list[str] = field(default_factory=list)
@@ -40,7 +40,7 @@ class SessionContext:
     after_compaction: int = 0
 
 
-def compaction_summary_message(obj: dict[str, Any]) -> dict[str, Any]:
+def compaction_summary_message(obj: dict[str, object]) -> dict[str, object]:
     return {
         "role": "compactionSummary",
         "summary": obj.get("summary"),
@@ -49,7 +49,7 @@ def compaction_summary_message(obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def branch_summary_message(obj: dict[str, Any]) -> dict[str, Any]:
+def branch_summary_message(obj: dict[str, object]) -> dict[str, object]:
     return {
         "role": "branchSummary",
         "summary": obj.get("summary"),
@@ -58,9 +58,9 @@ def branch_summary_message(obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def custom_message(obj: dict[str, Any]) -> dict[str, Any]:
+def custom_message(obj: dict[str, object]) -> dict[str, object]:
     # JSON.stringify drops undefined fields: copy only what the entry has.
-    message: dict[str, Any] = {"role": "custom"}
+    message: dict[str, object] = {"role": "custom"}
     for key in ("customType", "content", "display", "details"):
         if key in obj:
             message[key] = obj[key]
@@ -71,17 +71,17 @@ def custom_message(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 # pi 1.5 gives a message whose content is null or missing an empty one of its role's shape.
-_EMPTY_CONTENT: dict[str, Any] = {"user": [], "assistant": [], "toolResult": [], "system": ""}
+_EMPTY_CONTENT: dict[str, object] = {"user": [], "assistant": [], "toolResult": [], "system": ""}
 
 
-def _normalised(message: dict[str, Any]) -> dict[str, Any]:
+def _normalised(message: dict[str, object]) -> dict[str, object]:
     role = message.get("role")
     if message.get("content") is None and isinstance(role, str) and role in _EMPTY_CONTENT:  # a list role: no shape
         return {**message, "content": _EMPTY_CONTENT[role]}
     return message
 
 
-def message_of(entry: Entry, obj: dict[str, Any] | None = None) -> dict[str, Any] | None:
+def message_of(entry: Entry, obj: dict[str, object] | None = None) -> dict[str, object] | None:
     """The AgentMessage an entry contributes, or None (settings, custom state, unknown types).
 
     ``obj``, when given, is the entry's line as a dict already (not decoded again).
@@ -97,10 +97,10 @@ def message_of(entry: Entry, obj: dict[str, Any] | None = None) -> dict[str, Any
     return None
 
 
-def _model_ref(source: dict[str, Any], provider_key: str, model_key: str) -> dict[str, Any]:
+def _model_ref(source: dict[str, object], provider_key: str, model_key: str) -> dict[str, object]:
     """pi's ``{provider, modelId}`` from ``source``: a field the source lacks is
     absent (JSON.stringify drops undefined), one it holds as null stays null."""
-    ref: dict[str, Any] = {}
+    ref: dict[str, object] = {}
     if provider_key in source:
         ref["provider"] = source[provider_key]
     if model_key in source:
@@ -108,9 +108,9 @@ def _model_ref(source: dict[str, Any], provider_key: str, model_key: str) -> dic
     return ref
 
 
-def _head_model_ref(head: MessageHead) -> dict[str, Any]:
+def _head_model_ref(head: MessageHead) -> dict[str, object]:
     """``_model_ref`` of an assistant message, from its head."""
-    ref: dict[str, Any] = {}
+    ref: dict[str, object] = {}
     if head.provider is not msgspec.UNSET:
         ref["provider"] = head.provider
     if head.model is not msgspec.UNSET:
@@ -118,7 +118,7 @@ def _head_model_ref(head: MessageHead) -> dict[str, Any]:
     return ref
 
 
-def _js_text(value: Any) -> str:
+def _js_text(value: object) -> str:
     """A value as a JS template literal prints it (oh-my-pi builds "provider/model" that way)."""
     if value is msgspec.UNSET:
         return "undefined"
@@ -129,7 +129,7 @@ def _js_text(value: Any) -> str:
     return str(value)
 
 
-def _split_model(value: str) -> dict[str, Any]:
+def _split_model(value: str) -> dict[str, object]:
     provider, _, model_id = value.partition("/")
     return {"provider": provider, "modelId": model_id} if model_id else {"modelId": value}
 
@@ -220,7 +220,7 @@ def build_context(path: list[Entry], ids_unique: bool = False) -> SessionContext
 _PRUNE_MARK = PRUNE_CUSTOM_TYPE.encode()
 
 
-def kept_from(path: list[Entry], first_kept: Any, compaction_index: int, ids_unique: bool) -> int:
+def kept_from(path: list[Entry], first_kept: object, compaction_index: int, ids_unique: bool) -> int:
     """The index of the first entry before the compaction whose id is ``first_kept`` (the compaction's when none).
 
     From the root that reads every id string of a long path (cache misses: ~70 ms at 388,000 entries);
@@ -235,7 +235,7 @@ def kept_from(path: list[Entry], first_kept: Any, compaction_index: int, ids_uni
 
 
 def _emit(
-    ctx: SessionContext, entries: Iterable[Entry], pruned: set[str] = frozenset(), edits: dict[str, Any] = {}  # type: ignore[assignment]  # noqa: B006
+    ctx: SessionContext, entries: Iterable[Entry], pruned: set[str] = frozenset(), edits: dict[str, object] = {}  # type: ignore[assignment]  # noqa: B006
 ) -> None:
     for entry in entries:
         message = message_of(entry)

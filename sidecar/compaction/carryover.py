@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Iterable
 
 from ..format.text import content_text, one_line
 from ..format.constraints import constraint_sentences
@@ -67,7 +67,7 @@ def _tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
-def _strings(value: Any) -> list[str]:
+def _strings(value: object) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
@@ -107,7 +107,7 @@ class CarryOver:
 
     # -- storage in details.carryOver --------------------------------------------
 
-    def to_obj(self) -> dict[str, Any]:
+    def to_obj(self) -> dict[str, object]:
         return {
             "version": 1,
             "userMessages": self.user_messages,
@@ -121,7 +121,7 @@ class CarryOver:
         }
 
     @classmethod
-    def from_obj(cls, obj: Any) -> "CarryOver | None":
+    def from_obj(cls, obj: object) -> "CarryOver | None":
         """A stored carry-over, read leniently (a hand-edited file loses only what is malformed)."""
         if not isinstance(obj, dict):
             return None
@@ -239,7 +239,7 @@ class CarryOver:
 # -- reading the summarized messages ------------------------------------------------------
 
 
-def _primary_argument(arguments: dict[str, Any]) -> str:
+def _primary_argument(arguments: dict[str, object]) -> str:
     for key in ("command", "cmd", "path", "file_path", "filePath", "pattern", "query", "url"):
         value = arguments.get(key)
         if isinstance(value, str) and value:
@@ -247,7 +247,7 @@ def _primary_argument(arguments: dict[str, Any]) -> str:
     return format_tool_call("", arguments)
 
 
-def call_key(name: str, arguments: dict[str, Any]) -> str:
+def call_key(name: str, arguments: dict[str, object]) -> str:
     """What a later success must match to resolve an error: a file's edits resolve each other."""
     argument = _primary_argument(arguments)
     if name in MODIFY_TOOLS:
@@ -255,7 +255,7 @@ def call_key(name: str, arguments: dict[str, Any]) -> str:
     return f"{name}:{argument}"
 
 
-def _todo_items(arguments: dict[str, Any]) -> tuple[list[str], list[str], list[str]] | None:
+def _todo_items(arguments: dict[str, object]) -> tuple[list[str], list[str], list[str]] | None:
     """(done, in progress, pending) of a todo tool's full list, or None when it is not one."""
     todos = arguments.get("todos") or arguments.get("items") or arguments.get("todoList")
     if not isinstance(todos, list):
@@ -299,11 +299,11 @@ class _Turn:
     concluded: bool = False
 
 
-def build_carry_over(previous: CarryOver | None, messages: Iterable[dict[str, Any]]) -> CarryOver:
+def build_carry_over(previous: CarryOver | None, messages: Iterable[dict[str, object]]) -> CarryOver:
     """The previous carry-over merged with what ``messages`` (the summarized span, oldest first) show."""
     carry = CarryOver() if previous is None else CarryOver.from_obj(previous.to_obj())  # a copy
     assert carry is not None
-    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    calls: dict[str, tuple[str, dict[str, object]]] = {}
     turns: list[_Turn] = []
     # Work in progress at the previous compaction continues into this span until concluded.
     carried = [_Turn(t) for t in carry.in_progress]
@@ -382,7 +382,7 @@ def build_carry_over(previous: CarryOver | None, messages: Iterable[dict[str, An
     return carry
 
 
-def _record_call(carry: CarryOver, name: str, arguments: dict[str, Any], output: str, failed: bool, by_user: bool = False) -> None:
+def _record_call(carry: CarryOver, name: str, arguments: dict[str, object], output: str, failed: bool, by_user: bool = False) -> None:
     call = one_line(format_tool_call(name, arguments), CALL_MAX_CHARS)
     key = call_key(name, arguments)
     if failed:

@@ -183,7 +183,7 @@ class Entry(msgspec.Struct, eq=False, gc=False):
                    has_blobs=BLOB_MARK in line)
 
 
-def _head_of(obj: dict[str, Any]) -> MessageHead | None:
+def _head_of(obj: dict[str, object]) -> MessageHead | None:
     message = obj.get("message")
     if not isinstance(message, dict):
         return None

@@ -12,7 +12,6 @@ a line we could not parse, are carried into the rewritten file unchanged.
 from __future__ import annotations
 
 import secrets
-from typing import Any
 
 from .entries import CURRENT_VERSION, KNOWN_ENTRY_TYPES
 from .jsonl import Entry, ParsedFile, Unparsed
@@ -55,7 +54,7 @@ def _v1_to_v2(parsed: ParsedFile) -> None:
     # firstKeptEntryIndex counts parsed lines with the header at 0, exactly
     # as pi indexes its array of parsed file entries.
     parsed_lines: list[Entry | None] = [None]
-    objs: list[dict[str, Any] | None] = []
+    objs: list[dict[str, object] | None] = []
     for item in parsed.items:
         if isinstance(item, Entry):
             parsed_lines.append(item)

@@ -10,8 +10,10 @@ by following the file are announced once whichever hook sees them first.
 
 from __future__ import annotations
 
+import socket
 import threading
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from .. import wire
@@ -34,7 +36,7 @@ class LiveSessions:
         # follow that found no new entry (store/postgres/notify.py), told only when the leaf differs.
         self._leaf_told: dict[str, str | None] = {}
         # initialize's keepServing: (the bound unix socket, its path), for the rpc layer to serve.
-        self.keep_serving: tuple[Any, Any] | None = None
+        self.keep_serving: tuple[socket.socket, Path] | None = None
 
     # -- hooks ---------------------------------------------------------------------------
 
@@ -90,7 +92,7 @@ class LiveSessions:
 
     # -- subscribers (called by the service in the session's turn) --------------------------
 
-    def subscribe(self, session: Session, subscriber: Subscriber, since: str | None, client: Any) -> wire.SubscribeResult:
+    def subscribe(self, session: Session, subscriber: Subscriber, since: str | None, client: object) -> wire.SubscribeResult:
         found = self.bus.subscribe(session.id, subscriber, since, len(session.tree.entries))
         self._leaf_told.setdefault(session.id, session.leaf_id)
         return wire.SubscribeResult(

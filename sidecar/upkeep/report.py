@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeVar
 
 from .. import wire
 from ..config import RetentionSettings
 from ..errors import InvalidParams
 from .retention import RetentionPolicy, parse_duration, parse_size
 from .usage import StoreUsage
+
+
+T = TypeVar("T")
 
 
 def retention_policy(params: wire.PruneParams, defaults: RetentionSettings) -> RetentionPolicy:
@@ -32,7 +35,7 @@ def retention_policy(params: wire.PruneParams, defaults: RetentionSettings) -> R
     return policy
 
 
-def _given(value: Any, default: Any, name: str) -> tuple[Any, str]:
+def _given(value: T | None, default: T | None, name: str) -> tuple[T | None, str]:
     """The call's value, else the settings' (then named ``retention.<name>``)."""
     if value is not None:
         return value, name

@@ -461,7 +461,7 @@ OmpSessionEntry = Union[
 ]
 
 # Named unions protocol/schema.json defines (``$defs``), for the clients' generators.
-UNIONS: dict[str, Any] = {
+UNIONS: dict[str, object] = {
     "SessionEntry": SessionEntry,
     "OmpSessionEntry": OmpSessionEntry,
     "EntryMessage": EntryMessage,
@@ -474,7 +474,7 @@ UNIONS: dict[str, Any] = {
 }
 
 
-def tags(union: Any) -> list[str]:
+def tags(union: object) -> list[str]:
     """The tag (``type`` or ``role``) of each member of ``union``, in its order."""
     return [kind.__struct_config__.tag for kind in get_args(union)]
 
@@ -497,7 +497,7 @@ def shape_line(cls: type[msgspec.Struct]) -> str:
     return line + (f" (optional: {', '.join(optional)})" if optional else "")
 
 
-def type_name(kind: Any) -> str:
+def type_name(kind: object) -> str:
     inspect = msgspec.inspect
     if isinstance(kind, inspect.StrType):
         return "string"

@@ -133,7 +133,7 @@ class _Reader:
         self.tally.count("user", MAPPED)
         if is_list:
             if results is not None:
-                rest: list[Any] = []
+                rest: list[object] = []
             else:
                 blocks = [(block_decoder.decode(b), b) for b in content  # type: ignore[union-attr]  # a list with no results: content holds its blocks
                           if first_byte(b) == OBJECT]
@@ -146,7 +146,7 @@ class _Reader:
                 call = str(block.tool_use_id if block.tool_use_id is not None else "")
                 body = block.content
                 if first_byte(body) == STRING and len(body) <= MAX_CHARS:
-                    text_or_blocks: Any = body  # the output's JSON text as it came
+                    text_or_blocks: object = body  # the output's JSON text as it came
                 else:
                     decoded = decoder.decode(body)
                     text_or_blocks = ([_block(b) for b in decoded if isinstance(b, dict)] if isinstance(decoded, list)
@@ -160,7 +160,7 @@ class _Reader:
             parent = self.b.user(f"{self.prefix}{uid}", parent, stamp, content or "", ms)
         self._stand(uid, parent)  # type: ignore[arg-type]  # a user or tool result entry was written: its id
 
-    def _started_agent(self, details: Any, result: BlockHead) -> None:
+    def _started_agent(self, details: object, result: BlockHead) -> None:
         decoded = decoder.decode(details) if isinstance(details, msgspec.Raw) else details
         agent = decoded.get("agentId") if isinstance(decoded, dict) else None
         if isinstance(agent, str) and result.tool_use_id is not None:
@@ -237,13 +237,13 @@ def _tool_results_only(raw_content: msgspec.Raw) -> list[BlockHead] | None:
     return heads
 
 
-def _text(content: Any) -> str:
+def _text(content: object) -> str:
     if isinstance(content, list):
         return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
     return str(content or "")
 
 
-def _block(block: dict[str, Any]) -> dict[str, Any] | None:
+def _block(block: dict[str, Any]) -> dict[str, object] | None:
     kind = block.get("type")
     if kind == "text":
         return {"type": "text", "text": str(block.get("text", ""))}
@@ -255,7 +255,7 @@ def _block(block: dict[str, Any]) -> dict[str, Any] | None:
     return {"type": "text", "text": json.dumps(block)}
 
 
-def _assistant_block(block: Any) -> dict[str, Any] | None:
+def _assistant_block(block: object) -> dict[str, Any] | None:
     if not isinstance(block, dict):
         return None
     kind = block.get("type")

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -153,7 +154,7 @@ class _Reader:
                                        self.tool_names.get(call, ""), item.output, ms_of_iso(head.timestamp))  # type: ignore[union-attr]  # an OUTPUT line's head has its payload (read_lines checked it)
         self.tally.count(f"response_item/{item.type}", MAPPED)  # type: ignore[union-attr]  # an OUTPUT line's head has its payload (read_lines checked it)
 
-    def _item(self, key: str, stamp: str, item: dict[str, Any], timestamp: Any, line: "Line | memoryview") -> None:
+    def _item(self, key: str, stamp: str, item: dict[str, Any], timestamp: object, line: "Line | memoryview") -> None:
         """``line``: the line, read as a ``Line`` or still its JSON text (read as one if it is kept)."""
         kind = str(item.get("type"))
         if kind == "message" and item.get("role") == "assistant" or kind in ASSISTANT_ITEMS:
@@ -190,7 +191,7 @@ class _Reader:
             return
         self._keep(key, stamp, f"response_item/{kind}", line, known=False)
 
-    def _assistant_part(self, key: str, stamp: str, timestamp: Any, item: dict[str, Any]) -> None:
+    def _assistant_part(self, key: str, stamp: str, timestamp: object, item: dict[str, object]) -> None:
         kind = item.get("type")
         if kind in FROM_HEAD or kind == "message":
             self._assistant_fields(key, stamp, timestamp, kind, item.get("summary"), item.get("content"),
@@ -202,7 +203,7 @@ class _Reader:
         arguments = {k: v for k, v in item.items() if k not in ("type", "id", "call_id", "status")}
         self._call(message, call, str(item.get("name") or kind), arguments)
 
-    def _opened(self, key: str, stamp: str, timestamp: Any) -> Assistant:
+    def _opened(self, key: str, stamp: str, timestamp: object) -> Assistant:
         """The assistant message the next part goes into: the open one, or a new one (after a model_change
         when the model differs). The time is read only for the part that opens a message:
         most add to one."""
@@ -215,16 +216,16 @@ class _Reader:
             self.leaf = self.open.id
         return self.open
 
-    def _assistant_fields(self, key: str, stamp: str, timestamp: Any, kind: Any, summary: Any, content: Any,
-                          encrypted: Any, call_id: Any, item_id: Any, name: Any, arguments: Any, tool_input: Any,
-                          value: Any) -> None:
+    def _assistant_fields(self, key: str, stamp: str, timestamp: object, kind: object, summary: object, content: object,
+                          encrypted: object, call_id: object, item_id: object, name: object, arguments: object, tool_input: object,
+                          value: Callable[..., Any]) -> None:
         """A reasoning, assistant message, function_call or custom_tool_call item's part of the open assistant
         message, from its fields; ``value`` reads a list field (JSON text from the head, or already read)."""
         message = self._opened(key, stamp, timestamp)
         if kind == "reasoning":
             texts = [s.get("text", "") for s in value(summary) or [] if isinstance(s, dict)]
             texts += [c.get("text", "") for c in value(content) or [] if isinstance(c, dict)]
-            block: dict[str, Any] = {"type": "thinking", "thinking": "\n\n".join(t for t in texts if t)}
+            block: dict[str, object] = {"type": "thinking", "thinking": "\n\n".join(t for t in texts if t)}
             if encrypted:
                 block["thinkingSignature"] = encrypted
             message.add(block)
@@ -247,7 +248,7 @@ class _Reader:
                 parsed = {"input": tool_input}
             self._call(message, call, str(name or kind), parsed)
 
-    def _call(self, message: Assistant, call: str, name: str, arguments: Any) -> None:
+    def _call(self, message: Assistant, call: str, name: str, arguments: object) -> None:
         self.tool_names[call] = name
         self.callers[call] = message.id
         message.add({"type": "toolCall", "id": call, "name": name, "arguments": arguments})
@@ -279,11 +280,11 @@ class _Reader:
         self.tally.count("compacted", MAPPED)
 
 
-def _same(value: Any) -> Any:
+def _same(value: object) -> object:
     return value
 
 
-def _json_text(text: Any) -> Any:
+def _json_text(text: object) -> object:
     """The arguments a function call's JSON text holds, read as pi's JSON.parse would read them.
 
     By msgspec when it can (a tenth of the cost); what msgspec refuses goes to json, which reads a
@@ -301,7 +302,7 @@ def _json_text(text: Any) -> Any:
     return json.loads(text, parse_constant=_refused_constant, parse_float=_finite_or_null)
 
 
-def _refused_constant(name: str) -> Any:
+def _refused_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
@@ -310,7 +311,7 @@ def _finite_or_null(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _input_block(block: Any) -> dict[str, Any] | None:
+def _input_block(block: object) -> dict[str, Any] | None:
     if not isinstance(block, dict):
         return None
     kind = block.get("type")
@@ -351,10 +352,10 @@ def import_rollout(path: Path) -> Imported:
 
 
 def _read_rollout_into(path: Path, builder: Builder, tally: Tally, prefix: str,
-                       head: str | None) -> tuple[_Reader, dict]:
+                       head: str | None) -> tuple[_Reader, dict[str, object]]:
     reader = _Reader(builder, tally, prefix, "openai")
     reader.leaf = head
-    meta: dict[str, Any] = {}
+    meta: dict[str, object] = {}
     for number, raw, line, line_head in read_lines(path, tally, reader):
         if isinstance(line, str):  # OUTPUT or KNOWN: the head says what the line is
             if line is OUTPUT:

@@ -13,7 +13,7 @@ import msgspec
 from .common import ms_of_iso, read_source
 
 
-def children(path: Path, thread: str) -> list[tuple[Path, str, dict[str, Any]]]:
+def children(path: Path, thread: str) -> list[tuple[Path, str, dict[str, object]]]:
     """Rollouts of subagents this thread spawned: same sessions tree, parent_thread_id == thread."""
     found = []
     for candidate in _rollouts_near(path):

@@ -98,12 +98,12 @@ class Builder:
 
     def __init__(self) -> None:
         # (an Assistant only until ``finish`` writes it as its line)
-        self.entries: list[dict[str, Any] | Entry | Assistant] = []
+        self.entries: list[dict[str, object] | Entry | Assistant] = []
         self.ids: set[str] = set()
-        self.by_id: dict[str, dict[str, Any] | Entry | Assistant] = {}
+        self.by_id: dict[str, dict[str, object] | Entry | Assistant] = {}
         self.model: tuple[str, str] | None = None  # (provider, modelId) of the last model_change written
 
-    def add(self, key: str, parent: str | None, timestamp: str, kind: str, **fields: Any) -> str:
+    def add(self, key: str, parent: str | None, timestamp: str, kind: str, **fields: object) -> str:
         entry_id = short_id(key, self.ids)
         entry = {"type": kind, "id": entry_id, "parentId": parent, "timestamp": timestamp, **fields}
         self.entries.append(entry)
@@ -140,7 +140,7 @@ class Builder:
             if type(entry) is Assistant:
                 entries[index] = by_id[entry.id] = entry.made()
 
-    def dict_entry(self, entry_id: str) -> dict[str, Any]:
+    def dict_entry(self, entry_id: str) -> dict[str, object]:
         """The entry ``add`` made as a dict (a compaction whose kept id is filled in later), to change in place."""
         entry = self.by_id[entry_id]
         assert type(entry) is dict, entry_id
@@ -152,7 +152,7 @@ class Builder:
         assert type(entry) is Assistant, entry_id
         return entry
 
-    def insert_after(self, anchor: str | None, entries: list[dict[str, Any] | Entry | Assistant]) -> None:
+    def insert_after(self, anchor: str | None, entries: list[dict[str, object] | Entry | Assistant]) -> None:
         """Put a branch right after its anchor: the file's last line stays on the main path (pi's leaf)."""
         at = len(self.entries)
         if anchor is not None:
@@ -173,10 +173,10 @@ class Builder:
             fields["details"] = details
         return self.add(key, parent, timestamp, "custom_message", **fields)
 
-    def message(self, key: str, parent: str | None, timestamp: str, message: dict[str, Any]) -> str:
+    def message(self, key: str, parent: str | None, timestamp: str, message: dict[str, object]) -> str:
         # (add's dict, written out: no keyword dict to build and merge for each message)
         entry_id = short_id(key, self.ids)
-        entry: dict[str, Any] = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": timestamp,
+        entry: dict[str, object] = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": timestamp,
                                  "message": message}
         self.entries.append(entry)
         self.by_id[entry_id] = entry
@@ -223,7 +223,7 @@ def user_message(content: object, ms: int) -> dict[str, object]:
     return {"role": "user", "content": content, "timestamp": ms}
 
 
-def assistant_message(content: list[dict[str, Any]], ms: int, api: str, provider: str, model: str,
+def assistant_message(content: list[dict[str, object]], ms: int, api: str, provider: str, model: str,
                       use: dict[str, object] | None = None, stop: str | None = None) -> dict[str, object]:
     if stop is None:
         stop = "toolUse" if any(block.get("type") == "toolCall" for block in content) else "stop"
@@ -249,16 +249,16 @@ def tool_result(call_id: str, name: str, text: object, ms: int, is_error: bool =
     return message
 
 
-def id_of(entry: dict[str, Any] | Entry | Assistant) -> str:
+def id_of(entry: dict[str, object] | Entry | Assistant) -> str:
     """An entry's id, whether a dict, made as its line or an assistant message being filled."""
     if isinstance(entry, dict):
-        return entry["id"]  # (the str Builder.add wrote)
+        return entry["id"]  # type: ignore[return-value]  # the str Builder.add wrote
     return entry.id  # type: ignore[return-value]  # Entry.id is Optional for a header line; an entry has one
 
 
-def timestamp_of(entry: dict[str, Any] | Entry | Assistant) -> str:
+def timestamp_of(entry: dict[str, object] | Entry | Assistant) -> str:
     if isinstance(entry, dict):
-        return entry["timestamp"]
+        return entry["timestamp"]  # type: ignore[return-value]  # the str Builder.add wrote
     return entry.timestamp  # type: ignore[return-value]  # Entry.timestamp is Optional for a header line; an entry has one
 
 
@@ -397,7 +397,7 @@ class Imported:
     source: str  # the path it was read from
     cwd: str
     timestamp: str
-    entries: list[dict[str, Any] | Entry | Assistant]  # (no Assistant left once the builder finished)
+    entries: list[dict[str, object] | Entry | Assistant]  # (no Assistant left once the builder finished)
     tally: Tally
     name: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # more of where it came from (subagent files, ...)
@@ -406,5 +406,5 @@ class Imported:
     def session_id(self) -> str:
         return imported_session_id(self.tool, self.original_id)
 
-    def origin(self) -> dict[str, Any]:
+    def origin(self) -> dict[str, object]:
         return {"tool": self.tool, "id": self.original_id, "path": self.source, **self.extra}

@@ -62,7 +62,7 @@ class PrivateCopy:
         self.connection.row_factory = sqlite3.Row
         return self.connection
 
-    def __exit__(self, *_exc: Any) -> None:
+    def __exit__(self, *_exc: object) -> None:
         if self.connection is not None:
             self.connection.close()
         if self.folder is not None:
@@ -100,7 +100,7 @@ class _Reader:
             "select id, time_created, cast(data as blob) as data from message where session_id = ? "
             "order by time_created, id", (session_id,)
         ).fetchall()
-        parts: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        parts: dict[str, list[tuple[str, dict[str, object]]]] = {}
         for row in self.con.execute(
                 "select id, message_id, cast(data as blob) as data from part where session_id = ? "
                 "order by message_id, id", (session_id,)):
@@ -135,7 +135,7 @@ class _Reader:
         return leaf
 
     def user(self, key: str, parent: str | None, stamp: str, ms: int, parts: list, data: dict) -> str | None:
-        content: list[dict[str, Any]] = []
+        content: list[dict[str, object]] = []
         for part_id, part in parts:
             kind = part.get("type")
             if kind == "text" and not part.get("synthetic"):
@@ -174,7 +174,7 @@ class _Reader:
             parent = self.b.model_change(f"{key}/model", parent, stamp, provider, model)
         self.tally.count("message:assistant", MAPPED)
         for step, step_parts in enumerate(_steps(parts)):
-            blocks: list[dict[str, Any]] = []
+            blocks: list[dict[str, object]] = []
             tools: list[tuple[str, dict]] = []
             finish: dict[str, Any] = {}
             kept: list[tuple[str, dict]] = []

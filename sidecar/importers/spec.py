@@ -76,7 +76,7 @@ def import_spec(folder: Path, cwd: str = "") -> SpecImport:
                       "timestamp": metadata.lastMessageAt or dicts[-1]["timestamp"],
                       "customType": METADATA_ENTRY, "data": unheld})
         tally.count("metadata.json", "kept", "source, cronJobId, model and metrics kept in a custom entry")
-    entries: list[dict[str, Any] | Entry | Assistant] = list(dicts)
+    entries: list[dict[str, object] | Entry | Assistant] = list(dicts)
     return SpecImport(tool=TOOL, original_id=folder.name, source=str(folder), cwd=cwd,
                       timestamp=metadata.createdAt or (dicts[0]["timestamp"] if dicts else ""),
                       entries=entries, tally=tally, name=metadata.name)

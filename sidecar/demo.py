@@ -12,13 +12,23 @@ from __future__ import annotations
 import asyncio
 import sys
 import tempfile
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Literal
 
 from session_sidecar_client import RpcError, SidecarClient, SidecarError
-from session_sidecar_client.protocol import (AssistantMessage, EntryInput, GetTreeResult, MessageEntry, TextContent,
-                                             ToolCall, TreeNode, WorkDoneBegin, WorkDoneEnd, WorkDoneReport)
+from session_sidecar_client.protocol import (
+    AssistantMessage,
+    EntryInput,
+    GetTreeResult,
+    MessageEntry,
+    TextContent,
+    ToolCall,
+    TreeNode,
+    WorkDoneBegin,
+    WorkDoneEnd,
+    WorkDoneReport,
+)
 
 
 def _say(text: str = "") -> None:

@@ -9,8 +9,8 @@ a tool call before it: providers reject such orphans.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..context.tokens import estimate_tokens

@@ -7,8 +7,8 @@ even after every message mentioning them has been summarized away.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 # Tool name -> what a call with a ``path`` argument does to that path. Besides

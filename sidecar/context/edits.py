@@ -7,7 +7,6 @@ a target winning. The entry stays in the file and in every other branch.
 
 from __future__ import annotations
 
-
 from ..format.jsonl import Entry
 
 NO_EDIT: object = object()  # an entry no context edit names

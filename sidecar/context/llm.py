@@ -8,7 +8,6 @@ strings are part of that compatibility contract.
 
 from __future__ import annotations
 
-
 COMPACTION_SUMMARY_PREFIX = (
     "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
 )

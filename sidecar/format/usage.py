@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 
-
 def usage_tokens(usage: object) -> int:
     """``totalTokens`` when set, else the sum of its parts (input, output, cache read and write)."""
     if not isinstance(usage, dict):

@@ -16,10 +16,10 @@ import mmap
 import os
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any, TypedDict
 
 import msgspec

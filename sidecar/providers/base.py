@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import random
-from dataclasses import dataclass, field
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Literal, Protocol
 
 from ..errors import ProviderError

@@ -10,7 +10,6 @@ from ..errors import InvalidParams
 from .retention import RetentionPolicy, parse_duration, parse_size
 from .usage import StoreUsage
 
-
 T = TypeVar("T")
 
 

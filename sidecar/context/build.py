@@ -12,8 +12,9 @@ field for field. The rules are pi 1.5's (protocol/PROTOCOL.md, "pi releases").
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Iterable
 
 import msgspec
 
@@ -235,7 +236,8 @@ def kept_from(path: list[Entry], first_kept: object, compaction_index: int, ids_
 
 
 def _emit(
-    ctx: SessionContext, entries: Iterable[Entry], pruned: set[str] = frozenset(), edits: dict[str, object] = {}  # type: ignore[assignment]  # noqa: B006
+    ctx: SessionContext, entries: Iterable[Entry], pruned: AbstractSet[str] = frozenset(),
+    edits: dict[str, object] = {},  # noqa: B006  # (read, never changed)
 ) -> None:
     for entry in entries:
         message = message_of(entry)

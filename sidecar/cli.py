@@ -29,21 +29,13 @@ import time
 from pathlib import Path
 
 from . import __version__
-from .config import Settings, SettingsError, load_settings
+from .config import SettingsError, load_settings
+from .invocation import command_root, command_settings, compat_override, own_command
 from .store.layout import default_root
 
 LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
 SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor", "history", "du", "prune", "empty-trash", "inline-blobs",
                "move-blobs", "to-pi", "to-omp", "rewind", "diff", "import", "export", "view", "convert", "migrate", "export-root")
-
-
-def own_command() -> list[str]:
-    """How to start this very sidecar again: the standalone executable itself, else this interpreter's package."""
-    if getattr(sys, "frozen", False):  # a PyInstaller build: sys.executable is session-sidecar
-        return [sys.executable]
-    # -P: the current folder is not put first on sys.path, so a `sidecar/` folder there (a checkout
-    # of another version, say) is not what runs.
-    return [sys.executable, "-P", "-m", "sidecar"]
 
 
 # The options every command takes, given before or after the subcommand (`--root DIR call ...` and
@@ -369,31 +361,6 @@ def _serve(args: argparse.Namespace) -> int:
     return serve(root, settings, framing="jsonl" if args.jsonl else None, max_workers=args.workers)
 
 
-def command_settings(args: argparse.Namespace) -> "Settings | None":
-    """The settings a command runs with (the file, the environment, its own flags); None once it
-    printed why they do not load."""
-    try:
-        return load_settings(args.config, overrides=_compat_override(args))
-    except SettingsError as exc:
-        print(f"session-sidecar: {exc}", file=sys.stderr)
-        return None
-
-
-def command_root(args: argparse.Namespace) -> Path:
-    return args.root.expanduser() if args.root else default_root()
-
-
-def _compat_override(args: argparse.Namespace) -> dict:
-    store: dict = {}
-    if getattr(args, "compat", None):
-        store["compat"] = args.compat
-    if getattr(args, "format", None):
-        store["format"] = args.format
-    if getattr(args, "database_url", None):
-        store["databaseUrl"] = args.database_url
-    return {"store": store} if store else {}
-
-
 def _convert(args: argparse.Namespace) -> int:
     """session/convert in this process: the JSON result on stdout (exit 0), or the error on stderr (exit 1)."""
     import msgspec
@@ -437,7 +404,7 @@ def _call(args: argparse.Namespace) -> int:
 
     if serves(args.method):  # answered in this process (rpc/oneshot.py); anything else by a spawned sidecar
         try:
-            settings = load_settings(args.config, overrides=_compat_override(args))
+            settings = load_settings(args.config, overrides=compat_override(args))
         except SettingsError as exc:
             print(f"session-sidecar call: {exc}", file=sys.stderr)
             return 2

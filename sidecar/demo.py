@@ -12,10 +12,23 @@ from __future__ import annotations
 import asyncio
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 from session_sidecar_client import RpcError, SidecarClient, SidecarError
+from session_sidecar_client.protocol import (
+    AssistantMessage,
+    EntryInput,
+    GetTreeResult,
+    MessageEntry,
+    TextContent,
+    ToolCall,
+    TreeNode,
+    WorkDoneBegin,
+    WorkDoneEnd,
+    WorkDoneReport,
+)
 
 
 def _say(text: str = "") -> None:
@@ -27,12 +40,12 @@ def _step(title: str) -> None:
     _say(f"== {title}")
 
 
-def _text_of(message: dict[str, Any]) -> str:
+def _text_of(message: Mapping[str, object]) -> str:
     content = message.get("content")
     if isinstance(content, str):
         return " ".join(content.split())
     parts = []
-    for block in content or []:
+    for block in content if isinstance(content, list) else []:
         if block.get("type") == "text":
             parts.append(" ".join(block["text"].split()))
         elif block.get("type") == "toolCall":
@@ -40,23 +53,22 @@ def _text_of(message: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-def _user(text: str) -> dict[str, Any]:
+def _user(text: str) -> MessageEntry:
     return {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": text}]}}
 
 
-def _assistant(*blocks: dict[str, Any]) -> dict[str, Any]:
-    stop = "toolUse" if any(b["type"] == "toolCall" for b in blocks) else "stop"
-    return {
-        "type": "message",
-        "message": {"role": "assistant", "content": list(blocks), "provider": "demo", "model": "demo-1", "stopReason": stop},
-    }
+def _assistant(*blocks: TextContent | ToolCall) -> MessageEntry:
+    stop: Literal["toolUse", "stop"] = "toolUse" if any(b["type"] == "toolCall" for b in blocks) else "stop"
+    message: AssistantMessage = {"role": "assistant", "content": [*blocks], "provider": "demo", "model": "demo-1",
+                                 "stopReason": stop}
+    return {"type": "message", "message": message}
 
 
-def _tool_call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
+def _tool_call(call_id: str, name: str, **arguments: object) -> ToolCall:
     return {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}
 
 
-def _tool_result(call_id: str, name: str, text: str) -> dict[str, Any]:
+def _tool_result(call_id: str, name: str, text: str) -> MessageEntry:
     return {
         "type": "message",
         "message": {"role": "toolResult", "toolCallId": call_id, "toolName": name, "content": [{"type": "text", "text": text}], "isError": False},
@@ -69,7 +81,7 @@ _PARSER_SOURCE = "def parse(text):\n    return text.split(',')[0]\n\n" + "\n".jo
     for n in range(40)
 )
 
-CONVERSATION = [
+CONVERSATION: list[MessageEntry] = [
     _user("The parser test fails on empty input. Can you fix it?"),
     _assistant({"type": "text", "text": "Let me look at the parser."}, _tool_call("call_1", "read", path="src/parser.py")),
     _tool_result("call_1", "read", _PARSER_SOURCE),
@@ -81,7 +93,7 @@ CONVERSATION = [
 _PYTEST_OUTPUT = "\n".join(
     [f"tests/test_parser.py::test_case_{n} PASSED" for n in range(1, 31)] + ["", "30 passed in 0.41s"]
 )
-SECOND_TURN = [
+SECOND_TURN: list[MessageEntry] = [
     _user("Thanks. Add a regression test for the empty input, and keep the public API unchanged."),
     _assistant(_tool_call("call_3", "write", path="tests/test_parser.py", content="def test_empty():\n    assert parse('') is None\n")),
     _tool_result("call_3", "write", "Wrote tests/test_parser.py."),
@@ -91,21 +103,21 @@ SECOND_TURN = [
 ]
 
 
-def _print_tree(tree: dict[str, Any], entries: dict[str, dict[str, Any]]) -> None:
-    children: dict[str | None, list[dict[str, Any]]] = {}
+def _print_tree(tree: GetTreeResult, entries: Mapping[str | None, Mapping[str, object]]) -> None:
+    children: dict[str | None, list[TreeNode]] = {}
     for node in tree["nodes"]:
         children.setdefault(node["parentId"], []).append(node)
     leaf = tree["leafId"]
 
-    def line(node: dict[str, Any]) -> str:
-        entry = entries.get(node["id"], {})
+    def line(node: TreeNode) -> str:
+        message = entries.get(node["id"], {}).get("message")
         what = node.get("role") or node["type"]
-        text = _text_of(entry["message"])[:60] if "message" in entry else ""
+        text = _text_of(message)[:60] if isinstance(message, dict) else ""
         label = f"  [{node['label']}]" if node.get("label") else ""
         mark = "  <- leaf" if node["id"] == leaf else ""
         return f"{node['id']} {what:<10} {text}{label}{mark}"
 
-    def walk(node: dict[str, Any], first: str, rest: str) -> None:
+    def walk(node: TreeNode, first: str, rest: str) -> None:
         # A chain stays in its column; a branch point opens one column per child.
         _say(first + line(node))
         kids = children.get(node["id"], [])
@@ -127,7 +139,7 @@ async def run_demo(root: Path | None = None, config: Path | None = None, databas
             args += ["--database-url", database_url]
         try:
             # This interpreter's sidecar, so the demo works whether or not the venv's bin is on PATH.
-            from .cli import own_command
+            from .invocation import own_command
 
             command = own_command()
             async with SidecarClient.spawn(args, command=command, client_name="session-sidecar demo") as client:
@@ -158,7 +170,7 @@ async def _drive(client: SidecarClient, sessions_root: Path) -> None:
     _say(f"session {session_id}\nfile    {created['path']} (written once the first user or assistant message arrives)")
 
     _step("session/append: a conversation with two tool calls")
-    appended = await client.append(session_id, CONVERSATION)
+    appended = await client.append(session_id, [*CONVERSATION])
     ids = [e["id"] for e in appended["entries"]]
     for entry, spec in zip(appended["entries"], CONVERSATION):
         _say(f"  {entry['id']} <- {entry['parentId'] or 'root':<8} {spec['message']['role']:<10} {_text_of(spec['message'])[:60]}")
@@ -172,7 +184,7 @@ async def _drive(client: SidecarClient, sessions_root: Path) -> None:
     _step("session/setLabel, then session/branch back to the first answer and try again")
     await client.set_label(session_id, ids[1], "first look")
     await client.branch(session_id, ids[1])
-    retry = [
+    retry: list[EntryInput] = [
         _tool_result("call_1", "read", "def parse(text):\n    return text.split(',')[0]\n"),
         _assistant({"type": "text", "text": "Alternative: raise ValueError on empty input instead."}),
     ]
@@ -187,12 +199,12 @@ async def _drive(client: SidecarClient, sessions_root: Path) -> None:
 
     _step("session/append: a second request on the first branch")
     await client.branch(session_id, ids[-1])
-    second = await client.append(session_id, SECOND_TURN)
+    second = await client.append(session_id, [*SECOND_TURN])
     _say(f"leaf {second['leafId']}, ~{second['contextTokens']} tokens in context")
 
     _step("session/compact on the offline summarizer (keepRecentTokens 300: keep about the latest turn)")
 
-    def show(value: dict[str, Any]) -> None:
+    def show(value: WorkDoneBegin | WorkDoneReport | WorkDoneEnd) -> None:
         if value.get("kind") == "report" and value.get("message"):
             _say(f"  .. {value['message']}")
 
@@ -213,9 +225,11 @@ async def _drive(client: SidecarClient, sessions_root: Path) -> None:
 
     _step("session/list")
     listing = await client.list(all=True)
-    for info in listing["sessions"]:
-        parent = f" (fork of {info['parentSession'][:8]})" if info.get("parentSession") else ""
-        _say(f"  {info['sessionId']}  {info['messageCount']} messages  {info.get('name') or info['firstMessage'][:40]!r}{parent}")
+    for listed in listing["sessions"]:
+        forked_from = listed.get("parentSession")
+        parent = f" (fork of {forked_from[:8]})" if forked_from else ""
+        _say(f"  {listed['sessionId']}  {listed['messageCount']} messages  "
+             f"{listed.get('name') or listed['firstMessage'][:40]!r}{parent}")
 
 
 if __name__ == "__main__":

@@ -36,13 +36,14 @@ STANDARD_ERRORS = [
 ]
 
 
-def _error_table() -> list[dict[str, Any]]:
-    table = [{"code": code, "kind": kind, "description": text} for code, kind, text in STANDARD_ERRORS]
-    own = [errors.RequestCancelled, *errors.ALL_ERRORS]
+def _error_table() -> list[dict[str, str | int]]:
+    table: list[dict[str, str | int]] = [{"code": code, "kind": kind, "description": text}
+                                         for code, kind, text in STANDARD_ERRORS]
+    own: list[type[errors.SidecarError]] = [errors.RequestCancelled, *errors.ALL_ERRORS]
     for cls in own:
         doc = " ".join((cls.__doc__ or "").split())
         table.append({"code": cls.code, "kind": cls.kind, "description": doc or cls.__name__})
-    return sorted(table, key=lambda row: -row["code"])
+    return sorted(table, key=lambda row: -int(row["code"]))
 
 
 def generate() -> dict[str, Any]:
@@ -97,7 +98,7 @@ SHAPES_END = "<!-- /entry-shapes -->"
 _ENVELOPE = ("id", "parentId", "timestamp")
 
 
-def _shape_groups() -> list[tuple[str, list[type]]]:
+def _shape_groups() -> list[tuple[str, list[type[msgspec.Struct]]]]:
     from typing import get_args
 
     omp_messages = [kind for kind in get_args(entries.OmpEntryMessage)
@@ -126,8 +127,9 @@ def shapes_markdown() -> str:
         for cls in kinds:
             config = cls.__struct_config__
             tag = f"`{config.tag}`" if config.tag_field else ""
-            required, optional = [], []
-            for field in msgspec.inspect.type_info(cls).fields:  # type: ignore[attr-defined]
+            required: list[str] = []
+            optional: list[str] = []
+            for field in msgspec.inspect.type_info(cls).fields:  # type: ignore[attr-defined]  # type_info of a Struct class is a StructType, which has fields
                 if field.encode_name in _ENVELOPE and not field.required and config.tag_field == "type":
                     continue  # the envelope, the same on every entry (above)
                 shown = f"`{field.encode_name}`: {entries.type_name(field.type)}"

@@ -9,7 +9,6 @@ lists are carried over from summaries nested in the branch.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ..context.build import branch_summary_message, compaction_summary_message, custom_message
 from ..context.tokens import estimate_tokens
@@ -23,7 +22,7 @@ BRANCH_SUMMARY_MAX_TOKENS = 2048
 @dataclass(slots=True)
 class BranchPreparation:
     entries: list[Entry]  # the abandoned branch, oldest first
-    messages: list[dict[str, Any]]  # what the summary covers, oldest first
+    messages: list[dict[str, object]]  # what the summary covers, oldest first
     file_ops: FileOps
     tokens: int
 
@@ -38,7 +37,7 @@ def abandoned_branch(old_path: list[Entry], target_path: list[Entry]) -> list[En
     return old_path[shared:]
 
 
-def _branch_message(entry: Entry) -> dict[str, Any] | None:
+def _branch_message(entry: Entry) -> dict[str, object] | None:
     if entry.type == "message":
         message = entry.obj().get("message")
         # The tool call says what was done; its output adds bulk, not meaning, to a branch summary.
@@ -57,7 +56,7 @@ def _branch_message(entry: Entry) -> dict[str, Any] | None:
 def prepare_branch(entries: list[Entry], token_budget: int) -> BranchPreparation:
     # Files from the whole branch, even the part the budget leaves out of the summary.
     file_ops = FileOps()
-    messages: list[tuple[Entry, dict[str, Any]]] = []
+    messages: list[tuple[Entry, dict[str, object]]] = []
     for entry in entries:
         if entry.type == "branch_summary":
             obj = entry.obj()
@@ -67,7 +66,7 @@ def prepare_branch(entries: list[Entry], token_budget: int) -> BranchPreparation
         if message is not None:
             file_ops.add_message(message)
             messages.append((entry, message))
-    chosen: list[dict[str, Any]] = []
+    chosen: list[dict[str, object]] = []
     total = 0
     for entry, message in reversed(messages):
         tokens = estimate_tokens(message)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Iterable
 
 from ..format.text import content_text, one_line
 from ..format.constraints import constraint_sentences
@@ -67,7 +67,7 @@ def _tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
-def _strings(value: Any) -> list[str]:
+def _strings(value: object) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
@@ -107,7 +107,7 @@ class CarryOver:
 
     # -- storage in details.carryOver --------------------------------------------
 
-    def to_obj(self) -> dict[str, Any]:
+    def to_obj(self) -> dict[str, object]:
         return {
             "version": 1,
             "userMessages": self.user_messages,
@@ -121,11 +121,11 @@ class CarryOver:
         }
 
     @classmethod
-    def from_obj(cls, obj: Any) -> "CarryOver | None":
+    def from_obj(cls, obj: object) -> "CarryOver | None":
         """A stored carry-over, read leniently (a hand-edited file loses only what is malformed)."""
         if not isinstance(obj, dict):
             return None
-        tasks = obj.get("tasks") if isinstance(obj.get("tasks"), dict) else {}
+        tasks = found if isinstance(found := obj.get("tasks"), dict) else {}
         calls = [
             CallRecord(str(c.get("call", "")), str(c.get("outcome", "")), bool(c.get("error")))
             for c in obj.get("lastCalls") or []
@@ -136,7 +136,7 @@ class CarryOver:
             for e in obj.get("errors") or []
             if isinstance(e, dict)
         ]
-        dropped = obj.get("dropped") if isinstance(obj.get("dropped"), dict) else {}
+        dropped = found if isinstance(found := obj.get("dropped"), dict) else {}
         digested = obj.get("digestedMessages")
         return cls(
             user_messages=_strings(obj.get("userMessages")),
@@ -239,7 +239,7 @@ class CarryOver:
 # -- reading the summarized messages ------------------------------------------------------
 
 
-def _primary_argument(arguments: dict[str, Any]) -> str:
+def _primary_argument(arguments: dict[str, object]) -> str:
     for key in ("command", "cmd", "path", "file_path", "filePath", "pattern", "query", "url"):
         value = arguments.get(key)
         if isinstance(value, str) and value:
@@ -247,7 +247,7 @@ def _primary_argument(arguments: dict[str, Any]) -> str:
     return format_tool_call("", arguments)
 
 
-def call_key(name: str, arguments: dict[str, Any]) -> str:
+def call_key(name: str, arguments: dict[str, object]) -> str:
     """What a later success must match to resolve an error: a file's edits resolve each other."""
     argument = _primary_argument(arguments)
     if name in MODIFY_TOOLS:
@@ -255,7 +255,7 @@ def call_key(name: str, arguments: dict[str, Any]) -> str:
     return f"{name}:{argument}"
 
 
-def _todo_items(arguments: dict[str, Any]) -> tuple[list[str], list[str], list[str]] | None:
+def _todo_items(arguments: dict[str, object]) -> tuple[list[str], list[str], list[str]] | None:
     """(done, in progress, pending) of a todo tool's full list, or None when it is not one."""
     todos = arguments.get("todos") or arguments.get("items") or arguments.get("todoList")
     if not isinstance(todos, list):
@@ -299,11 +299,11 @@ class _Turn:
     concluded: bool = False
 
 
-def build_carry_over(previous: CarryOver | None, messages: Iterable[dict[str, Any]]) -> CarryOver:
+def build_carry_over(previous: CarryOver | None, messages: Iterable[dict[str, object]]) -> CarryOver:
     """The previous carry-over merged with what ``messages`` (the summarized span, oldest first) show."""
     carry = CarryOver() if previous is None else CarryOver.from_obj(previous.to_obj())  # a copy
     assert carry is not None
-    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    calls: dict[str, tuple[str, dict[str, object]]] = {}
     turns: list[_Turn] = []
     # Work in progress at the previous compaction continues into this span until concluded.
     carried = [_Turn(t) for t in carry.in_progress]
@@ -329,14 +329,14 @@ def build_carry_over(previous: CarryOver | None, messages: Iterable[dict[str, An
             turns.append(_Turn(one_line(text, TASK_MAX_CHARS)))
             failing_turn = False
         elif role == "assistant":
-            content = message.get("content") if isinstance(message.get("content"), list) else []
+            content = found if isinstance(found := message.get("content"), list) else []
             texts = [b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
             has_calls = False
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "toolCall":
                     has_calls = True
                     name = str(block.get("name"))
-                    arguments = block.get("arguments") if isinstance(block.get("arguments"), dict) else {}
+                    arguments = given if isinstance(given := block.get("arguments"), dict) else {}
                     calls[str(block.get("id"))] = (name, arguments)
                     if name.lower() in _TODO_TOOLS:
                         todo = _todo_items(arguments) or todo
@@ -382,7 +382,7 @@ def build_carry_over(previous: CarryOver | None, messages: Iterable[dict[str, An
     return carry
 
 
-def _record_call(carry: CarryOver, name: str, arguments: dict[str, Any], output: str, failed: bool, by_user: bool = False) -> None:
+def _record_call(carry: CarryOver, name: str, arguments: dict[str, object], output: str, failed: bool, by_user: bool = False) -> None:
     call = one_line(format_tool_call(name, arguments), CALL_MAX_CHARS)
     key = call_key(name, arguments)
     if failed:

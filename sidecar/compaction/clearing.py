@@ -17,7 +17,6 @@ of the next compaction quotes unresolved errors from it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ..config import ClearToolResultsSettings
 from ..context.build import build_context
@@ -46,14 +45,14 @@ class Clearable:
     kept: list[int]
 
 
-def output_saving(message: dict[str, Any]) -> int:
+def output_saving(message: dict[str, object]) -> int:
     """The tokens a toolResult message frees when shown as the placeholder (0 for an error, which stays)."""
     if message.get("role") != "toolResult" or message.get("isError"):
         return 0
     return max(0, estimate_tokens(message) - estimate_tokens(pruned_tool_result(message)))
 
 
-def clearable(messages: list[dict[str, Any]], entry_ids: list[str], already: set[str], keep_tool_results: int) -> Clearable:
+def clearable(messages: list[dict[str, object]], entry_ids: list[str], already: set[str], keep_tool_results: int) -> Clearable:
     found = Clearable([], 0, [])
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
@@ -72,7 +71,7 @@ def clearable(messages: list[dict[str, Any]], entry_ids: list[str], already: set
 
 
 def plan_clear(
-    messages: list[dict[str, Any]],
+    messages: list[dict[str, object]],
     entry_ids: list[str],
     already: set[str],
     keep_tool_results: int,

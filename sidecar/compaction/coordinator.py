@@ -19,7 +19,8 @@ import asyncio
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING
 
 from ..errors import CompactionConflict, CompactionNotSmaller, NothingToCompact, RequestCancelled, SidecarError
 from ..providers import default_provider_name, make_provider
@@ -31,6 +32,9 @@ from .files import format_file_lists
 from .progress import check_cancelled
 from .prompts import BRANCH_INSTRUCTIONS, BRANCH_SUMMARY_PREAMBLE, with_custom_instructions
 from .run import CompactionOptions, CompactionOutcome, StreamMeter, cancellable, fallback_details, run_compaction, summarize
+
+if TYPE_CHECKING:
+    from ..config import ProvidersSettings
 
 _JOIN_POLL = 0.05
 AUTO_REQUEST_TTL = 600.0
@@ -73,7 +77,7 @@ class _Run:
 
 
 class Compactor:
-    def __init__(self, providers_settings: Callable[[], Any], environ: dict[str, str] | None = None) -> None:
+    def __init__(self, providers_settings: Callable[[], ProvidersSettings], environ: dict[str, str] | None = None) -> None:
         self._providers_settings = providers_settings
         self._environ = environ
         self._runs: dict[str, _Run] = {}
@@ -85,7 +89,7 @@ class Compactor:
         self._auto_refused: dict[str, int] = {}
         self._lock = threading.Lock()
         # Wired by the rpc layer: ask the client (server -> client request) and its loop.
-        self.ask_client: Callable[[str, dict[str, Any]], Any] | None = None
+        self.ask_client: Callable[[str, dict[str, object]], Coroutine[object, object, object]] | None = None
         self.client_loop: asyncio.AbstractEventLoop | None = None
         # Called (from the appending thread) when autoCompact is on and an append crossed the line.
         self.on_should_compact: Callable[[str, int], None] | None = None
@@ -96,7 +100,7 @@ class Compactor:
         ask = self._ask_bridge if self.ask_client is not None else None
         return make_provider(name, self._providers_settings(), self._environ, ask)
 
-    async def _ask_bridge(self, method: str, params: dict[str, Any]) -> Any:
+    async def _ask_bridge(self, method: str, params: dict[str, object]) -> object:
         """Ask the client from whichever loop we run on (branch summaries run in a worker's own loop)."""
         assert self.ask_client is not None
         owner = self.client_loop
@@ -124,7 +128,7 @@ class Compactor:
                 running = self._runs.get(session.id)
                 joins = running is not None and leaf_id in (None, running.leaf_id)
                 if joins:
-                    running.work.works.append(work)  # type: ignore[union-attr]
+                    running.work.works.append(work)  # type: ignore[union-attr]  # joins implies running is not None
             if running is None:
                 break
             if joins:
@@ -209,12 +213,12 @@ class Compactor:
         session.follow(wait=False)  # another program may have appended while the model summarized
         parent = self._placement(session, leaf_id, explicit)
         written = session.append(outcome.entries, parent)
-        record = CompactionRecord(written[-1].id, outcome, int((time.monotonic() - started) * 1000))  # type: ignore[arg-type]
+        record = CompactionRecord(written[-1].id, outcome, int((time.monotonic() - started) * 1000))  # type: ignore[arg-type]  # a written entry has an id (Entry.id is Optional for the header)
         work.report("compacted", 100)
         return record
 
     @staticmethod
-    def _placement(session: Session, compacted_leaf: str | None, explicit: bool) -> Any:
+    def _placement(session: Session, compacted_leaf: str | None, explicit: bool) -> object:
         """Where the entries go: below the compacted leaf, or the leaf it grew into meanwhile."""
         if explicit or session.leaf_id == compacted_leaf:
             return compacted_leaf if explicit else UNSET
@@ -287,7 +291,7 @@ class Compactor:
         options: CompactionOptions,
         provider_name: str | None,
         work: Work = NO_WORK,
-    ) -> dict[str, Any] | None:
+    ) -> dict[str, object] | None:
         """The ``branch_summary`` entry for leaving the current branch for ``target_id``, or None."""
         old_path = session.path_to(session.leaf_id)
         target_path = session.path_to(target_id) if target_id is not None else []
@@ -307,7 +311,7 @@ class Compactor:
             await _close(provider)
         check_cancelled(work, "writing")
         read_files, modified_files = prep.file_ops.lists()
-        details: dict[str, Any] = {"readFiles": read_files, "modifiedFiles": modified_files}
+        details: dict[str, object] = {"readFiles": read_files, "modifiedFiles": modified_files}
         fallback = fallback_details(provider.name, [part], ["branch"])
         if fallback is not None:
             details["fallback"] = fallback

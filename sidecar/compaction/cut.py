@@ -9,6 +9,7 @@ a tool call before it: providers reject such orphans.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +33,7 @@ class CutPoint:
         return self.turn_start is not None
 
 
-def _tool_call_ids(message: dict[str, Any]) -> list[str]:
+def _tool_call_ids(message: Mapping[str, Any]) -> list[str]:
     if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
         return []
     ids = []
@@ -42,7 +43,7 @@ def _tool_call_ids(message: dict[str, Any]) -> list[str]:
     return ids
 
 
-def valid_cut_points(messages: list[dict[str, Any]], start: int = 0) -> list[bool]:
+def valid_cut_points(messages: Sequence[Mapping[str, Any]], start: int = 0) -> list[bool]:
     """For each index, whether keeping from there leaves every tool result with its call."""
     n = len(messages)
     valid = [i >= start and messages[i].get("role") in CUT_ROLES for i in range(n)]
@@ -55,7 +56,7 @@ def valid_cut_points(messages: list[dict[str, Any]], start: int = 0) -> list[boo
             for call_id in _tool_call_ids(message):
                 call_index[call_id] = index
         elif role == "toolResult":
-            origin = call_index.get(message.get("toolCallId"))  # type: ignore[arg-type]
+            origin = call_index.get(message.get("toolCallId"))  # type: ignore[arg-type]  # a missing toolCallId looks up None, which no call has
             if origin is not None and origin + 1 <= index:
                 blocked[origin + 1] += 1
                 blocked[index + 1] -= 1
@@ -67,7 +68,7 @@ def valid_cut_points(messages: list[dict[str, Any]], start: int = 0) -> list[boo
     return valid
 
 
-def find_cut_point(messages: list[dict[str, Any]], start: int, keep_recent_tokens: int) -> CutPoint:
+def find_cut_point(messages: list[dict[str, object]], start: int, keep_recent_tokens: int) -> CutPoint:
     """Keep at least ``keep_recent_tokens`` (estimated) from the newest backwards, cut validly.
 
     Walk back from the newest message adding estimates; at the first message
@@ -99,9 +100,9 @@ def find_cut_point(messages: list[dict[str, Any]], start: int, keep_recent_token
     return CutPoint(first_kept=cut, turn_start=turn_start, kept_tokens=kept_tokens)
 
 
-def has_pending_tool_calls(messages: list[dict[str, Any]]) -> bool:
+def has_pending_tool_calls(messages: list[dict[str, object]]) -> bool:
     """Whether the last assistant message's tool calls are still waiting for results."""
-    answered: set[Any] = set()
+    answered: set[object] = set()
     for message in reversed(messages):
         if message.get("role") == "toolResult":
             answered.add(message.get("toolCallId"))

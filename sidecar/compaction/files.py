@@ -7,8 +7,9 @@ even after every message mentioning them has been summarized away.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 # Tool name -> what a call with a ``path`` argument does to that path. Besides
 # pi's own tools, the names other agents use (and older pi sessions) count too.
@@ -23,7 +24,7 @@ class FileOps:
     read: set[str] = field(default_factory=set)
     modified: set[str] = field(default_factory=set)
 
-    def add_details(self, details: Any) -> None:
+    def add_details(self, details: object) -> None:
         """Fold in the lists a previous compaction or branch summary recorded."""
         if not isinstance(details, dict):
             return
@@ -32,7 +33,7 @@ class FileOps:
             if isinstance(values, list):
                 target.update(v for v in values if isinstance(v, str) and v)
 
-    def add_message(self, message: dict[str, Any]) -> None:
+    def add_message(self, message: dict[str, object]) -> None:
         for name, arguments in tool_calls(message):
             path = _path_argument(arguments)
             if path is None:
@@ -42,7 +43,7 @@ class FileOps:
             elif name in _MODIFY_TOOLS:
                 self.modified.add(path)
 
-    def add_messages(self, messages: Iterable[dict[str, Any]]) -> None:
+    def add_messages(self, messages: Iterable[dict[str, object]]) -> None:
         for message in messages:
             self.add_message(message)
 
@@ -51,7 +52,7 @@ class FileOps:
         return sorted(self.read - self.modified), sorted(self.modified)
 
 
-def tool_calls(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def tool_calls(message: Mapping[str, Any]) -> list[tuple[str, dict[str, object]]]:
     """(name, arguments) of each tool call in an assistant message."""
     if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
         return []
@@ -63,7 +64,7 @@ def tool_calls(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return calls
 
 
-def _path_argument(arguments: dict[str, Any]) -> str | None:
+def _path_argument(arguments: dict[str, object]) -> str | None:
     for key in _PATH_KEYS:
         value = arguments.get(key)
         if isinstance(value, str) and value:

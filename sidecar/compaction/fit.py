@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from .serialize import serialize_messages
 
@@ -64,7 +63,7 @@ def _newest_that_fit(blocks: list[str], budget: int | None) -> tuple[list[str], 
     return kept, len(blocks) - len(kept)
 
 
-def fit_conversation(messages: list[dict[str, Any]], budget: int | None, stage: int) -> FittedConversation:
+def fit_conversation(messages: list[dict[str, object]], budget: int | None, stage: int) -> FittedConversation:
     """The transcript at ``stage`` (an index into ``STAGES``), trimmed toward ``budget`` tokens."""
     name = STAGES[stage]
     if name == "full":
@@ -80,7 +79,7 @@ def fit_conversation(messages: list[dict[str, Any]], budget: int | None, stage: 
     return FittedConversation(text=_SEPARATOR.join(blocks), stage=name, omitted=omitted, tokens=_tokens(blocks))
 
 
-def first_fitting_stage(messages: list[dict[str, Any]], budget: int | None) -> int:
+def first_fitting_stage(messages: list[dict[str, object]], budget: int | None) -> int:
     """The least lossy stage whose estimate fits ``budget`` (0 when the budget is unknown)."""
     if budget is None:
         return 0

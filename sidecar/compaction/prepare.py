@@ -33,26 +33,26 @@ class Preparation:
     context: SessionContext  # the context the cut was made in (prune applied)
     cut: CutPoint
     first_kept_entry_id: str
-    history: list[dict[str, Any]]  # messages the main summary replaces
-    turn_prefix: list[dict[str, Any]]  # the split turn's beginning, summarized on its own
+    history: list[dict[str, object]]  # messages the main summary replaces
+    turn_prefix: list[dict[str, object]]  # the split turn's beginning, summarized on its own
     tokens_before: int
     previous_summary: str | None
     file_ops: FileOps
     initial_context: str
     prune: PrunePlan | None = None
-    kept: list[dict[str, Any]] = field(default_factory=list)
+    kept: list[dict[str, object]] = field(default_factory=list)
     # What the previous compaction carried plus what the summarized messages show (not yet bounded).
     carry_over: CarryOver = field(default_factory=CarryOver)
     # pi 1.5: the system message in force, which the compaction records (sidecar.context.system).
-    system_message: dict[str, Any] | None = None
+    system_message: dict[str, object] | None = None
 
 
-def _placeholder_entry(obj: dict[str, Any], parent: str | None, suffix: str) -> Entry:
+def _placeholder_entry(obj: dict[str, object], parent: str | None, suffix: str) -> Entry:
     """An entry as it will be written, for building the prospective context before writing."""
     return Entry.from_obj({**obj, "id": f"~pending-{suffix}", "parentId": parent, "timestamp": "1970-01-01T00:00:00.000Z"})
 
 
-def with_pending(path: list[Entry], objs: list[dict[str, Any]]) -> list[Entry]:
+def with_pending(path: list[Entry], objs: list[dict[str, object]]) -> list[Entry]:
     extended = list(path)
     for number, obj in enumerate(objs):
         extended.append(_placeholder_entry(obj, extended[-1].id if extended else None, str(number)))

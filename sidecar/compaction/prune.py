@@ -10,7 +10,6 @@ The plan becomes a ``custom`` entry (see ``sidecar.context.pruned``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ..context.pruned import PRUNE_CUSTOM_TYPE, pruned_tool_result
 from ..context.tokens import estimate_tokens
@@ -27,15 +26,15 @@ class PrunePlan:
     # batch clearing of sidecar.compaction.clearing (the overlay reads both the same way).
     reason: str | None = None
 
-    def entry(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"toolResultIds": self.tool_result_ids, "tokensFreed": self.tokens_freed}
+    def entry(self) -> dict[str, object]:
+        data: dict[str, object] = {"toolResultIds": self.tool_result_ids, "tokensFreed": self.tokens_freed}
         if self.reason is not None:
             data["reason"] = self.reason
         return {"type": "custom", "customType": PRUNE_CUSTOM_TYPE, "data": data}
 
 
 def plan_prune(
-    messages: list[dict[str, Any]],
+    messages: list[dict[str, object]],
     entry_ids: list[str],
     already_pruned: set[str],
     protect_tokens: int = PRUNE_PROTECT_TOKENS,

@@ -11,7 +11,7 @@ import asyncio
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, TypeVar
+from typing import Awaitable, TypeVar
 
 from ..context.build import SessionContext, build_context, js_time
 from ..context.tokens import context_tokens, estimate_tokens
@@ -56,12 +56,12 @@ class CompactionOptions:
     carry_over_user_tokens: int = carryover.USER_TOKENS
     carry_over_max_tokens: int = carryover.MAX_TOKENS
     # The provider's own compaction item the client got for this span (sidecar.context.native), to record.
-    native: dict[str, Any] | None = None
+    native: dict[str, object] | None = None
 
 
 @dataclass(slots=True)
 class CompactionOutcome:
-    entries: list[dict[str, Any]]  # to append, in order; the last one is the compaction
+    entries: list[dict[str, object]]  # to append, in order; the last one is the compaction
     summary: str
     first_kept_entry_id: str
     tokens_before: int
@@ -73,7 +73,7 @@ class CompactionOutcome:
     stages: list[str] = field(default_factory=list)
     pruned_tool_results: int = 0
     # Set when the provider's answer was empty or garbage and the offline summary took its place.
-    fallback: dict[str, Any] | None = None
+    fallback: dict[str, object] | None = None
 
 
 @dataclass(slots=True)
@@ -128,7 +128,7 @@ async def cancellable(awaitable: Awaitable[T], progress: Work) -> T:
             await asyncio.gather(task, return_exceptions=True)
 
 
-async def _gather_or_cancel(*awaitables: Awaitable[Any]) -> list[Any]:
+async def _gather_or_cancel(*awaitables: Awaitable[T]) -> list[T]:
     tasks = [asyncio.ensure_future(a) for a in awaitables]
     try:
         return await asyncio.gather(*tasks)
@@ -141,7 +141,7 @@ async def _gather_or_cancel(*awaitables: Awaitable[Any]) -> list[Any]:
 
 async def summarize(
     provider: Provider,
-    messages: list[dict[str, Any]],
+    messages: list[dict[str, object]],
     instructions: str,
     purpose: str,
     max_tokens: int,
@@ -162,7 +162,7 @@ async def summarize(
             prompt=build_prompt(fitted.text, instructions, previous_summary),
             max_tokens=max_tokens,
             model=options.model,
-            purpose=purpose,  # type: ignore[arg-type]
+            purpose=purpose,  # type: ignore[arg-type]  # purpose is one of SummaryRequest's literals; the callers pass only those
             messages=messages,
             previous_summary=previous_summary,
             custom_instructions=options.custom_instructions,
@@ -196,7 +196,8 @@ async def run_compaction(
     progress = progress or NO_WORK
     progress.report("preparing", 0)
     # Preparing a large session takes a while: off the event loop, so progress and cancels flow.
-    prep = preparation or await asyncio.to_thread(prepare_compaction, path, options.keep_recent_tokens, options.prune)
+    prep = preparation if preparation is not None else await asyncio.to_thread(
+        prepare_compaction, path, options.keep_recent_tokens, options.prune)
     check_cancelled(progress, "preparing")
     if prep.prune is not None:
         count = len(prep.prune.tool_result_ids)
@@ -233,11 +234,11 @@ async def run_compaction(
         + carry.render()
         + format_file_lists(read_files, modified_files)
     )
-    details: dict[str, Any] = {"readFiles": read_files, "modifiedFiles": modified_files, "carryOver": carry.to_obj()}
+    details: dict[str, object] = {"readFiles": read_files, "modifiedFiles": modified_files, "carryOver": carry.to_obj()}
     fallback = fallback_details(provider.name, results, ["history"] * bool(prep.history) + ["turnPrefix"] * bool(prep.turn_prefix))
     if fallback is not None:
         details["fallback"] = fallback
-    compaction: dict[str, Any] = {
+    compaction: dict[str, object] = {
         "type": "compaction",
         "timestamp": iso_now(),
         "summary": summary,
@@ -300,7 +301,7 @@ def check_smaller(before: SessionContext, after: SessionContext, first_kept_entr
     )
 
 
-def fallback_details(provider: str, parts: list[SummaryPart], purposes: list[str]) -> dict[str, Any] | None:
+def fallback_details(provider: str, parts: list[SummaryPart], purposes: list[str]) -> dict[str, object] | None:
     """``details.fallback``: which summaries the offline summarizer wrote, and why; None when none."""
     replaced = [(purpose, part) for purpose, part in zip(purposes, parts) if part.fallback_reason is not None]
     if not replaced:

@@ -7,6 +7,7 @@ it. Tool outputs are cut: the summary needs what was learnt, not every byte.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..context.llm import convert_to_llm
@@ -16,7 +17,7 @@ TOOL_RESULT_MAX_CHARS = 2000
 THINKING_MAX_CHARS = 2000
 
 
-def _text_of(content: Any) -> str:
+def _text_of(content: object) -> str:
     if isinstance(content, str):
         return content
     parts = []
@@ -30,7 +31,7 @@ def _text_of(content: Any) -> str:
     return "\n".join(parts)
 
 
-def serialize_message(message: dict[str, Any], *, strip_tool_outputs: bool = False) -> str | None:
+def serialize_message(message: Mapping[str, Any], *, strip_tool_outputs: bool = False) -> str | None:
     """One LLM message (user / assistant / toolResult) as marked lines, or None when it says nothing."""
     role = message.get("role")
     if role == "user":
@@ -68,7 +69,7 @@ def serialize_message(message: dict[str, Any], *, strip_tool_outputs: bool = Fal
     return None
 
 
-def serialize_messages(agent_messages: list[dict[str, Any]], *, strip_tool_outputs: bool = False) -> list[str]:
+def serialize_messages(agent_messages: list[dict[str, object]], *, strip_tool_outputs: bool = False) -> list[str]:
     """Each context message as its block of text (summaries and custom messages as user text)."""
     blocks = []
     for message in convert_to_llm(agent_messages):
@@ -78,5 +79,5 @@ def serialize_messages(agent_messages: list[dict[str, Any]], *, strip_tool_outpu
     return blocks
 
 
-def serialize_conversation(agent_messages: list[dict[str, Any]]) -> str:
+def serialize_conversation(agent_messages: list[dict[str, object]]) -> str:
     return "\n\n".join(serialize_messages(agent_messages))

@@ -9,7 +9,6 @@ compaction entry written, which the spec writer appends as a record.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from .coordinator import CompactionRecord, Compactor, _close
 from .progress import check_cancelled
@@ -27,7 +26,7 @@ from ..work import Work
 
 
 class SpecCompactor(Compactor):
-    async def _compact(  # type: ignore[override]
+    async def _compact(
         self, session: Session, leaf_id: str | None, explicit: bool, options: CompactionOptions,
         provider: Provider, work: Work,
     ) -> CompactionRecord:
@@ -61,7 +60,7 @@ class SpecCompactor(Compactor):
             work.report("summarizing", 20)
             response = await provider.summarize(request, lambda _delta: None)
             text, model = response.text.strip(), response.model
-            fallback = None
+            fallback: dict[str, object] | None = None
             if not text:  # never a compaction without a summary; the result says whose it is
                 text = summarize_offline(request).strip()
                 fallback = {"provider": provider.name, "model": model, "reason": "empty", "summaries": ["history"],
@@ -70,7 +69,7 @@ class SpecCompactor(Compactor):
             await _close(provider)
         tags = prompts.file_tags(found.read_files, found.modified_files)
         summary = f"{text}\n\n{tags}" if tags else text
-        entry: dict[str, Any] = {
+        entry: dict[str, object] = {
             "type": "compaction", "summary": summary, "firstKeptEntryId": found.first_kept_id,
             "tokensBefore": found.tokens_before,
             "details": {"readFiles": found.read_files, "modifiedFiles": found.modified_files},
@@ -88,6 +87,6 @@ class SpecCompactor(Compactor):
             read_files=found.read_files, modified_files=found.modified_files, provider=provider.name, model=model,
             fallback=fallback,
         )
-        record = CompactionRecord(written[-1].id, outcome, int((time.monotonic() - started) * 1000))  # type: ignore[arg-type]
+        record = CompactionRecord(written[-1].id, outcome, int((time.monotonic() - started) * 1000))  # type: ignore[arg-type]  # a written entry has an id (Entry.id is Optional for the header)
         work.report("compacted", 100)
         return record

@@ -12,8 +12,9 @@ field for field. The rules are pi 1.5's (protocol/PROTOCOL.md, "pi releases").
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Any, Iterable
 
 import msgspec
 
@@ -25,14 +26,14 @@ from .pruned import PRUNE_CUSTOM_TYPE, pruned_ids, pruned_tool_result
 
 @dataclass(slots=True)
 class SessionContext:
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[dict[str, object]] = field(default_factory=list)
     thinking_level: str = "off"
     # pi's {provider, modelId}, from the last model_change or assistant message on the path.
-    model: dict[str, Any] | None = None
+    model: dict[str, object] | None = None
     # oh-my-pi's role -> "provider/modelId" map.
     models: dict[str, str] = field(default_factory=dict)
     mode: str = "none"
-    mode_data: dict[str, Any] | None = None
+    mode_data: dict[str, object] | None = None
     injected_rules: list[str] = field(default_factory=list)
     # The entry each message came from (the compaction entry for its summary).
     entry_ids: list[str] = field(default_factory=list)
@@ -40,7 +41,7 @@ class SessionContext:
     after_compaction: int = 0
 
 
-def compaction_summary_message(obj: dict[str, Any]) -> dict[str, Any]:
+def compaction_summary_message(obj: dict[str, object]) -> dict[str, object]:
     return {
         "role": "compactionSummary",
         "summary": obj.get("summary"),
@@ -49,7 +50,7 @@ def compaction_summary_message(obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def branch_summary_message(obj: dict[str, Any]) -> dict[str, Any]:
+def branch_summary_message(obj: dict[str, object]) -> dict[str, object]:
     return {
         "role": "branchSummary",
         "summary": obj.get("summary"),
@@ -58,9 +59,9 @@ def branch_summary_message(obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def custom_message(obj: dict[str, Any]) -> dict[str, Any]:
+def custom_message(obj: dict[str, object]) -> dict[str, object]:
     # JSON.stringify drops undefined fields: copy only what the entry has.
-    message: dict[str, Any] = {"role": "custom"}
+    message: dict[str, object] = {"role": "custom"}
     for key in ("customType", "content", "display", "details"):
         if key in obj:
             message[key] = obj[key]
@@ -71,17 +72,17 @@ def custom_message(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 # pi 1.5 gives a message whose content is null or missing an empty one of its role's shape.
-_EMPTY_CONTENT: dict[str, Any] = {"user": [], "assistant": [], "toolResult": [], "system": ""}
+_EMPTY_CONTENT: dict[str, object] = {"user": [], "assistant": [], "toolResult": [], "system": ""}
 
 
-def _normalised(message: dict[str, Any]) -> dict[str, Any]:
+def _normalised(message: dict[str, object]) -> dict[str, object]:
     role = message.get("role")
     if message.get("content") is None and isinstance(role, str) and role in _EMPTY_CONTENT:  # a list role: no shape
         return {**message, "content": _EMPTY_CONTENT[role]}
     return message
 
 
-def message_of(entry: Entry, obj: dict[str, Any] | None = None) -> dict[str, Any] | None:
+def message_of(entry: Entry, obj: dict[str, object] | None = None) -> dict[str, object] | None:
     """The AgentMessage an entry contributes, or None (settings, custom state, unknown types).
 
     ``obj``, when given, is the entry's line as a dict already (not decoded again).
@@ -97,10 +98,10 @@ def message_of(entry: Entry, obj: dict[str, Any] | None = None) -> dict[str, Any
     return None
 
 
-def _model_ref(source: dict[str, Any], provider_key: str, model_key: str) -> dict[str, Any]:
+def _model_ref(source: dict[str, object], provider_key: str, model_key: str) -> dict[str, object]:
     """pi's ``{provider, modelId}`` from ``source``: a field the source lacks is
     absent (JSON.stringify drops undefined), one it holds as null stays null."""
-    ref: dict[str, Any] = {}
+    ref: dict[str, object] = {}
     if provider_key in source:
         ref["provider"] = source[provider_key]
     if model_key in source:
@@ -108,9 +109,9 @@ def _model_ref(source: dict[str, Any], provider_key: str, model_key: str) -> dic
     return ref
 
 
-def _head_model_ref(head: MessageHead) -> dict[str, Any]:
+def _head_model_ref(head: MessageHead) -> dict[str, object]:
     """``_model_ref`` of an assistant message, from its head."""
-    ref: dict[str, Any] = {}
+    ref: dict[str, object] = {}
     if head.provider is not msgspec.UNSET:
         ref["provider"] = head.provider
     if head.model is not msgspec.UNSET:
@@ -118,7 +119,7 @@ def _head_model_ref(head: MessageHead) -> dict[str, Any]:
     return ref
 
 
-def _js_text(value: Any) -> str:
+def _js_text(value: object) -> str:
     """A value as a JS template literal prints it (oh-my-pi builds "provider/model" that way)."""
     if value is msgspec.UNSET:
         return "undefined"
@@ -129,7 +130,7 @@ def _js_text(value: Any) -> str:
     return str(value)
 
 
-def _split_model(value: str) -> dict[str, Any]:
+def _split_model(value: str) -> dict[str, object]:
     provider, _, model_id = value.partition("/")
     return {"provider": provider, "modelId": model_id} if model_id else {"modelId": value}
 
@@ -168,7 +169,7 @@ def build_context(path: list[Entry], ids_unique: bool = False) -> SessionContext
         elif kind == "model_change":
             obj = entry.obj()
             if isinstance(obj.get("model"), str):  # oh-my-pi
-                role = obj.get("role") if isinstance(obj.get("role"), str) else "default"
+                role = given if isinstance(given := obj.get("role"), str) else "default"
                 ctx.models[role] = obj["model"]
                 if role == "default":
                     explicit_default_model = True
@@ -187,7 +188,7 @@ def build_context(path: list[Entry], ids_unique: bool = False) -> SessionContext
                 rules.update((r, None) for r in injected if isinstance(r, str))
         elif kind == "mode_change":
             obj = entry.obj()
-            ctx.mode = obj.get("mode") if isinstance(obj.get("mode"), str) else "none"
+            ctx.mode = mode if isinstance(mode := obj.get("mode"), str) else "none"
             data = obj.get("data")
             ctx.mode_data = data if isinstance(data, dict) else None
     ctx.injected_rules = list(rules)
@@ -205,12 +206,12 @@ def build_context(path: list[Entry], ids_unique: bool = False) -> SessionContext
     kept = [e for e in path[kept_start:compaction_index] if not (e.type == "message" and e.role() == "system")]
     after = path[compaction_index + 1 :]
     edits = edits_among(kept + after) if has_edits else {}
-    head = [compaction_summary_message(comp)]
+    opening = [compaction_summary_message(comp)]
     if comp.get("systemMessage") not in (None, False, ""):  # JS truthiness: {} counts
-        head.insert(0, comp["systemMessage"])
-    for message in edited(head, edits.get(compaction.id, NO_EDIT)):
+        opening.insert(0, comp["systemMessage"])
+    for message in edited(opening, edits.get(compaction.id, NO_EDIT)):  # type: ignore[arg-type]  # an entry on a path has an id (Entry.id is Optional for the header)
         ctx.messages.append(message)
-        ctx.entry_ids.append(compaction.id)  # type: ignore[arg-type]
+        ctx.entry_ids.append(compaction.id)  # type: ignore[arg-type]  # an entry on a path has an id (Entry.id is Optional for the header)
     _emit(ctx, kept, pruned, edits)
     ctx.after_compaction = len(ctx.messages)
     _emit(ctx, after, pruned, edits)
@@ -220,7 +221,7 @@ def build_context(path: list[Entry], ids_unique: bool = False) -> SessionContext
 _PRUNE_MARK = PRUNE_CUSTOM_TYPE.encode()
 
 
-def kept_from(path: list[Entry], first_kept: Any, compaction_index: int, ids_unique: bool) -> int:
+def kept_from(path: list[Entry], first_kept: object, compaction_index: int, ids_unique: bool) -> int:
     """The index of the first entry before the compaction whose id is ``first_kept`` (the compaction's when none).
 
     From the root that reads every id string of a long path (cache misses: ~70 ms at 388,000 entries);
@@ -235,7 +236,8 @@ def kept_from(path: list[Entry], first_kept: Any, compaction_index: int, ids_uni
 
 
 def _emit(
-    ctx: SessionContext, entries: Iterable[Entry], pruned: set[str] = frozenset(), edits: dict[str, Any] = {}  # type: ignore[assignment]  # noqa: B006
+    ctx: SessionContext, entries: Iterable[Entry], pruned: AbstractSet[str] = frozenset(),
+    edits: dict[str, object] = {},  # noqa: B006  # (read, never changed)
 ) -> None:
     for entry in entries:
         message = message_of(entry)
@@ -245,4 +247,4 @@ def _emit(
             message = next(iter(edited([message], edits[entry.id])), None)
         if message is not None:
             ctx.messages.append(message)
-            ctx.entry_ids.append(entry.id)  # type: ignore[arg-type]
+            ctx.entry_ids.append(entry.id)  # type: ignore[arg-type]  # an entry on a path has an id (Entry.id is Optional for the header)

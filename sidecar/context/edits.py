@@ -7,18 +7,16 @@ a target winning. The entry stays in the file and in every other branch.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..format.jsonl import Entry
 
-NO_EDIT: Any = object()  # an entry no context edit names
+NO_EDIT: object = object()  # an entry no context edit names
 # Roles whose content a context edit replaces; other messages of an edited entry stay as they are.
 _EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
 
 
-def edits_among(entries: list[Entry]) -> dict[str, Any]:
+def edits_among(entries: list[Entry]) -> dict[str, object]:
     """targetId -> replacement of the last context edit of each target among ``entries``."""
-    edits: dict[str, Any] = {}
+    edits: dict[str, object] = {}
     for entry in entries:
         if entry.type == "context_edit":
             obj = entry.obj()
@@ -27,14 +25,14 @@ def edits_among(entries: list[Entry]) -> dict[str, Any]:
     return edits
 
 
-def edited(messages: list[dict[str, Any]], replacement: Any) -> list[dict[str, Any]]:
+def edited(messages: list[dict[str, object]], replacement: object) -> list[dict[str, object]]:
     """pi 1.5's projection of an entry's messages through its context edit."""
     if replacement is NO_EDIT:
         return messages
     if replacement is None:
         return []
     has_content = isinstance(replacement, dict) and "content" in replacement
-    content = replacement["content"] if has_content else None
+    content = replacement.get("content") if isinstance(replacement, dict) else None
     out = []
     for message in messages:
         role = message.get("role")

@@ -8,8 +8,6 @@ strings are part of that compatibility contract.
 
 from __future__ import annotations
 
-from typing import Any
-
 COMPACTION_SUMMARY_PREFIX = (
     "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
 )
@@ -18,7 +16,7 @@ BRANCH_SUMMARY_PREFIX = "The following is a summary of a branch that this conver
 BRANCH_SUMMARY_SUFFIX = "</summary>"
 
 
-def bash_execution_text(message: dict[str, Any]) -> str:
+def bash_execution_text(message: dict[str, object]) -> str:
     text = f"Ran `{message.get('command', '')}`\n"
     output = message.get("output")
     text += f"```\n{output}\n```" if output else "(no output)"
@@ -32,18 +30,18 @@ def bash_execution_text(message: dict[str, Any]) -> str:
     return text
 
 
-def _js_number(value: Any) -> str:
+def _js_number(value: object) -> str:
     """How a JS template literal prints a number (3.0 prints as 3)."""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
 
 
-def _user(content: list[dict[str, Any]] | Any, timestamp: Any) -> dict[str, Any]:
+def _user(content: list[dict[str, object]] | object, timestamp: object) -> dict[str, object]:
     return {"role": "user", "content": content, "timestamp": timestamp}
 
 
-def to_llm_message(message: dict[str, Any]) -> dict[str, Any] | None:
+def to_llm_message(message: dict[str, object]) -> dict[str, object] | None:
     role = message.get("role")
     if role in ("system", "user", "assistant", "toolResult"):
         return message
@@ -68,7 +66,7 @@ def to_llm_message(message: dict[str, Any]) -> dict[str, Any] | None:
     return None  # a role pi does not know does not reach the model
 
 
-def convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def convert_to_llm(messages: list[dict[str, object]]) -> list[dict[str, object]]:
     out = []
     for message in messages:
         converted = to_llm_message(message)

@@ -15,14 +15,14 @@ the content of an assistant message; OpenAI: an input item).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 from ..format.jsonl import Entry
 
 PROVIDER_COMPACTION_ROLE = "providerCompaction"
 
 
-def native_of(obj: dict[str, Any]) -> dict[str, Any] | None:
+def native_of(obj: dict[str, object]) -> dict[str, object] | None:
     """A compaction line's ``native`` when it is well formed (else None: the text is used)."""
     native = obj.get("native")
     if not isinstance(native, dict):
@@ -32,7 +32,7 @@ def native_of(obj: dict[str, Any]) -> dict[str, Any] | None:
     return native if isinstance(native.get("item"), dict) else None
 
 
-def provider_compaction_message(native: dict[str, Any], summary_message: dict[str, Any]) -> dict[str, Any]:
+def provider_compaction_message(native: dict[str, object], summary_message: dict[str, object]) -> dict[str, object]:
     return {
         "role": PROVIDER_COMPACTION_ROLE,
         "provider": native["provider"],
@@ -43,8 +43,8 @@ def provider_compaction_message(native: dict[str, Any], summary_message: dict[st
 
 
 def native_summary(
-    path: list[Entry], messages: list[dict[str, Any]], entry_ids: list[str], provider: str, model: str
-) -> tuple[int, dict[str, Any]] | None:
+    path: list[Entry], messages: list[dict[str, object]], entry_ids: list[str], provider: str, model: str
+) -> tuple[int, dict[str, object]] | None:
     """Where the summary of the compaction in force is among ``messages``, and the message that replaces
     it, when that compaction recorded an item of ``provider`` and ``model``; None otherwise."""
     for index, message in enumerate(messages):
@@ -59,10 +59,10 @@ def native_summary(
 
 
 def convert_with_native(
-    messages: list[dict[str, Any]],
-    convert: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
-    replacement: tuple[int, dict[str, Any]] | None,
-) -> list[dict[str, Any]]:
+    messages: list[dict[str, object]],
+    convert: Callable[[list[dict[str, object]]], list[dict[str, object]]],
+    replacement: tuple[int, dict[str, object]] | None,
+) -> list[dict[str, object]]:
     """``convert`` (pi's or oh-my-pi's convertToLlm, message by message) with the summary swapped for the item."""
     if replacement is None:
         return convert(messages)

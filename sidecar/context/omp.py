@@ -46,7 +46,8 @@ before its kept tail; we follow 18.3, which keeps the compaction's time there.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from ..format.jsonl import Entry
 from .build import SessionContext, _head_model_ref, _js_text, branch_summary_message, js_time, kept_from
@@ -95,7 +96,7 @@ def build_context(path: list[Entry], ids_unique: bool = False) -> SessionContext
             if retained_at is not None:
                 message["historyRewriteAt"] = retained_at - 1
         ctx.messages.append(message)
-        ctx.entry_ids.append(compaction.id)  # type: ignore[arg-type]
+        ctx.entry_ids.append(compaction.id)  # type: ignore[arg-type]  # an entry on a path has an id (Entry.id is Optional for the header)
         _emit(ctx, path[kept:compaction_index])
         ctx.after_compaction = len(ctx.messages)
         _emit(ctx, path[compaction_index + 1 :])
@@ -139,7 +140,7 @@ def _settings(path: list[Entry]) -> SessionContext:
     return ctx
 
 
-def anthropic_payload(preserve: Any) -> dict[str, Any] | None:
+def anthropic_payload(preserve: object) -> dict[str, object] | None:
     """What oh-my-pi replays of a compaction Anthropic's server summarized (its ``providerPayload``), or None.
 
     As oh-my-pi's ``getAnthropicCompactionPayload`` (pi-agent-core, compaction/anthropic.ts) reads
@@ -151,7 +152,7 @@ def anthropic_payload(preserve: Any) -> dict[str, Any] | None:
     provider, content = candidate.get("provider"), candidate.get("content")
     if not (isinstance(provider, str) and provider and isinstance(content, str) and content):
         return None
-    payload: dict[str, Any] = {"type": "anthropicCompaction", "provider": provider, "content": content}
+    payload: dict[str, object] = {"type": "anthropicCompaction", "provider": provider, "content": content}
     for key in ("encryptedContent", "filesText"):
         value = candidate.get(key)
         if isinstance(value, str) and value:
@@ -159,7 +160,7 @@ def anthropic_payload(preserve: Any) -> dict[str, Any] | None:
     return payload
 
 
-def _after_replay_snapshot(path: list[Entry], obj: dict[str, Any], compaction_index: int) -> int:
+def _after_replay_snapshot(path: list[Entry], obj: dict[str, object], compaction_index: int) -> int:
     """Where the kept tail of a native compaction that names no kept entry starts: after the entry its
     ``providerReplayThroughEntryId`` names (18.3's ``buildSessionContext``); the compaction's index
     (nothing kept) when ``firstKeptEntryId`` is not "" or that entry is not before it."""
@@ -170,8 +171,8 @@ def _after_replay_snapshot(path: list[Entry], obj: dict[str, Any], compaction_in
     return snapshot + 1 if 0 <= snapshot and snapshot + 1 < compaction_index else compaction_index
 
 
-def compaction_summary_message(obj: dict[str, Any]) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "compactionSummary", "summary": obj.get("summary")}
+def compaction_summary_message(obj: dict[str, object]) -> dict[str, object]:
+    message: dict[str, object] = {"role": "compactionSummary", "summary": obj.get("summary")}
     for key in ("shortSummary", "tokensBefore", "tokensAfter", "method", "warning"):
         if obj.get(key) is not None or (key == "tokensBefore" and key in obj):
             message[key] = obj.get(key)
@@ -179,12 +180,12 @@ def compaction_summary_message(obj: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def _custom_message(obj: dict[str, Any]) -> dict[str, Any] | None:
+def _custom_message(obj: dict[str, object]) -> dict[str, object] | None:
     content = obj.get("content")
     if not isinstance(content, (str, list)):
         return None
     custom_type = obj.get("customType")
-    message: dict[str, Any] = {
+    message: dict[str, object] = {
         "role": "custom",
         "customType": custom_type if isinstance(custom_type, str) and custom_type else "custom-message",
         "content": content,
@@ -198,7 +199,7 @@ def _custom_message(obj: dict[str, Any]) -> dict[str, Any] | None:
     return message
 
 
-def _message_of(entry: Entry) -> dict[str, Any] | None:
+def _message_of(entry: Entry) -> dict[str, object] | None:
     if entry.type == "message":
         message = entry.obj().get("message")
         if not isinstance(message, dict):
@@ -222,10 +223,10 @@ def _emit(ctx: SessionContext, entries: Iterable[Entry]) -> None:
         message = _message_of(entry)
         if message is not None:
             ctx.messages.append(message)
-            ctx.entry_ids.append(entry.id)  # type: ignore[arg-type]
+            ctx.entry_ids.append(entry.id)  # type: ignore[arg-type]  # an entry on a path has an id (Entry.id is Optional for the header)
 
 
-def _empty_error_turn(message: dict[str, Any]) -> bool:
+def _empty_error_turn(message: Mapping[str, Any]) -> bool:
     if message.get("stopReason") != "error":
         return False
     for block in message.get("content") or []:
@@ -269,7 +270,7 @@ def _strip_dangling_tool_calls(ctx: SessionContext) -> None:
 def _drop_failed_turns(ctx: SessionContext) -> None:
     index = len(ctx.messages) - 1
     while index >= 0:
-        message = ctx.messages[index]
+        message: Mapping[str, Any] = ctx.messages[index]  # (read as pi reads it: a content of blocks)
         if message.get("role") == "assistant" and message.get("stopReason") in ("aborted", "error"):
             calls = {b.get("id") for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "toolCall"}
             del ctx.messages[index]
@@ -293,7 +294,7 @@ def _shift_compaction_mark(ctx: SessionContext, removed: int) -> None:
 # -- convertToLlm ----------------------------------------------------------------
 
 
-def to_llm_messages(message: dict[str, Any]) -> list[dict[str, Any]]:
+def to_llm_messages(message: dict[str, object]) -> list[dict[str, object]]:
     """What one AgentMessage becomes for the model under oh-my-pi's rules (zero, one or two messages)."""
     role = message.get("role")
     timestamp = message.get("timestamp")
@@ -309,7 +310,8 @@ def to_llm_messages(message: dict[str, Any]) -> list[dict[str, Any]]:
         if message.get("excludeFromContext"):
             return []
         text = bash_execution_text({**message, "truncated": False})
-        return [{"role": "user", "content": [{"type": "text", "text": text}, *(message.get("images") or [])],
+        images: Any = message.get("images") or []  # (spread as JS spreads it)
+        return [{"role": "user", "content": [{"type": "text", "text": text}, *images],
                  "attribution": "user", "timestamp": timestamp}]
     if role in ("custom", "hookMessage"):
         return _custom_to_llm(message)
@@ -326,12 +328,12 @@ def to_llm_messages(message: dict[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
-def _agent_user(content: list[dict[str, Any]], timestamp: Any, rewrite_at: Any = None) -> dict[str, Any]:
+def _agent_user(content: list[dict[str, object]], timestamp: object, rewrite_at: object = None) -> dict[str, object]:
     return {"role": "user", "content": content, "attribution": "agent",
             "historyRewriteAt": timestamp if rewrite_at is None else rewrite_at, "timestamp": timestamp}
 
 
-def _custom_to_llm(message: dict[str, Any]) -> list[dict[str, Any]]:
+def _custom_to_llm(message: dict[str, object]) -> list[dict[str, object]]:
     content = message.get("content")
     if not isinstance(content, (str, list)):
         return []
@@ -339,8 +341,8 @@ def _custom_to_llm(message: dict[str, Any]) -> list[dict[str, Any]]:
     attribution = message.get("attribution")
     timestamp = message.get("timestamp")
 
-    def shaped(role: str, body: list[Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {"role": role, "content": body}
+    def shaped(role: str, body: Sequence[object]) -> dict[str, object]:
+        out: dict[str, object] = {"role": role, "content": body}
         if attribution is not None:
             out["attribution"] = attribution
         out["timestamp"] = timestamp
@@ -357,7 +359,7 @@ def _custom_to_llm(message: dict[str, Any]) -> list[dict[str, Any]]:
     return [shaped("developer", blocks)]
 
 
-def _pruned_content(message: dict[str, Any]) -> Any:
+def _pruned_content(message: dict[str, object]) -> object:
     content = message.get("content")
     if message.get("prunedAt") is None or not isinstance(content, list):
         return content
@@ -370,14 +372,14 @@ def _pruned_content(message: dict[str, Any]) -> Any:
             for i, b in enumerate(content) if not (isinstance(b, dict) and b.get("type") == "text") or i == first]
 
 
-def convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def convert_to_llm(messages: list[dict[str, object]]) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
     for message in messages:
         out.extend(to_llm_messages(message))
     return out
 
 
-def prefix_unchanged(messages: list[dict[str, Any]], base: int) -> bool:
+def prefix_unchanged(messages: Sequence[Mapping[str, Any]], base: int) -> bool:
     """Whether the first ``base`` messages are what the context ended with when it held only them.
 
     Under these rules a tool call is left out until its result is on the path,

@@ -9,12 +9,11 @@ every output in full; only the built context swaps the content. pi ignores
 from __future__ import annotations
 
 import math
-from typing import Any
 
 PRUNE_CUSTOM_TYPE = "sidecar.prune"
 
 
-def pruned_ids(obj: dict[str, Any]) -> list[str]:
+def pruned_ids(obj: dict[str, object]) -> list[str]:
     """The toolResult entry ids a custom entry prunes ([] for any other custom entry)."""
     if obj.get("customType") != PRUNE_CUSTOM_TYPE:
         return []
@@ -23,7 +22,7 @@ def pruned_ids(obj: dict[str, Any]) -> list[str]:
     return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
 
 
-def _content_chars(content: Any) -> int:
+def _content_chars(content: object) -> int:
     if isinstance(content, str):
         return len(content)
     total = 0
@@ -40,7 +39,7 @@ def placeholder_text(chars: int) -> str:
     )
 
 
-def pruned_tool_result(message: dict[str, Any]) -> dict[str, Any]:
+def pruned_tool_result(message: dict[str, object]) -> dict[str, object]:
     """The toolResult message with its content replaced by the placeholder (other fields kept)."""
     shown = dict(message)
     shown["content"] = [{"type": "text", "text": placeholder_text(_content_chars(message.get("content")))}]

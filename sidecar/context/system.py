@@ -10,12 +10,13 @@ tools are added and removed by name, and the first system message's
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-_UNSET: Any = object()
+_UNSET: object = object()
 
 
-def _content_text(content: Any) -> str:
+def _content_text(content: object) -> str:
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
@@ -23,11 +24,11 @@ def _content_text(content: Any) -> str:
     return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
 
 
-def current_system_message(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+def current_system_message(messages: Sequence[Mapping[str, Any]]) -> dict[str, object] | None:
     """The system message ``messages`` add up to, or None when they hold none (and no tools)."""
     texts: list[str] = []
-    sections: dict[str, Any] = {}
-    tools: dict[Any, Any] = {}  # insertion-ordered like a JS Map: a tool added again keeps its place
+    sections: dict[str, object] = {}
+    tools: dict[object, object] = {}  # insertion-ordered like a JS Map: a tool added again keeps its place
     timestamp = _UNSET
     for message in messages:
         if message.get("role") != "system":
@@ -48,7 +49,7 @@ def current_system_message(messages: list[dict[str, Any]]) -> dict[str, Any] | N
             tools[tool.get("name") if isinstance(tool, dict) else None] = tool
     if timestamp is _UNSET and not tools:
         return None
-    current: dict[str, Any] = {"role": "system", "content": "\n\n".join(texts)}
+    current: dict[str, object] = {"role": "system", "content": "\n\n".join(texts)}
     if sections:
         current["sections"] = sections
     if tools:

@@ -8,6 +8,7 @@ closer to the truth than estimating everything.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -19,7 +20,7 @@ IMAGE_CHARS = 4800  # an image counts as 1200 tokens
 _encoder = msgspec.json.Encoder()
 
 
-def _text_chars(content: Any, images: bool) -> int:
+def _text_chars(content: object, images: bool) -> int:
     if isinstance(content, str):
         return len(content)
     chars = 0
@@ -34,7 +35,7 @@ def _text_chars(content: Any, images: bool) -> int:
     return chars
 
 
-def estimate_tokens(message: dict[str, Any]) -> int:
+def estimate_tokens(message: Mapping[str, Any]) -> int:
     role = message.get("role")
     chars = 0
     if role == "user":
@@ -59,14 +60,14 @@ def estimate_tokens(message: dict[str, Any]) -> int:
     return math.ceil(chars / 4)
 
 
-def reported_usage(message: dict[str, Any]) -> int:
+def reported_usage(message: dict[str, object]) -> int:
     """Tokens an assistant message reported, 0 when it reported none worth trusting."""
     if message.get("role") != "assistant" or message.get("stopReason") in ("aborted", "error"):
         return 0
     return usage_tokens(message.get("usage"))
 
 
-def context_tokens(messages: list[dict[str, Any]], usage_from: int = 0) -> int:
+def context_tokens(messages: list[dict[str, object]], usage_from: int = 0) -> int:
     """Last reported usage plus estimates of what follows it; all estimated when none.
 
     Usage reported by messages before ``usage_from`` is ignored: in a context

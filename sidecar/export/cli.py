@@ -83,7 +83,7 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.st
 async def _one_call(args: argparse.Namespace, params: dict[str, Any]) -> Any:
     from session_sidecar_client import SidecarClient
 
-    from ..cli import own_command
+    from ..invocation import own_command
 
     server_args = ["--log-level", args.log_level]
     if args.root:

@@ -19,16 +19,16 @@ a field of an odd type) is read again line by line by the caller.
 
 from __future__ import annotations
 
+import mmap
 from bisect import bisect_right
+from collections.abc import Iterator
 from itertools import repeat
 from operator import attrgetter
-from typing import Any
 
 import msgspec
 
 from .entry import BLOB_MARK, Entry, LineSource
 from .lineread import MAX_SHARED_HEADS, _strict_envelope_decoder, shared_heads
-
 
 _type_of, _id_of, _parent_of, _timestamp_of, _head_of = (
     attrgetter(name) for name in ("type", "id", "parentId", "timestamp", "message")
@@ -37,7 +37,8 @@ _OPEN, _CLOSE = ord("{"), ord("}")
 
 
 def read_lines(
-    buffer: Any, view: memoryview, start: int, stop: int, shift: int, source: LineSource | None, kinds: dict[Any, str],
+    buffer: bytes | mmap.mmap, view: memoryview, start: int, stop: int, shift: int, source: LineSource | None,
+    kinds: dict[str | None, str],
 ) -> list[Entry] | None:
     """The entries of the whole lines in ``buffer[start:stop]`` (``stop`` is where a newline is), or None.
 
@@ -78,7 +79,7 @@ def read_lines(
     else:
         heads = list(map(shared_heads.get, heads, heads))
     if source is None:
-        lines: Any = map(buffer.__getitem__, map(slice, starts, map(int.__add__, starts, lengths)))
+        lines: Iterator[bytes | None] = map(buffer.__getitem__, map(slice, starts, map(int.__add__, starts, lengths)))
     else:
         lines = repeat(None)
     offsets = map(int.__add__, starts, repeat(shift)) if shift else starts
@@ -92,7 +93,7 @@ def read_lines(
     return entries
 
 
-def _mark_blobs(buffer: Any, start: int, stop: int, starts: list[int], lengths: list[int], entries: list[Entry]) -> None:
+def _mark_blobs(buffer: bytes | mmap.mmap, start: int, stop: int, starts: list[int], lengths: list[int], entries: list[Entry]) -> None:
     """Set ``has_blobs`` on the entries whose line holds a blob mark wholly (marks are rare: a search per stretch)."""
     size = len(BLOB_MARK)
     at = buffer.find(BLOB_MARK, start, stop)

@@ -61,7 +61,7 @@ def decode_lenient(decoder: msgspec.json.Decoder, raw: bytes | memoryview) -> An
     return decoder.decode(_replace_lone_surrogates(raw))
 
 
-def parse(raw: bytes | memoryview, decode: Callable[[Any], Any] = _any_decoder.decode) -> Any:
+def parse(raw: bytes | memoryview, decode: Callable[[bytes | memoryview], Any] = _any_decoder.decode) -> Any:
     """JSON text as JSON.parse reads it: ``decode(raw)``, and where msgspec refuses a lone surrogate
     escape, the value with the surrogate kept in its str.
 
@@ -81,7 +81,7 @@ def parse(raw: bytes | memoryview, decode: Callable[[Any], Any] = _any_decoder.d
             raise error from None
 
 
-def parse_as(raw: bytes | memoryview, decoder: msgspec.json.Decoder, kind: Any) -> Any:
+def parse_as(raw: bytes | memoryview, decoder: msgspec.json.Decoder, kind: object) -> Any:
     """``decoder.decode(raw)`` (a decoder of ``kind``, whose fields hold no ``msgspec.Raw``), and where msgspec
     refuses a lone surrogate escape, the value read as JSON.parse reads it converted to ``kind``."""
     try:
@@ -96,7 +96,7 @@ def _refused_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def encode(obj: Any) -> bytes:
+def encode(obj: object) -> bytes:
     """Compact JSON, as ``JSON.stringify`` writes it (no spaces, UTF-8, same escapes)."""
     try:
         return _encoder.encode(obj)
@@ -104,7 +104,7 @@ def encode(obj: Any) -> bytes:
         return encode_escaping(_encoder.encode, obj)
 
 
-def encode_js(encode: Callable[[Any], bytes], obj: Any) -> bytes:
+def encode_js(encode: Callable[[object], bytes], obj: object) -> bytes:
     """``encode(obj)`` (a msgspec encoder's), with any lone surrogate written as JSON.stringify writes it."""
     try:
         return encode(obj)
@@ -116,7 +116,7 @@ class _MarkerTaken(Exception):
     """The marker occurs in the value itself: another one is needed."""
 
 
-def encode_escaping(encode: Callable[[Any], bytes], obj: Any) -> bytes:
+def encode_escaping(encode: Callable[[object], bytes], obj: object) -> bytes:
     """What ``encode`` writes of ``obj``, its str holding surrogates (which msgspec refuses) written
     as JSON.stringify writes them: a lone one as its lowercase escape, a pair as its character.
 

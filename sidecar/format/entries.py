@@ -11,7 +11,8 @@ newer agent's fields must survive every rewrite byte-for-byte (see
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Union, get_args
+from collections.abc import Sequence
+from typing import Annotated, Union, get_args
 
 import msgspec
 
@@ -78,8 +79,8 @@ class _CheckedOmpAssistant(shapes.OmpAssistantMessage, tag="assistant"):
     tool_calls: _Refused | msgspec.UnsetType = msgspec.UNSET
 
 
-def _swap(union: Any, swaps: dict[Any, Any]) -> Any:
-    return Union[tuple(swaps.get(kind, kind) for kind in get_args(union))]  # type: ignore[return-value]
+def _swap(union: object, swaps: dict[object, object]) -> object:
+    return Union[tuple(swaps.get(kind, kind) for kind in get_args(union))]
 
 
 _CheckedMessage = _swap(shapes.EntryMessage, {shapes.AssistantMessage: _CheckedAssistant})
@@ -87,11 +88,11 @@ _CheckedOmpMessage = _swap(shapes.OmpEntryMessage, {shapes.OmpAssistantMessage: 
 
 
 class _CheckedMessageEntry(shapes.MessageEntry, tag="message"):
-    message: _CheckedMessage  # type: ignore[valid-type]
+    message: _CheckedMessage  # type: ignore[valid-type]  # a union built at import time (_swap): mypy cannot read it as a type
 
 
 class _CheckedOmpMessageEntry(shapes.OmpMessageEntry, tag="message"):
-    message: _CheckedOmpMessage  # type: ignore[valid-type]
+    message: _CheckedOmpMessage  # type: ignore[valid-type]  # a union built at import time (_swap): mypy cannot read it as a type
 
 
 _CheckedEntry = _swap(shapes.SessionEntry, {shapes.MessageEntry: _CheckedMessageEntry})
@@ -103,17 +104,17 @@ class _PiBatch(msgspec.Struct):
     type information on the class, where a bare Union is looked up again on
     every call, ~20 us)."""
 
-    entries: list[_CheckedEntry]  # type: ignore[valid-type]
+    entries: list[_CheckedEntry]  # type: ignore[valid-type]  # a union built at import time (_swap): mypy cannot read it as a type
 
 
 class _OmpBatch(msgspec.Struct):
-    entries: list[_CheckedOmpEntry]  # type: ignore[valid-type]
+    entries: list[_CheckedOmpEntry]  # type: ignore[valid-type]  # a union built at import time (_swap): mypy cannot read it as a type
 
 
 _OMP_ONLY_TAGS = frozenset(kind.__struct_config__.tag for kind in shapes.OMP_ONLY_ENTRIES)
 _BATCHES: dict[str, type[msgspec.Struct]] = {"pi": _PiBatch, "omp": _OmpBatch}
 # What the error shows as the shape expected (the contract's types, without the traps).
-_SHOWN_UNIONS: dict[str, Any] = {"pi": shapes.SessionEntry, "omp": shapes.OmpSessionEntry}
+_SHOWN_UNIONS: dict[str, object] = {"pi": shapes.SessionEntry, "omp": shapes.OmpSessionEntry}
 
 
 class ShapeRefused(Exception):
@@ -133,7 +134,7 @@ class InvalidAt(Exception):
         self.index, self.error = index, error
 
 
-def validate_entry(obj: dict[str, Any], compat: str = "pi") -> None:
+def validate_entry(obj: dict[str, object], compat: str = "pi") -> None:
     """Raise ``ShapeRefused`` when ``obj`` is not an entry pi (under oh-my-pi's compatibility,
     oh-my-pi) reads as meant: an unknown entry type, message role or content block, a
     required field missing or mistyped, OpenAI's ``tool_calls``. Extra fields are kept."""
@@ -143,7 +144,7 @@ def validate_entry(obj: dict[str, Any], compat: str = "pi") -> None:
         raise failed.error from None
 
 
-def validate_entries(objs: list[dict[str, Any]], compat: str = "pi") -> None:
+def validate_entries(objs: list[dict[str, object]], compat: str = "pi") -> None:
     """``validate_entry`` for each of ``objs``, in one msgspec pass.
 
     When one is refused, raises ``InvalidAt``: the first refused entry's index and why.
@@ -165,7 +166,7 @@ _MISSING = re.compile(r"^Object missing required field `(?P<field>[^`]+)`$")
 _INVALID = re.compile(r"^Invalid value (?P<value>.*)$")
 
 
-def _explain(text: str, objs: list[Any], union: Any, compat: str) -> tuple[int, ShapeRefused]:
+def _explain(text: str, objs: Sequence[object], union: object, compat: str) -> tuple[int, ShapeRefused]:
     """The entry index, field and expected shape a msgspec error of a batch conversion names."""
     match = _AT.match(text)
     if match is None:  # (msgspec always names the path; should it not, the batch is named whole)
@@ -191,9 +192,9 @@ def _explain(text: str, objs: list[Any], union: Any, compat: str) -> tuple[int, 
     return index, ShapeRefused(field, what[0].lower() + what[1:], _shape_of(shown))
 
 
-def _unknown_tag(field: str, is_entry: bool, value: Any, union: Any, compat: str) -> ShapeRefused:
+def _unknown_tag(field: str, is_entry: bool, value: object, union: msgspec.inspect.UnionType, compat: str) -> ShapeRefused:
     known = [member.cls.__struct_config__.tag for member in union.types if isinstance(member, msgspec.inspect.StructType)]
-    listed = ", ".join(known)
+    listed = ", ".join(str(tag) for tag in known)
     if is_entry:
         whose = "pi" if compat == "pi" else "pi or oh-my-pi"
         if compat == "pi" and value in _OMP_ONLY_TAGS:
@@ -226,7 +227,7 @@ def _field(steps: list[str | int]) -> str:
     return "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in steps).lstrip(".")
 
 
-def _walk(value: Any, steps: list[str | int], kind: Any) -> tuple[Any, Any, Any]:
+def _walk(value: object, steps: list[str | int], kind: object) -> tuple[object, object, object]:
     """Follow ``steps`` through ``value`` and its type: the value at the end (None when absent), its
     type (None when it could not be told) and the type holding it (a Struct, or a union of them)."""
     parent = kind
@@ -249,7 +250,7 @@ def _walk(value: Any, steps: list[str | int], kind: Any) -> tuple[Any, Any, Any]
     return value, kind, parent
 
 
-def _pick(kind: Any, value: Any) -> Any:
+def _pick(kind: object, value: object) -> object:
     """The member of a union ``value`` is meant as (by its tag, or list for a list); else ``kind``."""
     if not isinstance(kind, msgspec.inspect.UnionType):
         return kind
@@ -263,7 +264,7 @@ def _pick(kind: Any, value: Any) -> Any:
     return kind
 
 
-def _objects(kind: Any) -> bool:
+def _objects(kind: object) -> bool:
     """Whether ``kind`` is an object type, or a choice among which are some."""
     inspect = msgspec.inspect
     if isinstance(kind, inspect.UnionType):
@@ -271,7 +272,7 @@ def _objects(kind: Any) -> bool:
     return isinstance(kind, inspect.StructType)
 
 
-def _shape_of(kind: Any) -> str:
+def _shape_of(kind: object) -> str:
     if isinstance(kind, msgspec.inspect.StructType):
         return shapes.shape_line(kind.cls)
     if isinstance(kind, msgspec.inspect.UnionType):

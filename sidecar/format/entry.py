@@ -115,7 +115,7 @@ class Entry(msgspec.Struct, eq=False, gc=False):
         """The line's exact bytes (without its newline)."""
         line = self.line
         if line is None:
-            line = self.source.read(self.offset, self.length)  # type: ignore[union-attr]
+            line = self.source.read(self.offset, self.length)  # type: ignore[union-attr]  # an entry without its line has a source to read it from
         return line
 
     def held(self) -> "Entry":
@@ -165,7 +165,7 @@ class Entry(msgspec.Struct, eq=False, gc=False):
     def from_obj(cls, obj: dict[str, Any]) -> "Entry":
         line = encode(obj)
         return cls(
-            type=obj.get("type") if isinstance(obj.get("type"), str) else "",
+            type=kind if isinstance(kind := obj.get("type"), str) else "",
             id=obj.get("id") if isinstance(obj.get("id"), str) else None,
             parent_id=obj.get("parentId") if isinstance(obj.get("parentId"), str) else None,
             timestamp=obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None,
@@ -183,7 +183,7 @@ class Entry(msgspec.Struct, eq=False, gc=False):
                    has_blobs=BLOB_MARK in line)
 
 
-def _head_of(obj: dict[str, Any]) -> MessageHead | None:
+def _head_of(obj: dict[str, object]) -> MessageHead | None:
     message = obj.get("message")
     if not isinstance(message, dict):
         return None

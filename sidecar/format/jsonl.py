@@ -184,7 +184,7 @@ def _parse_view(
                         start = stop + 1
                         if release and start - released_to >= _RELEASE_EVERY:
                             upto = start - start % mmap.PAGESIZE
-                            buffer.madvise(mmap.MADV_DONTNEED, released_to, upto - released_to)  # type: ignore[union-attr]
+                            buffer.madvise(mmap.MADV_DONTNEED, released_to, upto - released_to)  # type: ignore[union-attr]  # release is set only when buffer is an mmap
                             released_to = upto
                         continue
                     lined_to = stop
@@ -206,16 +206,16 @@ def _parse_view(
                     if head is not None:
                         head = share(head)
                     kind = env.type
-                    entry = Entry(types.get(kind, kind) if kind else "", env.id, env.parentId, env.timestamp,
-                                  segment if held else None, head, start + shift, end - start, source,  # type: ignore[arg-type]
-                                  (bool(marks) and _holds_mark(marks, start, end)) if held else None)
-                    append(entry)
+                    made = Entry(types.get(kind, kind) if kind else "", env.id, env.parentId, env.timestamp,
+                                 segment if held else None, head, start + shift, end - start, source,  # type: ignore[arg-type]  # a held segment is a view of the mapped file, kept as the line's bytes
+                                 (bool(marks) and _holds_mark(marks, start, end)) if held else None)
+                    append(made)
                     if is_unterminated:
                         needs_newline = True
                     start = end + 1
                     if release and start - released_to >= _RELEASE_EVERY:
                         upto = start - start % mmap.PAGESIZE
-                        buffer.madvise(mmap.MADV_DONTNEED, released_to, upto - released_to)  # type: ignore[union-attr]
+                        buffer.madvise(mmap.MADV_DONTNEED, released_to, upto - released_to)  # type: ignore[union-attr]  # release is set only when buffer is an mmap
                         released_to = upto
                     continue
             segment = view[start:end]
@@ -262,7 +262,7 @@ def _parse_view(
             start = end + 1
             if release and start - released_to >= _RELEASE_EVERY:
                 upto = start - start % mmap.PAGESIZE
-                buffer.madvise(mmap.MADV_DONTNEED, released_to, upto - released_to)  # type: ignore[union-attr]
+                buffer.madvise(mmap.MADV_DONTNEED, released_to, upto - released_to)  # type: ignore[union-attr]  # release is set only when buffer is an mmap
                 released_to = upto
     finally:
         # A slice still alive (say, in a traceback) would keep the map from closing.
@@ -273,7 +273,7 @@ def _parse_view(
     if not tail_only and slot is None and slot_fault is None and prefix:
         slot_fault = "lines before the header are not a title line"
     return ParsedFile(
-        header=header,  # type: ignore[arg-type]
+        header=header,  # type: ignore[arg-type]  # None only for a tail read (tail_only), whose callers know it has no header
         items=items,
         parse_errors=parse_errors,
         torn_tail_at=torn_tail_at,

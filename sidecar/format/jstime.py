@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
-from typing import Any
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -14,7 +13,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _last_second: tuple[str, int] = ("", 0)
 
 
-def js_time(timestamp: Any) -> int | None:
+def js_time(timestamp: object) -> int | None:
     """``new Date(iso).getTime()``: epoch milliseconds, None where JS would give NaN."""
     if not isinstance(timestamp, str):
         return None

@@ -58,7 +58,7 @@ class LineParser:
         (a read-only holder catching up). ``finish(b"")`` gives what ``parse_tail`` gives for those
         lines joined, with no header as it has none, except ``size``: here where the file ends after them."""
         parser = cls()
-        parser._parsed = ParsedFile(header=None)  # type: ignore[arg-type]
+        parser._parsed = ParsedFile(header=None)  # type: ignore[arg-type]  # rows of a store with no header line; the header is set when its row comes
         parser._offset = base
         return parser
 

@@ -41,7 +41,7 @@ class _LooseEnvelope(msgspec.Struct):
     timestamp: Any = None
 
 
-class SharedHead(MessageHead, frozen=True, gc=False):
+class SharedHead(MessageHead, frozen=True, gc=False):  # type: ignore[misc]  # msgspec lets a frozen Struct extend an unfrozen one; mypy applies dataclass rules
     """A message head of strings or absent values only: hashable, so equal heads are one object.
 
     Heads repeat (a few roles, providers and models); one object each keeps a
@@ -96,7 +96,7 @@ def parse_line(raw: bytes | memoryview) -> Entry | None:
 # Shared values of the envelopes (never changed once read: MessageHead is not written to). Each head is
 # kept once (None for a line without one); past this many, new ones are no longer kept (chunked.py checks
 # a stretch at a time, so it may go past by one stretch's new heads).
-shared_heads: dict[Any, Any] = {None: None}
+shared_heads: dict[SharedHead | None, SharedHead | None] = {None: None}
 MAX_SHARED_HEADS = 4096
 
 
@@ -109,9 +109,9 @@ def share_head(head: SharedHead) -> SharedHead:
         return head
     return shared
 
-_types = {name: name for name in ("message", "model_change", "thinking_level_change", "compaction", "branch_summary",
+_types: dict[str | None, str] = {name: name for name in ("message", "model_change", "thinking_level_change", "compaction", "branch_summary",
                                   "custom", "custom_message", "label", "session_info", "session")}
-_kinds: dict[Any, str] = {**_types, None: "", "": ""}  # chunked.py's: an absent or empty type is ""
+_kinds: dict[str | None, str] = {**_types, None: "", "": ""}  # chunked.py's: an absent or empty type is ""
 
 
 def _parse_loose_line(raw: bytes | memoryview) -> Entry | None:

@@ -7,12 +7,12 @@ looks them up only when its stretch holds one.
 
 from __future__ import annotations
 
-from typing import Any
+import mmap
 
 from .entry import BLOB_MARK
 
 
-def marks_within(buffer: Any, begin: int, end: int) -> list[int]:
+def marks_within(buffer: bytes | mmap.mmap, begin: int, end: int) -> list[int]:
     """Where blob marks lie wholly within ``buffer[begin:end]``, in order."""
     found: list[int] = []
     at = buffer.find(BLOB_MARK, begin, end)

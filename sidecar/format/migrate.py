@@ -54,7 +54,7 @@ def _v1_to_v2(parsed: ParsedFile) -> None:
     # firstKeptEntryIndex counts parsed lines with the header at 0, exactly
     # as pi indexes its array of parsed file entries.
     parsed_lines: list[Entry | None] = [None]
-    objs: list[dict | None] = []
+    objs: list[dict[str, object] | None] = []
     for item in parsed.items:
         if isinstance(item, Entry):
             parsed_lines.append(item)
@@ -75,21 +75,21 @@ def _v1_to_v2(parsed: ParsedFile) -> None:
         objs.append(obj)
         new_items.append(item)
     for index, item in enumerate(new_items):
-        obj = objs[index]
-        if obj is None:
+        made = objs[index]
+        if made is None:
             continue
-        kept_index = obj.get("firstKeptEntryIndex")
-        if obj.get("type") == "compaction" and _is_js_number(kept_index):
+        kept_index = made.get("firstKeptEntryIndex")
+        if made.get("type") == "compaction" and _is_js_number(kept_index):
             # Only a numeric index is converted and removed, as in pi; any
             # other value is data we do not understand and keep.
-            del obj["firstKeptEntryIndex"]
+            del made["firstKeptEntryIndex"]
             if isinstance(kept_index, float) and kept_index.is_integer():
                 kept_index = int(kept_index)
             if isinstance(kept_index, int) and 0 < kept_index < len(parsed_lines):
                 target = parsed_lines[kept_index]
                 if target is not None and id(target) in assigned:
-                    obj["firstKeptEntryId"] = assigned[id(target)]
-        new_items[index] = Entry.from_obj(obj)
+                    made["firstKeptEntryId"] = assigned[id(target)]
+        new_items[index] = Entry.from_obj(made)
     parsed.items = new_items
 
 

@@ -11,7 +11,7 @@ from .codec import encode_js
 _encoder = msgspec.json.Encoder()
 
 
-def content_text(content: Any) -> str:
+def content_text(content: Any) -> str:  # (read as JS would: a list of blocks, or a string)
     """The text blocks of ``content`` (or the string itself), one block a line."""
     if isinstance(content, str):
         return content
@@ -20,7 +20,7 @@ def content_text(content: Any) -> str:
     )
 
 
-def one_line(text: Any, limit: int) -> str:
+def one_line(text: object, limit: int) -> str:
     """``text`` with its whitespace runs as single spaces, cut at ``limit`` characters with an ellipsis."""
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
@@ -33,7 +33,7 @@ def cut_text(text: str, limit: int) -> str:
     return f"{text[:limit]}\n[... {len(text) - limit} more characters cut]"
 
 
-def json_text(value: Any) -> str:
+def json_text(value: object) -> str:
     """``value`` as compact JSON, or its repr where JSON cannot hold it."""
     try:
         return encode_js(_encoder.encode, value).decode()  # (a lone surrogate as JSON.stringify's escape)
@@ -41,7 +41,7 @@ def json_text(value: Any) -> str:
         return repr(value)
 
 
-def format_tool_call(name: str, arguments: Any) -> str:
+def format_tool_call(name: str, arguments: object) -> str:
     """``name(key=value, ...)`` with JSON values: a tool call on one line."""
     if isinstance(arguments, dict):
         inner = ", ".join(f"{key}={json_text(value)}" for key, value in arguments.items())

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 SLOT_BYTES = 256
 SLOT_TYPE = "title"
@@ -62,7 +61,7 @@ def read_slot(raw: bytes) -> tuple[TitleSlot | None, str | None]:
     in-place rewrite of it would overwrite the header.
     """
     try:
-        obj: Any = json.loads(raw)
+        obj: object = json.loads(raw)
     except ValueError:
         return None, "the first line is not JSON (a damaged title line)"
     if not isinstance(obj, dict) or obj.get("type") != SLOT_TYPE:
@@ -90,7 +89,7 @@ def slot_line(title: str, updated_at: str, source: str | None) -> bytes:
     """
 
     def line(text: str, pad: str) -> bytes:
-        obj: dict[str, Any] = {"type": SLOT_TYPE, "v": 1, "title": text}
+        obj: dict[str, object] = {"type": SLOT_TYPE, "v": 1, "title": text}
         if source is not None:
             obj["source"] = source
         obj["updatedAt"] = updated_at

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
 
-
-def usage_tokens(usage: Any) -> int:
+def usage_tokens(usage: object) -> int:
     """``totalTokens`` when set, else the sum of its parts (input, output, cache read and write)."""
     if not isinstance(usage, dict):
         return 0

@@ -203,7 +203,8 @@ class PromptHistory:
     def recent(self, cwd: str | None, limit: int, before: int | None = None) -> list[Prompt]:
         """The newest prompts (of one cwd, or all), older than the id ``before`` when given."""
         self.settle()
-        clauses, args = [], []
+        clauses: list[str] = []
+        args: list[str | int] = []
         if cwd is not None:
             clauses.append("cwd = ?")
             args.append(stored_text(cwd))

@@ -81,13 +81,13 @@ class _Reader:
             return
         uid = record.uuid
         stamp = iso_z(record.timestamp)
-        is_message = isinstance(record.message, Message)
-        if kind == "assistant" and is_message:
-            self.assistant(record, uid, stamp)
+        message = record.message
+        if kind == "assistant" and isinstance(message, Message):
+            self.assistant(record, message, uid, stamp)
             return
         self.open_assistant = None
-        if kind == "user" and is_message:
-            self.user(record, uid, stamp)
+        if kind == "user" and isinstance(message, Message):
+            self.user(record, message, uid, stamp)
         elif kind == "system" and record.subtype == "compact_boundary":
             self.compaction(record, uid, stamp)
         else:
@@ -107,12 +107,12 @@ class _Reader:
             self.alias[uid] = entry
         self.last = entry
 
-    def user(self, record: "Record", uid: str | None, stamp: str) -> None:
-        raw_content, ms = record.message.content, ms_of_iso(record.timestamp)
+    def user(self, record: Record, message: Message, uid: str | None, stamp: str) -> None:
+        raw_content, ms = message.content, ms_of_iso(record.timestamp)
         parent = self.parent_of(record)
         if record.isCompactSummary and self.pending_compaction is not None:
             content = decoder.decode(raw_content)
-            compaction = self.b.by_id[self.pending_compaction]
+            compaction = self.b.dict_entry(self.pending_compaction)
             compaction["summary"] = content if isinstance(content, str) else _text(content)
             self.tally.count("user", MAPPED, None)
             self._stand(uid, self.pending_compaction)
@@ -133,9 +133,10 @@ class _Reader:
         self.tally.count("user", MAPPED)
         if is_list:
             if results is not None:
-                rest: list[Any] = []
+                rest: list[object] = []
             else:
-                blocks = [(block_decoder.decode(b), b) for b in content if first_byte(b) == OBJECT]
+                blocks = [(block_decoder.decode(b), b) for b in content  # type: ignore[union-attr]  # a list with no results: content holds its blocks
+                          if first_byte(b) == OBJECT]
                 results = [head for head, _ in blocks if head.type == "tool_result"]
                 rest = [_block(decoder.decode(b)) for head, b in blocks if head.type != "tool_result"]
             details = record.tool_use_result() if len(results) == 1 else None
@@ -145,7 +146,7 @@ class _Reader:
                 call = str(block.tool_use_id if block.tool_use_id is not None else "")
                 body = block.content
                 if first_byte(body) == STRING and len(body) <= MAX_CHARS:
-                    text_or_blocks: Any = body  # the output's JSON text as it came
+                    text_or_blocks: object = body  # the output's JSON text as it came
                 else:
                     decoded = decoder.decode(body)
                     text_or_blocks = ([_block(b) for b in decoded if isinstance(b, dict)] if isinstance(decoded, list)
@@ -157,16 +158,15 @@ class _Reader:
                 parent = self.b.user(f"{self.prefix}{uid}", parent, stamp, rest, ms)
         else:
             parent = self.b.user(f"{self.prefix}{uid}", parent, stamp, content or "", ms)
-        self._stand(uid, parent)
+        self._stand(uid, parent)  # type: ignore[arg-type]  # a user or tool result entry was written: its id
 
-    def _started_agent(self, details: Any, result: BlockHead) -> None:
+    def _started_agent(self, details: object, result: BlockHead) -> None:
         decoded = decoder.decode(details) if isinstance(details, msgspec.Raw) else details
         agent = decoded.get("agentId") if isinstance(decoded, dict) else None
         if isinstance(agent, str) and result.tool_use_id is not None:
             self.agent_calls[agent] = str(result.tool_use_id)
 
-    def assistant(self, record: "Record", uid: str | None, stamp: str) -> None:
-        message = record.message
+    def assistant(self, record: Record, message: Message, uid: str | None, stamp: str) -> None:
         blocks, calls = [], []
         for source in decoder.decode(message.content) or ():
             block = _assistant_block(source)
@@ -178,13 +178,13 @@ class _Reader:
         model = str(message.model or self.model or "")
         msg_id = message.id
         if self.open_assistant is not None and msg_id and self.open_assistant[0] == msg_id:
-            entry = self.b.by_id[self.open_assistant[1]]  # (an Assistant being filled)
+            entry = self.b.being_filled(self.open_assistant[1])
             for block in blocks:
-                entry.add(block)  # type: ignore[union-attr]
+                entry.add(block)
             if calls:
-                entry.stop = "toolUse"  # type: ignore[union-attr]
+                entry.stop = "toolUse"
             self.tally.count("assistant", MAPPED)
-            self._stand(uid, entry.id)  # type: ignore[union-attr]
+            self._stand(uid, entry.id)
         else:
             parent = self.parent_of(record)
             if model and model != "<synthetic>" and self.b.model != (PROVIDER, model):
@@ -206,7 +206,7 @@ class _Reader:
             self.tally.count("assistant", MAPPED)
             self._stand(uid, entry_id)
         for block in calls:
-            self.tool_users[block["id"]] = self.alias[uid] if uid else self.last  # type: ignore[assignment]
+            self.tool_users[block["id"]] = self.alias[uid] if uid else self.last  # type: ignore[assignment]  # an assistant entry was written: last is its id
         self.model = model or self.model
 
     def compaction(self, record: "Record", uid: str | None, stamp: str) -> None:
@@ -219,7 +219,7 @@ class _Reader:
                               tokensBefore=int(meta.get("preTokens") or 0),
                               details={"claudeCode": {"trigger": meta.get("trigger"), "preservedUuids": preserved}})
         first = self.alias.get(preserved[0]) if preserved else None
-        self.b.by_id[entry_id]["firstKeptEntryId"] = first or entry_id  # nothing kept: its own id
+        self.b.dict_entry(entry_id)["firstKeptEntryId"] = first or entry_id  # nothing kept: its own id
         self.pending_compaction = entry_id
         self.tally.count("system/compact_boundary", MAPPED)
         self._stand(uid, entry_id)
@@ -237,13 +237,13 @@ def _tool_results_only(raw_content: msgspec.Raw) -> list[BlockHead] | None:
     return heads
 
 
-def _text(content: Any) -> str:
+def _text(content: object) -> str:
     if isinstance(content, list):
         return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
     return str(content or "")
 
 
-def _block(block: dict[str, Any]) -> dict[str, Any] | None:
+def _block(block: dict[str, Any]) -> dict[str, object] | None:
     kind = block.get("type")
     if kind == "text":
         return {"type": "text", "text": str(block.get("text", ""))}
@@ -255,7 +255,7 @@ def _block(block: dict[str, Any]) -> dict[str, Any] | None:
     return {"type": "text", "text": json.dumps(block)}
 
 
-def _assistant_block(block: Any) -> dict[str, Any] | None:
+def _assistant_block(block: object) -> dict[str, Any] | None:
     if not isinstance(block, dict):
         return None
     kind = block.get("type")

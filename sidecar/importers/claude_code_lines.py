@@ -60,7 +60,7 @@ class Record(msgspec.Struct, gc=False):
     line: Any = msgspec.field(default=b"", name="__sidecar.line")
     rehomed: Any = msgspec.field(default=False, name="__sidecar.rehomed")
 
-    def whole(self) -> Any:
+    def whole(self) -> object:
         """The record as a custom entry keeps it: its JSON text as it came, unless it must be changed or cut."""
         if self.rehomed:
             record = decoder.decode(self.line)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -35,7 +36,7 @@ import msgspec
 from ..store.payload import MAX_CHARS
 from .common import (KEPT, MAPPED, NO_USAGE, SKIPPED, Builder, Imported, Tally, id_of, image_block, iso_z,
                      ms_of_iso)
-from .codex_lines import (BOOKKEEPING, KNOWN, OUTPUT, OUTPUT_ITEMS, RESPONSE_ENDS, UI_EVENTS, Head, Line,
+from .codex_lines import (BOOKKEEPING, OUTPUT, OUTPUT_ITEMS, RESPONSE_ENDS, UI_EVENTS, Head, Line,
                           decoder, item_line_decoder, line_decoder, model_decoder, model_line_decoder, read_lines)
 from .codex_subagents import children
 from .made import Assistant
@@ -68,12 +69,12 @@ class _Reader:
         kind = head.type
         if kind == "response_item":
             item = head.payload
-            sub = item.type  # type: ignore[union-attr]
-            if sub in FROM_HEAD or sub == "message" and item.role == "assistant":  # type: ignore[union-attr]
+            sub = item.type  # type: ignore[union-attr]  # a response_item's payload is an item (Head decodes it so)
+            if sub in FROM_HEAD or sub == "message" and item.role == "assistant":  # type: ignore[union-attr]  # a response_item's payload is an item (Head decodes it so)
                 # (most items of a rollout: mapped from the head, the line is not decoded again)
                 self._assistant_fields(f"{self.prefix}{number}", iso_z(head.timestamp), head.timestamp, sub,
-                                       item.summary, item.content, item.encrypted_content, item.call_id,  # type: ignore[union-attr]
-                                       item.id, item.name, item.arguments, item.input, decoder.decode)  # type: ignore[union-attr]
+                                       item.summary, item.content, item.encrypted_content, item.call_id,  # type: ignore[union-attr]  # a response_item's payload is an item (Head decodes it so)
+                                       item.id, item.name, item.arguments, item.input, decoder.decode)  # type: ignore[union-attr]  # a response_item's payload is an item (Head decodes it so)
                 self.tally.count(f"response_item/{sub}", MAPPED)
                 return
             self._item(f"{self.prefix}{number}", iso_z(head.timestamp), item_line_decoder.decode(raw).payload,
@@ -148,12 +149,12 @@ class _Reader:
         toolResult as it is, never decoded and encoded again."""
         item = head.payload
         self.open = None
-        call = str(item.call_id or "")  # type: ignore[union-attr]
+        call = str(item.call_id or "")  # type: ignore[union-attr]  # an OUTPUT line's head has its payload (read_lines checked it)
         self.leaf = self.b.tool_result(f"{self.prefix}{number}", self.leaf, iso_z(head.timestamp), call,
-                                       self.tool_names.get(call, ""), item.output, ms_of_iso(head.timestamp))  # type: ignore[union-attr]
-        self.tally.count(f"response_item/{item.type}", MAPPED)  # type: ignore[union-attr]
+                                       self.tool_names.get(call, ""), item.output, ms_of_iso(head.timestamp))  # type: ignore[union-attr]  # an OUTPUT line's head has its payload (read_lines checked it)
+        self.tally.count(f"response_item/{item.type}", MAPPED)  # type: ignore[union-attr]  # an OUTPUT line's head has its payload (read_lines checked it)
 
-    def _item(self, key: str, stamp: str, item: dict[str, Any], timestamp: Any, line: "Line | memoryview") -> None:
+    def _item(self, key: str, stamp: str, item: dict[str, Any], timestamp: object, line: "Line | memoryview") -> None:
         """``line``: the line, read as a ``Line`` or still its JSON text (read as one if it is kept)."""
         kind = str(item.get("type"))
         if kind == "message" and item.get("role") == "assistant" or kind in ASSISTANT_ITEMS:
@@ -190,7 +191,7 @@ class _Reader:
             return
         self._keep(key, stamp, f"response_item/{kind}", line, known=False)
 
-    def _assistant_part(self, key: str, stamp: str, timestamp: Any, item: dict[str, Any]) -> None:
+    def _assistant_part(self, key: str, stamp: str, timestamp: object, item: dict[str, object]) -> None:
         kind = item.get("type")
         if kind in FROM_HEAD or kind == "message":
             self._assistant_fields(key, stamp, timestamp, kind, item.get("summary"), item.get("content"),
@@ -202,7 +203,7 @@ class _Reader:
         arguments = {k: v for k, v in item.items() if k not in ("type", "id", "call_id", "status")}
         self._call(message, call, str(item.get("name") or kind), arguments)
 
-    def _opened(self, key: str, stamp: str, timestamp: Any) -> Assistant:
+    def _opened(self, key: str, stamp: str, timestamp: object) -> Assistant:
         """The assistant message the next part goes into: the open one, or a new one (after a model_change
         when the model differs). The time is read only for the part that opens a message:
         most add to one."""
@@ -215,16 +216,16 @@ class _Reader:
             self.leaf = self.open.id
         return self.open
 
-    def _assistant_fields(self, key: str, stamp: str, timestamp: Any, kind: Any, summary: Any, content: Any,
-                          encrypted: Any, call_id: Any, item_id: Any, name: Any, arguments: Any, tool_input: Any,
-                          value: Any) -> None:
+    def _assistant_fields(self, key: str, stamp: str, timestamp: object, kind: object, summary: object, content: object,
+                          encrypted: object, call_id: object, item_id: object, name: object, arguments: object, tool_input: object,
+                          value: Callable[..., Any]) -> None:
         """A reasoning, assistant message, function_call or custom_tool_call item's part of the open assistant
         message, from its fields; ``value`` reads a list field (JSON text from the head, or already read)."""
         message = self._opened(key, stamp, timestamp)
         if kind == "reasoning":
             texts = [s.get("text", "") for s in value(summary) or [] if isinstance(s, dict)]
             texts += [c.get("text", "") for c in value(content) or [] if isinstance(c, dict)]
-            block: dict[str, Any] = {"type": "thinking", "thinking": "\n\n".join(t for t in texts if t)}
+            block: dict[str, object] = {"type": "thinking", "thinking": "\n\n".join(t for t in texts if t)}
             if encrypted:
                 block["thinkingSignature"] = encrypted
             message.add(block)
@@ -247,7 +248,7 @@ class _Reader:
                 parsed = {"input": tool_input}
             self._call(message, call, str(name or kind), parsed)
 
-    def _call(self, message: Assistant, call: str, name: str, arguments: Any) -> None:
+    def _call(self, message: Assistant, call: str, name: str, arguments: object) -> None:
         self.tool_names[call] = name
         self.callers[call] = message.id
         message.add({"type": "toolCall", "id": call, "name": name, "arguments": arguments})
@@ -263,7 +264,7 @@ class _Reader:
             if said and text.endswith(said.strip()):
                 summary = said
                 self.leaf = last.parent
-                self.b.entries.remove(last)  # type: ignore[arg-type]
+                self.b.entries.remove(last)
                 del self.b.by_id[last.id]
                 self.tally.count("response_item/message", SKIPPED, "the compaction's summary, imported as the compaction")
                 counts = self.tally.counts.get("response_item/message", {})
@@ -274,16 +275,16 @@ class _Reader:
                            tokensBefore=0, details={"codex": {"message": text, "replacementHistory": [
                                {"type": h.get("type"), "role": h.get("role"), "id": h.get("id")} for h in history
                                if isinstance(h, dict)]}})
-        self.b.by_id[entry]["firstKeptEntryId"] = entry  # Codex keeps earlier user turns piecemeal: see details
+        self.b.dict_entry(entry)["firstKeptEntryId"] = entry  # Codex keeps earlier user turns piecemeal: see details
         self.leaf = entry
         self.tally.count("compacted", MAPPED)
 
 
-def _same(value: Any) -> Any:
+def _same(value: object) -> object:
     return value
 
 
-def _json_text(text: Any) -> Any:
+def _json_text(text: object) -> object:
     """The arguments a function call's JSON text holds, read as pi's JSON.parse would read them.
 
     By msgspec when it can (a tenth of the cost); what msgspec refuses goes to json, which reads a
@@ -301,7 +302,7 @@ def _json_text(text: Any) -> Any:
     return json.loads(text, parse_constant=_refused_constant, parse_float=_finite_or_null)
 
 
-def _refused_constant(name: str) -> Any:
+def _refused_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
@@ -310,7 +311,7 @@ def _finite_or_null(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _input_block(block: Any) -> dict[str, Any] | None:
+def _input_block(block: object) -> dict[str, Any] | None:
     if not isinstance(block, dict):
         return None
     kind = block.get("type")
@@ -351,16 +352,16 @@ def import_rollout(path: Path) -> Imported:
 
 
 def _read_rollout_into(path: Path, builder: Builder, tally: Tally, prefix: str,
-                       head: str | None) -> tuple[_Reader, dict]:
+                       head: str | None) -> tuple[_Reader, dict[str, object]]:
     reader = _Reader(builder, tally, prefix, "openai")
     reader.leaf = head
-    meta: dict[str, Any] = {}
+    meta: dict[str, object] = {}
     for number, raw, line, line_head in read_lines(path, tally, reader):
-        if line is OUTPUT:
-            reader.output(number, line_head)  # type: ignore[arg-type]
-            continue
-        if line is KNOWN:
-            reader.read_known(number, raw, line_head)  # type: ignore[arg-type]
+        if isinstance(line, str):  # OUTPUT or KNOWN: the head says what the line is
+            if line is OUTPUT:
+                reader.output(number, line_head)  # type: ignore[arg-type]  # read_lines gives OUTPUT with its head
+            else:
+                reader.read_known(number, raw, line_head)  # type: ignore[arg-type]  # and KNOWN with its head too
             continue
         if not meta and line.type == "session_meta" and memoryview(line.payload)[:1] == b"{":
             meta = decoder.decode(line.payload)

@@ -4,16 +4,15 @@ damaged line reported with its number and skipped; the mapping (codex.py) reads 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Protocol
 
 import msgspec
 
 from ..store.payload import MAX_CHARS
 from .common import SKIPPED, Tally, source_lines
-
-if TYPE_CHECKING:
-    from .codex import _Reader
+from .made import Assistant
 
 OUTPUT_ITEMS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output", "tool_search_output"}
 UI_EVENTS = {
@@ -94,10 +93,19 @@ decoder = msgspec.json.Decoder()
 NOT_READ = UI_EVENTS - {"thread_settings_applied"}
 
 
+class RolloutReader(Protocol):
+    """What read_lines needs of the mapping reading along (codex.py's reader): the model response
+    being filled, which a UI or bookkeeping line ends, and a subagent's spawn to note."""
+
+    open: Assistant | None
+
+    def _note_spawn(self, item: dict[str, Any]) -> None: ...
+
+
 OUTPUT, KNOWN = "output", "known"  # what read_lines gives instead of a Line when the head says all
 
 
-def read_lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[int, memoryview, Line | str, Head | None]]:
+def read_lines(path: Path, tally: Tally, reader: RolloutReader) -> Iterator[tuple[int, memoryview, Line | str, Head | None]]:
     """(number, JSON text, line, head) of the rollout's lines, each decoded once for what it is (``head``):
     the UI copies (most of a rollout's bytes) and the bookkeeping lines are counted here without being built
     (ending the model response being read, as they do); a tool output whose
@@ -115,7 +123,7 @@ def read_lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[in
             if payload is not None:
                 kind = payload.type
                 if type(kind) is str:
-                    if head.type == "event_msg" and kind in NOT_READ:  # type: ignore[union-attr]
+                    if head.type == "event_msg" and kind in NOT_READ:  # type: ignore[union-attr]  # payload is not None here, so head is not None
                         if kind in RESPONSE_ENDS:
                             reader.open = None
                         if kind == "item_completed" and payload.item is not None and \
@@ -123,14 +131,14 @@ def read_lines(path: Path, tally: Tally, reader: "_Reader") -> Iterator[tuple[in
                             reader._note_spawn(decoder.decode(raw)["payload"]["item"])
                         skipped[kind] = skipped.get(kind, 0) + 1
                         continue
-                    if head.type == "response_item" and kind in OUTPUT_ITEMS and is_text(payload.output):  # type: ignore[union-attr]
+                    if head.type == "response_item" and kind in OUTPUT_ITEMS and is_text(payload.output):  # type: ignore[union-attr]  # payload is not None here, so head is not None
                         yield number, raw, OUTPUT, head
                         continue
-                if head.type in BOOKKEEPING:  # type: ignore[union-attr]
+                if head.type in BOOKKEEPING:  # type: ignore[union-attr]  # payload is not None here, so head is not None
                     reader.open = None  # (it ends a model response)
-                    kept_out[head.type] = kept_out.get(head.type, 0) + 1  # type: ignore[union-attr]
+                    kept_out[head.type] = kept_out.get(head.type, 0) + 1  # type: ignore[union-attr]  # payload is not None here, so head is not None
                     continue
-                if head.type in KNOWN_KINDS and (type(kind) is str or head.type != "response_item"):  # type: ignore[union-attr]
+                if head.type in KNOWN_KINDS and (type(kind) is str or head.type != "response_item"):  # type: ignore[union-attr]  # payload is not None here, so head is not None
                     yield number, raw, KNOWN, head
                     continue
             line = line_decoder.decode(raw)

@@ -13,7 +13,7 @@ import msgspec
 from .common import ms_of_iso, read_source
 
 
-def children(path: Path, thread: str) -> list[tuple[Path, str, dict[str, Any]]]:
+def children(path: Path, thread: str) -> list[tuple[Path, str, dict[str, object]]]:
     """Rollouts of subagents this thread spawned: same sessions tree, parent_thread_id == thread."""
     found = []
     for candidate in _rollouts_near(path):
@@ -45,7 +45,7 @@ def _rollouts_near(path: Path) -> list[Path]:
     last_day = max(datetime.fromtimestamp(last_ms / 1000, timezone.utc).date(), first_day) + timedelta(days=1)
     found: list[Path] = []
     while day <= last_day:
-        folder = root / f"{day.year:04d}" / f"{day.month:02d}" / f"{day.day:02d}"  # type: ignore[operator]
+        folder = root / f"{day.year:04d}" / f"{day.month:02d}" / f"{day.day:02d}"  # type: ignore[operator]  # first_day is read only when root is not None
         if folder.is_dir():
             found += folder.glob("rollout-*.jsonl")
         day += timedelta(days=1)

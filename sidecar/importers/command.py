@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 import msgspec
 
@@ -13,7 +14,8 @@ from ..errors import SidecarError
 from .run import TOOLS
 
 
-def add_command(commands: Any, common: Any) -> None:
+def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser],
+                common: Callable[[argparse.ArgumentParser], None]) -> None:
     parser = commands.add_parser("import", help="import sessions of Codex, Claude Code or opencode as pi sessions")
     common(parser)
     parser.add_argument("--from", dest="tool", required=True, choices=TOOLS, help="the tool that wrote them")
@@ -26,9 +28,8 @@ def add_command(commands: Any, common: Any) -> None:
 
 def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     from .. import wire
+    from ..invocation import command_root, command_settings
     from ..service import SessionService
-
-    from ..cli import command_root, command_settings
 
     settings = command_settings(args)
     if settings is None:

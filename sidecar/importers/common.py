@@ -16,10 +16,11 @@ import mmap
 import os
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, TypedDict
 
 import msgspec
 
@@ -38,13 +39,20 @@ def imported_session_id(tool: str, original_id: str) -> str:
     return str(uuid.uuid5(IMPORT_NAMESPACE, f"{tool}:{original_id}"))
 
 
+class Damage(TypedDict):
+    """A source line that could not be read: its 1-based number and why."""
+
+    line: int
+    error: str
+
+
 @dataclass
 class Tally:
     """How many records of each kind were mapped, kept as custom entries or skipped, and why."""
 
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)  # "<kind>/<outcome>" -> why
-    damaged: list[dict[str, Any]] = field(default_factory=list)  # {"line", "error"}
+    damaged: list[Damage] = field(default_factory=list)
     unrecognised: set[str] = field(default_factory=set)
     _explained: set[tuple[str, str]] = field(default_factory=set)  # (kind, outcome) with its reason noted
 
@@ -89,12 +97,13 @@ class Builder:
     """The entries of one imported session, in file order, each parent written before its child."""
 
     def __init__(self) -> None:
-        self.entries: list[dict[str, Any] | Entry] = []
+        # (an Assistant only until ``finish`` writes it as its line)
+        self.entries: list[dict[str, object] | Entry | Assistant] = []
         self.ids: set[str] = set()
-        self.by_id: dict[str, dict[str, Any]] = {}
+        self.by_id: dict[str, dict[str, object] | Entry | Assistant] = {}
         self.model: tuple[str, str] | None = None  # (provider, modelId) of the last model_change written
 
-    def add(self, key: str, parent: str | None, timestamp: str, kind: str, **fields: Any) -> str:
+    def add(self, key: str, parent: str | None, timestamp: str, kind: str, **fields: object) -> str:
         entry_id = short_id(key, self.ids)
         entry = {"type": kind, "id": entry_id, "parentId": parent, "timestamp": timestamp, **fields}
         self.entries.append(entry)
@@ -110,8 +119,8 @@ class Builder:
         once, so a large output is copied once."""
         entry_id = short_id(key, self.ids)
         entry = line_entry(entry_id, parent, timestamp, kind, fields, head)
-        self.entries.append(entry)  # type: ignore[arg-type]
-        self.by_id[entry_id] = entry  # type: ignore[assignment]
+        self.entries.append(entry)
+        self.by_id[entry_id] = entry
         return entry_id
 
     def assistant(self, key: str, parent: str | None, timestamp: str, ms: int, api: str, provider: str, model: str,
@@ -120,8 +129,8 @@ class Builder:
         writes its line."""
         entry_id = short_id(key, self.ids)
         message = Assistant(entry_id, parent, timestamp, ms, api, provider, model, usage_text, stop)
-        self.entries.append(message)  # type: ignore[arg-type]
-        self.by_id[entry_id] = message  # type: ignore[assignment]
+        self.entries.append(message)
+        self.by_id[entry_id] = message
         return message
 
     def finish(self) -> None:
@@ -129,9 +138,21 @@ class Builder:
         entries, by_id = self.entries, self.by_id
         for index, entry in enumerate(entries):
             if type(entry) is Assistant:
-                entries[index] = by_id[entry.id] = entry.made()  # type: ignore[assignment]
+                entries[index] = by_id[entry.id] = entry.made()
 
-    def insert_after(self, anchor: str | None, entries: list[dict[str, Any]]) -> None:
+    def dict_entry(self, entry_id: str) -> dict[str, object]:
+        """The entry ``add`` made as a dict (a compaction whose kept id is filled in later), to change in place."""
+        entry = self.by_id[entry_id]
+        assert type(entry) is dict, entry_id
+        return entry
+
+    def being_filled(self, entry_id: str) -> Assistant:
+        """The assistant message ``assistant`` opened, to add the blocks of a later line of the same response."""
+        entry = self.by_id[entry_id]
+        assert type(entry) is Assistant, entry_id
+        return entry
+
+    def insert_after(self, anchor: str | None, entries: list[dict[str, object] | Entry | Assistant]) -> None:
         """Put a branch right after its anchor: the file's last line stays on the main path (pi's leaf)."""
         at = len(self.entries)
         if anchor is not None:
@@ -140,54 +161,55 @@ class Builder:
         for entry in entries:
             self.by_id[id_of(entry)] = entry
 
-    def custom(self, key: str, parent: str | None, timestamp: str, custom_type: str, data: Any) -> str:
+    def custom(self, key: str, parent: str | None, timestamp: str, custom_type: str, data: object) -> str:
         """A record kept as it is, out of the model's context (pi's ``custom`` entry)."""
         return self.add(key, parent, timestamp, "custom", customType=custom_type, data=data)
 
-    def custom_message(self, key: str, parent: str | None, timestamp: str, custom_type: str, content: Any,
-                       details: Any = None) -> str:
+    def custom_message(self, key: str, parent: str | None, timestamp: str, custom_type: str, content: object,
+                       details: object = None) -> str:
         """Context the tool injected as a user turn (pi's ``custom_message``: sent to the model, not displayed)."""
-        fields: dict[str, Any] = {"customType": custom_type, "content": content, "display": False}
+        fields: dict[str, object] = {"customType": custom_type, "content": content, "display": False}
         if details is not None:
             fields["details"] = details
         return self.add(key, parent, timestamp, "custom_message", **fields)
 
-    def message(self, key: str, parent: str | None, timestamp: str, message: dict[str, Any]) -> str:
+    def message(self, key: str, parent: str | None, timestamp: str, message: dict[str, object]) -> str:
         # (add's dict, written out: no keyword dict to build and merge for each message)
         entry_id = short_id(key, self.ids)
-        entry = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": timestamp, "message": message}
+        entry: dict[str, object] = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": timestamp,
+                                 "message": message}
         self.entries.append(entry)
         self.by_id[entry_id] = entry
         return entry_id
 
-    def tool_result(self, key: str, parent: str | None, timestamp: str, call_id: str, name: str, text: Any, ms: int,
-                    is_error: bool = False, details: Any = None) -> str:
+    def tool_result(self, key: str, parent: str | None, timestamp: str, call_id: str, name: str, text: object,
+                    ms: int, is_error: bool = False, details: object = None) -> str:
         """``message(..., tool_result(...))`` made as its line (``made``)."""
         return self.made(key, parent, timestamp, "message",
                          tool_result_fields(call_id, name, text, ms, is_error, details), TOOL_RESULT_HEAD)
 
-    def user(self, key: str, parent: str | None, timestamp: str, content: Any, ms: int) -> str:
+    def user(self, key: str, parent: str | None, timestamp: str, content: object, ms: int) -> str:
         """``message(..., user_message(content, ms))`` made as its line (``made``)."""
         return self.made(key, parent, timestamp, "message", (
             b'"message":{"role":"user","content":', json_bytes(content), b',"timestamp":', json_bytes(ms), b"}"),
             USER_HEAD)
 
-    def kept(self, key: str, parent: str | None, timestamp: str, custom_type: str, data: Any) -> str:
+    def kept(self, key: str, parent: str | None, timestamp: str, custom_type: str, data: object) -> str:
         """``custom(...)`` made as its line (``made``); ``data`` may be JSON text (``msgspec.Raw``)."""
         return self.made(key, parent, timestamp, "custom",
                          (b'"customType":', json_bytes(custom_type), b',"data":', json_text(data)))
 
-    def model_change(self, key: str, parent: str | None, timestamp: str, provider: str, model: str) -> str:
+    def model_change(self, key: str, parent: str | None, timestamp: str, provider: str, model: str) -> str | None:
         """A model_change entry when the model differs from the last one written, else ``parent``."""
         if self.model == (provider, model):
-            return parent  # type: ignore[return-value]
+            return parent
         self.model = (provider, model)
         return self.add(key, parent, timestamp, "model_change", provider=provider, modelId=model)
 
 
 # ---- message shapes (pi's AgentMessages) ----------------------------------------------------------
 
-def usage(input_tokens: int = 0, output_tokens: int = 0, cache_read: int = 0, cache_write: int = 0) -> dict:
+def usage(input_tokens: int = 0, output_tokens: int = 0, cache_read: int = 0, cache_write: int = 0) -> dict[str, object]:
     total = input_tokens + output_tokens + cache_read + cache_write
     return {"input": input_tokens, "output": output_tokens, "cacheRead": cache_read, "cacheWrite": cache_write,
             "totalTokens": total, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
@@ -197,45 +219,50 @@ def usage(input_tokens: int = 0, output_tokens: int = 0, cache_read: int = 0, ca
 NO_USAGE = msgspec.Raw(msgspec.json.encode(usage()))
 
 
-def user_message(content: Any, ms: int) -> dict[str, Any]:
+def user_message(content: object, ms: int) -> dict[str, object]:
     return {"role": "user", "content": content, "timestamp": ms}
 
 
-def assistant_message(content: list[dict], ms: int, api: str, provider: str, model: str,
-                      use: dict | None = None, stop: str | None = None) -> dict[str, Any]:
+def assistant_message(content: list[dict[str, object]], ms: int, api: str, provider: str, model: str,
+                      use: dict[str, object] | None = None, stop: str | None = None) -> dict[str, object]:
     if stop is None:
         stop = "toolUse" if any(block.get("type") == "toolCall" for block in content) else "stop"
     return {"role": "assistant", "content": content, "api": api, "provider": provider, "model": model,
             "usage": use or NO_USAGE, "stopReason": stop, "timestamp": ms}
 
 
-def tool_result(call_id: str, name: str, text: Any, ms: int, is_error: bool = False,
-                details: Any = None) -> dict[str, Any]:
+def tool_result(call_id: str, name: str, text: object, ms: int, is_error: bool = False,
+                details: object = None) -> dict[str, object]:
     """``text``: the blocks, a string, or a JSON string literal as the source wrote it (``msgspec.Raw``,
     written out as it is: a large output is never decoded and encoded again); anything else as JSON text."""
+    content: list[object]
     if isinstance(text, list):
         content = text
     elif isinstance(text, (str, msgspec.Raw)):
         content = [{"type": "text", "text": text}]
     else:
         content = [{"type": "text", "text": msgspec.json.encode(text).decode()}]
-    message = {"role": "toolResult", "toolCallId": call_id, "toolName": name, "content": content,
+    message: dict[str, object] = {"role": "toolResult", "toolCallId": call_id, "toolName": name, "content": content,
                "isError": bool(is_error), "timestamp": ms}
     if details is not None:
         message["details"] = details
     return message
 
 
-def id_of(entry: dict[str, Any] | Entry | Assistant) -> str:
+def id_of(entry: dict[str, object] | Entry | Assistant) -> str:
     """An entry's id, whether a dict, made as its line or an assistant message being filled."""
-    return entry["id"] if type(entry) is dict else entry.id  # type: ignore[union-attr,index,return-value]
+    if isinstance(entry, dict):
+        return entry["id"]  # type: ignore[return-value]  # the str Builder.add wrote
+    return entry.id  # type: ignore[return-value]  # Entry.id is Optional for a header line; an entry has one
 
 
-def timestamp_of(entry: dict[str, Any] | Entry | Assistant) -> str:
-    return entry["timestamp"] if type(entry) is dict else entry.timestamp  # type: ignore[union-attr,index,return-value]
+def timestamp_of(entry: dict[str, object] | Entry | Assistant) -> str:
+    if isinstance(entry, dict):
+        return entry["timestamp"]  # type: ignore[return-value]  # the str Builder.add wrote
+    return entry.timestamp  # type: ignore[return-value]  # Entry.timestamp is Optional for a header line; an entry has one
 
 
-def image_block(data: str, mime: str) -> dict[str, Any]:
+def image_block(data: str, mime: str) -> dict[str, object]:
     """pi's image block; the store moves its bytes to the blob folder where the root's compatibility says so."""
     return {"type": "image", "data": data, "mimeType": mime}
 
@@ -254,7 +281,7 @@ _MS_IN_MINUTE: dict[str, int] = {}
 _last_minute: list[tuple[str, int]] = [("", 0)]  # (YYYY-MM-DDTHH:MM, its epoch ms) of the last timestamp read
 
 
-def ms_of_iso(text: Any, fallback: int = 0) -> int:
+def ms_of_iso(text: object, fallback: int = 0) -> int:
     if not isinstance(text, str) or not text:
         return fallback
     if len(text) == 24 and text[-1] == "Z" and text[19] == "." and text[10] == "T":
@@ -287,7 +314,7 @@ def ms_of_iso(text: Any, fallback: int = 0) -> int:
     return int(stamp.timestamp() * 1000)
 
 
-def iso_z(text: Any, fallback_ms: int = 0) -> str:
+def iso_z(text: object, fallback_ms: int = 0) -> str:
     """An ISO 8601 UTC timestamp with milliseconds, as pi writes them."""
     if isinstance(text, str) and len(text) == 24 and text[-1] == "Z" and text[19] == "." and text[10] == "T":
         return text  # already pi's shape (what Codex and Claude Code write): no parsing
@@ -370,7 +397,7 @@ class Imported:
     source: str  # the path it was read from
     cwd: str
     timestamp: str
-    entries: list[dict[str, Any] | Entry]
+    entries: list[dict[str, object] | Entry | Assistant]  # (no Assistant left once the builder finished)
     tally: Tally
     name: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # more of where it came from (subagent files, ...)
@@ -379,5 +406,5 @@ class Imported:
     def session_id(self) -> str:
         return imported_session_id(self.tool, self.original_id)
 
-    def origin(self) -> dict[str, Any]:
+    def origin(self) -> dict[str, object]:
         return {"tool": self.tool, "id": self.original_id, "path": self.source, **self.extra}

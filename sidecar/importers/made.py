@@ -22,13 +22,13 @@ from ..format.lineread import SharedHead
 TOOL_RESULT_HEAD, USER_HEAD = SharedHead("toolResult"), SharedHead("user")
 
 
-def json_text(value: Any) -> bytes:
+def json_text(value: object) -> bytes:
     """``value`` as JSON text: a ``msgspec.Raw`` (JSON text as the source wrote it) as it is."""
-    return value if type(value) is msgspec.Raw else json_bytes(value)  # type: ignore[return-value]
+    return value if type(value) is msgspec.Raw else json_bytes(value)
 
 
-def tool_result_fields(call_id: str, name: str, text: Any, ms: int, is_error: bool = False,
-                       details: Any = None) -> tuple[bytes, ...]:
+def tool_result_fields(call_id: str, name: str, text: object, ms: int, is_error: bool = False,
+                       details: object = None) -> tuple[bytes, ...]:
     """The pieces of ``"message":`` and the JSON text of ``tool_result(...)``: the same keys in the same
     order, a Raw ``text`` or ``details`` written as it is."""
     if isinstance(text, list):
@@ -37,7 +37,7 @@ def tool_result_fields(call_id: str, name: str, text: Any, ms: int, is_error: bo
         if not isinstance(text, (str, msgspec.Raw)):
             text = msgspec.json.encode(text).decode()
         content = (b'[{"type":"text","text":', json_text(text), b"}]")
-    tail = (b',"isError":', b"true" if is_error else b"false", b',"timestamp":', json_bytes(ms))
+    tail: tuple[bytes, ...] = (b',"isError":', b"true" if is_error else b"false", b',"timestamp":', json_bytes(ms))
     if details is not None:
         tail += (b',"details":', json_text(details))
     return (b'"message":{"role":"toolResult","toolCallId":', json_bytes(call_id), b',"toolName":', json_bytes(name),
@@ -67,7 +67,7 @@ class Assistant:
         self.stop = stop
         self.content: list[bytes] = []  # the blocks' JSON texts
 
-    def add(self, block: dict[str, Any]) -> None:
+    def add(self, block: dict[str, object]) -> None:
         self.content.append(json_bytes(block))
 
     def blocks(self) -> list[dict[str, Any]]:
@@ -93,5 +93,5 @@ class Assistant:
 
 # The shared head and the JSON text between the content and the usage of the assistant messages of one
 # (api, provider, model); the JSON text from the usage to the time of each stop reason.
-_assistant_parts: dict[tuple[Any, ...], tuple[SharedHead, bytes]] = {}
+_assistant_parts: dict[tuple[object, ...], tuple[SharedHead, bytes]] = {}
 _stops = {stop: b',"stopReason":"%b","timestamp":' % stop.encode() for stop in ("stop", "toolUse", "length")}

@@ -32,7 +32,7 @@ from typing import Any, Iterator
 
 import msgspec
 
-from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, image_block, iso_of_ms,
+from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, id_of, image_block, iso_of_ms,
                      tool_result, usage, user_message)
 
 TOOL = "opencode"
@@ -62,7 +62,7 @@ class PrivateCopy:
         self.connection.row_factory = sqlite3.Row
         return self.connection
 
-    def __exit__(self, *_exc: Any) -> None:
+    def __exit__(self, *_exc: object) -> None:
         if self.connection is not None:
             self.connection.close()
         if self.folder is not None:
@@ -84,6 +84,10 @@ def _json(text: Any, tally: Tally, where: str) -> dict[str, Any] | None:
     return value
 
 
+# opencode's finish reasons pi names otherwise (keyed by whatever the row holds)
+_STOPS: dict[object, str] = {"tool-calls": "toolUse", "length": "length", "error": "error"}
+
+
 class _Reader:
     def __init__(self, con: sqlite3.Connection, builder: Builder, tally: Tally) -> None:
         self.con, self.b, self.tally = con, builder, tally
@@ -96,7 +100,7 @@ class _Reader:
             "select id, time_created, cast(data as blob) as data from message where session_id = ? "
             "order by time_created, id", (session_id,)
         ).fetchall()
-        parts: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        parts: dict[str, list[tuple[str, dict[str, object]]]] = {}
         for row in self.con.execute(
                 "select id, message_id, cast(data as blob) as data from part where session_id = ? "
                 "order by message_id, id", (session_id,)):
@@ -131,7 +135,7 @@ class _Reader:
         return leaf
 
     def user(self, key: str, parent: str | None, stamp: str, ms: int, parts: list, data: dict) -> str | None:
-        content: list[dict[str, Any]] = []
+        content: list[dict[str, object]] = []
         for part_id, part in parts:
             kind = part.get("type")
             if kind == "text" and not part.get("synthetic"):
@@ -170,7 +174,7 @@ class _Reader:
             parent = self.b.model_change(f"{key}/model", parent, stamp, provider, model)
         self.tally.count("message:assistant", MAPPED)
         for step, step_parts in enumerate(_steps(parts)):
-            blocks: list[dict[str, Any]] = []
+            blocks: list[dict[str, object]] = []
             tools: list[tuple[str, dict]] = []
             finish: dict[str, Any] = {}
             kept: list[tuple[str, dict]] = []
@@ -197,7 +201,7 @@ class _Reader:
                 self.tally.count(f"part/{kind}", MAPPED)
             tokens = finish.get("tokens") or data.get("tokens") or {}
             cache = tokens.get("cache") or {}
-            stop = {"tool-calls": "toolUse", "length": "length", "error": "error"}.get(finish.get("reason"), None)
+            stop = _STOPS.get(finish.get("reason"), None)
             if blocks or not kept:
                 parent = self.b.message(f"{key}/{step}", parent, stamp, assistant_message(
                     blocks, ms, API, provider, model, usage(int(tokens.get("input") or 0), int(tokens.get("output") or 0),
@@ -216,7 +220,7 @@ class _Reader:
                         {"title": state.get("title"), "metadata": metadata} if metadata or state.get("title") else None))
                     child = metadata.get("sessionId") or metadata.get("sessionID")
                     if part.get("tool") == "task" and child:
-                        self.task_callers[str(child)] = caller  # type: ignore[assignment]
+                        self.task_callers[str(child)] = caller
             for part_id, part in kept:
                 parent = self._keep(part_id, parent, stamp, part)
         return parent
@@ -230,7 +234,7 @@ class _Reader:
         entry = self.b.add(key, parent, stamp, "compaction", summary=summary, firstKeptEntryId="",
                            tokensBefore=0, details={"opencode": {"request": request, "summary": key,
                                                                  "model": data.get("modelID")}})
-        self.b.by_id[entry]["firstKeptEntryId"] = entry  # opencode keeps nothing from before a compaction
+        self.b.dict_entry(entry)["firstKeptEntryId"] = entry  # opencode keeps nothing from before a compaction
         return entry
 
 
@@ -271,7 +275,7 @@ def import_database(db: Path, only: str | None = None) -> list[Imported]:
             tally.count("session", MAPPED)
             subagents = []
             for child in _children(con, root["id"]):
-                anchor = reader.task_callers.get(child["id"]) or (builder.entries[0]["id"] if builder.entries else None)
+                anchor = reader.task_callers.get(child["id"]) or (id_of(builder.entries[0]) if builder.entries else None)
                 sub = Builder()
                 sub.ids = builder.ids
                 sub_reader = _Reader(con, sub, tally)

@@ -9,6 +9,7 @@ header carrying ``importedFrom`` (tool, original id, path).
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -67,21 +68,26 @@ def sources(tool: str, raw_paths: list[str]) -> list[Callable[[], list[Imported]
             raise ImportSourceNotFound(f"{raw}: no such file or folder", path=raw)
         if tool == "claude-code":
             found = _claude_files(path)
-            loaders += [lambda p=p: [claude_code.import_transcript(p)] for p in found]
+            loaders += [_one(claude_code.import_transcript, p) for p in found]
         elif tool == "codex":
             found = _codex_files(path)
-            loaders += [lambda p=p: [codex.import_rollout(p)] for p in found]
+            loaders += [_one(codex.import_rollout, p) for p in found]
         elif tool == "spec":
             found = _spec_folders(path)
-            loaders += [lambda p=p: [spec.import_spec(p)] for p in found]
+            loaders += [_one(spec.import_spec, p) for p in found]
         else:
             db = path / "opencode.db" if path.is_dir() else path
             found = [db] if db.is_file() else []
-            loaders += [lambda p=db: _opencode(p)]
+            loaders += [partial(_opencode, db)]
         if not found:
             raise ImportSourceNotFound(f"{raw}: holds no {tool} sessions (give a session file or the folder "
                                        "holding them)", path=raw)
     return loaders
+
+
+def _one(load: Callable[[Path], Imported], path: Path) -> Callable[[], list[Imported]]:
+    """A loader of the one session in ``path``."""
+    return lambda: [load(path)]
 
 
 def _opencode(db: Path) -> list[Imported]:
@@ -119,7 +125,9 @@ def _write(store: "SessionStore", imported: Imported, dry_run: bool) -> wire.Imp
         entries.append({"type": "session_info", "id": f"{last}-name", "parentId": last,
                         "timestamp": timestamp_of(entries[-1]), "name": imported.name})
     path, created = store.import_session(session_id, imported.cwd or "/", imported.timestamp,
-                                         {"importedFrom": imported.origin()}, entries, write=not dry_run)
+                                         {"importedFrom": imported.origin()},
+                                         entries,  # type: ignore[arg-type]  # made lines too: the store writes an Entry's line as it is (store/encoded.py)
+                                         write=not dry_run)
     tally = imported.tally
     counts = [wire.ImportKindCount(kind=kind, mapped=per.get("mapped", 0), kept=per.get("kept", 0),
                                    skipped=per.get("skipped", 0),

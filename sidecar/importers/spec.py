@@ -13,11 +13,14 @@ second import of the same folder finds the first.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from ..errors import SessionNotFound
+from ..format.entry import Entry
 from .common import Imported, Tally
+from .made import Assistant
 from ..store.spec.codec import EntryBuilder
 from ..store.spec.file import read_records
 from ..store.spec.layout import METADATA_FILE, SESSION_FILE, check_ulid
@@ -61,18 +64,19 @@ def import_spec(folder: Path, cwd: str = "") -> SpecImport:
         tally.count("metadata.json", "skipped", "missing or damaged: rebuilt from session.jsonl (its name and "
                                                 "source are lost)")
     builder = EntryBuilder()
-    entries = []
+    dicts: list[dict[str, Any]] = []
     for record in read.records:
-        entries.append(builder.add(record))
+        dicts.append(builder.add(record))
         kind = f"message/{record.role}" if isinstance(record, MessageRecord) else "compaction"
         tally.count(kind, "mapped")
     unheld = {k: v for k, v in msgspec.to_builtins(metadata).items()
               if k in ("source", "cronJobId", "systemPromptOverride", "metrics", "model") and v is not None}
-    if entries and unheld:
-        entries.append({"type": "custom", "id": "m0000000", "parentId": entries[-1]["id"],
-                        "timestamp": metadata.lastMessageAt or entries[-1]["timestamp"],
-                        "customType": METADATA_ENTRY, "data": unheld})
+    if dicts and unheld:
+        dicts.append({"type": "custom", "id": "m0000000", "parentId": dicts[-1]["id"],
+                      "timestamp": metadata.lastMessageAt or dicts[-1]["timestamp"],
+                      "customType": METADATA_ENTRY, "data": unheld})
         tally.count("metadata.json", "kept", "source, cronJobId, model and metrics kept in a custom entry")
+    entries: list[dict[str, object] | Entry | Assistant] = list(dicts)
     return SpecImport(tool=TOOL, original_id=folder.name, source=str(folder), cwd=cwd,
-                      timestamp=metadata.createdAt or (entries[0]["timestamp"] if entries else ""),
+                      timestamp=metadata.createdAt or (dicts[0]["timestamp"] if dicts else ""),
                       entries=entries, tally=tally, name=metadata.name)

@@ -22,7 +22,7 @@ import secrets
 import threading
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Callable, Protocol
 
 import msgspec
 
@@ -33,7 +33,7 @@ from ..format.codec import encode_js
 _encoder = msgspec.json.Encoder().encode
 
 
-def _encode(message: Any) -> bytes:
+def _encode(message: object) -> bytes:
     return encode_js(_encoder, message)  # (entries holding a lone surrogate, as JSON.stringify writes it)
 
 
@@ -134,7 +134,7 @@ class EventBus:
         feed = self._feeds.get(session_id)
         return feed.announced if feed is not None else 0
 
-    def publish(self, session_id: str, method: str, make_params: Callable[[str], Any], announced: int | None = None) -> None:
+    def publish(self, session_id: str, method: str, make_params: Callable[[str], msgspec.Struct], announced: int | None = None) -> None:
         """Number an event of ``session_id`` and queue it for its subscribers.
 
         ``make_params(cursor)`` builds the params (a Struct) carrying the event's

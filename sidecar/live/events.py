@@ -10,7 +10,10 @@ by following the file are announced once whichever hook sees them first.
 
 from __future__ import annotations
 
+import socket
 import threading
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 from .. import wire
@@ -33,7 +36,7 @@ class LiveSessions:
         # follow that found no new entry (store/postgres/notify.py), told only when the leaf differs.
         self._leaf_told: dict[str, str | None] = {}
         # initialize's keepServing: (the bound unix socket, its path), for the rpc layer to serve.
-        self.keep_serving: tuple[Any, Any] | None = None
+        self.keep_serving: tuple[socket.socket, Path] | None = None
 
     # -- hooks ---------------------------------------------------------------------------
 
@@ -58,15 +61,12 @@ class LiveSessions:
         for entry, obj in zip(new, objs):
             kind = entry.type
             if kind == "label":
-                bus.publish(sid, "session/didSetLabel", lambda cursor, e=entry, o=obj: wire.DidSetLabelParams(
-                    sessionId=sid, cursor=cursor, entryId=e.id, targetId=o.get("targetId", ""), label=o.get("label") or None))
+                bus.publish(sid, "session/didSetLabel", partial(_did_set_label, sid, entry.id, obj))  # type: ignore[arg-type]  # an appended entry has an id
             elif kind == "compaction":
-                bus.publish(sid, "session/didCompact", lambda cursor, e=entry, o=obj: wire.DidCompactParams(
-                    sessionId=sid, cursor=cursor, entryId=e.id, firstKeptEntryId=o.get("firstKeptEntryId")))
+                bus.publish(sid, "session/didCompact", partial(_did_compact, sid, entry.id, obj))
             elif kind in ("session_info", "title_change"):
                 name = session.name
-                bus.publish(sid, "session/didSetName", lambda cursor, e=entry: wire.DidSetNameParams(
-                    sessionId=sid, cursor=cursor, entryId=e.id, name=name))
+                bus.publish(sid, "session/didSetName", partial(_did_set_name, sid, entry.id, name))  # type: ignore[arg-type]  # an appended entry has an id
 
     def reloaded(self, session: Session, reason: str) -> None:
         """The file was read again whole: subscribers read the session again."""
@@ -92,7 +92,7 @@ class LiveSessions:
 
     # -- subscribers (called by the service in the session's turn) --------------------------
 
-    def subscribe(self, session: Session, subscriber: Subscriber, since: str | None, client: Any) -> wire.SubscribeResult:
+    def subscribe(self, session: Session, subscriber: Subscriber, since: str | None, client: object) -> wire.SubscribeResult:
         found = self.bus.subscribe(session.id, subscriber, since, len(session.tree.entries))
         self._leaf_told.setdefault(session.id, session.leaf_id)
         return wire.SubscribeResult(
@@ -103,3 +103,19 @@ class LiveSessions:
             missed=found.missed,
             controller=self.roles.controller(session.id) is client,
         )
+
+
+# The params of the events an append's entries announce, made when the bus numbers them (``cursor``).
+
+def _did_set_label(sid: str, entry_id: str, obj: dict[str, Any], cursor: str) -> wire.DidSetLabelParams:
+    return wire.DidSetLabelParams(sessionId=sid, cursor=cursor, entryId=entry_id, targetId=obj.get("targetId", ""),
+                                  label=obj.get("label") or None)
+
+
+def _did_compact(sid: str, entry_id: str | None, obj: dict[str, Any], cursor: str) -> wire.DidCompactParams:
+    return wire.DidCompactParams(sessionId=sid, cursor=cursor, entryId=entry_id,
+                                 firstKeptEntryId=obj.get("firstKeptEntryId"))
+
+
+def _did_set_name(sid: str, entry_id: str, name: str | None, cursor: str) -> wire.DidSetNameParams:
+    return wire.DidSetNameParams(sessionId=sid, cursor=cursor, entryId=entry_id, name=name)

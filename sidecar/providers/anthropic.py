@@ -9,7 +9,6 @@ the whole request with backoff; anything else becomes a clear error at once.
 
 from __future__ import annotations
 
-from typing import Any
 
 import anthropic
 import httpx2
@@ -70,7 +69,7 @@ class AnthropicProvider:
     async def _stream_once(self, model: str, request: SummaryRequest, on_text: TextCallback) -> SummaryResponse:
         parts: list[str] = []
         stopped = False
-        snapshot: Any = None
+        snapshot: object = None
         try:
             async with self._client.messages.stream(
                 model=model,

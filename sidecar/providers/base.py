@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Literal, Protocol
+from typing import Awaitable, Callable, Literal, Protocol
 
 from ..errors import ProviderError
 
@@ -29,7 +30,7 @@ class SummaryRequest:
     purpose: Purpose = "history"
     # The structured source of ``prompt``, for summarizers that work without a
     # model (offline). Models read ``prompt`` only.
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[dict[str, object]] = field(default_factory=list)
     previous_summary: str | None = None
     custom_instructions: str | None = None
     # The user's messages go into the compaction verbatim beside the summary (its carry-over):
@@ -109,7 +110,7 @@ async def with_retries(
     raise AssertionError("unreachable")
 
 
-def parse_retry_after(headers: Any) -> float | None:
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
     """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds); None when absent or unreadable."""
     if headers is None:
         return None

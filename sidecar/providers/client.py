@@ -10,12 +10,12 @@ callback gets it in one piece.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable
+from typing import Awaitable, Callable
 
 from ..errors import ContextOverflow, ProviderError, SidecarError
 from .base import RetryCallback, SummaryRequest, SummaryResponse, TextCallback, looks_like_overflow
 
-AskClient = Callable[[str, dict[str, Any]], Awaitable[Any]]
+AskClient = Callable[[str, dict[str, object]], Awaitable[object]]
 SUMMARIZE_METHOD = "session/summarize"
 
 
@@ -32,7 +32,7 @@ class ClientProvider:
     async def summarize(
         self, request: SummaryRequest, on_text: TextCallback, on_retry: RetryCallback | None = None
     ) -> SummaryResponse:
-        params: dict[str, Any] = {
+        params: dict[str, object] = {
             "systemPrompt": request.system_prompt,
             "prompt": request.prompt,
             "maxTokens": request.max_tokens,
@@ -50,10 +50,10 @@ class ClientProvider:
                 raise ContextOverflow(f"client: the summary request is too large: {message}", provider="client") from exc
             raise ProviderError(f"client: {SUMMARIZE_METHOD} failed: {message}", provider="client") from exc
         text = answer.get("text") if isinstance(answer, dict) else None
-        if not isinstance(text, str):
+        if not isinstance(text, str) or not isinstance(answer, dict):  # (a text is found in a dict only)
             raise ProviderError(
                 f"client: {SUMMARIZE_METHOD} must answer {{\"text\": string}}, got {type(answer).__name__}",
                 provider="client",
             )
         on_text(text)
-        return SummaryResponse(text=text, model=model or (answer.get("model") if isinstance(answer.get("model"), str) else "client"))
+        return SummaryResponse(text=text, model=model or (said if isinstance(said := answer.get("model"), str) else "client"))

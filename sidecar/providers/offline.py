@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ..format.constraints import constraint_sentences
@@ -44,7 +45,7 @@ def _add(items: list[str], item: str) -> None:
 class _Facts:
     """What the conversation shows, in order."""
 
-    def __init__(self, messages: list[dict[str, Any]]) -> None:
+    def __init__(self, messages: list[dict[str, object]]) -> None:
         self.requests: list[str] = []
         self.constraints: list[str] = []
         self.done: list[str] = []
@@ -56,7 +57,7 @@ class _Facts:
         self.pending_calls: list[str] = []
         self.last_result_error: str | None = None
         self.ended_with_request = False
-        calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        calls: dict[str, tuple[str, dict[str, object]]] = {}
         edits: dict[str, tuple[str, int]] = {}
         for message in messages:
             role = message.get("role")
@@ -84,7 +85,7 @@ class _Facts:
             self.done.append(f"{verb} `{path}`" + (f" ({count} changes)" if count > 1 else ""))
         self.pending_calls = [format_tool_call(name, args) for name, args in calls.values()]
 
-    def _assistant(self, message: dict[str, Any], calls: dict[str, Any], edits: dict[str, tuple[str, int]]) -> None:
+    def _assistant(self, message: Mapping[str, Any], calls: dict[str, tuple[str, dict[str, object]]], edits: dict[str, tuple[str, int]]) -> None:
         texts = []
         for block in message.get("content") or []:
             if not isinstance(block, dict):
@@ -93,7 +94,7 @@ class _Facts:
                 texts.append(block["text"])
             elif block.get("type") == "toolCall":
                 name = str(block.get("name"))
-                args = block.get("arguments") if isinstance(block.get("arguments"), dict) else {}
+                args = given if isinstance(given := block.get("arguments"), dict) else {}
                 calls[str(block.get("id"))] = (name, args)
                 path = args.get("path") or args.get("file_path")
                 if name in _MODIFY_VERBS and isinstance(path, str):
@@ -109,7 +110,7 @@ class _Facts:
                 if _DECISION.search(sentence):
                     _add(self.decisions, one_line(sentence, 300))
 
-    def _tool_result(self, message: dict[str, Any], calls: dict[str, Any]) -> None:
+    def _tool_result(self, message: Mapping[str, Any], calls: dict[str, tuple[str, dict[str, object]]]) -> None:
         name, args = calls.pop(str(message.get("toolCallId")), (str(message.get("toolName") or "tool"), {}))
         call = one_line(format_tool_call(name, args), 160)
         if message.get("isError"):

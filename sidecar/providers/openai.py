@@ -80,11 +80,11 @@ class OpenAIProvider:
 
         return await with_retries(self.name, attempt, self.policy, on_retry)
 
-    async def _stream_once(self, model: str, body: dict[str, Any], on_text: TextCallback) -> SummaryResponse:
+    async def _stream_once(self, model: str, body: dict[str, object], on_text: TextCallback) -> SummaryResponse:
         parts: list[str] = []
         finished = False
         finish_reason = None
-        usage: dict[str, Any] = {}
+        usage: dict[str, Any] = {}  # (JSON as the stream sent it)
         served_model = model
         try:
             async with self._client.stream("POST", f"{self.base_url}/chat/completions", json=body) as response:
@@ -133,7 +133,7 @@ def _decode_chunk(data: str) -> dict[str, Any]:
     return chunk if isinstance(chunk, dict) else {}
 
 
-def _error_fields(payload: Any) -> tuple[str | None, str]:
+def _error_fields(payload: object) -> tuple[str | None, str]:
     if isinstance(payload, dict):
         error = payload.get("error", payload)
         if isinstance(error, dict):
@@ -144,7 +144,7 @@ def _error_fields(payload: Any) -> tuple[str | None, str]:
 
 def _status_error(response: httpx.Response) -> Exception:
     try:
-        payload: Any = response.json()
+        payload: object = response.json()
     except ValueError:
         payload = response.text[:500]
     error_type, message = _error_fields(payload)

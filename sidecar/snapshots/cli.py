@@ -10,10 +10,12 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 
-def add_commands(commands: Any, common: Any) -> None:
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser],
+                 common: Callable[[argparse.ArgumentParser], None]) -> None:
     rewind = commands.add_parser("rewind", help="move a session back to an entry; with --files, its files too")
     common(rewind)
     rewind.add_argument("session_id")
@@ -34,7 +36,7 @@ def add_commands(commands: Any, common: Any) -> None:
 def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     if args.command == "rewind":
         method = "session/rewind"
-        params: dict[str, Any] = {"sessionId": args.session_id, "entryId": args.entry_id, "files": args.files,
+        params: dict[str, object] = {"sessionId": args.session_id, "entryId": args.entry_id, "files": args.files,
                                   "dryRun": args.dry_run, "force": args.force}
     else:
         method = "session/diff"
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     return 0
 
 
-async def _one_call(args: argparse.Namespace, method: str, params: dict[str, Any]) -> Any:
+async def _one_call(args: argparse.Namespace, method: str, params: dict[str, object]) -> Any:
     from session_sidecar_client import SidecarClient
 
     server_args = ["--log-level", args.log_level]

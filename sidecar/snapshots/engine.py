@@ -124,7 +124,7 @@ class Snapshots:
         entry = session.append([snapshot_entry(record)])[0]
         changed = len(repo.changed(before, tree)) if before != tree else 0
         return wire.SnapshotResult(
-            entryId=entry.id,  # type: ignore[arg-type]
+            entryId=entry.id,  # type: ignore[arg-type]  # an appended entry has an id (Entry.id is Optional for the header)
             tree=tree,
             changedFiles=changed,
             notCaptured=[wire.NotCapturedFile(path=n.path, size=n.size, reason=n.reason) for n in record.notCaptured],
@@ -156,7 +156,7 @@ class Snapshots:
         for status, path, old_path in repo.changed(trees[0], trees[1], renames=True):
             added, removed = stats.get(path, (None, None))
             files.append(wire.FileChange(
-                path=path, change=_CHANGE_NAMES.get(status, "modified"), oldPath=old_path,  # type: ignore[arg-type]
+                path=path, change=_CHANGE_NAMES.get(status, "modified"), oldPath=old_path,  # type: ignore[arg-type]  # git's status letters map onto FileChange's literals (_CHANGE_NAMES)
                 binary=path in stats and added is None, additions=added, deletions=removed,
             ))
         patch = repo.patch(trees[0], trees[1], params.contextLines) if params.patch else None
@@ -242,7 +242,7 @@ class Snapshots:
             scratch.unlink(missing_ok=True)
         journal = RewindJournal(
             sessionId=session.id, cwd=str(folder), repo=repo.name, fromTree=current, toTree=target.tree,
-            targetEntryId=params.entryId, snapshotEntryId=target_entry.id, undoEntryId=undo.id,  # type: ignore[arg-type]
+            targetEntryId=params.entryId, snapshotEntryId=target_entry.id, undoEntryId=undo.id,  # type: ignore[arg-type]  # appended entries have ids (Entry.id is Optional for the header)
             actions=actions,
         )
         self._write_journal(journal)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Literal
 
 import msgspec
 
@@ -35,11 +36,11 @@ class SnapshotRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     version: int = 1
 
 
-def snapshot_entry(record: SnapshotRecord) -> dict[str, Any]:
+def snapshot_entry(record: SnapshotRecord) -> dict[str, object]:
     return {"type": "custom", "customType": SNAPSHOT_TYPE, "data": msgspec.to_builtins(record)}
 
 
-def record_of(obj: dict[str, Any]) -> SnapshotRecord | None:
+def record_of(obj: Mapping[str, object]) -> SnapshotRecord | None:
     """The record of a snapshot entry; None for any other entry, or one whose data is not a record."""
     if obj.get("type") != "custom" or obj.get("customType") != SNAPSHOT_TYPE:
         return None

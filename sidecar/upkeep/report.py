@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeVar
 
 from .. import wire
 from ..config import RetentionSettings
 from ..errors import InvalidParams
 from .retention import RetentionPolicy, parse_duration, parse_size
 from .usage import StoreUsage
+
+T = TypeVar("T")
 
 
 def retention_policy(params: wire.PruneParams, defaults: RetentionSettings) -> RetentionPolicy:
@@ -32,7 +34,7 @@ def retention_policy(params: wire.PruneParams, defaults: RetentionSettings) -> R
     return policy
 
 
-def _given(value: Any, default: Any, name: str) -> tuple[Any, str]:
+def _given(value: T | None, default: T | None, name: str) -> tuple[T | None, str]:
     """The call's value, else the settings' (then named ``retention.<name>``)."""
     if value is not None:
         return value, name
@@ -58,7 +60,7 @@ def stats_result(usage: StoreUsage, largest: int) -> wire.StatsResult:
         sessionCount=len(usage.sessions),
         folders=[wire.FolderUsage(folder=name, bytes=size, sessions=count)
                  for name, (size, count) in sorted(folders.items(), key=lambda item: (-item[1][0], item[0]))],
-        largest=[wire.SessionUsage(sessionId=s.session_id, path=str(s.path), area=s.area, bytes=s.size)  # type: ignore[arg-type]
+        largest=[wire.SessionUsage(sessionId=s.session_id, path=str(s.path), area=s.area, bytes=s.size)  # type: ignore[arg-type]  # area is one of SessionUsage's literals (the store's areas)
                  for s in by_size],
         unreferencedBlobs=None if usage.unreferenced_blobs is None else len(usage.unreferenced_blobs),
         unreferencedBytes=None if usage.unreferenced_blobs is None else usage.unreferenced_bytes,

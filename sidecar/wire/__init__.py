@@ -10,8 +10,6 @@ and holds ``METHODS``, the table of methods.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .sessions import (
     CreateParams, CreateResult, OpenParams, OpenWarning, OpenResult, ContinueRecentParams, MoveParams,
     MoveResult, CloseParams, FlushParams, FlushResult,
@@ -82,7 +80,7 @@ __all__ = [
 
 # Method name -> (params type, result type). The rpc layer and the schema
 # generator both read this table.
-METHODS: dict[str, tuple[type, Any]] = {
+METHODS: dict[str, tuple[type, object]] = {  # (a result may be a union, or None)
     "session/create": (CreateParams, CreateResult),
     "session/open": (OpenParams, OpenResult),
     "session/continueRecent": (ContinueRecentParams, OpenResult | None),

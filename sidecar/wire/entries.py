@@ -211,7 +211,7 @@ class SystemMessage(_Message, tag="system"):
 class OmpAssistantMessage(AssistantMessage, tag="assistant"):
     """oh-my-pi's assistant message: more content block kinds."""
 
-    content: list[OmpAssistantContentBlock] | None  # type: ignore[assignment]
+    content: list[OmpAssistantContentBlock] | None  # type: ignore[assignment]  # oh-my-pi's assistant widens the content; msgspec Struct fields cannot be narrowed
 
 
 class DeveloperMessage(_Message, tag="developer"):
@@ -441,7 +441,7 @@ class CredentialPinEntry(_Entry, tag="credential_pin"):
 class OmpMessageEntry(MessageEntry, tag="message"):
     """A message entry under oh-my-pi's compatibility: its messages."""
 
-    message: OmpEntryMessage  # type: ignore[assignment]
+    message: OmpEntryMessage  # type: ignore[assignment]  # oh-my-pi's entry widens the message; msgspec Struct fields cannot be narrowed
 
 
 # The entry types pi 1.5 reads, and those oh-my-pi adds (accepted under its compatibility).
@@ -461,7 +461,7 @@ OmpSessionEntry = Union[
 ]
 
 # Named unions protocol/schema.json defines (``$defs``), for the clients' generators.
-UNIONS: dict[str, Any] = {
+UNIONS: dict[str, object] = {
     "SessionEntry": SessionEntry,
     "OmpSessionEntry": OmpSessionEntry,
     "EntryMessage": EntryMessage,
@@ -474,7 +474,7 @@ UNIONS: dict[str, Any] = {
 }
 
 
-def tags(union: Any) -> list[str]:
+def tags(union: object) -> list[str]:
     """The tag (``type`` or ``role``) of each member of ``union``, in its order."""
     return [kind.__struct_config__.tag for kind in get_args(union)]
 
@@ -482,13 +482,13 @@ def tags(union: Any) -> list[str]:
 # ---------------------------------------------------------------- shapes as text (errors and PROTOCOL.md)
 
 
-def shape_line(cls: type) -> str:
+def shape_line(cls: type[msgspec.Struct]) -> str:
     """``cls`` as a line: its tag and required fields with their types, then its optional fields' names."""
     info = msgspec.inspect.type_info(cls)
     config = cls.__struct_config__
     parts = [f'"{config.tag_field}": "{config.tag}"'] if config.tag_field else []
     optional = []
-    for field in info.fields:  # type: ignore[attr-defined]
+    for field in info.fields:  # type: ignore[attr-defined]  # type_info of a Struct class is a StructType, which has fields
         if field.required:
             parts.append(f'"{field.encode_name}": {type_name(field.type)}')
         elif field.encode_name not in ("id", "parentId", "timestamp") or config.tag_field == "role":
@@ -497,7 +497,7 @@ def shape_line(cls: type) -> str:
     return line + (f" (optional: {', '.join(optional)})" if optional else "")
 
 
-def type_name(kind: Any) -> str:
+def type_name(kind: object) -> str:
     inspect = msgspec.inspect
     if isinstance(kind, inspect.StrType):
         return "string"

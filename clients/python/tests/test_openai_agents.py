@@ -384,3 +384,30 @@ def test_the_adapter_imports_without_the_sdk():
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=CLIENT_DIR, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "x"
+
+
+async def test_two_session_objects_on_one_session_see_each_others_writes_as_sqlite_sessions_do(
+    sidecar: SidecarClient, tmp_path: Path
+):
+    ours = [SidecarSession("shared", client=sidecar), SidecarSession("shared", client=sidecar)]
+    theirs = [SQLiteSession("shared", tmp_path / "shared.db"), SQLiteSession("shared", tmp_path / "shared.db")]
+    rng = random.Random(7)
+    for step in range(40):
+        which = rng.randrange(2)
+        op = rng.choice(["add", "add", "get", "get10", "pop", "clear"] if step > 3 else ["add"])
+        if op == "add":
+            batch = [random_item(rng, step * 10 + i) for i in range(rng.randint(1, 3))]
+            await ours[which].add_items(batch)
+            await theirs[which].add_items(batch)
+        elif op == "get":
+            assert await ours[which].get_items() == await theirs[which].get_items()
+        elif op == "get10":
+            assert await ours[which].get_items(10) == await theirs[which].get_items(10)
+        elif op == "pop":
+            assert await ours[which].pop_item() == await theirs[which].pop_item()
+        else:
+            await ours[which].clear_session()
+            await theirs[which].clear_session()
+    for mine, other in zip(ours, theirs):
+        assert await mine.get_items() == await other.get_items()
+        other.close()

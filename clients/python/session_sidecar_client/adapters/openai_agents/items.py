@@ -70,11 +70,14 @@ def to_message(item: Mapping[str, Any], call_names: Mapping[str, str]) -> dict[s
     message = _message(kind, item, call_names)
     natural = _natural(kind, message)
     patch = _diff(natural, item, _PARTS.get(kind))
-    if _infer_kind(message) != kind:
+    # The message stands for its kind by its shape (_infer_kind), except a reasoning item with
+    # no summary (an assistant message with no blocks): say so.
+    if kind == "reasoning" and not message["content"]:
         patch["kind"] = kind
     if patch:
         message[PATCH] = patch
-    if from_message(message) != [item]:
+    # What from_message gives back (the patch's kind, or the one inferred, is this kind).
+    if (_apply(natural, patch, _PARTS.get(kind)) if patch else natural) != item:
         return None  # something the mapping cannot say (a value JSON does not keep, a stray shape)
     return message
 

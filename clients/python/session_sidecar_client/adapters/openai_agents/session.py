@@ -13,9 +13,13 @@ sidecar's compaction. The SDK is not imported here: the protocol is structural.
 How the session is kept (items.py has the item mapping):
 
 - ``add_items``: one ``session/append`` of one entry per item, below the leaf;
-- ``get_items``: the history is the session's context at its leaf (``session/buildContext``):
-  the first read reads it whole, every later one asks only for what came after it (the
-  cursor: ``delta``), so ``get_items(limit=10)`` reads ten items' worth, not the session;
+- ``get_items``: the history is the session's context at its leaf (``session/buildContext``).
+  It is read whole once and kept here, with the leaf it was read at, and grown by this
+  object's own appends; each later read first asks the sidecar for the session's leaf
+  (``session/open`` of the open session: it also folds in what another program appended)
+  and reads the context again only when the leaf is not the one kept (another writer, a
+  compaction). A leaf's context never changes (the entries from the root to a leaf are
+  written once), so ``get_items(limit=10)`` costs one small call, not the session;
 - ``pop_item``: the leaf moves back to the parent of the last item's entry; the item stays
   on a branch of the tree (nothing is erased). Moving the leaf is an appended ``custom``
   entry (customType ``openai-agents.leaf``) below that parent, since the leaf of a session
@@ -109,10 +113,11 @@ class SidecarSession:
         self._owns_client = False
         self._sidecar_id: str | None = None  # the id the sidecar keeps it under
         self._lock = asyncio.Lock()
-        # The history as last read: items, the entry each came from, the context's cursor.
+        # The history at the leaf ``_leaf`` (when ``_known``): items, and the entry each came from.
         self._items: list[dict[str, Any]] = []
         self._entry_ids: list[str] = []
-        self._cursor: str | None = None
+        self._leaf: str | None = None
+        self._known = False
         self._compacted = False  # the history starts with a compaction's summary
         self._call_names: dict[str, str] = {}  # call_id -> tool name (a toolResult names its tool)
         self._parents: dict[str, str | None] = {}  # entry id -> parent id, from appends
@@ -125,7 +130,7 @@ class SidecarSession:
         if limit is None and self.session_settings is not None:
             limit = self.session_settings.limit
         async with self._lock:
-            await self._refresh()
+            await self._current()
             if limit is None or limit < 0:  # SQLite's LIMIT of a negative number is no limit
                 chosen = self._items
             elif limit == 0:
@@ -146,12 +151,15 @@ class SidecarSession:
                     self._call_names[item["call_id"]] = str(item.get("name", ""))
                 entries.append(to_entry(item, self._call_names))
             result = await client.append(sid, list(entries))
-            self._remember(result)
+            if self._grew(result):
+                # The history is what it was and these items (each checked to come back as it went in).
+                self._items += [_copy(item) for item in cast("list[dict[str, Any]]", items)]
+                self._entry_ids += [entry["id"] for entry in result["entries"]]
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Take the newest item off the history and return it (None when empty); it stays on a branch."""
         async with self._lock:
-            await self._refresh()
+            await self._current()
             if not self._items:
                 return None
             client, sid = await self._ready()
@@ -161,11 +169,14 @@ class SidecarSession:
                 await self._mark_leaf(None)  # only the summary was left
             elif self._compacted and not await self._after_compaction(entry_id):
                 edit: ContextEditEntry = {"type": "context_edit", "targetId": entry_id, "replacement": None}
-                result = await client.append(sid, [edit])
-                self._remember(result)
+                if not self._grew(await client.append(sid, [edit])):
+                    return cast("TResponseInputItem", item)
             else:
                 await self._mark_leaf(await self._parent_of(entry_id))
-            self._forget()
+            # The entry's items leave the history (one, unless another agent's message stood for several).
+            while self._entry_ids and self._entry_ids[-1] == entry_id:
+                self._entry_ids.pop()
+                self._items.pop()
             return cast("TResponseInputItem", item)
 
     async def clear_session(self) -> None:
@@ -173,8 +184,8 @@ class SidecarSession:
         async with self._lock:
             await self._ready()
             await self._mark_leaf(None)
-            self._forget()
             self._items, self._entry_ids = [], []
+            self._known = True  # whatever the session held, the history at a new root is empty
 
     # -- the compaction hook -----------------------------------------------------------
 
@@ -205,7 +216,7 @@ class SidecarSession:
                 logger.warning("compaction of %s refused: %s", self.session_id, error)
                 return
             finally:
-                self._forget()
+                self._known = False  # the history is now the summary and what it kept
 
     # -- opening and closing ------------------------------------------------------------
 
@@ -213,7 +224,7 @@ class SidecarSession:
         """Close the session in the sidecar, and the sidecar if this session spawned it."""
         async with self._lock:
             client, self._sidecar_id, sid = self._client, None, self._sidecar_id
-            self._forget()
+            self._known = False
             if client is None:
                 return
             if sid is not None and not client.closed:
@@ -261,37 +272,51 @@ class SidecarSession:
 
     # -- reading and moving the leaf ----------------------------------------------------
 
-    async def _refresh(self) -> None:
-        """Bring the history up to the session's leaf: only what came after the last read, when only that changed."""
+    async def _current(self) -> None:
+        """Make the history kept here the session's at its leaf: read it again only when the leaf moved."""
         client, sid = await self._ready()
-        context = await client.build_context(sid, since=self._cursor)
+        leaf = (await client.open(session_id=sid))["leafId"]
+        if self._known and leaf == self._leaf:
+            return
+        context = await client.build_context(sid)
         messages, entry_ids = context["messages"], context["entryIds"]
-        if not context.get("delta"):
-            self._items, self._entry_ids = [], []
-            self._compacted = bool(messages) and messages[0].get("role") == "compactionSummary"
+        self._items, self._entry_ids = [], []
+        self._compacted = bool(messages) and messages[0].get("role") == "compactionSummary"
         for message, entry_id in zip(messages, entry_ids):
             for item in from_message(cast("Mapping[str, Any]", message)):
                 if item.get("type") == "function_call" and isinstance(item.get("call_id"), str):
                     self._call_names[item["call_id"]] = str(item.get("name", ""))
                 self._items.append(item)
                 self._entry_ids.append(entry_id)
-        self._cursor = context["cursor"]
+        self._leaf = context["leafId"]
+        self._known = True
 
-    def _forget(self) -> None:
-        """The next read rebuilds the history (the leaf moved, a compaction replaced it)."""
-        self._cursor = None
-
-    def _remember(self, result: AppendResult) -> None:
+    def _grew(self, result: AppendResult) -> bool:
+        """Note an append below the leaf; whether the history kept here is still the session's (then the
+        caller adds what the append added to it): it is when the append went below the leaf it was kept at
+        and the sidecar changed nothing else (tool-result clearing, another program's lines)."""
         self._last_append = result
         for entry in result["entries"]:
             self._parents[entry["id"]] = entry["parentId"]
+        entries = result["entries"]
+        self._known = (
+            self._known
+            and bool(entries)
+            and entries[0]["parentId"] == self._leaf
+            and not result.get("clearedToolResults")
+            and not result.get("external")
+        )
+        self._leaf = result["leafId"]
+        return self._known
 
     async def _mark_leaf(self, parent_id: str | None) -> None:
         """Move the leaf to ``parent_id`` (None: before the first entry) so that a reopen finds it there too."""
         client, sid = await self._ready()
         marker: CustomEntry = {"type": "custom", "customType": LEAF_TYPE, "data": {"leafId": parent_id}}
         result = await client.append(sid, [marker], parent_id=parent_id)
-        self._remember(result)
+        # The history at the marker is the one at its parent (a marker is in no context).
+        self._leaf = parent_id
+        self._grew(result)
 
     async def _parent_of(self, entry_id: str) -> str | None:
         if entry_id in self._parents:

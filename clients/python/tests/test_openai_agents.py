@@ -177,8 +177,14 @@ def random_item(rng: random.Random, n: int) -> dict[str, Any]:
 WRITTEN_BY = ("user", "assistant", "function_call", "reasoning")
 
 
-async def run_sequence(rng: random.Random, ours: SidecarSession, theirs: SQLiteSession, steps: int) -> bool:
-    """Random operations on both, every answer compared; whether the session's file was written."""
+async def run_sequence(
+    rng: random.Random, ours: SidecarSession, theirs: SQLiteSession, steps: int, client: SidecarClient | None = None
+) -> bool:
+    """Random operations on both, every answer compared; whether the session's file was written.
+
+    With ``client`` (the sidecar ``ours`` uses), a read is now and then also made by a new
+    session object, which reads the session from the sidecar whole (what ``ours`` keeps must
+    be what the sidecar holds)."""
     done: list[str] = []
     written = False
     n = 0
@@ -195,6 +201,9 @@ async def run_sequence(rng: random.Random, ours: SidecarSession, theirs: SQLiteS
         elif op == "get":
             limit = rng.choice([None, None, 0, 1, 2, 3, 5, 100, -1])
             assert await ours.get_items(limit) == await theirs.get_items(limit), (done, limit)
+            if client is not None and rng.random() < 0.3:
+                fresh = SidecarSession(ours.session_id, client=client)
+                assert await fresh.get_items(limit) == await theirs.get_items(limit), (done, limit, "fresh")
         elif op == "pop":
             assert await ours.pop_item() == await theirs.pop_item(), done
         else:
@@ -211,11 +220,13 @@ async def test_random_add_get_pop_clear_answer_as_sqlite_session_does_and_again_
 ):
     rng = random.Random(seed)
     theirs = SQLiteSession(f"s{seed}", tmp_path / "sqlite.db")
-    ours = SidecarSession(f"s{seed}", root=sessions_root, command=command)
+    client = await SidecarClient.spawn(command=command, session_root=sessions_root)
+    ours = SidecarSession(f"s{seed}", client=client)
     try:
-        written = await run_sequence(rng, ours, theirs, 40)
+        written = await run_sequence(rng, ours, theirs, 40, client)
     finally:
         await ours.close()
+        assert await client.close() == 0
     # Another sidecar, the same root: the history (leaf included) is what the file says.
     again = SidecarSession(f"s{seed}", root=sessions_root, command=command)
     try:

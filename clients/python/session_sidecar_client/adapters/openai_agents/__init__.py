@@ -9,6 +9,6 @@ nothing here imports it.
 """
 
 from .items import ITEM_TYPE, LEAF_TYPE, PATCH, from_message, to_entry
-from .session import SidecarSession
+from .session import CompactOptions, SidecarSession
 
-__all__ = ["ITEM_TYPE", "LEAF_TYPE", "PATCH", "SidecarSession", "from_message", "to_entry"]
+__all__ = ["ITEM_TYPE", "LEAF_TYPE", "PATCH", "CompactOptions", "SidecarSession", "from_message", "to_entry"]

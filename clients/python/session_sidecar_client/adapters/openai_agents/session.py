@@ -41,7 +41,7 @@ import hashlib
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from ...client import SidecarClient
 from ...errors import RpcError
@@ -66,6 +66,16 @@ logger = logging.getLogger("session_sidecar_client.adapters.openai_agents")
 
 CompactionProgress = Callable[[ProgressValue], object]
 CompactionDecision = Callable[[AppendResult], bool]
+
+
+class CompactOptions(TypedDict, total=False):
+    """What ``session/compact`` is asked with (keyword arguments of ``SidecarClient.compact``)."""
+
+    provider: str
+    model: str
+    custom_instructions: str
+    reserve_tokens: int
+    keep_recent_tokens: int
 
 
 class SidecarSession:
@@ -94,7 +104,7 @@ class SidecarSession:
         command: str | list[str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         session_settings: SessionSettings | None = None,
-        compact_options: Mapping[str, Any] | None = None,
+        compact_options: CompactOptions | None = None,
         should_compact: CompactionDecision | None = None,
         on_compaction_progress: CompactionProgress | None = None,
     ) -> None:
@@ -105,7 +115,7 @@ class SidecarSession:
         self.root = root
         self.command = command
         self.cwd = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
-        self.compact_options = dict(compact_options or {})
+        self.compact_options: CompactOptions = {**compact_options} if compact_options else {}
         self.should_compact = should_compact
         self.on_compaction_progress = on_compaction_progress
         self.last_compaction: CompactResult | None = None

@@ -422,3 +422,65 @@ async def test_two_session_objects_on_one_session_see_each_others_writes_as_sqli
     for mine, other in zip(ours, theirs):
         assert await mine.get_items() == await other.get_items()
         other.close()
+
+
+async def test_a_session_another_agent_wrote_reads_as_the_items_its_messages_are(sidecar: SidecarClient):
+    await sidecar.create("/work/app", session_id="from-pi")
+    await sidecar.append(
+        "from-pi",
+        [
+            {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": "read main.py"}]}},
+            {
+                "type": "message",
+                "message": {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "thinking", "thinking": "Read it first."},
+                        {"type": "text", "text": "Reading it."},
+                        {"type": "toolCall", "id": "call_1", "name": "read", "arguments": {"path": "main.py"}},
+                    ],
+                    "stopReason": "toolUse",
+                },
+            },
+            {
+                "type": "message",
+                "message": {
+                    "role": "toolResult",
+                    "toolCallId": "call_1",
+                    "toolName": "read",
+                    "content": [{"type": "text", "text": "print('hi')"}],
+                    "isError": False,
+                },
+            },
+            {
+                "type": "message",
+                "message": {"role": "assistant", "content": [{"type": "text", "text": "It prints hi."}]},
+            },
+        ],
+    )
+    session = SidecarSession("from-pi", client=sidecar)
+    assert await session.get_items() == [
+        {"role": "user", "content": [{"type": "input_text", "text": "read main.py"}]},
+        {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Read it first."}]},
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Reading it.", "annotations": []}],
+            "status": "completed",
+        },
+        {"type": "function_call", "call_id": "call_1", "name": "read", "arguments": '{"path":"main.py"}'},
+        {"type": "function_call_output", "call_id": "call_1", "output": "print('hi')"},
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "It prints hi.", "annotations": []}],
+            "status": "completed",
+        },
+    ]
+    # The agent goes on from there. Popping an item of pi's one assistant message takes the message.
+    await session.add_items([{"role": "user", "content": "thanks"}])
+    assert (await session.get_items(1)) == [{"role": "user", "content": "thanks"}]
+    for _ in range(3):
+        await session.pop_item()
+    assert (await session.pop_item())["type"] == "function_call"
+    assert await session.get_items() == [{"role": "user", "content": [{"type": "input_text", "text": "read main.py"}]}]

@@ -248,6 +248,7 @@ def _natural(kind: str, message: Mapping[str, Any]) -> dict[str, Any]:
 def _foreign(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The items a message this adapter did not write stands for (another agent's session, a summary)."""
     role = message.get("role")
+    content = message.get("content")
     if role == "compactionSummary":
         text = COMPACTION_SUMMARY_PREFIX + str(message.get("summary")) + COMPACTION_SUMMARY_SUFFIX
         return [{"role": "user", "content": text}]
@@ -255,23 +256,17 @@ def _foreign(message: Mapping[str, Any]) -> list[dict[str, Any]]:
         return [
             {"role": "user", "content": BRANCH_SUMMARY_PREFIX + str(message.get("summary")) + BRANCH_SUMMARY_SUFFIX}
         ]
-    content = message.get("content")
-    if role == "assistant" and isinstance(content, list):
-        items: list[dict[str, Any]] = []
-        for block in content:
-            if isinstance(block, dict):
-                items.extend(_foreign_block(block))
-        return items
+    if role == "assistant":  # text, thinking and tool calls in one message: an item each
+        blocks = content if isinstance(content, list) else []
+        return [item for block in blocks if isinstance(block, dict) for item in _foreign_block(block)]
+    if role == "toolResult" and isinstance(message.get("toolCallId"), str):
+        return [{"type": "function_call_output", "call_id": message["toolCallId"], "output": _text(content)}]
+    if role == "system":
+        return [{"role": "system", "content": _text(content)}]
+    if role == "bashExecution":
+        return [{"role": "user", "content": f"Ran `{message.get('command', '')}`\n{message.get('output', '')}"}]
     text = _text(content)
-    if role in ("user", "custom", "bashExecution", "toolResult") or text:
-        if role == "system":
-            return [{"role": "system", "content": text}]
-        if role == "toolResult" and isinstance(message.get("toolCallId"), str):
-            return [{"type": "function_call_output", "call_id": message["toolCallId"], "output": text}]
-        if role == "bashExecution":
-            text = f"Ran `{message.get('command', '')}`\n{message.get('output', '')}"
-        return [{"role": "user", "content": text}]
-    return []
+    return [{"role": "user", "content": text}] if text else []  # a user message with images, a custom message...
 
 
 def _foreign_block(block: Mapping[str, Any]) -> list[dict[str, Any]]:

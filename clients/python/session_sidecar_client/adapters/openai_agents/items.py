@@ -16,8 +16,9 @@ the item has parts. No patch when the message alone gives the item back. Every o
 ``custom_message`` entry of customType ``openai-agents.item`` whose content is the item's JSON
 (a custom message is in the context: a summary of the session sees it).
 
-``to_entry`` checks that the message gives the item back; when it would not, the item is
-kept verbatim, so every item comes back as it went in.
+``from_message`` of the message ``to_entry`` made gives the item back: the patch holds every
+field that differs from the natural item, part by part (the tests check every kind, and random
+items against the SDK's SQLiteSession).
 
 Reading a session pi or another agent wrote works too: its messages become the items they
 naturally are (``from_message``), a compaction summary a user message worded as pi words it
@@ -76,9 +77,9 @@ def to_message(item: Mapping[str, Any], call_names: Mapping[str, str]) -> dict[s
         patch["kind"] = kind
     if patch:
         message[PATCH] = patch
-    # What from_message gives back (the patch's kind, or the one inferred, is this kind).
-    if (_apply(natural, patch, _PARTS.get(kind)) if patch else natural) != item:
-        return None  # something the mapping cannot say (a value JSON does not keep, a stray shape)
+    # from_message gives the item back: its kind is the patch's or the one the message's shape says
+    # (this one), its natural item is this one, and _apply undoes _diff (every key that differs is set,
+    # every key the item lacks dropped, part by part).
     return message
 
 

@@ -29,7 +29,7 @@ from load import DATA, generate  # noqa: E402
 
 from sidecar.export import export_session  # noqa: E402
 from sidecar.store.session import Session  # noqa: E402
-from sidecar.store.writer import FsyncPolicy  # noqa: E402
+from sidecar.store.base import FsyncPolicy  # noqa: E402
 
 
 def main() -> int:

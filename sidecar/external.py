@@ -17,8 +17,8 @@ from typing import Any, Callable
 from . import wire
 from .errors import SessionChanged
 from .format.jsonl import Entry
-from .store.filewatch import FileWatch
-from .store.follow import FileChange
+from .store.files.filewatch import FileWatch
+from .store.base import FileChange
 from .store.payload import BlobStore, entry_object
 from .store.session import Session
 

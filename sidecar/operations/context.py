@@ -16,8 +16,8 @@ from ..context.llm import convert_to_llm
 from ..context.native import convert_with_native, native_summary
 from ..context.tokens import context_tokens
 from ..errors import InvalidParams
-from ..store import treecache
-from ..store.follow import FileChange
+from ..store.files import treecache
+from ..store.base import FileChange
 from ..store.payload import BlobStore, resolve
 from ..store.session import Session
 

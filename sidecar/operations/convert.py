@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 from .. import wire
 from ..errors import InvalidParams, InvalidState, SessionExists, SessionNotFound
 from ..format.jsonl import Entry
-from ..store.layout import Layout
+from ..store.files.layout import Layout
 from ..store.session import Session
-from ..store.writer import FsyncPolicy
+from ..store.base import FsyncPolicy
 from ..store.spec.convert import pi_to_spec
 from ..store.spec.layout import SESSION_FILE, SpecLayout, check_ulid, new_ulid
 from ..store.spec.metadata import new_metadata

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import wire
 from ..store.base import Listed
-from ..store.listing import iso_from_ms
+from ..store.index.listing import iso_from_ms
 from ..store.session import Session
 
 DEFAULT_LIST_LIMIT = 50

@@ -21,10 +21,10 @@ from ..operations.cached import context_for_cache
 from ..operations.results import open_result
 from ..store.base import Durability
 from ..store.files import FileStore
-from ..store.follow import FileChange
-from ..store.index import INDEX_DIR
+from ..store.base import FileChange
+from ..store.index.sqlite import INDEX_DIR
 from ..store.session import Session
-from ..store.terminals import Breadcrumbs, check_terminal_id
+from ..store.files.terminals import Breadcrumbs, check_terminal_id
 from ..snapshots.engine import Snapshots
 
 if TYPE_CHECKING:

@@ -8,8 +8,8 @@ from typing import Any, Callable
 from .. import wire
 from ..errors import SessionNotFound
 from ..live.events import LiveSessions
-from ..store.follow import FileChange
-from ..store.layout import check_session_id
+from ..store.base import FileChange
+from ..store.ids import check_session_id
 from ..store.session import Session
 
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 from collections.abc import Set as AbstractSet
 
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Protocol, runtime_checkable
 
@@ -34,11 +35,36 @@ if TYPE_CHECKING:
     from ..format.jsonl import Entry
     from ..work import Work
     from .compat import Compat
-    from .follow import FileChange
     from .payload import BlobStore
     from .session import LoadReport, Session
     from ..upkeep.usage import SessionFile, StoreUsage
     from ..upkeep.trash import Erased
+
+
+class FsyncPolicy(str, Enum):
+    """When appended lines are forced to stable storage."""
+
+    ASSISTANT = "assistant"  # after every batch holding an assistant message (default)
+    ALWAYS = "always"  # after every batch
+    NEVER = "never"  # leave it to the OS; flush() still forces it
+
+
+# rewritten: same file, other bytes; truncated: shorter than we knew it; replaced: another
+# file renamed over ours; interleaved: another program's lines went out just before a batch of ours.
+Reason = Literal["rewritten", "truncated", "replaced", "interleaved"]
+
+
+@dataclass(slots=True)
+class FileChange:
+    """What a session learnt from its file at one call."""
+
+    # Entries another program appended, in file order, now in the tree.
+    appended: list[Entry] = field(default_factory=list)
+    # The file was read again whole, and why; None when it only grew.
+    reloaded: Reason | None = None
+    # The header line was rewritten in place (same length): only the header was read again.
+    header_changed: bool = False
+
 
 # Where a session is: listed, archived (listed on request) or in the trash (restorable, never listed).
 Area = Literal["live", "archive", "trash"]

@@ -13,7 +13,7 @@ from ..format.entries import InvalidAt, ShapeRefused, validate_entries, validate
 from ..format.codec import encode
 from ..format.jsonl import Entry
 from ..format.migrate import new_entry_id
-from .layout import iso_now
+from .ids import iso_now
 from .payload import BlobStore, bound
 
 # Entry types naming another entry by targetId, which must be in the session.

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from .base import Listed, ListQuery
-from .listing import matches, summarize
+from .index.listing import matches, summarize
 
 
 def listed_in_memory(query: ListQuery, held: list[Any]) -> list[Listed]:

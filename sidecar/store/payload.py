@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import PathOutsideRoot, StorageError
 from ..format.jsonl import BLOB_PREFIX, Entry
-from .layout import inside
+from .ids import inside
 
 MAX_CHARS = 500_000
 MIN_BLOB_CHARS = 1024

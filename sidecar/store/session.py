@@ -18,23 +18,18 @@ from ..format.cycles import cycles_paused
 from ..format.jsonl import Entry, LineSource, NotASession, parse_path, parse_tail, serialize
 from ..format.migrate import migrate
 from ..format.titleslot import TitleSlot, read_slot
-from . import titles
+from .files import titles
 from .appending import UNSET, AddsBatches
 from .compat import Compat
-from .layout import iso_now
-from .loading import LoadReport, from_cache, from_file
-from .lock import lock_path, unlock
+from .ids import iso_now
+from .files.loading import LoadReport, from_cache, from_file
+from .files.lock import lock_path, unlock
 from .payload import BlobStore
 from .tree import SessionTree
-from . import follow
-from .treecache import (
-    CacheDamaged,
-    CachedContext,
-    FileStamp,
-    TreeCache,
-    tree_of,
-)
-from .writer import FsyncPolicy, SessionWriter
+from .files import follow
+from .files.treecache import CacheDamaged, CachedContext, FileStamp, TreeCache, tree_of
+from .base import FsyncPolicy
+from .files.writer import SessionWriter
 
 class Session(follow.FollowsFile, AddsBatches):
     # Told of every batch once its lines are on disk (the listing index listens).

@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..store.layout import TRASH_DIR, Layout
-from ..store.lock import lock_path, unlock
-from ..store.writer import fsync_dir
+from ..store.files.layout import TRASH_DIR, Layout
+from ..store.files.lock import lock_path, unlock
+from ..store.files.writer import fsync_dir
 from .usage import blob_files, blob_references, session_files
 
 BLOB_GRACE_S = 3600

@@ -16,7 +16,7 @@ from typing import Iterable, Iterator
 
 from ..format.jsonl import BLOB_MARK, BLOB_PREFIX
 from ..format.ids import session_id_of
-from ..store.layout import ARCHIVE_DIR, TRASH_DIR, Layout
+from ..store.files.layout import ARCHIVE_DIR, TRASH_DIR, Layout
 
 # A blob reference inside a line: "blob:sha256:<64 hex>".
 _BLOB_REF = re.compile(rb'"' + re.escape(BLOB_PREFIX.encode()) + rb"([0-9a-f]{64})")

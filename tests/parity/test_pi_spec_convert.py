@@ -20,7 +20,7 @@ from sidecar import wire
 from sidecar.config import Settings, StoreSettings
 from sidecar.service import SessionService
 from sidecar.store.session import Session
-from sidecar.store.writer import FsyncPolicy
+from sidecar.store.base import FsyncPolicy
 
 
 def _text(role: str, text: str) -> dict:

@@ -135,7 +135,7 @@ def test_a_real_pi_session_round_trips_through_the_command(tmp_path: Path, fixtu
     source.parent.mkdir(parents=True)
     shutil.copy(FIXTURES / fixture, source)
     from sidecar.store.session import Session
-    from sidecar.store.writer import FsyncPolicy
+    from sidecar.store.base import FsyncPolicy
 
     Session.load(source, FsyncPolicy.NEVER)[0].close()  # migrated to v3 on disk: its entry ids stay the same
     command = [sys.executable, "-m", "sidecar"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Callable
 
 from ...format.jsonl import LineMoved
-from .. import treecache
+from . import treecache
 from ..session import Session
 
 # The context at the leaf the next open will have, as buildContext answers it (the service builds it).

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 from ...format.jsonl import Entry
 from ...work import Work
 from ..base import Listed, ListPage, ListQuery
-from ..index import IndexUnavailable, ListingIndex
+from ..index.sqlite import IndexUnavailable, ListingIndex
 from ..inmemory import listed_in_memory
-from ..layout import ARCHIVE_DIR
-from ..listing import SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, is_stub, matches, sort_key
+from .layout import ARCHIVE_DIR
+from ..index.listing import SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, is_stub, matches, sort_key
 from ..compat import Compat
 from ..session import Session
-from ..titles import listed_name
+from .titles import listed_name
 
 if TYPE_CHECKING:
     from .store import FileStore

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from ...errors import InvalidState, SessionExists, SessionNotFound, StorageError
-from .. import treecache
+from . import treecache
 from ..base import Area
-from ..layout import ARCHIVE_DIR, TRASH_DIR, check_session_id
-from ..lock import lock_path, unlock
-from ..move import relocate, rewrite_header_cwd
+from .layout import ARCHIVE_DIR, TRASH_DIR
+from ..ids import check_session_id
+from .lock import lock_path, unlock
+from .filemove import relocate, rewrite_header_cwd
 
 if TYPE_CHECKING:
     from .store import FileStore

@@ -16,14 +16,15 @@ from ...work import Work
 from ..base import Area, ListPage, ListQuery
 from ..encoded import stored_entries
 from ..compat import Compat, omp_blob_folder, root_compat, session_compat, tool_of_folder
-from ..follow import FileChange
+from ..base import FileChange
 from ..held import HeldSessions
 from ...format.ids import session_id_of
-from ..layout import Layout, check_session_id, iso_now, new_session_id
+from .layout import Layout
+from ..ids import check_session_id, iso_now, new_session_id
 from ..payload import BLOB_DIR, BlobStore
 from ..session import LoadReport, Session
-from ..titles import fork_prefix, new_file_prefix
-from ..writer import FsyncPolicy
+from .titles import fork_prefix, new_file_prefix
+from ..base import FsyncPolicy
 from . import cache, moves
 from .catalog import Catalog
 
@@ -299,7 +300,7 @@ class FileStore(HeldSessions):
 
     def usage(self, find_unreferenced: bool) -> Any:
         from ...upkeep.usage import measure
-        from ..index import INDEX_DIR
+        from ..index.sqlite import INDEX_DIR
 
         return measure(self.layout, list(self.blobs.folders), self.root / INDEX_DIR, find_unreferenced)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ...format.entries import CURRENT_VERSION
 from ...format.jsonl import Entry
-from ..layout import Layout, file_name
+from ..files.layout import Layout, file_name
 from ..encoded import stored_entries
 from .db import Database
 from .rows import Fold, Placement, fold_lines, split_file

@@ -20,8 +20,8 @@ import psycopg
 from psycopg.rows import dict_row
 
 from ...format.jsstr import node_utf8
-from ..indexsearch import first_around  # the file store's snippet rule, so both stores cut alike
-from ..titles import listed_name
+from ..index.search import first_around  # the file store's snippet rule, so both stores cut alike
+from ..files.titles import listed_name
 from .db import Database
 from .rows import Placement
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...format.titleslot import looks_like_slot, read_slot
-from ..layout import valid_session_id
-from ..listing import Accumulator, decode_line, iso_from_ms, modified_ms
+from ..ids import valid_session_id
+from ..index.listing import Accumulator, decode_line, iso_from_ms, modified_ms
 
 
 @dataclass(slots=True)

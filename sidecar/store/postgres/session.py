@@ -15,7 +15,7 @@ from ...format.cycles import cycles_paused
 from ...format.jsonl import Entry, NotASession, serialize
 from ...format.linelist import LineParser
 from ...format.migrate import migrate
-from ..follow import FileChange
+from ..base import FileChange
 from ..session import LoadReport, Session
 from .notify import Notice, RemoteState
 from .rows import Placement

@@ -31,11 +31,12 @@ import msgspec
 from ...config import Settings
 from ...errors import InvalidParams, InvalidState, SessionExists, SessionLocked, SessionNotFound, StorageError
 from ...format.jsonl import Entry
-from ..follow import FileChange
+from ..base import FileChange
 from ..held import HeldSessions
-from ..layout import Layout, check_session_id, encode_cwd, file_name, iso_now, new_session_id
+from ..files.layout import Layout, encode_cwd, file_name
+from ..ids import check_session_id, iso_now, new_session_id
 from ..session import LoadReport, Session
-from ..writer import FsyncPolicy
+from ..base import FsyncPolicy
 from .blobs import PgBlobStore
 from .db import Database, OutcomeUnknown
 from .lease import DEFAULT_LEASE_SECONDS, open_stored, renew_all

@@ -23,9 +23,10 @@ from pathlib import Path
 
 import psycopg
 
-from ..layout import ARCHIVE_DIR, TRASH_DIR, valid_session_id
+from ..files.layout import ARCHIVE_DIR, TRASH_DIR
+from ..ids import valid_session_id
 from ..payload import BLOB_DIR
-from ..writer import atomic_write, ensure_dir
+from ..files.writer import atomic_write, ensure_dir
 from .db import Database
 from .rows import Fold, Placement, fold_lines, fold_text, id_of_file_name, join_file, split_file
 from .lines import insert_lines

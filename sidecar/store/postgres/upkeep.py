@@ -13,7 +13,7 @@ from typing import Any
 
 from ...format.jsonl import BLOB_PREFIX, parse_line
 from ...upkeep.usage import AREAS, SessionFile, StoreUsage, folder_bytes
-from ..index import INDEX_DIR
+from ..index.sqlite import INDEX_DIR
 from ..tree import SessionTree
 from .db import Database
 from .rows import Placement

@@ -19,8 +19,8 @@ from __future__ import annotations
 import psycopg
 
 from ...errors import SessionExists, SessionLocked, StorageError
-from ..listing import Accumulator
-from ..writer import FsyncPolicy
+from ..index.listing import Accumulator
+from ..base import FsyncPolicy
 from .blobs import keep_named, named_blobs
 from .db import Database, OutcomeUnknown
 from .lease import DEFAULT_LEASE_SECONDS, Stored, lease_interval, open_stored, read_since, release, renew_all

@@ -19,11 +19,11 @@ import msgspec
 from ...errors import DamagedFile, FormatCannotHold, StorageError
 from ...format.entries import CURRENT_VERSION
 from ...format.jsonl import Entry
-from ..lock import lock_path, unlock
+from ..files.lock import lock_path, unlock
 from ...format.cycles import cycles_paused
 from ..session import UNSET, LoadReport, Session
-from ..writer import FsyncPolicy
-from ..layout import iso_now
+from ..base import FsyncPolicy
+from ..ids import iso_now
 from .codec import EntryBuilder, Translation, entry_id, translate
 from .file import ReadRecords, read_records
 from .layout import METADATA_FILE, SESSION_FILE

@@ -21,13 +21,14 @@ from ...errors import InvalidParams, InvalidState, SessionExists, SessionNotFoun
 from ...format.jsonl import Entry
 from ...work import Work
 from ..base import Area, Listed, ListPage, ListQuery
-from ..follow import FileChange
+from ..base import FileChange
 from ..held import HeldSessions
-from ..layout import iso_now
-from ..lock import lock_path, unlock
+from ..ids import iso_now
+from ..files.lock import lock_path, unlock
 from ..payload import BlobStore
 from ..session import LoadReport, Session
-from ..writer import DIR_MODE, FsyncPolicy
+from ..files.writer import DIR_MODE
+from ..base import FsyncPolicy
 from .codec import iso_to_ms
 from .convert import records_up_to
 from .layout import ARCHIVE_DIR, SESSION_FILE, TRASH_DIR, SpecLayout, check_ulid, new_ulid
@@ -106,7 +107,7 @@ class SpecStore(HeldSessions):
         if not path.is_absolute():
             path = self.root / path
         if not self.settings.store.allowExternalPaths:
-            from ..layout import Layout
+            from ..files.layout import Layout
 
             Layout(self.root).check_inside(path)
         return path.parent if path.name == SESSION_FILE else path

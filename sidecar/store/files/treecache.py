@@ -28,8 +28,8 @@ from typing import Any
 
 import msgspec
 
-from ..format.jsonl import MAP_THRESHOLD, Entry, LineSource, MessageHead, parse_tail
-from .tree import SessionTree
+from ...format.jsonl import MAP_THRESHOLD, Entry, LineSource, MessageHead, parse_tail
+from ..tree import SessionTree
 from .writer import DIR_MODE, FILE_MODE
 
 _has_blobs = attrgetter("has_blobs")

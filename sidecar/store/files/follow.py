@@ -32,7 +32,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
-from ..format.jsonl import Entry, parse_line
+from ...format.jsonl import Entry, parse_line
+from ..base import FileChange, Reason
 from .treecache import TAIL_SAMPLE
 
 # How long a call waits for a last line another program is still writing.
@@ -46,23 +47,6 @@ _POLL_S = 0.002
 # A file not modified for this long is not being written now: an unfinished last line
 # in it was torn (its writer died), and is not waited for.
 _FRESH_S = 0.1
-
-# rewritten: same file, other bytes; truncated: shorter than we knew it; replaced: another
-# file renamed over ours; interleaved: another program's lines went out just before a batch of ours.
-Reason = Literal["rewritten", "truncated", "replaced", "interleaved"]
-
-
-@dataclass(slots=True)
-class FileChange:
-    """What a session learnt from its file at one call."""
-
-    # Entries another program appended, in file order, now in the tree.
-    appended: list[Entry] = field(default_factory=list)
-    # The file was read again whole, and why; None when it only grew.
-    reloaded: Reason | None = None
-    # The header line was rewritten in place (same length): only the header was read again.
-    header_changed: bool = False
-
 
 def extend_tail(tail: bytes, lines: list[bytes]) -> bytes:
     """The last TAIL_SAMPLE bytes of a file that held ``tail`` at its end and then ``lines`` (each with its newline)."""
@@ -165,7 +149,7 @@ class FollowsFile:
     if TYPE_CHECKING:  # what Session provides
         from pathlib import Path
 
-        from .tree import SessionTree
+        from ..tree import SessionTree
         from .writer import SessionWriter
 
         path: Path

@@ -16,17 +16,17 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidParams, StorageError
-from ..format.titleslot import SLOT_BYTES, TITLE_CHANGE_TYPE, clean_title, read_slot, slot_line
-from ..format.jsonl import Entry
-from ..format.jsstr import session_name
-from .compat import Compat
-from .layout import iso_now
+from ...errors import InvalidParams, StorageError
+from ...format.titleslot import SLOT_BYTES, TITLE_CHANGE_TYPE, clean_title, read_slot, slot_line
+from ...format.jsonl import Entry
+from ...format.jsstr import session_name
+from ..compat import Compat
+from ..ids import iso_now
 from .lock import lock_path, unlock
 from .writer import atomic_write
 
 if TYPE_CHECKING:
-    from .session import Session
+    from ..session import Session
 
 
 def name_of(session: "Session", compat: Compat) -> str | None:

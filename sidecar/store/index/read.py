@@ -8,9 +8,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from . import indexwork
-from .indexschema import FILES_INDEXES, INSERT_FILE, UPDATE_FILE
-from .indexsearch import SHIFT, delete_texts, folded_meta, text_rows
+from . import workers as indexwork
+from .schema import FILES_INDEXES, INSERT_FILE, UPDATE_FILE
+from .search import SHIFT, delete_texts, folded_meta, text_rows
 from .listing import Accumulator, decode_line, modified_ms
 
 _BATCH = 256  # files whose new rows (and texts) go in by one statement

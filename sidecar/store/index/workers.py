@@ -38,8 +38,8 @@ from typing import IO, Any, Callable, Generator
 
 import msgspec
 
-from .indexscan import load as load_file
-from .indexsearch import folded_meta, text_chunks
+from .scan import load as load_file
+from .search import folded_meta, text_chunks
 from .listing import summarize_full
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ import os
 import threading
 from pathlib import Path
 
-from .watch import (
+from ..index.watch import (
     IN_ATTRIB,
     IN_CLOEXEC,
     IN_CLOSE_WRITE,

@@ -13,17 +13,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import DamagedFile, StorageError
-from ..format.cycles import cycles_paused
-from ..format.jsonl import Entry, LineSource, NotASession, ParsedFile, parse_file, parse_path, serialize
-from ..format.migrate import migrate
+from ...errors import DamagedFile, StorageError
+from ...format.cycles import cycles_paused
+from ...format.jsonl import Entry, LineSource, NotASession, ParsedFile, parse_file, parse_path, serialize
+from ...format.migrate import migrate
 from . import follow, treecache
 from .lock import lock_path
 from .treecache import CacheDamaged, FileStamp, extend_tree, matches, read_cache, tree_of
-from .writer import FsyncPolicy, SessionWriter, atomic_write
+from ..base import FsyncPolicy
+from .writer import SessionWriter, atomic_write
 
 if TYPE_CHECKING:
-    from .session import Session
+    from ..session import Session
 
 
 @dataclass(slots=True)

@@ -35,12 +35,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .indexbuild import SearchBuilder, drain
-from .indexscan import load as _load, scan_folder as _scan_folder
-from .indexread import BULK_ROWS, fold_file, read_files
-from .indexschema import COLUMNS as _COLUMNS, SCHEMA_VERSION, Row, connect  # noqa: F401
-from .indexsearch import contains as _contains, delete_texts as _delete_texts, holds as _holds
-from .indexsearch import query_rows
+from .build import SearchBuilder, drain
+from .scan import load as _load, scan_folder as _scan_folder
+from .read import BULK_ROWS, fold_file, read_files
+from .schema import COLUMNS as _COLUMNS, SCHEMA_VERSION, Row, connect  # noqa: F401
+from .search import contains as _contains, delete_texts as _delete_texts, holds as _holds
+from .search import query_rows
 from .listing import STUB_SQL
 from .watch import FolderWatch
 

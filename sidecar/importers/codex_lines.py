@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import msgspec
 
-from ..store.payload import MAX_CHARS
+from ..store import MAX_CHARS
 from .common import SKIPPED, Tally, source_lines
 
 if TYPE_CHECKING:

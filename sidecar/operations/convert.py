@@ -15,17 +15,13 @@ from typing import TYPE_CHECKING
 from .. import wire
 from ..errors import InvalidParams, InvalidState, SessionExists, SessionNotFound
 from ..format.jsonl import Entry
-from ..store.files.layout import Layout
-from ..store.session import Session
-from ..store.base import FsyncPolicy
-from ..store.spec.convert import pi_to_spec
-from ..store.spec.layout import SESSION_FILE, SpecLayout, check_ulid, new_ulid
-from ..store.spec.metadata import new_metadata
-from ..store.spec.session import SpecSession
-from ..store.spec.writer import SpecWriter
+from ..store.files import Layout
+from ..store import Session, FsyncPolicy
+from ..store.spec import pi_to_spec, SESSION_FILE, SpecLayout, check_ulid, new_ulid, new_metadata, SpecSession
+from ..store.spec import SpecWriter
 
 if TYPE_CHECKING:
-    from ..store.base import SessionStore
+    from ..store import SessionStore
 
 
 def ulid_for(session_id: str) -> str:

@@ -19,12 +19,10 @@ from ..format.jsstr import session_name
 from ..history import PromptHistory
 from ..operations.cached import context_for_cache
 from ..operations.results import open_result
-from ..store import open_store
-from ..store.base import Durability
-from ..store.base import FileChange
-from ..store.index.sqlite import INDEX_DIR
-from ..store.session import Session
-from ..store.files.terminals import Breadcrumbs, check_terminal_id
+from ..store import open_store, Durability, FileChange
+from ..store.index import INDEX_DIR
+from ..store import Session
+from ..store.files import Breadcrumbs, check_terminal_id
 from ..snapshots.engine import Snapshots
 
 if TYPE_CHECKING:
@@ -216,7 +214,7 @@ def redact_on_append(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _spec_store(root: Path, settings: Settings) -> Any:
-    from ..store.spec.store import SpecStore
+    from ..store.spec import SpecStore
 
     return SpecStore(root, settings)
 

@@ -8,9 +8,7 @@ from typing import Any, Callable
 from .. import wire
 from ..errors import SessionNotFound
 from ..live.events import LiveSessions
-from ..store.base import FileChange
-from ..store.ids import check_session_id
-from ..store.session import Session
+from ..store import FileChange, check_session_id, Session
 
 
 class LiveCalls:

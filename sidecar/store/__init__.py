@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from .payload import BLOB_DIR, MAX_CHARS, BlobStore, entry_object, resolve
     from .session import LoadReport, Session
     from .tree import SessionTree
+    from .usage import BLOB_GRACE_S, Erased, SessionFile, StoreUsage, folder_bytes
 
 _WHERE = {
     "UNSET": "appending",
@@ -84,10 +85,17 @@ _WHERE = {
     "resolve": "payload",
     "LoadReport": "session", "Session": "session",
     "SessionTree": "tree",
+    "BLOB_GRACE_S": "usage", "Erased": "usage", "SessionFile": "usage", "StoreUsage": "usage", "folder_bytes": "usage",
 }
 
-__all__ = sorted([*_WHERE, "DamagedFile", "EntryNotFound", "InvalidSessionId", "PathOutsideRoot", "SessionExists",
-                  "SessionLocked", "SessionNotFound", "StorageError"])
+__all__ = [
+    "Area", "BLOB_DIR", "BLOB_GRACE_S", "BlobStore", "ChangeHook", "Compat", "ContextForCache", "DamagedFile",
+    "Durability", "EntryNotFound", "EntryWriter", "Erased", "FileChange", "FsyncPolicy", "HeldSessions",
+    "InvalidSessionId", "ListPage", "ListQuery", "Listed", "LoadReport", "MAX_CHARS", "PathOutsideRoot", "Reason",
+    "Session", "SessionExists", "SessionFile", "SessionLocked", "SessionNotFound", "SessionStore", "SessionTree",
+    "StorageError", "StoreUsage", "UNSET", "check_session_id", "connected_path", "entry_object", "folder_bytes",
+    "inside", "iso_now", "label_timestamps", "new_session_id", "open_store", "resolve", "valid_session_id",
+]
 
 
 def __getattr__(name: str) -> object:

@@ -37,8 +37,7 @@ if TYPE_CHECKING:
     from .compat import Compat
     from .payload import BlobStore
     from .session import LoadReport, Session
-    from ..upkeep.usage import SessionFile, StoreUsage
-    from ..upkeep.trash import Erased
+    from .usage import Erased, SessionFile, StoreUsage
 
 
 class FsyncPolicy(str, Enum):

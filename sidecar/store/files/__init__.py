@@ -15,7 +15,8 @@ names), ``follow.py`` and ``filewatch.py`` (another program writing a file we
 hold), ``repair.py`` (entries cut off from their history), ``filemove.py``
 (moving a file with what is kept beside it), ``blobmove.py`` and
 ``toolmove.py`` (blobs and sessions between pi and oh-my-pi),
-``terminals.py`` (a terminal's last session).
+``terminals.py`` (a terminal's last session), ``usage.py`` and ``trash.py`` (what the root
+holds, a file's pins, emptying the trash and collecting blobs: upkeep of files, in store/usage.py's terms).
 
 Other backends may use this one (the PostgreSQL store imports and exports a
 file root, the spec store writes files on disk the same way); it imports none
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .blobmove import inline_blobs, move_blobs
+    from .filewatch import FileWatch
     from .follow import FollowsFile
     from .layout import ARCHIVE_DIR, ROOT_ENV, TRASH_DIR, Layout, default_root, encode_cwd, file_name
     from .lock import lock_path, unlock
@@ -37,20 +39,30 @@ if TYPE_CHECKING:
     from .store import FileStore
     from .terminals import Breadcrumbs, check_terminal_id
     from .toolmove import move_sessions
+    from .trash import collect_blobs, empty_trash
+    from .treecache import CacheDamaged, CachedContext
+    from .usage import AREAS, is_pinned, measure
     from .writer import SessionWriter, atomic_write, ensure_dir, fsync_dir
 
 _WHERE = {
-    "inline_blobs": "blobmove", "move_blobs": "blobmove", "FollowsFile": "follow",
+    "inline_blobs": "blobmove", "move_blobs": "blobmove", "FileWatch": "filewatch", "FollowsFile": "follow",
     "ARCHIVE_DIR": "layout", "ROOT_ENV": "layout", "TRASH_DIR": "layout", "Layout": "layout",
     "default_root": "layout", "encode_cwd": "layout", "file_name": "layout",
     "lock_path": "lock", "unlock": "lock",
     "RepairReport": "repair", "find_dangling": "repair", "reconnect_dangling": "repair",
     "FileStore": "store", "Breadcrumbs": "terminals", "check_terminal_id": "terminals",
-    "move_sessions": "toolmove",
+    "move_sessions": "toolmove", "CacheDamaged": "treecache", "CachedContext": "treecache",
+    "collect_blobs": "trash", "empty_trash": "trash", "AREAS": "usage", "is_pinned": "usage", "measure": "usage",
     "SessionWriter": "writer", "atomic_write": "writer", "ensure_dir": "writer", "fsync_dir": "writer",
 }
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "ARCHIVE_DIR", "AREAS", "Breadcrumbs", "CacheDamaged", "CachedContext", "FileStore", "FileWatch", "FollowsFile",
+    "Layout", "ROOT_ENV", "RepairReport", "SessionWriter", "TRASH_DIR", "atomic_write", "check_terminal_id",
+    "collect_blobs", "default_root", "empty_trash", "encode_cwd", "ensure_dir", "file_name", "find_dangling",
+    "fsync_dir", "inline_blobs", "is_pinned", "lock_path", "measure", "move_blobs", "move_sessions",
+    "reconnect_dangling", "unlock",
+]
 
 
 def __getattr__(name: str) -> object:

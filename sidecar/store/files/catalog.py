@@ -11,7 +11,7 @@ from ...format.jsonl import Entry
 from ...work import Work
 from ..base import Listed, ListPage, ListQuery
 from ..index.sqlite import IndexUnavailable, ListingIndex
-from ..inmemory import listed_in_memory
+from ..index.inmemory import listed_in_memory
 from .layout import ARCHIVE_DIR
 from ..index.listing import SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, is_stub, matches, sort_key
 from ..compat import Compat

@@ -299,23 +299,23 @@ class FileStore(HeldSessions):
     # -- upkeep: what the files below the root hold (read from the file system alone) -----
 
     def usage(self, find_unreferenced: bool) -> Any:
-        from ...upkeep.usage import measure
+        from .usage import measure
         from ..index.sqlite import INDEX_DIR
 
         return measure(self.layout, list(self.blobs.folders), self.root / INDEX_DIR, find_unreferenced)
 
     def pinned(self, found: Any) -> bool:
-        from ...upkeep.retention import is_pinned
+        from .usage import is_pinned
 
         return is_pinned(found.path)
 
     def empty_trash(self, older_than_s: int | None, now_ns: int, dry_run: bool) -> Any:
-        from ...upkeep.trash import empty_trash
+        from .trash import empty_trash
 
         return empty_trash(self.layout, older_than_s, now_ns, dry_run)
 
     def collect_blobs(self, dry_run: bool) -> Any:
-        from ...upkeep.trash import collect_blobs
+        from .trash import collect_blobs
 
         return collect_blobs(self.layout, list(self.blobs.folders), dry_run)
 

@@ -28,7 +28,10 @@ _WHERE = {
     "INDEX_DIR": "sqlite", "INDEX_NAME": "sqlite", "IndexUnavailable": "sqlite", "ListingIndex": "sqlite",
 }
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "Accumulator", "INDEX_DIR", "INDEX_NAME", "IndexUnavailable", "ListingIndex", "Summary", "decode_line",
+    "first_around", "iso_from_ms", "modified_ms",
+]
 
 
 def __getattr__(name: str) -> object:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ...format.jsonl import BLOB_PREFIX
-from ...upkeep.trash import BLOB_GRACE_S, Erased
+from ..usage import BLOB_GRACE_S, Erased
 from .db import Database, OutcomeUnknown
 from .rows import Placement
 from .upkeep import LOCATION_PREFIX

@@ -31,7 +31,7 @@ class ShelfQueries:
     def list(self, query: Any, work: Any) -> Any:
         page = list_sessions(self.db, query)
         if query.after is None:  # in-memory sessions have no row: they lead the first page, as in a file root
-            from ..inmemory import listed_in_memory
+            from ..index.inmemory import listed_in_memory
 
             page.sessions[:0] = listed_in_memory(query, self.held_sessions())
         return page

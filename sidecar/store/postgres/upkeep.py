@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from ...format.jsonl import BLOB_PREFIX, parse_line
-from ...upkeep.usage import AREAS, SessionFile, StoreUsage, folder_bytes
+from ..files.usage import AREAS
+from ..usage import SessionFile, StoreUsage, folder_bytes
 from ..index.sqlite import INDEX_DIR
 from ..tree import SessionTree
 from .db import Database

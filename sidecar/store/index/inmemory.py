@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .base import Listed, ListQuery
-from .index.listing import matches, summarize
+from ..base import Listed, ListQuery
+from .listing import matches, summarize
 
 
 def listed_in_memory(query: ListQuery, held: list[Any]) -> list[Listed]:

@@ -240,7 +240,7 @@ def measure(kind: str, repeat: int) -> None:
         if kind == "open":
             start, start_cpu = time.perf_counter(), time.process_time()
             from sidecar.context.build import build_context
-            from sidecar.store.session import Session
+            from sidecar.store.files.session import FileSession as Session
             from sidecar.store.base import FsyncPolicy
 
             session, _ = Session.load(load.DATA, FsyncPolicy.ASSISTANT)

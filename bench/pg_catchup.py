@@ -44,7 +44,7 @@ from sidecar.store.postgres.schema import ensure_schema  # noqa: E402
 from sidecar.store.postgres.session import PgSession, session_of  # noqa: E402
 from sidecar.store.postgres.transfer import import_root  # noqa: E402
 from sidecar.store.postgres.writer import PgWriter  # noqa: E402
-from sidecar.store.session import Session  # noqa: E402
+from sidecar.store.files.session import FileSession as Session  # noqa: E402
 from sidecar.store.base import FsyncPolicy  # noqa: E402
 
 SESSION_ID = "0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"

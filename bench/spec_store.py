@@ -26,7 +26,7 @@ from sidecar.context.build import build_context
 from sidecar.format.jsonl import Entry
 from sidecar.service import SessionService
 from sidecar.store.files.layout import Layout
-from sidecar.store.session import Session
+from sidecar.store.files.session import FileSession as Session
 from sidecar.store.spec.codec import EntryBuilder
 from sidecar.store.spec.layout import SpecLayout, new_ulid
 from sidecar.store.spec.metadata import new_metadata

@@ -104,8 +104,6 @@ STORE_ROOMS = {
 }
 # The one root module that opens a backend: only inside its function (or for the type checker).
 CHOOSER = STORE / "choosing.py"
-# The session handle still loads and writes pi files itself (issue 40 item 1, step 5 takes this out).
-_NOT_YET = {"session.py"}
 
 
 def _is_module_file(name: str) -> bool:
@@ -187,7 +185,7 @@ def test_the_store_rooms_point_one_way() -> None:
             if target is None or target == room:
                 continue
             if room is None:
-                if not (path == CHOOSER and later) and path.name != "__init__.py" and path.name not in _NOT_YET:
+                if not (path == CHOOSER and later) and path.name != "__init__.py":
                     offences.append(where)
             elif target not in STORE_ROOMS[room]:
                 offences.append(where)

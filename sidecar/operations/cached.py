@@ -9,7 +9,7 @@ from ..context import omp as omp_context
 from ..context.build import build_context
 from ..context.tokens import context_tokens
 from ..format.jsonl import encode
-from ..store.files import CachedContext
+from ..store import CachedContext
 from ..store import Session
 
 

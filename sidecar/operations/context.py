@@ -16,7 +16,7 @@ from ..context.llm import convert_to_llm
 from ..context.native import convert_with_native, native_summary
 from ..context.tokens import context_tokens
 from ..errors import InvalidParams
-from ..store.files import CacheDamaged, CachedContext
+from ..store import CacheDamaged, CachedContext
 from ..store import FileChange, BlobStore, resolve, Session
 
 _has_blobs = attrgetter("has_blobs")

@@ -47,17 +47,17 @@ from ..errors import (
 
 if TYPE_CHECKING:
     from .appending import UNSET
+    from .cached import CacheDamaged, CachedContext
+    from .changes import FileChange, Reason
+    from .durability import FsyncPolicy
     from .base import (
         Area,
         ChangeHook,
         Durability,
         EntryWriter,
-        FileChange,
-        FsyncPolicy,
         ListPage,
         ListQuery,
         Listed,
-        Reason,
         SessionStore,
     )
     from .choosing import ContextForCache, open_store
@@ -72,8 +72,9 @@ if TYPE_CHECKING:
 
 _WHERE = {
     "UNSET": "appending",
-    "Area": "base", "ChangeHook": "base", "Durability": "base", "EntryWriter": "base", "FileChange": "base",
-    "FsyncPolicy": "base", "ListPage": "base", "ListQuery": "base", "Listed": "base", "Reason": "base",
+    "CacheDamaged": "cached", "CachedContext": "cached",
+    "Area": "base", "ChangeHook": "base", "Durability": "base", "EntryWriter": "base", "FileChange": "changes",
+    "FsyncPolicy": "durability", "ListPage": "base", "ListQuery": "base", "Listed": "base", "Reason": "changes",
     "SessionStore": "base",
     "ContextForCache": "choosing", "open_store": "choosing",
     "Compat": "compat",
@@ -89,7 +90,7 @@ _WHERE = {
 }
 
 __all__ = [
-    "Area", "BLOB_DIR", "BLOB_GRACE_S", "BlobStore", "ChangeHook", "Compat", "ContextForCache", "DamagedFile",
+    "Area", "BLOB_DIR", "BLOB_GRACE_S", "BlobStore", "CacheDamaged", "CachedContext", "ChangeHook", "Compat", "ContextForCache", "DamagedFile",
     "Durability", "EntryNotFound", "EntryWriter", "Erased", "FileChange", "FsyncPolicy", "HeldSessions",
     "InvalidSessionId", "ListPage", "ListQuery", "Listed", "LoadReport", "MAX_CHARS", "PathOutsideRoot", "Reason",
     "Session", "SessionExists", "SessionFile", "SessionLocked", "SessionNotFound", "SessionStore", "SessionTree",

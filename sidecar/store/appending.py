@@ -23,9 +23,12 @@ class AddsBatches:
     read_only: bool
     compat: str
     prefix: bytes
-    tree: "SessionTree"
     blobs: BlobStore | None
     redact_entry: Callable[[dict[str, Any]], dict[str, Any]] | None
+
+    @property
+    def tree(self) -> SessionTree:
+        raise NotImplementedError
 
     def get(self, entry_id: str) -> Entry:
         raise NotImplementedError

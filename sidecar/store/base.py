@@ -24,10 +24,12 @@ from __future__ import annotations
 from collections.abc import Set as AbstractSet
 
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
-from enum import Enum
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Protocol, runtime_checkable
+
+from .changes import FileChange, Reason
+from .durability import FsyncPolicy
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -38,31 +40,6 @@ if TYPE_CHECKING:
     from .payload import BlobStore
     from .session import LoadReport, Session
     from .usage import Erased, SessionFile, StoreUsage
-
-
-class FsyncPolicy(str, Enum):
-    """When appended lines are forced to stable storage."""
-
-    ASSISTANT = "assistant"  # after every batch holding an assistant message (default)
-    ALWAYS = "always"  # after every batch
-    NEVER = "never"  # leave it to the OS; flush() still forces it
-
-
-# rewritten: same file, other bytes; truncated: shorter than we knew it; replaced: another
-# file renamed over ours; interleaved: another program's lines went out just before a batch of ours.
-Reason = Literal["rewritten", "truncated", "replaced", "interleaved"]
-
-
-@dataclass(slots=True)
-class FileChange:
-    """What a session learnt from its file at one call."""
-
-    # Entries another program appended, in file order, now in the tree.
-    appended: list[Entry] = field(default_factory=list)
-    # The file was read again whole, and why; None when it only grew.
-    reloaded: Reason | None = None
-    # The header line was rewritten in place (same length): only the header was read again.
-    header_changed: bool = False
 
 
 # Where a session is: listed, archived (listed on request) or in the trash (restorable, never listed).

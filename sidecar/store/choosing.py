@@ -17,7 +17,7 @@ from ..errors import InvalidParams
 if TYPE_CHECKING:
     from ..config import Settings
     from .base import SessionStore
-    from .files.treecache import CachedContext
+    from .cached import CachedContext
     from .session import Session
 
 # The context at the leaf the next open will have (the file store keeps it in its tree cache; the service builds it).

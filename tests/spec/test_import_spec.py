@@ -9,7 +9,7 @@ from sidecar.context.llm import convert_to_llm
 from sidecar.format.jsonl import Entry
 from sidecar.importers.spec import import_spec
 from sidecar.store.files.layout import Layout
-from sidecar.store.session import Session
+from sidecar.store.files.session import FileSession as Session
 from sidecar.store.base import FsyncPolicy
 
 from .helpers import SpecServer, llm_texts

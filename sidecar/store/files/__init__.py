@@ -35,12 +35,12 @@ if TYPE_CHECKING:
     from .follow import FollowsFile
     from .layout import ARCHIVE_DIR, ROOT_ENV, TRASH_DIR, Layout, default_root, encode_cwd, file_name
     from .lock import lock_path, unlock
+    from .session import FileSession
     from .repair import RepairReport, find_dangling, reconnect_dangling
     from .store import FileStore
     from .terminals import Breadcrumbs, check_terminal_id
     from .toolmove import move_sessions
     from .trash import collect_blobs, empty_trash
-    from .treecache import CacheDamaged, CachedContext
     from .usage import AREAS, is_pinned, measure
     from .writer import SessionWriter, atomic_write, ensure_dir, fsync_dir
 
@@ -50,14 +50,14 @@ _WHERE = {
     "default_root": "layout", "encode_cwd": "layout", "file_name": "layout",
     "lock_path": "lock", "unlock": "lock",
     "RepairReport": "repair", "find_dangling": "repair", "reconnect_dangling": "repair",
-    "FileStore": "store", "Breadcrumbs": "terminals", "check_terminal_id": "terminals",
-    "move_sessions": "toolmove", "CacheDamaged": "treecache", "CachedContext": "treecache",
+    "FileSession": "session", "FileStore": "store", "Breadcrumbs": "terminals", "check_terminal_id": "terminals",
+    "move_sessions": "toolmove",
     "collect_blobs": "trash", "empty_trash": "trash", "AREAS": "usage", "is_pinned": "usage", "measure": "usage",
     "SessionWriter": "writer", "atomic_write": "writer", "ensure_dir": "writer", "fsync_dir": "writer",
 }
 
 __all__ = [
-    "ARCHIVE_DIR", "AREAS", "Breadcrumbs", "CacheDamaged", "CachedContext", "FileStore", "FileWatch", "FollowsFile",
+    "ARCHIVE_DIR", "AREAS", "Breadcrumbs", "FileStore", "FileSession", "FileWatch", "FollowsFile",
     "Layout", "ROOT_ENV", "RepairReport", "SessionWriter", "TRASH_DIR", "atomic_write", "check_terminal_id",
     "collect_blobs", "default_root", "empty_trash", "encode_cwd", "ensure_dir", "file_name", "find_dangling",
     "fsync_dir", "inline_blobs", "is_pinned", "lock_path", "measure", "move_blobs", "move_sessions",

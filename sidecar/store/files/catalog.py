@@ -5,21 +5,19 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...format.jsonl import Entry
 from ...work import Work
 from ..base import Listed, ListPage, ListQuery
 from ..index.sqlite import IndexUnavailable, ListingIndex
 from ..index.inmemory import listed_in_memory
-from .layout import ARCHIVE_DIR
+from .layout import ARCHIVE_DIR, Layout
 from ..index.listing import SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, is_stub, matches, sort_key
 from ..compat import Compat
 from ..session import Session
 from .titles import listed_name
 
-if TYPE_CHECKING:
-    from .store import FileStore
 
 _UNKNOWN: Any = object()
 # A batch written to a file, waiting to be folded into the listing index.
@@ -39,9 +37,9 @@ def listed(found: Any, archived: bool, compat: Compat, snippet: str | None = Non
 
 
 class Catalog:
-    def __init__(self, store: FileStore) -> None:
-        self.layout = store.layout
-        self.compat: Compat = store.compat
+    def __init__(self, layout: Layout, compat: Compat) -> None:
+        self.layout = layout
+        self.compat: Compat = compat
         self.index = ListingIndex(self.layout.root)
         self._summaries = SummaryCache()
         # The listed area of each file appended to (see appended).

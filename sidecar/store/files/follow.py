@@ -140,11 +140,8 @@ class FollowsFile:
     rest: ``path``, ``header``, ``writer``, ``known_size``, ``tree``, ``parse_errors``,
     ``_read_whole`` and ``_add_tail``."""
 
-    # Told of every change another program made to the file, once folded in.
-    on_follow: Callable[[Any, FileChange], None] | None = None
-    # Whether another program's changes show up in a file here (inotify or a timer watches it);
-    # a session whose changes come by other means (PostgreSQL's notices) is never polled.
-    changes_on_disk = True
+    # (on_follow and changes_on_disk: Session's, store/session.py)
+    on_follow: Callable[[Any, FileChange], None] | None
 
     if TYPE_CHECKING:  # what Session provides
         from pathlib import Path

@@ -23,6 +23,7 @@ from .layout import Layout
 from ..ids import check_session_id, iso_now, new_session_id
 from ..payload import BLOB_DIR, BlobStore
 from ..session import LoadReport, Session
+from .session import FileSession
 from .titles import fork_prefix, new_file_prefix
 from ..base import FsyncPolicy
 from . import cache, moves
@@ -50,7 +51,7 @@ class FileStore(HeldSessions):
             settings = msgspec.structs.replace(settings, store=msgspec.structs.replace(settings.store, compat=self.compat))
         self.settings = settings
         self.blobs = _blob_store(self.root, self.compat)
-        self.catalog = Catalog(self)
+        self.catalog = Catalog(self.layout, self.compat)
         # What a tree cache keeps of a session's context (None: no context is kept, only the tree).
         self.context_for_cache: cache.ContextForCache = context_for_cache or (lambda session: None)
 
@@ -144,7 +145,7 @@ class FileStore(HeldSessions):
                 self._open.pop(here.id, None)
                 here.close()
         try:
-            session, report = Session.load(path, self.fsync_policy, read_only, cache_root=self.root)
+            session, report = FileSession.load(path, self.fsync_policy, read_only, cache_root=self.root)
         except FileNotFoundError:
             raise SessionNotFound(f"no session file at {path}", path=str(path)) from None
         with self._lock:
@@ -178,7 +179,7 @@ class FileStore(HeldSessions):
             timestamp = iso_now()
             path = self.layout.new_session_path(cwd, timestamp, session_id)
             prefix = new_file_prefix(timestamp) if session_compat(path, self.root, self.compat) == "omp" else b""
-            session = Session.new(path, session_id, cwd, self.fsync_policy, parent_session, timestamp, prefix)
+            session = FileSession.new(path, session_id, cwd, self.fsync_policy, parent_session, timestamp, prefix)
             session.in_memory = not persist
             self._hold(session)
         return session
@@ -188,7 +189,7 @@ class FileStore(HeldSessions):
         timestamp = iso_now()
         new_path = self.layout.new_session_path(cwd, timestamp, new_id)
         omp = session_compat(new_path, self.root, self.compat) == "omp"
-        forked = Session.copied(
+        forked = FileSession.copied(
             new_path, new_id, cwd, self.fsync_policy, entries, parent_session=source.id, timestamp=timestamp,
             prefix=fork_prefix(source, timestamp) if omp else b"",
         )
@@ -214,7 +215,7 @@ class FileStore(HeldSessions):
             path = self.layout.new_session_path(cwd, timestamp, session_id)
             omp = session_compat(path, self.root, self.compat) == "omp"
             entries = stored_entries(objs, self.blobs if omp else None)
-            session = Session.copied(path, session_id, cwd, self.fsync_policy, entries, timestamp=timestamp,
+            session = FileSession.copied(path, session_id, cwd, self.fsync_policy, entries, timestamp=timestamp,
                                      prefix=new_file_prefix(timestamp) if omp else b"", header_fields=header_fields,
                                      owned=True)
         try:
@@ -258,6 +259,7 @@ class FileStore(HeldSessions):
         return policy is FsyncPolicy.ALWAYS
 
     def _closing(self, session: Session) -> None:
+        assert isinstance(session, FileSession)  # (every session this store holds is one)
         cache.save(self.root, session, self.context_for_cache)
 
     # -- names and moves -------------------------------------------------------------

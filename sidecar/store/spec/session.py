@@ -22,7 +22,7 @@ from ...format.jsonl import Entry
 from ..files.lock import lock_path, unlock
 from ...format.cycles import cycles_paused
 from ..session import UNSET, LoadReport, Session
-from ..base import FsyncPolicy
+from ..base import FileChange, FsyncPolicy
 from ..ids import iso_now
 from .codec import EntryBuilder, Translation, entry_id, translate
 from .file import ReadRecords, read_records
@@ -49,8 +49,10 @@ def cannot_hold(what: str, session_id: str, **data: Any) -> FormatCannotHold:
 
 
 class SpecSession(Session):
+    writer: SpecWriter
+
     def __init__(self, folder: Path, metadata: SessionMetadata, writer: SpecWriter) -> None:
-        super().__init__(folder / SESSION_FILE, _header(metadata), writer)  # type: ignore[arg-type]
+        super().__init__(folder / SESSION_FILE, _header(metadata), writer)
         self.folder = folder
         self.metadata = metadata
         self.next_seq = 1
@@ -71,7 +73,7 @@ class SpecSession(Session):
         return cls(folder, metadata, writer)
 
     @classmethod
-    def load(cls, folder: Path, policy: FsyncPolicy, read_only: bool = False) -> tuple["SpecSession", LoadReport]:  # type: ignore[override]
+    def load(cls, folder: Path, policy: FsyncPolicy, read_only: bool = False) -> tuple["SpecSession", LoadReport]:
         path = folder / SESSION_FILE
         lock_fd = None if read_only else lock_path(path)
         try:
@@ -110,10 +112,10 @@ class SpecSession(Session):
 
     # -- what the file does not follow ----------------------------------------------
 
-    def follow(self, wait: bool = True) -> None:  # type: ignore[override]
+    def follow(self, wait: bool = True) -> FileChange | None:
         return None
 
-    def changed_behind(self) -> bool:
+    def changed_behind(self, before_call: bool = False, turn: int | None = None) -> bool:
         return False
 
     def settle_unfinished(self) -> bool:
@@ -127,12 +129,12 @@ class SpecSession(Session):
             raise cannot_hold("a branch (session/branch moves the leaf off the end of the chain)", self.id)
 
     @property
-    def name(self) -> str | None:  # type: ignore[override]
+    def name(self) -> str | None:
         return self.metadata.name
 
     # -- writes -------------------------------------------------------------------
 
-    def append(  # type: ignore[override]
+    def append(
         self, objs: list[dict[str, Any]], parent_id: Any = UNSET, defer_sync: bool = False,
         objs_out: list[dict[str, Any]] | None = None,
     ) -> list[Entry]:
@@ -193,7 +195,7 @@ class SpecSession(Session):
             self.writer.policy is not FsyncPolicy.NEVER and any(e.type == "message" and e.role() == "assistant" for e in batch)
         )
         if not self.in_memory:
-            self.writer.append(records, metadata, durable)  # type: ignore[attr-defined]
+            self.writer.append(records, metadata, durable)
         self.metadata = metadata
         self.next_seq += len(records)
         for entry, translation in zip(batch, translations):

@@ -47,25 +47,25 @@ from ..errors import (
 
 if TYPE_CHECKING:
     from .appending import UNSET
-    from .cached import CacheDamaged, CachedContext
-    from .changes import FileChange, Reason
-    from .durability import FsyncPolicy
     from .base import (
         Area,
         ChangeHook,
         Durability,
         EntryWriter,
+        Listed,
         ListPage,
         ListQuery,
-        Listed,
         SessionStore,
     )
+    from .cached import CacheDamaged, CachedContext
+    from .changes import FileChange, Reason
     from .choosing import ContextForCache, open_store
     from .compat import Compat
+    from .durability import FsyncPolicy
     from .held import HeldSessions
     from .ids import check_session_id, inside, iso_now, new_session_id, valid_session_id
     from .pathcopy import connected_path, label_timestamps
-    from .payload import BLOB_DIR, MAX_CHARS, BlobStore, entry_object, resolve
+    from .payload import BLOB_DIR, MAX_CHARS, Blobs, BlobStore, entry_object, resolve
     from .session import LoadReport, Session
     from .tree import SessionTree
     from .usage import BLOB_GRACE_S, Erased, SessionFile, StoreUsage, folder_bytes
@@ -82,7 +82,7 @@ _WHERE = {
     "check_session_id": "ids", "inside": "ids", "iso_now": "ids", "new_session_id": "ids",
     "valid_session_id": "ids",
     "connected_path": "pathcopy", "label_timestamps": "pathcopy",
-    "BLOB_DIR": "payload", "MAX_CHARS": "payload", "BlobStore": "payload", "entry_object": "payload",
+    "BLOB_DIR": "payload", "MAX_CHARS": "payload", "Blobs": "payload", "BlobStore": "payload", "entry_object": "payload",
     "resolve": "payload",
     "LoadReport": "session", "Session": "session",
     "SessionTree": "tree",
@@ -90,7 +90,7 @@ _WHERE = {
 }
 
 __all__ = [
-    "Area", "BLOB_DIR", "BLOB_GRACE_S", "BlobStore", "CacheDamaged", "CachedContext", "ChangeHook", "Compat", "ContextForCache", "DamagedFile",
+    "Area", "BLOB_DIR", "BLOB_GRACE_S", "Blobs", "BlobStore", "CacheDamaged", "CachedContext", "ChangeHook", "Compat", "ContextForCache", "DamagedFile",
     "Durability", "EntryNotFound", "EntryWriter", "Erased", "FileChange", "FsyncPolicy", "HeldSessions",
     "InvalidSessionId", "ListPage", "ListQuery", "Listed", "LoadReport", "MAX_CHARS", "PathOutsideRoot", "Reason",
     "Session", "SessionExists", "SessionFile", "SessionLocked", "SessionNotFound", "SessionStore", "SessionTree",

@@ -13,8 +13,7 @@ from typing import Any, Callable
 
 from ..errors import InvalidState, SessionNotFound
 from ..format.jsonl import Entry
-from .base import Durability
-from .base import FileChange
+from .base import Durability, FileChange
 from .ids import check_session_id
 from .session import Session
 

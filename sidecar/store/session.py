@@ -20,13 +20,13 @@ from ..format.jsonl import Entry, serialize
 from ..format.jsstr import session_name
 from ..format.titleslot import TitleSlot
 from .appending import UNSET, AddsBatches
-from .changes import FileChange
-from .durability import FsyncPolicy
 from .cached import CachedContext
+from .changes import FileChange
 from .compat import Compat
+from .durability import FsyncPolicy
 from .ids import iso_now
-from .payload import BlobStore
-from .tree import SessionTree
+from .payload import Blobs
+from .tree import SessionTree, TreeState
 
 
 @dataclass(slots=True)
@@ -100,7 +100,7 @@ class Session(AddsBatches):
     # Told of every batch once its lines are on disk (the listing index listens).
     on_append: Callable[["Session", list[Entry]], None] | None = None
     # Told of what another writer did, once folded in (the store fans it out).
-    on_follow: Callable[[Any, FileChange], None] | None = None
+    on_follow: Callable[["Session", FileChange], None] | None = None
     # Whether another program's changes show up in a file here (inotify or a timer watches it);
     # a session whose changes come by other means (PostgreSQL's notices) is never polled.
     changes_on_disk: ClassVar[bool] = True
@@ -122,7 +122,7 @@ class Session(AddsBatches):
         # Opened with readOnly: no lock is held and every write is refused.
         self.read_only = False
         # Where images of appended entries go (payload.py); None keeps them inline.
-        self.blobs: BlobStore | None = None
+        self.blobs: Blobs | None = None
         # Created with persist: false: nothing is ever written (the tree is all there is).
         self.in_memory = False
         # The bytes before the header line (oh-my-pi's title slot), kept as they are.
@@ -243,7 +243,7 @@ class Session(AddsBatches):
             objs_out.extend(prepared_objs)
         return prepared
 
-    def start_run(self) -> tuple[str | None, Any] | None:
+    def start_run(self) -> tuple[str | None, TreeState] | None:
         """Before a run of appends written together (``add_batch`` each, then ``persist_run``):
         what ``undo_run`` takes; None when this session cannot take one (then append one by one)."""
         if not self.runs_together or self.in_memory or not self.writer.exists:
@@ -259,7 +259,7 @@ class Session(AddsBatches):
         if entries:
             self._persist(entries)
 
-    def undo_run(self, count: int, before: tuple[str | None, Any]) -> None:
+    def undo_run(self, count: int, before: tuple[str | None, TreeState]) -> None:
         """Take a run's ``count`` added entries out of the tree again (its write failed)."""
         self.tree.remove_last(count, before[0], before[1])
 
@@ -362,7 +362,7 @@ class LineSession(Session):
     def _create_file(self) -> None:
         """Header and every entry so far in one write (forced to disk unless the policy leaves that to the OS)."""
         durable = self.writer.policy is not FsyncPolicy.NEVER
-        self.writer.create(serialize(self.header, self.tree.entries, self.prefix), durable=durable)
+        self.writer.create(serialize(self.header, self.tree.entries, self.prefix), durable=durable)  # type: ignore[arg-type]  # serialize only reads the list
         offset = len(self.prefix) + len(self.header.raw) + 1
         for entry in self.tree.entries:
             entry.offset, entry.length = offset, len(entry.raw)

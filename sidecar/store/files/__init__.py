@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from .follow import FollowsFile
     from .layout import ARCHIVE_DIR, ROOT_ENV, TRASH_DIR, Layout, default_root, encode_cwd, file_name
     from .lock import lock_path, unlock
-    from .session import FileSession
     from .repair import RepairReport, find_dangling, reconnect_dangling
+    from .session import FileSession
     from .store import FileStore
     from .terminals import Breadcrumbs, check_terminal_id
     from .toolmove import move_sessions

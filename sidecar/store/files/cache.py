@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
 from typing import Callable
 
 from ...format.jsonl import LineMoved
 from ..cached import CachedContext
-from . import treecache
 from ..session import Session
+from . import treecache
 from .session import FileSession
 
 # The context at the leaf the next open will have, as buildContext answers it (the service builds it).

@@ -3,6 +3,7 @@ our own writes, and the files themselves when another sidecar holds the index.""
 
 from __future__ import annotations
 
+import builtins
 import threading
 from pathlib import Path
 from typing import Any
@@ -10,14 +11,13 @@ from typing import Any
 from ...format.jsonl import Entry
 from ...work import Work
 from ..base import Listed, ListPage, ListQuery
-from ..index.sqlite import IndexUnavailable, ListingIndex
-from ..index.inmemory import listed_in_memory
-from .layout import ARCHIVE_DIR, Layout
-from ..index.listing import SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, is_stub, matches, sort_key
 from ..compat import Compat
+from ..index.inmemory import listed_in_memory
+from ..index.listing import SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, is_stub, matches, sort_key
+from ..index.sqlite import IndexUnavailable, ListingIndex
 from ..session import Session
+from .layout import ARCHIVE_DIR, Layout
 from .titles import listed_name
-
 
 _UNKNOWN: Any = object()
 # A batch written to a file, waiting to be folded into the listing index.
@@ -147,7 +147,7 @@ class Catalog:
             page.sessions[:0] = listed_in_memory(query, held)
         return page
 
-    def _list_files(self, query: ListQuery, areas: list[tuple[str | None, bool]], work: Work) -> ListPage:
+    def _list_files(self, query: ListQuery, areas: builtins.list[tuple[str | None, bool]], work: Work) -> ListPage:
         """The listing read from the files themselves (the index is locked by another sidecar)."""
         files: list[tuple[Path, bool]] = []
         for area, archived in areas:
@@ -180,7 +180,7 @@ class Catalog:
         next_cursor = encode_cursor(page[-1][0]) if len(found) > query.limit else None
         return ListPage([listed(s, archived, self.compat) for s, archived in page], next_cursor)
 
-    def _list_indexed(self, query: ListQuery, areas: list[tuple[str | None, bool]], work: Work) -> ListPage:
+    def _list_indexed(self, query: ListQuery, areas: builtins.list[tuple[str | None, bool]], work: Work) -> ListPage:
         scopes: list[tuple[Path, str]] = []
         prune: list[tuple[Path, str]] = []
         for area, _ in areas:

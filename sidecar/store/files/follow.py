@@ -29,8 +29,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable
 
 from ...format.jsonl import Entry, parse_line
 from ..base import FileChange, Reason
@@ -146,7 +145,9 @@ class FollowsFile:
     if TYPE_CHECKING:  # what Session provides
         from pathlib import Path
 
+        from ..cached import CachedContext
         from ..tree import SessionTree
+        from .treecache import FileStamp
         from .writer import SessionWriter
 
         path: Path
@@ -156,8 +157,8 @@ class FollowsFile:
         known_size: int
         parse_errors: int
         prefix: bytes
-        cached_context: Any
-        cache_stamp: Any
+        cached_context: CachedContext | None
+        cache_stamp: FileStamp | None
 
         @property
         def tree(self) -> SessionTree: ...
@@ -206,7 +207,7 @@ class FollowsFile:
 
     def _saw_own_write(self) -> None:
         # The writer's fstat just after an append, when it has one; it just wrote: its descriptor is open.
-        st = getattr(self.writer, "last_stat", None) or os.fstat(self.writer.stat_fd())  # type: ignore[arg-type]
+        st = getattr(self.writer, "last_stat", None) or os.fstat(self.writer.stat_fd())  # type: ignore[arg-type]  # the writer just wrote: its descriptor is open
         if self._inode is None:
             self._inode = (st.st_dev, st.st_ino)
         # A size past our end: another program appended right after us; the next call reads it.
@@ -294,7 +295,7 @@ class FollowsFile:
         if how == "grown" and (self.writer.torn_tail_at is not None or self.writer.needs_newline):
             how = "rewritten"  # our end was not a line boundary: their first line is glued to it
         if how != "grown":
-            return self._told(self._reload(how))  # type: ignore[arg-type]
+            return self._told(self._reload(how))  # type: ignore[arg-type]  # classify answers a Reason when it is not "grown"
         return self._told(self._fold_new_lines(path, wait))
 
     def _fold_new_lines(self, path: str, wait: bool) -> FileChange | None:

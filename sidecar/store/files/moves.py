@@ -13,16 +13,14 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from ...errors import InvalidState, SessionExists, SessionNotFound, StorageError
-from . import treecache
 from ..base import Area
-from .layout import ARCHIVE_DIR, TRASH_DIR
 from ..ids import check_session_id
-from .lock import lock_path, unlock
-from .filemove import relocate, rewrite_header_cwd
-
 from ..session import Session
+from . import treecache
 from .catalog import Catalog
-from .layout import Layout
+from .filemove import relocate, rewrite_header_cwd
+from .layout import ARCHIVE_DIR, TRASH_DIR, Layout
+from .lock import lock_path, unlock
 
 
 class MovingStore(Protocol):

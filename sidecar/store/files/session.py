@@ -19,8 +19,7 @@ from typing import Any
 
 from ...errors import DamagedFile, StorageError
 from ...format.cycles import cycles_paused
-from ...format.jsonl import Entry, LineSource, NotASession, ParsedFile, parse_file, parse_path, parse_tail
-from ...format.jsonl import serialize
+from ...format.jsonl import Entry, LineSource, NotASession, ParsedFile, parse_file, parse_path, parse_tail, serialize
 from ...format.migrate import migrate
 from ...format.titleslot import read_slot
 from ..base import FsyncPolicy

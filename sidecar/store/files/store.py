@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Set as AbstractSet
-
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -11,23 +12,22 @@ import msgspec
 
 from ...config import Settings
 from ...errors import DamagedFile, InvalidState, SessionExists, SessionNotFound
+from ...format.ids import session_id_of
 from ...format.jsonl import Entry
 from ...work import Work
-from ..base import Area, ListPage, ListQuery
-from ..encoded import stored_entries
+from ..base import Area, FileChange, FsyncPolicy, ListPage, ListQuery
 from ..compat import Compat, omp_blob_folder, root_compat, session_compat, tool_of_folder
-from ..base import FileChange
+from ..encoded import stored_entries
 from ..held import HeldSessions
-from ...format.ids import session_id_of
-from .layout import Layout
 from ..ids import check_session_id, iso_now, new_session_id
 from ..payload import BLOB_DIR, BlobStore
 from ..session import LoadReport, Session
-from .session import FileSession
-from .titles import fork_prefix, new_file_prefix
-from ..base import FsyncPolicy
+from ..usage import Erased, SessionFile, StoreUsage
 from . import cache, moves
 from .catalog import Catalog
+from .layout import Layout
+from .session import FileSession
+from .titles import fork_prefix, new_file_prefix
 
 
 def _blob_store(root: Path, compat: Compat) -> BlobStore:
@@ -121,7 +121,7 @@ class FileStore(HeldSessions):
             if path is None:
                 raise SessionNotFound(f"no session {session_id!r} below {self.root}", sessionId=session_id)
         else:
-            path = self.resolve_location(location)  # type: ignore[arg-type]
+            path = self.resolve_location(location)  # type: ignore[arg-type]  # location is given when session_id is not (open's params)
             if not path.is_file():
                 raise SessionNotFound(f"no session file at {path}", path=str(path))
         return self._load(path, read_only)
@@ -300,29 +300,29 @@ class FileStore(HeldSessions):
 
     # -- upkeep: what the files below the root hold (read from the file system alone) -----
 
-    def usage(self, find_unreferenced: bool) -> Any:
-        from .usage import measure
+    def usage(self, find_unreferenced: bool) -> StoreUsage:
         from ..index.sqlite import INDEX_DIR
+        from .usage import measure
 
         return measure(self.layout, list(self.blobs.folders), self.root / INDEX_DIR, find_unreferenced)
 
-    def pinned(self, found: Any) -> bool:
+    def pinned(self, found: SessionFile) -> bool:
         from .usage import is_pinned
 
         return is_pinned(found.path)
 
-    def empty_trash(self, older_than_s: int | None, now_ns: int, dry_run: bool) -> Any:
+    def empty_trash(self, older_than_s: int | None, now_ns: int, dry_run: bool) -> Erased:
         from .trash import empty_trash
 
         return empty_trash(self.layout, older_than_s, now_ns, dry_run)
 
-    def collect_blobs(self, dry_run: bool) -> Any:
+    def collect_blobs(self, dry_run: bool) -> Erased:
         from .trash import collect_blobs
 
         return collect_blobs(self.layout, list(self.blobs.folders), dry_run)
 
-    def upkeep_held(self, held: list[Any]):  # type: ignore[no-untyped-def]
+    def upkeep_held(self, held: builtins.list[Any]) -> AbstractContextManager[None]:
         return self.catalog.upkeep_held(held)
 
-    def run_upkeep(self, held: list[Any]) -> None:
+    def run_upkeep(self, held: builtins.list[Any]) -> None:
         self.catalog.run_upkeep(held)

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from ...errors import InvalidParams, StorageError
 from ...format.jsonl import Entry
-from ...format.titleslot import SLOT_BYTES, TITLE_CHANGE_TYPE, TitleSlot, clean_title, read_slot, slot_line
+from ...format.titleslot import SLOT_BYTES, TITLE_CHANGE_TYPE, clean_title, read_slot, slot_line
 from ..compat import Compat
 from ..ids import iso_now
 from ..session import Session, Titled, name_of

@@ -34,12 +34,12 @@ from ...format.jsonl import BLOB_MARK, Entry, NotASession, parse_path, serialize
 from ...format.jsstr import session_name
 from ...format.migrate import new_entry_id
 from ...format.titleslot import clean_title, slot_line
-from .blobmove import blob_references, session_files
 from ..compat import omp_blob_folder
-from .layout import Layout
 from ..ids import iso_now
-from .lock import lock_path, unlock
 from ..payload import BlobStore, externalize, resolve
+from .blobmove import blob_references, session_files
+from .layout import Layout
+from .lock import lock_path, unlock
 from .writer import atomic_write
 
 Tool = Literal["pi", "omp"]

@@ -20,6 +20,7 @@ from .lock import lock_path, unlock
 from .usage import blob_files, blob_references, session_files
 from .writer import fsync_dir
 
+
 def empty_trash(layout: Layout, older_than_s: int | None, now_ns: int, dry_run: bool) -> Erased:
     """Erase trashed sessions (those trashed longer ago than ``older_than_s``, when given) and their backups."""
     erased = Erased()

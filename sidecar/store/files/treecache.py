@@ -24,7 +24,6 @@ import mmap
 import os
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
@@ -210,7 +209,7 @@ def build_cache(path: Path, header: Entry, tree: SessionTree, parse_errors: int,
         return None
     columns = Columns(
         types=[e.type for e in entries],
-        ids=[e.id for e in entries],  # type: ignore[misc]
+        ids=[e.id for e in entries],  # type: ignore[misc]  # an entry of a session has its id (Entry.id is typed str | None)
         parents=[e.parent_id for e in entries],
         timestamps=[e.timestamp for e in entries],
         offsets=[e.offset for e in entries],

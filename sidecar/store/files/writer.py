@@ -21,7 +21,6 @@ from ...errors import SessionExists, StorageError
 from ..base import FsyncPolicy
 from .lock import lock_file, lock_path, unlock
 
-
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 
@@ -115,7 +114,7 @@ def _write_all(fd: int, data: bytes) -> None:
             written += count
             view = view[count:]
     except OSError as exc:
-        exc.written = written  # type: ignore[attr-defined]
+        exc.written = written  # type: ignore[attr-defined]  # the bytes written so far ride on the error (read by the undo)
         raise
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from ...format.titleslot import looks_like_slot, read_slot
 from ..ids import valid_session_id
@@ -33,6 +33,14 @@ class Placement:
     def relative(self) -> str:
         base = {"live": "", "archive": ".archive/", "trash": ".trash/"}[self.area]
         return f"{base}{self.folder}/{self.file_name}"
+
+
+@overload
+def no_nul(text: str) -> str: ...
+
+
+@overload
+def no_nul(text: None) -> None: ...
 
 
 def no_nul(text: str | None) -> str | None:

@@ -18,9 +18,9 @@ from ...format.migrate import migrate
 from ...format.titleslot import read_slot
 from ..base import FileChange
 from ..session import LineSession, LoadReport, Session, new_header
+from .lease import Stored, read_since
 from .notify import Notice, RemoteState
 from .rows import Placement
-from .lease import Stored, read_since
 from .writer import PgWriter
 
 # Sessions have no file: ``Session.path`` names where the session would be in a file root, below this.

@@ -17,13 +17,13 @@ from typing import Any
 import msgspec
 
 from ...errors import DamagedFile, FormatCannotHold, StorageError
+from ...format.cycles import cycles_paused
 from ...format.entries import CURRENT_VERSION
 from ...format.jsonl import Entry
-from ..files.lock import lock_path, unlock
-from ...format.cycles import cycles_paused
-from ..session import UNSET, LoadReport, Session
 from ..base import FileChange, FsyncPolicy
+from ..files.lock import lock_path, unlock
 from ..ids import iso_now
+from ..session import UNSET, LoadReport, Session
 from .codec import EntryBuilder, Translation, entry_id, translate
 from .file import ReadRecords, read_records
 from .layout import METADATA_FILE, SESSION_FILE
@@ -103,7 +103,7 @@ class SpecSession(Session):
             for record in read.records:
                 entry = Entry.from_obj(builder.add(record))
                 session.tree.add(entry)
-                session.seq_of[entry.id] = record.seq  # type: ignore[index]
+                session.seq_of[entry.id] = record.seq  # type: ignore[index]  # an entry of a session has its id (Entry.id is typed str | None)
                 session.next_seq = max(session.next_seq, record.seq + 1)
         if rebuilt and not read_only:
             writer.write_metadata(metadata)  # a missing or damaged metadata.json is written again
@@ -200,7 +200,7 @@ class SpecSession(Session):
         self.next_seq += len(records)
         for entry, translation in zip(batch, translations):
             if translation.record is not None:
-                self.seq_of[entry.id] = translation.record.seq  # type: ignore[index]
+                self.seq_of[entry.id] = translation.record.seq  # type: ignore[index]  # an entry of a session has its id (Entry.id is typed str | None)
 
     def _kept_seq(self, kept_id: Any, own_seq: int, batch_seq: dict[str, int]) -> int:
         """The seq ``firstKeptEntryId`` stands for: its record's, else the next record's after it."""
@@ -210,7 +210,7 @@ class SpecSession(Session):
             return batch_seq[kept_id]
         entries = self.tree.entries
         at = next((i for i, e in enumerate(entries) if e.id == kept_id), len(entries))
-        return next((self.seq_of[e.id] for e in entries[at:] if e.id in self.seq_of), own_seq)  # type: ignore[index]
+        return next((self.seq_of[e.id] for e in entries[at:] if e.id in self.seq_of), own_seq)
 
     def _create_file(self) -> None:
         pass  # made at create (S7.1: the folder, an empty session.jsonl and metadata.json)

@@ -15,9 +15,9 @@ import os
 from pathlib import Path
 
 from ...errors import SessionExists, StorageError
+from ..base import FsyncPolicy
 from ..files.lock import lock_path, unlock
 from ..files.writer import DIR_MODE, FILE_MODE, _write_all, atomic_write, fsync_dir
-from ..base import FsyncPolicy
 from .layout import METADATA_FILE, SESSION_FILE
 from .records import Record, SessionMetadata, encode_metadata, encode_record
 

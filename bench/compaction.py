@@ -31,8 +31,8 @@ from sidecar.compaction.serialize import serialize_conversation  # noqa: E402
 from sidecar.context.build import build_context  # noqa: E402
 from sidecar.providers.base import SummaryRequest, SummaryResponse  # noqa: E402
 from sidecar.providers.offline import summarize_offline  # noqa: E402
-from sidecar.store.session import Session  # noqa: E402
-from sidecar.store.writer import FsyncPolicy  # noqa: E402
+from sidecar.store.files.session import FileSession as Session  # noqa: E402
+from sidecar.store.base import FsyncPolicy  # noqa: E402
 
 DATA = ROOT / "data" / "compaction-50mb.jsonl"
 SEED = 4242

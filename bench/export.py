@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 from load import DATA, generate  # noqa: E402
 
 from sidecar.export import export_session  # noqa: E402
-from sidecar.store.session import Session  # noqa: E402
-from sidecar.store.writer import FsyncPolicy  # noqa: E402
+from sidecar.store.files.session import FileSession as Session  # noqa: E402
+from sidecar.store.base import FsyncPolicy  # noqa: E402
 
 
 def main() -> int:

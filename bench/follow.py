@@ -28,10 +28,10 @@ from pathlib import Path
 from rpc_latency import Pipe, Workload
 
 WITHOUT_CHECK = (
-    "import sidecar.store.session as s\n"
-    "s.Session.follow = lambda self, wait=True: None\n"
-    "s.Session.changed_behind = lambda self: False\n"
-    "s.Session._saw_own_write = lambda self: None\n"
+    "import sidecar.store.files.session as s\n"
+    "s.FileSession.follow = lambda self, wait=True: None\n"
+    "s.FileSession.changed_behind = lambda self: False\n"
+    "s.FileSession._saw_own_write = lambda self: None\n"
     "from sidecar.cli import main\n"
     "raise SystemExit(main())\n"
 )

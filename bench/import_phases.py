@@ -61,8 +61,8 @@ def phases(tool: str, source: Path, repeat: int) -> dict[str, tuple[float, float
     from sidecar.importers import claude_code, codex
     from sidecar.importers.common import source_lines
     from sidecar.store.encoded import stored_entries
-    from sidecar.store.session import Session
-    from sidecar.store.writer import FsyncPolicy
+    from sidecar.store.files.session import FileSession as Session
+    from sidecar.store.base import FsyncPolicy
 
     importer = codex.import_rollout if tool == "codex" else claude_code.import_transcript
     nothing = msgspec.json.Decoder(_Nothing)

@@ -218,7 +218,7 @@ def generate_spec(folder: Path) -> None:
     from sidecar.store.spec.metadata import new_metadata
     from sidecar.store.spec.records import encode_record
     from sidecar.store.spec.session import SpecSession
-    from sidecar.store.writer import FsyncPolicy
+    from sidecar.store.base import FsyncPolicy
 
     shutil.rmtree(folder, ignore_errors=True)
     folder.parent.mkdir(parents=True, exist_ok=True)  # the session's own folder is made by create
@@ -240,8 +240,8 @@ def measure(kind: str, repeat: int) -> None:
         if kind == "open":
             start, start_cpu = time.perf_counter(), time.process_time()
             from sidecar.context.build import build_context
-            from sidecar.store.session import Session
-            from sidecar.store.writer import FsyncPolicy
+            from sidecar.store.files.session import FileSession as Session
+            from sidecar.store.base import FsyncPolicy
 
             session, _ = Session.load(load.DATA, FsyncPolicy.ASSISTANT)
             build_context(session.tree.path(session.leaf_id))

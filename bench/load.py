@@ -112,8 +112,8 @@ def measure(kind: str, path: Path, repeat: int) -> None:
             sys.path.insert(0, str(ROOT.parent))
             from sidecar.context.build import build_context
             from sidecar.context.llm import convert_to_llm
-            from sidecar.store.session import Session
-            from sidecar.store.writer import FsyncPolicy
+            from sidecar.store.files.session import FileSession as Session
+            from sidecar.store.base import FsyncPolicy
 
             session, _ = Session.load(path, FsyncPolicy.ASSISTANT)
             ctx = build_context(session.tree.path(session.leaf_id))

@@ -18,7 +18,7 @@ import msgspec
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from sidecar.store.layout import encode_cwd, file_name  # noqa: E402
+from sidecar.store.files.layout import encode_cwd, file_name  # noqa: E402
 
 DATA = HERE / "data" / "many"
 SEED = 20250102

@@ -36,7 +36,7 @@ import psycopg  # noqa: E402
 
 from pgserver import fresh_database  # noqa: E402
 from postgres import _backend_cpu  # noqa: E402
-from sidecar.store.follow import FileChange  # noqa: E402
+from sidecar.store.base import FileChange  # noqa: E402
 from sidecar.store.postgres.db import connect_checked  # noqa: E402
 from sidecar.store.postgres.lease import open_stored  # noqa: E402
 from sidecar.store.postgres.lines import insert_lines  # noqa: E402
@@ -44,8 +44,8 @@ from sidecar.store.postgres.schema import ensure_schema  # noqa: E402
 from sidecar.store.postgres.session import PgSession, session_of  # noqa: E402
 from sidecar.store.postgres.transfer import import_root  # noqa: E402
 from sidecar.store.postgres.writer import PgWriter  # noqa: E402
-from sidecar.store.session import Session  # noqa: E402
-from sidecar.store.writer import FsyncPolicy  # noqa: E402
+from sidecar.store.files.session import FileSession as Session  # noqa: E402
+from sidecar.store.base import FsyncPolicy  # noqa: E402
 
 SESSION_ID = "0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
 BASE = 20

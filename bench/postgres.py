@@ -54,9 +54,10 @@ from sidecar.store.postgres.schema import ensure_schema  # noqa: E402
 from sidecar.store.postgres.transfer import import_root  # noqa: E402
 from sidecar.store.postgres.lease import open_stored  # noqa: E402
 from sidecar.store.postgres.writer import PgWriter  # noqa: E402
-from sidecar.store.session import Session  # noqa: E402
+from sidecar.store.files.session import FileSession as Session  # noqa: E402
 from sidecar.store.tree import SessionTree  # noqa: E402
-from sidecar.store.writer import FsyncPolicy, SessionWriter  # noqa: E402
+from sidecar.store.base import FsyncPolicy
+from sidecar.store.files.writer import SessionWriter  # noqa: E402
 
 
 def _line(n: int, role: str = "assistant") -> bytes:

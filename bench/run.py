@@ -120,7 +120,7 @@ def _list_figures(sessions: int, folders: int, repeat: int) -> tuple[float, floa
     warm query (medians), and the floor of a warm list: one lstat per file, folder by folder, serially."""
     from sidecar import wire
     from sidecar.service import SessionService
-    from sidecar.store.index import INDEX_DIR
+    from sidecar.store.index.sqlite import INDEX_DIR
 
     root = HERE / "data" / f"many-{sessions}"
     marker = root / ".generated"

@@ -39,7 +39,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import many_sessions  # noqa: E402
-from sidecar.store import indexwork  # noqa: E402
+from sidecar.store.index import workers as indexwork  # noqa: E402
 
 COMMON, RARE = "tokenizer branch", "zzz-no-such-text"
 
@@ -70,7 +70,7 @@ def _child(root: Path, repeat: int, cold_only: bool = False) -> dict[str, float]
 
     from sidecar import wire
     from sidecar.service import SessionService
-    from sidecar.store.index import INDEX_DIR
+    from sidecar.store.index.sqlite import INDEX_DIR
 
     shutil.rmtree(root / INDEX_DIR, ignore_errors=True)
     svc = SessionService(root)

@@ -25,14 +25,14 @@ from sidecar.config import Settings, StoreSettings
 from sidecar.context.build import build_context
 from sidecar.format.jsonl import Entry
 from sidecar.service import SessionService
-from sidecar.store.layout import Layout
-from sidecar.store.session import Session
+from sidecar.store.files.layout import Layout
+from sidecar.store.files.session import FileSession as Session
 from sidecar.store.spec.codec import EntryBuilder
 from sidecar.store.spec.layout import SpecLayout, new_ulid
 from sidecar.store.spec.metadata import new_metadata
 from sidecar.store.spec.records import CompactionRecord, MessageRecord, TextBlock, ToolCallBlock, encode_record
 from sidecar.store.spec.session import SpecSession
-from sidecar.store.writer import FsyncPolicy
+from sidecar.store.base import FsyncPolicy
 
 WORDS = "the a session tree leaf branch file line context model token tool result read edit write bash test".split()
 

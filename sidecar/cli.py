@@ -31,7 +31,7 @@ from pathlib import Path
 from . import __version__
 from .config import SettingsError, load_settings
 from .invocation import command_root, command_settings, compat_override, own_command
-from .store.layout import default_root
+from .store.files import default_root
 
 LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
 SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor", "history", "du", "prune", "empty-trash", "inline-blobs",
@@ -303,7 +303,7 @@ def _reindex(args: argparse.Namespace) -> int:
 
 
 def _blobs(args: argparse.Namespace) -> int:
-    from .store.blobmove import inline_blobs, move_blobs
+    from .store.files import inline_blobs, move_blobs
 
     root = command_root(args)
     if args.command == "inline-blobs":
@@ -322,7 +322,7 @@ def _blobs(args: argparse.Namespace) -> int:
 
 
 def _to_tool(args: argparse.Namespace) -> int:
-    from .store.toolmove import move_sessions
+    from .store.files import move_sessions
 
     root = command_root(args)
     tool = args.command[len("to-"):]

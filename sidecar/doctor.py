@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .errors import SidecarError
-from .store.layout import ARCHIVE_DIR, TRASH_DIR, Layout
-from .store.repair import RepairReport, find_dangling, reconnect_dangling
+from .store.files import ARCHIVE_DIR, TRASH_DIR, Layout, RepairReport, find_dangling, reconnect_dangling
 
 
 def run_doctor(root: Path, files: list[Path], fix: bool, out: TextIO) -> int:

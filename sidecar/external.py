@@ -17,10 +17,8 @@ from typing import Any, Callable
 from . import wire
 from .errors import SessionChanged
 from .format.jsonl import Entry
-from .store.filewatch import FileWatch
-from .store.follow import FileChange
-from .store.payload import BlobStore, entry_object
-from .store.session import Session
+from .store.files import FileWatch
+from .store import FileChange, BlobStore, entry_object, Session
 
 # Past this many bytes of lines, sessionChanged carries only the entries' ids.
 MAX_CHANGED_BYTES = 256 * 1024

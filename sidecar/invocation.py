@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from .config import Settings, SettingsError, load_settings
-from .store.layout import default_root
+from .store.files import default_root
 
 
 def own_command() -> list[str]:

@@ -25,7 +25,7 @@ def sessions_root(tmp_path: Path) -> Path:
 # context, format, compaction and parity tests a second time this way).
 if os.environ.get("SIDECAR_TEST_MAP_ALL") == "1":
     from sidecar.format import jsonl
-    from sidecar.store import treecache
+    from sidecar.store.files import treecache
 
     jsonl.MAP_THRESHOLD = 0
     treecache.MIN_CACHED_BYTES = 0

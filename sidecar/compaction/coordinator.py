@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from ..errors import CompactionConflict, CompactionNotSmaller, NothingToCompact, RequestCancelled, SidecarError
 from ..providers import default_provider_name, make_provider
 from ..providers.base import Provider
-from ..store.session import UNSET, Session
+from ..store import UNSET, Session
 from ..work import NO_WORK, Work
 from .branch import BRANCH_SUMMARY_MAX_TOKENS, DEFAULT_WINDOW, abandoned_branch, prepare_branch
 from .files import format_file_lists

@@ -19,7 +19,7 @@ from ..errors import CompactionNotSmaller, ContextOverflow
 from ..format.jsonl import Entry
 from ..providers.base import Provider, SummaryRequest
 from ..providers.offline import summarize_offline
-from ..store.layout import iso_now
+from ..store import iso_now
 from . import carryover
 from .files import format_file_lists
 from .fit import STAGES, first_fitting_stage, fit_conversation

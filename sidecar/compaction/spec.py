@@ -19,9 +19,8 @@ from ..context.tokens import context_tokens
 from ..errors import NothingToCompact
 from ..providers.base import Provider, SummaryRequest
 from ..providers.offline import summarize_offline
-from ..store.session import Session
-from ..store.spec import prompts
-from ..store.spec.compaction import plan
+from ..store import Session
+from ..store.spec import SYSTEM_PROMPT, build_prompt, file_tags, plan, serialize, strip_file_tags
 from ..work import Work
 
 
@@ -47,10 +46,10 @@ class SpecCompactor(Compactor):
                     f"keepRecentTokens ({options.keep_recent_tokens}) or cannot be cut without splitting a tool call",
                     sessionId=session.id, reason="withinKeepRecentTokens",
                 )
-            previous = prompts.strip_file_tags(found.previous_summary) if found.previous_summary is not None else None
+            previous = strip_file_tags(found.previous_summary) if found.previous_summary is not None else None
             request = SummaryRequest(
-                system_prompt=prompts.SYSTEM_PROMPT,
-                prompt=prompts.build_prompt(prompts.serialize(found.summarized), previous, options.custom_instructions),
+                system_prompt=SYSTEM_PROMPT,
+                prompt=build_prompt(serialize(found.summarized), previous, options.custom_instructions),
                 max_tokens=int(0.8 * options.reserve_tokens),
                 model=options.model,
                 messages=found.summarized,
@@ -67,7 +66,7 @@ class SpecCompactor(Compactor):
                             "usedProvider": "offline"}
         finally:
             await _close(provider)
-        tags = prompts.file_tags(found.read_files, found.modified_files)
+        tags = file_tags(found.read_files, found.modified_files)
         summary = f"{text}\n\n{tags}" if tags else text
         entry: dict[str, object] = {
             "type": "compaction", "summary": summary, "firstKeptEntryId": found.first_kept_id,

@@ -16,7 +16,7 @@ import msgspec
 from ..errors import ExportWriteFailed
 from ..format.codec import encode_js
 from ..format.jsstr import node_utf8
-from ..store.session import Session
+from ..store import Session
 from .document import build_document
 from .html import render_html
 from .markdown import render_markdown

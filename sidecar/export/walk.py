@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
 from ..errors import EntryNotFound, InvalidState
-from ..store.session import Session
+from ..store import Session
 
 
 @dataclass(slots=True)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-from ..store.index import INDEX_DIR
-from ..store.listing import iso_from_ms
+from ..store.index import INDEX_DIR, iso_from_ms
 from .store import HistoryUnavailable, PromptHistory
 
 _SHOWN_CHARS = 200

@@ -28,7 +28,7 @@ from typing import Any
 
 import msgspec
 
-from ..store.payload import MAX_CHARS
+from ..store import MAX_CHARS
 from .claude_code_lines import (COPIES, LIST, OBJECT, STRING, BlockHead, Message, Record, block_decoder,
                                  block_heads_decoder, block_list_decoder, decoder, first_byte, read_records)
 from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, id_of, image_block, iso_z, json_bytes,

@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 import msgspec
 
-from ..store.payload import MAX_CHARS
+from ..store import MAX_CHARS
 from .common import SKIPPED, Tally, source_lines
 
 # Record kinds that copy what another line holds, with why they are skipped.

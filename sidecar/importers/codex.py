@@ -33,7 +33,7 @@ from typing import Any
 
 import msgspec
 
-from ..store.payload import MAX_CHARS
+from ..store import MAX_CHARS
 from .common import (KEPT, MAPPED, NO_USAGE, SKIPPED, Builder, Imported, Tally, id_of, image_block, iso_z,
                      ms_of_iso)
 from .codex_lines import (BOOKKEEPING, OUTPUT, OUTPUT_ITEMS, RESPONSE_ENDS, UI_EVENTS, Head, Line,

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from ..store.payload import MAX_CHARS
+from ..store import MAX_CHARS
 from .common import SKIPPED, Tally, source_lines
 from .made import Assistant
 

@@ -19,7 +19,7 @@ from ..errors import ImportSourceNotFound, ImportSourceUnreadable, InvalidParams
 from .common import Imported, id_of, timestamp_of
 
 if TYPE_CHECKING:
-    from ..store.base import SessionStore
+    from ..store import SessionStore
 
 TOOLS = ("codex", "claude-code", "opencode", "spec")
 

@@ -21,11 +21,8 @@ from ..errors import SessionNotFound
 from ..format.entry import Entry
 from .common import Imported, Tally
 from .made import Assistant
-from ..store.spec.codec import EntryBuilder
-from ..store.spec.file import read_records
-from ..store.spec.layout import METADATA_FILE, SESSION_FILE, check_ulid
-from ..store.spec.metadata import rebuild
-from ..store.spec.records import MessageRecord, decode_metadata
+from ..store.spec import EntryBuilder, read_records, METADATA_FILE, SESSION_FILE, check_ulid, rebuild
+from ..store.spec import MessageRecord, decode_metadata
 
 TOOL = "spec"
 METADATA_ENTRY = "spec-metadata"

@@ -18,8 +18,7 @@ from typing import Any
 
 from .. import wire
 from ..external import entry_objects
-from ..store.payload import BlobStore
-from ..store.session import Session
+from ..store import BlobStore, Session
 from .bus import EventBus, Subscriber
 from .roles import Roles
 

@@ -20,7 +20,7 @@ from ..config import ClearToolResultsSettings
 from ..context.tally import TokenTally
 from ..format.entries import InvalidAt, validate_entries
 from ..format.jsonl import Entry
-from ..store.session import UNSET, Session
+from ..store import UNSET, Session
 
 Outcome = Any  # wire.AppendResult | Exception
 

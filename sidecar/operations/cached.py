@@ -9,11 +9,11 @@ from ..context import omp as omp_context
 from ..context.build import build_context
 from ..context.tokens import context_tokens
 from ..format.jsonl import encode
-from ..store import treecache
-from ..store.session import Session
+from ..store import CachedContext
+from ..store import Session
 
 
-def context_for_cache(session: Session) -> treecache.CachedContext | None:
+def context_for_cache(session: Session) -> CachedContext | None:
     """The context at the leaf the next open will have (the last entry in the file), as buildContext answers it."""
     entries = session.tree.entries
     leaf = entries[-1].id if entries else None
@@ -31,7 +31,7 @@ def context_for_cache(session: Session) -> treecache.CachedContext | None:
         messages = encode(ctx.messages)
     except (TypeError, ValueError):
         return None
-    return treecache.CachedContext.make(
+    return CachedContext.make(
         messages, leaf_id=leaf, thinking_level=ctx.thinking_level, model=ctx.model, models=ctx.models,
         mode=ctx.mode, mode_data=ctx.mode_data, injected_rules=ctx.injected_rules, entry_ids=ctx.entry_ids,
         estimated_tokens=context_tokens(ctx.messages, ctx.after_compaction),

@@ -22,7 +22,7 @@ from ..context.build import message_of
 from ..context.pruned import PRUNE_CUSTOM_TYPE
 from ..context.tally import TokenTally
 from ..format.jsonl import Entry
-from ..store.session import Session
+from ..store import Session
 
 _PRUNE_MARK = PRUNE_CUSTOM_TYPE.encode()
 

@@ -16,10 +16,8 @@ from ..context.llm import convert_to_llm
 from ..context.native import convert_with_native, native_summary
 from ..context.tokens import context_tokens
 from ..errors import InvalidParams
-from ..store import treecache
-from ..store.follow import FileChange
-from ..store.payload import BlobStore, resolve
-from ..store.session import Session
+from ..store import CacheDamaged, CachedContext
+from ..store import FileChange, BlobStore, resolve, Session
 
 _has_blobs = attrgetter("has_blobs")
 
@@ -104,10 +102,10 @@ def _described(context: Any) -> dict[str, Any]:
     }
 
 
-def _kept_messages(cached: treecache.CachedContext) -> memoryview | None:
+def _kept_messages(cached: CachedContext) -> memoryview | None:
     try:
         return cached.json_messages()
-    except treecache.CacheDamaged:
+    except CacheDamaged:
         return None  # built from the tree instead
 
 

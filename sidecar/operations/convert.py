@@ -15,17 +15,13 @@ from typing import TYPE_CHECKING
 from .. import wire
 from ..errors import InvalidParams, InvalidState, SessionExists, SessionNotFound
 from ..format.jsonl import Entry
-from ..store.layout import Layout
-from ..store.session import Session
-from ..store.writer import FsyncPolicy
-from ..store.spec.convert import pi_to_spec
-from ..store.spec.layout import SESSION_FILE, SpecLayout, check_ulid, new_ulid
-from ..store.spec.metadata import new_metadata
-from ..store.spec.session import SpecSession
-from ..store.spec.writer import SpecWriter
+from ..store.files import FileSession, Layout
+from ..store import Session, FsyncPolicy
+from ..store.spec import pi_to_spec, SESSION_FILE, SpecLayout, check_ulid, new_ulid, new_metadata, SpecSession
+from ..store.spec import SpecWriter
 
 if TYPE_CHECKING:
-    from ..store.base import SessionStore
+    from ..store import SessionStore
 
 
 def ulid_for(session_id: str) -> str:
@@ -65,7 +61,7 @@ def _source(store: "SessionStore", params: wire.ConvertParams) -> tuple[Session,
         return SpecSession.load(folder, FsyncPolicy.NEVER, read_only=True)[0], True
     if not path.is_file():
         raise SessionNotFound(f"no session file or spec session folder at {path}", path=str(path))
-    return Session.load(path, FsyncPolicy.NEVER, read_only=True)[0], True
+    return FileSession.load(path, FsyncPolicy.NEVER, read_only=True)[0], True
 
 
 def convert(store: "SessionStore", params: wire.ConvertParams) -> wire.ConvertResult:
@@ -120,7 +116,7 @@ def _to_pi(source: Session, target_root: Path, cwd: str) -> wire.ConvertResult:
         raise SessionExists(f"session {source.id} exists already below {target_root} (converted before?)",
                             sessionId=source.id)
     target = layout.new_session_path(cwd, metadata.createdAt, source.id)
-    copied = Session.copied(target, source.id, cwd, FsyncPolicy.ALWAYS, [Entry.from_obj(o) for o in objs],
+    copied = FileSession.copied(target, source.id, cwd, FsyncPolicy.ALWAYS, [Entry.from_obj(o) for o in objs],
                             timestamp=metadata.createdAt)
     copied.close()
     left_out = []

@@ -6,8 +6,7 @@ from pathlib import Path
 
 from .. import wire
 from ..errors import InvalidParams
-from ..store.payload import BlobStore, entry_object
-from ..store.session import Session
+from ..store import BlobStore, entry_object, Session
 
 
 def export(session: Session, params: wire.ExportParams, blobs: BlobStore) -> wire.ExportResult:

@@ -9,7 +9,7 @@ from typing import Callable
 from .. import wire
 from ..errors import InvalidParams, StorageError
 from ..history import MAX_PROMPT_CHARS, HistoryUnavailable, Prompt, PromptHistory
-from ..store.listing import iso_from_ms
+from ..store.index import iso_from_ms
 from .results import MAX_LIST_LIMIT
 
 

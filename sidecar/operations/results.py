@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from .. import wire
-from ..store.base import Listed
-from ..store.listing import iso_from_ms
-from ..store.session import Session
+from ..store import Listed
+from ..store.index import iso_from_ms
+from ..store import Session
 
 DEFAULT_LIST_LIMIT = 50
 MAX_LIST_LIMIT = 1000

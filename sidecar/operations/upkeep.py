@@ -8,7 +8,7 @@ from typing import Callable
 from .. import wire
 from ..config import RetentionSettings
 from ..errors import InvalidParams, SidecarError
-from ..store.base import SessionStore
+from ..store import SessionStore
 from ..upkeep.report import retention_policy, stats_result
 from ..upkeep.retention import select
 from .results import MAX_LIST_LIMIT

@@ -19,12 +19,10 @@ from ..format.jsstr import session_name
 from ..history import PromptHistory
 from ..operations.cached import context_for_cache
 from ..operations.results import open_result
-from ..store.base import Durability
-from ..store.files import FileStore
-from ..store.follow import FileChange
+from ..store import open_store, Durability, FileChange
 from ..store.index import INDEX_DIR
-from ..store.session import Session
-from ..store.terminals import Breadcrumbs, check_terminal_id
+from ..store import Session
+from ..store.files import Breadcrumbs, check_terminal_id
 from ..snapshots.engine import Snapshots
 
 if TYPE_CHECKING:
@@ -38,18 +36,7 @@ class ServiceCore:
     def __init__(self, root: Path, settings: Settings | None = None) -> None:
         settings = settings or Settings()
         self.store: Any
-        if settings.store.databaseUrl and settings.store.format == "spec":
-            raise InvalidParams("store.format \"spec\" keeps sessions in folders below the root; it cannot be combined "
-                                "with store.databaseUrl (PostgreSQL holds pi-format sessions): drop one of the two",
-                                field="store.format")
-        if settings.store.databaseUrl:  # every session in PostgreSQL (store/postgres/)
-            from ..store.postgres.opening import postgres_store
-
-            self.store = postgres_store(root, settings)
-        elif settings.store.format == "spec":  # the session spec's folders (store/spec/)
-            self.store = _spec_store(root, settings)
-        else:
-            self.store = FileStore(root, settings, context_for_cache)
+        self.store = open_store(root, settings, context_for_cache)  # the backend the settings choose
         # Context size per open session, carried from append to append (weak: a
         # closed session's tally goes with it).
         self._tallies: weakref.WeakKeyDictionary[Session, TokenTally] = weakref.WeakKeyDictionary()
@@ -227,7 +214,7 @@ def redact_on_append(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _spec_store(root: Path, settings: Settings) -> Any:
-    from ..store.spec.store import SpecStore
+    from ..store.spec import SpecStore
 
     return SpecStore(root, settings)
 

@@ -8,9 +8,7 @@ from typing import Any, Callable
 from .. import wire
 from ..errors import SessionNotFound
 from ..live.events import LiveSessions
-from ..store.follow import FileChange
-from ..store.layout import check_session_id
-from ..store.session import Session
+from ..store import FileChange, check_session_id, Session
 
 
 class LiveCalls:

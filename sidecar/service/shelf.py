@@ -10,8 +10,7 @@ from ..errors import InvalidParams
 from ..operations import upkeep
 from ..operations import history as prompt_history
 from ..operations.results import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, session_info
-from ..store.base import ListQuery
-from ..store.layout import check_session_id
+from ..store import ListQuery, check_session_id
 from ..work import NO_WORK, Work
 
 

@@ -8,7 +8,7 @@ import asyncio
 from .. import external, wire
 from ..errors import InvalidParams, InvalidState
 from ..operations import compacting
-from ..store.pathcopy import connected_path, label_timestamps
+from ..store import connected_path, label_timestamps
 from ..work import NO_WORK, Work
 
 

@@ -11,7 +11,7 @@ from ..context.tally import TokenTally
 from ..format.jsonl import Entry
 from ..operations import compacting, context
 from ..operations.appendrun import AppendRun
-from ..store.session import UNSET, Session
+from ..store import UNSET, Session
 from ..work import NO_WORK, Work
 
 

@@ -25,7 +25,7 @@ import msgspec
 from .. import wire
 from ..errors import EntryNotFound, InvalidParams, InvalidState, NoSnapshot, PathOutsideCwd, SnapshotFailed, WorktreeChanged
 from ..format.jsonl import Entry
-from ..store.session import Session
+from ..store import Session
 from .confined import Blocked, confined
 from .records import Action, NotCaptured, RewindJournal, SnapshotRecord, record_of, snapshot_entry
 from .shadow import EMPTY_TREE, SNAPSHOT_DIR, ShadowRepo

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import EntryNotFound, InvalidState
+from ..errors import InvalidState
 from ..format.jsonl import Entry
 from .batch import EntryBatch, entry_of, validate_batch
-from .payload import MAX_CHARS, BlobStore, bound
+from .payload import MAX_CHARS, Blobs, bound
 
 if TYPE_CHECKING:
     from .tree import SessionTree
@@ -23,9 +23,12 @@ class AddsBatches:
     read_only: bool
     compat: str
     prefix: bytes
-    tree: "SessionTree"
-    blobs: BlobStore | None
+    blobs: Blobs | None
     redact_entry: Callable[[dict[str, Any]], dict[str, Any]] | None
+
+    @property
+    def tree(self) -> SessionTree:
+        raise NotImplementedError
 
     def get(self, entry_id: str) -> Entry:
         raise NotImplementedError
@@ -40,7 +43,7 @@ class AddsBatches:
     def run_batch(self, entry_count: int) -> EntryBatch:
         """What the calls of a run of appends share (``add_batch``'s ``shared``): the set-up of each
         call's EntryBatch, and one draw of randomness for the new ids of their ``entry_count`` entries."""
-        return EntryBatch(self.id, self.tree.by_id, set(), (), self.redact_entry, self.blobs, entry_count,  # type: ignore[arg-type]
+        return EntryBatch(self.id, self.tree.by_id, set(), (), self.redact_entry, self.blobs, entry_count,  # type: ignore[arg-type]  # the session's id is its header's, always a str
                           self.entry_rules)
 
     def add_batch(self, objs: list[dict[str, Any]], parent_id: Any = UNSET, shared: EntryBatch | None = None,
@@ -68,7 +71,7 @@ class AddsBatches:
             try:
                 prepared_obj = batch.prepare(obj, index, parent)
                 entry = entry_of(prepared_obj)  # (its line is held: made just now)
-                if len(entry.line) > MAX_CHARS or (self.blobs is not None and b'"image"' in entry.line):  # type: ignore[arg-type,operator]
+                if len(entry.line) > MAX_CHARS or (self.blobs is not None and b'"image"' in entry.line):  # type: ignore[arg-type,operator]  # an entry made just now holds its line
                     # Only then can ``bound`` change anything: a longer string, an image block.
                     bounded = bound(prepared_obj, self.blobs)
                     if bounded is not prepared_obj:
@@ -78,7 +81,7 @@ class AddsBatches:
                 raise
             prepared.append(entry)
             prepared_objs.append(prepared_obj)
-            batch_ids.add(entry.id)  # type: ignore[arg-type]
+            batch_ids.add(entry.id)  # type: ignore[arg-type]  # an entry of a session has its id (Entry.id is typed str | None)
             parent = entry.id
         if validate:
             validate_batch(prepared_objs, self.entry_rules)

@@ -21,12 +21,16 @@ writer that makes them durable.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Set as AbstractSet
-
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Protocol, runtime_checkable
+
+from .changes import FileChange as FileChange  # (named here too: the seam's terms)
+from .changes import Reason as Reason
+from .durability import FsyncPolicy as FsyncPolicy
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -34,11 +38,10 @@ if TYPE_CHECKING:
     from ..format.jsonl import Entry
     from ..work import Work
     from .compat import Compat
-    from .follow import FileChange
-    from .payload import BlobStore
+    from .payload import Blobs
     from .session import LoadReport, Session
-    from ..upkeep.usage import SessionFile, StoreUsage
-    from ..upkeep.trash import Erased
+    from .usage import Erased, SessionFile, StoreUsage
+
 
 # Where a session is: listed, archived (listed on request) or in the trash (restorable, never listed).
 Area = Literal["live", "archive", "trash"]
@@ -122,13 +125,18 @@ class SessionStore(Protocol):
     """Everything the service needs of a backend.
 
     Upkeep of a store's bytes (``session/stats``, ``session/prune``, ``empty-trash``) is each store's,
-    in the same terms (upkeep/usage.py's ``StoreUsage``, upkeep/trash.py's ``Erased``).
+    in the same terms (store/usage.py's ``StoreUsage`` and ``Erased``).
     """
 
     settings: Settings
     # The tool the sessions must stay readable by (pi or oh-my-pi): where images and names go.
     compat: Compat
-    blobs: BlobStore
+
+    @property
+    def blobs(self) -> Blobs:
+        """Where images of appended entries go (payload.py's ``BlobStore`` below a root, a table in PostgreSQL)."""
+        ...
+
     # Where sessions, indexes and the prompt history live on this host (a folder for every store:
     # the prompt history, terminal breadcrumbs and snapshots are kept there).
     root: Path
@@ -184,7 +192,7 @@ class SessionStore(Protocol):
         """Close a held session: its lock or lease is given up (SessionNotFound when not held)."""
         ...
 
-    def close_all(self) -> None: ...
+    def close_all(self) -> builtins.list[Session]: ...
 
     def durability_of(self, session_id: str) -> Durability | None: ...
 
@@ -222,11 +230,11 @@ class SessionStore(Protocol):
 
     def reindex(self) -> int: ...
 
-    def upkeep_held(self, held: list[Any]) -> AbstractContextManager[None]:
+    def upkeep_held(self, held: builtins.list[Any]) -> AbstractContextManager[None]:
         """Within the block, listing upkeep of this thread's appends is held for ``run_upkeep``."""
         ...
 
-    def run_upkeep(self, held: list[Any]) -> None: ...
+    def run_upkeep(self, held: builtins.list[Any]) -> None: ...
 
     # -- upkeep: session/stats, session/prune ------------------------------------
     def usage(self, find_unreferenced: bool) -> StoreUsage:

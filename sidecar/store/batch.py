@@ -9,12 +9,12 @@ import threading
 from typing import Any, Callable
 
 from ..errors import EntryNotFound, InvalidEntry, InvalidParams
-from ..format.entries import InvalidAt, ShapeRefused, validate_entries, validate_entry
 from ..format.codec import encode
+from ..format.entries import InvalidAt, ShapeRefused, validate_entries, validate_entry
 from ..format.jsonl import Entry
 from ..format.migrate import new_entry_id
-from .layout import iso_now
-from .payload import BlobStore, bound
+from .ids import iso_now
+from .payload import Blobs, bound
 
 # Entry types naming another entry by targetId, which must be in the session.
 _TARGETING = ("label", "context_edit")
@@ -24,7 +24,7 @@ class EntryBatch:
     """The entries of one append, prepared one at a time against the session's ids and the batch's own."""
 
     def __init__(self, session_id: str, by_id: dict[str, Entry], batch_ids: set[str], objs: list[Any],
-                 redact: Callable[[dict[str, Any]], dict[str, Any]] | None, blobs: BlobStore | None,
+                 redact: Callable[[dict[str, Any]], dict[str, Any]] | None, blobs: Blobs | None,
                  id_count: int | None = None, compat: str = "pi") -> None:
         """``id_count``: how many new ids to draw randomness for at once (default: one per entry of ``objs``);
         a run of appends shares one EntryBatch (``batch_ids`` cleared between its calls) and one draw."""
@@ -145,7 +145,7 @@ class _IdPool:
             candidate = self._hex[at : at + 8]
             if candidate not in self.taken:
                 return candidate
-        return new_entry_id(self.taken)
+        return new_entry_id(self.taken)  # type: ignore[arg-type]  # _Taken answers ``in``, all new_entry_id asks
 
 
 class _Taken:

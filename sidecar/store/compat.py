@@ -36,7 +36,7 @@ def tool_of_folder(path: Path) -> Compat | None:
     """The tool whose sessions folder ``path`` is or lies in, if any."""
     parts = Path(path).parts
     for end in range(len(parts), 2, -1):
-        tool = _TOOL_FOLDERS.get(tuple(parts[end - 3 : end]))  # type: ignore[arg-type]
+        tool = _TOOL_FOLDERS.get(tuple(parts[end - 3 : end]))  # type: ignore[arg-type]  # a tuple of path parts is a key of the folder table
         if tool is not None:
             return tool
     return None
@@ -45,7 +45,7 @@ def tool_of_folder(path: Path) -> Compat | None:
 def root_compat(root: Path, configured: str | None) -> Compat:
     """The compatibility of a sessions root: the setting, else its tool's, else pi's."""
     if configured is not None:
-        return configured  # type: ignore[return-value]
+        return configured  # type: ignore[return-value]  # config.py checks store.compat is "pi" or "omp"
     return tool_of_folder(root) or DEFAULT
 
 

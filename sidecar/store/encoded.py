@@ -3,39 +3,38 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import msgspec
 
 from ..format.codec import decode_object, restore_lone_surrogates
 from ..format.jsonl import Entry
-from .payload import MAX_CHARS, BlobStore, bound
+from .payload import MAX_CHARS, Blobs, bound
 
 _encode = msgspec.json.Encoder().encode  # as format/codec.encode, which takes over for a lone surrogate
 
 
-def stored_entry(obj: dict[str, Any], blobs: BlobStore | None) -> Entry:
+def stored_entry(obj: dict[str, Any], blobs: Blobs | None) -> Entry:
     entry = Entry.from_obj(obj)
-    line = entry.line  # (made from the dict just now: held, never read back from a file)
-    if len(line) > MAX_CHARS or (blobs is not None and b'"image"' in line):  # type: ignore[arg-type]
+    line = entry.raw  # (made from the dict just now: held, never read back from a file)
+    if len(line) > MAX_CHARS or (blobs is not None and b'"image"' in line):
         entry = Entry.from_obj(bound(obj, blobs))
     return entry
 
 
-def stored_entries(objs: list[dict[str, Any] | Entry], blobs: BlobStore | None) -> list[Entry]:
+def stored_entries(objs: Sequence[dict[str, Any] | Entry], blobs: Blobs | None) -> list[Entry]:
     """``stored_entry`` of each. The envelope an importer's Builder writes (a string type, id and
     timestamp, the parent's id or null) is taken as it is; anything else goes through ``stored_entry``.
     One encoding each: msgspec's encode_lines is faster, but cutting its output into lines costs more.
     An ``Entry`` (an importer made its line already) is kept as it is unless it must change: then its
     object is read back from the line and stored as any other."""
-    out = []
+    out: list[Entry] = []
     append = out.append
     for obj in objs:
-        if type(obj) is Entry:
-            line = obj.line
-            if len(line) > MAX_CHARS or (blobs is not None and b'"image"' in line):  # type: ignore[arg-type,operator]
-                obj = decode_object(line)  # type: ignore[arg-type]
-                append(Entry.from_obj(bound(obj, blobs)))
+        if isinstance(obj, Entry):
+            raw = obj.raw
+            if len(raw) > MAX_CHARS or (blobs is not None and b'"image"' in raw):
+                append(Entry.from_obj(bound(decode_object(raw), blobs)))
             else:
                 append(obj)
             continue
@@ -62,7 +61,7 @@ _STAND_IN = b"\xf4\x8f\xbf\xbf"  # (see format/codec.stand_in_lone_surrogates)
 def _restored(entry: Entry) -> Entry:
     """``entry``, or where an import stood lone surrogates in (format/codec.py), its line with their escapes."""
     line = entry.line
-    if line is None or _STAND_IN not in line:  # type: ignore[operator]
+    if line is None or _STAND_IN not in line:
         return entry
-    restored = Entry.from_obj(decode_object(restore_lone_surrogates(bytes(line))))  # type: ignore[arg-type]
+    restored = Entry.from_obj(decode_object(restore_lone_surrogates(bytes(line))))
     return restored

@@ -13,9 +13,8 @@ from typing import Any, Callable
 
 from ..errors import InvalidState, SessionNotFound
 from ..format.jsonl import Entry
-from .base import Durability
-from .follow import FileChange
-from .layout import check_session_id
+from .base import Durability, FileChange
+from .ids import check_session_id
 from .session import Session
 
 

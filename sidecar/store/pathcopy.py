@@ -59,11 +59,11 @@ def connected_path(
     times = label_times or {}
     relabel = []
     for entry in kept:
-        label = labels.get(entry.id)  # type: ignore[arg-type]
+        label = labels.get(entry.id)  # type: ignore[arg-type]  # an entry of a session has its id (Entry.id is typed str | None)
         if label:
             obj: dict[str, Any] = {"type": "label", "targetId": entry.id, "label": label}
             if entry.id in times:
-                obj["timestamp"] = times[entry.id]  # type: ignore[index]
+                obj["timestamp"] = times[entry.id]  # type: ignore[index]  # an entry of a session has its id (Entry.id is typed str | None)
             relabel.append(obj)
     return CopiedPath(kept, relabel)
 

@@ -22,16 +22,31 @@ import binascii
 import hashlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import PathOutsideRoot, StorageError
 from ..format.jsonl import BLOB_PREFIX, Entry
-from .layout import inside
+from .ids import inside
 
 MAX_CHARS = 500_000
 MIN_BLOB_CHARS = 1024
 BLOB_DIR = ".blobs"
 TRUNCATION_NOTICE = "\n[session-sidecar: the rest of this text was too long to store]"
+
+
+class Blobs(Protocol):
+    """Where a store keeps images apart from the lines (``blob:sha256:<hex>``): below a root, or PostgreSQL's table."""
+
+    @property
+    def folders(self) -> tuple[Path, ...]:
+        """The folders blobs are read from (none for a store that keeps them elsewhere)."""
+        ...
+
+    def put(self, data: bytes) -> str:
+        """Store ``data``; returns its digest."""
+        ...
+
+    def get(self, digest: str) -> bytes | None: ...
 
 
 class BlobStore:
@@ -114,20 +129,20 @@ class BlobStore:
         return None
 
 
-def bound(entry: dict[str, Any], blobs: BlobStore | None) -> dict[str, Any]:
+def bound(entry: dict[str, Any], blobs: Blobs | None) -> dict[str, Any]:
     """``entry`` as it is to be stored: images moved to ``blobs``, long strings cut."""
     if blobs is not None:
         entry = _externalize(entry, blobs)
     return _truncate(entry)
 
 
-def externalize(entry: dict[str, Any], blobs: BlobStore) -> dict[str, Any]:
+def externalize(entry: dict[str, Any], blobs: Blobs) -> dict[str, Any]:
     """``entry`` with the images of a message's or custom message's content put in ``blobs`` (the
     entry itself when none moved), as oh-my-pi stores them; nothing else changes."""
     return _externalize(entry, blobs)
 
 
-def _externalize(entry: dict[str, Any], blobs: BlobStore) -> dict[str, Any]:
+def _externalize(entry: dict[str, Any], blobs: Blobs) -> dict[str, Any]:
     kind = entry.get("type")
     if kind == "message" and isinstance(entry.get("message"), dict):
         message = entry["message"]
@@ -141,7 +156,7 @@ def _externalize(entry: dict[str, Any], blobs: BlobStore) -> dict[str, Any]:
     return entry
 
 
-def _blob_images(content: Any, blobs: BlobStore) -> Any:
+def _blob_images(content: Any, blobs: Blobs) -> Any:
     if not isinstance(content, list):
         return content
     changed = None
@@ -202,14 +217,14 @@ def _truncate(value: Any) -> Any:
     return value
 
 
-def entry_object(entry: Entry, blobs: BlobStore) -> dict[str, Any]:
+def entry_object(entry: Entry, blobs: Blobs) -> dict[str, Any]:
     """An entry's line as a fresh dict with its blob references resolved (the line read once: reading it
     settles whether it holds any, which a large file's parse leaves open)."""
     obj = entry.obj()
     return resolve(obj, blobs) if entry.has_blobs else obj
 
 
-def resolve(value: Any, blobs: BlobStore) -> Any:
+def resolve(value: Any, blobs: Blobs) -> Any:
     """``value`` (a message or an entry, as decoded) with blob references turned back into base64.
 
     Changes ``value`` in place (callers pass freshly decoded objects) and

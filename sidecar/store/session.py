@@ -1,212 +1,163 @@
-"""One open session: its tree in memory and its file on disk, kept in agreement.
+"""The session handle, the same for every backend: its tree in memory, the rules of an append, its name.
 
-Persistence is deferred as in pi 1.5: nothing is written until the session holds
-a user or assistant message; then the header and every entry go out in one write, and
-each later append is one write of its lines. Unlike pi, a file is never
-written twice with a header (pi's duplicate-header bug), and an entry is only
-in memory once its line is on disk.
+A backend hands each session the writer its lines go to (``SessionWriting``) and
+says how the session follows what others write; nothing here touches a file. The
+file backend's session (files/session.py: reading pi files, the tree cache,
+following another program) and PostgreSQL's (postgres/session.py) append JSONL
+lines through a ``LineWriting`` writer (``LineSession``); the spec's folders
+(spec/session.py) write records of their own.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar, Protocol
 
-from ..errors import DamagedFile, EntryNotFound, InvalidState, StorageError
+from ..errors import EntryNotFound, SidecarError, StorageError
 from ..format.entries import CURRENT_VERSION
-from ..format.cycles import cycles_paused
-from ..format.jsonl import Entry, LineSource, NotASession, parse_path, parse_tail, serialize
-from ..format.migrate import migrate
-from ..format.titleslot import TitleSlot, read_slot
-from . import titles
+from ..format.jsonl import Entry, serialize
+from ..format.jsstr import session_name
+from ..format.titleslot import TitleSlot
 from .appending import UNSET, AddsBatches
+from .cached import CachedContext
+from .changes import FileChange
 from .compat import Compat
-from .layout import iso_now
-from .loading import LoadReport, from_cache, from_file
-from .lock import lock_path, unlock
-from .payload import BlobStore
-from .tree import SessionTree
-from . import follow
-from .treecache import (
-    CacheDamaged,
-    CachedContext,
-    FileStamp,
-    TreeCache,
-    tree_of,
-)
-from .writer import FsyncPolicy, SessionWriter
+from .durability import FsyncPolicy
+from .ids import iso_now
+from .payload import Blobs
+from .tree import SessionTree, TreeState
 
-class Session(follow.FollowsFile, AddsBatches):
+
+@dataclass(slots=True)
+class LoadReport:
+    """What an open found: lines that did not parse, and the version a file was migrated from."""
+
+    parse_errors: int
+    migrated_from: int | None
+
+
+class SessionWriting(Protocol):
+    """The writer a backend hands its sessions: where their lines go (``base.EntryWriter``'s part a session uses)."""
+
+    @property
+    def policy(self) -> FsyncPolicy: ...
+
+    @property
+    def exists(self) -> bool:
+        """The session has been written (a first write creates it)."""
+        ...
+
+    @property
+    def error(self) -> SidecarError | None:
+        """A failed write (StorageError; PostgreSQL: a lease lost, SessionLocked) latches here: every later call answers it until the session is opened again."""
+        ...
+
+    @property
+    def sync_pending(self) -> bool: ...
+
+    def sync_deferred(self) -> None: ...
+
+    def check(self) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class LineWriting(SessionWriting, Protocol):
+    """A writer of JSONL lines (a file, PostgreSQL's rows): a batch goes out in one write, wholly or not at all."""
+
+    # Where a torn last line found on open starts (cut off before the next write), else None.
+    torn_tail_at: int | None
+    # Where the last write started (a file: another program's lines may have gone out just before).
+    last_start: int
+
+    def create(self, data: bytes, durable: bool = True) -> None: ...
+
+    def append(self, lines: list[bytes], durable: bool, defer_sync: bool = False, expect_at: int | None = None) -> int:
+        ...
+
+
+def new_header(session_id: str, cwd: str, parent_session: str | None = None, timestamp: str | None = None) -> Entry:
+    """The header line of a session not written yet (pi's current version)."""
+    header: dict[str, Any] = {
+        "type": "session",
+        "version": CURRENT_VERSION,
+        "id": session_id,
+        "timestamp": timestamp or iso_now(),
+        "cwd": cwd,
+    }
+    if parent_session is not None:
+        header["parentSession"] = parent_session
+    return Entry.from_obj(header)
+
+
+class Session(AddsBatches):
+    """One open session. Reads answer from the tree; ``append`` checks a batch whole, then ``_persist``
+    writes it (each backend its own way) before the tree keeps it."""
+
     # Told of every batch once its lines are on disk (the listing index listens).
     on_append: Callable[["Session", list[Entry]], None] | None = None
+    # Told of what another writer did, once folded in (the store fans it out).
+    on_follow: Callable[["Session", FileChange], None] | None = None
+    # Whether another program's changes show up in a file here (inotify or a timer watches it);
+    # a session whose changes come by other means (PostgreSQL's notices) is never polled.
+    changes_on_disk: ClassVar[bool] = True
+    # A run of pipelined appends may be written together (``start_run``): the file session's.
+    runs_together: ClassVar[bool] = False
 
-    def __init__(self, path: Path, header: Entry, writer: SessionWriter) -> None:
+    def __init__(self, path: Path, header: Entry, writer: SessionWriting) -> None:
         self.path = path
         self.header = header
         self.writer = writer
-        # None while the session was opened from its tree cache and no call needed the tree yet.
         self._tree: SessionTree | None = SessionTree()
-        self._cache: TreeCache | None = None
-        self._source: LineSource | None = None
-        self.id: str = header.id  # type: ignore[assignment]
-        # The file as its tree cache last described it (None: no cache matches it).
-        self.cache_stamp: FileStamp | None = None
-        # buildContext at one leaf, kept with the tree cache.
+        self.id: str = header.id  # type: ignore[assignment]  # a header always holds its id (format/jsonl.py checks it)
+        # buildContext at one leaf, kept with the session (the file store's tree cache); None: none kept.
         self.cached_context: CachedContext | None = None
-        # What loading found (kept for the tree cache).
+        # What loading found.
         self.parse_errors = 0
-        # How much of the file the tree describes: a file longer than this at
-        # close was appended to by someone else and gets no cache from us.
+        # How much of the session the tree describes (its length as a pi file).
         self.known_size = 0
         # Opened with readOnly: no lock is held and every write is refused.
         self.read_only = False
         # Where images of appended entries go (payload.py); None keeps them inline.
-        self.blobs: BlobStore | None = None
+        self.blobs: Blobs | None = None
         # Created with persist: false: nothing is ever written (the tree is all there is).
         self.in_memory = False
         # The bytes before the header line (oh-my-pi's title slot), kept as they are.
         self.prefix = b""
         self.title_slot: TitleSlot | None = None
         self.title_fault: str | None = None
-        # The tool this file must stay readable by (compat.py); the service sets it.
+        # The tool this session must stay readable by (compat.py); the service sets it.
         self.compat: Compat = "pi"
         # store.redactOnAppend: each appended entry passes through this before it is written.
         self.redact_entry: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-        self._init_following()
-
-    # -- construction ------------------------------------------------------
-
-    @classmethod
-    def new(
-        cls,
-        path: Path,
-        session_id: str,
-        cwd: str,
-        policy: FsyncPolicy,
-        parent_session: str | None = None,
-        timestamp: str | None = None,
-        prefix: bytes = b"",
-    ) -> "Session":
-        """A session not written yet; ``prefix`` goes before its header (oh-my-pi's title slot)."""
-        header: dict[str, Any] = {
-            "type": "session",
-            "version": CURRENT_VERSION,
-            "id": session_id,
-            "timestamp": timestamp or iso_now(),
-            "cwd": cwd,
-        }
-        if parent_session is not None:
-            header["parentSession"] = parent_session
-        session = cls(path, Entry.from_obj(header), SessionWriter(path, policy, exists=False))
-        if prefix:
-            session.prefix = prefix
-            session.title_slot, session.title_fault = read_slot(prefix.rstrip(b"\n"))
-        return session
-
-    @classmethod
-    def copied(
-        cls,
-        path: Path,
-        session_id: str,
-        cwd: str,
-        policy: FsyncPolicy,
-        entries: list[Entry],
-        parent_session: str | None = None,
-        timestamp: str | None = None,
-        prefix: bytes = b"",
-        header_fields: dict[str, Any] | None = None,
-        owned: bool = False,
-    ) -> "Session":
-        """A new session holding ``entries`` byte for byte (a fork, an import); its file is
-        written at once when they hold a user or assistant message, else deferred as usual.
-        ``header_fields`` go into the header after pi's own (an import's ``importedFrom``).
-        ``owned``: the entries were made for this session and belong to no other, so they
-        go in as they are rather than as copies (an import's tens of thousands)."""
-        session = cls.new(path, session_id, cwd, policy, parent_session, timestamp, prefix)
-        if header_fields:
-            session.header = Entry.from_obj({**session.header.obj(), **header_fields})
-        add = session.tree.add
-        for entry in entries:
-            # A copy unless owned: offsets are per file, and the source session keeps reading its own.
-            add(entry if owned else entry.detached())
-        if session.tree.has_conversation:
-            session._create_file()
-        return session
-
-    @classmethod
-    def load(
-        cls, path: Path, policy: FsyncPolicy, read_only: bool = False, cache_root: Path | None = None
-    ) -> tuple["Session", LoadReport]:
-        """Open a file: lock it, parse leniently, migrate (rewriting atomically, original kept), index.
-
-        Read-only, no lock is taken and nothing is rewritten (a migration stays in memory).
-        With ``cache_root``, a tree cache there that matches the file is used instead of parsing it.
-        """
-        lock_fd = None if read_only else lock_path(path)
-        try:
-            loaded = from_cache(cls, path, policy, read_only, cache_root) if cache_root is not None else None
-            session, report = loaded or from_file(cls, path, policy, read_only)
-        except BaseException:
-            unlock(lock_fd)
-            raise
-        if session.writer.lock_fd is None:
-            session.writer.lock_fd = lock_fd
-        elif session.writer.lock_fd != lock_fd:
-            unlock(lock_fd)
-        session._note_file()
-        return session, report
 
     # -- reads -------------------------------------------------------------
 
     @property
     def tree(self) -> SessionTree:
-        """The tree, built from the tree cache the first time a call needs it."""
         tree = self._tree
-        if tree is None:
-            assert self._cache is not None and self._source is not None
-            with cycles_paused():
-                try:
-                    tree = tree_of(self._cache, self._source)
-                except CacheDamaged:
-                    tree = self._parse_again()
-            self._tree, self._cache = tree, None
-        return tree
-
-    def _parse_again(self) -> SessionTree:
-        """The tree from the file itself, for a cache whose entries turned out damaged."""
-        self.cache_stamp = None  # so that closing writes a sound cache
-        tree = SessionTree()
-        tree.add_parsed(parse_path(self.path).items)
+        assert tree is not None
         return tree
 
     @property
     def leaf_id(self) -> str | None:
-        if self._tree is None:
-            assert self._cache is not None
-            return self._cache.leaf_id
-        return self._tree.leaf_id
+        return self.tree.leaf_id
 
     @property
     def entry_count(self) -> int:
-        if self._tree is None:
-            assert self._cache is not None
-            return self._cache.entry_count
-        return len(self._tree.entries)
+        return len(self.tree.entries)
 
     def dangling(self) -> list[str]:
-        """Entries whose parent is not in the file (SessionTree.dangling); from the tree cache while the tree is not built."""
-        if self._tree is None:
-            assert self._cache is not None
-            return list(self._cache.dangling)
-        return self._tree.dangling()
+        """Entries whose parent is not in the session (SessionTree.dangling)."""
+        return self.tree.dangling()
 
     @property
     def info_name(self) -> str | None:
-        """The last session_info's name (pi's); from the tree cache while the tree is not built."""
-        if self._tree is None:
-            assert self._cache is not None
-            return self._cache.session_name()
-        return self._tree.name
+        """The last session_info's name (pi's)."""
+        return self.tree.name
 
     @property
     def tree_loaded(self) -> bool:
@@ -229,6 +180,33 @@ class Session(follow.FollowsFile, AddsBatches):
         if leaf_id is not None:
             self.get(leaf_id)
         return self.tree.path(leaf_id)
+
+    # -- following another writer: nothing to follow unless the backend says so --------
+
+    def follow(self, wait: bool = True) -> FileChange | None:
+        """Catch up with what another writer did since the last look (None: nothing)."""
+        return None
+
+    def changed_behind(self, before_call: bool = False, turn: int | None = None) -> bool:
+        """Another writer changed the session since the last look."""
+        return False
+
+    def settle_unfinished(self) -> bool:
+        """Before a write: a last line another writer left unfinished is settled (True when one was)."""
+        return False
+
+    def _note_file(self) -> None:
+        """Remember the session as loaded, to notice later changes behind our back."""
+
+    def _saw_own_write(self) -> None:
+        """Our own write went out: what we know of the session is current."""
+
+    def _wrote(self, lines: list[bytes], fresh: bool) -> None:
+        """Our own lines went out where we knew the session to end (``fresh``: it was just created)."""
+        self._saw_own_write()
+
+    def _interleaved_write(self) -> None:
+        """Another writer's lines went out just before ours: read the session again at the next call."""
 
     # -- writes ------------------------------------------------------------
 
@@ -265,10 +243,10 @@ class Session(follow.FollowsFile, AddsBatches):
             objs_out.extend(prepared_objs)
         return prepared
 
-    def start_run(self) -> tuple[str | None, Any] | None:
+    def start_run(self) -> tuple[str | None, TreeState] | None:
         """Before a run of appends written together (``add_batch`` each, then ``persist_run``):
         what ``undo_run`` takes; None when this session cannot take one (then append one by one)."""
-        if type(self) is not Session or self.in_memory or not self.writer.exists:
+        if not self.runs_together or self.in_memory or not self.writer.exists:
             return None  # (the other stores write their own way; a first write creates the file)
         self.writer.check()
         self.check_writable()
@@ -281,9 +259,82 @@ class Session(follow.FollowsFile, AddsBatches):
         if entries:
             self._persist(entries)
 
-    def undo_run(self, count: int, before: tuple[str | None, Any]) -> None:
+    def undo_run(self, count: int, before: tuple[str | None, TreeState]) -> None:
         """Take a run's ``count`` added entries out of the tree again (its write failed)."""
         self.tree.remove_last(count, before[0], before[1])
+
+    def _persist(self, batch: list[Entry], defer_sync: bool = False) -> None:
+        """Write a batch the tree holds already (each backend its own way)."""
+        raise NotImplementedError
+
+    def _create_file(self) -> None:
+        """The first write: the header and every entry so far."""
+        raise NotImplementedError
+
+    def branch(self, entry_id: str | None) -> None:
+        """Move the leaf only; None makes the next append a new root."""
+        if entry_id is not None:
+            self.get(entry_id)
+        self.tree.leaf_id = entry_id
+
+    def set_label(self, target_id: str, label: str | None) -> Entry:
+        self.get(target_id)
+        obj: dict[str, Any] = {"type": "label", "targetId": target_id}
+        if label:
+            obj["label"] = label
+        return self.append([obj])[0]
+
+    def set_name(self, name: str) -> Entry:
+        """Name the session where the tool of its compatibility reads names (a title line is oh-my-pi's)."""
+        if self.compat == "pi" and not self.prefix:
+            return self.append([{"type": "session_info", "name": session_name(name)}])[0]
+        return self._set_title(name)
+
+    def _set_title(self, name: str) -> Entry:
+        """oh-my-pi's name: its title line (the file session writes one)."""
+        raise StorageError(f"session {self.id} keeps no title line: it is named as pi names it", sessionId=self.id)
+
+    @property
+    def name(self) -> str | None:
+        """The session's name as the tool of its compatibility reads it (a title line is oh-my-pi's)."""
+        return name_of(self, self.compat)
+
+    def flush(self) -> None:
+        self.writer.flush()
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class Titled(Protocol):
+    """What a session's name is read from: pi's session_info entries, oh-my-pi's title line or header title."""
+
+    prefix: bytes
+    title_slot: TitleSlot | None
+
+    @property
+    def info_name(self) -> str | None: ...
+
+    def header_obj(self) -> dict[str, Any]: ...
+
+
+def name_of(session: Titled, compat: Compat) -> str | None:
+    """The session's name as the tool of ``compat`` reads it (a file with a title line is oh-my-pi's)."""
+    if compat == "omp" or session.prefix:
+        if session.title_slot is not None:
+            return session.title_slot.name
+        title = session.header_obj().get("title")
+        return title if isinstance(title, str) and title else None
+    return session.info_name
+
+
+class LineSession(Session):
+    """A session whose entries go out as JSONL lines, one write a batch (the file and PostgreSQL stores)."""
+
+    writer: LineWriting
+
+    def __init__(self, path: Path, header: Entry, writer: LineWriting) -> None:
+        super().__init__(path, header, writer)
 
     def _persist(self, batch: list[Entry], defer_sync: bool = False) -> None:
         if self.in_memory:
@@ -302,88 +353,19 @@ class Session(follow.FollowsFile, AddsBatches):
             if repaired is not None:
                 self._note_file()
             elif self.writer.last_start == known:
-                self.tail = follow.extend_tail(self.tail, lines)
-                self._saw_own_write()
+                self._wrote(lines, fresh=False)
             else:  # another program's lines went out just before ours: read the file again at the next call
-                self.seen, self._interleaved, self._checked_turn = None, True, None
+                self._interleaved_write()
         elif self.tree.has_conversation:
             self._create_file()
 
     def _create_file(self) -> None:
         """Header and every entry so far in one write (forced to disk unless the policy leaves that to the OS)."""
         durable = self.writer.policy is not FsyncPolicy.NEVER
-        self.writer.create(serialize(self.header, self.tree.entries, self.prefix), durable=durable)
+        self.writer.create(serialize(self.header, self.tree.entries, self.prefix), durable=durable)  # type: ignore[arg-type]  # serialize only reads the list
         offset = len(self.prefix) + len(self.header.raw) + 1
         for entry in self.tree.entries:
             entry.offset, entry.length = offset, len(entry.raw)
             offset += entry.length + 1
         self.known_size = offset
-        self.tail = follow.extend_tail(b"", [self.header.raw, *(e.raw for e in self.tree.entries[-2:])])
-        self._saw_own_write()
-
-    # -- following another writer (the rest is follow.FollowsFile) --------------------
-
-    def _read_whole(self) -> None:
-        """Read the file again whole, as loading does (migrated in memory only): it was
-        rewritten, cut or replaced behind our back."""
-        try:
-            with cycles_paused():
-                parsed = parse_path(self.path)
-        except NotASession as exc:
-            raise DamagedFile(
-                f"{self.path} was rewritten by another program and is no longer a session file: {exc}; "
-                "the file was left unchanged",
-                path=str(self.path),
-            ) from exc
-        except OSError as exc:
-            raise StorageError(f"could not read {self.path} again: {exc.strerror or exc}", path=str(self.path)) from exc
-        if migrate(parsed) is not None:  # an older version written over ours
-            for item in parsed.items:
-                if isinstance(item, Entry):
-                    item.held().offset = -1
-        self.header = parsed.header
-        self.prefix, self.title_slot, self.title_fault = parsed.prefix, parsed.title_slot, parsed.title_fault
-        self.writer.torn_tail_at, self.writer.needs_newline = parsed.torn_tail_at, parsed.needs_newline
-        self.parse_errors = parsed.parse_errors
-        self.known_size = parsed.size
-        tree = SessionTree()
-        with cycles_paused():
-            tree.add_parsed(parsed.items)
-        self._tree, self._cache, self._source = tree, None, None
-
-    def _add_tail(self, data: bytes, start: int) -> list[Entry]:
-        """Add the entries of whole lines another program appended at ``start``; returns them."""
-        parsed = parse_tail(data, start)
-        tree = self.tree
-        before = len(tree.entries)
-        with cycles_paused():
-            tree.add_parsed(parsed.items)
-        self.parse_errors += parsed.parse_errors
-        return tree.entries[before:]
-
-    def branch(self, entry_id: str | None) -> None:
-        """Move the leaf only; None makes the next append a new root."""
-        if entry_id is not None:
-            self.get(entry_id)
-        self.tree.leaf_id = entry_id
-
-    def set_label(self, target_id: str, label: str | None) -> Entry:
-        self.get(target_id)
-        obj: dict[str, Any] = {"type": "label", "targetId": target_id}
-        if label:
-            obj["label"] = label
-        return self.append([obj])[0]
-
-    def set_name(self, name: str) -> Entry:
-        """Name the session where the tool of its compatibility reads names (titles.py)."""
-        return titles.set_name(self, name, self.compat)
-
-    @property
-    def name(self) -> str | None:
-        return titles.name_of(self, self.compat)
-
-    def flush(self) -> None:
-        self.writer.flush()
-
-    def close(self) -> None:
-        self.writer.close()
+        self._wrote([self.header.raw, *(e.raw for e in self.tree.entries[-2:])], fresh=True)

@@ -178,9 +178,10 @@ class SessionTree:
                 current = before
                 index -= 1
                 continue
-            current = get(parent)
-            if current is None:
+            found = get(parent)
+            if found is None:
                 break
+            current = found
             index = _index_before(entries, current, index)
             if index < 0:
                 return None  # not before its child: with only steps back, the walk cannot go round a cycle
@@ -192,7 +193,7 @@ class SessionTree:
         seen: set[str] = set()
         current = self.by_id.get(leaf_id) if leaf_id is not None else None
         while current is not None and current.id not in seen:
-            seen.add(current.id)  # type: ignore[arg-type]
+            seen.add(current.id)  # type: ignore[arg-type]  # an entry of a session has its id (Entry.id is typed str | None)
             path.append(current)
             current = self.by_id.get(current.parent_id) if current.parent_id else None
         path.reverse()
@@ -206,9 +207,9 @@ class SessionTree:
         """
         by_id = self.by_id
         return [
-            e.id  # type: ignore[misc]
+            e.id  # type: ignore[misc]  # an entry of a session has its id (Entry.id is typed str | None)
             for e in self._orphans
-            if e.parent_id not in by_id and by_id.get(e.id) is e  # type: ignore[arg-type]
+            if e.parent_id not in by_id and by_id.get(e.id) is e  # type: ignore[arg-type]  # an entry of a session has its id (Entry.id is typed str | None)
         ]
 
     def effective_parents(self) -> list[tuple[Entry, str | None]]:
@@ -218,11 +219,11 @@ class SessionTree:
         (as pi shows them) and for the entry where a parent cycle (only in a
         damaged file) is cut, so every entry hangs below exactly one root.
         """
-        latest = [e for e in self.entries if self.by_id.get(e.id) is e]  # type: ignore[arg-type]
+        latest = [e for e in self.entries if self.by_id.get(e.id) is e]  # type: ignore[arg-type]  # an entry of a session has its id (Entry.id is typed str | None)
         parent_of: dict[str, str | None] = {}
         for entry in latest:
             parent = entry.parent_id
-            parent_of[entry.id] = parent if parent in self.by_id and parent != entry.id else None  # type: ignore[index]
+            parent_of[entry.id] = parent if parent in self.by_id and parent != entry.id else None  # type: ignore[index]  # an entry of a session has its id (Entry.id is typed str | None)
         state: dict[str, int] = {}  # 1: on the current walk, 2: known to reach a root
         for entry in latest:
             walk: list[str] = []
@@ -235,7 +236,7 @@ class SessionTree:
                 parent_of[current] = None  # cut the cycle where the walk met itself
             for visited in walk:
                 state[visited] = 2
-        return [(e, parent_of[e.id]) for e in latest]  # type: ignore[index]
+        return [(e, parent_of[e.id]) for e in latest]  # type: ignore[index]  # an entry of a session has its id (Entry.id is typed str | None)
 
 
 def _index_before(entries: list[Entry], entry: Entry, stop: int) -> int:

@@ -8,7 +8,7 @@ from .. import wire
 from ..config import RetentionSettings
 from ..errors import InvalidParams
 from .retention import RetentionPolicy, parse_duration, parse_size
-from .usage import StoreUsage
+from ..store import StoreUsage
 
 T = TypeVar("T")
 

@@ -8,16 +8,14 @@ otherwise: a user who named or labelled a session meant to keep it.
 
 from __future__ import annotations
 
-import mmap
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from ..errors import InvalidParams
-from ..format.jsonl import parse_path
-from ..store.tree import SessionTree
-from .usage import SessionFile
+from ..store import SessionFile
+from ..store.files import is_pinned
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]i?b?|b)?\s*$", re.IGNORECASE)
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3,
@@ -98,22 +96,3 @@ def select(
                 total -= c.size
     selected = [Selected(c, chosen[c.path]) for c in eligible if c.path in chosen]
     return selected, pinned
-
-
-def is_pinned(path: Path) -> bool:
-    """A session whose name or a label is set now (labels and names can be cleared again).
-
-    A byte search for their entry types first: most files hold neither and are
-    not parsed at all.
-    """
-    try:
-        with open(path, "rb") as file:
-            with mmap.mmap(file.fileno(), 0, prot=mmap.PROT_READ) as data:
-                if data.find(b'"type":"label"') < 0 and data.find(b'"type":"session_info"') < 0:
-                    return False
-        parsed = parse_path(path)
-    except (OSError, ValueError):
-        return False
-    tree = SessionTree()
-    tree.add_parsed(parsed.items)
-    return bool(tree.name or tree.labels)

@@ -350,7 +350,7 @@ def test_session_fork_writes_what_pis_createBranchedSession_writes(tmp_path, pi_
 
 def test_files_moved_and_mended_here_read_the_same_in_pi(tmp_path, pi_version):
     """session/move rewrites the header, doctor --fix rewrites parentIds: pi reads both as we do."""
-    from sidecar.store.repair import reconnect_dangling
+    from sidecar.store.files.repair import reconnect_dangling
 
     root = tmp_path / "ours"
     svc = service(root)

@@ -21,7 +21,7 @@ from test_pi_parity import PARITY_DIR, ensure_pi_installed
 
 from sidecar import wire
 from sidecar.errors import SessionChanged
-from sidecar.store import follow
+from sidecar.store.files import follow
 
 PI15_DIR = PARITY_DIR / "pi15"
 PI15_PACKAGE = "@earendil-works/pi-coding-agent"

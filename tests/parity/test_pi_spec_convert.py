@@ -19,8 +19,8 @@ from test_pi_parity import assert_same, ensure_pi_installed, our_view, run_pi
 from sidecar import wire
 from sidecar.config import Settings, StoreSettings
 from sidecar.service import SessionService
-from sidecar.store.session import Session
-from sidecar.store.writer import FsyncPolicy
+from sidecar.store.files.session import FileSession as Session
+from sidecar.store.base import FsyncPolicy
 
 
 def _text(role: str, text: str) -> dict:

@@ -34,7 +34,7 @@ from test_omp_parity import ensure_omp_installed, images_in, omp_ops, run_omp
 from test_pi15_parity import PI_VERSIONS, run_pi
 
 from sidecar.format.titleslot import SLOT_BYTES, clean_title, slot_line
-from sidecar.store.lock import lock_path, unlock
+from sidecar.store.files.lock import lock_path, unlock
 
 SEEDS = range(6)
 

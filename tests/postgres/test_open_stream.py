@@ -25,8 +25,8 @@ from sidecar.store.postgres.db import connect_checked
 from sidecar.store.postgres.opening import postgres_store
 from sidecar.store.postgres.schema import ensure_schema
 from sidecar.store.postgres.transfer import import_root
-from sidecar.store.session import Session
-from sidecar.store.writer import FsyncPolicy
+from sidecar.store.files.session import FileSession as Session
+from sidecar.store.base import FsyncPolicy
 
 SESSION_ID = "0b7c1a2e-5f3d-4e6a-9b8c-7d6e5f4a3b2c"
 

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from sidecar.store import writer as writer_module
+from sidecar.store.files import writer as writer_module
 from store_mode import ON_POSTGRES
 
 from .piped import PipedServer

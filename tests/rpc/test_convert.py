@@ -134,8 +134,8 @@ def test_a_real_pi_session_round_trips_through_the_command(tmp_path: Path, fixtu
     source = pi_root / "--project--" / fixture
     source.parent.mkdir(parents=True)
     shutil.copy(FIXTURES / fixture, source)
-    from sidecar.store.session import Session
-    from sidecar.store.writer import FsyncPolicy
+    from sidecar.store.files.session import FileSession as Session
+    from sidecar.store.base import FsyncPolicy
 
     Session.load(source, FsyncPolicy.NEVER)[0].close()  # migrated to v3 on disk: its entry ids stay the same
     command = [sys.executable, "-m", "sidecar"]

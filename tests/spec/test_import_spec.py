@@ -8,9 +8,9 @@ from sidecar.context.build import build_context
 from sidecar.context.llm import convert_to_llm
 from sidecar.format.jsonl import Entry
 from sidecar.importers.spec import import_spec
-from sidecar.store.layout import Layout
-from sidecar.store.session import Session
-from sidecar.store.writer import FsyncPolicy
+from sidecar.store.files.layout import Layout
+from sidecar.store.files.session import FileSession as Session
+from sidecar.store.base import FsyncPolicy
 
 from .helpers import SpecServer, llm_texts
 from .test_scenarios import new_session, pods_conversation

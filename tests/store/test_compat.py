@@ -197,7 +197,7 @@ def test_inline_blobs_puts_images_back_into_the_lines_with_a_backup(tmp_path):
 
 def test_a_tree_cache_never_hides_a_title_oh_my_pi_rewrote_in_place(tmp_path, monkeypatch):
     from sidecar.format import jsonl
-    from sidecar.store import treecache
+    from sidecar.store.files import treecache
 
     monkeypatch.setattr(jsonl, "MAP_THRESHOLD", 0)
     monkeypatch.setattr(treecache, "MIN_CACHED_BYTES", 0)

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from sidecar.format.jsonl import parse_file
-from sidecar.store import writer as writer_module
-from sidecar.store.writer import FsyncPolicy, SessionWriter
+from sidecar.store.files import writer as writer_module
+from sidecar.store.base import FsyncPolicy
+from sidecar.store.files.writer import SessionWriter
 
 DATA = b'{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"}\n' + b'{"type":"x","id":"a"}\n' * 1000
 

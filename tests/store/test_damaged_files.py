@@ -12,7 +12,7 @@ from session_builders import (
 
 from sidecar import wire
 from sidecar.errors import DamagedFile
-from sidecar.store.layout import encode_cwd
+from sidecar.store.files.layout import encode_cwd
 
 CWD = "/work/proj"
 

@@ -16,7 +16,7 @@ from session_builders import adopt_files, assistant, context, entry, header, rea
 from sidecar import wire
 from sidecar.doctor import run_doctor
 from sidecar.errors import SessionLocked
-from sidecar.store.repair import reconnect_dangling
+from sidecar.store.files.repair import reconnect_dangling
 
 
 def broken_fork(root: Path, name: str = "sess-1") -> Path:
@@ -113,7 +113,7 @@ def test_the_doctor_leaves_a_file_a_sidecar_holds_open(sessions_root):
 
 def test_a_tree_cache_carries_the_warning(sessions_root, monkeypatch):
     from sidecar.format import jsonl
-    from sidecar.store import treecache
+    from sidecar.store.files import treecache
 
     monkeypatch.setattr(jsonl, "MAP_THRESHOLD", 0)
     monkeypatch.setattr(treecache, "MIN_CACHED_BYTES", 0)

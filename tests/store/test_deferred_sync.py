@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from sidecar.errors import StorageError
-from sidecar.store.writer import FsyncPolicy, SessionWriter
+from sidecar.store.base import FsyncPolicy
+from sidecar.store.files.writer import SessionWriter
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.store.filewatch import FileWatch
+from sidecar.store.files.filewatch import FileWatch
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="inotify is Linux's")
 

@@ -17,8 +17,8 @@ from session_builders import (
 
 from sidecar import wire
 from sidecar.errors import SessionChanged
-from sidecar.store import follow
-from sidecar.store.treecache import read_cache
+from sidecar.store.files import follow
+from sidecar.store.files.treecache import read_cache
 
 
 def pi_append(path: Path, *objs: dict) -> None:
@@ -226,7 +226,7 @@ def test_the_listing_index_counts_the_other_programs_messages(tmp_path):
 
 
 def test_the_tree_cache_describes_the_file_with_the_other_programs_lines(tmp_path, monkeypatch):
-    from sidecar.store import treecache
+    from sidecar.store.files import treecache
 
     monkeypatch.setattr(treecache, "MIN_CACHED_BYTES", 0)
     svc, path = opened(tmp_path)

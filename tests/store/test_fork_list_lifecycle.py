@@ -13,7 +13,7 @@ from session_builders import (
 
 from sidecar import wire
 from sidecar.errors import InvalidParams, SessionNotFound
-from sidecar.store.layout import encode_cwd
+from sidecar.store.files.layout import encode_cwd
 
 
 @pytest.fixture

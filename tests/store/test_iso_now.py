@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from sidecar.store import layout
+from sidecar.store import ids as layout
 
 
 def reference(ms: int) -> str:

@@ -12,7 +12,8 @@ from session_builders import append, assistant, header, msg, new_session, servic
 
 from sidecar import wire
 from sidecar.errors import InvalidSessionId, PathOutsideRoot, SessionExists, SessionNotFound
-from sidecar.store.layout import ROOT_ENV, default_root, encode_cwd, new_session_id
+from sidecar.store.files.layout import ROOT_ENV, default_root, encode_cwd
+from sidecar.store.ids import new_session_id
 
 
 def test_root_comes_from_the_environment_else_the_platform_data_folder(monkeypatch, tmp_path):
@@ -129,7 +130,7 @@ def test_project_folders_are_read_again_when_the_root_changes_and_while_its_mtim
     root's mtime moves) is seen, and so is one added in the same clock tick as the last read."""
     import os
 
-    from sidecar.store.layout import Layout
+    from sidecar.store.files.layout import Layout
 
     root = tmp_path / "root"
     (root / "--a--").mkdir(parents=True)

@@ -14,11 +14,11 @@ from session_builders import (
 
 from sidecar import wire
 from sidecar.format.titleslot import slot_line
-from sidecar.store import index as index_module, indexread, listing
-from sidecar.store.index import INDEX_DIR, INDEX_NAME
-from sidecar.store.indexschema import FILES_INDEXES
-from sidecar.store.indexsearch import split_row
-from sidecar.store.layout import encode_cwd
+from sidecar.store.index import sqlite as index_module, read as indexread, listing
+from sidecar.store.index.sqlite import INDEX_DIR, INDEX_NAME
+from sidecar.store.index.schema import FILES_INDEXES
+from sidecar.store.index.search import split_row
+from sidecar.store.files.layout import encode_cwd
 
 
 def odd_sessions(root: Path) -> None:
@@ -175,7 +175,7 @@ def test_typed_line_decoding_reads_what_untyped_decoding_reads(tmp_path, monkeyp
 
 
 def test_a_file_that_grows_while_it_is_read_is_read_to_its_end_with_the_size_after(tmp_path, monkeypatch):
-    from sidecar.store import indexscan
+    from sidecar.store.index import scan as indexscan
 
     path = tmp_path / "growing.jsonl"
     path.write_bytes(b'{"type":"session","id":"g"}\n')
@@ -203,7 +203,7 @@ def test_a_file_that_grows_while_it_is_read_is_read_to_its_end_with_the_size_aft
 def test_a_read_spread_over_worker_processes_gives_the_rows_and_texts_of_a_read_in_process(two_roots, monkeypatch):
     """Past indexwork.PARALLEL_FROM files a cold rebuild reads in spawned workers: the same index, the same
     answers, and a stop halfway leaves the index whole with the workers gone."""
-    from sidecar.store import indexwork
+    from sidecar.store.index import workers as indexwork
 
     worker_root, plain_root = two_roots
     for n in range(40):  # more files than folders, in several batches
@@ -255,7 +255,7 @@ def test_a_read_spread_over_worker_processes_gives_the_rows_and_texts_of_a_read_
 
 
 def test_workers_that_die_leave_their_files_to_this_process(two_roots, monkeypatch):
-    from sidecar.store import indexwork
+    from sidecar.store.index import workers as indexwork
 
     worker_root, plain_root = two_roots
     here = []
@@ -279,7 +279,7 @@ def test_workers_that_die_leave_their_files_to_this_process(two_roots, monkeypat
 
 
 def test_how_many_workers_by_default_and_when_told(monkeypatch):
-    from sidecar.store import indexwork
+    from sidecar.store.index import workers as indexwork
 
     monkeypatch.delenv("SESSION_SIDECAR_INDEX_WORKERS", raising=False)
     seen = {}

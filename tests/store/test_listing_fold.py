@@ -8,8 +8,8 @@ import json
 import pytest
 
 from sidecar.format.jsonl import parse_line
-from sidecar.store.indexread import _COUNTED, _IGNORED, listing_skip
-from sidecar.store.listing import Accumulator, decode_line
+from sidecar.store.index.read import _COUNTED, _IGNORED, listing_skip
+from sidecar.store.index.listing import Accumulator, decode_line
 
 LINES = [
     {"type": "message", "id": "a", "timestamp": "2026-01-02T03:04:05.006Z", "message": {"role": "user", "content": "hi"}},
@@ -69,7 +69,7 @@ def test_appends_of_every_kind_leave_the_row_a_rebuild_from_the_file_makes(sessi
     from session_builders import append, assistant, msg, new_session, service, tool_result, user
 
     from sidecar import wire
-    from sidecar.store.index import INDEX_DIR, INDEX_NAME
+    from sidecar.store.index.sqlite import INDEX_DIR, INDEX_NAME
 
     svc = service(sessions_root)
     sid = new_session(svc)
@@ -123,7 +123,7 @@ def test_folds_of_several_files_in_one_transaction_leave_the_rows_each_alone_lea
     from session_builders import entry, header, line, user, write_session
 
     from sidecar.format.jsonl import parse_line
-    from sidecar.store.index import INDEX_DIR, INDEX_NAME, ListingIndex
+    from sidecar.store.index.sqlite import INDEX_DIR, INDEX_NAME, ListingIndex
 
     sids = [f"fold-{n}" for n in range(3)]
     folder = sessions_root / "--w--"

@@ -13,10 +13,10 @@ import pytest
 from session_builders import adopt_files, append, assistant, header, message, msg, new_session, service, stamp, user, write_session
 
 from sidecar import wire
-from sidecar.store.titles import listed_name
-from sidecar.store.index import INDEX_DIR, INDEX_NAME
-from sidecar.store.layout import encode_cwd
-from sidecar.store.listing import summarize
+from sidecar.store.files.titles import listed_name
+from sidecar.store.index.sqlite import INDEX_DIR, INDEX_NAME
+from sidecar.store.files.layout import encode_cwd
+from sidecar.store.index.listing import summarize
 
 
 @pytest.fixture
@@ -291,7 +291,7 @@ def test_a_query_walks_the_newest_sessions_then_asks_the_full_text_index_with_on
     from the files, in pi's order, and each snippet is cut around the first matching message."""
     import random
 
-    from sidecar.store.listing import matches, sort_key
+    from sidecar.store.index.listing import matches, sort_key
 
     rng = random.Random(7)
     for i in range(180):
@@ -326,7 +326,7 @@ def test_a_large_session_is_indexed_from_its_mapped_file_as_from_its_bytes(svc, 
     """Past the mapping threshold the index reads a file a line at a time from a map (a 1 GB session is
     never held whole): its row and its texts are what reading the bytes gives, last line unterminated too."""
     from sidecar.format.jsonl import MAP_THRESHOLD
-    from sidecar.store.listing import summarize_full
+    from sidecar.store.index.listing import summarize_full
 
     entries, parent = [], None
     for n in range(400):
@@ -353,7 +353,7 @@ def test_the_trigram_index_names_rows_that_the_texts_then_must_bear_out(svc, ses
     of the query's trigrams; a row holding them all but not the query itself is not an answer. Checked
     with a decoy per query, a query with quotes, and one longer than the trigrams looked up."""
     from sidecar.trigrams import MAX_TERMS as MAX_GRAMS
-    from sidecar.store.listing import matches, sort_key
+    from sidecar.store.index.listing import matches, sort_key
 
     long_needle = " ".join(f"w{n:02d}" for n in range(40))  # 119 characters: more trigrams than MAX_GRAMS
     assert len(long_needle) - 2 > MAX_GRAMS

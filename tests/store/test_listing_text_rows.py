@@ -9,10 +9,10 @@ from hypothesis import given, strategies as st
 from session_builders import append, assistant, header, message, msg, new_session, service, user, write_session
 
 from sidecar import wire
-from sidecar.store import indexsearch
-from sidecar.store.index import INDEX_DIR, INDEX_NAME
-from sidecar.store.indexsearch import split_row, text_rows
-from sidecar.store.layout import encode_cwd
+from sidecar.store.index import search as indexsearch
+from sidecar.store.index.sqlite import INDEX_DIR, INDEX_NAME
+from sidecar.store.index.search import split_row, text_rows
+from sidecar.store.files.layout import encode_cwd
 
 
 def listed(svc, **params):

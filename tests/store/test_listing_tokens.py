@@ -8,7 +8,7 @@ import pytest
 from session_builders import append, assistant, msg, new_session, service, user
 
 from sidecar import wire
-from sidecar.store.index import INDEX_DIR, IndexUnavailable
+from sidecar.store.index.sqlite import INDEX_DIR, IndexUnavailable
 
 
 def listed(svc):

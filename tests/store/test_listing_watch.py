@@ -14,10 +14,10 @@ import pytest
 from session_builders import assistant, header, message, service, user, write_session
 
 from sidecar import wire
-from sidecar.store import index as index_module
-from sidecar.store import indexbuild
-from sidecar.store.layout import encode_cwd
-from sidecar.store.watch import IN_Q_OVERFLOW, parse
+from sidecar.store.index import sqlite as index_module
+from sidecar.store.index import build as indexbuild
+from sidecar.store.files.layout import encode_cwd
+from sidecar.store.index.watch import IN_Q_OVERFLOW, parse
 
 
 def listed(svc, **params):

@@ -108,7 +108,7 @@ def test_a_new_session_file_is_locked_from_the_instant_it_appears(tmp_path, monk
     import fcntl
     import os
 
-    from sidecar.store import writer as writer_module
+    from sidecar.store.files import writer as writer_module
 
     path = tmp_path / "s.jsonl"
     seen: list[str] = []

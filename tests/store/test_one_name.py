@@ -14,8 +14,8 @@ from session_builders import adopt_files, assistant, entry, header, message, ser
 
 from sidecar import wire
 from sidecar.format.titleslot import slot_line
-from sidecar.store.index import INDEX_DIR, INDEX_NAME
-from sidecar.store.indexschema import SCHEMA_VERSION
+from sidecar.store.index.sqlite import INDEX_DIR, INDEX_NAME
+from sidecar.store.index.schema import SCHEMA_VERSION
 
 
 def _files(root):
@@ -110,7 +110,7 @@ def test_an_index_of_schema_5_is_made_anew_and_lists_title_lined_files_by_their_
 def test_an_open_from_the_tree_cache_answers_the_name_without_building_the_tree(sessions_root, monkeypatch):
     """The tree cache keeps the last session_info's name (schema 5), a lone surrogate in it too."""
     from sidecar.format import jsonl
-    from sidecar.store import treecache
+    from sidecar.store.files import treecache
 
     monkeypatch.setattr(jsonl, "MAP_THRESHOLD", 0)
     monkeypatch.setattr(treecache, "MIN_CACHED_BYTES", 0)

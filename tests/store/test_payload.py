@@ -200,7 +200,7 @@ def test_a_mapped_file_finds_its_blob_references_when_it_reads_them(sessions_roo
     gigabyte's parse): an entry finds its own when its content is read, so the context, getEntries and
     a reopen from the tree cache written after such a parse still give the images back."""
     from sidecar.format import jsonl
-    from sidecar.store import treecache
+    from sidecar.store.files import treecache
 
     monkeypatch.setattr(jsonl, "MAP_THRESHOLD", 0)
     monkeypatch.setattr(treecache, "MIN_CACHED_BYTES", 0)

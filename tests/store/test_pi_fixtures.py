@@ -15,7 +15,7 @@ from session_builders import adopt_files, context, read_lines, service, stored_a
 
 from sidecar import wire
 from sidecar.context.llm import convert_to_llm
-from sidecar.store.layout import encode_cwd
+from sidecar.store.files.layout import encode_cwd
 
 FIXTURES = ["before-compaction.jsonl", "large-session.jsonl"]
 

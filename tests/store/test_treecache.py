@@ -25,8 +25,8 @@ from session_builders import append, assistant, msg, service, tool_call_assistan
 from sidecar import wire
 from sidecar.errors import StorageError
 from sidecar.format import jsonl
-from sidecar.store import treecache
-from sidecar.store.treecache import cache_path
+from sidecar.store.files import treecache
+from sidecar.store.files.treecache import cache_path
 
 PROPERTY_SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -274,7 +274,7 @@ def test_a_failed_write_leaves_no_cache_behind(sessions_root, cached, monkeypatc
     def failing_write(fd, data):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("sidecar.store.writer._write_all", failing_write)
+    monkeypatch.setattr("sidecar.store.files.writer._write_all", failing_write)
     with pytest.raises(StorageError):
         append(svc, sid, msg(user("three")))
     svc.close_all()

@@ -20,7 +20,7 @@ from sidecar import wire
 from sidecar.errors import InvalidParams, SessionNotFound
 from sidecar.format.jsonl import BLOB_PREFIX
 from sidecar.upkeep.retention import parse_duration, parse_size
-from sidecar.upkeep.trash import collect_blobs
+from sidecar.store.files.trash import collect_blobs
 
 DAY_NS = 86400 * 1_000_000_000
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sidecar.store.writer import FsyncPolicy, SessionWriter
+from sidecar.store.base import FsyncPolicy
+from sidecar.store.files.writer import SessionWriter
 
 HEADER = b'{"type":"session"}\n'
 

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
 from typing import Callable
 
 from ...format.jsonl import LineMoved
-from .. import treecache
+from ..cached import CachedContext
 from ..session import Session
+from . import treecache
+from .session import FileSession
 
 # The context at the leaf the next open will have, as buildContext answers it (the service builds it).
-ContextForCache = Callable[[Session], "treecache.CachedContext | None"]
+ContextForCache = Callable[[Session], "CachedContext | None"]
 
 
-def save(root: Path, session: Session, context_for_cache: ContextForCache) -> None:
+def save(root: Path, session: FileSession, context_for_cache: ContextForCache) -> None:
     """Write the tree cache of a large session whose file changed since its cache."""
     if not session.persisted or session.writer.error is not None or not session.tree_loaded:
         return

@@ -3,23 +3,21 @@ our own writes, and the files themselves when another sidecar holds the index.""
 
 from __future__ import annotations
 
+import builtins
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...format.jsonl import Entry
 from ...work import Work
 from ..base import Listed, ListPage, ListQuery
-from ..index import IndexUnavailable, ListingIndex
-from ..inmemory import listed_in_memory
-from ..layout import ARCHIVE_DIR
-from ..listing import SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, is_stub, matches, sort_key
 from ..compat import Compat
+from ..index.inmemory import listed_in_memory
+from ..index.listing import SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, is_stub, matches, sort_key
+from ..index.sqlite import IndexUnavailable, ListingIndex
 from ..session import Session
-from ..titles import listed_name
-
-if TYPE_CHECKING:
-    from .store import FileStore
+from .layout import ARCHIVE_DIR, Layout
+from .titles import listed_name
 
 _UNKNOWN: Any = object()
 # A batch written to a file, waiting to be folded into the listing index.
@@ -39,9 +37,9 @@ def listed(found: Any, archived: bool, compat: Compat, snippet: str | None = Non
 
 
 class Catalog:
-    def __init__(self, store: FileStore) -> None:
-        self.layout = store.layout
-        self.compat: Compat = store.compat
+    def __init__(self, layout: Layout, compat: Compat) -> None:
+        self.layout = layout
+        self.compat: Compat = compat
         self.index = ListingIndex(self.layout.root)
         self._summaries = SummaryCache()
         # The listed area of each file appended to (see appended).
@@ -149,7 +147,7 @@ class Catalog:
             page.sessions[:0] = listed_in_memory(query, held)
         return page
 
-    def _list_files(self, query: ListQuery, areas: list[tuple[str | None, bool]], work: Work) -> ListPage:
+    def _list_files(self, query: ListQuery, areas: builtins.list[tuple[str | None, bool]], work: Work) -> ListPage:
         """The listing read from the files themselves (the index is locked by another sidecar)."""
         files: list[tuple[Path, bool]] = []
         for area, archived in areas:
@@ -182,7 +180,7 @@ class Catalog:
         next_cursor = encode_cursor(page[-1][0]) if len(found) > query.limit else None
         return ListPage([listed(s, archived, self.compat) for s, archived in page], next_cursor)
 
-    def _list_indexed(self, query: ListQuery, areas: list[tuple[str | None, bool]], work: Work) -> ListPage:
+    def _list_indexed(self, query: ListQuery, areas: builtins.list[tuple[str | None, bool]], work: Work) -> ListPage:
         scopes: list[tuple[Path, str]] = []
         prune: list[tuple[Path, str]] = []
         for area, _ in areas:

@@ -8,18 +8,35 @@ again where it went.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Protocol
 
 from ...errors import InvalidState, SessionExists, SessionNotFound, StorageError
-from .. import treecache
 from ..base import Area
-from ..layout import ARCHIVE_DIR, TRASH_DIR, check_session_id
-from ..lock import lock_path, unlock
-from ..move import relocate, rewrite_header_cwd
+from ..ids import check_session_id
+from ..session import Session
+from . import treecache
+from .catalog import Catalog
+from .filemove import relocate, rewrite_header_cwd
+from .layout import ARCHIVE_DIR, TRASH_DIR, Layout
+from .lock import lock_path, unlock
 
-if TYPE_CHECKING:
-    from .store import FileStore
+
+class MovingStore(Protocol):
+    """What a move needs of the file store (store.py): its layout, the sessions it holds, its listing."""
+
+    layout: Layout
+    catalog: Catalog
+    _lock: threading.RLock
+
+    def held(self, session_id: str) -> Session | None: ...
+
+    def take_held(self, session_id: str, moving_on: bool = False) -> Session | None: ...
+
+    def moved_unwritten(self, session_id: str, cwd: str) -> bool: ...
+
+    def reload(self, path: Path) -> None: ...
 
 _FOLDER: dict[Area, str | None] = {"live": None, "archive": ARCHIVE_DIR, "trash": TRASH_DIR}
 _VERB: dict[tuple[Area | None, Area], str] = {
@@ -28,7 +45,7 @@ _VERB: dict[tuple[Area | None, Area], str] = {
 _WHERE = {None: "among live sessions", ARCHIVE_DIR: "in the archive", TRASH_DIR: "in the trash"}
 
 
-def move_area(store: FileStore, session_id: str, from_area: Area | None, to: Area) -> Path:
+def move_area(store: MovingStore, session_id: str, from_area: Area | None, to: Area) -> Path:
     """Archive, unarchive, restore, or trash (``from_area`` None: from the live area or the archive)."""
     verb = _VERB[(from_area, to)]
     check_session_id(session_id)
@@ -57,7 +74,7 @@ def move_area(store: FileStore, session_id: str, from_area: Area | None, to: Are
         return target
 
 
-def move_cwd(store: FileStore, session_id: str, cwd: str) -> str:
+def move_cwd(store: MovingStore, session_id: str, cwd: str) -> str:
     """Give a live session another project folder: header cwd rewritten, file moved (store/move.py)."""
     check_session_id(session_id)
     layout = store.layout

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Set as AbstractSet
-
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -11,21 +12,22 @@ import msgspec
 
 from ...config import Settings
 from ...errors import DamagedFile, InvalidState, SessionExists, SessionNotFound
+from ...format.ids import session_id_of
 from ...format.jsonl import Entry
 from ...work import Work
-from ..base import Area, ListPage, ListQuery
-from ..encoded import stored_entries
+from ..base import Area, FileChange, FsyncPolicy, ListPage, ListQuery
 from ..compat import Compat, omp_blob_folder, root_compat, session_compat, tool_of_folder
-from ..follow import FileChange
+from ..encoded import stored_entries
 from ..held import HeldSessions
-from ...format.ids import session_id_of
-from ..layout import Layout, check_session_id, iso_now, new_session_id
+from ..ids import check_session_id, iso_now, new_session_id
 from ..payload import BLOB_DIR, BlobStore
 from ..session import LoadReport, Session
-from ..titles import fork_prefix, new_file_prefix
-from ..writer import FsyncPolicy
+from ..usage import Erased, SessionFile, StoreUsage
 from . import cache, moves
 from .catalog import Catalog
+from .layout import Layout
+from .session import FileSession
+from .titles import fork_prefix, new_file_prefix
 
 
 def _blob_store(root: Path, compat: Compat) -> BlobStore:
@@ -49,7 +51,7 @@ class FileStore(HeldSessions):
             settings = msgspec.structs.replace(settings, store=msgspec.structs.replace(settings.store, compat=self.compat))
         self.settings = settings
         self.blobs = _blob_store(self.root, self.compat)
-        self.catalog = Catalog(self)
+        self.catalog = Catalog(self.layout, self.compat)
         # What a tree cache keeps of a session's context (None: no context is kept, only the tree).
         self.context_for_cache: cache.ContextForCache = context_for_cache or (lambda session: None)
 
@@ -119,7 +121,7 @@ class FileStore(HeldSessions):
             if path is None:
                 raise SessionNotFound(f"no session {session_id!r} below {self.root}", sessionId=session_id)
         else:
-            path = self.resolve_location(location)  # type: ignore[arg-type]
+            path = self.resolve_location(location)  # type: ignore[arg-type]  # location is given when session_id is not (open's params)
             if not path.is_file():
                 raise SessionNotFound(f"no session file at {path}", path=str(path))
         return self._load(path, read_only)
@@ -143,7 +145,7 @@ class FileStore(HeldSessions):
                 self._open.pop(here.id, None)
                 here.close()
         try:
-            session, report = Session.load(path, self.fsync_policy, read_only, cache_root=self.root)
+            session, report = FileSession.load(path, self.fsync_policy, read_only, cache_root=self.root)
         except FileNotFoundError:
             raise SessionNotFound(f"no session file at {path}", path=str(path)) from None
         with self._lock:
@@ -177,7 +179,7 @@ class FileStore(HeldSessions):
             timestamp = iso_now()
             path = self.layout.new_session_path(cwd, timestamp, session_id)
             prefix = new_file_prefix(timestamp) if session_compat(path, self.root, self.compat) == "omp" else b""
-            session = Session.new(path, session_id, cwd, self.fsync_policy, parent_session, timestamp, prefix)
+            session = FileSession.new(path, session_id, cwd, self.fsync_policy, parent_session, timestamp, prefix)
             session.in_memory = not persist
             self._hold(session)
         return session
@@ -187,7 +189,7 @@ class FileStore(HeldSessions):
         timestamp = iso_now()
         new_path = self.layout.new_session_path(cwd, timestamp, new_id)
         omp = session_compat(new_path, self.root, self.compat) == "omp"
-        forked = Session.copied(
+        forked = FileSession.copied(
             new_path, new_id, cwd, self.fsync_policy, entries, parent_session=source.id, timestamp=timestamp,
             prefix=fork_prefix(source, timestamp) if omp else b"",
         )
@@ -213,7 +215,7 @@ class FileStore(HeldSessions):
             path = self.layout.new_session_path(cwd, timestamp, session_id)
             omp = session_compat(path, self.root, self.compat) == "omp"
             entries = stored_entries(objs, self.blobs if omp else None)
-            session = Session.copied(path, session_id, cwd, self.fsync_policy, entries, timestamp=timestamp,
+            session = FileSession.copied(path, session_id, cwd, self.fsync_policy, entries, timestamp=timestamp,
                                      prefix=new_file_prefix(timestamp) if omp else b"", header_fields=header_fields,
                                      owned=True)
         try:
@@ -257,6 +259,7 @@ class FileStore(HeldSessions):
         return policy is FsyncPolicy.ALWAYS
 
     def _closing(self, session: Session) -> None:
+        assert isinstance(session, FileSession)  # (every session this store holds is one)
         cache.save(self.root, session, self.context_for_cache)
 
     # -- names and moves -------------------------------------------------------------
@@ -297,29 +300,29 @@ class FileStore(HeldSessions):
 
     # -- upkeep: what the files below the root hold (read from the file system alone) -----
 
-    def usage(self, find_unreferenced: bool) -> Any:
-        from ...upkeep.usage import measure
-        from ..index import INDEX_DIR
+    def usage(self, find_unreferenced: bool) -> StoreUsage:
+        from ..index.sqlite import INDEX_DIR
+        from .usage import measure
 
         return measure(self.layout, list(self.blobs.folders), self.root / INDEX_DIR, find_unreferenced)
 
-    def pinned(self, found: Any) -> bool:
-        from ...upkeep.retention import is_pinned
+    def pinned(self, found: SessionFile) -> bool:
+        from .usage import is_pinned
 
         return is_pinned(found.path)
 
-    def empty_trash(self, older_than_s: int | None, now_ns: int, dry_run: bool) -> Any:
-        from ...upkeep.trash import empty_trash
+    def empty_trash(self, older_than_s: int | None, now_ns: int, dry_run: bool) -> Erased:
+        from .trash import empty_trash
 
         return empty_trash(self.layout, older_than_s, now_ns, dry_run)
 
-    def collect_blobs(self, dry_run: bool) -> Any:
-        from ...upkeep.trash import collect_blobs
+    def collect_blobs(self, dry_run: bool) -> Erased:
+        from .trash import collect_blobs
 
         return collect_blobs(self.layout, list(self.blobs.folders), dry_run)
 
-    def upkeep_held(self, held: list[Any]):  # type: ignore[no-untyped-def]
+    def upkeep_held(self, held: builtins.list[Any]) -> AbstractContextManager[None]:
         return self.catalog.upkeep_held(held)
 
-    def run_upkeep(self, held: list[Any]) -> None:
+    def run_upkeep(self, held: builtins.list[Any]) -> None:
         self.catalog.run_upkeep(held)

@@ -4,4 +4,34 @@
 ``rows`` maps a session file onto rows and back, ``writer`` holds a session
 under a lease and appends with a fence, ``listing`` answers session/list in
 SQL, ``transfer`` imports a file root and exports it back byte for byte.
+
+``opening.postgres_store`` makes the store from the settings (store/choosing.py calls it);
+``command.py`` is the command-line driver (migrate, export-root). The face loads a name on first use.
 """
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .opening import postgres_store
+    from .store import PostgresStore
+
+_WHERE = {
+    "postgres_store": "opening",
+    "PostgresStore": "store",
+}
+
+__all__ = [
+    "PostgresStore", "postgres_store",
+]
+
+
+def __getattr__(name: str) -> object:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -133,7 +133,7 @@ class Database:
                 keepalives_count=2,
                 # Ours after the URL's own (a search_path, say), which the keyword would otherwise replace.
                 options=" ".join(filter(None, (
-                    conninfo_to_dict(self.url.url).get("options"),
+                    own if isinstance(own := conninfo_to_dict(self.url.url).get("options"), str) else None,
                     f"-c statement_timeout={int(self.timeout * 1000)}",
                     f"-c idle_in_transaction_session_timeout={int(self.timeout * 3000)}",
                 ))),

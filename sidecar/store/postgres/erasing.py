@@ -19,11 +19,13 @@ write can name it any more without failing; a crash halfway rolls the whole coll
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
-from typing import Any
+
+import psycopg
 
 from ...format.jsonl import BLOB_PREFIX
-from ...upkeep.trash import BLOB_GRACE_S, Erased
+from ..usage import BLOB_GRACE_S, Erased
 from .db import Database, OutcomeUnknown
 from .rows import Placement
 from .upkeep import LOCATION_PREFIX
@@ -58,8 +60,7 @@ def empty_trash(db: Database, older_than_s: int | None, now_ns: int, dry_run: bo
             erased.bytes += int(size)
             continue
         try:
-            outcome = db.run(lambda conn, sid=session_id, p=place: _erase(conn, sid, p),
-                             f"erase session {session_id} from the trash")
+            outcome = db.run(partial(_erase_in, session_id, place), f"erase session {session_id} from the trash")
         except OutcomeUnknown as exc:  # the transaction is wholly done or wholly not; the next run tells
             erased.skipped.append((Path(LOCATION_PREFIX + place), str(exc)))
             continue
@@ -73,7 +74,11 @@ def empty_trash(db: Database, older_than_s: int | None, now_ns: int, dry_run: bo
     return erased
 
 
-def _erase(conn: Any, session_id: str, place: str) -> list[tuple[str, int]] | str:
+def _erase_in(session_id: str, place: str, conn: psycopg.Connection) -> list[tuple[str, int]] | str:
+    return _erase(conn, session_id, place)
+
+
+def _erase(conn: psycopg.Connection, session_id: str, place: str) -> list[tuple[str, int]] | str:
     """One trashed session and its kept files, in one transaction: what was erased, or why it was kept
     ("" when it left the trash meanwhile: restored, or erased by another run)."""
     with conn.transaction():
@@ -101,7 +106,7 @@ def collect_blobs(db: Database, now_ms: int, dry_run: bool, grace_s: int = BLOB_
     """Delete (or, with ``dry_run``, list) the blobs past their grace that no line refers to (see the module doc)."""
     cutoff_ms = now_ms - grace_s * 1000
 
-    def run(conn: Any) -> list[tuple[str, int]]:
+    def run(conn: psycopg.Connection) -> list[tuple[str, int]]:
         with conn.transaction():
             lock = "" if dry_run else " FOR UPDATE"
             candidates = [r[0] for r in conn.execute(

@@ -13,8 +13,8 @@ from typing import Any
 
 from ...format.entries import CURRENT_VERSION
 from ...format.jsonl import Entry
-from ..layout import Layout, file_name
 from ..encoded import stored_entries
+from ..files.layout import Layout, file_name
 from .db import Database
 from .rows import Fold, Placement, fold_lines, split_file
 from .transfer import ImportReport, _import_session

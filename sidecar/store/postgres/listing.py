@@ -20,8 +20,8 @@ import psycopg
 from psycopg.rows import dict_row
 
 from ...format.jsstr import node_utf8
-from ..indexsearch import first_around  # the file store's snippet rule, so both stores cut alike
-from ..titles import listed_name
+from ..files.titles import listed_name
+from ..index.search import first_around  # the file store's snippet rule, so both stores cut alike
 from .db import Database
 from .rows import Placement
 
@@ -163,6 +163,6 @@ def encode_cursor(modified: int, key: str) -> str:
 def decode_cursor(cursor: str) -> tuple[int, str] | None:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        return tuple(msgspec.json.decode(raw, type=tuple[int, str]))
+        return msgspec.json.decode(raw, type=tuple[int, str])
     except (ValueError, msgspec.DecodeError, msgspec.ValidationError):
         return None

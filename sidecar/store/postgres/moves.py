@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg
+
 from ...errors import DamagedFile, SessionExists, SessionLocked, SessionNotFound, StorageError
 from ...format.jsonl import encode, parse_line
 from .db import Database, OutcomeUnknown
@@ -109,7 +111,7 @@ def _moved(db: Database, run: Any, verb: str, session_id: str, missing: str,
     return moved
 
 
-def _carry_files(conn: Any, before: str, after: str) -> None:
+def _carry_files(conn: psycopg.Connection, before: str, after: str) -> None:
     """The files kept beside a session (a migration's ``.v<N>.bak``, a ``.torn`` aside) go where it goes,
     as the file store moves them with it."""
     if before != after:

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from ...format.titleslot import looks_like_slot, read_slot
-from ..layout import valid_session_id
-from ..listing import Accumulator, decode_line, iso_from_ms, modified_ms
+from ..ids import valid_session_id
+from ..index.listing import Accumulator, decode_line, iso_from_ms, modified_ms
 
 
 @dataclass(slots=True)
@@ -33,6 +33,14 @@ class Placement:
     def relative(self) -> str:
         base = {"live": "", "archive": ".archive/", "trash": ".trash/"}[self.area]
         return f"{base}{self.folder}/{self.file_name}"
+
+
+@overload
+def no_nul(text: str) -> str: ...
+
+
+@overload
+def no_nul(text: None) -> None: ...
 
 
 def no_nul(text: str | None) -> str | None:

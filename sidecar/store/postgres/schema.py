@@ -26,8 +26,8 @@ from typing import Callable
 
 import psycopg
 
-from .db import Database, DatabaseSchemaMismatch
 from ...format.titleslot import looks_like_slot
+from .db import Database, DatabaseSchemaMismatch
 from .rows import fold_text
 
 # Any number: a lock all sidecars take while they migrate.

@@ -15,11 +15,12 @@ from ...format.cycles import cycles_paused
 from ...format.jsonl import Entry, NotASession, serialize
 from ...format.linelist import LineParser
 from ...format.migrate import migrate
-from ..follow import FileChange
-from ..session import LoadReport, Session
+from ...format.titleslot import read_slot
+from ..base import FileChange
+from ..session import LineSession, LoadReport, Session, new_header
+from .lease import Stored, read_since
 from .notify import Notice, RemoteState
 from .rows import Placement
-from .lease import Stored, read_since
 from .writer import PgWriter
 
 # Sessions have no file: ``Session.path`` names where the session would be in a file root, below this.
@@ -30,10 +31,10 @@ def location_path(placement: Placement) -> Path:
     return NO_FILE / placement.relative
 
 
-class PgSession(Session):
+class PgSession(LineSession):
     """``Session`` whose lines live in PostgreSQL (see the module doc)."""
 
-    writer: PgWriter  # type: ignore[assignment]
+    writer: PgWriter
     # Live across hosts (notify.py): where a writer's notices go, and what a read-only holder heard.
     tell: Callable[[Notice], None] | None = None
     remote: RemoteState | None = None
@@ -52,7 +53,7 @@ class PgSession(Session):
     def _unchanged(self) -> bool:
         return True
 
-    def changed_behind(self) -> bool:
+    def changed_behind(self, before_call: bool = False, turn: int | None = None) -> bool:
         """A read-only holder heard (notify.py) that the writer changed the session."""
         remote = self.remote
         return remote is not None and remote.behind
@@ -127,7 +128,7 @@ def session_of(stored: Stored, writer: PgWriter, read_only: bool) -> tuple[PgSes
         data = serialize(parsed.header, parsed.items, parsed.prefix)
         writer.rewrite(data, stored.data, f"{stored.placement.relative}.v{migrated_from}.bak")
         size = len(data)
-    session = PgSession(location_path(stored.placement), parsed.header, writer)  # type: ignore[arg-type]
+    session = PgSession(location_path(stored.placement), parsed.header, writer)
     session.read_only = read_only
     session.prefix, session.title_slot, session.title_fault = parsed.prefix, parsed.title_slot, parsed.title_fault
     session.parse_errors = parsed.parse_errors
@@ -143,14 +144,16 @@ def new_session(
     prefix: bytes, entries: list[Entry] | None = None,
 ) -> PgSession:
     """A session not written yet (or a fork holding ``entries``, written at once when they hold a message)."""
-    session = PgSession.new(path, session_id, cwd, writer.policy, parent_session, timestamp, prefix)
-    session.writer = writer  # type: ignore[assignment]
+    session = PgSession(path, new_header(session_id, cwd, parent_session, timestamp), writer)
+    if prefix:
+        session.prefix = prefix
+        session.title_slot, session.title_fault = read_slot(prefix.rstrip(b"\n"))
     if entries:
         for entry in entries:
             session.tree.add(entry.detached())
         if session.tree.has_conversation:
             session._create_file()
-    return session  # type: ignore[return-value]
+    return session
 
 
 def header_cwd(session: Session) -> Any:

@@ -15,14 +15,13 @@ place it would have in a file root (export-root writes it there), and
 
 from __future__ import annotations
 
-from collections.abc import Set as AbstractSet
-
 import hashlib
 import logging
 import os
 import socket
 import threading
 import uuid
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -31,11 +30,12 @@ import msgspec
 from ...config import Settings
 from ...errors import InvalidParams, InvalidState, SessionExists, SessionLocked, SessionNotFound, StorageError
 from ...format.jsonl import Entry
-from ..follow import FileChange
+from ..base import FileChange, FsyncPolicy
+from ..compat import Compat
+from ..files.layout import Layout, encode_cwd, file_name
 from ..held import HeldSessions
-from ..layout import Layout, check_session_id, encode_cwd, file_name, iso_now, new_session_id
+from ..ids import check_session_id, iso_now, new_session_id
 from ..session import LoadReport, Session
-from ..writer import FsyncPolicy
 from .blobs import PgBlobStore
 from .db import Database, OutcomeUnknown
 from .lease import DEFAULT_LEASE_SECONDS, open_stored, renew_all
@@ -60,7 +60,7 @@ class PostgresStore(HeldSessions, ShelfQueries):
         self.root = Path(root).expanduser().absolute()
         # Host-local things (prompt history, terminal breadcrumbs, snapshots) still live below the root.
         self.layout = Layout(self.root)
-        self.compat = "pi"  # "omp" is refused before (opening.py); unset means pi here, whatever the root's folder
+        self.compat: Compat = "pi"  # "omp" is refused before (opening.py); unset means pi here, whatever the root's folder
         if settings.store.compat is None:  # the effective value, as initialize answers it (as the file store's)
             settings = msgspec.structs.replace(settings, store=msgspec.structs.replace(settings.store, compat="pi"))
         self.settings = settings
@@ -330,7 +330,7 @@ class PostgresStore(HeldSessions, ShelfQueries):
         if session.in_memory:
             return ""
         writer = session.writer
-        return LOCATION_PREFIX + writer.placement.relative  # type: ignore[attr-defined]
+        return LOCATION_PREFIX + writer.placement.relative  # type: ignore[attr-defined]  # this store holds PgSessions, whose writer is a PgWriter
 
     def location_of_terminal(self, session: Session) -> Path | None:
         return None

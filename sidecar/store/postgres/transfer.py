@@ -19,16 +19,18 @@ import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import psycopg
 
-from ..layout import ARCHIVE_DIR, TRASH_DIR, valid_session_id
+from ..files.layout import ARCHIVE_DIR, TRASH_DIR
+from ..files.writer import atomic_write, ensure_dir
+from ..ids import valid_session_id
 from ..payload import BLOB_DIR
-from ..writer import atomic_write, ensure_dir
 from .db import Database
-from .rows import Fold, Placement, fold_lines, fold_text, id_of_file_name, join_file, split_file
 from .lines import insert_lines
+from .rows import Fold, Placement, fold_lines, fold_text, id_of_file_name, join_file, split_file
 
 AREAS = {"live": "", "archive": ARCHIVE_DIR, "trash": TRASH_DIR}
 
@@ -228,9 +230,7 @@ def export_root(db: Database, target: Path) -> ExportReport:
         report.sessions += 1
     digests = db.read(lambda conn: [r[0] for r in conn.execute("SELECT digest FROM sidecar_blobs ORDER BY digest")])
     for digest in digests:
-        data = db.read(
-            lambda conn, d=digest: bytes(conn.execute("SELECT data FROM sidecar_blobs WHERE digest = %s", (d,)).fetchone()[0])
-        )
+        data = db.read(partial(_blob_data, digest))
         _write(target, f"{BLOB_DIR}/{digest}", data, 0o600)
         report.blobs += 1
     for path, mode, data in db.read(lambda conn: conn.execute("SELECT path, mode, data FROM sidecar_files ORDER BY path").fetchall()):
@@ -238,6 +238,11 @@ def export_root(db: Database, target: Path) -> ExportReport:
         report.files += 1
     return report
 
+
+
+def _blob_data(digest: str, conn: psycopg.Connection) -> bytes:
+    row = conn.execute("SELECT data FROM sidecar_blobs WHERE digest = %s", (digest,)).fetchone()
+    return bytes(row[0])  # type: ignore[index]  # the digest was just listed: its row is there
 
 def _write(target: Path, relative: str, data: bytes, mode: int) -> None:
     parts = Path(relative).parts

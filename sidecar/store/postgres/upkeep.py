@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from ...format.jsonl import BLOB_PREFIX, parse_line
-from ...upkeep.usage import AREAS, SessionFile, StoreUsage, folder_bytes
-from ..index import INDEX_DIR
+from ..files.usage import AREAS
+from ..index.sqlite import INDEX_DIR
 from ..tree import SessionTree
+from ..usage import SessionFile, StoreUsage, folder_bytes
 from .db import Database
 from .rows import Placement
 
@@ -60,7 +61,7 @@ def measure(db: Database, root: Path, find_unreferenced: bool) -> StoreUsage:
     return usage
 
 
-def pinned(db: Database, session_id: str) -> bool:
+def pinned(db: Database, session_id: str | None) -> bool:
     """Named now, or labelled now (a label line may have been cleared by a later one: the tree decides)."""
     def run(conn: Any) -> tuple[Any, list[bytes]]:
         name = conn.execute("SELECT name FROM sidecar_sessions WHERE id = %s", (session_id,)).fetchone()

@@ -19,8 +19,8 @@ from __future__ import annotations
 import psycopg
 
 from ...errors import SessionExists, SessionLocked, StorageError
-from ..listing import Accumulator
-from ..writer import FsyncPolicy
+from ..base import FsyncPolicy
+from ..index.listing import Accumulator
 from .blobs import keep_named, named_blobs
 from .db import Database, OutcomeUnknown
 from .lease import DEFAULT_LEASE_SECONDS, Stored, lease_interval, open_stored, read_since, release, renew_all
@@ -322,7 +322,7 @@ class PgWriter:
                 sessionId=self.session_id,
                 leaseLost=True,
             )
-        return self._error  # type: ignore[return-value]
+        return self._error  # type: ignore[return-value]  # the latched error is a StorageError or SessionLocked
 
     def _latch(self, reason: str, action: str) -> StorageError:
         if self._error is None:
@@ -332,7 +332,7 @@ class PgWriter:
                 sessionId=self.session_id,
                 latched=True,
             )
-        return self._error  # type: ignore[return-value]
+        return self._error  # type: ignore[return-value]  # the latched error is a StorageError or SessionLocked
 
 
 def _copy_acc(acc: Accumulator) -> Accumulator:

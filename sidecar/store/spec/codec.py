@@ -162,10 +162,10 @@ def translate(obj: dict[str, Any], seq: int, kept_seq: int | None = None) -> Tra
     """One pi entry (a dict) as record ``seq``. ``kept_seq``: for a compaction, the seq its
     ``firstKeptEntryId`` stands for (the caller knows the session's entries)."""
     kind = obj.get("type")
-    timestamp = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else ""
+    timestamp = stamp if isinstance(stamp := obj.get("timestamp"), str) else ""
     out = Translation()
     if kind == "message":
-        message = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+        message: dict[str, Any] = found if isinstance(found := obj.get("message"), dict) else {}
         role = message.get("role")
         if role not in SPEC_ROLES:
             out.lost.append(f"a {role} message (the format holds user, assistant and toolResult messages only)")
@@ -184,7 +184,7 @@ def translate(obj: dict[str, Any], seq: int, kept_seq: int | None = None) -> Tra
                 out.usage = message["usage"]
         out.record = record
     elif kind == "compaction":
-        details = obj.get("details") if isinstance(obj.get("details"), dict) else {}
+        details: dict[str, Any] = found if isinstance(found := obj.get("details"), dict) else {}
         read = [f for f in details.get("readFiles") or [] if isinstance(f, str)]
         modified = [f for f in details.get("modifiedFiles") or [] if isinstance(f, str)]
         tokens = obj.get("tokensBefore")

@@ -88,9 +88,9 @@ def plan(path: list[Entry], keep_recent_tokens: int) -> Plan | None:
     previous_at = max((i for i, e in enumerate(path) if e.type == "compaction"), default=None)
     previous = path[previous_at].obj() if previous_at is not None else None
     start = 0
-    if previous is not None:
+    if previous is not None and previous_at is not None:
         kept_id = previous.get("firstKeptEntryId")
-        start = next((i for i, e in enumerate(path) if e.id == kept_id), previous_at)  # type: ignore[arg-type]
+        start = next((i for i, e in enumerate(path) if e.id == kept_id), previous_at)
     in_context = [e for e in path[start:] if e.type == "message"]
     messages = [e.obj()["message"] for e in in_context]
     cut = find_cut(messages, keep_recent_tokens)
@@ -100,13 +100,13 @@ def plan(path: list[Entry], keep_recent_tokens: int) -> Plan | None:
     read: set[str] = set()
     modified: set[str] = set()
     if previous is not None:  # cumulative (S7.15)
-        details = previous.get("details") if isinstance(previous.get("details"), dict) else {}
+        details: dict[str, Any] = found if isinstance(found := previous.get("details"), dict) else {}
         read.update(f for f in details.get("readFiles") or [] if isinstance(f, str))
         modified.update(f for f in details.get("modifiedFiles") or [] if isinstance(f, str))
     file_operations(summarized, read, modified)
     return Plan(
         summarized=summarized,
-        first_kept_id=in_context[cut].id,  # type: ignore[arg-type]
+        first_kept_id=in_context[cut].id,  # type: ignore[arg-type]  # an entry of a session has its id (Entry.id is typed str | None)
         previous_summary=previous.get("summary") if previous is not None else None,
         read_files=sorted(read - modified),  # a file both read and modified is listed as modified only (S7.16)
         modified_files=sorted(modified),

@@ -40,10 +40,12 @@ def records_up_to(path: list[Entry]) -> list[dict[str, Any]]:
         obj = entry.obj()
         if obj.get("type") not in ("message", "compaction"):
             continue
-        renumbered[entry.id] = entry_id(len(objs) + 1)  # type: ignore[index]
+        renumbered[entry.id] = entry_id(len(objs) + 1)  # type: ignore[index]  # an entry of a session has its id (Entry.id is typed str | None)
         copy = {k: v for k, v in obj.items() if k not in ("id", "parentId")}
         if copy["type"] == "compaction":
-            copy["firstKeptEntryId"] = renumbered.get(obj.get("firstKeptEntryId"), entry_id(len(objs) + 1))
+            kept = obj.get("firstKeptEntryId")
+            fallback = entry_id(len(objs) + 1)
+            copy["firstKeptEntryId"] = renumbered.get(kept, fallback) if isinstance(kept, str) else fallback
         objs.append(copy)
     return objs
 
@@ -61,20 +63,20 @@ def pi_to_spec(session_id: str, header: dict[str, Any], path: list[Entry], all_e
         if obj.get("type") == "compaction":
             kept_id = obj.get("firstKeptEntryId")
             at = next((i for i, e in enumerate(path) if e.id == kept_id), index)
-            kept = next((seq_of[e.id] for e in path[at:index] if e.id in seq_of), len(records) + 1)  # type: ignore[index]
+            kept = next((seq_of[e.id] for e in path[at:index] if e.id in seq_of), len(records) + 1)
         t = translate(obj, len(records) + 1, kept)
         whole = "entry" if t.record is None else "part"
         for kind, what in [(whole, w) for w in t.lost] + [("field", w) for w in t.dropped]:
-            lost.setdefault((kind, what), []).append(entry.id)  # type: ignore[arg-type]
+            lost.setdefault((kind, what), []).append(entry.id)  # type: ignore[arg-type]  # an entry of a session has its id (Entry.id is typed str | None)
         if t.record is not None:
-            seq_of[entry.id] = t.record.seq  # type: ignore[index]
+            seq_of[entry.id] = t.record.seq  # type: ignore[index]  # an entry of a session has its id (Entry.id is typed str | None)
             records.append(t.record)
         translations.append(t)
     off_path = [e for e in all_entries if e.id not in on_path]
     left_out = [LeftOut(kind, what, ids) for (kind, what), ids in lost.items()]
     if off_path:
         left_out.insert(0, LeftOut("branch", f"{len(off_path)} entries on other branches (the format holds one chain)",
-                                   [e.id for e in off_path]))  # type: ignore[misc]
+                                   [e.id for e in off_path]))  # type: ignore[misc]  # an entry of a session has its id (Entry.id is typed str | None)
     if header.get("cwd"):
         left_out.append(LeftOut("session", f"the working folder {header['cwd']!r} (the format has none)"))
     metadata = fold(new_metadata(session_id, str(header.get("timestamp") or "")), translations)

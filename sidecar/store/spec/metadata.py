@@ -22,7 +22,7 @@ def new_metadata(session_id: str, created_at: str, model: str = "", source: str 
                  cron_job_id: str | None = None, name: str | None = None) -> SessionMetadata:
     return SessionMetadata(
         id=session_id, name=name or None, createdAt=created_at, lastMessageAt=created_at, model=model,
-        messageCount=0, source=source, cronJobId=cron_job_id,  # type: ignore[arg-type]
+        messageCount=0, source=source, cronJobId=cron_job_id,  # type: ignore[arg-type]  # source is one of the record's literals (checked by the caller)
     )
 
 

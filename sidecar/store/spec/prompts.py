@@ -77,7 +77,7 @@ def _text(content: Any) -> str:
 
 
 def _call(block: dict[str, Any]) -> str:
-    arguments = block.get("arguments") if isinstance(block.get("arguments"), dict) else {}
+    arguments: dict[str, Any] = found if isinstance(found := block.get("arguments"), dict) else {}
     inner = ", ".join(f"{key}={encode_js(_encoder.encode, value).decode()}" for key, value in arguments.items())
     return f"{block.get('name')}({inner})"
 

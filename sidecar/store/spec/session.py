@@ -17,13 +17,13 @@ from typing import Any
 import msgspec
 
 from ...errors import DamagedFile, FormatCannotHold, StorageError
+from ...format.cycles import cycles_paused
 from ...format.entries import CURRENT_VERSION
 from ...format.jsonl import Entry
-from ..lock import lock_path, unlock
-from ...format.cycles import cycles_paused
+from ..base import FileChange, FsyncPolicy
+from ..files.lock import lock_path, unlock
+from ..ids import iso_now
 from ..session import UNSET, LoadReport, Session
-from ..writer import FsyncPolicy
-from ..layout import iso_now
 from .codec import EntryBuilder, Translation, entry_id, translate
 from .file import ReadRecords, read_records
 from .layout import METADATA_FILE, SESSION_FILE
@@ -49,8 +49,10 @@ def cannot_hold(what: str, session_id: str, **data: Any) -> FormatCannotHold:
 
 
 class SpecSession(Session):
+    writer: SpecWriter
+
     def __init__(self, folder: Path, metadata: SessionMetadata, writer: SpecWriter) -> None:
-        super().__init__(folder / SESSION_FILE, _header(metadata), writer)  # type: ignore[arg-type]
+        super().__init__(folder / SESSION_FILE, _header(metadata), writer)
         self.folder = folder
         self.metadata = metadata
         self.next_seq = 1
@@ -71,7 +73,7 @@ class SpecSession(Session):
         return cls(folder, metadata, writer)
 
     @classmethod
-    def load(cls, folder: Path, policy: FsyncPolicy, read_only: bool = False) -> tuple["SpecSession", LoadReport]:  # type: ignore[override]
+    def load(cls, folder: Path, policy: FsyncPolicy, read_only: bool = False) -> tuple["SpecSession", LoadReport]:
         path = folder / SESSION_FILE
         lock_fd = None if read_only else lock_path(path)
         try:
@@ -101,7 +103,7 @@ class SpecSession(Session):
             for record in read.records:
                 entry = Entry.from_obj(builder.add(record))
                 session.tree.add(entry)
-                session.seq_of[entry.id] = record.seq  # type: ignore[index]
+                session.seq_of[entry.id] = record.seq  # type: ignore[index]  # an entry of a session has its id (Entry.id is typed str | None)
                 session.next_seq = max(session.next_seq, record.seq + 1)
         if rebuilt and not read_only:
             writer.write_metadata(metadata)  # a missing or damaged metadata.json is written again
@@ -110,10 +112,10 @@ class SpecSession(Session):
 
     # -- what the file does not follow ----------------------------------------------
 
-    def follow(self, wait: bool = True) -> None:  # type: ignore[override]
+    def follow(self, wait: bool = True) -> FileChange | None:
         return None
 
-    def changed_behind(self) -> bool:
+    def changed_behind(self, before_call: bool = False, turn: int | None = None) -> bool:
         return False
 
     def settle_unfinished(self) -> bool:
@@ -127,12 +129,12 @@ class SpecSession(Session):
             raise cannot_hold("a branch (session/branch moves the leaf off the end of the chain)", self.id)
 
     @property
-    def name(self) -> str | None:  # type: ignore[override]
+    def name(self) -> str | None:
         return self.metadata.name
 
     # -- writes -------------------------------------------------------------------
 
-    def append(  # type: ignore[override]
+    def append(
         self, objs: list[dict[str, Any]], parent_id: Any = UNSET, defer_sync: bool = False,
         objs_out: list[dict[str, Any]] | None = None,
     ) -> list[Entry]:
@@ -193,12 +195,12 @@ class SpecSession(Session):
             self.writer.policy is not FsyncPolicy.NEVER and any(e.type == "message" and e.role() == "assistant" for e in batch)
         )
         if not self.in_memory:
-            self.writer.append(records, metadata, durable)  # type: ignore[attr-defined]
+            self.writer.append(records, metadata, durable)
         self.metadata = metadata
         self.next_seq += len(records)
         for entry, translation in zip(batch, translations):
             if translation.record is not None:
-                self.seq_of[entry.id] = translation.record.seq  # type: ignore[index]
+                self.seq_of[entry.id] = translation.record.seq  # type: ignore[index]  # an entry of a session has its id (Entry.id is typed str | None)
 
     def _kept_seq(self, kept_id: Any, own_seq: int, batch_seq: dict[str, int]) -> int:
         """The seq ``firstKeptEntryId`` stands for: its record's, else the next record's after it."""
@@ -208,7 +210,7 @@ class SpecSession(Session):
             return batch_seq[kept_id]
         entries = self.tree.entries
         at = next((i for i, e in enumerate(entries) if e.id == kept_id), len(entries))
-        return next((self.seq_of[e.id] for e in entries[at:] if e.id in self.seq_of), own_seq)  # type: ignore[index]
+        return next((self.seq_of[e.id] for e in entries[at:] if e.id in self.seq_of), own_seq)
 
     def _create_file(self) -> None:
         pass  # made at create (S7.1: the folder, an empty session.jsonl and metadata.json)

@@ -9,8 +9,10 @@ working folder to move a session to.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -20,14 +22,15 @@ from ...config import Settings
 from ...errors import InvalidParams, InvalidState, SessionExists, SessionNotFound, StorageError
 from ...format.jsonl import Entry
 from ...work import Work
-from ..base import Area, Listed, ListPage, ListQuery
-from ..follow import FileChange
+from ..base import Area, FileChange, FsyncPolicy, Listed, ListPage, ListQuery
+from ..compat import Compat
+from ..files.lock import lock_path, unlock
+from ..files.writer import DIR_MODE
 from ..held import HeldSessions
-from ..layout import iso_now
-from ..lock import lock_path, unlock
+from ..ids import iso_now
 from ..payload import BlobStore
 from ..session import LoadReport, Session
-from ..writer import DIR_MODE, FsyncPolicy
+from ..usage import Erased, SessionFile, StoreUsage
 from .codec import iso_to_ms
 from .convert import records_up_to
 from .layout import ARCHIVE_DIR, SESSION_FILE, TRASH_DIR, SpecLayout, check_ulid, new_ulid
@@ -46,7 +49,7 @@ class SpecStore(HeldSessions):
         self.spec = SpecLayout(root)
         self.root = root
         # Images have no place in the format (refused), so there is no blob folder to keep.
-        self.compat = "pi"
+        self.compat: Compat = "pi"
         self.settings = msgspec.structs.replace(settings, store=msgspec.structs.replace(settings.store, compat="pi"))
         self.blobs = BlobStore(root)
 
@@ -98,7 +101,7 @@ class SpecStore(HeldSessions):
             if located is None:
                 raise SessionNotFound(f"no session {session_id!r} below {self.root}", sessionId=session_id)
             return self._load(located[0], read_only)
-        return self._load(self.resolve_location(location), read_only)  # type: ignore[arg-type]
+        return self._load(self.resolve_location(location), read_only)  # type: ignore[arg-type]  # location is given when session_id is not (open's params)
 
     def resolve_location(self, raw: str) -> Path:
         """A session folder (or its session.jsonl) named by a client; outside the root only when allowed."""
@@ -106,7 +109,7 @@ class SpecStore(HeldSessions):
         if not path.is_absolute():
             path = self.root / path
         if not self.settings.store.allowExternalPaths:
-            from ..layout import Layout
+            from ..files.layout import Layout
 
             Layout(self.root).check_inside(path)
         return path.parent if path.name == SESSION_FILE else path
@@ -182,7 +185,7 @@ class SpecStore(HeldSessions):
                 continue
             yield session, report, False
 
-    def append_syncs(self, session_id: str, roles: set[str]) -> bool:
+    def append_syncs(self, session_id: str, roles: AbstractSet[str]) -> bool:
         return True  # every append renames metadata.json: never a call to run on the event loop
 
     # -- names and moves -------------------------------------------------------------
@@ -199,7 +202,7 @@ class SpecStore(HeldSessions):
         pass  # the name is in metadata.json, written with the append that set it
 
     def location(self, session: Session) -> str:
-        return "" if session.in_memory else str(session.folder)  # type: ignore[attr-defined]
+        return "" if session.in_memory else str(session.folder)  # type: ignore[attr-defined]  # this store holds SpecSessions only
 
     def move(self, session_id: str, from_area: Area | None, to: Area) -> str:
         check_ulid(session_id)
@@ -262,22 +265,23 @@ class SpecStore(HeldSessions):
     def reindex(self) -> int:
         return 0  # metadata.json is the listing
 
-    def usage(self, find_unreferenced: bool) -> Any:
+    def usage(self, find_unreferenced: bool) -> StoreUsage:
         raise InvalidParams("session/stats and session/prune cover pi-format sessions (files below a root, or "
                             "PostgreSQL); this sidecar keeps its sessions in the spec format")
 
-    def pinned(self, found: Any) -> bool:
-        return self.usage(False)
+    def pinned(self, found: SessionFile) -> bool:
+        self.usage(False)  # (refused, as session/stats is)
+        return False
 
-    def empty_trash(self, older_than_s: int | None, now_ns: int, dry_run: bool) -> Any:
+    def empty_trash(self, older_than_s: int | None, now_ns: int, dry_run: bool) -> Erased:
         raise InvalidParams("empty-trash covers pi-format sessions (files below a root, or PostgreSQL); this "
                             "sidecar keeps its sessions in the spec format")
 
-    def collect_blobs(self, dry_run: bool) -> Any:
+    def collect_blobs(self, dry_run: bool) -> Erased:
         return self.empty_trash(None, 0, dry_run)
 
-    def upkeep_held(self, held: list[Any]) -> contextlib.AbstractContextManager[None]:
+    def upkeep_held(self, held: builtins.list[Any]) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
-    def run_upkeep(self, held: list[Any]) -> None:
+    def run_upkeep(self, held: builtins.list[Any]) -> None:
         pass

@@ -15,8 +15,9 @@ import os
 from pathlib import Path
 
 from ...errors import SessionExists, StorageError
-from ..lock import lock_path, unlock
-from ..writer import DIR_MODE, FILE_MODE, FsyncPolicy, _write_all, atomic_write, fsync_dir
+from ..base import FsyncPolicy
+from ..files.lock import lock_path, unlock
+from ..files.writer import DIR_MODE, FILE_MODE, _write_all, atomic_write, fsync_dir
 from .layout import METADATA_FILE, SESSION_FILE
 from .records import Record, SessionMetadata, encode_metadata, encode_record
 

@@ -35,13 +35,18 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .indexbuild import SearchBuilder, drain
-from .indexscan import load as _load, scan_folder as _scan_folder
-from .indexread import BULK_ROWS, fold_file, read_files
-from .indexschema import COLUMNS as _COLUMNS, SCHEMA_VERSION, Row, connect  # noqa: F401
-from .indexsearch import contains as _contains, delete_texts as _delete_texts, holds as _holds
-from .indexsearch import query_rows
+from ...format.jsonl import Entry
+from .build import SearchBuilder, drain
 from .listing import STUB_SQL
+from .read import BULK_ROWS, fold_file, read_files
+from .scan import load as _load
+from .scan import scan_folder as _scan_folder
+from .schema import COLUMNS as _COLUMNS  # noqa: F401
+from .schema import Row, connect
+from .search import contains as _contains
+from .search import delete_texts as _delete_texts
+from .search import holds as _holds
+from .search import query_rows
 from .watch import FolderWatch
 
 log = logging.getLogger(__name__)
@@ -268,12 +273,12 @@ class ListingIndex:
 
         self._safely(action)
 
-    def appended(self, path: Path, area: str, entries: list[Any]) -> None:
+    def appended(self, path: Path, area: str, entries: list[Entry]) -> None:
         """The sidecar appended ``entries`` (their lines held) to ``path``: fold them into its row (the file
         is not read)."""
         self.appended_to([(path, area, entries)])
 
-    def appended_to(self, jobs: list[tuple[Path, str, list[Any]]]) -> None:
+    def appended_to(self, jobs: list[tuple[Path, str, list[Entry]]]) -> None:
         """``appended`` of each job (each of another file) in one transaction: a commit costs more than
         folding a run of appends. When that fails, each file's alone, failing (or not) as alone."""
         def action(conn: sqlite3.Connection) -> None:

@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable
 
-from ..format.jsonl import Entry, parse_line
+from ...format.jsonl import Entry, parse_line
+from ..base import FileChange, Reason
 from .treecache import TAIL_SAMPLE
 
 # How long a call waits for a last line another program is still writing.
@@ -46,23 +46,6 @@ _POLL_S = 0.002
 # A file not modified for this long is not being written now: an unfinished last line
 # in it was torn (its writer died), and is not waited for.
 _FRESH_S = 0.1
-
-# rewritten: same file, other bytes; truncated: shorter than we knew it; replaced: another
-# file renamed over ours; interleaved: another program's lines went out just before a batch of ours.
-Reason = Literal["rewritten", "truncated", "replaced", "interleaved"]
-
-
-@dataclass(slots=True)
-class FileChange:
-    """What a session learnt from its file at one call."""
-
-    # Entries another program appended, in file order, now in the tree.
-    appended: list[Entry] = field(default_factory=list)
-    # The file was read again whole, and why; None when it only grew.
-    reloaded: Reason | None = None
-    # The header line was rewritten in place (same length): only the header was read again.
-    header_changed: bool = False
-
 
 def extend_tail(tail: bytes, lines: list[bytes]) -> bytes:
     """The last TAIL_SAMPLE bytes of a file that held ``tail`` at its end and then ``lines`` (each with its newline)."""
@@ -156,16 +139,15 @@ class FollowsFile:
     rest: ``path``, ``header``, ``writer``, ``known_size``, ``tree``, ``parse_errors``,
     ``_read_whole`` and ``_add_tail``."""
 
-    # Told of every change another program made to the file, once folded in.
-    on_follow: Callable[[Any, FileChange], None] | None = None
-    # Whether another program's changes show up in a file here (inotify or a timer watches it);
-    # a session whose changes come by other means (PostgreSQL's notices) is never polled.
-    changes_on_disk = True
+    # (on_follow and changes_on_disk: Session's, store/session.py)
+    on_follow: Callable[[Any, FileChange], None] | None
 
     if TYPE_CHECKING:  # what Session provides
         from pathlib import Path
 
-        from .tree import SessionTree
+        from ..cached import CachedContext
+        from ..tree import SessionTree
+        from .treecache import FileStamp
         from .writer import SessionWriter
 
         path: Path
@@ -175,8 +157,8 @@ class FollowsFile:
         known_size: int
         parse_errors: int
         prefix: bytes
-        cached_context: Any
-        cache_stamp: Any
+        cached_context: CachedContext | None
+        cache_stamp: FileStamp | None
 
         @property
         def tree(self) -> SessionTree: ...
@@ -225,7 +207,7 @@ class FollowsFile:
 
     def _saw_own_write(self) -> None:
         # The writer's fstat just after an append, when it has one; it just wrote: its descriptor is open.
-        st = getattr(self.writer, "last_stat", None) or os.fstat(self.writer.stat_fd())  # type: ignore[arg-type]
+        st = getattr(self.writer, "last_stat", None) or os.fstat(self.writer.stat_fd())  # type: ignore[arg-type]  # the writer just wrote: its descriptor is open
         if self._inode is None:
             self._inode = (st.st_dev, st.st_ino)
         # A size past our end: another program appended right after us; the next call reads it.
@@ -313,7 +295,7 @@ class FollowsFile:
         if how == "grown" and (self.writer.torn_tail_at is not None or self.writer.needs_newline):
             how = "rewritten"  # our end was not a line boundary: their first line is glued to it
         if how != "grown":
-            return self._told(self._reload(how))  # type: ignore[arg-type]
+            return self._told(self._reload(how))  # type: ignore[arg-type]  # classify answers a Reason when it is not "grown"
         return self._told(self._fold_new_lines(path, wait))
 
     def _fold_new_lines(self, path: str, wait: bool) -> FileChange | None:

@@ -14,29 +14,39 @@ and ACP's ``title`` the same): the one the tool of its compatibility reads.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Any, Protocol
 
-from ..errors import InvalidParams, StorageError
-from ..format.titleslot import SLOT_BYTES, TITLE_CHANGE_TYPE, clean_title, read_slot, slot_line
-from ..format.jsonl import Entry
-from ..format.jsstr import session_name
-from .compat import Compat
-from .layout import iso_now
+from ...errors import InvalidParams, StorageError
+from ...format.jsonl import Entry
+from ...format.titleslot import SLOT_BYTES, TITLE_CHANGE_TYPE, clean_title, read_slot, slot_line
+from ..compat import Compat
+from ..ids import iso_now
+from ..session import Session, Titled, name_of
+from ..tree import SessionTree
 from .lock import lock_path, unlock
-from .writer import atomic_write
-
-if TYPE_CHECKING:
-    from .session import Session
+from .treecache import FileStamp
+from .writer import SessionWriter, atomic_write
 
 
-def name_of(session: "Session", compat: Compat) -> str | None:
-    """The session's name as the tool of ``compat`` reads it (a file with a title line is oh-my-pi's)."""
-    if compat == "omp" or session.prefix:
-        if session.title_slot is not None:
-            return session.title_slot.name
-        title = session.header_obj().get("title")
-        return title if isinstance(title, str) and title else None
-    return session.info_name
+class TitledFile(Titled, Protocol):
+    """What a rename as oh-my-pi's needs of a session: its file, its title line, its writer (files/session.py)."""
+
+    path: Path
+    title_fault: str | None
+    cache_stamp: FileStamp | None
+    known_size: int
+    writer: SessionWriter
+
+    @property
+    def tree(self) -> SessionTree: ...
+
+    @property
+    def persisted(self) -> bool: ...
+
+    def append(self, objs: list[dict[str, Any]]) -> list[Entry]: ...
+
+    def _note_file(self) -> None: ...
 
 
 def listed_name(compat: Compat, titled: bool | int | None, info_name: str | None, title: str | None) -> str | None:
@@ -45,16 +55,6 @@ def listed_name(compat: Compat, titled: bool | int | None, info_name: str | None
     if compat == "omp" or titled:
         return title or None
     return info_name
-
-
-def set_name(session: "Session", name: str, compat: Compat) -> Entry:
-    """Name the session where ``compat``'s tool reads names; returns the entry appended.
-
-    A file that starts with a title line is oh-my-pi's whatever the root: it is named as oh-my-pi names it.
-    """
-    if compat == "pi" and not session.prefix:
-        return session.append([{"type": "session_info", "name": session_name(name)}])[0]
-    return _set_title(session, name)
 
 
 def new_file_prefix(timestamp: str) -> bytes:
@@ -71,7 +71,8 @@ def fork_prefix(source: "Session", timestamp: str) -> bytes:
     return slot_line(title, timestamp, origin) + b"\n"
 
 
-def _set_title(session: "Session", name: str) -> Entry:
+def set_title(session: TitledFile, name: str) -> Entry:
+    """oh-my-pi's rename: a ``title_change`` entry, then the title line (overwritten, or the file rewritten with one)."""
     title = clean_title(name)
     if not title:
         raise InvalidParams("name is empty once control characters and spaces are removed; send a visible name",
@@ -95,7 +96,7 @@ def _set_title(session: "Session", name: str) -> Entry:
     return entry
 
 
-def _overwrite_slot(session: "Session", line: bytes) -> None:
+def _overwrite_slot(session: TitledFile, line: bytes) -> None:
     """The slot's bytes replaced in place, as oh-my-pi does (same width: no other byte moves)."""
     try:
         fd = os.open(session.path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
@@ -113,7 +114,7 @@ def _overwrite_slot(session: "Session", line: bytes) -> None:
         ) from exc
 
 
-def _rewrite_with_prefix(session: "Session", prefix: bytes) -> None:
+def _rewrite_with_prefix(session: TitledFile, prefix: bytes) -> None:
     """The file again with ``prefix`` instead of what came before its header, atomically.
 
     For a file without a (sound) title line: oh-my-pi rewrites such a file whole

@@ -20,12 +20,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import SessionLocked
-from ..format.jsonl import BLOB_MARK, Entry, decode_object, parse_path, serialize
-from .compat import omp_blob_folder
+from ...errors import SessionLocked
+from ...format.jsonl import BLOB_MARK, Entry, decode_object, parse_path, serialize
+from ..compat import omp_blob_folder
+from ..payload import BLOB_DIR, BlobStore, resolve
 from .layout import ARCHIVE_DIR, Layout
 from .lock import lock_path, unlock
-from .payload import BLOB_DIR, BlobStore, resolve
 from .writer import atomic_write
 
 

@@ -28,17 +28,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..errors import InvalidSessionId, SessionLocked
-from ..format.codec import decode_object
-from ..format.jsonl import BLOB_MARK, Entry, NotASession, parse_path, serialize
-from ..format.jsstr import session_name
-from ..format.migrate import new_entry_id
-from ..format.titleslot import clean_title, slot_line
+from ...errors import InvalidSessionId, SessionLocked
+from ...format.codec import decode_object
+from ...format.jsonl import BLOB_MARK, Entry, NotASession, parse_path, serialize
+from ...format.jsstr import session_name
+from ...format.migrate import new_entry_id
+from ...format.titleslot import clean_title, slot_line
+from ..compat import omp_blob_folder
+from ..ids import iso_now
+from ..payload import BlobStore, externalize, resolve
 from .blobmove import blob_references, session_files
-from .compat import omp_blob_folder
-from .layout import Layout, iso_now
+from .layout import Layout
 from .lock import lock_path, unlock
-from .payload import BlobStore, externalize, resolve
 from .writer import atomic_write
 
 Tool = Literal["pi", "omp"]

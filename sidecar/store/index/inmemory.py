@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .base import Listed, ListQuery
+from ..base import Listed, ListQuery
 from .listing import matches, summarize
 
 

@@ -16,7 +16,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from ..errors import SessionLocked
+from ...errors import SessionLocked
 
 
 def lock_file(path: Path, fd: int | None = None) -> int:

@@ -24,12 +24,12 @@ import mmap
 import os
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
-from ..format.jsonl import MAP_THRESHOLD, Entry, LineSource, MessageHead, parse_tail
-from .tree import SessionTree
+from ...format.jsonl import MAP_THRESHOLD, Entry, LineSource, MessageHead, parse_tail
+from ..cached import CacheDamaged, CachedContext
+from ..tree import SessionTree
 from .writer import DIR_MODE, FILE_MODE
 
 _has_blobs = attrgetter("has_blobs")
@@ -44,39 +44,6 @@ MIN_CACHED_BYTES = MAP_THRESHOLD
 TAIL_SAMPLE = 64
 # A file that grew by more than this since its cache is parsed whole (the tail is read into memory).
 MAX_TAIL_BYTES = 16 * 1024 * 1024
-
-
-class CachedContext(msgspec.Struct):
-    """``buildContext`` (agent format, no ``since``) at ``leaf_id``, as it was answered."""
-
-    leaf_id: str | None
-    # The JSON array exactly as it goes over the wire, kept as msgpack bytes and
-    # left undecoded (see json_messages): answering sends it without a copy of its own.
-    messages: msgspec.Raw
-    thinking_level: str
-    model: dict[str, Any] | None
-    models: dict[str, str]
-    mode: str
-    mode_data: dict[str, Any] | None
-    injected_rules: list[str]
-    entry_ids: list[str]
-    estimated_tokens: int
-
-    @classmethod
-    def make(cls, messages_json: bytes, **fields: Any) -> "CachedContext":
-        return cls(messages=msgspec.Raw(_encoder.encode(messages_json)), **fields)
-
-    def json_messages(self) -> memoryview:
-        """The messages' JSON, a view of the cache file as read (no copy)."""
-        view = memoryview(self.messages)
-        header = _BIN_HEADERS.get(view[0]) if len(view) else None
-        if header is None:
-            raise CacheDamaged("the kept context is not msgpack bytes")
-        return view[header:]
-
-
-# msgpack's bin 8/16/32 markers and the length of each header.
-_BIN_HEADERS = {0xC4: 2, 0xC5: 3, 0xC6: 5}
 
 
 class FileStamp(msgspec.Struct, array_like=True, frozen=True):
@@ -146,10 +113,6 @@ class TreeCache(msgspec.Struct, array_like=True):
         if not columns.complete() or len(columns.ids) != self.entry_count:
             raise CacheDamaged("columns of different lengths")
         return columns
-
-
-class CacheDamaged(ValueError):
-    pass
 
 
 _decoder = msgspec.msgpack.Decoder(TreeCache)
@@ -246,7 +209,7 @@ def build_cache(path: Path, header: Entry, tree: SessionTree, parse_errors: int,
         return None
     columns = Columns(
         types=[e.type for e in entries],
-        ids=[e.id for e in entries],  # type: ignore[misc]
+        ids=[e.id for e in entries],  # type: ignore[misc]  # an entry of a session has its id (Entry.id is typed str | None)
         parents=[e.parent_id for e in entries],
         timestamps=[e.timestamp for e in entries],
         offsets=[e.offset for e in entries],

@@ -17,11 +17,11 @@ from typing import Any, Iterator
 
 import msgspec
 
-from ..format.jsonl import decode_lenient
-from ..format.jsstr import js_trim
-from ..format.jstime import js_time
-from ..format.usage import usage_tokens
-from ..format.titleslot import TitleSlot, looks_like_slot, read_slot
+from ...format.jsonl import decode_lenient
+from ...format.jsstr import js_trim
+from ...format.jstime import js_time
+from ...format.titleslot import TitleSlot, looks_like_slot, read_slot
+from ...format.usage import usage_tokens
 
 
 class _Message(msgspec.Struct):

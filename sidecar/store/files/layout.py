@@ -1,4 +1,4 @@
-"""Where sessions live: the root, pi's folder-per-cwd layout, ids and path safety.
+"""Where sessions live: the root, pi's folder-per-cwd layout and path safety (ids: store/ids.py).
 
 ``<root>/--<cwd-encoded>--/<timestamp>_<sessionId>.jsonl`` exactly as pi lays
 it out, so a root pointed at pi's own sessions folder works. Archived and
@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import time
 from pathlib import Path
 
 import platformdirs
 
-from ..errors import InvalidParams, InvalidSessionId, PathOutsideRoot
-from ..format.ids import valid_session_id
+from ...errors import InvalidParams, PathOutsideRoot
+from ..ids import check_session_id, inside
 
 ROOT_ENV = "SESSION_SIDECAR_HOME"
 ARCHIVE_DIR = ".archive"
@@ -40,55 +39,8 @@ def encode_cwd(cwd: str) -> str:
     return "--" + re.sub(r"[/\\:]", "-", stripped) + "--"
 
 
-# The formatted second of the last ``iso_now``: formatting a date costs more
-# than the rest of preparing a small entry, and a batch shares its second.
-_second: tuple[int, str] = (-1, "")
-_MILLIS = [f"{milli:03d}Z" for milli in range(1000)]  # (an index costs less than formatting the number)
-
-
-def iso_now() -> str:
-    """UTC time as JavaScript's ``toISOString`` writes it (milliseconds, Z)."""
-    global _second
-    second, milli = divmod(time.time_ns() // 1_000_000, 1000)
-    cached = _second
-    if cached[0] != second:
-        cached = _second = (second, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second)))
-    return cached[1] + _MILLIS[milli]
-
-
 def file_name(timestamp: str, session_id: str) -> str:
     return f"{re.sub(r'[:.]', '-', timestamp)}_{session_id}.jsonl"
-
-
-def new_session_id() -> str:
-    """A UUIDv7: time-ordered, so ids sort by creation."""
-    millis = time.time_ns() // 1_000_000
-    rand = int.from_bytes(secrets.token_bytes(10), "big")
-    value = (millis & ((1 << 48) - 1)) << 80
-    value |= 0x7 << 76  # version
-    value |= (rand >> 68) << 64 & (0xFFF << 64)  # rand_a, 12 bits
-    value |= 0b10 << 62  # variant
-    value |= rand & ((1 << 62) - 1)  # rand_b
-    text = f"{value:032x}"
-    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
-
-
-def check_session_id(session_id: object) -> str:
-    if not isinstance(session_id, str) or not valid_session_id(session_id):
-        raise InvalidSessionId(
-            "session ids are 1-64 characters: letters and digits at both ends, '.', '_' or '-' inside",
-            sessionId=session_id if isinstance(session_id, str) else None,
-        )
-    return session_id
-
-
-def inside(root: Path, path: Path) -> bool:
-    """True when ``path``, symlinks resolved, is ``root`` or below it."""
-    try:
-        path.resolve().relative_to(root.resolve())
-    except ValueError:
-        return False
-    return True
 
 
 # A folder's mtime this old (or older) is trusted to change with its next entry change: file systems keep

@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 from typing import Callable
 
-from .indexsearch import drain_chunk
+from .search import drain_chunk
 
 log = logging.getLogger(__name__)
 

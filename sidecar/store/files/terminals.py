@@ -13,8 +13,8 @@ import os
 import re
 from pathlib import Path
 
-from ..errors import InvalidParams
-from .layout import inside
+from ...errors import InvalidParams
+from ..ids import inside
 from .writer import DIR_MODE, FILE_MODE
 
 TERMINALS_DIR = ".terminals"

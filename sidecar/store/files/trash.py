@@ -12,22 +12,13 @@ nothing refers to, never a reference to a blob that is gone.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..store.layout import TRASH_DIR, Layout
-from ..store.lock import lock_path, unlock
-from ..store.writer import fsync_dir
+from ..usage import BLOB_GRACE_S, Erased
+from .layout import TRASH_DIR, Layout
+from .lock import lock_path, unlock
 from .usage import blob_files, blob_references, session_files
-
-BLOB_GRACE_S = 3600
-
-
-@dataclass(slots=True)
-class Erased:
-    files: list[Path] = field(default_factory=list)
-    bytes: int = 0
-    skipped: list[tuple[Path, str]] = field(default_factory=list)
+from .writer import fsync_dir
 
 
 def empty_trash(layout: Layout, older_than_s: int | None, now_ns: int, dry_run: bool) -> Erased:

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from stat import S_ISREG
 
-from ..format.jsonl import MAP_THRESHOLD
+from ...format.jsonl import MAP_THRESHOLD
 
 log = logging.getLogger(__name__)
 

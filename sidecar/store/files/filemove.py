@@ -13,8 +13,8 @@ import os
 import shutil
 from pathlib import Path
 
-from ..errors import DamagedFile
-from ..format.jsonl import encode, parse_line
+from ...errors import DamagedFile
+from ...format.jsonl import encode, parse_line
 from .writer import FILE_MODE, ensure_dir, fsync_dir
 
 # The header is one of the first lines; a file whose first this many bytes hold none is no session.

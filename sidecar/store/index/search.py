@@ -33,7 +33,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Iterable
 
-from ..trigrams import trigram_terms
+from ...trigrams import trigram_terms
 
 SHIFT = 32  # a row's rowid: file_id << SHIFT | its number in the file, so one file's texts are a rowid range
 SEPARATOR = "\n"  # between the texts of one row

@@ -20,7 +20,7 @@ import os
 import threading
 from pathlib import Path
 
-from .watch import (
+from ..index.watch import (
     IN_ATTRIB,
     IN_CLOEXEC,
     IN_CLOSE_WRITE,
@@ -76,7 +76,7 @@ class FileWatch:
         folder, name = os.fspath(path.parent), os.fsencode(path.name)
         with self._lock:
             if folder not in self._folder_wd:
-                wd = self._libc.inotify_add_watch(self.fd, os.fsencode(folder), _MASK)  # type: ignore[union-attr]
+                wd = self._libc.inotify_add_watch(self.fd, os.fsencode(folder), _MASK)  # type: ignore[union-attr]  # _libc is set whenever fd is open
                 if wd < 0:
                     code = ctypes.get_errno()
                     level = logging.WARNING if code == errno.ENOSPC else logging.INFO
@@ -89,12 +89,12 @@ class FileWatch:
 
     def _watch_inode(self, path: Path) -> None:
         """(Again) watch the file now at ``path``; the folder's watch covers it if this fails."""
-        wd = self._libc.inotify_add_watch(self.fd, os.fsencode(path), _FILE_MASK)  # type: ignore[union-attr]
+        wd = self._libc.inotify_add_watch(self.fd, os.fsencode(path), _FILE_MASK)  # type: ignore[union-attr]  # _libc is set whenever fd is open
         if wd >= 0:
             old = self._wd_of_file.get(path)
             if old is not None and old != wd and self._file_wd.get(old) == path:
                 del self._file_wd[old]
-                self._libc.inotify_rm_watch(self.fd, old)  # type: ignore[union-attr]
+                self._libc.inotify_rm_watch(self.fd, old)  # type: ignore[union-attr]  # _libc is set whenever fd is open
             self._file_wd[wd], self._wd_of_file[path] = path, wd
 
     def remove(self, path: Path) -> None:
@@ -106,13 +106,13 @@ class FileWatch:
             names.discard(name)
             file_wd = self._wd_of_file.pop(path, None)
             if file_wd is not None and self._file_wd.pop(file_wd, None) is not None:
-                self._libc.inotify_rm_watch(self.fd, file_wd)  # type: ignore[union-attr]
+                self._libc.inotify_rm_watch(self.fd, file_wd)  # type: ignore[union-attr]  # _libc is set whenever fd is open
             if not names:
                 del self._files[folder]
                 wd = self._folder_wd.pop(folder, None)
                 if wd is not None:
                     self._wd_folder.pop(wd, None)
-                    self._libc.inotify_rm_watch(self.fd, wd)  # type: ignore[union-attr]
+                    self._libc.inotify_rm_watch(self.fd, wd)  # type: ignore[union-attr]  # _libc is set whenever fd is open
 
     def read(self) -> set[Path]:
         """The watched files with events since the last read (every one after a lost event queue)."""

@@ -8,10 +8,11 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from . import indexwork
-from .indexschema import FILES_INDEXES, INSERT_FILE, UPDATE_FILE
-from .indexsearch import SHIFT, delete_texts, folded_meta, text_rows
+from ...format.jsonl import Entry
+from . import workers as indexwork
 from .listing import Accumulator, decode_line, modified_ms
+from .schema import FILES_INDEXES, INSERT_FILE, UPDATE_FILE
+from .search import SHIFT, delete_texts, folded_meta, text_rows
 
 _BATCH = 256  # files whose new rows (and texts) go in by one statement
 BULK_ROWS = 1000  # files read into an empty index past which its indexes are made after the rows
@@ -106,7 +107,7 @@ def _store_reads(
     flush()
 
 
-def fold_file(conn: sqlite3.Connection, known: Known, path: Path, area: str, entries: list[Any],
+def fold_file(conn: sqlite3.Connection, known: Known, path: Path, area: str, entries: list[Entry],
               read_into: Callable[[sqlite3.Connection, str, str, str, int, int], Any]) -> None:
     """``entries`` the sidecar appended to ``path`` folded into its row, in the caller's transaction;
     the file read again (``read_into``) when its row is not the file before them."""
@@ -124,7 +125,7 @@ def fold_file(conn: sqlite3.Connection, known: Known, path: Path, area: str, ent
         fold_appended(conn, known, path, entries, st, row)
 
 
-def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, entries: list[Any], st: os.stat_result,
+def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, entries: list[Entry], st: os.stat_result,
                   row: tuple[Any, ...]) -> None:
     """Fold the ``entries`` the sidecar appended into the file's ``row`` (as selected by ListingIndex.appended).
 
@@ -139,7 +140,7 @@ def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, entries: l
         if skip:
             if skip == _COUNTED:
                 acc.count += 1
-                acc.last_role = entry.head.role if type(entry.head.role) is str else None
+                acc.last_role = entry.head.role if type(entry.head.role) is str else None  # type: ignore[union-attr]  # _COUNTED: a head is there
             continue
         line = decode_line(entry.raw)
         if line is None:
@@ -166,7 +167,7 @@ def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, entries: l
 _IGNORED, _COUNTED = 1, 2
 
 
-def listing_skip(entry: Any) -> int:
+def listing_skip(entry: Entry) -> int:
     """0 when the entry's line must be decoded for the listing (Accumulator.feed); _IGNORED when feed
     would change nothing (neither a message nor session_info); _COUNTED when it would only count it
     (a message object whose role is neither user nor assistant)."""

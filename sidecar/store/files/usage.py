@@ -1,4 +1,4 @@
-"""What the store holds on disk: bytes per cwd, per session, in blobs, the index, the archive, the trash.
+"""What the file store holds on disk: bytes per cwd, per session, in blobs, the index, the archive, the trash.
 
 Read from the file system alone (one stat per file; blob references are found
 by a byte search of each session file, only when asked), so it answers for a
@@ -10,44 +10,19 @@ from __future__ import annotations
 import mmap
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..format.jsonl import BLOB_MARK, BLOB_PREFIX
-from ..format.ids import session_id_of
-from ..store.layout import ARCHIVE_DIR, TRASH_DIR, Layout
+from ...format.ids import session_id_of
+from ...format.jsonl import BLOB_MARK, BLOB_PREFIX, parse_path
+from ..tree import SessionTree
+from ..usage import SessionFile, StoreUsage, folder_bytes
+from .layout import ARCHIVE_DIR, TRASH_DIR, Layout
 
 # A blob reference inside a line: "blob:sha256:<64 hex>".
 _BLOB_REF = re.compile(rb'"' + re.escape(BLOB_PREFIX.encode()) + rb"([0-9a-f]{64})")
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
 AREAS = {"live": None, "archive": ARCHIVE_DIR, "trash": TRASH_DIR}
-
-
-@dataclass(slots=True, frozen=True)
-class SessionFile:
-    path: Path
-    area: str  # "live", "archive" or "trash"
-    cwd_folder: str  # the encoded cwd folder it sits in
-    session_id: str | None
-    size: int
-    mtime_ns: int
-
-
-@dataclass(slots=True)
-class StoreUsage:
-    sessions: list[SessionFile] = field(default_factory=list)
-    bytes_by_area: dict[str, int] = field(default_factory=dict)
-    blob_bytes: int = 0
-    blob_count: int = 0
-    index_bytes: int = 0
-    # With blob references looked up: blobs no session (live, archived or trashed) refers to.
-    unreferenced_blobs: list[Path] | None = None
-    unreferenced_bytes: int = 0
-
-    @property
-    def total_bytes(self) -> int:
-        return sum(self.bytes_by_area.values()) + self.blob_bytes + self.index_bytes
 
 
 def session_files(layout: Layout) -> Iterator[SessionFile]:
@@ -116,13 +91,20 @@ def measure(layout: Layout, blob_folders: list[Path], index_folder: Path, find_u
     return usage
 
 
-def folder_bytes(folder: Path) -> int:
-    """Bytes of every file below ``folder`` (the listing index, history and tree caches)."""
-    total = 0
-    for base, _, names in os.walk(folder):
-        for name in names:
-            try:
-                total += os.lstat(os.path.join(base, name)).st_size
-            except OSError:
-                continue
-    return total
+def is_pinned(path: Path) -> bool:
+    """A session whose name or a label is set now (labels and names can be cleared again).
+
+    A byte search for their entry types first: most files hold neither and are
+    not parsed at all.
+    """
+    try:
+        with open(path, "rb") as file:
+            with mmap.mmap(file.fileno(), 0, prot=mmap.PROT_READ) as data:
+                if data.find(b'"type":"label"') < 0 and data.find(b'"type":"session_info"') < 0:
+                    return False
+        parsed = parse_path(path)
+    except (OSError, ValueError):
+        return False
+    tree = SessionTree()
+    tree.add_parsed(parsed.items)
+    return bool(tree.name or tree.labels)

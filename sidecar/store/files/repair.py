@@ -19,8 +19,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import DamagedFile
-from ..format.jsonl import Entry, NotASession, parse_path, serialize
+from ...errors import DamagedFile
+from ...format.jsonl import Entry, NotASession, parse_path, serialize
 from .lock import lock_path, unlock
 from .writer import atomic_write
 

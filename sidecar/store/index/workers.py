@@ -38,9 +38,9 @@ from typing import IO, Any, Callable, Generator
 
 import msgspec
 
-from .indexscan import load as load_file
-from .indexsearch import folded_meta, text_chunks
 from .listing import summarize_full
+from .scan import load as load_file
+from .search import folded_meta, text_chunks
 
 log = logging.getLogger(__name__)
 

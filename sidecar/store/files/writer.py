@@ -15,20 +15,11 @@ ahead of disk unnoticed.
 from __future__ import annotations
 
 import os
-from enum import Enum
 from pathlib import Path
 
-from ..errors import SessionExists, StorageError
+from ...errors import SessionExists, StorageError
+from ..base import FsyncPolicy
 from .lock import lock_file, lock_path, unlock
-
-
-class FsyncPolicy(str, Enum):
-    """When appended lines are forced to stable storage."""
-
-    ASSISTANT = "assistant"  # after every batch holding an assistant message (default)
-    ALWAYS = "always"  # after every batch
-    NEVER = "never"  # leave it to the OS; flush() still forces it
-
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -123,7 +114,7 @@ def _write_all(fd: int, data: bytes) -> None:
             written += count
             view = view[count:]
     except OSError as exc:
-        exc.written = written  # type: ignore[attr-defined]
+        exc.written = written  # type: ignore[attr-defined]  # the bytes written so far ride on the error (read by the undo)
         raise
 
 

@@ -174,7 +174,7 @@ class FolderWatch:
 
     def arm(self, folder: str) -> None:
         """About to scan ``folder``: watch it (if not yet) and count it unchanged from now on, until an event."""
-        if self._fd < 0:
+        if self._fd < 0 or self._libc is None:
             return
         with self._lock:
             if folder not in self._path_wd:
@@ -236,7 +236,7 @@ class FolderWatch:
             if mask & _SELF:
                 # The folder itself went (or moved): drop the watch; a new folder of that name gets its own.
                 self._clean.discard(folder)
-                if not mask & IN_IGNORED:
+                if not mask & IN_IGNORED and self._libc is not None:
                     self._libc.inotify_rm_watch(self._fd, wd)
                 self._wd_path.pop(wd, None)
                 if self._path_wd.get(folder) == wd:

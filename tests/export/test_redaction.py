@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from sidecar.export.redact import Redactor
-from sidecar.export.redact.rules import has_long_run, line_may_hold_secret
+from sidecar.export.redact.rules import entry_may_hold_secret, has_long_run, line_may_hold_secret
 
 from .conftest import export
 from .secrets_corpus import MAKERS, PLACES, entries, every_form, leaks, ordinary_lines, plant
@@ -102,6 +103,33 @@ def test_the_gates_never_skip_text_a_row_matches():
     assert not line_may_hold_secret(b'{"type":"message","id":"00000001","parentId":null,"timestamp":'
                                     b'"2025-01-01T00:00:07.007Z","message":{"role":"user","content":"all tests green"}}')
 
+
+def test_the_entry_gate_never_skips_text_a_row_matches():
+    """The export's gate (the entry as decoded beside its line: runs read one by one, keys from the
+    entry's dicts) says yes for every planted form, wherever an entry holds it; and no for an
+    assistant's tool call whose only long run is a path."""
+    def entry(message: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+        obj = {"type": "message", "id": "a1", "parentId": None, "timestamp": "2025-01-01T00:00:00.000Z", "message": message}
+        return obj, json.dumps(obj, separators=(",", ":")).encode()
+
+    tail = {"api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-20250514",
+            "usage": {"input": 1, "totalTokens": 2}, "stopReason": "toolUse", "timestamp": 1735689607007}
+    for secret in every_form(6):
+        for text in (secret.text, f"x {secret.text} y", f'"{secret.text}"', json.dumps(secret.text)):
+            for message in ({"role": "user", "content": text},
+                            {"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "bash",
+                                                               "arguments": {"command": text}}], **tail},
+                            {"role": "toolResult", "toolCallId": "c1", "toolName": "bash",
+                             "content": [{"type": "text", "text": text}], "isError": False, "timestamp": 5}):
+                assert entry_may_hold_secret(*entry(message)), (secret.kind, text)
+        if secret.name:
+            obj = {"type": "custom", "id": "a1", "parentId": None, "timestamp": "2025-01-01T00:00:00Z",
+                   "data": {"config": {secret.name: secret.value}}}
+            assert entry_may_hold_secret(obj, json.dumps(obj, separators=(",", ":")).encode()), secret.kind
+    call = {"role": "assistant", "content": [{"type": "text", "text": "reading the token file now"},
+                                             {"type": "toolCall", "id": "call1_0", "name": "read",
+                                              "arguments": {"path": "src/context.py", "command": "pass the token"}}], **tail}
+    assert line_may_hold_secret(entry(call)[1]) and not entry_may_hold_secret(*entry(call))
 
 def test_the_line_gate_passes_over_structural_fields():
     """An assistant line as pi writes it: its ids, timestamps, api, provider, model, stopReason and

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from .rules import (RULES, STRUCTURAL_KEYS, Rule, has_long_run, has_name_hint, line_may_hold_secret, name_kind,
+from .rules import (RULES, STRUCTURAL_KEYS, Rule, entry_may_hold_secret, has_long_run, has_name_hint, name_kind,
                     named_value)
 
 __all__ = ["Redactor", "STRUCTURAL_KEYS"]
@@ -165,7 +165,7 @@ class Redactor:
         """``value`` for an entry read from a session file: ``raw``, its line as written, is looked
         at first, and a line no row can match (its structural fields aside) is returned as it is
         without a walk through it."""
-        if raw is not None and not line_may_hold_secret(raw):
+        if raw is not None and not entry_may_hold_secret(obj, raw):
             return obj
         return self.value(obj)
 

@@ -159,17 +159,25 @@ _TAIL_TIMESTAMP = re.compile(rb',"timestamp":[0-9]+\}\}$')
 _TAIL_API = re.compile(rb',"api":"[^"\\]*","provider":"[^"\\]*","model":"[^"\\]*"')
 
 
-def _free_text(raw: bytes) -> bytes:
+def _free_bounds(raw: bytes) -> tuple[int, int]:
+    """Where the free text of ``raw`` begins and ends (its envelope and its message's tail left out)."""
     envelope = _ENVELOPE.match(raw)
     start = envelope.end() if envelope else 0
     end = len(raw)
-    api = raw.rfind(b',"api":"')
+    # The tail is short: looked for near the end only (a longer one is read as free text).
+    near_end = max(start, end - 1024)
+    api = raw.rfind(b',"api":"', near_end)
     if api > start and _TAIL_API.match(raw, api):
         end = api
     else:
-        stamp = raw.rfind(b',"timestamp":')
+        stamp = raw.rfind(b',"timestamp":', max(start, end - 40))
         if stamp > start and _TAIL_TIMESTAMP.match(raw, stamp):
             end = stamp
+    return start, end
+
+
+def _free_text(raw: bytes) -> bytes:
+    start, end = _free_bounds(raw)
     return raw[start:end] if start or end < len(raw) else raw
 
 
@@ -209,6 +217,96 @@ def line_may_hold_secret(raw: bytes) -> bool:
         return False
     return bool(_stems_before_separators(lower)) or (b"-" in lower and _FLAG_WITH_STEM_BYTES.search(lower) is not None)
 
+
+
+# The sharper gate an export uses, given the entry as decoded beside its line (``entry_may_hold_secret``).
+# Every row but the named row matches inside one run of the line (no space, no quote, no colon or
+# "=" but where a row's match holds one), and that run holds the row's needle or is 20 characters or
+# more (the rows whose secret is a bare run: bearer, near a keyword, the AWS, GCP, Azure and Telegram
+# secrets after their "=" or ":"); a key block's header and a URL (whose password's run may be short)
+# are looked for in the whole line. One translation of the line serves the runs and the separators.
+_RUNS_AND_SEPARATORS = bytes(0x20 if i < 128 and (chr(i).isspace() or chr(i) == '"') else 0x3A if i in (0x3A, 0x3D)
+                             else 0x78 for i in range(256))
+_RUN_OF_TWELVE = b"x" * 12
+_RUN_NEEDLES = re.compile(b"|".join(sorted(
+    {re.escape(needle.encode()) for kind, (needles, lowercase) in NEEDLES.items() if not lowercase
+     for needle in needles if not any(char in needle for char in ' "') and needle.isascii()}, key=len, reverse=True)))
+_LINE_NEEDLES = (b"PRIVATE KEY", b"://")
+# Keys met that name no secret (bounded: most entries hold the same few dozen keys).
+_PLAIN_KEYS: set[str] = set(STRUCTURAL_KEYS)
+
+
+def _runs_may_match(raw: bytes, runs: bytes, start: int, end: int) -> bool:
+    """A run of ``raw`` (``runs``: its bytes as "x", a space or a separator) that a row other than the
+    named one can match."""
+    at = runs.find(_RUN_OF_TWELVE, start, end)
+    if at < 0:
+        return False
+    if any(raw.find(needle, start, end) >= 0 for needle in _LINE_NEEDLES):
+        return True
+    while at >= 0:
+        stop = min((x for x in (runs.find(b" ", at + 12, end), runs.find(b":", at + 12, end)) if x >= 0), default=end)
+        if stop - at >= 20 or _RUN_NEEDLES.search(raw, at, stop) is not None:
+            return True
+        at = runs.find(_RUN_OF_TWELVE, stop, end)
+    return False
+
+
+def _keys(obj: object) -> int:
+    """-1 when a dict in ``obj`` has a key with a secret-sounding name; else how many keys its dicts hold
+    (as many as its line has colons that end a key)."""
+    plain = _PLAIN_KEYS
+    count = 0
+    pending = [obj]
+    while pending:
+        item = pending.pop()
+        if type(item) is dict:
+            count += len(item)
+            if not plain.issuperset(item):
+                for key in item:
+                    if key in plain or not isinstance(key, str):
+                        continue
+                    if len(key) <= 80 and name_kind(key) is not None:
+                        return -1
+                    if len(plain) < 8192:
+                        plain.add(key)
+            for child in item.values():
+                if type(child) is dict or type(child) is list:
+                    pending.append(child)
+        elif type(item) is list:
+            for child in item:
+                if type(child) is dict or type(child) is list:
+                    pending.append(child)
+    return count
+
+
+def entry_may_hold_secret(obj: dict[str, object], raw: bytes) -> bool:
+    """``line_may_hold_secret`` with the entry as decoded beside it: False only when no row can match
+    a string of it. A run of 12 that holds no row's needle and is shorter than 20 is no reason to
+    walk the entry; keys are read from the entry's dicts (a key under a structural field counts
+    too: more reasons, never fewer), and the colons and "="s of the line's free text that end no key
+    are the separators in its strings (a structural field's own, a thinking signature's "=", only add
+    to them)."""
+    start, end = _free_bounds(raw)
+    runs = raw.translate(_RUNS_AND_SEPARATORS)
+    if _runs_may_match(raw, runs, start, end):
+        return True
+    keys = _keys(obj)
+    if keys < 0:
+        return True
+    # The keys outside the free text: the envelope's four, and the tail's (counted in its few bytes).
+    if start:
+        keys -= 4
+    if end < len(raw):
+        keys -= raw.count(b'":', end)
+    # A separator in a string's text: a colon that ends no key, "=", "->", a flag's " -".
+    if runs.count(b":", start, end) <= keys and not (raw.find(b"-", start, end) >= 0 and (
+            raw.find(b"->", start, end) >= 0 or raw.find(b" -", start, end) >= 0)):
+        return False
+    lower = raw[start:end].lower()
+    if not any(hint in lower for hint in _NAME_HINTS_BYTES):
+        return False
+    return bool(_stems_before_separators(lower)) or (b"-" in lower and _FLAG_WITH_STEM_BYTES.search(lower) is not None)
 
 # --- Names decide -------------------------------------------------------------------------------
 # A name is split into words (snake_case, kebab-case, dotted, camelCase, ACRONYMCase); it is

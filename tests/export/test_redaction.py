@@ -159,3 +159,18 @@ def test_ordinary_code_and_logs_are_left_alone():
                  "secret = settings.secret", 'headers["Authorization"] = f"Bearer {token}"',
                  "const apiKey = process.env.OPENAI_API_KEY;", "pub work_done_token: Option<NumberOrString>,"):
         assert Redactor().text(line) == line, line
+
+
+def test_documentation_keys_and_placeholder_passwords_are_left_alone():
+    """AWS's documentation keys say EXAMPLE; a URL's password written as a placeholder, or a plain word
+    to a host that is no one's server (loopback, RFC 2606/6761 names), is no secret. A random
+    password to the same hosts, and a key of the same shape without EXAMPLE, still are."""
+    for line in ("export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
+                 "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                 "postgres://app:your_password@db.internal:5432/orders", "redis://:<password>@cache.internal:6379/0",
+                 "postgresql://sidecar:wrong@127.0.0.1:5432/sidecar", "mysql://root:secret@localhost/app",
+                 "https://user:hunter@api.example.com/v1", "private oauthSelector: OAuthSelectorComponent | null = null;"):
+        assert Redactor().text(line) == line, line
+    for line in ("export AWS_ACCESS_KEY_ID=AKIAQ3EGRTWX5ZKLM7PB", "postgresql://sidecar:Xk2jf9aQ1zP@127.0.0.1:5432/sidecar",
+                 "postgres://app:hunter@db.internal:5432/orders", "https://user:hunter@api.example.org.evil.io/v1"):
+        assert Redactor().text(line) != line, line

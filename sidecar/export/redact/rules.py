@@ -365,7 +365,9 @@ _CODE_VALUE = re.compile(
 )
 _HEX_WITH_DIGITS = re.compile(r"(?=[^0-9]*[0-9])(?=[^a-fA-F]*[a-fA-F])[0-9a-fA-F]+")
 _WORDY = re.compile(r"[A-Za-z0-9_.\-:/ @]+")
-_WORD_PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]|[0-9]+")
+# A word part: an acronym, two capitals before lower case as one word (OAuth, ETag, IPhone), a
+# capitalised or lower-case word, a letter, a number.
+_WORD_PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]{2}[a-z]{2,}|[A-Z]?[a-z]+|[A-Z]|[0-9]+")
 _CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxz]{5,}")
 # Two-letter words of prose and code (NumberOrString, ls.service, os.environ).
 _SHORT_WORDS = frozenset("or of to in on is at by up my no as if it an be do go we me so id db io ui js ts rs py "
@@ -418,8 +420,8 @@ def named_value(value: str, kind: str) -> bool:
         return False
     if value.isdigit():
         return len(value) >= (8 if kind == "password" else 16)
-    if len(set(value)) < 4 or _REPEAT.search(value):
-        return False  # xxxxxxxx, ********, 00000000: a placeholder
+    if len(set(value)) < 4 or _REPEAT.search(value) or "EXAMPLE" in value:
+        return False  # xxxxxxxx, ********, 00000000, a documentation key's ...EXAMPLEKEY: a placeholder
     return not word_like(value)
 
 
@@ -567,20 +569,42 @@ def _block_span(text: str, match: re.Match[str]) -> tuple[int, int, str]:
         return begin, end, "private-key"
 
 
+# A password written as a placeholder is: words that stand for one (your_password, <password>,
+# example-secret, changeme), glued or joined by - _ . and held in <>.
+_PLACEHOLDER_PASSWORD = re.compile(
+    r"<?(?:(?:your|my|the|some|an?|example|sample|dummy|fake|test|secret|password|passwd|pass|pwd|pw|changeme|change"
+    r"|me|here|placeholder|redacted|x{3,}|\*{3,})[-_.]?)+>?", re.IGNORECASE)
+# Hosts that are no one's server: loopback, and the names RFC 2606 and RFC 6761 keep for examples
+# and tests (example.com, *.example, *.test, *.invalid, *.localhost).
+_RESERVED_HOST = re.compile(
+    r"(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\]|(?:[a-z0-9-]+\.)*(?:example(?:\.com|\.net|\.org)?|test|invalid|localhost))"
+    r"(?![a-z0-9.-])", re.IGNORECASE)
+_LOWER_WORD = re.compile(r"[a-z]{3,12}")
+
+
 def _url_password_span(text: str, match: re.Match[str]) -> tuple[int, int, str] | None:
     """user:password@ in a URL, unless the password is code, a placeholder or the user's name again
-    (postgres://postgres:postgres@localhost, a local default)."""
+    (postgres://postgres:postgres@localhost, a local default), or a plain word to a host that is no
+    one's server (a test's postgres://app:wrong@127.0.0.1)."""
     value = match.group("value")
-    if _CODE_VALUE.match(value) or value == match.group("user"):
+    if _CODE_VALUE.match(value) or value == match.group("user") or _PLACEHOLDER_PASSWORD.fullmatch(value):
+        return None
+    if _LOWER_WORD.fullmatch(value) and _is_word(value) and _RESERVED_HOST.match(text, match.end()):
         return None
     return match.start("value"), match.end("value"), "url-password"
+
+
+def _not_documentation(value: str) -> bool:
+    """AWS's documentation keys say so (AKIAIOSFODNN7EXAMPLE, wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY)."""
+    return "EXAMPLE" not in value
 
 
 # Order matters where shapes overlap: the more specific row first (an overlap keeps the earlier row).
 RULES: tuple[Rule, ...] = (
     _rule("private-key", r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----", span=_block_span),
-    _rule("aws-access-key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"),
-    _rule("aws-secret-key", r"(?i:aws)[A-Za-z0-9_ .-]{0,30}(?i:secret)[A-Za-z0-9_ .-]{0,30}(?:\\*[\"'])?\s{0,3}(?::=|=>|=|:)\s{0,3}(?:\\*[\"'])?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])", 1),
+    _rule("aws-access-key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b", accept=_not_documentation),
+    _rule("aws-secret-key", r"(?i:aws)[A-Za-z0-9_ .-]{0,30}(?i:secret)[A-Za-z0-9_ .-]{0,30}(?:\\*[\"'])?\s{0,3}(?::=|=>|=|:)\s{0,3}(?:\\*[\"'])?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])", 1,
+          _not_documentation),
     _rule("anthropic-api-key", r"\bsk-ant-(?:api|admin|oat|ort)\d{2}-[A-Za-z0-9_-]{20,}"),
     _rule("openai-api-key", r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}|\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|\bsk-[A-Za-z0-9]{48}\b"),
     _rule("github-token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{40,255}"),

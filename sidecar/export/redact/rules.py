@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import AnyStr
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +38,7 @@ class Rule:
     lowercase_needles: bool = False
     # A row that reads past or around its match (blocks, named values): given the text and the
     # match, the secret's (start, end, kind), or None when the match holds no secret.
-    span: Callable[[str, "re.Match[str]"], tuple[int, int, str] | None] | None = None
+    span: Callable[[str, re.Match[str]], tuple[int, int, str] | None] | None = None
     # A row that is no pattern but a scan of its own: given the text and the text lowercased, the
     # secrets' (start, end, kind).
     scan: Callable[[str, str], list[tuple[int, int, str]]] | None = None
@@ -228,8 +229,8 @@ def line_may_hold_secret(raw: bytes) -> bool:
 _RUNS_AND_SEPARATORS = bytes(0x20 if i < 128 and (chr(i).isspace() or chr(i) == '"') else 0x3A if i in (0x3A, 0x3D)
                              else 0x78 for i in range(256))
 _RUN_OF_TWELVE = b"x" * 12
-_RUN_NEEDLES = re.compile(b"|".join(sorted(
-    {re.escape(needle.encode()) for kind, (needles, lowercase) in NEEDLES.items() if not lowercase
+_RUN_NEEDLES = re.compile(b"|".join(re.escape(needle.encode()) for needle in sorted(
+    {needle for needles, lowercase in NEEDLES.values() if not lowercase
      for needle in needles if not any(char in needle for char in ' "') and needle.isascii()}, key=len, reverse=True)))
 _LINE_NEEDLES = (b"PRIVATE KEY", b"://")
 # Keys met that name no secret (bounded: most entries hold the same few dozen keys).
@@ -451,11 +452,16 @@ _FLAG_WITH_STEM_BYTES = re.compile(_FLAG_WITH_STEM.pattern.encode())
 _ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
 
 
-def _stems_before_separators(lower: Any) -> list[int]:
+def _stems_before_separators(lower: str | bytes) -> list[int]:
     """Where a stem begins a name's tail that a separator follows (``token:``, ``key":``), in a str
     or bytes lowercased: each stem found by a plain search, the rest matched where it stands (a
     regex searching for the stems themselves tried every character)."""
-    hints, after = (NAME_HINTS, _AFTER_STEM_STR) if isinstance(lower, str) else (_NAME_HINTS_BYTES, _AFTER_STEM_BYTES)
+    if isinstance(lower, str):
+        return _stems_followed(lower, NAME_HINTS, _AFTER_STEM_STR)
+    return _stems_followed(lower, _NAME_HINTS_BYTES, _AFTER_STEM_BYTES)
+
+
+def _stems_followed(lower: AnyStr, hints: tuple[AnyStr, ...], after: re.Pattern[AnyStr]) -> list[int]:
     found = []
     for hint in hints:
         at = lower.find(hint)

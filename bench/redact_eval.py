@@ -116,7 +116,6 @@ def _go_regex(pattern: str) -> str:
 
 def gitleaks_rules(config_path: str) -> tuple[list[dict], list[str]]:
     """gitleaks' rules compiled for Python, and the ids of those Python's re cannot read."""
-    import math
     import re
     import tomllib
 

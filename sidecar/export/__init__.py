@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .exporting import ExportFormat, Exported, export_session, write_export
+    from .exporting import Exported, ExportFormat, export_session, write_export
 
 __all__ = ["ExportFormat", "Exported", "export_session", "write_export"]
 

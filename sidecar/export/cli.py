@@ -11,13 +11,18 @@ import asyncio
 import os
 import sys
 import webbrowser
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from session_sidecar_client.protocol import ExportResult
 
 FORMATS = ("markdown", "html", "json")
 
 
-def add_commands(commands: Any, common: Any) -> None:
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser],
+                 common: Callable[[argparse.ArgumentParser, str], None]) -> None:
     export = commands.add_parser("export", help="a session as Markdown, HTML or JSON, secrets redacted")
     common(export, "--store-format")
     export.add_argument("session_id")
@@ -46,7 +51,7 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.st
     if args.command == "view" and target is None:
         target = view_path(args.session_id)
         target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    params: dict[str, Any] = {"sessionId": args.session_id, "format": fmt, "redact": not args.no_redact}
+    params: dict[str, object] = {"sessionId": args.session_id, "format": fmt, "redact": not args.no_redact}
     if args.leaf:
         params["leafId"] = args.leaf
     if getattr(args, "all", False):
@@ -63,8 +68,9 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.st
     except ConnectionClosed as error:
         print(f"session-sidecar {args.command}: {error}", file=err)
         return 1
-    if "text" in result:
-        out.write(result["text"])
+    text = result.get("text")
+    if text is not None:
+        out.write(text)
     redaction = result["redaction"]
     if redaction.get("applied"):
         found = ", ".join(f"{k['kind']} x{k['count']}" for k in redaction.get("kinds", [])) or "none found"
@@ -74,13 +80,14 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.st
     where = f" to {result['path']}" if "path" in result else ""
     print(f"exported {result['entries']} entries as {fmt}{where}; {note}", file=err)
     if args.command == "view":
-        print(result["path"], file=out)
-        if os.environ.get("BROWSER"):  # a browser the user configured; none is guessed
-            webbrowser.open(Path(result["path"]).as_uri())
+        page = result.get("path")
+        print(page, file=out)
+        if os.environ.get("BROWSER") and page:  # a browser the user configured; none is guessed
+            webbrowser.open(Path(page).as_uri())
     return 0
 
 
-async def _one_call(args: argparse.Namespace, params: dict[str, Any]) -> Any:
+async def _one_call(args: argparse.Namespace, params: dict[str, object]) -> ExportResult:
     from session_sidecar_client import SidecarClient
 
     from ..invocation import own_command
@@ -91,4 +98,5 @@ async def _one_call(args: argparse.Namespace, params: dict[str, Any]) -> Any:
     if args.config:
         server_args += ["--config", str(args.config)]
     async with SidecarClient.spawn(server_args, command=own_command(), client_name=f"session-sidecar {args.command}") as client:
-        return await client.request("session/export", params)
+        result: ExportResult = await client.request("session/export", params)
+        return result

@@ -6,6 +6,7 @@ formats show the same entries with the same placeholders.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -36,7 +37,7 @@ _FIELD_TYPES = {
 }
 
 
-def build_document(header: dict[str, Any], name: str | None, selection: Selection, redactor: Redactor | None) -> ExportDocument:
+def build_document(header: Mapping[str, object], name: str | None, selection: Selection, redactor: Redactor | None) -> ExportDocument:
     entries = [_entry(obj, parent, raw, selection.labels, redactor) for obj, parent, raw in selection.entries]
     session = ExportedSession(
         id=str(header.get("id", "")),
@@ -57,7 +58,7 @@ def summary(redactor: Redactor | None) -> RedactionSummary:
                             kinds=[RedactionCount(kind, count) for kind, count in counts.items()])
 
 
-def _str(value: Any) -> str | None:
+def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
@@ -65,7 +66,8 @@ def _entry(obj: dict[str, Any], parent: str | None, raw: bytes, labels: dict[str
            redactor: Redactor | None) -> ExportedEntry:
     if redactor is not None:
         obj = redactor.line(obj, raw)
-    kind = obj.get("type") if isinstance(obj.get("type"), str) else "unknown"
+    kind_value = obj.get("type")
+    kind = kind_value if isinstance(kind_value, str) else "unknown"
     entry_id = str(obj.get("id"))
     label = labels.get(entry_id)
     fields: dict[str, Any] = {}
@@ -106,7 +108,7 @@ def _entry(obj: dict[str, Any], parent: str | None, raw: bytes, labels: dict[str
     )
 
 
-def _fits(key: str, value: Any) -> bool:
+def _fits(key: str, value: object) -> bool:
     expected = _FIELD_TYPES.get(key)
     if expected is None:
         return True
@@ -115,7 +117,7 @@ def _fits(key: str, value: Any) -> bool:
     return isinstance(value, expected)
 
 
-def _blocks(content: Any) -> list[dict[str, Any]] | None:
+def _blocks(content: object) -> list[dict[str, Any]] | None:
     if content is None:
         return None
     if isinstance(content, str):

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import msgspec
 
 from ..errors import ExportWriteFailed
 from ..format.codec import encode_js
+from ..format.entry import Entry
 from ..format.jsstr import node_utf8
 from ..store import Session
 from .document import build_document
@@ -43,7 +45,7 @@ class Exported:
 
 
 def export_session(session: Session, fmt: ExportFormat, *, leaf_id: str | None = None, whole_tree: bool = False,
-                   redact: bool = True, resolve: Callable[[Any], dict[str, Any]] | None = None) -> Exported:
+                   redact: bool = True, resolve: Callable[[Entry], dict[str, Any]] | None = None) -> Exported:
     """The session as text in ``fmt``. The page (html) always carries the whole tree, opened at the leaf."""
     selection = select(session, leaf_id, whole_tree or fmt == "html", resolve)
     redactor = Redactor() if redact else None

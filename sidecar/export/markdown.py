@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator, Mapping
 
 from .shape import ExportDocument, ExportedEntry
 
@@ -123,7 +123,7 @@ def _message(entry: ExportedEntry, label: str, stamp: str, results: dict[str, Ex
             call_id = block.get("id")
             parts.append(f"**Tool call `{block.get('name')}`** (`{call_id}`)\n\n{_fence(_json(block.get('arguments')), 'json')}")
             result = results.get(call_id) if isinstance(call_id, str) else None
-            if result is not None:
+            if result is not None and isinstance(call_id, str):
                 shown.add(call_id)
                 parts.append(f"**Result**{' (error)' if result.isError else ''}\n\n{_result(result)}")
         else:
@@ -140,11 +140,11 @@ def _result(entry: ExportedEntry) -> str:
     return "\n\n".join(x for x in (body, *images) if x)
 
 
-def _content(blocks: list[dict[str, Any]]) -> str:
+def _content(blocks: list[dict[str, object]]) -> str:
     return "\n\n".join(x for x in (_block(b) for b in blocks) if x)
 
 
-def _block(block: dict[str, Any]) -> str:
+def _block(block: Mapping[str, object]) -> str:
     kind = block.get("type")
     if kind == "text":
         return str(block.get("text", ""))
@@ -183,5 +183,5 @@ def _inline(text: str) -> str:
     return " ".join(text.split())
 
 
-def _json(value: Any) -> str:
+def _json(value: object) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)

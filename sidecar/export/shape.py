@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import msgspec
 
-EXPORT_FORMAT = "session-sidecar/export"
-EXPORT_VERSION = 1
+EXPORT_FORMAT: Final = "session-sidecar/export"
+EXPORT_VERSION: Final = 1
 
 
 class ExportedSession(msgspec.Struct, omit_defaults=True, kw_only=True):

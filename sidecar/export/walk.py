@@ -6,10 +6,12 @@ summary are still on the path and are exported, with the compaction shown in pla
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from ..errors import EntryNotFound, InvalidState
+from ..format.entry import Entry
 from ..store import Session
 
 
@@ -23,7 +25,7 @@ class Selection:
 
 
 def select(session: Session, leaf_id: str | None, whole_tree: bool,
-           resolve: Callable[[Any], dict[str, Any]] | None = None) -> Selection:
+           resolve: Callable[[Entry], dict[str, Any]] | None = None) -> Selection:
     """The entries to export. ``resolve`` turns an entry into its dict (blob references put back)."""
     tree = session.tree
     leaf = leaf_id if leaf_id is not None else tree.leaf_id

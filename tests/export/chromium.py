@@ -155,7 +155,7 @@ class Chromium:
                 pass
         self._profile.cleanup()
 
-    def __enter__(self) -> "Chromium":
+    def __enter__(self) -> Chromium:
         return self
 
     def __exit__(self, *exc: Any) -> None:

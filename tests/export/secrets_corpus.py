@@ -17,9 +17,10 @@ import json
 import random
 import re
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 UPPER_DIGITS = string.ascii_uppercase + string.digits
 ALNUM = string.ascii_letters + string.digits

@@ -68,7 +68,7 @@ def test_switching_branches_shows_the_other_path(page):
     assert "claude-sonnet-4" in text and "1200 in · 340 out" in text
     assert browser.evaluate("[...document.querySelectorAll('.badge')].map(b => b.textContent)") == ["bug report"]
     # And back through the sidebar.
-    browser.evaluate(f"document.querySelector('nav .branch[data-leaf]:not(.current)').click()")
+    browser.evaluate("document.querySelector('nav .branch[data-leaf]:not(.current)').click()")
     assert "rotating the signing key" in main_text(browser)
     assert browser.errors() == []
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from sidecar.export.redact import Redactor
-from sidecar.export.redact.rules import has_long_run, line_may_hold_secret
+from sidecar.export.redact.rules import entry_may_hold_secret, has_long_run, line_may_hold_secret
 
 from .conftest import export
 from .secrets_corpus import MAKERS, PLACES, entries, every_form, leaks, ordinary_lines, plant
@@ -103,6 +104,33 @@ def test_the_gates_never_skip_text_a_row_matches():
                                     b'"2025-01-01T00:00:07.007Z","message":{"role":"user","content":"all tests green"}}')
 
 
+def test_the_entry_gate_never_skips_text_a_row_matches():
+    """The export's gate (the entry as decoded beside its line: runs read one by one, keys from the
+    entry's dicts) says yes for every planted form, wherever an entry holds it; and no for an
+    assistant's tool call whose only long run is a path."""
+    def entry(message: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+        obj = {"type": "message", "id": "a1", "parentId": None, "timestamp": "2025-01-01T00:00:00.000Z", "message": message}
+        return obj, json.dumps(obj, separators=(",", ":")).encode()
+
+    tail = {"api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-20250514",
+            "usage": {"input": 1, "totalTokens": 2}, "stopReason": "toolUse", "timestamp": 1735689607007}
+    for secret in every_form(6):
+        for text in (secret.text, f"x {secret.text} y", f'"{secret.text}"', json.dumps(secret.text)):
+            for message in ({"role": "user", "content": text},
+                            {"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "bash",
+                                                               "arguments": {"command": text}}], **tail},
+                            {"role": "toolResult", "toolCallId": "c1", "toolName": "bash",
+                             "content": [{"type": "text", "text": text}], "isError": False, "timestamp": 5}):
+                assert entry_may_hold_secret(*entry(message)), (secret.kind, text)
+        if secret.name:
+            obj = {"type": "custom", "id": "a1", "parentId": None, "timestamp": "2025-01-01T00:00:00Z",
+                   "data": {"config": {secret.name: secret.value}}}
+            assert entry_may_hold_secret(obj, json.dumps(obj, separators=(",", ":")).encode()), secret.kind
+    call = {"role": "assistant", "content": [{"type": "text", "text": "reading the token file now"},
+                                             {"type": "toolCall", "id": "call1_0", "name": "read",
+                                              "arguments": {"path": "src/context.py", "command": "pass the token"}}], **tail}
+    assert line_may_hold_secret(entry(call)[1]) and not entry_may_hold_secret(*entry(call))
+
 def test_the_line_gate_passes_over_structural_fields():
     """An assistant line as pi writes it: its ids, timestamps, api, provider, model, stopReason and
     usage (whose totalTokens names a token) are no reason to walk it; its text is."""
@@ -131,3 +159,18 @@ def test_ordinary_code_and_logs_are_left_alone():
                  "secret = settings.secret", 'headers["Authorization"] = f"Bearer {token}"',
                  "const apiKey = process.env.OPENAI_API_KEY;", "pub work_done_token: Option<NumberOrString>,"):
         assert Redactor().text(line) == line, line
+
+
+def test_documentation_keys_and_placeholder_passwords_are_left_alone():
+    """AWS's documentation keys say EXAMPLE; a URL's password written as a placeholder, or a plain word
+    to a host that is no one's server (loopback, RFC 2606/6761 names), is no secret. A random
+    password to the same hosts, and a key of the same shape without EXAMPLE, still are."""
+    for line in ("export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
+                 "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                 "postgres://app:your_password@db.internal:5432/orders", "redis://:<password>@cache.internal:6379/0",
+                 "postgresql://sidecar:wrong@127.0.0.1:5432/sidecar", "mysql://root:secret@localhost/app",
+                 "https://user:hunter@api.example.com/v1", "private oauthSelector: OAuthSelectorComponent | null = null;"):
+        assert Redactor().text(line) == line, line
+    for line in ("export AWS_ACCESS_KEY_ID=AKIAQ3EGRTWX5ZKLM7PB", "postgresql://sidecar:Xk2jf9aQ1zP@127.0.0.1:5432/sidecar",
+                 "postgres://app:hunter@db.internal:5432/orders", "https://user:hunter@api.example.org.evil.io/v1"):
+        assert Redactor().text(line) != line, line

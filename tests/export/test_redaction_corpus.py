@@ -16,11 +16,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from snapshots.sidecar_process import Sidecar
 
 from .conftest import export
-from .secrets_corpus import ENTRY_PLACES, Planted, corpus, holds_secret, leaks, ordinary_texts, place_entries, secret_pieces
+from .secrets_corpus import (
+    ENTRY_PLACES,
+    Planted,
+    corpus,
+    holds_secret,
+    leaks,
+    ordinary_texts,
+    place_entries,
+    secret_pieces,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 FORMATS = ("json", "markdown", "html")

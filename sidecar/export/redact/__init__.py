@@ -9,16 +9,31 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+import re
+from typing import TypeVar, cast
 
 import msgspec
 
-from .rules import (RULES, STRUCTURAL_KEYS, Rule, has_long_run, has_name_hint, line_may_hold_secret, name_kind,
-                    named_value)
+from .rules import (
+    RULES,
+    STRUCTURAL_KEYS,
+    Rule,
+    entry_may_hold_secret,
+    has_long_run,
+    has_name_hint,
+    name_kind,
+    named_value,
+)
 
 __all__ = ["Redactor", "STRUCTURAL_KEYS"]
 
 _encode = msgspec.json.Encoder().encode
+
+# A JSON container met on the walk, its key in its parent (a name or an index; None at the top),
+# and the parent's frame: the way back up to the value walked.
+_Container = dict[str, object] | list[object]
+_Frame = tuple[_Container, "str | int | None", "_Frame | None"]
+_Value = TypeVar("_Value")
 # An auth scheme before a credential held under a secret-sounding key ({"Authorization": "Bearer ..."}).
 _SCHEMES = ("Bearer ", "Basic ", "Token ", "token ", "bearer ", "basic ", "Bot ", "Digest ")
 
@@ -125,7 +140,7 @@ class Redactor:
         self.counts[kind] = self.counts.get(kind, 0) + 1
         return text.replace(secret, self.placeholder(kind, secret))
 
-    def value(self, value: Any) -> Any:
+    def value(self, value: _Value) -> _Value:
         """A JSON value with its strings redacted (structural fields and image data are left alone).
 
         Only what changes is copied: a value with no secret is returned as it is, and one with a
@@ -134,8 +149,9 @@ class Redactor:
         Python's stack); strings are met in document order, as the placeholders' numbers follow
         the order secrets first appear in."""
         # A frame is (container, its key in its parent, the parent's frame): the way back up.
-        changes: list[tuple[Any, Any, str]] = []
-        pending: list[tuple[Any, Any, Any]] = [(value, None, None)]  # (a value, its key, its container's frame)
+        changes: list[tuple[_Frame | None, str | int | None, str]] = []
+        # (a value, its key, its container's frame)
+        pending: list[tuple[object, str | int | None, _Frame | None]] = [(value, None, None)]
         while pending:
             item, key, frame = pending.pop()
             if isinstance(item, str):
@@ -145,7 +161,7 @@ class Redactor:
                 if new is not item and new != item:
                     changes.append((frame, key, new))
             elif isinstance(item, dict):
-                own = (item, key, frame)
+                own: _Frame = (item, key, frame)
                 image = item.get("type") == "image"
                 pending.extend((child, name, own) for name, child in reversed(item.items())
                                if name not in STRUCTURAL_KEYS and not (image and name == "data"))
@@ -154,18 +170,19 @@ class Redactor:
                 pending.extend((item[index], index, own) for index in range(len(item) - 1, -1, -1))
         if not changes:
             return value
-        if changes[0][0] is None:  # the value itself was a string
-            return changes[0][2]
-        copies: dict[int, Any] = {}
+        first_frame, _, first = changes[0]
+        if first_frame is None:  # the value itself was a string
+            return cast(_Value, first)
+        copies: dict[int, _Container] = {}
         for frame, key, new in changes:
-            _copy_of(frame, copies)[key] = new
-        return copies[id(value)]
+            _set(_copy_of(frame, copies), key, new)
+        return cast(_Value, copies[id(value)])
 
-    def line(self, obj: dict[str, Any], raw: bytes | None) -> dict[str, Any]:
+    def line(self, obj: dict[str, object], raw: bytes | None) -> dict[str, object]:
         """``value`` for an entry read from a session file: ``raw``, its line as written, is looked
         at first, and a line no row can match (its structural fields aside) is returned as it is
         without a walk through it."""
-        if raw is not None and not line_may_hold_secret(raw):
+        if raw is not None and not entry_may_hold_secret(obj, raw):
             return obj
         return self.value(obj)
 
@@ -193,18 +210,28 @@ class Redactor:
         return dict(sorted(self.counts.items()))
 
 
-def _copy_of(frame: tuple[Any, Any, Any], copies: dict[int, Any]) -> Any:
+def _set(container: _Container, key: str | int | None, value: object) -> None:
+    if isinstance(container, dict):
+        container[cast(str, key)] = value
+    else:
+        container[cast(int, key)] = value
+
+
+def _copy_of(frame: _Frame | None, copies: dict[int, _Container]) -> _Container:
     """The copy of ``frame``'s container, made (with its parents' copies pointing at it) if it is not yet."""
-    chain = []
+    chain: list[_Frame] = []
     while frame is not None and id(frame[0]) not in copies:
         chain.append(frame)
         frame = frame[2]
     for container, key, parent in reversed(chain):
-        copy = dict(container) if isinstance(container, dict) else list(container)
+        copy: _Container = dict(container) if isinstance(container, dict) else list(container)
         copies[id(container)] = copy
         if parent is not None:
-            copies[id(parent[0])][key] = copy
-    return copies[id(chain[0][0])] if chain else copies[id(frame[0])]
+            _set(copies[id(parent[0])], key, copy)
+    if chain:
+        return copies[id(chain[0][0])]
+    assert frame is not None  # a change's frame is never None past the first check in ``value``
+    return copies[id(frame[0])]
 
 
 def _decoded_spans(text: str, escaped_secret: str, kind: str) -> list[tuple[int, int, str]]:
@@ -218,14 +245,15 @@ def _decoded_spans(text: str, escaped_secret: str, kind: str) -> list[tuple[int,
             candidate = candidate[:-1]  # a cut escape at its end
     else:
         return []
-    spans, at = [], text.find(secret) if secret else -1
+    spans: list[tuple[int, int, str]] = []
+    at = text.find(secret) if secret else -1
     while at >= 0:
         spans.append((at, at + len(secret), kind))
         at = text.find(secret, at + len(secret))
     return spans
 
 
-def _secret_span(match: Any, group: int) -> tuple[int, int]:
+def _secret_span(match: re.Match[str], group: int) -> tuple[int, int]:
     if group == 0:
         return match.span()
     # A row whose alternatives each capture their own group: the one that matched.

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import AnyStr
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +38,7 @@ class Rule:
     lowercase_needles: bool = False
     # A row that reads past or around its match (blocks, named values): given the text and the
     # match, the secret's (start, end, kind), or None when the match holds no secret.
-    span: Callable[[str, "re.Match[str]"], tuple[int, int, str] | None] | None = None
+    span: Callable[[str, re.Match[str]], tuple[int, int, str] | None] | None = None
     # A row that is no pattern but a scan of its own: given the text and the text lowercased, the
     # secrets' (start, end, kind).
     scan: Callable[[str, str], list[tuple[int, int, str]]] | None = None
@@ -159,17 +160,25 @@ _TAIL_TIMESTAMP = re.compile(rb',"timestamp":[0-9]+\}\}$')
 _TAIL_API = re.compile(rb',"api":"[^"\\]*","provider":"[^"\\]*","model":"[^"\\]*"')
 
 
-def _free_text(raw: bytes) -> bytes:
+def _free_bounds(raw: bytes) -> tuple[int, int]:
+    """Where the free text of ``raw`` begins and ends (its envelope and its message's tail left out)."""
     envelope = _ENVELOPE.match(raw)
     start = envelope.end() if envelope else 0
     end = len(raw)
-    api = raw.rfind(b',"api":"')
+    # The tail is short: looked for near the end only (a longer one is read as free text).
+    near_end = max(start, end - 1024)
+    api = raw.rfind(b',"api":"', near_end)
     if api > start and _TAIL_API.match(raw, api):
         end = api
     else:
-        stamp = raw.rfind(b',"timestamp":')
+        stamp = raw.rfind(b',"timestamp":', max(start, end - 40))
         if stamp > start and _TAIL_TIMESTAMP.match(raw, stamp):
             end = stamp
+    return start, end
+
+
+def _free_text(raw: bytes) -> bytes:
+    start, end = _free_bounds(raw)
     return raw[start:end] if start or end < len(raw) else raw
 
 
@@ -209,6 +218,96 @@ def line_may_hold_secret(raw: bytes) -> bool:
         return False
     return bool(_stems_before_separators(lower)) or (b"-" in lower and _FLAG_WITH_STEM_BYTES.search(lower) is not None)
 
+
+
+# The sharper gate an export uses, given the entry as decoded beside its line (``entry_may_hold_secret``).
+# Every row but the named row matches inside one run of the line (no space, no quote, no colon or
+# "=" but where a row's match holds one), and that run holds the row's needle or is 20 characters or
+# more (the rows whose secret is a bare run: bearer, near a keyword, the AWS, GCP, Azure and Telegram
+# secrets after their "=" or ":"); a key block's header and a URL (whose password's run may be short)
+# are looked for in the whole line. One translation of the line serves the runs and the separators.
+_RUNS_AND_SEPARATORS = bytes(0x20 if i < 128 and (chr(i).isspace() or chr(i) == '"') else 0x3A if i in (0x3A, 0x3D)
+                             else 0x78 for i in range(256))
+_RUN_OF_TWELVE = b"x" * 12
+_RUN_NEEDLES = re.compile(b"|".join(re.escape(needle.encode()) for needle in sorted(
+    {needle for needles, lowercase in NEEDLES.values() if not lowercase
+     for needle in needles if not any(char in needle for char in ' "') and needle.isascii()}, key=len, reverse=True)))
+_LINE_NEEDLES = (b"PRIVATE KEY", b"://")
+# Keys met that name no secret (bounded: most entries hold the same few dozen keys).
+_PLAIN_KEYS: set[str] = set(STRUCTURAL_KEYS)
+
+
+def _runs_may_match(raw: bytes, runs: bytes, start: int, end: int) -> bool:
+    """A run of ``raw`` (``runs``: its bytes as "x", a space or a separator) that a row other than the
+    named one can match."""
+    at = runs.find(_RUN_OF_TWELVE, start, end)
+    if at < 0:
+        return False
+    if any(raw.find(needle, start, end) >= 0 for needle in _LINE_NEEDLES):
+        return True
+    while at >= 0:
+        stop = min((x for x in (runs.find(b" ", at + 12, end), runs.find(b":", at + 12, end)) if x >= 0), default=end)
+        if stop - at >= 20 or _RUN_NEEDLES.search(raw, at, stop) is not None:
+            return True
+        at = runs.find(_RUN_OF_TWELVE, stop, end)
+    return False
+
+
+def _keys(obj: object) -> int:
+    """-1 when a dict in ``obj`` has a key with a secret-sounding name; else how many keys its dicts hold
+    (as many as its line has colons that end a key)."""
+    plain = _PLAIN_KEYS
+    count = 0
+    pending = [obj]
+    while pending:
+        item = pending.pop()
+        if type(item) is dict:
+            count += len(item)
+            if not plain.issuperset(item):
+                for key in item:
+                    if key in plain or not isinstance(key, str):
+                        continue
+                    if len(key) <= 80 and name_kind(key) is not None:
+                        return -1
+                    if len(plain) < 8192:
+                        plain.add(key)
+            for child in item.values():
+                if type(child) is dict or type(child) is list:
+                    pending.append(child)
+        elif type(item) is list:
+            for child in item:
+                if type(child) is dict or type(child) is list:
+                    pending.append(child)
+    return count
+
+
+def entry_may_hold_secret(obj: dict[str, object], raw: bytes) -> bool:
+    """``line_may_hold_secret`` with the entry as decoded beside it: False only when no row can match
+    a string of it. A run of 12 that holds no row's needle and is shorter than 20 is no reason to
+    walk the entry; keys are read from the entry's dicts (a key under a structural field counts
+    too: more reasons, never fewer), and the colons and "="s of the line's free text that end no key
+    are the separators in its strings (a structural field's own, a thinking signature's "=", only add
+    to them)."""
+    start, end = _free_bounds(raw)
+    runs = raw.translate(_RUNS_AND_SEPARATORS)
+    if _runs_may_match(raw, runs, start, end):
+        return True
+    keys = _keys(obj)
+    if keys < 0:
+        return True
+    # The keys outside the free text: the envelope's four, and the tail's (counted in its few bytes).
+    if start:
+        keys -= 4
+    if end < len(raw):
+        keys -= raw.count(b'":', end)
+    # A separator in a string's text: a colon that ends no key, "=", "->", a flag's " -".
+    if runs.count(b":", start, end) <= keys and not (raw.find(b"-", start, end) >= 0 and (
+            raw.find(b"->", start, end) >= 0 or raw.find(b" -", start, end) >= 0)):
+        return False
+    lower = raw[start:end].lower()
+    if not any(hint in lower for hint in _NAME_HINTS_BYTES):
+        return False
+    return bool(_stems_before_separators(lower)) or (b"-" in lower and _FLAG_WITH_STEM_BYTES.search(lower) is not None)
 
 # --- Names decide -------------------------------------------------------------------------------
 # A name is split into words (snake_case, kebab-case, dotted, camelCase, ACRONYMCase); it is
@@ -267,7 +366,9 @@ _CODE_VALUE = re.compile(
 )
 _HEX_WITH_DIGITS = re.compile(r"(?=[^0-9]*[0-9])(?=[^a-fA-F]*[a-fA-F])[0-9a-fA-F]+")
 _WORDY = re.compile(r"[A-Za-z0-9_.\-:/ @]+")
-_WORD_PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]|[0-9]+")
+# A word part: an acronym, two capitals before lower case as one word (OAuth, ETag, IPhone), a
+# capitalised or lower-case word, a letter, a number.
+_WORD_PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]{2}[a-z]{2,}|[A-Z]?[a-z]+|[A-Z]|[0-9]+")
 _CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxz]{5,}")
 # Two-letter words of prose and code (NumberOrString, ls.service, os.environ).
 _SHORT_WORDS = frozenset("or of to in on is at by up my no as if it an be do go we me so id db io ui js ts rs py "
@@ -320,8 +421,8 @@ def named_value(value: str, kind: str) -> bool:
         return False
     if value.isdigit():
         return len(value) >= (8 if kind == "password" else 16)
-    if len(set(value)) < 4 or _REPEAT.search(value):
-        return False  # xxxxxxxx, ********, 00000000: a placeholder
+    if len(set(value)) < 4 or _REPEAT.search(value) or "EXAMPLE" in value:
+        return False  # xxxxxxxx, ********, 00000000, a documentation key's ...EXAMPLEKEY: a placeholder
     return not word_like(value)
 
 
@@ -351,11 +452,16 @@ _FLAG_WITH_STEM_BYTES = re.compile(_FLAG_WITH_STEM.pattern.encode())
 _ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
 
 
-def _stems_before_separators(lower: Any) -> list[int]:
+def _stems_before_separators(lower: str | bytes) -> list[int]:
     """Where a stem begins a name's tail that a separator follows (``token:``, ``key":``), in a str
     or bytes lowercased: each stem found by a plain search, the rest matched where it stands (a
     regex searching for the stems themselves tried every character)."""
-    hints, after = (NAME_HINTS, _AFTER_STEM_STR) if isinstance(lower, str) else (_NAME_HINTS_BYTES, _AFTER_STEM_BYTES)
+    if isinstance(lower, str):
+        return _stems_followed(lower, NAME_HINTS, _AFTER_STEM_STR)
+    return _stems_followed(lower, _NAME_HINTS_BYTES, _AFTER_STEM_BYTES)
+
+
+def _stems_followed(lower: AnyStr, hints: tuple[AnyStr, ...], after: re.Pattern[AnyStr]) -> list[int]:
     found = []
     for hint in hints:
         at = lower.find(hint)
@@ -469,20 +575,42 @@ def _block_span(text: str, match: re.Match[str]) -> tuple[int, int, str]:
         return begin, end, "private-key"
 
 
+# A password written as a placeholder is: words that stand for one (your_password, <password>,
+# example-secret, changeme), glued or joined by - _ . and held in <>.
+_PLACEHOLDER_PASSWORD = re.compile(
+    r"<?(?:(?:your|my|the|some|an?|example|sample|dummy|fake|test|secret|password|passwd|pass|pwd|pw|changeme|change"
+    r"|me|here|placeholder|redacted|x{3,}|\*{3,})[-_.]?)+>?", re.IGNORECASE)
+# Hosts that are no one's server: loopback, and the names RFC 2606 and RFC 6761 keep for examples
+# and tests (example.com, *.example, *.test, *.invalid, *.localhost).
+_RESERVED_HOST = re.compile(
+    r"(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\]|(?:[a-z0-9-]+\.)*(?:example(?:\.com|\.net|\.org)?|test|invalid|localhost))"
+    r"(?![a-z0-9.-])", re.IGNORECASE)
+_LOWER_WORD = re.compile(r"[a-z]{3,12}")
+
+
 def _url_password_span(text: str, match: re.Match[str]) -> tuple[int, int, str] | None:
     """user:password@ in a URL, unless the password is code, a placeholder or the user's name again
-    (postgres://postgres:postgres@localhost, a local default)."""
+    (postgres://postgres:postgres@localhost, a local default), or a plain word to a host that is no
+    one's server (a test's postgres://app:wrong@127.0.0.1)."""
     value = match.group("value")
-    if _CODE_VALUE.match(value) or value == match.group("user"):
+    if _CODE_VALUE.match(value) or value == match.group("user") or _PLACEHOLDER_PASSWORD.fullmatch(value):
+        return None
+    if _LOWER_WORD.fullmatch(value) and _is_word(value) and _RESERVED_HOST.match(text, match.end()):
         return None
     return match.start("value"), match.end("value"), "url-password"
+
+
+def _not_documentation(value: str) -> bool:
+    """AWS's documentation keys say so (AKIAIOSFODNN7EXAMPLE, wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY)."""
+    return "EXAMPLE" not in value
 
 
 # Order matters where shapes overlap: the more specific row first (an overlap keeps the earlier row).
 RULES: tuple[Rule, ...] = (
     _rule("private-key", r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----", span=_block_span),
-    _rule("aws-access-key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"),
-    _rule("aws-secret-key", r"(?i:aws)[A-Za-z0-9_ .-]{0,30}(?i:secret)[A-Za-z0-9_ .-]{0,30}(?:\\*[\"'])?\s{0,3}(?::=|=>|=|:)\s{0,3}(?:\\*[\"'])?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])", 1),
+    _rule("aws-access-key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b", accept=_not_documentation),
+    _rule("aws-secret-key", r"(?i:aws)[A-Za-z0-9_ .-]{0,30}(?i:secret)[A-Za-z0-9_ .-]{0,30}(?:\\*[\"'])?\s{0,3}(?::=|=>|=|:)\s{0,3}(?:\\*[\"'])?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])", 1,
+          _not_documentation),
     _rule("anthropic-api-key", r"\bsk-ant-(?:api|admin|oat|ort)\d{2}-[A-Za-z0-9_-]{20,}"),
     _rule("openai-api-key", r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}|\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|\bsk-[A-Za-z0-9]{48}\b"),
     _rule("github-token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{40,255}"),

@@ -5,7 +5,6 @@ and closing sessions."""
 from __future__ import annotations
 
 import threading
-import weakref
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from pathlib import Path
@@ -13,10 +12,10 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import external, wire
 from ..config import Settings
-from ..context.tally import TokenTally
 from ..errors import InvalidParams
 from ..format.jsstr import session_name
 from ..history import PromptHistory
+from ..operations.appending import Appending
 from ..operations.cached import context_for_cache
 from ..operations.results import open_result
 from ..store.base import Durability
@@ -50,9 +49,8 @@ class ServiceCore:
             self.store = _spec_store(root, settings)
         else:
             self.store = FileStore(root, settings, context_for_cache)
-        # Context size per open session, carried from append to append (weak: a
-        # closed session's tally goes with it).
-        self._tallies: weakref.WeakKeyDictionary[Session, TokenTally] = weakref.WeakKeyDictionary()
+        # session/append: the tally carried from append to append, clearing, the compaction trigger.
+        self.appending = Appending(self.store, self._compaction_due)
         # Results only go on the wire (the rpc server sets this): JSON kept from
         # an earlier answer may be sent as is, without decoding it first.
         self.raw_results = False
@@ -106,6 +104,9 @@ class ServiceCore:
                 compactor = self._compactor
         return compactor
 
+    def _compaction_due(self, session_id: str, tokens: int) -> None:
+        self.compactor.after_append(session_id, tokens, True, self.settings.compaction.autoCompact)
+
     # -- what the rpc layer asks before and after a call ------------------------------
 
     def is_open(self, session_id: str, turn: int | None = None) -> bool:
@@ -148,7 +149,7 @@ class ServiceCore:
 
     def _changed(self, session: Session, change: FileChange) -> None:
         """Another program changed the session and it caught up: the tally and watchers follow."""
-        self._tallies.pop(session, None)
+        self.appending.forget(session)
         self._live_followed(session, change)
         notify = self.notify
         if notify is not None and session.id in self.watches:

@@ -84,13 +84,13 @@ def register(server: "SidecarServer") -> None:
         service = ls.service
         return await ls.dispatcher.run(
             msg_id, "session/subscribe", decoded.sessionId, decoded.workDoneToken,
-            lambda work: service.live_subscribe(decoded, ls.subscriber, ls),
+            lambda work: service.live_subscribe(decoded, ls),
         )
 
     @server.feature("session/unsubscribe")
     def unsubscribe(ls: "SidecarServer", params: Any, msg_id: Any) -> Any:
         decoded = decode_params("session/unsubscribe", params, wire.UnsubscribeParams)
-        return ls.service.live_unsubscribe(decoded, ls.subscriber)
+        return ls.service.live_unsubscribe(decoded, ls)
 
     @server.feature("session/takeControl")
     def take_control(ls: "SidecarServer", params: Any, msg_id: Any) -> Any:

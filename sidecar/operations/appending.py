@@ -78,7 +78,7 @@ class Appending:
     def _append_to(self, session: Session, change: FileChange | None, params: wire.AppendParams,
                    defer_sync: bool = False) -> wire.AppendResult:
         if params.expectedLeafId is not msgspec.UNSET and params.expectedLeafId != session.leaf_id:
-            raise external.session_changed(session, params.expectedLeafId, self._store.blobs)  # type: ignore[arg-type]
+            raise external.session_changed(session, params.expectedLeafId, self._store.blobs)
         parent = UNSET if params.parentId is msgspec.UNSET else params.parentId
         objs: list[dict[str, Any]] = []
         appended = session.append(params.entries, parent, defer_sync, objs)

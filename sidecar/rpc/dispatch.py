@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+import msgspec
+
 from ..format.ids import session_id_of, valid_session_id
 from ..work import Work
 from .messages import ProgressParams
@@ -89,6 +91,21 @@ def queue_key(params: Any) -> str | None:
         named = session_id_of(Path(path))
         return named if named is not None and valid_session_id(named) else "path:" + path
     return None
+
+
+def session_key(params: object) -> str | None:
+    """The session a request's params name before they are decoded (a dict, or a Struct decoded
+    with its request), as ``queue_key`` reads them once decoded."""
+    if isinstance(params, msgspec.Struct):  # (decoded with its request, see SidecarProtocol.handle_body)
+        session_id = getattr(params, "sessionId", None)
+        return session_id if isinstance(session_id, str) else None
+    if not isinstance(params, dict):
+        return None
+    session_id = params.get("sessionId")
+    if isinstance(session_id, str):
+        return session_id
+    path = params.get("path")
+    return "path:" + path if isinstance(path, str) else None
 
 
 def _in_thread(call: Callable[[Work], Any], work: Work) -> Any:

@@ -1,7 +1,9 @@
 """The server object: wires the JSON-RPC endpoint (endpoint.py) to our framing, dispatcher and service.
 
-It decides nothing: the protocol answers messages, the handlers call the
-service, the dispatcher schedules. ``run`` serves a reader and a writer until
+It decides nothing: the protocol answers messages and routes each by its
+method's ``Route`` (service/methods.py), the handlers call the service, the
+dispatcher schedules; here are the lifecycle's two features and the hooks
+wired between the service and this transport. ``run`` serves a reader and a writer until
 ``exit`` or the end of input and returns the process exit code;
 ``sidecar.rpc.boot.serve`` starts it on stdin/stdout.
 """
@@ -11,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .. import wire
 from ..config import Settings
@@ -20,9 +23,9 @@ from ..errors import SidecarError
 from ..service import SessionService
 from .dispatch import Dispatcher
 from .endpoint import EndpointServer
-from .framing import FrameError, FrameReader, Framing, FrameWriter
+from .framing import FrameError, FrameReader, FrameWriter, Framing
 from .lifecycle import initialize as initialize_service
-from .live import ConnectionSubscriber, gate, loop_scheduler, tell_former_controller
+from .live import ConnectionSubscriber, loop_scheduler, tell_former_controller
 from .messages import ProgressParams
 from .protocol import SidecarProtocol
 from .watching import SessionFollower
@@ -35,6 +38,9 @@ _WATCH_NOTIFICATIONS = frozenset({"session/didAppend", "session/didReload"})
 
 # How long autoCompact waits for the client to accept its progress token.
 PROGRESS_CREATE_TIMEOUT = 5.0
+
+# initialize's keepServing: serve socket clients beside this one (sockets.keep_serving; boot.py hands it over).
+KeepServing = Callable[["SidecarServer", Any, Path], Awaitable[None]]
 
 
 class SidecarServer(EndpointServer):
@@ -49,6 +55,7 @@ class SidecarServer(EndpointServer):
         *,
         framing: Framing = "lsp",
         max_workers: int | None = None,
+        keep_serving: KeepServing | None = None,
     ) -> None:
         super().__init__(SidecarProtocol, max_workers)
         self.default_root = Path(root).expanduser().absolute()
@@ -59,17 +66,14 @@ class SidecarServer(EndpointServer):
         self._background: set[asyncio.Future[Any]] = set()  # autoCompact runs
         self._auto_tokens = 0
         self._loop: asyncio.AbstractEventLoop | None = None
-        # method -> a synchronous handler that answers at once when the call is
-        # cheap (see handlers._runs_inline) or returns NOT_INLINE.
-        self.inline_handlers: dict[str, Callable[[Any], Any]] = {}
         self.follower = SessionFollower(self)
         self._loop_thread: int | None = None
-        self.subscriber = ConnectionSubscriber(self)  # this connection, as the live bus sends to it
+        # This connection, as the live bus sends to it.
+        self.subscriber = ConnectionSubscriber(lambda: self.protocol.frame_writer)
+        self._keep_serving = keep_serving
         self.keep_host: Any = None  # initialize's keepServing: the socket clients' host (rpc/sockets.py)
-
-        from .handlers import register
-
-        register(self)
+        self.feature("initialize")(_initialize)
+        self.feature("shutdown")(_shutdown)
 
     def _send_progress(self, params: ProgressParams) -> None:
         self.protocol.notify("$/progress", params)
@@ -83,10 +87,6 @@ class SidecarServer(EndpointServer):
         self.protocol.state = "ready"
         return result
 
-    def live_gate(self, method: str, params: Any) -> SidecarError | None:
-        """The error a writing call on a session another client controls gets (rpc/live.py)."""
-        return gate(self, method, params)
-
     def attach(self, service: SessionService) -> None:
         """Serve ``service`` (made by initialize) and wire compaction's client hooks, if it has them."""
         self.service = service
@@ -97,12 +97,10 @@ class SidecarServer(EndpointServer):
         service.live.bus.schedule = loop_scheduler(loop)
         service.live.roles.on_change = tell_former_controller
         self.follower.start(loop)
-        if service.live.keep_serving is not None:
-            from .sockets import keep_serving
-
+        if service.live.keep_serving is not None and self._keep_serving is not None:
             sock, path = service.live.keep_serving
             service.live.keep_serving = None
-            task = asyncio.ensure_future(keep_serving(self, sock, path))
+            task = asyncio.ensure_future(self._keep_serving(self, sock, path))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
 
@@ -222,3 +220,15 @@ class SidecarServer(EndpointServer):
                 self.service.close_all()
             except Exception:
                 logger.exception("failed to close sessions")
+
+
+def _initialize(server: SidecarServer, params: Any, msg_id: Any) -> Any:
+    return server.initialize_client(params)
+
+
+async def _shutdown(server: SidecarServer, params: Any, msg_id: Any) -> None:
+    # The protocol already refuses everything but exit (state "shutdown").
+    await server.drain(but=msg_id)
+    if server.keep_host is None:  # (with keepServing the socket's clients go on with them)
+        server.follower.stop()
+        await asyncio.get_running_loop().run_in_executor(server.thread_pool, server.close_sessions)

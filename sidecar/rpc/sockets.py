@@ -39,7 +39,7 @@ from ..service import SessionService
 from .dispatch import Dispatcher
 from .errors import ProtocolError
 from .framing import MAX_MESSAGE_BYTES, Framing, make_reader, sniff_framing
-from .lifecycle import LIVE_METHODS, SERVER_NAME, decode_params, provider_names, reported_protocol_version, served_methods
+from .lifecycle import SERVER_NAME, advertised_methods, decode_params, provider_names, reported_protocol_version
 from .live import loop_scheduler, tell_former_controller
 from .messages import PROTOCOL_VERSION, Capabilities, InitializeParams, InitializeResult, ServerInfo
 from .server import SidecarServer
@@ -181,7 +181,7 @@ class ConnectionServer(SidecarServer):
             serverInfo=ServerInfo(name=SERVER_NAME, version=__version__),
             protocolVersion=reported_protocol_version(),
             capabilities=Capabilities(
-                methods=["initialize", "shutdown", *sorted([*served_methods(), *LIVE_METHODS])],
+                methods=advertised_methods(),
                 framings=["lsp", "jsonl"],
                 providers=provider_names(),
             ),

@@ -35,7 +35,7 @@ def result_field(change: FileChange | None) -> wire.ExternalChange | None:
     if change is None:
         return None
     return wire.ExternalChange(
-        entryIds=[e.id for e in change.appended],  # type: ignore[misc]
+        entryIds=[e.id for e in change.appended],  # type: ignore[misc]  # appended entries have ids (Entry's is optional for v1 lines)
         reloaded=change.reloaded,
         headerChanged=change.header_changed,
     )

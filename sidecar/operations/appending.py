@@ -92,7 +92,7 @@ class Appending:
         if should_compact:  # (the compaction engine is not loaded for an append that does not need it)
             self._compaction_due(session.id, tokens)
         return wire.AppendResult(
-            entries=[wire.AppendedEntry(id=e.id, parentId=e.parent_id, timestamp=e.timestamp) for e in appended],  # type: ignore[arg-type]
+            entries=[wire.AppendedEntry(id=e.id, parentId=e.parent_id, timestamp=e.timestamp) for e in appended],  # type: ignore[arg-type]  # written: each has an id
             leafId=leaf_id,
             contextTokens=tokens,
             shouldCompact=should_compact,

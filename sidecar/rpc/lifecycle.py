@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -34,20 +34,23 @@ LIVE_METHODS = tuple(name for name, route in ROUTES.items() if route.takes_clien
 REPORTED_PROTOCOL_ENV = "SIDECAR_TEST_REPORT_PROTOCOL_VERSION"
 
 
+P = TypeVar("P", bound=msgspec.Struct)
+
+
 def reported_protocol_version() -> str:
     return os.environ.get(REPORTED_PROTOCOL_ENV) or PROTOCOL_VERSION
 
 
-def decode_params(method: str, params: Any, params_type: type) -> Any:
+def decode_params(method: str, params: object, params_type: type[P]) -> P:
     """``params`` (a dict, or None when absent) as ``params_type``; -32602 naming the bad field otherwise."""
-    if type(params) is params_type:  # decoded with its request (SidecarProtocol.handle_body)
+    if isinstance(params, params_type) and type(params) is params_type:  # decoded with its request (handle_body)
         return params
     if params is None:
         params = {}
     elif not isinstance(params, dict):
         raise invalid_params(method, "params must be an object of named parameters, not an array or a scalar")
     try:
-        decoded = msgspec.convert(params, params_type)
+        decoded: P = msgspec.convert(params, params_type)
     except msgspec.ValidationError as exc:
         raise invalid_params(method, exc) from None
     for field in PATH_FIELDS:

@@ -19,7 +19,7 @@ from .. import wire
 from ..errors import SidecarError
 from .connection import Connection
 from .dispatch import session_key
-from .framing import FrameWriter
+from .framing import FrameSink
 
 __all__ = ["ConnectionSubscriber", "gate", "loop_scheduler", "tell_former_controller"]
 
@@ -29,7 +29,7 @@ class ConnectionSubscriber:
 
     __slots__ = ("_writer",)
 
-    def __init__(self, writer: Callable[[], FrameWriter | None]) -> None:
+    def __init__(self, writer: Callable[[], FrameSink | None]) -> None:
         self._writer = writer
 
     def send_event(self, body: bytes) -> bool:

@@ -39,7 +39,7 @@ from .errors import (
     not_initialized,
     unreadable,
 )
-from .framing import FrameError, FrameWriter
+from .framing import FrameError, FrameSink
 from .handlers import in_turn
 from .lifecycle import decode_params
 from .live import gate
@@ -90,7 +90,7 @@ class SidecarProtocol(Endpoint):
         self.state: State = "new"
         self.exit_code: int | None = None  # set by ``exit``
         self._encode = msgspec.json.Encoder().encode
-        self._frame_writer: FrameWriter | None = None
+        self._frame_writer: FrameSink | None = None
         # Checked once: a debug trace of every message is too costly to format otherwise.
         self._trace = logger.isEnabledFor(logging.DEBUG)
         # Session key (see dispatch.session_key) -> its requests dispatched and not yet answered.
@@ -103,11 +103,11 @@ class SidecarProtocol(Endpoint):
         self._turn: int | None = None
         self._run = PendingRun()  # calls read together, to be written together (runs.py)
 
-    def set_frame_writer(self, writer: FrameWriter) -> None:
+    def set_frame_writer(self, writer: FrameSink) -> None:
         self._frame_writer = writer
 
     @property
-    def frame_writer(self) -> FrameWriter | None:
+    def frame_writer(self) -> FrameSink | None:
         return self._frame_writer
 
     # -- input --------------------------------------------------------------------

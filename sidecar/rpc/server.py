@@ -23,7 +23,7 @@ from ..errors import SidecarError
 from ..service import SessionService
 from .dispatch import Dispatcher
 from .endpoint import EndpointServer
-from .framing import FrameError, FrameReader, FrameWriter, Framing
+from .framing import FrameError, FrameReader, FrameSink, Framing
 from .lifecycle import initialize as initialize_service
 from .live import ConnectionSubscriber, loop_scheduler, tell_former_controller
 from .messages import ProgressParams
@@ -93,7 +93,10 @@ class SidecarServer(EndpointServer):
         loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         service.notify = self._notify_any_thread
-        service.watches.on_add = lambda: loop.call_soon_threadsafe(self.follower.refresh)
+        def watched() -> None:
+            loop.call_soon_threadsafe(self.follower.refresh)
+
+        service.watches.on_add = watched
         service.live.bus.schedule = loop_scheduler(loop)
         service.live.roles.on_change = tell_former_controller
         self.follower.start(loop)
@@ -113,7 +116,9 @@ class SidecarServer(EndpointServer):
 
     def _notify_any_thread(self, method: str, params: Any) -> None:
         """A notification from the service, called on the loop (an inline call) or a worker thread."""
-        if method in _WATCH_NOTIFICATIONS and getattr(params, "sessionId", None) in self.service.live.watched_for_subscribers:
+        service = self.service
+        if (method in _WATCH_NOTIFICATIONS and service is not None
+                and getattr(params, "sessionId", None) in service.live.watched_for_subscribers):
             return  # watched only for a subscription: the subscriber hears it from the bus, with a cursor
         if threading.get_ident() == self._loop_thread:
             self.protocol.notify(method, params)
@@ -126,7 +131,9 @@ class SidecarServer(EndpointServer):
 
     def _on_should_compact(self, session_id: str, tokens: int) -> None:
         # Called on the worker thread that appended; the compaction runs on the loop.
-        self._loop.call_soon_threadsafe(self._start_auto_compact, session_id)
+        loop = self._loop
+        assert loop is not None  # (set when it serves, before any call)
+        loop.call_soon_threadsafe(self._start_auto_compact, session_id)
 
     def _start_auto_compact(self, session_id: str) -> None:
         task = asyncio.ensure_future(self._auto_compact(session_id))
@@ -173,7 +180,7 @@ class SidecarServer(EndpointServer):
 
     # -- running --------------------------------------------------------------------
 
-    async def run(self, reader: FrameReader, writer: FrameWriter) -> int:
+    async def run(self, reader: FrameReader, writer: FrameSink) -> int:
         """Answer what ``reader`` reads, on ``writer``, until ``exit`` or end of input; the exit code."""
         self._loop = asyncio.get_running_loop()
         self.protocol.set_frame_writer(writer)

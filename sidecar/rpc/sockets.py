@@ -28,6 +28,7 @@ import secrets
 import signal
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -151,7 +152,7 @@ class ConnectionServer(SidecarServer):
         self.dispatcher = Dispatcher(host.pool, self._send_progress)
         self.dispatcher.queues = host.dispatcher.queues
         self.dispatcher._groups = host.dispatcher._groups
-        self.follower = _NoFollower()  # type: ignore[assignment]
+        self.follower = _NoFollower()  # type: ignore[assignment]  # the host follows watched files, not each connection
 
     def initialize_client(self, params: Any) -> Any:
         host = self.host
@@ -201,11 +202,13 @@ class SocketHost:
         self.token = token
         self.pool = pool
         self.dispatcher = dispatcher
-        self.follower: Any = SessionFollower(self)  # type: ignore[arg-type]
+        self.follower: Any = SessionFollower(self)
         self.connections: dict[ConnectionServer, asyncio.StreamWriter] = {}
         self._background: set[asyncio.Future[Any]] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.stopped = asyncio.Event()
+        # keepServing: what the stdio server awaits once its own client is gone (keep_serving sets it).
+        self.outlive: Callable[[], Awaitable[None]] | None = None
 
     @classmethod
     def standalone(cls, root: Path, settings: Settings, token: str | None = None, max_workers: int | None = None) -> "SocketHost":
@@ -219,7 +222,8 @@ class SocketHost:
     def around(cls, server: SidecarServer) -> "SocketHost":
         """``initialize`` with ``keepServing``: socket clients share the stdio client's service,
         workers, queues and file follower; its hooks (notifications, autoCompact) stay its own."""
-        host = cls(server.service, server.thread_pool, server.dispatcher)  # type: ignore[arg-type]
+        assert server.service is not None  # (initialize made it)
+        host = cls(server.service, server.thread_pool, server.dispatcher)
         host.follower = server.follower
         host.loop = asyncio.get_running_loop()
         server.shared = True  # roles apply to the stdio client too
@@ -229,7 +233,10 @@ class SocketHost:
         loop = self.loop = asyncio.get_running_loop()
         service = self.service
         service.notify = None  # watch notifications: a shared sidecar's clients subscribe instead
-        service.watches.on_add = lambda: loop.call_soon_threadsafe(self.follower.refresh)
+        def watched() -> None:
+            loop.call_soon_threadsafe(self.follower.refresh)
+
+        service.watches.on_add = watched
         service.live.bus.schedule = loop_scheduler(loop)
         service.live.roles.on_change = tell_former_controller
 
@@ -320,7 +327,7 @@ async def keep_serving(server: SidecarServer, sock: Any, path: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
 
-    host.outlive = outlive  # type: ignore[attr-defined]
+    host.outlive = outlive
 
 
 def read_token(path: Path) -> str:

@@ -342,12 +342,12 @@ class SessionService:
         labels = session.tree.labels
         nodes = [
             wire.TreeNode(
-                id=entry.id,  # type: ignore[arg-type]
+                id=entry.id,  # type: ignore[arg-type]  # an entry in a tree has an id (Entry's is optional for v1 lines)
                 parentId=parent,
                 type=entry.type,
                 timestamp=entry.timestamp,
                 role=entry.role() if entry.type == "message" else None,
-                label=labels.get(entry.id),  # type: ignore[arg-type]
+                label=labels.get(entry.id),  # type: ignore[arg-type]  # (as above)
             )
             for entry, parent in session.tree.effective_parents()
         ]
@@ -361,7 +361,7 @@ class SessionService:
     def set_label(self, params: wire.SetLabelParams) -> wire.SetLabelResult:
         session = self.session(params.sessionId)
         entry = session.set_label(params.entryId, params.label)
-        return wire.SetLabelResult(entryId=entry.id, leafId=session.leaf_id)  # type: ignore[arg-type]
+        return wire.SetLabelResult(entryId=entry.id, leafId=session.leaf_id)  # type: ignore[arg-type]  # written: it has an id
 
     def set_name(self, params: wire.SetNameParams) -> wire.SetNameResult:
         session = self.session(params.sessionId)
@@ -369,7 +369,7 @@ class SessionService:
         entry = session.set_name(params.name)
         if session.prefix != titled:
             self.store.renamed(session)
-        return wire.SetNameResult(entryId=entry.id, name=session.name, title=session.name)  # type: ignore[arg-type]
+        return wire.SetNameResult(entryId=entry.id, name=session.name, title=session.name)  # type: ignore[arg-type]  # written: it has an id
 
     def fork(self, params: wire.ForkParams) -> wire.ForkResult:
         """Copy the path root -> entry into a new session, connected (store/pathcopy.py).

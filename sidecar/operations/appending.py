@@ -30,12 +30,13 @@ from ..format.jsonl import Entry
 from ..store.base import SessionStore
 from ..store.follow import FileChange
 from ..store.session import UNSET, Session
+from ..store.tree import TreeState
 from . import compacting
 
 # What one call of a run gives: its result, or the error to answer it with.
 Outcome = wire.AppendResult | Exception
 # The session's leaf and a snapshot of its tree before a run: what ``Session.undo_run`` takes back to.
-_Before = tuple[str | None, Any]
+_Before = tuple[str | None, TreeState]
 
 
 class _Added(NamedTuple):

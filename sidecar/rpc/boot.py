@@ -26,9 +26,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import socket
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import msgspec
 
@@ -100,7 +101,7 @@ async def _serve(
     return await server.run(reader if service is not None else _Replay(unread, reader), writer)
 
 
-async def _keep_serving(server: "SidecarServer", sock: Any, path: Path) -> None:
+async def _keep_serving(server: "SidecarServer", sock: socket.socket, path: Path) -> None:
     """initialize's keepServing (rpc/sockets.py, imported only by a sidecar that is asked to)."""
     from .sockets import keep_serving
 

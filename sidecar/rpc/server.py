@@ -12,23 +12,27 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import wire
 from ..config import Settings
 from ..errors import SidecarError
 from ..service import SessionService
 from .dispatch import Dispatcher
-from .endpoint import EndpointServer
+from .endpoint import EndpointServer, MsgId
 from .framing import FrameError, FrameReader, FrameSink, Framing
 from .lifecycle import initialize as initialize_service
 from .live import ConnectionSubscriber, loop_scheduler, tell_former_controller
 from .messages import ProgressParams
 from .protocol import SidecarProtocol
 from .watching import SessionFollower
+
+if TYPE_CHECKING:
+    from ..compaction.coordinator import Compactor
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +44,7 @@ _WATCH_NOTIFICATIONS = frozenset({"session/didAppend", "session/didReload"})
 PROGRESS_CREATE_TIMEOUT = 5.0
 
 # initialize's keepServing: serve socket clients beside this one (sockets.keep_serving; boot.py hands it over).
-KeepServing = Callable[["SidecarServer", Any, Path], Awaitable[None]]
+KeepServing = Callable[["SidecarServer", socket.socket, Path], Awaitable[None]]
 
 
 class SidecarServer(EndpointServer):
@@ -63,7 +67,7 @@ class SidecarServer(EndpointServer):
         self.framing: Framing = framing
         self.service: SessionService | None = None  # made by initialize
         self.dispatcher = Dispatcher(self.thread_pool, self._send_progress)
-        self._background: set[asyncio.Future[Any]] = set()  # autoCompact runs
+        self._background: set[asyncio.Future[None]] = set()  # autoCompact runs
         self._auto_tokens = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self.follower = SessionFollower(self)
@@ -107,14 +111,14 @@ class SidecarServer(EndpointServer):
             self._background.add(task)
             task.add_done_callback(self._background.discard)
 
-        def wire_compactor(compactor: Any) -> None:  # when the service first makes it, on any thread
+        def wire_compactor(compactor: Compactor) -> None:  # when the service first makes it, on any thread
             compactor.ask_client = self.ask_client
             compactor.client_loop = loop
             compactor.on_should_compact = self._on_should_compact
 
         service.on_compactor = wire_compactor
 
-    def _notify_any_thread(self, method: str, params: Any) -> None:
+    def _notify_any_thread(self, method: str, params: object) -> None:
         """A notification from the service, called on the loop (an inline call) or a worker thread."""
         service = self.service
         if (method in _WATCH_NOTIFICATIONS and service is not None
@@ -125,7 +129,7 @@ class SidecarServer(EndpointServer):
         elif self._loop is not None:
             self._loop.call_soon_threadsafe(self.protocol.notify, method, params)
 
-    async def ask_client(self, method: str, params: Any) -> Any:
+    async def ask_client(self, method: str, params: object) -> Any:
         """A request from server to client (the ``client`` provider's ``session/summarize``)."""
         return await self.protocol.request_client(method, params)
 
@@ -214,7 +218,7 @@ class SidecarServer(EndpointServer):
         code = self.protocol.exit_code
         return 0 if code is None else code
 
-    async def drain(self, but: Any = None) -> None:
+    async def drain(self, but: MsgId | None = None) -> None:
         """Wait for requests in flight (except ``but``) and background compactions to finish."""
         await self.protocol.drain(but)
         while self._background:
@@ -229,11 +233,11 @@ class SidecarServer(EndpointServer):
                 logger.exception("failed to close sessions")
 
 
-def _initialize(server: SidecarServer, params: Any, msg_id: Any) -> Any:
+def _initialize(server: SidecarServer, params: object, msg_id: MsgId) -> object:
     return server.initialize_client(params)
 
 
-async def _shutdown(server: SidecarServer, params: Any, msg_id: Any) -> None:
+async def _shutdown(server: SidecarServer, params: object, msg_id: MsgId) -> None:
     # The protocol already refuses everything but exit (state "shutdown").
     await server.drain(but=msg_id)
     if server.keep_host is None:  # (with keepServing the socket's clients go on with them)

@@ -26,6 +26,7 @@ import logging
 import os
 import secrets
 import signal
+import socket
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from collections.abc import Awaitable, Callable
@@ -56,7 +57,7 @@ EVENT_HIGH_WATER = 4 * 1024 * 1024
 class SocketFrameWriter:
     """Frames on a socket through its asyncio transport (buffered, never blocking the loop)."""
 
-    def __init__(self, writer: asyncio.StreamWriter, framing: Framing, on_drained: Any) -> None:
+    def __init__(self, writer: asyncio.StreamWriter, framing: Framing, on_drained: Callable[[], None]) -> None:
         self._writer = writer
         self._transport = writer.transport
         self._framing = framing
@@ -204,7 +205,7 @@ class SocketHost:
         self.dispatcher = dispatcher
         self.follower: Any = SessionFollower(self)
         self.connections: dict[ConnectionServer, asyncio.StreamWriter] = {}
-        self._background: set[asyncio.Future[Any]] = set()
+        self._background: set[asyncio.Future[None]] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.stopped = asyncio.Event()
         # keepServing: what the stdio server awaits once its own client is gone (keep_serving sets it).
@@ -287,7 +288,7 @@ class SocketHost:
             with contextlib.suppress(Exception):
                 writer.close()
 
-    async def listen(self, sock: Any) -> asyncio.AbstractServer:
+    async def listen(self, sock: socket.socket) -> asyncio.AbstractServer:
         return await asyncio.start_unix_server(self.connection, sock=sock, limit=MAX_MESSAGE_BYTES)
 
     def hang_up(self, server: ConnectionServer) -> None:
@@ -305,7 +306,7 @@ class SocketHost:
         self.pool.shutdown(wait=True)
 
 
-async def keep_serving(server: SidecarServer, sock: Any, path: Path) -> None:
+async def keep_serving(server: SidecarServer, sock: socket.socket, path: Path) -> None:
     """``initialize`` with ``keepServing``: serve socket clients beside the stdio one, and after its
     stdio closes, until SIGTERM or SIGINT (then the stdio server closes the sessions as at its end)."""
     host = SocketHost.around(server)

@@ -100,7 +100,7 @@ class SessionService:
         # Subscriptions and roles (sidecar/live/), made when first asked for.
         self.hub = LiveHub(self.store, self.watches)
         # Sends a notification to the clients (the rpc server sets it; any thread may call it).
-        self.notify: Callable[[str, Any], None] | None = None
+        self.notify: Callable[[str, object], None] | None = None
         # Snapshots of sessions' folders and rewinds (sidecar/snapshots/).
         self.snapshots = Snapshots(self.store.root)
         hooks.on_change = self._changed
@@ -162,10 +162,10 @@ class SessionService:
         """Where the appends of open session ``session_id`` become durable (for a group sync of deferred appends)."""
         return self.store.durability_of(session_id)
 
-    def upkeep_held(self, held: list[Any]) -> AbstractContextManager[None]:
+    def upkeep_held(self, held: list[object]) -> AbstractContextManager[None]:
         return self.store.upkeep_held(held)
 
-    def run_upkeep(self, held: list[Any]) -> None:
+    def run_upkeep(self, held: list[object]) -> None:
         self.store.run_upkeep(held)
 
     def reindex(self) -> int:
@@ -524,7 +524,7 @@ def _spec_store(root: Path, settings: Settings) -> SpecStore:
     return SpecStore(root, settings)
 
 
-class _MessageRoles(AbstractSet[Any]):
+class _MessageRoles(AbstractSet[str]):
     """The roles of an append's messages, gathered only if the store asks (``roles & {...}``,
     ``"assistant" in roles``): under most fsync policies it need not look at the entries."""
 
@@ -532,9 +532,9 @@ class _MessageRoles(AbstractSet[Any]):
 
     def __init__(self, entries: list[Any]) -> None:
         self._entries = entries
-        self._roles: set[Any] | None = None
+        self._roles: set[str] | None = None
 
-    def _gathered(self) -> set[Any]:
+    def _gathered(self) -> set[str]:
         if self._roles is None:
             self._roles = {
                 e["message"].get("role")
@@ -546,11 +546,11 @@ class _MessageRoles(AbstractSet[Any]):
     def __contains__(self, role: object) -> bool:
         return role in self._gathered()
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[str]:
         return iter(self._gathered())
 
     def __len__(self) -> int:
         return len(self._gathered())
 
-    def __and__(self, other: AbstractSet[Any]) -> set[Any]:
+    def __and__(self, other: AbstractSet[object]) -> set[str]:
         return self._gathered() & set(other)

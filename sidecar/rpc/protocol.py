@@ -369,7 +369,7 @@ class SidecarProtocol(Endpoint):
         self.run_upkeep()
 
     def run_upkeep(self) -> None:
-        """Fold what inline appends wrote into the listing index (see handlers._inline_handler)."""
+        """Fold what inline appends wrote into the listing index (see _answer_inline and flush_run)."""
         if not self.upkeep or self._server.service is None:
             return
         try:

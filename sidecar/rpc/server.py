@@ -192,7 +192,7 @@ class SidecarServer(EndpointServer):
         ready = getattr(reader, "ready", None)
         while self.protocol.exit_code is None:
             if ready is None or not ready():
-                self.protocol.flush_run()  # the appends read together so far (SidecarProtocol.join_run)
+                self.protocol.flush_run()  # the appends read together so far (SidecarProtocol._join_run)
             try:
                 body = await reader.read()
             except FrameError as error:

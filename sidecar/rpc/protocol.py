@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import itertools
 import logging
 import uuid
@@ -71,6 +72,7 @@ UPKEEP_DELAY = 0.002
 _turns = itertools.count(1)
 
 
+@functools.cache
 def _request_decoder(route: Route) -> Callable[[bytes], Any]:
     """A decoder of a whole request of ``route``, its params decoded with it into their Struct."""
     request = msgspec.defstruct(

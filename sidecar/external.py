@@ -18,13 +18,13 @@ from . import wire
 from .errors import SessionChanged
 from .format.jsonl import Entry
 from .store.files import FileWatch
-from .store import FileChange, BlobStore, entry_object, Session
+from .store import FileChange, Blobs, entry_object, Session
 
 # Past this many bytes of lines, sessionChanged carries only the entries' ids.
 MAX_CHANGED_BYTES = 256 * 1024
 
 
-def entry_objects(entries: list[Entry], blobs: BlobStore) -> list[dict[str, Any]]:
+def entry_objects(entries: list[Entry], blobs: Blobs) -> list[dict[str, Any]]:
     return [entry_object(e, blobs) for e in entries]
 
 
@@ -33,13 +33,13 @@ def result_field(change: FileChange | None) -> wire.ExternalChange | None:
     if change is None:
         return None
     return wire.ExternalChange(
-        entryIds=[e.id for e in change.appended],  # type: ignore[misc]
+        entryIds=[e.id for e in change.appended],  # type: ignore[misc]  # appended entries have ids (Entry's is optional for v1 lines)
         reloaded=change.reloaded,
         headerChanged=change.header_changed,
     )
 
 
-def notifications(session: Session, change: FileChange, blobs: BlobStore) -> list[tuple[str, Any]]:
+def notifications(session: Session, change: FileChange, blobs: Blobs) -> list[tuple[str, Any]]:
     """What a client watching ``session`` is sent about ``change``: (method, params) pairs."""
     if change.reloaded is not None or change.header_changed:
         reason = change.reloaded or "header"
@@ -52,7 +52,7 @@ def notifications(session: Session, change: FileChange, blobs: BlobStore) -> lis
     return []
 
 
-def session_changed(session: Session, expected: str | None, blobs: BlobStore) -> SessionChanged:
+def session_changed(session: Session, expected: str | None, blobs: Blobs) -> SessionChanged:
     """The refusal of an append that expected the leaf ``expected``: the leaf now, and the
     entries on the path to it that are not on the path to ``expected`` (all of it when
     ``expected`` is null or not in the session), whole unless they are large."""

@@ -387,14 +387,21 @@ def _py_literal(value: Any) -> str:
     return repr(value) if not isinstance(value, str) else json.dumps(value)
 
 
+def _in_class(annotation: str) -> str:
+    """An annotation as written inside ``SidecarMethods``, whose method ``list`` hides the builtin there."""
+    return re.sub(r"\blist\[", "builtins.list[", annotation)
+
+
 def generate_methods(schema: dict[str, Any]) -> str:
     defs: dict[str, Any] = schema["$defs"]
     version = schema["protocolVersion"]
     used: set[str] = {"ProgressValue"}
     body: list[str] = []
     for method, spec in schema["methods"].items():
-        result = py_type(spec["result"])
+        result = _in_class(py_type(spec["result"]))
         params = _param_specs(spec["params"], defs)
+        for p in params or []:
+            p["annotation"] = _in_class(p["annotation"])
         for text in [result, *(p["annotation"] for p in params or [])]:
             used |= {word for word in re.findall(r"[A-Za-z_]+", text) if word in defs or word in {a for a, _, _ in ENTRY_ALIASES}}
         args = ["self"]
@@ -438,6 +445,7 @@ def generate_methods(schema: dict[str, Any]) -> str:
     out = [HEADER.format(what="One typed async method per protocol method (mixed into SidecarClient).", version=version)]
     out.append("from __future__ import annotations")
     out.append("")
+    out.append("import builtins")
     out.append("from typing import Any, Callable, Literal")
     out.append("")
     out.append("from .protocol import (")

@@ -18,13 +18,13 @@ from typing import Any
 
 from .. import wire
 from ..external import entry_objects
-from ..store import BlobStore, Session
+from ..store import Blobs, Session
 from .bus import EventBus, Subscriber
 from .roles import Roles
 
 
 class LiveSessions:
-    def __init__(self, blobs: BlobStore) -> None:
+    def __init__(self, blobs: Blobs) -> None:
         self.bus = EventBus()
         self.roles = Roles()
         self._blobs = blobs

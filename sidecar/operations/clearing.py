@@ -89,7 +89,7 @@ def clear_after_append(
     tallies[session] = tally
     return (
         wire.ClearedToolResults(
-            entryId=entry.id,  # type: ignore[arg-type]
+            entryId=entry.id,  # type: ignore[arg-type]  # written: it has an id (Entry's is optional for v1 lines)
             toolResultIds=plan.tool_result_ids,
             tokensFreed=plan.tokens_freed,
             contextTokensBefore=tokens,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ..compaction.run import CompactionOptions
 
 
-def options(params: Any, settings: CompactionSettings) -> CompactionOptions:
+def options(params: wire.CompactParams | wire.BranchParams, settings: CompactionSettings) -> CompactionOptions:
     """The call's own values where it gives them, the settings' otherwise."""
     # Imported on first use: making a service does not load the compaction engine.
     from ..compaction.run import CompactionOptions
@@ -29,7 +29,7 @@ def options(params: Any, settings: CompactionSettings) -> CompactionOptions:
         custom_instructions=params.customInstructions,
         model=params.model,
         prune=settings.prune,
-        native=msgspec.to_builtins(params.native) if getattr(params, "native", None) is not None else None,
+        native=msgspec.to_builtins(native) if (native := getattr(params, "native", None)) is not None else None,
     )
 
 
@@ -62,5 +62,6 @@ def result(record: CompactionRecord) -> wire.CompactResult:
         model=outcome.model,
         durationMs=record.duration_ms,
         fellBack=record.default_fallback is not None or outcome.fallback is not None,
-        fellBackReason=record.default_fallback or (outcome.fallback or {}).get("reason"),
+        # (the engine names its reasons as plain strings, the wire's three)
+        fellBackReason=record.default_fallback or (outcome.fallback or {}).get("reason"),  # type: ignore[arg-type]
     )

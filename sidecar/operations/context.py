@@ -17,7 +17,7 @@ from ..context.native import convert_with_native, native_summary
 from ..context.tokens import context_tokens
 from ..errors import InvalidParams
 from ..store import CacheDamaged, CachedContext
-from ..store import FileChange, BlobStore, resolve, Session
+from ..store import FileChange, Blobs, resolve, Session
 
 _has_blobs = attrgetter("has_blobs")
 
@@ -28,7 +28,7 @@ def cursor_kind(fmt: str, rules: str) -> str:
 
 
 def answer(
-    session: Session, change: FileChange | None, params: wire.BuildContextParams, blobs: BlobStore, raw_results: bool
+    session: Session, change: FileChange | None, params: wire.BuildContextParams, blobs: Blobs, raw_results: bool
 ) -> wire.BuildContextResult:
     check_target(params)
     leaf = session.leaf_id if params.leafId is msgspec.UNSET else params.leafId
@@ -39,9 +39,9 @@ def answer(
         assert cached is not None
         # A path never changes once written (the file is append-only), so neither does its context.
         return wire.BuildContextResult(
-            messages=msgspec.Raw(kept) if raw_results else _decode_json(bytes(kept)),  # type: ignore[arg-type]
+            messages=msgspec.Raw(kept) if raw_results else _decode_json(bytes(kept)),  # type: ignore[arg-type]  # Raw: the JSON kept, sent as it is
             **_described(cached),
-            leafId=leaf,  # type: ignore[arg-type]
+            leafId=leaf,
             estimatedTokens=cached.estimated_tokens,
             entryIds=cached.entry_ids,
             cursor=make_cursor(session.id, leaf, cached.entry_ids, cursor_kind(params.format, rules)),
@@ -49,7 +49,7 @@ def answer(
             baseCount=0,
             external=external.result_field(change),
         )
-    path = session.path_to(leaf)  # type: ignore[arg-type]
+    path = session.path_to(leaf)
     unique = session.tree.ids_unique
     ctx = omp_context.build_context(path, unique) if rules == "omp" else build_context(path, unique)
     # (after the build: each entry whose content it read knows whether it holds a blob reference)
@@ -74,7 +74,7 @@ def answer(
     return wire.BuildContextResult(
         messages=messages,
         **_described(ctx),
-        leafId=leaf,  # type: ignore[arg-type]
+        leafId=leaf,
         estimatedTokens=context_tokens(ctx.messages, ctx.after_compaction),
         entryIds=ctx.entry_ids[base:] if base else ctx.entry_ids,
         cursor=make_cursor(session.id, leaf, ctx.entry_ids, kind),

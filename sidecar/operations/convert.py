@@ -54,7 +54,8 @@ def _source(store: "SessionStore", params: wire.ConvertParams) -> tuple[Session,
         raise InvalidParams("session/convert takes exactly one of sessionId and path")
     if params.sessionId is not None:
         return store.live(params.sessionId)[0], False
-    path = _resolve(store, params.path)  # type: ignore[arg-type]
+    assert params.path is not None  # (exactly one of the two, checked above)
+    path = _resolve(store, params.path)
     folder = path.parent if path.name == SESSION_FILE else path
     if folder.is_dir() and (folder / SESSION_FILE).is_file():
         check_ulid(folder.name)
@@ -96,7 +97,7 @@ def _to_spec(source: Session, target_root: Path, leaf_id: str | None) -> wire.Co
         writer.close()
     return wire.ConvertResult(
         sessionId=new_id, path=str(folder), format="spec", written=len(done.records),
-        leftOut=[wire.ConvertLoss(kind=item.kind, what=item.what, entryIds=item.entry_ids)  # type: ignore[arg-type]
+        leftOut=[wire.ConvertLoss(kind=item.kind, what=item.what, entryIds=item.entry_ids)  # type: ignore[arg-type]  # the converter's kinds are the wire's, as plain str
                  for item in done.left_out],
     )
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from .. import wire
 from ..errors import InvalidParams
-from ..store import BlobStore, entry_object, Session
+from ..store import Blobs, entry_object, Session
 
 
-def export(session: Session, params: wire.ExportParams, blobs: BlobStore) -> wire.ExportResult:
+def export(session: Session, params: wire.ExportParams, blobs: Blobs) -> wire.ExportResult:
     from ..export import export_session, write_export  # (loaded on the first export)
 
     target = Path(params.path).expanduser() if params.path is not None else None

@@ -37,7 +37,7 @@ def prune(
                                     reason=item.reason)
         if not params.dryRun:
             try:
-                trash(found.session_id)  # type: ignore[arg-type]
+                trash(found.session_id)  # type: ignore[arg-type]  # a file the policy prunes is a session's: its id is known
             except SidecarError as exc:
                 listed.reason = exc.message
                 skipped.append(listed)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import socket
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -91,13 +92,20 @@ async def _serve(
     gc.freeze()  # see the module's doc
     from .server import SidecarServer
 
-    server = SidecarServer(default_root, settings, framing=framing, max_workers=max_workers)
+    server = SidecarServer(default_root, settings, framing=framing, max_workers=max_workers, keep_serving=_keep_serving)
     servers.append(server)
     if service is not None:
         server.attach(service)
         server.protocol.state = "ready"
     gc.freeze()  # start-up is over
     return await server.run(reader if service is not None else _Replay(unread, reader), writer)
+
+
+async def _keep_serving(server: "SidecarServer", sock: socket.socket, path: Path) -> None:
+    """initialize's keepServing (rpc/sockets.py, imported only by a sidecar that is asked to)."""
+    from .sockets import keep_serving
+
+    await keep_serving(server, sock, path)
 
 
 async def answer_first_initialize(

@@ -17,10 +17,13 @@ and only then is any of them answered: a failed fsync fails every one.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+
+import msgspec
 
 from ..format.ids import session_id_of, valid_session_id
 from ..work import Work
@@ -76,7 +79,7 @@ class SessionQueues:
             del self._locks[key]
 
 
-def queue_key(params: Any) -> str | None:
+def queue_key(params: object) -> str | None:
     """The session a call works on, or None for calls that may run alongside anything."""
     session_id = getattr(params, "sessionId", None)
     if isinstance(session_id, str):
@@ -91,7 +94,22 @@ def queue_key(params: Any) -> str | None:
     return None
 
 
-def _in_thread(call: Callable[[Work], Any], work: Work) -> Any:
+def session_key(params: object) -> str | None:
+    """The session a request's params name before they are decoded (a dict, or a Struct decoded
+    with its request), as ``queue_key`` reads them once decoded."""
+    if isinstance(params, msgspec.Struct):  # (decoded with its request, see SidecarProtocol.handle_body)
+        session_id = getattr(params, "sessionId", None)
+        return session_id if isinstance(session_id, str) else None
+    if not isinstance(params, dict):
+        return None
+    session_id = params.get("sessionId")
+    if isinstance(session_id, str):
+        return session_id
+    path = params.get("path")
+    return "path:" + path if isinstance(path, str) else None
+
+
+def _in_thread(call: Callable[[Work], object], work: Work) -> object:
     work.check_cancelled()  # cancelled after being handed over, before it began
     return call(work)
 
@@ -117,13 +135,13 @@ class Dispatcher:
         self._executor = executor
         self._send_progress = send_progress
         self.queues = SessionQueues()
-        self.works: dict[Any, RequestWork] = {}  # request id -> its handle, while in flight
+        self.works: dict[object, RequestWork] = {}  # request id -> its handle, while in flight
         self._groups: dict[str, _Group] = {}  # session key -> the group waiting for its fsync
         self._orphans: set[asyncio.Task[None]] = set()
 
     async def run(
         self,
-        msg_id: Any,
+        msg_id: object,
         title: str,
         key: str | None,
         token: int | str | None,
@@ -251,7 +269,7 @@ class Dispatcher:
         finally:
             self.queues.release(key)
 
-    def cancel(self, msg_id: Any, task: asyncio.Future[Any] | None) -> bool:
+    def cancel(self, msg_id: object, task: asyncio.Future[Any] | concurrent.futures.Future[Any] | None) -> bool:
         """Cancel a request in flight; True if it was found.
 
         A request still waiting for its turn is dropped at once (its task is

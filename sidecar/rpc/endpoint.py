@@ -21,13 +21,17 @@ from typing import Any, Callable, TypeVar
 
 logger = logging.getLogger(__name__)
 
-F = TypeVar("F", bound=Callable[..., Any])
+F = TypeVar("F", bound=Callable[..., object])
+# A request's id (a notification has none; an error may have to answer "null").
+MsgId = int | str
+# A request in flight: one of ours being handled (a task), or one we sent, waiting for the client.
+Pending = asyncio.Future[Any] | concurrent.futures.Future[Any]
 
 
 class ClientError(Exception):
     """The client answered one of our requests with a JSON-RPC error."""
 
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
+    def __init__(self, code: int, message: str, data: object = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -43,10 +47,10 @@ class Endpoint:
     answer for (by the id we gave it).
     """
 
-    def __init__(self, server: Any) -> None:
+    def __init__(self, server: object) -> None:
         self._server = server
-        self.features: dict[str, Callable[..., Any]] = {}
-        self._request_futures: dict[Any, Any] = {}
+        self.features: dict[str, Callable[..., object]] = {}
+        self._request_futures: dict[MsgId, Pending] = {}
 
     def feature(self, method: str) -> Callable[[F], F]:
         def register(handler: F) -> F:
@@ -61,7 +65,8 @@ class Endpoint:
 
         return register
 
-    def _execute_handler(self, msg_id: Any, handler: Callable[..., Any], callback: Callable[[Any], None], args: tuple[Any, ...]) -> None:
+    def _execute_handler(self, msg_id: MsgId, handler: Callable[..., Any], callback: Callable[[Pending], None],
+                         args: tuple[object, ...]) -> None:
         """Run ``handler(*args)``: a coroutine as a task (in flight until it ends), a function at once;
         ``callback`` gets its future when it is done."""
         if asyncio.iscoroutinefunction(handler):
@@ -69,14 +74,14 @@ class Endpoint:
             self._request_futures[msg_id] = task
             task.add_done_callback(callback)
             return
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        future: concurrent.futures.Future[object] = concurrent.futures.Future()
         future.add_done_callback(callback)
         try:
             future.set_result(handler(*args))
         except Exception as exc:
             future.set_exception(exc)
 
-    def _handle_response(self, msg_id: Any, result: Any = None, error: ClientError | None = None) -> None:
+    def _handle_response(self, msg_id: MsgId, result: object = None, error: ClientError | None = None) -> None:
         """The client's answer to a request we sent."""
         future = self._request_futures.pop(msg_id, None)
         if future is None:

@@ -66,7 +66,7 @@ def invalid_request(message: str, **data: Any) -> ProtocolError:
     return ProtocolError(INVALID_REQUEST, message, **data)
 
 
-def duplicate_id(msg_id: Any, method: str) -> ProtocolError:
+def duplicate_id(msg_id: int | str, method: str) -> ProtocolError:
     """A request whose id another request in flight has: refused, the other one answered as usual."""
     return invalid_request(
         f"id {msg_id!r} is already used by a request in flight, so this {method} was not run; "

@@ -99,9 +99,9 @@ async def sniff_framing(stream: ByteStream) -> Framing | None:
     ends before it."""
     if type(stream) is asyncio.StreamReader:
         first = await stream.read(1)
-        stream._buffer[:0] = first  # put back (the buffer _take_frames reads, below)
+        stream._buffer[:0] = first  # type: ignore[attr-defined]  # put back: asyncio keeps the buffer _take_frames reads private
     else:
-        first = await stream.peek(1)  # type: ignore[attr-defined]
+        first = await stream.peek(1)  # type: ignore[attr-defined]  # the threaded stream peeks; ByteStream names no peek
     return framing_of(first) if first else None
 
 
@@ -347,14 +347,14 @@ def _take_frames(stream: Any, ready: collections.deque[bytes], frames: Any, max_
     """Move the complete frames at the start of an asyncio stream reader's buffer to ``ready``; True if any."""
     if type(stream) is not asyncio.StreamReader or stream.exception() is not None:
         return False
-    buffer = stream._buffer
+    buffer = stream._buffer  # type: ignore[attr-defined]  # (read in place: asyncio keeps it private)
     if not buffer:
         return False
     taken = frames(buffer, ready, max_bytes)
     if not taken:
         return False
     del buffer[:taken]
-    stream._maybe_resume_transport()  # as its own reads do, once the buffer is below its limit again
+    stream._maybe_resume_transport()  # type: ignore[attr-defined]  # private to asyncio; as its own reads do, once the buffer is below its limit again
     return bool(ready)
 
 
@@ -427,6 +427,16 @@ async def open_input(source: BinaryIO, max_bytes: int = MAX_MESSAGE_BYTES) -> By
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), source)
             return reader
     return _ThreadedStream(source, max_bytes)
+
+
+class FrameSink(Protocol):
+    """Where a connection's frames go: ``FrameWriter`` (a pipe), sockets.py's ``SocketFrameWriter``."""
+
+    closed: bool
+
+    def send(self, body: bytes) -> None: ...
+
+    def flush(self) -> None: ...
 
 
 class FrameWriter:

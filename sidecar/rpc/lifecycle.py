@@ -7,26 +7,26 @@ very same function for every other case, so both paths give the same answer.
 
 from __future__ import annotations
 
-import keyword
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
-from .. import __version__, wire
+from .. import __version__
 from ..config import Settings, SettingsError, apply_overrides
 from ..errors import INVALID_PARAMS
 from ..service import SessionService
+from ..service.methods import ROUTES, Route
 from .errors import ProtocolError, invalid_params
 from .framing import FRAMINGS
-from .unixsock import bind_unix
 from .messages import PROTOCOL_VERSION, Capabilities, InitializeParams, InitializeResult, ServerInfo
+from .unixsock import bind_unix
 
 SERVER_NAME = "session-sidecar"
-# Served by rpc/live.py, not by a SessionService method of the same name (they need the connection).
-LIVE_METHODS = ("session/subscribe", "session/unsubscribe", "session/takeControl")
+# The routes that take the connection they came on (subscriptions and roles are a client's).
+LIVE_METHODS = tuple(name for name, route in ROUTES.items() if route.takes_client)
 
 # For the clients' tests only: the protocolVersion initialize reports, so a
 # client's check of it meets a sidecar that answers with a version it does not
@@ -34,20 +34,23 @@ LIVE_METHODS = ("session/subscribe", "session/unsubscribe", "session/takeControl
 REPORTED_PROTOCOL_ENV = "SIDECAR_TEST_REPORT_PROTOCOL_VERSION"
 
 
+P = TypeVar("P", bound=msgspec.Struct)
+
+
 def reported_protocol_version() -> str:
     return os.environ.get(REPORTED_PROTOCOL_ENV) or PROTOCOL_VERSION
 
 
-def decode_params(method: str, params: Any, params_type: type) -> Any:
+def decode_params(method: str, params: object, params_type: type[P]) -> P:
     """``params`` (a dict, or None when absent) as ``params_type``; -32602 naming the bad field otherwise."""
-    if type(params) is params_type:  # decoded with its request (SidecarProtocol.handle_body)
+    if isinstance(params, params_type) and type(params) is params_type:  # decoded with its request (handle_body)
         return params
     if params is None:
         params = {}
     elif not isinstance(params, dict):
         raise invalid_params(method, "params must be an object of named parameters, not an array or a scalar")
     try:
-        decoded = msgspec.convert(params, params_type)
+        decoded: P = msgspec.convert(params, params_type)
     except msgspec.ValidationError as exc:
         raise invalid_params(method, exc) from None
     for field in PATH_FIELDS:
@@ -81,23 +84,14 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 PATH_FIELDS = ("cwd", "path", "paths", "targetRoot", "folder", "sessionRoot")
 
 
-def service_attribute(method: str) -> str:
-    """``session/buildContext`` -> ``build_context``, ``history/add`` -> ``history_add``: the SessionService method serving it."""
-    family, name = method.split("/", 1)
-    attribute = re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
-    if keyword.iskeyword(attribute):  # session/import -> import_
-        attribute += "_"
-    return attribute if family == "session" else f"{family}_{attribute}"
+def served_methods() -> dict[str, Route]:
+    """The routes any caller may call (``session-sidecar call`` too): all but the live ones."""
+    return {name: route for name, route in ROUTES.items() if not route.takes_client}
 
 
-def served_methods() -> dict[str, tuple[type, str]]:
-    """Methods of the contract the service implements: name -> (params type, service attribute)."""
-    served = {}
-    for method, (params_type, _result) in wire.METHODS.items():
-        attribute = service_attribute(method)
-        if callable(getattr(SessionService, attribute, None)):
-            served[method] = (params_type, attribute)
-    return served
+def advertised_methods() -> list[str]:
+    """initialize's ``capabilities.methods``: the lifecycle's and every route's."""
+    return ["initialize", "shutdown", *sorted(ROUTES)]
 
 
 def provider_names() -> list[str]:
@@ -136,7 +130,7 @@ def initialize(params: Any, base_settings: Settings, default_root: Path) -> tupl
         serverInfo=ServerInfo(name=SERVER_NAME, version=__version__),
         protocolVersion=reported_protocol_version(),
         capabilities=Capabilities(
-            methods=["initialize", "shutdown", *sorted([*served_methods(), *LIVE_METHODS])],
+            methods=advertised_methods(),
             framings=list(FRAMINGS),
             providers=provider_names(),
         ),

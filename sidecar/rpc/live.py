@@ -1,44 +1,44 @@
-"""The live-session methods of one connection: subscribe, unsubscribe, takeControl, and the role gate.
+"""The live sessions of one connection: what the bus sends it, and the role gate.
 
 A connection (a ``SidecarServer``) is both the client the roles know and,
-through ``ConnectionSubscriber``, the subscriber the bus sends to. Writing
-methods of a shared server pass ``gate`` first: the first client to write a
-session controls it, the others get ``notController`` until they take control.
+through ``ConnectionSubscriber``, the subscriber the bus sends to. Calls of a
+route that writes a session pass ``gate`` first on a shared server: the first
+client to write a session controls it, the others get ``notController`` until
+they take control. (Subscribe, unsubscribe and takeControl are routes of the
+table, service/methods.py, that take the connection.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import Protocol
 
 from .. import wire
 from ..errors import SidecarError
-from ..live.roles import WRITING_METHODS
-from .lifecycle import LIVE_METHODS, decode_params
-from .protocol import _session_key
+from .connection import Connection
+from .dispatch import session_key
+from .framing import FrameSink
 
-if TYPE_CHECKING:
-    from .server import SidecarServer
-
-__all__ = ["LIVE_METHODS", "ConnectionSubscriber", "gate", "loop_scheduler", "register", "tell_former_controller"]
+__all__ = ["ConnectionSubscriber", "gate", "loop_scheduler", "tell_former_controller"]
 
 
 class ConnectionSubscriber:
     """The bus's view of a connection: notification bodies go out on its frame writer."""
 
-    __slots__ = ("_server",)
+    __slots__ = ("_writer",)
 
-    def __init__(self, server: "SidecarServer") -> None:
-        self._server = server
+    def __init__(self, writer: Callable[[], FrameSink | None]) -> None:
+        self._writer = writer
 
     def send_event(self, body: bytes) -> bool:
-        writer = self._server.protocol._frame_writer
+        writer = self._writer()
         if writer is None or writer.closed:
             return True
         send_event = getattr(writer, "send_event", None)
         if send_event is not None:
-            return send_event(body)  # a socket: says when its buffer is full
+            return bool(send_event(body))  # a socket: says when its buffer is full
         writer.send(body)  # stdio: the client reads, or the whole server waits, as for answers
         return True
 
@@ -56,43 +56,27 @@ def loop_scheduler(loop: asyncio.AbstractEventLoop) -> Callable[[Callable[[], No
     return schedule
 
 
-def gate(server: "SidecarServer", method: str, params: Any) -> SidecarError | None:
-    """The error a writing call of a client that does not control its session gets (None: go on)."""
-    if method not in WRITING_METHODS or not server.shared or server.service is None:
+def gate(conn: Connection, params: object) -> SidecarError | None:
+    """The error a call that writes a session gets when its client does not control it (None: go on)."""
+    service = conn.service
+    if not conn.shared or service is None:
         return None
-    key = _session_key(params)
+    key = session_key(params)
     if key is None or key.startswith("path:"):
         return None
     try:
-        server.service.live.roles.check(key, server)
+        service.live.roles.check(key, conn)
     except SidecarError as error:
         return error
     return None
 
 
-def tell_former_controller(session_id: str, former: Any, _new: Any) -> None:
+class _Notifies(Protocol):
+    def notify(self, method: str, params: object = None) -> None: ...
+
+
+def tell_former_controller(session_id: str, former: object, _new: object) -> None:
     """Roles.on_change: the client that lost control hears it (called on the event loop)."""
-    protocol = getattr(former, "protocol", None)
+    protocol: _Notifies | None = getattr(former, "protocol", None)
     if protocol is not None:
         protocol.notify("session/didLoseControl", wire.DidLoseControlParams(sessionId=session_id))
-
-
-def register(server: "SidecarServer") -> None:
-    @server.feature("session/subscribe")
-    async def subscribe(ls: "SidecarServer", params: Any, msg_id: Any) -> Any:
-        decoded = decode_params("session/subscribe", params, wire.SubscribeParams)
-        service = ls.service
-        return await ls.dispatcher.run(
-            msg_id, "session/subscribe", decoded.sessionId, decoded.workDoneToken,
-            lambda work: service.live_subscribe(decoded, ls.subscriber, ls),
-        )
-
-    @server.feature("session/unsubscribe")
-    def unsubscribe(ls: "SidecarServer", params: Any, msg_id: Any) -> Any:
-        decoded = decode_params("session/unsubscribe", params, wire.UnsubscribeParams)
-        return ls.service.live_unsubscribe(decoded, ls.subscriber)
-
-    @server.feature("session/takeControl")
-    def take_control(ls: "SidecarServer", params: Any, msg_id: Any) -> Any:
-        decoded = decode_params("session/takeControl", params, wire.TakeControlParams)
-        return ls.service.live_take_control(decoded, ls)

@@ -5,7 +5,7 @@ interpreters started and two sets of imports (the client's and the
 server's) for one answer, ~2x the time a caller waits. Here the service is
 made as ``initialize`` makes it (``lifecycle.initialize``, the same settings
 and root), the params are decoded as the server's handlers decode them
-(``decode_params``), the method runs once (a coroutine on its own event
+(``decode_params``), the method's route runs once (a coroutine on its own event
 loop), every session it opened is closed as at ``shutdown``, and the
 answer or the error object is exactly what the server would have sent.
 """
@@ -31,12 +31,11 @@ def serves(method: str) -> bool:
 
 def call_once(method: str, params: Any, root: Path, settings: Settings) -> tuple[bool, Any]:
     """(True, the result as plain JSON values) or (False, the JSON-RPC error object)."""
-    params_type, attribute = served_methods()[method]
+    route = served_methods()[method]
     service = None
     try:
         service, _ = initialize(None, settings, root)
-        decoded = decode_params(method, params, params_type)
-        answer = getattr(service, attribute)(decoded)
+        answer = route.call(service, decode_params(method, params, route.params))
         if inspect.isawaitable(answer):
             answer = asyncio.run(_awaited(answer))
         return True, msgspec.json.decode(msgspec.json.encode(answer))

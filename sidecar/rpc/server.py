@@ -1,7 +1,9 @@
 """The server object: wires the JSON-RPC endpoint (endpoint.py) to our framing, dispatcher and service.
 
-It decides nothing: the protocol answers messages, the handlers call the
-service, the dispatcher schedules. ``run`` serves a reader and a writer until
+It decides nothing: the protocol answers messages and routes each by its
+method's ``Route`` (service/methods.py), the handlers call the service, the
+dispatcher schedules; here are the lifecycle's two features and the hooks
+wired between the service and this transport. ``run`` serves a reader and a writer until
 ``exit`` or the end of input and returns the process exit code;
 ``sidecar.rpc.boot.serve`` starts it on stdin/stdout.
 """
@@ -10,22 +12,27 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from .. import wire
 from ..config import Settings
 from ..errors import SidecarError
 from ..service import SessionService
 from .dispatch import Dispatcher
-from .endpoint import EndpointServer
-from .framing import FrameError, FrameReader, Framing, FrameWriter
+from .endpoint import EndpointServer, MsgId
+from .framing import FrameError, FrameReader, FrameSink, Framing
 from .lifecycle import initialize as initialize_service
-from .live import ConnectionSubscriber, gate, loop_scheduler, tell_former_controller
+from .live import ConnectionSubscriber, loop_scheduler, tell_former_controller
 from .messages import ProgressParams
 from .protocol import SidecarProtocol
 from .watching import SessionFollower
+
+if TYPE_CHECKING:
+    from ..compaction.coordinator import Compactor
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +42,9 @@ _WATCH_NOTIFICATIONS = frozenset({"session/didAppend", "session/didReload"})
 
 # How long autoCompact waits for the client to accept its progress token.
 PROGRESS_CREATE_TIMEOUT = 5.0
+
+# initialize's keepServing: serve socket clients beside this one (sockets.keep_serving; boot.py hands it over).
+KeepServing = Callable[["SidecarServer", socket.socket, Path], Awaitable[None]]
 
 
 class SidecarServer(EndpointServer):
@@ -49,6 +59,7 @@ class SidecarServer(EndpointServer):
         *,
         framing: Framing = "lsp",
         max_workers: int | None = None,
+        keep_serving: KeepServing | None = None,
     ) -> None:
         super().__init__(SidecarProtocol, max_workers)
         self.default_root = Path(root).expanduser().absolute()
@@ -56,20 +67,17 @@ class SidecarServer(EndpointServer):
         self.framing: Framing = framing
         self.service: SessionService | None = None  # made by initialize
         self.dispatcher = Dispatcher(self.thread_pool, self._send_progress)
-        self._background: set[asyncio.Future[Any]] = set()  # autoCompact runs
+        self._background: set[asyncio.Future[None]] = set()  # autoCompact runs
         self._auto_tokens = 0
         self._loop: asyncio.AbstractEventLoop | None = None
-        # method -> a synchronous handler that answers at once when the call is
-        # cheap (see handlers._runs_inline) or returns NOT_INLINE.
-        self.inline_handlers: dict[str, Callable[[Any], Any]] = {}
         self.follower = SessionFollower(self)
         self._loop_thread: int | None = None
-        self.subscriber = ConnectionSubscriber(self)  # this connection, as the live bus sends to it
+        # This connection, as the live bus sends to it.
+        self.subscriber = ConnectionSubscriber(lambda: self.protocol.frame_writer)
+        self._keep_serving = keep_serving
         self.keep_host: Any = None  # initialize's keepServing: the socket clients' host (rpc/sockets.py)
-
-        from .handlers import register
-
-        register(self)
+        self.feature("initialize")(_initialize)
+        self.feature("shutdown")(_shutdown)
 
     def _send_progress(self, params: ProgressParams) -> None:
         self.protocol.notify("$/progress", params)
@@ -83,52 +91,53 @@ class SidecarServer(EndpointServer):
         self.protocol.state = "ready"
         return result
 
-    def live_gate(self, method: str, params: Any) -> SidecarError | None:
-        """The error a writing call on a session another client controls gets (rpc/live.py)."""
-        return gate(self, method, params)
-
     def attach(self, service: SessionService) -> None:
         """Serve ``service`` (made by initialize) and wire compaction's client hooks, if it has them."""
         self.service = service
         loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         service.notify = self._notify_any_thread
-        service.watches.on_add = lambda: loop.call_soon_threadsafe(self.follower.refresh)
+        def watched() -> None:
+            loop.call_soon_threadsafe(self.follower.refresh)
+
+        service.watches.on_add = watched
         service.live.bus.schedule = loop_scheduler(loop)
         service.live.roles.on_change = tell_former_controller
         self.follower.start(loop)
-        if service.live.keep_serving is not None:
-            from .sockets import keep_serving
-
+        if service.live.keep_serving is not None and self._keep_serving is not None:
             sock, path = service.live.keep_serving
             service.live.keep_serving = None
-            task = asyncio.ensure_future(keep_serving(self, sock, path))
+            task = asyncio.ensure_future(self._keep_serving(self, sock, path))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
 
-        def wire_compactor(compactor: Any) -> None:  # when the service first makes it, on any thread
+        def wire_compactor(compactor: Compactor) -> None:  # when the service first makes it, on any thread
             compactor.ask_client = self.ask_client
             compactor.client_loop = loop
             compactor.on_should_compact = self._on_should_compact
 
         service.on_compactor = wire_compactor
 
-    def _notify_any_thread(self, method: str, params: Any) -> None:
+    def _notify_any_thread(self, method: str, params: object) -> None:
         """A notification from the service, called on the loop (an inline call) or a worker thread."""
-        if method in _WATCH_NOTIFICATIONS and getattr(params, "sessionId", None) in self.service.live.watched_for_subscribers:
+        service = self.service
+        if (method in _WATCH_NOTIFICATIONS and service is not None
+                and getattr(params, "sessionId", None) in service.live.watched_for_subscribers):
             return  # watched only for a subscription: the subscriber hears it from the bus, with a cursor
         if threading.get_ident() == self._loop_thread:
             self.protocol.notify(method, params)
         elif self._loop is not None:
             self._loop.call_soon_threadsafe(self.protocol.notify, method, params)
 
-    async def ask_client(self, method: str, params: Any) -> Any:
+    async def ask_client(self, method: str, params: object) -> Any:
         """A request from server to client (the ``client`` provider's ``session/summarize``)."""
         return await self.protocol.request_client(method, params)
 
     def _on_should_compact(self, session_id: str, tokens: int) -> None:
         # Called on the worker thread that appended; the compaction runs on the loop.
-        self._loop.call_soon_threadsafe(self._start_auto_compact, session_id)
+        loop = self._loop
+        assert loop is not None  # (set when it serves, before any call)
+        loop.call_soon_threadsafe(self._start_auto_compact, session_id)
 
     def _start_auto_compact(self, session_id: str) -> None:
         task = asyncio.ensure_future(self._auto_compact(session_id))
@@ -175,7 +184,7 @@ class SidecarServer(EndpointServer):
 
     # -- running --------------------------------------------------------------------
 
-    async def run(self, reader: FrameReader, writer: FrameWriter) -> int:
+    async def run(self, reader: FrameReader, writer: FrameSink) -> int:
         """Answer what ``reader`` reads, on ``writer``, until ``exit`` or end of input; the exit code."""
         self._loop = asyncio.get_running_loop()
         self.protocol.set_frame_writer(writer)
@@ -183,7 +192,7 @@ class SidecarServer(EndpointServer):
         ready = getattr(reader, "ready", None)
         while self.protocol.exit_code is None:
             if ready is None or not ready():
-                self.protocol.flush_run()  # the appends read together so far (SidecarProtocol.join_run)
+                self.protocol.flush_run()  # the appends read together so far (SidecarProtocol._join_run)
             try:
                 body = await reader.read()
             except FrameError as error:
@@ -209,7 +218,7 @@ class SidecarServer(EndpointServer):
         code = self.protocol.exit_code
         return 0 if code is None else code
 
-    async def drain(self, but: Any = None) -> None:
+    async def drain(self, but: MsgId | None = None) -> None:
         """Wait for requests in flight (except ``but``) and background compactions to finish."""
         await self.protocol.drain(but)
         while self._background:
@@ -222,3 +231,15 @@ class SidecarServer(EndpointServer):
                 self.service.close_all()
             except Exception:
                 logger.exception("failed to close sessions")
+
+
+def _initialize(server: SidecarServer, params: object, msg_id: MsgId) -> object:
+    return server.initialize_client(params)
+
+
+async def _shutdown(server: SidecarServer, params: object, msg_id: MsgId) -> None:
+    # The protocol already refuses everything but exit (state "shutdown").
+    await server.drain(but=msg_id)
+    if server.keep_host is None:  # (with keepServing the socket's clients go on with them)
+        server.follower.stop()
+        await asyncio.get_running_loop().run_in_executor(server.thread_pool, server.close_sessions)

@@ -26,8 +26,10 @@ import logging
 import os
 import secrets
 import signal
+import socket
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -39,7 +41,7 @@ from ..service import SessionService
 from .dispatch import Dispatcher
 from .errors import ProtocolError
 from .framing import MAX_MESSAGE_BYTES, Framing, make_reader, sniff_framing
-from .lifecycle import LIVE_METHODS, SERVER_NAME, decode_params, provider_names, reported_protocol_version, served_methods
+from .lifecycle import SERVER_NAME, advertised_methods, decode_params, provider_names, reported_protocol_version
 from .live import loop_scheduler, tell_former_controller
 from .messages import PROTOCOL_VERSION, Capabilities, InitializeParams, InitializeResult, ServerInfo
 from .server import SidecarServer
@@ -55,7 +57,7 @@ EVENT_HIGH_WATER = 4 * 1024 * 1024
 class SocketFrameWriter:
     """Frames on a socket through its asyncio transport (buffered, never blocking the loop)."""
 
-    def __init__(self, writer: asyncio.StreamWriter, framing: Framing, on_drained: Any) -> None:
+    def __init__(self, writer: asyncio.StreamWriter, framing: Framing, on_drained: Callable[[], None]) -> None:
         self._writer = writer
         self._transport = writer.transport
         self._framing = framing
@@ -151,7 +153,7 @@ class ConnectionServer(SidecarServer):
         self.dispatcher = Dispatcher(host.pool, self._send_progress)
         self.dispatcher.queues = host.dispatcher.queues
         self.dispatcher._groups = host.dispatcher._groups
-        self.follower = _NoFollower()  # type: ignore[assignment]
+        self.follower = _NoFollower()  # type: ignore[assignment]  # the host follows watched files, not each connection
 
     def initialize_client(self, params: Any) -> Any:
         host = self.host
@@ -181,7 +183,7 @@ class ConnectionServer(SidecarServer):
             serverInfo=ServerInfo(name=SERVER_NAME, version=__version__),
             protocolVersion=reported_protocol_version(),
             capabilities=Capabilities(
-                methods=["initialize", "shutdown", *sorted([*served_methods(), *LIVE_METHODS])],
+                methods=advertised_methods(),
                 framings=["lsp", "jsonl"],
                 providers=provider_names(),
             ),
@@ -201,11 +203,13 @@ class SocketHost:
         self.token = token
         self.pool = pool
         self.dispatcher = dispatcher
-        self.follower: Any = SessionFollower(self)  # type: ignore[arg-type]
+        self.follower: Any = SessionFollower(self)
         self.connections: dict[ConnectionServer, asyncio.StreamWriter] = {}
-        self._background: set[asyncio.Future[Any]] = set()
+        self._background: set[asyncio.Future[None]] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.stopped = asyncio.Event()
+        # keepServing: what the stdio server awaits once its own client is gone (keep_serving sets it).
+        self.outlive: Callable[[], Awaitable[None]] | None = None
 
     @classmethod
     def standalone(cls, root: Path, settings: Settings, token: str | None = None, max_workers: int | None = None) -> "SocketHost":
@@ -219,7 +223,8 @@ class SocketHost:
     def around(cls, server: SidecarServer) -> "SocketHost":
         """``initialize`` with ``keepServing``: socket clients share the stdio client's service,
         workers, queues and file follower; its hooks (notifications, autoCompact) stay its own."""
-        host = cls(server.service, server.thread_pool, server.dispatcher)  # type: ignore[arg-type]
+        assert server.service is not None  # (initialize made it)
+        host = cls(server.service, server.thread_pool, server.dispatcher)
         host.follower = server.follower
         host.loop = asyncio.get_running_loop()
         server.shared = True  # roles apply to the stdio client too
@@ -229,7 +234,10 @@ class SocketHost:
         loop = self.loop = asyncio.get_running_loop()
         service = self.service
         service.notify = None  # watch notifications: a shared sidecar's clients subscribe instead
-        service.watches.on_add = lambda: loop.call_soon_threadsafe(self.follower.refresh)
+        def watched() -> None:
+            loop.call_soon_threadsafe(self.follower.refresh)
+
+        service.watches.on_add = watched
         service.live.bus.schedule = loop_scheduler(loop)
         service.live.roles.on_change = tell_former_controller
 
@@ -280,7 +288,7 @@ class SocketHost:
             with contextlib.suppress(Exception):
                 writer.close()
 
-    async def listen(self, sock: Any) -> asyncio.AbstractServer:
+    async def listen(self, sock: socket.socket) -> asyncio.AbstractServer:
         return await asyncio.start_unix_server(self.connection, sock=sock, limit=MAX_MESSAGE_BYTES)
 
     def hang_up(self, server: ConnectionServer) -> None:
@@ -298,7 +306,7 @@ class SocketHost:
         self.pool.shutdown(wait=True)
 
 
-async def keep_serving(server: SidecarServer, sock: Any, path: Path) -> None:
+async def keep_serving(server: SidecarServer, sock: socket.socket, path: Path) -> None:
     """``initialize`` with ``keepServing``: serve socket clients beside the stdio one, and after its
     stdio closes, until SIGTERM or SIGINT (then the stdio server closes the sessions as at its end)."""
     host = SocketHost.around(server)
@@ -320,7 +328,7 @@ async def keep_serving(server: SidecarServer, sock: Any, path: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
 
-    host.outlive = outlive  # type: ignore[attr-defined]
+    host.outlive = outlive
 
 
 def read_token(path: Path) -> str:

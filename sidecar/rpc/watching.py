@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from .server import SidecarServer
+from ..work import Work
+from .connection import Served
 
 logger = logging.getLogger(__name__)
 
@@ -26,20 +25,23 @@ POLL_S = 0.05
 
 
 class SessionFollower:
-    def __init__(self, server: "SidecarServer") -> None:
+    def __init__(self, server: Served) -> None:
         self._server = server
         self._loop: asyncio.AbstractEventLoop | None = None
         self._reading = -1
         self._poll: asyncio.TimerHandle | None = None
         self._queued: set[str] = set()
-        self._tasks: set[asyncio.Future[Any]] = set()
+        self._tasks: set[asyncio.Future[None]] = set()
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         """Begin watching (after initialize made the service): inotify, else the timer."""
         self._loop = loop
         service = self._server.service
         if service is not None:  # another host's change (store/postgres/notify.py): follow it in its turn
-            service.on_remote_change(lambda session_id: loop.call_soon_threadsafe(self._maybe_follow, session_id))
+            def behind(session_id: str) -> None:
+                loop.call_soon_threadsafe(self._maybe_follow, session_id)
+
+            service.on_remote_change(behind)
         self.refresh()
 
     def refresh(self) -> None:
@@ -89,7 +91,7 @@ class SessionFollower:
         assert service is not None
         try:
             # Off the queue before it runs: an event during the run queues the next one.
-            def call(work: Any) -> None:
+            def call(work: Work) -> None:
                 self._queued.discard(session_id)
                 service.follow(session_id)
 

@@ -1,76 +1,86 @@
-"""Live sessions (sidecar/live/): subscriptions and roles, fed by the store's hooks."""
+"""Live sessions (sidecar/live/): subscriptions and roles, fed by the store's hooks.
+
+``LiveHub`` is the service's collaborator for them: it makes the bus and the roles when they are
+first asked for, so that each hook is one attribute test while nobody subscribed.
+"""
 
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Hashable
+from typing import Protocol
 
-from .. import wire
+from .. import external, wire
 from ..errors import SessionNotFound
+from ..live.bus import Subscriber
 from ..live.events import LiveSessions
-from ..store import FileChange, check_session_id, Session
+from ..store import FileChange, Session, SessionStore, check_session_id
 
 
-class LiveCalls:
-    # --- live sessions (sidecar/live/: subscriptions, roles) ---
-    # The store's hooks above call these; each is one attribute test when nobody subscribed.
-
-    _live_sessions: LiveSessions | None = None
-    _live_lock = threading.Lock()
+class LiveClient(Hashable, Protocol):
+    """A connection as the live methods know it: the client the roles know, and what the bus sends to."""
 
     @property
-    def live(self) -> LiveSessions:
-        if self._live_sessions is None:
-            with self._live_lock:
-                if self._live_sessions is None:
-                    self._live_sessions = LiveSessions(self.store.blobs)
-        return self._live_sessions
+    def subscriber(self) -> Subscriber: ...
 
-    def _released(self, session_id: str) -> None:
-        """The store let the session go (closed, moved, deleted): watchers and subscribers stop."""
-        self.watches.remove(session_id)
-        if self._live_sessions is not None:
-            self._live_sessions.closed(session_id)
 
-    def _live_appended(self, session: Session) -> None:
-        if self._live_sessions is not None:
-            self._live_sessions.appended(session)
+class LiveHub:
+    def __init__(self, store: SessionStore, watches: external.Watches) -> None:
+        self._store = store
+        self._watches = watches
+        self._sessions: LiveSessions | None = None
+        self._lock = threading.Lock()
 
-    def _live_followed(self, session: Session, change: FileChange) -> None:
-        if self._live_sessions is not None:
+    @property
+    def sessions(self) -> LiveSessions:
+        if self._sessions is None:
+            with self._lock:
+                if self._sessions is None:
+                    self._sessions = LiveSessions(self._store.blobs)
+        return self._sessions
+
+    # -- the store's hooks ---------------------------------------------------------------
+
+    def closed(self, session_id: str) -> None:
+        if self._sessions is not None:
+            self._sessions.closed(session_id)
+
+    def appended(self, session: Session) -> None:
+        if self._sessions is not None:
+            self._sessions.appended(session)
+
+    def followed(self, session: Session, change: FileChange) -> None:
+        if self._sessions is not None:
             if change.reloaded is not None:
-                self._live_sessions.reloaded(session, change.reloaded)
+                self._sessions.reloaded(session, change.reloaded)
             else:
-                self._live_sessions.appended(session, external=True)
+                self._sessions.appended(session, external=True)
 
-    def _live_leaf_moved(self, session: Session) -> None:
-        if self._live_sessions is not None:
-            self._live_sessions.leaf_moved(session)
+    def leaf_moved(self, session: Session) -> None:
+        if self._sessions is not None:
+            self._sessions.leaf_moved(session)
 
-    def live_subscribe(self, params: wire.SubscribeParams, subscriber: Any, client: Any) -> wire.SubscribeResult:
+    # -- the methods -----------------------------------------------------------------------
+
+    def subscribe(self, params: wire.SubscribeParams, client: LiveClient) -> wire.SubscribeResult:
         """Subscribe in the session's turn; a session not open here is opened read-only and its file followed."""
-        session = self.store.held(params.sessionId)
+        session = self._store.held(params.sessionId)
         if session is None:
             check_session_id(params.sessionId)
-            session, _report = self.store.open(params.sessionId, None, True)
+            session, _report = self._store.open(params.sessionId, None, True)
         else:
-            self.store.follow(session)
-        if session.id not in self.watches:
-            self.live.watched_for_subscribers.add(session.id)
-            self.watches.add(session)
-        return self.live.subscribe(session, subscriber, params.since, client)
+            self._store.follow(session)
+        if session.id not in self._watches:
+            self.sessions.watched_for_subscribers.add(session.id)
+            self._watches.add(session)
+        return self.sessions.subscribe(session, client.subscriber, params.since, client)
 
-    def live_unsubscribe(self, params: wire.UnsubscribeParams, subscriber: Any) -> wire.UnsubscribeResult:
-        return wire.UnsubscribeResult(unsubscribed=self.live.bus.unsubscribe(params.sessionId, subscriber))
+    def unsubscribe(self, params: wire.UnsubscribeParams, client: LiveClient) -> wire.UnsubscribeResult:
+        return wire.UnsubscribeResult(unsubscribed=self.sessions.bus.unsubscribe(params.sessionId, client.subscriber))
 
-    def live_take_control(self, params: wire.TakeControlParams, client: Any) -> wire.TakeControlResult:
-        if self.store.held(params.sessionId) is None:
+    def take_control(self, params: wire.TakeControlParams, client: LiveClient) -> wire.TakeControlResult:
+        if self._store.held(params.sessionId) is None:
             check_session_id(params.sessionId)
             raise SessionNotFound(f"session {params.sessionId!r} is not open; open it first", sessionId=params.sessionId)
-        former = self.live.roles.take(params.sessionId, client)
+        former = self.sessions.roles.take(params.sessionId, client)
         return wire.TakeControlResult(sessionId=params.sessionId, tookOver=former is not None)
-
-    # --- live across hosts ---
-    def on_remote_change(self, callback: Callable[[str], None]) -> None:
-        """The rpc layer's follower is told (from any thread) of sessions changed on another host."""
-        self.store.on_behind = callback

@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from .pathcopy import connected_path, label_timestamps
     from .payload import BLOB_DIR, MAX_CHARS, Blobs, BlobStore, entry_object, resolve
     from .session import LoadReport, Session
-    from .tree import SessionTree
+    from .tree import SessionTree, TreeState
     from .usage import BLOB_GRACE_S, Erased, SessionFile, StoreUsage, folder_bytes
 
 _WHERE = {
@@ -85,7 +85,7 @@ _WHERE = {
     "BLOB_DIR": "payload", "MAX_CHARS": "payload", "Blobs": "payload", "BlobStore": "payload", "entry_object": "payload",
     "resolve": "payload",
     "LoadReport": "session", "Session": "session",
-    "SessionTree": "tree",
+    "SessionTree": "tree", "TreeState": "tree",
     "BLOB_GRACE_S": "usage", "Erased": "usage", "SessionFile": "usage", "StoreUsage": "usage", "folder_bytes": "usage",
 }
 
@@ -94,7 +94,7 @@ __all__ = [
     "Durability", "EntryNotFound", "EntryWriter", "Erased", "FileChange", "FsyncPolicy", "HeldSessions",
     "InvalidSessionId", "ListPage", "ListQuery", "Listed", "LoadReport", "MAX_CHARS", "PathOutsideRoot", "Reason",
     "Session", "SessionExists", "SessionFile", "SessionLocked", "SessionNotFound", "SessionStore", "SessionTree",
-    "StorageError", "StoreUsage", "UNSET", "check_session_id", "connected_path", "entry_object", "folder_bytes",
+    "StorageError", "StoreUsage", "TreeState", "UNSET", "check_session_id", "connected_path", "entry_object", "folder_bytes",
     "inside", "iso_now", "label_timestamps", "new_session_id", "open_store", "resolve", "valid_session_id",
 ]
 

@@ -131,6 +131,14 @@ class SessionStore(Protocol):
     settings: Settings
     # The tool the sessions must stay readable by (pi or oh-my-pi): where images and names go.
     compat: Compat
+    # What the store tells the service, set by it (every store keeps them as held.py's HeldSessions does):
+    # another program changed a held session, a batch reached the store, a session was let go of, a
+    # session fell behind another host's writes; and what an appended entry passes through first.
+    on_change: Callable[[Session, FileChange], None] | None
+    on_append: Callable[[Session], None] | None
+    on_release: Callable[[str], None] | None
+    on_behind: Callable[[str], None] | None
+    redact_entry: Callable[[dict[str, Any]], dict[str, Any]] | None
 
     @property
     def blobs(self) -> Blobs:

@@ -1,5 +1,5 @@
-"""Pipelined appends read together run together (SidecarProtocol.join_run / flush_run,
-Writing.append_run): one write of their lines, and every answer, line and error exactly what
+"""Pipelined appends read together run together (SidecarProtocol._join_run / flush_run,
+operations.appending.Appending.run): one write of their lines, and every answer, line and error exactly what
 the same appends sent one at a time give."""
 
 from __future__ import annotations

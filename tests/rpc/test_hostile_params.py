@@ -105,7 +105,8 @@ async def test_hostile_strings_in_every_param_are_never_an_internal_error(raw: R
     await raw.request("session/create", {"cwd": "/w", "sessionId": "keep"})
     await raw.request("session/append", {"sessionId": "keep", "entries": [user("hi"), assistant("hello")]})
     internal, asked = [], 0
-    for method, (params_type, _) in sorted(served_methods().items()):
+    for method, route in sorted(served_methods().items()):
+        params_type = route.params
         if method in LEFT_OUT:
             continue
         base = required(params_type)

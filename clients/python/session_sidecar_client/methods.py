@@ -6,6 +6,7 @@ Do not edit by hand: change the schema (sidecar/wire/) and run the generator.
 
 from __future__ import annotations
 
+import builtins
 from typing import Any, Callable, Literal
 
 from .protocol import (
@@ -202,7 +203,7 @@ class SidecarMethods:
     async def append(
         self,
         session_id: str,
-        entries: list[EntryInput],
+        entries: builtins.list[EntryInput],
         *,
         parent_id: str | None | Unset = UNSET,
         expected_leaf_id: str | None | Unset = UNSET,
@@ -285,7 +286,7 @@ class SidecarMethods:
         self,
         session_id: str,
         *,
-        ids: list[str] | None = None,
+        ids: builtins.list[str] | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> GetEntriesResult:
         """``session/getEntries``: GetEntriesParams -> GetEntriesResult."""
@@ -555,7 +556,7 @@ class SidecarMethods:
         *,
         entry_id: str | None = None,
         cwd: str | None = None,
-        paths: list[str] | None = None,
+        paths: builtins.list[str] | None = None,
         max_file_bytes: int | None = 10485760,
         on_progress: ProgressCallback | None = None,
     ) -> SnapshotResult:
@@ -615,7 +616,7 @@ class SidecarMethods:
     async def import_(
         self,
         tool: str,
-        paths: list[str],
+        paths: builtins.list[str],
         *,
         dry_run: bool = False,
         on_progress: ProgressCallback | None = None,

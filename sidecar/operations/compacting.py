@@ -62,6 +62,5 @@ def result(record: CompactionRecord) -> wire.CompactResult:
         model=outcome.model,
         durationMs=record.duration_ms,
         fellBack=record.default_fallback is not None or outcome.fallback is not None,
-        # (the engine names its reasons as plain strings, the wire's three)
-        fellBackReason=record.default_fallback or (outcome.fallback or {}).get("reason"),  # type: ignore[arg-type]
+        fellBackReason=record.default_fallback or (outcome.fallback or {}).get("reason"),  # type: ignore[arg-type]  # the engine names its reasons as plain strings, the wire's Literal three
     )

@@ -1,10 +1,11 @@
 """bench/run.py on an earlier commit and on this tree, in one run, figure beside figure.
 
-    .venv/bin/python bench/before_after.py REV [--rounds N] [run.py's options, e.g. --no-scale --quick]
+    .venv/bin/python bench/before_after.py REV [--after REV2] [--rounds N] [run.py's options, e.g. --no-scale --quick]
 
 A restructuring must leave every figure where it was (issue 40: none more than 5% worse). Each side
-runs its own bench/run.py against its own code (the earlier commit is checked out into a temporary
-worktree and put first on PYTHONPATH, so every sidecar it spawns is that commit's), the two sides
+runs its own bench/run.py against its own code (the earlier commit, and ``--after``'s if given, is checked
+out into a temporary worktree and put first on PYTHONPATH, so every sidecar it spawns is that commit's;
+without ``--after`` the other side is this tree as it stands), the two sides
 alternate for ``--rounds`` rounds so that the machine's drift falls on both, and the table shows each
 side's median per figure and the change. Figures are read from run.py's own table (its first column
 names a figure; the "measured" column is a number and a unit), so both sides must print that table.
@@ -59,23 +60,29 @@ def _shown(cell: tuple[float, str] | None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("rev", help="the earlier commit (e.g. the one before a restructuring)")
+    parser.add_argument("--after", help="a later commit to measure instead of this tree (which may then change meanwhile)")
     parser.add_argument("--rounds", type=int, default=2)
     args, options = parser.parse_known_args()
     with tempfile.TemporaryDirectory(prefix="bench-before-") as scratch:
-        before_tree = Path(scratch) / "tree"
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "--quiet", str(before_tree), args.rev],
-                       check=True)
+        trees = {"before": Path(scratch) / "before", "after": Path(scratch) / "after" if args.after else REPO}
+        for side, rev in (("before", args.rev), ("after", args.after)):
+            if rev:
+                subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "--quiet", str(trees[side]), rev],
+                               check=True)
         try:
             runs: dict[str, list[dict[str, str]]] = {"before": [], "after": []}
             for round_ in range(args.rounds):
-                order = [("before", before_tree), ("after", REPO)]
-                for side, tree in order if round_ % 2 == 0 else reversed(order):
+                order = ["before", "after"] if round_ % 2 == 0 else ["after", "before"]
+                for side in order:
                     print(f"round {round_ + 1}/{args.rounds}: {side}", file=sys.stderr, flush=True)
-                    runs[side].append(run_table(tree, options))
+                    runs[side].append(run_table(trees[side], options))
         finally:
-            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(before_tree)], check=False)
+            for side in ("before", "after"):
+                if trees[side] != REPO:
+                    subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(trees[side])],
+                                   check=False)
     figures = list(dict.fromkeys(name for table in runs["after"] for name in table))
-    rows = [("figure", f"before ({args.rev[:12]})", "after (this tree)", "change")]
+    rows = [("figure", f"before ({args.rev[:12]})", f"after ({args.after[:12] if args.after else 'this tree'})", "change")]
     for figure in figures:
         cells: dict[str, tuple[float, str] | None] = {}
         for side in ("before", "after"):

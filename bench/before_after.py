@@ -32,8 +32,14 @@ _LARGER_IS_BETTER = ("req/s", "entries/s")
 def run_table(tree: Path, options: list[str]) -> dict[str, str]:
     """One run of ``tree``'s bench/run.py: its table as {figure: measured}."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    done = subprocess.run([sys.executable, str(tree / "bench" / "run.py"), *options], cwd=tree, env=env,
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, str(tree / "bench" / "run.py"), *options],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         raise SystemExit(f"bench/run.py failed in {tree}:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
     table: dict[str, str] = {}
@@ -63,8 +69,9 @@ def main() -> None:
     args, options = parser.parse_known_args()
     with tempfile.TemporaryDirectory(prefix="bench-before-") as scratch:
         before_tree = Path(scratch) / "tree"
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "--quiet", str(before_tree), args.rev],
-                       check=True)
+        subprocess.run(
+            ["git", "-C", str(REPO), "worktree", "add", "--detach", "--quiet", str(before_tree), args.rev], check=True
+        )
         try:
             runs: dict[str, list[dict[str, str]]] = {"before": [], "after": []}
             for round_ in range(args.rounds):

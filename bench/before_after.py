@@ -33,8 +33,14 @@ _LARGER_IS_BETTER = ("req/s", "entries/s")
 def run_table(tree: Path, options: list[str]) -> dict[str, str]:
     """One run of ``tree``'s bench/run.py: its table as {figure: measured}."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    done = subprocess.run([sys.executable, str(tree / "bench" / "run.py"), *options], cwd=tree, env=env,
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, str(tree / "bench" / "run.py"), *options],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         raise SystemExit(f"bench/run.py failed in {tree}:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
     table: dict[str, str] = {}
@@ -60,15 +66,19 @@ def _shown(cell: tuple[float, str] | None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("rev", help="the earlier commit (e.g. the one before a restructuring)")
-    parser.add_argument("--after", help="a later commit to measure instead of this tree (which may then change meanwhile)")
+    parser.add_argument(
+        "--after", help="a later commit to measure instead of this tree (which may then change meanwhile)"
+    )
     parser.add_argument("--rounds", type=int, default=2)
     args, options = parser.parse_known_args()
     with tempfile.TemporaryDirectory(prefix="bench-before-") as scratch:
         trees = {"before": Path(scratch) / "before", "after": Path(scratch) / "after" if args.after else REPO}
         for side, rev in (("before", args.rev), ("after", args.after)):
             if rev:
-                subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "--quiet", str(trees[side]), rev],
-                               check=True)
+                subprocess.run(
+                    ["git", "-C", str(REPO), "worktree", "add", "--detach", "--quiet", str(trees[side]), rev],
+                    check=True,
+                )
         try:
             runs: dict[str, list[dict[str, str]]] = {"before": [], "after": []}
             for round_ in range(args.rounds):
@@ -79,10 +89,13 @@ def main() -> None:
         finally:
             for side in ("before", "after"):
                 if trees[side] != REPO:
-                    subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(trees[side])],
-                                   check=False)
+                    subprocess.run(
+                        ["git", "-C", str(REPO), "worktree", "remove", "--force", str(trees[side])], check=False
+                    )
     figures = list(dict.fromkeys(name for table in runs["after"] for name in table))
-    rows = [("figure", f"before ({args.rev[:12]})", f"after ({args.after[:12] if args.after else 'this tree'})", "change")]
+    rows = [
+        ("figure", f"before ({args.rev[:12]})", f"after ({args.after[:12] if args.after else 'this tree'})", "change")
+    ]
     for figure in figures:
         cells: dict[str, tuple[float, str] | None] = {}
         for side in ("before", "after"):

@@ -32,20 +32,42 @@ def turn(number: int) -> list[dict]:
     call = f"c{number}"
     return [
         {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": f"step {number}"}]}},
-        {"type": "message", "message": {"role": "assistant", "content": [
-            {"type": "toolCall", "id": call, "name": "read", "arguments": {"path": f"f{number}.ts"}}]}},
-        {"type": "message", "message": {"role": "toolResult", "toolCallId": call, "toolName": "read",
-                                        "content": [{"type": "text", "text": "z" * 4000}]}},
+        {
+            "type": "message",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "toolCall", "id": call, "name": "read", "arguments": {"path": f"f{number}.ts"}}],
+            },
+        },
+        {
+            "type": "message",
+            "message": {
+                "role": "toolResult",
+                "toolCallId": call,
+                "toolName": "read",
+                "content": [{"type": "text", "text": "z" * 4000}],
+            },
+        },
         {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": f"done {number}"}]}},
     ]
 
 
 def timed_appends(root: Path, turns: int, clearing: bool) -> tuple[float, float, int]:
-    settings = apply_overrides(Settings(), {
-        "store": {"fsync": "never"},
-        "compaction": {"clearToolResults": {"enabled": clearing, "triggerTokens": 10_000, "keepToolResults": 3,
-                                            "minimumTokens": 20_000}},
-    }, "bench")
+    settings = apply_overrides(
+        Settings(),
+        {
+            "store": {"fsync": "never"},
+            "compaction": {
+                "clearToolResults": {
+                    "enabled": clearing,
+                    "triggerTokens": 10_000,
+                    "keepToolResults": 3,
+                    "minimumTokens": 20_000,
+                }
+            },
+        },
+        "bench",
+    )
     svc = SessionService(root, settings)
     session_id = svc.create(wire.CreateParams(cwd="/bench")).sessionId
     for number in range(turns):
@@ -70,7 +92,9 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as off_dir, tempfile.TemporaryDirectory() as on_dir:
             off = timed_appends(Path(off_dir), turns, False)
             on = timed_appends(Path(on_dir), turns, True)
-        print(f"{turns:>5}  {turns * 4:>7}   {off[0]:>8.2f} / {off[1]:>6.2f} ms     {on[0]:>8.2f} / {on[1]:>6.2f} ms   {on[2]}")
+        print(
+            f"{turns:>5}  {turns * 4:>7}   {off[0]:>8.2f} / {off[1]:>6.2f} ms     {on[0]:>8.2f} / {on[1]:>6.2f} ms   {on[2]}"
+        )
 
 
 if __name__ == "__main__":

@@ -40,10 +40,18 @@ def best(action, runs: int = 5) -> float:
 
 def assistant(text: str, calls: list[str]) -> dict:
     content = [{"type": "text", "text": text}] + [
-        {"type": "toolCall", "id": c, "name": "read", "arguments": {"path": c}} for c in calls]
-    return {"role": "assistant", "content": content, "provider": "p", "model": "m", "api": "x",
-            "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2},
-            "stopReason": "toolUse" if calls else "stop", "timestamp": 1}
+        {"type": "toolCall", "id": c, "name": "read", "arguments": {"path": c}} for c in calls
+    ]
+    return {
+        "role": "assistant",
+        "content": content,
+        "provider": "p",
+        "model": "m",
+        "api": "x",
+        "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2},
+        "stopReason": "toolUse" if calls else "stop",
+        "timestamp": 1,
+    }
 
 
 def fill(svc: SessionService, entries: int, rng: random.Random) -> str:
@@ -52,12 +60,22 @@ def fill(svc: SessionService, entries: int, rng: random.Random) -> str:
     n = 0
     while n < entries:
         call = f"c{n}"
-        batch += [{"type": "message", "message": {"role": "user", "content": f"question {n} " * 20, "timestamp": n}},
-                  {"type": "message", "message": assistant("reading " * 30, [call])},
-                  {"type": "message", "message": {"role": "toolResult", "toolCallId": call, "toolName": "read",
-                                                  "content": [{"type": "text", "text": "x" * rng.randint(200, 4000)}],
-                                                  "isError": False, "timestamp": n}},
-                  {"type": "message", "message": assistant("done " * 20, [])}]
+        batch += [
+            {"type": "message", "message": {"role": "user", "content": f"question {n} " * 20, "timestamp": n}},
+            {"type": "message", "message": assistant("reading " * 30, [call])},
+            {
+                "type": "message",
+                "message": {
+                    "role": "toolResult",
+                    "toolCallId": call,
+                    "toolName": "read",
+                    "content": [{"type": "text", "text": "x" * rng.randint(200, 4000)}],
+                    "isError": False,
+                    "timestamp": n,
+                },
+            },
+            {"type": "message", "message": assistant("done " * 20, [])},
+        ]
         n += 4
         if len(batch) >= 400:
             svc.append(wire.AppendParams(sessionId=sid, entries=batch))
@@ -97,21 +115,41 @@ def main() -> None:
             svc.set_name(wire.SetNameParams(sessionId=sid, name=f"name {rng.random()}"))
             times.append(time.perf_counter() - start)
         rewrite = min(times) * 1000
-        print(f"setName (oh-my-pi): title line in place {in_place:.2f} ms; first rename, whole file rewritten "
-              f"{rewrite:.1f} ms")
+        print(
+            f"setName (oh-my-pi): title line in place {in_place:.2f} ms; first rename, whole file rewritten "
+            f"{rewrite:.1f} ms"
+        )
         image = base64.b64encode(rng.randbytes(100_000)).decode()
         for compat in ("pi", "omp"):
             other = SessionService(work / compat, apply_overrides(Settings(), {"store": {"compat": compat}}, "bench"))
             osid = other.create(wire.CreateParams(cwd="/bench")).sessionId
-            other.append(wire.AppendParams(sessionId=osid, entries=[
-                {"type": "message", "message": {"role": "user", "content": "hi", "timestamp": 1}},
-                {"type": "message", "message": assistant("ok", [])}]))
+            other.append(
+                wire.AppendParams(
+                    sessionId=osid,
+                    entries=[
+                        {"type": "message", "message": {"role": "user", "content": "hi", "timestamp": 1}},
+                        {"type": "message", "message": assistant("ok", [])},
+                    ],
+                )
+            )
 
             def add() -> None:
                 image_now = image[:-8] + base64.b64encode(rng.randbytes(6)).decode()  # a new blob each time
-                other.append(wire.AppendParams(sessionId=osid, entries=[{"type": "message", "message": {
-                    "role": "user", "content": [{"type": "image", "data": image_now, "mimeType": "image/png"}],
-                    "timestamp": 2}}]))
+                other.append(
+                    wire.AppendParams(
+                        sessionId=osid,
+                        entries=[
+                            {
+                                "type": "message",
+                                "message": {
+                                    "role": "user",
+                                    "content": [{"type": "image", "data": image_now, "mimeType": "image/png"}],
+                                    "timestamp": 2,
+                                },
+                            }
+                        ],
+                    )
+                )
 
             print(f"append of a 100 KB image under {compat:3}: {best(add):.2f} ms")
             other.close_all()

@@ -21,35 +21,75 @@ import msgspec
 
 from sidecar.format.entries import validate_entries
 
-USAGE = {"input": 812, "output": 40, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 852,
-         "cost": {"input": 0.0024, "output": 0.0006, "cacheRead": 0, "cacheWrite": 0, "total": 0.003}}
+USAGE = {
+    "input": 812,
+    "output": 40,
+    "cacheRead": 0,
+    "cacheWrite": 0,
+    "totalTokens": 852,
+    "cost": {"input": 0.0024, "output": 0.0006, "cacheRead": 0, "cacheWrite": 0, "total": 0.003},
+}
 ENVELOPE = {"parentId": "00000000", "timestamp": "2026-01-01T00:00:00.000Z"}
 
 
 def user(n: int) -> dict:
-    return {"type": "message", "id": f"u{n:07d}", **ENVELOPE,
-            "message": {"role": "user", "content": f"please look at file {n}.py and fix the bug", "timestamp": n}}
+    return {
+        "type": "message",
+        "id": f"u{n:07d}",
+        **ENVELOPE,
+        "message": {"role": "user", "content": f"please look at file {n}.py and fix the bug", "timestamp": n},
+    }
 
 
 def tool_turn(n: int) -> list[dict]:
     return [
-        {"type": "message", "id": f"a{n:07d}", **ENVELOPE, "message": {
-            "role": "assistant", "content": [
-                {"type": "thinking", "thinking": "I should read the file first.", "thinkingSignature": "sig" * 10},
-                {"type": "text", "text": "Reading it."},
-                {"type": "toolCall", "id": f"call_{n}", "name": "read", "arguments": {"path": f"{n}.py", "limit": 200}}],
-            "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5", "usage": USAGE,
-            "stopReason": "toolUse", "timestamp": n}},
-        {"type": "message", "id": f"t{n:07d}", **ENVELOPE, "message": {
-            "role": "toolResult", "toolCallId": f"call_{n}", "toolName": "read",
-            "content": [{"type": "text", "text": "def f():\n    return 1\n" * 20}], "isError": False, "timestamp": n}},
+        {
+            "type": "message",
+            "id": f"a{n:07d}",
+            **ENVELOPE,
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "I should read the file first.", "thinkingSignature": "sig" * 10},
+                    {"type": "text", "text": "Reading it."},
+                    {
+                        "type": "toolCall",
+                        "id": f"call_{n}",
+                        "name": "read",
+                        "arguments": {"path": f"{n}.py", "limit": 200},
+                    },
+                ],
+                "api": "anthropic-messages",
+                "provider": "anthropic",
+                "model": "claude-sonnet-4-5",
+                "usage": USAGE,
+                "stopReason": "toolUse",
+                "timestamp": n,
+            },
+        },
+        {
+            "type": "message",
+            "id": f"t{n:07d}",
+            **ENVELOPE,
+            "message": {
+                "role": "toolResult",
+                "toolCallId": f"call_{n}",
+                "toolName": "read",
+                "content": [{"type": "text", "text": "def f():\n    return 1\n" * 20}],
+                "isError": False,
+                "timestamp": n,
+            },
+        },
     ]
 
 
 def mixed(n: int) -> list[dict]:
-    return [user(n), *tool_turn(n), {"type": "custom", "id": f"c{n:07d}", **ENVELOPE, "customType": "agent",
-                                     "data": {"step": n}},
-            {"type": "label", "id": f"l{n:07d}", **ENVELOPE, "targetId": f"u{n:07d}", "label": "x"}]
+    return [
+        user(n),
+        *tool_turn(n),
+        {"type": "custom", "id": f"c{n:07d}", **ENVELOPE, "customType": "agent", "data": {"step": n}},
+        {"type": "label", "id": f"l{n:07d}", **ENVELOPE, "targetId": f"u{n:07d}", "label": "x"},
+    ]
 
 
 def best(action, repeat: int) -> float:

@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 from load import DATA, generate  # noqa: E402
 
 from sidecar.export import export_session  # noqa: E402
-from sidecar.store.files.session import FileSession as Session  # noqa: E402
 from sidecar.store.base import FsyncPolicy  # noqa: E402
+from sidecar.store.files.session import FileSession as Session  # noqa: E402
 
 
 def main() -> int:
@@ -42,7 +42,9 @@ def main() -> int:
         generate(DATA)
     started = time.perf_counter()
     session, _ = Session.load(DATA, FsyncPolicy.NEVER, read_only=True)
-    print(f"session: {session.entry_count} entries, {DATA.stat().st_size / 1e6:.1f} MB, loaded in {time.perf_counter() - started:.2f} s")
+    print(
+        f"session: {session.entry_count} entries, {DATA.stat().st_size / 1e6:.1f} MB, loaded in {time.perf_counter() - started:.2f} s"
+    )
     page = None
     cpu_of: dict[tuple[str, bool], float] = {}
     for fmt in ("markdown", "markdown-tree", "json", "html"):
@@ -54,9 +56,11 @@ def main() -> int:
                 times.append(time.perf_counter() - started)
                 cpu.append(time.process_time() - started_cpu)
             scope = "path" if fmt == "markdown" else "tree"
-            print(f"{fmt:8s} {scope:4s} redact={'on ' if redact else 'off'}  median {statistics.median(times):.2f} s  "
-                  f"(min {min(times):.2f}, CPU {statistics.median(cpu):.2f})  {len(exported.data) / 1e6:6.1f} MB  {exported.entries} entries"
-                  + (f"  {exported.redaction.total} redacted" if redact else ""))
+            print(
+                f"{fmt:8s} {scope:4s} redact={'on ' if redact else 'off'}  median {statistics.median(times):.2f} s  "
+                f"(min {min(times):.2f}, CPU {statistics.median(cpu):.2f})  {len(exported.data) / 1e6:6.1f} MB  {exported.entries} entries"
+                + (f"  {exported.redaction.total} redacted" if redact else "")
+            )
             cpu_of[(fmt, redact)] = statistics.median(cpu)
             if fmt == "html" and redact:
                 page = exported.text
@@ -87,13 +91,16 @@ def main() -> int:
             with Chromium() as browser:
                 browser.open(target.as_uri())
                 paint = browser.evaluate(
-                    "Object.fromEntries(performance.getEntriesByType('paint').map(p => [p.name, p.startTime]))")
+                    "Object.fromEntries(performance.getEntriesByType('paint').map(p => [p.name, p.startTime]))"
+                )
                 loaded = browser.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
                 ready = browser.evaluate("performance.getEntriesByName('session-view-ready')[0].startTime")
                 shown = browser.evaluate("document.querySelectorAll('#main .entry').length")
                 errors = browser.errors()
-            print(f"page run {attempt + 1}: first contentful paint {paint.get('first-contentful-paint', -1) / 1000:.2f} s, "
-                  f"script done (usable) {ready / 1000:.2f} s, load event {loaded / 1000:.2f} s, {shown} entries rendered of the path, console errors: {len(errors)}")
+            print(
+                f"page run {attempt + 1}: first contentful paint {paint.get('first-contentful-paint', -1) / 1000:.2f} s, "
+                f"script done (usable) {ready / 1000:.2f} s, load event {loaded / 1000:.2f} s, {shown} entries rendered of the path, console errors: {len(errors)}"
+            )
     return 0
 
 

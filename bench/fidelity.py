@@ -46,11 +46,10 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))
 
 from sidecar.compaction.clearing import clearing_due, plan_for_path  # noqa: E402
-from sidecar.compaction.prepare import with_pending  # noqa: E402
-from sidecar.config import ClearToolResultsSettings  # noqa: E402
-from sidecar.context.tokens import context_tokens as counted_tokens  # noqa: E402
 from sidecar.compaction.run import CompactionOptions, run_compaction  # noqa: E402
+from sidecar.config import ClearToolResultsSettings  # noqa: E402
 from sidecar.context.build import build_context  # noqa: E402
+from sidecar.context.tokens import context_tokens as counted_tokens  # noqa: E402
 from sidecar.context.tokens import estimate_tokens  # noqa: E402
 from sidecar.format.jsonl import Entry  # noqa: E402
 from sidecar.providers.base import SummaryRequest, SummaryResponse  # noqa: E402
@@ -95,7 +94,20 @@ INITIAL = [
     "Migrate acme-web from webpack to vite without changing any public URL.",
     "House rule R-17: every exported function carries a JSDoc comment.",
 ]
-AREAS = ("router", "store", "auth", "billing", "search", "settings", "editor", "upload", "theme", "i18n", "metrics", "api")
+AREAS = (
+    "router",
+    "store",
+    "auth",
+    "billing",
+    "search",
+    "settings",
+    "editor",
+    "upload",
+    "theme",
+    "i18n",
+    "metrics",
+    "api",
+)
 WORDS = "the a state value render cache route token user list item config module hook effect query result".split()
 
 
@@ -108,7 +120,9 @@ class Forgetful:
         return "forgetful-1"
 
     async def summarize(self, request: SummaryRequest, on_text, on_retry=None) -> SummaryResponse:
-        text = "## Goal\n- Continue the work on the project.\n\n## Progress\n- Various changes were made to several files."
+        text = (
+            "## Goal\n- Continue the work on the project.\n\n## Progress\n- Various changes were made to several files."
+        )
         on_text(text)
         return SummaryResponse(text=text, model="forgetful-1")
 
@@ -125,15 +139,27 @@ class Session:
     def add(self, obj: dict[str, Any]) -> None:
         parent = self.entries[-1].id if self.entries else None
         number = len(self.entries) + 1
-        self.entries.append(Entry.from_obj({"id": f"e{number:05d}", "parentId": parent,
-                                            "timestamp": f"2026-01-01T{number // 3600 % 24:02d}:{number // 60 % 60:02d}:{number % 60:02d}.000Z",
-                                            **obj}))
+        self.entries.append(
+            Entry.from_obj(
+                {
+                    "id": f"e{number:05d}",
+                    "parentId": parent,
+                    "timestamp": f"2026-01-01T{number // 3600 % 24:02d}:{number // 60 % 60:02d}:{number % 60:02d}.000Z",
+                    **obj,
+                }
+            )
+        )
 
     def prose(self, words: int) -> str:
         return " ".join(self.rng.choice(WORDS) for _ in range(words))
 
     def user(self, text: str) -> None:
-        self.add({"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}})
+        self.add(
+            {
+                "type": "message",
+                "message": {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1},
+            }
+        )
         self.last_request = text
 
     def tool(self, name: str, arguments: dict[str, Any], output: str, error: bool = False, say: str = "") -> None:
@@ -141,16 +167,49 @@ class Session:
         call_id = f"call_{self.calls}"
         content: list[dict[str, Any]] = [{"type": "text", "text": say}] if say else []
         content.append({"type": "toolCall", "id": call_id, "name": name, "arguments": arguments})
-        self.add({"type": "message", "message": {"role": "assistant", "content": content, "provider": "anthropic",
-                                                 "model": "claude-x", "stopReason": "toolUse", "timestamp": 2}})
-        self.add({"type": "message", "message": {"role": "toolResult", "toolCallId": call_id, "toolName": name,
-                                                 "content": [{"type": "text", "text": output}], "isError": error, "timestamp": 3}})
+        self.add(
+            {
+                "type": "message",
+                "message": {
+                    "role": "assistant",
+                    "content": content,
+                    "provider": "anthropic",
+                    "model": "claude-x",
+                    "stopReason": "toolUse",
+                    "timestamp": 2,
+                },
+            }
+        )
+        self.add(
+            {
+                "type": "message",
+                "message": {
+                    "role": "toolResult",
+                    "toolCallId": call_id,
+                    "toolName": name,
+                    "content": [{"type": "text", "text": output}],
+                    "isError": error,
+                    "timestamp": 3,
+                },
+            }
+        )
         if name == "bash" and not error:
             self.last_command = (arguments["command"], output.strip().splitlines()[-1])
 
     def reply(self, text: str) -> None:
-        self.add({"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": text}],
-                                                 "provider": "anthropic", "model": "claude-x", "stopReason": "stop", "timestamp": 2}})
+        self.add(
+            {
+                "type": "message",
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": text}],
+                    "provider": "anthropic",
+                    "model": "claude-x",
+                    "stopReason": "stop",
+                    "timestamp": 2,
+                },
+            }
+        )
 
     def start(self) -> None:
         self.add({"type": "session_init", "systemPrompt": INITIAL[0], "task": INITIAL[1]})
@@ -170,10 +229,16 @@ class Session:
             self.planted["constraint"].append(constraints.pop(0))
         self.user(request)
         source = f"src/{area}/index{number}.ts"
-        self.tool("read", {"path": source}, f"// {source}\n" + "\n".join(f"export const v{i} = '{self.prose(8)}';" for i in range(50)))
+        self.tool(
+            "read",
+            {"path": source},
+            f"// {source}\n" + "\n".join(f"export const v{i} = '{self.prose(8)}';" for i in range(50)),
+        )
         self.planted["file"].append(source)
         if errors and number % 5 == 2:
-            self.tool("bash", {"command": f"pnpm --filter {area} test"}, errors[0], error=True, say="Running the tests.")
+            self.tool(
+                "bash", {"command": f"pnpm --filter {area} test"}, errors[0], error=True, say="Running the tests."
+            )
             self.planted["error"].append(errors.pop(0))
         if number % 7 == 3:
             # An error the agent then resolves by running the same command again successfully.
@@ -182,10 +247,16 @@ class Session:
             self.tool("bash", {"command": f"pnpm --filter {area} build"}, f"built {area}")
             self.planted["file"].append(f"src/{area}/vite.config.ts")
         target = f"src/{area}/module{number}.ts"
-        self.tool("edit", {"path": target, "oldText": "webpack", "newText": "vite"}, "edited", say="Editing the module.")
+        self.tool(
+            "edit", {"path": target, "oldText": "webpack", "newText": "vite"}, "edited", say="Editing the module."
+        )
         self.planted["file"].append(target)
-        self.tool("bash", {"command": f"pnpm --filter {area} build --mode turn{number}"},
-                  "\n".join(f"build step {i}: {self.prose(10)}" for i in range(40)) + f"\nbuilt {area} in {number * 37 % 900} ms")
+        self.tool(
+            "bash",
+            {"command": f"pnpm --filter {area} build --mode turn{number}"},
+            "\n".join(f"build step {i}: {self.prose(10)}" for i in range(40))
+            + f"\nbuilt {area} in {number * 37 % 900} ms",
+        )
         self.reply(f"Moved the {area} module ({self.prose(25)}).")
 
 
@@ -236,17 +307,32 @@ def run(summarizer: str, turns: int, first: int, every: int, keep: int) -> list[
             full, _ = context_tokens(uncompacted(session.entries))
             kept = {kind: sum(1 for fact in facts if fact in text) for kind, facts in planted.items()}
             missing = [fact for kind, facts in planted.items() for fact in facts if fact not in text]
-            rows.append({"turn": number, "tokens": tokens, "full": full, "kept": kept,
-                         "planted": {k: len(v) for k, v in planted.items()}, "missing": missing,
-                         "carry": outcome.entries[-1]["details"]["carryOver"]})
+            rows.append(
+                {
+                    "turn": number,
+                    "tokens": tokens,
+                    "full": full,
+                    "kept": kept,
+                    "planted": {k: len(v) for k, v in planted.items()},
+                    "missing": missing,
+                    "carry": outcome.entries[-1]["details"]["carryOver"],
+                }
+            )
     return rows
 
 
 class WatchedSession(Session):
     """The bench session, appended entry by entry, compacting (and clearing) as the sidecar would."""
 
-    def __init__(self, rng: random.Random, provider: Any, window: int, reserve: int, keep: int,
-                 clearing: ClearToolResultsSettings) -> None:
+    def __init__(
+        self,
+        rng: random.Random,
+        provider: Any,
+        window: int,
+        reserve: int,
+        keep: int,
+        clearing: ClearToolResultsSettings,
+    ) -> None:
         super().__init__(rng)
         self.provider, self.limit, self.keep, self.clearing = provider, window - reserve, keep, clearing
         self.turn_number = 0
@@ -269,7 +355,9 @@ class WatchedSession(Session):
                     self.clearings.append((self.turn_number, len(plan.tool_result_ids), plan.tokens_freed))
                     tokens = self.tokens()
             if tokens > self.limit and obj.get("type") == "message" and obj["message"]["role"] == "assistant":
-                outcome = asyncio.run(run_compaction(self.entries, CompactionOptions(keep_recent_tokens=self.keep), self.provider))
+                outcome = asyncio.run(
+                    run_compaction(self.entries, CompactionOptions(keep_recent_tokens=self.keep), self.provider)
+                )
                 for made in outcome.entries:
                     super().add(made)
                 self.compactions.append(self.turn_number)
@@ -283,8 +371,9 @@ class WatchedSession(Session):
         return counted_tokens(ctx.messages, ctx.after_compaction)
 
 
-def run_windowed(summarizer: str, turns: int, window: int, reserve: int, keep: int,
-                 clearing: ClearToolResultsSettings) -> dict[str, Any]:
+def run_windowed(
+    summarizer: str, turns: int, window: int, reserve: int, keep: int, clearing: ClearToolResultsSettings
+) -> dict[str, Any]:
     rng = random.Random(SEED)
     provider = OfflineProvider() if summarizer == "offline" else Forgetful()
     session = WatchedSession(rng, provider, window, reserve, keep, clearing)
@@ -302,21 +391,30 @@ def run_windowed(summarizer: str, turns: int, window: int, reserve: int, keep: i
         # Nothing replaced the start: the harness sends session_init's prompt and task as it did from turn 1.
         text += "\n" + "\n".join(text_of(session.entries[0].obj()))
     full, _ = context_tokens(uncompacted(session.entries))
-    return {"compactions": session.compactions, "clearings": session.clearings, "tokens": tokens, "full": full,
-            "peak": session.peak,
-            "kept": {kind: sum(1 for fact in facts if fact in text) for kind, facts in planted.items()},
-            "planted": {k: len(v) for k, v in planted.items()},
-            "missing": [fact for facts in planted.values() for fact in facts if fact not in text]}
+    return {
+        "compactions": session.compactions,
+        "clearings": session.clearings,
+        "tokens": tokens,
+        "full": full,
+        "peak": session.peak,
+        "kept": {kind: sum(1 for fact in facts if fact in text) for kind, facts in planted.items()},
+        "planted": {k: len(v) for k, v in planted.items()},
+        "missing": [fact for facts in planted.values() for fact in facts if fact not in text],
+    }
 
 
 def report_windowed(summarizer: str, off: dict[str, Any], on: dict[str, Any], args: argparse.Namespace) -> None:
-    print(f"\n== {summarizer}, window {args.window}, reserve {args.reserve}, keepRecentTokens {args.keep}, "
-          f"{args.turns} turns; clearing: trigger {args.trigger}, keep {args.clear_keep} results, at least {args.clear_min} tokens ==")
+    print(
+        f"\n== {summarizer}, window {args.window}, reserve {args.reserve}, keepRecentTokens {args.keep}, "
+        f"{args.turns} turns; clearing: trigger {args.trigger}, keep {args.clear_keep} results, at least {args.clear_min} tokens =="
+    )
     for name, row in (("clearing off", off), ("clearing on ", on)):
         kept, planted = sum(row["kept"].values()), sum(row["planted"].values())
-        print(f"{name}: {len(row['compactions']):>2} compactions at turns {row['compactions']}; "
-              f"{len(row['clearings'])} clearings; facts kept {kept}/{planted}; context at the end {row['tokens']} "
-              f"({row['tokens'] / row['full']:.1%} of uncompacted), peak {row['peak']}")
+        print(
+            f"{name}: {len(row['compactions']):>2} compactions at turns {row['compactions']}; "
+            f"{len(row['clearings'])} clearings; facts kept {kept}/{planted}; context at the end {row['tokens']} "
+            f"({row['tokens'] / row['full']:.1%} of uncompacted), peak {row['peak']}"
+        )
         for fact in row["missing"]:
             print(f"        missing: {fact[:100]}")
     if on["clearings"]:
@@ -341,9 +439,11 @@ def report(summarizer: str, rows: list[dict[str, Any]]) -> None:
     total_kept = sum(last["kept"].values())
     total = sum(last["planted"].values())
     carry = last["carry"]
-    print(f"after {len(rows)} compactions: {total_kept}/{total} facts kept, context {last['tokens'] / last['full']:.1%} "
-          f"of uncompacted; carry-over: {len(carry['userMessages'])} messages verbatim, {carry['digestedMessages']} digested "
-          f"into {len(carry['digest'])} lines, {len(carry['errors'])} open errors")
+    print(
+        f"after {len(rows)} compactions: {total_kept}/{total} facts kept, context {last['tokens'] / last['full']:.1%} "
+        f"of uncompacted; carry-over: {len(carry['userMessages'])} messages verbatim, {carry['digestedMessages']} digested "
+        f"into {len(carry['digest'])} lines, {len(carry['errors'])} open errors"
+    )
 
 
 def main() -> None:
@@ -363,11 +463,14 @@ def main() -> None:
     if args.windowed:
         turns = args.turns if args.turns != 72 else 150
         args.turns = turns
-        on = ClearToolResultsSettings(enabled=True, triggerTokens=args.trigger, keepToolResults=args.clear_keep,
-                                      minimumTokens=args.clear_min)
+        on = ClearToolResultsSettings(
+            enabled=True, triggerTokens=args.trigger, keepToolResults=args.clear_keep, minimumTokens=args.clear_min
+        )
         for summarizer in ("offline", "forgetful") if args.summarizer == "both" else (args.summarizer,):
             off = run_windowed(summarizer, turns, args.window, args.reserve, args.keep, ClearToolResultsSettings())
-            report_windowed(summarizer, off, run_windowed(summarizer, turns, args.window, args.reserve, args.keep, on), args)
+            report_windowed(
+                summarizer, off, run_windowed(summarizer, turns, args.window, args.reserve, args.keep, on), args
+            )
         return
     for summarizer in ("offline", "forgetful") if args.summarizer == "both" else (args.summarizer,):
         report(summarizer, run(summarizer, args.turns, args.first, args.every, args.keep))

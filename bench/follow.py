@@ -48,7 +48,9 @@ async def paired_round_trips(root: Path, requests: int, per_session: int) -> tup
     pipes = [with_check, without]
     works = []
     for number, pipe in enumerate(pipes):
-        await pipe.call("initialize", {"sessionRoot": str(root / str(number)), "settings": {"store": {"fsync": "never"}}})
+        await pipe.call(
+            "initialize", {"sessionRoot": str(root / str(number)), "settings": {"store": {"fsync": "never"}}}
+        )
         works.append(Workload(pipe, True, per_session))
     for _ in range(200):
         for pipe, work in zip(pipes, works):
@@ -83,18 +85,33 @@ def in_process(requests: int, per_session: int) -> tuple[float, float]:
         services = [SessionService(Path(tmp) / str(n), Settings(store=StoreSettings(fsync="never"))) for n in (0, 1)]
         sids = ["", ""]
         for count in range(requests):
-            for index in ((0, 1) if count % 2 == 0 else (1, 0)):
+            for index in (0, 1) if count % 2 == 0 else (1, 0):
                 service = services[index]
                 if count % per_session == 0:
                     sids[index] = service.create(wire.CreateParams(cwd="/bench")).sessionId
                     if index == 1:
                         no_check(service.session(sids[index]))
-                    service.append(wire.AppendParams(sessionId=sids[index], entries=[
-                        {"type": "message", "message": {"role": "user", "content": "start"}},
-                        {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}},
-                    ]))
-                params = wire.AppendParams(sessionId=sids[index], entries=[{"type": "message", "message": {
-                    "role": "user", "content": f"message {count}: " + "lorem ipsum " * 8}}])
+                    service.append(
+                        wire.AppendParams(
+                            sessionId=sids[index],
+                            entries=[
+                                {"type": "message", "message": {"role": "user", "content": "start"}},
+                                {
+                                    "type": "message",
+                                    "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+                                },
+                            ],
+                        )
+                    )
+                params = wire.AppendParams(
+                    sessionId=sids[index],
+                    entries=[
+                        {
+                            "type": "message",
+                            "message": {"role": "user", "content": f"message {count}: " + "lorem ipsum " * 8},
+                        }
+                    ],
+                )
                 start = time.perf_counter_ns()
                 service.is_open(sids[index])
                 service.append(params)
@@ -112,10 +129,15 @@ def check_alone(count: int) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         service = SessionService(Path(tmp))
         sid = service.create(wire.CreateParams(cwd="/bench")).sessionId
-        service.append(wire.AppendParams(sessionId=sid, entries=[
-            {"type": "message", "message": {"role": "user", "content": "start"}},
-            {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}},
-        ]))
+        service.append(
+            wire.AppendParams(
+                sessionId=sid,
+                entries=[
+                    {"type": "message", "message": {"role": "user", "content": "start"}},
+                    {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}},
+                ],
+            )
+        )
         session = service.session(sid)
         start = time.perf_counter_ns()
         for _ in range(count):
@@ -130,16 +152,30 @@ async def notification_latency(root: Path, notes: int) -> list[float]:
     await pipe.call("initialize", {"sessionRoot": str(root), "settings": {"store": {"fsync": "never"}}})
     created = (await pipe.call("session/create", {"cwd": "/bench", "watch": True}))["result"]
     sid, path = created["sessionId"], Path(created["path"])
-    answer = await pipe.call("session/append", {"sessionId": sid, "entries": [
-        {"type": "message", "message": {"role": "user", "content": "start"}},
-        {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}},
-    ]})
+    answer = await pipe.call(
+        "session/append",
+        {
+            "sessionId": sid,
+            "entries": [
+                {"type": "message", "message": {"role": "user", "content": "start"}},
+                {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}},
+            ],
+        },
+    )
     leaf = answer["result"]["leafId"]
     samples = []
     for n in range(notes):
         entry_id = f"ext{n:05d}"
-        line = json.dumps({"type": "message", "id": entry_id, "parentId": leaf, "timestamp": "2025-01-01T00:00:00.000Z",
-                           "message": {"role": "user", "content": f"from another program {n}"}}, separators=(",", ":"))
+        line = json.dumps(
+            {
+                "type": "message",
+                "id": entry_id,
+                "parentId": leaf,
+                "timestamp": "2025-01-01T00:00:00.000Z",
+                "message": {"role": "user", "content": f"from another program {n}"},
+            },
+            separators=(",", ":"),
+        )
         start = time.perf_counter_ns()
         with open(path, "ab") as out:  # as pi's appendFileSync: one write of the line
             out.write(line.encode() + b"\n")
@@ -173,24 +209,31 @@ async def main() -> None:
     on, off = statistics.median(map(p50, with_check)), statistics.median(map(p50, without))
     on99, off99 = statistics.median(map(p99, with_check)), statistics.median(map(p99, without))
     ratios = sorted(p50(a) / p50(b) for a, b in zip(with_check, without))
-    print(f"session/append round trip, {args.requests} per round and sidecar (the two in lockstep), "
-          f"median of {args.rounds} rounds")
+    print(
+        f"session/append round trip, {args.requests} per round and sidecar (the two in lockstep), "
+        f"median of {args.rounds} rounds"
+    )
     print(f"{'sidecar':<28}{'p50 us':>10}{'p99 us':>10}")
     print(f"{'with the check':<28}{on:>10.0f}{on99:>10.0f}")
     print(f"{'check taken out':<28}{off:>10.0f}{off99:>10.0f}")
     print(f"{'ratio':<28}{on / off:>10.3f}{on99 / off99:>10.3f}")
     print(f"p50 ratio per round: {', '.join(f'{r:.3f}' for r in ratios)}   (goal: <= 1.05)")
     inproc_on, inproc_off = in_process(args.requests * 5, args.per_session)
-    print(f"in process, is_open + SessionService.append p50: {inproc_on:.1f} us with the check, {inproc_off:.1f} us "
-          f"without: the check costs {inproc_on - inproc_off:.1f} us = {(inproc_on - inproc_off) / off * 100:.1f}% "
-          "of the round trip without it")
+    print(
+        f"in process, is_open + SessionService.append p50: {inproc_on:.1f} us with the check, {inproc_off:.1f} us "
+        f"without: the check costs {inproc_on - inproc_off:.1f} us = {(inproc_on - inproc_off) / off * 100:.1f}% "
+        "of the round trip without it"
+    )
     alone = check_alone(20000)
-    print(f"the check alone (Session.follow, file unchanged): {alone:.2f} us "
-          f"= {alone / off * 100:.1f}% of the round trip")
+    print(
+        f"the check alone (Session.follow, file unchanged): {alone:.2f} us = {alone / off * 100:.1f}% of the round trip"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         latency = await notification_latency(Path(tmp), args.notes)
-    print(f"another program's append -> session/didAppend ({args.notes} appends): p50 {statistics.median(latency):.2f} ms, "
-          f"p99 {latency[int(len(latency) * 0.99) - 1]:.2f} ms, max {latency[-1]:.2f} ms   (goal: <= 100 ms)")
+    print(
+        f"another program's append -> session/didAppend ({args.notes} appends): p50 {statistics.median(latency):.2f} ms, "
+        f"p99 {latency[int(len(latency) * 0.99) - 1]:.2f} ms, max {latency[-1]:.2f} ms   (goal: <= 100 ms)"
+    )
 
 
 if __name__ == "__main__":

@@ -61,11 +61,15 @@ PI_SCRIPT = HERE / "pi15_open.mjs"
 def ensure_pi15() -> Path:
     """Node 22 and pi 1.5.2 where the parity tests install them (``npm ci`` from tests/parity/pi15's lock),
     reused when present."""
-    if not (NODE.is_file() and (PI15 / "node_modules" / "@earendil-works" / "pi-coding-agent" / "package.json").is_file()):
+    if not (
+        NODE.is_file() and (PI15 / "node_modules" / "@earendil-works" / "pi-coding-agent" / "package.json").is_file()
+    ):
         npm = shutil.which("npm")
         if npm is None:
             raise SystemExit("npm is not on PATH: cannot install pi 1.5.2 (tests/parity/pi15)")
-        subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], cwd=PI15, check=True)
+        subprocess.run(
+            [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], cwd=PI15, check=True
+        )
     return NODE
 
 
@@ -133,8 +137,16 @@ async def sidecar_fresh(root: Path, first: Path, second: Path) -> dict:
     later = time.perf_counter() - again
     cpu_later = _cpu_seconds(pid) - cpu
     await _shutdown(pipe)
-    return {"wall": wall, "cpu": cpu, "rss": rss, "first": first_calls, "later": later, "messages": messages,
-            "first cpu": cpu - cpu_initialized, "later cpu": cpu_later}
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "rss": rss,
+        "first": first_calls,
+        "later": later,
+        "messages": messages,
+        "first cpu": cpu - cpu_initialized,
+        "later cpu": cpu_later,
+    }
 
 
 async def sidecar_restart(root: Path, path: Path) -> dict:
@@ -155,8 +167,12 @@ def pi_fresh(node: Path, path: Path) -> dict:
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-2000:])
     inside = json.loads(done.stdout)
-    return {"wall": wall, "rss": inside["maxRssKb"] / 1024, "messages": inside["messages"],
-            "inside": (inside["openMs"] + inside["contextMs"]) / 1000}
+    return {
+        "wall": wall,
+        "rss": inside["maxRssKb"] / 1024,
+        "messages": inside["messages"],
+        "inside": (inside["openMs"] + inside["contextMs"]) / 1000,
+    }
 
 
 async def first_call(root: Path) -> dict:
@@ -171,8 +187,13 @@ async def first_call(root: Path) -> dict:
     await pipe.call("session/list", {})
     later = time.perf_counter() - again
     await _shutdown(pipe)
-    return {"initialize": initialized, "list": listed, "list cpu": cpu, "list later": later,
-            "first list": listed - initialized}
+    return {
+        "initialize": initialized,
+        "list": listed,
+        "list cpu": cpu,
+        "list later": later,
+        "first list": listed - initialized,
+    }
 
 
 def call_list(root: Path) -> tuple[float, float]:
@@ -272,8 +293,10 @@ def main() -> None:
     ratio = lambda name: spread(f[name], 1, "{:.2f}")  # noqa: E731
     mb = lambda name: spread(f[name], 1, "{:.0f}")  # noqa: E731
     size = load.DATA.stat().st_size / 1e6
-    print(f"{load.DATA.name}: {size:.0f} MB, {int(f['messages'][0])} messages in the context; {args.rounds} rounds, "
-          f"load average {os.getloadavg()[0]:.1f}; medians (min-max), ms unless said")
+    print(
+        f"{load.DATA.name}: {size:.0f} MB, {int(f['messages'][0])} messages in the context; {args.rounds} rounds, "
+        f"load average {os.getloadavg()[0]:.1f}; medians (min-max), ms unless said"
+    )
     rows = [
         ("fresh sidecar: spawn -> open + buildContext decoded", ms("fresh"), f"cpu {ms('fresh cpu')}"),
         ("  from initialize answered: open + buildContext", ms("first calls"), f"cpu {ms('first calls cpu')}"),
@@ -283,13 +306,19 @@ def main() -> None:
         ("pi 1.5.2: spawn node -> open + buildSessionContext", ms("pi"), f"in process {ms('pi inside')}"),
         ("fresh / pi (per round)", ratio("fresh / pi"), "goal <= 1.0"),
         ("restart / pi (per round)", ratio("restart / pi"), "goal <= 0.75"),
-        ("peak RSS MB: fresh / restart / pi", f"{mb('fresh rss')} / {mb('restart rss')} / {mb('pi rss')}",
-         "goal fresh < 100 MB"),
+        (
+            "peak RSS MB: fresh / restart / pi",
+            f"{mb('fresh rss')} / {mb('restart rss')} / {mb('pi rss')}",
+            "goal fresh < 100 MB",
+        ),
         ("spawn -> initialize answered", ms("initialize"), ""),
         ("spawn -> first session/list answered", ms("list"), f"cpu {ms('list cpu')}; goal < 150 ms"),
         ("python -c pass (the interpreter alone, this load)", ms("bare python"), ""),
-        ("  first session/list vs the same later", f"{ms('first list')} vs {ms('list later')}",
-         f"+{ms('first list extra')} (goal <= +20)"),
+        (
+            "  first session/list vs the same later",
+            f"{ms('first list')} vs {ms('list later')}",
+            f"+{ms('first list extra')} (goal <= +20)",
+        ),
         ("session-sidecar call session/list, end to end", ms("call list"), f"cpu {ms('call list cpu')}; goal < 200 ms"),
     ]
     for name, value, note in rows:

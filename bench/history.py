@@ -22,9 +22,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sidecar import wire  # noqa: E402
 from sidecar.service import SessionService  # noqa: E402
 
-WORDS = ("fix test parser module error build deploy refactor docs readme config lint type check rename "
-         "function class import export pnpm npm cargo go rust python node bench latency cache index query "
-         "session fork branch label compaction summary token window context file path folder").split()
+WORDS = (
+    "fix test parser module error build deploy refactor docs readme config lint type check rename "
+    "function class import export pnpm npm cargo go rust python node bench latency cache index query "
+    "session fork branch label compaction summary token window context file path folder"
+).split()
 
 
 def fill(svc: SessionService, count: int, seed: int) -> float:
@@ -56,8 +58,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         svc = SessionService(Path(folder))
         filled = fill(svc, args.prompts, seed=7)
-        print(f"history: {args.prompts} prompts added in {filled:.2f} s "
-              f"({args.prompts / filled:,.0f} adds/s, each answered before its row is written)")
+        print(
+            f"history: {args.prompts} prompts added in {filled:.2f} s "
+            f"({args.prompts / filled:,.0f} adds/s, each answered before its row is written)"
+        )
         cases = {
             "search 'parser' (common), newest 20": wire.HistorySearchParams(query="parser"),
             "search 'pnpm npm' (two words), newest 20": wire.HistorySearchParams(query="pnpm npm"),

@@ -141,8 +141,12 @@ def data_path(entries: int) -> Path:
 
 
 def _child(path: Path, kind: str, repeat: int) -> dict[str, float]:
-    done = subprocess.run([sys.executable, "-c", _CHILD, str(path), kind, str(repeat)], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(HERE.parent)})
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(path), kind, str(repeat)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(HERE.parent)},
+    )
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-3000:])
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -163,8 +167,10 @@ def measure(entries: int, repeat: int, runs: int) -> dict[str, tuple[float, floa
             figures.update(_child(copy, "list", repeat))
             figures.update(_child(copy, "append", 200))
         results.append(figures)
-    return {key: (statistics.median(r[key] for r in results), min(r[key] for r in results),
-                  max(r[key] for r in results)) for key in results[0]}
+    return {
+        key: (statistics.median(r[key] for r in results), min(r[key] for r in results), max(r[key] for r in results))
+        for key in results[0]
+    }
 
 
 def main() -> None:
@@ -175,8 +181,10 @@ def main() -> None:
     args = parser.parse_args()
     path = data_path(args.entries)
     figures = measure(args.entries, args.repeat, args.runs)
-    print(f"{path.name}: {path.stat().st_size / 1e6:,.0f} MB, {args.entries:,} entries (seed {load.SEED}); "
-          f"medians of {args.runs} runs (min-max)")
+    print(
+        f"{path.name}: {path.stat().st_size / 1e6:,.0f} MB, {args.entries:,} entries (seed {load.SEED}); "
+        f"medians of {args.runs} runs (min-max)"
+    )
 
     def show(label: str, key: str, goal: str, scale: float = 1000, unit: str = "ms") -> None:
         mid, low, high = figures[key]

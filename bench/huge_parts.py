@@ -41,7 +41,7 @@ def decode_floor(path: Path) -> float:
     decoder = msgspec.json.Decoder(_Nothing)
     with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, prot=mmap.PROT_READ) as mapped:
         mapped.madvise(mmap.MADV_SEQUENTIAL)  # as the parse reads it
-        lines = memoryview(mapped)[mapped.find(b"\n") + 1:]
+        lines = memoryview(mapped)[mapped.find(b"\n") + 1 :]
         try:
             start = time.process_time()
             decoder.decode_lines(lines)
@@ -84,7 +84,9 @@ def main() -> None:
         if key.startswith("entries"):
             print(f"{key:22} {int(values[0]):,}")
         else:
-            print(f"{key:22} {statistics.median(values) * 1000:8.1f} ms CPU  ({min(values) * 1000:.1f}-{max(values) * 1000:.1f})")
+            print(
+                f"{key:22} {statistics.median(values) * 1000:8.1f} ms CPU  ({min(values) * 1000:.1f}-{max(values) * 1000:.1f})"
+            )
 
 
 if __name__ == "__main__":

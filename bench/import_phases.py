@@ -35,16 +35,16 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT.parent))
 
-import msgspec  # noqa: E402
-
 import imports  # noqa: E402  (the sources' paths)
+import msgspec  # noqa: E402
 
 
 class _Nothing(msgspec.Struct):
@@ -60,9 +60,9 @@ def _timed(step: Callable[[], Any]) -> tuple[float, float, Any]:
 def phases(tool: str, source: Path, repeat: int) -> dict[str, tuple[float, float]]:
     from sidecar.importers import claude_code, codex
     from sidecar.importers.common import source_lines
+    from sidecar.store.base import FsyncPolicy
     from sidecar.store.encoded import stored_entries
     from sidecar.store.files.session import FileSession as Session
-    from sidecar.store.base import FsyncPolicy
 
     importer = codex.import_rollout if tool == "codex" else claude_code.import_transcript
     nothing = msgspec.json.Decoder(_Nothing)
@@ -78,7 +78,7 @@ def phases(tool: str, source: Path, repeat: int) -> dict[str, tuple[float, float
             note("read", wall, cpu)
             wall, cpu, _ = _timed(lambda: [nothing.decode(line) for line in lines])
             note("decode", wall, cpu)
-            del lines
+            lines = []  # (freed before the map: the figures are of one phase at a time)
             wall, cpu, imported = _timed(lambda: importer(source))
             note("map", wall, cpu)
             wall, cpu, entries = _timed(lambda: stored_entries(imported.entries, None))
@@ -88,9 +88,17 @@ def phases(tool: str, source: Path, repeat: int) -> dict[str, tuple[float, float
             note("least", wall, cpu)
             folder = Path(tempfile.mkdtemp(prefix="bench-phases-"))
             try:
-                wall, cpu, session = _timed(lambda: Session.copied(
-                    folder / "session.jsonl", "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0009", "/work/bench",
-                    FsyncPolicy.ASSISTANT, entries, timestamp=imported.timestamp, owned=True))
+                wall, cpu, session = _timed(
+                    lambda: Session.copied(
+                        folder / "session.jsonl",
+                        "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0009",
+                        "/work/bench",
+                        FsyncPolicy.ASSISTANT,
+                        entries,
+                        timestamp=imported.timestamp,
+                        owned=True,
+                    )
+                )
                 note("file", wall, cpu)
                 session.close()
                 data = (folder / "session.jsonl").read_bytes()
@@ -107,11 +115,12 @@ def phases(tool: str, source: Path, repeat: int) -> dict[str, tuple[float, float
                 note("write", wall, cpu)
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
-            del imported, entries, session
+            imported = entries = session = None  # (freed before the next round)
         finally:
             gc.enable()
-    return {name: (statistics.median(w for w, _ in got), statistics.median(c for _, c in got))
-            for name, got in rows.items()}
+    return {
+        name: (statistics.median(w for w, _ in got), statistics.median(c for _, c in got)) for name, got in rows.items()
+    }
 
 
 def least_mapping(stamps: list[Any]) -> list[Any]:
@@ -125,9 +134,19 @@ def least_mapping(stamps: list[Any]) -> list[Any]:
     for index, stamp in enumerate(stamps):
         entry_id = short_id(f"source-record:{index}", taken)
         ms = ms_of_iso(stamp, 0)
-        line = b"".join((b'{"type":"message","id":', encode(entry_id), b',"parentId":',
-                         b"null" if parent is None else encode(parent), b',"timestamp":', encode(stamp),
-                         b',"message":{"role":"user","content":"","timestamp":', encode(ms), b"}}"))
+        line = b"".join(
+            (
+                b'{"type":"message","id":',
+                encode(entry_id),
+                b',"parentId":',
+                b"null" if parent is None else encode(parent),
+                b',"timestamp":',
+                encode(stamp),
+                b',"message":{"role":"user","content":"","timestamp":',
+                encode(ms),
+                b"}}",
+            )
+        )
         made.append(Entry("message", entry_id, parent, stamp, line, None, has_blobs=BLOB_MARK in line))
         parent = entry_id
     return made
@@ -144,14 +163,20 @@ def main() -> None:
     load_before = os.getloadavg()
     results = {tool: phases(tool, path, args.repeat) for tool, path in sources.items()}
     load_after = os.getloadavg()
-    print(f"load average (1 min) {load_before[0]:.1f} before, {load_after[0]:.1f} after, on {os.cpu_count()} CPUs; "
-          f"medians of {args.repeat} rounds")
+    print(
+        f"load average (1 min) {load_before[0]:.1f} before, {load_after[0]:.1f} after, on {os.cpu_count()} CPUs; "
+        f"medians of {args.repeat} rounds"
+    )
     print(f"{'step':<10}" + "".join(f" {tool + ' CPU s':>17} {'wall s':>8}" for tool in results))
     for step in ("read", "decode", "map", "entries", "file", "write", "least"):
         print(f"{step:<10}" + "".join(f" {got[step][1]:>17.4f} {got[step][0]:>8.4f}" for got in results.values()))
     floor = ("read", "decode", "least", "file")
-    print(f"{'floor':<10}" + "".join(f" {sum(got[s][1] for s in floor):>17.4f} {sum(got[s][0] for s in floor):>8.4f}"
-                                     for got in results.values()))
+    print(
+        f"{'floor':<10}"
+        + "".join(
+            f" {sum(got[s][1] for s in floor):>17.4f} {sum(got[s][0] for s in floor):>8.4f}" for got in results.values()
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -26,9 +26,9 @@ import argparse
 import json
 import os
 import random
-import sqlite3
 import resource
 import shutil
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -42,7 +42,15 @@ sys.path.insert(0, str(ROOT.parent))
 import load  # noqa: E402  (bench/load.py: the 50 MB pi file and its open)
 
 DATA = ROOT / "data"
-CODEX = DATA / "codex" / "sessions" / "2026" / "01" / "01" / "rollout-2026-01-01T00-00-00-0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000.jsonl"
+CODEX = (
+    DATA
+    / "codex"
+    / "sessions"
+    / "2026"
+    / "01"
+    / "01"
+    / "rollout-2026-01-01T00-00-00-0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000.jsonl"
+)
 CLAUDE = DATA / "claude" / "-work-bench" / "0199aaaa-bbbb-4ccc-8ddd-eeeeffff0001.jsonl"
 OPENCODE = DATA / "opencode" / "opencode.db"
 SPEC = DATA / "spec" / "01JBENCH0000000000000000SP"
@@ -68,9 +76,18 @@ def generate_codex(path: Path) -> None:
         lines.append(line)
         size += len(line) + 1
 
-    add("session_meta", {"id": thread, "timestamp": _stamp(0), "cwd": "/work/bench", "originator": "codex_exec",
-                         "cli_version": "0.169.0", "model_provider": "openai",
-                         "base_instructions": {"text": load._text(rng, 2000)}})
+    add(
+        "session_meta",
+        {
+            "id": thread,
+            "timestamp": _stamp(0),
+            "cwd": "/work/bench",
+            "originator": "codex_exec",
+            "cli_version": "0.169.0",
+            "model_provider": "openai",
+            "base_instructions": {"text": load._text(rng, 2000)},
+        },
+    )
     turn = 0
     while size < TARGET:
         turn += 1
@@ -80,29 +97,66 @@ def generate_codex(path: Path) -> None:
         add("world_state", {"full": False, "state": {"model": "gpt-5.1-codex"}})
         prompt = load._text(rng, rng.randrange(5, 60))
         add("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": prompt}]})
-        add("event_msg", {"type": "item_completed", "turn_id": tid, "item": {"type": "UserMessage", "content": [
-            {"type": "text", "text": prompt}]}})
+        add(
+            "event_msg",
+            {
+                "type": "item_completed",
+                "turn_id": tid,
+                "item": {"type": "UserMessage", "content": [{"type": "text", "text": prompt}]},
+            },
+        )
         for call_index in range(rng.randrange(1, 4)):
             thought = load._text(rng, 30)
             add("event_msg", {"type": "item_completed", "item": {"type": "Reasoning", "summary_text": [thought]}})
-            add("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": thought}],
-                                  "encrypted_content": None})
+            add(
+                "response_item",
+                {
+                    "type": "reasoning",
+                    "summary": [{"type": "summary_text", "text": thought}],
+                    "encrypted_content": None,
+                },
+            )
             call = f"call_{turn}_{call_index}"
             command = load._text(rng, 4)
-            add("response_item", {"type": "function_call", "name": "exec_command", "call_id": call,
-                                  "arguments": json.dumps({"cmd": command})})
+            add(
+                "response_item",
+                {
+                    "type": "function_call",
+                    "name": "exec_command",
+                    "call_id": call,
+                    "arguments": json.dumps({"cmd": command}),
+                },
+            )
             add("token_usage_record", {"turn_id": tid, "usage": {"input_tokens": 1000, "output_tokens": 200}})
             output = load._output(rng, min(int(rng.lognormvariate(7.95, 1.0)), 60_000))
-            add("event_msg", {"type": "item_completed", "item": {"type": "CommandExecution", "id": call,
-                                                                 "command": ["bash", "-lc", command],
-                                                                 "aggregated_output": output, "exit_code": 0}})
+            add(
+                "event_msg",
+                {
+                    "type": "item_completed",
+                    "item": {
+                        "type": "CommandExecution",
+                        "id": call,
+                        "command": ["bash", "-lc", command],
+                        "aggregated_output": output,
+                        "exit_code": 0,
+                    },
+                },
+            )
             add("response_item", {"type": "function_call_output", "call_id": call, "output": output})
             add("event_msg", {"type": "token_count", "info": {"total_token_usage": {"input_tokens": turn}}})
         answer = load._text(rng, 40)
-        add("event_msg", {"type": "item_completed", "item": {"type": "AgentMessage", "content": [
-            {"type": "Text", "text": answer}]}})
-        add("response_item", {"type": "message", "role": "assistant", "content": [
-            {"type": "output_text", "text": answer, "annotations": []}]})
+        add(
+            "event_msg",
+            {"type": "item_completed", "item": {"type": "AgentMessage", "content": [{"type": "Text", "text": answer}]}},
+        )
+        add(
+            "response_item",
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": answer, "annotations": []}],
+            },
+        )
         add("event_msg", {"type": "task_complete", "turn_id": tid, "last_agent_message": answer})
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
@@ -121,8 +175,16 @@ def generate_claude(path: Path) -> None:
         step += 1
         if chained:
             uid = f"00000000-0000-4000-8000-{step:012d}"
-            obj = {"parentUuid": parent, "isSidechain": False, **obj, "uuid": uid, "timestamp": _stamp(step),
-                   "sessionId": session, "cwd": "/work/bench", "version": "2.1.331"}
+            obj = {
+                "parentUuid": parent,
+                "isSidechain": False,
+                **obj,
+                "uuid": uid,
+                "timestamp": _stamp(step),
+                "sessionId": session,
+                "cwd": "/work/bench",
+                "version": "2.1.331",
+            }
             parent = uid
         line = json.dumps(obj)
         lines.append(line)
@@ -135,26 +197,71 @@ def generate_claude(path: Path) -> None:
         prompt = load._text(rng, rng.randrange(5, 60))
         add({"type": "queue-operation", "operation": "enqueue", "content": prompt}, chained=False)
         add({"type": "user", "message": {"role": "user", "content": prompt}})
-        add({"type": "attachment", "attachment": {"type": "total_tokens_reminder", "text": "<total_tokens>1</total_tokens>"}})
-        add({"type": "api-request-blob", "message": {"role": "user", "content": [{"type": "text", "text": prompt}]}},
-            chained=False)
+        add(
+            {
+                "type": "attachment",
+                "attachment": {"type": "total_tokens_reminder", "text": "<total_tokens>1</total_tokens>"},
+            }
+        )
+        add(
+            {"type": "api-request-blob", "message": {"role": "user", "content": [{"type": "text", "text": prompt}]}},
+            chained=False,
+        )
         for call_index in range(rng.randrange(1, 4)):
             mid = f"msg_{turn}_{call_index}"
             call = f"toolu_{turn}_{call_index}"
-            for block in ({"type": "thinking", "thinking": load._text(rng, 30), "signature": "sig"},
-                          {"type": "text", "text": load._text(rng, 25)},
-                          {"type": "tool_use", "id": call, "name": "Bash", "input": {"command": load._text(rng, 4)}}):
-                add({"type": "assistant", "message": {"id": mid, "role": "assistant", "model": "claude-sonnet-4-5",
-                                                      "content": [block], "usage": usage, "stop_reason": "tool_use"}})
+            for block in (
+                {"type": "thinking", "thinking": load._text(rng, 30), "signature": "sig"},
+                {"type": "text", "text": load._text(rng, 25)},
+                {"type": "tool_use", "id": call, "name": "Bash", "input": {"command": load._text(rng, 4)}},
+            ):
+                add(
+                    {
+                        "type": "assistant",
+                        "message": {
+                            "id": mid,
+                            "role": "assistant",
+                            "model": "claude-sonnet-4-5",
+                            "content": [block],
+                            "usage": usage,
+                            "stop_reason": "tool_use",
+                        },
+                    }
+                )
             output = load._output(rng, min(int(rng.lognormvariate(7.95, 1.0)), 60_000))
-            add({"type": "user", "message": {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": call, "content": output, "is_error": False}]},
-                 "toolUseResult": {"stdout": output[:200], "stderr": ""}})
-            add({"type": "api-request-blob", "message": {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": call, "content": output}]}}, chained=False)
-        add({"type": "assistant", "message": {"id": f"msg_{turn}_end", "role": "assistant", "model": "claude-sonnet-4-5",
-                                              "content": [{"type": "text", "text": load._text(rng, 40)}], "usage": usage,
-                                              "stop_reason": "end_turn"}})
+            add(
+                {
+                    "type": "user",
+                    "message": {
+                        "role": "user",
+                        "content": [{"type": "tool_result", "tool_use_id": call, "content": output, "is_error": False}],
+                    },
+                    "toolUseResult": {"stdout": output[:200], "stderr": ""},
+                }
+            )
+            add(
+                {
+                    "type": "api-request-blob",
+                    "message": {
+                        "role": "user",
+                        "content": [{"type": "tool_result", "tool_use_id": call, "content": output}],
+                    },
+                },
+                chained=False,
+            )
+        add(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": f"msg_{turn}_end",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "content": [{"type": "text", "text": load._text(rng, 40)}],
+                    "usage": usage,
+                    "stop_reason": "end_turn",
+                },
+            }
+        )
         add({"type": "last-prompt", "lastPrompt": prompt, "leafUuid": parent}, chained=False)
         add({"type": "cost-state", "totalCostUSD": turn * 0.01}, chained=False)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -190,22 +297,58 @@ def generate_opencode(path: Path) -> None:
         turn += 1
         at += 60_000
         user = f"msg_{turn:08d}_0"
-        add("message", (user, session, at, json.dumps({"role": "user", "time": {"created": at}, "model": {
-            "providerID": "openai", "modelID": "gpt-5.1"}})))
+        add(
+            "message",
+            (
+                user,
+                session,
+                at,
+                json.dumps(
+                    {"role": "user", "time": {"created": at}, "model": {"providerID": "openai", "modelID": "gpt-5.1"}}
+                ),
+            ),
+        )
         part(user, {"type": "text", "text": load._text(rng, rng.randrange(5, 60))})
         reply = f"msg_{turn:08d}_1"
-        add("message", (reply, session, at + 1000, json.dumps({"role": "assistant", "providerID": "openai",
-                                                                 "modelID": "gpt-5.1", "time": {"created": at + 1000}})))
+        add(
+            "message",
+            (
+                reply,
+                session,
+                at + 1000,
+                json.dumps(
+                    {"role": "assistant", "providerID": "openai", "modelID": "gpt-5.1", "time": {"created": at + 1000}}
+                ),
+            ),
+        )
         for call_index in range(rng.randrange(1, 4)):
             part(reply, {"type": "step-start"})
             part(reply, {"type": "reasoning", "text": load._text(rng, 30)})
             part(reply, {"type": "text", "text": load._text(rng, 25)})
             output = load._output(rng, min(int(rng.lognormvariate(7.95, 1.0)), 60_000))
-            part(reply, {"type": "tool", "tool": "bash", "callID": f"call_{turn}_{call_index}", "state": {
-                "status": "completed", "input": {"command": load._text(rng, 4)}, "output": output,
-                "title": "bash", "metadata": {"exit": 0}}})
-            part(reply, {"type": "step-finish", "reason": "tool-calls", "tokens": {"input": 1000, "output": 200,
-                                                                                 "cache": {"read": 0, "write": 0}}})
+            part(
+                reply,
+                {
+                    "type": "tool",
+                    "tool": "bash",
+                    "callID": f"call_{turn}_{call_index}",
+                    "state": {
+                        "status": "completed",
+                        "input": {"command": load._text(rng, 4)},
+                        "output": output,
+                        "title": "bash",
+                        "metadata": {"exit": 0},
+                    },
+                },
+            )
+            part(
+                reply,
+                {
+                    "type": "step-finish",
+                    "reason": "tool-calls",
+                    "tokens": {"input": 1000, "output": 200, "cache": {"read": 0, "write": 0}},
+                },
+            )
         part(reply, {"type": "step-start"})
         part(reply, {"type": "text", "text": load._text(rng, 40)})
         part(reply, {"type": "step-finish", "reason": "stop", "tokens": {"input": 1000, "output": 200}})
@@ -215,10 +358,11 @@ def generate_opencode(path: Path) -> None:
 
 def generate_spec(folder: Path) -> None:
     from spec_store import records
+
+    from sidecar.store.base import FsyncPolicy
     from sidecar.store.spec.metadata import new_metadata
     from sidecar.store.spec.records import encode_record
     from sidecar.store.spec.session import SpecSession
-    from sidecar.store.base import FsyncPolicy
 
     shutil.rmtree(folder, ignore_errors=True)
     folder.parent.mkdir(parents=True, exist_ok=True)  # the session's own folder is made by create
@@ -227,8 +371,12 @@ def generate_spec(folder: Path) -> None:
     (folder / "session.jsonl").write_bytes(b"".join(encode_record(r) + b"\n" for r in made))
 
 
-SOURCES = {"codex": (CODEX, "codex"), "claude": (CLAUDE, "claude-code"), "opencode": (OPENCODE, "opencode"),
-           "spec": (SPEC, "spec")}
+SOURCES = {
+    "codex": (CODEX, "codex"),
+    "claude": (CLAUDE, "claude-code"),
+    "opencode": (OPENCODE, "opencode"),
+    "spec": (SPEC, "spec"),
+}
 
 
 def measure(kind: str, repeat: int) -> None:
@@ -240,8 +388,8 @@ def measure(kind: str, repeat: int) -> None:
         if kind == "open":
             start, start_cpu = time.perf_counter(), time.process_time()
             from sidecar.context.build import build_context
-            from sidecar.store.files.session import FileSession as Session
             from sidecar.store.base import FsyncPolicy
+            from sidecar.store.files.session import FileSession as Session
 
             session, _ = Session.load(load.DATA, FsyncPolicy.ASSISTANT)
             build_context(session.tree.path(session.leaf_id))
@@ -263,8 +411,10 @@ def measure(kind: str, repeat: int) -> None:
             service.run_upkeep(held)
             index_s = time.perf_counter() - start - times[-1]
             (session,) = result.sessions
-            detail = (f"{session.entries}-entries,{Path(session.path).stat().st_size / 1e6:.1f}-MB-written,"
-                      f"then-{index_s:.2f}-s-of-index-upkeep")
+            detail = (
+                f"{session.entries}-entries,{Path(session.path).stat().st_size / 1e6:.1f}-MB-written,"
+                f"then-{index_s:.2f}-s-of-index-upkeep"
+            )
             service.close_all()
         finally:
             shutil.rmtree(root, ignore_errors=True)
@@ -302,14 +452,22 @@ def main() -> None:
         rows[kind] = (best, median, float(cpu.removeprefix("cpu=")), peak, detail)
     load_after = os.getloadavg()
     base, base_cpu = rows["open"][0], rows["open"][2]
-    labels = {"open": "open + buildContext of the 50 MB pi file", "codex": "import of the 50 MB Codex rollout",
-              "claude": "import of the 50 MB Claude Code transcript", "opencode": "import of the 50 MB opencode database",
-              "spec": "import of the 50 MB spec session"}
+    labels = {
+        "open": "open + buildContext of the 50 MB pi file",
+        "codex": "import of the 50 MB Codex rollout",
+        "claude": "import of the 50 MB Claude Code transcript",
+        "opencode": "import of the 50 MB opencode database",
+        "spec": "import of the 50 MB spec session",
+    }
     print(f"load average (1 min) {load_before[0]:.1f} before, {load_after[0]:.1f} after, on {os.cpu_count()} CPUs")
-    print(f"{'what':<46} {'best s':>8} {'median s':>9} {'x open':>7} {'CPU s':>7} {'CPU x':>7} {'peak RSS MB':>12}  detail")
+    print(
+        f"{'what':<46} {'best s':>8} {'median s':>9} {'x open':>7} {'CPU s':>7} {'CPU x':>7} {'peak RSS MB':>12}  detail"
+    )
     for kind, (best, median, cpu, peak, detail) in rows.items():
-        print(f"{labels[kind]:<46} {best:>8.3f} {median:>9.3f} {best / base:>7.2f} {cpu:>7.3f} {cpu / base_cpu:>7.2f} "
-              f"{peak / 1024:>12.0f}  {detail}")
+        print(
+            f"{labels[kind]:<46} {best:>8.3f} {median:>9.3f} {best / base:>7.2f} {cpu:>7.3f} {cpu / base_cpu:>7.2f} "
+            f"{peak / 1024:>12.0f}  {detail}"
+        )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Only the listing figures of bench/run.py (figure 3): 10,000 sessions in 100 folders.
 
-    .venv/bin/python bench/list.py [--repeat N]
+.venv/bin/python bench/list.py [--repeat N]
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ class Conn:
         self.task = asyncio.ensure_future(self._read())
 
     @classmethod
-    async def open(cls, path: str) -> "Conn":
+    async def open(cls, path: str) -> Conn:
         reader, writer = await asyncio.open_unix_connection(path, limit=1 << 26)
         conn = cls(reader, writer)
         await conn.call("initialize", {"clientInfo": {"name": "bench"}})
@@ -72,7 +72,9 @@ class Conn:
         self.next_id += 1
         future = asyncio.get_running_loop().create_future()
         self.waiting[self.next_id] = future
-        self.writer.write(json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}).encode() + b"\n")
+        self.writer.write(
+            json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}).encode() + b"\n"
+        )
         answer = await future
         if "error" in answer:
             raise RuntimeError(answer["error"])
@@ -104,8 +106,11 @@ async def latency(path: str, appends: int, keep: list[Conn]) -> list[float]:
     sid = await new_session(controller)
     await observer.call("session/subscribe", {"sessionId": sid})
     arrived: dict[str, float] = {}
-    observer.on_note = lambda m, at: arrived.__setitem__(m["params"]["entries"][-1]["message"]["content"][0]["text"], at) \
-        if m.get("method") == "session/didAppend" else None
+    observer.on_note = lambda m, at: (
+        arrived.__setitem__(m["params"]["entries"][-1]["message"]["content"][0]["text"], at)
+        if m.get("method") == "session/didAppend"
+        else None
+    )
     sent: dict[str, float] = {}
     for i in range(appends):
         text = f"m{i} " + "word " * 40
@@ -135,8 +140,9 @@ asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
 
 
 async def observers(path: str, sid: str, count: int) -> asyncio.subprocess.Process:
-    child = await asyncio.create_subprocess_exec(sys.executable, "-c", OBSERVER_CHILD, path, sid, str(count),
-                                                 stdout=asyncio.subprocess.PIPE)
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", OBSERVER_CHILD, path, sid, str(count), stdout=asyncio.subprocess.PIPE
+    )
     assert child.stdout is not None
     assert (await child.stdout.readline()).strip() == b"ready"
     return child
@@ -145,19 +151,21 @@ async def observers(path: str, sid: str, count: int) -> asyncio.subprocess.Proce
 async def appends_with_observers(path: str, appends: int, count: int) -> dict[str, list[float]]:
     controller = await Conn.open(path)
     sessions = {name: await new_session(controller) for name in ("none", "observed", "observed+stopped")}
-    children = [await observers(path, sessions["observed"], count),
-                await observers(path, sessions["observed+stopped"], count),
-                await observers(path, sessions["observed+stopped"], 1)]
+    children = [
+        await observers(path, sessions["observed"], count),
+        await observers(path, sessions["observed+stopped"], count),
+        await observers(path, sessions["observed+stopped"], 1),
+    ]
     children[2].send_signal(signal.SIGSTOP)
     samples: dict[str, list[float]] = {name: [] for name in sessions}
     names = list(sessions)
     text = "word " * 40
     try:
-        for i in range(200):  # warm-up
+        for _ in range(200):  # warm-up
             for name in names:
                 await controller.call("session/append", {"sessionId": sessions[name], "entries": [user(text)]})
         for i in range(appends):
-            order = names[i % 3:] + names[: i % 3]
+            order = names[i % 3 :] + names[: i % 3]
             for name in order:
                 start = time.perf_counter()
                 await controller.call("session/append", {"sessionId": sessions[name], "entries": [user(f"{i} {text}")]})
@@ -182,8 +190,18 @@ def cpu_seconds(pid: int) -> float:
 async def serve(root: Path, sock: str, env: dict[str, str]) -> asyncio.subprocess.Process:
     root.mkdir(parents=True, exist_ok=True)
     server = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "sidecar", "serve", "--root", str(root), "--socket", sock,
-        stdout=asyncio.subprocess.PIPE, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), **env})
+        sys.executable,
+        "-m",
+        "sidecar",
+        "serve",
+        "--root",
+        str(root),
+        "--socket",
+        sock,
+        stdout=asyncio.subprocess.PIPE,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO), **env},
+    )
     assert server.stdout is not None
     while b"ready" not in await server.stdout.readline():
         pass
@@ -192,8 +210,9 @@ async def serve(root: Path, sock: str, env: dict[str, str]) -> asyncio.subproces
 
 async def across_hosts(url: str, appends: int, rounds: int) -> dict[str, Any]:
     """Section 3 (see the module doc) on a fresh database of ``url``'s server, dropped after."""
-    import psycopg
     from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
 
     name = "bench_live_" + os.urandom(4).hex()
     with psycopg.connect(url, autocommit=True) as conn:
@@ -206,15 +225,20 @@ async def across_hosts(url: str, appends: int, rounds: int) -> dict[str, Any]:
             a = await serve(Path(tmp) / "host-a", str(Path(tmp) / "a.sock"), env)
             b = await serve(Path(tmp) / "host-b", str(Path(tmp) / "b.sock"), env)
             try:
-                controller, observer = await Conn.open(str(Path(tmp) / "a.sock")), await Conn.open(str(Path(tmp) / "b.sock"))
+                controller, observer = (
+                    await Conn.open(str(Path(tmp) / "a.sock")),
+                    await Conn.open(str(Path(tmp) / "b.sock")),
+                )
                 for _ in range(rounds):
                     sid = await new_session(controller)
                     await observer.call("session/subscribe", {"sessionId": sid})
                     arrived: dict[str, float] = {}
                     # B may catch up several appends at once: every entry of a didAppend arrived then.
-                    observer.on_note = lambda m, at: arrived.update(
-                        (e["message"]["content"][0]["text"], at) for e in m["params"]["entries"]) \
-                        if m.get("method") == "session/didAppend" else None
+                    observer.on_note = lambda m, at: (
+                        arrived.update((e["message"]["content"][0]["text"], at) for e in m["params"]["entries"])
+                        if m.get("method") == "session/didAppend"
+                        else None
+                    )
                     sent: dict[str, float] = {}
                     cpu_a, cpu_b = cpu_seconds(a.pid), cpu_seconds(b.pid)
                     for i in range(appends):
@@ -237,9 +261,11 @@ async def across_hosts(url: str, appends: int, rounds: int) -> dict[str, Any]:
                 observer.on_note = lambda m, at: None
                 sessions = {"listened": listened, "unheard": unheard}
                 for i in range(rounds * appends + 100):
-                    for kind in (("listened", "unheard") if i % 2 else ("unheard", "listened")):
+                    for kind in ("listened", "unheard") if i % 2 else ("unheard", "listened"):
                         start = time.perf_counter()
-                        await controller.call("session/append", {"sessionId": sessions[kind], "entries": [user(f"{i} x")]})
+                        await controller.call(
+                            "session/append", {"sessionId": sessions[kind], "entries": [user(f"{i} x")]}
+                        )
                         if i >= 100:  # after a warm-up
                             out[kind].append((time.perf_counter() - start) * 1000)
             finally:
@@ -255,20 +281,29 @@ async def across_hosts(url: str, appends: int, rounds: int) -> dict[str, Any]:
 def print_across_hosts(found: dict[str, Any], appends: int) -> None:
     rounds = len(found["p50"])
     print(f"across hosts (PostgreSQL LISTEN/NOTIFY): write on A -> didAppend on B, {rounds} rounds of {appends}:")
-    print(f"  p50 {statistics.median(found['p50']):.2f} ms (rounds {', '.join(f'{v:.2f}' for v in found['p50'])})   "
-          f"p99 {statistics.median(found['p99']):.2f} ms (rounds {', '.join(f'{v:.2f}' for v in found['p99'])})")
-    print(f"  CPU per append: A {statistics.median(found['cpu_a']):.2f} ms, B {statistics.median(found['cpu_b']):.2f} ms")
+    print(
+        f"  p50 {statistics.median(found['p50']):.2f} ms (rounds {', '.join(f'{v:.2f}' for v in found['p50'])})   "
+        f"p99 {statistics.median(found['p99']):.2f} ms (rounds {', '.join(f'{v:.2f}' for v in found['p99'])})"
+    )
+    print(
+        f"  CPU per append: A {statistics.median(found['cpu_a']):.2f} ms, B {statistics.median(found['cpu_b']):.2f} ms"
+    )
     listened, unheard = statistics.median(found["listened"]), statistics.median(found["unheard"])
-    print(f"  A's append p50: B listening {listened:.3f} ms, nobody listening {unheard:.3f} ms "
-          f"({listened / unheard:.2f}x; p99 {pct(found['listened'], 0.99):.2f} / {pct(found['unheard'], 0.99):.2f} ms)")
+    print(
+        f"  A's append p50: B listening {listened:.3f} ms, nobody listening {unheard:.3f} ms "
+        f"({listened / unheard:.2f}x; p99 {pct(found['listened'], 0.99):.2f} / {pct(found['unheard'], 0.99):.2f} ms)"
+    )
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--appends", type=int, default=2000)
     parser.add_argument("--observers", type=int, default=50)
-    parser.add_argument("--database-url", default=os.environ.get("SIDECAR_TEST_DATABASE_URL"),
-                        help="a PostgreSQL server for section 3 (a fresh database is made and dropped)")
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("SIDECAR_TEST_DATABASE_URL"),
+        help="a PostgreSQL server for section 3 (a fresh database is made and dropped)",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="rounds of section 3")
     parser.add_argument("--hosts-only", action="store_true", help="only section 3")
     args = parser.parse_args()
@@ -281,8 +316,18 @@ async def main() -> None:
         root, sock = Path(tmp) / "sessions", str(Path(tmp) / "live.sock")
         root.mkdir()
         server = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "sidecar", "serve", "--root", str(root), "--socket", sock,
-            stdout=asyncio.subprocess.PIPE, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+            sys.executable,
+            "-m",
+            "sidecar",
+            "serve",
+            "--root",
+            str(root),
+            "--socket",
+            sock,
+            stdout=asyncio.subprocess.PIPE,
+            cwd=REPO,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
         assert server.stdout is not None
         while b"ready" not in await server.stdout.readline():
             pass
@@ -295,10 +340,15 @@ async def main() -> None:
             base = statistics.median(samples["none"])
             print(f"controller's session/append round trip, {args.appends} each, interleaved:")
             for name, values in samples.items():
-                label = {"none": "no observers", "observed": f"{args.observers} observers reading",
-                         "observed+stopped": f"{args.observers} reading + 1 SIGSTOPped"}[name]
+                label = {
+                    "none": "no observers",
+                    "observed": f"{args.observers} observers reading",
+                    "observed+stopped": f"{args.observers} reading + 1 SIGSTOPped",
+                }[name]
                 p50 = statistics.median(values)
-                print(f"  {label:32} p50 {p50:.3f} ms  p99 {pct(values, 0.99):.3f} ms  ({p50 / base:.2f}x none; goal <= 1.3x)")
+                print(
+                    f"  {label:32} p50 {p50:.3f} ms  p99 {pct(values, 0.99):.3f} ms  ({p50 / base:.2f}x none; goal <= 1.3x)"
+                )
         finally:
             server.terminate()
             await server.wait()

@@ -60,39 +60,100 @@ def generate(path: Path, seed: int = SEED, count: int = ENTRIES) -> None:
         nonlocal parent, step
         step += 1
         entry_id = f"{step:08x}"
-        out.append(encode({"type": obj.pop("type"), "id": entry_id, "parentId": parent, "timestamp": _stamp(step), **obj}))
+        out.append(
+            encode({"type": obj.pop("type"), "id": entry_id, "parentId": parent, "timestamp": _stamp(step), **obj})
+        )
         ids.append(entry_id)
         parent = entry_id
 
-    usage = {"input": 1000, "output": 200, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1200,
-             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+    usage = {
+        "input": 1000,
+        "output": 200,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": 1200,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
     while step < count:
-        add({"type": "message", "message": {"role": "user", "content": _text(rng, rng.randrange(5, 60)), "timestamp": step}})
+        add(
+            {
+                "type": "message",
+                "message": {"role": "user", "content": _text(rng, rng.randrange(5, 60)), "timestamp": step},
+            }
+        )
         for _ in range(rng.randrange(1, 4)):
-            calls = [{"type": "toolCall", "id": f"call{step}_{i}", "name": rng.choice(["read", "bash", "edit"]),
-                      "arguments": {"path": f"src/{rng.choice(WORDS)}.py", "command": _text(rng, 4)}}
-                     for i in range(rng.randrange(1, 3))]
-            add({"type": "message", "message": {
-                "role": "assistant", "content": [{"type": "thinking", "thinking": _text(rng, 30)},
-                                                 {"type": "text", "text": _text(rng, 25)}, *calls],
-                "api": "anthropic-messages", "provider": "anthropic", "model": "claude-bench", "usage": usage,
-                "stopReason": "toolUse", "timestamp": step}})
+            calls = [
+                {
+                    "type": "toolCall",
+                    "id": f"call{step}_{i}",
+                    "name": rng.choice(["read", "bash", "edit"]),
+                    "arguments": {"path": f"src/{rng.choice(WORDS)}.py", "command": _text(rng, 4)},
+                }
+                for i in range(rng.randrange(1, 3))
+            ]
+            add(
+                {
+                    "type": "message",
+                    "message": {
+                        "role": "assistant",
+                        "content": [
+                            {"type": "thinking", "thinking": _text(rng, 30)},
+                            {"type": "text", "text": _text(rng, 25)},
+                            *calls,
+                        ],
+                        "api": "anthropic-messages",
+                        "provider": "anthropic",
+                        "model": "claude-bench",
+                        "usage": usage,
+                        "stopReason": "toolUse",
+                        "timestamp": step,
+                    },
+                }
+            )
             for call in calls:
                 size = int(rng.lognormvariate(7.95, 1.0))  # median ~2.8 KB, a long tail of big outputs
-                add({"type": "message", "message": {"role": "toolResult", "toolCallId": call["id"], "toolName": call["name"],
-                     "content": [{"type": "text", "text": _output(rng, min(size, 60_000))}], "isError": False,
-                     "timestamp": step}})
-        add({"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": _text(rng, 40)}],
-             "api": "anthropic-messages", "provider": "anthropic", "model": "claude-bench", "usage": usage,
-             "stopReason": "stop", "timestamp": step}})
+                add(
+                    {
+                        "type": "message",
+                        "message": {
+                            "role": "toolResult",
+                            "toolCallId": call["id"],
+                            "toolName": call["name"],
+                            "content": [{"type": "text", "text": _output(rng, min(size, 60_000))}],
+                            "isError": False,
+                            "timestamp": step,
+                        },
+                    }
+                )
+        add(
+            {
+                "type": "message",
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": _text(rng, 40)}],
+                    "api": "anthropic-messages",
+                    "provider": "anthropic",
+                    "model": "claude-bench",
+                    "usage": usage,
+                    "stopReason": "stop",
+                    "timestamp": step,
+                },
+            }
+        )
         roll = rng.random()
         if roll < 0.02:
             add({"type": "thinking_level_change", "thinkingLevel": rng.choice(["off", "low", "high"])})
         elif roll < 0.03 and len(ids) > 50:
             parent = ids[-rng.randrange(5, 40)]  # branch back: the next turn starts a new branch
         elif roll < 0.035 and len(ids) > 500:
-            add({"type": "compaction", "summary": _text(rng, 400), "firstKeptEntryId": ids[-rng.randrange(20, 200)],
-                 "tokensBefore": 150_000})
+            add(
+                {
+                    "type": "compaction",
+                    "summary": _text(rng, 400),
+                    "firstKeptEntryId": ids[-rng.randrange(20, 200)],
+                    "tokensBefore": 150_000,
+                }
+            )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"\n".join(out) + b"\n")
 
@@ -112,8 +173,8 @@ def measure(kind: str, path: Path, repeat: int) -> None:
             sys.path.insert(0, str(ROOT.parent))
             from sidecar.context.build import build_context
             from sidecar.context.llm import convert_to_llm
-            from sidecar.store.files.session import FileSession as Session
             from sidecar.store.base import FsyncPolicy
+            from sidecar.store.files.session import FileSession as Session
 
             session, _ = Session.load(path, FsyncPolicy.ASSISTANT)
             ctx = build_context(session.tree.path(session.leaf_id))
@@ -128,8 +189,9 @@ def measure(kind: str, path: Path, repeat: int) -> None:
 
 def run(kind: str, repeat: int, script: str = __file__) -> tuple[float, float, int, str]:
     """``script --measure kind`` in a fresh process (its own peak RSS): best, median, peak KB, detail."""
-    done = subprocess.run([sys.executable, script, "--measure", kind, "--repeat", str(repeat)],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, script, "--measure", kind, "--repeat", str(repeat)], capture_output=True, text=True, check=True
+    )
     best, median, peak, detail = done.stdout.split()
     return float(best), float(median), int(peak), detail.replace("-", " ")
 
@@ -150,8 +212,11 @@ def main() -> None:
     rows = {kind: run(kind, args.repeat) for kind in ("floor", "open", "open+llm")}
     floor = rows["floor"][0]
     print(f"{'what':<40} {'best s':>8} {'median s':>9} {'x floor':>8} {'peak RSS MB':>12}")
-    labels = {"floor": "msgspec decode of every line (floor)", "open": "open + buildContext (agent)",
-              "open+llm": "open + buildContext + convertToLlm"}
+    labels = {
+        "floor": "msgspec decode of every line (floor)",
+        "open": "open + buildContext (agent)",
+        "open+llm": "open + buildContext + convertToLlm",
+    }
     for kind, (best, median, peak, _) in rows.items():
         print(f"{labels[kind]:<40} {best:>8.3f} {median:>9.3f} {best / floor:>8.2f} {peak / 1024:>12.0f}")
     print(f"context at the leaf: {rows['open'][3].replace(',', ', ')}")

@@ -50,11 +50,23 @@ def generate(root: Path, sessions: int = 10_000, folders: int = 100, seed: int =
                 body = {"role": "user", "content": text, "timestamp": ms}
             else:
                 body = {
-                    "role": "assistant", "content": [{"type": "text", "text": text}], "provider": "anthropic",
-                    "model": "claude-bench", "usage": {"input": 100 + index, "output": 20, "cacheRead": 0, "cacheWrite": 0,
-                                                       "totalTokens": 120 + index}, "stopReason": "stop", "timestamp": ms,
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": text}],
+                    "provider": "anthropic",
+                    "model": "claude-bench",
+                    "usage": {
+                        "input": 100 + index,
+                        "output": 20,
+                        "cacheRead": 0,
+                        "cacheWrite": 0,
+                        "totalTokens": 120 + index,
+                    },
+                    "stopReason": "stop",
+                    "timestamp": ms,
                 }
-            lines.append(encode({"type": "message", "id": entry_id, "parentId": parent, "timestamp": timestamp, "message": body}))
+            lines.append(
+                encode({"type": "message", "id": entry_id, "parentId": parent, "timestamp": timestamp, "message": body})
+            )
             parent = entry_id
         path = root / encode_cwd(cwd) / file_name(timestamp, session_id)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -33,10 +33,14 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import psycopg  # noqa: E402
-
 from pgserver import fresh_database  # noqa: E402
 from postgres import _backend_cpu  # noqa: E402
-from sidecar.store.base import FileChange  # noqa: E402
+
+from sidecar.store.base import (
+    FileChange,  # noqa: E402
+    FsyncPolicy,  # noqa: E402
+)
+from sidecar.store.files.session import FileSession as Session  # noqa: E402
 from sidecar.store.postgres.db import connect_checked  # noqa: E402
 from sidecar.store.postgres.lease import open_stored  # noqa: E402
 from sidecar.store.postgres.lines import insert_lines  # noqa: E402
@@ -44,8 +48,6 @@ from sidecar.store.postgres.schema import ensure_schema  # noqa: E402
 from sidecar.store.postgres.session import PgSession, session_of  # noqa: E402
 from sidecar.store.postgres.transfer import import_root  # noqa: E402
 from sidecar.store.postgres.writer import PgWriter  # noqa: E402
-from sidecar.store.files.session import FileSession as Session  # noqa: E402
-from sidecar.store.base import FsyncPolicy  # noqa: E402
 
 SESSION_ID = "0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
 BASE = 20
@@ -54,8 +56,7 @@ BASE = 20
 def _lines(first: int, count: int) -> list[bytes]:
     out = []
     for n in range(first, first + count):
-        common = {"id": f"{n:08x}", "parentId": f"{n - 1:08x}" if n else None,
-                  "timestamp": "2026-01-01T00:00:00.000Z"}
+        common = {"id": f"{n:08x}", "parentId": f"{n - 1:08x}" if n else None, "timestamp": "2026-01-01T00:00:00.000Z"}
         if n % 97 == 0:
             out.append(b"{a damaged line")
         if n % 50 == 7:
@@ -64,17 +65,33 @@ def _lines(first: int, count: int) -> list[bytes]:
             obj = {"type": "custom", **common, "customType": "ext", "data": {"n": n}}
         else:
             role = "assistant" if n % 2 else "user"
-            obj = {"type": "message", **common, "message": {
-                "role": role, "content": [{"type": "text", "text": f"reply {n} with a few words in it " * 4}],
-                "timestamp": 1_700_000_000_000 + n,
-                **({"provider": "anthropic", "model": "m", "stopReason": "stop",
-                    "usage": {"input": 10, "output": 5, "totalTokens": 15}} if role == "assistant" else {})}}
+            obj = {
+                "type": "message",
+                **common,
+                "message": {
+                    "role": role,
+                    "content": [{"type": "text", "text": f"reply {n} with a few words in it " * 4}],
+                    "timestamp": 1_700_000_000_000 + n,
+                    **(
+                        {
+                            "provider": "anthropic",
+                            "model": "m",
+                            "stopReason": "stop",
+                            "usage": {"input": 10, "output": 5, "totalTokens": 15},
+                        }
+                        if role == "assistant"
+                        else {}
+                    ),
+                },
+            }
         out.append(json.dumps(obj, separators=(",", ":")).encode())
     return out
 
 
-HEADER = json.dumps({"type": "session", "version": 3, "id": SESSION_ID, "timestamp": "2026-01-01T00:00:00.000Z",
-                     "cwd": "/bench"}, separators=(",", ":")).encode()
+HEADER = json.dumps(
+    {"type": "session", "version": 3, "id": SESSION_ID, "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/bench"},
+    separators=(",", ":"),
+).encode()
 
 
 def _catch_up_as_before(session: PgSession) -> FileChange | None:
@@ -84,8 +101,10 @@ def _catch_up_as_before(session: PgSession) -> FileChange | None:
     def run(conn: psycopg.Connection) -> list[bytes]:
         with conn.transaction():
             conn.execute("SELECT line_count, tail FROM sidecar_sessions WHERE id = %s", (session.id,)).fetchone()
-            rows = conn.execute("SELECT line FROM sidecar_lines WHERE session_id = %s AND seq >= %s ORDER BY seq",
-                                (session.id, session.writer.line_count)).fetchall()
+            rows = conn.execute(
+                "SELECT line FROM sidecar_lines WHERE session_id = %s AND seq >= %s ORDER BY seq",
+                (session.id, session.writer.line_count),
+            ).fetchall()
             return [bytes(r[0]) for r in rows]
 
     lines = db.read(run)
@@ -109,6 +128,7 @@ def bench_size(db, file_path: Path, base: bytes, count: int, rounds: int) -> dic
     backend = db.read(lambda conn: conn.info.backend_pid)
     times: dict[str, list[tuple[float, float, float]]] = {"now": [], "before": [], "files": []}
     for round_ in range(rounds):
+
         def reset(conn: psycopg.Connection) -> None:
             conn.execute("DELETE FROM sidecar_lines WHERE session_id = %s AND seq >= %s", (SESSION_ID, held))
             conn.execute("UPDATE sidecar_sessions SET line_count = %s WHERE id = %s", (held, SESSION_ID))
@@ -118,16 +138,20 @@ def bench_size(db, file_path: Path, base: bytes, count: int, rounds: int) -> dic
 
         def put(conn: psycopg.Connection) -> None:
             insert_lines(conn, SESSION_ID, held, appended, [None] * len(appended), [])
-            conn.execute("UPDATE sidecar_sessions SET line_count = %s WHERE id = %s",
-                         (held + len(appended), SESSION_ID))
+            conn.execute(
+                "UPDATE sidecar_sessions SET line_count = %s WHERE id = %s", (held + len(appended), SESSION_ID)
+            )
 
         db.transaction(put)
         file_path.write_bytes(base)
         on_files, _ = Session.load(file_path, FsyncPolicy.ASSISTANT, read_only=True)
         with open(file_path, "ab") as file:
             file.write(b"\n".join(appended) + b"\n")
-        ways = {"now": lambda: holders["now"].catch_up(), "before": lambda: _catch_up_as_before(holders["before"]),
-                "files": lambda: on_files.follow(wait=False)}
+        ways = {
+            "now": lambda: holders["now"].catch_up(),
+            "before": lambda: _catch_up_as_before(holders["before"]),
+            "files": lambda: on_files.follow(wait=False),
+        }
         order = list(ways) if round_ % 2 == 0 else list(reversed(ways))
         counts = {}
         for name in order:
@@ -140,8 +164,10 @@ def bench_size(db, file_path: Path, base: bytes, count: int, rounds: int) -> dic
         assert len(set(sizes)) == 1, sizes
         for session in (*holders.values(), on_files):
             session.close()
-    return {name: tuple(statistics.median(r[i] for r in rounds_) for i in range(3))  # type: ignore[misc]
-            for name, rounds_ in times.items()}
+    return {
+        name: tuple(statistics.median(r[i] for r in rounds_) for i in range(3))  # type: ignore[misc]
+        for name, rounds_ in times.items()
+    }
 
 
 def main() -> None:
@@ -166,14 +192,18 @@ def main() -> None:
             for size in (int(s) for s in args.sizes.split(",")):
                 results[size] = bench_size(db, follow_path, base, size, args.rounds)
         db.close()
-    print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs; "
-          f"medians of {args.rounds} rounds, the three ways in turns")
+    print(
+        f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs; "
+        f"medians of {args.rounds} rounds, the three ways in turns"
+    )
     print(f"{'lines':>7}  {'way':<7} {'wall ms':>9} {'CPU ms':>8} {'server CPU ms':>14}  wall, CPU vs before")
     for size, ways in results.items():
         for way, (wall, cpu, server) in ways.items():
             ratio, cpu_ratio = wall / ways["before"][0], cpu / ways["before"][1]
-            print(f"{size:>7,}  {way:<7} {wall * 1e3:>9.1f} {cpu * 1e3:>8.1f} {server * 1e3:>14.1f}  "
-                  f"{ratio:.2f}x, {cpu_ratio:.2f}x")
+            print(
+                f"{size:>7,}  {way:<7} {wall * 1e3:>9.1f} {cpu * 1e3:>8.1f} {server * 1e3:>14.1f}  "
+                f"{ratio:.2f}x, {cpu_ratio:.2f}x"
+            )
 
 
 if __name__ == "__main__":

@@ -39,34 +39,46 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-import psycopg  # noqa: E402
-
 import load  # noqa: E402
 import many_sessions  # noqa: E402
+import psycopg  # noqa: E402
 from pgserver import fresh_database  # noqa: E402
+
 from sidecar.context.build import build_context  # noqa: E402
 from sidecar.format.jsonl import parse_file  # noqa: E402
+from sidecar.store.base import FsyncPolicy
+from sidecar.store.files.session import FileSession as Session  # noqa: E402
+from sidecar.store.files.writer import SessionWriter  # noqa: E402
 from sidecar.store.postgres.db import connect_checked  # noqa: E402
+from sidecar.store.postgres.lease import open_stored  # noqa: E402
 from sidecar.store.postgres.listing import list_page  # noqa: E402
 from sidecar.store.postgres.rows import Placement, join_file  # noqa: E402
-from sidecar.store.postgres.session import session_of  # noqa: E402
 from sidecar.store.postgres.schema import ensure_schema  # noqa: E402
+from sidecar.store.postgres.session import session_of  # noqa: E402
 from sidecar.store.postgres.transfer import import_root  # noqa: E402
-from sidecar.store.postgres.lease import open_stored  # noqa: E402
 from sidecar.store.postgres.writer import PgWriter  # noqa: E402
-from sidecar.store.files.session import FileSession as Session  # noqa: E402
 from sidecar.store.tree import SessionTree  # noqa: E402
-from sidecar.store.base import FsyncPolicy
-from sidecar.store.files.writer import SessionWriter  # noqa: E402
 
 
 def _line(n: int, role: str = "assistant") -> bytes:
-    return json.dumps({
-        "type": "message", "id": f"{n:08x}", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
-        "message": {"role": role, "content": [{"type": "text", "text": f"reply {n} with a few words in it"}],
-                    "provider": "anthropic", "model": "m", "usage": {"input": 10, "output": 5, "totalTokens": 15},
-                    "stopReason": "stop", "timestamp": 1_700_000_000_000 + n},
-    }, separators=(",", ":")).encode()
+    return json.dumps(
+        {
+            "type": "message",
+            "id": f"{n:08x}",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {
+                "role": role,
+                "content": [{"type": "text", "text": f"reply {n} with a few words in it"}],
+                "provider": "anthropic",
+                "model": "m",
+                "usage": {"input": 10, "output": 5, "totalTokens": 15},
+                "stopReason": "stop",
+                "timestamp": 1_700_000_000_000 + n,
+            },
+        },
+        separators=(",", ":"),
+    ).encode()
 
 
 HEADER = b'{"type":"session","version":3,"id":"bench","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/bench"}'
@@ -125,7 +137,7 @@ def bench_append(url: str, count: int, flush: bool = True) -> dict[str, float]:
     rates, batch_cpu = [], []
     for r in range(rounds):
         c, t = time.process_time(), time.perf_counter()
-        for batch in batches[r * calls:(r + 1) * calls]:
+        for batch in batches[r * calls : (r + 1) * calls]:
             writer.append(batch, durable=True)
         rates.append(calls * 100 / (time.perf_counter() - t))
         batch_cpu.append((time.process_time() - c) / calls)
@@ -134,9 +146,14 @@ def bench_append(url: str, count: int, flush: bool = True) -> dict[str, float]:
     writer.close()
     db.close()
     return {
-        "pg_p50": statistics.median(pg), "pg_p99": _pct(pg, 0.99), "pg_cpu": pg_cpu / count,
-        "bare_p50": statistics.median(bare), "bare_cpu": bare_cpu / count, "file_p50": statistics.median(files),
-        "batch_rate": batch_rate, "batch_cpu": statistics.median(batch_cpu),
+        "pg_p50": statistics.median(pg),
+        "pg_p99": _pct(pg, 0.99),
+        "pg_cpu": pg_cpu / count,
+        "bare_p50": statistics.median(bare),
+        "bare_cpu": bare_cpu / count,
+        "file_p50": statistics.median(files),
+        "batch_rate": batch_rate,
+        "batch_cpu": statistics.median(batch_cpu),
     }
 
 
@@ -241,37 +258,70 @@ def main() -> None:
     rows = []
     if a:
         rows += [
-            ("append p50 (PostgreSQL)", f"{a['pg_p50'] * 1e3:.3f} ms", f"bare INSERT {a['bare_p50'] * 1e3:.3f} ms",
-             f"ratio {a['pg_p50'] / a['bare_p50']:.2f}x (goal <= 1.5x)"),
+            (
+                "append p50 (PostgreSQL)",
+                f"{a['pg_p50'] * 1e3:.3f} ms",
+                f"bare INSERT {a['bare_p50'] * 1e3:.3f} ms",
+                f"ratio {a['pg_p50'] / a['bare_p50']:.2f}x (goal <= 1.5x)",
+            ),
             ("append CPU per call", f"{a['pg_cpu'] * 1e3:.3f} ms", f"bare INSERT {a['bare_cpu'] * 1e3:.3f} ms", ""),
-            ("append p50, no WAL flush wait", f"{unflushed['pg_p50'] * 1e3:.3f} ms",
-             f"bare INSERT {unflushed['bare_p50'] * 1e3:.3f} ms", f"ratio {unflushed['pg_p50'] / unflushed['bare_p50']:.2f}x"),
+            (
+                "append p50, no WAL flush wait",
+                f"{unflushed['pg_p50'] * 1e3:.3f} ms",
+                f"bare INSERT {unflushed['bare_p50'] * 1e3:.3f} ms",
+                f"ratio {unflushed['pg_p50'] / unflushed['bare_p50']:.2f}x",
+            ),
             ("append p99 (PostgreSQL)", f"{a['pg_p99'] * 1e3:.3f} ms", "", ""),
-            ("append p50 (file store, fsync)", f"{a['file_p50'] * 1e3:.3f} ms", "",
-             f"PostgreSQL / files {a['pg_p50'] / a['file_p50']:.2f}x"),
-            ("batch append, 100/call", f"{a['batch_rate']:,.0f} entries/s",
-             f"CPU {a['batch_cpu'] * 1e3:.2f} ms per call", "goal >= 20,000/s (median of 5 rounds)"),
+            (
+                "append p50 (file store, fsync)",
+                f"{a['file_p50'] * 1e3:.3f} ms",
+                "",
+                f"PostgreSQL / files {a['pg_p50'] / a['file_p50']:.2f}x",
+            ),
+            (
+                "batch append, 100/call",
+                f"{a['batch_rate']:,.0f} entries/s",
+                f"CPU {a['batch_cpu'] * 1e3:.2f} ms per call",
+                "goal >= 20,000/s (median of 5 rounds)",
+            ),
         ]
     if listing:
         rows += [
-            (f"list, {'2,000' if args.quick else '10,000'} sessions, warm", f"{listing['list'] * 1e3:.1f} ms", "",
-             "goal < 50 ms"),
+            (
+                f"list, {'2,000' if args.quick else '10,000'} sessions, warm",
+                f"{listing['list'] * 1e3:.1f} ms",
+                "",
+                "goal < 50 ms",
+            ),
             ("list with a query + snippet", f"{listing['query'] * 1e3:.1f} ms", "", "goal < 50 ms"),
             ("migrate of that root", f"{listing['import']:.1f} s", "", ""),
         ]
     if opened:
         rows += [
-            ("open + buildContext, 20,000 entries", f"{opened['pg_open'] * 1e3:.0f} ms",
-             f"file store first open {opened['files_open'] * 1e3:.0f} ms",
-             f"ratio {opened['pg_open'] / opened['files_open']:.2f}x (goal <= 2x)"),
-            ("  CPU time of it (this process)", f"{opened['pg_cpu'] * 1e3:.0f} ms",
-             f"file store {opened['files_cpu'] * 1e3:.0f} ms", f"ratio {opened['pg_cpu'] / opened['files_cpu']:.2f}x"),
-            ("  + the server backend's CPU", f"{(opened['pg_cpu'] + opened['pg_server_cpu']) * 1e3:.0f} ms",
-             f"server {opened['pg_server_cpu'] * 1e3:.0f} ms",
-             f"ratio {(opened['pg_cpu'] + opened['pg_server_cpu']) / opened['files_cpu']:.2f}x"),
-            ("  session 5's read (rows joined)", f"{opened['before_open'] * 1e3:.0f} ms",
-             f"CPU {opened['before_cpu'] * 1e3:.0f} ms + server {opened['before_server_cpu'] * 1e3:.0f} ms",
-             f"ratio {opened['before_open'] / opened['files_open']:.2f}x"),
+            (
+                "open + buildContext, 20,000 entries",
+                f"{opened['pg_open'] * 1e3:.0f} ms",
+                f"file store first open {opened['files_open'] * 1e3:.0f} ms",
+                f"ratio {opened['pg_open'] / opened['files_open']:.2f}x (goal <= 2x)",
+            ),
+            (
+                "  CPU time of it (this process)",
+                f"{opened['pg_cpu'] * 1e3:.0f} ms",
+                f"file store {opened['files_cpu'] * 1e3:.0f} ms",
+                f"ratio {opened['pg_cpu'] / opened['files_cpu']:.2f}x",
+            ),
+            (
+                "  + the server backend's CPU",
+                f"{(opened['pg_cpu'] + opened['pg_server_cpu']) * 1e3:.0f} ms",
+                f"server {opened['pg_server_cpu'] * 1e3:.0f} ms",
+                f"ratio {(opened['pg_cpu'] + opened['pg_server_cpu']) / opened['files_cpu']:.2f}x",
+            ),
+            (
+                "  session 5's read (rows joined)",
+                f"{opened['before_open'] * 1e3:.0f} ms",
+                f"CPU {opened['before_cpu'] * 1e3:.0f} ms + server {opened['before_server_cpu'] * 1e3:.0f} ms",
+                f"ratio {opened['before_open'] / opened['files_open']:.2f}x",
+            ),
         ]
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     width = max(len(r[0]) for r in rows)

@@ -24,8 +24,21 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-QUERIES = ["tokenizer branch", "zzz-no-such-text", "mixed", "first question 2", "slot title", "named 1",
-           "after all", "Deploy Cache", "ss", "q", "tool output", "header title", "0000-7000-8000-00000000012"]
+QUERIES = [
+    "tokenizer branch",
+    "zzz-no-such-text",
+    "mixed",
+    "first question 2",
+    "slot title",
+    "named 1",
+    "after all",
+    "Deploy Cache",
+    "ss",
+    "q",
+    "tool output",
+    "header title",
+    "0000-7000-8000-00000000012",
+]
 
 
 def make_root(root: Path, folders: int) -> int:
@@ -58,9 +71,23 @@ def answers(root: Path) -> dict:
         out, cursor = [], None
         while True:
             page = svc.list(wire.ListParams(all=True, limit=500, includeArchived=True, cursor=cursor, **params))
-            out += [[Path(s.path).relative_to(root).as_posix(), s.sessionId, s.cwd, s.created, s.modified,
-                     s.messageCount, s.firstMessage, s.name, s.title, s.parentSession, repr(s.tokens), s.snippet]
-                    for s in page.sessions]
+            out += [
+                [
+                    Path(s.path).relative_to(root).as_posix(),
+                    s.sessionId,
+                    s.cwd,
+                    s.created,
+                    s.modified,
+                    s.messageCount,
+                    s.firstMessage,
+                    s.name,
+                    s.title,
+                    s.parentSession,
+                    repr(s.tokens),
+                    s.snippet,
+                ]
+                for s in page.sessions
+            ]
             cursor = page.nextCursor
             if cursor is None:
                 return out
@@ -77,8 +104,13 @@ def answers(root: Path) -> dict:
 
 def run(code: Path, root: Path) -> dict:
     shutil.rmtree(root / ".index", ignore_errors=True)
-    done = subprocess.run([sys.executable, __file__, "--child", str(root)], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(code)}, cwd=str(code))
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", str(root)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(code)},
+        cwd=str(code),
+    )
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-3000:])
     return json.loads(done.stdout)
@@ -96,8 +128,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="rebuild-compare-") as temp:
         old = Path(temp) / "old"
         old.mkdir()
-        archive = subprocess.run(["git", "-C", str(REPO), "archive", args.ref, "sidecar"], check=True,
-                                 capture_output=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", args.ref, "sidecar"], check=True, capture_output=True
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
         root = Path(temp) / "root"
         files = make_root(root, args.folders)
@@ -105,9 +138,11 @@ def main() -> None:
     differing = [key for key in before if before[key] != after.get(key)]
     listed = len(before["list"])
     hits = sum(len(before[key]) for key in before if key != "list")
-    print(f"{files} files, {listed} sessions listed, {len(QUERIES)} queries before and after the full-text build"
-          f" ({hits} hits): {args.ref} and this checkout answer "
-          + ("the same" if not differing else f"DIFFERENTLY in {differing}"))
+    print(
+        f"{files} files, {listed} sessions listed, {len(QUERIES)} queries before and after the full-text build"
+        f" ({hits} hits): {args.ref} and this checkout answer "
+        + ("the same" if not differing else f"DIFFERENTLY in {differing}")
+    )
     if differing:
         sys.exit(1)
 

@@ -97,8 +97,9 @@ def ours(lines: list[str]) -> list[list[tuple[str, str]]]:
 
 
 def detect_secrets(python: str, lines: list[str]) -> list[list[tuple[str, str]]]:
-    done = subprocess.run([python, "-c", _DETECT_SECRETS], input=json.dumps(lines), capture_output=True, text=True,
-                          check=True)
+    done = subprocess.run(
+        [python, "-c", _DETECT_SECRETS], input=json.dumps(lines), capture_output=True, text=True, check=True
+    )
     return [[tuple(pair) for pair in found] for found in json.loads(done.stdout)]
 
 
@@ -107,9 +108,17 @@ def _go_regex(pattern: str) -> str:
     pattern = pattern.replace("\\z", "\\Z")
     at = pattern.find("(?i)", 1)
     if at > 0:  # Go allows a flag group anywhere; from there on to the end is what it scopes (top level)
-        pattern = pattern[:at] + "(?i:" + pattern[at + 4:] + ")"
-    for posix, chars in (("[:alnum:]", "A-Za-z0-9"), ("[:alpha:]", "A-Za-z"), ("[:digit:]", "0-9"), ("[:space:]", "\\s"),
-                         ("[:upper:]", "A-Z"), ("[:lower:]", "a-z"), ("[:xdigit:]", "0-9A-Fa-f"), ("[:punct:]", "!-/:-@\\[-`{-~")):
+        pattern = pattern[:at] + "(?i:" + pattern[at + 4 :] + ")"
+    for posix, chars in (
+        ("[:alnum:]", "A-Za-z0-9"),
+        ("[:alpha:]", "A-Za-z"),
+        ("[:digit:]", "0-9"),
+        ("[:space:]", "\\s"),
+        ("[:upper:]", "A-Z"),
+        ("[:lower:]", "a-z"),
+        ("[:xdigit:]", "0-9A-Fa-f"),
+        ("[:punct:]", "!-/:-@\\[-`{-~"),
+    ):
         pattern = pattern.replace(posix, chars)
     return pattern
 
@@ -142,14 +151,32 @@ def gitleaks_rules(config_path: str) -> tuple[list[dict], list[str]]:
         except re.error:
             skipped.append(rule["id"])
             continue
-        allows = [{"target": allow.get("regexTarget", "secret"), "regexes": compile_all(allow.get("regexes")),
-                   "stopwords": [w.lower() for w in allow.get("stopwords", ())], "paths": allow.get("paths")}
-                  for allow in rule.get("allowlists", ())]
-        rules.append({"id": rule["id"], "regex": regex, "group": rule.get("secretGroup", 0),
-                      "entropy": rule.get("entropy", 0.0), "keywords": [k.lower() for k in rule.get("keywords", ())],
-                      "allows": allows})
-    rules.append({"global": True, "regexes": compile_all(global_allow.get("regexes")),
-                  "stopwords": [w.lower() for w in global_allow.get("stopwords", ())]})
+        allows = [
+            {
+                "target": allow.get("regexTarget", "secret"),
+                "regexes": compile_all(allow.get("regexes")),
+                "stopwords": [w.lower() for w in allow.get("stopwords", ())],
+                "paths": allow.get("paths"),
+            }
+            for allow in rule.get("allowlists", ())
+        ]
+        rules.append(
+            {
+                "id": rule["id"],
+                "regex": regex,
+                "group": rule.get("secretGroup", 0),
+                "entropy": rule.get("entropy", 0.0),
+                "keywords": [k.lower() for k in rule.get("keywords", ())],
+                "allows": allows,
+            }
+        )
+    rules.append(
+        {
+            "global": True,
+            "regexes": compile_all(global_allow.get("regexes")),
+            "stopwords": [w.lower() for w in global_allow.get("stopwords", ())],
+        }
+    )
     return rules, skipped
 
 
@@ -182,9 +209,15 @@ def gitleaks(rules: list[dict], lines: list[str]) -> list[list[tuple[str, str]]]
                     if allow["paths"]:
                         continue  # path conditions: no path here
                     target = {"secret": secret, "match": match.group(), "line": line}[allow["target"]]
-                    if any(r.search(target) for r in allow["regexes"]) or any(w in secret.lower() for w in allow["stopwords"]):
+                    if any(r.search(target) for r in allow["regexes"]) or any(
+                        w in secret.lower() for w in allow["stopwords"]
+                    ):
                         allowed = True
-                if allowed or any(r.search(secret) for r in glob["regexes"]) or any(w in secret.lower() for w in glob["stopwords"]):
+                if (
+                    allowed
+                    or any(r.search(secret) for r in glob["regexes"])
+                    or any(w in secret.lower() for w in glob["stopwords"])
+                ):
                     continue
                 found.append((rule["id"], secret))
         found_all.append(found)
@@ -215,11 +248,17 @@ def evaluate(name: str, scan) -> None:
     flagged = [line for line, found_here in zip(ordinary, hits) if found_here]
     size = sum(len(line) + 1 for line in ordinary) / 1e6
     print(f"{name}:")
-    print(f"  lines flagged   {sum(1 for hits in found if hits)}/{len(planted)} planted lines (where it says a secret is)")
-    print(f"  coverage        {covered}/{len(planted)} planted secrets ({covered / len(planted):.1%}); "
-          f"kinds missed: {', '.join(f'{k} x{n}' for k, n in sorted(missed.items())) or 'none'}")
+    print(
+        f"  lines flagged   {sum(1 for hits in found if hits)}/{len(planted)} planted lines (where it says a secret is)"
+    )
+    print(
+        f"  coverage        {covered}/{len(planted)} planted secrets ({covered / len(planted):.1%}); "
+        f"kinds missed: {', '.join(f'{k} x{n}' for k, n in sorted(missed.items())) or 'none'}"
+    )
     print(f"  false positives {len(flagged)}/{len(ordinary)} ordinary lines ({len(flagged) / len(ordinary):.2%})")
-    print(f"  time            {planted_time:.2f} s on the planted lines, {ordinary_time:.2f} s on {size:.1f} MB of ordinary lines")
+    print(
+        f"  time            {planted_time:.2f} s on the planted lines, {ordinary_time:.2f} s on {size:.1f} MB of ordinary lines"
+    )
     for line in flagged[:5]:
         print(f"    e.g. {line.strip()[:110]}")
     return caught, len(flagged)
@@ -228,14 +267,28 @@ def evaluate(name: str, scan) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--detect-secrets-python", help="python of an environment with detect-secrets installed")
-    parser.add_argument("--gitleaks-config", help="gitleaks' config/gitleaks.toml, from its Go module in a module cache")
+    parser.add_argument(
+        "--gitleaks-config", help="gitleaks' config/gitleaks.toml, from its Go module in a module cache"
+    )
     args = parser.parse_args()
     our_caught, our_fp = evaluate("ours (sidecar/export/redact/rules.py)", ours)
     others = []
     if args.detect_secrets_python:
-        version = subprocess.run([args.detect_secrets_python, "-c", "from importlib.metadata import version; print(version('detect-secrets'))"],
-                                 capture_output=True, text=True).stdout.strip()
-        others.append((f"detect-secrets {version}", evaluate(f"detect-secrets {version}", lambda lines: detect_secrets(args.detect_secrets_python, lines))))
+        version = subprocess.run(
+            [
+                args.detect_secrets_python,
+                "-c",
+                "from importlib.metadata import version; print(version('detect-secrets'))",
+            ],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        others.append(
+            (
+                f"detect-secrets {version}",
+                evaluate(f"detect-secrets {version}", lambda lines: detect_secrets(args.detect_secrets_python, lines)),
+            )
+        )
     if args.gitleaks_config:
         rules, skipped = gitleaks_rules(args.gitleaks_config)
         name = f"gitleaks rules ({Path(args.gitleaks_config).parents[1].name}, {len(rules) - 1} rules read, {len(skipped)} skipped)"

@@ -35,9 +35,12 @@ class Pipe:
         self.next_id = 0
 
     @classmethod
-    async def start(cls, *argv: str) -> "Pipe":
+    async def start(cls, *argv: str) -> Pipe:
         process = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
             limit=1 << 26,
         )
         return cls(process)
@@ -86,14 +89,29 @@ class Workload:
                 await self.pipe.call("session/create", {"cwd": "/bench", "sessionId": self.session})
                 # A first exchange, so the session has its file (as any real one soon does): every
                 # measured append is then written to it and folded into the listing index.
-                await self.pipe.call("session/append", {"sessionId": self.session, "entries": [
-                    {"type": "message", "message": {"role": "user", "content": "start"}},
-                    {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
-                                                    "stopReason": "stop"}},
-                ]})
+                await self.pipe.call(
+                    "session/append",
+                    {
+                        "sessionId": self.session,
+                        "entries": [
+                            {"type": "message", "message": {"role": "user", "content": "start"}},
+                            {
+                                "type": "message",
+                                "message": {
+                                    "role": "assistant",
+                                    "content": [{"type": "text", "text": "ok"}],
+                                    "stopReason": "stop",
+                                },
+                            },
+                        ],
+                    },
+                )
         self.count += 1
         text = f"message {self.count}: " + "lorem ipsum " * 8
-        return {"sessionId": self.session, "entries": [{"type": "message", "message": {"role": "user", "content": text}}]}
+        return {
+            "sessionId": self.session,
+            "entries": [{"type": "message", "message": {"role": "user", "content": text}}],
+        }
 
 
 async def pipelined(pipe: Pipe, method: str, batch: list[dict]) -> float:
@@ -158,13 +176,26 @@ def service_only(args: argparse.Namespace, root: Path) -> float:
         if count % args.per_session == 0:
             session_id = f"inproc-{count}"
             service.create(wire.CreateParams(cwd="/bench", sessionId=session_id))
-            service.append(wire.AppendParams(sessionId=session_id, entries=[
-                {"type": "message", "message": {"role": "user", "content": "start"}},
-                {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
-                                                "stopReason": "stop"}},
-            ]))
+            service.append(
+                wire.AppendParams(
+                    sessionId=session_id,
+                    entries=[
+                        {"type": "message", "message": {"role": "user", "content": "start"}},
+                        {
+                            "type": "message",
+                            "message": {
+                                "role": "assistant",
+                                "content": [{"type": "text", "text": "ok"}],
+                                "stopReason": "stop",
+                            },
+                        },
+                    ],
+                )
+            )
         text = f"message {count}: " + "lorem ipsum " * 8
-        params = wire.AppendParams(sessionId=session_id, entries=[{"type": "message", "message": {"role": "user", "content": text}}])
+        params = wire.AppendParams(
+            sessionId=session_id, entries=[{"type": "message", "message": {"role": "user", "content": text}}]
+        )
         start = time.perf_counter_ns()
         service.append(params)
         samples.append((time.perf_counter_ns() - start) / 1000)
@@ -184,24 +215,35 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for number in range(args.rounds):
             rounds["echo"].append(await measure([sys.executable, str(HERE / "echo_server.py")], False, args, Path(tmp)))
-            rounds["sidecar"].append(await measure(
-                [sys.executable, "-m", "sidecar", "serve", "--log-level", "warning"], True, args, Path(tmp) / f"s{number}"
-            ))
+            rounds["sidecar"].append(
+                await measure(
+                    [sys.executable, "-m", "sidecar", "serve", "--log-level", "warning"],
+                    True,
+                    args,
+                    Path(tmp) / f"s{number}",
+                )
+            )
     echo = {key: statistics.median(r[key] for r in rounds["echo"]) for key in rounds["echo"][0]}
     sidecar = {key: statistics.median(r[key] for r in rounds["sidecar"]) for key in rounds["sidecar"][0]}
     ratios = sorted(s["p50"] / e["p50"] for e, s in zip(rounds["echo"], rounds["sidecar"]))
-    print(f"session/append over stdio, LSP framing: {args.requests} round trips, {args.pipelined} pipelined, "
-          f"median of {args.rounds} alternating rounds")
+    print(
+        f"session/append over stdio, LSP framing: {args.requests} round trips, {args.pipelined} pipelined, "
+        f"median of {args.rounds} alternating rounds"
+    )
     print(f"{'server':<22}{'p50 us':>10}{'p99 us':>10}{'req/s pipelined':>18}")
     for name, figures in (("echo (hand-rolled)", echo), ("session-sidecar", sidecar)):
         print(f"{name:<22}{figures['p50']:>10.0f}{figures['p99']:>10.0f}{figures['throughput']:>18.0f}")
-    print(f"{'ratio sidecar/echo':<22}{sidecar['p50'] / echo['p50']:>10.2f}{sidecar['p99'] / echo['p99']:>10.2f}"
-          f"{sidecar['throughput'] / echo['throughput']:>18.2f}")
+    print(
+        f"{'ratio sidecar/echo':<22}{sidecar['p50'] / echo['p50']:>10.2f}{sidecar['p99'] / echo['p99']:>10.2f}"
+        f"{sidecar['throughput'] / echo['throughput']:>18.2f}"
+    )
     print(f"p50 ratio per round: {', '.join(f'{r:.2f}' for r in ratios)}")
     throughputs = sorted(s["throughput"] / e["throughput"] for e, s in zip(rounds["echo"], rounds["sidecar"]))
     print(f"pipelined throughput ratio per round: {', '.join(f'{r:.2f}' for r in throughputs)}")
-    print(f"server CPU per pipelined append: echo {echo['server_cpu_us']:.0f} us, sidecar {sidecar['server_cpu_us']:.0f} us"
-          f" (load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    print(
+        f"server CPU per pipelined append: echo {echo['server_cpu_us']:.0f} us, sidecar {sidecar['server_cpu_us']:.0f} us"
+        f" (load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         inproc = service_only(args, Path(tmp))
     print(f"SessionService.append in-process p50: {inproc:.0f} us (included in the sidecar's round trip)")

@@ -52,13 +52,13 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import fresh  # noqa: E402
-import live  # noqa: E402
 import huge  # noqa: E402
+import live  # noqa: E402
 import load  # noqa: E402
 import many_sessions  # noqa: E402
 import pgserver  # noqa: E402
-import scale  # noqa: E402
 import rpc_latency  # noqa: E402
+import scale  # noqa: E402
 from rpc_latency import Pipe  # noqa: E402
 
 SIDECAR = [sys.executable, "-m", "sidecar", "serve", "--log-level", "warning"]
@@ -104,6 +104,7 @@ if sys.argv[1] == "first":
 else:
     print(*once())
 """
+
     def run(kind: str) -> list[float]:
         done = subprocess.run([sys.executable, "-c", code, kind], capture_output=True, text=True)
         if done.returncode != 0:
@@ -159,16 +160,34 @@ async def _batch_append(entries_per_call: int, calls: int) -> float:
         pipe = await Pipe.start(*SIDECAR)
         await pipe.call("initialize", {"sessionRoot": tmp})
         await pipe.call("session/create", {"cwd": "/bench", "sessionId": "batch"})
-        await pipe.call("session/append", {"sessionId": "batch", "entries": [
-            {"type": "message", "message": {"role": "user", "content": "start"}},
-            {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
-                                            "stopReason": "stop"}},
-        ]})
+        await pipe.call(
+            "session/append",
+            {
+                "sessionId": "batch",
+                "entries": [
+                    {"type": "message", "message": {"role": "user", "content": "start"}},
+                    {
+                        "type": "message",
+                        "message": {
+                            "role": "assistant",
+                            "content": [{"type": "text", "text": "ok"}],
+                            "stopReason": "stop",
+                        },
+                    },
+                ],
+            },
+        )
         batches = [
-            {"sessionId": "batch", "entries": [
-                {"type": "message", "message": {"role": "user", "content": f"entry {call}.{n}: " + "lorem ipsum " * 8}}
-                for n in range(entries_per_call)
-            ]}
+            {
+                "sessionId": "batch",
+                "entries": [
+                    {
+                        "type": "message",
+                        "message": {"role": "user", "content": f"entry {call}.{n}: " + "lorem ipsum " * 8},
+                    }
+                    for n in range(entries_per_call)
+                ],
+            }
             for call in range(calls)
         ]
         elapsed = await rpc_latency.pipelined(pipe, "session/append", batches)
@@ -182,18 +201,36 @@ async def _group_sync(burst: int, bursts: int) -> tuple[float, float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "fsyncs"
         process = await asyncio.create_subprocess_exec(
-            sys.executable, str(HERE / "fsync_counted.py"), "--log-level", "warning",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-            limit=1 << 26, env={**os.environ, "FSYNC_LOG": str(log)},
+            sys.executable,
+            str(HERE / "fsync_counted.py"),
+            "--log-level",
+            "warning",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            limit=1 << 26,
+            env={**os.environ, "FSYNC_LOG": str(log)},
         )
         pipe = Pipe(process)
         await pipe.call("initialize", {"sessionRoot": tmp, "settings": {"store": {"fsync": "always"}}})
         await pipe.call("session/create", {"cwd": "/bench", "sessionId": "burst"})
-        await pipe.call("session/append", {"sessionId": "burst", "entries": [
-            {"type": "message", "message": {"role": "user", "content": "start"}},
-            {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
-                                            "stopReason": "stop"}},
-        ]})
+        await pipe.call(
+            "session/append",
+            {
+                "sessionId": "burst",
+                "entries": [
+                    {"type": "message", "message": {"role": "user", "content": "start"}},
+                    {
+                        "type": "message",
+                        "message": {
+                            "role": "assistant",
+                            "content": [{"type": "text", "text": "ok"}],
+                            "stopReason": "stop",
+                        },
+                    },
+                ],
+            },
+        )
         [path] = Path(tmp).glob("*/*_burst.jsonl")
         st = path.stat()
         mark = f"{st.st_dev}:{st.st_ino}"
@@ -202,13 +239,19 @@ async def _group_sync(burst: int, bursts: int) -> tuple[float, float, float]:
             return log.read_text().splitlines().count(mark)
 
         def params(n: int) -> dict:
-            return {"sessionId": "burst", "entries": [
-                {"type": "message", "message": {"role": "user", "content": f"entry {n}: " + "lorem ipsum " * 8}}]}
+            return {
+                "sessionId": "burst",
+                "entries": [
+                    {"type": "message", "message": {"role": "user", "content": f"entry {n}: " + "lorem ipsum " * 8}}
+                ],
+            }
 
         counts, elapsed = [], 0.0
         for number in range(bursts):
             before = synced()
-            elapsed += await rpc_latency.pipelined(pipe, "session/append", [params(number * burst + n) for n in range(burst)])
+            elapsed += await rpc_latency.pipelined(
+                pipe, "session/append", [params(number * burst + n) for n in range(burst)]
+            )
             counts.append(synced() - before)
         start = time.perf_counter()
         for n in range(burst):
@@ -236,8 +279,9 @@ async def _startup(repeat: int) -> tuple[float, float]:
 async def _peak_rss_after_open() -> int:
     """VmHWM (kB) of a sidecar process after session/open + buildContext of the 50 MB session."""
     pipe = await Pipe.start(*SIDECAR)
-    await pipe.call("initialize", {"sessionRoot": str(load.DATA.parent),
-                                   "settings": {"store": {"allowExternalPaths": True}}})
+    await pipe.call(
+        "initialize", {"sessionRoot": str(load.DATA.parent), "settings": {"store": {"allowExternalPaths": True}}}
+    )
     opened = await pipe.call("session/open", {"path": str(load.DATA), "readOnly": True})
     await pipe.call("session/buildContext", {"sessionId": opened["result"]["sessionId"]})
     status = Path(f"/proc/{pipe.process.pid}/status").read_text()
@@ -250,8 +294,9 @@ async def _append_latency(requests: int, pipelined: int, rounds: int) -> tuple[d
     results: dict[str, list[dict[str, float]]] = {"echo": [], "sidecar": []}
     with tempfile.TemporaryDirectory() as tmp:
         for number in range(rounds):
-            results["echo"].append(await rpc_latency.measure(
-                [sys.executable, str(HERE / "echo_server.py")], False, args, Path(tmp)))
+            results["echo"].append(
+                await rpc_latency.measure([sys.executable, str(HERE / "echo_server.py")], False, args, Path(tmp))
+            )
             results["sidecar"].append(await rpc_latency.measure(SIDECAR, True, args, Path(tmp) / f"s{number}"))
     med = {name: {key: statistics.median(r[key] for r in runs) for key in runs[0]} for name, runs in results.items()}
     return med["echo"], med["sidecar"]
@@ -259,16 +304,25 @@ async def _append_latency(requests: int, pipelined: int, rounds: int) -> tuple[d
 
 def _scale_rows(repeat: int) -> list[Row]:
     """7 and 8: one fresh process each (their own RSS), as scale.py and huge.py measure them."""
+
     def ok(good: bool) -> str:
         return "ok" if good else "MISSED"
 
     many = {key: value[0] for key, value in scale.many(100_000, 1_000, repeat * 2, 1).items()}
     rows: list[Row] = [
-        ("7 100,000 sessions / 1,000 folders: cold index rebuild", _ms(many["cold"]), f"CPU {_ms(many['cold_cpu'])}",
-         f"{ok(many['cold'] < 20)} (goal < 20 s)"),
+        (
+            "7 100,000 sessions / 1,000 folders: cold index rebuild",
+            _ms(many["cold"]),
+            f"CPU {_ms(many['cold_cpu'])}",
+            f"{ok(many['cold'] < 20)} (goal < 20 s)",
+        ),
         ("7 warm list", _ms(many["warm"]), "-", f"{ok(many['warm'] < 0.05)} (goal < 50 ms)"),
-        (f"7 query {scale.COMMON!r} (most sessions), warm", _ms(many["common"]), "-",
-         f"{ok(many['common'] < 0.1)} (goal < 100 ms)"),
+        (
+            f"7 query {scale.COMMON!r} (most sessions), warm",
+            _ms(many["common"]),
+            "-",
+            f"{ok(many['common'] < 0.1)} (goal < 100 ms)",
+        ),
         (f"7 query {scale.RARE!r} (none), warm", _ms(many["rare"]), "-", f"{ok(many['rare'] < 0.1)} (goal < 100 ms)"),
         ("7 peak RSS", f"{many['rss_mb']:.0f} MB", "-", f"{ok(many['rss_mb'] < 200)} (goal < 200 MB)"),
     ]
@@ -277,10 +331,18 @@ def _scale_rows(repeat: int) -> list[Row]:
         ("8 1 GB / 400k entries: open + buildContext", _ms(big["first"]), "-", f"{ok(big['first'] < 1)} (goal < 1 s)"),
         ("8 reopen + buildContext, same process", _ms(big["warm"]), "-", f"{ok(big['warm'] < 0.05)} (goal < 50 ms)"),
         ("8 reopen + buildContext, new process", _ms(big["fresh"]), "-", f"{ok(big['fresh'] < 0.05)} (goal < 50 ms)"),
-        ("8 peak RSS (first open; new process)", f"{big['first_rss']:.0f} MB; {big['fresh_rss']:.0f} MB", "-",
-         f"{ok(max(big['first_rss'], big['fresh_rss']) < 250)} (goal < 250 MB)"),
-        ("8 append p50 on it", f"{big['append_huge'] * 1e6:.0f} us", f"small session {big['append_small'] * 1e6:.0f} us",
-         f"{big['append_huge'] / big['append_small']:.2f}x (goal <= 1x, within noise)"),
+        (
+            "8 peak RSS (first open; new process)",
+            f"{big['first_rss']:.0f} MB; {big['fresh_rss']:.0f} MB",
+            "-",
+            f"{ok(max(big['first_rss'], big['fresh_rss']) < 250)} (goal < 250 MB)",
+        ),
+        (
+            "8 append p50 on it",
+            f"{big['append_huge'] * 1e6:.0f} us",
+            f"small session {big['append_small'] * 1e6:.0f} us",
+            f"{big['append_huge'] / big['append_small']:.2f}x (goal <= 1x, within noise)",
+        ),
     ]
     return rows
 
@@ -293,7 +355,9 @@ def _across_hosts(appends: int, rounds: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run, not figures to quote)")
-    parser.add_argument("--no-scale", action="store_true", help="leave out 6 and 7 (100,000 sessions, the 1 GB session)")
+    parser.add_argument(
+        "--no-scale", action="store_true", help="leave out 6 and 7 (100,000 sessions, the 1 GB session)"
+    )
     args = parser.parse_args()
     repeat = 2 if args.quick else 5
     fresh.compile_bytecode()  # every figure as an installed sidecar starts (see fresh.compile_bytecode)
@@ -303,79 +367,202 @@ def main() -> None:
 
     floor, _, _, _ = load.run("floor", repeat)
     opened, _, open_peak, _ = load.run("open", repeat)
-    rows.append(("1 open + buildContext, 50 MB / 20k entries", _ms(opened), f"msgspec floor {_ms(floor)}",
-                 f"{opened / floor:.2f}x (goal <= 1.5x)"))
+    rows.append(
+        (
+            "1 open + buildContext, 50 MB / 20k entries",
+            _ms(opened),
+            f"msgspec floor {_ms(floor)}",
+            f"{opened / floor:.2f}x (goal <= 1.5x)",
+        )
+    )
 
     first, again, new_process = _reopen(repeat)
-    rows.append(("2 reopen + buildContext, same process (cache warm)", _ms(again), f"first open {_ms(first)}",
-                 f"{again / first:.3f}x (goal <= 0.05x)"))
-    rows.append(("2 reopen + buildContext, new process (cache on disk)", _ms(new_process), f"first open {_ms(first)}",
-                 f"{new_process / first:.3f}x (goal <= 0.05x)"))
+    rows.append(
+        (
+            "2 reopen + buildContext, same process (cache warm)",
+            _ms(again),
+            f"first open {_ms(first)}",
+            f"{again / first:.3f}x (goal <= 0.05x)",
+        )
+    )
+    rows.append(
+        (
+            "2 reopen + buildContext, new process (cache on disk)",
+            _ms(new_process),
+            f"first open {_ms(first)}",
+            f"{new_process / first:.3f}x (goal <= 0.05x)",
+        )
+    )
 
     cold, first_query, warm, query, stat_floor = _list_figures(10_000, 100, repeat * 2)
-    rows.append(("3 session/list, 10,000 sessions / 100 folders, warm", _ms(warm), f"lstat every file {_ms(stat_floor)}",
-                 f"{warm / stat_floor:.2f}x; {'ok' if warm < 0.05 else 'MISSED'} (goal < 50 ms)"))
-    rows.append(("3 session/list with a query, warm", _ms(query), "-",
-                 f"{'ok' if query < 0.02 else 'MISSED'} (goal < 20 ms)"))
-    rows.append(("3 session/list, cold index rebuild", _ms(cold), "-", f"{'ok' if cold < 3 else 'MISSED'} (goal < 3 s)"))
+    rows.append(
+        (
+            "3 session/list, 10,000 sessions / 100 folders, warm",
+            _ms(warm),
+            f"lstat every file {_ms(stat_floor)}",
+            f"{warm / stat_floor:.2f}x; {'ok' if warm < 0.05 else 'MISSED'} (goal < 50 ms)",
+        )
+    )
+    rows.append(
+        ("3 session/list with a query, warm", _ms(query), "-", f"{'ok' if query < 0.02 else 'MISSED'} (goal < 20 ms)")
+    )
+    rows.append(
+        ("3 session/list, cold index rebuild", _ms(cold), "-", f"{'ok' if cold < 3 else 'MISSED'} (goal < 3 s)")
+    )
     rows.append(("3 first query after it (builds the trigram index)", _ms(first_query), "-", "(no goal)"))
 
     requests, pipelined, rounds = (500, 1000, 1) if args.quick else (2000, 5000, 3)
     echo, side = asyncio.run(_append_latency(requests, pipelined, rounds))
-    rows.append(("4 session/append round trip p50", f"{side['p50']:.0f} us", f"echo {echo['p50']:.0f} us",
-                 f"{side['p50'] / echo['p50']:.2f}x (goal <= 1.3x)"))
-    rows.append(("4 session/append round trip p99", f"{side['p99']:.0f} us", f"echo {echo['p99']:.0f} us",
-                 f"{side['p99'] / echo['p99']:.2f}x"))
-    ratio = side['throughput'] / echo['throughput']
-    rows.append(("4 session/append pipelined", f"{side['throughput']:.0f} req/s", f"echo {echo['throughput']:.0f} req/s",
-                 f"{ratio:.2f}x; {'ok' if ratio >= 0.3 else 'MISSED'} (goal >= 0.3x)"))
+    rows.append(
+        (
+            "4 session/append round trip p50",
+            f"{side['p50']:.0f} us",
+            f"echo {echo['p50']:.0f} us",
+            f"{side['p50'] / echo['p50']:.2f}x (goal <= 1.3x)",
+        )
+    )
+    rows.append(
+        (
+            "4 session/append round trip p99",
+            f"{side['p99']:.0f} us",
+            f"echo {echo['p99']:.0f} us",
+            f"{side['p99'] / echo['p99']:.2f}x",
+        )
+    )
+    ratio = side["throughput"] / echo["throughput"]
+    rows.append(
+        (
+            "4 session/append pipelined",
+            f"{side['throughput']:.0f} req/s",
+            f"echo {echo['throughput']:.0f} req/s",
+            f"{ratio:.2f}x; {'ok' if ratio >= 0.3 else 'MISSED'} (goal >= 0.3x)",
+        )
+    )
     batch = asyncio.run(_batch_append(100, 20 if args.quick else 100))
-    rows.append(("4 batch append (100 entries per call, pipelined)", f"{batch:,.0f} entries/s", "-",
-                 f"{'ok' if batch >= 50_000 else 'MISSED'} (goal >= 50,000/s)"))
+    rows.append(
+        (
+            "4 batch append (100 entries per call, pipelined)",
+            f"{batch:,.0f} entries/s",
+            "-",
+            f"{'ok' if batch >= 50_000 else 'MISSED'} (goal >= 50,000/s)",
+        )
+    )
 
     per_burst, grouped, single = asyncio.run(_group_sync(100, 5 if args.quick else 20))
-    rows.append(('4 fsync "always": 100 pipelined appends', f"{per_burst:.0f} fsyncs per burst", "100 without grouping",
-                 f"{grouped:,.0f} entries/s vs {single:,.0f}/s one at a time"))
+    rows.append(
+        (
+            '4 fsync "always": 100 pipelined appends',
+            f"{per_burst:.0f} fsyncs per burst",
+            "100 without grouping",
+            f"{grouped:,.0f} entries/s vs {single:,.0f}/s one at a time",
+        )
+    )
 
     startup, first_call = asyncio.run(_startup(repeat))
-    rows.append(("5 start-up: spawn -> initialize answered", _ms(startup), "-",
-                 f"{'ok' if startup < 0.3 else 'MISSED'} (goal < 300 ms)"))
-    rows.append(("5 spawn -> first session/list answered", _ms(first_call), "-",
-                 f"{'ok' if first_call < 0.15 else 'MISSED'} (goal < 150 ms)"))
+    rows.append(
+        (
+            "5 start-up: spawn -> initialize answered",
+            _ms(startup),
+            "-",
+            f"{'ok' if startup < 0.3 else 'MISSED'} (goal < 300 ms)",
+        )
+    )
+    rows.append(
+        (
+            "5 spawn -> first session/list answered",
+            _ms(first_call),
+            "-",
+            f"{'ok' if first_call < 0.15 else 'MISSED'} (goal < 150 ms)",
+        )
+    )
     peak = asyncio.run(_peak_rss_after_open())
-    rows.append(("5 peak RSS, sidecar after opening the 50 MB session", f"{peak / 1024:.0f} MB",
-                 f"in-process open {open_peak / 1024:.0f} MB", f"{'ok' if peak < 150 * 1024 else 'MISSED'} (goal < 150 MB)"))
+    rows.append(
+        (
+            "5 peak RSS, sidecar after opening the 50 MB session",
+            f"{peak / 1024:.0f} MB",
+            f"in-process open {open_peak / 1024:.0f} MB",
+            f"{'ok' if peak < 150 * 1024 else 'MISSED'} (goal < 150 MB)",
+        )
+    )
 
     # ---- 6: where an agent meets the session, a fresh process, side by side with pi 1.5.2 (bench/fresh.py) ----
     f = fresh.measure(2 if args.quick else 5)
     med = {name: statistics.median(values) for name, values in f.items()}
-    rows.append(("6 fresh process: spawn -> open + buildContext", _ms(med["fresh"]),
-                 f"pi 1.5.2 {_ms(med['pi'])}", f"{med['fresh / pi']:.2f}x (goal <= 1.0x)"))
-    rows.append(("6 restart (tree cache on disk), same", _ms(med["restart"]), f"pi 1.5.2 {_ms(med['pi'])}",
-                 f"{med['restart / pi']:.2f}x (goal <= 0.75x)"))
-    rows.append(("6 first open + buildContext vs the same later (CPU)", _ms(med["first calls cpu"]),
-                 f"later {_ms(med['later cpu'])}", f"+{_ms(med['first extra cpu'])} (goal <= +20 ms)"))
-    rows.append(("6 spawn -> first session/list answered", _ms(med["list"]),
-                 f"cpu {_ms(med['list cpu'])}", f"{'ok' if med['list'] < 0.15 else 'MISSED'} (goal < 150 ms)"))
-    rows.append(("6 session-sidecar call session/list", _ms(med["call list"]), "-",
-                 f"{'ok' if med['call list'] < 0.2 else 'MISSED'} (goal < 200 ms)"))
-    rows.append(("6 peak RSS after open + buildContext", f"{med['fresh rss']:.0f} MB", f"pi {med['pi rss']:.0f} MB",
-                 f"{'ok' if med['fresh rss'] < 100 else 'MISSED'} (goal < 100 MB)"))
+    rows.append(
+        (
+            "6 fresh process: spawn -> open + buildContext",
+            _ms(med["fresh"]),
+            f"pi 1.5.2 {_ms(med['pi'])}",
+            f"{med['fresh / pi']:.2f}x (goal <= 1.0x)",
+        )
+    )
+    rows.append(
+        (
+            "6 restart (tree cache on disk), same",
+            _ms(med["restart"]),
+            f"pi 1.5.2 {_ms(med['pi'])}",
+            f"{med['restart / pi']:.2f}x (goal <= 0.75x)",
+        )
+    )
+    rows.append(
+        (
+            "6 first open + buildContext vs the same later (CPU)",
+            _ms(med["first calls cpu"]),
+            f"later {_ms(med['later cpu'])}",
+            f"+{_ms(med['first extra cpu'])} (goal <= +20 ms)",
+        )
+    )
+    rows.append(
+        (
+            "6 spawn -> first session/list answered",
+            _ms(med["list"]),
+            f"cpu {_ms(med['list cpu'])}",
+            f"{'ok' if med['list'] < 0.15 else 'MISSED'} (goal < 150 ms)",
+        )
+    )
+    rows.append(
+        (
+            "6 session-sidecar call session/list",
+            _ms(med["call list"]),
+            "-",
+            f"{'ok' if med['call list'] < 0.2 else 'MISSED'} (goal < 200 ms)",
+        )
+    )
+    rows.append(
+        (
+            "6 peak RSS after open + buildContext",
+            f"{med['fresh rss']:.0f} MB",
+            f"pi {med['pi rss']:.0f} MB",
+            f"{'ok' if med['fresh rss'] < 100 else 'MISSED'} (goal < 100 MB)",
+        )
+    )
     if not args.no_scale:
         rows.extend(_scale_rows(repeat))
 
     hosts = _across_hosts(300 if args.quick else 1000, repeat)
-    rows.append(("9 across hosts: write on A -> didAppend on B, p50 / p99",
-                 f"{statistics.median(hosts['p50']):.2f} / {statistics.median(hosts['p99']):.2f} ms",
-                 f"CPU/append A {statistics.median(hosts['cpu_a']):.2f} ms, B {statistics.median(hosts['cpu_b']):.2f} ms",
-                 "(no goal; PostgreSQL LISTEN/NOTIFY)"))
+    rows.append(
+        (
+            "9 across hosts: write on A -> didAppend on B, p50 / p99",
+            f"{statistics.median(hosts['p50']):.2f} / {statistics.median(hosts['p99']):.2f} ms",
+            f"CPU/append A {statistics.median(hosts['cpu_a']):.2f} ms, B {statistics.median(hosts['cpu_b']):.2f} ms",
+            "(no goal; PostgreSQL LISTEN/NOTIFY)",
+        )
+    )
     listened, unheard = statistics.median(hosts["listened"]), statistics.median(hosts["unheard"])
-    rows.append(("9 A's append p50, B listening", f"{listened:.3f} ms", f"nobody listening {unheard:.3f} ms",
-                 f"{listened / unheard:.2f}x (the writer never waits for a listener)"))
+    rows.append(
+        (
+            "9 A's append p50, B listening",
+            f"{listened:.3f} ms",
+            f"nobody listening {unheard:.3f} ms",
+            f"{listened / unheard:.2f}x (the writer never waits for a listener)",
+        )
+    )
 
     size = load.DATA.stat().st_size / 1e6
-    print(f"session-sidecar benchmarks ({'quick' if args.quick else f'best/median of {repeat}'}; "
-          f"{load.DATA.name}: {size:.1f} MB, seed {load.SEED})")
+    print(
+        f"session-sidecar benchmarks ({'quick' if args.quick else f'best/median of {repeat}'}; "
+        f"{load.DATA.name}: {size:.1f} MB, seed {load.SEED})"
+    )
     widths = [max(len(r[i]) for r in rows + [("figure", "measured", "baseline", "ratio / goal")]) for i in range(4)]
     header = ("figure", "measured", "baseline", "ratio / goal")
     print(" | ".join(h.ljust(w) for h, w in zip(header, widths)))

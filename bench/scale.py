@@ -39,6 +39,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import many_sessions  # noqa: E402
+
 from sidecar.store.index import workers as indexwork  # noqa: E402
 
 COMMON, RARE = "tokenizer branch", "zzz-no-such-text"
@@ -99,10 +100,20 @@ def _child(root: Path, repeat: int, cold_only: bool = False) -> dict[str, float]
             times.append(time.perf_counter() - start)
         return statistics.median(times)
 
-    figures = {"cold": cold, "cold_cpu": cold_parent + cold_workers, "cold_parent_cpu": cold_parent,
-               "cold_workers_cpu": cold_workers, "cold_waited": cold_waited, "first_query": first_query,
-               "first_rare": first_rare, "search_built": built, "search_cpu": built_cpu, "warm": median(),
-               "common": median(query=COMMON), "rare": median(query=RARE)}
+    figures = {
+        "cold": cold,
+        "cold_cpu": cold_parent + cold_workers,
+        "cold_parent_cpu": cold_parent,
+        "cold_workers_cpu": cold_workers,
+        "cold_waited": cold_waited,
+        "first_query": first_query,
+        "first_rare": first_rare,
+        "search_built": built,
+        "search_cpu": built_cpu,
+        "warm": median(),
+        "common": median(query=COMMON),
+        "rare": median(query=RARE),
+    }
     svc.store.catalog.index.close()
     figures["index_mb"] = sum(f.stat().st_size for f in (root / INDEX_DIR).iterdir() if f.is_file()) / 1e6
     figures["sessions_mb"] = sum(f.stat().st_size for f in root.glob("*/*.jsonl")) / 1e6
@@ -117,9 +128,12 @@ def many(sessions: int, folders: int, repeat: int, runs: int) -> dict[str, tuple
     results = []
 
     def child(*extra: str, **env: str) -> dict[str, float]:
-        done = subprocess.run([sys.executable, __file__, "--child", str(root), "--repeat", str(repeat), *extra],
-                              capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": str(HERE.parent), **env})
+        done = subprocess.run(
+            [sys.executable, __file__, "--child", str(root), "--repeat", str(repeat), *extra],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(HERE.parent), **env},
+        )
         if done.returncode != 0:
             raise RuntimeError(done.stderr[-3000:])
         return json.loads(done.stdout.strip().splitlines()[-1])
@@ -133,8 +147,10 @@ def many(sessions: int, folders: int, repeat: int, runs: int) -> dict[str, tuple
         figures.update({f"{key}_other": value for key, value in alone.items()})
         figures["load"] = (load + os.getloadavg()[0]) / 2
         results.append(figures)
-    return {key: (statistics.median(r[key] for r in results), min(r[key] for r in results),
-                  max(r[key] for r in results)) for key in results[0]}
+    return {
+        key: (statistics.median(r[key] for r in results), min(r[key] for r in results), max(r[key] for r in results))
+        for key in results[0]
+    }
 
 
 def main() -> None:
@@ -156,9 +172,11 @@ def main() -> None:
         scale = 1000 if unit == "ms" else 1
         print(f"{label:52} {mid * scale:9.1f} {unit}  ({low * scale:.1f}-{high * scale:.1f})  {goal}")
 
-    print(f"{args.sessions:,} sessions in {args.folders:,} folders; medians of {args.runs} processes (min-max);"
-          f" load average {figures['load'][0]:.1f} ({figures['load'][1]:.1f}-{figures['load'][2]:.1f}) on"
-          f" {os.cpu_count()} CPUs")
+    print(
+        f"{args.sessions:,} sessions in {args.folders:,} folders; medians of {args.runs} processes (min-max);"
+        f" load average {figures['load'][0]:.1f} ({figures['load'][1]:.1f}-{figures['load'][2]:.1f}) on"
+        f" {os.cpu_count()} CPUs"
+    )
     show("cold index rebuild", "cold", "goal < 20,000 ms")
     show("cold index rebuild, CPU time (process + workers)", "cold_cpu", "(the machine's load aside)")
     show("  of which the workers", "cold_workers_cpu", "")

@@ -122,14 +122,16 @@ def main() -> int:
         started = time.perf_counter()
         paths = make_tree(project, args.files, args.mb, rng)
         tree_bytes = du(project)
-        print(f"tree: {args.files} files, {tree_bytes / 1e6:.0f} MB on disk (made in {time.perf_counter() - started:.1f} s)")
+        print(
+            f"tree: {args.files} files, {tree_bytes / 1e6:.0f} MB on disk (made in {time.perf_counter() - started:.1f} s)"
+        )
 
         service = SessionService(root)
         sid = service.create(wire.CreateParams(cwd=str(project))).sessionId
         service.append(wire.AppendParams(sessionId=sid, entries=[user("start"), assistant("ok")]))
 
         started = time.perf_counter()
-        first = service.snapshot(wire.SnapshotParams(sessionId=sid))
+        service.snapshot(wire.SnapshotParams(sessionId=sid))
         first_s = time.perf_counter() - started
         store = next((root / ".snapshots").glob("*.git"))
         store_first = du(store)
@@ -147,8 +149,10 @@ def main() -> int:
             started = time.perf_counter()
             service.snapshot(wire.SnapshotParams(sessionId=sid))
             unchanged.append(time.perf_counter() - started)
-        print(f"   incremental, 10 files changed: median {statistics.median(incremental) * 1000:.0f} ms "
-              f"(min {min(incremental) * 1000:.0f}, max {max(incremental) * 1000:.0f}; goal < 200 ms)")
+        print(
+            f"   incremental, 10 files changed: median {statistics.median(incremental) * 1000:.0f} ms "
+            f"(min {min(incremental) * 1000:.0f}, max {max(incremental) * 1000:.0f}; goal < 200 ms)"
+        )
         print(f"   incremental, nothing changed: median {statistics.median(unchanged) * 1000:.0f} ms")
 
         # 2. rewind of 100 changed files
@@ -167,8 +171,10 @@ def main() -> int:
         started = time.perf_counter()
         service.rewind(wire.RewindParams(sessionId=sid, entryId=mark, files=True, dryRun=True))
         dry_s = time.perf_counter() - started
-        print(f"2. rewind of 100 changed files: {rewind_s * 1000:.0f} ms (undo {undo_s * 1000:.0f} ms, "
-              f"dry run {dry_s * 1000:.0f} ms; each includes the snapshot taken first)")
+        print(
+            f"2. rewind of 100 changed files: {rewind_s * 1000:.0f} ms (undo {undo_s * 1000:.0f} ms, "
+            f"dry run {dry_s * 1000:.0f} ms; each includes the snapshot taken first)"
+        )
 
         # 3. store growth over snapshots with small edits
         before = du(store)
@@ -180,9 +186,11 @@ def main() -> int:
             service.append(wire.AppendParams(sessionId=sid, entries=[user(f"turn {i}"), assistant("ok")]))
             service.snapshot(wire.SnapshotParams(sessionId=sid))
         growth = du(store) - before
-        print(f"3. store growth over {args.growth} snapshots (1-3 files of {args.mb * 1024 // args.files} KB edited each): "
-              f"{growth / 1e6:.2f} MB = {growth / args.growth / 1024:.0f} KB per snapshot "
-              f"(files touched: {changed_bytes / 1e6:.1f} MB; tree {tree_bytes / 1e6:.0f} MB)")
+        print(
+            f"3. store growth over {args.growth} snapshots (1-3 files of {args.mb * 1024 // args.files} KB edited each): "
+            f"{growth / 1e6:.2f} MB = {growth / args.growth / 1024:.0f} KB per snapshot "
+            f"(files touched: {changed_bytes / 1e6:.1f} MB; tree {tree_bytes / 1e6:.0f} MB)"
+        )
         service.close_all()
 
         # 4. the hand-made blob store, for comparison
@@ -198,9 +206,11 @@ def main() -> int:
             manifest, size = blob_store_snapshot(project, blobs, manifest)
             times.append(time.perf_counter() - started)
             sizes.append(size)
-        print(f"4. blob store (comparison): first {blob_first:.2f} s, store {du(blobs) / 1e6:.0f} MB; incremental "
-              f"median {statistics.median(times) * 1000:.0f} ms; manifest {statistics.median(sizes) / 1e6:.2f} MB "
-              f"per snapshot (x{args.growth} = {statistics.median(sizes) * args.growth / 1e6:.0f} MB); no .gitignore")
+        print(
+            f"4. blob store (comparison): first {blob_first:.2f} s, store {du(blobs) / 1e6:.0f} MB; incremental "
+            f"median {statistics.median(times) * 1000:.0f} ms; manifest {statistics.median(sizes) / 1e6:.2f} MB "
+            f"per snapshot (x{args.growth} = {statistics.median(sizes) * args.growth / 1e6:.0f} MB); no .gitignore"
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -24,13 +24,30 @@ def session_messages(turns: int = 20) -> list[dict]:
     out = []
     for n in range(turns):
         out.append({"role": "user", "content": f"question {n}: " + "how do I fix this bug? " * 10, "timestamp": n})
-        out.append({"role": "assistant", "content": [
-            {"type": "text", "text": "Let me look at the file. " * 20},
-            {"type": "toolCall", "id": f"call{n}", "name": "read", "arguments": {"path": f"/src/file{n}.py"}}],
-            "provider": "anthropic", "model": "claude", "stopReason": "toolUse", "timestamp": n,
-            "usage": {"input": 100, "output": 50, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 150}})
-        out.append({"role": "toolResult", "toolCallId": f"call{n}", "toolName": "read", "isError": False,
-                    "content": [{"type": "text", "text": "def f():\n    return 1\n" * 40}], "timestamp": n})
+        out.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Let me look at the file. " * 20},
+                    {"type": "toolCall", "id": f"call{n}", "name": "read", "arguments": {"path": f"/src/file{n}.py"}},
+                ],
+                "provider": "anthropic",
+                "model": "claude",
+                "stopReason": "toolUse",
+                "timestamp": n,
+                "usage": {"input": 100, "output": 50, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 150},
+            }
+        )
+        out.append(
+            {
+                "role": "toolResult",
+                "toolCallId": f"call{n}",
+                "toolName": "read",
+                "isError": False,
+                "content": [{"type": "text", "text": "def f():\n    return 1\n" * 40}],
+                "timestamp": n,
+            }
+        )
     return out
 
 
@@ -47,21 +64,32 @@ def main() -> None:
     repeat = parser.parse_args().repeat
     encoder, decoder = msgspec.json.Encoder(), msgspec.json.Decoder()
     messages = session_messages()
-    request = encoder.encode({"jsonrpc": "2.0", "id": 7, "method": "session/append",
-                              "params": {"sessionId": "s", "entries": [{"type": "message", "message": m} for m in messages[:3]]}})
+    request = encoder.encode(
+        {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "session/append",
+            "params": {"sessionId": "s", "entries": [{"type": "message", "message": m} for m in messages[:3]]},
+        }
+    )
     answer = {"jsonrpc": "2.0", "id": 8, "result": {"messages": messages, "leafId": "x", "estimatedTokens": 9000}}
     cut = [dict(m, content=m["content"] + "\ud83d") if isinstance(m["content"], str) else m for m in messages]
     cut_answer = {"jsonrpc": "2.0", "id": 8, "result": {"messages": cut, "leafId": "x", "estimatedTokens": 9000}}
     cut_request = request.replace(b"how do I fix", b"\\ud83d how do I fix", 1)
-    print(f"load average {os.getloadavg()[0]:.2f}; {repeat} calls each; a normal session: {len(messages)} messages, "
-          f"request {len(request)} B, answer {len(encoder.encode(answer))} B")
+    print(
+        f"load average {os.getloadavg()[0]:.2f}; {repeat} calls each; a normal session: {len(messages)} messages, "
+        f"request {len(request)} B, answer {len(encoder.encode(answer))} B"
+    )
     rows = [
         ("decode a request: msgspec (before)", per_call(decoder.decode, request, repeat)),
         ("decode a request: decode_message (after)", per_call(decode_message, request, repeat)),
         ("decode a request holding \\ud83d (slow path)", per_call(parse, cut_request, repeat)),
         ("encode an answer: msgspec (before)", per_call(encoder.encode, answer, repeat // 4)),
         ("encode an answer: encode_js (after)", per_call(lambda a: encode_js(encoder.encode, a), answer, repeat // 4)),
-        ("encode an answer holding \\ud83d (slow path)", per_call(lambda a: encode_js(encoder.encode, a), cut_answer, repeat // 4)),
+        (
+            "encode an answer holding \\ud83d (slow path)",
+            per_call(lambda a: encode_js(encoder.encode, a), cut_answer, repeat // 4),
+        ),
     ]
     for name, us in rows:
         print(f"  {name:48s} {us:9.2f} µs")

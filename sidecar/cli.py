@@ -34,14 +34,39 @@ from .invocation import command_root, command_settings, compat_override, own_com
 from .store.files import default_root
 
 LOG_LEVEL_ENV = "SESSION_SIDECAR_LOG_LEVEL"
-SUBCOMMANDS = ("serve", "call", "demo", "reindex", "doctor", "history", "du", "prune", "empty-trash", "inline-blobs",
-               "move-blobs", "to-pi", "to-omp", "rewind", "diff", "import", "export", "view", "convert", "migrate", "export-root")
+SUBCOMMANDS = (
+    "serve",
+    "call",
+    "demo",
+    "reindex",
+    "doctor",
+    "history",
+    "du",
+    "prune",
+    "empty-trash",
+    "inline-blobs",
+    "move-blobs",
+    "to-pi",
+    "to-omp",
+    "rewind",
+    "diff",
+    "import",
+    "export",
+    "view",
+    "convert",
+    "migrate",
+    "export-root",
+)
 
 
 # The options every command takes, given before or after the subcommand (`--root DIR call ...` and
 # `call ... --root DIR` alike), with their defaults; filled in after parsing (see _parse).
 GLOBAL_DEFAULTS: dict[str, object] = {
-    "root": None, "config": None, "compat": None, "format": None, "database_url": None,
+    "root": None,
+    "config": None,
+    "compat": None,
+    "format": None,
+    "database_url": None,
     "log_level": os.environ.get(LOG_LEVEL_ENV, "warning"),
 }
 
@@ -53,24 +78,40 @@ def _common(parser: argparse.ArgumentParser, format_option: str = "--format") ->
     Every one defaults to SUPPRESS, on the main parser and on each subcommand's alike: argparse
     copies a subcommand's defaults over what was parsed before the subcommand, so a real default
     here would undo `--root DIR call ...`. _parse fills in GLOBAL_DEFAULTS afterwards."""
-    parser.add_argument("--root", type=Path, default=argparse.SUPPRESS,
-                        help="sessions root (default: $SESSION_SIDECAR_HOME, else the user data dir)")
-    parser.add_argument("--config", type=Path, default=argparse.SUPPRESS,
-                        help="TOML settings file (default: $SESSION_SIDECAR_CONFIG, else the user config dir)")
     parser.add_argument(
-        "--compat", choices=["pi", "omp"], default=argparse.SUPPRESS,
+        "--root",
+        type=Path,
+        default=argparse.SUPPRESS,
+        help="sessions root (default: $SESSION_SIDECAR_HOME, else the user data dir)",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=argparse.SUPPRESS,
+        help="TOML settings file (default: $SESSION_SIDECAR_CONFIG, else the user config dir)",
+    )
+    parser.add_argument(
+        "--compat",
+        choices=["pi", "omp"],
+        default=argparse.SUPPRESS,
         help="the tool the files must stay readable by (store.compat; default: the tool whose folder the root is, else pi)",
     )
     parser.add_argument(
-        format_option, dest="format", choices=["pi", "spec"], default=argparse.SUPPRESS,
+        format_option,
+        dest="format",
+        choices=["pi", "spec"],
+        default=argparse.SUPPRESS,
         help="the on-disk format of the root's sessions (store.format; default pi): spec = <ULID>/session.jsonl folders",
     )
     parser.add_argument(
-        "--database-url", default=argparse.SUPPRESS,
+        "--database-url",
+        default=argparse.SUPPRESS,
         help="keep sessions in PostgreSQL (store.databaseUrl; default: $SESSION_SIDECAR_DATABASE_URL, else files)",
     )
     parser.add_argument(
-        "--log-level", default=argparse.SUPPRESS, choices=["debug", "info", "warning", "error"],
+        "--log-level",
+        default=argparse.SUPPRESS,
+        choices=["debug", "info", "warning", "error"],
         help=f"stderr log level (default: ${LOG_LEVEL_ENV}, else warning)",
     )
 
@@ -78,19 +119,30 @@ def _common(parser: argparse.ArgumentParser, format_option: str = "--format") ->
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The main parser and each subcommand's. No parser takes an abbreviation of a long option:
     `serve --token X` once became `--token-file X` and wrote a token into a file named X."""
-    parser = argparse.ArgumentParser(prog="session-sidecar", description="Coding-agent sessions over JSON-RPC 2.0 on stdio.",
-                                     allow_abbrev=False)
+    parser = argparse.ArgumentParser(
+        prog="session-sidecar", description="Coding-agent sessions over JSON-RPC 2.0 on stdio.", allow_abbrev=False
+    )
     parser.add_argument("--version", action="version", version=f"session-sidecar {__version__}")
     _common(parser)
     commands = parser.add_subparsers(dest="command")
 
     serve = commands.add_parser("serve", help="serve JSON-RPC on stdin/stdout (the default)")
     _common(serve)
-    serve.add_argument("--jsonl", action="store_true", help="newline-delimited JSON only (default: the framing the client's first byte shows)")
+    serve.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="newline-delimited JSON only (default: the framing the client's first byte shows)",
+    )
     serve.add_argument("--workers", type=int, default=None, help="worker threads for session operations")
-    serve.add_argument("--socket", type=Path, help="serve many clients on this unix socket (mode 0600) instead of stdio")
-    serve.add_argument("--listen", metavar="HOST:PORT", help="serve many clients on TCP (127.0.0.1:PORT); they must send the token")
-    serve.add_argument("--token-file", type=Path, help="the TCP token (made, 0600, when missing; default <root>/.live/token)")
+    serve.add_argument(
+        "--socket", type=Path, help="serve many clients on this unix socket (mode 0600) instead of stdio"
+    )
+    serve.add_argument(
+        "--listen", metavar="HOST:PORT", help="serve many clients on TCP (127.0.0.1:PORT); they must send the token"
+    )
+    serve.add_argument(
+        "--token-file", type=Path, help="the TCP token (made, 0600, when missing; default <root>/.live/token)"
+    )
 
     call = commands.add_parser("call", help="run one method in a fresh sidecar and print its JSON result")
     _common(call)
@@ -107,8 +159,12 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         "doctor", help="find session files whose entries name parents not in the file; --fix reconnects them"
     )
     _common(doctor)
-    doctor.add_argument("--fix", action="store_true", help="rewrite faulty files (the original is kept as <file>.doctor.bak)")
-    doctor.add_argument("files", nargs="*", type=Path, help="session files to check (default: every file below the root)")
+    doctor.add_argument(
+        "--fix", action="store_true", help="rewrite faulty files (the original is kept as <file>.doctor.bak)"
+    )
+    doctor.add_argument(
+        "files", nargs="*", type=Path, help="session files to check (default: every file below the root)"
+    )
 
     history = commands.add_parser("history", help="print the prompts typed (newest first), or those holding QUERY")
     _common(history)
@@ -116,7 +172,9 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     history.add_argument("--cwd", help="only prompts typed in this project folder")
     history.add_argument("--limit", type=int, default=50)
 
-    du = commands.add_parser("du", help="what the store holds: bytes per area, per project folder, the largest sessions")
+    du = commands.add_parser(
+        "du", help="what the store holds: bytes per area, per project folder, the largest sessions"
+    )
     _common(du)
     du.add_argument("--largest", type=int, default=10, help="how many of the largest sessions to name")
     du.add_argument("--blobs", action="store_true", help="also count the blobs no session refers to (reads every file)")
@@ -133,7 +191,9 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     empty = commands.add_parser("empty-trash", help="erase trashed sessions for good (and, with --blobs, unused blobs)")
     _common(empty)
     empty.add_argument("--older-than", help="only sessions trashed longer ago than this: 30d")
-    empty.add_argument("--blobs", action="store_true", help="also erase blobs no session (even a trashed one) refers to")
+    empty.add_argument(
+        "--blobs", action="store_true", help="also erase blobs no session (even a trashed one) refers to"
+    )
     empty.add_argument("--dry-run", action="store_true", help="only say what would be erased")
 
     inline = commands.add_parser(
@@ -144,17 +204,26 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         "move-blobs", help="move images from <root>/.blobs to oh-my-pi's blob folder (<root>/../blobs)"
     )
     _common(move)
-    for tool, other, what in (("pi", "oh-my-pi", "title line folded into a session_info, images inline"),
-                              ("omp", "pi", "its title line, images to oh-my-pi's blob folder")):
+    for tool, other, what in (
+        ("pi", "oh-my-pi", "title line folded into a session_info, images inline"),
+        ("omp", "pi", "its title line, images to oh-my-pi's blob folder"),
+    ):
         mover = commands.add_parser(
-            f"to-{tool}", help=f"make {other}'s sessions readable by {'pi' if tool == 'pi' else 'oh-my-pi'} in place "
-                               f"({what}); backups kept as <file>.to-{tool}.bak")
+            f"to-{tool}",
+            help=f"make {other}'s sessions readable by {'pi' if tool == 'pi' else 'oh-my-pi'} in place "
+            f"({what}); backups kept as <file>.to-{tool}.bak",
+        )
         _common(mover)
-        mover.add_argument("sessions", nargs="*", metavar="SESSION",
-                           help="session ids below --root or session files (default: every session below --root)")
+        mover.add_argument(
+            "sessions",
+            nargs="*",
+            metavar="SESSION",
+            help="session ids below --root or session files (default: every session below --root)",
+        )
 
     convert = commands.add_parser(
-        "convert", help="copy a session into the other format (pi <-> spec) below --target-root; prints what was left out"
+        "convert",
+        help="copy a session into the other format (pi <-> spec) below --target-root; prints what was left out",
     )
     _common(convert)
     convert.add_argument("--to", choices=["pi", "spec"], required=True, help="the format of the copy")
@@ -284,8 +353,14 @@ def _upkeep(args: argparse.Namespace) -> int:
         if args.command == "du":
             return command.run_du(service, args.largest, args.blobs, sys.stdout)
         if args.command == "prune":
-            params = wire.PruneParams(olderThan=args.older_than, keepPerCwd=args.keep_per_cwd, maxTotal=args.max_total,
-                                      includePinned=args.include_pinned, dryRun=args.dry_run, confirm=args.yes)
+            params = wire.PruneParams(
+                olderThan=args.older_than,
+                keepPerCwd=args.keep_per_cwd,
+                maxTotal=args.max_total,
+                includePinned=args.include_pinned,
+                dryRun=args.dry_run,
+                confirm=args.yes,
+            )
             return command.run_prune(service, params, sys.stdout)
         return command.run_empty_trash(service, args.older_than, args.blobs, args.dry_run, sys.stdout)
     finally:
@@ -325,11 +400,13 @@ def _to_tool(args: argparse.Namespace) -> int:
     from .store.files import move_sessions
 
     root = command_root(args)
-    tool = args.command[len("to-"):]
+    tool = args.command[len("to-") :]
     report = move_sessions(root, tool, args.sessions)
     reader = "pi" if tool == "pi" else "oh-my-pi"
-    print(f"{len(report.changed)} sessions rewritten for {reader}, {len(report.unchanged)} already were; "
-          f"{report.images} images {'put back inline' if tool == 'pi' else 'moved to the blob folder'}")
+    print(
+        f"{len(report.changed)} sessions rewritten for {reader}, {len(report.unchanged)} already were; "
+        f"{report.images} images {'put back inline' if tool == 'pi' else 'moved to the blob folder'}"
+    )
     for path in report.changed:
         print(f"  rewrote {path} (old bytes in {path}.to-{tool}.bak)")
     for named in report.named:
@@ -355,8 +432,14 @@ def _serve(args: argparse.Namespace) -> int:
     if args.socket is not None or args.listen is not None:
         from .rpc.sockets import serve_sockets  # many clients, one service (framing detected per client)
 
-        return serve_sockets(root, settings, unix_path=args.socket, listen=args.listen,
-                             token_file=args.token_file, max_workers=args.workers)
+        return serve_sockets(
+            root,
+            settings,
+            unix_path=args.socket,
+            listen=args.listen,
+            token_file=args.token_file,
+            max_workers=args.workers,
+        )
     # Without --jsonl the framing is the client's, told by its first byte (as in socket mode).
     return serve(root, settings, framing="jsonl" if args.jsonl else None, max_workers=args.workers)
 
@@ -376,11 +459,16 @@ def _convert(args: argparse.Namespace) -> int:
     source = Path(args.source).expanduser()
     by_path = source.exists() or os.sep in args.source
     params = wire.ConvertParams(
-        to=args.to, targetRoot=str(args.target_root.expanduser()), leafId=args.leaf_id, cwd=args.cwd,
-        sessionId=None if by_path else args.source, path=str(source.absolute()) if by_path else None,
+        to=args.to,
+        targetRoot=str(args.target_root.expanduser()),
+        leafId=args.leaf_id,
+        cwd=args.cwd,
+        sessionId=None if by_path else args.source,
+        path=str(source.absolute()) if by_path else None,
     )
-    service = SessionService(root, msgspec.structs.replace(
-        settings, store=msgspec.structs.replace(settings.store, allowExternalPaths=True)))
+    service = SessionService(
+        root, msgspec.structs.replace(settings, store=msgspec.structs.replace(settings.store, allowExternalPaths=True))
+    )
     try:
         result = service.convert(params)
     except SidecarError as error:

@@ -59,8 +59,13 @@ def _user(text: str) -> MessageEntry:
 
 def _assistant(*blocks: TextContent | ToolCall) -> MessageEntry:
     stop: Literal["toolUse", "stop"] = "toolUse" if any(b["type"] == "toolCall" for b in blocks) else "stop"
-    message: AssistantMessage = {"role": "assistant", "content": [*blocks], "provider": "demo", "model": "demo-1",
-                                 "stopReason": stop}
+    message: AssistantMessage = {
+        "role": "assistant",
+        "content": [*blocks],
+        "provider": "demo",
+        "model": "demo-1",
+        "stopReason": stop,
+    }
     return {"type": "message", "message": message}
 
 
@@ -71,19 +76,27 @@ def _tool_call(call_id: str, name: str, **arguments: object) -> ToolCall:
 def _tool_result(call_id: str, name: str, text: str) -> MessageEntry:
     return {
         "type": "message",
-        "message": {"role": "toolResult", "toolCallId": call_id, "toolName": name, "content": [{"type": "text", "text": text}], "isError": False},
+        "message": {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": name,
+            "content": [{"type": "text", "text": text}],
+            "isError": False,
+        },
     }
 
 
 # What the read returns: a file of a realistic size, so compaction has something to condense.
 _PARSER_SOURCE = "def parse(text):\n    return text.split(',')[0]\n\n" + "\n".join(
-    f"def helper_{n}(value):\n    \"\"\"Normalize field {n} of a record.\"\"\"\n    return value.strip().lower()\n"
+    f'def helper_{n}(value):\n    """Normalize field {n} of a record."""\n    return value.strip().lower()\n'
     for n in range(40)
 )
 
 CONVERSATION: list[MessageEntry] = [
     _user("The parser test fails on empty input. Can you fix it?"),
-    _assistant({"type": "text", "text": "Let me look at the parser."}, _tool_call("call_1", "read", path="src/parser.py")),
+    _assistant(
+        {"type": "text", "text": "Let me look at the parser."}, _tool_call("call_1", "read", path="src/parser.py")
+    ),
     _tool_result("call_1", "read", _PARSER_SOURCE),
     _assistant(_tool_call("call_2", "edit", path="src/parser.py", old="[0]", new="[0] if text else None")),
     _tool_result("call_2", "edit", "Applied 1 edit."),
@@ -95,7 +108,11 @@ _PYTEST_OUTPUT = "\n".join(
 )
 SECOND_TURN: list[MessageEntry] = [
     _user("Thanks. Add a regression test for the empty input, and keep the public API unchanged."),
-    _assistant(_tool_call("call_3", "write", path="tests/test_parser.py", content="def test_empty():\n    assert parse('') is None\n")),
+    _assistant(
+        _tool_call(
+            "call_3", "write", path="tests/test_parser.py", content="def test_empty():\n    assert parse('') is None\n"
+        )
+    ),
     _tool_result("call_3", "write", "Wrote tests/test_parser.py."),
     _assistant(_tool_call("call_4", "bash", command="pytest -q tests/test_parser.py")),
     _tool_result("call_4", "bash", _PYTEST_OUTPUT),
@@ -173,7 +190,9 @@ async def _drive(client: SidecarClient, sessions_root: Path) -> None:
     appended = await client.append(session_id, [*CONVERSATION])
     ids = [e["id"] for e in appended["entries"]]
     for entry, spec in zip(appended["entries"], CONVERSATION):
-        _say(f"  {entry['id']} <- {entry['parentId'] or 'root':<8} {spec['message']['role']:<10} {_text_of(spec['message'])[:60]}")
+        _say(
+            f"  {entry['id']} <- {entry['parentId'] or 'root':<8} {spec['message']['role']:<10} {_text_of(spec['message'])[:60]}"
+        )
     _say(f"leaf {appended['leafId']}, ~{appended['contextTokens']} tokens in context")
 
     _step("session/buildContext (format llm: what the model would be sent)")
@@ -213,8 +232,10 @@ async def _drive(client: SidecarClient, sessions_root: Path) -> None:
     except RpcError as error:
         _say(f"  not compacted: {error.code} {error.kind}: {error.message}")
     else:
-        _say(f"  {compacted['tokensBefore']} -> {compacted['tokensAfter']} tokens in {compacted['durationMs']} ms, "
-             f"kept from {compacted['firstKeptEntryId']}, files {compacted['details']}")
+        _say(
+            f"  {compacted['tokensBefore']} -> {compacted['tokensAfter']} tokens in {compacted['durationMs']} ms, "
+            f"kept from {compacted['firstKeptEntryId']}, files {compacted['details']}"
+        )
         _say("  summary:")
         for line in compacted["summary"].splitlines():
             _say(f"    {line}")
@@ -228,8 +249,10 @@ async def _drive(client: SidecarClient, sessions_root: Path) -> None:
     for listed in listing["sessions"]:
         forked_from = listed.get("parentSession")
         parent = f" (fork of {forked_from[:8]})" if forked_from else ""
-        _say(f"  {listed['sessionId']}  {listed['messageCount']} messages  "
-             f"{listed.get('name') or listed['firstMessage'][:40]!r}{parent}")
+        _say(
+            f"  {listed['sessionId']}  {listed['messageCount']} messages  "
+            f"{listed.get('name') or listed['firstMessage'][:40]!r}{parent}"
+        )
 
 
 if __name__ == "__main__":

@@ -30,9 +30,11 @@ def run_doctor(root: Path, files: list[Path], fix: bool, out: TextIO) -> int:
             faults += 0 if report.written else 1
             _describe(report, out)
     checked = len(paths)
-    print(f"checked {checked} session file{'s' if checked != 1 else ''}"
-          f"{'' if faults == 0 else f'; {faults} with entries cut off from their history (run with --fix)'}",
-          file=out)
+    print(
+        f"checked {checked} session file{'s' if checked != 1 else ''}"
+        f"{'' if faults == 0 else f'; {faults} with entries cut off from their history (run with --fix)'}",
+        file=out,
+    )
     if failures:
         return 2
     return 1 if faults else 0
@@ -40,8 +42,11 @@ def run_doctor(root: Path, files: list[Path], fix: bool, out: TextIO) -> int:
 
 def _describe(report: RepairReport, out: TextIO) -> None:
     done = "reconnected" if report.written else "would reconnect"
-    print(f"{report.path}: {len(report.reconnected)} entr{'y' if len(report.reconnected) == 1 else 'ies'} "
-          f"named a parent not in the file; {done}:", file=out)
+    print(
+        f"{report.path}: {len(report.reconnected)} entr{'y' if len(report.reconnected) == 1 else 'ies'} "
+        f"named a parent not in the file; {done}:",
+        file=out,
+    )
     for item in report.reconnected:
         target = item.new_parent if item.new_parent is not None else "nothing (a new root)"
         print(f"  {item.entry_id}: parent {item.missing_parent} -> {target}", file=out)

@@ -244,6 +244,8 @@ class FormatCannotHold(SidecarError):
 
     code = -33090
     kind = "formatCannotHold"
+
+
 # -- the PostgreSQL store: -33080..-33089 ----------------------------------------
 
 

@@ -11,14 +11,15 @@ clients watch and the inotify watch on their files.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import wire
 from .errors import SessionChanged
 from .format.jsonl import Entry
+from .store import Blobs, FileChange, Session, entry_object
 from .store.files import FileWatch
-from .store import FileChange, Blobs, entry_object, Session
 
 # Past this many bytes of lines, sessionChanged carries only the entries' ids.
 MAX_CHANGED_BYTES = 256 * 1024
@@ -43,12 +44,26 @@ def notifications(session: Session, change: FileChange, blobs: Blobs) -> list[tu
     """What a client watching ``session`` is sent about ``change``: (method, params) pairs."""
     if change.reloaded is not None or change.header_changed:
         reason = change.reloaded or "header"
-        return [("session/didReload", wire.DidReloadParams(
-            sessionId=session.id, reason=reason, leafId=session.leaf_id, entryCount=session.entry_count))]
+        return [
+            (
+                "session/didReload",
+                wire.DidReloadParams(
+                    sessionId=session.id, reason=reason, leafId=session.leaf_id, entryCount=session.entry_count
+                ),
+            )
+        ]
     if change.appended:
-        return [("session/didAppend", wire.DidAppendParams(
-            sessionId=session.id, entries=entry_objects(change.appended, blobs), leafId=session.leaf_id,
-            external=True))]
+        return [
+            (
+                "session/didAppend",
+                wire.DidAppendParams(
+                    sessionId=session.id,
+                    entries=entry_objects(change.appended, blobs),
+                    leafId=session.leaf_id,
+                    external=True,
+                ),
+            )
+        ]
     return []
 
 

@@ -20,7 +20,7 @@ def trigram_terms(query: str) -> str:
     scan of the texts themselves."""
     if "\x00" in query:
         return ""
-    grams = list(dict.fromkeys(query[at:at + 3] for at in range(len(query) - 2)))
+    grams = list(dict.fromkeys(query[at : at + 3] for at in range(len(query) - 2)))
     if len(grams) > MAX_TERMS:
         step = len(grams) / MAX_TERMS
         grams = [grams[int(n * step)] for n in range(MAX_TERMS - 1)] + [grams[-1]]

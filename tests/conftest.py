@@ -18,7 +18,6 @@ def sessions_root(tmp_path: Path) -> Path:
     return root
 
 
-
 # SIDECAR_TEST_MAP_ALL=1 runs the in-process tests with every session file
 # mapped and read back by offset, and every session given a tree cache, as
 # only files of 256 KiB and more are otherwise (scripts/test.sh runs the store,
@@ -99,7 +98,7 @@ if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
             text = str(path)
             if text.startswith("pg:"):
                 return text[3:]
-            return text[len(str(NO_FILE)) + 1:] if text.startswith(str(NO_FILE) + "/") else None
+            return text[len(str(NO_FILE)) + 1 :] if text.startswith(str(NO_FILE) + "/") else None
 
         def stored(path: Path) -> bytes | None:
             relative = in_database(path)
@@ -117,8 +116,14 @@ if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
 
         monkeypatch.setattr(Path, "read_bytes", pg_read_bytes)
         monkeypatch.setattr(Path, "read_text", pg_read_text)
-        monkeypatch.setattr(Path, "exists", lambda self, **kw: stored(self) is not None if in_database(self) is not None else exists(self, **kw))
-        monkeypatch.setattr(Path, "is_file", lambda self: stored(self) is not None if in_database(self) is not None else is_file(self))
+        monkeypatch.setattr(
+            Path,
+            "exists",
+            lambda self, **kw: stored(self) is not None if in_database(self) is not None else exists(self, **kw),
+        )
+        monkeypatch.setattr(
+            Path, "is_file", lambda self: stored(self) is not None if in_database(self) is not None else is_file(self)
+        )
         return made
 
     def _close_services(made: list) -> None:
@@ -156,7 +161,6 @@ if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
         if schema is not None:
             _drop_schema(_test_database, schema)
 
-
     def _found(path, data):
         if data is None:
             raise FileNotFoundError(2, "no such session in the database", str(path))
@@ -179,8 +183,10 @@ if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
             if row is None:  # a file beside the sessions (a migration's .bak, a .torn aside)
                 kept = conn.execute("SELECT data FROM sidecar_files WHERE path = %s", (relative,)).fetchone()
                 return bytes(kept[0]) if kept else None
-            lines = [bytes(r[0]) for r in conn.execute(
-                "SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (row[0],))]
+            lines = [
+                bytes(r[0])
+                for r in conn.execute("SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (row[0],))
+            ]
         return (b"\n".join(lines) + b"\n" if lines else b"") + bytes(row[1])
 
 
@@ -204,7 +210,9 @@ def pytest_collection_modifyitems(config, items):
         config.hook.pytest_deselected(items=left)
         items[:] = kept
         config._not_on_postgres = (  # type: ignore[attr-defined]
-            sum(named[item.nodeid] for item in left), sum(not named[item.nodeid] for item in left))
+            sum(named[item.nodeid] for item in left),
+            sum(not named[item.nodeid] for item in left),
+        )
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

@@ -32,7 +32,10 @@ class Cluster:
         self.dir = os.path.join(base, "cluster")
         out = subprocess.run(
             ["bash", str(REPO / "scripts" / "pg.sh"), "start", self.dir],
-            check=True, capture_output=True, text=True, timeout=600,
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
         self.url = out.stdout.strip().splitlines()[-1]
 

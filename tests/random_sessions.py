@@ -19,13 +19,26 @@ from sidecar.service import SessionService
 
 # Text with the characters that tend to break codecs: quotes, backslashes,
 # newlines, non-ASCII, astral emoji and a lone surrogate (as a cut emoji leaves).
-_SPICE = st.sampled_from(["\"", "\\", "\n", "é", "中", "😀", "\ud83d", "\u2028", "</summary>", "``` "])
+_SPICE = st.sampled_from(['"', "\\", "\n", "é", "中", "😀", "\ud83d", "\u2028", "</summary>", "``` "])
 TEXT = st.lists(st.one_of(st.text(alphabet="abc xyz", max_size=6), _SPICE), max_size=4).map("".join)
 
 _KINDS = [
-    "user", "assistant", "assistant_error", "tool_call", "tool_result", "bash", "bash_excluded",
-    "thinking", "model_change", "compaction", "branch_summary", "custom_message", "custom_message_blocks",
-    "custom", "unknown", "session_info",
+    "user",
+    "assistant",
+    "assistant_error",
+    "tool_call",
+    "tool_result",
+    "bash",
+    "bash_excluded",
+    "thinking",
+    "model_change",
+    "compaction",
+    "branch_summary",
+    "custom_message",
+    "custom_message_blocks",
+    "custom",
+    "unknown",
+    "session_info",
 ]
 
 _STEP_PARAMS = {
@@ -51,15 +64,28 @@ def entry_for(kind: str, text: str, pick: int, ids: list[str]) -> dict[str, Any]
     if kind == "assistant":
         return {"type": "message", "message": assistant(text, provider=f"p{pick % 3}", model=f"m{pick % 5}")}
     if kind == "assistant_error":
-        return {"type": "message", "message": assistant(text, provider="err", model="e", stopReason="error", errorMessage=text)}
+        return {
+            "type": "message",
+            "message": assistant(text, provider="err", model="e", stopReason="error", errorMessage=text),
+        }
     if kind == "tool_call":
         return {"type": "message", "message": tool_call_assistant(f"call{pick}")}
     if kind == "tool_result":
         return {"type": "message", "message": tool_result(f"call{pick}", text)}
     if kind in ("bash", "bash_excluded"):
         extra = {"excludeFromContext": True} if kind == "bash_excluded" else {}
-        return {"type": "message", "message": bash_execution(text or "true", text, exit_code=pick % 3, cancelled=pick % 7 == 0,
-                                                             truncated=pick % 5 == 0, fullOutputPath="/tmp/o", **extra)}
+        return {
+            "type": "message",
+            "message": bash_execution(
+                text or "true",
+                text,
+                exit_code=pick % 3,
+                cancelled=pick % 7 == 0,
+                truncated=pick % 5 == 0,
+                fullOutputPath="/tmp/o",
+                **extra,
+            ),
+        }
     if kind == "thinking":
         return {"type": "thinking_level_change", "thinkingLevel": ["off", "low", "high"][pick % 3]}
     if kind == "model_change":
@@ -72,8 +98,13 @@ def entry_for(kind: str, text: str, pick: int, ids: list[str]) -> dict[str, Any]
     if kind == "custom_message":
         return {"type": "custom_message", "customType": "ext", "content": text, "display": pick % 2 == 0}
     if kind == "custom_message_blocks":
-        return {"type": "custom_message", "customType": "ext", "content": [{"type": "text", "text": text}],
-                "display": True, "details": {"n": pick}}
+        return {
+            "type": "custom_message",
+            "customType": "ext",
+            "content": [{"type": "text", "text": text}],
+            "display": True,
+            "details": {"n": pick},
+        }
     if kind == "custom":
         return {"type": "custom", "customType": "state", "data": {"text": text}}
     if kind == "unknown":
@@ -83,7 +114,9 @@ def entry_for(kind: str, text: str, pick: int, ids: list[str]) -> dict[str, Any]
     raise AssertionError(kind)
 
 
-def play(svc: SessionService, session_id: str, steps: list[tuple], fork_points: dict[str, str] | None = None) -> list[str]:
+def play(
+    svc: SessionService, session_id: str, steps: list[tuple], fork_points: dict[str, str] | None = None
+) -> list[str]:
     """Run ``steps`` on a session; returns the ids of the sessions forked on the way.
 
     ``fork_points``, when given, gets each fork's session id -> the entry it was forked at.
@@ -120,7 +153,13 @@ def play(svc: SessionService, session_id: str, steps: list[tuple], fork_points: 
 def start(svc: SessionService) -> str:
     """A session that already has a file (a user and an assistant message)."""
     session_id = svc.create(wire.CreateParams(cwd="/work/random")).sessionId
-    svc.append(wire.AppendParams(sessionId=session_id, entries=[
-        {"type": "message", "message": user("start")}, {"type": "message", "message": assistant("ok")},
-    ]))
+    svc.append(
+        wire.AppendParams(
+            sessionId=session_id,
+            entries=[
+                {"type": "message", "message": user("start")},
+                {"type": "message", "message": assistant("ok")},
+            ],
+        )
+    )
     return session_id

@@ -42,8 +42,14 @@ def assistant(text: str = "hi", provider: str = "anthropic", model: str = "claud
         "api": "anthropic-messages",
         "provider": provider,
         "model": model,
-        "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
-                  "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+        "usage": {
+            "input": 10,
+            "output": 5,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "totalTokens": 15,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+        },
         "stopReason": "stop",
         "timestamp": 2,
     }
@@ -59,13 +65,26 @@ def tool_call_assistant(call_id: str = "call-1", name: str = "read", path: str =
 
 
 def tool_result(call_id: str = "call-1", text: str = "file body", name: str = "read") -> dict:
-    return {"role": "toolResult", "toolCallId": call_id, "toolName": name,
-            "content": [{"type": "text", "text": text}], "isError": False, "timestamp": 3}
+    return {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": name,
+        "content": [{"type": "text", "text": text}],
+        "isError": False,
+        "timestamp": 3,
+    }
 
 
 def bash_execution(command: str = "ls", output: str = "a\nb", exit_code: Any = 0, **extra: Any) -> dict:
-    message = {"role": "bashExecution", "command": command, "output": output, "exitCode": exit_code,
-               "cancelled": False, "truncated": False, "timestamp": 4}
+    message = {
+        "role": "bashExecution",
+        "command": command,
+        "output": output,
+        "exitCode": exit_code,
+        "cancelled": False,
+        "truncated": False,
+        "timestamp": 4,
+    }
     message.update(extra)
     return message
 
@@ -121,8 +140,13 @@ def append_as_another_agent(svc: SessionService, session_id: str, obj: dict) -> 
     session = svc.session(session_id)
     svc.flush(wire.FlushParams(sessionId=session_id))
     entry_id = uuid.uuid4().hex[:8]
-    full = {"type": obj["type"], "id": entry_id, "parentId": session.leaf_id, "timestamp": T0,
-            **{key: value for key, value in obj.items() if key != "type"}}
+    full = {
+        "type": obj["type"],
+        "id": entry_id,
+        "parentId": session.leaf_id,
+        "timestamp": T0,
+        **{key: value for key, value in obj.items() if key != "type"},
+    }
     if os.environ.get("SIDECAR_TEST_STORE") == "postgres":
         # A database session has no file to add a line to: the row goes in as a newer sidecar that
         # knows the type would append it (this one's shape check left out for the call).
@@ -150,11 +174,14 @@ def context(svc: SessionService, session_id: str, fmt: str = "agent", **params: 
 
 
 def turn(svc: SessionService, session_id: str, number: int) -> list[str]:
-    return append(svc, session_id,
-                  msg(user(f"question {number}")),
-                  msg(tool_call_assistant(f"call{number}", path=f"src/m{number}.py")),
-                  msg(tool_result(f"call{number}", f"body of m{number}")),
-                  msg(assistant(f"answer {number}")))
+    return append(
+        svc,
+        session_id,
+        msg(user(f"question {number}")),
+        msg(tool_call_assistant(f"call{number}", path=f"src/m{number}.py")),
+        msg(tool_result(f"call{number}", f"body of m{number}")),
+        msg(assistant(f"answer {number}")),
+    )
 
 
 def labelled_session(svc: SessionService) -> tuple[str, dict[str, str]]:
@@ -162,17 +189,24 @@ def labelled_session(svc: SessionService) -> tuple[str, dict[str, str]]:
     session_id = svc.create(wire.CreateParams(cwd="/work/proj")).sessionId
     ids: dict[str, str] = {}
     ids["answer0"] = turn(svc, session_id, 0)[-1]
-    ids["label0"] = svc.set_label(wire.SetLabelParams(sessionId=session_id, entryId=ids["answer0"], label="first")).entryId
+    ids["label0"] = svc.set_label(
+        wire.SetLabelParams(sessionId=session_id, entryId=ids["answer0"], label="first")
+    ).entryId
     ids["q1"] = turn(svc, session_id, 1)[0]
     ids["label_q1"] = svc.set_label(wire.SetLabelParams(sessionId=session_id, entryId=ids["q1"], label="asked")).entryId
     ids["q2"] = turn(svc, session_id, 2)[0]
     ids["name"] = svc.set_name(wire.SetNameParams(sessionId=session_id, name="labels and forks")).entryId
     ids["custom"] = append(svc, session_id, {"type": "custom", "customType": "ext-state", "data": {"n": 1}})[0]
     # Kept region starts at a label entry: after the fork it must start at the entry after it.
-    ids["compaction"] = append(svc, session_id, {"type": "compaction", "summary": "work so far",
-                                                  "firstKeptEntryId": ids["label_q1"], "tokensBefore": 1234})[0]
+    ids["compaction"] = append(
+        svc,
+        session_id,
+        {"type": "compaction", "summary": "work so far", "firstKeptEntryId": ids["label_q1"], "tokensBefore": 1234},
+    )[0]
     ids["answer3"] = turn(svc, session_id, 3)[-1]
-    ids["label3"] = svc.set_label(wire.SetLabelParams(sessionId=session_id, entryId=ids["answer3"], label="late")).entryId
+    ids["label3"] = svc.set_label(
+        wire.SetLabelParams(sessionId=session_id, entryId=ids["answer3"], label="late")
+    ).entryId
     turn4 = turn(svc, session_id, 4)
     ids["q4"], ids["last"] = turn4[0], turn4[-1]
     return session_id, ids

@@ -53,8 +53,11 @@ def stored_state(root: Path, scratch: Path) -> dict[str, str]:
     import hashlib
 
     def hashes(base: Path, prefix: str) -> dict[str, str]:
-        return {prefix + str(path.relative_to(base)): hashlib.sha256(path.read_bytes()).hexdigest()
-                for path in sorted(base.rglob("*")) if path.is_file()}
+        return {
+            prefix + str(path.relative_to(base)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(base.rglob("*"))
+            if path.is_file()
+        }
 
     found = hashes(root, "")
     if ON_POSTGRES:
@@ -70,4 +73,4 @@ def pi_file(location: str | Path, scratch: Path) -> Path:
         return Path(text)
     if not scratch.exists():
         stored_root(scratch.parent, scratch)
-    return scratch / text[len("pg:"):]
+    return scratch / text[len("pg:") :]

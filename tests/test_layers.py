@@ -81,8 +81,14 @@ COMMAND_MODULES = ("command.py", "cli.py")
 
 
 def _rooms() -> list[str]:
-    return sorted({path.relative_to(PACKAGE).parts[0].removesuffix(".py") for path in PACKAGE.glob("*")
-                   if path.suffix == ".py" or (path / "__init__.py").is_file()} - {"__init__"})
+    return sorted(
+        {
+            path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+            for path in PACKAGE.glob("*")
+            if path.suffix == ".py" or (path / "__init__.py").is_file()
+        }
+        - {"__init__"}
+    )
 
 
 def test_every_room_has_its_line() -> None:
@@ -117,8 +123,13 @@ def test_the_rule_sees_relative_imports() -> None:
 
 STORE = PACKAGE / "store"
 # The faces code outside store/ imports: the store's own and each backend's (and the index's).
-STORE_FACES = ("sidecar.store", "sidecar.store.files", "sidecar.store.index", "sidecar.store.postgres",
-               "sidecar.store.spec")
+STORE_FACES = (
+    "sidecar.store",
+    "sidecar.store.files",
+    "sidecar.store.index",
+    "sidecar.store.postgres",
+    "sidecar.store.spec",
+)
 # store's rooms: each may import the root and the rooms listed, never the others.
 STORE_ROOMS = {
     "index": (),
@@ -146,8 +157,11 @@ def imported_targets(path: Path) -> list[tuple[str, ast.stmt, bool]]:
 
     def visit(node: ast.AST, later: bool) -> None:
         for child in ast.iter_child_nodes(node):
-            deferred = later or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) or (
-                isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test))
+            deferred = (
+                later
+                or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+                or (isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test))
+            )
             if isinstance(child, ast.ImportFrom):
                 if child.level:
                     base = package.split(".")
@@ -202,7 +216,9 @@ def test_the_store_rooms_point_one_way() -> None:
             continue
         for name, node, later in imported_targets(path):
             where = f"{path.relative_to(PACKAGE.parent)}:{node.lineno} imports {name}"
-            if name == "sidecar.store" or (name in STORE_FACES and room != _room_of(name) and path.name != "__init__.py"):
+            if name == "sidecar.store" or (
+                name in STORE_FACES and room != _room_of(name) and path.name != "__init__.py"
+            ):
                 offences.append(where + " (a face: inside store/, import the module)")
                 continue
             target = _room_of(name)

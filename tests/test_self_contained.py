@@ -21,7 +21,12 @@ def test_no_tracked_file_reaches_outside_the_checkout() -> None:
     offenders = []
     for name in tracked.decode().split("\0"):
         path = REPO / name
-        if not name or not path.is_file() or path.stat().st_size > 4 * 1024 * 1024 or name == "tests/test_self_contained.py":
+        if (
+            not name
+            or not path.is_file()
+            or path.stat().st_size > 4 * 1024 * 1024
+            or name == "tests/test_self_contained.py"
+        ):
             continue
         text = path.read_bytes()
         if b"\0" in text:
@@ -36,5 +41,7 @@ def test_the_pi_fixtures_are_in_the_repository() -> None:
     from conftest import PI_FIXTURES
 
     assert PI_FIXTURES.is_relative_to(REPO)
-    tracked = subprocess.run(["git", "ls-files", str(PI_FIXTURES)], cwd=REPO, capture_output=True, text=True, check=True)
+    tracked = subprocess.run(
+        ["git", "ls-files", str(PI_FIXTURES)], cwd=REPO, capture_output=True, text=True, check=True
+    )
     assert {Path(line).name for line in tracked.stdout.split()} >= {"before-compaction.jsonl", "large-session.jsonl"}

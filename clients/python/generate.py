@@ -153,10 +153,33 @@ TYPED_FIELDS = {
     "BuildContextResult.messages": 'list["ContextMessage"]',
 }
 ENTRY_ALIASES = [
-    ("EntryInput", ["SessionEntry", "OmpSessionEntry"], "An entry ``append`` accepts: one of pi's entry types, or oh-my-pi's (under its compatibility)."),
-    ("StoredEntry", ["SessionEntry", "OmpSessionEntry"], "An entry as the sidecar returns it; one of a type this client does not know comes through as read (``is_known_entry``)."),
-    ("ContextMessage", ["AgentMessage", "OmpAgentMessage"], "A message of a context: agent format (the default); llm format holds only user, assistant, toolResult, system and developer ones (``LlmMessage``)."),
-    ("LlmMessage", ["UserMessage", "AssistantMessage", "OmpAssistantMessage", "ToolResultMessage", "SystemMessage", "DeveloperMessage"], "A message of an llm-format context: what a model API takes."),
+    (
+        "EntryInput",
+        ["SessionEntry", "OmpSessionEntry"],
+        "An entry ``append`` accepts: one of pi's entry types, or oh-my-pi's (under its compatibility).",
+    ),
+    (
+        "StoredEntry",
+        ["SessionEntry", "OmpSessionEntry"],
+        "An entry as the sidecar returns it; one of a type this client does not know comes through as read (``is_known_entry``).",
+    ),
+    (
+        "ContextMessage",
+        ["AgentMessage", "OmpAgentMessage"],
+        "A message of a context: agent format (the default); llm format holds only user, assistant, toolResult, system and developer ones (``LlmMessage``).",
+    ),
+    (
+        "LlmMessage",
+        [
+            "UserMessage",
+            "AssistantMessage",
+            "OmpAssistantMessage",
+            "ToolResultMessage",
+            "SystemMessage",
+            "DeveloperMessage",
+        ],
+        "A message of an llm-format context: what a model API takes.",
+    ),
 ]
 _typed_fields: dict[str, str] = {}
 
@@ -198,7 +221,11 @@ def entry_aliases(defs: dict[str, Any]) -> list[str]:
         for tag in defs.get(union, {}).get("discriminator", {}).get("mapping", {}):
             if tag not in known:
                 known.append(tag)
-    out += ["", "# Every entry type this client knows.", f"KNOWN_ENTRY_TYPES: frozenset[str] = frozenset({json.dumps(known)})"]
+    out += [
+        "",
+        "# Every entry type this client knows.",
+        f"KNOWN_ENTRY_TYPES: frozenset[str] = frozenset({json.dumps(known)})",
+    ]
     out += [
         "",
         "",
@@ -258,7 +285,11 @@ def error_class(kind: str) -> str:
 def generate_protocol(schema: dict[str, Any]) -> str:
     defs: dict[str, Any] = schema["$defs"]
     version = schema["protocolVersion"]
-    out = [HEADER.format(what="Types of the session-sidecar protocol: params, results, notifications, errors.", version=version)]
+    out = [
+        HEADER.format(
+            what="Types of the session-sidecar protocol: params, results, notifications, errors.", version=version
+        )
+    ]
     out.append("from typing import Any, Final, Literal, NotRequired, TypedDict")
     out.append("")
     out.append("from .errors import RpcError")
@@ -290,7 +321,9 @@ def generate_protocol(schema: dict[str, Any]) -> str:
     def table(title: str, entries: dict[str, Any]) -> None:
         out.append(f"{title}: dict[str, tuple[str, str]] = {{")
         for method, spec in entries.items():
-            out.append(f"    {json.dumps(method)}: ({json.dumps(py_type(spec['params']))}, {json.dumps(py_type(spec['result']))}),")
+            out.append(
+                f"    {json.dumps(method)}: ({json.dumps(py_type(spec['params']))}, {json.dumps(py_type(spec['result']))}),"
+            )
         out.append("}")
 
     out.append("# method -> (params type, result type), as annotations.")
@@ -403,7 +436,11 @@ def generate_methods(schema: dict[str, Any]) -> str:
         for p in params or []:
             p["annotation"] = _in_class(p["annotation"])
         for text in [result, *(p["annotation"] for p in params or [])]:
-            used |= {word for word in re.findall(r"[A-Za-z_]+", text) if word in defs or word in {a for a, _, _ in ENTRY_ALIASES}}
+            used |= {
+                word
+                for word in re.findall(r"[A-Za-z_]+", text)
+                if word in defs or word in {a for a, _, _ in ENTRY_ALIASES}
+            }
         args = ["self"]
         required = [p for p in params or [] if p["mode"] == "required"]
         optional = [p for p in params or [] if p["mode"] != "required"]
@@ -420,7 +457,12 @@ def generate_methods(schema: dict[str, Any]) -> str:
         if args == ["self"]:
             body += ["", f"    async def {method_name(method)}(self) -> {result}:"]
         else:
-            body += ["", f"    async def {method_name(method)}(", *[f"        {a}," for a in args], f"    ) -> {result}:"]
+            body += [
+                "",
+                f"    async def {method_name(method)}(",
+                *[f"        {a}," for a in args],
+                f"    ) -> {result}:",
+            ]
         params_name = ref_name(spec["params"])
         doc = f"``{method}``: {params_name or 'no params'} -> {result}."
         if params_name and defs[params_name].get("description"):
@@ -429,7 +471,11 @@ def generate_methods(schema: dict[str, Any]) -> str:
         if params is None:
             body += _return(result, f"await self.request({json.dumps(method)}, None)")
             continue
-        body.append("        params: dict[str, Any] = {" + ", ".join(f"{json.dumps(p['key'])}: {p['arg']}" for p in required) + "}")
+        body.append(
+            "        params: dict[str, Any] = {"
+            + ", ".join(f"{json.dumps(p['key'])}: {p['arg']}" for p in required)
+            + "}"
+        )
         for p in optional:
             default_test = "is not" if isinstance(p.get("default"), bool) else "!="
             test = {
@@ -442,7 +488,9 @@ def generate_methods(schema: dict[str, Any]) -> str:
         tail = ", on_progress=on_progress" if progress else ""
         body += _return(result, f"await self.request({json.dumps(method)}, params{tail})")
 
-    out = [HEADER.format(what="One typed async method per protocol method (mixed into SidecarClient).", version=version)]
+    out = [
+        HEADER.format(what="One typed async method per protocol method (mixed into SidecarClient).", version=version)
+    ]
     out.append("from __future__ import annotations")
     out.append("")
     out.append("import builtins")
@@ -454,7 +502,9 @@ def generate_methods(schema: dict[str, Any]) -> str:
     out.append("")
     out.append("")
     out.append("class Unset:")
-    out += docstring("The type of ``UNSET``: leave the field out (where absent and null mean different things).", "    ")
+    out += docstring(
+        "The type of ``UNSET``: leave the field out (where absent and null mean different things).", "    "
+    )
     out.append("")
     out.append("    _instance: Unset | None = None")
     out.append("")
@@ -477,7 +527,9 @@ def generate_methods(schema: dict[str, Any]) -> str:
     out.append("class SidecarMethods:")
     out += docstring("The protocol's methods; ``request`` is provided by the client.", "    ")
     out.append("")
-    out.append("    async def request(self, method: str, params: Any = None, *, on_progress: ProgressCallback | None = None) -> Any:")
+    out.append(
+        "    async def request(self, method: str, params: Any = None, *, on_progress: ProgressCallback | None = None) -> Any:"
+    )
     out.append("        raise NotImplementedError")
     out += body
     out.append("")

@@ -27,13 +27,12 @@ request, the work in progress and the remaining work never give way.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
-from ..format.text import content_text, one_line
 from ..format.constraints import constraint_sentences
+from ..format.text import content_text, cut_text, format_tool_call, one_line
 from .files import MODIFY_TOOLS
-from ..format.text import cut_text, format_tool_call
 
 USER_TOKENS = 6_000  # verbatim user messages, newest first (codex keeps ~20,000, but keeps no recent messages besides)
 MAX_TOKENS = 10_000  # the whole rendered block
@@ -54,13 +53,14 @@ def budgets(summarized_tokens: int, user_tokens: int = USER_TOKENS, max_tokens: 
     """(verbatim user messages, whole block) for a compaction replacing ``summarized_tokens``."""
     block = min(max_tokens, max(MIN_TOKENS, int(summarized_tokens * SPAN_SHARE)))
     return min(user_tokens, int(block * USER_SHARE)), block
+
+
 MAX_ERRORS = 12
 MAX_TASK_ITEMS = 40
 MAX_REMAINING = 12
 TASK_MAX_CHARS = 120
 _SHELL_TOOLS = frozenset({"bash", "shell", "run", "exec", "terminal"})
 _TODO_TOOLS = frozenset({"todowrite", "todo_write", "todo", "update_todos", "manage_todo_list", "write_todos"})
-
 
 
 def _tokens(text: str) -> int:
@@ -121,7 +121,7 @@ class CarryOver:
         }
 
     @classmethod
-    def from_obj(cls, obj: object) -> "CarryOver | None":
+    def from_obj(cls, obj: object) -> CarryOver | None:
         """A stored carry-over, read leniently (a hand-edited file loses only what is malformed)."""
         if not isinstance(obj, dict):
             return None
@@ -157,7 +157,9 @@ class CarryOver:
         """The ``<carry-over>`` block appended to the summary ("" when there is nothing to carry)."""
         parts: list[str] = []
         # The last request is the newest verbatim message, most of the time: said once, then.
-        last_is_listed = bool(self.user_messages) and cut_text(self.user_messages[-1], LAST_REQUEST_MAX_CHARS) == self.last_request
+        last_is_listed = (
+            bool(self.user_messages) and cut_text(self.user_messages[-1], LAST_REQUEST_MAX_CHARS) == self.last_request
+        )
         if self.last_request and not last_is_listed:
             parts.append("## Last user request\n" + self.last_request)
         if self.user_messages:
@@ -170,7 +172,9 @@ class CarryOver:
         if self.digest:
             dropped = self.dropped.get("digest", 0)
             note = f" ({dropped} oldest lines dropped)" if dropped else ""
-            parts.append(f"## Constraints from older user messages (digest){note}\n" + "\n".join(f"- {d}" for d in self.digest))
+            parts.append(
+                f"## Constraints from older user messages (digest){note}\n" + "\n".join(f"- {d}" for d in self.digest)
+            )
         if self.last_calls:
             parts.append(
                 "## Last tool calls (already run; do not run them again without a reason)\n"
@@ -182,16 +186,23 @@ class CarryOver:
             earlier = self.dropped.get("done", 0)
             done = ([f"- [x] ({earlier} earlier items done)"] if earlier else []) + [f"- [x] {d}" for d in self.done]
             parts.append(
-                "## Tasks\n### Done\n" + ("\n".join(done) or "- (none)")
-                + "\n### In progress\n" + ("\n".join(f"- [ ] {t}" for t in self.in_progress) or "- (none)")
-                + "\n### Remaining\n" + ("\n".join(f"- [ ] {t}" for t in self.remaining) or "- (none)")
+                "## Tasks\n### Done\n"
+                + ("\n".join(done) or "- (none)")
+                + "\n### In progress\n"
+                + ("\n".join(f"- [ ] {t}" for t in self.in_progress) or "- (none)")
+                + "\n### Remaining\n"
+                + ("\n".join(f"- [ ] {t}" for t in self.remaining) or "- (none)")
             )
         if not parts:
             return ""
         # A closing tag quoted inside (a user pasting a summary) must not end the block early:
         # the next compaction strips the block up to its first closing tag.
         body = "\n\n".join(parts).replace("</carry-over>", "<\\/carry-over>")
-        return "\n\n<carry-over>\nKept verbatim by the session layer through every compaction.\n\n" + body + "\n</carry-over>"
+        return (
+            "\n\n<carry-over>\nKept verbatim by the session layer through every compaction.\n\n"
+            + body
+            + "\n</carry-over>"
+        )
 
     def tokens(self) -> int:
         return _tokens(self.render())
@@ -209,7 +220,7 @@ class CarryOver:
     def _drop(self, part: str, count: int = 1) -> None:
         self.dropped[part] = self.dropped.get(part, 0) + count
 
-    def fit(self, user_tokens: int = USER_TOKENS, max_tokens: int = MAX_TOKENS) -> "CarryOver":
+    def fit(self, user_tokens: int = USER_TOKENS, max_tokens: int = MAX_TOKENS) -> CarryOver:
         """Bound the carry-over in place (see the module's docstring for the order); returns self."""
         verbatim = sum(_tokens(m) + 2 for m in self.user_messages)
         while self.user_messages and verbatim > user_tokens:
@@ -271,7 +282,9 @@ def _todo_items(arguments: dict[str, object]) -> tuple[list[str], list[str], lis
             continue
         status = str(item.get("status") or item.get("state") or "pending").lower().replace("-", "_").replace(" ", "_")
         line = one_line(text, TASK_MAX_CHARS)
-        (done if status in ("completed", "done", "complete") else doing if status == "in_progress" else pending).append(line)
+        (done if status in ("completed", "done", "complete") else doing if status == "in_progress" else pending).append(
+            line
+        )
     return done, doing, pending
 
 
@@ -330,7 +343,11 @@ def build_carry_over(previous: CarryOver | None, messages: Iterable[dict[str, ob
             failing_turn = False
         elif role == "assistant":
             content = found if isinstance(found := message.get("content"), list) else []
-            texts = [b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
+            texts = [
+                b["text"]
+                for b in content
+                if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+            ]
             has_calls = False
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "toolCall":
@@ -360,7 +377,9 @@ def build_carry_over(previous: CarryOver | None, messages: Iterable[dict[str, ob
             _record_call(carry, "bash", {"command": command}, output, failed, by_user=True)
     # Calls still waiting for a result at the end of the span.
     for name, arguments in calls.values():
-        carry.last_calls.append(CallRecord(one_line(format_tool_call(name, arguments), CALL_MAX_CHARS), "no result in the summarized part"))
+        carry.last_calls.append(
+            CallRecord(one_line(format_tool_call(name, arguments), CALL_MAX_CHARS), "no result in the summarized part")
+        )
     carry.last_calls = carry.last_calls[-LAST_CALLS:]
     for turn in carried + turns:
         (carry.done if turn.concluded else carry.in_progress).append(turn.request)
@@ -370,7 +389,9 @@ def build_carry_over(previous: CarryOver | None, messages: Iterable[dict[str, ob
     if todo is not None:  # the agent's own list says it best
         done, doing, pending = todo
         carry.done += [d for d in done if d not in carry.done]
-        carry.in_progress = [t for t in carry.in_progress if t not in done] + [d for d in doing if d not in carry.in_progress]
+        carry.in_progress = [t for t in carry.in_progress if t not in done] + [
+            d for d in doing if d not in carry.in_progress
+        ]
         carry.remaining = pending[:MAX_REMAINING]
     carry.remaining = [r for r in carry.remaining if r not in carry.done]
     if len(carry.done) > MAX_TASK_ITEMS:
@@ -382,7 +403,9 @@ def build_carry_over(previous: CarryOver | None, messages: Iterable[dict[str, ob
     return carry
 
 
-def _record_call(carry: CarryOver, name: str, arguments: dict[str, object], output: str, failed: bool, by_user: bool = False) -> None:
+def _record_call(
+    carry: CarryOver, name: str, arguments: dict[str, object], output: str, failed: bool, by_user: bool = False
+) -> None:
     call = one_line(format_tool_call(name, arguments), CALL_MAX_CHARS)
     key = call_key(name, arguments)
     if failed:

@@ -52,7 +52,9 @@ def output_saving(message: dict[str, object]) -> int:
     return max(0, estimate_tokens(message) - estimate_tokens(pruned_tool_result(message)))
 
 
-def clearable(messages: list[dict[str, object]], entry_ids: list[str], already: set[str], keep_tool_results: int) -> Clearable:
+def clearable(
+    messages: list[dict[str, object]], entry_ids: list[str], already: set[str], keep_tool_results: int
+) -> Clearable:
     found = Clearable([], 0, [])
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]

@@ -18,8 +18,8 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from dataclasses import dataclass, field
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import CompactionConflict, CompactionNotSmaller, NothingToCompact, RequestCancelled, SidecarError
@@ -31,7 +31,15 @@ from .branch import BRANCH_SUMMARY_MAX_TOKENS, DEFAULT_WINDOW, abandoned_branch,
 from .files import format_file_lists
 from .progress import check_cancelled
 from .prompts import BRANCH_INSTRUCTIONS, BRANCH_SUMMARY_PREAMBLE, with_custom_instructions
-from .run import CompactionOptions, CompactionOutcome, StreamMeter, cancellable, fallback_details, run_compaction, summarize
+from .run import (
+    CompactionOptions,
+    CompactionOutcome,
+    StreamMeter,
+    cancellable,
+    fallback_details,
+    run_compaction,
+    summarize,
+)
 
 if TYPE_CHECKING:
     from ..config import ProvidersSettings
@@ -69,7 +77,7 @@ class _SharedWork(Work):
 
 @dataclass(slots=True)
 class _Run:
-    task: "asyncio.Future[CompactionRecord]"
+    task: asyncio.Future[CompactionRecord]
     work: _SharedWork
     leaf_id: str | None
     auto: bool = False
@@ -77,7 +85,9 @@ class _Run:
 
 
 class Compactor:
-    def __init__(self, providers_settings: Callable[[], ProvidersSettings], environ: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, providers_settings: Callable[[], ProvidersSettings], environ: dict[str, str] | None = None
+    ) -> None:
         self._providers_settings = providers_settings
         self._environ = environ
         self._runs: dict[str, _Run] = {}
@@ -139,8 +149,9 @@ class Compactor:
         shared = _SharedWork(work)
         target_leaf = leaf_id if leaf_id is not None else session.leaf_id
         run = _Run(
-            task=asyncio.ensure_future(self._run(session, target_leaf, leaf_id is not None, options, provider, shared,
-                                                 default_fallback)),
+            task=asyncio.ensure_future(
+                self._run(session, target_leaf, leaf_id is not None, options, provider, shared, default_fallback)
+            ),
             work=shared,
             leaf_id=target_leaf,
             auto=auto,
@@ -167,8 +178,16 @@ class Compactor:
             return None  # offline by choice
         return "noProviderConfigured" if default_provider_name(settings, self._environ) == "offline" else None
 
-    async def _run(self, session: Session, leaf_id: str | None, explicit: bool, options: CompactionOptions,
-                   provider: Provider, work: Work, default_fallback: str | None) -> CompactionRecord:
+    async def _run(
+        self,
+        session: Session,
+        leaf_id: str | None,
+        explicit: bool,
+        options: CompactionOptions,
+        provider: Provider,
+        work: Work,
+        default_fallback: str | None,
+    ) -> CompactionRecord:
         record = await self._compact(session, leaf_id, explicit, options, provider, work)
         record.default_fallback = default_fallback
         with self._lock:
@@ -200,7 +219,13 @@ class Compactor:
             raise
 
     async def _compact(
-        self, session: Session, leaf_id: str | None, explicit: bool, options: CompactionOptions, provider: Provider, work: Work
+        self,
+        session: Session,
+        leaf_id: str | None,
+        explicit: bool,
+        options: CompactionOptions,
+        provider: Provider,
+        work: Work,
     ) -> CompactionRecord:
         started = time.monotonic()
         try:
@@ -305,7 +330,8 @@ class Compactor:
             meter = StreamMeter(work, BRANCH_SUMMARY_MAX_TOKENS)
             instructions = with_custom_instructions(BRANCH_INSTRUCTIONS, options.custom_instructions)
             part = await cancellable(
-                summarize(provider, prep.messages, instructions, "branch", BRANCH_SUMMARY_MAX_TOKENS, options, meter), work
+                summarize(provider, prep.messages, instructions, "branch", BRANCH_SUMMARY_MAX_TOKENS, options, meter),
+                work,
             )
         finally:
             await _close(provider)
@@ -336,4 +362,3 @@ async def _close(provider: Provider) -> None:
     close = getattr(provider, "close", None)
     if close is not None:
         await close()
-

@@ -109,4 +109,3 @@ def has_pending_tool_calls(messages: list[dict[str, object]]) -> bool:
         elif message.get("role") == "assistant":
             return any(call_id not in answered for call_id in _tool_call_ids(message))
     return False
-

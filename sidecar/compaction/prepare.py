@@ -12,17 +12,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..context.build import SessionContext, build_context
-from ..context.system import current_system_message
 from ..context.pruned import PRUNE_CUSTOM_TYPE, pruned_ids
+from ..context.system import current_system_message
 from ..context.tokens import context_tokens
 from ..errors import NothingToCompact
 from ..format.jsonl import Entry
+from ..format.text import cut_text
 from .carryover import CarryOver, build_carry_over
 from .cut import CutPoint, find_cut_point
 from .files import FileOps
 from .prompts import strip_machine_blocks
 from .prune import PRUNE_MINIMUM_TOKENS, PRUNE_PROTECT_TOKENS, PrunePlan, plan_prune
-from ..format.text import cut_text
 
 INITIAL_CONTEXT_MAX_CHARS = 16_000
 
@@ -49,7 +49,9 @@ class Preparation:
 
 def _placeholder_entry(obj: dict[str, object], parent: str | None, suffix: str) -> Entry:
     """An entry as it will be written, for building the prospective context before writing."""
-    return Entry.from_obj({**obj, "id": f"~pending-{suffix}", "parentId": parent, "timestamp": "1970-01-01T00:00:00.000Z"})
+    return Entry.from_obj(
+        {**obj, "id": f"~pending-{suffix}", "parentId": parent, "timestamp": "1970-01-01T00:00:00.000Z"}
+    )
 
 
 def with_pending(path: list[Entry], objs: list[dict[str, object]]) -> list[Entry]:
@@ -72,14 +74,17 @@ def prepare_compaction(
         raise NothingToCompact(
             f"the leaf is a compaction already ({path[-1].id}): nothing was added since it, so another would "
             "summarize the same span again. Append first, or read that compaction with session/getEntries",
-            entryId=path[-1].id, reason="leafIsCompaction",
+            entryId=path[-1].id,
+            reason="leafIsCompaction",
         )
     context = build_context(path)
     tokens_before = context_tokens(context.messages, context.after_compaction)
     system_message = current_system_message(context.messages)
     plan = None
     if prune:
-        already = {i for e in path if e.type == "custom" and PRUNE_CUSTOM_TYPE.encode() in e.raw for i in pruned_ids(e.obj())}
+        already = {
+            i for e in path if e.type == "custom" and PRUNE_CUSTOM_TYPE.encode() in e.raw for i in pruned_ids(e.obj())
+        }
         plan = plan_prune(context.messages, context.entry_ids, already, prune_protect_tokens, prune_minimum_tokens)
         if plan is not None:
             context = build_context(with_pending(path, [plan.entry()]))
@@ -99,7 +104,8 @@ def prepare_compaction(
         raise NothingToCompact(
             f"the context since the last compaction is within keepRecentTokens ({keep_recent_tokens}); "
             "everything would be kept. Pass a smaller keepRecentTokens to compact anyway",
-            keepRecentTokens=keep_recent_tokens, reason="withinKeepRecentTokens",
+            keepRecentTokens=keep_recent_tokens,
+            reason="withinKeepRecentTokens",
         )
     history_end = cut.turn_start if cut.turn_start is not None else cut.first_kept
     history = context.messages[start:history_end]
@@ -138,7 +144,9 @@ def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(
-        b["text"] for b in content or [] if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        b["text"]
+        for b in content or []
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
     )
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Awaitable, TypeVar
+from typing import TypeVar
 
 from ..context.build import SessionContext, build_context, js_time
 from ..context.tokens import context_tokens, estimate_tokens
@@ -25,7 +26,6 @@ from .files import format_file_lists
 from .fit import STAGES, first_fitting_stage, fit_conversation
 from .prepare import Preparation, prepare_compaction, with_pending
 from .progress import NO_WORK, Work, check_cancelled
-from .quality import unusable_reason
 from .prompts import (
     INITIAL_INSTRUCTIONS,
     SYSTEM_PROMPT,
@@ -36,6 +36,7 @@ from .prompts import (
     merge_split_turn,
     with_custom_instructions,
 )
+from .quality import unusable_reason
 
 T = TypeVar("T")
 HISTORY_OUTPUT_SHARE = 0.8  # of reserveTokens, for the main summary
@@ -196,8 +197,11 @@ async def run_compaction(
     progress = progress or NO_WORK
     progress.report("preparing", 0)
     # Preparing a large session takes a while: off the event loop, so progress and cancels flow.
-    prep = preparation if preparation is not None else await asyncio.to_thread(
-        prepare_compaction, path, options.keep_recent_tokens, options.prune)
+    prep = (
+        preparation
+        if preparation is not None
+        else await asyncio.to_thread(prepare_compaction, path, options.keep_recent_tokens, options.prune)
+    )
     check_cancelled(progress, "preparing")
     if prep.prune is not None:
         count = len(prep.prune.tool_result_ids)
@@ -215,10 +219,14 @@ async def run_compaction(
     jobs: list[Awaitable[SummaryPart]] = []
     if prep.history:
         jobs.append(
-            summarize(provider, prep.history, instructions, "history", history_tokens, options, meter, prep.previous_summary)
+            summarize(
+                provider, prep.history, instructions, "history", history_tokens, options, meter, prep.previous_summary
+            )
         )
     if prep.turn_prefix:
-        jobs.append(summarize(provider, prep.turn_prefix, TURN_PREFIX_INSTRUCTIONS, "turnPrefix", prefix_tokens, options, meter))
+        jobs.append(
+            summarize(provider, prep.turn_prefix, TURN_PREFIX_INSTRUCTIONS, "turnPrefix", prefix_tokens, options, meter)
+        )
     results = await cancellable(_gather_or_cancel(*jobs), progress)
     check_cancelled(progress, "summarizing")
     main = results[0].text if prep.history else (prep.previous_summary or "")
@@ -226,7 +234,9 @@ async def run_compaction(
     read_files, modified_files = prep.file_ops.lists()
     # Digesting many old messages reads every sentence of them: off the event loop.
     summarized = sum(estimate_tokens(m) for m in prep.history) + sum(estimate_tokens(m) for m in prep.turn_prefix)
-    user_budget, block_budget = carryover.budgets(summarized, options.carry_over_user_tokens, options.carry_over_max_tokens)
+    user_budget, block_budget = carryover.budgets(
+        summarized, options.carry_over_user_tokens, options.carry_over_max_tokens
+    )
     carry = await asyncio.to_thread(prep.carry_over.fit, user_budget, block_budget)
     summary = (
         summary.strip()
@@ -235,7 +245,9 @@ async def run_compaction(
         + format_file_lists(read_files, modified_files)
     )
     details: dict[str, object] = {"readFiles": read_files, "modifiedFiles": modified_files, "carryOver": carry.to_obj()}
-    fallback = fallback_details(provider.name, results, ["history"] * bool(prep.history) + ["turnPrefix"] * bool(prep.turn_prefix))
+    fallback = fallback_details(
+        provider.name, results, ["history"] * bool(prep.history) + ["turnPrefix"] * bool(prep.turn_prefix)
+    )
     if fallback is not None:
         details["fallback"] = fallback
     compaction: dict[str, object] = {
@@ -250,7 +262,9 @@ async def run_compaction(
         compaction["native"] = options.native
     if prep.system_message is not None:  # pi 1.5: stamped with the compaction's own time
         compaction["systemMessage"] = {**prep.system_message, "timestamp": js_time(compaction["timestamp"])}
-    entries = ([{**prep.prune.entry(), "timestamp": compaction["timestamp"]}] if prep.prune is not None else []) + [compaction]
+    entries = ([{**prep.prune.entry(), "timestamp": compaction["timestamp"]}] if prep.prune is not None else []) + [
+        compaction
+    ]
     after = await asyncio.to_thread(build_context, with_pending(path, entries))
     tokens_after = context_tokens(after.messages, after.after_compaction)
     check_smaller(prep.context, after, prep.first_kept_entry_id, prep.tokens_before, tokens_after)
@@ -279,8 +293,9 @@ def _head_tokens(context: SessionContext, first_kept_entry_id: str) -> int:
     return sum(estimate_tokens(m) for m in context.messages[:end])
 
 
-def check_smaller(before: SessionContext, after: SessionContext, first_kept_entry_id: str,
-                  tokens_before: int, tokens_after: int) -> None:
+def check_smaller(
+    before: SessionContext, after: SessionContext, first_kept_entry_id: str, tokens_before: int, tokens_after: int
+) -> None:
     """Refuse a compaction that would not shrink the context; called before anything is written.
 
     What replaces the summarized messages (the summary with its carry-over, initial-context and file
@@ -297,7 +312,10 @@ def check_smaller(before: SessionContext, after: SessionContext, first_kept_entr
         f"the compaction would not shrink the context: its summary takes about {summary_tokens} tokens, the "
         f"messages it replaces {replaced_tokens} (context {tokens_before} -> {tokens_after} tokens); nothing was "
         "written. Compact again once the session has grown, or pass a smaller keepRecentTokens so more is summarized",
-        summaryTokens=summary_tokens, replacedTokens=replaced_tokens, tokensBefore=tokens_before, tokensAfter=tokens_after,
+        summaryTokens=summary_tokens,
+        replacedTokens=replaced_tokens,
+        tokensBefore=tokens_before,
+        tokensAfter=tokens_after,
     )
 
 

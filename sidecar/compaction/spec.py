@@ -10,10 +10,6 @@ from __future__ import annotations
 
 import time
 
-from .coordinator import CompactionRecord, Compactor, _close
-from .progress import check_cancelled
-from .prepare import with_pending
-from .run import CompactionOptions, CompactionOutcome
 from ..context.build import build_context
 from ..context.tokens import context_tokens
 from ..errors import NothingToCompact
@@ -22,12 +18,21 @@ from ..providers.offline import summarize_offline
 from ..store import Session
 from ..store.spec import SYSTEM_PROMPT, build_prompt, file_tags, plan, serialize, strip_file_tags
 from ..work import Work
+from .coordinator import CompactionRecord, Compactor, _close
+from .prepare import with_pending
+from .progress import check_cancelled
+from .run import CompactionOptions, CompactionOutcome
 
 
 class SpecCompactor(Compactor):
     async def _compact(
-        self, session: Session, leaf_id: str | None, explicit: bool, options: CompactionOptions,
-        provider: Provider, work: Work,
+        self,
+        session: Session,
+        leaf_id: str | None,
+        explicit: bool,
+        options: CompactionOptions,
+        provider: Provider,
+        work: Work,
     ) -> CompactionRecord:
         started = time.monotonic()
         try:
@@ -37,14 +42,16 @@ class SpecCompactor(Compactor):
                 raise NothingToCompact(
                     f"the leaf is a compaction already ({path[-1].id}): nothing was added since it, so another "
                     "would summarize the same span again. Append first, or read that compaction with session/getEntries",
-                    entryId=path[-1].id, reason="leafIsCompaction",
+                    entryId=path[-1].id,
+                    reason="leafIsCompaction",
                 )
             found = plan(path, options.keep_recent_tokens)
             if found is None:
                 raise NothingToCompact(
                     f"nothing to compact in session {session.id}: the messages since the last compaction fit in "
                     f"keepRecentTokens ({options.keep_recent_tokens}) or cannot be cut without splitting a tool call",
-                    sessionId=session.id, reason="withinKeepRecentTokens",
+                    sessionId=session.id,
+                    reason="withinKeepRecentTokens",
                 )
             previous = strip_file_tags(found.previous_summary) if found.previous_summary is not None else None
             request = SummaryRequest(
@@ -62,14 +69,21 @@ class SpecCompactor(Compactor):
             fallback: dict[str, object] | None = None
             if not text:  # never a compaction without a summary; the result says whose it is
                 text = summarize_offline(request).strip()
-                fallback = {"provider": provider.name, "model": model, "reason": "empty", "summaries": ["history"],
-                            "usedProvider": "offline"}
+                fallback = {
+                    "provider": provider.name,
+                    "model": model,
+                    "reason": "empty",
+                    "summaries": ["history"],
+                    "usedProvider": "offline",
+                }
         finally:
             await _close(provider)
         tags = file_tags(found.read_files, found.modified_files)
         summary = f"{text}\n\n{tags}" if tags else text
         entry: dict[str, object] = {
-            "type": "compaction", "summary": summary, "firstKeptEntryId": found.first_kept_id,
+            "type": "compaction",
+            "summary": summary,
+            "firstKeptEntryId": found.first_kept_id,
             "tokensBefore": found.tokens_before,
             "details": {"readFiles": found.read_files, "modifiedFiles": found.modified_files},
         }
@@ -81,9 +95,15 @@ class SpecCompactor(Compactor):
         parent = self._placement(session, leaf_id, explicit)
         written = session.append([entry], parent)
         outcome = CompactionOutcome(
-            entries=[entry], summary=summary, first_kept_entry_id=found.first_kept_id,
-            tokens_before=found.tokens_before, tokens_after=tokens_after,
-            read_files=found.read_files, modified_files=found.modified_files, provider=provider.name, model=model,
+            entries=[entry],
+            summary=summary,
+            first_kept_entry_id=found.first_kept_id,
+            tokens_before=found.tokens_before,
+            tokens_after=tokens_after,
+            read_files=found.read_files,
+            modified_files=found.modified_files,
+            provider=provider.name,
+            model=model,
             fallback=fallback,
         )
         record = CompactionRecord(written[-1].id, outcome, int((time.monotonic() - started) * 1000))  # type: ignore[arg-type]  # a written entry has an id (Entry.id is Optional for the header)

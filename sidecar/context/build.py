@@ -236,7 +236,9 @@ def kept_from(path: list[Entry], first_kept: object, compaction_index: int, ids_
 
 
 def _emit(
-    ctx: SessionContext, entries: Iterable[Entry], pruned: AbstractSet[str] = frozenset(),
+    ctx: SessionContext,
+    entries: Iterable[Entry],
+    pruned: AbstractSet[str] = frozenset(),
     edits: dict[str, object] = {},  # noqa: B006  # (read, never changed)
 ) -> None:
     for entry in entries:

@@ -15,7 +15,7 @@ the content of an assistant message; OpenAI: an input item).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..format.jsonl import Entry
 

@@ -54,9 +54,7 @@ from .build import SessionContext, _head_model_ref, _js_text, branch_summary_mes
 from .build import build_context as build_pi_context
 from .llm import bash_execution_text
 
-COMPACTION_WRAPPER = (
-    "Prior model work/tool state available.\nMUST build on prior work; NEVER duplicate prior work.\n\n<summary>\n{summary}\n</summary>"
-)
+COMPACTION_WRAPPER = "Prior model work/tool state available.\nMUST build on prior work; NEVER duplicate prior work.\n\n<summary>\n{summary}\n</summary>"
 HANDOFF_WRAPPER = (
     "Context replaced. The <handoff> below is a handoff document a prior instance of you wrote from the full "
     "conversation. It is your own working memory, not user input.\n"
@@ -91,7 +89,13 @@ def build_context(path: list[Entry], ids_unique: bool = False) -> SessionContext
         message = compaction_summary_message(obj)
         if native is not None:
             message["providerPayload"] = native
-            retained = path[kept] if kept < compaction_index else path[compaction_index + 1] if compaction_index + 1 < len(path) else None
+            retained = (
+                path[kept]
+                if kept < compaction_index
+                else path[compaction_index + 1]
+                if compaction_index + 1 < len(path)
+                else None
+            )
             retained_at = js_time(retained.obj().get("timestamp")) if retained is not None else None
             if retained_at is not None:
                 message["historyRewriteAt"] = retained_at - 1
@@ -233,7 +237,9 @@ def _empty_error_turn(message: Mapping[str, Any]) -> bool:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text" and str(block.get("text", "")).strip():
             return False
-        if kind == "thinking" and (str(block.get("thinking", "")).strip() or str(block.get("thinkingSignature") or "").strip()):
+        if kind == "thinking" and (
+            str(block.get("thinking", "")).strip() or str(block.get("thinkingSignature") or "").strip()
+        ):
             return False
         if kind == "redactedThinking" and str(block.get("data", "")).strip():
             return False
@@ -249,7 +255,9 @@ def _strip_dangling_tool_calls(ctx: SessionContext) -> None:
         content = message.get("content")
         if message.get("role") != "assistant" or not isinstance(content, list):
             continue
-        dangling = [b for b in content if isinstance(b, dict) and b.get("type") == "toolCall" and b.get("id") not in answered]
+        dangling = [
+            b for b in content if isinstance(b, dict) and b.get("type") == "toolCall" and b.get("id") not in answered
+        ]
         if not dangling:
             continue
         kept = []
@@ -272,7 +280,9 @@ def _drop_failed_turns(ctx: SessionContext) -> None:
     while index >= 0:
         message: Mapping[str, Any] = ctx.messages[index]  # (read as pi reads it: a content of blocks)
         if message.get("role") == "assistant" and message.get("stopReason") in ("aborted", "error"):
-            calls = {b.get("id") for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "toolCall"}
+            calls = {
+                b.get("id") for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "toolCall"
+            }
             del ctx.messages[index]
             del ctx.entry_ids[index]
             _shift_compaction_mark(ctx, index)
@@ -311,8 +321,14 @@ def to_llm_messages(message: dict[str, object]) -> list[dict[str, object]]:
             return []
         text = bash_execution_text({**message, "truncated": False})
         images: Any = message.get("images") or []  # (spread as JS spreads it)
-        return [{"role": "user", "content": [{"type": "text", "text": text}, *images],
-                 "attribution": "user", "timestamp": timestamp}]
+        return [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": text}, *images],
+                "attribution": "user",
+                "timestamp": timestamp,
+            }
+        ]
     if role in ("custom", "hookMessage"):
         return _custom_to_llm(message)
     if role == "branchSummary":
@@ -320,8 +336,11 @@ def to_llm_messages(message: dict[str, object]) -> list[dict[str, object]]:
         return [_agent_user([{"type": "text", "text": text}], timestamp)]
     if role == "compactionSummary":
         wrapper = HANDOFF_WRAPPER if message.get("method") == "handoff" else COMPACTION_WRAPPER
-        out = _agent_user([{"type": "text", "text": wrapper.format(summary=message.get("summary"))}], timestamp,
-                          message.get("historyRewriteAt"))
+        out = _agent_user(
+            [{"type": "text", "text": wrapper.format(summary=message.get("summary"))}],
+            timestamp,
+            message.get("historyRewriteAt"),
+        )
         if message.get("providerPayload") is not None:
             out["providerPayload"] = message["providerPayload"]
         return [out]
@@ -329,8 +348,13 @@ def to_llm_messages(message: dict[str, object]) -> list[dict[str, object]]:
 
 
 def _agent_user(content: list[dict[str, object]], timestamp: object, rewrite_at: object = None) -> dict[str, object]:
-    return {"role": "user", "content": content, "attribution": "agent",
-            "historyRewriteAt": timestamp if rewrite_at is None else rewrite_at, "timestamp": timestamp}
+    return {
+        "role": "user",
+        "content": content,
+        "attribution": "agent",
+        "historyRewriteAt": timestamp if rewrite_at is None else rewrite_at,
+        "timestamp": timestamp,
+    }
 
 
 def _custom_to_llm(message: dict[str, object]) -> list[dict[str, object]]:
@@ -350,7 +374,9 @@ def _custom_to_llm(message: dict[str, object]) -> list[dict[str, object]]:
 
     if message.get("role") == "custom" and message.get("customType") == _SKILL_PROMPT and attribution == "user":
         return [shaped("user", blocks)]
-    images = [b for b in blocks if isinstance(b, dict) and b.get("type") == "image"] if isinstance(content, list) else []
+    images = (
+        [b for b in blocks if isinstance(b, dict) and b.get("type") == "image"] if isinstance(content, list) else []
+    )
     if images:
         texts = [b for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
         out = [shaped("developer", texts)] if texts else []
@@ -368,8 +394,11 @@ def _pruned_content(message: dict[str, object]) -> object:
     first = next((i for i, b in enumerate(content) if isinstance(b, dict) and b.get("type") == "text"), -1)
     if first < 0:
         return [{"type": "text", "text": text}, *content]
-    return [b if not (isinstance(b, dict) and b.get("type") == "text") else {"type": "text", "text": text}
-            for i, b in enumerate(content) if not (isinstance(b, dict) and b.get("type") == "text") or i == first]
+    return [
+        b if not (isinstance(b, dict) and b.get("type") == "text") else {"type": "text", "text": text}
+        for i, b in enumerate(content)
+        if not (isinstance(b, dict) and b.get("type") == "text") or i == first
+    ]
 
 
 def convert_to_llm(messages: list[dict[str, object]]) -> list[dict[str, object]]:

@@ -33,7 +33,7 @@ class TokenTally:
         return self.usage + self.trailing
 
     @classmethod
-    def of_path(cls, path: list[Entry]) -> "TokenTally":
+    def of_path(cls, path: list[Entry]) -> TokenTally:
         ctx = build_context(path)
         usage, last = 0, None
         for index in range(len(ctx.messages) - 1, ctx.after_compaction - 1, -1):
@@ -45,7 +45,7 @@ class TokenTally:
         trailing = sum(estimate_tokens(m) for m in ctx.messages[start:])
         return cls(path[-1].id if path else None, usage if last is not None else 0, trailing)
 
-    def extended(self, appended: list[Entry], objs: list[dict] | None = None) -> "TokenTally | None":
+    def extended(self, appended: list[Entry], objs: list[dict] | None = None) -> TokenTally | None:
         """The tally after ``appended`` (a chain below ``leaf_id``), or None when it must be rebuilt.
 
         ``objs``: the appended lines as dicts, when the caller has them (saves decoding each line).

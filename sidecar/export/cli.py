@@ -1,7 +1,7 @@
 """``session-sidecar export`` and ``session-sidecar view``: session/export on a fresh sidecar, for people.
 
-    session-sidecar export ID --format markdown|html|json [-o FILE] [--leaf ENTRY] [--all] [--no-redact]
-    session-sidecar view ID [-o FILE] [--no-redact]      # writes the page, prints its path
+session-sidecar export ID --format markdown|html|json [-o FILE] [--leaf ENTRY] [--all] [--no-redact]
+session-sidecar view ID [-o FILE] [--no-redact]      # writes the page, prints its path
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ if TYPE_CHECKING:
 FORMATS = ("markdown", "html", "json")
 
 
-def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser],
-                 common: Callable[[argparse.ArgumentParser, str], None]) -> None:
+def add_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: Callable[[argparse.ArgumentParser, str], None],
+) -> None:
     export = commands.add_parser("export", help="a session as Markdown, HTML or JSON, secrets redacted")
     common(export, "--store-format")
     export.add_argument("session_id")
@@ -31,7 +33,9 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser],
     export.add_argument("--leaf", help="export the path to this entry (default: the session's leaf)")
     export.add_argument("--all", action="store_true", help="every branch of the tree, not one path")
     export.add_argument("--no-redact", action="store_true", help="keep secrets as they are")
-    view = commands.add_parser("view", help="write the session's page (one self-contained HTML file) and print its path")
+    view = commands.add_parser(
+        "view", help="write the session's page (one self-contained HTML file) and print its path"
+    )
     common(view, "--store-format")
     view.add_argument("session_id")
     view.add_argument("-o", "--output", type=Path, help="where to write the page (default: the user cache folder)")
@@ -97,6 +101,8 @@ async def _one_call(args: argparse.Namespace, params: dict[str, object]) -> Expo
         server_args += ["--root", str(args.root)]
     if args.config:
         server_args += ["--config", str(args.config)]
-    async with SidecarClient.spawn(server_args, command=own_command(), client_name=f"session-sidecar {args.command}") as client:
+    async with SidecarClient.spawn(
+        server_args, command=own_command(), client_name=f"session-sidecar {args.command}"
+    ) as client:
         result: ExportResult = await client.request("session/export", params)
         return result

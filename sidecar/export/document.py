@@ -31,13 +31,30 @@ _TOP_FIELDS = {
     "model_change": ("provider", "model"),
 }
 _FIELD_TYPES = {
-    "summary": str, "firstKeptEntryId": str, "tokensBefore": int, "fromId": str, "customType": str, "display": bool,
-    "thinkingLevel": str, "targetId": str, "label": str, "name": str, "mode": str, "provider": str, "model": str,
-    "usage": dict, "stopReason": str, "toolCallId": str, "toolName": str, "isError": bool,
+    "summary": str,
+    "firstKeptEntryId": str,
+    "tokensBefore": int,
+    "fromId": str,
+    "customType": str,
+    "display": bool,
+    "thinkingLevel": str,
+    "targetId": str,
+    "label": str,
+    "name": str,
+    "mode": str,
+    "provider": str,
+    "model": str,
+    "usage": dict,
+    "stopReason": str,
+    "toolCallId": str,
+    "toolName": str,
+    "isError": bool,
 }
 
 
-def build_document(header: Mapping[str, object], name: str | None, selection: Selection, redactor: Redactor | None) -> ExportDocument:
+def build_document(
+    header: Mapping[str, object], name: str | None, selection: Selection, redactor: Redactor | None
+) -> ExportDocument:
     entries = [_entry(obj, parent, raw, selection.labels, redactor) for obj, parent, raw in selection.entries]
     session = ExportedSession(
         id=str(header.get("id", "")),
@@ -46,24 +63,27 @@ def build_document(header: Mapping[str, object], name: str | None, selection: Se
         name=redactor.text(name) if redactor and name else name,
         parentSession=_str(header.get("parentSession")),
     )
-    return ExportDocument(scope=selection.scope, leafId=selection.leaf_id, session=session, entries=entries,
-                          redaction=summary(redactor))
+    return ExportDocument(
+        scope=selection.scope, leafId=selection.leaf_id, session=session, entries=entries, redaction=summary(redactor)
+    )
 
 
 def summary(redactor: Redactor | None) -> RedactionSummary:
     if redactor is None:
         return RedactionSummary(applied=False)
     counts = redactor.report()
-    return RedactionSummary(applied=True, total=sum(counts.values()),
-                            kinds=[RedactionCount(kind, count) for kind, count in counts.items()])
+    return RedactionSummary(
+        applied=True, total=sum(counts.values()), kinds=[RedactionCount(kind, count) for kind, count in counts.items()]
+    )
 
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _entry(obj: dict[str, Any], parent: str | None, raw: bytes, labels: dict[str, str],
-           redactor: Redactor | None) -> ExportedEntry:
+def _entry(
+    obj: dict[str, Any], parent: str | None, raw: bytes, labels: dict[str, str], redactor: Redactor | None
+) -> ExportedEntry:
     if redactor is not None:
         obj = redactor.line(obj, raw)
     kind_value = obj.get("type")

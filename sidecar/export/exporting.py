@@ -44,8 +44,15 @@ class Exported:
         return self.own_text if self.own_text is not None else self.data.decode()
 
 
-def export_session(session: Session, fmt: ExportFormat, *, leaf_id: str | None = None, whole_tree: bool = False,
-                   redact: bool = True, resolve: Callable[[Entry], dict[str, Any]] | None = None) -> Exported:
+def export_session(
+    session: Session,
+    fmt: ExportFormat,
+    *,
+    leaf_id: str | None = None,
+    whole_tree: bool = False,
+    redact: bool = True,
+    resolve: Callable[[Entry], dict[str, Any]] | None = None,
+) -> Exported:
     """The session as text in ``fmt``. The page (html) always carries the whole tree, opened at the leaf."""
     selection = select(session, leaf_id, whole_tree or fmt == "html", resolve)
     redactor = Redactor() if redact else None
@@ -76,8 +83,11 @@ def write_export(path: Path, data: bytes) -> None:
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
-        raise ExportWriteFailed(f"cannot write the export into {folder}: {exc.strerror or exc}; "
-                                "pass a path in an existing, writable folder", path=str(path)) from exc
+        raise ExportWriteFailed(
+            f"cannot write the export into {folder}: {exc.strerror or exc}; "
+            "pass a path in an existing, writable folder",
+            path=str(path),
+        ) from exc
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)

@@ -61,8 +61,7 @@ def _ordered(doc: ExportDocument) -> Iterator[tuple[str | None, ExportedEntry]]:
         yield marker, entry
         kids = children.get(entry.id, [])
         for number in range(len(kids), 0, -1):
-            note = None if len(kids) == 1 else (
-                f"---\n\n**Branch {number} of {len(kids)}** from `{entry.id}`\n")
+            note = None if len(kids) == 1 else (f"---\n\n**Branch {number} of {len(kids)}** from `{entry.id}`\n")
             stack.append((kids[number - 1], note))
 
 
@@ -73,8 +72,10 @@ def _entry(entry: ExportedEntry, results: dict[str, ExportedEntry], shown: set[s
     if kind == "message":
         return _message(entry, label, stamp, results, shown)
     if kind == "compaction":
-        folded = (f"Messages before entry `{entry.firstKeptEntryId}` were folded into this summary "
-                  f"({entry.tokensBefore or 0} tokens before); they remain above in this export.")
+        folded = (
+            f"Messages before entry `{entry.firstKeptEntryId}` were folded into this summary "
+            f"({entry.tokensBefore or 0} tokens before); they remain above in this export."
+        )
         return f"## Compaction{label}{stamp}\n\n*{folded}*\n\n{_quote(entry.summary or '')}\n"
     if kind == "branch_summary":
         return f"## Branch summary{label}{stamp}\n\n*Summary of a branch left at `{entry.fromId}`:*\n\n{_quote(entry.summary or '')}\n"
@@ -121,7 +122,9 @@ def _message(entry: ExportedEntry, label: str, stamp: str, results: dict[str, Ex
         kind = block.get("type")
         if kind == "toolCall":
             call_id = block.get("id")
-            parts.append(f"**Tool call `{block.get('name')}`** (`{call_id}`)\n\n{_fence(_json(block.get('arguments')), 'json')}")
+            parts.append(
+                f"**Tool call `{block.get('name')}`** (`{call_id}`)\n\n{_fence(_json(block.get('arguments')), 'json')}"
+            )
             result = results.get(call_id) if isinstance(call_id, str) else None
             if result is not None and isinstance(call_id, str):
                 shown.add(call_id)

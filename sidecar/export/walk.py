@@ -24,8 +24,9 @@ class Selection:
     labels: dict[str, str]
 
 
-def select(session: Session, leaf_id: str | None, whole_tree: bool,
-           resolve: Callable[[Entry], dict[str, Any]] | None = None) -> Selection:
+def select(
+    session: Session, leaf_id: str | None, whole_tree: bool, resolve: Callable[[Entry], dict[str, Any]] | None = None
+) -> Selection:
     """The entries to export. ``resolve`` turns an entry into its dict (blob references put back)."""
     tree = session.tree
     leaf = leaf_id if leaf_id is not None else tree.leaf_id
@@ -36,8 +37,10 @@ def select(session: Session, leaf_id: str | None, whole_tree: bool,
         pairs = [(as_dict(entry), parent, entry.raw) for entry, parent in tree.effective_parents()]
         return Selection("tree", leaf, pairs, dict(tree.labels))
     if leaf is None:
-        raise InvalidState(f"session {session.id} has no leaf (it is empty or was reset); name a leafId or ask for all",
-                           sessionId=session.id)
+        raise InvalidState(
+            f"session {session.id} has no leaf (it is empty or was reset); name a leafId or ask for all",
+            sessionId=session.id,
+        )
     path = tree.path(leaf)
     pairs = [(as_dict(entry), path[i - 1].id if i else None, entry.raw) for i, entry in enumerate(path)]
     return Selection("path", leaf, pairs, dict(tree.labels))

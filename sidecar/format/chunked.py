@@ -37,7 +37,12 @@ _OPEN, _CLOSE = ord("{"), ord("}")
 
 
 def read_lines(
-    buffer: bytes | mmap.mmap, view: memoryview, start: int, stop: int, shift: int, source: LineSource | None,
+    buffer: bytes | mmap.mmap,
+    view: memoryview,
+    start: int,
+    stop: int,
+    shift: int,
+    source: LineSource | None,
     kinds: dict[str | None, str],
 ) -> list[Entry] | None:
     """The entries of the whole lines in ``buffer[start:stop]`` (``stop`` is where a newline is), or None.
@@ -83,17 +88,29 @@ def read_lines(
     else:
         lines = repeat(None)
     offsets = map(int.__add__, starts, repeat(shift)) if shift else starts
-    entries = list(map(
-        Entry, map(kinds.get, types, types), map(_id_of, envelopes), map(_parent_of, envelopes),
-        map(_timestamp_of, envelopes), lines, heads, offsets, lengths, repeat(source),
-        repeat(False if source is None else None),  # a mapped file's lines: not searched (jsonl.py)
-    ))
+    entries = list(
+        map(
+            Entry,
+            map(kinds.get, types, types),
+            map(_id_of, envelopes),
+            map(_parent_of, envelopes),
+            map(_timestamp_of, envelopes),
+            lines,
+            heads,
+            offsets,
+            lengths,
+            repeat(source),
+            repeat(False if source is None else None),  # a mapped file's lines: not searched (jsonl.py)
+        )
+    )
     if source is None:
         _mark_blobs(buffer, start, stop, starts, lengths, entries)
     return entries
 
 
-def _mark_blobs(buffer: bytes | mmap.mmap, start: int, stop: int, starts: list[int], lengths: list[int], entries: list[Entry]) -> None:
+def _mark_blobs(
+    buffer: bytes | mmap.mmap, start: int, stop: int, starts: list[int], lengths: list[int], entries: list[Entry]
+) -> None:
     """Set ``has_blobs`` on the entries whose line holds a blob mark wholly (marks are rare: a search per stretch)."""
     size = len(BLOB_MARK)
     at = buffer.find(BLOB_MARK, start, stop)

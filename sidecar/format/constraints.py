@@ -31,7 +31,9 @@ MAX_SENTENCE_CHARS = 800
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 # Clause boundaries where an imperative can start: "fix it, but don't touch X".
 _CLAUSE_SPLIT = re.compile(r"[,;:—–]\s*(?:(?:and|but|also|so|then|et|mais|und|aber|y|pero|e|ma|en|maar)\s+)?", _FLAGS)
-_LEAD_IN = re.compile(r"^(?:(?:and|but|also|so|then|just|oh|ok|okay|alright|and also)\s*,?\s+)*(?:please\s*,?\s+)?", _FLAGS)
+_LEAD_IN = re.compile(
+    r"^(?:(?:and|but|also|so|then|just|oh|ok|okay|alright|and also)\s*,?\s+)*(?:please\s*,?\s+)?", _FLAGS
+)
 
 # Verbs whose imperative lays down a rule rather than asking for a piece of work.
 _RULE_VERBS = (
@@ -39,7 +41,10 @@ _RULE_VERBS = (
     r"prefer|refrain|stop|never|always|only|name|log|indent|format|reuse|default|favou?r"
 )
 _IMPERATIVE = re.compile(rf"^(?:{_RULE_VERBS})\b", _FLAGS)
-_NEGATED_IMPERATIVE = re.compile(r"^(?:don'?t|do not|never|no|not a|not one|not any|nothing|none of|no more)\b(?!\s*,)(?!\s+(?:idea|problem|worries|luck|need)\b)", _FLAGS)
+_NEGATED_IMPERATIVE = re.compile(
+    r"^(?:don'?t|do not|never|no|not a|not one|not any|nothing|none of|no more)\b(?!\s*,)(?!\s+(?:idea|problem|worries|luck|need)\b)",
+    _FLAGS,
+)
 # An imperative with a universal quantifier is a standing rule: "format everything with black".
 _IMPERATIVE_ALL = re.compile(r"^\w+\b[^,.]*\b(?:every|everything|all|each|always|any time|anytime)\b", _FLAGS)
 
@@ -109,6 +114,7 @@ _NEEDS_FULL_SEARCH = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]|,\s*(?:not|no)\b|
 def _may_match_whole(lowered: str) -> bool:
     return bool(_NEEDS_FULL_SEARCH.search(lowered)) or not _TRIGGERS.isdisjoint(_TOKEN.findall(lowered))
 
+
 # Imperatives of constraint verbs in other languages, at a clause's start.
 _FOREIGN_IMPERATIVE = re.compile(
     r"^(?:utilise|utilisez|garde|gardez|conserve|conservez|évite|évitez|laisse|laissez|"
@@ -143,7 +149,9 @@ _REPORT = re.compile(
     _FLAGS,
 )
 # A question asks; it lays down a rule only as a polite order ("could you avoid X?").
-_POLITE_ORDER = re.compile(r"\b(?:could|can|would) you\s+(?:please\s+)?(?:avoid|not|keep|stick|leave|stop|refrain|use|make sure)\b", _FLAGS)
+_POLITE_ORDER = re.compile(
+    r"\b(?:could|can|would) you\s+(?:please\s+)?(?:avoid|not|keep|stick|leave|stop|refrain|use|make sure)\b", _FLAGS
+)
 _QUESTION_START = re.compile(
     r"^(?:should|shall|must|do|does|did|is|are|can|could|would|will|what|why|how|where|which|who|when)\b", _FLAGS
 )
@@ -174,7 +182,11 @@ def is_constraint(sentence: str) -> bool:
         return False
     if _QUESTION_START.match(text) and not _CONDITIONAL.match(text) and not re.match(r"^when\b", text, _FLAGS):
         # "should we add caching" without a question mark is still a question
-        if re.match(r"^(?:should|shall|do|does|did|is|are|can|could|would|will|what|why|how|where|which|who)\s+(?:we|i|you|it|this|that|there|the)\b", text, _FLAGS):
+        if re.match(
+            r"^(?:should|shall|do|does|did|is|are|can|could|would|will|what|why|how|where|which|who)\s+(?:we|i|you|it|this|that|there|the)\b",
+            text,
+            _FLAGS,
+        ):
             return False
     lowered = text.lower()
     if _may_match_whole(lowered) and _WHOLE_RE.search(lowered):

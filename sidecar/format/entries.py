@@ -192,8 +192,12 @@ def _explain(text: str, objs: Sequence[object], union: object, compat: str) -> t
     return index, ShapeRefused(field, what[0].lower() + what[1:], _shape_of(shown))
 
 
-def _unknown_tag(field: str, is_entry: bool, value: object, union: msgspec.inspect.UnionType, compat: str) -> ShapeRefused:
-    known = [member.cls.__struct_config__.tag for member in union.types if isinstance(member, msgspec.inspect.StructType)]
+def _unknown_tag(
+    field: str, is_entry: bool, value: object, union: msgspec.inspect.UnionType, compat: str
+) -> ShapeRefused:
+    known = [
+        member.cls.__struct_config__.tag for member in union.types if isinstance(member, msgspec.inspect.StructType)
+    ]
     listed = ", ".join(str(tag) for tag in known)
     if is_entry:
         whose = "pi" if compat == "pi" else "pi or oh-my-pi"
@@ -201,8 +205,10 @@ def _unknown_tag(field: str, is_entry: bool, value: object, union: msgspec.inspe
             return ShapeRefused(
                 field,
                 f"entry type {value!r} is oh-my-pi's, which pi does not read; a session is taken to hold oh-my-pi's "
-                "entries under oh-my-pi's compatibility (store.compat \"omp\", or a root in ~/.omp/agent/sessions)",
-                shapes.shape_line(next(kind for kind in shapes.OMP_ONLY_ENTRIES if kind.__struct_config__.tag == value)),
+                'entries under oh-my-pi\'s compatibility (store.compat "omp", or a root in ~/.omp/agent/sessions)',
+                shapes.shape_line(
+                    next(kind for kind in shapes.OMP_ONLY_ENTRIES if kind.__struct_config__.tag == value)
+                ),
             )
         return ShapeRefused(
             field,
@@ -212,15 +218,27 @@ def _unknown_tag(field: str, is_entry: bool, value: object, union: msgspec.inspe
         )
     if field.endswith(".role"):
         if value == "tool":
-            return ShapeRefused(field, "a tool's result is a message of role \"toolResult\" (pi reads no role \"tool\")",
-                                shapes.shape_line(shapes.ToolResultMessage))
+            return ShapeRefused(
+                field,
+                'a tool\'s result is a message of role "toolResult" (pi reads no role "tool")',
+                shapes.shape_line(shapes.ToolResultMessage),
+            )
         if value in ("compactionSummary", "branchSummary"):
             entry = shapes.CompactionEntry if value == "compactionSummary" else shapes.BranchSummaryEntry
-            return ShapeRefused(field, f"a {value} is what a {entry.__struct_config__.tag} entry becomes in a context, "
-                                "not a message to append: append that entry (or call session/compact)", shapes.shape_line(entry))
+            return ShapeRefused(
+                field,
+                f"a {value} is what a {entry.__struct_config__.tag} entry becomes in a context, "
+                "not a message to append: append that entry (or call session/compact)",
+                shapes.shape_line(entry),
+            )
         return ShapeRefused(field, f"message role {value!r} is not one pi reads ({listed})", _shape_of(union))
-    return ShapeRefused(field, f"content block type {value!r} is not one pi reads here ({listed})",
-                        "; ".join(shapes.shape_line(member.cls) for member in union.types if isinstance(member, msgspec.inspect.StructType)))
+    return ShapeRefused(
+        field,
+        f"content block type {value!r} is not one pi reads here ({listed})",
+        "; ".join(
+            shapes.shape_line(member.cls) for member in union.types if isinstance(member, msgspec.inspect.StructType)
+        ),
+    )
 
 
 def _field(steps: list[str | int]) -> str:

@@ -118,16 +118,15 @@ class Entry(msgspec.Struct, eq=False, gc=False):
             line = self.source.read(self.offset, self.length)  # type: ignore[union-attr]  # an entry without its line has a source to read it from
         return line
 
-    def held(self) -> "Entry":
+    def held(self) -> Entry:
         """This entry with its bytes in memory (for one that must outlive its file's descriptor)."""
         if self.line is None:
             self.line = self.raw
         return self
 
-    def detached(self) -> "Entry":
+    def detached(self) -> Entry:
         """A copy holding its bytes and belonging to no file yet (for another session's file)."""
-        return Entry(self.type, self.id, self.parent_id, self.timestamp, self.raw, self.head,
-                     has_blobs=self.has_blobs)
+        return Entry(self.type, self.id, self.parent_id, self.timestamp, self.raw, self.head, has_blobs=self.has_blobs)
 
     def obj(self) -> dict[str, Any]:
         """The whole line as a fresh dict (callers may keep or change it); settles ``has_blobs``."""
@@ -162,7 +161,7 @@ class Entry(msgspec.Struct, eq=False, gc=False):
         return message.role if message is not None and isinstance(message.role, str) else None
 
     @classmethod
-    def from_obj(cls, obj: dict[str, Any]) -> "Entry":
+    def from_obj(cls, obj: dict[str, Any]) -> Entry:
         line = encode(obj)
         return cls(
             type=kind if isinstance(kind := obj.get("type"), str) else "",
@@ -175,12 +174,19 @@ class Entry(msgspec.Struct, eq=False, gc=False):
         )
 
     @classmethod
-    def from_envelope(cls, obj: dict[str, Any], line: bytes) -> "Entry":
+    def from_envelope(cls, obj: dict[str, Any], line: bytes) -> Entry:
         """``from_obj`` of an object whose maker already knows its envelope is well formed (type, id and
         timestamp strings, parentId a string or null or absent: an append's prepared entry, an importer's),
         already encoded as ``line``: the envelope is taken as it is, with no check and no second encoding."""
-        return cls(obj["type"], obj["id"], obj.get("parentId"), obj["timestamp"], line, _head_of(obj),
-                   has_blobs=BLOB_MARK in line)
+        return cls(
+            obj["type"],
+            obj["id"],
+            obj.get("parentId"),
+            obj["timestamp"],
+            line,
+            _head_of(obj),
+            has_blobs=BLOB_MARK in line,
+        )
 
 
 def _head_of(obj: dict[str, object]) -> MessageHead | None:

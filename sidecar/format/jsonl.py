@@ -27,9 +27,24 @@ from .marks import marks_within
 from .titleslot import TitleSlot, looks_like_slot, read_slot
 
 __all__ = [
-    "BLOB_MARK", "BLOB_PREFIX", "MAP_THRESHOLD", "Entry", "LineMoved", "LineSource", "MessageHead", "NotASession",
-    "ParsedFile", "Unparsed", "decode_lenient", "decode_object", "encode", "parse_file", "parse_line", "parse_path",
-    "parse_tail", "serialize",
+    "BLOB_MARK",
+    "BLOB_PREFIX",
+    "MAP_THRESHOLD",
+    "Entry",
+    "LineMoved",
+    "LineSource",
+    "MessageHead",
+    "NotASession",
+    "ParsedFile",
+    "Unparsed",
+    "decode_lenient",
+    "decode_object",
+    "encode",
+    "parse_file",
+    "parse_line",
+    "parse_path",
+    "parse_tail",
+    "serialize",
 ]
 
 
@@ -62,7 +77,6 @@ class ParsedFile:
 
 class NotASession(ValueError):
     """The file's first parsed line is not a session header."""
-
 
 
 def parse_file(data: bytes) -> ParsedFile:
@@ -114,9 +128,7 @@ def parse_tail(data: bytes, base: int) -> ParsedFile:
     return _parse_buffer(data, None, base)
 
 
-def _parse_buffer(
-    buffer: bytes | mmap.mmap, source: LineSource | None, base: int | None = None
-) -> ParsedFile:
+def _parse_buffer(buffer: bytes | mmap.mmap, source: LineSource | None, base: int | None = None) -> ParsedFile:
     size = len(buffer)
     view = memoryview(buffer)
     try:
@@ -131,7 +143,11 @@ _BOM = b"\xef\xbb\xbf"
 
 
 def _parse_view(
-    buffer: bytes | mmap.mmap, view: memoryview, size: int, source: LineSource | None, base: int | None,
+    buffer: bytes | mmap.mmap,
+    view: memoryview,
+    size: int,
+    source: LineSource | None,
+    base: int | None,
 ) -> ParsedFile:
     """The lines of ``buffer``; with ``base``, a part of a file from that offset on, after its header.
 
@@ -167,7 +183,9 @@ def _parse_view(
     segment: memoryview | bytes | None = None
     if not tail_only and buffer[:3] == _BOM:
         # pi 1.5 reads no entries from such a file (0.73.1 read it); we refuse it unchanged and never write one.
-        raise NotASession("the file starts with a UTF-8 byte order mark, which pi 1.5 does not read: remove its first 3 bytes")
+        raise NotASession(
+            "the file starts with a UTF-8 byte order mark, which pi 1.5 does not read: remove its first 3 bytes"
+        )
     slot: TitleSlot | None = None
     slot_fault: str | None = None
     chunk = _CHUNK
@@ -206,9 +224,18 @@ def _parse_view(
                     if head is not None:
                         head = share(head)
                     kind = env.type
-                    made = Entry(types.get(kind, kind) if kind else "", env.id, env.parentId, env.timestamp,
-                                 segment if held else None, head, start + shift, end - start, source,  # type: ignore[arg-type]  # a held segment is a view of the mapped file, kept as the line's bytes
-                                 (bool(marks) and _holds_mark(marks, start, end)) if held else None)
+                    made = Entry(
+                        types.get(kind, kind) if kind else "",
+                        env.id,
+                        env.parentId,
+                        env.timestamp,
+                        segment if held else None,  # type: ignore[arg-type]  # a held segment is a view of the mapped file, kept as the line's bytes
+                        head,
+                        start + shift,
+                        end - start,
+                        source,
+                        (bool(marks) and _holds_mark(marks, start, end)) if held else None,
+                    )
                     append(made)
                     if is_unterminated:
                         needs_newline = True
@@ -219,7 +246,7 @@ def _parse_view(
                         released_to = upto
                     continue
             segment = view[start:end]
-            first = buffer[start:start + 1]
+            first = buffer[start : start + 1]
             if first != b"{" and not bytes(segment).strip():
                 parse_errors += 1
                 if is_unterminated:

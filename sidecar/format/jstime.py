@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 # The second of the last stamp read in toISOString's own shape ("2026-01-02T03:04:05.678Z") and its
@@ -39,5 +39,5 @@ def _parsed(timestamp: str) -> int | None:
         return None
     if moment.tzinfo is None:
         # pi always writes toISOString() (UTC, "Z"); read a stamp without offset as UTC.
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return (moment - _EPOCH) // timedelta(milliseconds=1)

@@ -53,7 +53,7 @@ class LineParser:
         self._errors = 0
 
     @classmethod
-    def after_header(cls, base: int) -> "LineParser":
+    def after_header(cls, base: int) -> LineParser:
         """A parser of the lines that follow a header already read, the first of them at offset ``base``
         (a read-only holder catching up). ``finish(b"")`` gives what ``parse_tail`` gives for those
         lines joined, with no header as it has none, except ``size``: here where the file ends after them."""
@@ -73,7 +73,7 @@ class LineParser:
             if header_at is None:
                 self._checked = len(before)
                 return
-            head = _joined(before[:header_at + 1], b"")
+            head = _joined(before[: header_at + 1], b"")
             try:
                 self._parsed = parse_file(head)  # the title line, what precedes the header, the header
             except NotASession as exc:
@@ -83,7 +83,7 @@ class LineParser:
                 self._before = []
             self._offset = len(head)
             self._errors = self._parsed.parse_errors
-            lines = before[header_at + 1:]
+            lines = before[header_at + 1 :]
         self._add(lines, False)
 
     def finish(self, tail: bytes) -> ParsedFile:
@@ -119,8 +119,20 @@ class LineParser:
                 if head is not None:
                     head = share(head)
                 kind = env.type
-                append(Entry(types.get(kind, kind) if kind else "", env.id, env.parentId, env.timestamp,
-                             line, head, offset, length, None, mark in line))
+                append(
+                    Entry(
+                        types.get(kind, kind) if kind else "",
+                        env.id,
+                        env.parentId,
+                        env.timestamp,
+                        line,
+                        head,
+                        offset,
+                        length,
+                        None,
+                        mark in line,
+                    )
+                )
                 if unterminated:
                     parsed.needs_newline = True
             else:

@@ -14,6 +14,7 @@ import msgspec
 from .codec import decode_lenient
 from .entry import Entry, MessageHead
 
+
 class _Envelope(msgspec.Struct, gc=False):
     """The fields every entry shares, and a message's head, in one pass over the line.
 
@@ -109,8 +110,22 @@ def share_head(head: SharedHead) -> SharedHead:
         return head
     return shared
 
-_types: dict[str | None, str] = {name: name for name in ("message", "model_change", "thinking_level_change", "compaction", "branch_summary",
-                                  "custom", "custom_message", "label", "session_info", "session")}
+
+_types: dict[str | None, str] = {
+    name: name
+    for name in (
+        "message",
+        "model_change",
+        "thinking_level_change",
+        "compaction",
+        "branch_summary",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+        "session",
+    )
+}
 _kinds: dict[str | None, str] = {**_types, None: "", "": ""}  # chunked.py's: an absent or empty type is ""
 
 

@@ -74,7 +74,7 @@ def _v1_to_v2(parsed: ParsedFile) -> None:
         assigned[id(item)] = entry_id
         objs.append(obj)
         new_items.append(item)
-    for index, item in enumerate(new_items):
+    for index in range(len(new_items)):
         made = objs[index]
         if made is None:
             continue

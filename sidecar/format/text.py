@@ -16,7 +16,9 @@ def content_text(content: Any) -> str:  # (read as JS would: a list of blocks, o
     if isinstance(content, str):
         return content
     return "\n".join(
-        b["text"] for b in content or [] if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        b["text"]
+        for b in content or []
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
     )
 
 

@@ -140,19 +140,23 @@ class PromptHistory:
                     connection.close()
                 return
 
-    def _store(self, connection: sqlite3.Connection, rows: list[tuple[str, str | None, int]],
-               last: dict[str | None, str]) -> None:
+    def _store(
+        self, connection: sqlite3.Connection, rows: list[tuple[str, str | None, int]], last: dict[str | None, str]
+    ) -> None:
         with connection:  # commits, or rolls back on an error
             connection.execute("BEGIN IMMEDIATE")
             for prompt, cwd, created in rows:
                 if cwd not in last:
                     found = connection.execute(
-                        "SELECT prompt FROM prompts WHERE cwd IS ? ORDER BY id DESC LIMIT 1", (cwd,)).fetchone()
+                        "SELECT prompt FROM prompts WHERE cwd IS ? ORDER BY id DESC LIMIT 1", (cwd,)
+                    ).fetchone()
                     if found is not None:
                         last[cwd] = found[0]
                 if last.get(cwd) == prompt:
                     continue  # the same prompt again: one line of history
-                connection.execute("INSERT INTO prompts(prompt, created_ms, cwd) VALUES (?, ?, ?)", (prompt, created, cwd))
+                connection.execute(
+                    "INSERT INTO prompts(prompt, created_ms, cwd) VALUES (?, ?, ?)", (prompt, created, cwd)
+                )
                 last[cwd] = prompt
 
     # -- reading ---------------------------------------------------------------
@@ -176,18 +180,22 @@ class PromptHistory:
         elif "\x00" in query:
             # (no terms: FTS5 indexed no prompt past a NUL) LIKE too reads its pattern as a C string,
             # which ends at NUL; instr and lower count bytes.
-            sql = (f"SELECT {_COLUMNS} FROM prompts p "
-                   f"WHERE instr(lower(p.prompt), lower(?)) > 0 {where} ORDER BY p.id DESC LIMIT ?")
+            sql = (
+                f"SELECT {_COLUMNS} FROM prompts p "
+                f"WHERE instr(lower(p.prompt), lower(?)) > 0 {where} ORDER BY p.id DESC LIMIT ?"
+            )
             rows = connection.execute(sql, [query, *args, limit]).fetchall()
         else:  # shorter than a trigram: every prompt is read
             # LIKE folds ASCII case as lower() does, at two thirds of instr(lower())'s cost.
-            sql = (f"SELECT {_COLUMNS} FROM prompts p "
-                   f"WHERE p.prompt LIKE ? ESCAPE '\\' {where} ORDER BY p.id DESC LIMIT ?")
+            sql = (
+                f"SELECT {_COLUMNS} FROM prompts p WHERE p.prompt LIKE ? ESCAPE '\\' {where} ORDER BY p.id DESC LIMIT ?"
+            )
             rows = connection.execute(sql, [_like(query), *args, limit]).fetchall()
         return [_prompt(row) for row in rows]
 
-    def _search_words(self, connection: sqlite3.Connection, words: list[str], where: str, args: list,
-                      limit: int, relevance: bool) -> list[Prompt]:
+    def _search_words(
+        self, connection: sqlite3.Connection, words: list[str], where: str, args: list, limit: int, relevance: bool
+    ) -> list[Prompt]:
         """Several words: the prompts holding every trigram of every word (the index), then each word
         checked at a word start in them (``starts_words``). Words shorter than a trigram ask the index
         nothing; a query of such words only reads every prompt, newest first, until ``limit``."""
@@ -212,9 +220,13 @@ class PromptHistory:
             clauses.append("id < ?")
             args.append(max(min(before, _MAX_ID), -_MAX_ID))  # (ids fit SQLite's 64 bits; a JSON number need not)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        rows = self._reader().execute(
-            f"SELECT id, prompt, created_ms, cwd FROM prompts {where} ORDER BY id DESC LIMIT ?", [*args, limit]
-        ).fetchall()
+        rows = (
+            self._reader()
+            .execute(
+                f"SELECT id, prompt, created_ms, cwd FROM prompts {where} ORDER BY id DESC LIMIT ?", [*args, limit]
+            )
+            .fetchall()
+        )
         return [_prompt(row) for row in rows]
 
     def _reader(self) -> sqlite3.Connection:
@@ -243,7 +255,8 @@ class PromptHistory:
                 connection.close()
                 raise HistoryUnavailable(
                     f"{self.path} has prompt history schema {version}, this sidecar knows {SCHEMA_VERSION}; "
-                    "use the sidecar that wrote it, or move the file away to start a new history")
+                    "use the sidecar that wrote it, or move the file away to start a new history"
+                )
             self.path.chmod(0o600)
             return connection
         except sqlite3.Error as exc:
@@ -258,24 +271,36 @@ def _prompt(row: tuple) -> Prompt:
 _COLUMNS = "p.id, p.prompt, p.created_ms, p.cwd"
 
 
-def _indexed(connection: sqlite3.Connection, terms: str, check: str, needle: str, where: str, args: list,
-             limit: int, relevance: bool) -> list[tuple]:
+def _indexed(
+    connection: sqlite3.Connection,
+    terms: str,
+    check: str,
+    needle: str,
+    where: str,
+    args: list,
+    limit: int,
+    relevance: bool,
+) -> list[tuple]:
     """The rows the trigram index names for ``terms`` that the SQL function ``check`` (holds,
     starts_words) then finds ``needle`` in: newest first, or the newest matches ranked by bm25."""
     if relevance:
         # bm25 costs a step per match: rank the newest matches only, which keeps
         # a common word over a large history as fast as a rare one.
-        sql = (f"SELECT {_COLUMNS} FROM ("
-               f"SELECT prompts_fts.rowid AS id, bm25(prompts_fts) AS score FROM prompts_fts "
-               f"JOIN prompts q ON q.id = prompts_fts.rowid WHERE prompts_fts MATCH ? AND {check}(q.prompt, ?) "
-               f"ORDER BY prompts_fts.rowid DESC LIMIT {RANKED_MATCHES}) AS m "
-               f"JOIN prompts p ON p.id = m.id WHERE 1 {where} ORDER BY m.score, p.id DESC LIMIT ?")
+        sql = (
+            f"SELECT {_COLUMNS} FROM ("
+            f"SELECT prompts_fts.rowid AS id, bm25(prompts_fts) AS score FROM prompts_fts "
+            f"JOIN prompts q ON q.id = prompts_fts.rowid WHERE prompts_fts MATCH ? AND {check}(q.prompt, ?) "
+            f"ORDER BY prompts_fts.rowid DESC LIMIT {RANKED_MATCHES}) AS m "
+            f"JOIN prompts p ON p.id = m.id WHERE 1 {where} ORDER BY m.score, p.id DESC LIMIT ?"
+        )
     else:
         # Ordered by the full-text table's own rowid, the matches stream newest
         # first and the limit stops the walk (ordering by the joined table's id
         # would sort every match first: 26 ms against 0.15 ms at 100,000 prompts).
-        sql = (f"SELECT {_COLUMNS} FROM prompts_fts JOIN prompts p ON p.id = prompts_fts.rowid "
-               f"WHERE prompts_fts MATCH ? AND {check}(p.prompt, ?) {where} ORDER BY prompts_fts.rowid DESC LIMIT ?")
+        sql = (
+            f"SELECT {_COLUMNS} FROM prompts_fts JOIN prompts p ON p.id = prompts_fts.rowid "
+            f"WHERE prompts_fts MATCH ? AND {check}(p.prompt, ?) {where} ORDER BY prompts_fts.rowid DESC LIMIT ?"
+        )
     return connection.execute(sql, [terms, needle, *args, limit]).fetchall()
 
 

@@ -29,17 +29,55 @@ from typing import Any
 import msgspec
 
 from ..store import MAX_CHARS
-from .claude_code_lines import (COPIES, LIST, OBJECT, STRING, BlockHead, Message, Record, block_decoder,
-                                 block_heads_decoder, block_list_decoder, decoder, first_byte, read_records)
-from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, id_of, image_block, iso_z, json_bytes,
-                     ms_of_iso, usage)
+from .claude_code_lines import (
+    COPIES,
+    LIST,
+    OBJECT,
+    STRING,
+    BlockHead,
+    Message,
+    Record,
+    block_decoder,
+    block_heads_decoder,
+    block_list_decoder,
+    decoder,
+    first_byte,
+    read_records,
+)
+from .common import (
+    KEPT,
+    MAPPED,
+    SKIPPED,
+    Builder,
+    Imported,
+    Tally,
+    id_of,
+    image_block,
+    iso_z,
+    json_bytes,
+    ms_of_iso,
+    usage,
+)
 
 TOOL = "claude-code"
 API, PROVIDER = "anthropic-messages", "anthropic"
 
 _STOPS = {"tool_use": "toolUse", "max_tokens": "length"}  # Anthropic's stop reasons pi names otherwise
-KEPT_KINDS = {"attachment", "cost-state", "mode", "tools-used", "atis-latch", "summary", "custom-title",
-              "file-history-snapshot", "progress", "system", "tag", "agent-name", "pr-link"}
+KEPT_KINDS = {
+    "attachment",
+    "cost-state",
+    "mode",
+    "tools-used",
+    "atis-latch",
+    "summary",
+    "custom-title",
+    "file-history-snapshot",
+    "progress",
+    "system",
+    "tag",
+    "agent-name",
+    "pr-link",
+}
 
 
 class _Reader:
@@ -60,7 +98,7 @@ class _Reader:
         # The compaction entry waiting for its summary (the isCompactSummary user line after the boundary).
         self.pending_compaction: str | None = None
 
-    def parent_of(self, record: "Record") -> str | None:
+    def parent_of(self, record: Record) -> str | None:
         source = record.parentUuid or record.logicalParentUuid
         if source is None:
             return None
@@ -71,10 +109,10 @@ class _Reader:
             entry = self.after[entry]
         return entry
 
-    def read(self, number: int, record: "Record") -> None:
+    def read(self, number: int, record: Record) -> None:
         kind = record.type
         if not isinstance(kind, str):
-            self.tally.damage(number, "a record without a string \"type\"")
+            self.tally.damage(number, 'a record without a string "type"')
             return
         if kind in COPIES:
             self.tally.count(kind, SKIPPED, COPIES[kind])
@@ -96,8 +134,7 @@ class _Reader:
             else:
                 self.tally.count(kind, KEPT, "kept as a custom entry (not part of the model's context)")
             parent = self.parent_of(record) if uid else self._below(self.last)
-            entry = self.b.kept(f"{self.prefix}{uid or number}", parent, stamp, f"claude-code.{kind}",
-                                record.whole())
+            entry = self.b.kept(f"{self.prefix}{uid or number}", parent, stamp, f"claude-code.{kind}", record.whole())
             if not uid and parent is not None:
                 self.after[parent] = entry
             self._stand(uid, entry)
@@ -123,8 +160,13 @@ class _Reader:
         # is a list: a tool's answer) is read in one decoding, as their heads.
         is_list = first_byte(raw_content) == LIST
         results = _tool_results_only(raw_content) if is_list else None
-        content = (None if results is not None else
-                   block_list_decoder.decode(raw_content) if is_list else decoder.decode(raw_content))
+        content = (
+            None
+            if results is not None
+            else block_list_decoder.decode(raw_content)
+            if is_list
+            else decoder.decode(raw_content)
+        )
         text = content if isinstance(content, str) else None
         if record.isMeta or (text is not None and text.lstrip().startswith(("<local-command-", "<command-name>"))):
             self.tally.count("user", KEPT, "harness lines (isMeta, local command echoes) the model never saw")
@@ -135,8 +177,11 @@ class _Reader:
             if results is not None:
                 rest: list[object] = []
             else:
-                blocks = [(block_decoder.decode(b), b) for b in content  # type: ignore[union-attr]  # a list with no results: content holds its blocks
-                          if first_byte(b) == OBJECT]
+                blocks = [
+                    (block_decoder.decode(b), b)
+                    for b in content  # type: ignore[union-attr]  # a list with no results: content holds its blocks
+                    if first_byte(b) == OBJECT
+                ]
                 results = [head for head, _ in blocks if head.type == "tool_result"]
                 rest = [_block(decoder.decode(b)) for head, b in blocks if head.type != "tool_result"]
             details = record.tool_use_result() if len(results) == 1 else None
@@ -149,10 +194,22 @@ class _Reader:
                     text_or_blocks: object = body  # the output's JSON text as it came
                 else:
                     decoded = decoder.decode(body)
-                    text_or_blocks = ([_block(b) for b in decoded if isinstance(b, dict)] if isinstance(decoded, list)
-                                      else str(decoded or ""))
-                parent = self.b.tool_result(f"{self.prefix}{uid}/{index}", parent, stamp, call,
-                                            self.tool_names.get(call, ""), text_or_blocks, ms, bool(block.is_error), details)
+                    text_or_blocks = (
+                        [_block(b) for b in decoded if isinstance(b, dict)]
+                        if isinstance(decoded, list)
+                        else str(decoded or "")
+                    )
+                parent = self.b.tool_result(
+                    f"{self.prefix}{uid}/{index}",
+                    parent,
+                    stamp,
+                    call,
+                    self.tool_names.get(call, ""),
+                    text_or_blocks,
+                    ms,
+                    bool(block.is_error),
+                    details,
+                )
             rest = [b for b in rest if b is not None]
             if rest or not results:
                 parent = self.b.user(f"{self.prefix}{uid}", parent, stamp, rest, ms)
@@ -193,12 +250,26 @@ class _Reader:
             if not isinstance(use, dict):
                 use = {}
             stop = _STOPS.get(message.stop_reason, None)
-            opened = self.b.assistant(f"{self.prefix}{uid}", parent, stamp, ms_of_iso(record.timestamp), API, PROVIDER,
-                                      model, msgspec.Raw(json_bytes(usage(
-                                          int(use.get("input_tokens") or 0), int(use.get("output_tokens") or 0),
-                                          int(use.get("cache_read_input_tokens") or 0),
-                                          int(use.get("cache_creation_input_tokens") or 0)))),
-                                      stop if stop is not None else "toolUse" if calls else "stop")
+            opened = self.b.assistant(
+                f"{self.prefix}{uid}",
+                parent,
+                stamp,
+                ms_of_iso(record.timestamp),
+                API,
+                PROVIDER,
+                model,
+                msgspec.Raw(
+                    json_bytes(
+                        usage(
+                            int(use.get("input_tokens") or 0),
+                            int(use.get("output_tokens") or 0),
+                            int(use.get("cache_read_input_tokens") or 0),
+                            int(use.get("cache_creation_input_tokens") or 0),
+                        )
+                    )
+                ),
+                stop if stop is not None else "toolUse" if calls else "stop",
+            )
             for block in blocks:
                 opened.add(block)
             entry_id = opened.id
@@ -209,15 +280,21 @@ class _Reader:
             self.tool_users[block["id"]] = self.alias[uid] if uid else self.last  # type: ignore[assignment]  # an assistant entry was written: last is its id
         self.model = model or self.model
 
-    def compaction(self, record: "Record", uid: str | None, stamp: str) -> None:
+    def compaction(self, record: Record, uid: str | None, stamp: str) -> None:
         whole = decoder.decode(record.line)
         meta = whole.get("compactMetadata") or {}
         preserved = (meta.get("preservedMessages") or {}).get("uuids") or []
         parent = self.parent_of(record)
-        entry_id = self.b.add(f"{self.prefix}{uid}", parent, stamp, "compaction",
-                              summary=str(whole.get("content") or ""), firstKeptEntryId="",
-                              tokensBefore=int(meta.get("preTokens") or 0),
-                              details={"claudeCode": {"trigger": meta.get("trigger"), "preservedUuids": preserved}})
+        entry_id = self.b.add(
+            f"{self.prefix}{uid}",
+            parent,
+            stamp,
+            "compaction",
+            summary=str(whole.get("content") or ""),
+            firstKeptEntryId="",
+            tokensBefore=int(meta.get("preTokens") or 0),
+            details={"claudeCode": {"trigger": meta.get("trigger"), "preservedUuids": preserved}},
+        )
         first = self.alias.get(preserved[0]) if preserved else None
         self.b.dict_entry(entry_id)["firstKeptEntryId"] = first or entry_id  # nothing kept: its own id
         self.pending_compaction = entry_id
@@ -269,8 +346,12 @@ def _assistant_block(block: object) -> dict[str, Any] | None:
     if kind == "redacted_thinking":
         return {"type": "thinking", "thinking": "", "thinkingSignature": block.get("data", ""), "redacted": True}
     if kind in ("tool_use", "server_tool_use"):
-        return {"type": "toolCall", "id": str(block.get("id", "")), "name": str(block.get("name", "")),
-                "arguments": block.get("input") if isinstance(block.get("input"), dict) else {}}
+        return {
+            "type": "toolCall",
+            "id": str(block.get("id", "")),
+            "name": str(block.get("name", "")),
+            "arguments": block.get("input") if isinstance(block.get("input"), dict) else {},
+        }
     return {"type": "text", "text": json.dumps(block)}
 
 
@@ -305,8 +386,9 @@ def import_transcript(path: Path) -> Imported:
     return imported
 
 
-def _branch(builder: Builder, tally: Tally, anchor: str | None, prefix: str, head_data: dict,
-            records: list[tuple[int, Record]]) -> None:
+def _branch(
+    builder: Builder, tally: Tally, anchor: str | None, prefix: str, head_data: dict, records: list[tuple[int, Record]]
+) -> None:
     """Records of a subagent as a branch under ``anchor``, placed right after it in the file."""
     if anchor is None and builder.entries:
         anchor = id_of(builder.entries[0])
@@ -359,5 +441,11 @@ def _subagents(path: Path, builder: Builder, tally: Tally, main: _Reader) -> lis
 
 def _subagent(builder: Builder, tally: Tally, transcript: Path, anchor: str | None, meta: dict) -> None:
     records = list(read_records(transcript, tally))
-    _branch(builder, tally, anchor, f"{transcript.name}:",
-            {"agentId": transcript.stem.removeprefix("agent-"), "file": transcript.name, **meta}, records)
+    _branch(
+        builder,
+        tally,
+        anchor,
+        f"{transcript.name}:",
+        {"agentId": transcript.stem.removeprefix("agent-"), "file": transcript.name, **meta},
+        records,
+    )

@@ -27,27 +27,52 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from ..store import MAX_CHARS
-from .common import (KEPT, MAPPED, NO_USAGE, SKIPPED, Builder, Imported, Tally, id_of, image_block, iso_z,
-                     ms_of_iso)
-from .codex_lines import (BOOKKEEPING, OUTPUT, OUTPUT_ITEMS, RESPONSE_ENDS, UI_EVENTS, Head, Line,
-                          decoder, item_line_decoder, line_decoder, model_decoder, model_line_decoder, read_lines)
+from .codex_lines import (
+    BOOKKEEPING,
+    OUTPUT,
+    OUTPUT_ITEMS,
+    RESPONSE_ENDS,
+    UI_EVENTS,
+    Head,
+    Line,
+    decoder,
+    item_line_decoder,
+    line_decoder,
+    model_decoder,
+    model_line_decoder,
+    read_lines,
+)
 from .codex_subagents import children
+from .common import KEPT, MAPPED, NO_USAGE, SKIPPED, Builder, Imported, Tally, id_of, image_block, iso_z, ms_of_iso
 from .made import Assistant
 
 TOOL = "codex"
 API = "openai-responses"
 
-CONTEXT_PREFIXES = ("<environment_context>", "# AGENTS.md instructions", "<user_instructions>", "<turn_aborted>",
-                    "<user_shell_command>", "<INSTRUCTIONS>")
-ASSISTANT_ITEMS = {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
-                   "tool_search_call", "image_generation_call"}
+CONTEXT_PREFIXES = (
+    "<environment_context>",
+    "# AGENTS.md instructions",
+    "<user_instructions>",
+    "<turn_aborted>",
+    "<user_shell_command>",
+    "<INSTRUCTIONS>",
+)
+ASSISTANT_ITEMS = {
+    "reasoning",
+    "function_call",
+    "custom_tool_call",
+    "local_shell_call",
+    "web_search_call",
+    "tool_search_call",
+    "image_generation_call",
+}
 # The assistant items mapped from their fields alone (with assistant messages): the others keep their whole item.
 FROM_HEAD = {"reasoning", "function_call", "custom_tool_call"}
 
@@ -62,34 +87,52 @@ class _Reader:
         self.spawned: dict[str, str] = {}  # subagent thread id -> entry id of the spawning message
         self.model = ""
 
-    def read_known(self, number: int, raw: memoryview, head: "Head") -> None:
+    def read_known(self, number: int, raw: memoryview, head: Head) -> None:
         """A line whose head says it is a response item or a turn's model (most of a rollout's lines that
         are not UI copies): mapped from the head, or decoded once more for what its kind needs, never into a
         ``Line`` first."""
         kind = head.type
         if kind == "response_item":
             item = head.payload
-            sub = item.type  # type: ignore[union-attr]  # a response_item's payload is an item (Head decodes it so)
-            if sub in FROM_HEAD or sub == "message" and item.role == "assistant":  # type: ignore[union-attr]  # a response_item's payload is an item (Head decodes it so)
+            assert item is not None  # a response_item's payload is an item (Head decodes it so)
+            sub = item.type
+            if sub in FROM_HEAD or sub == "message" and item.role == "assistant":
                 # (most items of a rollout: mapped from the head, the line is not decoded again)
-                self._assistant_fields(f"{self.prefix}{number}", iso_z(head.timestamp), head.timestamp, sub,
-                                       item.summary, item.content, item.encrypted_content, item.call_id,  # type: ignore[union-attr]  # a response_item's payload is an item (Head decodes it so)
-                                       item.id, item.name, item.arguments, item.input, decoder.decode)  # type: ignore[union-attr]  # a response_item's payload is an item (Head decodes it so)
+                self._assistant_fields(
+                    f"{self.prefix}{number}",
+                    iso_z(head.timestamp),
+                    head.timestamp,
+                    sub,
+                    item.summary,
+                    item.content,
+                    item.encrypted_content,
+                    item.call_id,
+                    item.id,
+                    item.name,
+                    item.arguments,
+                    item.input,
+                    decoder.decode,
+                )
                 self.tally.count(f"response_item/{sub}", MAPPED)
                 return
-            self._item(f"{self.prefix}{number}", iso_z(head.timestamp), item_line_decoder.decode(raw).payload,
-                       head.timestamp, raw)
+            self._item(
+                f"{self.prefix}{number}",
+                iso_z(head.timestamp),
+                item_line_decoder.decode(raw).payload,
+                head.timestamp,
+                raw,
+            )
             return
         self.open = None  # (a turn_context ends a model response)
         self.model = str(model_line_decoder.decode(raw).payload.model or self.model)
         self.tally.count(kind, MAPPED, "the model of the turn")
 
-    def read(self, number: int, line: "Line") -> None:
+    def read(self, number: int, line: Line) -> None:
         kind, payload = line.type, line.payload
         stamp = iso_z(line.timestamp)
         key = f"{self.prefix}{number}"
         if not isinstance(kind, str) or memoryview(payload)[:1] != b"{":
-            self.tally.damage(number, "a line without a string \"type\" and an object \"payload\"")
+            self.tally.damage(number, 'a line without a string "type" and an object "payload"')
             return
         if kind in RESPONSE_ENDS:
             self.open = None  # one model response ends: the next assistant item starts another message
@@ -125,7 +168,7 @@ class _Reader:
             return
         self._keep(key, stamp, kind, line, known=kind == "world_state")
 
-    def _keep(self, key: str, stamp: str, kind: str, line: "Line | memoryview", known: bool) -> None:
+    def _keep(self, key: str, stamp: str, kind: str, line: Line | memoryview, known: bool) -> None:
         if not isinstance(line, Line):
             line = line_decoder.decode(line)
         if known:
@@ -144,17 +187,25 @@ class _Reader:
                 if caller:
                     self.spawned[str(thread)] = caller
 
-    def output(self, number: int, head: "Head") -> None:
+    def output(self, number: int, head: Head) -> None:
         """A tool's output as one string (most of a rollout's bytes): its JSON text goes into the
         toolResult as it is, never decoded and encoded again."""
         item = head.payload
+        assert item is not None  # an OUTPUT line's head has its payload (read_lines checked it)
         self.open = None
-        call = str(item.call_id or "")  # type: ignore[union-attr]  # an OUTPUT line's head has its payload (read_lines checked it)
-        self.leaf = self.b.tool_result(f"{self.prefix}{number}", self.leaf, iso_z(head.timestamp), call,
-                                       self.tool_names.get(call, ""), item.output, ms_of_iso(head.timestamp))  # type: ignore[union-attr]  # an OUTPUT line's head has its payload (read_lines checked it)
-        self.tally.count(f"response_item/{item.type}", MAPPED)  # type: ignore[union-attr]  # an OUTPUT line's head has its payload (read_lines checked it)
+        call = str(item.call_id or "")
+        self.leaf = self.b.tool_result(
+            f"{self.prefix}{number}",
+            self.leaf,
+            iso_z(head.timestamp),
+            call,
+            self.tool_names.get(call, ""),
+            item.output,
+            ms_of_iso(head.timestamp),
+        )
+        self.tally.count(f"response_item/{item.type}", MAPPED)
 
-    def _item(self, key: str, stamp: str, item: dict[str, Any], timestamp: object, line: "Line | memoryview") -> None:
+    def _item(self, key: str, stamp: str, item: dict[str, Any], timestamp: object, line: Line | memoryview) -> None:
         """``line``: the line, read as a ``Line`` or still its JSON text (read as one if it is kept)."""
         kind = str(item.get("type"))
         if kind == "message" and item.get("role") == "assistant" or kind in ASSISTANT_ITEMS:
@@ -185,8 +236,16 @@ class _Reader:
                 body, failed = output, False
             if isinstance(body, list):
                 body = [b for b in (_input_block(b) for b in body) if b is not None]
-            self.leaf = self.b.tool_result(key, self.leaf, stamp, call, self.tool_names.get(call, ""),
-                                           body if isinstance(body, list) else str(body or ""), ms_of_iso(timestamp), failed)
+            self.leaf = self.b.tool_result(
+                key,
+                self.leaf,
+                stamp,
+                call,
+                self.tool_names.get(call, ""),
+                body if isinstance(body, list) else str(body or ""),
+                ms_of_iso(timestamp),
+                failed,
+            )
             self.tally.count(f"response_item/{kind}", MAPPED)
             return
         self._keep(key, stamp, f"response_item/{kind}", line, known=False)
@@ -194,9 +253,21 @@ class _Reader:
     def _assistant_part(self, key: str, stamp: str, timestamp: object, item: dict[str, object]) -> None:
         kind = item.get("type")
         if kind in FROM_HEAD or kind == "message":
-            self._assistant_fields(key, stamp, timestamp, kind, item.get("summary"), item.get("content"),
-                                   item.get("encrypted_content"), item.get("call_id"), item.get("id"),
-                                   item.get("name"), item.get("arguments"), item.get("input", ""), _same)
+            self._assistant_fields(
+                key,
+                stamp,
+                timestamp,
+                kind,
+                item.get("summary"),
+                item.get("content"),
+                item.get("encrypted_content"),
+                item.get("call_id"),
+                item.get("id"),
+                item.get("name"),
+                item.get("arguments"),
+                item.get("input", ""),
+                _same,
+            )
             return
         message = self._opened(key, stamp, timestamp)
         call = str(item.get("call_id") or item.get("id") or "")
@@ -211,14 +282,28 @@ class _Reader:
             parent = self.leaf
             if self.model:
                 parent = self.b.model_change(f"{key}/model", parent, stamp, self.provider, self.model)
-            self.open = self.b.assistant(key, parent, stamp, ms_of_iso(timestamp), API, self.provider, self.model,
-                                         NO_USAGE, "stop")
+            self.open = self.b.assistant(
+                key, parent, stamp, ms_of_iso(timestamp), API, self.provider, self.model, NO_USAGE, "stop"
+            )
             self.leaf = self.open.id
         return self.open
 
-    def _assistant_fields(self, key: str, stamp: str, timestamp: object, kind: object, summary: object, content: object,
-                          encrypted: object, call_id: object, item_id: object, name: object, arguments: object, tool_input: object,
-                          value: Callable[..., Any]) -> None:
+    def _assistant_fields(
+        self,
+        key: str,
+        stamp: str,
+        timestamp: object,
+        kind: object,
+        summary: object,
+        content: object,
+        encrypted: object,
+        call_id: object,
+        item_id: object,
+        name: object,
+        arguments: object,
+        tool_input: object,
+        value: Callable[..., Any],
+    ) -> None:
         """A reasoning, assistant message, function_call or custom_tool_call item's part of the open assistant
         message, from its fields; ``value`` reads a list field (JSON text from the head, or already read)."""
         message = self._opened(key, stamp, timestamp)
@@ -266,15 +351,32 @@ class _Reader:
                 self.leaf = last.parent
                 self.b.entries.remove(last)
                 del self.b.by_id[last.id]
-                self.tally.count("response_item/message", SKIPPED, "the compaction's summary, imported as the compaction")
+                self.tally.count(
+                    "response_item/message", SKIPPED, "the compaction's summary, imported as the compaction"
+                )
                 counts = self.tally.counts.get("response_item/message", {})
                 counts[MAPPED] = counts.get(MAPPED, 1) - 1
         self.open = None
         history = payload.get("replacement_history") or []
-        entry = self.b.add(key, self.leaf, stamp, "compaction", summary=summary, firstKeptEntryId="",
-                           tokensBefore=0, details={"codex": {"message": text, "replacementHistory": [
-                               {"type": h.get("type"), "role": h.get("role"), "id": h.get("id")} for h in history
-                               if isinstance(h, dict)]}})
+        entry = self.b.add(
+            key,
+            self.leaf,
+            stamp,
+            "compaction",
+            summary=summary,
+            firstKeptEntryId="",
+            tokensBefore=0,
+            details={
+                "codex": {
+                    "message": text,
+                    "replacementHistory": [
+                        {"type": h.get("type"), "role": h.get("role"), "id": h.get("id")}
+                        for h in history
+                        if isinstance(h, dict)
+                    ],
+                }
+            },
+        )
         self.b.dict_entry(entry)["firstKeptEntryId"] = entry  # Codex keeps earlier user turns piecemeal: see details
         self.leaf = entry
         self.tally.count("compacted", MAPPED)
@@ -332,15 +434,21 @@ def import_rollout(path: Path) -> Imported:
     reader, meta = _read_rollout_into(path, builder, tally, "", None)
     # rollout-<time>-<thread id>.jsonl: the id is the last five dash-separated groups when the meta line is lost
     thread = str(meta.get("id") or "-".join(path.stem.split("-")[-5:]))
-    imported = Imported(TOOL, thread, str(path), str(meta.get("cwd") or ""), iso_z(meta.get("timestamp")),
-                        builder.entries, tally)
+    imported = Imported(
+        TOOL, thread, str(path), str(meta.get("cwd") or ""), iso_z(meta.get("timestamp")), builder.entries, tally
+    )
     subagents = []
     for child in children(path, thread):
         sub = Builder()
         sub.ids = builder.ids
         anchor = reader.spawned.get(child[1]) or (id_of(builder.entries[0]) if builder.entries else None)
-        head = sub.custom(f"{child[0].name}:head", anchor, imported.timestamp, "codex.subagent",
-                          {"threadId": child[1], "file": child[0].name, "source": child[2].get("source")})
+        head = sub.custom(
+            f"{child[0].name}:head",
+            anchor,
+            imported.timestamp,
+            "codex.subagent",
+            {"threadId": child[1], "file": child[0].name, "source": child[2].get("source")},
+        )
         _read_rollout_into(child[0], sub, tally, f"{child[0].name}:", head)
         tally.count("subagent rollout", MAPPED)
         builder.insert_after(anchor, sub.entries)
@@ -351,8 +459,9 @@ def import_rollout(path: Path) -> Imported:
     return imported
 
 
-def _read_rollout_into(path: Path, builder: Builder, tally: Tally, prefix: str,
-                       head: str | None) -> tuple[_Reader, dict[str, object]]:
+def _read_rollout_into(
+    path: Path, builder: Builder, tally: Tally, prefix: str, head: str | None
+) -> tuple[_Reader, dict[str, object]]:
     reader = _Reader(builder, tally, prefix, "openai")
     reader.leaf = head
     meta: dict[str, object] = {}

@@ -16,13 +16,43 @@ from .made import Assistant
 
 OUTPUT_ITEMS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output", "tool_search_output"}
 UI_EVENTS = {
-    "item_completed", "item_started", "user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content",
-    "agent_reasoning_section_break", "exec_command_begin", "exec_command_end", "exec_command_output_delta",
-    "patch_apply_begin", "patch_apply_end", "token_count", "task_started", "task_complete", "turn_started",
-    "turn_complete", "context_compacted", "turn_aborted", "web_search_begin", "web_search_end", "mcp_tool_call_begin",
-    "mcp_tool_call_end", "view_image_tool_call", "collab_agent_spawn_begin", "collab_agent_spawn_end",
-    "thread_settings_applied", "entered_review_mode", "exited_review_mode", "turn_diff", "plan_update",
-    "background_event", "stream_error", "error", "warning", "session_configured", "shutdown_complete",
+    "item_completed",
+    "item_started",
+    "user_message",
+    "agent_message",
+    "agent_reasoning",
+    "agent_reasoning_raw_content",
+    "agent_reasoning_section_break",
+    "exec_command_begin",
+    "exec_command_end",
+    "exec_command_output_delta",
+    "patch_apply_begin",
+    "patch_apply_end",
+    "token_count",
+    "task_started",
+    "task_complete",
+    "turn_started",
+    "turn_complete",
+    "context_compacted",
+    "turn_aborted",
+    "web_search_begin",
+    "web_search_end",
+    "mcp_tool_call_begin",
+    "mcp_tool_call_end",
+    "view_image_tool_call",
+    "collab_agent_spawn_begin",
+    "collab_agent_spawn_end",
+    "thread_settings_applied",
+    "entered_review_mode",
+    "exited_review_mode",
+    "turn_diff",
+    "plan_update",
+    "background_event",
+    "stream_error",
+    "error",
+    "warning",
+    "session_configured",
+    "shutdown_complete",
 }
 RESPONSE_ENDS = {"token_usage_record", "token_count", "turn_context", "task_started", "task_complete"}
 BOOKKEEPING = {"token_usage_record": "token accounting; usage totals are not part of the conversation"}
@@ -105,7 +135,9 @@ class RolloutReader(Protocol):
 OUTPUT, KNOWN = "output", "known"  # what read_lines gives instead of a Line when the head says all
 
 
-def read_lines(path: Path, tally: Tally, reader: RolloutReader) -> Iterator[tuple[int, memoryview, Line | str, Head | None]]:
+def read_lines(
+    path: Path, tally: Tally, reader: RolloutReader
+) -> Iterator[tuple[int, memoryview, Line | str, Head | None]]:
     """(number, JSON text, line, head) of the rollout's lines, each decoded once for what it is (``head``):
     the UI copies (most of a rollout's bytes) and the bookkeeping lines are counted here without being built
     (ending the model response being read, as they do); a tool output whose
@@ -126,8 +158,11 @@ def read_lines(path: Path, tally: Tally, reader: RolloutReader) -> Iterator[tupl
                     if head.type == "event_msg" and kind in NOT_READ:  # type: ignore[union-attr]  # payload is not None here, so head is not None
                         if kind in RESPONSE_ENDS:
                             reader.open = None
-                        if kind == "item_completed" and payload.item is not None and \
-                                payload.item.type == "CollabAgentToolCall":
+                        if (
+                            kind == "item_completed"
+                            and payload.item is not None
+                            and payload.item.type == "CollabAgentToolCall"
+                        ):
                             reader._note_spawn(decoder.decode(raw)["payload"]["item"])
                         skipped[kind] = skipped.get(kind, 0) + 1
                         continue

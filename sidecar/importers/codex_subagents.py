@@ -4,7 +4,7 @@ their parent thread, looked for in the day folders the parent ran on."""
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ def _rollouts_near(path: Path) -> list[Path]:
     if first_day is None or last_ms is None:
         return sorted((root or path.parent).rglob("rollout-*.jsonl"))
     day = first_day - timedelta(days=1)
-    last_day = max(datetime.fromtimestamp(last_ms / 1000, timezone.utc).date(), first_day) + timedelta(days=1)
+    last_day = max(datetime.fromtimestamp(last_ms / 1000, UTC).date(), first_day) + timedelta(days=1)
     found: list[Path] = []
     while day <= last_day:
         folder = root / f"{day.year:04d}" / f"{day.month:02d}" / f"{day.day:02d}"  # type: ignore[operator]  # first_day is read only when root is not None

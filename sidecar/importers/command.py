@@ -14,14 +14,19 @@ from ..errors import SidecarError
 from .run import TOOLS
 
 
-def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser],
-                common: Callable[[argparse.ArgumentParser], None]) -> None:
+def add_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], common: Callable[[argparse.ArgumentParser], None]
+) -> None:
     parser = commands.add_parser("import", help="import sessions of Codex, Claude Code or opencode as pi sessions")
     common(parser)
     parser.add_argument("--from", dest="tool", required=True, choices=TOOLS, help="the tool that wrote them")
-    parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="a session file, or a folder of them (codex: rollout-*.jsonl; claude-code: a project "
-                             "folder; opencode: opencode.db or its folder)")
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="a session file, or a folder of them (codex: rollout-*.jsonl; claude-code: a project "
+        "folder; opencode: opencode.db or its folder)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="read and report; write nothing")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
@@ -52,8 +57,11 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         if session.path:
             out.write(f"  into {session.path}\n")
         for count in session.counts:
-            parts = [f"{n} {what}" for what, n in (("mapped", count.mapped), ("kept", count.kept),
-                                                   ("skipped", count.skipped)) if n]
+            parts = [
+                f"{n} {what}"
+                for what, n in (("mapped", count.mapped), ("kept", count.kept), ("skipped", count.skipped))
+                if n
+            ]
             out.write(f"    {count.kind}: {', '.join(parts)}\n")
         for damaged in session.damaged:
             out.write(f"  damaged line {damaged.line} skipped: {damaged.error}\n")

@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -110,8 +110,15 @@ class Builder:
         self.by_id[entry_id] = entry
         return entry_id
 
-    def made(self, key: str, parent: str | None, timestamp: str, kind: str, fields: tuple[bytes, ...],
-             head: SharedHead | None = None) -> str:
+    def made(
+        self,
+        key: str,
+        parent: str | None,
+        timestamp: str,
+        kind: str,
+        fields: tuple[bytes, ...],
+        head: SharedHead | None = None,
+    ) -> str:
         """An entry no one changes once made, written as its line at once: ``fields`` the pieces of the JSON
         text of its fields after the envelope (``"name":value,...``), ``head`` its message's head. The line is
         the one ``add`` and the store's encoding would give (the same keys in the same order), without the
@@ -123,8 +130,18 @@ class Builder:
         self.by_id[entry_id] = entry
         return entry_id
 
-    def assistant(self, key: str, parent: str | None, timestamp: str, ms: int, api: str, provider: str, model: str,
-                  usage_text: msgspec.Raw, stop: str) -> "Assistant":
+    def assistant(
+        self,
+        key: str,
+        parent: str | None,
+        timestamp: str,
+        ms: int,
+        api: str,
+        provider: str,
+        model: str,
+        usage_text: msgspec.Raw,
+        stop: str,
+    ) -> Assistant:
         """An assistant message filled part by part (``Assistant``), in its place among the entries; ``finish``
         writes its line."""
         entry_id = short_id(key, self.ids)
@@ -165,8 +182,9 @@ class Builder:
         """A record kept as it is, out of the model's context (pi's ``custom`` entry)."""
         return self.add(key, parent, timestamp, "custom", customType=custom_type, data=data)
 
-    def custom_message(self, key: str, parent: str | None, timestamp: str, custom_type: str, content: object,
-                       details: object = None) -> str:
+    def custom_message(
+        self, key: str, parent: str | None, timestamp: str, custom_type: str, content: object, details: object = None
+    ) -> str:
         """Context the tool injected as a user turn (pi's ``custom_message``: sent to the model, not displayed)."""
         fields: dict[str, object] = {"customType": custom_type, "content": content, "display": False}
         if details is not None:
@@ -176,28 +194,55 @@ class Builder:
     def message(self, key: str, parent: str | None, timestamp: str, message: dict[str, object]) -> str:
         # (add's dict, written out: no keyword dict to build and merge for each message)
         entry_id = short_id(key, self.ids)
-        entry: dict[str, object] = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": timestamp,
-                                 "message": message}
+        entry: dict[str, object] = {
+            "type": "message",
+            "id": entry_id,
+            "parentId": parent,
+            "timestamp": timestamp,
+            "message": message,
+        }
         self.entries.append(entry)
         self.by_id[entry_id] = entry
         return entry_id
 
-    def tool_result(self, key: str, parent: str | None, timestamp: str, call_id: str, name: str, text: object,
-                    ms: int, is_error: bool = False, details: object = None) -> str:
+    def tool_result(
+        self,
+        key: str,
+        parent: str | None,
+        timestamp: str,
+        call_id: str,
+        name: str,
+        text: object,
+        ms: int,
+        is_error: bool = False,
+        details: object = None,
+    ) -> str:
         """``message(..., tool_result(...))`` made as its line (``made``)."""
-        return self.made(key, parent, timestamp, "message",
-                         tool_result_fields(call_id, name, text, ms, is_error, details), TOOL_RESULT_HEAD)
+        return self.made(
+            key,
+            parent,
+            timestamp,
+            "message",
+            tool_result_fields(call_id, name, text, ms, is_error, details),
+            TOOL_RESULT_HEAD,
+        )
 
     def user(self, key: str, parent: str | None, timestamp: str, content: object, ms: int) -> str:
         """``message(..., user_message(content, ms))`` made as its line (``made``)."""
-        return self.made(key, parent, timestamp, "message", (
-            b'"message":{"role":"user","content":', json_bytes(content), b',"timestamp":', json_bytes(ms), b"}"),
-            USER_HEAD)
+        return self.made(
+            key,
+            parent,
+            timestamp,
+            "message",
+            (b'"message":{"role":"user","content":', json_bytes(content), b',"timestamp":', json_bytes(ms), b"}"),
+            USER_HEAD,
+        )
 
     def kept(self, key: str, parent: str | None, timestamp: str, custom_type: str, data: object) -> str:
         """``custom(...)`` made as its line (``made``); ``data`` may be JSON text (``msgspec.Raw``)."""
-        return self.made(key, parent, timestamp, "custom",
-                         (b'"customType":', json_bytes(custom_type), b',"data":', json_text(data)))
+        return self.made(
+            key, parent, timestamp, "custom", (b'"customType":', json_bytes(custom_type), b',"data":', json_text(data))
+        )
 
     def model_change(self, key: str, parent: str | None, timestamp: str, provider: str, model: str) -> str | None:
         """A model_change entry when the model differs from the last one written, else ``parent``."""
@@ -209,10 +254,19 @@ class Builder:
 
 # ---- message shapes (pi's AgentMessages) ----------------------------------------------------------
 
-def usage(input_tokens: int = 0, output_tokens: int = 0, cache_read: int = 0, cache_write: int = 0) -> dict[str, object]:
+
+def usage(
+    input_tokens: int = 0, output_tokens: int = 0, cache_read: int = 0, cache_write: int = 0
+) -> dict[str, object]:
     total = input_tokens + output_tokens + cache_read + cache_write
-    return {"input": input_tokens, "output": output_tokens, "cacheRead": cache_read, "cacheWrite": cache_write,
-            "totalTokens": total, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+    return {
+        "input": input_tokens,
+        "output": output_tokens,
+        "cacheRead": cache_read,
+        "cacheWrite": cache_write,
+        "totalTokens": total,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
 
 
 # usage() as JSON text: what an importer that knows no usage (Codex) writes, never built or walked again.
@@ -223,16 +277,32 @@ def user_message(content: object, ms: int) -> dict[str, object]:
     return {"role": "user", "content": content, "timestamp": ms}
 
 
-def assistant_message(content: list[dict[str, object]], ms: int, api: str, provider: str, model: str,
-                      use: dict[str, object] | None = None, stop: str | None = None) -> dict[str, object]:
+def assistant_message(
+    content: list[dict[str, object]],
+    ms: int,
+    api: str,
+    provider: str,
+    model: str,
+    use: dict[str, object] | None = None,
+    stop: str | None = None,
+) -> dict[str, object]:
     if stop is None:
         stop = "toolUse" if any(block.get("type") == "toolCall" for block in content) else "stop"
-    return {"role": "assistant", "content": content, "api": api, "provider": provider, "model": model,
-            "usage": use or NO_USAGE, "stopReason": stop, "timestamp": ms}
+    return {
+        "role": "assistant",
+        "content": content,
+        "api": api,
+        "provider": provider,
+        "model": model,
+        "usage": use or NO_USAGE,
+        "stopReason": stop,
+        "timestamp": ms,
+    }
 
 
-def tool_result(call_id: str, name: str, text: object, ms: int, is_error: bool = False,
-                details: object = None) -> dict[str, object]:
+def tool_result(
+    call_id: str, name: str, text: object, ms: int, is_error: bool = False, details: object = None
+) -> dict[str, object]:
     """``text``: the blocks, a string, or a JSON string literal as the source wrote it (``msgspec.Raw``,
     written out as it is: a large output is never decoded and encoded again); anything else as JSON text."""
     content: list[object]
@@ -242,8 +312,14 @@ def tool_result(call_id: str, name: str, text: object, ms: int, is_error: bool =
         content = [{"type": "text", "text": text}]
     else:
         content = [{"type": "text", "text": msgspec.json.encode(text).decode()}]
-    message: dict[str, object] = {"role": "toolResult", "toolCallId": call_id, "toolName": name, "content": content,
-               "isError": bool(is_error), "timestamp": ms}
+    message: dict[str, object] = {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": name,
+        "content": content,
+        "isError": bool(is_error),
+        "timestamp": ms,
+    }
     if details is not None:
         message["details"] = details
     return message
@@ -268,6 +344,7 @@ def image_block(data: str, mime: str) -> dict[str, object]:
 
 
 # ---- time -------------------------------------------------------------------------------------
+
 
 def iso_of_ms(ms: int | float) -> str:
     # time.gmtime and a format string: a third of the cost of datetime + strftime, once per imported message.
@@ -294,7 +371,9 @@ def ms_of_iso(text: object, fallback: int = 0) -> int:
             else:
                 day = _EPOCH_DAYS.get(text[:10])
                 if day is None:
-                    day = _EPOCH_DAYS[text[:10]] = int(datetime.fromisoformat(text[:10] + "T00:00:00+00:00").timestamp())
+                    day = _EPOCH_DAYS[text[:10]] = int(
+                        datetime.fromisoformat(text[:10] + "T00:00:00+00:00").timestamp()
+                    )
                 start = (day + int(text[11:13]) * 3600 + int(text[14:16]) * 60) * 1000
                 _last_minute[0] = (minute, start)  # one reference swapped: safe across threads
             within = _MS_IN_MINUTE.get(text[17:23])  # "SS.mmm": read once each
@@ -310,7 +389,7 @@ def ms_of_iso(text: object, fallback: int = 0) -> int:
     except ValueError:
         return fallback
     if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=timezone.utc)
+        stamp = stamp.replace(tzinfo=UTC)
     return int(stamp.timestamp() * 1000)
 
 

@@ -27,8 +27,9 @@ def json_text(value: object) -> bytes:
     return value if type(value) is msgspec.Raw else json_bytes(value)
 
 
-def tool_result_fields(call_id: str, name: str, text: object, ms: int, is_error: bool = False,
-                       details: object = None) -> tuple[bytes, ...]:
+def tool_result_fields(
+    call_id: str, name: str, text: object, ms: int, is_error: bool = False, details: object = None
+) -> tuple[bytes, ...]:
     """The pieces of ``"message":`` and the JSON text of ``tool_result(...)``: the same keys in the same
     order, a Raw ``text`` or ``details`` written as it is."""
     if isinstance(text, list):
@@ -40,16 +41,37 @@ def tool_result_fields(call_id: str, name: str, text: object, ms: int, is_error:
     tail: tuple[bytes, ...] = (b',"isError":', b"true" if is_error else b"false", b',"timestamp":', json_bytes(ms))
     if details is not None:
         tail += (b',"details":', json_text(details))
-    return (b'"message":{"role":"toolResult","toolCallId":', json_bytes(call_id), b',"toolName":', json_bytes(name),
-            b',"content":', *content, *tail, b"}")
+    return (
+        b'"message":{"role":"toolResult","toolCallId":',
+        json_bytes(call_id),
+        b',"toolName":',
+        json_bytes(name),
+        b',"content":',
+        *content,
+        *tail,
+        b"}",
+    )
 
 
-def line_entry(entry_id: str, parent: str | None, timestamp: str, kind: str, fields: tuple[bytes, ...],
-               head: SharedHead | None) -> Entry:
+def line_entry(
+    entry_id: str, parent: str | None, timestamp: str, kind: str, fields: tuple[bytes, ...], head: SharedHead | None
+) -> Entry:
     """``Builder.made``'s entry: the envelope's JSON text then ``fields``, joined once."""
-    line = b"".join((b'{"type":"', kind.encode(), b'","id":', json_bytes(entry_id), b',"parentId":',
-                     b"null" if parent is None else json_bytes(parent), b',"timestamp":', json_bytes(timestamp),
-                     b",", *fields, b"}"))
+    line = b"".join(
+        (
+            b'{"type":"',
+            kind.encode(),
+            b'","id":',
+            json_bytes(entry_id),
+            b',"parentId":',
+            b"null" if parent is None else json_bytes(parent),
+            b',"timestamp":',
+            json_bytes(timestamp),
+            b",",
+            *fields,
+            b"}",
+        )
+    )
     return Entry(kind, entry_id, parent, timestamp, line, head, has_blobs=BLOB_MARK in line)
 
 
@@ -60,8 +82,18 @@ class Assistant:
 
     __slots__ = ("id", "parent", "timestamp", "ms", "api", "provider", "model", "usage", "stop", "content")
 
-    def __init__(self, entry_id: str, parent: str | None, timestamp: str, ms: int, api: str, provider: str,
-                 model: str, usage_text: msgspec.Raw, stop: str) -> None:
+    def __init__(
+        self,
+        entry_id: str,
+        parent: str | None,
+        timestamp: str,
+        ms: int,
+        api: str,
+        provider: str,
+        model: str,
+        usage_text: msgspec.Raw,
+        stop: str,
+    ) -> None:
         self.id, self.parent, self.timestamp, self.ms = entry_id, parent, timestamp, ms
         self.api, self.provider, self.model, self.usage = api, provider, model, usage_text
         self.stop = stop
@@ -78,16 +110,32 @@ class Assistant:
         key = (self.api, self.provider, self.model)
         shared = _assistant_parts.get(key)
         if shared is None:  # (one per model: written once)
-            shared = (SharedHead("assistant", self.provider, self.model), b'],"api":%b,"provider":%b,"model":%b,"usage":' % (
-                json_bytes(self.api), json_bytes(self.provider), json_bytes(self.model)))
+            shared = (
+                SharedHead("assistant", self.provider, self.model),
+                b'],"api":%b,"provider":%b,"model":%b,"usage":'
+                % (json_bytes(self.api), json_bytes(self.provider), json_bytes(self.model)),
+            )
             if len(_assistant_parts) < 4096:
                 _assistant_parts[key] = shared
         stop = _stops.get(self.stop) or b',"stopReason":%b,"timestamp":' % json_bytes(self.stop)
         parent, timestamp = self.parent, self.timestamp
-        line = b"".join((b'{"type":"message","id":', json_bytes(self.id), b',"parentId":',
-                         b"null" if parent is None else json_bytes(parent), b',"timestamp":', json_bytes(timestamp),
-                         b',"message":{"role":"assistant","content":[', b",".join(self.content), shared[1], self.usage,
-                         stop, json_bytes(self.ms), b"}}"))
+        line = b"".join(
+            (
+                b'{"type":"message","id":',
+                json_bytes(self.id),
+                b',"parentId":',
+                b"null" if parent is None else json_bytes(parent),
+                b',"timestamp":',
+                json_bytes(timestamp),
+                b',"message":{"role":"assistant","content":[',
+                b",".join(self.content),
+                shared[1],
+                self.usage,
+                stop,
+                json_bytes(self.ms),
+                b"}}",
+            )
+        )
         return Entry("message", self.id, parent, timestamp, line, shared[0], has_blobs=BLOB_MARK in line)
 
 

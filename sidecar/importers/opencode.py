@@ -27,13 +27,27 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import msgspec
 
-from .common import (KEPT, MAPPED, SKIPPED, Builder, Imported, Tally, assistant_message, id_of, image_block, iso_of_ms,
-                     tool_result, usage, user_message)
+from .common import (
+    KEPT,
+    MAPPED,
+    SKIPPED,
+    Builder,
+    Imported,
+    Tally,
+    assistant_message,
+    id_of,
+    image_block,
+    iso_of_ms,
+    tool_result,
+    usage,
+    user_message,
+)
 
 TOOL = "opencode"
 API = "openai-completions"
@@ -98,12 +112,14 @@ class _Reader:
         leaf = parent
         messages = self.con.execute(
             "select id, time_created, cast(data as blob) as data from message where session_id = ? "
-            "order by time_created, id", (session_id,)
+            "order by time_created, id",
+            (session_id,),
         ).fetchall()
         parts: dict[str, list[tuple[str, dict[str, object]]]] = {}
         for row in self.con.execute(
-                "select id, message_id, cast(data as blob) as data from part where session_id = ? "
-                "order by message_id, id", (session_id,)):
+            "select id, message_id, cast(data as blob) as data from part where session_id = ? order by message_id, id",
+            (session_id,),
+        ):
             data = _json(row["data"], self.tally, f"part {row['id']}")
             if data is not None:
                 parts.setdefault(row["message_id"], []).append((row["id"], data))
@@ -156,8 +172,9 @@ class _Reader:
         self.tally.count("message:user", MAPPED)
         model = data.get("model") or {}
         if model.get("modelID"):
-            parent = self.b.model_change(f"{key}/model", parent, stamp, str(model.get("providerID", "")),
-                                         str(model["modelID"]))
+            parent = self.b.model_change(
+                f"{key}/model", parent, stamp, str(model.get("providerID", "")), str(model["modelID"])
+            )
         return self.b.message(key, parent, stamp, user_message(content, ms))
 
     def _keep(self, part_id: str, parent: str | None, stamp: str, part: dict) -> str | None:
@@ -187,8 +204,14 @@ class _Reader:
                 elif kind == "tool":
                     state = part.get("state") or {}
                     call = str(part.get("callID") or part_id)
-                    blocks.append({"type": "toolCall", "id": call, "name": str(part.get("tool", "")),
-                                   "arguments": state.get("input") if isinstance(state.get("input"), dict) else {}})
+                    blocks.append(
+                        {
+                            "type": "toolCall",
+                            "id": call,
+                            "name": str(part.get("tool", "")),
+                            "arguments": state.get("input") if isinstance(state.get("input"), dict) else {},
+                        }
+                    )
                     tools.append((part_id, part))
                 elif kind in STEP_PARTS:
                     if kind == "step-finish":
@@ -203,10 +226,25 @@ class _Reader:
             cache = tokens.get("cache") or {}
             stop = _STOPS.get(finish.get("reason"), None)
             if blocks or not kept:
-                parent = self.b.message(f"{key}/{step}", parent, stamp, assistant_message(
-                    blocks, ms, API, provider, model, usage(int(tokens.get("input") or 0), int(tokens.get("output") or 0),
-                                                            int(cache.get("read") or 0), int(cache.get("write") or 0)),
-                    stop if stop != "toolUse" or tools else None))
+                parent = self.b.message(
+                    f"{key}/{step}",
+                    parent,
+                    stamp,
+                    assistant_message(
+                        blocks,
+                        ms,
+                        API,
+                        provider,
+                        model,
+                        usage(
+                            int(tokens.get("input") or 0),
+                            int(tokens.get("output") or 0),
+                            int(cache.get("read") or 0),
+                            int(cache.get("write") or 0),
+                        ),
+                        stop if stop != "toolUse" or tools else None,
+                    ),
+                )
                 caller = parent
                 for part_id, part in tools:
                     state = part.get("state") or {}
@@ -215,9 +253,21 @@ class _Reader:
                     if state.get("status") not in ("completed", "error"):
                         output = f"[tool {state.get('status') or 'pending'}: no output recorded]"
                     metadata = state.get("metadata") or {}
-                    parent = self.b.message(part_id, parent, stamp, tool_result(
-                        str(part.get("callID") or part_id), str(part.get("tool", "")), str(output or ""), ms, failed,
-                        {"title": state.get("title"), "metadata": metadata} if metadata or state.get("title") else None))
+                    parent = self.b.message(
+                        part_id,
+                        parent,
+                        stamp,
+                        tool_result(
+                            str(part.get("callID") or part_id),
+                            str(part.get("tool", "")),
+                            str(output or ""),
+                            ms,
+                            failed,
+                            {"title": state.get("title"), "metadata": metadata}
+                            if metadata or state.get("title")
+                            else None,
+                        ),
+                    )
                     child = metadata.get("sessionId") or metadata.get("sessionID")
                     if part.get("tool") == "task" and child:
                         self.task_callers[str(child)] = caller
@@ -225,15 +275,23 @@ class _Reader:
                 parent = self._keep(part_id, parent, stamp, part)
         return parent
 
-    def compaction(self, key: str, parent: str | None, stamp: str, parts: list, data: dict,
-                   request: str | None) -> str | None:
+    def compaction(
+        self, key: str, parent: str | None, stamp: str, parts: list, data: dict, request: str | None
+    ) -> str | None:
         summary = "\n".join(str(p.get("text", "")) for _, p in parts if p.get("type") == "text")
         for _, part in parts:
             self.tally.count(f"part/{part.get('type')}", MAPPED, "the compaction's summary")
         self.tally.count("message:assistant", MAPPED, None)
-        entry = self.b.add(key, parent, stamp, "compaction", summary=summary, firstKeptEntryId="",
-                           tokensBefore=0, details={"opencode": {"request": request, "summary": key,
-                                                                 "model": data.get("modelID")}})
+        entry = self.b.add(
+            key,
+            parent,
+            stamp,
+            "compaction",
+            summary=summary,
+            firstKeptEntryId="",
+            tokensBefore=0,
+            details={"opencode": {"request": request, "summary": key, "model": data.get("modelID")}},
+        )
         self.b.dict_entry(entry)["firstKeptEntryId"] = entry  # opencode keeps nothing from before a compaction
         return entry
 
@@ -252,8 +310,9 @@ def _steps(parts: list[tuple[str, dict]]) -> Iterator[list[tuple[str, dict]]]:
 
 def sessions_in(db: Path) -> list[str]:
     with PrivateCopy(db) as con:
-        return [row[0] for row in con.execute(
-            "select id from session where parent_id is null order by time_created, id")]
+        return [
+            row[0] for row in con.execute("select id from session where parent_id is null order by time_created, id")
+        ]
 
 
 def import_database(db: Path, only: str | None = None) -> list[Imported]:
@@ -262,7 +321,9 @@ def import_database(db: Path, only: str | None = None) -> list[Imported]:
     out = []
     with PrivateCopy(db) as con:
         roots = con.execute("select * from session where parent_id is null order by time_created, id").fetchall()
-        events = dict(con.execute("select type, count(*) from event group by type").fetchall()) if _has(con, "event") else {}
+        events = (
+            dict(con.execute("select type, count(*) from event group by type").fetchall()) if _has(con, "event") else {}
+        )
         for root in roots:
             if only is not None and root["id"] != only:
                 continue
@@ -275,19 +336,34 @@ def import_database(db: Path, only: str | None = None) -> list[Imported]:
             tally.count("session", MAPPED)
             subagents = []
             for child in _children(con, root["id"]):
-                anchor = reader.task_callers.get(child["id"]) or (id_of(builder.entries[0]) if builder.entries else None)
+                anchor = reader.task_callers.get(child["id"]) or (
+                    id_of(builder.entries[0]) if builder.entries else None
+                )
                 sub = Builder()
                 sub.ids = builder.ids
                 sub_reader = _Reader(con, sub, tally)
-                head = sub.custom(f"{child['id']}:head", anchor, iso_of_ms(child["time_created"]), "opencode.subagent",
-                                  {"sessionId": child["id"], "title": child["title"], "agent": child["agent"]})
+                head = sub.custom(
+                    f"{child['id']}:head",
+                    anchor,
+                    iso_of_ms(child["time_created"]),
+                    "opencode.subagent",
+                    {"sessionId": child["id"], "title": child["title"], "agent": child["agent"]},
+                )
                 sub_reader.session(child["id"], head)
                 reader.task_callers.update(sub_reader.task_callers)
                 builder.insert_after(anchor, sub.entries)
                 tally.count("session (subagent)", MAPPED)
                 subagents.append(child["id"])
-            imported = Imported(TOOL, root["id"], str(db), str(root["directory"] or ""),
-                                iso_of_ms(root["time_created"]), builder.entries, tally, name=root["title"] or None)
+            imported = Imported(
+                TOOL,
+                root["id"],
+                str(db),
+                str(root["directory"] or ""),
+                iso_of_ms(root["time_created"]),
+                builder.entries,
+                tally,
+                name=root["title"] or None,
+            )
             if subagents:
                 imported.extra["subagents"] = subagents
             out.append(imported)

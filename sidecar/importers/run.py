@@ -9,13 +9,14 @@ header carrying ``importedFrom`` (tool, original id, path).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from .. import wire
-from ..format.cycles import cycles_paused
 from ..errors import ImportSourceNotFound, ImportSourceUnreadable, InvalidParams
+from ..format.cycles import cycles_paused
 from .common import Imported, id_of, timestamp_of
 
 if TYPE_CHECKING:
@@ -80,8 +81,9 @@ def sources(tool: str, raw_paths: list[str]) -> list[Callable[[], list[Imported]
             found = [db] if db.is_file() else []
             loaders += [partial(_opencode, db)]
         if not found:
-            raise ImportSourceNotFound(f"{raw}: holds no {tool} sessions (give a session file or the folder "
-                                       "holding them)", path=raw)
+            raise ImportSourceNotFound(
+                f"{raw}: holds no {tool} sessions (give a session file or the folder holding them)", path=raw
+            )
     return loaders
 
 
@@ -91,20 +93,23 @@ def _one(load: Callable[[Path], Imported], path: Path) -> Callable[[], list[Impo
 
 
 def _opencode(db: Path) -> list[Imported]:
-    from . import opencode
     import sqlite3
+
+    from . import opencode
 
     with open(db, "rb") as handle:
         if handle.read(16) != b"SQLite format 3\x00":
-            raise ImportSourceUnreadable(f"{db}: not an SQLite database (opencode keeps its sessions in "
-                                         "~/.local/share/opencode/opencode.db)", path=str(db))
+            raise ImportSourceUnreadable(
+                f"{db}: not an SQLite database (opencode keeps its sessions in ~/.local/share/opencode/opencode.db)",
+                path=str(db),
+            )
     try:
         return opencode.import_database(db)
     except sqlite3.DatabaseError as error:
         raise ImportSourceUnreadable(f"{db}: cannot be read as opencode's database: {error}", path=str(db)) from error
 
 
-def import_sources(store: "SessionStore", params: wire.ImportParams) -> wire.ImportResult:
+def import_sources(store: SessionStore, params: wire.ImportParams) -> wire.ImportResult:
     if params.tool not in TOOLS:
         raise InvalidParams(f"session/import: tool must be one of {', '.join(TOOLS)}, not {params.tool!r}")
     if not params.paths:
@@ -117,25 +122,51 @@ def import_sources(store: "SessionStore", params: wire.ImportParams) -> wire.Imp
     return wire.ImportResult(sessions=results)
 
 
-def _write(store: "SessionStore", imported: Imported, dry_run: bool) -> wire.ImportedSession:
+def _write(store: SessionStore, imported: Imported, dry_run: bool) -> wire.ImportedSession:
     session_id = imported.session_id
     entries = list(imported.entries)
     if imported.name and entries:
         last = id_of(entries[-1])
-        entries.append({"type": "session_info", "id": f"{last}-name", "parentId": last,
-                        "timestamp": timestamp_of(entries[-1]), "name": imported.name})
-    path, created = store.import_session(session_id, imported.cwd or "/", imported.timestamp,
-                                         {"importedFrom": imported.origin()},
-                                         entries,  # type: ignore[arg-type]  # made lines too: the store writes an Entry's line as it is (store/encoded.py)
-                                         write=not dry_run)
+        entries.append(
+            {
+                "type": "session_info",
+                "id": f"{last}-name",
+                "parentId": last,
+                "timestamp": timestamp_of(entries[-1]),
+                "name": imported.name,
+            }
+        )
+    path, created = store.import_session(
+        session_id,
+        imported.cwd or "/",
+        imported.timestamp,
+        {"importedFrom": imported.origin()},
+        entries,  # type: ignore[arg-type]  # made lines too: the store writes an Entry's line as it is (store/encoded.py)
+        write=not dry_run,
+    )
     tally = imported.tally
-    counts = [wire.ImportKindCount(kind=kind, mapped=per.get("mapped", 0), kept=per.get("kept", 0),
-                                   skipped=per.get("skipped", 0),
-                                   reasons={outcome: tally.reasons[f"{kind}/{outcome}"] for outcome in per
-                                            if f"{kind}/{outcome}" in tally.reasons})
-              for kind, per in sorted(tally.counts.items())]
+    counts = [
+        wire.ImportKindCount(
+            kind=kind,
+            mapped=per.get("mapped", 0),
+            kept=per.get("kept", 0),
+            skipped=per.get("skipped", 0),
+            reasons={
+                outcome: tally.reasons[f"{kind}/{outcome}"] for outcome in per if f"{kind}/{outcome}" in tally.reasons
+            },
+        )
+        for kind, per in sorted(tally.counts.items())
+    ]
     return wire.ImportedSession(
-        sessionId=session_id, path=path, created=created,
-        tool=imported.tool, originalId=imported.original_id, source=imported.source, entries=len(entries),
-        counts=counts, damaged=[wire.DamagedLine(line=d["line"], error=d["error"]) for d in tally.damaged],
-        unrecognised=sorted(tally.unrecognised), subagents=list(imported.extra.get("subagents", [])))
+        sessionId=session_id,
+        path=path,
+        created=created,
+        tool=imported.tool,
+        originalId=imported.original_id,
+        source=imported.source,
+        entries=len(entries),
+        counts=counts,
+        damaged=[wire.DamagedLine(line=d["line"], error=d["error"]) for d in tally.damaged],
+        unrecognised=sorted(tally.unrecognised),
+        subagents=list(imported.extra.get("subagents", [])),
+    )

@@ -19,10 +19,18 @@ import msgspec
 
 from ..errors import SessionNotFound
 from ..format.entry import Entry
+from ..store.spec import (
+    METADATA_FILE,
+    SESSION_FILE,
+    EntryBuilder,
+    MessageRecord,
+    check_ulid,
+    decode_metadata,
+    read_records,
+    rebuild,
+)
 from .common import Imported, Tally
 from .made import Assistant
-from ..store.spec import EntryBuilder, read_records, METADATA_FILE, SESSION_FILE, check_ulid, rebuild
-from ..store.spec import MessageRecord, decode_metadata
 
 TOOL = "spec"
 METADATA_ENTRY = "spec-metadata"
@@ -58,22 +66,40 @@ def import_spec(folder: Path, cwd: str = "") -> SpecImport:
         metadata = decode_metadata((folder / METADATA_FILE).read_bytes())
     except (OSError, ValueError):
         metadata = rebuild(folder.name, read.records, read.records[0].timestamp if read.records else "")
-        tally.count("metadata.json", "skipped", "missing or damaged: rebuilt from session.jsonl (its name and "
-                                                "source are lost)")
+        tally.count(
+            "metadata.json", "skipped", "missing or damaged: rebuilt from session.jsonl (its name and source are lost)"
+        )
     builder = EntryBuilder()
     dicts: list[dict[str, Any]] = []
     for record in read.records:
         dicts.append(builder.add(record))
         kind = f"message/{record.role}" if isinstance(record, MessageRecord) else "compaction"
         tally.count(kind, "mapped")
-    unheld = {k: v for k, v in msgspec.to_builtins(metadata).items()
-              if k in ("source", "cronJobId", "systemPromptOverride", "metrics", "model") and v is not None}
+    unheld = {
+        k: v
+        for k, v in msgspec.to_builtins(metadata).items()
+        if k in ("source", "cronJobId", "systemPromptOverride", "metrics", "model") and v is not None
+    }
     if dicts and unheld:
-        dicts.append({"type": "custom", "id": "m0000000", "parentId": dicts[-1]["id"],
-                      "timestamp": metadata.lastMessageAt or dicts[-1]["timestamp"],
-                      "customType": METADATA_ENTRY, "data": unheld})
+        dicts.append(
+            {
+                "type": "custom",
+                "id": "m0000000",
+                "parentId": dicts[-1]["id"],
+                "timestamp": metadata.lastMessageAt or dicts[-1]["timestamp"],
+                "customType": METADATA_ENTRY,
+                "data": unheld,
+            }
+        )
         tally.count("metadata.json", "kept", "source, cronJobId, model and metrics kept in a custom entry")
     entries: list[dict[str, object] | Entry | Assistant] = list(dicts)
-    return SpecImport(tool=TOOL, original_id=folder.name, source=str(folder), cwd=cwd,
-                      timestamp=metadata.createdAt or (dicts[0]["timestamp"] if dicts else ""),
-                      entries=entries, tally=tally, name=metadata.name)
+    return SpecImport(
+        tool=TOOL,
+        original_id=folder.name,
+        source=str(folder),
+        cwd=cwd,
+        timestamp=metadata.createdAt or (dicts[0]["timestamp"] if dicts else ""),
+        entries=entries,
+        tally=tally,
+        name=metadata.name,
+    )

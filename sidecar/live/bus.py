@@ -21,8 +21,9 @@ from __future__ import annotations
 import secrets
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Protocol
 
 import msgspec
 
@@ -61,7 +62,7 @@ class Cursor(msgspec.Struct, frozen=True):
         return f"{self.epoch}.{self.seq}"
 
     @classmethod
-    def parse(cls, text: str) -> "Cursor":
+    def parse(cls, text: str) -> Cursor:
         epoch, _, seq = text.rpartition(".")
         if not epoch or not seq.isdigit() or len(seq) > 18:
             raise InvalidParams(
@@ -134,7 +135,9 @@ class EventBus:
         feed = self._feeds.get(session_id)
         return feed.announced if feed is not None else 0
 
-    def publish(self, session_id: str, method: str, make_params: Callable[[str], msgspec.Struct], announced: int | None = None) -> None:
+    def publish(
+        self, session_id: str, method: str, make_params: Callable[[str], msgspec.Struct], announced: int | None = None
+    ) -> None:
         """Number an event of ``session_id`` and queue it for its subscribers.
 
         ``make_params(cursor)`` builds the params (a Struct) carrying the event's
@@ -145,10 +148,14 @@ class EventBus:
             if feed is None:
                 return
             feed.seq += 1
-            body = _encode({"jsonrpc": "2.0", "method": method, "params": make_params(str(Cursor(self.epoch, feed.seq)))})
+            body = _encode(
+                {"jsonrpc": "2.0", "method": method, "params": make_params(str(Cursor(self.epoch, feed.seq)))}
+            )
             feed.backlog.append((feed.seq, body))
             feed.backlog_bytes += len(body)
-            while len(feed.backlog) > self._backlog_events or (feed.backlog_bytes > self._backlog_bytes and len(feed.backlog) > 1):
+            while len(feed.backlog) > self._backlog_events or (
+                feed.backlog_bytes > self._backlog_bytes and len(feed.backlog) > 1
+            ):
                 feed.backlog_bytes -= len(feed.backlog.popleft()[1])
             if announced is not None:
                 feed.announced = announced
@@ -157,7 +164,9 @@ class EventBus:
 
     def closed(self, session_id: str) -> None:
         """The session was closed: tell its subscribers, then forget the feed (their cursors now resync)."""
-        self.publish(session_id, "session/didClose", lambda cursor: wire.DidCloseParams(sessionId=session_id, cursor=cursor))
+        self.publish(
+            session_id, "session/didClose", lambda cursor: wire.DidCloseParams(sessionId=session_id, cursor=cursor)
+        )
         self._request_flush(close=session_id)
 
     # -- subscribers --------------------------------------------------------------------------
@@ -250,8 +259,15 @@ class EventBus:
                         continue
                     if sub.planned < feed.oldest() - 1:
                         # It missed more than the backlog holds: a resync, then on from now.
-                        body = _encode({"jsonrpc": "2.0", "method": "session/resync", "params": wire.ResyncParams(
-                            sessionId=session_id, cursor=str(Cursor(self.epoch, feed.seq)), reason="backlog")})
+                        body = _encode(
+                            {
+                                "jsonrpc": "2.0",
+                                "method": "session/resync",
+                                "params": wire.ResyncParams(
+                                    sessionId=session_id, cursor=str(Cursor(self.epoch, feed.seq)), reason="backlog"
+                                ),
+                            }
+                        )
                         bodies = [(feed.seq, body)]
                     else:
                         bodies = _tail(feed.backlog, sub.planned)

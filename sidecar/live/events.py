@@ -55,8 +55,14 @@ class LiveSessions:
         leaf = session.leaf_id
         sid = session.id
         self._leaf_told[sid] = leaf
-        bus.publish(sid, "session/didAppend", lambda cursor: wire.DidAppendParams(
-            sessionId=sid, entries=objs, leafId=leaf, external=external, cursor=cursor), announced=end)
+        bus.publish(
+            sid,
+            "session/didAppend",
+            lambda cursor: wire.DidAppendParams(
+                sessionId=sid, entries=objs, leafId=leaf, external=external, cursor=cursor
+            ),
+            announced=end,
+        )
         for entry, obj in zip(new, objs):
             kind = entry.type
             if kind == "label":
@@ -71,15 +77,22 @@ class LiveSessions:
         """The file was read again whole: subscribers read the session again."""
         sid = session.id
         if self.bus.watched(sid):
-            self.bus.publish(sid, "session/resync", lambda cursor: wire.ResyncParams(
-                sessionId=sid, cursor=cursor, reason=reason), announced=len(session.tree.entries))
+            self.bus.publish(
+                sid,
+                "session/resync",
+                lambda cursor: wire.ResyncParams(sessionId=sid, cursor=cursor, reason=reason),
+                announced=len(session.tree.entries),
+            )
 
     def leaf_moved(self, session: Session) -> None:
         sid, leaf = session.id, session.leaf_id
         if self.bus.watched(sid):
             self._leaf_told[sid] = leaf
-            self.bus.publish(sid, "session/didChangeLeaf", lambda cursor: wire.DidChangeLeafParams(
-                sessionId=sid, cursor=cursor, leafId=leaf))
+            self.bus.publish(
+                sid,
+                "session/didChangeLeaf",
+                lambda cursor: wire.DidChangeLeafParams(sessionId=sid, cursor=cursor, leafId=leaf),
+            )
 
     def closed(self, session_id: str) -> None:
         self.roles.forget(session_id)
@@ -91,7 +104,9 @@ class LiveSessions:
 
     # -- subscribers (called by the service in the session's turn) --------------------------
 
-    def subscribe(self, session: Session, subscriber: Subscriber, since: str | None, client: object) -> wire.SubscribeResult:
+    def subscribe(
+        self, session: Session, subscriber: Subscriber, since: str | None, client: object
+    ) -> wire.SubscribeResult:
         found = self.bus.subscribe(session.id, subscriber, since, len(session.tree.entries))
         self._leaf_told.setdefault(session.id, session.leaf_id)
         return wire.SubscribeResult(
@@ -106,14 +121,17 @@ class LiveSessions:
 
 # The params of the events an append's entries announce, made when the bus numbers them (``cursor``).
 
+
 def _did_set_label(sid: str, entry_id: str, obj: dict[str, Any], cursor: str) -> wire.DidSetLabelParams:
-    return wire.DidSetLabelParams(sessionId=sid, cursor=cursor, entryId=entry_id, targetId=obj.get("targetId", ""),
-                                  label=obj.get("label") or None)
+    return wire.DidSetLabelParams(
+        sessionId=sid, cursor=cursor, entryId=entry_id, targetId=obj.get("targetId", ""), label=obj.get("label") or None
+    )
 
 
 def _did_compact(sid: str, entry_id: str | None, obj: dict[str, Any], cursor: str) -> wire.DidCompactParams:
-    return wire.DidCompactParams(sessionId=sid, cursor=cursor, entryId=entry_id,
-                                 firstKeptEntryId=obj.get("firstKeptEntryId"))
+    return wire.DidCompactParams(
+        sessionId=sid, cursor=cursor, entryId=entry_id, firstKeptEntryId=obj.get("firstKeptEntryId")
+    )
 
 
 def _did_set_name(sid: str, entry_id: str, name: str | None, cursor: str) -> wire.DidSetNameParams:

@@ -10,17 +10,28 @@ sidecar: another process is kept out by the file lock (store/lock.py).
 from __future__ import annotations
 
 import threading
-from typing import Callable, Hashable
+from collections.abc import Callable, Hashable
 
 from ..errors import NotController
 
-
 # Methods that change a session (what an observer may not call).
-WRITING_METHODS = frozenset({
-    "session/append", "session/branch", "session/setLabel", "session/setName", "session/compact",
-    "session/flush", "session/archive", "session/unarchive", "session/delete", "session/restore",
-    "session/move", "session/rewind", "session/snapshot",
-})
+WRITING_METHODS = frozenset(
+    {
+        "session/append",
+        "session/branch",
+        "session/setLabel",
+        "session/setName",
+        "session/compact",
+        "session/flush",
+        "session/archive",
+        "session/unarchive",
+        "session/delete",
+        "session/restore",
+        "session/move",
+        "session/rewind",
+        "session/snapshot",
+    }
+)
 # Methods that may make their caller the controller when nobody is.
 CLAIMING_METHODS = WRITING_METHODS | {"session/create", "session/open", "session/continueRecent"}
 

@@ -73,8 +73,9 @@ class Appending:
         session, change = self._store.live(params.sessionId)
         return self._append_to(session, change, params, defer_sync)
 
-    def _append_to(self, session: Session, change: FileChange | None, params: wire.AppendParams,
-                   defer_sync: bool = False) -> wire.AppendResult:
+    def _append_to(
+        self, session: Session, change: FileChange | None, params: wire.AppendParams, defer_sync: bool = False
+    ) -> wire.AppendResult:
         if params.expectedLeafId is not msgspec.UNSET and params.expectedLeafId != session.leaf_id:
             raise external.session_changed(session, params.expectedLeafId, self._store.blobs)
         parent = UNSET if params.parentId is msgspec.UNSET else params.parentId
@@ -84,8 +85,15 @@ class Appending:
         cleared, tokens = self._clear_tool_results(session, appended, objs, tokens, defer_sync)
         return self._result_of(session, appended, tokens, change, cleared, session.leaf_id)
 
-    def _result_of(self, session: Session, appended: list[Entry], tokens: int, change: FileChange | None,
-                   cleared: wire.ClearedToolResults | None, leaf_id: str | None) -> wire.AppendResult:
+    def _result_of(
+        self,
+        session: Session,
+        appended: list[Entry],
+        tokens: int,
+        change: FileChange | None,
+        cleared: wire.ClearedToolResults | None,
+        leaf_id: str | None,
+    ) -> wire.AppendResult:
         should_compact = self.should_compact(tokens)
         if should_compact:  # (the compaction engine is not loaded for an append that does not need it)
             self._compaction_due(session.id, tokens)
@@ -142,7 +150,11 @@ class Appending:
         at = 0
         while at < len(run):
             at = yield from self._part(session, change if at == 0 else None, run, at, before)
-            if at < len(run) and run[at].expectedLeafId is not msgspec.UNSET and run[at].expectedLeafId != session.leaf_id:
+            if (
+                at < len(run)
+                and run[at].expectedLeafId is not msgspec.UNSET
+                and run[at].expectedLeafId != session.leaf_id
+            ):
                 # Alone, after the others are written: its refusal reads the entries it did not see.
                 yield self._alone(session, change, run[at]) if at == 0 else self._one(run[at])
                 at += 1
@@ -162,8 +174,9 @@ class Appending:
         except Exception as exc:
             return exc
 
-    def _part(self, session: Session, change: FileChange | None, run: list[wire.AppendParams], at: int,
-              before: _Before) -> Generator[Outcome, None, int]:
+    def _part(
+        self, session: Session, change: FileChange | None, run: list[wire.AppendParams], at: int, before: _Before
+    ) -> Generator[Outcome, None, int]:
         """The calls of ``run`` from ``at`` until one that must come after the others are written
         (a refusal of its expected leaf, or a tool-result clearing that will append); where it stopped."""
         start = at
@@ -204,10 +217,13 @@ class Appending:
             cleared, tokens = self._clear_tool_results(session, appended, added.objs, added.tally.total, False)
         else:  # (what it gives then, without the call: most runs)
             cleared, tokens = None, added.tally.total
-        return self._result_of(session, appended, tokens, change, cleared, added.leaf if cleared is None else session.leaf_id)
+        return self._result_of(
+            session, appended, tokens, change, cleared, added.leaf if cleared is None else session.leaf_id
+        )
 
-    def _prepare(self, session: Session, run: list[wire.AppendParams], at: int, before: _Before,
-                 trusting: bool) -> tuple[list[_Added | Exception], list[Entry], int] | None:
+    def _prepare(
+        self, session: Session, run: list[wire.AppendParams], at: int, before: _Before, trusting: bool
+    ) -> tuple[list[_Added | Exception], list[Entry], int] | None:
         """The calls of ``run`` from ``at`` added to the tree, not written: each one's outcome
         (added, or the error it met), the entries to write, where it stopped.
 

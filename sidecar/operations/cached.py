@@ -9,8 +9,7 @@ from ..context import omp as omp_context
 from ..context.build import build_context
 from ..context.tokens import context_tokens
 from ..format.jsonl import encode
-from ..store import CachedContext
-from ..store import Session
+from ..store import CachedContext, Session
 
 
 def context_for_cache(session: Session) -> CachedContext | None:
@@ -32,7 +31,14 @@ def context_for_cache(session: Session) -> CachedContext | None:
     except (TypeError, ValueError):
         return None
     return CachedContext.make(
-        messages, leaf_id=leaf, thinking_level=ctx.thinking_level, model=ctx.model, models=ctx.models,
-        mode=ctx.mode, mode_data=ctx.mode_data, injected_rules=ctx.injected_rules, entry_ids=ctx.entry_ids,
+        messages,
+        leaf_id=leaf,
+        thinking_level=ctx.thinking_level,
+        model=ctx.model,
+        models=ctx.models,
+        mode=ctx.mode,
+        mode_data=ctx.mode_data,
+        injected_rules=ctx.injected_rules,
+        entry_ids=ctx.entry_ids,
         estimated_tokens=context_tokens(ctx.messages, ctx.after_compaction),
     )

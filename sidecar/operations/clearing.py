@@ -43,7 +43,9 @@ def _carried(session: Session, appended: list[Entry], objs: list[dict[str, Any]]
         return None
     tokens, kept = watch.clearable.tokens, list(watch.clearable.kept)
     for index, entry in enumerate(appended):
-        if entry.type in ("compaction", "context_edit", "branch_summary") or (entry.type == "custom" and _PRUNE_MARK in entry.raw):
+        if entry.type in ("compaction", "context_edit", "branch_summary") or (
+            entry.type == "custom" and _PRUNE_MARK in entry.raw
+        ):
             return None
         message = message_of(entry, objs[index] if objs is not None else None)
         if message is None or message.get("role") != "toolResult":

@@ -16,8 +16,7 @@ from ..context.llm import convert_to_llm
 from ..context.native import convert_with_native, native_summary
 from ..context.tokens import context_tokens
 from ..errors import InvalidParams
-from ..store import CacheDamaged, CachedContext
-from ..store import FileChange, Blobs, resolve, Session
+from ..store import Blobs, CacheDamaged, CachedContext, FileChange, Session, resolve
 
 _has_blobs = attrgetter("has_blobs")
 
@@ -89,16 +88,23 @@ def check_target(params: wire.BuildContextParams) -> None:
     """targetProvider and targetModel come together, and only for an llm-format context."""
     if (params.targetProvider is None) != (params.targetModel is None):
         missing = "targetModel" if params.targetModel is None else "targetProvider"
-        raise InvalidParams(f"{missing} is needed too: a provider's compaction item is only given to the model that wrote it", field=missing)
+        raise InvalidParams(
+            f"{missing} is needed too: a provider's compaction item is only given to the model that wrote it",
+            field=missing,
+        )
     if params.targetProvider is not None and params.format != "llm":
-        raise InvalidParams("targetProvider and targetModel apply to format \"llm\" only", field="format")
+        raise InvalidParams('targetProvider and targetModel apply to format "llm" only', field="format")
 
 
 def _described(context: Any) -> dict[str, Any]:
     """What a context says beside its messages (a built one and a cached one name these alike)."""
     return {
-        "thinkingLevel": context.thinking_level, "model": context.model, "models": context.models,
-        "mode": context.mode, "modeData": context.mode_data, "injectedRules": context.injected_rules,
+        "thinkingLevel": context.thinking_level,
+        "model": context.model,
+        "models": context.models,
+        "mode": context.mode,
+        "modeData": context.mode_data,
+        "injectedRules": context.injected_rules,
     }
 
 

@@ -15,10 +15,18 @@ from typing import TYPE_CHECKING
 from .. import wire
 from ..errors import InvalidParams, InvalidState, SessionExists, SessionNotFound
 from ..format.jsonl import Entry
+from ..store import FsyncPolicy, Session
 from ..store.files import FileSession, Layout
-from ..store import Session, FsyncPolicy
-from ..store.spec import pi_to_spec, SESSION_FILE, SpecLayout, check_ulid, new_ulid, new_metadata, SpecSession
-from ..store.spec import SpecWriter
+from ..store.spec import (
+    SESSION_FILE,
+    SpecLayout,
+    SpecSession,
+    SpecWriter,
+    check_ulid,
+    new_metadata,
+    new_ulid,
+    pi_to_spec,
+)
 
 if TYPE_CHECKING:
     from ..store import SessionStore
@@ -38,7 +46,7 @@ def ulid_for(session_id: str) -> str:
     return "".join(reversed(chars))
 
 
-def _resolve(store: "SessionStore", raw: str) -> Path:
+def _resolve(store: SessionStore, raw: str) -> Path:
     """A path a client named, below the root unless store.allowExternalPaths (the same rule as session/open's)."""
     path = Path(raw).expanduser()
     if not path.is_absolute():
@@ -48,7 +56,7 @@ def _resolve(store: "SessionStore", raw: str) -> Path:
     return path
 
 
-def _source(store: "SessionStore", params: wire.ConvertParams) -> tuple[Session, bool]:
+def _source(store: SessionStore, params: wire.ConvertParams) -> tuple[Session, bool]:
     """The session to copy, and whether this call loaded it (then it is closed afterwards)."""
     if (params.sessionId is None) == (params.path is None):
         raise InvalidParams("session/convert takes exactly one of sessionId and path")
@@ -65,7 +73,7 @@ def _source(store: "SessionStore", params: wire.ConvertParams) -> tuple[Session,
     return FileSession.load(path, FsyncPolicy.NEVER, read_only=True)[0], True
 
 
-def convert(store: "SessionStore", params: wire.ConvertParams) -> wire.ConvertResult:
+def convert(store: SessionStore, params: wire.ConvertParams) -> wire.ConvertResult:
     source, loaded = _source(store, params)
     try:
         # Writing below another root is as much a reach outside as reading there: the same setting allows it.
@@ -80,15 +88,18 @@ def convert(store: "SessionStore", params: wire.ConvertParams) -> wire.ConvertRe
 
 def _to_spec(source: Session, target_root: Path, leaf_id: str | None) -> wire.ConvertResult:
     if isinstance(source, SpecSession):
-        raise InvalidParams("the session is in the spec format already; convert it to \"pi\"", field="to")
+        raise InvalidParams('the session is in the spec format already; convert it to "pi"', field="to")
     leaf = leaf_id if leaf_id is not None else source.leaf_id
     path = source.path_to(leaf)
     new_id = ulid_for(source.id)
     done = pi_to_spec(new_id, source.header_obj(), path, list(source.tree.entries))
     folder = SpecLayout(target_root).folder(new_id)
     if folder.exists():
-        raise SessionExists(f"{folder} exists already (converted before?); delete it to convert again",
-                            path=str(folder), sessionId=new_id)
+        raise SessionExists(
+            f"{folder} exists already (converted before?); delete it to convert again",
+            path=str(folder),
+            sessionId=new_id,
+        )
     writer = SpecWriter(folder, FsyncPolicy.ALWAYS, exists=False)  # written once: forced to disk
     writer.create(new_metadata(new_id, done.metadata.createdAt))
     try:
@@ -96,34 +107,56 @@ def _to_spec(source: Session, target_root: Path, leaf_id: str | None) -> wire.Co
     finally:
         writer.close()
     return wire.ConvertResult(
-        sessionId=new_id, path=str(folder), format="spec", written=len(done.records),
-        leftOut=[wire.ConvertLoss(kind=item.kind, what=item.what, entryIds=item.entry_ids)  # type: ignore[arg-type]  # the converter's kinds are the wire's, as plain str
-                 for item in done.left_out],
+        sessionId=new_id,
+        path=str(folder),
+        format="spec",
+        written=len(done.records),
+        leftOut=[
+            wire.ConvertLoss(kind=item.kind, what=item.what, entryIds=item.entry_ids)  # type: ignore[arg-type]  # the converter's kinds are the wire's, as plain str
+            for item in done.left_out
+        ],
     )
 
 
 def _to_pi(source: Session, target_root: Path, cwd: str) -> wire.ConvertResult:
     if not isinstance(source, SpecSession):
-        raise InvalidParams("the session is in pi's format already; convert it to \"spec\"", field="to")
+        raise InvalidParams('the session is in pi\'s format already; convert it to "spec"', field="to")
     metadata = source.metadata
     objs = [e.obj() for e in source.tree.entries if e.id in source.seq_of]  # (a name set since is metadata)
     if not objs:
         raise InvalidState(f"session {source.id} has no records: there is nothing to convert", sessionId=source.id)
     if metadata.name:
-        objs.append({"type": "session_info", "id": "00000000", "parentId": objs[-1]["id"],
-                     "timestamp": metadata.lastMessageAt, "name": metadata.name})
+        objs.append(
+            {
+                "type": "session_info",
+                "id": "00000000",
+                "parentId": objs[-1]["id"],
+                "timestamp": metadata.lastMessageAt,
+                "name": metadata.name,
+            }
+        )
     layout = Layout(target_root)
     if layout.find(source.id) is not None:
-        raise SessionExists(f"session {source.id} exists already below {target_root} (converted before?)",
-                            sessionId=source.id)
+        raise SessionExists(
+            f"session {source.id} exists already below {target_root} (converted before?)", sessionId=source.id
+        )
     target = layout.new_session_path(cwd, metadata.createdAt, source.id)
-    copied = FileSession.copied(target, source.id, cwd, FsyncPolicy.ALWAYS, [Entry.from_obj(o) for o in objs],
-                            timestamp=metadata.createdAt)
+    copied = FileSession.copied(
+        target, source.id, cwd, FsyncPolicy.ALWAYS, [Entry.from_obj(o) for o in objs], timestamp=metadata.createdAt
+    )
     copied.close()
     left_out = []
     if metadata.source == "cron" or metadata.cronJobId:
-        left_out.append(wire.ConvertLoss(kind="session", what=f"source {metadata.source!r} and cronJobId {metadata.cronJobId!r} "
-                                              "(pi's format has no place for them)", entryIds=[]))
+        left_out.append(
+            wire.ConvertLoss(
+                kind="session",
+                what=f"source {metadata.source!r} and cronJobId {metadata.cronJobId!r} "
+                "(pi's format has no place for them)",
+                entryIds=[],
+            )
+        )
     if metadata.systemPromptOverride:
-        left_out.append(wire.ConvertLoss(kind="session", what="systemPromptOverride (pi's format has no place for it)", entryIds=[]))
+        left_out.append(
+            wire.ConvertLoss(kind="session", what="systemPromptOverride (pi's format has no place for it)", entryIds=[])
+        )
     return wire.ConvertResult(sessionId=source.id, path=str(target), format="pi", written=len(objs), leftOut=left_out)

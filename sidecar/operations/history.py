@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from typing import Callable
+from collections.abc import Callable
 
 from .. import wire
 from ..errors import InvalidParams, StorageError
@@ -17,16 +17,21 @@ def add(history: PromptHistory, params: wire.HistoryAddParams) -> None:
     if not params.prompt.strip():
         raise InvalidParams("prompt is empty; send the text the user typed", field="prompt")
     if len(params.prompt) > MAX_PROMPT_CHARS:
-        raise InvalidParams(f"prompt is longer than {MAX_PROMPT_CHARS} characters; it is not one a user typed",
-                            field="prompt", length=len(params.prompt))
+        raise InvalidParams(
+            f"prompt is longer than {MAX_PROMPT_CHARS} characters; it is not one a user typed",
+            field="prompt",
+            length=len(params.prompt),
+        )
     history.add(params.prompt, _cwd(params.cwd))
 
 
 def search(history: PromptHistory, params: wire.HistorySearchParams) -> wire.HistoryResult:
     if not params.query:
         raise InvalidParams("query is empty; use history/list for the newest prompts", field="query")
-    found = _read(history, lambda: history.search(
-        params.query, _cwd(params.cwd), _limit(params.limit), params.order == "relevance"))
+    found = _read(
+        history,
+        lambda: history.search(params.query, _cwd(params.cwd), _limit(params.limit), params.order == "relevance"),
+    )
     return wire.HistoryResult(entries=[_entry(p) for p in found])
 
 
@@ -55,4 +60,6 @@ def _limit(limit: int) -> int:
 
 
 def _entry(prompt: Prompt) -> wire.HistoryEntry:
-    return wire.HistoryEntry(id=prompt.id, prompt=prompt.prompt, cwd=prompt.cwd, createdAt=iso_from_ms(prompt.created_ms))
+    return wire.HistoryEntry(
+        id=prompt.id, prompt=prompt.prompt, cwd=prompt.cwd, createdAt=iso_from_ms(prompt.created_ms)
+    )

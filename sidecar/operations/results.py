@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from .. import wire
-from ..store import Listed
+from ..store import Listed, Session
 from ..store.index import iso_from_ms
-from ..store import Session
 
 DEFAULT_LIST_LIMIT = 50
 MAX_LIST_LIMIT = 1000
@@ -42,18 +41,23 @@ def _open_warnings(session: Session, location: str) -> list[wire.OpenWarning]:
     shown = ", ".join(dangling[:5]) + (f" and {len(dangling) - 5} more" if len(dangling) > 5 else "")
     # The doctor mends files: a session kept elsewhere (a database: its location is not its path) goes out
     # to a file root and back.
-    where = "on the file" if location == str(session.path) else (
-        "on it in a file root (session-sidecar export-root, then migrate the mended root back)")
-    return [wire.OpenWarning(
-        kind="danglingParent",
-        message=(
-            f"{len(dangling)} entr{'y names a parent' if len(dangling) == 1 else 'ies name parents'} not in "
-            f"{location or session.path} ({shown}): the history before {'it' if len(dangling) == 1 else 'them'} "
-            f"is cut off from the context; run `session-sidecar doctor --fix` {where} to reconnect each to the "
-            "entry written before it (the original is kept as a backup)"
-        ),
-        entryIds=dangling,
-    )]
+    where = (
+        "on the file"
+        if location == str(session.path)
+        else ("on it in a file root (session-sidecar export-root, then migrate the mended root back)")
+    )
+    return [
+        wire.OpenWarning(
+            kind="danglingParent",
+            message=(
+                f"{len(dangling)} entr{'y names a parent' if len(dangling) == 1 else 'ies name parents'} not in "
+                f"{location or session.path} ({shown}): the history before {'it' if len(dangling) == 1 else 'them'} "
+                f"is cut off from the context; run `session-sidecar doctor --fix` {where} to reconnect each to the "
+                "entry written before it (the original is kept as a backup)"
+            ),
+            entryIds=dangling,
+        )
+    ]
 
 
 def session_info(found: Listed) -> wire.SessionInfo:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from .. import wire
 from ..config import RetentionSettings
@@ -29,12 +29,15 @@ def prune(
     if selected and len(selected) == len(candidates) and not params.confirm and not params.dryRun:
         raise InvalidParams(
             f"this policy would send every one of the {len(candidates)} sessions to the trash; "
-            "pass confirm: true (--yes) if that is meant, or try it with dryRun first", field="confirm")
+            "pass confirm: true (--yes) if that is meant, or try it with dryRun first",
+            field="confirm",
+        )
     chosen, skipped, moved = [], [], 0
     for item in selected:
         found = item.session
-        listed = wire.PrunedSession(sessionId=found.session_id, path=str(found.path), bytes=found.size,
-                                    reason=item.reason)
+        listed = wire.PrunedSession(
+            sessionId=found.session_id, path=str(found.path), bytes=found.size, reason=item.reason
+        )
         if not params.dryRun:
             try:
                 trash(found.session_id)  # type: ignore[arg-type]  # a file the policy prunes is a session's: its id is known

@@ -27,7 +27,7 @@ def available() -> list[str]:
     return list(PROVIDER_NAMES)
 
 
-def _endpoint(settings: "ProvidersSettings", name: str, environ: Mapping[str, str]) -> tuple[str | None, str | None]:
+def _endpoint(settings: ProvidersSettings, name: str, environ: Mapping[str, str]) -> tuple[str | None, str | None]:
     configured = getattr(settings, name)
     prefix = name.upper()
     key = configured.apiKey or environ.get(f"{prefix}_API_KEY") or None
@@ -35,7 +35,7 @@ def _endpoint(settings: "ProvidersSettings", name: str, environ: Mapping[str, st
     return key, base_url
 
 
-def default_provider_name(settings: "ProvidersSettings", environ: Mapping[str, str] | None = None) -> str:
+def default_provider_name(settings: ProvidersSettings, environ: Mapping[str, str] | None = None) -> str:
     environ = os.environ if environ is None else environ
     if settings.default:
         return settings.default
@@ -47,9 +47,9 @@ def default_provider_name(settings: "ProvidersSettings", environ: Mapping[str, s
 
 def make_provider(
     name: str | None,
-    settings: "ProvidersSettings",
+    settings: ProvidersSettings,
     environ: Mapping[str, str] | None = None,
-    ask_client: "AskClient | None" = None,
+    ask_client: AskClient | None = None,
 ) -> Provider:
     """The provider ``name`` (or the default one), configured; a clear error when it cannot be."""
     environ = os.environ if environ is None else environ

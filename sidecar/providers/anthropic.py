@@ -9,15 +9,14 @@ the whole request with backoff; anything else becomes a clear error at once.
 
 from __future__ import annotations
 
-
 import anthropic
 import httpx2
 
 from ..errors import ContextOverflow, ProviderError
 from .base import (
+    Retryable,
     RetryCallback,
     RetryPolicy,
-    Retryable,
     SummaryRequest,
     SummaryResponse,
     TextCallback,
@@ -114,10 +113,16 @@ def _classify_status_error(exc: anthropic.APIStatusError) -> Exception:
     if status == 200:
         # An ``error`` event after the stream began: the SDK does not retry these.
         if error_type in _TRANSIENT_STREAM_ERRORS:
-            return Retryable(f"{error_type} mid-stream: {message}", status=529 if error_type == "overloaded_error" else None)
-        return ProviderError(f"anthropic: {error_type or 'error'} mid-stream: {message}", provider="anthropic", errorType=error_type)
+            return Retryable(
+                f"{error_type} mid-stream: {message}", status=529 if error_type == "overloaded_error" else None
+            )
+        return ProviderError(
+            f"anthropic: {error_type or 'error'} mid-stream: {message}", provider="anthropic", errorType=error_type
+        )
     if status == 400 and looks_like_overflow(message):
-        return ContextOverflow(f"anthropic: the summary request is too large for the model: {message}", provider="anthropic", status=status)
+        return ContextOverflow(
+            f"anthropic: the summary request is too large for the model: {message}", provider="anthropic", status=status
+        )
     if status in (401, 403):
         return ProviderError(
             f"anthropic: the API key was refused ({status}): {message}; set ANTHROPIC_API_KEY or providers.anthropic.apiKey",

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, Literal, Protocol
+from typing import Literal, Protocol
 
 from ..errors import ProviderError
 

@@ -10,7 +10,7 @@ callback gets it in one piece.
 from __future__ import annotations
 
 import asyncio
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 from ..errors import ContextOverflow, ProviderError, SidecarError
 from .base import RetryCallback, SummaryRequest, SummaryResponse, TextCallback, looks_like_overflow
@@ -47,13 +47,17 @@ class ClientProvider:
         except Exception as exc:  # the client answered with an error, or the transport broke
             message = str(exc) or type(exc).__name__
             if looks_like_overflow(message):
-                raise ContextOverflow(f"client: the summary request is too large: {message}", provider="client") from exc
+                raise ContextOverflow(
+                    f"client: the summary request is too large: {message}", provider="client"
+                ) from exc
             raise ProviderError(f"client: {SUMMARIZE_METHOD} failed: {message}", provider="client") from exc
         text = answer.get("text") if isinstance(answer, dict) else None
         if not isinstance(text, str) or not isinstance(answer, dict):  # (a text is found in a dict only)
             raise ProviderError(
-                f"client: {SUMMARIZE_METHOD} must answer {{\"text\": string}}, got {type(answer).__name__}",
+                f'client: {SUMMARIZE_METHOD} must answer {{"text": string}}, got {type(answer).__name__}',
                 provider="client",
             )
         on_text(text)
-        return SummaryResponse(text=text, model=model or (said if isinstance(said := answer.get("model"), str) else "client"))
+        return SummaryResponse(
+            text=text, model=model or (said if isinstance(said := answer.get("model"), str) else "client")
+        )

@@ -25,12 +25,20 @@ _DECISION = re.compile(
     r"root cause|switched to|rather than)\b",
     re.IGNORECASE,
 )
-_NEXT = re.compile(r"\b(next|then|remaining|still need|todo|to do|afterwards|follow-up|will now|need to)\b", re.IGNORECASE)
+_NEXT = re.compile(
+    r"\b(next|then|remaining|still need|todo|to do|afterwards|follow-up|will now|need to)\b", re.IGNORECASE
+)
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+(.*\S)")
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
-_MODIFY_VERBS = {"write": "Wrote", "write_file": "Wrote", "create_file": "Created", "edit": "Edited", "edit_file": "Edited", "multi_edit": "Edited"}
+_MODIFY_VERBS = {
+    "write": "Wrote",
+    "write_file": "Wrote",
+    "create_file": "Created",
+    "edit": "Edited",
+    "edit_file": "Edited",
+    "multi_edit": "Edited",
+}
 _SHELL_TOOLS = frozenset({"bash", "shell", "run", "exec", "terminal"})
-
 
 
 def _sentences(text: str) -> list[str]:
@@ -76,7 +84,10 @@ class _Facts:
                 command = one_line(str(message.get("command", "")), 160)
                 code = message.get("exitCode")
                 if code not in (None, 0):
-                    _add(self.errors, f"`{command}` exited with {code}: {one_line(str(message.get('output') or ''), 300)}")
+                    _add(
+                        self.errors,
+                        f"`{command}` exited with {code}: {one_line(str(message.get('output') or ''), 300)}",
+                    )
                 else:
                     _add(self.commands, f"`{command}` (run by the user)")
             elif role in ("branchSummary", "compactionSummary") and message.get("summary"):
@@ -85,7 +96,12 @@ class _Facts:
             self.done.append(f"{verb} `{path}`" + (f" ({count} changes)" if count > 1 else ""))
         self.pending_calls = [format_tool_call(name, args) for name, args in calls.values()]
 
-    def _assistant(self, message: Mapping[str, Any], calls: dict[str, tuple[str, dict[str, object]]], edits: dict[str, tuple[str, int]]) -> None:
+    def _assistant(
+        self,
+        message: Mapping[str, Any],
+        calls: dict[str, tuple[str, dict[str, object]]],
+        edits: dict[str, tuple[str, int]],
+    ) -> None:
         texts = []
         for block in message.get("content") or []:
             if not isinstance(block, dict):
@@ -223,11 +239,16 @@ def summarize_offline(request: SummaryRequest) -> str:
         [
             "## Goal\n" + _bullets(goals, 12, keep="first"),
             "## Constraints & Preferences\n" + _bullets(constraints, 20),
-            "## Progress\n### Done\n" + _bullets(done, 30, "- [x] ")
-            + "\n\n### In Progress\n" + _bullets(in_progress, 6, "- [ ] ")
-            + "\n\n### Blocked\n" + _bullets(blocked, 3),
+            "## Progress\n### Done\n"
+            + _bullets(done, 30, "- [x] ")
+            + "\n\n### In Progress\n"
+            + _bullets(in_progress, 6, "- [ ] ")
+            + "\n\n### Blocked\n"
+            + _bullets(blocked, 3),
             "## Key Decisions\n" + _bullets(decisions, 12),
-            "## Next Steps\n" + "\n".join(f"{n}. {s}" for n, s in enumerate(next_steps, 1)) if next_steps else "## Next Steps\n1. (none recorded)",
+            "## Next Steps\n" + "\n".join(f"{n}. {s}" for n, s in enumerate(next_steps, 1))
+            if next_steps
+            else "## Next Steps\n1. (none recorded)",
             "## Critical Context\n" + _bullets(critical, 25),
         ]
     )
@@ -260,5 +281,6 @@ class OfflineProvider:
         for start in range(0, len(text), 512):
             on_text(text[start : start + 512])
             await asyncio.sleep(0)
-        return SummaryResponse(text=text, model="offline", output_tokens=math.ceil(len(text) / 4), stop_reason="end_turn")
-
+        return SummaryResponse(
+            text=text, model="offline", output_tokens=math.ceil(len(text) / 4), stop_reason="end_turn"
+        )

@@ -17,9 +17,9 @@ import httpx
 
 from ..errors import ContextOverflow, ProviderError
 from .base import (
+    Retryable,
     RetryCallback,
     RetryPolicy,
-    Retryable,
     SummaryRequest,
     SummaryResponse,
     TextCallback,
@@ -152,14 +152,18 @@ def _status_error(response: httpx.Response) -> Exception:
     if status in _RETRY_STATUSES:
         return Retryable(f"HTTP {status}: {message}", retry_after=parse_retry_after(response.headers), status=status)
     if status in (400, 413) and looks_like_overflow(message):
-        return ContextOverflow(f"openai: the summary request is too large for the model: {message}", provider="openai", status=status)
+        return ContextOverflow(
+            f"openai: the summary request is too large for the model: {message}", provider="openai", status=status
+        )
     if status in (401, 403):
         return ProviderError(
             f"openai: the API key was refused ({status}): {message}; set OPENAI_API_KEY or providers.openai.apiKey",
             provider="openai",
             status=status,
         )
-    return ProviderError(f"openai: HTTP {status} ({error_type or 'error'}): {message}", provider="openai", status=status)
+    return ProviderError(
+        f"openai: HTTP {status} ({error_type or 'error'}): {message}", provider="openai", status=status
+    )
 
 
 def _stream_error(error: dict[str, Any]) -> Exception:
@@ -168,4 +172,6 @@ def _stream_error(error: dict[str, Any]) -> Exception:
         return Retryable(f"{error_type} mid-stream: {message}")
     if looks_like_overflow(message):
         return ContextOverflow(f"openai: the summary request is too large for the model: {message}", provider="openai")
-    return ProviderError(f"openai: {error_type or 'error'} mid-stream: {message}", provider="openai", errorType=error_type)
+    return ProviderError(
+        f"openai: {error_type or 'error'} mid-stream: {message}", provider="openai", errorType=error_type
+    )

@@ -35,7 +35,7 @@ import msgspec
 
 from ..config import Settings
 from .errors import UNREADABLE
-from .framing import FrameError, FrameReader, Framing, FrameWriter, claim_stdout, make_reader, open_input, sniff_framing
+from .framing import FrameError, FrameReader, FrameWriter, Framing, claim_stdout, make_reader, open_input, sniff_framing
 
 if TYPE_CHECKING:
     from ..service import SessionService
@@ -65,7 +65,9 @@ def serve(
         stdout_fd = claim_stdout()
     servers: list[SidecarServer] = []
     try:
-        return asyncio.run(_serve(root, settings or Settings(), framing, max_workers, stdin or sys.stdin.buffer, stdout_fd, servers))
+        return asyncio.run(
+            _serve(root, settings or Settings(), framing, max_workers, stdin or sys.stdin.buffer, stdout_fd, servers)
+        )
     finally:
         for server in servers:
             server.shutdown()
@@ -78,7 +80,7 @@ async def _serve(
     max_workers: int | None,
     stdin: BinaryIO,
     stdout_fd: int,
-    servers: list["SidecarServer"],
+    servers: list[SidecarServer],
 ) -> int:
     from . import lifecycle  # noqa: F401  (the service and the store, imported before waiting for input)
 
@@ -101,7 +103,7 @@ async def _serve(
     return await server.run(reader if service is not None else _Replay(unread, reader), writer)
 
 
-async def _keep_serving(server: "SidecarServer", sock: socket.socket, path: Path) -> None:
+async def _keep_serving(server: SidecarServer, sock: socket.socket, path: Path) -> None:
     """initialize's keepServing (rpc/sockets.py, imported only by a sidecar that is asked to)."""
     from .sockets import keep_serving
 
@@ -110,7 +112,7 @@ async def _keep_serving(server: "SidecarServer", sock: socket.socket, path: Path
 
 async def answer_first_initialize(
     reader: FrameReader, writer: FrameWriter, settings: Settings, default_root: Path
-) -> tuple["SessionService | None", Unread]:
+) -> tuple[SessionService | None, Unread]:
     """Read the first frame and answer it if it is an ``initialize`` that succeeds.
 
     Returns the new service (answered), or None and what was read (not answered).
@@ -125,7 +127,7 @@ async def answer_first_initialize(
     return (service, None) if service is not None else (None, body)
 
 
-def _initialize(body: bytes, writer: FrameWriter, settings: Settings, default_root: Path) -> "SessionService | None":
+def _initialize(body: bytes, writer: FrameWriter, settings: Settings, default_root: Path) -> SessionService | None:
     from .lifecycle import initialize
 
     try:
@@ -169,4 +171,3 @@ class _Replay:
     def ready(self) -> bool:
         ready = getattr(self._reader, "ready", None)
         return bool(self._pending) or (ready is not None and ready())
-

@@ -17,7 +17,8 @@ import asyncio
 import concurrent.futures
 import functools
 import logging
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +56,7 @@ class Endpoint:
     def feature(self, method: str) -> Callable[[F], F]:
         def register(handler: F) -> F:
             if asyncio.iscoroutinefunction(handler):
+
                 async def bound(*args: Any) -> Any:
                     return await handler(self._server, *args)
 
@@ -65,8 +67,9 @@ class Endpoint:
 
         return register
 
-    def _execute_handler(self, msg_id: MsgId, handler: Callable[..., Any], callback: Callable[[Pending], None],
-                         args: tuple[object, ...]) -> None:
+    def _execute_handler(
+        self, msg_id: MsgId, handler: Callable[..., Any], callback: Callable[[Pending], None], args: tuple[object, ...]
+    ) -> None:
         """Run ``handler(*args)``: a coroutine as a task (in flight until it ends), a function at once;
         ``callback`` gets its future when it is done."""
         if asyncio.iscoroutinefunction(handler):

@@ -71,7 +71,9 @@ def duplicate_id(msg_id: int | str, method: str) -> ProtocolError:
     return invalid_request(
         f"id {msg_id!r} is already used by a request in flight, so this {method} was not run; "
         "give every request its own id (the request in flight still gets its own answer)",
-        reason="duplicateId", id=msg_id, method=method,
+        reason="duplicateId",
+        id=msg_id,
+        method=method,
     )
 
 
@@ -124,8 +126,11 @@ def error_object(exc: BaseException) -> dict[str, Any]:
         # A name the call was given (a cwd's project folder, a path) that the file system cannot hold.
         name = str(exc.filename or "")
         shown = name if len(name) <= 120 else name[:60] + "..." + name[-40:]
-        return {"code": INVALID_PARAMS, "data": {"kind": KINDS[INVALID_PARAMS], "path": shown},
-                "message": f"{shown} is a name longer than the file system allows; use a shorter cwd or path"}
+        return {
+            "code": INVALID_PARAMS,
+            "data": {"kind": KINDS[INVALID_PARAMS], "path": shown},
+            "message": f"{shown} is a name longer than the file system allows; use a shorter cwd or path",
+        }
     logger.error("internal error", exc_info=exc)
     return {
         "code": INTERNAL_ERROR,

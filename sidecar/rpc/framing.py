@@ -125,10 +125,13 @@ class LspFrameReader:
 
     def ready(self) -> bool:
         return bool(self._ready) or (
-            self._held is None and _take_frames(self._stream, self._ready, _lsp_frames, self._max_bytes))
+            self._held is None and _take_frames(self._stream, self._ready, _lsp_frames, self._max_bytes)
+        )
 
     async def read(self) -> bytes | None:
-        if self._ready or (self._held is None and _take_frames(self._stream, self._ready, _lsp_frames, self._max_bytes)):
+        if self._ready or (
+            self._held is None and _take_frames(self._stream, self._ready, _lsp_frames, self._max_bytes)
+        ):
             return self._ready.popleft()
         junk = _Junk()
         while True:
@@ -177,11 +180,15 @@ class LspFrameReader:
                 break
             if _HEADER_LINE.match(next_line.rstrip(b"\r\n")) is None:
                 self._held = next_line  # read again as what it is (junk, a message line, a glued header)
-                raise FrameError(f"a header block ended by {next_line[:60]!r} instead of a blank line; "
-                                 "send 'Content-Length: N', a blank line (\\r\\n\\r\\n), then N bytes")
+                raise FrameError(
+                    f"a header block ended by {next_line[:60]!r} instead of a blank line; "
+                    "send 'Content-Length: N', a blank line (\\r\\n\\r\\n), then N bytes"
+                )
             line = next_line
         if problem is not None or length is None:
-            raise FrameError(problem or "a header block without Content-Length; send 'Content-Length: N' before each body")
+            raise FrameError(
+                problem or "a header block without Content-Length; send 'Content-Length: N' before each body"
+            )
         if length > self._max_bytes:
             raise await self._skip_body(length)
         try:

@@ -37,12 +37,14 @@ async def in_turn(conn: Connection, route: Route, params: object, msg_id: MsgId)
     token = getattr(decoded, "workDoneToken", None)
     if route.group_sync and key is not None:
         return await _in_group(conn, route, decoded, key, token, msg_id)
-    return await conn.dispatcher.run(msg_id, route.name, key, token,
-                                     lambda work: route.call(service, decoded, work, conn), route.on_loop)
+    return await conn.dispatcher.run(
+        msg_id, route.name, key, token, lambda work: route.call(service, decoded, work, conn), route.on_loop
+    )
 
 
-async def _in_group(conn: Connection, route: Route, decoded: object, key: str, token: int | str | None,
-                    msg_id: MsgId) -> object:
+async def _in_group(
+    conn: Connection, route: Route, decoded: object, key: str, token: int | str | None, msg_id: MsgId
+) -> object:
     service = conn.service
     assert service is not None
     defer = conn.dispatcher.may_defer_sync

@@ -59,18 +59,24 @@ def decode_params(method: str, params: object, params_type: type[P]) -> P:
             continue
         text = value if isinstance(value, str) else "".join(value)
         if "\x00" in text:
-            raise invalid_params(method, f"field `{field}` holds a NUL character, which no file name or folder "
-                                         "can hold; remove it")
+            raise invalid_params(
+                method, f"field `{field}` holds a NUL character, which no file name or folder can hold; remove it"
+            )
         if not text.isascii() and _LONE_SURROGATE.search(text):
-            raise invalid_params(method, f"field `{field}` holds a lone UTF-16 surrogate (such as \\ud83d, a string "
-                                         "cut inside an emoji), which no file name or folder can hold; send the "
-                                         "path whole")
+            raise invalid_params(
+                method,
+                f"field `{field}` holds a lone UTF-16 surrogate (such as \\ud83d, a string "
+                "cut inside an emoji), which no file name or folder can hold; send the "
+                "path whole",
+            )
     cwd = getattr(decoded, "cwd", None)
     if isinstance(cwd, str) and not os.path.isabs(cwd):
         # A project folder is absolute: "" or "src" would be filed under a folder named after the
         # sidecar's own working directory's accident ("----", "--src--") and never listed with the project.
-        raise invalid_params(method, f"field `cwd` must be an absolute path (the project's folder, e.g. "
-                                     f"\"/home/me/project\"), not {cwd!r}")
+        raise invalid_params(
+            method,
+            f'field `cwd` must be an absolute path (the project\'s folder, e.g. "/home/me/project"), not {cwd!r}',
+        )
     return decoded
 
 

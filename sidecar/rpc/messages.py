@@ -99,6 +99,8 @@ NOTIFICATIONS_FROM_CLIENT: dict[str, Any] = {
     "exit": None,
     "$/cancelRequest": CancelParams,
 }
+
+
 class WorkDoneProgressCreateParams(msgspec.Struct, kw_only=True):
     """``window/workDoneProgress/create`` (server -> client, LSP's): accept ``token`` by answering null."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from ..work import Work
 from .messages import ProgressParams, WorkDoneBegin, WorkDoneEnd, WorkDoneReport

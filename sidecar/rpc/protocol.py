@@ -60,6 +60,7 @@ def decode_message(body: bytes) -> Any:
     that surrogate kept in its str (format/codec.parse; the common path costs nothing more)."""
     return parse(body, _decode)
 
+
 # Size in bytes of the request being dispatched, for deciding whether
 # a call is small enough to answer inline.
 REQUEST_SIZE: ContextVar[int] = ContextVar("request_size", default=0)
@@ -76,7 +77,8 @@ _turns = itertools.count(1)
 def _request_decoder(route: Route) -> Callable[[bytes], Any]:
     """A decoder of a whole request of ``route``, its params decoded with it into their Struct."""
     request = msgspec.defstruct(
-        "Request", [("jsonrpc", str), ("id", int | str), ("method", str), ("params", route.params)])
+        "Request", [("jsonrpc", str), ("id", int | str), ("method", str), ("params", route.params)]
+    )
     return msgspec.json.Decoder(request).decode
 
 
@@ -87,7 +89,9 @@ class SidecarProtocol(Endpoint):
         super().__init__(server)
         self.routes = routes
         # (the bytes that name the route's method in a request, a decoder of its whole request)
-        self._hot = [(b'"%s"' % name.encode(), _request_decoder(route), name) for name, route in routes.items() if route.hot]
+        self._hot = [
+            (b'"%s"' % name.encode(), _request_decoder(route), name) for name, route in routes.items() if route.hot
+        ]
         self.state: State = "new"
         self.exit_code: int | None = None  # set by ``exit``
         self._encode = msgspec.json.Encoder().encode
@@ -138,7 +142,11 @@ class SidecarProtocol(Endpoint):
             self._send_error(recover_id(body), unreadable(exc))
             return
         if not isinstance(message, dict):
-            what = "batches (JSON arrays) are not supported" if isinstance(message, list) else "a message must be a JSON object"
+            what = (
+                "batches (JSON arrays) are not supported"
+                if isinstance(message, list)
+                else "a message must be a JSON object"
+            )
             self._send_error(None, invalid_request(f"{what}; send one request object per message"))
             return
         msg_id = message.get("id")
@@ -200,7 +208,9 @@ class SidecarProtocol(Endpoint):
             self._send_error(msg_id, duplicate_id(msg_id, method_name))
             return
         if self.state == "shutdown":
-            self._send_error(msg_id, invalid_request(f"{method_name} after shutdown; only the exit notification is accepted"))
+            self._send_error(
+                msg_id, invalid_request(f"{method_name} after shutdown; only the exit notification is accepted")
+            )
             return
         if method_name == "initialize":
             if self.state != "new":
@@ -419,7 +429,9 @@ class SidecarProtocol(Endpoint):
     def _send_error(self, msg_id: MsgId | None, exc: BaseException) -> None:
         self._send_response(msg_id, error=error_object(exc))
 
-    def _send_response(self, msg_id: MsgId | None, result: object = None, error: dict[str, object] | None = None) -> None:
+    def _send_response(
+        self, msg_id: MsgId | None, result: object = None, error: dict[str, object] | None = None
+    ) -> None:
         if self._run.calls:
             self.flush_run()  # (the answers of calls read before come first)
         if error is not None:

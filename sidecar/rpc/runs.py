@@ -40,8 +40,13 @@ class PendingRun:
         self.ids.add(msg_id)
         self.key, self.route = key, route
 
-    def flush(self, service: SessionService, upkeep: list[object], respond: Callable[[MsgId, object], None],
-              refuse: Callable[[MsgId, BaseException], None]) -> None:
+    def flush(
+        self,
+        service: SessionService,
+        upkeep: list[object],
+        respond: Callable[[MsgId, object], None],
+        refuse: Callable[[MsgId, BaseException], None],
+    ) -> None:
         """Run the calls and answer each, in the order they were read (the store's upkeep held until after)."""
         calls, self.calls = self.calls, []
         route = self.route

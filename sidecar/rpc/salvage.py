@@ -21,7 +21,7 @@ its params: ``recover_id`` then also looks at the body's very end for a final
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 import msgspec
 
@@ -37,7 +37,9 @@ _SCALAR = re.compile(rb"[-+.0-9A-Za-z]+")  # numbers, true, false, null
 _INTEGER = re.compile(rb"-?(?:0|[1-9][0-9]{0,99})")  # (an id of more digits is no id a client counts)
 _NESTED_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
 # An object's last member, where nothing nested closes after it: `..., "id": 7 }` at the very end.
-_TRAILING_ID = re.compile(rb',[ \t\r\n]*"id"[ \t\r\n]*:[ \t\r\n]*(-?(?:0|[1-9][0-9]{0,99})|"[^"\\]*(?:\\.[^"\\]*)*")[ \t\r\n]*\}[ \t\r\n]*\Z')
+_TRAILING_ID = re.compile(
+    rb',[ \t\r\n]*"id"[ \t\r\n]*:[ \t\r\n]*(-?(?:0|[1-9][0-9]{0,99})|"[^"\\]*(?:\\.[^"\\]*)*")[ \t\r\n]*\}[ \t\r\n]*\Z'
+)
 _decode_string = msgspec.json.Decoder(str).decode
 
 

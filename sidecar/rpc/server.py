@@ -97,6 +97,7 @@ class SidecarServer(EndpointServer):
         loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         service.notify = self._notify_any_thread
+
         def watched() -> None:
             loop.call_soon_threadsafe(self.follower.refresh)
 
@@ -121,8 +122,11 @@ class SidecarServer(EndpointServer):
     def _notify_any_thread(self, method: str, params: object) -> None:
         """A notification from the service, called on the loop (an inline call) or a worker thread."""
         service = self.service
-        if (method in _WATCH_NOTIFICATIONS and service is not None
-                and getattr(params, "sessionId", None) in service.live.watched_for_subscribers):
+        if (
+            method in _WATCH_NOTIFICATIONS
+            and service is not None
+            and getattr(params, "sessionId", None) in service.live.watched_for_subscribers
+        ):
             return  # watched only for a subscription: the subscriber hears it from the bus, with a cursor
         if threading.get_ident() == self._loop_thread:
             self.protocol.notify(method, params)
@@ -151,8 +155,12 @@ class SidecarServer(EndpointServer):
         token = await self._create_progress_token()
         try:
             result = await self.dispatcher.run(
-                object(), "session/compact (auto)", session_id, token,
-                lambda work: service.auto_compact(session_id, work), on_loop=True,
+                object(),
+                "session/compact (auto)",
+                session_id,
+                token,
+                lambda work: service.auto_compact(session_id, work),
+                on_loop=True,
             )
         except SidecarError as error:
             logger.info("autoCompact of %s did not compact: %s", session_id, error.message)
@@ -178,7 +186,9 @@ class SidecarServer(EndpointServer):
                 PROGRESS_CREATE_TIMEOUT,
             )
         except Exception as error:  # refused, unknown to the client, or no answer in time
-            logger.info("no progress for autoCompact: window/workDoneProgress/create failed (%s)", error or type(error).__name__)
+            logger.info(
+                "no progress for autoCompact: window/workDoneProgress/create failed (%s)", error or type(error).__name__
+            )
             return None
         return token
 

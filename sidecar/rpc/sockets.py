@@ -27,9 +27,9 @@ import os
 import secrets
 import signal
 import socket
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -145,7 +145,7 @@ class ConnectionServer(SidecarServer):
 
     shared = True
 
-    def __init__(self, host: "SocketHost", framing: Framing) -> None:
+    def __init__(self, host: SocketHost, framing: Framing) -> None:
         super().__init__(host.service.root, host.service.settings, framing=framing)
         self.host = host
         # The host's workers and per-session queues, not this connection's own.
@@ -160,7 +160,9 @@ class ConnectionServer(SidecarServer):
         decoded = decode_params("initialize", params, InitializeParams)
         if host.token is not None and not hmac.compare_digest((decoded.token or "").encode(), host.token.encode()):
             asyncio.get_running_loop().call_later(0.05, self.host.hang_up, self)
-            raise Unauthorized("this sidecar serves TCP clients that send its token: initialize with `token` (see --token-file)")
+            raise Unauthorized(
+                "this sidecar serves TCP clients that send its token: initialize with `token` (see --token-file)"
+            )
         if decoded.protocolVersion.split(".", 1)[0] != PROTOCOL_VERSION.split(".", 1)[0]:
             raise ProtocolError(
                 INVALID_PARAMS,
@@ -175,7 +177,9 @@ class ConnectionServer(SidecarServer):
                 sessionRoot=str(root),
             )
         if decoded.settings:
-            raise SharedServer("this sidecar is shared: its settings are the ones it was started with; initialize without settings")
+            raise SharedServer(
+                "this sidecar is shared: its settings are the ones it was started with; initialize without settings"
+            )
         self.service = host.service
         self._loop = asyncio.get_running_loop()
         self.protocol.state = "ready"
@@ -212,7 +216,9 @@ class SocketHost:
         self.outlive: Callable[[], Awaitable[None]] | None = None
 
     @classmethod
-    def standalone(cls, root: Path, settings: Settings, token: str | None = None, max_workers: int | None = None) -> "SocketHost":
+    def standalone(
+        cls, root: Path, settings: Settings, token: str | None = None, max_workers: int | None = None
+    ) -> SocketHost:
         """``serve --socket/--listen``: a service of its own, for socket clients only."""
         service = SessionService(Path(root).expanduser().absolute(), settings)
         service.raw_results = True
@@ -220,7 +226,7 @@ class SocketHost:
         return cls(service, pool, Dispatcher(pool, lambda params: None), token)
 
     @classmethod
-    def around(cls, server: SidecarServer) -> "SocketHost":
+    def around(cls, server: SidecarServer) -> SocketHost:
         """``initialize`` with ``keepServing``: socket clients share the stdio client's service,
         workers, queues and file follower; its hooks (notifications, autoCompact) stay its own."""
         assert server.service is not None  # (initialize made it)
@@ -234,6 +240,7 @@ class SocketHost:
         loop = self.loop = asyncio.get_running_loop()
         service = self.service
         service.notify = None  # watch notifications: a shared sidecar's clients subscribe instead
+
         def watched() -> None:
             loop.call_soon_threadsafe(self.follower.refresh)
 
@@ -243,7 +250,9 @@ class SocketHost:
 
         def wire_compactor(compactor: Any) -> None:  # when the service first makes it, on any thread
             compactor.client_loop = loop
-            compactor.on_should_compact = lambda session_id, tokens: loop.call_soon_threadsafe(self._auto_compact, session_id)
+            compactor.on_should_compact = lambda session_id, tokens: loop.call_soon_threadsafe(
+                self._auto_compact, session_id
+            )
 
         service.on_compactor = wire_compactor
         self.follower.start(loop)
@@ -254,8 +263,14 @@ class SocketHost:
 
         async def run() -> None:
             try:
-                await self.dispatcher.run(object(), "session/compact (auto)", session_id, None,
-                                          lambda work: service.auto_compact(session_id, work), on_loop=True)
+                await self.dispatcher.run(
+                    object(),
+                    "session/compact (auto)",
+                    session_id,
+                    None,
+                    lambda work: service.auto_compact(session_id, work),
+                    on_loop=True,
+                )
             except Exception as error:
                 logger.info("autoCompact of %s did not compact: %s", session_id, error)
 
@@ -359,8 +374,14 @@ def serve_sockets(
     return asyncio.run(_serve(root, settings, unix_path, listen, token_file, max_workers))
 
 
-async def _serve(root: Path, settings: Settings, unix_path: Path | None, listen: str | None,
-                 token_file: Path | None, max_workers: int | None) -> int:
+async def _serve(
+    root: Path,
+    settings: Settings,
+    unix_path: Path | None,
+    listen: str | None,
+    token_file: Path | None,
+    max_workers: int | None,
+) -> int:
     token = None
     if listen is not None:
         host_name, _, port = listen.rpartition(":")

@@ -38,6 +38,7 @@ class SessionFollower:
         self._loop = loop
         service = self._server.service
         if service is not None:  # another host's change (store/postgres/notify.py): follow it in its turn
+
             def behind(session_id: str) -> None:
                 loop.call_soon_threadsafe(self._maybe_follow, session_id)
 

@@ -208,12 +208,12 @@ class SessionService:
         """An open session (opened when it is not); see ``SessionStore.live``."""
         return self.store.live(session_id)[0]
 
-
     def create(self, params: wire.CreateParams) -> wire.CreateResult:
         if params.terminalId is not None:
             check_terminal_id(params.terminalId)
-        session = self.store.create(params.cwd, params.sessionId, params.parentSession, params.persist,
-                                    **self._origin_of(params))
+        session = self.store.create(
+            params.cwd, params.sessionId, params.parentSession, params.persist, **self._origin_of(params)
+        )
         self._set_watch(session, params.watch)
         if params.name is not None and session_name(params.name):
             session.set_name(params.name)
@@ -312,9 +312,11 @@ class SessionService:
         if params.summarize and params.entryId != session.leaf_id:
             session.check_writable()  # before asking a model for a summary that could not be kept
             # Summarizing awaits a model: run it on this worker thread's own loop.
-            summary = asyncio.run(self.compactor.branch_summary(
-                session, params.entryId, compacting.options(params, self.settings.compaction), params.provider, work
-            ))
+            summary = asyncio.run(
+                self.compactor.branch_summary(
+                    session, params.entryId, compacting.options(params, self.settings.compaction), params.provider, work
+                )
+            )
             if summary is not None:
                 written = session.append([summary], params.entryId)
                 return wire.BranchResult(leafId=session.leaf_id, summaryEntryId=written[0].id)
@@ -477,8 +479,10 @@ class SessionService:
         if params.source is None and params.cronJobId is None:
             return {}
         if self.settings.store.format != "spec":
-            raise InvalidParams("source and cronJobId are kept by spec-format roots only (store.format \"spec\")",
-                                field="source" if params.source is not None else "cronJobId")
+            raise InvalidParams(
+                'source and cronJobId are kept by spec-format roots only (store.format "spec")',
+                field="source" if params.source is not None else "cronJobId",
+            )
         return {"source": params.source, "cron_job_id": params.cronJobId}
 
     def convert(self, params: wire.ConvertParams) -> wire.ConvertResult:

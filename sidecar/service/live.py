@@ -81,6 +81,8 @@ class LiveHub:
     def take_control(self, params: wire.TakeControlParams, client: LiveClient) -> wire.TakeControlResult:
         if self._store.held(params.sessionId) is None:
             check_session_id(params.sessionId)
-            raise SessionNotFound(f"session {params.sessionId!r} is not open; open it first", sessionId=params.sessionId)
+            raise SessionNotFound(
+                f"session {params.sessionId!r} is not open; open it first", sessionId=params.sessionId
+            )
         former = self.sessions.roles.take(params.sessionId, client)
         return wire.TakeControlResult(sessionId=params.sessionId, tookOver=former is not None)

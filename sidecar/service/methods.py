@@ -59,8 +59,9 @@ class Route:
     def may_join_run(self) -> bool:
         return self.run is not None
 
-    def call(self, service: SessionService, params: msgspec.Struct, work: Work = NO_WORK,
-             client: LiveClient | None = None) -> object:
+    def call(
+        self, service: SessionService, params: msgspec.Struct, work: Work = NO_WORK, client: LiveClient | None = None
+    ) -> object:
         """The service call, as this route takes it."""
         if self.takes_work:
             return self.handler(service, params, work)
@@ -78,41 +79,60 @@ def _summarizes(service: SessionService, params: wire.BranchParams) -> bool:
 
 
 _S = SessionService
-ROUTES: dict[str, Route] = {route.name: route for route in (
-    Route("session/create", wire.CreateParams, _S.create),
-    Route("session/open", wire.OpenParams, _S.open),
-    Route("session/continueRecent", wire.ContinueRecentParams, _S.continue_recent),
-    Route("session/close", wire.CloseParams, _S.close),
-    Route("session/flush", wire.FlushParams, _S.flush, writes_session=True),
-    Route("session/append", wire.AppendParams, _S.append, writes_session=True, may_run_inline=True,
-          inline_unless=_append_syncs, run=_S.append_run, group_sync=True, hot=True),
-    Route("session/buildContext", wire.BuildContextParams, _S.build_context),
-    Route("session/branch", wire.BranchParams, _S.branch, takes_work=True, writes_session=True, may_run_inline=True,
-          inline_unless=_summarizes),
-    Route("session/getTree", wire.GetTreeParams, _S.get_tree),
-    Route("session/getEntries", wire.GetEntriesParams, _S.get_entries),
-    Route("session/setLabel", wire.SetLabelParams, _S.set_label, writes_session=True, may_run_inline=True),
-    Route("session/setName", wire.SetNameParams, _S.set_name, writes_session=True, may_run_inline=True),
-    Route("session/fork", wire.ForkParams, _S.fork),
-    Route("session/list", wire.ListParams, _S.list, takes_work=True),
-    Route("session/archive", wire.ArchiveParams, _S.archive, writes_session=True),
-    Route("session/unarchive", wire.ArchiveParams, _S.unarchive, writes_session=True),
-    Route("session/delete", wire.DeleteParams, _S.delete, writes_session=True),
-    Route("session/restore", wire.RestoreParams, _S.restore, writes_session=True),
-    Route("session/compact", wire.CompactParams, _S.compact, takes_work=True, on_loop=True, writes_session=True),
-    Route("session/move", wire.MoveParams, _S.move, writes_session=True),
-    Route("session/stats", wire.StatsParams, _S.stats),
-    Route("session/prune", wire.PruneParams, _S.prune),
-    Route("history/add", wire.HistoryAddParams, _S.history_add),
-    Route("history/search", wire.HistorySearchParams, _S.history_search),
-    Route("history/list", wire.HistoryListParams, _S.history_list),
-    Route("session/snapshot", wire.SnapshotParams, _S.snapshot, writes_session=True),
-    Route("session/diff", wire.DiffParams, _S.diff),
-    Route("session/rewind", wire.RewindParams, _S.rewind, writes_session=True),
-    Route("session/import", wire.ImportParams, _S.import_),
-    Route("session/export", wire.ExportParams, _S.export),
-    Route("session/convert", wire.ConvertParams, _S.convert),
-    Route("session/subscribe", wire.SubscribeParams, _S.live_subscribe, takes_client=True),
-    Route("session/unsubscribe", wire.UnsubscribeParams, _S.live_unsubscribe, takes_client=True, queued=False),
-    Route("session/takeControl", wire.TakeControlParams, _S.live_take_control, takes_client=True, queued=False),
-)}
+ROUTES: dict[str, Route] = {
+    route.name: route
+    for route in (
+        Route("session/create", wire.CreateParams, _S.create),
+        Route("session/open", wire.OpenParams, _S.open),
+        Route("session/continueRecent", wire.ContinueRecentParams, _S.continue_recent),
+        Route("session/close", wire.CloseParams, _S.close),
+        Route("session/flush", wire.FlushParams, _S.flush, writes_session=True),
+        Route(
+            "session/append",
+            wire.AppendParams,
+            _S.append,
+            writes_session=True,
+            may_run_inline=True,
+            inline_unless=_append_syncs,
+            run=_S.append_run,
+            group_sync=True,
+            hot=True,
+        ),
+        Route("session/buildContext", wire.BuildContextParams, _S.build_context),
+        Route(
+            "session/branch",
+            wire.BranchParams,
+            _S.branch,
+            takes_work=True,
+            writes_session=True,
+            may_run_inline=True,
+            inline_unless=_summarizes,
+        ),
+        Route("session/getTree", wire.GetTreeParams, _S.get_tree),
+        Route("session/getEntries", wire.GetEntriesParams, _S.get_entries),
+        Route("session/setLabel", wire.SetLabelParams, _S.set_label, writes_session=True, may_run_inline=True),
+        Route("session/setName", wire.SetNameParams, _S.set_name, writes_session=True, may_run_inline=True),
+        Route("session/fork", wire.ForkParams, _S.fork),
+        Route("session/list", wire.ListParams, _S.list, takes_work=True),
+        Route("session/archive", wire.ArchiveParams, _S.archive, writes_session=True),
+        Route("session/unarchive", wire.ArchiveParams, _S.unarchive, writes_session=True),
+        Route("session/delete", wire.DeleteParams, _S.delete, writes_session=True),
+        Route("session/restore", wire.RestoreParams, _S.restore, writes_session=True),
+        Route("session/compact", wire.CompactParams, _S.compact, takes_work=True, on_loop=True, writes_session=True),
+        Route("session/move", wire.MoveParams, _S.move, writes_session=True),
+        Route("session/stats", wire.StatsParams, _S.stats),
+        Route("session/prune", wire.PruneParams, _S.prune),
+        Route("history/add", wire.HistoryAddParams, _S.history_add),
+        Route("history/search", wire.HistorySearchParams, _S.history_search),
+        Route("history/list", wire.HistoryListParams, _S.history_list),
+        Route("session/snapshot", wire.SnapshotParams, _S.snapshot, writes_session=True),
+        Route("session/diff", wire.DiffParams, _S.diff),
+        Route("session/rewind", wire.RewindParams, _S.rewind, writes_session=True),
+        Route("session/import", wire.ImportParams, _S.import_),
+        Route("session/export", wire.ExportParams, _S.export),
+        Route("session/convert", wire.ConvertParams, _S.convert),
+        Route("session/subscribe", wire.SubscribeParams, _S.live_subscribe, takes_client=True),
+        Route("session/unsubscribe", wire.UnsubscribeParams, _S.live_unsubscribe, takes_client=True, queued=False),
+        Route("session/takeControl", wire.TakeControlParams, _S.live_take_control, takes_client=True, queued=False),
+    )
+}

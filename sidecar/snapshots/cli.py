@@ -1,7 +1,7 @@
 """``session-sidecar rewind`` and ``session-sidecar diff``: the two calls, made on a fresh sidecar, shown for people.
 
-    session-sidecar rewind ID ENTRY [--files] [--dry-run] [--force] [--json]
-    session-sidecar diff ID FROM TO [--patch] [--json]      (FROM, TO: entry ids or "worktree")
+session-sidecar rewind ID ENTRY [--files] [--dry-run] [--force] [--json]
+session-sidecar diff ID FROM TO [--patch] [--json]      (FROM, TO: entry ids or "worktree")
 """
 
 from __future__ import annotations
@@ -14,17 +14,24 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 
-def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser],
-                 common: Callable[[argparse.ArgumentParser], None]) -> None:
+def add_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], common: Callable[[argparse.ArgumentParser], None]
+) -> None:
     rewind = commands.add_parser("rewind", help="move a session back to an entry; with --files, its files too")
     common(rewind)
     rewind.add_argument("session_id")
     rewind.add_argument("entry_id")
-    rewind.add_argument("--files", action="store_true", help="put the files back to the snapshot at or before the entry")
+    rewind.add_argument(
+        "--files", action="store_true", help="put the files back to the snapshot at or before the entry"
+    )
     rewind.add_argument("--dry-run", action="store_true", help="show what would change; change nothing")
-    rewind.add_argument("--force", action="store_true", help="overwrite files changed outside the agent (kept in the undo snapshot)")
+    rewind.add_argument(
+        "--force", action="store_true", help="overwrite files changed outside the agent (kept in the undo snapshot)"
+    )
     rewind.add_argument("--json", action="store_true", help="print the result as JSON")
-    diff = commands.add_parser("diff", help="the files changed between two points of a session (entry ids or 'worktree')")
+    diff = commands.add_parser(
+        "diff", help="the files changed between two points of a session (entry ids or 'worktree')"
+    )
     common(diff)
     diff.add_argument("session_id")
     diff.add_argument("from_point", metavar="FROM")
@@ -36,8 +43,13 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser],
 def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     if args.command == "rewind":
         method = "session/rewind"
-        params: dict[str, object] = {"sessionId": args.session_id, "entryId": args.entry_id, "files": args.files,
-                                  "dryRun": args.dry_run, "force": args.force}
+        params: dict[str, object] = {
+            "sessionId": args.session_id,
+            "entryId": args.entry_id,
+            "files": args.files,
+            "dryRun": args.dry_run,
+            "force": args.force,
+        }
     else:
         method = "session/diff"
         params = {"sessionId": args.session_id, "from": args.from_point, "to": args.to_point, "patch": args.patch}
@@ -69,7 +81,9 @@ async def _one_call(args: argparse.Namespace, method: str, params: dict[str, obj
     if args.config:
         server_args += ["--config", str(args.config)]
     command = [sys.executable, "-m", "sidecar"]
-    async with SidecarClient.spawn(server_args, command=command, client_name=f"session-sidecar {args.command}") as client:
+    async with SidecarClient.spawn(
+        server_args, command=command, client_name=f"session-sidecar {args.command}"
+    ) as client:
         return await client.request(method, params)
 
 

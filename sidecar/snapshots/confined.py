@@ -13,8 +13,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from ..errors import PathOutsideCwd
 
@@ -30,8 +30,11 @@ def check_relative(path: str) -> list[str]:
     """The components of a path a snapshot may name; PathOutsideCwd for anything else."""
     parts = path.split("/")
     if (
-        not path or path.startswith("/") or "\0" in path
-        or any(p in ("", ".", "..") for p in parts) or any(p.lower() == ".git" for p in parts)
+        not path
+        or path.startswith("/")
+        or "\0" in path
+        or any(p in ("", ".", "..") for p in parts)
+        or any(p.lower() == ".git" for p in parts)
     ):
         raise PathOutsideCwd(
             f"the snapshot names {path!r}, which is not a plain path inside the session's folder; nothing was written",
@@ -109,7 +112,7 @@ class Confined:
             try:
                 view = memoryview(data)
                 while view:
-                    view = view[os.write(out, view):]
+                    view = view[os.write(out, view) :]
                 os.fchmod(out, _permissions(old, os.fstat(out).st_mode, executable=mode == "100755"))
                 os.fsync(out)
             finally:

@@ -23,7 +23,15 @@ from pathlib import Path
 import msgspec
 
 from .. import wire
-from ..errors import EntryNotFound, InvalidParams, InvalidState, NoSnapshot, PathOutsideCwd, SnapshotFailed, WorktreeChanged
+from ..errors import (
+    EntryNotFound,
+    InvalidParams,
+    InvalidState,
+    NoSnapshot,
+    PathOutsideCwd,
+    SnapshotFailed,
+    WorktreeChanged,
+)
 from ..format.jsonl import Entry
 from ..store import Session
 from .confined import Blocked, confined
@@ -120,7 +128,9 @@ class Snapshots:
         index = self._index(repo, session)
         before = repo.index_tree(index)
         tree, too_big = repo.capture(index, None if fresh else params.paths, max_bytes)
-        record = SnapshotRecord(tree=tree, repo=repo.name, cwd=str(folder), entryId=at, notCaptured=_not_captured(too_big))
+        record = SnapshotRecord(
+            tree=tree, repo=repo.name, cwd=str(folder), entryId=at, notCaptured=_not_captured(too_big)
+        )
         entry = session.append([snapshot_entry(record)])[0]
         changed = len(repo.changed(before, tree)) if before != tree else 0
         return wire.SnapshotResult(
@@ -155,10 +165,16 @@ class Snapshots:
         files = []
         for status, path, old_path in repo.changed(trees[0], trees[1], renames=True):
             added, removed = stats.get(path, (None, None))
-            files.append(wire.FileChange(
-                path=path, change=_CHANGE_NAMES.get(status, "modified"), oldPath=old_path,  # type: ignore[arg-type]  # git's status letters map onto FileChange's literals (_CHANGE_NAMES)
-                binary=path in stats and added is None, additions=added, deletions=removed,
-            ))
+            files.append(
+                wire.FileChange(
+                    path=path,
+                    change=_CHANGE_NAMES.get(status, "modified"),  # type: ignore[arg-type]  # git's status letters map onto FileChange's literals (_CHANGE_NAMES)
+                    oldPath=old_path,
+                    binary=path in stats and added is None,
+                    additions=added,
+                    deletions=removed,
+                )
+            )
         patch = repo.patch(trees[0], trees[1], params.contextLines) if params.patch else None
         return wire.DiffResult(fromTree=trees[0], toTree=trees[1], files=files, patch=patch)
 
@@ -231,18 +247,34 @@ class Snapshots:
                 )
             if params.dryRun:
                 return _result(params.entryId, actions, skipped, dry_run=True, snapshot_entry_id=target_entry.id)
-            undo = session.append([snapshot_entry(SnapshotRecord(
-                tree=current, repo=repo.name, cwd=str(folder), entryId=session.leaf_id, reason="rewind",
-                notCaptured=_not_captured(too_big),
-            ))])[0]
+            undo = session.append(
+                [
+                    snapshot_entry(
+                        SnapshotRecord(
+                            tree=current,
+                            repo=repo.name,
+                            cwd=str(folder),
+                            entryId=session.leaf_id,
+                            reason="rewind",
+                            notCaptured=_not_captured(too_big),
+                        )
+                    )
+                ]
+            )[0]
             if session.persisted:
                 session.flush()
             os.replace(scratch, index)
         finally:
             scratch.unlink(missing_ok=True)
         journal = RewindJournal(
-            sessionId=session.id, cwd=str(folder), repo=repo.name, fromTree=current, toTree=target.tree,
-            targetEntryId=params.entryId, snapshotEntryId=target_entry.id, undoEntryId=undo.id,  # type: ignore[arg-type]  # appended entries have ids (Entry.id is Optional for the header)
+            sessionId=session.id,
+            cwd=str(folder),
+            repo=repo.name,
+            fromTree=current,
+            toTree=target.tree,
+            targetEntryId=params.entryId,
+            snapshotEntryId=target_entry.id,  # type: ignore[arg-type]  # appended entries have ids (Entry.id is Optional for the header)
+            undoEntryId=undo.id,  # type: ignore[arg-type]  # appended entries have ids
             actions=actions,
         )
         self._write_journal(journal)
@@ -263,8 +295,11 @@ class Snapshots:
         not_captured = {n.path for n in target.notCaptured}
         actions: list[Action] = []
         skipped = [
-            wire.SkippedFile(path=n.path, reason="not captured in the snapshot (" + (
-                "too large)" if n.reason == "tooLarge" else "a git repository of its own)"))
+            wire.SkippedFile(
+                path=n.path,
+                reason="not captured in the snapshot ("
+                + ("too large)" if n.reason == "tooLarge" else "a git repository of its own)"),
+            )
             for n in sorted(target.notCaptured, key=lambda n: n.path)
         ]
         with confined(str(folder)) as here:
@@ -280,9 +315,15 @@ class Snapshots:
                 if status == "A":
                     there = here.lstat(path)
                     if there is not None and not stat.S_ISDIR(there.st_mode):
-                        skipped.append(wire.SkippedFile(path=path, reason="a file no snapshot holds is there (ignored or too large)"))
+                        skipped.append(
+                            wire.SkippedFile(
+                                path=path, reason="a file no snapshot holds is there (ignored or too large)"
+                            )
+                        )
                         continue
-                actions.append(Action(path=path, op="write", kind="created" if status == "A" else "restored", mode=mode, oid=oid))
+                actions.append(
+                    Action(path=path, op="write", kind="created" if status == "A" else "restored", mode=mode, oid=oid)
+                )
         return actions, skipped
 
     def _journal_path(self, session_id: str) -> Path:
@@ -324,7 +365,7 @@ class Snapshots:
                 except Blocked:
                     pass
             for start in range(0, len(writes), _APPLY_BATCH):
-                batch = writes[start:start + _APPLY_BATCH]
+                batch = writes[start : start + _APPLY_BATCH]
                 blobs = repo.read_blobs(sorted({a.oid for a in batch}))
                 for action in batch:
                     try:
@@ -367,7 +408,9 @@ def _not_captured(left_out: list[tuple[str, int]]) -> list[NotCaptured]:
 
 
 def finished_result(journal: RewindJournal, session: Session, resumed: bool) -> wire.RewindResult:
-    result = _result(journal.targetEntryId, journal.actions, [], dry_run=False, snapshot_entry_id=journal.snapshotEntryId)
+    result = _result(
+        journal.targetEntryId, journal.actions, [], dry_run=False, snapshot_entry_id=journal.snapshotEntryId
+    )
     result.leafId = session.leaf_id
     result.undoEntryId = journal.undoEntryId
     result.resumed = resumed
@@ -375,7 +418,11 @@ def finished_result(journal: RewindJournal, session: Session, resumed: bool) -> 
 
 
 def _result(
-    leaf: str | None, actions: list[Action], skipped: list[wire.SkippedFile], dry_run: bool, snapshot_entry_id: str | None
+    leaf: str | None,
+    actions: list[Action],
+    skipped: list[wire.SkippedFile],
+    dry_run: bool,
+    snapshot_entry_id: str | None,
 ) -> wire.RewindResult:
     return wire.RewindResult(
         leafId=leaf,

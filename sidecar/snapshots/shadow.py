@@ -71,7 +71,7 @@ class ShadowRepo:
         }
 
     @classmethod
-    def named(cls, root: Path, name: str, cwd: Path) -> "ShadowRepo":
+    def named(cls, root: Path, name: str, cwd: Path) -> ShadowRepo:
         """The repository a snapshot record names (it may have been taken of another folder)."""
         repo = cls(root, cwd)
         repo.name = name
@@ -99,7 +99,9 @@ class ShadowRepo:
             raise SnapshotFailed("snapshots need git on PATH; install git")
         self.git_dir.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         env = {k: v for k, v in self._env.items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
-        self._check(subprocess.run(["git", "init", "-q", "--bare", str(self.git_dir)], env=env, capture_output=True), "init")
+        self._check(
+            subprocess.run(["git", "init", "-q", "--bare", str(self.git_dir)], env=env, capture_output=True), "init"
+        )
         for key, value in _CONFIG.items():
             self.git("config", key, value)
         (self.git_dir / "info").mkdir(exist_ok=True)
@@ -107,7 +109,9 @@ class ShadowRepo:
         (self.git_dir / "indexes").mkdir(exist_ok=True)
         (self.git_dir / "sidecar-ready").write_text(f"{self.cwd}\n")
 
-    def git(self, *args: str, index: Path | None = None, input: bytes | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
+    def git(
+        self, *args: str, index: Path | None = None, input: bytes | None = None, ok: tuple[int, ...] = (0,)
+    ) -> bytes:
         env = self._env if index is None else {**self._env, "GIT_INDEX_FILE": str(index)}
         done = subprocess.run(["git", *args], env=env, input=input, capture_output=True, cwd=self.cwd)
         if done.returncode not in ok:
@@ -122,9 +126,7 @@ class ShadowRepo:
 
     # -- capture ---------------------------------------------------------------
 
-    def capture(
-        self, index: Path, paths: list[str] | None, max_bytes: int
-    ) -> tuple[str, list[tuple[str, int]]]:
+    def capture(self, index: Path, paths: list[str] | None, max_bytes: int) -> tuple[str, list[tuple[str, int]]]:
         """Bring ``index`` up to the folder (only ``paths`` when given) and write its tree.
 
         Returns the tree id and what was left out: (path, size) of files over the cap, (path, -1) of
@@ -135,7 +137,14 @@ class ShadowRepo:
         scope = [b":(literal)" + os.fsencode(p) for p in paths] if paths else [b"."]
         # (git 2.39's ls-files takes no --pathspec-from-file: the pathspecs go on the command line.)
         candidates = self.git(
-            "ls-files", "-z", "--others", "--modified", "--exclude-standard", "--", *map(os.fsdecode, scope), index=index
+            "ls-files",
+            "-z",
+            "--others",
+            "--modified",
+            "--exclude-standard",
+            "--",
+            *map(os.fsdecode, scope),
+            index=index,
         )
         too_big: list[tuple[str, int]] = []
         nested: list[str] = []
@@ -157,17 +166,34 @@ class ShadowRepo:
         excluded += [b":(exclude,literal)" + os.fsencode(p) for p in nested]
         if too_big:
             self.git(
-                "rm", "-q", "--cached", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul",
-                index=index, input=b"\0".join(b":(literal)" + os.fsencode(p) for p, _ in too_big),
+                "rm",
+                "-q",
+                "--cached",
+                "--ignore-unmatch",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+                index=index,
+                input=b"\0".join(b":(literal)" + os.fsencode(p) for p, _ in too_big),
             )
         if paths:
             # A path that is neither in the folder nor in the index is nothing to record (git would refuse it).
             known = set(self.git("ls-files", "-z", "--", *map(os.fsdecode, scope), index=index).split(b"\0"))
-            scope = [s for s, p in zip(scope, paths) if os.path.lexists(self.cwd / p) or os.fsencode(p) in known
-                     or any(k.startswith(os.fsencode(p.rstrip("/")) + b"/") for k in known)]
+            scope = [
+                s
+                for s, p in zip(scope, paths)
+                if os.path.lexists(self.cwd / p)
+                or os.fsencode(p) in known
+                or any(k.startswith(os.fsencode(p.rstrip("/")) + b"/") for k in known)
+            ]
         if scope:
-            self.git("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", index=index,
-                     input=b"\0".join(scope + excluded))
+            self.git(
+                "add",
+                "-A",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+                index=index,
+                input=b"\0".join(scope + excluded),
+            )
         tree = self.git("write-tree", index=index).strip().decode()
         self.keep(tree)
         return tree, sorted(too_big) + [(p, -1) for p in sorted(nested)]

@@ -23,13 +23,20 @@ def human(size: int) -> str:
 def run_du(service: SessionService, largest: int, blobs: bool, out: TextIO) -> int:
     stats = service.stats(wire.StatsParams(largest=largest, blobs=blobs))
     print(f"{human(stats.totalBytes):>10}  total below {service.root}", file=out)
-    for label, size in (("live sessions", stats.liveBytes), ("archive", stats.archiveBytes),
-                        ("trash", stats.trashBytes), (f"blobs ({stats.blobCount})", stats.blobBytes),
-                        ("listing index and history", stats.indexBytes)):
+    for label, size in (
+        ("live sessions", stats.liveBytes),
+        ("archive", stats.archiveBytes),
+        ("trash", stats.trashBytes),
+        (f"blobs ({stats.blobCount})", stats.blobBytes),
+        ("listing index and history", stats.indexBytes),
+    ):
         print(f"{human(size):>10}  {label}", file=out)
     if stats.unreferencedBlobs is not None:
-        print(f"{human(stats.unreferencedBytes or 0):>10}  in {stats.unreferencedBlobs} blobs no session refers to "
-              "(empty-trash --blobs removes them)", file=out)
+        print(
+            f"{human(stats.unreferencedBytes or 0):>10}  in {stats.unreferencedBlobs} blobs no session refers to "
+            "(empty-trash --blobs removes them)",
+            file=out,
+        )
     print(f"\n{stats.sessionCount} session files; by project folder (live and archived):", file=out)
     for folder in stats.folders:
         print(f"{human(folder.bytes):>10}  {folder.sessions:>6}  {folder.folder}", file=out)
@@ -52,8 +59,10 @@ def run_prune(service: SessionService, params: wire.PruneParams, out: TextIO) ->
     for item in result.skipped:
         print(f"   skipped  {item.path}: {item.reason}", file=out)
     total = sum(item.bytes for item in result.selected)
-    print(f"{len(result.selected)} sessions, {human(total)}, {verb}; {result.pinned} named or labelled sessions "
-          "pinned", file=out)
+    print(
+        f"{len(result.selected)} sessions, {human(total)}, {verb}; {result.pinned} named or labelled sessions pinned",
+        file=out,
+    )
     return 1 if result.skipped else 0
 
 
@@ -82,4 +91,3 @@ def run_empty_trash(service: SessionService, older_than: str | None, blobs: bool
         print(f"{verb} {len(collected.files)} blobs no session refers to, {human(collected.bytes)}", file=out)
         skipped = skipped or bool(collected.skipped)
     return 1 if skipped else 0
-

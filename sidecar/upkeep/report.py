@@ -7,8 +7,8 @@ from typing import TypeVar
 from .. import wire
 from ..config import RetentionSettings
 from ..errors import InvalidParams
-from .retention import RetentionPolicy, parse_duration, parse_size
 from ..store import StoreUsage
+from .retention import RetentionPolicy, parse_duration, parse_size
 
 T = TypeVar("T")
 
@@ -30,7 +30,9 @@ def retention_policy(params: wire.PruneParams, defaults: RetentionSettings) -> R
     if policy.empty:
         raise InvalidParams(
             "no retention policy: give olderThan, keepPerCwd or maxTotal (or set them in the settings' "
-            "[retention] section)", field="olderThan")
+            "[retention] section)",
+            field="olderThan",
+        )
     return policy
 
 
@@ -58,10 +60,14 @@ def stats_result(usage: StoreUsage, largest: int) -> wire.StatsResult:
         blobCount=usage.blob_count,
         indexBytes=usage.index_bytes,
         sessionCount=len(usage.sessions),
-        folders=[wire.FolderUsage(folder=name, bytes=size, sessions=count)
-                 for name, (size, count) in sorted(folders.items(), key=lambda item: (-item[1][0], item[0]))],
-        largest=[wire.SessionUsage(sessionId=s.session_id, path=str(s.path), area=s.area, bytes=s.size)  # type: ignore[arg-type]  # area is one of SessionUsage's literals (the store's areas)
-                 for s in by_size],
+        folders=[
+            wire.FolderUsage(folder=name, bytes=size, sessions=count)
+            for name, (size, count) in sorted(folders.items(), key=lambda item: (-item[1][0], item[0]))
+        ],
+        largest=[
+            wire.SessionUsage(sessionId=s.session_id, path=str(s.path), area=s.area, bytes=s.size)  # type: ignore[arg-type]  # area is one of SessionUsage's literals (the store's areas)
+            for s in by_size
+        ],
         unreferencedBlobs=None if usage.unreferenced_blobs is None else len(usage.unreferenced_blobs),
         unreferencedBytes=None if usage.unreferenced_blobs is None else usage.unreferenced_bytes,
     )

@@ -9,18 +9,35 @@ otherwise: a user who named or labelled a session meant to keep it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ..errors import InvalidParams
 from ..store import SessionFile
 from ..store.files import is_pinned
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]i?b?|b)?\s*$", re.IGNORECASE)
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3,
-               "t": 1000**4, "tb": 1000**4, "ki": 1024, "kib": 1024, "mi": 1024**2, "mib": 1024**2,
-               "gi": 1024**3, "gib": 1024**3, "ti": 1024**4, "tib": 1024**4}
+_SIZE_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1000,
+    "kb": 1000,
+    "m": 1000**2,
+    "mb": 1000**2,
+    "g": 1000**3,
+    "gb": 1000**3,
+    "t": 1000**4,
+    "tb": 1000**4,
+    "ki": 1024,
+    "kib": 1024,
+    "mi": 1024**2,
+    "mib": 1024**2,
+    "gi": 1024**3,
+    "gib": 1024**3,
+    "ti": 1024**4,
+    "tib": 1024**4,
+}
 _DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$", re.IGNORECASE)
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -31,7 +48,9 @@ def parse_size(text: str, field: str) -> int:
     if match is None:
         raise InvalidParams(
             f"{field} {text!r} is not a size; write a number with an optional unit: "
-            "B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), e.g. 5GB", field=field)
+            "B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), e.g. 5GB",
+            field=field,
+        )
     number, unit = float(match.group(1)), (match.group(2) or "").lower()
     return int(number * _SIZE_UNITS[unit])
 
@@ -42,7 +61,9 @@ def parse_duration(text: str, field: str) -> int:
     if match is None:
         raise InvalidParams(
             f"{field} {text!r} is not a duration; write a whole number and a unit: "
-            "s (seconds), m (minutes), h (hours), d (days) or w (weeks), e.g. 90d", field=field)
+            "s (seconds), m (minutes), h (hours), d (days) or w (weeks), e.g. 90d",
+            field=field,
+        )
     return int(match.group(1)) * _DURATION_UNITS[match.group(2).lower()]
 
 
@@ -65,7 +86,9 @@ class Selected:
 
 
 def select(
-    candidates: list[SessionFile], policy: RetentionPolicy, now_ns: int,
+    candidates: list[SessionFile],
+    policy: RetentionPolicy,
+    now_ns: int,
     pinned_now: Callable[[SessionFile], bool] = lambda found: is_pinned(found.path),
 ) -> tuple[list[Selected], list[SessionFile]]:
     """(what the policy sends to the trash with why, the pinned sessions it left alone). Newest first is kept.
@@ -78,8 +101,12 @@ def select(
         cutoff = now_ns - policy.older_than_s * 1_000_000_000
         for c in eligible:
             if c.mtime_ns < cutoff:
-                chosen.setdefault(c.path, f"untouched for more than {policy.older_than_s // 86400} days"
-                                  if policy.older_than_s >= 86400 else f"untouched for more than {policy.older_than_s} s")
+                chosen.setdefault(
+                    c.path,
+                    f"untouched for more than {policy.older_than_s // 86400} days"
+                    if policy.older_than_s >= 86400
+                    else f"untouched for more than {policy.older_than_s} s",
+                )
     if policy.keep_per_cwd is not None:
         seen: dict[str, int] = {}
         for c in eligible:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
+
 class _Params(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
     """Unknown params are an error: a misspelt field must not be ignored silently."""
 

@@ -91,7 +91,12 @@ class AnthropicServerToolContent(_Block, tag="anthropicServerTool"):
 UserContentBlock = Union[TextContent, ImageContent]
 AssistantContentBlock = Union[TextContent, ThinkingContent, ToolCall, ImageContent]
 OmpAssistantContentBlock = Union[
-    TextContent, ThinkingContent, ToolCall, ImageContent, RedactedThinkingContent, FallbackContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ImageContent,
+    RedactedThinkingContent,
+    FallbackContent,
     AnthropicServerToolContent,
 ]
 
@@ -248,20 +253,48 @@ class FileMentionMessage(_Message, tag="fileMention"):
 # What a message entry holds. The summaries are entries of their own (compaction,
 # branch_summary) that a context shows as messages: never appended as messages.
 EntryMessage = Union[
-    UserMessage, AssistantMessage, ToolResultMessage, BashExecutionMessage, CustomMessage, SystemMessage,
+    UserMessage,
+    AssistantMessage,
+    ToolResultMessage,
+    BashExecutionMessage,
+    CustomMessage,
+    SystemMessage,
 ]
 OmpEntryMessage = Union[
-    UserMessage, OmpAssistantMessage, ToolResultMessage, BashExecutionMessage, CustomMessage, SystemMessage,
-    DeveloperMessage, PythonExecutionMessage, HookMessage, FileMentionMessage,
+    UserMessage,
+    OmpAssistantMessage,
+    ToolResultMessage,
+    BashExecutionMessage,
+    CustomMessage,
+    SystemMessage,
+    DeveloperMessage,
+    PythonExecutionMessage,
+    HookMessage,
+    FileMentionMessage,
 ]
 # What session/buildContext's messages are (format "agent").
 AgentMessage = Union[
-    UserMessage, AssistantMessage, ToolResultMessage, BashExecutionMessage, CustomMessage, BranchSummaryMessage,
-    CompactionSummaryMessage, SystemMessage,
+    UserMessage,
+    AssistantMessage,
+    ToolResultMessage,
+    BashExecutionMessage,
+    CustomMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    SystemMessage,
 ]
 OmpAgentMessage = Union[
-    UserMessage, OmpAssistantMessage, ToolResultMessage, BashExecutionMessage, CustomMessage, BranchSummaryMessage,
-    CompactionSummaryMessage, SystemMessage, DeveloperMessage, PythonExecutionMessage, HookMessage,
+    UserMessage,
+    OmpAssistantMessage,
+    ToolResultMessage,
+    BashExecutionMessage,
+    CustomMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    SystemMessage,
+    DeveloperMessage,
+    PythonExecutionMessage,
+    HookMessage,
     FileMentionMessage,
 ]
 
@@ -356,7 +389,7 @@ class SessionInfoEntry(_Entry, tag="session_info"):
 
 
 class ContextEditReplacement(msgspec.Struct):
-    content: str | list[Union[TextContent, ThinkingContent, ToolCall, ImageContent]]
+    content: str | list[TextContent | ThinkingContent | ToolCall | ImageContent]
 
 
 class ContextEditEntry(_Entry, tag="context_edit"):
@@ -446,18 +479,48 @@ class OmpMessageEntry(MessageEntry, tag="message"):
 
 # The entry types pi 1.5 reads, and those oh-my-pi adds (accepted under its compatibility).
 SessionEntry = Union[
-    MessageEntry, ThinkingLevelChangeEntry, ModelChangeEntry, CompactionEntry, BranchSummaryEntry, CustomEntry,
-    CustomMessageEntry, LabelEntry, SessionInfoEntry, ContextEditEntry, UsageEntry,
+    MessageEntry,
+    ThinkingLevelChangeEntry,
+    ModelChangeEntry,
+    CompactionEntry,
+    BranchSummaryEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    LabelEntry,
+    SessionInfoEntry,
+    ContextEditEntry,
+    UsageEntry,
 ]
 OMP_ONLY_ENTRIES = (
-    TtsrInjectionEntry, SessionInitEntry, ModeChangeEntry, ModelUsageEntry, ServiceTierChangeEntry,
-    ResetBoundaryEntry, TitleChangeEntry, CredentialPinEntry,
+    TtsrInjectionEntry,
+    SessionInitEntry,
+    ModeChangeEntry,
+    ModelUsageEntry,
+    ServiceTierChangeEntry,
+    ResetBoundaryEntry,
+    TitleChangeEntry,
+    CredentialPinEntry,
 )
 OmpSessionEntry = Union[
-    OmpMessageEntry, ThinkingLevelChangeEntry, ModelChangeEntry, CompactionEntry, BranchSummaryEntry, CustomEntry,
-    CustomMessageEntry, LabelEntry, SessionInfoEntry, ContextEditEntry, UsageEntry, TtsrInjectionEntry,
-    SessionInitEntry, ModeChangeEntry, ModelUsageEntry, ServiceTierChangeEntry, ResetBoundaryEntry,
-    TitleChangeEntry, CredentialPinEntry,
+    OmpMessageEntry,
+    ThinkingLevelChangeEntry,
+    ModelChangeEntry,
+    CompactionEntry,
+    BranchSummaryEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    LabelEntry,
+    SessionInfoEntry,
+    ContextEditEntry,
+    UsageEntry,
+    TtsrInjectionEntry,
+    SessionInitEntry,
+    ModeChangeEntry,
+    ModelUsageEntry,
+    ServiceTierChangeEntry,
+    ResetBoundaryEntry,
+    TitleChangeEntry,
+    CredentialPinEntry,
 ]
 
 # Named unions protocol/schema.json defines (``$defs``), for the clients' generators.
@@ -514,7 +577,11 @@ def type_name(kind: object) -> str:
     if isinstance(kind, inspect.LiteralType):
         return " | ".join(f'"{value}"' for value in kind.values)
     if isinstance(kind, inspect.UnionType):
-        tagged = [member for member in kind.types if isinstance(member, inspect.StructType) and member.cls.__struct_config__.tag_field]
+        tagged = [
+            member
+            for member in kind.types
+            if isinstance(member, inspect.StructType) and member.cls.__struct_config__.tag_field
+        ]
         rest = [type_name(member) for member in kind.types if member not in tagged]
         if tagged:  # a choice of tagged objects, shown by their tags: {"type": "text" | "image", ...}
             tag_field = tagged[0].cls.__struct_config__.tag_field

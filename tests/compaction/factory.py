@@ -22,17 +22,28 @@ class PathBuilder:
 
     def add(self, obj: dict[str, Any]) -> Entry:
         parent = self.entries[-1].id if self.entries else None
-        full = {"type": obj["type"], "id": obj.get("id") or self._id(), "parentId": parent,
-                "timestamp": f"2025-01-01T00:00:{len(self.entries) % 60:02d}.000Z"}
+        full = {
+            "type": obj["type"],
+            "id": obj.get("id") or self._id(),
+            "parentId": parent,
+            "timestamp": f"2025-01-01T00:00:{len(self.entries) % 60:02d}.000Z",
+        }
         full.update({k: v for k, v in obj.items() if k not in full})
         entry = Entry.from_obj(full)
         self.entries.append(entry)
         return entry
 
     def user(self, text: str) -> Entry:
-        return self.add({"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}})
+        return self.add(
+            {
+                "type": "message",
+                "message": {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1},
+            }
+        )
 
-    def assistant(self, text: str = "", calls: list[tuple[str, dict[str, Any]]] = (), usage: int | None = None) -> tuple[Entry, list[str]]:
+    def assistant(
+        self, text: str = "", calls: list[tuple[str, dict[str, Any]]] = (), usage: int | None = None
+    ) -> tuple[Entry, list[str]]:
         content: list[dict[str, Any]] = []
         if text:
             content.append({"type": "text", "text": text})
@@ -42,17 +53,36 @@ class PathBuilder:
             call_id = f"call_{self._call}"
             ids.append(call_id)
             content.append({"type": "toolCall", "id": call_id, "name": name, "arguments": args})
-        message: dict[str, Any] = {"role": "assistant", "content": content, "provider": "anthropic", "model": "claude-x",
-                                   "stopReason": "toolUse" if calls else "stop", "timestamp": 2}
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": content,
+            "provider": "anthropic",
+            "model": "claude-x",
+            "stopReason": "toolUse" if calls else "stop",
+            "timestamp": 2,
+        }
         if usage is not None:
             message["usage"] = {"input": usage, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": usage}
         return self.add({"type": "message", "message": message}), ids
 
     def result(self, call_id: str, text: str, name: str = "bash", error: bool = False) -> Entry:
-        return self.add({"type": "message", "message": {"role": "toolResult", "toolCallId": call_id, "toolName": name,
-                         "content": [{"type": "text", "text": text}], "isError": error, "timestamp": 3}})
+        return self.add(
+            {
+                "type": "message",
+                "message": {
+                    "role": "toolResult",
+                    "toolCallId": call_id,
+                    "toolName": name,
+                    "content": [{"type": "text", "text": text}],
+                    "isError": error,
+                    "timestamp": 3,
+                },
+            }
+        )
 
-    def turn(self, request: str, steps: int = 1, output_chars: int = 400, tool: str = "bash", path: str | None = None) -> None:
+    def turn(
+        self, request: str, steps: int = 1, output_chars: int = 400, tool: str = "bash", path: str | None = None
+    ) -> None:
         """A user request, then ``steps`` tool round trips, then a closing assistant text."""
         self.user(request)
         for step in range(steps):

@@ -60,13 +60,17 @@ CONSTRAINTS = [
 
 def test_five_compactions_by_a_model_that_drops_everything_lose_nothing_structural():
     builder = PathBuilder()
-    builder.add({"type": "session_init", "systemPrompt": "You are a careful agent.", "task": "Port the CLI to pnpm workspaces"})
+    builder.add(
+        {"type": "session_init", "systemPrompt": "You are a careful agent.", "task": "Port the CLI to pnpm workspaces"}
+    )
     model = ForgetfulModel()
     _, ids = builder.assistant("", [("bash", {"command": "pnpm install"})])
     builder.result(ids[0], "ERR_PNPM_NO_LOCKFILE lockfile missing in /repo", error=True)
     for round_number, constraint in enumerate(CONSTRAINTS):
         builder.user(f"Work on part {round_number} now. {constraint}")
-        _, ids = builder.assistant("Editing.", [("edit", {"path": f"src/part{round_number}.ts", "oldText": "a", "newText": "b"})])
+        _, ids = builder.assistant(
+            "Editing.", [("edit", {"path": f"src/part{round_number}.ts", "oldText": "a", "newText": "b"})]
+        )
         builder.result(ids[0], "edited", name="edit")
         builder.assistant(f"Part {round_number} done.")
         filler(builder, round_number)
@@ -95,20 +99,60 @@ def test_five_compactions_by_a_model_that_drops_everything_lose_nothing_structur
 
 def test_an_error_resolved_by_a_later_success_of_the_same_call_leaves_the_carry_over():
     messages = [
-        {"role": "assistant", "content": [{"type": "toolCall", "id": "1", "name": "bash", "arguments": {"command": "pytest -x"}},
-                                          {"type": "toolCall", "id": "2", "name": "edit", "arguments": {"path": "a.py"}},
-                                          {"type": "toolCall", "id": "3", "name": "bash", "arguments": {"command": "make lint"}}]},
-        {"role": "toolResult", "toolCallId": "1", "toolName": "bash", "isError": True, "content": [{"type": "text", "text": "E   AssertionError: 3 != 4"}]},
-        {"role": "toolResult", "toolCallId": "2", "toolName": "edit", "isError": True, "content": [{"type": "text", "text": "oldText not found"}]},
-        {"role": "toolResult", "toolCallId": "3", "toolName": "bash", "isError": True, "content": [{"type": "text", "text": "lint: 2 problems"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "toolCall", "id": "1", "name": "bash", "arguments": {"command": "pytest -x"}},
+                {"type": "toolCall", "id": "2", "name": "edit", "arguments": {"path": "a.py"}},
+                {"type": "toolCall", "id": "3", "name": "bash", "arguments": {"command": "make lint"}},
+            ],
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "1",
+            "toolName": "bash",
+            "isError": True,
+            "content": [{"type": "text", "text": "E   AssertionError: 3 != 4"}],
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "2",
+            "toolName": "edit",
+            "isError": True,
+            "content": [{"type": "text", "text": "oldText not found"}],
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "3",
+            "toolName": "bash",
+            "isError": True,
+            "content": [{"type": "text", "text": "lint: 2 problems"}],
+        },
     ]
     first = build_carry_over(None, messages)
     assert [e.text for e in first.errors] == ["E   AssertionError: 3 != 4", "oldText not found", "lint: 2 problems"]
     later = [
-        {"role": "assistant", "content": [{"type": "toolCall", "id": "4", "name": "bash", "arguments": {"command": "pytest  -x"}},
-                                          {"type": "toolCall", "id": "5", "name": "write", "arguments": {"path": "a.py"}}]},
-        {"role": "toolResult", "toolCallId": "4", "toolName": "bash", "isError": False, "content": [{"type": "text", "text": "1 passed"}]},
-        {"role": "toolResult", "toolCallId": "5", "toolName": "write", "isError": False, "content": [{"type": "text", "text": "ok"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "toolCall", "id": "4", "name": "bash", "arguments": {"command": "pytest  -x"}},
+                {"type": "toolCall", "id": "5", "name": "write", "arguments": {"path": "a.py"}},
+            ],
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "4",
+            "toolName": "bash",
+            "isError": False,
+            "content": [{"type": "text", "text": "1 passed"}],
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "5",
+            "toolName": "write",
+            "isError": False,
+            "content": [{"type": "text", "text": "ok"}],
+        },
     ]
     second = build_carry_over(CarryOver.from_obj(first.to_obj()), later)
     assert [e.text for e in second.errors] == ["lint: 2 problems"]  # a different command does not resolve it
@@ -132,9 +176,25 @@ def test_tasks_move_from_in_progress_to_done_across_compactions():
     assert nxt.remaining == ["Backfill the emails", "Drop the old column"]
     assert nxt.errors == []  # the same command succeeded
     # The agent's own todo list, when it keeps one, says it best.
-    todo = [{"role": "assistant", "content": [{"type": "toolCall", "id": "t", "name": "todowrite", "arguments": {"todos": [
-        {"content": "Backfill the emails", "status": "completed"}, {"content": "Drop the old column", "status": "in_progress"},
-        {"content": "Update the docs", "status": "pending"}]}}]}]
+    todo = [
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "toolCall",
+                    "id": "t",
+                    "name": "todowrite",
+                    "arguments": {
+                        "todos": [
+                            {"content": "Backfill the emails", "status": "completed"},
+                            {"content": "Drop the old column", "status": "in_progress"},
+                            {"content": "Update the docs", "status": "pending"},
+                        ]
+                    },
+                }
+            ],
+        }
+    ]
     listed = build_carry_over(nxt, todo)
     assert "Backfill the emails" in listed.done and listed.in_progress == ["Drop the old column"]
     assert listed.remaining == ["Update the docs"]
@@ -144,7 +204,9 @@ def test_past_the_budget_older_messages_leave_a_digest_that_names_every_constrai
     messages = []
     for number in range(30):
         log = "trace line\n" * 200  # a pasted log: ~550 tokens per message
-        messages.append({"role": "user", "content": f"Look at run {number}.\n{log}Keep the retry count at {number}, please."})
+        messages.append(
+            {"role": "user", "content": f"Look at run {number}.\n{log}Keep the retry count at {number}, please."}
+        )
     messages.append({"role": "user", "content": "Now fix the retry loop."})
     carry = build_carry_over(None, messages).fit(user_tokens=3000, max_tokens=100_000)
     assert carry.user_messages[-1] == "Now fix the retry loop." and len(carry.user_messages) < 10
@@ -177,23 +239,35 @@ def test_what_gives_way_first_and_what_never_does():
         assert len(shrunk) == 1, shrunk
         part = shrunk[0]
         after = getattr(carry, part)
-        assert after == before[part][len(before[part]) - len(after):], part  # the oldest items, always
+        assert after == before[part][len(before[part]) - len(after) :], part  # the oldest items, always
         if not order or order[-1] != part:
             order.append(part)
     assert order == ["last_calls", "done", "user_messages", "errors", "digest"]
     # What is left never gives way: the last request, the open work, one call and one error.
     assert carry.user_messages == [] and carry.digest == [] and carry.done == []
     assert len(carry.last_calls) == 1 and [e.text for e in carry.errors] == ["boom 2"]
-    assert carry.last_request.startswith("Ship it.") and carry.in_progress == ["the release"] and carry.remaining == ["tag v2"]
+    assert (
+        carry.last_request.startswith("Ship it.")
+        and carry.in_progress == ["the release"]
+        and carry.remaining == ["tag v2"]
+    )
     assert carry.dropped["digest"] == 10  # the 5 old lines, then the 5 from the digested messages
     assert "Ship it." in carry.render() and "the release" in carry.render()
 
 
 def test_a_malformed_stored_carry_over_loses_only_what_is_malformed():
-    obj = {"userMessages": ["keep me", 3, None], "digest": "not a list", "lastRequest": 7,
-           "lastCalls": [{"call": "x", "outcome": "ok"}, "junk"], "tasks": {"done": ["a"], "inProgress": None}, "dropped": []}
+    obj = {
+        "userMessages": ["keep me", 3, None],
+        "digest": "not a list",
+        "lastRequest": 7,
+        "lastCalls": [{"call": "x", "outcome": "ok"}, "junk"],
+        "tasks": {"done": ["a"], "inProgress": None},
+        "dropped": [],
+    }
     carry = CarryOver.from_obj(obj)
-    assert carry is not None and carry.user_messages == ["keep me"] and carry.digest == [] and carry.last_request is None
+    assert (
+        carry is not None and carry.user_messages == ["keep me"] and carry.digest == [] and carry.last_request is None
+    )
     assert [c.call for c in carry.last_calls] == ["x"] and carry.done == ["a"] and carry.in_progress == []
     assert CarryOver.from_obj("nope") is None and CarryOver.from_obj(None) is None
     assert CarryOver.from_obj(carry.to_obj()) == carry
@@ -202,7 +276,9 @@ def test_a_malformed_stored_carry_over_loses_only_what_is_malformed():
 def test_a_quoted_closing_tag_cannot_end_the_block_early():
     from sidecar.compaction.prompts import strip_machine_blocks
 
-    carry = build_carry_over(None, [{"role": "user", "content": "Why does it print </carry-over> here? Keep it short."}])
+    carry = build_carry_over(
+        None, [{"role": "user", "content": "Why does it print </carry-over> here? Keep it short."}]
+    )
     block = carry.render()
     assert block.count("</carry-over>") == 1 and block.rstrip().endswith("</carry-over>")
     assert strip_machine_blocks("## Goal\n- x" + block) == "## Goal\n- x"

@@ -14,12 +14,23 @@ from sidecar.service import SessionService
 
 
 def result(call: str, chars: int, error: bool = False) -> dict:
-    return {"role": "toolResult", "toolCallId": call, "toolName": "bash", "isError": error,
-            "content": [{"type": "text", "text": "o" * chars}]}
+    return {
+        "role": "toolResult",
+        "toolCallId": call,
+        "toolName": "bash",
+        "isError": error,
+        "content": [{"type": "text", "text": "o" * chars}],
+    }
 
 
 def test_the_newest_k_stay_errors_stay_and_too_little_waits():
-    messages = [result("a", 4000), result("b", 4000, error=True), result("c", 4000), result("d", 4000), result("e", 4000)]
+    messages = [
+        result("a", 4000),
+        result("b", 4000, error=True),
+        result("c", 4000),
+        result("d", 4000),
+        result("e", 4000),
+    ]
     ids = ["a", "b", "c", "d", "e"]
     plan = plan_clear(messages, ids, set(), keep_tool_results=2, minimum_tokens=1500)
     assert plan is not None and plan.tool_result_ids == ["a", "c"] and plan.reason == "clearToolResults"
@@ -35,12 +46,22 @@ def entries_for(rng: random.Random, number: int) -> list[dict]:
     call = f"c{number}"
     kind = rng.random()
     if kind < 0.15:
-        return [{"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": "hi " * rng.randint(1, 300)}]}}]
+        return [
+            {
+                "type": "message",
+                "message": {"role": "user", "content": [{"type": "text", "text": "hi " * rng.randint(1, 300)}]},
+            }
+        ]
     if kind < 0.2:
         return [{"type": "custom", "customType": "x.state", "data": {"n": number}}]
     return [
-        {"type": "message", "message": {"role": "assistant", "content": [
-            {"type": "toolCall", "id": call, "name": "bash", "arguments": {"n": number}}]}},
+        {
+            "type": "message",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "toolCall", "id": call, "name": "bash", "arguments": {"n": number}}],
+            },
+        },
         {"type": "message", "message": result(call, rng.choice([10, 400, 2500, 6000]), error=rng.random() < 0.1)},
     ]
 
@@ -48,11 +69,27 @@ def entries_for(rng: random.Random, number: int) -> list[dict]:
 @pytest.mark.parametrize("seed", range(6))
 def test_the_carried_count_clears_exactly_when_a_full_build_would(tmp_path: Path, seed: int):
     rng = random.Random(seed)
-    clearing = ClearToolResultsSettings(enabled=True, triggerTokens=rng.choice([0, 3000, 8000]),
-                                        keepToolResults=rng.randint(0, 4), minimumTokens=rng.choice([0, 1500, 5000]))
-    settings = apply_overrides(Settings(), {"compaction": {"clearToolResults": {
-        "enabled": True, "triggerTokens": clearing.triggerTokens, "keepToolResults": clearing.keepToolResults,
-        "minimumTokens": clearing.minimumTokens}}, "providers": {"default": "offline"}}, "test")
+    clearing = ClearToolResultsSettings(
+        enabled=True,
+        triggerTokens=rng.choice([0, 3000, 8000]),
+        keepToolResults=rng.randint(0, 4),
+        minimumTokens=rng.choice([0, 1500, 5000]),
+    )
+    settings = apply_overrides(
+        Settings(),
+        {
+            "compaction": {
+                "clearToolResults": {
+                    "enabled": True,
+                    "triggerTokens": clearing.triggerTokens,
+                    "keepToolResults": clearing.keepToolResults,
+                    "minimumTokens": clearing.minimumTokens,
+                }
+            },
+            "providers": {"default": "offline"},
+        },
+        "test",
+    )
     svc = SessionService(tmp_path, settings)
     session_id = svc.create(wire.CreateParams(cwd="/w")).sessionId
     cleared = 0
@@ -65,7 +102,11 @@ def test_the_carried_count_clears_exactly_when_a_full_build_would(tmp_path: Path
             before = session.tree.path(session.leaf_id)
             answer = svc.append(wire.AppendParams(sessionId=session_id, entries=part))
             path = svc.session(session_id).tree.path(answer.entries[-1].id)
-            due = answer.contextTokens if answer.clearedToolResults is None else answer.clearedToolResults.contextTokensBefore
+            due = (
+                answer.contextTokens
+                if answer.clearedToolResults is None
+                else answer.clearedToolResults.contextTokensBefore
+            )
             expected = plan_for_path(path, clearing) if due > clearing.triggerTokens else None
             got = answer.clearedToolResults
             assert (got is None) == (expected is None), (seed, number, len(before))
@@ -87,8 +128,16 @@ def test_the_carried_count_clears_exactly_when_a_full_build_would(tmp_path: Path
 
 def test_no_clearing_in_a_session_kept_for_oh_my_pi(tmp_path: Path):
     """oh-my-pi's context rules do not read the overlay: a clearing there would change nothing but the file."""
-    settings = apply_overrides(Settings(), {"store": {"compat": "omp"}, "compaction": {"clearToolResults": {
-        "enabled": True, "triggerTokens": 0, "keepToolResults": 0, "minimumTokens": 1}}}, "test")
+    settings = apply_overrides(
+        Settings(),
+        {
+            "store": {"compat": "omp"},
+            "compaction": {
+                "clearToolResults": {"enabled": True, "triggerTokens": 0, "keepToolResults": 0, "minimumTokens": 1}
+            },
+        },
+        "test",
+    )
     svc = SessionService(tmp_path, settings)
     session_id = svc.create(wire.CreateParams(cwd="/w")).sessionId
     rng = random.Random(1)
@@ -103,8 +152,20 @@ def test_the_size_after_a_clearing_is_the_built_context_size(tmp_path: Path):
     from sidecar.context.build import build_context
     from sidecar.context.tokens import context_tokens
 
-    settings = apply_overrides(Settings(), {"compaction": {"clearToolResults": {
-        "enabled": True, "triggerTokens": 2000, "keepToolResults": 1, "minimumTokens": 1000}}}, "test")
+    settings = apply_overrides(
+        Settings(),
+        {
+            "compaction": {
+                "clearToolResults": {
+                    "enabled": True,
+                    "triggerTokens": 2000,
+                    "keepToolResults": 1,
+                    "minimumTokens": 1000,
+                }
+            }
+        },
+        "test",
+    )
     svc = SessionService(tmp_path, settings)
     session_id = svc.create(wire.CreateParams(cwd="/w")).sessionId
     rng = random.Random(3)

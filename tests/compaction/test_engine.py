@@ -47,21 +47,28 @@ def run(path, provider, work=None, **options: Any):
 def long_session(turns: int = 6, output_chars: int = 4000) -> PathBuilder:
     builder = PathBuilder()
     for number in range(turns):
-        builder.turn(f"request {number}: please handle part {number}", steps=2, output_chars=output_chars,
-                     tool="edit" if number % 2 else "read", path=f"src/part{number}.py")
+        builder.turn(
+            f"request {number}: please handle part {number}",
+            steps=2,
+            output_chars=output_chars,
+            tool="edit" if number % 2 else "read",
+            path=f"src/part{number}.py",
+        )
     return builder
 
 
 def test_the_request_uses_the_template_flat_transcript_and_output_caps():
     builder = long_session()
     provider = RecordingProvider()
-    outcome = run(builder.entries, provider, keep_recent_tokens=3000, reserve_tokens=10000, custom_instructions="focus on part 1")
+    outcome = run(
+        builder.entries, provider, keep_recent_tokens=3000, reserve_tokens=10000, custom_instructions="focus on part 1"
+    )
     request = provider.requests[0]
     assert request.max_tokens == 8000  # 0.8 x reserve
     for section in SECTIONS:
         assert f"## {section}" in request.prompt
     assert "[User]: request 0: please handle part 0" in request.prompt
-    assert "[Assistant tool calls]: read(path=\"src/part0.py\")" in request.prompt
+    assert '[Assistant tool calls]: read(path="src/part0.py")' in request.prompt
     assert "[Tool result]: (read) " in request.prompt
     assert "more characters cut]" in request.prompt  # 4000-char outputs are cut to 2000
     assert request.prompt.rstrip().endswith("focus on part 1")
@@ -149,7 +156,14 @@ def test_pruning_that_frees_too_little_is_skipped():
 def test_initial_instructions_are_placed_back_into_every_summary():
     builder = PathBuilder()
     builder.add({"type": "session_init", "systemPrompt": "Always answer in French.", "task": "Port the parser"})
-    builder.add({"type": "custom_message", "customType": "agents-md", "content": "Rule: run ruff before commits.", "display": False})
+    builder.add(
+        {
+            "type": "custom_message",
+            "customType": "agents-md",
+            "content": "Rule: run ruff before commits.",
+            "display": False,
+        }
+    )
     for number in range(5):
         builder.turn(f"request {number}", steps=2, output_chars=3000)
     first = run(builder.entries, RecordingProvider(), keep_recent_tokens=2000)

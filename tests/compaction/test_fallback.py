@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from providers.servers import LoopbackServer, anthropic_events, openai_events, sse
 
 from sidecar.compaction.quality import unusable_reason
 from sidecar.format.jsonl import parse_file
 
-from providers.servers import LoopbackServer, anthropic_events, openai_events, sse
 from .test_service import compact, filled_session, make_service
 
 ANSWERS = {
@@ -38,8 +38,9 @@ def test_an_unusable_summary_falls_back_to_the_offline_one_and_says_so(sessions_
     with LoopbackServer() as server:
         server.push(*(answer(provider, ANSWERS[kind]) for _ in range(2)))  # a split turn asks twice
         endpoint = {"apiKey": "k", "baseUrl": server.url}
-        service = make_service(sessions_root, providers={"default": "offline", "maxRetries": 0, "anthropic": endpoint,
-                                                         "openai": endpoint})
+        service = make_service(
+            sessions_root, providers={"default": "offline", "maxRetries": 0, "anthropic": endpoint, "openai": endpoint}
+        )
         session_id, path = filled_session(service)
         result = compact(service, session_id, provider=provider)
         assert server.requests  # the model was asked
@@ -62,8 +63,9 @@ def test_a_short_real_summary_is_kept_as_the_model_wrote_it(sessions_root: Path,
     with LoopbackServer() as server:
         server.push(*(answer(provider, [text]) for _ in range(2)))
         endpoint = {"apiKey": "k", "baseUrl": server.url}
-        service = make_service(sessions_root, providers={"default": "offline", "maxRetries": 0, "anthropic": endpoint,
-                                                         "openai": endpoint})
+        service = make_service(
+            sessions_root, providers={"default": "offline", "maxRetries": 0, "anthropic": endpoint, "openai": endpoint}
+        )
         session_id, path = filled_session(service)
         result = compact(service, session_id, provider=provider)
     assert result.details.fallback is None and result.summary.startswith(text)
@@ -72,13 +74,24 @@ def test_a_short_real_summary_is_kept_as_the_model_wrote_it(sessions_root: Path,
 
 def test_what_counts_as_unusable():
     assert unusable_reason("") == unusable_reason(" \n\t ") == "empty"
-    for garbage in ("ok", "Done.", ".", "\ufffd" * 50, "x y " * 40, "## Goal\n##\n##", "\x00\x01\x02" * 30 + "abc def ghi jkl mno",
-                    "the summary " * 30):
+    for garbage in (
+        "ok",
+        "Done.",
+        ".",
+        "\ufffd" * 50,
+        "x y " * 40,
+        "## Goal\n##\n##",
+        "\x00\x01\x02" * 30 + "abc def ghi jkl mno",
+        "the summary " * 30,
+    ):
         assert unusable_reason(garbage) == "garbage", garbage
     # Terse is not garbage: a client's own summarizer may answer in two words.
     for terse in ("plain", "late summary", "summary of a, b and c", "SUMMARY[history]"):
         assert unusable_reason(terse) is None, terse
-    for fine in ("The parser now handles empty input; next: the writer.", "修复了解析器的空输入问题，下一步是写入器的测试用例。" * 2,
-                 "## Goal\n- Fix the login bug in `auth/session.py` (KeyError: 'user_id').",
-                 "Исправлен парсер: пустой ввод теперь возвращает None."):
+    for fine in (
+        "The parser now handles empty input; next: the writer.",
+        "修复了解析器的空输入问题，下一步是写入器的测试用例。" * 2,
+        "## Goal\n- Fix the login bug in `auth/session.py` (KeyError: 'user_id').",
+        "Исправлен парсер: пустой ввод теперь возвращает None.",
+    ):
         assert unusable_reason(fine) is None, fine

@@ -25,7 +25,9 @@ def test_every_planted_fact_is_in_the_context_after_every_compaction(summarizer:
     for row in rows:
         assert row["missing"] == [], (row["turn"], row["missing"])
         assert row["kept"] == row["planted"]
-    assert rows[-1]["planted"]["constraint"] == len(bench.CONSTRAINTS) and rows[-1]["planted"]["error"] == len(bench.ERRORS)
+    assert rows[-1]["planted"]["constraint"] == len(bench.CONSTRAINTS) and rows[-1]["planted"]["error"] == len(
+        bench.ERRORS
+    )
     # The verbatim budget overflowed, so some constraints survived through the digest alone.
     assert rows[-1]["carry"]["digestedMessages"] > 0 and rows[-1]["carry"]["digest"]
     assert rows[-1]["tokens"] < 0.3 * rows[-1]["full"]

@@ -26,9 +26,20 @@ NO_KEYS = {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "OPENAI_BASE_URL": "",
 def message(role: str, text: str) -> dict[str, Any]:
     body: dict[str, Any] = {"role": role, "content": [{"type": "text", "text": text}], "timestamp": 1}
     if role == "assistant":
-        body.update(api="anthropic-messages", provider="anthropic", model="claude-x", stopReason="stop",
-                    usage={"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
-                           "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}})
+        body.update(
+            api="anthropic-messages",
+            provider="anthropic",
+            model="claude-x",
+            stopReason="stop",
+            usage={
+                "input": 0,
+                "output": 0,
+                "cacheRead": 0,
+                "cacheWrite": 0,
+                "totalTokens": 0,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+            },
+        )
     return {"type": "message", "message": body}
 
 
@@ -63,8 +74,11 @@ def test_every_written_compaction_shrinks_the_context(sessions_root):
     for keep in (4000, 1000):
         result = compact(service, session_id, keepRecentTokens=keep)
         assert result.tokensAfter < result.tokensBefore
-        service.append(wire.AppendParams(sessionId=session_id, entries=[message("user", "go on " * 400),
-                                                                        message("assistant", "done " * 400)]))
+        service.append(
+            wire.AppendParams(
+                sessionId=session_id, entries=[message("user", "go on " * 400), message("assistant", "done " * 400)]
+            )
+        )
 
 
 def test_compacting_again_at_a_compaction_is_refused_naming_it(sessions_root):
@@ -86,8 +100,10 @@ def test_compacting_again_at_a_compaction_is_refused_naming_it(sessions_root):
 
 
 def test_auto_compact_remembers_a_refusal_until_the_context_has_grown(sessions_root):
-    service = make_service(sessions_root, compaction={"autoCompact": True, "contextWindow": 300, "reserveTokens": 200,
-                                                       "keepRecentTokens": 1})
+    service = make_service(
+        sessions_root,
+        compaction={"autoCompact": True, "contextWindow": 300, "reserveTokens": 200, "keepRecentTokens": 1},
+    )
     asked: list[int] = []
     service.compactor.on_should_compact = lambda session_id, tokens: asked.append(tokens)
     session_id, path = small_session(service, turns=20)  # past the line (100 tokens), yet too small to shrink
@@ -103,13 +119,17 @@ def test_auto_compact_remembers_a_refusal_until_the_context_has_grown(sessions_r
         assert answer.shouldCompact
     assert len(asked) == 1 and path.read_bytes().startswith(written)
     # Once the context has grown past the refusal's mark, autoCompact is asked for again.
-    grown = service.append(wire.AppendParams(sessionId=session_id, entries=[message("user", "x" * 4 * AUTO_RETRY_GROWTH * 2)]))
+    grown = service.append(
+        wire.AppendParams(sessionId=session_id, entries=[message("user", "x" * 4 * AUTO_RETRY_GROWTH * 2)])
+    )
     assert grown.contextTokens >= refused_at and len(asked) == 2
 
 
 def test_auto_compact_remembers_nothing_to_compact_too(sessions_root):
-    service = make_service(sessions_root, compaction={"autoCompact": True, "contextWindow": 300, "reserveTokens": 200,
-                                                       "keepRecentTokens": 100_000})
+    service = make_service(
+        sessions_root,
+        compaction={"autoCompact": True, "contextWindow": 300, "reserveTokens": 200, "keepRecentTokens": 100_000},
+    )
     asked: list[int] = []
     service.compactor.on_should_compact = lambda session_id, tokens: asked.append(tokens)
     session_id, _ = small_session(service, turns=20)

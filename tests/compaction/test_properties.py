@@ -23,7 +23,11 @@ TOOLS = ["read", "edit", "write", "bash", "ls"]
 
 step = st.tuples(
     st.integers(0, 2),  # parallel tool calls in this assistant message (0: text only)
-    st.lists(st.tuples(st.sampled_from(TOOLS), st.sampled_from(PATHS), st.integers(0, 3000), st.booleans()), min_size=2, max_size=2),
+    st.lists(
+        st.tuples(st.sampled_from(TOOLS), st.sampled_from(PATHS), st.integers(0, 3000), st.booleans()),
+        min_size=2,
+        max_size=2,
+    ),
 )
 turn = st.tuples(st.integers(1, 800), st.lists(step, max_size=4), st.booleans())
 session_spec = st.lists(turn, min_size=1, max_size=8)

@@ -14,14 +14,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from providers.servers import (
+    LoopbackServer,
+    anthropic_error_body,
+    anthropic_error_event,
+    anthropic_events,
+    openai_events,
+    sse,
+    status,
+)
 
 from sidecar import wire
 from sidecar.errors import ProviderError, RequestCancelled
 from sidecar.format.jsonl import parse_file
 
-from providers.servers import (
-    LoopbackServer, anthropic_error_body, anthropic_error_event, anthropic_events, openai_events, sse, status,
-)
 from .test_service import compact, filled_session, make_service
 
 TIMEOUT = 0.5
@@ -29,25 +35,33 @@ TIMEOUT = 0.5
 
 def hang(seconds: float = 10.0):
     """Holds the request without a byte of answer, longer than the provider's timeout."""
+
     def respond(handler: Any) -> None:
         time.sleep(seconds)
         try:
             status(500, {"error": {"message": "too late"}})(handler)
         except OSError:
             pass  # the client gave up long ago
+
     return respond
 
 
 def mid_stream(provider: str):
     if provider == "openai":
-        events = openai_events(["half"])[:2] + [(None, {"error": {"message": "The server had an error", "type": "server_error"}})]
+        events = openai_events(["half"])[:2] + [
+            (None, {"error": {"message": "The server had an error", "type": "server_error"}})
+        ]
     else:
         events = anthropic_events(["partial "])[:4] + [anthropic_error_event("overloaded_error", "Overloaded")]
     return sse(events)
 
 
 def http_error(code: int, provider: str, kind: str, message: str):
-    body = anthropic_error_body(kind, message) if provider == "anthropic" else {"error": {"message": message, "type": kind}}
+    body = (
+        anthropic_error_body(kind, message)
+        if provider == "anthropic"
+        else {"error": {"message": message, "type": kind}}
+    )
     return status(code, body, {"retry-after-ms": "10", "retry-after": "0.01"})
 
 
@@ -62,17 +76,31 @@ FAULTS = {
 
 def service_for(root: Path, server: LoopbackServer):
     endpoint = {"apiKey": "k", "baseUrl": server.url}
-    return make_service(root, providers={"default": "offline", "maxRetries": 0, "retryBaseDelay": 0.01,
-                                         "timeout": TIMEOUT, "openai": endpoint, "anthropic": endpoint})
+    return make_service(
+        root,
+        providers={
+            "default": "offline",
+            "maxRetries": 0,
+            "retryBaseDelay": 0.01,
+            "timeout": TIMEOUT,
+            "openai": endpoint,
+            "anthropic": endpoint,
+        },
+    )
 
 
 def still_usable(service: Any, session_id: str, path: Path, before: bytes) -> None:
     """The file as it was; then an append and a compaction (offline) go through."""
     assert path.read_bytes() == before
-    service.append(wire.AppendParams(sessionId=session_id, entries=[
-        {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": "go on"}]}},
-        {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "on it"}]}},
-    ]))
+    service.append(
+        wire.AppendParams(
+            sessionId=session_id,
+            entries=[
+                {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": "go on"}]}},
+                {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "on it"}]}},
+            ],
+        )
+    )
     result = compact(service, session_id, provider="offline")
     entries = parse_file(path.read_bytes()).items
     assert entries[-1].id == result.entryId and entries[-1].type == "compaction"  # type: ignore[union-attr]
@@ -104,15 +132,23 @@ def test_a_provider_fault_changes_nothing_and_the_session_goes_on(sessions_root:
 def test_a_cancel_while_the_model_is_asked_changes_nothing_and_the_session_goes_on(sessions_root: Path, provider: str):
     with LoopbackServer() as server:
         server.push(hang(1.0), hang(1.0))
-        service = make_service(sessions_root, providers={"default": "offline", "maxRetries": 0, "timeout": 30.0,
-                                                         "openai": {"apiKey": "k", "baseUrl": server.url},
-                                                         "anthropic": {"apiKey": "k", "baseUrl": server.url}})
+        service = make_service(
+            sessions_root,
+            providers={
+                "default": "offline",
+                "maxRetries": 0,
+                "timeout": 30.0,
+                "openai": {"apiKey": "k", "baseUrl": server.url},
+                "anthropic": {"apiKey": "k", "baseUrl": server.url},
+            },
+        )
         session_id, path = filled_session(service)
         before = path.read_bytes()
 
         async def cancel_mid_request() -> None:
-            task = asyncio.ensure_future(service.compact(
-                wire.CompactParams(sessionId=session_id, provider=provider, keepRecentTokens=2000)))
+            task = asyncio.ensure_future(
+                service.compact(wire.CompactParams(sessionId=session_id, provider=provider, keepRecentTokens=2000))
+            )
             while not server.requests:
                 await asyncio.sleep(0.01)
             task.cancel()

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from providers.servers import LoopbackServer, status
 
 from sidecar import wire
 from sidecar.config import Settings, apply_overrides
 from sidecar.errors import NothingToCompact, ProviderError, RequestCancelled
 from sidecar.service import SessionService
 
-from providers.servers import LoopbackServer, status
 from .factory import PathBuilder, RecordingWork
 
 
@@ -26,8 +26,13 @@ def filled_session(service: SessionService, turns: int = 6) -> tuple[str, Path]:
     created = service.create(wire.CreateParams(cwd="/work/proj"))
     builder = PathBuilder()
     for number in range(turns):
-        builder.turn(f"request {number}: change module {number}", steps=2, output_chars=3000, tool="edit",
-                     path=f"src/m{number}.py")
+        builder.turn(
+            f"request {number}: change module {number}",
+            steps=2,
+            output_chars=3000,
+            tool="edit",
+            path=f"src/m{number}.py",
+        )
     objs = [{k: v for k, v in e.obj().items() if k not in ("id", "parentId", "timestamp")} for e in builder.entries]
     service.append(wire.AppendParams(sessionId=created.sessionId, entries=objs))
     return created.sessionId, Path(created.path)
@@ -35,7 +40,7 @@ def filled_session(service: SessionService, turns: int = 6) -> tuple[str, Path]:
 
 def compact(service: SessionService, session_id: str, work=None, **params: Any) -> wire.CompactResult:
     params.setdefault("keepRecentTokens", 2000)
-    return asyncio.run(service.compact(wire.CompactParams(sessionId=session_id, **params), *( [work] if work else [])))
+    return asyncio.run(service.compact(wire.CompactParams(sessionId=session_id, **params), *([work] if work else [])))
 
 
 def test_compact_appends_one_entry_and_the_context_becomes_summary_plus_kept(sessions_root):
@@ -46,7 +51,7 @@ def test_compact_appends_one_entry_and_the_context_becomes_summary_plus_kept(ses
     result = compact(service, session_id)
     after_bytes = path.read_bytes()
     assert after_bytes.startswith(before_bytes)  # appended, never rewritten
-    new_lines = after_bytes[len(before_bytes):].decode().splitlines()
+    new_lines = after_bytes[len(before_bytes) :].decode().splitlines()
     assert len(new_lines) == 1 and '"type":"compaction"' in new_lines[0]
     entry = service.get_entries(wire.GetEntriesParams(sessionId=session_id, ids=[result.entryId])).entries[0]
     assert entry["firstKeptEntryId"] == result.firstKeptEntryId and entry["tokensBefore"] == result.tokensBefore
@@ -71,8 +76,10 @@ def test_a_cancel_at_any_phase_leaves_the_file_byte_for_byte(sessions_root):
         with pytest.raises(RequestCancelled):
             compact(service, session_id, RecordingWork(cancel_at=phase))
         assert path.read_bytes() == before
-    assert service.session(session_id).leaf_id == service.build_context(
-        wire.BuildContextParams(sessionId=session_id)).leafId
+    assert (
+        service.session(session_id).leaf_id
+        == service.build_context(wire.BuildContextParams(sessionId=session_id)).leafId
+    )
 
 
 def test_asyncio_cancellation_mid_summary_writes_nothing(sessions_root):
@@ -87,7 +94,9 @@ def test_asyncio_cancellation_mid_summary_writes_nothing(sessions_root):
     service.compactor.ask_client = ask
 
     async def scenario() -> None:
-        task = asyncio.ensure_future(service.compact(wire.CompactParams(sessionId=session_id, provider="client", keepRecentTokens=2000)))
+        task = asyncio.ensure_future(
+            service.compact(wire.CompactParams(sessionId=session_id, provider="client", keepRecentTokens=2000))
+        )
         await asyncio.sleep(0.2)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -102,8 +111,10 @@ def test_a_failing_provider_leaves_the_file_byte_for_byte(sessions_root):
         # A split turn sends two summary requests at once: both must meet the bad key.
         server.push(status(401, {"error": {"message": "bad key"}}))
         server.push(status(401, {"error": {"message": "bad key"}}))
-        service = make_service(sessions_root, providers={"default": "offline", "maxRetries": 0,
-                                                         "openai": {"apiKey": "k", "baseUrl": server.url}})
+        service = make_service(
+            sessions_root,
+            providers={"default": "offline", "maxRetries": 0, "openai": {"apiKey": "k", "baseUrl": server.url}},
+        )
         session_id, path = filled_session(service)
         before = path.read_bytes()
         with pytest.raises(ProviderError, match="bad key"):
@@ -170,13 +181,20 @@ def test_branch_with_summarize_writes_a_branch_summary_at_the_target(sessions_ro
 
 
 def test_auto_compact_asks_once_per_crossing(sessions_root):
-    service = make_service(sessions_root, compaction={"autoCompact": True, "contextWindow": 6000, "reserveTokens": 1000, "keepRecentTokens": 2000})
+    service = make_service(
+        sessions_root,
+        compaction={"autoCompact": True, "contextWindow": 6000, "reserveTokens": 1000, "keepRecentTokens": 2000},
+    )
     asked: list[tuple[str, int]] = []
     service.compactor.on_should_compact = lambda session_id, tokens: asked.append((session_id, tokens))
     session_id, _ = filled_session(service)
     assert len(asked) == 1 and asked[0][0] == session_id and asked[0][1] > 5000
-    service.append(wire.AppendParams(sessionId=session_id, entries=[{"type": "message", "message": {
-        "role": "user", "content": "more", "timestamp": 5}}]))
+    service.append(
+        wire.AppendParams(
+            sessionId=session_id,
+            entries=[{"type": "message", "message": {"role": "user", "content": "more", "timestamp": 5}}],
+        )
+    )
     assert len(asked) == 1  # still pending: not asked twice
     result = asyncio.run(service.auto_compact(session_id, RecordingWork()))
     assert result.tokensAfter < result.tokensBefore

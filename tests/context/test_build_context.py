@@ -97,7 +97,10 @@ def test_compaction_emits_summary_then_kept_entries_then_what_follows():
     ]
     ctx = ctx_at(objs, "7")
     assert ctx.messages[0] == {
-        "role": "compactionSummary", "summary": "S", "tokensBefore": 999, "timestamp": js_time(stamp(10))
+        "role": "compactionSummary",
+        "summary": "S",
+        "tokensBefore": 999,
+        "timestamp": js_time(stamp(10)),
     }
     assert texts(ctx) == ["compactionSummary:S", "m3", "m4", "m5", "m6", "after"]
     assert ctx.entry_ids == ["c", "3", "4", "5", "6", "7"]
@@ -151,22 +154,39 @@ def test_branch_summary_becomes_a_branch_summary_message_when_not_empty():
         message("3", "empty", user("m3")),
     ]
     ctx = ctx_at(objs, "3")
-    assert ctx.messages[2] == {"role": "branchSummary", "summary": "went elsewhere", "fromId": "9", "timestamp": js_time(stamp(7))}
+    assert ctx.messages[2] == {
+        "role": "branchSummary",
+        "summary": "went elsewhere",
+        "fromId": "9",
+        "timestamp": js_time(stamp(7)),
+    }
     assert texts(ctx) == ["m1", "m2", "branchSummary:went elsewhere", "m3"]
 
 
 def test_custom_message_becomes_a_custom_message_with_the_entry_fields():
     objs = [
         message("1", None, user()),
-        entry("custom_message", "cm", "1", second=5, customType="ext", content="injected", display=False, details={"d": 1}),
+        entry(
+            "custom_message", "cm", "1", second=5, customType="ext", content="injected", display=False, details={"d": 1}
+        ),
         entry("custom_message", "cm2", "cm", second=6, customType="ext", content=[{"type": "text", "text": "x"}]),
     ]
     ctx = ctx_at(objs, "cm2")
-    assert ctx.messages[1] == {"role": "custom", "customType": "ext", "content": "injected", "display": False,
-                               "details": {"d": 1}, "timestamp": js_time(stamp(5))}
+    assert ctx.messages[1] == {
+        "role": "custom",
+        "customType": "ext",
+        "content": "injected",
+        "display": False,
+        "details": {"d": 1},
+        "timestamp": js_time(stamp(5)),
+    }
     # Fields the entry lacks are absent, as JSON.stringify drops undefined.
-    assert ctx.messages[2] == {"role": "custom", "customType": "ext", "content": [{"type": "text", "text": "x"}],
-                               "timestamp": js_time(stamp(6))}
+    assert ctx.messages[2] == {
+        "role": "custom",
+        "customType": "ext",
+        "content": [{"type": "text", "text": "x"}],
+        "timestamp": js_time(stamp(6)),
+    }
 
 
 def test_entries_that_carry_no_message_are_ignored():
@@ -216,8 +236,13 @@ def test_an_orphan_path_stops_at_the_missing_parent():
 
 @pytest.mark.parametrize(
     ("iso", "expected"),
-    [("2025-01-01T00:00:00.000Z", 1735689600000), ("2025-01-01T00:00:00Z", 1735689600000),
-     ("2025-01-01T01:00:00.250+01:00", 1735689600250), ("not a date", None), (None, None)],
+    [
+        ("2025-01-01T00:00:00.000Z", 1735689600000),
+        ("2025-01-01T00:00:00Z", 1735689600000),
+        ("2025-01-01T01:00:00.250+01:00", 1735689600250),
+        ("not a date", None),
+        (None, None),
+    ],
 )
 def test_js_time_reads_iso_stamps_like_new_date(iso, expected):
     assert js_time(iso) == expected

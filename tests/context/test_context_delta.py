@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from session_builders import append, assistant, context, msg, new_session, service, tool_call_assistant, tool_result, user
+from session_builders import (
+    append,
+    assistant,
+    msg,
+    new_session,
+    service,
+    tool_call_assistant,
+    tool_result,
+    user,
+)
 
 from sidecar import wire
 from sidecar.context.pruned import PRUNE_CUSTOM_TYPE
@@ -26,7 +35,13 @@ def test_a_grown_path_sends_only_the_new_messages(svc, fmt):
     append(svc, sid, msg(user("one")), msg(tool_call_assistant()), msg(tool_result()), msg(assistant("two")))
     first = build(svc, sid, format=fmt)
     assert first.delta is False and first.rebuildReason is None and first.cursor
-    append(svc, sid, {"type": "model_change", "provider": "openai", "modelId": "gpt-x"}, msg(user("three")), msg(assistant("four")))
+    append(
+        svc,
+        sid,
+        {"type": "model_change", "provider": "openai", "modelId": "gpt-x"},
+        msg(user("three")),
+        msg(assistant("four")),
+    )
     second = build(svc, sid, format=fmt, since=first.cursor)
     full = build(svc, sid, format=fmt)
     assert second.delta is True and second.rebuildReason is None
@@ -65,7 +80,9 @@ def test_a_branch_sends_the_whole_context(svc):
 
 def test_a_compaction_or_a_prune_mark_after_the_cursor_sends_the_whole_context(svc):
     sid = new_session(svc)
-    u1, a1, _u2, _a2 = append(svc, sid, msg(user("one")), msg(assistant("two")), msg(user("three")), msg(assistant("four")))
+    u1, a1, _u2, _a2 = append(
+        svc, sid, msg(user("one")), msg(assistant("two")), msg(user("three")), msg(assistant("four"))
+    )
     before = build(svc, sid)
     append(svc, sid, {"type": "compaction", "summary": "talked", "firstKeptEntryId": a1, "tokensBefore": 100})
     compacted = build(svc, sid, since=before.cursor)
@@ -73,7 +90,14 @@ def test_a_compaction_or_a_prune_mark_after_the_cursor_sends_the_whole_context(s
     assert compacted.messages == build(svc, sid).messages and compacted.messages[0]["role"] == "compactionSummary"
 
     other = new_session(svc)
-    append(svc, other, msg(user("read it")), msg(tool_call_assistant()), msg(tool_result(text="x" * 5000)), msg(assistant("ok")))
+    append(
+        svc,
+        other,
+        msg(user("read it")),
+        msg(tool_call_assistant()),
+        msg(tool_result(text="x" * 5000)),
+        msg(assistant("ok")),
+    )
     cursor = build(svc, other).cursor
     [result_id] = [e.id for e in svc.session(other).tree.entries if e.type == "message" and e.role() == "toolResult"]
     append(svc, other, {"type": "custom", "customType": PRUNE_CUSTOM_TYPE, "data": {"entryIds": [result_id]}})
@@ -86,8 +110,15 @@ def test_a_context_edit_after_the_cursor_sends_the_whole_context(svc):
     # The secret follows the last reported usage, so it counts in the carried context size.
     _u0, _a0, u1 = append(svc, sid, msg(user("hi")), msg(assistant("noted")), msg(user("my secret " * 300)))
     before = build(svc, sid, format="llm")
-    dropped = svc.append(wire.AppendParams(sessionId=sid, entries=[
-        {"type": "context_edit", "targetId": u1, "replacement": {"content": "[redacted]"}}, msg(user("next"))]))
+    dropped = svc.append(
+        wire.AppendParams(
+            sessionId=sid,
+            entries=[
+                {"type": "context_edit", "targetId": u1, "replacement": {"content": "[redacted]"}},
+                msg(user("next")),
+            ],
+        )
+    )
     edited = build(svc, sid, format="llm", since=before.cursor)
     assert edited.rebuildReason == "edited" and edited.delta is False
     assert edited.messages == build(svc, sid, format="llm").messages
@@ -103,7 +134,12 @@ def test_a_cursor_of_another_session_or_format_or_garbage_is_refused_softly(svc)
     append(svc, a, msg(user("a")))
     append(svc, b, msg(user("b")))
     cursor_a = build(svc, a).cursor
-    for sid, since, fmt in ((b, cursor_a, "agent"), (a, cursor_a, "llm"), (a, "not-a-cursor!", "agent"), (a, "", "agent")):
+    for sid, since, fmt in (
+        (b, cursor_a, "agent"),
+        (a, cursor_a, "llm"),
+        (a, "not-a-cursor!", "agent"),
+        (a, "", "agent"),
+    ):
         result = build(svc, sid, since=since, format=fmt)
         assert result.delta is False and result.rebuildReason == "unknownCursor"
         assert result.messages == build(svc, sid, format=fmt).messages

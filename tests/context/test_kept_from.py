@@ -22,8 +22,11 @@ def _tree(rng: random.Random, repeat_ids: bool) -> SessionTree:
         parent = ids[-1] if ids else None
         if ids and rng.random() < 0.05:
             kept = rng.choice(ids + ["not-there", own])
-            rows.append(line(entry("compaction", own, parent, n, summary=f"s{n}", firstKeptEntryId=kept,
-                                   tokensBefore=n)).encode())
+            rows.append(
+                line(
+                    entry("compaction", own, parent, n, summary=f"s{n}", firstKeptEntryId=kept, tokensBefore=n)
+                ).encode()
+            )
         else:
             body = user(f"u{n}") if n % 2 else assistant(f"a{n}")
             rows.append(line(message(own, parent, body, n)).encode())
@@ -49,9 +52,15 @@ def test_from_the_compaction_back_when_ids_do_not_repeat(seed):
 def test_a_repeated_id_takes_its_first_place_from_the_root():
     tree = _tree(random.Random(3), repeat_ids=True)
     assert not tree.ids_unique
-    rows = [line(header()).encode()] + [line(obj).encode() for obj in (
-        message("a", None, user("first a")), message("b", "a", assistant("b")), message("a", "b", user("second a")),
-        entry("compaction", "c", "a", 4, summary="s", firstKeptEntryId="a", tokensBefore=1))]
+    rows = [line(header()).encode()] + [
+        line(obj).encode()
+        for obj in (
+            message("a", None, user("first a")),
+            message("b", "a", assistant("b")),
+            message("a", "b", user("second a")),
+            entry("compaction", "c", "a", 4, summary="s", firstKeptEntryId="a", tokensBefore=1),
+        )
+    ]
     path = [e for e in parse_file(b"\n".join(rows) + b"\n").items]
     assert kept_from(path, "a", 3, False) == 0
     assert kept_from(path, "a", 3, True) == 2  # what the shortcut would find: why it is only taken on unique ids

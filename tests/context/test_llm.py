@@ -32,10 +32,12 @@ def test_model_roles_pass_through_as_the_same_objects():
 
 
 def test_summaries_become_user_messages_wrapped_in_summary_tags():
-    out = convert_to_llm([
-        {"role": "compactionSummary", "summary": "old stuff", "tokensBefore": 5, "timestamp": 11},
-        {"role": "branchSummary", "summary": "side trip", "fromId": "x", "timestamp": 12},
-    ])
+    out = convert_to_llm(
+        [
+            {"role": "compactionSummary", "summary": "old stuff", "tokensBefore": 5, "timestamp": 11},
+            {"role": "branchSummary", "summary": "side trip", "fromId": "x", "timestamp": 12},
+        ]
+    )
     assert only_text(out[0]) == COMPACTION_SUMMARY_PREFIX + "old stuff" + COMPACTION_SUMMARY_SUFFIX
     assert only_text(out[1]) == BRANCH_SUMMARY_PREFIX + "side trip" + BRANCH_SUMMARY_SUFFIX
     assert [m["timestamp"] for m in out] == [11, 12]
@@ -44,10 +46,18 @@ def test_summaries_become_user_messages_wrapped_in_summary_tags():
 
 def test_custom_messages_become_user_messages_with_text_or_their_own_blocks():
     image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
-    out = convert_to_llm([
-        {"role": "custom", "customType": "x", "content": "plain", "display": True, "timestamp": 1},
-        {"role": "custom", "customType": "x", "content": [{"type": "text", "text": "t"}, image], "display": False, "timestamp": 2},
-    ])
+    out = convert_to_llm(
+        [
+            {"role": "custom", "customType": "x", "content": "plain", "display": True, "timestamp": 1},
+            {
+                "role": "custom",
+                "customType": "x",
+                "content": [{"type": "text", "text": "t"}, image],
+                "display": False,
+                "timestamp": 2,
+            },
+        ]
+    )
     assert out[0] == {"role": "user", "content": [{"type": "text", "text": "plain"}], "timestamp": 1}
     assert out[1] == {"role": "user", "content": [{"type": "text", "text": "t"}, image], "timestamp": 2}
 

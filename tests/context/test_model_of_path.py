@@ -35,8 +35,9 @@ def _omp_change(model: str, role: str | None = None) -> dict:
 
 
 def test_the_last_assistant_sets_the_model_and_the_default_role_keeps_its_place_in_the_map():
-    ctx = _context(_said("anthropic", "m1"), _omp_change("p/fast", "smol"), message("x", None, user("u")),
-                   _said("openai", "m2"))
+    ctx = _context(
+        _said("anthropic", "m1"), _omp_change("p/fast", "smol"), message("x", None, user("u")), _said("openai", "m2")
+    )
     assert ctx.model == {"provider": "openai", "modelId": "m2"}
     assert list(ctx.models.items()) == [("default", "openai/m2"), ("smol", "p/fast")]
 

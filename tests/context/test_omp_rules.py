@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from session_builders import append, assistant, context, msg, new_session, service, tool_call_assistant, tool_result, user
-
-from sidecar import wire
+from session_builders import (
+    append,
+    assistant,
+    context,
+    msg,
+    new_session,
+    service,
+    tool_call_assistant,
+    tool_result,
+    user,
+)
 
 
 def omp_service(tmp_path: Path):
@@ -49,14 +57,23 @@ def test_a_delta_is_refused_when_a_held_call_got_its_result(tmp_path):
 def test_llm_format_under_omp_uses_developer_attribution_and_its_wrappers(sessions_root):
     svc = service(sessions_root)  # a pi root: ask for oh-my-pi's rules per call
     sid = new_session(svc)
-    append(svc, sid, msg(user("hi")), msg(assistant("ok")),
-           {"type": "compaction", "summary": "S", "firstKeptEntryId": "missing", "tokensBefore": 5},
-           {"type": "custom_message", "customType": "ext", "content": "note", "display": True},
-           {"type": "message", "message": {**assistant(""), "stopReason": "error", "content": []}})
+    append(
+        svc,
+        sid,
+        msg(user("hi")),
+        msg(assistant("ok")),
+        {"type": "compaction", "summary": "S", "firstKeptEntryId": "missing", "tokensBefore": 5},
+        {"type": "custom_message", "customType": "ext", "content": "note", "display": True},
+        {"type": "message", "message": {**assistant(""), "stopReason": "error", "content": []}},
+    )
     llm = context(svc, sid, fmt="llm", rules="omp").messages
     assert [m["role"] for m in llm] == ["user", "developer"]
     assert llm[0]["content"][0]["text"].startswith("Prior model work/tool state available.")
     assert llm[0]["attribution"] == "agent" and llm[0]["historyRewriteAt"] == llm[0]["timestamp"]
-    assert llm[1] == {"role": "developer", "content": [{"type": "text", "text": "note"}], "timestamp": llm[1]["timestamp"]}
+    assert llm[1] == {
+        "role": "developer",
+        "content": [{"type": "text", "text": "note"}],
+        "timestamp": llm[1]["timestamp"],
+    }
     pi = context(svc, sid, fmt="llm").messages
     assert [m["role"] for m in pi] == ["user", "user", "assistant"]  # pi: custom as user, the error turn kept

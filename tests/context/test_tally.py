@@ -27,7 +27,9 @@ def test_append_tokens_equal_a_full_rebuild_after_every_step(tmp_path_factory, s
         ids = [e.id for e in svc.session(session_id).tree.entries]
         if step[0] == "append":
             _, kind, text, pick = step
-            if kind == "unknown":  # refused by session/append: written as a newer agent would (checked at the next append)
+            if (
+                kind == "unknown"
+            ):  # refused by session/append: written as a newer agent would (checked at the next append)
                 append_as_another_agent(svc, session_id, entry_for(kind, text, pick, ids))
                 continue
             result = svc.append(wire.AppendParams(sessionId=session_id, entries=[entry_for(kind, text, pick, ids)]))
@@ -55,7 +57,10 @@ def test_user_messages_of_every_content_shape_tally_as_a_full_rebuild(tmp_path):
     svc = SessionService(tmp_path)
     session_id = start(svc)
     shapes = [{"role": "user", "content": "y" * n} for n in range(10)] + [
-        {"role": "user", "content": [{"type": "text", "text": "abcde"}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}]},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "abcde"}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}],
+        },
         {"role": "user", "content": None},
         {"role": "user", "content": "é" * 7, "usage": {"input": 999}},  # a user's usage is never trusted
     ]
@@ -65,7 +70,11 @@ def test_user_messages_of_every_content_shape_tally_as_a_full_rebuild(tmp_path):
     # A shape session/append refuses (content is required) but a file may hold, written by another program.
     for shape in ({"role": "user"},):
         append_as_another_agent(svc, session_id, {"type": "message", "message": shape})
-        result = svc.append(wire.AppendParams(sessionId=session_id, entries=[{"type": "message", "message": {"role": "user", "content": "w"}}]))
+        result = svc.append(
+            wire.AppendParams(
+                sessionId=session_id, entries=[{"type": "message", "message": {"role": "user", "content": "w"}}]
+            )
+        )
         assert result.contextTokens == rebuilt_tokens(svc, session_id)
     batch = [{"type": "message", "message": {"role": "user", "content": "z" * n}} for n in (1, 4, 5, 8, 9)]
     result = svc.append(wire.AppendParams(sessionId=session_id, entries=batch))

@@ -44,12 +44,27 @@ class Chromium:
         # moved above 9 first so that neither already is 3 or 4.
         to_child_r, from_child_w = (_above_nine(fd) for fd in (to_child_r, from_child_w))
         command = f'exec "$0" "$@" 3<&{to_child_r} 4>&{from_child_w} {to_child_r}<&- {from_child_w}>&-'
-        args = [binary, "--headless=new", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu",
-                "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--mute-audio",
-                "--disable-dev-shm-usage", f"--user-data-dir={self._profile.name}", f"--window-size={width},{height}",
-                "about:blank"]
-        self.process = subprocess.Popen(["bash", "-c", command, *args], pass_fds=(to_child_r, from_child_w),
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        args = [
+            binary,
+            "--headless=new",
+            "--remote-debugging-pipe",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-extensions",
+            "--mute-audio",
+            "--disable-dev-shm-usage",
+            f"--user-data-dir={self._profile.name}",
+            f"--window-size={width},{height}",
+            "about:blank",
+        ]
+        self.process = subprocess.Popen(
+            ["bash", "-c", command, *args],
+            pass_fds=(to_child_r, from_child_w),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         os.close(to_child_r)
         os.close(from_child_w)
         self._buffer = b""
@@ -101,7 +116,9 @@ class Chromium:
     def open(self, url: str) -> None:
         """A new tab attached to this driver, with console, errors and page events on, showing ``url``."""
         target = self.send("Target.createTarget", {"url": "about:blank"}, session=False)["targetId"]
-        self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True}, session=False)["sessionId"]
+        self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True}, session=False)[
+            "sessionId"
+        ]
         for domain in ("Page.enable", "Runtime.enable", "Log.enable"):
             self.send(domain)
         self.send("Page.navigate", {"url": url})
@@ -127,8 +144,10 @@ class Chromium:
         return found
 
     def dark(self, on: bool = True) -> None:
-        self.send("Emulation.setEmulatedMedia",
-                  {"features": [{"name": "prefers-color-scheme", "value": "dark" if on else "light"}]})
+        self.send(
+            "Emulation.setEmulatedMedia",
+            {"features": [{"name": "prefers-color-scheme", "value": "dark" if on else "light"}]},
+        )
 
     def screenshot(self, path: Path, full_page: bool = False) -> Path:
         params: dict[str, Any] = {"format": "png"}

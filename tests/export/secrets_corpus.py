@@ -75,6 +75,7 @@ def _core(prefix: str, alphabet: str, count: int, suffix: str = "") -> Callable[
     def build(rng: random.Random) -> tuple[str, str]:
         core = _pick(rng, alphabet, count)
         return f"{prefix}{core}{suffix}", core
+
     return build
 
 
@@ -84,33 +85,76 @@ _simple("github-token", _core("ghp_", ALNUM, 36))
 _simple("github-fine-grained", _core("github_pat_11A", ALNUM + "_", 79))
 _simple("gitlab-token", _core("glpat-", URLSAFE, 20))
 _simple("anthropic-api-key", _core("sk-ant-api03-", URLSAFE, 93, "AA"))
-_simple("openai-api-key", lambda rng: (lambda a, b: (f"sk-proj-{a}T3BlbkFJ{b}", a + b))(_pick(rng, URLSAFE, 40), _pick(rng, URLSAFE, 40)))
-_simple("slack-token", lambda rng: (lambda c: (f"xoxb-{rng.randrange(10**11, 10**12)}-{rng.randrange(10**12, 10**13)}-{c}", c))(_pick(rng, ALNUM, 24)))
-_simple("slack-webhook", lambda rng: (lambda c: (f"https://hooks.slack.com/services/T0{_pick(rng, UPPER_DIGITS, 8)}/B0{_pick(rng, UPPER_DIGITS, 8)}/{c}", c))(_pick(rng, ALNUM, 24)))
+_simple(
+    "openai-api-key",
+    lambda rng: (lambda a, b: (f"sk-proj-{a}T3BlbkFJ{b}", a + b))(_pick(rng, URLSAFE, 40), _pick(rng, URLSAFE, 40)),
+)
+_simple(
+    "slack-token",
+    lambda rng: (lambda c: (f"xoxb-{rng.randrange(10**11, 10**12)}-{rng.randrange(10**12, 10**13)}-{c}", c))(
+        _pick(rng, ALNUM, 24)
+    ),
+)
+_simple(
+    "slack-webhook",
+    lambda rng: (
+        lambda c: (
+            f"https://hooks.slack.com/services/T0{_pick(rng, UPPER_DIGITS, 8)}/B0{_pick(rng, UPPER_DIGITS, 8)}/{c}",
+            c,
+        )
+    )(_pick(rng, ALNUM, 24)),
+)
 _simple("stripe-key", _core("sk_live_", ALNUM, 24))
 _simple("twilio-key", _core("SK", HEX, 32))
 _simple("google-api-key", _core("AIza", URLSAFE, 35))
 _simple("google-oauth", _core("ya29.a0", URLSAFE, 60))
-_simple("azure-storage-key", lambda rng: (lambda c: (f"DefaultEndpointsProtocol=https;AccountName=prodlogs;AccountKey={c}==;EndpointSuffix=core.windows.net", c))(_pick(rng, B64, 86)))
-_simple("azure-client-secret", lambda rng: (lambda c: (f"{_pick(rng, ALNUM, 3)}8Q~{c}", c))(_pick(rng, URLSAFE + "~.", 34)))
+_simple(
+    "azure-storage-key",
+    lambda rng: (
+        lambda c: (
+            f"DefaultEndpointsProtocol=https;AccountName=prodlogs;AccountKey={c}==;EndpointSuffix=core.windows.net",
+            c,
+        )
+    )(_pick(rng, B64, 86)),
+)
+_simple(
+    "azure-client-secret", lambda rng: (lambda c: (f"{_pick(rng, ALNUM, 3)}8Q~{c}", c))(_pick(rng, URLSAFE + "~.", 34))
+)
 _simple("jwt", _jwt)
 _simple("rsa-private-key", lambda rng: _pem(rng, "RSA "))
 _simple("openssh-private-key", lambda rng: _pem(rng, "OPENSSH "))
 _simple("ec-private-key", lambda rng: _pem(rng, "EC "))
-_simple("postgres-url-password", lambda rng: (lambda c: (f"postgres://app_user:{c}@db.internal:5432/orders", c))(_pick(rng, ALNUM + "!*-", 18)))
-_simple("mongodb-url-password", lambda rng: (lambda c: (f"mongodb+srv://admin:{c}@cluster0.abcde.mongodb.net/test", c))(_pick(rng, ALNUM, 16)))
+_simple(
+    "postgres-url-password",
+    lambda rng: (lambda c: (f"postgres://app_user:{c}@db.internal:5432/orders", c))(_pick(rng, ALNUM + "!*-", 18)),
+)
+_simple(
+    "mongodb-url-password",
+    lambda rng: (lambda c: (f"mongodb+srv://admin:{c}@cluster0.abcde.mongodb.net/test", c))(_pick(rng, ALNUM, 16)),
+)
 _simple("redis-url-password", lambda rng: (lambda c: (f"redis://:{c}@cache.internal:6379/0", c))(_pick(rng, ALNUM, 20)))
 _simple("env-password", lambda rng: (lambda c: (f"DB_PASSWORD={c}", c))(_pick(rng, ALNUM + "#%!", 14)))
 _simple("env-secret", lambda rng: (lambda c: (f"SESSION_SECRET={c}", c))(_pick(rng, ALNUM, 32)))
-_simple("json-api-key", lambda rng: (lambda c: (f'{{"api_key": "{c}", "region": "eu-west-1"}}', c))(_pick(rng, ALNUM, 32)))
+_simple(
+    "json-api-key", lambda rng: (lambda c: (f'{{"api_key": "{c}", "region": "eu-west-1"}}', c))(_pick(rng, ALNUM, 32))
+)
 _simple("yaml-client-secret", lambda rng: (lambda c: (f"client_secret: {c}", c))(_pick(rng, URLSAFE, 40)))
 _simple("keyword-high-entropy", lambda rng: (lambda c: (f"the deploy token is {c}", c))(_pick(rng, ALNUM, 40)))
-_simple("bearer-header", lambda rng: (lambda c: (f'curl -H "Authorization: Bearer {c}" https://api.example.com/v1/me', c))(_pick(rng, URLSAFE, 48)))
+_simple(
+    "bearer-header",
+    lambda rng: (lambda c: (f'curl -H "Authorization: Bearer {c}" https://api.example.com/v1/me', c))(
+        _pick(rng, URLSAFE, 48)
+    ),
+)
 _simple("npm-token", _core("npm_", ALNUM, 36))
 _simple("pypi-token", _core("pypi-AgEIcHlwaS5vcmc", URLSAFE, 64))
 _simple("huggingface-token", _core("hf_", ALNUM, 34))
-_simple("sendgrid-key", lambda rng: (lambda a, b: (f"SG.{a}.{b}", a + b))(_pick(rng, URLSAFE, 22), _pick(rng, URLSAFE, 43)))
-_simple("telegram-bot-token", lambda rng: (lambda c: (f"{rng.randrange(10**8, 10**9)}:AA{c}", c))(_pick(rng, URLSAFE, 33)))
+_simple(
+    "sendgrid-key", lambda rng: (lambda a, b: (f"SG.{a}.{b}", a + b))(_pick(rng, URLSAFE, 22), _pick(rng, URLSAFE, 43))
+)
+_simple(
+    "telegram-bot-token", lambda rng: (lambda c: (f"{rng.randrange(10**8, 10**9)}:AA{c}", c))(_pick(rng, URLSAFE, 33))
+)
 _simple("databricks-token", _core("dapi", HEX, 32))
 _simple("digitalocean-token", _core("dop_v1_", HEX, 64))
 _simple("shopify-token", _core("shpat_", HEX, 32))
@@ -142,14 +186,14 @@ def leaks(planted: list[tuple[str, Planted]], exported: str, window: int = 12) -
     for _, secret in planted:
         core = secret.core.replace("\n", "")
         for i in range(0, max(1, len(core) - window + 1)):
-            pieces.setdefault(core[i:i + window], []).append(secret)
+            pieces.setdefault(core[i : i + window], []).append(secret)
     sizes = sorted({len(piece) for piece in pieces})
     found: dict[int, Planted] = {}
     for run in _RUN.finditer(exported):
         text = run.group()
         for size in sizes:
             for i in range(len(text) - size + 1):
-                hit = pieces.get(text[i:i + size])
+                hit = pieces.get(text[i : i + size])
                 if hit:
                     found.update((id(secret), secret) for secret in hit)
     return [secret for _, secret in planted if id(secret) in found]
@@ -163,23 +207,86 @@ def entries(planted: list[tuple[str, Planted]]) -> list[dict[str, Any]]:
         if place == "message":
             out.append({"type": "message", "message": {"role": "user", "content": prose}})
         elif place == "thinking":
-            out.append({"type": "message", "message": {"role": "assistant", "content": [
-                {"type": "thinking", "thinking": prose}, {"type": "text", "text": "Checking."}]}})
+            out.append(
+                {
+                    "type": "message",
+                    "message": {
+                        "role": "assistant",
+                        "content": [{"type": "thinking", "thinking": prose}, {"type": "text", "text": "Checking."}],
+                    },
+                }
+            )
         elif place == "tool-arguments":
-            out.append({"type": "message", "message": {"role": "assistant", "content": [
-                {"type": "toolCall", "id": f"call_{index}", "name": "bash",
-                 "arguments": {"command": f"export VALUE='{secret.text}' && ./deploy.sh", "note": secret.text}}]}})
-            out.append({"type": "message", "message": {"role": "toolResult", "toolCallId": f"call_{index}", "toolName": "bash",
-                                                        "content": [{"type": "text", "text": "ok"}], "isError": False}})
+            out.append(
+                {
+                    "type": "message",
+                    "message": {
+                        "role": "assistant",
+                        "content": [
+                            {
+                                "type": "toolCall",
+                                "id": f"call_{index}",
+                                "name": "bash",
+                                "arguments": {
+                                    "command": f"export VALUE='{secret.text}' && ./deploy.sh",
+                                    "note": secret.text,
+                                },
+                            }
+                        ],
+                    },
+                }
+            )
+            out.append(
+                {
+                    "type": "message",
+                    "message": {
+                        "role": "toolResult",
+                        "toolCallId": f"call_{index}",
+                        "toolName": "bash",
+                        "content": [{"type": "text", "text": "ok"}],
+                        "isError": False,
+                    },
+                }
+            )
         elif place == "tool-output":
-            out.append({"type": "message", "message": {"role": "assistant", "content": [
-                {"type": "toolCall", "id": f"call_{index}", "name": "read", "arguments": {"path": "config/settings.env"}}]}})
-            out.append({"type": "message", "message": {"role": "toolResult", "toolCallId": f"call_{index}", "toolName": "read",
-                                                        "content": [{"type": "text", "text": f"# settings\nLOG_LEVEL=info\n{secret.text}\nPORT=8080\n"}],
-                                                        "isError": False}})
+            out.append(
+                {
+                    "type": "message",
+                    "message": {
+                        "role": "assistant",
+                        "content": [
+                            {
+                                "type": "toolCall",
+                                "id": f"call_{index}",
+                                "name": "read",
+                                "arguments": {"path": "config/settings.env"},
+                            }
+                        ],
+                    },
+                }
+            )
+            out.append(
+                {
+                    "type": "message",
+                    "message": {
+                        "role": "toolResult",
+                        "toolCallId": f"call_{index}",
+                        "toolName": "read",
+                        "content": [
+                            {"type": "text", "text": f"# settings\nLOG_LEVEL=info\n{secret.text}\nPORT=8080\n"}
+                        ],
+                        "isError": False,
+                    },
+                }
+            )
         else:
-            out.append({"type": "custom", "customType": "deploy-notes", "data": {"step": index, "found": secret.text,
-                                                                               "nested": [{"value": secret.text}]}})
+            out.append(
+                {
+                    "type": "custom",
+                    "customType": "deploy-notes",
+                    "data": {"step": index, "found": secret.text, "nested": [{"value": secret.text}]},
+                }
+            )
     return out
 
 
@@ -187,8 +294,19 @@ def ordinary_lines(repo: Path, leave_out: frozenset[str] = frozenset()) -> list[
     """Text with no secret in it: this repository's code, docs and scripts, and every string of
     pi's session fixtures (``tests/fixtures/pi``). The export tests' folder is left
     out (it plants secrets on purpose), and so are files named in ``leave_out``."""
-    patterns = ("sidecar/**/*.py", "tests/**/*.py", "clients/**/*.ts", "clients/**/*.go", "clients/**/*.rs",
-                "clients/**/*.lua", "clients/**/*.py", "bench/*.py", "protocol/*.md", "README.md", "scripts/**/*.sh")
+    patterns = (
+        "sidecar/**/*.py",
+        "tests/**/*.py",
+        "clients/**/*.ts",
+        "clients/**/*.go",
+        "clients/**/*.rs",
+        "clients/**/*.lua",
+        "clients/**/*.py",
+        "bench/*.py",
+        "protocol/*.md",
+        "README.md",
+        "scripts/**/*.sh",
+    )
     lines: list[str] = []
     for pattern in patterns:
         for path in sorted(repo.glob(pattern)):
@@ -215,22 +333,56 @@ def ordinary_lines(repo: Path, leave_out: frozenset[str] = frozenset()) -> list[
 
 # --- Names decide: a value under a secret-sounding name, in every syntax and alphabet -------------
 
-NAMES = ("APP_KEY", "APPLICATION_KEY", "app_key", "access_token", "ACCESS_TOKEN", "SESSION_SECRET", "client_secret",
-         "apiKey", "authToken", "MYAPP_API_KEY", "stripe.secret", "refresh-token", "X_AUTH", "SECRET_KEY_BASE",
-         "encryptionKey", "credentials", "DATADOG_APP_KEY", "ALGOLIA_APPLICATION_KEY", "deploy_key", "auth",
-         "GITHUB_TOKEN", "webhookSecret", "signing.key", "AccessKey")
+NAMES = (
+    "APP_KEY",
+    "APPLICATION_KEY",
+    "app_key",
+    "access_token",
+    "ACCESS_TOKEN",
+    "SESSION_SECRET",
+    "client_secret",
+    "apiKey",
+    "authToken",
+    "MYAPP_API_KEY",
+    "stripe.secret",
+    "refresh-token",
+    "X_AUTH",
+    "SECRET_KEY_BASE",
+    "encryptionKey",
+    "credentials",
+    "DATADOG_APP_KEY",
+    "ALGOLIA_APPLICATION_KEY",
+    "deploy_key",
+    "auth",
+    "GITHUB_TOKEN",
+    "webhookSecret",
+    "signing.key",
+    "AccessKey",
+)
 PASSWORD_NAMES = ("DB_PASSWORD", "db_passwd", "adminPassword", "SMTP_PASS", "keystore.password", "POSTGRES_PWD")
 HEX_UPPER = "0123456789ABCDEF"
 LOWER = string.ascii_lowercase
 UPPER = string.ascii_uppercase
 # alphabet -> (characters, length): "whatever the value's alphabet"
 VALUE_ALPHABETS = {
-    "hex40": (HEX, 40), "hex-upper32": (HEX_UPPER, 32), "digits20": (string.digits, 20), "base64": (B64, 43),
-    "urlsafe32": (URLSAFE, 32), "alnum24": (ALNUM, 24), "lower24": (LOWER, 24), "upper20": (UPPER, 20),
-    "uuid": ("", 36), "letters28": (string.ascii_letters, 28),
+    "hex40": (HEX, 40),
+    "hex-upper32": (HEX_UPPER, 32),
+    "digits20": (string.digits, 20),
+    "base64": (B64, 43),
+    "urlsafe32": (URLSAFE, 32),
+    "alnum24": (ALNUM, 24),
+    "lower24": (LOWER, 24),
+    "upper20": (UPPER, 20),
+    "uuid": ("", 36),
+    "letters28": (string.ascii_letters, 28),
 }
-PASSWORD_ALPHABETS = {"symbols14": (ALNUM + "#%!*+^~", 14), "hex12": (HEX, 12), "digits10": (string.digits, 10),
-                      "alnum10": (ALNUM, 10), "lower16": (LOWER, 16)}
+PASSWORD_ALPHABETS = {
+    "symbols14": (ALNUM + "#%!*+^~", 14),
+    "hex12": (HEX, 12),
+    "digits10": (string.digits, 10),
+    "alnum10": (ALNUM, 10),
+    "lower16": (LOWER, 16),
+}
 # syntax -> how a name and a value are written
 SYNTAXES: dict[str, Callable[[str, str], str]] = {
     "env": lambda n, v: f"{n}={v}",
@@ -238,7 +390,7 @@ SYNTAXES: dict[str, Callable[[str, str], str]] = {
     "shell-export": lambda n, v: f"export {n}='{v}'",
     "shell-inline": lambda n, v: f"{n}={v} ./deploy.sh --prod",
     "yaml": lambda n, v: f"  {n}: {v}",
-    "yaml-quoted": lambda n, v: f"{n}: \"{v}\"",
+    "yaml-quoted": lambda n, v: f'{n}: "{v}"',
     "toml": lambda n, v: f'{n} = "{v}"',
     "json": lambda n, v: json.dumps({n: v, "region": "eu-west-1"}),
     "json-compact": lambda n, v: json.dumps({"config": {n: v}}, separators=(",", ":")),
@@ -250,8 +402,15 @@ SYNTAXES: dict[str, Callable[[str, str], str]] = {
     "cli-flag-equals": lambda n, v: f"mytool login --{_kebab(n)}={v}",
     "url-query": lambda n, v: f"https://api.example.com/v1/items?page=2&{n}={v}&sort=asc",
 }
-HEADERS = (("X-Api-Key", ""), ("X-Auth-Token", ""), ("Authorization", "Bearer "), ("Authorization", "token "),
-           ("Private-Token", ""), ("Authorization", "Basic "), ("X-Goog-Api-Key", ""))
+HEADERS = (
+    ("X-Api-Key", ""),
+    ("X-Auth-Token", ""),
+    ("Authorization", "Bearer "),
+    ("Authorization", "token "),
+    ("Private-Token", ""),
+    ("Authorization", "Basic "),
+    ("X-Goog-Api-Key", ""),
+)
 
 
 def _kebab(name: str) -> str:
@@ -276,8 +435,16 @@ def named_forms(rng: random.Random, rotation: int | None = None) -> list[Planted
     turn = 0
     alphabets, passwords = list(VALUE_ALPHABETS.items()), list(PASSWORD_ALPHABETS.items())
     for index, (syntax, write) in enumerate(SYNTAXES.items()):
-        values = alphabets if rotation is None else [alphabets[(3 * rotation + index + k) % len(alphabets)] for k in range(3)]
-        secrets = passwords if rotation is None else [passwords[(2 * rotation + index + k) % len(passwords)] for k in range(2)]
+        values = (
+            alphabets
+            if rotation is None
+            else [alphabets[(3 * rotation + index + k) % len(alphabets)] for k in range(3)]
+        )
+        secrets = (
+            passwords
+            if rotation is None
+            else [passwords[(2 * rotation + index + k) % len(passwords)] for k in range(2)]
+        )
         for alphabet, (chars, count) in values:
             name = NAMES[turn % len(NAMES)]
             turn += 1
@@ -290,11 +457,13 @@ def named_forms(rng: random.Random, rotation: int | None = None) -> list[Planted
             out.append(Planted(f"password:{syntax}:{alphabet}", write(name, value), value, name, value))
     header_alphabets = ("hex40", "urlsafe32", "base64", "alnum24")
     for number, (header, scheme) in enumerate(HEADERS):
-        for alphabet in (header_alphabets if rotation is None else [header_alphabets[(rotation + number) % 4]]):
+        for alphabet in header_alphabets if rotation is None else [header_alphabets[(rotation + number) % 4]]:
             chars, count = VALUE_ALPHABETS[alphabet]
             value = _value(rng, chars, count)
             text = f"curl -sS -H '{header}: {scheme}{value}' https://api.example.com/v1/me"
-            out.append(Planted(f"header:{header}:{scheme.strip() or '-'}:{alphabet}", text, value, header, scheme + value))
+            out.append(
+                Planted(f"header:{header}:{scheme.strip() or '-'}:{alphabet}", text, value, header, scheme + value)
+            )
     return out
 
 
@@ -304,10 +473,17 @@ def cut_blocks(rng: random.Random) -> list[Planted]:
     for kind in ("RSA ", "OPENSSH ", "EC ", ""):
         lines = [_pick(rng, B64, 64) for _ in range(3)] + [_pick(rng, B64, 23)]
         body = "\n".join(lines)
-        out.append(Planted(f"cut-private-key:{kind.strip() or 'pkcs8'}", f"-----BEGIN {kind}PRIVATE KEY-----\n{body}", body))
+        out.append(
+            Planted(f"cut-private-key:{kind.strip() or 'pkcs8'}", f"-----BEGIN {kind}PRIVATE KEY-----\n{body}", body)
+        )
         flat = " ".join(lines[:2])
-        out.append(Planted(f"cut-private-key-one-line:{kind.strip() or 'pkcs8'}",
-                           f"-----BEGIN {kind}PRIVATE KEY----- {flat}…", flat.replace(" ", "\n")))
+        out.append(
+            Planted(
+                f"cut-private-key-one-line:{kind.strip() or 'pkcs8'}",
+                f"-----BEGIN {kind}PRIVATE KEY----- {flat}…",
+                flat.replace(" ", "\n"),
+            )
+        )
     return out
 
 
@@ -319,13 +495,26 @@ def every_form(seed: int, rotation: int | None = None) -> list[Planted]:
 
 
 # Places an entry holds text in (the offline summaries are made from them by the sidecar).
-ENTRY_PLACES = ("user-text", "user-blocks", "assistant-text", "thinking", "tool-arguments", "tool-arguments-named",
-                "tool-arguments-escaped", "tool-output", "tool-error", "bash-execution", "custom-data",
-                "custom-message", "compaction-details", "branch-summary")
+ENTRY_PLACES = (
+    "user-text",
+    "user-blocks",
+    "assistant-text",
+    "thinking",
+    "tool-arguments",
+    "tool-arguments-named",
+    "tool-arguments-escaped",
+    "tool-output",
+    "tool-error",
+    "bash-execution",
+    "custom-data",
+    "custom-message",
+    "compaction-details",
+    "branch-summary",
+)
 
 
 def _chunks(items: list[Any], size: int) -> list[list[Any]]:
-    return [items[start:start + size] for start in range(0, len(items), size)]
+    return [items[start : start + size] for start in range(0, len(items), size)]
 
 
 def place_entries(place: str, secrets: list[Planted], group: int = 8) -> list[dict[str, Any]]:
@@ -338,13 +527,30 @@ def place_entries(place: str, secrets: list[Planted], group: int = 8) -> list[di
         if place == "user-text":
             out.append({"type": "message", "message": {"role": "user", "content": text}})
         elif place == "user-blocks":
-            out.append({"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": line} for line in lines]}})
+            out.append(
+                {
+                    "type": "message",
+                    "message": {"role": "user", "content": [{"type": "text", "text": line} for line in lines]},
+                }
+            )
         elif place == "assistant-text":
-            out.append({"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": text}],
-                                                       "stopReason": "stop"}})
+            out.append(
+                {
+                    "type": "message",
+                    "message": {"role": "assistant", "content": [{"type": "text", "text": text}], "stopReason": "stop"},
+                }
+            )
         elif place == "thinking":
-            out.append({"type": "message", "message": {"role": "assistant", "content": [
-                {"type": "thinking", "thinking": text}, {"type": "text", "text": "Checking."}], "stopReason": "stop"}})
+            out.append(
+                {
+                    "type": "message",
+                    "message": {
+                        "role": "assistant",
+                        "content": [{"type": "thinking", "thinking": text}, {"type": "text", "text": "Checking."}],
+                        "stopReason": "stop",
+                    },
+                }
+            )
         elif place in ("tool-arguments", "tool-arguments-named", "tool-arguments-escaped"):
             calls = []
             for i, secret in enumerate(chunk):
@@ -356,40 +562,121 @@ def place_entries(place: str, secrets: list[Planted], group: int = 8) -> list[di
                     arguments = {"path": "config.json", "env": {secret.name or "value": held}}
                     name = "write"
                 else:  # JSON quoted inside an argument, twice (pi's arguments are an object: append refuses a string)
-                    arguments = {"path": "config.json", "content": json.dumps(
-                        {"path": "config.json", "content": json.dumps({secret.name or "note": secret.value or secret.text})})}
+                    arguments = {
+                        "path": "config.json",
+                        "content": json.dumps(
+                            {
+                                "path": "config.json",
+                                "content": json.dumps({secret.name or "note": secret.value or secret.text}),
+                            }
+                        ),
+                    }
                     name = "write"
                 calls.append({"type": "toolCall", "id": f"{call_id}_{i}", "name": name, "arguments": arguments})
             out.append({"type": "message", "message": {"role": "assistant", "content": calls, "stopReason": "toolUse"}})
             for call in calls:
                 if place == "tool-arguments-escaped":
                     continue  # left pending: the offline summary quotes pending calls
-                out.append({"type": "message", "message": {"role": "toolResult", "toolCallId": call["id"], "toolName": call["name"],
-                                                           "content": [{"type": "text", "text": "ok"}], "isError": False}})
+                out.append(
+                    {
+                        "type": "message",
+                        "message": {
+                            "role": "toolResult",
+                            "toolCallId": call["id"],
+                            "toolName": call["name"],
+                            "content": [{"type": "text", "text": "ok"}],
+                            "isError": False,
+                        },
+                    }
+                )
         elif place in ("tool-output", "tool-error"):
-            out.append({"type": "message", "message": {"role": "assistant", "content": [
-                {"type": "toolCall", "id": call_id, "name": "bash", "arguments": {"command": "cat config/settings.env"}}],
-                "stopReason": "toolUse"}})
-            out.append({"type": "message", "message": {"role": "toolResult", "toolCallId": call_id, "toolName": "bash",
-                                                       "content": [{"type": "text", "text": f"# settings\nLOG_LEVEL=info\n{text}\nPORT=8080\n"}],
-                                                       "isError": place == "tool-error"}})
+            out.append(
+                {
+                    "type": "message",
+                    "message": {
+                        "role": "assistant",
+                        "content": [
+                            {
+                                "type": "toolCall",
+                                "id": call_id,
+                                "name": "bash",
+                                "arguments": {"command": "cat config/settings.env"},
+                            }
+                        ],
+                        "stopReason": "toolUse",
+                    },
+                }
+            )
+            out.append(
+                {
+                    "type": "message",
+                    "message": {
+                        "role": "toolResult",
+                        "toolCallId": call_id,
+                        "toolName": "bash",
+                        "content": [{"type": "text", "text": f"# settings\nLOG_LEVEL=info\n{text}\nPORT=8080\n"}],
+                        "isError": place == "tool-error",
+                    },
+                }
+            )
         elif place == "bash-execution":
-            out.append({"type": "message", "message": {"role": "bashExecution", "command": f"echo {chunk[0].text!r}",
-                                                       "output": text, "exitCode": 1, "cancelled": False, "truncated": False}})
+            out.append(
+                {
+                    "type": "message",
+                    "message": {
+                        "role": "bashExecution",
+                        "command": f"echo {chunk[0].text!r}",
+                        "output": text,
+                        "exitCode": 1,
+                        "cancelled": False,
+                        "truncated": False,
+                    },
+                }
+            )
         elif place == "custom-data":
-            out.append({"type": "custom", "customType": "deploy-notes", "data": {
-                "step": number, "found": lines, "nested": [{"value": s.text} for s in chunk],
-                "named": {s.name: s.value for s in chunk if s.name}}})
+            out.append(
+                {
+                    "type": "custom",
+                    "customType": "deploy-notes",
+                    "data": {
+                        "step": number,
+                        "found": lines,
+                        "nested": [{"value": s.text} for s in chunk],
+                        "named": {s.name: s.value for s in chunk if s.name},
+                    },
+                }
+            )
         elif place == "custom-message":
-            out.append({"type": "custom_message", "customType": "notes", "display": True,
-                        "content": [{"type": "text", "text": text}]})
+            out.append(
+                {
+                    "type": "custom_message",
+                    "customType": "notes",
+                    "display": True,
+                    "content": [{"type": "text", "text": text}],
+                }
+            )
         elif place == "compaction-details":
-            out.append({"type": "compaction", "summary": f"Earlier work.\n{text}", "firstKeptEntryId": None,
-                        "tokensBefore": 1000, "details": {"readFiles": [s.text for s in chunk],
-                                                          "modifiedFiles": [f"config/{s.text}" for s in chunk]}})
+            out.append(
+                {
+                    "type": "compaction",
+                    "summary": f"Earlier work.\n{text}",
+                    "firstKeptEntryId": None,
+                    "tokensBefore": 1000,
+                    "details": {
+                        "readFiles": [s.text for s in chunk],
+                        "modifiedFiles": [f"config/{s.text}" for s in chunk],
+                    },
+                }
+            )
         elif place == "branch-summary":
-            out.append({"type": "branch_summary", "fromId": None, "summary": text,
-                        "details": {"readFiles": [s.text for s in chunk], "modifiedFiles": []}})
+            out.append(
+                {
+                    "type": "branch_summary",
+                    "fromId": None,
+                    "summary": text,
+                    "details": {"readFiles": [s.text for s in chunk], "modifiedFiles": []},
+                }
+            )
         else:
             raise ValueError(place)
     return out
@@ -415,16 +702,17 @@ def secret_pieces(planted: list[Planted], window: int = 8) -> set[str]:
         lines = secret.core.split("\n") + [line for line in secret.text.split("\n") if "-----" in line]
         for line in lines:
             line = line.strip()
-            pieces.update(line[i:i + window] for i in range(0, len(line) - window + 1))
+            pieces.update(line[i : i + window] for i in range(0, len(line) - window + 1))
     return pieces
 
 
 def holds_secret(line: str, pieces: set[str], window: int = 8) -> bool:
     """Whether ``line`` holds a piece of a planted secret (``pieces``: from ``secret_pieces``)."""
-    return any(line[i:i + window] in pieces for i in range(0, max(1, len(line) - window + 1)))
+    return any(line[i : i + window] in pieces for i in range(0, max(1, len(line) - window + 1)))
 
 
 # --- The ordinary side ---------------------------------------------------------------------------
+
 
 def ordinary_texts(repo: Path, lines_per_text: int = 40) -> list[str]:
     """A few thousand lines with no secret: code and prose of this repository, unified diffs made of
@@ -441,13 +729,19 @@ def ordinary_texts(repo: Path, lines_per_text: int = 40) -> list[str]:
         lines.extend(path.read_text().splitlines()[:600])
     for older, newer in zip(code[:6], code[1:7]):  # a diff between two of its files, as a diff tool shows it
         a, b = older.read_text().splitlines()[:120], newer.read_text().splitlines()[:120]
-        lines.extend(difflib.unified_diff(a, b, f"a/{older.relative_to(repo)}", f"b/{newer.relative_to(repo)}", lineterm=""))
+        lines.extend(
+            difflib.unified_diff(a, b, f"a/{older.relative_to(repo)}", f"b/{newer.relative_to(repo)}", lineterm="")
+        )
     rng = random.Random(7)
     for n in range(150):  # git log and a service's log: hashes and ids with no name that makes them secret
         commit = _pick(rng, HEX, 40)
-        lines.append(f"commit {commit}" if n % 3 == 0 else
-                     f"Merge: {commit[:7]} {_pick(rng, HEX, 7)}" if n % 3 == 1 else
-                     f"2025-03-0{n % 9 + 1}T10:{n % 60:02d}:00.123Z INFO request_id={_pick(rng, HEX, 32)} trace={commit} "
-                     f"status=200 duration_ms={rng.randrange(1, 900)}")
+        lines.append(
+            f"commit {commit}"
+            if n % 3 == 0
+            else f"Merge: {commit[:7]} {_pick(rng, HEX, 7)}"
+            if n % 3 == 1
+            else f"2025-03-0{n % 9 + 1}T10:{n % 60:02d}:00.123Z INFO request_id={_pick(rng, HEX, 32)} trace={commit} "
+            f"status=200 duration_ms={rng.randrange(1, 900)}"
+        )
     lines = [line for line in lines if line.strip()]
     return ["\n".join(chunk) for chunk in _chunks(lines, lines_per_text)]

@@ -13,8 +13,13 @@ from . import rich
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "sidecar", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "sidecar", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_export_to_stdout_and_to_a_file(sidecar, rich_session, sessions_root: Path, tmp_path: Path):
@@ -49,7 +54,7 @@ def test_view_writes_the_page_and_prints_its_path(sidecar, rich_session, session
     cache = tmp_path / "cache"
     opened = tmp_path / "opened.txt"
     browser = tmp_path / "browser.sh"
-    browser.write_text(f"#!/bin/sh\necho \"$1\" > {opened}\n")
+    browser.write_text(f'#!/bin/sh\necho "$1" > {opened}\n')
     browser.chmod(0o755)
     viewed = cli("view", sid, "--root", str(sessions_root), env={"XDG_CACHE_HOME": str(cache), "BROWSER": str(browser)})
     assert viewed.returncode == 0, viewed.stderr

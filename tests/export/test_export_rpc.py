@@ -60,8 +60,13 @@ def test_json_shape_keeps_every_parent_and_matches_the_schema(sidecar, rich_sess
     for entry in doc["entries"]:
         assert entry["parentId"] is None or entry["parentId"] in by_id
     assert by_id[ids["ask"]]["label"] == "bug report" and by_id[ids["ask"]]["role"] == "user"
-    assert by_id[ids["ask"]]["content"] == [{"type": "text", "text": "The login page rejects valid users. Please find out why."}]
-    assert by_id[ids["compaction"]]["kind"] == "compaction" and by_id[ids["compaction"]]["firstKeptEntryId"] == ids["found"]
+    assert by_id[ids["ask"]]["content"] == [
+        {"type": "text", "text": "The login page rejects valid users. Please find out why."}
+    ]
+    assert (
+        by_id[ids["compaction"]]["kind"] == "compaction"
+        and by_id[ids["compaction"]]["firstKeptEntryId"] == ids["found"]
+    )
     assert by_id[ids["summary"]]["fromId"] == ids["main_leaf"]
     assert by_id[ids["custom"]]["data"]["token"] == "[REDACTED:github-token:1]"
     assert by_id[ids["model"]]["model"] == "gpt-5" and by_id[ids["model"]]["provider"] == "openai"
@@ -91,7 +96,7 @@ def test_html_is_self_contained_and_embeds_the_tree(sidecar, rich_session):
     sid, ids = rich_session
     html = export(sidecar, sid, format="html")["text"]
     assert html.startswith("<!DOCTYPE html>")
-    for outside in ("http://", "https://", "src=\"/", "<link"):
+    for outside in ("http://", "https://", 'src="/', "<link"):
         assert outside not in html.replace("http://localhost:3000/login", "").replace("https://json-schema", "")
     assert "rotating the signing key" in html and "Fix the cookie then." in html  # every branch
     for secret in SECRETS:

@@ -62,7 +62,9 @@ def test_switching_branches_shows_the_other_path(page):
     assert text.count("LOG_LEVEL=debug") == 0  # collapsed: not shown until opened
     # The screenshot is an image shown inline.
     assert browser.evaluate("document.querySelector('details.tool img') !== null")
-    width = browser.evaluate("new Promise(r => { const i = document.querySelector('img'); i.complete ? r(i.naturalWidth) : i.onload = () => r(i.naturalWidth); })")
+    width = browser.evaluate(
+        "new Promise(r => { const i = document.querySelector('img'); i.complete ? r(i.naturalWidth) : i.onload = () => r(i.naturalWidth); })"
+    )
     assert width == 1
     # Model and token usage per reply, labels as badges.
     assert "claude-sonnet-4" in text and "1200 in · 340 out" in text
@@ -92,7 +94,7 @@ def test_search_finds_text_on_any_branch(page):
 
 def _background(browser: Chromium) -> list[int]:
     color = browser.evaluate("getComputedStyle(document.body).backgroundColor")
-    return [int(x) for x in color[color.index("(") + 1:color.index(")")].split(",")[:3]]
+    return [int(x) for x in color[color.index("(") + 1 : color.index(")")].split(",")[:3]]
 
 
 def test_dark_mode_follows_the_system_and_the_toggle(page):

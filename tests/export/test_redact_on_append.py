@@ -19,8 +19,12 @@ class RedactingSidecar(Sidecar):
     """A real sidecar initialized with settings (``Sidecar`` initializes with none)."""
 
     def __init__(self, root: Path, **settings: object) -> None:
-        self.process = subprocess.Popen([sys.executable, "-m", "sidecar", "serve"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "sidecar", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
         assert self.process.stdin is not None and self.process.stdout is not None
         self.child = Child(self.process.pid, os.dup(self.process.stdin.fileno()), os.dup(self.process.stdout.fileno()))
         self.process.stdin.close()
@@ -40,7 +44,7 @@ def test_nothing_secret_is_written_and_every_parent_is_there(sessions_root: Path
         planted = plant()
         batch = entries(planted)
         for start in range(0, len(batch), 50):
-            server.call("session/append", sessionId=sid, entries=batch[start:start + 50])
+            server.call("session/append", sessionId=sid, entries=batch[start : start + 50])
         server.call("session/flush", sessionId=sid)
         on_disk = _session_file(sessions_root, sid).read_text()
         assert [s.kind for s in leaks(planted, on_disk)] == []

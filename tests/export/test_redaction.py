@@ -33,7 +33,7 @@ def test_no_planted_secret_leaks_from_any_format(sidecar, tmp_path: Path, fmt: s
     sid = sidecar.call("session/create", cwd=str(tmp_path))["sessionId"]
     batch = entries(planted)
     for start in range(0, len(batch), 50):
-        sidecar.call("session/append", sessionId=sid, entries=batch[start:start + 50])
+        sidecar.call("session/append", sessionId=sid, entries=batch[start : start + 50])
     result = export(sidecar, sid, format=fmt, all=True)
     text = result["text"]
     # Markdown shortens nothing here (every output is short), so every secret was in the text to leak.
@@ -52,8 +52,10 @@ def test_same_secret_same_placeholder_different_secrets_different_ones():
     redactor = Redactor()
     key_a, key_b = "AKIAQ3EGRTWX5ZKLM7PB", "AKIAZZ2GRTWX5ZKLM7PC"
     first = redactor.value({"content": f"use {key_a}", "nested": [{"text": f"{key_b} and {key_a}"}]})
-    assert first == {"content": "use [REDACTED:aws-access-key:1]",
-                     "nested": [{"text": "[REDACTED:aws-access-key:2] and [REDACTED:aws-access-key:1]"}]}
+    assert first == {
+        "content": "use [REDACTED:aws-access-key:1]",
+        "nested": [{"text": "[REDACTED:aws-access-key:2] and [REDACTED:aws-access-key:1]"}],
+    }
     assert redactor.text(f"again {key_b}") == "again [REDACTED:aws-access-key:2]"
     assert redactor.report() == {"aws-access-key": 4}
 
@@ -76,9 +78,17 @@ def test_a_value_nested_as_deep_as_the_protocol_reads_is_redacted_in_document_or
 def test_structure_and_images_are_never_touched():
     redactor = Redactor()
     token = "ghp_R8k2LmQ9vX4tZ7yN1pW3sA6dF0gH5jK2cB9e"
-    entry = {"type": "message", "id": token, "parentId": token, "timestamp": "t",
-             "message": {"role": "toolResult", "toolCallId": token, "content": [
-                 {"type": "image", "data": token, "mimeType": "image/png"}, {"type": "text", "text": token}]}}
+    entry = {
+        "type": "message",
+        "id": token,
+        "parentId": token,
+        "timestamp": "t",
+        "message": {
+            "role": "toolResult",
+            "toolCallId": token,
+            "content": [{"type": "image", "data": token, "mimeType": "image/png"}, {"type": "text", "text": token}],
+        },
+    }
     out = redactor.value(entry)
     assert out["id"] == out["parentId"] == out["message"]["toolCallId"] == token
     assert out["message"]["content"][0]["data"] == token
@@ -92,55 +102,132 @@ def test_the_gates_never_skip_text_a_row_matches():
     for secret in every_form(5):
         for text in (secret.text, f"x {secret.text} y", f'"{secret.text}"'):
             assert Redactor().text(text) != text, secret.kind
-            line = json.dumps({"type": "message", "id": "a1", "parentId": None, "timestamp": "2025-01-01T00:00:00Z",
-                               "message": {"role": "user", "content": text}}, separators=(",", ":")).encode()
+            line = json.dumps(
+                {
+                    "type": "message",
+                    "id": "a1",
+                    "parentId": None,
+                    "timestamp": "2025-01-01T00:00:00Z",
+                    "message": {"role": "user", "content": text},
+                },
+                separators=(",", ":"),
+            ).encode()
             assert line_may_hold_secret(line), secret.kind
         if secret.name:  # held under its name as a key/value pair, the value alone
-            line = json.dumps({"type": "custom", "id": "a1", "parentId": None, "timestamp": "2025-01-01T00:00:00Z",
-                               "data": {secret.name: secret.value}}, separators=(",", ":")).encode()
+            line = json.dumps(
+                {
+                    "type": "custom",
+                    "id": "a1",
+                    "parentId": None,
+                    "timestamp": "2025-01-01T00:00:00Z",
+                    "data": {secret.name: secret.value},
+                },
+                separators=(",", ":"),
+            ).encode()
             assert line_may_hold_secret(line), secret.kind
     assert not has_long_run("the a session tree leaf branch file line")
-    assert not line_may_hold_secret(b'{"type":"message","id":"00000001","parentId":null,"timestamp":'
-                                    b'"2025-01-01T00:00:07.007Z","message":{"role":"user","content":"all tests green"}}')
+    assert not line_may_hold_secret(
+        b'{"type":"message","id":"00000001","parentId":null,"timestamp":'
+        b'"2025-01-01T00:00:07.007Z","message":{"role":"user","content":"all tests green"}}'
+    )
 
 
 def test_the_entry_gate_never_skips_text_a_row_matches():
     """The export's gate (the entry as decoded beside its line: runs read one by one, keys from the
     entry's dicts) says yes for every planted form, wherever an entry holds it; and no for an
     assistant's tool call whose only long run is a path."""
+
     def entry(message: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
-        obj = {"type": "message", "id": "a1", "parentId": None, "timestamp": "2025-01-01T00:00:00.000Z", "message": message}
+        obj = {
+            "type": "message",
+            "id": "a1",
+            "parentId": None,
+            "timestamp": "2025-01-01T00:00:00.000Z",
+            "message": message,
+        }
         return obj, json.dumps(obj, separators=(",", ":")).encode()
 
-    tail = {"api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-20250514",
-            "usage": {"input": 1, "totalTokens": 2}, "stopReason": "toolUse", "timestamp": 1735689607007}
+    tail = {
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "model": "claude-sonnet-4-20250514",
+        "usage": {"input": 1, "totalTokens": 2},
+        "stopReason": "toolUse",
+        "timestamp": 1735689607007,
+    }
     for secret in every_form(6):
         for text in (secret.text, f"x {secret.text} y", f'"{secret.text}"', json.dumps(secret.text)):
-            for message in ({"role": "user", "content": text},
-                            {"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "bash",
-                                                               "arguments": {"command": text}}], **tail},
-                            {"role": "toolResult", "toolCallId": "c1", "toolName": "bash",
-                             "content": [{"type": "text", "text": text}], "isError": False, "timestamp": 5}):
+            for message in (
+                {"role": "user", "content": text},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": text}}],
+                    **tail,
+                },
+                {
+                    "role": "toolResult",
+                    "toolCallId": "c1",
+                    "toolName": "bash",
+                    "content": [{"type": "text", "text": text}],
+                    "isError": False,
+                    "timestamp": 5,
+                },
+            ):
                 assert entry_may_hold_secret(*entry(message)), (secret.kind, text)
         if secret.name:
-            obj = {"type": "custom", "id": "a1", "parentId": None, "timestamp": "2025-01-01T00:00:00Z",
-                   "data": {"config": {secret.name: secret.value}}}
+            obj = {
+                "type": "custom",
+                "id": "a1",
+                "parentId": None,
+                "timestamp": "2025-01-01T00:00:00Z",
+                "data": {"config": {secret.name: secret.value}},
+            }
             assert entry_may_hold_secret(obj, json.dumps(obj, separators=(",", ":")).encode()), secret.kind
-    call = {"role": "assistant", "content": [{"type": "text", "text": "reading the token file now"},
-                                             {"type": "toolCall", "id": "call1_0", "name": "read",
-                                              "arguments": {"path": "src/context.py", "command": "pass the token"}}], **tail}
+    call = {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "reading the token file now"},
+            {
+                "type": "toolCall",
+                "id": "call1_0",
+                "name": "read",
+                "arguments": {"path": "src/context.py", "command": "pass the token"},
+            },
+        ],
+        **tail,
+    }
     assert line_may_hold_secret(entry(call)[1]) and not entry_may_hold_secret(*entry(call))
+
 
 def test_the_line_gate_passes_over_structural_fields():
     """An assistant line as pi writes it: its ids, timestamps, api, provider, model, stopReason and
     usage (whose totalTokens names a token) are no reason to walk it; its text is."""
+
     def line(text: str) -> bytes:
-        return json.dumps({"type": "message", "id": "0a1b2c3d", "parentId": "9f8e7d6c", "timestamp": "2025-01-01T00:00:07.007Z",
-                           "message": {"role": "assistant", "content": [{"type": "text", "text": text}],
-                                       "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-20250514",
-                                       "usage": {"input": 1200, "output": 340, "totalTokens": 1540,
-                                                 "cost": {"input": 0.0036, "total": 0.0087}},
-                                       "stopReason": "toolUse", "timestamp": 1735689607007}}, separators=(",", ":")).encode()
+        return json.dumps(
+            {
+                "type": "message",
+                "id": "0a1b2c3d",
+                "parentId": "9f8e7d6c",
+                "timestamp": "2025-01-01T00:00:07.007Z",
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": text}],
+                    "api": "anthropic-messages",
+                    "provider": "anthropic",
+                    "model": "claude-sonnet-4-20250514",
+                    "usage": {
+                        "input": 1200,
+                        "output": 340,
+                        "totalTokens": 1540,
+                        "cost": {"input": 0.0036, "total": 0.0087},
+                    },
+                    "stopReason": "toolUse",
+                    "timestamp": 1735689607007,
+                },
+            },
+            separators=(",", ":"),
+        ).encode()
 
     assert not line_may_hold_secret(line("Reading the file now."))
     assert line_may_hold_secret(line("set APP_KEY=d41d8cd98f00b204"))
@@ -155,9 +242,15 @@ def test_ordinary_code_and_logs_are_left_alone():
     print(f"false positives: {len(changed)} of {len(lines)} lines ({rate:.3%})")
     assert rate < 0.01, changed[:20]
     # Code that names secrets without holding one.
-    for line in ('password = os.environ["DB_PASSWORD"]', "token: CancellationToken", "api_key: str | None = None",
-                 "secret = settings.secret", 'headers["Authorization"] = f"Bearer {token}"',
-                 "const apiKey = process.env.OPENAI_API_KEY;", "pub work_done_token: Option<NumberOrString>,"):
+    for line in (
+        'password = os.environ["DB_PASSWORD"]',
+        "token: CancellationToken",
+        "api_key: str | None = None",
+        "secret = settings.secret",
+        'headers["Authorization"] = f"Bearer {token}"',
+        "const apiKey = process.env.OPENAI_API_KEY;",
+        "pub work_done_token: Option<NumberOrString>,",
+    ):
         assert Redactor().text(line) == line, line
 
 
@@ -165,12 +258,21 @@ def test_documentation_keys_and_placeholder_passwords_are_left_alone():
     """AWS's documentation keys say EXAMPLE; a URL's password written as a placeholder, or a plain word
     to a host that is no one's server (loopback, RFC 2606/6761 names), is no secret. A random
     password to the same hosts, and a key of the same shape without EXAMPLE, still are."""
-    for line in ("export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
-                 "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-                 "postgres://app:your_password@db.internal:5432/orders", "redis://:<password>@cache.internal:6379/0",
-                 "postgresql://sidecar:wrong@127.0.0.1:5432/sidecar", "mysql://root:secret@localhost/app",
-                 "https://user:hunter@api.example.com/v1", "private oauthSelector: OAuthSelectorComponent | null = null;"):
+    for line in (
+        "export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "postgres://app:your_password@db.internal:5432/orders",
+        "redis://:<password>@cache.internal:6379/0",
+        "postgresql://sidecar:wrong@127.0.0.1:5432/sidecar",
+        "mysql://root:secret@localhost/app",
+        "https://user:hunter@api.example.com/v1",
+        "private oauthSelector: OAuthSelectorComponent | null = null;",
+    ):
         assert Redactor().text(line) == line, line
-    for line in ("export AWS_ACCESS_KEY_ID=AKIAQ3EGRTWX5ZKLM7PB", "postgresql://sidecar:Xk2jf9aQ1zP@127.0.0.1:5432/sidecar",
-                 "postgres://app:hunter@db.internal:5432/orders", "https://user:hunter@api.example.org.evil.io/v1"):
+    for line in (
+        "export AWS_ACCESS_KEY_ID=AKIAQ3EGRTWX5ZKLM7PB",
+        "postgresql://sidecar:Xk2jf9aQ1zP@127.0.0.1:5432/sidecar",
+        "postgres://app:hunter@db.internal:5432/orders",
+        "https://user:hunter@api.example.org.evil.io/v1",
+    ):
         assert Redactor().text(line) != line, line

@@ -44,7 +44,7 @@ def _fill(sidecar: Sidecar, sid: str, placed: list[tuple[str, list[dict[str, Any
             late.append((place, entries))
             continue
         for start in range(0, len(entries), 60):
-            last = sidecar.append(sid, *entries[start:start + 60])
+            last = sidecar.append(sid, *entries[start : start + 60])
             first = first or last
     sidecar.call("session/compact", sessionId=sid, provider="offline", keepRecentTokens=2000)
     sidecar.call("session/branch", sessionId=sid, entryId=first, summarize=True, provider="offline")
@@ -59,8 +59,10 @@ def _fill(sidecar: Sidecar, sid: str, placed: list[tuple[str, list[dict[str, Any
 
 
 def _page_data(page: str) -> Any:
-    start = page.index('<script id="session-data" type="application/json">') + len('<script id="session-data" type="application/json">')
-    return json.loads(page[start:page.index("</script>", start)].replace("<\\/", "</"))
+    start = page.index('<script id="session-data" type="application/json">') + len(
+        '<script id="session-data" type="application/json">'
+    )
+    return json.loads(page[start : page.index("</script>", start)].replace("<\\/", "</"))
 
 
 def _document(fmt: str, text: str) -> Any:
@@ -110,8 +112,9 @@ def planted_session(sidecar: Sidecar, tmp_path: Path) -> tuple[str, list[Planted
     return sid, planted
 
 
-def test_no_planted_form_leaks_from_any_place_or_format(sidecar: Sidecar, planted_session, sessions_root: Path,
-                                                         tmp_path: Path):
+def test_no_planted_form_leaks_from_any_place_or_format(
+    sidecar: Sidecar, planted_session, sessions_root: Path, tmp_path: Path
+):
     sid, planted = planted_session
     assert len(planted) >= 1800 and len({s.kind for s in planted}) >= 300
     exported = {fmt: export(sidecar, sid, format=fmt, all=True) for fmt in FORMATS}
@@ -119,13 +122,19 @@ def test_no_planted_form_leaks_from_any_place_or_format(sidecar: Sidecar, plante
     # The check would see a leak: unredacted, every planted secret is in the JSON document.
     assert len(leaks([("", s) for s in planted], plain["json"])) == len(planted)
     doc = json.loads(plain["json"])
-    summaries = "\n".join(e.get("summary", "") for e in doc["entries"] if e["kind"] in ("compaction", "branch_summary")
-                          and "details" in (e.get("extra") or {}) and "carryOver" in e["extra"]["details"])
+    summaries = "\n".join(
+        e.get("summary", "")
+        for e in doc["entries"]
+        if e["kind"] in ("compaction", "branch_summary")
+        and "details" in (e.get("extra") or {})
+        and "carryOver" in e["extra"]["details"]
+    )
     in_summaries = leaks([("", s) for s in planted], summaries)
     # The offline summaries quote requests, commands, failed calls, pending calls (JSON escaped in
     # their arguments) and key blocks flattened onto one line: hundreds of the planted forms.
-    assert len(in_summaries) >= 150 and any(s.kind.startswith("cut-private-key") or "PRIVATE KEY" in s.text
-                                            for s in in_summaries)
+    assert len(in_summaries) >= 150 and any(
+        s.kind.startswith("cut-private-key") or "PRIVATE KEY" in s.text for s in in_summaries
+    )
     for fmt in FORMATS:
         text = exported[fmt]["text"]
         leaked = leaks([("", s) for s in planted], text)
@@ -144,8 +153,9 @@ def test_no_planted_form_leaks_from_any_place_or_format(sidecar: Sidecar, plante
     page = tmp_path / "page.html"
     root = ["--root", str(sessions_root)]
     for args, target in ((["-f", "html", "--all", "-o", str(page)], None), (["-f", "markdown", "--all"], "stdout")):
-        done = subprocess.run([sys.executable, "-m", "sidecar", "export", sid, *args, *root], capture_output=True,
-                              text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "sidecar", "export", sid, *args, *root], capture_output=True, text=True, timeout=120
+        )
         assert done.returncode == 0, done.stderr
         written = done.stdout if target == "stdout" else page.read_text()
         assert [s.kind for s in leaks([("", s) for s in planted], written)] == []
@@ -159,7 +169,7 @@ def test_ordinary_text_is_kept_byte_for_byte_everywhere(sidecar: Sidecar, tmp_pa
     carriers = [Planted("ordinary", text, "") for text in texts]
     placed = []
     for index, place in enumerate(ENTRY_PLACES):
-        placed.append((place, place_entries(place, carriers[index::len(ENTRY_PLACES)], group=1)))
+        placed.append((place, place_entries(place, carriers[index :: len(ENTRY_PLACES)], group=1)))
     sid = sidecar.call("session/create", cwd=str(tmp_path))["sessionId"]
     _fill(sidecar, sid, placed)
     for fmt in FORMATS:

@@ -49,28 +49,58 @@ def _lines(rng: random.Random) -> list[bytes]:
         elif pick == 2:
             add(entry("custom", entry_id, parent, n, customType="ext", data={"n": n}))
         elif pick == 3 and ids:
-            add(entry("compaction", entry_id, parent, n, summary=f"sum {n}", firstKeptEntryId=rng.choice(ids),
-                      tokensBefore=1000))
+            add(
+                entry(
+                    "compaction",
+                    entry_id,
+                    parent,
+                    n,
+                    summary=f"sum {n}",
+                    firstKeptEntryId=rng.choice(ids),
+                    tokensBefore=1000,
+                )
+            )
         elif pick == 4:
             add(entry("model_change", entry_id, parent, n, provider="openai", modelId=f"m{n}"))
         elif pick == 5:
             add(entry("thinking_level_change", entry_id, parent, n, thinkingLevel="high"))
         elif pick == 6:  # heads the fast path refuses: a number, true, a list, a null provider
             role = rng.choice(["1", "true", '["user"]', '"assistant"'])
-            rows.append(('{"type":"message","id":"%s","parentId":%s,"timestamp":"t","message":{"role":%s,'
-                         '"provider":null,"model":"x"}}' % (entry_id, "null" if parent is None else f'"{parent}"',
-                                                            role)).encode())
+            rows.append(
+                (
+                    '{"type":"message","id":"%s","parentId":%s,"timestamp":"t","message":{"role":%s,'
+                    '"provider":null,"model":"x"}}' % (entry_id, "null" if parent is None else f'"{parent}"', role)
+                ).encode()
+            )
             ids.append(entry_id)
         elif pick == 7:  # a numeric timestamp (a newer agent's): kept as an entry without one
-            rows.append(('{"type":"future","id":"%s","parentId":%s,"timestamp":17356896}'
-                         % (entry_id, "null" if parent is None else f'"{parent}"')).encode())
+            rows.append(
+                (
+                    '{"type":"future","id":"%s","parentId":%s,"timestamp":17356896}'
+                    % (entry_id, "null" if parent is None else f'"{parent}"')
+                ).encode()
+            )
             ids.append(entry_id)
         elif pick == 8:
-            rows.append(rng.choice([b"", b"   ", b"{not json", b"[1, 2]", b'"text"', b'{"type":"message","id":',
-                                    # two objects on a line, which JSON.parse refuses (a whole stretch decodes them)
-                                    b'{"type":"custom","id":"two"}{"type":"custom","id":"objects"}',
-                                    b'{"type":"custom","id":"spaced"} {}', b'{"type":"custom","id":"open",',
-                                    b'"x":{}}', b'{"type":"custom","id":"trailing"} ', b"{}"]))
+            rows.append(
+                rng.choice(
+                    [
+                        b"",
+                        b"   ",
+                        b"{not json",
+                        b"[1, 2]",
+                        b'"text"',
+                        b'{"type":"message","id":',
+                        # two objects on a line, which JSON.parse refuses (a whole stretch decodes them)
+                        b'{"type":"custom","id":"two"}{"type":"custom","id":"objects"}',
+                        b'{"type":"custom","id":"spaced"} {}',
+                        b'{"type":"custom","id":"open",',
+                        b'"x":{}}',
+                        b'{"type":"custom","id":"trailing"} ',
+                        b"{}",
+                    ]
+                )
+            )
             continue
         elif pick == 9:  # a lone surrogate escape, which msgspec refuses and JSON.parse keeps
             add(message(entry_id, parent, user("cut \ud83d here"), n))
@@ -101,23 +131,48 @@ def _described(parsed: jsonl.ParsedFile) -> list:
     for item in parsed.items:
         if isinstance(item, Entry):
             head = item.head
-            items.append((item.type, item.id, item.parent_id, item.timestamp, item.raw, item.offset, item.length,
-                          item.has_blobs, None if head is None else (head.role, head.provider, head.model)))
+            items.append(
+                (
+                    item.type,
+                    item.id,
+                    item.parent_id,
+                    item.timestamp,
+                    item.raw,
+                    item.offset,
+                    item.length,
+                    item.has_blobs,
+                    None if head is None else (head.role, head.provider, head.model),
+                )
+            )
         else:
             items.append(item)
-    return [parsed.header.raw if parsed.header is not None else None, parsed.prefix, parsed.parse_errors, parsed.torn_tail_at, parsed.needs_newline,
-            parsed.size, items]
+    return [
+        parsed.header.raw if parsed.header is not None else None,
+        parsed.prefix,
+        parsed.parse_errors,
+        parsed.torn_tail_at,
+        parsed.needs_newline,
+        parsed.size,
+        items,
+    ]
 
 
 def _answers(parsed: jsonl.ParsedFile) -> list:
     tree = SessionTree()
     tree.add_parsed(parsed.items)
     by_id = tree.by_id  # dangling entries, by their definition (the tree keeps only the candidates)
-    assert tree.dangling() == [e.id for e in tree.entries
-                               if e.parent_id is not None and e.parent_id not in by_id and by_id.get(e.id) is e]
-    answers = [tree.leaf_id, tree.labels, tree.name, tree.has_conversation, tree.dangling(),
-               [(e.id, p) for e, p in tree.effective_parents()],
-               {key: [e.id for e in kids] for key, kids in tree.children.items()}]
+    assert tree.dangling() == [
+        e.id for e in tree.entries if e.parent_id is not None and e.parent_id not in by_id and by_id.get(e.id) is e
+    ]
+    answers = [
+        tree.leaf_id,
+        tree.labels,
+        tree.name,
+        tree.has_conversation,
+        tree.dangling(),
+        [(e.id, p) for e, p in tree.effective_parents()],
+        {key: [e.id for e in kids] for key, kids in tree.children.items()},
+    ]
     for leaf in [tree.leaf_id, *list(tree.by_id)[::17]]:
         path = tree.path(leaf)
         ctx = build_context(path)
@@ -188,13 +243,16 @@ def test_a_tail_parsed_on_its_own_takes_the_fast_path_and_agrees(monkeypatch):
 def test_a_path_through_a_parent_cycle_stops_where_it_meets_itself():
     """The path walk counts its steps instead of remembering each entry; a cycle (a damaged file) is walked
     again the careful way and cut where it comes round, as before."""
-    rows = [line(header()).encode()] + [line(obj).encode() for obj in (
-        message("r", None, user("root")),
-        message("x", "y", user("x")),
-        message("y", "x", user("y")),
-        message("z", "x", user("z")),
-        message("w", "r", user("w")),
-    )]
+    rows = [line(header()).encode()] + [
+        line(obj).encode()
+        for obj in (
+            message("r", None, user("root")),
+            message("x", "y", user("x")),
+            message("y", "x", user("y")),
+            message("z", "x", user("z")),
+            message("w", "r", user("w")),
+        )
+    ]
     tree = SessionTree()
     tree.add_parsed(parse_file(b"\n".join(rows) + b"\n").items)
     assert [e.id for e in tree.path("z")] == ["y", "x", "z"]

@@ -121,7 +121,7 @@ def test_lone_surrogate_escapes_written_by_json_stringify_parse_and_round_trip()
 
 
 def test_encode_writes_compact_json_stringify_style():
-    obj = {"type": "label", "id": "x", "text": "é中😀 \u2028 \x01 \"q\" /", "n": [1, None, True]}
+    obj = {"type": "label", "id": "x", "text": 'é中😀 \u2028 \x01 "q" /', "n": [1, None, True]}
     assert encode(obj).decode("utf-8") == line(obj).replace("\\u2028", "\u2028")
     assert b" " not in encode({"a": [1, 2], "b": {"c": 3}})
 
@@ -133,7 +133,9 @@ def test_an_entry_with_an_unexpected_envelope_value_is_still_an_entry_of_the_tre
     parsed = parse_file(lines(HEAD, FIRST, odd, child))
     assert parsed.parse_errors == 0
     assert [(e.id, e.parent_id, e.timestamp) for e in parsed.items] == [
-        ("a", None, "2025-01-01T00:00:00.000Z"), ("z", "a", None), ("c", "z", "t")
+        ("a", None, "2025-01-01T00:00:00.000Z"),
+        ("z", "a", None),
+        ("c", "z", "t"),
     ]
     assert parsed.items[1].raw == odd
 
@@ -157,7 +159,9 @@ def test_blob_references_are_found_across_the_stretches_a_file_is_scanned_in(tmp
         text = "x" * rng.randrange(0, 900)
         kind = rng.randrange(5)
         if kind == 0:
-            rows.append(line(message(f"e{n}", None, user(text + "a" * 64))).encode().replace(b'"xx', b'"' + mark.encode(), 1))
+            rows.append(
+                line(message(f"e{n}", None, user(text + "a" * 64))).encode().replace(b'"xx', b'"' + mark.encode(), 1)
+            )
             continue
         if kind == 1:  # two in a row, as two content parts
             parts = [{"type": "text", "text": mark + "b" * 64}, {"type": "text", "text": mark + "c" * 64 + text}]
@@ -192,12 +196,15 @@ def test_message_heads_are_shared_only_where_sharing_cannot_change_them():
     from sidecar.format.jsonl import parse_line
 
     def head(role_json: str, entry_id: str):
-        return parse_line(('{"type":"message","id":"%s","parentId":null,"timestamp":"t",'
-                           '"message":{"role":%s,"provider":"p"}}' % (entry_id, role_json)).encode()).head
+        return parse_line(
+            (
+                '{"type":"message","id":"%s","parentId":null,"timestamp":"t",'
+                '"message":{"role":%s,"provider":"p"}}' % (entry_id, role_json)
+            ).encode()
+        ).head
 
     assert head('"user"', "a") is head('"user"', "b")
     assert head('"user"', "c") is not head('"assistant"', "d")
     one, true = head("1", "e"), head("true", "f")
     assert one.role == 1 and type(one.role) is int and true.role is True
     assert head("[1]", "g").role == [1]
-

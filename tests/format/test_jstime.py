@@ -1,6 +1,6 @@
 """js_time's shortcut for toISOString's own shape reads what the full parse reads, every time."""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -34,7 +34,7 @@ def test_the_shortcut_agrees_with_the_full_parse(stamp: str) -> None:
 
 
 def test_stamps_of_one_second_and_the_next():
-    base = datetime(2026, 11, 25, 16, 50, 7, tzinfo=timezone.utc)
+    base = datetime(2026, 11, 25, 16, 50, 7, tzinfo=UTC)
     base_ms = int(base.timestamp()) * 1000
     assert js_time("2026-11-25T16:50:07.001Z") == base_ms + 1
     assert js_time("2026-11-25T16:50:07.999Z") == base_ms + 999

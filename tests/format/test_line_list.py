@@ -87,20 +87,23 @@ def test_the_lines_read_as_the_file_they_make(seed, start, ending):
         assert from_file[1] is not None and from_file[1].title == "A title"
 
 
-@pytest.mark.parametrize("data", [
-    b"",
-    b"\n",
-    HEAD,  # the header is the unterminated tail
-    SLOT + b"\n" + HEAD,
-    HEAD + b"\n",
-    SLOT + b"\n",  # a title line and nothing else
-    SLOT,
-    b"\xef\xbb\xbf" + HEAD + b"\n",  # a byte order mark
-    b"{not json\n[2]\n",  # no header at all
-    line(message("m", None, user("hi"))).encode() + b"\n" + HEAD + b"\n",  # the first entry is not a header
-    b"  \n" + HEAD + b"\n" + b"{torn",
-    b"\n" + SLOT + b"\n" + HEAD + b"\n",  # a title line not first is an entry, not a header
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\n",
+        HEAD,  # the header is the unterminated tail
+        SLOT + b"\n" + HEAD,
+        HEAD + b"\n",
+        SLOT + b"\n",  # a title line and nothing else
+        SLOT,
+        b"\xef\xbb\xbf" + HEAD + b"\n",  # a byte order mark
+        b"{not json\n[2]\n",  # no header at all
+        line(message("m", None, user("hi"))).encode() + b"\n" + HEAD + b"\n",  # the first entry is not a header
+        b"  \n" + HEAD + b"\n" + b"{torn",
+        b"\n" + SLOT + b"\n" + HEAD + b"\n",  # a title line not first is an entry, not a header
+    ],
+)
 def test_short_and_refused_files_read_alike(data):
     from_file, from_lines = _read_both(data)
     assert from_lines == from_file
@@ -117,7 +120,7 @@ def _fed(data: bytes, size: int):
     lines, tail = _split(data)
     parser = LineParser()
     for at in range(0, len(lines), size):
-        parser.feed(lines[at:at + size])
+        parser.feed(lines[at : at + size])
     try:
         parsed = parser.finish(tail)
     except NotASession as exc:
@@ -142,12 +145,15 @@ def test_lines_fed_a_chunk_at_a_time_read_as_the_file(size, start):
 
 
 @pytest.mark.parametrize("size", [1, 2])
-@pytest.mark.parametrize("data", [
-    b"{not json\n[2]\n" + HEAD,  # the header only in the tail
-    b"{not json\n[2]\n",
-    line(message("m", None, user("hi"))).encode() + b"\n" + HEAD + b"\n" + HEAD + b"\n",
-    b"\n" + SLOT + b"\n" + HEAD + b"\n",
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"{not json\n[2]\n" + HEAD,  # the header only in the tail
+        b"{not json\n[2]\n",
+        line(message("m", None, user("hi"))).encode() + b"\n" + HEAD + b"\n" + HEAD + b"\n",
+        b"\n" + SLOT + b"\n" + HEAD + b"\n",
+    ],
+)
 def test_short_and_refused_files_fed_a_line_at_a_time_read_alike(size, data):
     from_file, _ = _read_both(data)
     assert _fed(data, size) == from_file

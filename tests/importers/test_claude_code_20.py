@@ -58,21 +58,33 @@ def test_the_subagent_is_a_branch_under_the_task_call_and_warmups_are_left_out(m
     entries, leaf = imported["entries"], imported["opened"]["leafId"]
     by_id = {e["id"]: e for e in entries}
     on_path = {e["id"] for e in main_path(entries, leaf)}
-    (sub_prompt,) = [e for e in entries if e["type"] == "message" and e["message"]["role"] == "user"
-                     and SUB_PROMPT in texts(e["message"])]
+    (sub_prompt,) = [
+        e
+        for e in entries
+        if e["type"] == "message" and e["message"]["role"] == "user" and SUB_PROMPT in texts(e["message"])
+    ]
     assert sub_prompt["id"] not in on_path
     ancestor = sub_prompt
     while ancestor["id"] not in on_path:
         ancestor = by_id[ancestor["parentId"]]
     assert [b["name"] for b in ancestor["message"]["content"] if b["type"] == "toolCall"] == ["Task"]
     branch = [e for e in entries if e["id"] not in on_path]
-    assert any(SUB_COMMAND in json.dumps(b["arguments"]) for e in branch if e["type"] == "message"
-               and e["message"]["role"] == "assistant" for b in e["message"]["content"] if b["type"] == "toolCall")
-    assert any("from-the-subagent" in texts(e["message"]) for e in branch
-               if e["type"] == "message" and e["message"]["role"] == "toolResult")
+    assert any(
+        SUB_COMMAND in json.dumps(b["arguments"])
+        for e in branch
+        if e["type"] == "message" and e["message"]["role"] == "assistant"
+        for b in e["message"]["content"]
+        if b["type"] == "toolCall"
+    )
+    assert any(
+        "from-the-subagent" in texts(e["message"])
+        for e in branch
+        if e["type"] == "message" and e["message"]["role"] == "toolResult"
+    )
     assert not any(e["type"] == "message" and texts(e["message"]) == "Warmup" for e in entries)
     (session,) = imported["first"]["sessions"]
     assert [Path(p).name for p in session["subagents"]] == [
-        p.name for p in made["beside"] if SUB_PROMPT in p.read_text()]
+        p.name for p in made["beside"] if SUB_PROMPT in p.read_text()
+    ]
     # Every parent is there: the branch hangs in the tree, not beside it.
     assert all(e["parentId"] is None or e["parentId"] in by_id for e in entries)

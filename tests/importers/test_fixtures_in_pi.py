@@ -39,8 +39,9 @@ def imported(tmp_path_factory) -> dict:
             entries = (await client.request("session/getEntries", {"sessionId": sid}))["entries"]
             contexts = {"@leaf": await client.request("session/buildContext", {"sessionId": sid})}
             for entry in entries:
-                contexts[entry["id"]] = await client.request("session/buildContext",
-                                                             {"sessionId": sid, "leafId": entry["id"]})
+                contexts[entry["id"]] = await client.request(
+                    "session/buildContext", {"sessionId": sid, "leafId": entry["id"]}
+                )
             return {"session": session, "entries": entries, "contexts": contexts, "run": run}
 
         out[name] = call(root, job)
@@ -54,8 +55,12 @@ def pi_reads(imported, tmp_path_factory) -> dict:
     assert all(got["session"]["path"].startswith("pg:") == ON_POSTGRES for got in imported.values())
     scratch = tmp_path_factory.mktemp("exported") / "root"
     given = {got["session"]["path"]: pi_file(got["session"]["path"], scratch) for got in imported.values()}
-    request = {"read": [{"path": str(given[got["session"]["path"]]), "leaves": [e["id"] for e in got["entries"]]}
-                        for got in imported.values()]}
+    request = {
+        "read": [
+            {"path": str(given[got["session"]["path"]]), "leaves": [e["id"] for e in got["entries"]]}
+            for got in imported.values()
+        ]
+    }
     answer = run_pi15(request)
     assert answer["version"] == "1.5.2"
     by_path = {r["path"]: r for r in answer["results"]}
@@ -88,11 +93,34 @@ def test_pi_builds_the_same_context_at_every_entry(imported, pi_reads, name):
 def test_the_fixture_holds_what_the_issue_lists(imported, name):
     counts = {c["kind"] for c in imported[name]["session"]["counts"]}
     expected = {
-        "claude-code": {"attachment", "api-request-blob", "tools-used", "last-prompt", "cost-state", "mode",
-                        "queue-operation", "system/compact_boundary", "subagent transcript"},
-        "codex": {"event_msg/item_completed", "world_state", "token_usage_record", "event_msg/thread_settings_applied",
-                  "compacted", "response_item/function_call", "subagent rollout"},
-        "opencode": {"part/tool", "part/reasoning", "part/step-start", "part/step-finish", "part/compaction",
-                     "session (subagent)", "event/message.part.updated.1"},
+        "claude-code": {
+            "attachment",
+            "api-request-blob",
+            "tools-used",
+            "last-prompt",
+            "cost-state",
+            "mode",
+            "queue-operation",
+            "system/compact_boundary",
+            "subagent transcript",
+        },
+        "codex": {
+            "event_msg/item_completed",
+            "world_state",
+            "token_usage_record",
+            "event_msg/thread_settings_applied",
+            "compacted",
+            "response_item/function_call",
+            "subagent rollout",
+        },
+        "opencode": {
+            "part/tool",
+            "part/reasoning",
+            "part/step-start",
+            "part/step-finish",
+            "part/compaction",
+            "session (subagent)",
+            "event/message.part.updated.1",
+        },
     }[name]
     assert expected <= counts, expected - counts

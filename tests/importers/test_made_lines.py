@@ -15,7 +15,7 @@ import base64
 import msgspec
 import pytest
 
-from sidecar.importers.common import (NO_USAGE, Builder, assistant_message, tool_result, usage, user_message)
+from sidecar.importers.common import NO_USAGE, Builder, assistant_message, tool_result, usage, user_message
 from sidecar.store.encoded import stored_entries, stored_entry
 from sidecar.store.payload import MAX_CHARS, BlobStore
 
@@ -26,8 +26,15 @@ LONE = "cut \ud83d here"  # what json.loads gives for a lone surrogate escape (a
 
 
 def described(entry) -> tuple:
-    return (entry.raw, entry.type, entry.id, entry.parent_id, entry.timestamp, entry.has_blobs,
-            None if entry.head is None else msgspec.structs.astuple(entry.head))
+    return (
+        entry.raw,
+        entry.type,
+        entry.id,
+        entry.parent_id,
+        entry.timestamp,
+        entry.has_blobs,
+        None if entry.head is None else msgspec.structs.astuple(entry.head),
+    )
 
 
 def tool_results() -> list[tuple]:
@@ -69,8 +76,9 @@ def both() -> tuple[list, list]:
     for index, (text, is_error, details) in enumerate(tool_results()):
         key = f"t{index}"
         parent_made = made.tool_result(key, parent_made, STAMP, "call\u00e9", "exec", text, 1700, is_error, details)
-        parent_dict = dicts.message(key, parent_dict, STAMP, tool_result("call\u00e9", "exec", text, 1700, is_error,
-                                                                          details))
+        parent_dict = dicts.message(
+            key, parent_dict, STAMP, tool_result("call\u00e9", "exec", text, 1700, is_error, details)
+        )
     for index, content in enumerate(user_contents()):
         parent_made = made.user(f"u{index}", parent_made, STAMP, content, 1800)
         parent_dict = dicts.message(f"u{index}", parent_dict, STAMP, user_message(content, 1800))
@@ -83,8 +91,12 @@ def both() -> tuple[list, list]:
         for block in blocks:
             message.add(block)
         parent_made = message.id
-        parent_dict = dicts.message(f"a{index}", parent_dict, STAMP, assistant_message(
-            list(blocks), 1900, "api", "prov", "model\u00e9", use, stop))
+        parent_dict = dicts.message(
+            f"a{index}",
+            parent_dict,
+            STAMP,
+            assistant_message(list(blocks), 1900, "api", "prov", "model\u00e9", use, stop),
+        )
     made.finish()
     return made.entries, dicts.entries
 
@@ -105,7 +117,11 @@ def test_made_lines_are_the_store_entries_of_their_dicts(tmp_path, with_blobs):
     image_moved = b"blob:sha256:" in lines[3] and PNG.encode() not in lines[3]
     assert image_moved is with_blobs and (b"blob:sha256:" in lines[9]) is with_blobs
     heads = [head for *_, head in got]
-    assert heads[0] == ("toolResult", msgspec.UNSET, msgspec.UNSET) and heads[7] == ("user", msgspec.UNSET, msgspec.UNSET)
+    assert heads[0] == ("toolResult", msgspec.UNSET, msgspec.UNSET) and heads[7] == (
+        "user",
+        msgspec.UNSET,
+        msgspec.UNSET,
+    )
     assert heads[14] == ("assistant", "prov", "model\u00e9") and heads[11] is None
 
 

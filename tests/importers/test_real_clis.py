@@ -17,11 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from .importing import call
 from model_server import SHELL_COMMAND, SUB_COMMAND, SUMMARY
 
-PROMPTS = ["[[TOOL]] Create a note file.", "[[AGENT]] Delegate a subtask.", "[[SWITCH]] Now on another model.",
-           "[[AFTER]] After the compaction."]
+from .importing import call
+
+PROMPTS = [
+    "[[TOOL]] Create a note file.",
+    "[[AGENT]] Delegate a subtask.",
+    "[[SWITCH]] Now on another model.",
+    "[[AFTER]] After the compaction.",
+]
 SUB_PROMPT = "[[SUB]] Run one command and report."
 
 EXPECT = {
@@ -166,20 +171,29 @@ def test_every_prompt_once_in_order_on_the_main_path(imports, name):
 def test_tool_calls_with_arguments_and_outputs_in_order_none_doubled(imports, name):
     view, expect = imports[name]["view"], EXPECT[name]
     path = main_path(view["entries"], view["opened"]["leafId"])
-    calls = [(b["name"], b["arguments"], b["id"]) for m in messages(path, "assistant") for b in m["content"]
-             if b["type"] == "toolCall"]
+    calls = [
+        (b["name"], b["arguments"], b["id"])
+        for m in messages(path, "assistant")
+        for b in m["content"]
+        if b["type"] == "toolCall"
+    ]
     named = [(n, a) for n, a, _ in calls]
     assert named[0] == expect["shell"] and expect["agent"] in named
     assert named.index(expect["agent"]) == len(named) - 1  # the subagent's own calls are not on this path
     results = {m["toolCallId"]: m for m in messages(path, "toolResult")}
     assert "imported-by-sidecar" in texts(results[calls[0][2]])
     assert results[calls[0][2]]["toolName"] == expect["shell"][0] and not results[calls[0][2]]["isError"]
-    order = [e["message"].get("toolCallId") or [b["id"] for b in e["message"]["content"] if b["type"] == "toolCall"]
-             for e in path if e["type"] == "message" and e["message"]["role"] in ("assistant", "toolResult")]
+    order = [
+        e["message"].get("toolCallId") or [b["id"] for b in e["message"]["content"] if b["type"] == "toolCall"]
+        for e in path
+        if e["type"] == "message" and e["message"]["role"] in ("assistant", "toolResult")
+    ]
     flat = [x if isinstance(x, str) else f"call:{','.join(x)}" for x in order]
     for _, _, call_id in calls:  # each result comes after its call
         assert next(i for i, x in enumerate(flat) if call_id in x and x.startswith("call:")) < flat.index(call_id)
-    every_call = [b["id"] for m in messages(view["entries"], "assistant") for b in m["content"] if b["type"] == "toolCall"]
+    every_call = [
+        b["id"] for m in messages(view["entries"], "assistant") for b in m["content"] if b["type"] == "toolCall"
+    ]
     every_result = [m["toolCallId"] for m in messages(view["entries"], "toolResult")]
     assert len(every_call) == len(set(every_call)) and sorted(every_call) == sorted(every_result)
 
@@ -217,9 +231,12 @@ def test_the_compaction_with_its_summary_and_what_it_kept(imports, name):
     assert SUMMARY in compaction["summary"]
     context = view["context"]["messages"]
     assert context[0]["role"] == "compactionSummary" and SUMMARY in context[0]["summary"]
-    before = {e["id"] for e in path[:path.index(compaction)]}
-    kept = [texts(m) for m, entry_id in zip(context, view["context"]["entryIds"])
-            if entry_id in before and m["role"] == "assistant"]
+    before = {e["id"] for e in path[: path.index(compaction)]}
+    kept = [
+        texts(m)
+        for m, entry_id in zip(context, view["context"]["entryIds"])
+        if entry_id in before and m["role"] == "assistant"
+    ]
     assert kept == expect["kept"]
     assert texts(context[-1]).startswith("Reply to AFTER")
     assert any(m["role"] == "user" and PROMPTS[3] in texts(m) for m in context)
@@ -233,8 +250,11 @@ def test_the_subagent_is_a_branch_under_the_call_that_started_it(imports, name):
     entries = view["entries"]
     by_id = {e["id"]: e for e in entries}
     on_path = {e["id"] for e in main_path(entries, view["opened"]["leafId"])}
-    (sub_prompt,) = [e for e in entries if e["type"] == "message" and SUB_PROMPT in texts(e["message"])
-                     and e["message"]["role"] == "user"]
+    (sub_prompt,) = [
+        e
+        for e in entries
+        if e["type"] == "message" and SUB_PROMPT in texts(e["message"]) and e["message"]["role"] == "user"
+    ]
     assert sub_prompt["id"] not in on_path
     ancestor = sub_prompt
     while ancestor["id"] not in on_path:
@@ -242,15 +262,23 @@ def test_the_subagent_is_a_branch_under_the_call_that_started_it(imports, name):
     calls = [b["name"] for b in ancestor["message"]["content"] if b["type"] == "toolCall"]
     assert calls == [expect["agent"][0]]
     branch = [e for e in entries if e["id"] not in on_path]
-    sub_calls = [b["arguments"] for e in branch if e["type"] == "message" and e["message"]["role"] == "assistant"
-                 for b in e["message"]["content"] if b["type"] == "toolCall"]
+    sub_calls = [
+        b["arguments"]
+        for e in branch
+        if e["type"] == "message" and e["message"]["role"] == "assistant"
+        for b in e["message"]["content"]
+        if b["type"] == "toolCall"
+    ]
     # `codex exec` ends its subagent with the parent's turn: whether the subagent got as far as its
     # command before that depends on the machine's speed, so for Codex only what it did write is checked.
     if name != "codex" or sub_calls:
         assert any(SUB_COMMAND in json.dumps(a) for a in sub_calls)
     if expect["sub_output"]:
-        assert any(expect["sub_output"] in texts(e["message"]) for e in branch
-                   if e["type"] == "message" and e["message"]["role"] == "toolResult")
+        assert any(
+            expect["sub_output"] in texts(e["message"])
+            for e in branch
+            if e["type"] == "message" and e["message"]["role"] == "toolResult"
+        )
     assert got["first"]["sessions"][0].get("subagents")
 
 
@@ -264,7 +292,11 @@ def test_every_record_kind_is_counted_with_a_reason(imports, name):
         for outcome in ("kept", "skipped"):
             if count[outcome]:
                 assert count["reasons"].get(outcome), count
-    copies = {"claude": "api-request-blob", "codex": "event_msg/item_completed", "opencode": "event/message.part.updated.1"}
+    copies = {
+        "claude": "api-request-blob",
+        "codex": "event_msg/item_completed",
+        "opencode": "event/message.part.updated.1",
+    }
     assert counts[copies[name]]["skipped"] > 0 and counts[copies[name]]["mapped"] == 0
 
 

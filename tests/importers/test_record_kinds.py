@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from .importing import call, request
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -33,64 +34,171 @@ def write_lines(path: Path, lines: list) -> Path:
 
 def claude_file(folder: Path) -> Path:
     def rec(kind: str, uid: str | None, parent: str | None, **fields) -> dict:
-        out = {"type": kind, "uuid": uid, "parentUuid": parent, "sessionId": "gen-claude", "cwd": "/work/gen",
-               "timestamp": "2026-01-02T03:04:05.000Z", "isSidechain": False, **fields}
+        out = {
+            "type": kind,
+            "uuid": uid,
+            "parentUuid": parent,
+            "sessionId": "gen-claude",
+            "cwd": "/work/gen",
+            "timestamp": "2026-01-02T03:04:05.000Z",
+            "isSidechain": False,
+            **fields,
+        }
         return {k: v for k, v in out.items() if v is not None or k == "parentUuid"}
 
     def assistant(uid: str, parent: str, msg_id: str, block: dict, **fields) -> dict:
-        return rec("assistant", uid, parent, message={"id": msg_id, "role": "assistant", "model": "claude-gen-1",
-                                                      "content": [block], "usage": {"input_tokens": 3}}, **fields)
+        return rec(
+            "assistant",
+            uid,
+            parent,
+            message={
+                "id": msg_id,
+                "role": "assistant",
+                "model": "claude-gen-1",
+                "content": [block],
+                "usage": {"input_tokens": 3},
+            },
+            **fields,
+        )
 
-    return write_lines(folder / "gen-claude.jsonl", [
-        {"type": "summary", "summary": "An older title line", "leafUuid": "a3"},
-        rec("user", "u1", None, message={"role": "user", "content": [
-            {"type": "text", "text": "look at this"},
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}]}),
-        assistant("a1", "u1", "m1", {"type": "redacted_thinking", "data": "opaque"}),
-        assistant("a2", "a1", "m1", {"type": "tool_use", "id": "t1", "name": "Task",
-                                     "input": {"description": "sub", "prompt": "sub prompt"}}),
-        {**rec("user", "s1", None, message={"role": "user", "content": "sub prompt"}), "isSidechain": True},
-        {**assistant("s2", "s1", "m2", {"type": "text", "text": "sub reply"}), "isSidechain": True},
-        rec("user", "u2", "a2", message={"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "t1", "is_error": True, "content": [{"type": "text", "text": "failed"}]}]}),
-        '{"type": "user", "uuid": "broken"',
-        rec("future-kind", "f1", "u2", payload={"anything": 1}),
-        assistant("a3", "f1", "m3", {"type": "text", "text": "done"}),
-        {"type": "file-history-snapshot", "messageId": "a3", "snapshot": {}},
-        rec("system", "y1", "a3", subtype="informational", content="note"),
-    ])
+    return write_lines(
+        folder / "gen-claude.jsonl",
+        [
+            {"type": "summary", "summary": "An older title line", "leafUuid": "a3"},
+            rec(
+                "user",
+                "u1",
+                None,
+                message={
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "look at this"},
+                        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+                    ],
+                },
+            ),
+            assistant("a1", "u1", "m1", {"type": "redacted_thinking", "data": "opaque"}),
+            assistant(
+                "a2",
+                "a1",
+                "m1",
+                {
+                    "type": "tool_use",
+                    "id": "t1",
+                    "name": "Task",
+                    "input": {"description": "sub", "prompt": "sub prompt"},
+                },
+            ),
+            {**rec("user", "s1", None, message={"role": "user", "content": "sub prompt"}), "isSidechain": True},
+            {**assistant("s2", "s1", "m2", {"type": "text", "text": "sub reply"}), "isSidechain": True},
+            rec(
+                "user",
+                "u2",
+                "a2",
+                message={
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "t1",
+                            "is_error": True,
+                            "content": [{"type": "text", "text": "failed"}],
+                        }
+                    ],
+                },
+            ),
+            '{"type": "user", "uuid": "broken"',
+            rec("future-kind", "f1", "u2", payload={"anything": 1}),
+            assistant("a3", "f1", "m3", {"type": "text", "text": "done"}),
+            {"type": "file-history-snapshot", "messageId": "a3", "snapshot": {}},
+            rec("system", "y1", "a3", subtype="informational", content="note"),
+        ],
+    )
 
 
 def codex_file(folder: Path) -> Path:
     def line(kind: str, payload: dict, second: int) -> dict:
         return {"timestamp": f"2026-01-02T03:04:{second:02d}.000Z", "type": kind, "payload": payload}
 
-    return write_lines(folder / "sessions" / "2026" / "01" / "02" / "rollout-2026-01-02T03-04-05-gen.jsonl", [
-        line("session_meta", {"id": "gen-codex", "cwd": "/work/gen", "timestamp": "2026-01-02T03:04:05.000Z",
-                              "model_provider": "openai", "cli_version": "0.40.0"}, 5),
-        line("turn_context", {"cwd": "/work/gen", "model": "gpt-gen"}, 6),
-        line("response_item", {"type": "message", "role": "user", "content": [
-            {"type": "input_text", "text": "hi"}, {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}"}]}, 7),
-        line("event_msg", {"type": "user_message", "message": "hi"}, 7),
-        line("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": "plan it"}],
-                               "encrypted_content": "enc"}, 8),
-        line("response_item", {"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": PATCH}, 8),
-        line("response_item", {"type": "custom_tool_call_output", "call_id": "c1", "output": "Success. Updated a.txt"}, 9),
-        line("event_msg", {"type": "agent_reasoning", "text": "plan it"}, 9),
-        line("response_item", {"type": "local_shell_call", "call_id": "c2", "status": "completed",
-                               "action": {"type": "exec", "command": ["ls"]}}, 10),
-        line("response_item", {"type": "function_call_output", "call_id": "c2",
-                               "output": {"content": "a.txt", "success": True}}, 11),
-        line("response_item", {"type": "message", "role": "assistant", "content": [
-            {"type": "output_text", "text": "all done"}]}, 12),
-        line("event_msg", {"type": "agent_message", "message": "all done"}, 12),
-        line("response_item", {"type": "ghost_snapshot", "ghost_commit": {"id": "abc"}}, 13),
-        "not json at all",
-        line("compacted", {"message": "older summary"}, 14),
-        line("event_msg", {"type": "context_compacted"}, 14),
-        line("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "after"}]}, 15),
-        line("future_kind", {"x": 1}, 16),
-    ])
+    return write_lines(
+        folder / "sessions" / "2026" / "01" / "02" / "rollout-2026-01-02T03-04-05-gen.jsonl",
+        [
+            line(
+                "session_meta",
+                {
+                    "id": "gen-codex",
+                    "cwd": "/work/gen",
+                    "timestamp": "2026-01-02T03:04:05.000Z",
+                    "model_provider": "openai",
+                    "cli_version": "0.40.0",
+                },
+                5,
+            ),
+            line("turn_context", {"cwd": "/work/gen", "model": "gpt-gen"}, 6),
+            line(
+                "response_item",
+                {
+                    "type": "message",
+                    "role": "user",
+                    "content": [
+                        {"type": "input_text", "text": "hi"},
+                        {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}"},
+                    ],
+                },
+                7,
+            ),
+            line("event_msg", {"type": "user_message", "message": "hi"}, 7),
+            line(
+                "response_item",
+                {
+                    "type": "reasoning",
+                    "summary": [{"type": "summary_text", "text": "plan it"}],
+                    "encrypted_content": "enc",
+                },
+                8,
+            ),
+            line(
+                "response_item", {"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": PATCH}, 8
+            ),
+            line(
+                "response_item",
+                {"type": "custom_tool_call_output", "call_id": "c1", "output": "Success. Updated a.txt"},
+                9,
+            ),
+            line("event_msg", {"type": "agent_reasoning", "text": "plan it"}, 9),
+            line(
+                "response_item",
+                {
+                    "type": "local_shell_call",
+                    "call_id": "c2",
+                    "status": "completed",
+                    "action": {"type": "exec", "command": ["ls"]},
+                },
+                10,
+            ),
+            line(
+                "response_item",
+                {"type": "function_call_output", "call_id": "c2", "output": {"content": "a.txt", "success": True}},
+                11,
+            ),
+            line(
+                "response_item",
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "all done"}]},
+                12,
+            ),
+            line("event_msg", {"type": "agent_message", "message": "all done"}, 12),
+            line("response_item", {"type": "ghost_snapshot", "ghost_commit": {"id": "abc"}}, 13),
+            "not json at all",
+            line("compacted", {"message": "older summary"}, 14),
+            line("event_msg", {"type": "context_compacted"}, 14),
+            line(
+                "response_item",
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "after"}]},
+                15,
+            ),
+            line("future_kind", {"x": 1}, 16),
+        ],
+    )
 
 
 def opencode_db(folder: Path) -> Path:
@@ -104,20 +212,42 @@ def opencode_db(folder: Path) -> Path:
         create table part (id text primary key, message_id text, session_id text, time_created integer, data text);
     """)
     con.execute("insert into session values ('ses_gen', null, '/work/gen', 'Generated', 'build', 1767323045000)")
-    rows = [("msg_1", 1767323045000, {"role": "user", "time": {"created": 1767323045000},
-                                      "model": {"providerID": "p", "modelID": "m"}}),
-            ("msg_2", 1767323046000, {"role": "assistant", "providerID": "p", "modelID": "m", "time": {"created": 1767323046000}})]
+    rows = [
+        (
+            "msg_1",
+            1767323045000,
+            {"role": "user", "time": {"created": 1767323045000}, "model": {"providerID": "p", "modelID": "m"}},
+        ),
+        (
+            "msg_2",
+            1767323046000,
+            {"role": "assistant", "providerID": "p", "modelID": "m", "time": {"created": 1767323046000}},
+        ),
+    ]
     for mid, at, data in rows:
         con.execute("insert into message values (?, 'ses_gen', ?, ?)", (mid, at, json.dumps(data)))
-    parts = [("prt_1", "msg_1", {"type": "text", "text": "see image"}),
-             ("prt_2", "msg_1", {"type": "file", "mime": "image/png", "filename": "a.png",
-                                 "url": f"data:image/png;base64,{PNG}"}),
-             ("prt_3", "msg_2", {"type": "step-start"}),
-             ("prt_4", "msg_2", {"type": "tool", "tool": "bash", "callID": "call_x", "state": {
-                 "status": "error", "input": {"command": "false"}, "error": "exit 1"}}),
-             ("prt_5", "msg_2", {"type": "patch", "hash": "abc", "files": ["a.txt"]}),
-             ("prt_6", "msg_2", {"type": "future-part", "x": 1}),
-             ("prt_7", "msg_2", {"type": "step-finish", "reason": "tool-calls", "tokens": {"input": 5, "output": 2}})]
+    parts = [
+        ("prt_1", "msg_1", {"type": "text", "text": "see image"}),
+        (
+            "prt_2",
+            "msg_1",
+            {"type": "file", "mime": "image/png", "filename": "a.png", "url": f"data:image/png;base64,{PNG}"},
+        ),
+        ("prt_3", "msg_2", {"type": "step-start"}),
+        (
+            "prt_4",
+            "msg_2",
+            {
+                "type": "tool",
+                "tool": "bash",
+                "callID": "call_x",
+                "state": {"status": "error", "input": {"command": "false"}, "error": "exit 1"},
+            },
+        ),
+        ("prt_5", "msg_2", {"type": "patch", "hash": "abc", "files": ["a.txt"]}),
+        ("prt_6", "msg_2", {"type": "future-part", "x": 1}),
+        ("prt_7", "msg_2", {"type": "step-finish", "reason": "tool-calls", "tokens": {"input": 5, "output": 2}}),
+    ]
     for pid, mid, data in parts:
         con.execute("insert into part values (?, ?, 'ses_gen', 0, ?)", (pid, mid, json.dumps(data)))
     con.execute("insert into part values ('prt_8', 'msg_2', 'ses_gen', 0, '{broken')")
@@ -150,8 +280,13 @@ def test_claude_code_kinds_damaged_line_and_unknown_kind(tmp_path):
     assert by_kind(session)["future-kind"]["kept"] == 1
     user = next(e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "user")
     assert user["content"][1] == {"type": "image", "data": PNG, "mimeType": "image/png"}
-    (first,) = [e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "assistant"
-                and e["message"]["content"][0]["type"] == "thinking"]
+    (first,) = [
+        e["message"]
+        for e in entries
+        if e["type"] == "message"
+        and e["message"]["role"] == "assistant"
+        and e["message"]["content"][0]["type"] == "thinking"
+    ]
     assert [b["type"] for b in first["content"]] == ["thinking", "toolCall"]  # two lines of one API message
     assert first["content"][0]["redacted"] is True and first["content"][1]["name"] == "Task"
     failed = next(e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "toolResult")
@@ -162,8 +297,13 @@ def test_claude_code_kinds_damaged_line_and_unknown_kind(tmp_path):
     sub = next(e for e in entries if e["type"] == "message" and e["message"]["content"] == "sub prompt")
     assert sub["id"] not in on_path
     kinds = {e.get("customType") for e in entries if e["type"] == "custom"}
-    assert {"claude-code.summary", "claude-code.file-history-snapshot", "claude-code.system",
-            "claude-code.future-kind", "claude-code.subagent"} <= kinds
+    assert {
+        "claude-code.summary",
+        "claude-code.file-history-snapshot",
+        "claude-code.system",
+        "claude-code.future-kind",
+        "claude-code.subagent",
+    } <= kinds
 
 
 def test_codex_older_and_newer_kinds(tmp_path):
@@ -183,7 +323,9 @@ def test_codex_older_and_newer_kinds(tmp_path):
     assert patch["name"] == "apply_patch" and patch["arguments"] == {"input": PATCH}
     results = [m for m in messages if m["role"] == "toolResult"]
     assert [(r["toolName"], r["content"][0]["text"]) for r in results] == [
-        ("apply_patch", "Success. Updated a.txt"), ("local_shell_call", "a.txt")]
+        ("apply_patch", "Success. Updated a.txt"),
+        ("local_shell_call", "a.txt"),
+    ]
     (compaction,) = [e for e in entries if e["type"] == "compaction"]
     assert compaction["summary"] == "older summary"
     assert [m["role"] for m in got["context"]["messages"]] == ["compactionSummary", "user"]
@@ -195,7 +337,10 @@ def test_opencode_part_kinds_and_a_damaged_row(tmp_path):
     assert session["unrecognised"] == ["part/future-part"]
     assert any("prt_8" in d["error"] for d in session["damaged"])
     user = next(e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "user")
-    assert user["content"] == [{"type": "text", "text": "see image"}, {"type": "image", "data": PNG, "mimeType": "image/png"}]
+    assert user["content"] == [
+        {"type": "text", "text": "see image"},
+        {"type": "image", "data": PNG, "mimeType": "image/png"},
+    ]
     result = next(e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "toolResult")
     assert result["isError"] is True and result["content"][0]["text"] == "exit 1" and result["toolName"] == "bash"
     assert by_kind(session)["part/patch"]["kept"] == 1
@@ -211,10 +356,12 @@ def test_errors_name_what_to_fix(tmp_path):
         not_sqlite.write_text("hello")
         empty = tmp_path / "empty"
         empty.mkdir()
-        for params in ({"tool": "codex", "paths": [str(tmp_path / "missing")]},
-                       {"tool": "opencode", "paths": [str(not_sqlite)]},
-                       {"tool": "claude-code", "paths": [str(empty)]},
-                       {"tool": "cursor", "paths": [str(empty)]}):
+        for params in (
+            {"tool": "codex", "paths": [str(tmp_path / "missing")]},
+            {"tool": "opencode", "paths": [str(not_sqlite)]},
+            {"tool": "claude-code", "paths": [str(empty)]},
+            {"tool": "cursor", "paths": [str(empty)]},
+        ):
             try:
                 await client.request("session/import", params)
                 answers.append(None)
@@ -236,12 +383,24 @@ def test_the_command_line_imports_and_reports(tmp_path):
     dry = request(tmp_path / "other", "session/import", {"tool": "claude-code", "paths": [str(source)], "dryRun": True})
     assert dry["sessions"][0]["created"] is False and dry["sessions"][0]["path"] == ""
     assert not list((tmp_path / "other").rglob("*.jsonl"))
-    argv = [sys.executable, "-m", "sidecar", "import", "--root", str(tmp_path / "root"), "--from", "claude-code",
-            str(source)]
+    argv = [
+        sys.executable,
+        "-m",
+        "sidecar",
+        "import",
+        "--root",
+        str(tmp_path / "root"),
+        "--from",
+        "claude-code",
+        str(source),
+    ]
     first = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert first.returncode == 0, first.stderr
     assert first.stdout.startswith("imported: claude-code gen-claude -> ")
-    assert "damaged line 8 skipped" in first.stdout and "not recognised (kept as custom entries): future-kind" in first.stdout
+    assert (
+        "damaged line 8 skipped" in first.stdout
+        and "not recognised (kept as custom entries): future-kind" in first.stdout
+    )
     again = subprocess.run([*argv, "--json"], capture_output=True, text=True, timeout=120)
     (session,) = json.loads(again.stdout)["sessions"]
     assert session["created"] is False and Path(session["path"]).is_file()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from sidecar.importers.common import iso_of_ms, ms_of_iso
 
@@ -12,7 +12,7 @@ def _reference(text: str) -> int:
 
 
 def test_consecutive_stamps_across_seconds_minutes_hours_days_and_years():
-    start = datetime(2025, 12, 31, 23, 58, 57, 250000, tzinfo=timezone.utc)
+    start = datetime(2025, 12, 31, 23, 58, 57, 250000, tzinfo=UTC)
     # steps that stay in a minute, cross one, cross an hour, a day and a year, and come back to an earlier minute
     stamps = [start + timedelta(seconds=s) for s in (0, 1, 2, 3, 62, 63, 123, 3600, 86400, 86401, 0.5, 61)]
     texts = [f"{s:%Y-%m-%dT%H:%M:%S}.{s.microsecond // 1000:03d}Z" for s in stamps]

@@ -22,10 +22,15 @@ class SocketServer:
         self.port: int | None = None
 
     @classmethod
-    async def start(cls, root: Path, *args: str) -> "SocketServer":
+    async def start(cls, root: Path, *args: str) -> SocketServer:
         process = await asyncio.create_subprocess_exec(
-            *SERVER, "--root", str(root), *args,
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=None,
+            *SERVER,
+            "--root",
+            str(root),
+            *args,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=None,
         )
         server = cls(process)
         assert process.stdout is not None
@@ -56,18 +61,20 @@ class Client:
         self._task = asyncio.ensure_future(self._read())
 
     @classmethod
-    async def unix(cls, path: Path, framing: str = "jsonl") -> "Client":
+    async def unix(cls, path: Path, framing: str = "jsonl") -> Client:
         reader, writer = await asyncio.open_unix_connection(str(path), limit=1 << 26)
         return cls(reader, writer, framing)
 
     @classmethod
-    async def tcp(cls, port: int, framing: str = "jsonl") -> "Client":
+    async def tcp(cls, port: int, framing: str = "jsonl") -> Client:
         reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 26)
         return cls(reader, writer, framing)
 
     def send(self, message: Any) -> None:
         body = json.dumps(message).encode()
-        self.writer.write(body + b"\n" if self.framing == "jsonl" else b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
+        self.writer.write(
+            body + b"\n" if self.framing == "jsonl" else b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
+        )
 
     async def _read_one(self) -> dict[str, Any] | None:
         if self.framing == "jsonl":

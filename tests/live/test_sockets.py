@@ -42,8 +42,14 @@ async def test_unix_socket_is_0600_and_serves_two_framings(sock_server: SocketSe
 async def test_a_second_server_on_the_same_socket_is_refused(sock_server: SocketServer, sessions_root: Path) -> None:
     path = sock_server.path  # type: ignore[attr-defined]
     process = await asyncio.create_subprocess_exec(
-        *SocketServer.__init__.__globals__["SERVER"], "--root", str(sessions_root), "--socket", str(path),
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        *SocketServer.__init__.__globals__["SERVER"],
+        "--root",
+        str(sessions_root),
+        "--socket",
+        str(path),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
     )
     _out, err = await process.communicate()
     assert process.returncode != 0 and b"already serves" in err
@@ -141,7 +147,9 @@ async def test_roles_one_controller_observers_refused_take_control_tells_the_for
     assert taken == {"sessionId": sid, "tookOver": True}
     told = await first.notification()
     assert told == {"jsonrpc": "2.0", "method": "session/didLoseControl", "params": {"sessionId": sid}}
-    assert (await first.request("session/append", {"sessionId": sid, "entries": [user("late")]}))["error"]["code"] == -33070
+    assert (await first.request("session/append", {"sessionId": sid, "entries": [user("late")]}))["error"][
+        "code"
+    ] == -33070
     await second.call("session/append", {"sessionId": sid, "entries": [user("mine now")]})
     # The controller leaves: the session has none, and the first writer claims it again.
     await second.close()
@@ -181,7 +189,9 @@ async def test_keep_serving_after_the_stdio_client_leaves(tmp_path: Path, sessio
         answer = await spawned.initialize(sessions_root, keepServing=str(path))
         assert "result" in answer, answer
         sid = (await spawned.request("session/create", {"cwd": "/w"}))["result"]["sessionId"]
-        assert "result" in await spawned.request("session/append", {"sessionId": sid, "entries": [user("a"), assistant("b")]})
+        assert "result" in await spawned.request(
+            "session/append", {"sessionId": sid, "entries": [user("a"), assistant("b")]}
+        )
         for _ in range(100):
             if path.exists():
                 break

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from rpc.harness import RawServer  # tests/rpc (a package beside this one)
+
 from .harness import Client, SocketServer, assistant, user
 
 OBSERVER = Path(__file__).with_name("observer.py")
@@ -34,14 +34,20 @@ async def _controller(path: Path) -> tuple[Client, str]:
     return client, sid
 
 
-async def _append_bursts(client: Client, sid: str, bursts: int, per_burst: int, batch: int = 1, text: str = "") -> list[str]:
+async def _append_bursts(
+    client: Client, sid: str, bursts: int, per_burst: int, batch: int = 1, text: str = ""
+) -> list[str]:
     """Pipelined appends: each burst sends ``per_burst`` requests at once, then waits for all of them."""
     ids: list[str] = []
     for b in range(bursts):
-        answers = await asyncio.gather(*(
-            client.call("session/append", {"sessionId": sid, "entries": [user(f"{b}.{i}.{j}{text}") for j in range(batch)]})
-            for i in range(per_burst)
-        ))
+        answers = await asyncio.gather(
+            *(
+                client.call(
+                    "session/append", {"sessionId": sid, "entries": [user(f"{b}.{i}.{j}{text}") for j in range(batch)]}
+                )
+                for i in range(per_burst)
+            )
+        )
         for answer in answers:
             ids += [e["id"] for e in answer["entries"]]
     return ids
@@ -106,7 +112,9 @@ async def test_reconnect_with_the_cursor_no_gap_no_duplicate(sock_server: Socket
     # A cursor of another process (or from before a restart) cannot be trusted: resync.
     stale = await again.call("session/subscribe", {"sessionId": sid, "since": "0000beef.5"})
     assert stale["resync"] is True and stale.get("missed", 0) == 0
-    ahead = await again.request("session/subscribe", {"sessionId": sid, "since": resumed["cursor"].rsplit(".", 1)[0] + ".999999"})
+    ahead = await again.request(
+        "session/subscribe", {"sessionId": sid, "since": resumed["cursor"].rsplit(".", 1)[0] + ".999999"}
+    )
     assert ahead["error"]["code"] == -32602 and ahead["error"]["data"]["field"] == "since"
     bad = await again.request("session/subscribe", {"sessionId": sid, "since": "nonsense"})
     assert bad["error"]["code"] == -32602
@@ -132,7 +140,8 @@ async def test_past_the_backlog_a_reconnecting_observer_is_told_to_resync(sock_s
 
 async def _observer_process(path: Path, sid: str) -> asyncio.subprocess.Process:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, str(OBSERVER), str(path), sid, stdout=asyncio.subprocess.PIPE, limit=1 << 26)
+        sys.executable, str(OBSERVER), str(path), sid, stdout=asyncio.subprocess.PIPE, limit=1 << 26
+    )
     assert process.stdout is not None
     line = await asyncio.wait_for(process.stdout.readline(), 20)
     assert line.startswith(b"subscribed "), line
@@ -194,14 +203,30 @@ async def test_event_kinds_over_stdio(sessions_root: Path) -> None:
     try:
         assert "result" in await server.initialize(sessions_root)
         sid = (await server.request("session/create", {"cwd": "/w"}))["result"]["sessionId"]
-        a = (await server.request("session/append", {"sessionId": sid, "entries": [
-            user("one " * 400), assistant("two " * 2000), user("three " * 400), assistant("four " * 400)]}))["result"]
+        a = (
+            await server.request(
+                "session/append",
+                {
+                    "sessionId": sid,
+                    "entries": [
+                        user("one " * 400),
+                        assistant("two " * 2000),
+                        user("three " * 400),
+                        assistant("four " * 400),
+                    ],
+                },
+            )
+        )["result"]
         assert "cursor" in (await server.request("session/subscribe", {"sessionId": sid}))["result"]
         first, leaf = a["entries"][0]["id"], a["leafId"]
-        assert "result" in await server.request("session/setLabel", {"sessionId": sid, "entryId": first, "label": "here"})
+        assert "result" in await server.request(
+            "session/setLabel", {"sessionId": sid, "entryId": first, "label": "here"}
+        )
         assert "result" in await server.request("session/setName", {"sessionId": sid, "name": "Named"})
         assert "result" in await server.request("session/branch", {"sessionId": sid, "entryId": leaf})
-        compacted = await server.request("session/compact", {"sessionId": sid, "provider": "offline", "keepRecentTokens": 10})
+        compacted = await server.request(
+            "session/compact", {"sessionId": sid, "provider": "offline", "keepRecentTokens": 10}
+        )
         assert "result" in compacted, compacted
         assert (await server.request("session/unsubscribe", {"sessionId": sid}))["result"] == {"unsubscribed": True}
         assert "result" in await server.request("session/append", {"sessionId": sid, "entries": [user("unheard")]})
@@ -211,21 +236,36 @@ async def test_event_kinds_over_stdio(sessions_root: Path) -> None:
         notes = server.notifications
         methods = [n["method"] for n in notes]
         assert methods == [
-            "session/didAppend", "session/didSetLabel",
-            "session/didAppend", "session/didSetName",
+            "session/didAppend",
+            "session/didSetLabel",
+            "session/didAppend",
+            "session/didSetName",
             "session/didChangeLeaf",
-            "session/didAppend", "session/didCompact",
+            "session/didAppend",
+            "session/didCompact",
             "session/didClose",
         ]
-        label, name, branch, compaction, close = notes[1]["params"], notes[3]["params"], notes[4]["params"], notes[6]["params"], notes[7]["params"]
-        assert label["targetId"] == first and label["label"] == "here" and label["entryId"] == notes[0]["params"]["entries"][0]["id"]
+        label, name, branch, compaction, close = (
+            notes[1]["params"],
+            notes[3]["params"],
+            notes[4]["params"],
+            notes[6]["params"],
+            notes[7]["params"],
+        )
+        assert (
+            label["targetId"] == first
+            and label["label"] == "here"
+            and label["entryId"] == notes[0]["params"]["entries"][0]["id"]
+        )
         assert name["name"] == "Named"
         assert branch["leafId"] == leaf
         assert compaction["entryId"] == compacted["result"]["entryId"] == notes[5]["params"]["entries"][0]["id"]
         assert compaction["firstKeptEntryId"] == compacted["result"]["firstKeptEntryId"]
         assert close["sessionId"] == sid
         cursors = [_seq(n["params"]["cursor"]) for n in notes]
-        assert cursors[:7] == list(range(1, 8))  # one feed, numbered without a gap (then a new feed after resubscribing)
+        assert cursors[:7] == list(
+            range(1, 8)
+        )  # one feed, numbered without a gap (then a new feed after resubscribing)
     finally:
         await server.stop()
 
@@ -237,7 +277,9 @@ async def test_a_read_only_sidecar_notifies_appends_another_process_made(session
     try:
         assert "result" in await writer.initialize(sessions_root)
         sid = (await writer.request("session/create", {"cwd": "/w"}))["result"]["sessionId"]
-        assert "result" in await writer.request("session/append", {"sessionId": sid, "entries": [user("a"), assistant("b")]})
+        assert "result" in await writer.request(
+            "session/append", {"sessionId": sid, "entries": [user("a"), assistant("b")]}
+        )
         observer = await Client.unix(path)
         await observer.initialize()
         # Not open in the observing sidecar: subscribing opens it read-only (the writer holds the lock).
@@ -245,7 +287,9 @@ async def test_a_read_only_sidecar_notifies_appends_another_process_made(session
         assert subscribed["entryCount"] == 2
         ids: list[str] = []
         for i in range(40):
-            answer = await writer.request("session/append", {"sessionId": sid, "entries": [user(f"u{i}"), assistant(f"a{i}")]})
+            answer = await writer.request(
+                "session/append", {"sessionId": sid, "entries": [user(f"u{i}"), assistant(f"a{i}")]}
+            )
             ids += [e["id"] for e in answer["result"]["entries"]]
         seen, notes = await _collect(observer, len(ids))
         assert seen == ids

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from session_builders import (
-    assistant, bash_execution, entry, header, message, tool_call_assistant, tool_result, user,
+    assistant,
+    bash_execution,
+    entry,
+    header,
+    message,
+    tool_call_assistant,
+    tool_result,
+    user,
 )
 
 
@@ -15,7 +22,12 @@ def every_entry_type() -> list[dict]:
         message("a1", "mc", tool_call_assistant("c1"), 3),
         message("r1", "a1", tool_result("c1", "result text"), 4),
         message("bx", "r1", bash_execution("ls -la", "x\ny", 0), 5),
-        message("cm", "bx", {"role": "custom", "customType": "legacy", "content": "as message", "display": True, "timestamp": 9}, 6),
+        message(
+            "cm",
+            "bx",
+            {"role": "custom", "customType": "legacy", "content": "as message", "display": True, "timestamp": 9},
+            6,
+        ),
         entry("custom", "cu", "cm", 7, customType="state", data={"s": 1}),
         entry("custom_message", "cx", "cu", 8, customType="ext", content="injected", display=False, details={"k": [1]}),
         entry("label", "lb", "cx", 9, targetId="u1", label="start"),
@@ -25,9 +37,23 @@ def every_entry_type() -> list[dict]:
         entry("session_init", "sn", "tt", 13, systemPrompt="sys", task="t", tools=["read"]),
         entry("mode_change", "md", "sn", 14, mode="plan", data={"planFile": "/p"}),
         entry("branch_summary", "bs", "md", 15, fromId="a1", summary="came back", details={"d": 1}, fromHook=True),
-        entry("compaction", "cp", "bs", 16, summary="compacted", firstKeptEntryId="bx", tokensBefore=1234,
-              details={"readFiles": ["a"]}, fromHook=False),
-        message("u2", "cp", user([{"type": "text", "text": "with image"}, {"type": "image", "data": "QUJD", "mimeType": "image/png"}]), 17),
+        entry(
+            "compaction",
+            "cp",
+            "bs",
+            16,
+            summary="compacted",
+            firstKeptEntryId="bx",
+            tokensBefore=1234,
+            details={"readFiles": ["a"]},
+            fromHook=False,
+        ),
+        message(
+            "u2",
+            "cp",
+            user([{"type": "text", "text": "with image"}, {"type": "image", "data": "QUJD", "mimeType": "image/png"}]),
+            17,
+        ),
         message("a2", "u2", assistant("done", provider="anthropic", model="claude-z"), 18),
     ]
 
@@ -74,7 +100,9 @@ def custom_messages_and_bash() -> list[dict]:
         message("b3", "b2", bash_execution("cat", "head", 1, truncated=True, fullOutputPath="/tmp/full")),
         message("b4", "b3", bash_execution("secret", "hidden", 0, excludeFromContext=True)),
         message("b5", "b4", bash_execution("t", "no path", 0, truncated=True)),
-        entry("custom_message", "c1", "b5", 5, customType="x", content=[{"type": "text", "text": "blocks"}], display=True),
+        entry(
+            "custom_message", "c1", "b5", 5, customType="x", content=[{"type": "text", "text": "blocks"}], display=True
+        ),
         entry("custom_message", "c2", "c1", 6, customType="x", content="null details", display=True, details=None),
         entry("custom_message", "c3", "c2", 7, customType="x", content="no display"),
         message("a", "c3", assistant("ok")),
@@ -85,7 +113,7 @@ def custom_messages_and_bash() -> list[dict]:
 
 def labels_unknown_and_odd_text() -> list[dict]:
     return [
-        message("u1", None, user("cut emoji \ud83d and \u2028 and \"quotes\" \\ back")),
+        message("u1", None, user('cut emoji \ud83d and \u2028 and "quotes" \\ back')),
         message("a1", "u1", assistant("é中😀")),
         entry("label", "l1", "a1", 2, targetId="u1", label="one"),
         entry("label", "l2", "l1", 3, targetId="u1", label="two"),

@@ -18,18 +18,35 @@ from sidecar import wire
 from sidecar.service import SessionService
 
 # The characters that tend to break codecs (a lone surrogate as a cut emoji leaves one).
-_SPICE = ["\"", "\\", "\n", "é", "中", "😀", "\ud83d", "\u2028", "</summary>", "``` ", "secret"]
+_SPICE = ['"', "\\", "\n", "é", "中", "😀", "\ud83d", "\u2028", "</summary>", "``` ", "secret"]
 
 
 def _text(rng: random.Random) -> str:
-    parts = [rng.choice(["abc", "xyz", " ", "q"]) if rng.random() < 0.6 else rng.choice(_SPICE) for _ in range(rng.randint(0, 4))]
+    parts = [
+        rng.choice(["abc", "xyz", " ", "q"]) if rng.random() < 0.6 else rng.choice(_SPICE)
+        for _ in range(rng.randint(0, 4))
+    ]
     return "".join(parts)
 
 
 def _name(rng: random.Random) -> str:
     """A session name, with the line breaks and edge whitespace pi turns into spaces or trims."""
-    return rng.choice(["", "plan", "fix é", "名前 two", "a \"quoted\" name", " two\nlines ", "crlf\r\n\r\nname",
-                       "\u00a0nbsp\u3000", "\ufeffbom", "\n", "tab\tinside\u0085", "\u2028sep\u2029"])
+    return rng.choice(
+        [
+            "",
+            "plan",
+            "fix é",
+            "名前 two",
+            'a "quoted" name',
+            " two\nlines ",
+            "crlf\r\n\r\nname",
+            "\u00a0nbsp\u3000",
+            "\ufeffbom",
+            "\n",
+            "tab\tinside\u0085",
+            "\u2028sep\u2029",
+        ]
+    )
 
 
 def _system(rng: random.Random, n: int) -> dict[str, Any]:
@@ -45,8 +62,23 @@ def _system(rng: random.Random, n: int) -> dict[str, Any]:
 
 
 def _message(rng: random.Random, n: int) -> dict[str, Any]:
-    kind = rng.choice(["user", "user", "user_blocks", "user_null", "assistant", "assistant", "assistant_null",
-                       "tool_call", "tool_result", "tool_result_null", "bash", "custom_role", "system"])
+    kind = rng.choice(
+        [
+            "user",
+            "user",
+            "user_blocks",
+            "user_null",
+            "assistant",
+            "assistant",
+            "assistant_null",
+            "tool_call",
+            "tool_result",
+            "tool_result_null",
+            "bash",
+            "custom_role",
+            "system",
+        ]
+    )
     text = _text(rng)
     if kind == "user":
         return {"role": "user", "content": text, "timestamp": n}
@@ -72,7 +104,7 @@ def _message(rng: random.Random, n: int) -> dict[str, Any]:
 
 
 # A small PNG's bytes in base64 (an image a read returns).
-_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
 
 def pi_1_6_messages(rng: random.Random, n: int) -> list[dict[str, Any]]:
@@ -89,20 +121,34 @@ def pi_1_6_messages(rng: random.Random, n: int) -> list[dict[str, Any]]:
     kind = rng.choice(["aborted_batch", "diagnostics", "unsupported_image"])
     if kind == "aborted_batch":
         calls = [f"abort{n}_{k}" for k in range(rng.randint(1, 3))]
-        message = assistant(_text(rng), provider="p", model="m", timestamp=n,
-                            stopReason=rng.choice(["toolUse", "aborted"]))
-        message["content"] += [{"type": "toolCall", "id": call, "name": rng.choice(["read", "bash"]),
-                                "arguments": {"path": f"f{k}.py"}} for k, call in enumerate(calls)]
+        message = assistant(
+            _text(rng), provider="p", model="m", timestamp=n, stopReason=rng.choice(["toolUse", "aborted"])
+        )
+        message["content"] += [
+            {"type": "toolCall", "id": call, "name": rng.choice(["read", "bash"]), "arguments": {"path": f"f{k}.py"}}
+            for k, call in enumerate(calls)
+        ]
         if message["stopReason"] == "aborted":
             message["errorMessage"] = "Request was aborted"
-        results = [{"role": "toolResult", "toolCallId": call, "toolName": block["name"],
-                    "content": [{"type": "text", "text": "Operation aborted"}], "details": {}, "isError": True,
-                    "timestamp": n}
-                   for call, block in zip(calls, message["content"][1:])]
+        results = [
+            {
+                "role": "toolResult",
+                "toolCallId": call,
+                "toolName": block["name"],
+                "content": [{"type": "text", "text": "Operation aborted"}],
+                "details": {},
+                "isError": True,
+                "timestamp": n,
+            }
+            for call, block in zip(calls, message["content"][1:])
+        ]
         return [message, *results]
     if kind == "diagnostics":
-        diagnostic: dict[str, Any] = {"type": rng.choice(["provider_retry", "stream_error"]), "timestamp": n,
-                                      "error": {"name": "Error", "message": f"socket hang up {_text(rng)}"}}
+        diagnostic: dict[str, Any] = {
+            "type": rng.choice(["provider_retry", "stream_error"]),
+            "timestamp": n,
+            "error": {"name": "Error", "message": f"socket hang up {_text(rng)}"},
+        }
         if rng.random() < 0.5:
             diagnostic["error"]["code"] = rng.choice(["ECONNRESET", 529])
             diagnostic["details"] = {"attempt": n % 3 + 1, "retryable": True}
@@ -111,17 +157,30 @@ def pi_1_6_messages(rng: random.Random, n: int) -> list[dict[str, Any]]:
             message.update(stopReason="error", errorMessage="socket hang up")
         return [message]
     call = f"img{n}"
-    return [tool_call_assistant(call, "read", "shot.png"),
-            {"role": "toolResult", "toolCallId": call, "toolName": "read",
-             "content": [{"type": "text", "text": "Read image file [image/png]"},
-                         {"type": "image", "data": _PNG, "mimeType": "image/png"}],
-             "details": {"imageUnsupportedByModel": "m-text-only"}, "isError": False, "timestamp": n}]
+    return [
+        tool_call_assistant(call, "read", "shot.png"),
+        {
+            "role": "toolResult",
+            "toolCallId": call,
+            "toolName": "read",
+            "content": [
+                {"type": "text", "text": "Read image file [image/png]"},
+                {"type": "image", "data": _PNG, "mimeType": "image/png"},
+            ],
+            "details": {"imageUnsupportedByModel": "m-text-only"},
+            "isError": False,
+            "timestamp": n,
+        },
+    ]
 
 
 def operations(seed: int, count: int = 40) -> list[list[Any]]:
     """``count`` operations (JSON lists, pi_session.mjs's format) drawn from ``seed``."""
     rng = random.Random(seed)
-    ops: list[list[Any]] = [["message", _system(rng, 0)], ["message", {"role": "user", "content": "start", "timestamp": 1}]]
+    ops: list[list[Any]] = [
+        ["message", _system(rng, 0)],
+        ["message", {"role": "user", "content": "start", "timestamp": 1}],
+    ]
     for n in range(2, count):
         roll = rng.random()
         pick = rng.randrange(10_000)
@@ -142,7 +201,15 @@ def operations(seed: int, count: int = 40) -> list[list[Any]]:
             ops.append(["session_info", _name(rng)])
         elif roll < 0.68:
             keep = None if rng.random() < 0.2 else pick
-            ops.append(["compaction", f"summary {n} {_text(rng)}", keep, n * 10, f"system at {n}" if rng.random() < 0.5 else None])
+            ops.append(
+                [
+                    "compaction",
+                    f"summary {n} {_text(rng)}",
+                    keep,
+                    n * 10,
+                    f"system at {n}" if rng.random() < 0.5 else None,
+                ]
+            )
         elif roll < 0.72:
             ops.append(["label", pick, rng.choice([None, "", "mark", f"l{n}"])])
         elif roll < 0.77:
@@ -154,7 +221,9 @@ def operations(seed: int, count: int = 40) -> list[list[Any]]:
         elif roll < 0.88:
             ops += [["message", m] for m in pi_1_6_messages(rng, n)]
         elif roll < 0.93:
-            replacement = rng.choice([None, {"content": "[redacted]"}, {"content": [{"type": "text", "text": "[edited]"}]}])
+            replacement = rng.choice(
+                [None, {"content": "[redacted]"}, {"content": [{"type": "text", "text": "[edited]"}]}]
+            )
             ops.append(["context_edit", pick, replacement])
         else:
             ops.append(["fork", pick])
@@ -183,20 +252,30 @@ def play(svc: SessionService, session_id: str, ops: list[list[Any]]) -> list[wir
         elif kind == "model":
             _append(svc, session_id, {"type": "model_change", "provider": op[1], "modelId": op[2]})
         elif kind == "usage":
-            _append(svc, session_id, {"type": "usage", "kind": op[1], "provider": op[2], "model": op[3], "usage": op[4]})
+            _append(
+                svc, session_id, {"type": "usage", "kind": op[1], "provider": op[2], "model": op[3], "usage": op[4]}
+            )
         elif kind == "custom":
             _append(svc, session_id, {"type": "custom", "customType": op[1], "data": op[2]})
         elif kind == "custom_message":
-            _append(svc, session_id, {"type": "custom_message", "customType": op[1], "content": op[2],
-                                      "display": op[3], "details": op[4]})
+            _append(
+                svc,
+                session_id,
+                {"type": "custom_message", "customType": op[1], "content": op[2], "display": op[3], "details": op[4]},
+            )
         elif kind == "session_info":
             svc.set_name(wire.SetNameParams(sessionId=session_id, name=op[1]))
         elif kind == "compaction":
             own_id = uuid.uuid4().hex[:8]
             branch = [e.id for e in session.tree.path(session.leaf_id)]
             kept = own_id if op[2] is None or not branch else branch[op[2] % len(branch)]
-            obj: dict[str, Any] = {"type": "compaction", "id": own_id, "summary": op[1], "firstKeptEntryId": kept,
-                                   "tokensBefore": op[3]}
+            obj: dict[str, Any] = {
+                "type": "compaction",
+                "id": own_id,
+                "summary": op[1],
+                "firstKeptEntryId": kept,
+                "tokensBefore": op[3],
+            }
             if op[4] is not None:
                 obj["systemMessage"] = {"role": "system", "content": op[4], "timestamp": 5}
             _append(svc, session_id, obj)
@@ -210,11 +289,17 @@ def play(svc: SessionService, session_id: str, ops: list[list[Any]]) -> list[wir
             target = None if op[1] is None or not ids else ids[op[1] % len(ids)]
             svc.branch(wire.BranchParams(sessionId=session_id, entryId=target, summarize=True, provider="offline"))
         elif kind == "context_edit":
-            targets = [e.id for e in session.tree.path(session.leaf_id)
-                       if e.type == "custom_message" or (e.type == "message" and e.role() in _EDITABLE_ROLES)]
+            targets = [
+                e.id
+                for e in session.tree.path(session.leaf_id)
+                if e.type == "custom_message" or (e.type == "message" and e.role() in _EDITABLE_ROLES)
+            ]
             if targets:
-                _append(svc, session_id, {"type": "context_edit", "targetId": targets[op[1] % len(targets)],
-                                          "replacement": op[2]})
+                _append(
+                    svc,
+                    session_id,
+                    {"type": "context_edit", "targetId": targets[op[1] % len(targets)], "replacement": op[2]},
+                )
         elif kind == "fork":
             users = [e for e in entries if e.type == "message" and e.role() == "user"]
             if users:

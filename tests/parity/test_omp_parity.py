@@ -50,8 +50,13 @@ def ensure_omp_installed() -> Path:
         npm = shutil.which("npm")
         assert npm, "npm is not on PATH: cannot install oh-my-pi and Bun for the parity test"
         # --omit=optional: oh-my-pi's optional speech and ML packages (1 GB) are not needed to read sessions.
-        done = subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--omit=optional"],
-                              cwd=OMP_DIR, capture_output=True, text=True, timeout=1200)
+        done = subprocess.run(
+            [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--omit=optional"],
+            cwd=OMP_DIR,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
         assert done.returncode == 0, f"npm ci failed in {OMP_DIR}:\n{done.stdout}\n{done.stderr}"
     assert BUN.is_file(), f"no Bun binary at {BUN}"
     return BUN
@@ -61,8 +66,15 @@ def run_omp(home: Path, request: dict) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "PI_", "OMP_"))}
     env["HOME"] = str(home)
     out = home / "answer.json"
-    done = subprocess.run([str(BUN), "omp_context.ts"], cwd=OMP_DIR, input=json.dumps({**request, "out": str(out)}),
-                          capture_output=True, text=True, timeout=600, env=env)
+    done = subprocess.run(
+        [str(BUN), "omp_context.ts"],
+        cwd=OMP_DIR,
+        input=json.dumps({**request, "out": str(out)}),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     answer = json.loads(out.read_text())
     out.unlink()
@@ -98,10 +110,23 @@ def images_in(value: Any) -> list[str]:
 def _assistant(text: str, calls: list[str], model: str = "claude-x") -> dict:
     content: list[dict] = [{"type": "text", "text": text}]
     content += [{"type": "toolCall", "id": c, "name": "read", "arguments": {"path": c}} for c in calls]
-    return {"role": "assistant", "content": content, "api": "anthropic-messages", "provider": "anthropic",
-            "model": model, "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
-                                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
-            "stopReason": "toolUse" if calls else "stop", "timestamp": 1_700_000_000_000}
+    return {
+        "role": "assistant",
+        "content": content,
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "model": model,
+        "usage": {
+            "input": 10,
+            "output": 5,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "totalTokens": 15,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+        },
+        "stopReason": "toolUse" if calls else "stop",
+        "timestamp": 1_700_000_000_000,
+    }
 
 
 _ABSENT = object()
@@ -120,11 +145,29 @@ def write_ours(svc: SessionService, root: Path, seed: int, sent: set[str]) -> li
     def ids() -> list[str]:
         return [e.id for e in svc.session(sid).tree.entries]
 
-    add({"type": "message", "message": {"role": "user", "content": "start", "timestamp": 1}},
-        {"type": "message", "message": _assistant("ok", [])})
+    add(
+        {"type": "message", "message": {"role": "user", "content": "start", "timestamp": 1}},
+        {"type": "message", "message": _assistant("ok", [])},
+    )
     for step in range(rng.randint(15, 30)):
-        kind = rng.choice(["turn", "turn", "turn", "image_turn", "label", "name", "branch", "summary",
-                           "compaction", "custom", "settings", "reopen", "fork", "error"])
+        kind = rng.choice(
+            [
+                "turn",
+                "turn",
+                "turn",
+                "image_turn",
+                "label",
+                "name",
+                "branch",
+                "summary",
+                "compaction",
+                "custom",
+                "settings",
+                "reopen",
+                "fork",
+                "error",
+            ]
+        )
         if kind in ("turn", "image_turn"):
             content: list[dict] = [{"type": "text", "text": f"do {step} é 😀"}]
             if kind == "image_turn":
@@ -142,8 +185,19 @@ def write_ours(svc: SessionService, root: Path, seed: int, sent: set[str]) -> li
                     data = image(rng, 1200)
                     sent.add(data)
                     result.append({"type": "image", "data": data, "mimeType": "image/png"})
-                add({"type": "message", "message": {"role": "toolResult", "toolCallId": call, "toolName": "read",
-                                                    "content": result, "isError": False, "timestamp": step}})
+                add(
+                    {
+                        "type": "message",
+                        "message": {
+                            "role": "toolResult",
+                            "toolCallId": call,
+                            "toolName": "read",
+                            "content": result,
+                            "isError": False,
+                            "timestamp": step,
+                        },
+                    }
+                )
             if calls:
                 add({"type": "message", "message": _assistant(f"done {step}", [])})
         elif kind == "label":
@@ -151,7 +205,9 @@ def write_ours(svc: SessionService, root: Path, seed: int, sent: set[str]) -> li
             svc.set_label(wire.SetLabelParams(sessionId=sid, entryId=target, label=rng.choice(["keep", "mark", None])))
             labelled = True
         elif kind == "name":
-            svc.set_name(wire.SetNameParams(sessionId=sid, name=rng.choice(["Fix  the\tparser", "Nom é 😀", "x" * 300])))
+            svc.set_name(
+                wire.SetNameParams(sessionId=sid, name=rng.choice(["Fix  the\tparser", "Nom é 😀", "x" * 300]))
+            )
         elif kind == "branch":
             svc.branch(wire.BranchParams(sessionId=sid, entryId=rng.choice(ids())))
         elif kind == "summary":
@@ -159,8 +215,14 @@ def write_ours(svc: SessionService, root: Path, seed: int, sent: set[str]) -> li
             svc.branch(wire.BranchParams(sessionId=sid, entryId=target))
             add({"type": "branch_summary", "fromId": target, "summary": f"tried something else {step}"})
         elif kind == "compaction":
-            add({"type": "compaction", "summary": f"so far {step}", "firstKeptEntryId": rng.choice(ids()),
-                 "tokensBefore": 1000 + step})
+            add(
+                {
+                    "type": "compaction",
+                    "summary": f"so far {step}",
+                    "firstKeptEntryId": rng.choice(ids()),
+                    "tokensBefore": 1000 + step,
+                }
+            )
         elif kind == "custom":
             content = [{"type": "text", "text": f"note {step}"}]
             if rng.random() < 0.5:
@@ -178,17 +240,26 @@ def write_ours(svc: SessionService, root: Path, seed: int, sent: set[str]) -> li
                 custom["attribution"] = attribution
             add(custom)
         elif kind == "settings":
-            add({"type": "thinking_level_change", "thinkingLevel": rng.choice(["low", "high"])},
-                {"type": "model_change", "model": rng.choice(["anthropic/claude-y", "openai/gpt-z"])})
+            add(
+                {"type": "thinking_level_change", "thinkingLevel": rng.choice(["low", "high"])},
+                {"type": "model_change", "model": rng.choice(["anthropic/claude-y", "openai/gpt-z"])},
+            )
         elif kind == "error":
-            add({"type": "message", "message": {**_assistant("", []), "stopReason": "error", "content": [],
-                                                "errorMessage": "rejected"}})
+            add(
+                {
+                    "type": "message",
+                    "message": {**_assistant("", []), "stopReason": "error", "content": [], "errorMessage": "rejected"},
+                }
+            )
         elif kind == "reopen":
             svc.close(wire.CloseParams(sessionId=sid))
             svc.open(wire.OpenParams(sessionId=sid))
         elif kind == "fork" and not labelled:  # forks across labels: issue 23, fixed on main
-            messages = [e.id for e in svc.session(sid).tree.path(svc.session(sid).leaf_id)
-                        if e.type == "message" and e.role() == "assistant"]  # a fork with a reply is written at once
+            messages = [
+                e.id
+                for e in svc.session(sid).tree.path(svc.session(sid).leaf_id)
+                if e.type == "message" and e.role() == "assistant"
+            ]  # a fork with a reply is written at once
             made.append(svc.fork(wire.ForkParams(sessionId=sid, entryId=rng.choice(messages))).sessionId)
     return made
 
@@ -202,13 +273,24 @@ def our_view(svc: SessionService, sid: str) -> dict:
         params = {} if key == "@leaf" else {"leafId": key}
         agent = svc.build_context(wire.BuildContextParams(sessionId=sid, format="agent", **params))
         llm = svc.build_context(wire.BuildContextParams(sessionId=sid, format="llm", **params))
-        contexts[key] = {"messages": plain(agent.messages), "llm": plain(llm.messages),
-                         "thinkingLevel": agent.thinkingLevel, "models": agent.models}
+        contexts[key] = {
+            "messages": plain(agent.messages),
+            "llm": plain(llm.messages),
+            "thinkingLevel": agent.thinkingLevel,
+            "models": agent.models,
+        }
     entries = svc.get_entries(wire.GetEntriesParams(sessionId=sid)).entries
     assert opened.name == opened.title == session.name, "session/open answers one name, in name and in ACP's title"
-    return {"path": opened.path, "ids": ids, "entries": plain(entries), "leafId": opened.leafId,
-            "labels": dict(session.tree.labels), "name": opened.name, "contexts": contexts,
-            "titleFault": opened.titleFault}
+    return {
+        "path": opened.path,
+        "ids": ids,
+        "entries": plain(entries),
+        "leafId": opened.leafId,
+        "labels": dict(session.tree.labels),
+        "name": opened.name,
+        "contexts": contexts,
+        "titleFault": opened.titleFault,
+    }
 
 
 def assert_same(name: str, ours: dict, theirs: dict) -> None:
@@ -305,8 +387,21 @@ def omp_ops(seed: int, sent: set[str]) -> list[dict]:
     ops: list[dict] = [{"op": "user", "text": "start"}, {"op": "assistant", "text": "ok"}]
     count = 2  # entries made so far (targets are taken modulo it)
     for step in range(rng.randint(12, 25)):
-        kind = rng.choice(["turn", "turn", "image", "label", "name", "branch", "summary", "compaction", "custom",
-                           "settings", "reopen"])
+        kind = rng.choice(
+            [
+                "turn",
+                "turn",
+                "image",
+                "label",
+                "name",
+                "branch",
+                "summary",
+                "compaction",
+                "custom",
+                "settings",
+                "reopen",
+            ]
+        )
         if kind in ("turn", "image"):
             op: dict = {"op": "user", "text": f"ask {step}"}
             if kind == "image":
@@ -360,7 +455,9 @@ def theirs_in_sidecar(home):
     """Sessions oh-my-pi wrote; read by oh-my-pi, then by us; appended to by us; read by oh-my-pi again."""
     root = home / ".omp" / "agent" / "sessions"
     sent: set[str] = set()
-    specs = [{"cwd": str(home), "dir": str(root / f"--omp-{seed}--"), "ops": omp_ops(seed, sent)} for seed in THEIR_SEEDS]
+    specs = [
+        {"cwd": str(home), "dir": str(root / f"--omp-{seed}--"), "ops": omp_ops(seed, sent)} for seed in THEIR_SEEDS
+    ]
     written = run_omp(home, {"write": specs})["written"]
     for item in written:
         assert "error" not in item, item.get("error")
@@ -378,14 +475,23 @@ def test_files_oh_my_pi_writes_open_in_the_sidecar_with_its_context(theirs_in_si
         opened = svc.open(wire.OpenParams(path=path))
         assert opened.titleFault is None and opened.parseErrors == 0
         session = svc.session(opened.sessionId)
-        view = {"entries": plain(svc.get_entries(wire.GetEntriesParams(sessionId=opened.sessionId)).entries),
-                "leafId": opened.leafId, "labels": dict(session.tree.labels), "name": session.name, "contexts": {}}
+        view = {
+            "entries": plain(svc.get_entries(wire.GetEntriesParams(sessionId=opened.sessionId)).entries),
+            "leafId": opened.leafId,
+            "labels": dict(session.tree.labels),
+            "name": session.name,
+            "contexts": {},
+        }
         for key in ["@leaf", *item["ids"]]:
             params = {} if key == "@leaf" else {"leafId": key}
             agent = svc.build_context(wire.BuildContextParams(sessionId=opened.sessionId, format="agent", **params))
             llm = svc.build_context(wire.BuildContextParams(sessionId=opened.sessionId, format="llm", **params))
-            view["contexts"][key] = {"messages": plain(agent.messages), "llm": plain(llm.messages),
-                                     "thinkingLevel": agent.thinkingLevel, "models": agent.models}
+            view["contexts"][key] = {
+                "messages": plain(agent.messages),
+                "llm": plain(llm.messages),
+                "thinkingLevel": agent.thinkingLevel,
+                "models": agent.models,
+            }
         assert_same(path, view, theirs[path])
         assert view["name"] == item["name"]
         titled += item["name"] is not None
@@ -404,11 +510,22 @@ def test_after_we_append_to_their_files_oh_my_pi_sees_our_entries_and_name(their
     ours: dict[str, tuple[list[str], str]] = {}
     for index, item in enumerate(written):
         sid = svc.open(wire.OpenParams(path=item["path"])).sessionId
-        appended = svc.append(wire.AppendParams(sessionId=sid, entries=[
-            {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": "from the sidecar"}],
-                                            "timestamp": 5}},
-            {"type": "message", "message": _assistant("sidecar reply", [])},
-        ]))
+        appended = svc.append(
+            wire.AppendParams(
+                sessionId=sid,
+                entries=[
+                    {
+                        "type": "message",
+                        "message": {
+                            "role": "user",
+                            "content": [{"type": "text", "text": "from the sidecar"}],
+                            "timestamp": 5,
+                        },
+                    },
+                    {"type": "message", "message": _assistant("sidecar reply", [])},
+                ],
+            )
+        )
         label = svc.set_label(wire.SetLabelParams(sessionId=sid, entryId=appended.entries[0].id, label="ours"))
         name = f"Renamed by the sidecar {index}"
         named = svc.set_name(wire.SetNameParams(sessionId=sid, name=name))
@@ -444,9 +561,15 @@ def test_a_deleted_session_does_not_come_back_in_oh_my_pis_listing_from_its_back
     kept = svc.create(wire.CreateParams(cwd=cwd)).sessionId
     gone = svc.create(wire.CreateParams(cwd=cwd)).sessionId
     for sid in (kept, gone):
-        svc.append(wire.AppendParams(sessionId=sid, entries=[
-            {"type": "message", "message": {"role": "user", "content": f"hello {sid}", "timestamp": 1}},
-            {"type": "message", "message": _assistant("ok", [])}]))
+        svc.append(
+            wire.AppendParams(
+                sessionId=sid,
+                entries=[
+                    {"type": "message", "message": {"role": "user", "content": f"hello {sid}", "timestamp": 1}},
+                    {"type": "message", "message": _assistant("ok", [])},
+                ],
+            )
+        )
     svc.close_all()
     gone_path = Path(svc.open(wire.OpenParams(sessionId=gone)).path)
     svc.close_all()
@@ -476,19 +599,38 @@ def test_a_native_anthropic_compaction_builds_as_oh_my_pi_builds_it(home):
     from session_builders import entry, header, message, user, write_session
 
     root = home / ".omp" / "agent" / "sessions"
-    native = {"anthropicCompaction": {"provider": "anthropic", "content": "Native summary.", "encryptedContent": "x1",
-                                      "filesText": "<files/>", "model": "claude-opus-4-5", "usedTokens": 60000,
-                                      "signature": "sig"}}
-    path = write_session(root / "--native--" / "2025-01-01T00-00-00-000Z_native.jsonl",
-                         header("native", cwd=str(home)), [
-        message("u1", None, user("first", 10), 10),
-        message("a1", "u1", _assistant("one", []), 20),
-        message("u2", "a1", user("second", 30), 30),
-        message("a2", "u2", _assistant("two", []), 40),
-        entry("compaction", "c1", "a2", 50, summary="Native summary.", firstKeptEntryId="u2", tokensBefore=60000,
-              preserveData=native),
-        message("u3", "c1", user("third", 60), 60),
-    ])
+    native = {
+        "anthropicCompaction": {
+            "provider": "anthropic",
+            "content": "Native summary.",
+            "encryptedContent": "x1",
+            "filesText": "<files/>",
+            "model": "claude-opus-4-5",
+            "usedTokens": 60000,
+            "signature": "sig",
+        }
+    }
+    path = write_session(
+        root / "--native--" / "2025-01-01T00-00-00-000Z_native.jsonl",
+        header("native", cwd=str(home)),
+        [
+            message("u1", None, user("first", 10), 10),
+            message("a1", "u1", _assistant("one", []), 20),
+            message("u2", "a1", user("second", 30), 30),
+            message("a2", "u2", _assistant("two", []), 40),
+            entry(
+                "compaction",
+                "c1",
+                "a2",
+                50,
+                summary="Native summary.",
+                firstKeptEntryId="u2",
+                tokensBefore=60000,
+                preserveData=native,
+            ),
+            message("u3", "c1", user("third", 60), 60),
+        ],
+    )
     svc = SessionService(root)
     sid = svc.open(wire.OpenParams(path=str(path))).sessionId
     ours = plain(svc.build_context(wire.BuildContextParams(sessionId=sid, format="agent")).messages)

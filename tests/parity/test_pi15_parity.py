@@ -30,7 +30,17 @@ from pathlib import Path
 import pytest
 from handbuilt import CASES
 from pi15_ops import operations, play
-from session_builders import assistant, entry, header, labelled_session, message, service, tool_result, user, write_session
+from session_builders import (
+    assistant,
+    entry,
+    header,
+    labelled_session,
+    message,
+    service,
+    tool_result,
+    user,
+    write_session,
+)
 from store_mode import ON_POSTGRES, bring_in, pi_file, place
 from test_pi_parity import our_view
 
@@ -55,8 +65,13 @@ def ensure_pi_installed(version: str = "1.5.2") -> Path:
     if not (node.is_file() and (folder / "node_modules" / PI_PACKAGE / "package.json").is_file()):
         npm = shutil.which("npm")
         assert npm, f"npm is not on PATH: cannot install pi {version} for the parity test"
-        done = subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
-                              cwd=folder, capture_output=True, text=True, timeout=900)
+        done = subprocess.run(
+            [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         assert done.returncode == 0, f"npm ci failed in {folder}:\n{done.stdout}\n{done.stderr}"
     version_text = subprocess.run([str(node), "--version"], capture_output=True, text=True, check=True).stdout.strip()
     major, minor = (int(part) for part in version_text.lstrip("v").split(".")[:2])
@@ -72,8 +87,14 @@ def run_pi(request: dict, version: str = "1.5.2") -> dict:
     """pi_session.mjs's answer to ``request``, from pi ``version``'s own code."""
     node = ensure_pi_installed(version)
     folder = PI_INSTALLS[version]
-    done = subprocess.run([str(node), str(PI_SCRIPT), str(folder)], cwd=folder, input=json.dumps(request),
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [str(node), str(PI_SCRIPT), str(folder)],
+        cwd=folder,
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
     assert answer["version"] == version
@@ -145,8 +166,14 @@ def pi15(request, our_side):
     """Every file either writer made, read by both: name -> (our view, pi's view, who wrote it, unchanged)."""
     version = request.param
     work = our_side["work"] / f"pi{version}"
-    written = run_pi({"write": [{"dir": str(work / "pi" / f"s{seed}"), "cwd": "/work/pi15", "ops": operations(seed)}
-                                for seed in SEEDS]}, version)
+    written = run_pi(
+        {
+            "write": [
+                {"dir": str(work / "pi" / f"s{seed}"), "cwd": "/work/pi15", "ops": operations(seed)} for seed in SEEDS
+            ]
+        },
+        version,
+    )
     files: dict[str, tuple[Path, str]] = {}
     pi_forks = []
     for seed, made in zip(SEEDS, written["written"]):
@@ -163,10 +190,17 @@ def pi15(request, our_side):
     before = {name: given[name].read_bytes() for name in files}
     answer = run_pi({"read": [{"path": str(given[name]), "leaves": leaves[name]} for name in files]}, version)
     theirs = {r["path"]: r for r in answer["results"]}
-    cases = {name: (ours[name], theirs[str(given[name])], writer, before[name] == given[name].read_bytes())
-             for name, (_, writer) in files.items()}
-    yield {"version": answer["version"], "cases": cases, "pi_forks": pi_forks, "our_forks": our_side["our_forks"],
-           "errors": [e for made in written["written"] for e in made["errors"]]}
+    cases = {
+        name: (ours[name], theirs[str(given[name])], writer, before[name] == given[name].read_bytes())
+        for name, (_, writer) in files.items()
+    }
+    yield {
+        "version": answer["version"],
+        "cases": cases,
+        "pi_forks": pi_forks,
+        "our_forks": our_side["our_forks"],
+        "errors": [e for made in written["written"] for e in made["errors"]],
+    }
 
 
 def edges_of_1_5() -> list[dict]:
@@ -179,14 +213,24 @@ def edges_of_1_5() -> list[dict]:
         message("r1", "a1", {**tool_result("c", "out"), "content": None}),
         entry("custom_message", "cm", "r1", 2, customType="x", display=True),
         entry("custom_message", "cn", "cm", 3, customType="x", content=None, display=False),
-        entry("context_edit", "e1", "cn", 4, targetId="u1", replacement={"content": [{"type": "text", "text": "[one]"}]}),
+        entry(
+            "context_edit", "e1", "cn", 4, targetId="u1", replacement={"content": [{"type": "text", "text": "[one]"}]}
+        ),
         entry("context_edit", "e2", "e1", 5, targetId="u1", replacement={"content": "[two]"}),  # the last one wins
         entry("context_edit", "e3", "e2", 6, targetId="a1", replacement={"content": "as text"}),
         entry("context_edit", "e4", "e3", 7, targetId="cm", replacement={}),
         message("s1", "e4", {"role": "system", "content": [{"type": "text", "text": "kept system"}], "timestamp": 8}),
         message("u2", "s1", user("two")),
-        entry("compaction", "c1", "u2", 9, summary="first", firstKeptEntryId="e3", tokensBefore=5,
-              systemMessage={"role": "system", "content": "current", "sections": {"a": "b"}, "timestamp": 9}),
+        entry(
+            "compaction",
+            "c1",
+            "u2",
+            9,
+            summary="first",
+            firstKeptEntryId="e3",
+            tokensBefore=5,
+            systemMessage={"role": "system", "content": "current", "sections": {"a": "b"}, "timestamp": 9},
+        ),
         message("u3", "c1", user("three")),
         entry("context_edit", "e5", "u3", 10, targetId="c1", replacement={"content": "not the summary"}),
         entry("context_edit", "e6", "e5", 11, targetId="u2", replacement=None),
@@ -237,8 +281,18 @@ def test_the_generated_histories_cover_what_pi_1_5_added(pi15):
     assert not pi15["errors"], pi15["errors"][:5]  # every op was one pi's own API accepts
     entries = [e for ours, _, _, _ in pi15["cases"].values() for e in ours["entries"]]
     kinds = {e["type"] for e in entries}
-    assert {"context_edit", "compaction", "branch_summary", "usage", "label", "session_info",
-            "custom", "custom_message", "model_change", "thinking_level_change"} <= kinds
+    assert {
+        "context_edit",
+        "compaction",
+        "branch_summary",
+        "usage",
+        "label",
+        "session_info",
+        "custom",
+        "custom_message",
+        "model_change",
+        "thinking_level_change",
+    } <= kinds
     roles = {e["message"]["role"] for e in entries if e["type"] == "message"}
     assert roles == {"system", "user", "assistant", "toolResult", "bashExecution", "custom"}
     assert any(e["type"] == "compaction" and e.get("systemMessage") for e in entries)
@@ -246,8 +300,14 @@ def test_the_generated_histories_cover_what_pi_1_5_added(pi15):
     assert any(e["type"] == "message" and e["message"].get("content") is None for e in entries)
     # pi 1.6.0's shapes: aborted tool batches, diagnostics, images a model cannot see
     messages = [e["message"] for e in entries if e["type"] == "message"]
-    aborted = [m for m in messages if m["role"] == "toolResult" and m["isError"]
-               and m["content"] == [{"type": "text", "text": "Operation aborted"}] and m.get("details") == {}]
+    aborted = [
+        m
+        for m in messages
+        if m["role"] == "toolResult"
+        and m["isError"]
+        and m["content"] == [{"type": "text", "text": "Operation aborted"}]
+        and m.get("details") == {}
+    ]
     assert len(aborted) >= 10
     assert any(m["role"] == "assistant" and m.get("stopReason") == "aborted" for m in messages)
     assert any(m["role"] == "assistant" and m.get("diagnostics") for m in messages)
@@ -264,7 +324,9 @@ def test_the_generated_histories_cover_what_pi_1_5_added(pi15):
         names = {e.get("name") for ours in mine.values() for e in ours["entries"] if e["type"] == "session_info"}
         assert {"two lines", "crlf name"} <= names, f"{writer}: line breaks in names not written as spaces"
         # forks whose path crossed a label: its labels are written again after the copied path
-        assert any(":fork" in name and any(e["type"] == "label" for e in ours["entries"]) for name, ours in mine.items())
+        assert any(
+            ":fork" in name and any(e["type"] == "label" for e in ours["entries"]) for name, ours in mine.items()
+        )
 
 
 @pytest.mark.parametrize("writer", ["pi", "ours"])
@@ -287,8 +349,11 @@ def test_forks_at_user_messages_are_written_at_once_by_both(pi15):
     """pi 1.5 writes a fork as soon as it holds a user message (0.73.1 waited for an assistant one)."""
     assert all(fork["persisted"] for fork in pi15["pi_forks"])
     assert all(fork.persisted and Path(fork.path).is_file() for fork in pi15["our_forks"])
-    assert any(all(e["type"] != "message" or e["message"]["role"] != "assistant" for e in ours["entries"])
-               for name, (ours, _, _, _) in pi15["cases"].items() if ":fork" in name)
+    assert any(
+        all(e["type"] != "message" or e["message"]["role"] != "assistant" for e in ours["entries"])
+        for name, (ours, _, _, _) in pi15["cases"].items()
+        if ":fork" in name
+    )
 
 
 def test_branch_summaries_record_the_leaf_they_left(pi15):
@@ -299,14 +364,13 @@ def test_branch_summaries_record_the_leaf_they_left(pi15):
             continue
         by_id = {e["id"]: e for e in ours["entries"]}
         order = [e["id"] for e in ours["entries"]]
-        for index, entry in enumerate(ours["entries"]):
-            if entry["type"] != "branch_summary":
+        for index, written in enumerate(ours["entries"]):
+            if written["type"] != "branch_summary":
                 continue
             checked += 1
-            assert entry["fromId"] in by_id and order.index(entry["fromId"]) < index, name
-            assert entry["fromId"] != entry["parentId"], f"{name}: fromId is the branch target, not the leaf left"
+            assert written["fromId"] in by_id and order.index(written["fromId"]) < index, name
+            assert written["fromId"] != written["parentId"], f"{name}: fromId is the branch target, not the leaf left"
     assert checked >= 5
-
 
 
 def test_session_fork_writes_what_pis_createBranchedSession_writes(tmp_path, pi_version):
@@ -357,12 +421,16 @@ def test_files_moved_and_mended_here_read_the_same_in_pi(tmp_path, pi_version):
     moved_id, _ = labelled_session(svc)
     moved = Path(svc.move(wire.MoveParams(sessionId=moved_id, cwd="/work/elsewhere")).path)
     svc.close_all()
-    broken = write_session(root / "--w--" / "2025-01-01T00-00-00-000Z_broken.jsonl", header("broken"), [
-        entry("message", "a1", None, 1, message=user("first")),
-        entry("message", "a2", "a1", 2, message=assistant("one")),
-        entry("message", "b1", "dropped-label", 3, message=user("second")),
-        entry("message", "b2", "b1", 4, message=assistant("two")),
-    ])
+    broken = write_session(
+        root / "--w--" / "2025-01-01T00-00-00-000Z_broken.jsonl",
+        header("broken"),
+        [
+            entry("message", "a1", None, 1, message=user("first")),
+            entry("message", "a2", "a1", 2, message=assistant("one")),
+            entry("message", "b1", "dropped-label", 3, message=user("second")),
+            entry("message", "b2", "b1", 4, message=assistant("two")),
+        ],
+    )
     assert [r.new_parent for r in reconnect_dangling(broken).reconnected] == ["a2"]
     bring_in(root)  # the mended file as a session of the store (on PostgreSQL: migrated in)
     # What we open (a file, or a PostgreSQL place) and the file pi reads (on PostgreSQL: export-root's).
@@ -376,4 +444,7 @@ def test_files_moved_and_mended_here_read_the_same_in_pi(tmp_path, pi_version):
         ours = our_view(tmp_path / "reader", located[name], leaves[name])
         assert_same(name, ours, theirs[str(path)])
     assert theirs[str(moved)]["header"]["cwd"] == "/work/elsewhere"
-    assert [m["role"] for m in theirs[str(files["mended"])]["contexts"]["@leaf"]["messages"]] == ["user", "assistant"] * 2
+    assert [m["role"] for m in theirs[str(files["mended"])]["contexts"]["@leaf"]["messages"]] == [
+        "user",
+        "assistant",
+    ] * 2

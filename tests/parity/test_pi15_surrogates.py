@@ -19,19 +19,27 @@ from typing import Any
 
 from rpc.harness import RawServer
 from store_mode import bring_in, pi_file, place
-from test_pi15_parity import PI15_DIR, ensure_pi15_installed, run_pi15
+from test_pi15_parity import ensure_pi15_installed, run_pi15
 
 CUT_SCRIPT = Path(__file__).resolve().parent / "cut_strings.mjs"
-SETTINGS = {"compaction": {"contextWindow": 4000, "reserveTokens": 1000, "keepRecentTokens": 300},
-            "providers": {"default": "offline"}}
+SETTINGS = {
+    "compaction": {"contextWindow": 4000, "reserveTokens": 1000, "keepRecentTokens": 300},
+    "providers": {"default": "offline"},
+}
 HIGH, LOW = "\ud83d", "\ude00"
 
 
 def node_requests(requests: list[dict]) -> tuple[dict[str, str], list[bytes]]:
     """The cut strings Node makes (as Python reads their JSON) and each request as Node's JSON.stringify wrote it."""
     node = ensure_pi15_installed()
-    done = subprocess.run([str(node), str(CUT_SCRIPT)], input=json.dumps({"requests": requests}),
-                          capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run(
+        [str(node), str(CUT_SCRIPT)],
+        input=json.dumps({"requests": requests}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     made = json.loads(done.stdout)
     return {name: json.loads(text) for name, text in made["cuts"].items()}, [line.encode() for line in made["lines"]]
 
@@ -77,30 +85,60 @@ def turn(n: int) -> list[dict]:
     words = " word" * 120
     return [
         {"type": "message", "message": {"role": "user", "content": f"q{n} <cut:cutEnd>{words}", "timestamp": n}},
-        {"type": "message", "message": {
-            "role": "assistant", "content": [
-                {"type": "thinking", "thinking": "<cut:reversed> think"},
-                {"type": "text", "text": f"a{n} <cut:high>{words}"},
-                {"type": "toolCall", "id": f"call{n}", "name": "read",
-                 "arguments": {"path": "<cut:cutStart>", "<cut:low>": "<cut:rejoined>"}}],
-            "api": "x", "provider": "p", "model": "m", "stopReason": "toolUse", "timestamp": n,
-            "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
-                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}}},
-        {"type": "message", "message": {
-            "role": "toolResult", "toolCallId": f"call{n}", "toolName": "read", "isError": False, "timestamp": n,
-            "content": [{"type": "text", "text": f"out{n} <cut:cutEnd>{words}"}]}},
+        {
+            "type": "message",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "<cut:reversed> think"},
+                    {"type": "text", "text": f"a{n} <cut:high>{words}"},
+                    {
+                        "type": "toolCall",
+                        "id": f"call{n}",
+                        "name": "read",
+                        "arguments": {"path": "<cut:cutStart>", "<cut:low>": "<cut:rejoined>"},
+                    },
+                ],
+                "api": "x",
+                "provider": "p",
+                "model": "m",
+                "stopReason": "toolUse",
+                "timestamp": n,
+                "usage": {
+                    "input": 1,
+                    "output": 1,
+                    "cacheRead": 0,
+                    "cacheWrite": 0,
+                    "totalTokens": 2,
+                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+                },
+            },
+        },
+        {
+            "type": "message",
+            "message": {
+                "role": "toolResult",
+                "toolCallId": f"call{n}",
+                "toolName": "read",
+                "isError": False,
+                "timestamp": n,
+                "content": [{"type": "text", "text": f"out{n} <cut:cutEnd>{words}"}],
+            },
+        },
     ]
 
 
 async def test_requests_node_writes_with_cut_emoji_are_served_and_kept(sessions_root: Path, tmp_path: Path):
-    cuts, bodies = node_requests([
-        request(1, "session/create", {"cwd": "/work/cut", "sessionId": "cut"}),
-        request(2, "session/append", {"sessionId": "cut", "entries": turn(1) + turn(2)}),
-        request(3, "session/setName", {"sessionId": "cut", "name": "name <cut:high>"}),
-        request(4, "history/add", {"prompt": "prompt <cut:cutEnd>", "cwd": "/work/cut"}),
-        request(5, "session/getEntries", {"sessionId": "cut"}),
-        request(7, "session/buildContext", {"sessionId": "cut", "format": "llm"}),
-    ])
+    cuts, bodies = node_requests(
+        [
+            request(1, "session/create", {"cwd": "/work/cut", "sessionId": "cut"}),
+            request(2, "session/append", {"sessionId": "cut", "entries": turn(1) + turn(2)}),
+            request(3, "session/setName", {"sessionId": "cut", "name": "name <cut:high>"}),
+            request(4, "history/add", {"prompt": "prompt <cut:cutEnd>", "cwd": "/work/cut"}),
+            request(5, "session/getEntries", {"sessionId": "cut"}),
+            request(7, "session/buildContext", {"sessionId": "cut", "format": "llm"}),
+        ]
+    )
     assert cuts["high"] == HIGH and cuts["low"] == LOW and cuts["reversed"] == LOW + HIGH
     assert cuts["cutEnd"] == "tool output 😀" + HIGH and cuts["rejoined"] == "😀"
     assert b'"q1 tool output \xf0\x9f\x98\x80\\ud83d word' in bodies[1]  # Node's bytes: the escape, lowercase
@@ -159,15 +197,41 @@ def pi_ops() -> list[list]:
     for n in range(4):
         ops += [
             ["message", {"role": "user", "content": f"pi q{n} {PI_TEXT['cutEnd']}{words}", "timestamp": n}],
-            ["message", {"role": "assistant", "content": [
-                {"type": "thinking", "thinking": PI_TEXT["reversed"]},
-                {"type": "text", "text": f"pi a{n} {HIGH}{words}"},
-                {"type": "toolCall", "id": f"c{n}", "name": "read", "arguments": {"path": PI_TEXT["cutStart"]}}],
-                "api": "x", "provider": "p", "model": "m", "stopReason": "toolUse", "timestamp": n,
-                "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
-                          "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}}],
-            ["message", {"role": "toolResult", "toolCallId": f"c{n}", "toolName": "read", "isError": False,
-                         "timestamp": n, "content": [{"type": "text", "text": f"pi out{n} {LOW}{words}"}]}],
+            [
+                "message",
+                {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "thinking", "thinking": PI_TEXT["reversed"]},
+                        {"type": "text", "text": f"pi a{n} {HIGH}{words}"},
+                        {"type": "toolCall", "id": f"c{n}", "name": "read", "arguments": {"path": PI_TEXT["cutStart"]}},
+                    ],
+                    "api": "x",
+                    "provider": "p",
+                    "model": "m",
+                    "stopReason": "toolUse",
+                    "timestamp": n,
+                    "usage": {
+                        "input": 1,
+                        "output": 1,
+                        "cacheRead": 0,
+                        "cacheWrite": 0,
+                        "totalTokens": 2,
+                        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+                    },
+                },
+            ],
+            [
+                "message",
+                {
+                    "role": "toolResult",
+                    "toolCallId": f"c{n}",
+                    "toolName": "read",
+                    "isError": False,
+                    "timestamp": n,
+                    "content": [{"type": "text", "text": f"pi out{n} {LOW}{words}"}],
+                },
+            ],
         ]
     ops += [["label", 1, f"label {LOW}"], ["custom", "mine", {"k": HIGH, HIGH: [LOW]}]]
     return ops
@@ -207,8 +271,10 @@ async def test_a_file_pi_writes_with_lone_surrogates_goes_through_every_method(s
         assert listed[0]["name"] == "pi name \ufffd" and "**pi q2 tool** output 😀\ufffd" in listed[0]["snippet"]
         assert listed[0]["firstMessage"].startswith("pi q0 tool output 😀\ufffd")
         # Export: JSON keeps the escapes as JSON.stringify writes them; markdown and HTML hold the strings.
-        exported = {fmt: result(await server.request("session/export", {"sessionId": sid, "format": fmt, "redact": False}))
-                    for fmt in ("json", "markdown", "html")}
+        exported = {
+            fmt: result(await server.request("session/export", {"sessionId": sid, "format": fmt, "redact": False}))
+            for fmt in ("json", "markdown", "html")
+        }
         assert "pi q0 tool output 😀\\ud83d word" in exported["json"]["text"]
         document = json.loads(exported["json"]["text"])
         assert PI_TEXT["cutEnd"] in json.dumps(document, ensure_ascii=False)
@@ -257,15 +323,16 @@ async def test_a_file_pi_writes_with_lone_surrogates_goes_through_every_method(s
     assert back[1]["contexts"]["@leaf"]["messages"][0]["content"].startswith("pi q0 " + PI_TEXT["cutEnd"])
 
 
-
 async def test_imported_lines_holding_lone_surrogate_escapes_are_kept(sessions_root: Path, tmp_path: Path):
     """Codex and Claude Code rollouts written by Node tools hold the same escapes: an import keeps them."""
     import tarfile
 
     fixtures = Path(__file__).resolve().parents[1] / "importers" / "fixtures"
     found = {}
-    for tool, archive, glob in (("codex", "codex.tar.xz", ".codex/sessions/**/*.jsonl"),
-                                ("claude-code", "claude-code.tar.xz", ".claude/projects/*/*.jsonl")):
+    for tool, archive, glob in (
+        ("codex", "codex.tar.xz", ".codex/sessions/**/*.jsonl"),
+        ("claude-code", "claude-code.tar.xz", ".claude/projects/*/*.jsonl"),
+    ):
         into = tmp_path / tool
         with tarfile.open(fixtures / archive) as packed:
             packed.extractall(into, filter="data")
@@ -285,8 +352,11 @@ async def test_imported_lines_holding_lone_surrogate_escapes_are_kept(sessions_r
             for fmt in ("agent", "llm"):  # (the Codex rollout's leaf is after a compaction)
                 result(await server.request("session/buildContext", {"sessionId": opened["sessionId"], "format": fmt}))
             entries = result(await server.request("session/getEntries", {"sessionId": opened["sessionId"]}))["entries"]
-            users = [text_of(e["message"]["content"]) for e in entries
-                     if e["type"] == "message" and e["message"]["role"] == "user"]
+            users = [
+                text_of(e["message"]["content"])
+                for e in entries
+                if e["type"] == "message" and e["message"]["role"] == "user"
+            ]
             assert "[[TOOL]] Create a note file. " + HIGH in users, (tool, users)
             result(await server.request("session/close", {"sessionId": opened["sessionId"]}))
             written = pi_file(made["path"], tmp_path / f"exported-{tool}")

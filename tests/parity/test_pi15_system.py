@@ -39,7 +39,14 @@ def _random_messages(rng: random.Random) -> list[dict[str, Any]]:
             messages.append({"role": "user", "content": f"u{n}", "timestamp": n})
             continue
         message: dict[str, Any] = {"role": "system"}
-        message["content"] = rng.choice(["", f"prompt {n}", [{"type": "text", "text": f"block {n}"}, {"type": "image", "data": "QQ==", "mimeType": "image/png"}], []])
+        message["content"] = rng.choice(
+            [
+                "",
+                f"prompt {n}",
+                [{"type": "text", "text": f"block {n}"}, {"type": "image", "data": "QQ==", "mimeType": "image/png"}],
+                [],
+            ]
+        )
         if rng.random() < 0.5:
             message["sections"] = {rng.choice("abc"): rng.choice([None, f"s{n}"]) for _ in range(rng.randint(1, 3))}
         if rng.random() < 0.4:
@@ -67,8 +74,13 @@ def test_the_current_system_message_is_pi_ais(pi_version):
 def _turns(svc, session_id: str, first: int, count: int) -> None:
     builder = PathBuilder()
     for number in range(first, first + count):
-        builder.turn(f"request {number}: change module {number}", steps=2, output_chars=3000, tool="edit",
-                     path=f"src/m{number}.py")
+        builder.turn(
+            f"request {number}: change module {number}",
+            steps=2,
+            output_chars=3000,
+            tool="edit",
+            path=f"src/m{number}.py",
+        )
     objs = [{k: v for k, v in e.obj().items() if k not in ("id", "parentId", "timestamp")} for e in builder.entries]
     svc.append(wire.AppendParams(sessionId=session_id, entries=objs))
 
@@ -81,13 +93,21 @@ def test_our_compaction_records_the_system_message_and_pi_reads_it_back(tmp_path
     root = tmp_path / "sessions"
     svc = service(root)
     session_id = svc.create(wire.CreateParams(cwd="/work/sys")).sessionId
-    svc.append(wire.AppendParams(sessionId=session_id, entries=[_system("You are terse.", 7, toolsAdded=[_tool("read", 1)])]))
+    svc.append(
+        wire.AppendParams(sessionId=session_id, entries=[_system("You are terse.", 7, toolsAdded=[_tool("read", 1)])])
+    )
     _turns(svc, session_id, 0, 3)
-    svc.append(wire.AppendParams(sessionId=session_id, entries=[
-        _system("Also: be exact.", 9, sections={"style": "plain"}, toolsAdded=[_tool("edit", 1)])]))
+    svc.append(
+        wire.AppendParams(
+            sessionId=session_id,
+            entries=[_system("Also: be exact.", 9, sections={"style": "plain"}, toolsAdded=[_tool("edit", 1)])],
+        )
+    )
     _turns(svc, session_id, 3, 3)
     before = svc.build_context(wire.BuildContextParams(sessionId=session_id)).messages
-    first = asyncio.run(svc.compact(wire.CompactParams(sessionId=session_id, keepRecentTokens=2000, provider="offline")))
+    first = asyncio.run(
+        svc.compact(wire.CompactParams(sessionId=session_id, keepRecentTokens=2000, provider="offline"))
+    )
     [entry] = svc.get_entries(wire.GetEntriesParams(sessionId=session_id, ids=[first.entryId])).entries
     expected = {**current_system_message(before), "timestamp": js_time(entry["timestamp"])}
     assert entry["systemMessage"] == expected
@@ -98,7 +118,9 @@ def test_our_compaction_records_the_system_message_and_pi_reads_it_back(tmp_path
     assert sum(m["role"] == "system" for m in after) == 1  # the kept ones are left out after a compaction
     # A second compaction summarizes what followed the first one's head (system message and summary).
     _turns(svc, session_id, 6, 3)
-    second = asyncio.run(svc.compact(wire.CompactParams(sessionId=session_id, keepRecentTokens=2000, provider="offline")))
+    second = asyncio.run(
+        svc.compact(wire.CompactParams(sessionId=session_id, keepRecentTokens=2000, provider="offline"))
+    )
     assert "request 0: change module 0" in second.summary  # carried from the first summary
     [again] = svc.get_entries(wire.GetEntriesParams(sessionId=session_id, ids=[second.entryId])).entries
     assert again["systemMessage"]["content"] == "You are terse.\n\nAlso: be exact."

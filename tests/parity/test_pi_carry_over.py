@@ -13,6 +13,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from compaction.factory import PathBuilder
+from providers.servers import LoopbackServer, anthropic_events, sse
 from store_mode import pi_file
 from test_pi_parity import assert_same, ensure_pi_installed, our_view, run_pi
 
@@ -20,13 +22,13 @@ from sidecar import wire
 from sidecar.config import Settings, apply_overrides
 from sidecar.service import SessionService
 
-from compaction.factory import PathBuilder
-from providers.servers import LoopbackServer, anthropic_events, sse
-
 
 def compacted_session(root: Path, server_url: str) -> Path:
-    settings = apply_overrides(Settings(), {"providers": {"default": "offline", "maxRetries": 0,
-                                                          "anthropic": {"apiKey": "k", "baseUrl": server_url}}}, "test")
+    settings = apply_overrides(
+        Settings(),
+        {"providers": {"default": "offline", "maxRetries": 0, "anthropic": {"apiKey": "k", "baseUrl": server_url}}},
+        "test",
+    )
     svc = SessionService(root, settings)
     created = svc.create(wire.CreateParams(cwd="/work/proj"))
     for round_number in range(4):
@@ -35,13 +37,19 @@ def compacted_session(root: Path, server_url: str) -> Path:
         _, ids = builder.assistant("", [("bash", {"command": f"pnpm test m{round_number}"})])
         builder.result(ids[0], f"ERR_{round_number}: cannot find module", error=True)
         for number in range(4):
-            builder.turn(f"round {round_number} step {number}", steps=2, output_chars=2500, tool="edit",
-                         path=f"src/r{round_number}/m{number}.ts")
+            builder.turn(
+                f"round {round_number} step {number}",
+                steps=2,
+                output_chars=2500,
+                tool="edit",
+                path=f"src/r{round_number}/m{number}.ts",
+            )
         objs = [{k: v for k, v in e.obj().items() if k not in ("id", "parentId", "timestamp")} for e in builder.entries]
         svc.append(wire.AppendParams(sessionId=created.sessionId, entries=objs))
         provider = "anthropic" if round_number == 2 else "offline"  # round 2: an empty answer, the offline fallback
-        result = asyncio.run(svc.compact(wire.CompactParams(sessionId=created.sessionId, provider=provider,
-                                                            keepRecentTokens=1500)))
+        result = asyncio.run(
+            svc.compact(wire.CompactParams(sessionId=created.sessionId, provider=provider, keepRecentTokens=1500))
+        )
         assert (result.details.fallback is not None) == (round_number == 2)
     path = Path(created.path)
     svc.close_all()

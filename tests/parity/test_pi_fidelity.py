@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from compaction.factory import PathBuilder
+from store_mode import pi_file
 from test_pi15_parity import run_pi15
 from test_pi_parity import ensure_pi_installed, our_view, run_pi
 
@@ -26,37 +28,63 @@ from sidecar.config import Settings, apply_overrides
 from sidecar.context.pruned import PRUNE_CUSTOM_TYPE
 from sidecar.service import SessionService
 
-from compaction.factory import PathBuilder
-from store_mode import pi_file
-
-NATIVE = {"provider": "anthropic", "model": "claude-sonnet-4-6",
-          "item": {"type": "compaction", "content": "Ported rounds 0-1.", "encrypted_content": "b3BhcXVl"}}
+NATIVE = {
+    "provider": "anthropic",
+    "model": "claude-sonnet-4-6",
+    "item": {"type": "compaction", "content": "Ported rounds 0-1.", "encrypted_content": "b3BhcXVl"},
+}
 
 
 def cleared_session(root: Path) -> tuple[Path, list[str]]:
-    settings = apply_overrides(Settings(), {
-        "providers": {"default": "offline"},
-        "compaction": {"clearToolResults": {"enabled": True, "triggerTokens": 3000, "keepToolResults": 2, "minimumTokens": 1500}},
-    }, "test")
+    settings = apply_overrides(
+        Settings(),
+        {
+            "providers": {"default": "offline"},
+            "compaction": {
+                "clearToolResults": {
+                    "enabled": True,
+                    "triggerTokens": 3000,
+                    "keepToolResults": 2,
+                    "minimumTokens": 1500,
+                }
+            },
+        },
+        "test",
+    )
     svc = SessionService(root, settings)
     created = svc.create(wire.CreateParams(cwd="/work/proj"))
     leaves: list[str] = []
     for round_number in range(4):
         builder = PathBuilder()
         for number in range(3):
-            builder.turn(f"round {round_number} step {number}", steps=2, output_chars=2500, tool="read",
-                         path=f"src/r{round_number}/m{number}.ts")
+            builder.turn(
+                f"round {round_number} step {number}",
+                steps=2,
+                output_chars=2500,
+                tool="read",
+                path=f"src/r{round_number}/m{number}.ts",
+            )
         for obj in builder.entries:
             bare = {k: v for k, v in obj.obj().items() if k not in ("id", "parentId", "timestamp")}
             result = svc.append(wire.AppendParams(sessionId=created.sessionId, entries=[bare]))
             if result.clearedToolResults is not None:
                 leaves.append(result.clearedToolResults.entryId)
         if round_number == 1:
-            compacted = asyncio.run(svc.compact(wire.CompactParams(
-                sessionId=created.sessionId, keepRecentTokens=400, native=wire.NativeCompaction(**NATIVE))))
+            compacted = asyncio.run(
+                svc.compact(
+                    wire.CompactParams(
+                        sessionId=created.sessionId, keepRecentTokens=400, native=wire.NativeCompaction(**NATIVE)
+                    )
+                )
+            )
             leaves.append(compacted.entryId)
-        svc.set_label(wire.SetLabelParams(sessionId=created.sessionId, entryId=svc.session(created.sessionId).leaf_id,
-                                          label=f"round-{round_number}"))
+        svc.set_label(
+            wire.SetLabelParams(
+                sessionId=created.sessionId,
+                entryId=svc.session(created.sessionId).leaf_id,
+                label=f"round-{round_number}",
+            )
+        )
     svc.set_name(wire.SetNameParams(sessionId=created.sessionId, name="cleared"))
     path = Path(svc.store.location(svc.session(created.sessionId)))  # a file, or a PostgreSQL place
     svc.close_all()
@@ -64,8 +92,11 @@ def cleared_session(root: Path) -> tuple[Path, list[str]]:
 
 
 def full_outputs(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {e["message"]["toolCallId"]: e["message"] for e in entries
-            if e["type"] == "message" and e["message"].get("role") == "toolResult"}
+    return {
+        e["message"]["toolCallId"]: e["message"]
+        for e in entries
+        if e["type"] == "message" and e["message"].get("role") == "toolResult"
+    }
 
 
 def read_in_pi(version: str, path: Path, leaves: list[str]) -> dict[str, Any]:

@@ -32,8 +32,13 @@ ROUNDS = 100
 def ensure_pi15_installed() -> Path:
     """pi 1.5.2 and its Node 22 from pi15/'s lock file; reused when node_modules holds them."""
     if not (PI15_NODE.is_file() and (PI15_DIR / "node_modules" / PI15_PACKAGE / "package.json").is_file()):
-        done = subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
-                              cwd=PI15_DIR, capture_output=True, text=True, timeout=900)
+        done = subprocess.run(
+            ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=PI15_DIR,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         assert done.returncode == 0, f"npm ci failed in {PI15_DIR}:\n{done.stdout}\n{done.stderr}"
     return PI15_NODE
 
@@ -43,8 +48,14 @@ class PiWriter:
 
     def __init__(self, flavour: str) -> None:
         node = str(ensure_pi15_installed()) if flavour == "1.5" else ensure_pi_installed()
-        self.process = subprocess.Popen([node, "pi_writer.mjs", flavour], cwd=PARITY_DIR, stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(
+            [node, "pi_writer.mjs", flavour],
+            cwd=PARITY_DIR,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         ready = self._answer()
         self.version = ready["version"]
         assert self.version == {"0.73": "0.73.1", "1.5": "1.5.2"}[flavour]
@@ -84,10 +95,23 @@ def user(text: str) -> dict:
 
 
 def assistant(text: str) -> dict:
-    return {"role": "assistant", "content": [{"type": "text", "text": text}], "api": "anthropic-messages",
-            "provider": "anthropic", "model": "claude-test", "stopReason": "stop", "timestamp": 2,
-            "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
-                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}}
+    return {
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "model": "claude-test",
+        "stopReason": "stop",
+        "timestamp": 2,
+        "usage": {
+            "input": 10,
+            "output": 5,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "totalTokens": 15,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+        },
+    }
 
 
 def entry(message: dict) -> dict:
@@ -146,10 +170,14 @@ def test_alternating_rounds_keep_every_message_on_one_path_for_pi_and_for_us(pi,
     svc, sid, path = held_open(tmp_path)
     for n in range(ROUNDS):
         pi.append(path, user(f"pi asks {n}"), assistant(f"pi answers {n}"))
-        svc.append(wire.AppendParams(sessionId=sid, entries=[entry(user(f"editor asks {n}")),
-                                                              entry(assistant(f"editor answers {n}"))]))
-    expected = ["q0", "a0"] + [t for n in range(ROUNDS) for t in (
-        f"pi asks {n}", f"pi answers {n}", f"editor asks {n}", f"editor answers {n}")]
+        svc.append(
+            wire.AppendParams(
+                sessionId=sid, entries=[entry(user(f"editor asks {n}")), entry(assistant(f"editor answers {n}"))]
+            )
+        )
+    expected = ["q0", "a0"] + [
+        t for n in range(ROUNDS) for t in (f"pi asks {n}", f"pi answers {n}", f"editor asks {n}", f"editor answers {n}")
+    ]
     ours = ctx(svc, sid)
     assert texts(ours.messages) == expected  # 402 of 402 on the path
     theirs = pi.read(path)
@@ -179,7 +207,7 @@ def test_a_half_written_line_of_pis_is_not_damage_and_is_picked_up_once_complete
     copy = path.with_name("copy.jsonl")
     copy.write_bytes(path.read_bytes())
     ids = pi.append(copy, user("slowly written"))
-    line = copy.read_bytes()[path.stat().st_size:]
+    line = copy.read_bytes()[path.stat().st_size :]
     copy.unlink()
     with open(path, "ab") as out:
         out.write(line[: len(line) // 2])
@@ -187,7 +215,7 @@ def test_a_half_written_line_of_pis_is_not_damage_and_is_picked_up_once_complete
     assert texts(result.messages) == ["q0", "a0"] and result.external is None
     assert svc.session(sid).parse_errors == 0 and not path.with_name(path.name + ".torn").exists()
     with open(path, "ab") as out:
-        out.write(line[len(line) // 2:])
+        out.write(line[len(line) // 2 :])
     result = ctx(svc, sid)
     assert texts(result.messages) == ["q0", "a0", "slowly written"] and result.external.entryIds == ids
     assert svc.session(sid).parse_errors == 0
@@ -208,8 +236,9 @@ async def test_a_watching_client_of_a_real_sidecar_hears_of_pis_entries(pi, tmp_
         await server.initialize(root)
         created = (await server.request("session/create", {"cwd": "/work/proj", "watch": True}))["result"]
         sid, path = created["sessionId"], Path(created["path"])
-        first = await server.request("session/append", {"sessionId": sid, "entries": [
-            entry(user("q0")), entry(assistant("a0"))]})
+        first = await server.request(
+            "session/append", {"sessionId": sid, "entries": [entry(user("q0")), entry(assistant("a0"))]}
+        )
         assert "result" in first and server.notifications == []  # our own appends are not announced
         # pi holds its manager open and appends one message at a time, as its CLI does.
         heard: list[str] = []
@@ -223,8 +252,9 @@ async def test_a_watching_client_of_a_real_sidecar_hears_of_pis_entries(pi, tmp_
                 heard += [e["id"] for e in note["entries"]]
         assert heard == ids
         # The session holds them: our next append goes after pi's last.
-        answer = await server.request("session/append", {"sessionId": sid, "entries": [entry(assistant("ok"))],
-                                                          "expectedLeafId": ids[-1]})
+        answer = await server.request(
+            "session/append", {"sessionId": sid, "entries": [entry(assistant("ok"))], "expectedLeafId": ids[-1]}
+        )
         assert answer["result"]["entries"][0]["parentId"] == ids[-1]
         assert "external" not in answer["result"]  # the watch had folded them in already
         # A rewrite is announced as such.

@@ -20,9 +20,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from test_pi_parity import PARITY_DIR, ensure_pi_installed, run_pi
 from store_mode import ON_POSTGRES, pi_file
 from test_omp_parity import _assistant, images_in
+from test_pi_parity import PARITY_DIR, ensure_pi_installed, run_pi
 
 from sidecar import wire
 from sidecar.service import SessionService
@@ -40,17 +40,36 @@ def write_with_images(root: Path, sent: list[str]) -> Path:
     shot, note = base64.b64encode(os.urandom(2500)).decode(), base64.b64encode(os.urandom(1800)).decode()
     sent += [small, huge, shot, note]
     image = lambda data: {"type": "image", "data": data, "mimeType": "image/png"}  # noqa: E731
-    svc.append(wire.AppendParams(sessionId=sid, entries=[
-        {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": "see"}, image(small)],
-                                        "timestamp": 1}},
-        {"type": "message", "message": _assistant("reading", ["c1"])},
-        {"type": "message", "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "screenshot",
-                                        "content": [{"type": "text", "text": "shot"}, image(shot)], "isError": False,
-                                        "timestamp": 3}},
-        {"type": "custom_message", "customType": "ext", "display": True, "content": [image(note)]},
-        {"type": "message", "message": {"role": "user", "content": [image(huge)], "timestamp": 4}},
-        {"type": "message", "message": _assistant("seen", [])},
-    ]))
+    svc.append(
+        wire.AppendParams(
+            sessionId=sid,
+            entries=[
+                {
+                    "type": "message",
+                    "message": {
+                        "role": "user",
+                        "content": [{"type": "text", "text": "see"}, image(small)],
+                        "timestamp": 1,
+                    },
+                },
+                {"type": "message", "message": _assistant("reading", ["c1"])},
+                {
+                    "type": "message",
+                    "message": {
+                        "role": "toolResult",
+                        "toolCallId": "c1",
+                        "toolName": "screenshot",
+                        "content": [{"type": "text", "text": "shot"}, image(shot)],
+                        "isError": False,
+                        "timestamp": 3,
+                    },
+                },
+                {"type": "custom_message", "customType": "ext", "display": True, "content": [image(note)]},
+                {"type": "message", "message": {"role": "user", "content": [image(huge)], "timestamp": 4}},
+                {"type": "message", "message": _assistant("seen", [])},
+            ],
+        )
+    )
     path = Path(svc.store.location(svc.session(sid)))  # a file, or a PostgreSQL place
     svc.close_all()
     return path
@@ -61,8 +80,10 @@ def written():
     node = ensure_pi_installed()
     home = Path(tempfile.mkdtemp(prefix="pi-images-"))
     sent: list[str] = []
-    files = [write_with_images(home / ".pi" / "agent" / "sessions", sent),  # pi's own folder
-             write_with_images(home / "sidecar-root", sent)]  # any other root: pi's compatibility by default
+    files = [
+        write_with_images(home / ".pi" / "agent" / "sessions", sent),  # pi's own folder
+        write_with_images(home / "sidecar-root", sent),
+    ]  # any other root: pi's compatibility by default
     assert all(str(path).startswith("pg:") == ON_POSTGRES for path in files)  # written to the store of the pass
     yield node, home, files, sent
     shutil.rmtree(home, ignore_errors=True)
@@ -85,9 +106,9 @@ def test_pi_reads_the_original_base64_byte_for_byte(written):
         answer = answers[str(path)]
         assert answer["ok"], answer.get("error")
         context = answer["contexts"]["@leaf"]
-        small, huge, shot, note = sent[4 * index: 4 * index + 4]
+        small, huge, shot, note = sent[4 * index : 4 * index + 4]
         assert images_in(context["messages"]) == [small, shot, note, huge]  # in the order of the path
-        assert sorted(images_in(context["llm"])) == sorted(sent[4 * index: 4 * index + 4])
+        assert sorted(images_in(context["llm"])) == sorted(sent[4 * index : 4 * index + 4])
 
 
 def test_pi_export_shows_the_original_base64(written):
@@ -95,8 +116,14 @@ def test_pi_export_shows_the_original_base64(written):
     pi = PARITY_DIR / "node_modules" / ".bin" / "pi"
     for index, path in enumerate(files):
         out = home / f"export-{index}.html"
-        done = subprocess.run([str(pi), "--export", str(pi_file(path, home / "exported")), str(out)], cwd=PARITY_DIR, capture_output=True,
-                              text=True, timeout=300, env={**os.environ, "HOME": str(home)})
+        done = subprocess.run(
+            [str(pi), "--export", str(pi_file(path, home / "exported")), str(out)],
+            cwd=PARITY_DIR,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "HOME": str(home)},
+        )
         assert done.returncode == 0, done.stderr
         page = out.read_text()
         embedded = []
@@ -107,4 +134,4 @@ def test_pi_export_shows_the_original_base64(written):
                 continue
         sessions = [e for e in embedded if isinstance(e, dict) and "entries" in e]
         assert len(sessions) == 1, "the export page embeds the session it read"
-        assert sorted(images_in(sessions[0]["entries"])) == sorted(sent[4 * index: 4 * index + 4])
+        assert sorted(images_in(sessions[0]["entries"])) == sorted(sent[4 * index : 4 * index + 4])

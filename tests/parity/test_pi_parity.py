@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from conftest import PI_FIXTURES
 from handbuilt import CASES
-from snapshot_case import rewound_session
 from hypothesis import HealthCheck, Phase, given, settings
 from random_sessions import operations, play, start
 from session_builders import labelled_session, service, write_session
+from snapshot_case import rewound_session
 
 from sidecar import wire
 
@@ -38,15 +38,26 @@ def ensure_pi_installed() -> str:
     if not (PARITY_DIR / "node_modules" / PI_PACKAGE / "package.json").is_file():
         npm = shutil.which("npm")
         assert npm, "npm is not on PATH: cannot install pi for the parity test"
-        done = subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=PARITY_DIR,
-                              capture_output=True, text=True, timeout=900)
+        done = subprocess.run(
+            [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
+            cwd=PARITY_DIR,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         assert done.returncode == 0, f"npm ci failed in {PARITY_DIR}:\n{done.stdout}\n{done.stderr}"
     return node
 
 
 def run_pi(node: str, files: list[dict]) -> tuple[str, dict[str, dict]]:
-    done = subprocess.run([node, "pi_context.mjs"], cwd=PARITY_DIR, input=json.dumps({"files": files}),
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [node, "pi_context.mjs"],
+        cwd=PARITY_DIR,
+        input=json.dumps({"files": files}),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
     return answer["version"], {r["path"]: r for r in answer["results"]}
@@ -67,8 +78,12 @@ def our_view(root: Path, path: Path, leaves: list[str]) -> dict:
         params = {} if key == "@leaf" else {"leafId": key}
         agent = svc.build_context(wire.BuildContextParams(sessionId=opened.sessionId, format="agent", **params))
         llm = svc.build_context(wire.BuildContextParams(sessionId=opened.sessionId, format="llm", **params))
-        contexts[key] = {"messages": plain(agent.messages), "llm": plain(llm.messages),
-                         "thinkingLevel": agent.thinkingLevel, "model": plain(agent.model)}
+        contexts[key] = {
+            "messages": plain(agent.messages),
+            "llm": plain(llm.messages),
+            "thinkingLevel": agent.thinkingLevel,
+            "model": plain(agent.model),
+        }
     svc.close(wire.CloseParams(sessionId=opened.sessionId))
     svc.close_all()  # (on PostgreSQL its connections: a module's fixture reads a hundred files this way)
     assert opened.title == opened.name, "session/open answers one name, in name and in ACP's title"
@@ -78,7 +93,9 @@ def our_view(root: Path, path: Path, leaves: list[str]) -> dict:
         "leafId": opened.leafId,
         "labels": dict(session.tree.labels),
         "name": opened.name,  # what session/open answers (pi's getSessionName must agree)
-        "has_empty_name": any(e.type == "session_info" and not (e.obj().get("name") or "").strip() for e in session.tree.entries),
+        "has_empty_name": any(
+            e.type == "session_info" and not (e.obj().get("name") or "").strip() for e in session.tree.entries
+        ),
         "contexts": contexts,
     }
 
@@ -89,8 +106,14 @@ def collect_random_trees(root: Path) -> tuple[list[Path], list[tuple[Path, int, 
     forks: list[tuple[Path, int, str]] = []
 
     # Fixed seeds (derandomize): the same trees and forks every run.
-    @settings(max_examples=RANDOM_TREES, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck), derandomize=True)
+    @settings(
+        max_examples=RANDOM_TREES,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+        derandomize=True,
+    )
     @given(steps=operations())
     def build(steps):
         svc = service(root)
@@ -168,7 +191,9 @@ def parity():
 
     before = {name: case[0].read_bytes() for name, case in cases.items()}
     version, answers = run_pi(node, [{"path": str(case[0]), "leaves": case[1]} for case in cases.values()])
-    results = {name: (case[2], answers[str(case[0])], before[name] == case[0].read_bytes()) for name, case in cases.items()}
+    results = {
+        name: (case[2], answers[str(case[0])], before[name] == case[0].read_bytes()) for name, case in cases.items()
+    }
     yield version, results
     shutil.rmtree(work)
 
@@ -250,8 +275,10 @@ def test_snapshot_entries_and_a_rewind_read_the_same_in_pi(parity):
     assert unchanged
     assert_same("snapshots:rewound", ours, pi, compare_lines=True)
     assert sum(e.get("customType") == "session-sidecar/snapshot" for e in pi["entries"]) == 4
-    texts = [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
-             for m in pi["contexts"]["@leaf"]["messages"]]
+    texts = [
+        m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+        for m in pi["contexts"]["@leaf"]["messages"]
+    ]
     assert texts == ["edit a.txt", "on the new branch"]
 
 
@@ -262,4 +289,3 @@ def _pi_path(entries: list[dict], leaf: str) -> list[dict]:
         path.append(current)
         current = by_id.get(current.get("parentId"))
     return path[::-1]
-

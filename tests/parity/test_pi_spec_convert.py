@@ -19,8 +19,8 @@ from test_pi_parity import assert_same, ensure_pi_installed, our_view, run_pi
 from sidecar import wire
 from sidecar.config import Settings, StoreSettings
 from sidecar.service import SessionService
-from sidecar.store.files.session import FileSession as Session
 from sidecar.store.base import FsyncPolicy
+from sidecar.store.files.session import FileSession as Session
 
 
 def _text(role: str, text: str) -> dict:
@@ -30,22 +30,58 @@ def _text(role: str, text: str) -> dict:
 def _native_spec_session(root: Path) -> str:
     svc = SessionService(root, Settings(store=StoreSettings(format="spec", fsync="never")))
     sid = svc.create(wire.CreateParams(cwd="/w", name="spec native")).sessionId
-    svc.append(wire.AppendParams(sessionId=sid, entries=[
-        _text("user", "What pods are running? " + "please " * 30),
-        {"type": "message", "message": {"role": "assistant", "content": [
-            {"type": "text", "text": "Let me check."},
-            {"type": "toolCall", "id": "tc_1", "name": "bash", "arguments": {"command": "kubectl get pods"}}]}},
-        {"type": "message", "message": {"role": "toolResult", "toolCallId": "tc_1", "toolName": "bash",
-                                        "content": [{"type": "text", "text": "nginx 1/1 Running"}], "isError": False}},
-        _text("assistant", "One pod: nginx. " + "detail " * 30),
-        _text("user", "Restart it"),
-        _text("assistant", "Restarted."),
-    ]))
+    svc.append(
+        wire.AppendParams(
+            sessionId=sid,
+            entries=[
+                _text("user", "What pods are running? " + "please " * 30),
+                {
+                    "type": "message",
+                    "message": {
+                        "role": "assistant",
+                        "content": [
+                            {"type": "text", "text": "Let me check."},
+                            {
+                                "type": "toolCall",
+                                "id": "tc_1",
+                                "name": "bash",
+                                "arguments": {"command": "kubectl get pods"},
+                            },
+                        ],
+                    },
+                },
+                {
+                    "type": "message",
+                    "message": {
+                        "role": "toolResult",
+                        "toolCallId": "tc_1",
+                        "toolName": "bash",
+                        "content": [{"type": "text", "text": "nginx 1/1 Running"}],
+                        "isError": False,
+                    },
+                },
+                _text("assistant", "One pod: nginx. " + "detail " * 30),
+                _text("user", "Restart it"),
+                _text("assistant", "Restarted."),
+            ],
+        )
+    )
     session = svc.session(sid)
     path = session.path_to(session.leaf_id)
-    svc.append(wire.AppendParams(sessionId=sid, entries=[{
-        "type": "compaction", "summary": "## Goal\n- pods", "firstKeptEntryId": path[4].id, "tokensBefore": 120,
-        "details": {"readFiles": [], "modifiedFiles": []}}]))
+    svc.append(
+        wire.AppendParams(
+            sessionId=sid,
+            entries=[
+                {
+                    "type": "compaction",
+                    "summary": "## Goal\n- pods",
+                    "firstKeptEntryId": path[4].id,
+                    "tokensBefore": 120,
+                    "details": {"readFiles": [], "modifiedFiles": []},
+                }
+            ],
+        )
+    )
     svc.append(wire.AppendParams(sessionId=sid, entries=[_text("user", "Thanks"), _text("assistant", "Welcome.")]))
     svc.close_all()
     return sid
@@ -65,15 +101,18 @@ def test_pi_reads_spec_sessions_converted_to_its_format():
             copy.parent.mkdir(exist_ok=True)
             shutil.copyfile(PI_FIXTURES / fixture, copy)
             Session.load(copy, FsyncPolicy.NEVER)[0].close()  # migrated to v3 as pi would read it
-            folders.append(Path(converter.convert(wire.ConvertParams(
-                to="spec", targetRoot=str(spec_root), path=str(copy))).path))
+            folders.append(
+                Path(converter.convert(wire.ConvertParams(to="spec", targetRoot=str(spec_root), path=str(copy))).path)
+            )
         cases = {}
         for folder in folders:
             back = converter.convert(wire.ConvertParams(to="pi", targetRoot=str(back_root), path=str(folder), cwd="/w"))
             ids = [json.loads(line)["id"] for line in Path(back.path).read_text().split("\n")[1:-1]]
             cases[back.path] = (our_view(back_root, Path(back.path), ids[:: max(1, len(ids) // 5)]), ids)
         converter.close_all()
-        _, answers = run_pi(node, [{"path": path, "leaves": list(view["contexts"])[1:]} for path, (view, _) in cases.items()])
+        _, answers = run_pi(
+            node, [{"path": path, "leaves": list(view["contexts"])[1:]} for path, (view, _) in cases.items()]
+        )
         for path, (view, ids) in cases.items():
             assert_same(f"spec->pi:{Path(path).name}", view, answers[path], compare_lines=True)
             assert len(ids) > 5

@@ -49,16 +49,22 @@ def comparable(context: dict) -> dict:
     images, tool calls and results, summaries), and the images convertToLlm sends. Left out, as each
     tool's own rules, not the file's: oh-my-pi's ``attribution: "agent"`` on a custom message that
     has none, and how convertToLlm words and places summaries and custom messages."""
-    messages = [{k: v for k, v in m.items() if not (m["role"] == "custom" and k == "attribution")}
-                for m in context["messages"]]
+    messages = [
+        {k: v for k, v in m.items() if not (m["role"] == "custom" and k == "attribution")} for m in context["messages"]
+    ]
     return {"messages": messages, "llm images": images_in(context["llm"])}
 
 
 def settled(context: dict) -> bool:
     """Every tool call in the context has its result. At an entry between a call and its result
     oh-my-pi leaves the call out of its context and pi keeps it: the tools' own rules, not the move's."""
-    calls = {block["id"] for m in context["messages"] if m["role"] == "assistant"
-             for block in m.get("content") or [] if block.get("type") == "toolCall"}
+    calls = {
+        block["id"]
+        for m in context["messages"]
+        if m["role"] == "assistant"
+        for block in m.get("content") or []
+        if block.get("type") == "toolCall"
+    }
     return calls <= {m.get("toolCallId") for m in context["messages"] if m["role"] == "toolResult"}
 
 
@@ -92,17 +98,32 @@ def omp_to_pi(home):
     specs = [{"cwd": str(home), "dir": str(root / f"--omp-{seed}--"), "ops": omp_ops(seed, sent)} for seed in SEEDS]
     written = run_omp(home, {"write": specs})["written"]
     assert all("error" not in item for item in written), written
-    theirs = {r["path"]: r for r in run_omp(home, {"describe": [{"path": w["path"], "leaves": w["ids"]}
-                                                                for w in written]})["results"]}
+    theirs = {
+        r["path"]: r
+        for r in run_omp(home, {"describe": [{"path": w["path"], "leaves": w["ids"]} for w in written]})["results"]
+    }
     before = {w["path"]: Path(w["path"]).read_bytes() for w in written}
     first = sidecar("to-pi", "--root", str(root))
     after = {w["path"]: Path(w["path"]).read_bytes() for w in written}
     second = sidecar("to-pi", "--root", str(root))
-    read = {version: {r["path"]: r for r in run_pi({"read": [{"path": w["path"], "leaves": w["ids"]}
-                                                             for w in written]}, version)["results"]}
-            for version in PI_VERSIONS}
-    return {"root": root, "sent": sent, "written": written, "omp": theirs, "before": before, "after": after,
-            "first": first, "second": second, "pi": read}
+    read = {
+        version: {
+            r["path"]: r
+            for r in run_pi({"read": [{"path": w["path"], "leaves": w["ids"]} for w in written]}, version)["results"]
+        }
+        for version in PI_VERSIONS
+    }
+    return {
+        "root": root,
+        "sent": sent,
+        "written": written,
+        "omp": theirs,
+        "before": before,
+        "after": after,
+        "first": first,
+        "second": second,
+        "pi": read,
+    }
 
 
 def test_omp_files_are_unreadable_by_pi_before_the_move(omp_to_pi, home):
@@ -110,7 +131,7 @@ def test_omp_files_are_unreadable_by_pi_before_the_move(omp_to_pi, home):
     scratch = home / "unmoved"
     scratch.mkdir()
     paths = []
-    for index, (path, data) in enumerate(omp_to_pi["before"].items()):
+    for index, (_path, data) in enumerate(omp_to_pi["before"].items()):
         copy = scratch / f"{index}.jsonl"
         copy.write_bytes(data)
         paths.append(str(copy))
@@ -159,8 +180,14 @@ def _png(rng: random.Random, size: int = 1500) -> str:
 def pi_ops(seed: int, sent: set[str]) -> list[list[Any]]:
     """Operations for pi_session.mjs that both tools read alike (no 1.5-only entries or roles)."""
     rng = random.Random(3000 + seed)
-    usage = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
-             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+    usage = {
+        "input": 1,
+        "output": 1,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": 2,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
     ops: list[list[Any]] = []
     for step in range(rng.randint(10, 22)):
         kind = rng.choice(["turn", "turn", "image", "custom", "label", "name", "branch", "summary", "compaction"])
@@ -171,22 +198,55 @@ def pi_ops(seed: int, sent: set[str]) -> list[list[Any]]:
                 sent.add(content[-1]["data"])
             ops.append(["message", {"role": "user", "content": content, "timestamp": step}])
             calls = [f"c{seed}_{step}_{n}" for n in range(rng.randint(0, 2))]
-            ops.append(["message", {"role": "assistant", "content": [{"type": "text", "text": f"answer {step}"}] + [
-                {"type": "toolCall", "id": c, "name": "read", "arguments": {"path": c}} for c in calls],
-                "api": "anthropic-messages", "provider": "anthropic", "model": "claude-x", "usage": usage,
-                "stopReason": "toolUse" if calls else "stop", "timestamp": step}])
+            ops.append(
+                [
+                    "message",
+                    {
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": f"answer {step}"}]
+                        + [{"type": "toolCall", "id": c, "name": "read", "arguments": {"path": c}} for c in calls],
+                        "api": "anthropic-messages",
+                        "provider": "anthropic",
+                        "model": "claude-x",
+                        "usage": usage,
+                        "stopReason": "toolUse" if calls else "stop",
+                        "timestamp": step,
+                    },
+                ]
+            )
             for call in calls:
                 result: list[dict] = [{"type": "text", "text": f"out {call}"}]
                 if rng.random() < 0.5:
                     result.append({"type": "image", "data": _png(rng, 1100), "mimeType": "image/png"})
                     sent.add(result[-1]["data"])
-                ops.append(["message", {"role": "toolResult", "toolCallId": call, "toolName": "read",
-                                        "content": result, "isError": False, "timestamp": step}])
+                ops.append(
+                    [
+                        "message",
+                        {
+                            "role": "toolResult",
+                            "toolCallId": call,
+                            "toolName": "read",
+                            "content": result,
+                            "isError": False,
+                            "timestamp": step,
+                        },
+                    ]
+                )
         elif kind == "custom":
             data = _png(rng)
             sent.add(data)
-            ops.append(["custom_message", "ext", [{"type": "text", "text": f"note {step}"},
-                                                  {"type": "image", "data": data, "mimeType": "image/png"}], True, None])
+            ops.append(
+                [
+                    "custom_message",
+                    "ext",
+                    [
+                        {"type": "text", "text": f"note {step}"},
+                        {"type": "image", "data": data, "mimeType": "image/png"},
+                    ],
+                    True,
+                    None,
+                ]
+            )
         elif kind == "label":
             ops.append(["label", rng.randrange(1000), rng.choice(["a", "b"])])
         elif kind == "name":
@@ -204,8 +264,10 @@ def pi_ops(seed: int, sent: set[str]) -> list[list[Any]]:
 def pi_to_omp(home):
     sent: set[str] = set()
     work = home / "pi-written"
-    written = run_pi({"write": [{"dir": str(work / f"s{seed}"), "cwd": "/work/moved", "ops": pi_ops(seed, sent)}
-                                for seed in SEEDS]}, PI_VERSIONS[-1])["written"]
+    written = run_pi(
+        {"write": [{"dir": str(work / f"s{seed}"), "cwd": "/work/moved", "ops": pi_ops(seed, sent)} for seed in SEEDS]},
+        PI_VERSIONS[-1],
+    )["written"]
     assert all(made["persisted"] and not made["errors"] for made in written), written
     root = home / ".omp" / "agent" / "sessions"
     folder = root / "--pi-moved--"
@@ -216,15 +278,27 @@ def pi_to_omp(home):
         shutil.copyfile(made["path"], target)
         paths.append(str(target))
     ids = {p: [json.loads(line)["id"] for line in Path(p).read_text().splitlines()[1:]] for p in paths}
-    pi = {r["path"]: r for r in run_pi({"read": [{"path": p, "leaves": ids[p]} for p in paths]},
-                                       PI_VERSIONS[-1])["results"]}
+    pi = {
+        r["path"]: r
+        for r in run_pi({"read": [{"path": p, "leaves": ids[p]} for p in paths]}, PI_VERSIONS[-1])["results"]
+    }
     before = {p: Path(p).read_bytes() for p in paths}
     first = sidecar("to-omp", "--root", str(root), *paths)
     after = {p: Path(p).read_bytes() for p in paths}
     second = sidecar("to-omp", "--root", str(root), *paths)
     omp = {r["path"]: r for r in run_omp(home, {"describe": [{"path": p, "leaves": ids[p]} for p in paths]})["results"]}
-    return {"paths": paths, "ids": ids, "pi": pi, "omp": omp, "sent": sent, "before": before, "after": after,
-            "first": first, "second": second, "blobs": home / ".omp" / "agent" / "blobs"}
+    return {
+        "paths": paths,
+        "ids": ids,
+        "pi": pi,
+        "omp": omp,
+        "sent": sent,
+        "before": before,
+        "after": after,
+        "first": first,
+        "second": second,
+        "blobs": home / ".omp" / "agent" / "blobs",
+    }
 
 
 def test_to_omp_writes_the_title_line_and_moves_images_to_the_blob_folder(pi_to_omp):
@@ -238,8 +312,9 @@ def test_to_omp_writes_the_title_line_and_moves_images_to_the_blob_folder(pi_to_
         new = pi_to_omp["after"][path]
         slot = new.split(b"\n", 1)[0]
         assert len(slot) + 1 == SLOT_BYTES and json.loads(slot)["type"] == "title"
-        assert b'"data":"blob:sha256:' in new or not images_in(json.loads(b"[" + b",".join(
-            pi_to_omp["before"][path].splitlines()) + b"]"))
+        assert b'"data":"blob:sha256:' in new or not images_in(
+            json.loads(b"[" + b",".join(pi_to_omp["before"][path].splitlines()) + b"]")
+        )
         assert Path(path + ".to-omp.bak").read_bytes() == pi_to_omp["before"][path]
         assert Path(path).read_bytes() == new
 
@@ -264,8 +339,13 @@ def test_a_session_another_sidecar_holds_is_left_alone(tmp_path):
     path = tmp_path / "--w--" / "2025-01-01T00-00-00-000Z_held.jsonl"
     path.parent.mkdir()
     header = {"type": "session", "version": 3, "id": "held", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}
-    named = {"type": "session_info", "id": "n1", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
-             "name": "kept"}
+    named = {
+        "type": "session_info",
+        "id": "n1",
+        "parentId": None,
+        "timestamp": "2025-01-01T00:00:01.000Z",
+        "name": "kept",
+    }
     data = (json.dumps(header) + "\n" + json.dumps(named) + "\n").encode()
     path.write_bytes(data)
     held = lock_path(path)
@@ -293,8 +373,12 @@ def test_back_to_oh_my_pi_after_to_pi_it_builds_what_it_built_before(omp_to_pi, 
         copies[item["path"]] = str(copy)
     done = sidecar("to-omp", "--root", str(omp_to_pi["root"]), *copies.values())
     assert done.returncode == 0, done.stderr
-    again = {r["path"]: r for r in run_omp(home, {"describe": [
-        {"path": copies[item["path"]], "leaves": item["ids"]} for item in omp_to_pi["written"]]})["results"]}
+    again = {
+        r["path"]: r
+        for r in run_omp(
+            home, {"describe": [{"path": copies[item["path"]], "leaves": item["ids"]} for item in omp_to_pi["written"]]}
+        )["results"]
+    }
     compared = 0
     for item in omp_to_pi["written"]:
         before, after = omp_to_pi["omp"][item["path"]], again[copies[item["path"]]]
@@ -308,18 +392,37 @@ def test_a_name_set_in_pi_after_to_pi_is_kept_by_a_second_run(tmp_path):
     """The title line is folded once: a later rename in pi is not undone by running to-pi again."""
     path = tmp_path / "--w--" / "2025-01-01T00-00-00-000Z_renamed.jsonl"
     path.parent.mkdir()
-    header = {"type": "session", "version": 3, "id": "renamed", "timestamp": "2025-01-01T00:00:00.000Z",
-              "cwd": "/w", "title": "Header title"}
-    first = {"type": "message", "id": "u1", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
-             "message": {"role": "user", "content": "hello", "timestamp": 1}}
-    path.write_bytes(slot_line("From oh-my-pi", "2025-01-01T00:00:02.000Z", "user") + b"\n"
-                     + (json.dumps(header) + "\n" + json.dumps(first) + "\n").encode())
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "renamed",
+        "timestamp": "2025-01-01T00:00:00.000Z",
+        "cwd": "/w",
+        "title": "Header title",
+    }
+    first = {
+        "type": "message",
+        "id": "u1",
+        "parentId": None,
+        "timestamp": "2025-01-01T00:00:01.000Z",
+        "message": {"role": "user", "content": "hello", "timestamp": 1},
+    }
+    path.write_bytes(
+        slot_line("From oh-my-pi", "2025-01-01T00:00:02.000Z", "user")
+        + b"\n"
+        + (json.dumps(header) + "\n" + json.dumps(first) + "\n").encode()
+    )
     assert sidecar("to-pi", "--root", str(tmp_path)).returncode == 0
     moved = path.read_bytes()
     [info] = [json.loads(line) for line in moved.splitlines() if b'"session_info"' in line]
     assert info["parentId"] == "u1" and info["name"] == "From oh-my-pi"
-    renamed = {"type": "session_info", "id": "n2", "parentId": info["id"], "timestamp": "2025-01-01T00:00:09.000Z",
-               "name": "Renamed in pi"}
+    renamed = {
+        "type": "session_info",
+        "id": "n2",
+        "parentId": info["id"],
+        "timestamp": "2025-01-01T00:00:09.000Z",
+        "name": "Renamed in pi",
+    }
     path.write_bytes(moved + (json.dumps(renamed) + "\n").encode())
     again = sidecar("to-pi", "--root", str(tmp_path))
     assert again.returncode == 0 and "0 sessions rewritten for pi, 1 already were" in again.stdout

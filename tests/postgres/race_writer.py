@@ -17,8 +17,16 @@ from sidecar.store.postgres.writer import PgWriter, open_stored
 
 
 def entry(entry_id: str, parent: str | None) -> bytes:
-    return json.dumps({"type": "custom", "id": entry_id, "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z",
-                       "customType": "race"}, separators=(",", ":")).encode()
+    return json.dumps(
+        {
+            "type": "custom",
+            "id": entry_id,
+            "parentId": parent,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "customType": "race",
+        },
+        separators=(",", ":"),
+    ).encode()
 
 
 def main() -> int:

@@ -9,8 +9,8 @@ import json
 import time
 
 import pytest
-from postgres.test_writer import db, message, new_writer, take  # noqa: F401  (db is a fixture)
 
+from postgres.test_writer import db, message, new_writer, take  # noqa: F401  (db is a fixture)
 from sidecar.errors import SessionLocked
 from sidecar.store.postgres.db import Database
 from sidecar.store.postgres.lease import open_stored
@@ -30,8 +30,11 @@ def stored_ids(db: Database, session_id: str) -> list[str]:
 
 
 def texts(db: Database, session_id: str) -> list[tuple[int, str, str]]:
-    return db.read(lambda conn: conn.execute(
-        "SELECT seq, text, folded FROM sidecar_texts WHERE session_id = %s ORDER BY seq", (session_id,)).fetchall())
+    return db.read(
+        lambda conn: conn.execute(
+            "SELECT seq, text, folded FROM sidecar_texts WHERE session_id = %s ORDER BY seq", (session_id,)
+        ).fetchall()
+    )
 
 
 @pytest.mark.parametrize("count", [1, 2, 15, 16, 40, 1000])
@@ -39,8 +42,16 @@ def test_each_form_writes_lines_and_texts_together(db: Database, count: int) -> 
     writer = new_writer(db, "f", "host-a")
     writer.append(batch("x", "u1", count, 2000), durable=True)
     # An entry without a text (a model change) takes the one-line form with no text row.
-    change = json.dumps({"type": "model_change", "id": "mc", "parentId": f"x{count - 1}",
-                         "timestamp": "2026-01-01T00:00:02.000Z", "provider": "p", "modelId": "m"}).encode()
+    change = json.dumps(
+        {
+            "type": "model_change",
+            "id": "mc",
+            "parentId": f"x{count - 1}",
+            "timestamp": "2026-01-01T00:00:02.000Z",
+            "provider": "p",
+            "modelId": "m",
+        }
+    ).encode()
     writer.append([change], durable=True)
     assert stored_ids(db, "f") == ["f", "u1"] + [f"x{n}" for n in range(count)] + ["mc"]
     found = texts(db, "f")
@@ -70,16 +81,28 @@ def test_a_batch_keeps_lines_without_an_id_or_a_text_and_bytes_that_are_not_utf8
     odd = [
         b'{"type":"custom","customType":"x","data":{"k":"\xc3\xa9"}}',  # no id: a NULL in the id array
         b"not json at all \xff\xfe",  # unparseable, not UTF-8: kept as it is
-        json.dumps({"type": "label", "id": "l1", "parentId": "u1", "timestamp": "2026-01-01T00:00:03.000Z",
-                    "targetId": "u1", "label": "Ä"}, ensure_ascii=False).encode(),
+        json.dumps(
+            {
+                "type": "label",
+                "id": "l1",
+                "parentId": "u1",
+                "timestamp": "2026-01-01T00:00:03.000Z",
+                "targetId": "u1",
+                "label": "Ä",
+            },
+            ensure_ascii=False,
+        ).encode(),
     ]
     before = texts(db, "h")
     writer.append(odd, durable=True)  # none of them has a message text
     data = open_stored(db, "h", None, 30).data
     assert data.split(b"\n")[-4:-1] == odd and data.endswith(b"\n")
     assert texts(db, "h") == before
-    ids = db.read(lambda conn: conn.execute(
-        "SELECT entry_id FROM sidecar_lines WHERE session_id = %s ORDER BY seq", ("h",)).fetchall())
+    ids = db.read(
+        lambda conn: conn.execute(
+            "SELECT entry_id FROM sidecar_lines WHERE session_id = %s ORDER BY seq", ("h",)
+        ).fetchall()
+    )
     assert [row[0] for row in ids][-3:] == [None, None, "l1"]
     writer.append(batch("y", "l1", 4, 6000), durable=True)
     assert [text for _, text, _ in texts(db, "h")][-4:] == [f"Größe y {n}" for n in range(4)]

@@ -16,17 +16,23 @@ import threading
 import time
 from pathlib import Path
 
+from session_builders import append, msg, new_session, service, user
+
 from sidecar import wire
 from sidecar.errors import BlobMissing
 from sidecar.format.jsonl import BLOB_PREFIX
-from session_builders import append, msg, new_session, service, user
 
 ROUNDS = 120
 
 
 def image(digest: str) -> dict:
-    return msg({"role": "user", "content": [{"type": "image", "data": BLOB_PREFIX + digest, "mimeType": "image/png"}],
-                "timestamp": 1})
+    return msg(
+        {
+            "role": "user",
+            "content": [{"type": "image", "data": BLOB_PREFIX + digest, "mimeType": "image/png"}],
+            "timestamp": 1,
+        }
+    )
 
 
 def test_collection_racing_appends_that_name_blobs_leaves_no_dangling_reference(tmp_path: Path, pg_url: str) -> None:
@@ -42,8 +48,12 @@ def test_collection_racing_appends_that_name_blobs_leaves_no_dangling_reference(
     for round_ in range(ROUNDS):
         data = round_.to_bytes(4, "big") + os.urandom(60)
         digest = hashlib.sha256(data).hexdigest()
-        db.run(lambda conn: conn.execute(
-            "INSERT INTO sidecar_blobs (digest, data, stored_ms) VALUES (%s, %s, 0)", (digest, data)), "store a blob")
+        db.run(
+            lambda conn: conn.execute(
+                "INSERT INTO sidecar_blobs (digest, data, stored_ms) VALUES (%s, %s, 0)", (digest, data)
+            ),
+            "store a blob",
+        )
         start = threading.Barrier(2)
         failures: list[BaseException] = []
 
@@ -77,23 +87,32 @@ def test_collection_racing_appends_that_name_blobs_leaves_no_dangling_reference(
     assert all(digest in present for digest, _ in acked)
     assert not set(refused) & present and set(refused) <= collected
     # What the database holds: no line names a blob that is gone, and a refused append left no line.
-    dangling = db.read(lambda conn: conn.execute(
-        "SELECT count(*) FROM sidecar_lines l WHERE position(convert_to(%s, 'UTF8') IN l.line) > 0 AND NOT EXISTS "
-        "(SELECT 1 FROM sidecar_blobs b WHERE position(convert_to(%s || b.digest, 'UTF8') IN l.line) > 0)",
-        ('"' + BLOB_PREFIX, '"' + BLOB_PREFIX)).fetchone()[0])
+    dangling = db.read(
+        lambda conn: conn.execute(
+            "SELECT count(*) FROM sidecar_lines l WHERE position(convert_to(%s, 'UTF8') IN l.line) > 0 AND NOT EXISTS "
+            "(SELECT 1 FROM sidecar_blobs b WHERE position(convert_to(%s || b.digest, 'UTF8') IN l.line) > 0)",
+            ('"' + BLOB_PREFIX, '"' + BLOB_PREFIX),
+        ).fetchone()[0]
+    )
     assert dangling == 0
     # The session reads back whole, with one image per acknowledged append and its data resolved.
     entries = writing.get_entries(wire.GetEntriesParams(sessionId=session_id)).entries
-    images = [block for e in entries if e.get("type") == "message" and isinstance(e["message"].get("content"), list)
-              for block in e["message"]["content"] if block.get("type") == "image"]
+    images = [
+        block
+        for e in entries
+        if e.get("type") == "message" and isinstance(e["message"].get("content"), list)
+        for block in e["message"]["content"]
+        if block.get("type") == "image"
+    ]
     assert len(images) == len(acked) and not any(block["data"].startswith(BLOB_PREFIX) for block in images)
     print(f"\n{len(acked)} appends acknowledged, {len(refused)} refused (collected first), of {ROUNDS}")
     writing.close_all()
     collecting.close_all()
 
 
-def test_an_append_naming_a_blob_the_database_lacks_is_refused_whole_and_a_fork_copies_it(tmp_path: Path,
-                                                                                           pg_url: str) -> None:
+def test_an_append_naming_a_blob_the_database_lacks_is_refused_whole_and_a_fork_copies_it(
+    tmp_path: Path, pg_url: str
+) -> None:
     from session_builders import assistant
 
     svc = service(tmp_path / "host", databaseUrl=pg_url)
@@ -119,7 +138,8 @@ def test_an_append_naming_a_blob_the_database_lacks_is_refused_whole_and_a_fork_
     (folder / "2026-01-01T00-00-00-000Z_seeded.jsonl").write_text(
         '{"type":"session","version":3,"id":"seeded","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/refs"}\n'
         '{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user",'
-        f'"content":[{{"type":"image","data":"{BLOB_PREFIX}{gone}","mimeType":"image/png"}}],"timestamp":1}}}}\n')
+        f'"content":[{{"type":"image","data":"{BLOB_PREFIX}{gone}","mimeType":"image/png"}}],"timestamp":1}}}}\n'
+    )
     from .test_transfer import run
 
     assert run("migrate", "--from", str(root), "--database-url", pg_url).returncode == 0

@@ -11,14 +11,13 @@ import time
 from dataclasses import dataclass, field
 
 import psycopg
-import pytest
 
+from postgres.proxy import StallingProxy
 from sidecar.errors import SessionLocked, StorageError
 from sidecar.store.postgres.db import Database, check_url, connect_checked
 from sidecar.store.postgres.rows import Placement
 from sidecar.store.postgres.schema import ensure_schema
 from sidecar.store.postgres.writer import PgWriter, open_stored
-from postgres.proxy import StallingProxy
 
 TIMEOUT = 2.0
 # A call may wait for its own timeout, then for one read settling an unknown outcome.
@@ -26,8 +25,17 @@ BOUND = 2 * TIMEOUT + 1.0
 
 
 def line(entry_id: str) -> bytes:
-    return json.dumps({"type": "custom", "id": entry_id, "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
-                       "customType": "burst", "data": {"n": entry_id}}, separators=(",", ":")).encode()
+    return json.dumps(
+        {
+            "type": "custom",
+            "id": entry_id,
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "customType": "burst",
+            "data": {"n": entry_id},
+        },
+        separators=(",", ":"),
+    ).encode()
 
 
 HEADER = b'{"type":"session","version":3,"id":"burst","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}'
@@ -85,9 +93,11 @@ def check(url: str, out: Burst) -> None:
         assert all(present) or not any(present), f"batch {batch} half there"
     assert out.slowest <= BOUND, f"a call took {out.slowest:.2f} s"
     assert out.recovered_at is not None, "appends never worked again"
-    print(f"\n  acked {len(out.acked)} batches, failed {len(out.failed)} ({sorted(set(out.errors))}), "
-          f"reopened {out.reopened}, slowest call {out.slowest * 1000:.0f} ms, "
-          f"back {1000 * (out.recovered_at - out.first_error_at):.0f} ms after the first error")
+    print(
+        f"\n  acked {len(out.acked)} batches, failed {len(out.failed)} ({sorted(set(out.errors))}), "
+        f"reopened {out.reopened}, slowest call {out.slowest * 1000:.0f} ms, "
+        f"back {1000 * (out.recovered_at - out.first_error_at):.0f} ms after the first error"
+    )
 
 
 def with_burst(url: str, fault) -> Burst:
@@ -118,8 +128,10 @@ def test_connection_killed_mid_burst(pg_url: str) -> None:
     def kill(out: Burst) -> None:
         with psycopg.connect(pg_url, autocommit=True) as conn:
             for _ in range(5):
-                conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                             "WHERE application_name = 'session-sidecar' AND pid <> pg_backend_pid()")
+                conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE application_name = 'session-sidecar' AND pid <> pg_backend_pid()"
+                )
                 time.sleep(0.2)
 
     out = with_burst(pg_url, kill)

@@ -12,7 +12,6 @@ from typing import Any
 
 import psycopg
 import pytest
-
 from live.harness import Client, SocketServer
 from rpc.harness import RawServer, assistant, user
 
@@ -46,16 +45,26 @@ async def _collect(client: Client, count: int, until: str | None = None) -> tupl
 async def _append(a: RawServer, sid: str, start: int, count: int, per: int = 4) -> list[str]:
     ids: list[str] = []
     for i in range(start, start + count, per):
-        answer = result(await a.request("session/append", {"sessionId": sid, "entries": [
-            # (replies long enough that the compaction below shrinks the context, as it must to be written)
-            user(f"u{j}") if j % 2 == 0 else assistant(f"a{j} " + "done and checked " * 3)
-            for j in range(i, min(i + per, start + count))]}))
+        answer = result(
+            await a.request(
+                "session/append",
+                {
+                    "sessionId": sid,
+                    "entries": [
+                        # (replies long enough that the compaction below shrinks the context, as it must to be written)
+                        user(f"u{j}") if j % 2 == 0 else assistant(f"a{j} " + "done and checked " * 3)
+                        for j in range(i, min(i + per, start + count))
+                    ],
+                },
+            )
+        )
         ids += [e["id"] for e in answer["entries"]]
     return ids
 
 
 async def test_an_observer_on_another_host_sees_every_change_once_in_order(
-        pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     a, b, path = await _hosts(pg_url, tmp_path, monkeypatch)
     try:
         sid = result(await a.request("session/create", {"cwd": "/w"}))["sessionId"]
@@ -79,14 +88,19 @@ async def test_an_observer_on_another_host_sees_every_change_once_in_order(
         # The label's and the name's entries may come in one didAppend or two (however B caught up).
         methods = [n["method"] for n in notes]
         assert [m for m in methods if m != "session/didAppend"] == [
-            "session/didSetLabel", "session/didSetName", "session/didChangeLeaf"]
+            "session/didSetLabel",
+            "session/didSetName",
+            "session/didChangeLeaf",
+        ]
         assert methods.index("session/didAppend") == 0 and methods[-1] == "session/didChangeLeaf"
         assert len(seen) == 2
         label = next(n["params"] for n in notes if n["method"] == "session/didSetLabel")
         assert label["targetId"] == first[0] and label["label"] == "here"
         assert next(n["params"] for n in notes if n["method"] == "session/didSetName")["name"] == "Across"
         assert notes[-1]["params"]["leafId"] == ids[-3]
-        compacted = result(await a.request("session/compact", {"sessionId": sid, "provider": "offline", "keepRecentTokens": 10}))
+        compacted = result(
+            await a.request("session/compact", {"sessionId": sid, "provider": "offline", "keepRecentTokens": 10})
+        )
         seen, notes = await _collect(observer, 1, until="session/didCompact")
         assert seen == [compacted["entryId"]]
         assert notes[0]["params"]["entries"][0]["parentId"] == ids[-3], "the compaction hangs off the moved leaf"
@@ -123,7 +137,8 @@ async def _wait_for(check: Any, timeout: float = 20.0) -> Any:
 
 
 async def test_a_listener_cut_off_mid_stream_catches_up_with_no_gap_and_no_duplicate(
-        pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     a, b, path = await _hosts(pg_url, tmp_path, monkeypatch)
     try:
         sid = result(await a.request("session/create", {"cwd": "/w"}))["sessionId"]

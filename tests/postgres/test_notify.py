@@ -51,7 +51,8 @@ def test_a_notifier_whose_connection_was_killed_sends_again_once_it_is_back(pg_u
         assert _heard(listener, 1) == [Notice("s1", "append", 1)]
         killed = admin.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE application_name = 'session-sidecar-notify' AND datname = current_database()").fetchall()
+            "WHERE application_name = 'session-sidecar-notify' AND datname = current_database()"
+        ).fetchall()
         assert killed == [(True,)]
         notifier.tell(Notice("s1", "leaf", 1, "e1"))
         notifier.tell(Notice("s1", "append", 2))

@@ -20,19 +20,24 @@ import pytest
 from sidecar.config import Settings
 from sidecar.context.build import build_context
 from sidecar.format.titleslot import slot_line
+from sidecar.store.base import FsyncPolicy
+from sidecar.store.files.session import FileSession as Session
 from sidecar.store.postgres import lease
 from sidecar.store.postgres.db import connect_checked
 from sidecar.store.postgres.opening import postgres_store
 from sidecar.store.postgres.schema import ensure_schema
 from sidecar.store.postgres.transfer import import_root
-from sidecar.store.files.session import FileSession as Session
-from sidecar.store.base import FsyncPolicy
 
 SESSION_ID = "0b7c1a2e-5f3d-4e6a-9b8c-7d6e5f4a3b2c"
 
 
 def _entry(kind: str, entry_id: str, parent: str | None, n: int, **fields: object) -> bytes:
-    obj = {"type": kind, "id": entry_id, "parentId": parent, "timestamp": f"2026-01-01T00:{n // 60 % 60:02d}:{n % 60:02d}.000Z"}
+    obj = {
+        "type": kind,
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": f"2026-01-01T00:{n // 60 % 60:02d}:{n % 60:02d}.000Z",
+    }
     obj.update(fields)
     return json.dumps(obj, separators=(",", ":")).encode()
 
@@ -40,16 +45,30 @@ def _entry(kind: str, entry_id: str, parent: str | None, n: int, **fields: objec
 def _message(entry_id: str, parent: str | None, n: int, role: str, text: str) -> bytes:
     body: dict[str, object] = {"role": role, "content": [{"type": "text", "text": text}], "timestamp": n}
     if role == "assistant":
-        body.update(provider="anthropic", model=f"m{n % 3}", stopReason="stop",
-                    usage={"input": n, "output": 5, "totalTokens": n + 5})
+        body.update(
+            provider="anthropic",
+            model=f"m{n % 3}",
+            stopReason="stop",
+            usage={"input": n, "output": 5, "totalTokens": n + 5},
+        )
     return _entry("message", entry_id, parent, n, message=body)
 
 
 def session_file() -> bytes:
     rng = random.Random(12)
-    rows = [slot_line("A title", "2026-01-01T00:00:00.000Z", "user").rstrip(b"\n"), b"{damage before the header",
-            json.dumps({"type": "session", "version": 3, "id": SESSION_ID, "timestamp": "2026-01-01T00:00:00.000Z",
-                        "cwd": "/work/proj"}).encode()]
+    rows = [
+        slot_line("A title", "2026-01-01T00:00:00.000Z", "user").rstrip(b"\n"),
+        b"{damage before the header",
+        json.dumps(
+            {
+                "type": "session",
+                "version": 3,
+                "id": SESSION_ID,
+                "timestamp": "2026-01-01T00:00:00.000Z",
+                "cwd": "/work/proj",
+            }
+        ).encode(),
+    ]
     ids: list[str] = []
     parent = None
     for n in range(1200):
@@ -64,8 +83,11 @@ def session_file() -> bytes:
         elif pick == 2:
             rows.append(_entry("custom", entry_id, parent, n, customType="ext", data={"n": n, "text": "ÿ"}))
         elif pick == 3 and len(ids) > 10:
-            rows.append(_entry("compaction", entry_id, parent, n, summary=f"sum {n}", firstKeptEntryId=ids[-5],
-                               tokensBefore=1000))
+            rows.append(
+                _entry(
+                    "compaction", entry_id, parent, n, summary=f"sum {n}", firstKeptEntryId=ids[-5], tokensBefore=1000
+                )
+            )
         elif pick == 4:
             rows.append(rng.choice([b"", b"  ", b"{not json", b"[1]", b"\xff\xfe raw bytes, not UTF-8"]))
             continue
@@ -76,7 +98,9 @@ def session_file() -> bytes:
         elif pick == 7:
             rows.append(_message(entry_id, parent, n, "user", 'see "blob:sha256:' + "b" * 64 + '"'))
         else:
-            rows.append(_message(entry_id, parent, n, rng.choice(["user", "assistant"]), f"text {n} " * rng.randrange(1, 40)))
+            rows.append(
+                _message(entry_id, parent, n, rng.choice(["user", "assistant"]), f"text {n} " * rng.randrange(1, 40))
+            )
         ids.append(entry_id)
         parent = entry_id
     return b"\n".join(rows) + b"\n" + b'{"type":"message","id":"torn","parentId":null,"message":{"role":"us'
@@ -85,8 +109,18 @@ def session_file() -> bytes:
 def _answers(session: Session) -> list:
     tree = session.tree
     entries = [(e.type, e.id, e.parent_id, e.timestamp, e.raw, e.holds_blobs()) for e in tree.entries]
-    answers = [session.header.raw, session.prefix, session.title_slot, session.title_fault, session.parse_errors,
-               session.leaf_id, tree.labels, tree.name, entries, tree.dangling()]
+    answers = [
+        session.header.raw,
+        session.prefix,
+        session.title_slot,
+        session.title_fault,
+        session.parse_errors,
+        session.leaf_id,
+        tree.labels,
+        tree.name,
+        entries,
+        tree.dangling(),
+    ]
     for leaf in [session.leaf_id, *list(tree.by_id)[::97]]:
         context = build_context(tree.path(leaf))
         answers.append((context.messages, context.entry_ids, context.model, context.thinking_level))
@@ -161,12 +195,14 @@ CUT = 300  # the lines the reader opened with: the title line, damage, the heade
 def _split() -> tuple[bytes, list[bytes], bytes]:
     """The session file as what the reader opened, the whole lines appended since, and a torn tail."""
     data = session_file()
-    lines, torn = data.split(b"\n")[:-1], data[data.rindex(b"\n") + 1:]
+    lines, torn = data.split(b"\n")[:-1], data[data.rindex(b"\n") + 1 :]
     return b"\n".join(lines[:CUT]) + b"\n", lines[CUT:], torn
 
 
 @pytest.mark.parametrize("rows", ["chunks of 256", "chunks of 7", "one result"])
-def test_a_catch_up_from_rows_gives_what_the_file_stores_follow_gives(tmp_path: Path, pg_url: str, monkeypatch, rows) -> None:
+def test_a_catch_up_from_rows_gives_what_the_file_stores_follow_gives(
+    tmp_path: Path, pg_url: str, monkeypatch, rows
+) -> None:
     if rows == "chunks of 7":
         monkeypatch.setattr(lease, "STREAM_CHUNK", 7)
     elif rows == "one result":
@@ -193,17 +229,23 @@ def test_a_catch_up_from_rows_gives_what_the_file_stores_follow_gives(tmp_path: 
         # catches up in two steps, as a leaf notice makes it (``upto``), then the rest.
         with psycopg.connect(pg_url, autocommit=True) as conn, conn.transaction():
             with conn.cursor() as cur:
-                cur.executemany("INSERT INTO sidecar_lines (session_id, seq, line) VALUES (%s, %s, %s)",
-                                [(SESSION_ID, CUT + n, line) for n, line in enumerate(appended)])
-            conn.execute("UPDATE sidecar_sessions SET line_count = %s, tail = %s WHERE id = %s",
-                         (CUT + len(appended), torn, SESSION_ID))
+                cur.executemany(
+                    "INSERT INTO sidecar_lines (session_id, seq, line) VALUES (%s, %s, %s)",
+                    [(SESSION_ID, CUT + n, line) for n, line in enumerate(appended)],
+                )
+            conn.execute(
+                "UPDATE sidecar_sessions SET line_count = %s, tail = %s WHERE id = %s",
+                (CUT + len(appended), torn, SESSION_ID),
+            )
         first = in_rows.catch_up(upto=CUT + 400)
         rest = in_rows.catch_up()
         assert first is not None and rest is not None
         assert [e.id for e in first.appended + rest.appended] == [e.id for e in followed.appended]
         assert in_rows.writer.line_count == CUT + len(appended)
         assert in_rows.known_size == on_files.known_size == len(opened) + len(b"\n".join(appended)) + 1
-        assert [(e.offset, e.length) for e in in_rows.tree.entries] == [(e.offset, e.length) for e in on_files.tree.entries]
+        assert [(e.offset, e.length) for e in in_rows.tree.entries] == [
+            (e.offset, e.length) for e in on_files.tree.entries
+        ]
         assert _answers(in_rows) == _answers(on_files)
         assert in_rows.parse_errors == on_files.parse_errors > 0
         assert in_rows.catch_up() is None  # nothing more: the torn tail is not a line yet
@@ -226,6 +268,8 @@ def test_lines_after_a_header_parse_as_the_file_parses_them() -> None:
     got = parser.finish(b"")
     assert got.header is None and got.size == 1234 + expected.size == 1234 + len(data)
     assert got.parse_errors == expected.parse_errors > 0
-    shape = lambda items: [(i.type, i.id, i.parent_id, i.raw, i.offset, i.length, i.has_blobs) if not isinstance(i, bytes)
-                           else i for i in items]
+    shape = lambda items: [
+        (i.type, i.id, i.parent_id, i.raw, i.offset, i.length, i.has_blobs) if not isinstance(i, bytes) else i
+        for i in items
+    ]
     assert shape(got.items) == shape(expected.items)

@@ -33,7 +33,9 @@ class Writer:
         self.owner = owner
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.postgres.race_writer", url, session_id, owner, str(LEASE)],
-            stdout=subprocess.PIPE, text=True, cwd=REPO,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
         )
         self.acked: list[tuple[str, str]] = []
         self.took = threading.Event()
@@ -71,8 +73,12 @@ def trial(url: str, n: int, rng: random.Random) -> str:
     session_id = f"race{n}"
     db = connect_checked(url)
     writer = PgWriter(db, session_id, Placement("live", "--w--", f"r_{session_id}.jsonl"), "setup", LEASE)
-    writer.create(json.dumps({"type": "session", "version": 3, "id": session_id,
-                              "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}).encode() + b"\n")
+    writer.create(
+        json.dumps(
+            {"type": "session", "version": 3, "id": session_id, "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
+        ).encode()
+        + b"\n"
+    )
     release(db, session_id, "setup", writer.fence)
     db.close()
     how = rng.choice(["kill", "stop"])
@@ -96,7 +102,9 @@ def trial(url: str, n: int, rng: random.Random) -> str:
         if second is not None:
             second.kill()
     with psycopg.connect(url) as conn:
-        rows = conn.execute("SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (session_id,)).fetchall()
+        rows = conn.execute(
+            "SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (session_id,)
+        ).fetchall()
     lines = [json.loads(bytes(r[0])) for r in rows]
     for before, after in zip(lines[1:], lines[2:]):
         assert after["parentId"] == before["id"], f"trial {n}: the tree forked at {after['id']}"
@@ -107,8 +115,9 @@ def trial(url: str, n: int, rng: random.Random) -> str:
         assert a in at and b in at and at[b] == at[a] + 1, f"trial {n}: acknowledged batch {a} lost or interleaved"
     owners = [line["id"].split("-")[0] for line in lines[1:]]
     switch = owners.index(f"B{n}")
-    assert all(o == f"A{n}" for o in owners[:switch]) and all(o == f"B{n}" for o in owners[switch:]), \
+    assert all(o == f"A{n}" for o in owners[:switch]) and all(o == f"B{n}" for o in owners[switch:]), (
         f"trial {n}: the two writers' entries interleave"
+    )
     return how
 
 
@@ -121,5 +130,7 @@ def test_two_writers_racing_under_lease_expiry(pg_url: str) -> None:
     started = time.monotonic()
     with ThreadPoolExecutor(8) as pool:
         kinds = list(pool.map(lambda n: trial(pg_url, n, random.Random(seeds[n])), range(TRIALS)))
-    print(f"\n  {TRIALS} trials ({kinds.count('kill')} SIGKILL, {kinds.count('stop')} SIGSTOP) in "
-          f"{time.monotonic() - started:.1f} s: 0 forked trees, 0 lost or interleaved acknowledged entries")
+    print(
+        f"\n  {TRIALS} trials ({kinds.count('kill')} SIGKILL, {kinds.count('stop')} SIGSTOP) in "
+        f"{time.monotonic() - started:.1f} s: 0 forked trees, 0 lost or interleaved acknowledged entries"
+    )

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-
 from rpc.harness import RawServer, assistant, user
 
 
@@ -33,8 +32,12 @@ async def test_two_sidecars_one_database(pg_url: str, tmp_path: Path) -> None:
     try:
         created = result(await a.request("session/create", {"cwd": "/work/proj"}))
         sid = created["sessionId"]
-        appended = result(await a.request("session/append", {"sessionId": sid, "entries": [
-            user("how do zebras sleep?"), assistant("standing up, mostly")]}))
+        appended = result(
+            await a.request(
+                "session/append",
+                {"sessionId": sid, "entries": [user("how do zebras sleep?"), assistant("standing up, mostly")]},
+            )
+        )
         assert len(appended["entries"]) == 2
         listed = result(await b.request("session/list", {"cwd": "/work/proj"}))["sessions"]
         assert [s["sessionId"] for s in listed] == [sid]
@@ -49,7 +52,9 @@ async def test_two_sidecars_one_database(pg_url: str, tmp_path: Path) -> None:
         assert opened["sessionId"] == sid
         result(await a.request("session/append", {"sessionId": sid, "entries": [user("and horses?")]}))
         context = result(await b.request("session/buildContext", {"sessionId": sid}))
-        texts = [m["content"][0]["text"] if isinstance(m["content"], list) else m["content"] for m in context["messages"]]
+        texts = [
+            m["content"][0]["text"] if isinstance(m["content"], list) else m["content"] for m in context["messages"]
+        ]
         assert texts[-1] == "and horses?", "the read-only opener did not see the new entry"
         # a closes: its lease is released and b can write.
         result(await a.request("session/close", {"sessionId": sid}))
@@ -67,7 +72,12 @@ async def test_two_sidecars_one_database(pg_url: str, tmp_path: Path) -> None:
         assert trashed["trashPath"].startswith("pg:.trash/")
         result(await a.request("session/restore", {"sessionId": sid}))
         entries = result(await a.request("session/getEntries", {"sessionId": sid}))["entries"]
-        assert [e["message"]["role"] for e in entries if e["type"] == "message"] == ["user", "assistant", "user", "assistant"]
+        assert [e["message"]["role"] for e in entries if e["type"] == "message"] == [
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+        ]
     finally:
         await a.stop()
         await b.stop()
@@ -121,13 +131,17 @@ async def test_move_to_another_cwd_rewrites_only_the_header_cwd(pg_url: str, tmp
         sid = result(await a.request("session/create", {"cwd": "/work/old"}))["sessionId"]
         result(await a.request("session/append", {"sessionId": sid, "entries": [user("move me"), assistant("ok")]}))
         with psycopg.connect(pg_url) as conn:
-            before = [bytes(r[0]) for r in conn.execute(
-                "SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (sid,))]
+            before = [
+                bytes(r[0])
+                for r in conn.execute("SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (sid,))
+            ]
         moved = result(await a.request("session/move", {"sessionId": sid, "cwd": "/work/new"}))
         assert moved["path"].startswith("pg:--work-new--/")
         with psycopg.connect(pg_url) as conn:
-            after = [bytes(r[0]) for r in conn.execute(
-                "SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (sid,))]
+            after = [
+                bytes(r[0])
+                for r in conn.execute("SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (sid,))
+            ]
         assert after[1:] == before[1:] and b'"cwd":"/work/new"' in after[0]
         assert after[0].replace(b"/work/new", b"/work/old") == before[0]
         listed = result(await a.request("session/list", {"cwd": "/work/new"}))["sessions"]
@@ -143,15 +157,18 @@ async def test_session_import_writes_into_postgresql_the_lines_a_file_root_gets(
     import subprocess
     import sys
 
-    from sidecar import wire
     from session_builders import service
 
+    from sidecar import wire
+
     source = tmp_path / "cc.jsonl"
-    source.write_text('{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"cc","cwd":"/w",'
-                      '"timestamp":"2026-01-02T03:04:05.000Z","message":{"role":"user","content":"hi"}}\n'
-                      '{"type":"assistant","uuid":"u2","parentUuid":"u1","sessionId":"cc","cwd":"/w",'
-                      '"timestamp":"2026-01-02T03:04:06.000Z","message":{"role":"assistant","model":"claude-x",'
-                      '"content":[{"type":"text","text":"hello"}]}}\n')
+    source.write_text(
+        '{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"cc","cwd":"/w",'
+        '"timestamp":"2026-01-02T03:04:05.000Z","message":{"role":"user","content":"hi"}}\n'
+        '{"type":"assistant","uuid":"u2","parentUuid":"u1","sessionId":"cc","cwd":"/w",'
+        '"timestamp":"2026-01-02T03:04:06.000Z","message":{"role":"assistant","model":"claude-x",'
+        '"content":[{"type":"text","text":"hello"}]}}\n'
+    )
     server = await start(pg_url, tmp_path / "host")
     try:
         first = result(await server.request("session/import", {"tool": "claude-code", "paths": [str(source)]}))
@@ -169,8 +186,12 @@ async def test_session_import_writes_into_postgresql_the_lines_a_file_root_gets(
     [file_import] = on_files.import_(wire.ImportParams(tool="claude-code", paths=[str(source)])).sessions
     on_files.close_all()
     exported = tmp_path / "exported"
-    done = subprocess.run([sys.executable, "-m", "sidecar", "export-root", "--database-url", pg_url, "--to", str(exported)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "sidecar", "export-root", "--database-url", pg_url, "--to", str(exported)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert file_import.sessionId == imported["sessionId"]
     assert (exported / imported["path"][3:]).read_bytes() == Path(file_import.path).read_bytes()

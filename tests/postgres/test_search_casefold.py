@@ -23,17 +23,37 @@ SESSIONS = [
     ("s-kelvin", None, "it was 300 \u212a outside", "cold"),
     ("s-plain", "plain notes", "the STRASSE sign", "Straße again in the reply"),
 ]
-QUERIES = ["STRASSE", "strasse", "Straße", "HAUPTSTRASSE 5", "GROSSE", "große pläne", "file", "FILE",
-           "οδυσσευς", "ΟΔΥΣΣΕΥΣ", "300 k", "notes", "S-KELVIN", "ss", "nothing at all",
-           "strasse\x00", "\x00"]  # (PostgreSQL's text holds no NUL; SQLite's FTS5 reads a C string)
+QUERIES = [
+    "STRASSE",
+    "strasse",
+    "Straße",
+    "HAUPTSTRASSE 5",
+    "GROSSE",
+    "große pläne",
+    "file",
+    "FILE",
+    "οδυσσευς",
+    "ΟΔΥΣΣΕΥΣ",
+    "300 k",
+    "notes",
+    "S-KELVIN",
+    "ss",
+    "nothing at all",
+    "strasse\x00",
+    "\x00",
+]  # (PostgreSQL's text holds no NUL; SQLite's FTS5 reads a C string)
 
 
 def fill(svc) -> None:
     for n, (session_id, name, asked, answered) in enumerate(SESSIONS):
         params = {"sessionId": session_id} | ({"name": name} if name else {})
         new_session(svc, cwd=f"/work/p{n}", **params)
-        append(svc, session_id, msg(user(asked, timestamp=1_700_000_000_000 + n * 10)),
-               msg(assistant(answered) | {"timestamp": 1_700_000_000_001 + n * 10}))
+        append(
+            svc,
+            session_id,
+            msg(user(asked, timestamp=1_700_000_000_000 + n * 10)),
+            msg(assistant(answered) | {"timestamp": 1_700_000_000_001 + n * 10}),
+        )
 
 
 def answers(svc, query: str) -> list[tuple[str, str | None]]:
@@ -66,18 +86,24 @@ def test_a_version_1_database_is_casefolded_when_migrated(pg_url: str) -> None:
     from sidecar.store.postgres import schema
 
     with psycopg.connect(pg_url, autocommit=True) as conn, conn.transaction():
-        conn.execute("CREATE TABLE sidecar_schema (version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())")
+        conn.execute(
+            "CREATE TABLE sidecar_schema (version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())"
+        )
         for step in schema.MIGRATIONS[0]:
             conn.execute(step)
         conn.execute("INSERT INTO sidecar_schema (version) VALUES (1)")
-        conn.execute("INSERT INTO sidecar_sessions (id, folder, file_name, name) VALUES ('old', '--w--', 'x_old.jsonl', 'Große')")
+        conn.execute(
+            "INSERT INTO sidecar_sessions (id, folder, file_name, name) VALUES ('old', '--w--', 'x_old.jsonl', 'Große')"
+        )
         conn.execute("INSERT INTO sidecar_texts (session_id, seq, text) VALUES ('old', 1, 'die Straße')")
     database = connect_checked(pg_url)
     try:
         assert ensure_schema(database) == 1
-        rows = database.read(lambda conn: conn.execute(
-            "SELECT s.name_folded, t.folded FROM sidecar_sessions s JOIN sidecar_texts t ON t.session_id = s.id"
-        ).fetchall())
+        rows = database.read(
+            lambda conn: conn.execute(
+                "SELECT s.name_folded, t.folded FROM sidecar_sessions s JOIN sidecar_texts t ON t.session_id = s.id"
+            ).fetchall()
+        )
         assert rows == [("grosse", "die strasse")]
     finally:
         database.close()

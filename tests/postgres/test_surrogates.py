@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import psycopg
-
 from rpc.harness import REPO_ROOT
 
 from .test_rpc import result, start
@@ -21,16 +20,38 @@ CUT_SCRIPT = REPO_ROOT / "tests" / "parity" / "cut_strings.mjs"
 def node_lines(requests: list[dict]) -> list[bytes]:
     """Each request as Node's JSON.stringify writes it, "<cut:NAME>" markers replaced by cut strings (cut_strings.mjs)."""
     assert NODE.is_file(), f"{NODE} is missing: run npm ci in tests/parity/pi15 (its Node 22 makes the strings)"
-    done = subprocess.run([str(NODE), str(CUT_SCRIPT)], input=json.dumps({"requests": requests}),
-                          capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run(
+        [str(NODE), str(CUT_SCRIPT)],
+        input=json.dumps({"requests": requests}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return [line.encode() for line in json.loads(done.stdout)["lines"]]
 
 
 async def test_cut_emoji_round_trip_through_postgresql(pg_url: str, tmp_path: Path) -> None:
-    (body,) = node_lines([{"jsonrpc": "2.0", "id": 7, "method": "session/append", "params": {"sessionId": "cut", "entries": [
-        {"type": "message", "message": {"role": "user", "content": "cut <cut:cutEnd>", "timestamp": 1}},
-        {"type": "custom", "customType": "mine", "data": {"<cut:low>": "<cut:reversed>", "pair": "<cut:rejoined>"}},
-    ]}}])
+    (body,) = node_lines(
+        [
+            {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "method": "session/append",
+                "params": {
+                    "sessionId": "cut",
+                    "entries": [
+                        {"type": "message", "message": {"role": "user", "content": "cut <cut:cutEnd>", "timestamp": 1}},
+                        {
+                            "type": "custom",
+                            "customType": "mine",
+                            "data": {"<cut:low>": "<cut:reversed>", "pair": "<cut:rejoined>"},
+                        },
+                    ],
+                },
+            }
+        ]
+    )
     assert b"\\ud83d" in body
     a = await start(pg_url, tmp_path / "host-a")
     try:
@@ -43,8 +64,10 @@ async def test_cut_emoji_round_trip_through_postgresql(pg_url: str, tmp_path: Pa
     finally:
         await a.stop()
     with psycopg.connect(pg_url) as conn:
-        lines = [bytes(row[0]) for row in conn.execute(
-            "SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", ("cut",))]
+        lines = [
+            bytes(row[0])
+            for row in conn.execute("SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", ("cut",))
+        ]
     assert b'"content":"cut tool output \xf0\x9f\x98\x80\\ud83d"' in lines[1]  # as pi's JSON.stringify writes it
     assert b'"data":{"\\ude00":"\\ude00\\ud83d","pair":"\xf0\x9f\x98\x80"}' in lines[2]
     b = await start(pg_url, tmp_path / "host-b")

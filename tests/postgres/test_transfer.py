@@ -11,14 +11,15 @@ import sys
 from pathlib import Path
 
 import psycopg
-import pytest
-
-from sidecar import wire
-from sidecar.store.payload import BlobStore
 from conftest import PI_FIXTURES
 from session_builders import append, assistant, labelled_session, msg, service, user
 
-COMMAND = [os.environ["SESSION_SIDECAR_BIN"]] if os.environ.get("SESSION_SIDECAR_BIN") else [sys.executable, "-m", "sidecar"]
+from sidecar import wire
+from sidecar.store.payload import BlobStore
+
+COMMAND = (
+    [os.environ["SESSION_SIDECAR_BIN"]] if os.environ.get("SESSION_SIDECAR_BIN") else [sys.executable, "-m", "sidecar"]
+)
 
 
 def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -42,9 +43,18 @@ def generated_root(root: Path) -> None:
     first, _ = labelled_session(svc)
     second = svc.create(wire.CreateParams(cwd="/work/other")).sessionId
     png = base64.b64encode(b"\x89PNG" + os.urandom(3000)).decode()
-    append(svc, second, msg({"role": "user", "content": [{"type": "text", "text": "see"},
-                                                        {"type": "image", "data": png, "mimeType": "image/png"}],
-                             "timestamp": 1}), msg(assistant("seen")))
+    append(
+        svc,
+        second,
+        msg(
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "see"}, {"type": "image", "data": png, "mimeType": "image/png"}],
+                "timestamp": 1,
+            }
+        ),
+        msg(assistant("seen")),
+    )
     svc.set_name(wire.SetNameParams(sessionId=second, name="with an image"))
     third = svc.create(wire.CreateParams(cwd="/work/proj")).sessionId
     append(svc, third, msg(user("to be archived")), msg(assistant("ok")))
@@ -58,9 +68,11 @@ def generated_root(root: Path) -> None:
     svc.close_all()
     folder = root / "--work-proj--"
     torn = folder / "2026-01-01T00-00-00-000Z_torn.jsonl"
-    torn.write_bytes(b'{"type":"session","version":3,"id":"torn","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/proj"}\n'
-                     b'not json at all\n{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
-                     b'"message":{"role":"user","content":"hi","timestamp":1}}\n{"type":"mess')
+    torn.write_bytes(
+        b'{"type":"session","version":3,"id":"torn","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/proj"}\n'
+        b'not json at all\n{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
+        b'"message":{"role":"user","content":"hi","timestamp":1}}\n{"type":"mess'
+    )
     (folder / "notes.txt").write_bytes(b"not a session, kept as it is\n")
     assert (root / ".archive").is_dir() and (root / ".trash").is_dir()
 
@@ -113,9 +125,13 @@ def test_a_run_killed_halfway_resumes(tmp_path: Path, pg_url: str) -> None:
     for n in range(12):
         head = big[:header_end].replace(b'"id":"', f'"id":"copy{n:02d}-'.encode(), 1)
         (folder / f"2026-01-01T00-00-{n:02d}-000Z_s{n}.jsonl").write_bytes(head + big[header_end:])
-    proc = subprocess.Popen([*COMMAND, "migrate", "--from", str(source), "--database-url", pg_url],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [*COMMAND, "migrate", "--from", str(source), "--database-url", pg_url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     import time
+
     deadline = time.monotonic() + 60
     with psycopg.connect(pg_url, autocommit=True) as conn:
         while time.monotonic() < deadline:

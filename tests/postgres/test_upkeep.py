@@ -14,11 +14,11 @@ import os
 from pathlib import Path
 
 import pytest
+from session_builders import service
 
 from sidecar import wire
 from sidecar.errors import SessionNotFound
 from sidecar.store.payload import BlobStore
-from session_builders import service
 
 from .test_transfer import generated_root, run
 
@@ -30,8 +30,14 @@ def root_with_a_referenced_blob(root: Path) -> str:
     digest = hashlib.sha256(data).hexdigest()
     lines = [
         {"type": "session", "version": 3, "id": "refers", "timestamp": "2026-01-02T00:00:00.000Z", "cwd": "/work/blob"},
-        {"type": "custom", "customType": "test.ref", "id": "c1", "parentId": None, "timestamp": "2026-01-02T00:00:01.000Z",
-         "data": {"image": "blob:sha256:" + digest}},
+        {
+            "type": "custom",
+            "customType": "test.ref",
+            "id": "c1",
+            "parentId": None,
+            "timestamp": "2026-01-02T00:00:01.000Z",
+            "data": {"image": "blob:sha256:" + digest},
+        },
     ]
     folder = root / "--work-blob--"
     folder.mkdir()
@@ -45,8 +51,9 @@ def comparable(stats: wire.StatsResult) -> dict:
         "blobs": (stats.blobCount, stats.blobBytes, stats.unreferencedBlobs, stats.unreferencedBytes),
         "sessions": stats.sessionCount,
         "folders": [(f.folder, f.bytes, f.sessions) for f in stats.folders],
-        "largest": sorted((s.sessionId, s.area, s.bytes, s.path.split("sessions/", 1)[-1].removeprefix("pg:"))
-                          for s in stats.largest),
+        "largest": sorted(
+            (s.sessionId, s.area, s.bytes, s.path.split("sessions/", 1)[-1].removeprefix("pg:")) for s in stats.largest
+        ),
     }
 
 
@@ -101,9 +108,11 @@ def test_a_policy_that_does_not_parse_is_refused_on_postgresql(tmp_path: Path, p
 
 def _erased(erased, root: Path | None) -> tuple:
     """What an erase answered, with paths relative to the root (files) or the place (PostgreSQL)."""
+
     def rel(path: Path) -> str:
         text = str(path.relative_to(root)) if root is not None else str(path).removeprefix("pg:")
         return text.replace(".blobs/", "blobs/") if text.startswith(".blobs/") else text
+
     return len(erased.files), erased.bytes, sorted(rel(p) for p in erased.files), len(erased.skipped)
 
 
@@ -120,9 +129,21 @@ def test_empty_trash_and_blob_collection_agree_with_the_file_store(tmp_path: Pat
     fresh = BlobStore(files_root).put(b"stored a moment ago, referred to by nothing: " + os.urandom(64))
     trash = files_root / ".trash" / "--work-blob--"
     trash.mkdir(parents=True)
-    line = {"type": "custom", "customType": "test.ref", "id": "t1", "parentId": None,
-            "timestamp": "2026-01-03T00:00:01.000Z", "data": {"image": BLOB_PREFIX + trashed_digest}}
-    header = {"type": "session", "version": 3, "id": "bin", "timestamp": "2026-01-03T00:00:00.000Z", "cwd": "/work/blob"}
+    line = {
+        "type": "custom",
+        "customType": "test.ref",
+        "id": "t1",
+        "parentId": None,
+        "timestamp": "2026-01-03T00:00:01.000Z",
+        "data": {"image": BLOB_PREFIX + trashed_digest},
+    }
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "bin",
+        "timestamp": "2026-01-03T00:00:00.000Z",
+        "cwd": "/work/blob",
+    }
     trashed_file = trash / "2026-01-03T00-00-00-000Z_bin.jsonl"
     trashed_file.write_text(json.dumps(header) + "\n" + json.dumps(line) + "\n")
     (trash / (trashed_file.name + ".v2.bak")).write_bytes(b"the file as it was before a migration\n")

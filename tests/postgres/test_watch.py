@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sidecar import wire
 from session_builders import new_session, service
+
+from sidecar import wire
 
 
 def test_a_watched_session_is_not_polled_and_another_hosts_append_still_reaches_it(tmp_path: Path, pg_url: str) -> None:
@@ -17,16 +18,24 @@ def test_a_watched_session_is_not_polled_and_another_hosts_append_still_reaches_
     reader_host = service(tmp_path / "b", databaseUrl=pg_url)
     try:
         session_id = new_session(writer_host)
-        writer_host.append(wire.AppendParams(sessionId=session_id, entries=[
-            {"type": "message", "message": {"role": "user", "content": "first", "timestamp": 1}}]))
+        writer_host.append(
+            wire.AppendParams(
+                sessionId=session_id,
+                entries=[{"type": "message", "message": {"role": "user", "content": "first", "timestamp": 1}}],
+            )
+        )
         reader_host.open(wire.OpenParams(sessionId=session_id, readOnly=True, watch=True))
         assert session_id in reader_host.watches
         assert reader_host.watches.polled() == []
 
         sent: list[tuple[str, object]] = []
         reader_host.notify = lambda method, params: sent.append((method, params))
-        writer_host.append(wire.AppendParams(sessionId=session_id, entries=[
-            {"type": "message", "message": {"role": "user", "content": "second", "timestamp": 2}}]))
+        writer_host.append(
+            wire.AppendParams(
+                sessionId=session_id,
+                entries=[{"type": "message", "message": {"role": "user", "content": "second", "timestamp": 2}}],
+            )
+        )
         # What a notice makes the rpc layer do (rpc/watching.py): follow in the session's turn.
         reader_host.follow(session_id)
         appended = [params for method, params in sent if method == "session/didAppend"]

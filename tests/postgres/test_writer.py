@@ -18,13 +18,23 @@ from sidecar.store.postgres.writer import PgWriter, open_stored, read_since
 
 
 def header(session_id: str, cwd: str = "/work/proj") -> bytes:
-    return json.dumps({"type": "session", "version": 3, "id": session_id,
-                       "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd}, separators=(",", ":")).encode()
+    return json.dumps(
+        {"type": "session", "version": 3, "id": session_id, "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd},
+        separators=(",", ":"),
+    ).encode()
 
 
 def message(entry_id: str, parent: str | None, role: str, text: str, ts: int) -> bytes:
-    return json.dumps({"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z",
-                       "message": {"role": role, "content": text, "timestamp": ts}}, separators=(",", ":")).encode()
+    return json.dumps(
+        {
+            "type": "message",
+            "id": entry_id,
+            "parentId": parent,
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "message": {"role": role, "content": text, "timestamp": ts},
+        },
+        separators=(",", ":"),
+    ).encode()
 
 
 @pytest.fixture
@@ -115,8 +125,10 @@ def test_an_expired_lease_nobody_took_still_appends(db: Database) -> None:
 def test_listing_fields_query_snippet_and_cursor(db: Database) -> None:
     for n in range(5):
         w = new_writer(db, f"l{n}", "host-a")
-        w.append([message(f"a{n}", "u1", "assistant", f"answer number {n} about zebras" if n == 3 else "plain", 5000 + n)],
-                 durable=True)
+        w.append(
+            [message(f"a{n}", "u1", "assistant", f"answer number {n} about zebras" if n == 3 else "plain", 5000 + n)],
+            durable=True,
+        )
         w.close()
     rows = list_page(db, ["live"], None, None, None, 3)
     assert [r.session_id for r in rows] == ["l4", "l3", "l2"]

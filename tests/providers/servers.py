@@ -12,8 +12,9 @@ import json
 import socket
 import threading
 from collections import deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 Responder = Callable[[BaseHTTPRequestHandler], None]
 
@@ -31,7 +32,11 @@ class LoopbackServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 server.requests.append(
-                    {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": json.loads(raw) if raw else None}
+                    {
+                        "path": self.path,
+                        "headers": {k.lower(): v for k, v in self.headers.items()},
+                        "body": json.loads(raw) if raw else None,
+                    }
                 )
                 responder = server.script.popleft() if server.script else status(500, {"error": "script exhausted"})
                 responder(self)
@@ -55,7 +60,7 @@ class LoopbackServer:
     def push(self, *responders: Responder) -> None:
         self.script.extend(responders)
 
-    def __enter__(self) -> "LoopbackServer":
+    def __enter__(self) -> LoopbackServer:
         self._thread.start()
         return self
 
@@ -105,20 +110,50 @@ def sse(events: list[tuple[str | None, Any]], cut_after: int | None = None) -> R
 # -- Anthropic Messages streaming -------------------------------------------------
 
 
-def anthropic_events(text_pieces: list[str], model: str = "claude-test", stop: bool = True) -> list[tuple[str | None, Any]]:
+def anthropic_events(
+    text_pieces: list[str], model: str = "claude-test", stop: bool = True
+) -> list[tuple[str | None, Any]]:
     events: list[tuple[str | None, Any]] = [
-        ("message_start", {"type": "message_start", "message": {
-            "id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": model,
-            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 321, "output_tokens": 1}}}),
-        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [],
+                    "model": model,
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 321, "output_tokens": 1},
+                },
+            },
+        ),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        ),
         ("ping", {"type": "ping"}),
     ]
     for piece in text_pieces:
-        events.append(("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                               "delta": {"type": "text_delta", "text": piece}}))
+        events.append(
+            (
+                "content_block_delta",
+                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}},
+            )
+        )
     events.append(("content_block_stop", {"type": "content_block_stop", "index": 0}))
-    events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                                     "usage": {"output_tokens": 42}}))
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": 42},
+            },
+        )
+    )
     if stop:
         events.append(("message_stop", {"type": "message_stop"}))
     return events
@@ -135,17 +170,35 @@ def anthropic_error_body(error_type: str, message: str) -> dict[str, Any]:
 # -- OpenAI chat-completions streaming ---------------------------------------------
 
 
-def openai_events(text_pieces: list[str], model: str = "gpt-test", done: bool = True, finish: bool = True) -> list[tuple[str | None, Any]]:
+def openai_events(
+    text_pieces: list[str], model: str = "gpt-test", done: bool = True, finish: bool = True
+) -> list[tuple[str | None, Any]]:
     def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-        return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+        return {
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+        }
 
     events: list[tuple[str | None, Any]] = [(None, chunk({"role": "assistant", "content": ""}))]
     events += [(None, chunk({"content": piece})) for piece in text_pieces]
     if finish:
         events.append((None, chunk({}, "stop")))
-        events.append((None, {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": model,
-                              "choices": [], "usage": {"prompt_tokens": 123, "completion_tokens": 45, "total_tokens": 168}}))
+        events.append(
+            (
+                None,
+                {
+                    "id": "chatcmpl-1",
+                    "object": "chat.completion.chunk",
+                    "created": 1,
+                    "model": model,
+                    "choices": [],
+                    "usage": {"prompt_tokens": 123, "completion_tokens": 45, "total_tokens": 168},
+                },
+            )
+        )
     if done:
         events.append((None, "[DONE]"))
     return events

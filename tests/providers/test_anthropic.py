@@ -20,7 +20,9 @@ from .servers import (
 )
 
 FAST = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.05)
-REQUEST = SummaryRequest(system_prompt="You summarize.", prompt="<conversation>x</conversation>", max_tokens=500, model="claude-test")
+REQUEST = SummaryRequest(
+    system_prompt="You summarize.", prompt="<conversation>x</conversation>", max_tokens=500, model="claude-test"
+)
 
 
 @pytest.fixture
@@ -40,7 +42,11 @@ async def test_streams_text_deltas_and_reports_usage(server):
     assert deltas == ["## Goal\n", "- fix ", "the bug"]
     assert response.text == "## Goal\n- fix the bug"
     assert (response.model, response.input_tokens, response.output_tokens, response.stop_reason) == (
-        "claude-test", 321, 42, "end_turn")
+        "claude-test",
+        321,
+        42,
+        "end_turn",
+    )
     sent = server.requests[0]
     assert sent["path"] == "/v1/messages"
     # The SDK decides the header (x-api-key or a bearer token); the key must be in one of them.
@@ -107,7 +113,9 @@ async def test_a_refused_key_is_not_retried(server):
 
 
 async def test_prompt_too_long_is_a_context_overflow(server):
-    server.push(status(400, anthropic_error_body("invalid_request_error", "prompt is too long: 250000 tokens > 200000 maximum")))
+    server.push(
+        status(400, anthropic_error_body("invalid_request_error", "prompt is too long: 250000 tokens > 200000 maximum"))
+    )
     with pytest.raises(ContextOverflow):
         await provider(server).summarize(REQUEST, lambda _: None)
 

@@ -26,14 +26,19 @@ async def test_client_provider_asks_session_summarize_and_returns_its_text():
 
     texts: list[str] = []
     response = await ClientProvider(ask).summarize(REQUEST, texts.append)
-    assert asked == [("session/summarize", {"systemPrompt": "sys", "prompt": "prompt", "maxTokens": 100, "model": "m1"})]
+    assert asked == [
+        ("session/summarize", {"systemPrompt": "sys", "prompt": "prompt", "maxTokens": 100, "model": "m1"})
+    ]
     assert response.text == "client summary" and texts == ["client summary"] and response.model == "m1"
 
 
 @pytest.mark.parametrize(
     "answer, error",
-    [(RuntimeError("client has no model"), ProviderError), (RuntimeError("prompt is too long"), ContextOverflow),
-     ({"summary": "wrong field"}, ProviderError)],
+    [
+        (RuntimeError("client has no model"), ProviderError),
+        (RuntimeError("prompt is too long"), ContextOverflow),
+        ({"summary": "wrong field"}, ProviderError),
+    ],
 )
 async def test_client_provider_failures_are_provider_errors(answer, error):
     async def ask(method: str, params: dict[str, Any]) -> Any:
@@ -74,15 +79,22 @@ def _messages() -> list[dict[str, Any]]:
         return {"role": "assistant", "content": content}
 
     def result(call_id: str, text: str, error: bool = False, name: str = "bash") -> dict[str, Any]:
-        return {"role": "toolResult", "toolCallId": call_id, "toolName": name, "isError": error,
-                "content": [{"type": "text", "text": text}]}
+        return {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": name,
+            "isError": error,
+            "content": [{"type": "text", "text": text}],
+        }
 
     return [
         user("Add retry logic to src/net/client.py. Never change the public signature of fetch()."),
         assistant("Reading the file.", [("c1", "read", {"path": "src/net/client.py"})]),
         result("c1", "def fetch(url): ...", name="read"),
-        assistant("I'll use exponential backoff because the API rate-limits bursts.",
-                  [("c2", "edit", {"path": "src/net/client.py", "oldText": "a", "newText": "b"})]),
+        assistant(
+            "I'll use exponential backoff because the API rate-limits bursts.",
+            [("c2", "edit", {"path": "src/net/client.py", "oldText": "a", "newText": "b"})],
+        ),
         result("c2", "ok", name="edit"),
         assistant("", [("c3", "bash", {"command": "pytest tests/net"})]),
         result("c3", "FAILED tests/net/test_client.py::test_retry - AssertionError: expected 3 calls", error=True),
@@ -92,8 +104,17 @@ def _messages() -> list[dict[str, Any]]:
 
 def test_offline_summary_fills_every_section_from_the_conversation():
     text = summarize_offline(SummaryRequest("s", "p", 4000, messages=_messages()))
-    for heading in ("## Goal", "## Constraints & Preferences", "## Progress", "### Done", "### In Progress",
-                    "### Blocked", "## Key Decisions", "## Next Steps", "## Critical Context"):
+    for heading in (
+        "## Goal",
+        "## Constraints & Preferences",
+        "## Progress",
+        "### Done",
+        "### In Progress",
+        "### Blocked",
+        "## Key Decisions",
+        "## Next Steps",
+        "## Critical Context",
+    ):
         assert heading in text
     assert "Add retry logic to src/net/client.py" in text  # the request, verbatim
     assert "Never change the public signature of fetch()." in text.split("## Progress")[0]  # a constraint
@@ -106,12 +127,23 @@ def test_offline_summary_fills_every_section_from_the_conversation():
 
 def test_offline_update_keeps_what_the_previous_summary_said_and_moves_work_to_done():
     first = summarize_offline(SummaryRequest("s", "p", 4000, messages=_messages()))
-    later = [{"role": "user", "content": [{"type": "text", "text": "Also document the backoff in README.md"}]},
-             {"role": "assistant", "content": [{"type": "toolCall", "id": "d1", "name": "write",
-                                                "arguments": {"path": "README.md", "content": "..."}}]},
-             {"role": "toolResult", "toolCallId": "d1", "toolName": "write", "isError": False,
-              "content": [{"type": "text", "text": "written"}]},
-             {"role": "assistant", "content": [{"type": "text", "text": "Documented."}]}]
+    later = [
+        {"role": "user", "content": [{"type": "text", "text": "Also document the backoff in README.md"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "toolCall", "id": "d1", "name": "write", "arguments": {"path": "README.md", "content": "..."}}
+            ],
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "d1",
+            "toolName": "write",
+            "isError": False,
+            "content": [{"type": "text", "text": "written"}],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": "Documented."}]},
+    ]
     second = summarize_offline(SummaryRequest("s", "p", 4000, messages=later, previous_summary=first))
     assert "Add retry logic to src/net/client.py" in second.split("## Constraints")[0]
     assert "Also document the backoff in README.md" in second.split("## Constraints")[0]
@@ -138,10 +170,24 @@ async def test_offline_streams_like_a_model():
 def test_offline_counts_an_answered_request_as_done_not_in_progress():
     answered = [
         {"role": "user", "content": [{"type": "text", "text": "Fix the empty-input bug in the parser."}]},
-        {"role": "assistant", "content": [{"type": "toolCall", "id": "e1", "name": "edit",
-                                           "arguments": {"path": "src/parser.py", "oldText": "a", "newText": "b"}}]},
-        {"role": "toolResult", "toolCallId": "e1", "toolName": "edit", "isError": False,
-         "content": [{"type": "text", "text": "ok"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "toolCall",
+                    "id": "e1",
+                    "name": "edit",
+                    "arguments": {"path": "src/parser.py", "oldText": "a", "newText": "b"},
+                }
+            ],
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "e1",
+            "toolName": "edit",
+            "isError": False,
+            "content": [{"type": "text", "text": "ok"}],
+        },
         {"role": "assistant", "content": [{"type": "text", "text": "Fixed: parse('') now returns None."}]},
     ]
     text = summarize_offline(SummaryRequest("s", "p", 4000, messages=answered))
@@ -155,11 +201,28 @@ def test_offline_counts_an_answered_request_as_done_not_in_progress():
 
 def test_offline_turn_prefix_keeps_the_constraints_the_user_gave_in_that_turn():
     prefix = [
-        {"role": "user", "content": [{"type": "text", "text": "Add a regression test. Keep the public API unchanged."}]},
-        {"role": "assistant", "content": [{"type": "toolCall", "id": "w1", "name": "write",
-                                           "arguments": {"path": "tests/test_parser.py", "content": "..."}}]},
-        {"role": "toolResult", "toolCallId": "w1", "toolName": "write", "isError": False,
-         "content": [{"type": "text", "text": "written"}]},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "Add a regression test. Keep the public API unchanged."}],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "toolCall",
+                    "id": "w1",
+                    "name": "write",
+                    "arguments": {"path": "tests/test_parser.py", "content": "..."},
+                }
+            ],
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "w1",
+            "toolName": "write",
+            "isError": False,
+            "content": [{"type": "text", "text": "written"}],
+        },
     ]
     text = summarize_offline(SummaryRequest("s", "p", 2000, purpose="turnPrefix", messages=prefix))
     assert "Constraint: Keep the public API unchanged." in text.split("## Context for the Rest of the Turn")[1]

@@ -13,7 +13,8 @@ from .harness import SERVER, RawServer, RpcTestClient
 async def client(rpc: RpcTestClient, sessions_root: Path):
     """pytest-lsp's client on a real sidecar, initialized on this test's sessions root."""
     result = await rpc.call(
-        "initialize", {"clientInfo": {"name": "pytest-lsp"}, "protocolVersion": "1.0", "sessionRoot": str(sessions_root)}
+        "initialize",
+        {"clientInfo": {"name": "pytest-lsp"}, "protocolVersion": "1.0", "sessionRoot": str(sessions_root)},
     )
     assert result["sessionRoot"] == str(sessions_root)
     rpc.protocol.notify("initialized", {})

@@ -25,12 +25,14 @@ class Zygote:
         self.socket_path = os.path.join(self._dir, "s")
         self.process = subprocess.Popen(
             [sys.executable, str(ZYGOTE), self.socket_path],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=None,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=None,
         )
         assert self.process.stdout is not None
         assert self.process.stdout.readline().strip() == b"ready"
 
-    def spawn(self, *args: str) -> "Child":
+    def spawn(self, *args: str) -> Child:
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
         stderr_fd = os.open(os.devnull, os.O_WRONLY)
@@ -153,8 +155,10 @@ class Child:
         return answer["result"]
 
     def initialize(self, root: Path, **settings: Any) -> None:
-        self.call("initialize", {"clientInfo": {"name": "crash"}, "protocolVersion": "1.0",
-                                 "sessionRoot": str(root), "settings": settings})
+        self.call(
+            "initialize",
+            {"clientInfo": {"name": "crash"}, "protocolVersion": "1.0", "sessionRoot": str(root), "settings": settings},
+        )
         self.notify("initialized", {})
 
     def kill(self) -> None:

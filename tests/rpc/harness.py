@@ -48,7 +48,12 @@ def tool_call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
 def tool_result(call_id: str, text: str) -> dict[str, Any]:
     return {
         "type": "message",
-        "message": {"role": "toolResult", "toolCallId": call_id, "toolName": "read", "content": [{"type": "text", "text": text}]},
+        "message": {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": "read",
+            "content": [{"type": "text", "text": text}],
+        },
     }
 
 
@@ -69,11 +74,15 @@ class RawServer:
         self._drain = asyncio.create_task(self._drain_stderr())
 
     @classmethod
-    async def start(cls, *args: str, framing: str = "lsp", env: dict[str, str] | None = None) -> "RawServer":
+    async def start(cls, *args: str, framing: str = "lsp", env: dict[str, str] | None = None) -> RawServer:
         argv = [*SERVER, "serve", *args] + (["--jsonl"] if framing == "jsonl" else [])
         process = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env=env, limit=1 << 26,
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            limit=1 << 26,
         )
         return cls(process, framing)
 
@@ -132,7 +141,8 @@ class RawServer:
 
     async def initialize(self, root: Path, **extra: Any) -> dict[str, Any]:
         answer = await self.request(
-            "initialize", {"clientInfo": {"name": "pytest"}, "protocolVersion": "1.0", "sessionRoot": str(root), **extra}
+            "initialize",
+            {"clientInfo": {"name": "pytest"}, "protocolVersion": "1.0", "sessionRoot": str(root), **extra},
         )
         self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
         return answer

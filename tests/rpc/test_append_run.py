@@ -13,9 +13,9 @@ from typing import Any
 
 import msgspec
 import pytest
+from store_mode import ON_POSTGRES
 
 from sidecar.store.files import writer as writer_module
-from store_mode import ON_POSTGRES
 
 from .piped import PipedServer
 
@@ -81,8 +81,12 @@ class _Harness(PipedServer):
 
 
 def _user(entry_id: str, text: str) -> dict[str, Any]:
-    return {"type": "message", "id": entry_id, "timestamp": "2026-01-01T00:00:00.000Z",
-            "message": {"role": "user", "content": text}}
+    return {
+        "type": "message",
+        "id": entry_id,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": "user", "content": text},
+    }
 
 
 async def _started(root: Path, fsync: str = "never") -> _Harness:
@@ -90,11 +94,25 @@ async def _started(root: Path, fsync: str = "never") -> _Harness:
     h.send("initialize", {"sessionRoot": str(root / "sessions"), "settings": {"store": {"fsync": fsync}}})
     h.send("session/create", {"cwd": "/w", "sessionId": "s"})
     await h.settle()
-    h.send("session/append", {"sessionId": "s", "entries": [
-        _user("u0", "hi"),
-        {"type": "message", "id": "a0", "timestamp": "2026-01-01T00:00:00.000Z",
-         "message": {"role": "assistant", "content": [{"type": "text", "text": "hello"}], "stopReason": "stop"}},
-    ]})
+    h.send(
+        "session/append",
+        {
+            "sessionId": "s",
+            "entries": [
+                _user("u0", "hi"),
+                {
+                    "type": "message",
+                    "id": "a0",
+                    "timestamp": "2026-01-01T00:00:00.000Z",
+                    "message": {
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": "hello"}],
+                        "stopReason": "stop",
+                    },
+                },
+            ],
+        },
+    )
     answers = await h.settle()
     assert all("result" in a for a in answers.values()), answers
     h.order.clear()
@@ -112,8 +130,12 @@ _CALLS: list[Any] = [
     {"sessionId": "s", "entries": [_user("e5", "five")], "expectedLeafId": "e1"},
     {"sessionId": "s", "entries": []},
     {"sessionId": "s", "entries": [_user("e6", "six")], "parentId": "a0"},
-    {"sessionId": "s", "entries": [{"type": "label", "targetId": "e2", "label": "x", "id": "l1",
-                                    "timestamp": "2026-01-01T00:00:00.000Z"}]},
+    {
+        "sessionId": "s",
+        "entries": [
+            {"type": "label", "targetId": "e2", "label": "x", "id": "l1", "timestamp": "2026-01-01T00:00:00.000Z"}
+        ],
+    },
     {"sessionId": "nobody", "entries": [_user("n1", "no such session")]},
     {"sessionId": "s", "entries": [_user("e7", "seven")], "expectedLeafId": "l1"},
     {"sessionId": "s", "entries": [_user("e8", "eight")]},
@@ -202,9 +224,18 @@ async def test_a_run_checks_each_calls_ids_as_one_at_a_time_does(tmp_path: Path)
 
 async def test_ids_drawn_in_a_run_are_new_and_each_its_own(tmp_path: Path):
     h = await _started(tmp_path)
-    sent = [h.send("session/append", {"sessionId": "s", "entries": [
-        {"type": "message", "message": {"role": "user", "content": f"{n}.{k}"}} for k in range(n % 3 + 1)]})
-        for n in range(30)]
+    sent = [
+        h.send(
+            "session/append",
+            {
+                "sessionId": "s",
+                "entries": [
+                    {"type": "message", "message": {"role": "user", "content": f"{n}.{k}"}} for k in range(n % 3 + 1)
+                ],
+            },
+        )
+        for n in range(30)
+    ]
     answers = await h.settle()
     ids = [e["id"] for i in sent for e in answers[i]["result"]["entries"]]
     assert len(ids) == sum(n % 3 + 1 for n in range(30)) == len(set(ids))
@@ -238,8 +269,18 @@ async def test_a_failed_write_after_a_call_with_bad_lines_leaves_no_label_in_mem
     added leaves memory with its line, as alone."""
     calls = [
         {"sessionId": "s", "entries": [{"type": "message", "id": "bad"}]},
-        {"sessionId": "s", "entries": [{"type": "label", "id": "l1", "timestamp": "2026-01-01T00:00:00.000Z",
-                                        "targetId": "u0", "label": FAIL_MARK}]},
+        {
+            "sessionId": "s",
+            "entries": [
+                {
+                    "type": "label",
+                    "id": "l1",
+                    "timestamp": "2026-01-01T00:00:00.000Z",
+                    "targetId": "u0",
+                    "label": FAIL_MARK,
+                }
+            ],
+        },
         {"sessionId": "s", "entries": [_user("e1", "one")]},
     ]
     _fail_writes_of_the_mark(monkeypatch)
@@ -256,8 +297,12 @@ async def test_a_failed_write_after_a_call_with_bad_lines_leaves_no_label_in_mem
 async def test_a_run_is_cut_by_a_call_that_is_not_inline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Under the "assistant" policy an assistant message waits for an fsync (a worker thread):
     the appends read before it are answered first, those after it wait behind it."""
-    assistant = {"type": "message", "id": "a1", "timestamp": "2026-01-01T00:00:00.000Z",
-                 "message": {"role": "assistant", "content": [{"type": "text", "text": "synced"}], "stopReason": "stop"}}
+    assistant = {
+        "type": "message",
+        "id": "a1",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "synced"}], "stopReason": "stop"},
+    }
     h = await _started(tmp_path, fsync="assistant")
     sent = [
         h.send("session/append", {"sessionId": "s", "entries": [_user("e1", "one")]}),
@@ -280,8 +325,11 @@ async def test_appends_to_two_sessions_read_together_keep_each_files_order(tmp_p
     h.send("session/append", {"sessionId": "t", "entries": [_user("t0", "hi")]})  # (creates its file: an fsync)
     await h.settle()
     h.order.clear()
-    sent = [h.send("session/append", {"sessionId": sid, "entries": [_user(f"{sid}{n}", "x")]})
-            for n in range(1, 4) for sid in ("s", "t")]
+    sent = [
+        h.send("session/append", {"sessionId": sid, "entries": [_user(f"{sid}{n}", "x")]})
+        for n in range(1, 4)
+        for sid in ("s", "t")
+    ]
     answers = await h.settle()
     assert (ON_POSTGRES or h.order == sent) and all("result" in answers[i] for i in sent)
     for sid, first in (("s", "a0"), ("t", "t0")):
@@ -297,8 +345,12 @@ async def test_appends_to_two_sessions_read_together_keep_each_files_order(tmp_p
         pytest.param({"jsonrpc": "2.0", "id": 1.5}, None, -32600, id="float-id"),
         pytest.param({"jsonrpc": "2.0", "id": 7, "params": None}, 7, -32602, id="null-params"),
         pytest.param({"jsonrpc": "2.0", "id": 7, "params": [1]}, 7, -32602, id="array-params"),
-        pytest.param({"jsonrpc": "2.0", "id": 7, "params": {"sessionId": "s", "entries": [], "extra": 1}}, 7, -32602,
-                     id="unknown-param"),
+        pytest.param(
+            {"jsonrpc": "2.0", "id": 7, "params": {"sessionId": "s", "entries": [], "extra": 1}},
+            7,
+            -32602,
+            id="unknown-param",
+        ),
         pytest.param({"jsonrpc": "2.0", "id": 7, "params": {"sessionId": 3, "entries": []}}, 7, -32602, id="bad-param"),
     ],
 )

@@ -24,14 +24,23 @@ async def test_a_50_mb_tool_output_is_stored_and_shown_cut(sessions_root: Path):
         await server.initialize(sessions_root)
         created = (await server.request("session/create", {"cwd": "/work/big"}))["result"]
         sid = created["sessionId"]
-        assert "result" in await server.request("session/append", {"sessionId": sid, "entries": [user("run it"), assistant("ok")]})
+        assert "result" in await server.request(
+            "session/append", {"sessionId": sid, "entries": [user("run it"), assistant("ok")]}
+        )
         before = peak_rss_kib(server.process.pid)
         output = ("0123456789abcdef" * 64 + "\n") * 49_000  # 50,225,000 characters
-        answer = await server.request("session/append", {"sessionId": sid, "entries": [tool_result("c1", output)]}, )
+        answer = await server.request(
+            "session/append",
+            {"sessionId": sid, "entries": [tool_result("c1", output)]},
+        )
         assert "result" in answer, answer
         after = peak_rss_kib(server.process.pid)
-        print(f"\nsidecar peak RSS: {before / 1024:.0f} MiB before, {after / 1024:.0f} MiB after a {len(output) / 1e6:.1f} MB append")
-        path = Path(created["path"])  # a file below the root, or its place in PostgreSQL (read as export-root writes it)
+        print(
+            f"\nsidecar peak RSS: {before / 1024:.0f} MiB before, {after / 1024:.0f} MiB after a {len(output) / 1e6:.1f} MB append"
+        )
+        path = Path(
+            created["path"]
+        )  # a file below the root, or its place in PostgreSQL (read as export-root writes it)
         assert path.name.endswith(f"_{sid}.jsonl")
         last_line = path.read_bytes().splitlines()[-1]
         assert len(last_line) < MAX_CHARS + 1000

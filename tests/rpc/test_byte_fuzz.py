@@ -56,7 +56,7 @@ TIMEOUT = 30.0
 SESSION = "fz"
 
 # Text for strings: ASCII, escapes JSON needs, non-ASCII of every UTF-8 length, a real surrogate pair.
-ALPHABET = "ab z09\"\\/\t\n\u00e9\u6f22\u2028\U0001F600"
+ALPHABET = 'ab z09"\\/\t\n\u00e9\u6f22\u2028\U0001f600'
 INVALID_UTF8 = [b"\xff", b"\xc3", b"\x80", b"\xed\xa0\x80", b"\xf0\x9f\x98", b"\xc0\xaf"]
 SURROGATES = [b"\\ud83d", b"\\ude00\\ud83d", b"\\udc00", b"\\ud83d\\ud83d", b"\\ud800x"]
 
@@ -91,11 +91,17 @@ def request(rnd: random.Random, msg_id: Any, inject: bytes = b"", id_last: bool 
     kind = rnd.random()
     if kind < 0.75:
         entry = b'{"type":"message","message":{"role":"user","content":[{"type":"text","text":%s}]}}' % text
-        return envelope(msg_id, "session/append", b'{"sessionId":"%s","entries":[%s]}' % (SESSION.encode(), entry), id_last)
+        return envelope(
+            msg_id, "session/append", b'{"sessionId":"%s","entries":[%s]}' % (SESSION.encode(), entry), id_last
+        )
     if kind < 0.9:
         return envelope(msg_id, "session/list", b'{"query":%s}' % text, id_last)
-    return envelope(msg_id, "session/getTree", b'{"sessionId":"%s","x":%s}' % (SESSION.encode(), text)
-                    if inject else b'{"sessionId":"%s"}' % SESSION.encode(), id_last)
+    return envelope(
+        msg_id,
+        "session/getTree",
+        b'{"sessionId":"%s","x":%s}' % (SESSION.encode(), text) if inject else b'{"sessionId":"%s"}' % SESSION.encode(),
+        id_last,
+    )
 
 
 @dataclass
@@ -162,8 +168,11 @@ class Units:
 
     def valid(self) -> Unit:
         msg_id = self.new_id()
-        return Unit(self.frame(request(self.rnd, msg_id, id_last=self.rnd.random() < 0.2)), collections.Counter([msg_id]),
-                    succeeds=True)
+        return Unit(
+            self.frame(request(self.rnd, msg_id, id_last=self.rnd.random() < 0.2)),
+            collections.Counter([msg_id]),
+            succeeds=True,
+        )
 
     def json_line(self) -> Unit:
         """A JSON-RPC request on a line of its own inside LSP framing: served as one."""
@@ -184,8 +193,12 @@ class Units:
         msg_id = self.new_id()
         body = request(self.rnd, msg_id)
         keep = body.index(b',"method"') + 1  # the id stays whole
-        return Unit(lsp(body, self.rnd.randint(keep, len(body) - 1)), collections.Counter([msg_id]), error=-32700,
-                    truncated=True)
+        return Unit(
+            lsp(body, self.rnd.randint(keep, len(body) - 1)),
+            collections.Counter([msg_id]),
+            error=-32700,
+            truncated=True,
+        )
 
     def overlong(self) -> Unit:
         msg_id = self.new_id()
@@ -213,9 +226,27 @@ class Units:
         return Unit(self.frame(b'{"jsonrpc":"2.0","method":"$/fuzz","params":{"x":%s}}' % json_string(self.rnd)))
 
 
-LSP_KINDS = {"valid": 30, "json_line": 8, "bad_utf8": 14, "surrogate": 10, "truncated": 7, "overlong": 6,
-             "duplicate": 8, "junk": 7, "bad_id": 3, "notification": 3}
-JSONL_KINDS = {"valid": 40, "bad_utf8": 18, "surrogate": 14, "duplicate": 10, "junk": 10, "bad_id": 4, "notification": 4}
+LSP_KINDS = {
+    "valid": 30,
+    "json_line": 8,
+    "bad_utf8": 14,
+    "surrogate": 10,
+    "truncated": 7,
+    "overlong": 6,
+    "duplicate": 8,
+    "junk": 7,
+    "bad_id": 3,
+    "notification": 3,
+}
+JSONL_KINDS = {
+    "valid": 40,
+    "bad_utf8": 18,
+    "surrogate": 14,
+    "duplicate": 10,
+    "junk": 10,
+    "bad_id": 4,
+    "notification": 4,
+}
 
 
 def make_batch(units: Units, count: int) -> Batch:
@@ -316,8 +347,11 @@ class Sidecar:
         """``shutdown`` and ``exit`` over stdio, SIGTERM for a socket server; the exit code."""
         if self.process.stdin is not None:
             self.peer.call("shutdown", None)
-            self.peer.send(b'Content-Length: 33\r\n\r\n{"jsonrpc":"2.0","method":"exit"}' if self.peer.framing == "lsp"
-                           else b'{"jsonrpc":"2.0","method":"exit"}\n')
+            self.peer.send(
+                b'Content-Length: 33\r\n\r\n{"jsonrpc":"2.0","method":"exit"}'
+                if self.peer.framing == "lsp"
+                else b'{"jsonrpc":"2.0","method":"exit"}\n'
+            )
         else:
             self.process.send_signal(signal.SIGTERM)
         try:
@@ -329,16 +363,24 @@ class Sidecar:
 
 def start_stdio(root: Path, framing: str) -> Sidecar:
     """A sidecar started without --jsonl: it serves the framing of the client's first byte."""
-    process = subprocess.Popen([*SERVER, "serve", "--root", str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [*SERVER, "serve", "--root", str(root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     assert process.stdin is not None and process.stdout is not None
     peer = Peer(process.stdin, process.stdout, framing)
     return Sidecar(process, peer, [process.stdin, process.stdout])
 
 
 def start_socket(root: Path, path: Path) -> Sidecar:
-    process = subprocess.Popen([*SERVER, "serve", "--socket", str(path), "--root", str(root)],
-                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [*SERVER, "serve", "--socket", str(path), "--root", str(root)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     assert process.stdout is not None
     while b"ready" not in (line := process.stdout.readline()):
         assert line, "the sidecar exited before it was ready"
@@ -374,7 +416,9 @@ def check_batch(peer: Peer, batch: Batch, sent: set[Any]) -> None:
         if owed == 2:  # the same id twice: one ran; the other ran too (the first was done) or was refused
             assert any("result" in a for a in got), got
             refused = [a for a in got if "error" in a]
-            assert all(a["error"]["code"] == -32600 and a["error"]["data"]["reason"] == "duplicateId" for a in refused), got
+            assert all(
+                a["error"]["code"] == -32600 and a["error"]["data"]["reason"] == "duplicateId" for a in refused
+            ), got
     for msg_id, allowed in batch.at_most.items():
         assert len(answers.get(msg_id, [])) <= allowed, (msg_id, answers[msg_id])
     strangers = [msg_id for msg_id in answers if msg_id not in sent and not str(msg_id).startswith("ping")]
@@ -385,9 +429,13 @@ def check_batch(peer: Peer, batch: Batch, sent: set[Any]) -> None:
 
 def appended_ids(peer: Peer) -> set[str]:
     """The ids of every entry an append was answered with."""
-    return {entry["id"] for got in peer.answers.values() for answer in got
-            if isinstance(answer.get("result"), dict) and "leafId" in answer["result"] and "entries" in answer["result"]
-            for entry in answer["result"]["entries"]}
+    return {
+        entry["id"]
+        for got in peer.answers.values()
+        for answer in got
+        if isinstance(answer.get("result"), dict) and "leafId" in answer["result"] and "entries" in answer["result"]
+        for entry in answer["result"]["entries"]
+    }
 
 
 def fuzz(sidecar: Sidecar, framing: str, frames: int, seed: int) -> dict[str, Any]:
@@ -408,8 +456,12 @@ def fuzz(sidecar: Sidecar, framing: str, frames: int, seed: int) -> dict[str, An
         totals["owed"] += sum(batch.exact.values())
         totals["brokenByAnother"] += len(batch.at_most)
     totals["nullAnswers"] = peer.null_answers
-    totals["refusedDuplicates"] = sum(1 for got in peer.answers.values() for answer in got
-                                      if answer.get("error", {}).get("data", {}).get("reason") == "duplicateId")
+    totals["refusedDuplicates"] = sum(
+        1
+        for got in peer.answers.values()
+        for answer in got
+        if answer.get("error", {}).get("data", {}).get("reason") == "duplicateId"
+    )
     return {**totals, **units.drawn}
 
 
@@ -417,8 +469,12 @@ def send_oversized(peer: Peer, units: Units, sent: set[Any]) -> int:
     """A body one byte over the limit: skipped, answered payloadTooLarge with the id read from its head."""
     msg_id = units.new_id()
     sent.add(msg_id)
-    head = envelope(msg_id, "session/append", b'{"sessionId":"%s","entries":[{"type":"message","message":{"role":"user",'
-                    b'"content":[{"type":"text","text":"' % SESSION.encode())
+    head = envelope(
+        msg_id,
+        "session/append",
+        b'{"sessionId":"%s","entries":[{"type":"message","message":{"role":"user",'
+        b'"content":[{"type":"text","text":"' % SESSION.encode(),
+    )
     peer.send(b"Content-Length: %d\r\n\r\n%b" % (LIMIT + 1, head))
     left = LIMIT + 1 - len(head)
     chunk = b"a" * (1 << 20)

@@ -28,7 +28,11 @@ def turn(number: int, error: bool = False) -> list[dict[str, Any]]:
     result = tool_result(call, f"output {number} " + "x" * OUTPUT_CHARS)
     if error:
         result["message"]["isError"] = True
-    return [user(f"step {number}"), assistant(f"running {number}", tool_call(call, "bash", command=f"make {number}")), result]
+    return [
+        user(f"step {number}"),
+        assistant(f"running {number}", tool_call(call, "bash", command=f"make {number}")),
+        result,
+    ]
 
 
 async def append(server: RawServer, entries: list[dict[str, Any]], sid: str = "t") -> dict[str, Any]:
@@ -71,11 +75,15 @@ async def test_outputs_are_cleared_in_batches_and_kept_in_the_file(sessions_root
         texts = tool_texts(await llm_context(server))
         assert [t.startswith("[Old tool output pruned") for t in texts] == [True] * 6 + [False] * 2
         # The file keeps every output in full, and the clearing is a custom entry pi ignores.
-        entries = (await server.request("session/getEntries", {"sessionId": "t", "ids": [result_ids[0], third["entryId"]]}))
+        entries = await server.request(
+            "session/getEntries", {"sessionId": "t", "ids": [result_ids[0], third["entryId"]]}
+        )
         kept, record = entries["result"]["entries"]
         assert kept["message"]["content"][0]["text"].startswith("output 1 x")
         assert record["type"] == "custom" and record["customType"] == PRUNE_CUSTOM_TYPE
-        assert record["data"]["reason"] == "clearToolResults" and record["data"]["toolResultIds"] == third["toolResultIds"]
+        assert (
+            record["data"]["reason"] == "clearToolResults" and record["data"]["toolResultIds"] == third["toolResultIds"]
+        )
     finally:
         await server.stop()
 
@@ -98,7 +106,9 @@ async def test_errors_keep_their_output_and_off_means_never(sessions_root: Path)
     try:
         results = [await append(server, turn(n), sid="off") for n in range(1, 8)]
         assert all(r.get("clearedToolResults") is None for r in results)
-        assert not any(t.startswith("[Old tool output pruned") for t in tool_texts(await llm_context(server, sid="off")))
+        assert not any(
+            t.startswith("[Old tool output pruned") for t in tool_texts(await llm_context(server, sid="off"))
+        )
     finally:
         await server.stop()
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 import sys
+import time
 from pathlib import Path
 
-from sidecar import schema
 from store_mode import bring_in, stored_root
+
+from sidecar import schema
 
 from .harness import SERVER
 
@@ -51,7 +52,14 @@ def test_demo_drives_a_whole_session(tmp_path: Path):
     root = tmp_path / "demo-root"
     demo = run("demo", "--root", str(root))
     assert demo.returncode == 0, demo.stdout + demo.stderr
-    for step in ("session/create", "session/append", "session/buildContext", "session/branch", "session/fork", "session/list"):
+    for step in (
+        "session/create",
+        "session/append",
+        "session/buildContext",
+        "session/branch",
+        "session/fork",
+        "session/list",
+    ):
         assert step in demo.stdout
     assert "sidecar exited with code 0" in demo.stdout
     files = sorted(stored_root(root, tmp_path / "stored").rglob("*.jsonl"))
@@ -76,7 +84,9 @@ def test_schema_check_flag_detects_a_stale_file(tmp_path: Path):
     assert schema.main(["--check", "--output", str(stale)]) == 0
     generated = json.loads(stale.read_text())
     assert set(generated["methods"]) >= {"initialize", "shutdown", "session/append"}
-    assert {"code": -33001, "kind": "sessionNotFound"}.items() <= next(e for e in generated["errors"] if e["code"] == -33001).items()
+    assert {"code": -33001, "kind": "sessionNotFound"}.items() <= next(
+        e for e in generated["errors"] if e["code"] == -33001
+    ).items()
 
 
 def test_help_and_version():
@@ -90,23 +100,40 @@ def test_doctor_finds_and_mends_a_file_cut_off_by_an_old_fork(sessions_root: Pat
     path = folder / "2025-01-01T00-00-00-000Z_d1.jsonl"
     lines = [
         {"type": "session", "version": 3, "id": "d1", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"},
-        {"type": "message", "id": "a1", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
-         "message": {"role": "user", "content": "one", "timestamp": 1}},
-        {"type": "message", "id": "a2", "parentId": "a-label", "timestamp": "2025-01-01T00:00:02.000Z",
-         "message": {"role": "user", "content": "two", "timestamp": 2}},
+        {
+            "type": "message",
+            "id": "a1",
+            "parentId": None,
+            "timestamp": "2025-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": "one", "timestamp": 1},
+        },
+        {
+            "type": "message",
+            "id": "a2",
+            "parentId": "a-label",
+            "timestamp": "2025-01-01T00:00:02.000Z",
+            "message": {"role": "user", "content": "two", "timestamp": 2},
+        },
     ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    opened = json.loads(run("call", "session/open", json.dumps({"path": str(path)}), "--root", str(sessions_root)).stdout)
+    opened = json.loads(
+        run("call", "session/open", json.dumps({"path": str(path)}), "--root", str(sessions_root)).stdout
+    )
     assert opened["warnings"][0]["kind"] == "danglingParent" and opened["warnings"][0]["entryIds"] == ["a2"]
     checked = run("doctor", "--root", str(sessions_root))
     assert checked.returncode == 1 and "a2: parent a-label -> a1" in checked.stdout
     fixed = run("doctor", "--fix", "--root", str(sessions_root))
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "the original is kept at" in fixed.stdout
-    opened = json.loads(run("call", "session/open", json.dumps({"path": str(path)}), "--root", str(sessions_root)).stdout)
+    opened = json.loads(
+        run("call", "session/open", json.dumps({"path": str(path)}), "--root", str(sessions_root)).stdout
+    )
     assert "warnings" not in opened
-    built = json.loads(run("call", "session/buildContext", "-", "--root", str(sessions_root),
-                           stdin=json.dumps({"sessionId": "d1"})).stdout)
+    built = json.loads(
+        run(
+            "call", "session/buildContext", "-", "--root", str(sessions_root), stdin=json.dumps({"sessionId": "d1"})
+        ).stdout
+    )
     assert [m["content"] for m in built["messages"]] == ["one", "two"]
 
 
@@ -117,10 +144,21 @@ def test_du_prune_and_empty_trash_on_the_command_line(sessions_root: Path):
         path = folder / f"2025-01-01T00-00-00-000Z_{sid}.jsonl"
         stamp = time.time() - age_days * 86400
         # Aged alike on both stores: by the file's time (files) and by its last message's (PostgreSQL).
-        said = {"type": "message", "id": f"{sid}-u", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
-                "message": {"role": "user", "content": "hello", "timestamp": int(stamp * 1000)}}
-        path.write_text(json.dumps({"type": "session", "version": 3, "id": sid, "timestamp": "2025-01-01T00:00:00.000Z",
-                                    "cwd": "/w"}) + "\n" + json.dumps(said) + "\n")
+        said = {
+            "type": "message",
+            "id": f"{sid}-u",
+            "parentId": None,
+            "timestamp": "2025-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": "hello", "timestamp": int(stamp * 1000)},
+        }
+        path.write_text(
+            json.dumps(
+                {"type": "session", "version": 3, "id": sid, "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}
+            )
+            + "\n"
+            + json.dumps(said)
+            + "\n"
+        )
         os.utime(path, (stamp, stamp))
     bring_in(sessions_root)  # on PostgreSQL: migrated, as a user brings a root in
     stored = lambda: stored_root(sessions_root, sessions_root.parent / "exported")  # noqa: E731
@@ -151,15 +189,36 @@ def _conversation_file(root: Path, session_id: str, turns: int) -> Path:
     lines = [{"type": "session", "version": 3, "id": session_id, "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}]
     parent = None
     for turn in range(turns):
-        for role, text in (("user", f"please change file{turn}.py " + "word " * 400), ("assistant", f"changed file{turn}.py")):
+        for role, text in (
+            ("user", f"please change file{turn}.py " + "word " * 400),
+            ("assistant", f"changed file{turn}.py"),
+        ):
             entry_id = f"{role[0]}{turn}"
             message = {"role": role, "content": [{"type": "text", "text": text}], "timestamp": turn}
             if role == "assistant":
-                message.update(api="anthropic-messages", provider="anthropic", model="m", stopReason="stop",
-                               usage={"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
-                                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}})
-            lines.append({"type": "message", "id": entry_id, "parentId": parent,
-                          "timestamp": f"2025-01-01T00:00:{turn % 60:02d}.000Z", "message": message})
+                message.update(
+                    api="anthropic-messages",
+                    provider="anthropic",
+                    model="m",
+                    stopReason="stop",
+                    usage={
+                        "input": 0,
+                        "output": 0,
+                        "cacheRead": 0,
+                        "cacheWrite": 0,
+                        "totalTokens": 0,
+                        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+                    },
+                )
+            lines.append(
+                {
+                    "type": "message",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": f"2025-01-01T00:00:{turn % 60:02d}.000Z",
+                    "message": message,
+                }
+            )
             parent = entry_id
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
@@ -170,14 +229,19 @@ def test_call_runs_a_coroutine_method_to_its_end_and_closes_the_session(sessions
     path = _conversation_file(sessions_root, "k1", 12)
     bring_in(sessions_root)
     before = path.read_bytes()
-    done = run("call", "session/compact", json.dumps({"sessionId": "k1", "provider": "offline", "keepRecentTokens": 1000}),
-               "--root", str(sessions_root))
+    done = run(
+        "call",
+        "session/compact",
+        json.dumps({"sessionId": "k1", "provider": "offline", "keepRecentTokens": 1000}),
+        "--root",
+        str(sessions_root),
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["provider"] == "offline" and result["tokensAfter"] < result["tokensBefore"]
     after = (stored_root(sessions_root, sessions_root.parent / "stored") / path.relative_to(sessions_root)).read_bytes()
     assert after.startswith(before)  # appended to, nothing rewritten
-    written = [json.loads(line) for line in after[len(before):].splitlines()]
+    written = [json.loads(line) for line in after[len(before) :].splitlines()]
     assert written[-1]["type"] == "compaction" and written[-1]["id"] == result["entryId"]
     assert written[-1]["firstKeptEntryId"] == result["firstKeptEntryId"]
     # The session was closed as at shutdown: another sidecar may open it for writing at once.
@@ -187,10 +251,16 @@ def test_call_runs_a_coroutine_method_to_its_end_and_closes_the_session(sessions
 
 
 def test_call_refuses_bad_params_as_the_server_does(sessions_root: Path):
-    failed = run("call", "session/append", json.dumps({"sessionId": "x", "entries": "nope"}), "--root", str(sessions_root))
+    failed = run(
+        "call", "session/append", json.dumps({"sessionId": "x", "entries": "nope"}), "--root", str(sessions_root)
+    )
     assert failed.returncode == 1
     error = json.loads(failed.stdout)["error"]
-    assert error["code"] == -32602 and error["data"] == {"kind": "invalidParams", "method": "session/append", "field": "entries"}
+    assert error["code"] == -32602 and error["data"] == {
+        "kind": "invalidParams",
+        "method": "session/append",
+        "field": "entries",
+    }
     # Not a session method: still answered by a spawned sidecar, with the server's own answer.
     unknown = run("call", "session/nothing", "{}", "--root", str(sessions_root))
     assert unknown.returncode == 1 and json.loads(unknown.stdout)["error"]["code"] == -32601
@@ -202,13 +272,25 @@ def test_global_options_go_before_or_after_the_subcommand(sessions_root: Path):
     folder = sessions_root / "--w--"
     folder.mkdir(parents=True)
     (folder / "2025-01-01T00-00-00-000Z_g1.jsonl").write_text(
-        json.dumps({"type": "session", "version": 3, "id": "g1", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}) + "\n"
-        + json.dumps({"type": "message", "id": "u1", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
-                      "message": {"role": "user", "content": "hello", "timestamp": 1735689601000}}) + "\n")
+        json.dumps({"type": "session", "version": 3, "id": "g1", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"})
+        + "\n"
+        + json.dumps(
+            {
+                "type": "message",
+                "id": "u1",
+                "parentId": None,
+                "timestamp": "2025-01-01T00:00:01.000Z",
+                "message": {"role": "user", "content": "hello", "timestamp": 1735689601000},
+            }
+        )
+        + "\n"
+    )
     bring_in(sessions_root)
-    for words in (("--root", str(sessions_root), "call", "session/list", '{"all": true}'),
-                  ("call", "session/list", '{"all": true}', "--root", str(sessions_root)),
-                  (f"--root={sessions_root}", "--log-level", "error", "call", "session/list", '{"all": true}')):
+    for words in (
+        ("--root", str(sessions_root), "call", "session/list", '{"all": true}'),
+        ("call", "session/list", '{"all": true}', "--root", str(sessions_root)),
+        (f"--root={sessions_root}", "--log-level", "error", "call", "session/list", '{"all": true}'),
+    ):
         listed = run(*words)
         assert listed.returncode == 0, (words, listed.stderr)
         assert [s["sessionId"] for s in json.loads(listed.stdout)["sessions"]] == ["g1"], words
@@ -222,15 +304,26 @@ def test_global_options_go_before_or_after_the_subcommand(sessions_root: Path):
 def test_serve_is_the_default_after_global_options(sessions_root: Path):
     """No subcommand: the sidecar serves stdio, with the global options given before it."""
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
-    done = subprocess.run([*SERVER, "--root", str(sessions_root), "--jsonl"], input=body + "\n",
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [*SERVER, "--root", str(sessions_root), "--jsonl"],
+        input=body + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert json.loads(done.stdout.splitlines()[0])["id"] == 1, done.stderr
 
 
 def test_no_abbreviation_of_a_long_option_is_taken(tmp_path: Path):
     """`serve --token X` was taken as `--token-file X`: it wrote a random token into a file named X."""
-    done = subprocess.run([*SERVER, "serve", "--token", "X", "--root", str(tmp_path / "root")], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [*SERVER, "serve", "--token", "X", "--root", str(tmp_path / "root")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 2 and "unrecognized arguments: --token X" in done.stderr
     assert not (tmp_path / "X").exists()
     abbreviated = run("--ro", str(tmp_path / "root"), "du")
@@ -246,7 +339,12 @@ def test_call_runs_our_package_whatever_the_current_folder_holds(tmp_path: Path,
     (decoy / "sidecar" / "__main__.py").write_text("raise SystemExit('the current folder was imported')\n")
     command = Path(sys.executable).with_name("session-sidecar")
     assert command.is_file(), f"the installed command is missing: {command}"
-    created = subprocess.run([str(command), "call", "session/create", '{"cwd": "/w", "sessionId": "d1"}',
-                              "--root", str(sessions_root)], cwd=decoy, capture_output=True, text=True, timeout=60)
+    created = subprocess.run(
+        [str(command), "call", "session/create", '{"cwd": "/w", "sessionId": "d1"}', "--root", str(sessions_root)],
+        cwd=decoy,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert created.returncode == 0 and "current folder" not in created.stderr, created.stderr
     assert json.loads(created.stdout)["sessionId"] == "d1"

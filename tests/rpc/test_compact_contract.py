@@ -12,8 +12,10 @@ from typing import Any
 from .harness import RawServer, assistant, snapshot, user
 
 # A line at 100 tokens that a session of short turns crosses, though a summary of it cannot be smaller.
-AUTO = {"compaction": {"autoCompact": True, "contextWindow": 300, "reserveTokens": 200, "keepRecentTokens": 1},
-        "providers": {"default": "offline"}}
+AUTO = {
+    "compaction": {"autoCompact": True, "contextWindow": 300, "reserveTokens": 200, "keepRecentTokens": 1},
+    "providers": {"default": "offline"},
+}
 
 
 def turns(count: int, start: int = 0) -> list[dict[str, Any]]:
@@ -40,12 +42,25 @@ async def test_a_small_session_is_not_compacted_larger_nor_twice(raw: RawServer,
     error = refused["error"]
     assert error["code"] == -33025 and error["data"]["kind"] == "compactionNotSmaller"
     assert error["data"]["summaryTokens"] >= error["data"]["replacedTokens"]
-    assert {k: v for k, v in snapshot(sessions_root).items() if not k.startswith(".index")} == \
-           {k: v for k, v in before.items() if not k.startswith(".index")}
+    assert {k: v for k, v in snapshot(sessions_root).items() if not k.startswith(".index")} == {
+        k: v for k, v in before.items() if not k.startswith(".index")
+    }
     # Enough to shrink: compacted once; asked again at once, refused naming it.
-    await raw.request("session/append", {"sessionId": "small", "entries": [user("explain"), assistant(" ".join(f"step {n} reads file {n} and checks it." for n in range(150))),
-                                                                           user("thanks"), assistant("welcome")]})
-    done = (await raw.request("session/compact", {"sessionId": "small", "provider": "offline", "keepRecentTokens": 1}))["result"]
+    await raw.request(
+        "session/append",
+        {
+            "sessionId": "small",
+            "entries": [
+                user("explain"),
+                assistant(" ".join(f"step {n} reads file {n} and checks it." for n in range(150))),
+                user("thanks"),
+                assistant("welcome"),
+            ],
+        },
+    )
+    done = (await raw.request("session/compact", {"sessionId": "small", "provider": "offline", "keepRecentTokens": 1}))[
+        "result"
+    ]
     assert done["tokensAfter"] < done["tokensBefore"] and done["fellBack"] is False
     again = (await raw.request("session/compact", {"sessionId": "small", "provider": "offline"}))["error"]
     assert again["code"] == -33020 and again["data"]["reason"] == "leafIsCompaction"

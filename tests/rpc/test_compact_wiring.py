@@ -4,10 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from sidecar import wire
-
 from .harness import RawServer, assistant, user
 
 SETTINGS = {"compaction": {"contextWindow": 4000, "reserveTokens": 1000, "keepRecentTokens": 300}}
@@ -113,8 +109,12 @@ async def test_branch_with_summarize_writes_a_branch_summary_through_the_server(
         assert "result" in answer, answer
         summary_id = answer["result"]["summaryEntryId"]
         assert answer["result"]["leafId"] == summary_id
-        entries = (await server.request("session/getEntries", {"sessionId": "c", "ids": [summary_id]}))["result"]["entries"]
-        assert entries[0]["type"] == "branch_summary" and entries[0]["parentId"] == first_answer and entries[0]["summary"]
+        entries = (await server.request("session/getEntries", {"sessionId": "c", "ids": [summary_id]}))["result"][
+            "entries"
+        ]
+        assert (
+            entries[0]["type"] == "branch_summary" and entries[0]["parentId"] == first_answer and entries[0]["summary"]
+        )
     finally:
         await server.stop()
 

@@ -14,13 +14,27 @@ def write_big_session(root: Path, session_id: str = "big", count: int = 60_000) 
     """A long linear session written straight to disk: opening it takes a noticeable while."""
     path = root / "--w--" / f"2025-01-01T00-00-00-000Z_{session_id}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
-    lines = [json.dumps({"type": "session", "version": 3, "id": session_id, "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"})]
+    lines = [
+        json.dumps(
+            {"type": "session", "version": 3, "id": session_id, "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}
+        )
+    ]
     parent = None
     for index in range(count):
         entry_id = f"{index:08x}"
         role = "user" if index % 2 == 0 else "assistant"
         message = {"role": role, "content": [{"type": "text", "text": "x" * 100}]}
-        lines.append(json.dumps({"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2025-01-01T00:00:00.000Z", "message": message}))
+        lines.append(
+            json.dumps(
+                {
+                    "type": "message",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": "2025-01-01T00:00:00.000Z",
+                    "message": message,
+                }
+            )
+        )
         parent = entry_id
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -30,18 +44,37 @@ def write_many_sessions(root: Path, count: int) -> None:
     folder = root / "--many--"
     folder.mkdir(parents=True)
     for index in range(count):
-        header = {"type": "session", "version": 3, "id": f"m{index}", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/many"}
-        body = {"type": "message", "id": "a1", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
-                "message": {"role": "user", "content": f"question {index}"}}
-        (folder / f"2025-01-01T00-00-00-000Z_m{index}.jsonl").write_text(json.dumps(header) + "\n" + json.dumps(body) + "\n")
+        header = {
+            "type": "session",
+            "version": 3,
+            "id": f"m{index}",
+            "timestamp": "2025-01-01T00:00:00.000Z",
+            "cwd": "/many",
+        }
+        body = {
+            "type": "message",
+            "id": "a1",
+            "parentId": None,
+            "timestamp": "2025-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": f"question {index}"},
+        }
+        (folder / f"2025-01-01T00-00-00-000Z_m{index}.jsonl").write_text(
+            json.dumps(header) + "\n" + json.dumps(body) + "\n"
+        )
 
 
 async def test_requests_on_one_session_run_in_the_order_sent(raw: RawServer):
     created = (await raw.request("session/create", {"cwd": "/w", "sessionId": "order"}))["result"]
     await raw.request("session/append", {"sessionId": "order", "entries": [user("start"), assistant("ok")]})
     for index in range(100):  # pipelined: nobody waits for an answer
-        raw.send({"jsonrpc": "2.0", "id": index, "method": "session/append",
-                  "params": {"sessionId": "order", "entries": [user(f"m{index}")]}})
+        raw.send(
+            {
+                "jsonrpc": "2.0",
+                "id": index,
+                "method": "session/append",
+                "params": {"sessionId": "order", "entries": [user(f"m{index}")]},
+            }
+        )
     answers = {a["id"]: a["result"] for a in [await raw.response() for _ in range(100)]}
     for index in range(1, 100):
         assert answers[index]["entries"][0]["parentId"] == answers[index - 1]["entries"][0]["id"]
@@ -65,7 +98,9 @@ async def test_cancelling_a_queued_request_answers_32800_at_once(raw: RawServer,
     bring_in(sessions_root)
     before = stored_state(sessions_root, sessions_root.parent / "stored")
     raw.send({"jsonrpc": "2.0", "id": "slow", "method": "session/open", "params": {"sessionId": "big"}})
-    raw.send({"jsonrpc": "2.0", "id": "queued", "method": "session/setName", "params": {"sessionId": "big", "name": "x"}})
+    raw.send(
+        {"jsonrpc": "2.0", "id": "queued", "method": "session/setName", "params": {"sessionId": "big", "name": "x"}}
+    )
     raw.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "queued"}})
     first, second = await raw.response(), await raw.response()
     assert first["id"] == "queued" and first["error"]["code"] == -32800
@@ -76,9 +111,14 @@ async def test_cancelling_a_queued_request_answers_32800_at_once(raw: RawServer,
 
 async def test_cancelling_a_running_list_stops_it_between_files(raw: RawServer, sessions_root: Path):
     write_many_sessions(sessions_root, 3000)
-    raw.send({"jsonrpc": "2.0", "id": "scan", "method": "session/list", "params": {"all": True, "workDoneToken": "tok"}})
+    raw.send(
+        {"jsonrpc": "2.0", "id": "scan", "method": "session/list", "params": {"all": True, "workDoneToken": "tok"}}
+    )
     begin = await raw.receive()
-    assert begin["method"] == "$/progress" and begin["params"] == {"token": "tok", "value": {"kind": "begin", "title": "session/list", "percentage": 0}}
+    assert begin["method"] == "$/progress" and begin["params"] == {
+        "token": "tok",
+        "value": {"kind": "begin", "title": "session/list", "percentage": 0},
+    }
     raw.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "scan"}})
     answer = await raw.response()
     assert answer["id"] == "scan" and answer["error"]["code"] == -32800
@@ -121,9 +161,22 @@ async def test_a_cheap_append_sent_right_after_a_queued_call_still_waits_its_tur
     await raw.request("session/append", {"sessionId": "turns", "entries": [user("start"), assistant("ok")]})
     for round_ in range(20):
         raw.send_raw(
-            frame({"jsonrpc": "2.0", "id": f"ctx{round_}", "method": "session/buildContext", "params": {"sessionId": "turns"}})
-            + frame({"jsonrpc": "2.0", "id": f"add{round_}", "method": "session/append",
-                     "params": {"sessionId": "turns", "entries": [user(f"late {round_}")]}})
+            frame(
+                {
+                    "jsonrpc": "2.0",
+                    "id": f"ctx{round_}",
+                    "method": "session/buildContext",
+                    "params": {"sessionId": "turns"},
+                }
+            )
+            + frame(
+                {
+                    "jsonrpc": "2.0",
+                    "id": f"add{round_}",
+                    "method": "session/append",
+                    "params": {"sessionId": "turns", "entries": [user(f"late {round_}")]},
+                }
+            )
         )
         answers = {a["id"]: a for a in [await raw.response(), await raw.response()]}
         texts = [m["content"] for m in answers[f"ctx{round_}"]["result"]["messages"] if m["role"] == "user"]

@@ -11,7 +11,9 @@ async def test_since_over_the_wire_sends_only_the_appended_messages(client: RpcT
     held = await client.call("session/buildContext", {"sessionId": "s1", "format": "llm"})
     # delta and baseCount are always sent (false and 0 for a whole context); rebuildReason only with a since.
     assert held["delta"] is False and held["baseCount"] == 0 and "rebuildReason" not in held and held["cursor"]
-    appended = await client.call("session/append", {"sessionId": "s1", "entries": [user("and now?"), assistant("done")]})
+    appended = await client.call(
+        "session/append", {"sessionId": "s1", "entries": [user("and now?"), assistant("done")]}
+    )
     delta = await client.call("session/buildContext", {"sessionId": "s1", "format": "llm", "since": held["cursor"]})
     assert delta["delta"] is True and delta["baseCount"] == len(ids)
     assert delta["entryIds"] == [e["id"] for e in appended["entries"]]

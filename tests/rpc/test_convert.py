@@ -11,13 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from rpc.harness import RawServer, assistant, tool_call, user
-
+from conftest import PI_FIXTURES as FIXTURES
 from spec.helpers import llm_texts
 from store_mode import bring_in, place
 
-from conftest import PI_FIXTURES as FIXTURES
+from rpc.harness import RawServer, assistant, tool_call, user
 
 
 async def pi_server(root: Path, **settings: Any) -> RawServer:
@@ -44,8 +42,16 @@ def without_what_spec_drops(messages: list[dict[str, Any]]) -> list[dict[str, An
 
 
 def tool_result(call_id: str, text: str, name: str) -> dict[str, Any]:
-    return {"type": "message", "message": {"role": "toolResult", "toolCallId": call_id, "toolName": name,
-                                           "content": [{"type": "text", "text": text}], "isError": False}}
+    return {
+        "type": "message",
+        "message": {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": name,
+            "content": [{"type": "text", "text": text}],
+            "isError": False,
+        },
+    }
 
 
 async def test_pi_to_spec_to_pi_keeps_what_the_spec_holds_and_lists_the_rest(tmp_path: Path):
@@ -57,38 +63,75 @@ async def test_pi_to_spec_to_pi_keeps_what_the_spec_holds_and_lists_the_rest(tmp
         refused = await RawServer.start()
         try:
             await refused.initialize(pi_root)
-            answer = await refused.request("session/convert", {"path": str(spec_root), "to": "pi", "targetRoot": str(back_root)})
+            answer = await refused.request(
+                "session/convert", {"path": str(spec_root), "to": "pi", "targetRoot": str(back_root)}
+            )
             assert answer["error"]["code"] == -33007  # outside the root: only with store.allowExternalPaths
         finally:
             await refused.stop()
-        sid = (await call(server, "session/create", {"cwd": "/project", "sessionId": "conv-1", "name": "refactor"}))["sessionId"]
-        first = await call(server, "session/append", {"sessionId": sid, "entries": [
-            user("Read the loader"),
-            {"type": "message", "message": {"role": "assistant", "content": [
-                {"type": "thinking", "thinking": "I should read it"}, {"type": "text", "text": "Reading."},
-                {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "src/loader.ts"}}]}},
-            tool_result("c1", "export function load() {}\n" + "// the loader's notes\n" * 120, "read"),
-            assistant("It exports load().", ),
-        ]})
+        sid = (await call(server, "session/create", {"cwd": "/project", "sessionId": "conv-1", "name": "refactor"}))[
+            "sessionId"
+        ]
+        first = await call(
+            server,
+            "session/append",
+            {
+                "sessionId": sid,
+                "entries": [
+                    user("Read the loader"),
+                    {
+                        "type": "message",
+                        "message": {
+                            "role": "assistant",
+                            "content": [
+                                {"type": "thinking", "thinking": "I should read it"},
+                                {"type": "text", "text": "Reading."},
+                                {
+                                    "type": "toolCall",
+                                    "id": "c1",
+                                    "name": "read",
+                                    "arguments": {"path": "src/loader.ts"},
+                                },
+                            ],
+                        },
+                    },
+                    tool_result("c1", "export function load() {}\n" + "// the loader's notes\n" * 120, "read"),
+                    assistant(
+                        "It exports load().",
+                    ),
+                ],
+            },
+        )
         ids = [e["id"] for e in first["entries"]]
         await call(server, "session/setLabel", {"sessionId": sid, "entryId": ids[0], "label": "start"})
-        await call(server, "session/append", {"sessionId": sid, "entries": [
-            {"type": "custom", "customType": "my-ext", "data": {"k": 1}},
-            {"type": "model_change", "provider": "anthropic", "modelId": "claude-test"},
-            user("Now edit it " + "please " * 40),
-            assistant("", tool_call("c2", "edit", path="src/loader.ts", oldText="a", newText="b")),
-            tool_result("c2", "edited", "edit"),
-            assistant("Edited. " + "detail " * 40),
-        ]})
+        await call(
+            server,
+            "session/append",
+            {
+                "sessionId": sid,
+                "entries": [
+                    {"type": "custom", "customType": "my-ext", "data": {"k": 1}},
+                    {"type": "model_change", "provider": "anthropic", "modelId": "claude-test"},
+                    user("Now edit it " + "please " * 40),
+                    assistant("", tool_call("c2", "edit", path="src/loader.ts", oldText="a", newText="b")),
+                    tool_result("c2", "edited", "edit"),
+                    assistant("Edited. " + "detail " * 40),
+                ],
+            },
+        )
         main_leaf = (await call(server, "session/getTree", {"sessionId": sid}))["leafId"]
         await call(server, "session/branch", {"sessionId": sid, "entryId": ids[1]})
         alt = await call(server, "session/append", {"sessionId": sid, "entries": [user("an abandoned idea")]})
         await call(server, "session/branch", {"sessionId": sid, "entryId": main_leaf})
-        compacted = await call(server, "session/compact", {"sessionId": sid, "provider": "offline", "keepRecentTokens": 60})
+        compacted = await call(
+            server, "session/compact", {"sessionId": sid, "provider": "offline", "keepRecentTokens": 60}
+        )
         await call(server, "session/append", {"sessionId": sid, "entries": [user("Thanks"), assistant("Done.")]})
         original = await call(server, "session/buildContext", {"sessionId": sid, "format": "llm"})
 
-        converted = await call(server, "session/convert", {"sessionId": sid, "to": "spec", "targetRoot": str(spec_root)})
+        converted = await call(
+            server, "session/convert", {"sessionId": sid, "to": "spec", "targetRoot": str(spec_root)}
+        )
         assert converted["format"] == "spec" and Path(converted["path"]).parent == spec_root
         left = {item["what"]: item["entryIds"] for item in converted["leftOut"]}
         branches = next(ids for what, ids in left.items() if "other branches" in what)
@@ -106,8 +149,11 @@ async def test_pi_to_spec_to_pi_keeps_what_the_spec_holds_and_lists_the_rest(tmp
         metadata = json.loads((folder / "metadata.json").read_text())
         assert metadata["name"] == "refactor" and metadata["model"] == "claude-test" and metadata["messageCount"] == 10
 
-        back = await call(server, "session/convert", {"path": str(folder), "to": "pi", "targetRoot": str(back_root),
-                                                      "cwd": "/project"})
+        back = await call(
+            server,
+            "session/convert",
+            {"path": str(folder), "to": "pi", "targetRoot": str(back_root), "cwd": "/project"},
+        )
         assert back["format"] == "pi" and back["leftOut"] == []
     finally:
         await server.stop()
@@ -134,25 +180,37 @@ def test_a_real_pi_session_round_trips_through_the_command(tmp_path: Path, fixtu
     source = pi_root / "--project--" / fixture
     source.parent.mkdir(parents=True)
     shutil.copy(FIXTURES / fixture, source)
-    from sidecar.store.files.session import FileSession as Session
     from sidecar.store.base import FsyncPolicy
+    from sidecar.store.files.session import FileSession as Session
 
     Session.load(source, FsyncPolicy.NEVER)[0].close()  # migrated to v3 on disk: its entry ids stay the same
     command = [sys.executable, "-m", "sidecar"]
-    to_spec = subprocess.run([*command, "convert", "--root", str(pi_root), "--to", "spec", "--target-root",
-                              str(spec_root), str(source)], capture_output=True, text=True, timeout=120)
+    to_spec = subprocess.run(
+        [*command, "convert", "--root", str(pi_root), "--to", "spec", "--target-root", str(spec_root), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert to_spec.returncode == 0, to_spec.stderr
     result = json.loads(to_spec.stdout)
     folder = Path(result["path"])
     for line in (folder / "session.jsonl").read_bytes().splitlines():
         record = json.loads(line)
         assert record["schemaVersion"] == 1 and isinstance(record.get("content", []), list)
-    to_pi = subprocess.run([*command, "convert", "--to", "pi", "--target-root", str(back_root), "--cwd", "/project",
-                            str(folder)], capture_output=True, text=True, timeout=120)
+    to_pi = subprocess.run(
+        [*command, "convert", "--to", "pi", "--target-root", str(back_root), "--cwd", "/project", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert to_pi.returncode == 0, to_pi.stderr
     back = json.loads(to_pi.stdout)
-    again = subprocess.run([*command, "convert", "--to", "pi", "--target-root", str(back_root), str(folder)],
-                           capture_output=True, text=True, timeout=120)
+    again = subprocess.run(
+        [*command, "convert", "--to", "pi", "--target-root", str(back_root), str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert again.returncode == 1 and "exists already" in again.stderr  # converting twice does not duplicate
 
     from sidecar.context.build import build_context

@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 import random
 import re
-import shutil
 import threading
 import time
 from dataclasses import dataclass, field
@@ -31,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import PI_FIXTURES
 
 from sidecar.format.jsonl import Entry, parse_file
 
-from conftest import PI_FIXTURES
 from .crash_harness import Child, Zygote
 from .harness import assistant, tool_result, user
 
@@ -90,7 +89,9 @@ class CrashRun:
             if item.id is None:
                 continue
             assert item.id not in ids, f"{path}: entry {item.id} twice"
-            assert item.parent_id is None or item.parent_id in ids, f"{path}: {item.id}'s parent {item.parent_id} missing"
+            assert item.parent_id is None or item.parent_id in ids, (
+                f"{path}: {item.id}'s parent {item.parent_id} missing"
+            )
             ids.add(item.id)
         torn = parsed.torn_tail_at is not None
         assert parsed.parse_errors == (1 if torn else 0), f"{path}: {parsed.parse_errors} damaged lines"
@@ -108,12 +109,18 @@ class CrashRun:
         listed = child.call("session/list", {"all": True, "limit": 1000})
         assert listed["nextCursor"] is None
         assert sorted(Path(info["path"]) for info in listed["sessions"]) == self.session_files()
-        torn = [path for path in self.session_files() if self.check_file(path, known[path].acked if path in known else set())]
+        torn = [
+            path
+            for path in self.session_files()
+            if self.check_file(path, known[path].acked if path in known else set())
+        ]
         for tracked in list(self.sessions.values()):
             opened = child.call("session/open", {"sessionId": tracked.session_id})
             tracked.path = Path(opened["path"])
-            result = child.call("session/append", {"sessionId": tracked.session_id,
-                                                   "entries": [user("after the crash"), assistant("still here")]})
+            result = child.call(
+                "session/append",
+                {"sessionId": tracked.session_id, "entries": [user("after the crash"), assistant("still here")]},
+            )
             tracked.acked.update(e["id"] for e in result["entries"])
             tracked.age += 1
         for path in torn:  # the append set the torn line aside and wrote after the last whole line
@@ -175,7 +182,9 @@ class CrashRun:
 
         def sender() -> None:
             for tracked, entries in plan:
-                sent.append((tracked, child.send("session/append", {"sessionId": tracked.session_id, "entries": entries})))
+                sent.append(
+                    (tracked, child.send("session/append", {"sessionId": tracked.session_id, "entries": entries}))
+                )
 
         thread = threading.Thread(target=sender)
         thread.start()
@@ -201,8 +210,10 @@ class CrashRun:
 
         def batch(n: int) -> dict[str, Any]:
             # Strings over 500,000 characters are cut when stored (PROTOCOL, size rules): many just under that.
-            results = [tool_result(f"c{n}.{i}", chr(97 + i % 26) * self.rng.randrange(300_000, 490_000))
-                       for i in range(self.rng.randrange(8, 20))]
+            results = [
+                tool_result(f"c{n}.{i}", chr(97 + i % 26) * self.rng.randrange(300_000, 490_000))
+                for i in range(self.rng.randrange(8, 20))
+            ]
             entries = [user(f"big {n}"), *results, assistant(f"done {n}")]
             return {"sessionId": tracked.session_id, "entries": entries}
 
@@ -269,8 +280,9 @@ class CrashRun:
         calibration = child.call("session/fork", {"sessionId": source.session_id})
         took = time.monotonic() - started
         self.check_file(Path(calibration["path"]), set())
-        self.sessions[calibration["sessionId"]] = Tracked(calibration["sessionId"], Path(calibration["path"]),
-                                                          big=True, age=len(SCENARIOS))
+        self.sessions[calibration["sessionId"]] = Tracked(
+            calibration["sessionId"], Path(calibration["path"]), big=True, age=len(SCENARIOS)
+        )
         files_before = set(self.session_files())
         self.before = {p: p.read_bytes() for p in files_before}
         msg_id = child.send("session/fork", {"sessionId": source.session_id})

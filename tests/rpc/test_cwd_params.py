@@ -18,7 +18,9 @@ BAD_CWDS = ["", "relative/dir", "src", "./here", "~/project"]
 async def _written(raw: RawServer, session_id: str) -> None:
     created = await raw.request("session/create", {"cwd": "/work/a", "sessionId": session_id})
     assert "result" in created, created
-    appended = await raw.request("session/append", {"sessionId": session_id, "entries": [user("hi"), assistant("hello")]})
+    appended = await raw.request(
+        "session/append", {"sessionId": session_id, "entries": [user("hi"), assistant("hello")]}
+    )
     assert "result" in appended, appended
 
 
@@ -30,7 +32,9 @@ def _refused_for_cwd(answer: dict, cwd: str) -> None:
 
 
 @pytest.mark.parametrize("cwd", BAD_CWDS)
-async def test_create_move_list_fork_and_continue_refuse_a_cwd_that_is_not_absolute(raw: RawServer, sessions_root: Path, cwd: str):
+async def test_create_move_list_fork_and_continue_refuse_a_cwd_that_is_not_absolute(
+    raw: RawServer, sessions_root: Path, cwd: str
+):
     await _written(raw, "cwd-1")
     before = snapshot(sessions_root)
     calls = [

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from store_mode import ON_POSTGRES, stored_state
 
 from .harness import RawServer, assistant, frame, snapshot, user
@@ -22,8 +21,11 @@ async def still_serving(raw: RawServer) -> None:
     assert len(answer["result"]["nodes"]) == 2
 
 
-DEEP = (b'{"jsonrpc":"2.0","id":5,"method":"session/append","params":{"sessionId":"keep","entries":[{"type":"custom",'
-        b'"customType":"x","data":' + b"[" * 5000 + b"]" * 5000 + b"}]}}")
+DEEP = (
+    b'{"jsonrpc":"2.0","id":5,"method":"session/append","params":{"sessionId":"keep","entries":[{"type":"custom",'
+    b'"customType":"x","data":' + b"[" * 5000 + b"]" * 5000 + b"}]}}"
+)
+
 
 def _lsp(body: bytes) -> bytes:
     return b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
@@ -39,19 +41,34 @@ BAD_FRAMES = [
     # Past msgspec's depth a RecursionError reached the frame loop: the request went unanswered.
     pytest.param(_lsp(DEEP), "nested too deep", 5, id="nested-too-deep"),
     # Invalid UTF-8 in a string raised UnicodeDecodeError out of the frame loop: no answer at all.
-    pytest.param(_lsp(b'{"jsonrpc":"2.0","id":"u1","method":"session/list","params":{"query":"caf\xe9"}}'),
-                 "UTF-8", "u1", id="invalid-utf8"),
-    pytest.param(_lsp(b'{"jsonrpc":"2.0","method":"session/list","params":{"query":"\xff\xfe","id":"inner"},"id":31}'),
-                 "UTF-8", 31, id="invalid-utf8-id-after-params"),
-    pytest.param(_lsp(b'{"jsonrpc":"2.0","id":32,"method":"session/list","params":{"query":"x"}'), "invalid JSON", 32,
-                 id="unclosed-object"),
-    pytest.param(_lsp(b'{"jsonrpc":"2.0","id":"s\xffx","method":"session/list"}'), "UTF-8", None, id="invalid-utf8-in-the-id"),
+    pytest.param(
+        _lsp(b'{"jsonrpc":"2.0","id":"u1","method":"session/list","params":{"query":"caf\xe9"}}'),
+        "UTF-8",
+        "u1",
+        id="invalid-utf8",
+    ),
+    pytest.param(
+        _lsp(b'{"jsonrpc":"2.0","method":"session/list","params":{"query":"\xff\xfe","id":"inner"},"id":31}'),
+        "UTF-8",
+        31,
+        id="invalid-utf8-id-after-params",
+    ),
+    pytest.param(
+        _lsp(b'{"jsonrpc":"2.0","id":32,"method":"session/list","params":{"query":"x"}'),
+        "invalid JSON",
+        32,
+        id="unclosed-object",
+    ),
+    pytest.param(
+        _lsp(b'{"jsonrpc":"2.0","id":"s\xffx","method":"session/list"}'), "UTF-8", None, id="invalid-utf8-in-the-id"
+    ),
 ]
 
 
 @pytest.mark.parametrize("data, says, answer_id", BAD_FRAMES)
-async def test_bad_frames_get_a_parse_error_and_the_server_goes_on(raw: RawServer, sessions_root: Path, data: bytes, says: str,
-                                                                   answer_id: object):
+async def test_bad_frames_get_a_parse_error_and_the_server_goes_on(
+    raw: RawServer, sessions_root: Path, data: bytes, says: str, answer_id: object
+):
     await seed(raw)
     before = snapshot(sessions_root)
     raw.send_raw(data)
@@ -71,7 +88,9 @@ async def test_a_json_line_inside_lsp_framing_is_served_and_the_next_frame_too(r
     assert len(answers["line"]["result"]["nodes"]) == 2
     assert answers["framed"]["result"]["sessions"][0]["sessionId"] == "keep"
     # Junk lines that are no message: one parse error for the run, and the frame after it is served.
-    raw.send_raw(b"some noise\r\n{not json}\r\n" + _lsp(b'{"jsonrpc":"2.0","id":"after","method":"session/list","params":{}}'))
+    raw.send_raw(
+        b"some noise\r\n{not json}\r\n" + _lsp(b'{"jsonrpc":"2.0","id":"after","method":"session/list","params":{}}')
+    )
     noise, after = await raw.response(), await raw.response()
     assert noise["id"] is None and noise["error"]["code"] == -32700
     assert after["id"] == "after" and "result" in after
@@ -120,7 +139,9 @@ ENVELOPES = [
     pytest.param({"jsonrpc": "2.0", "id": True, "method": "session/list"}, None, -32600, id="bool-id"),
     pytest.param({"jsonrpc": "2.0", "id": 10}, 10, -32600, id="no-method"),
     pytest.param({"jsonrpc": "2.0", "id": 11, "method": "session/nope"}, 11, -32601, id="unknown-method"),
-    pytest.param({"jsonrpc": "2.0", "id": 12, "method": "session/list", "params": [1, 2]}, 12, -32602, id="array-params"),
+    pytest.param(
+        {"jsonrpc": "2.0", "id": 12, "method": "session/list", "params": [1, 2]}, 12, -32602, id="array-params"
+    ),
 ]
 
 
@@ -160,8 +181,12 @@ PARAMS = [
     pytest.param("session/list", {"limit": "ten"}, "limit", id="limit-string"),
     # A NUL in a file name or a folder (it reached the file system, which raised: an internal error).
     pytest.param("session/list", {"cwd": "/w\x00"}, "cwd", id="nul-in-list-cwd"),
-    pytest.param("session/export", {"sessionId": "keep", "format": "html", "path": "/tmp/o\x00.html"}, "path",
-                 id="nul-in-export-path"),
+    pytest.param(
+        "session/export",
+        {"sessionId": "keep", "format": "html", "path": "/tmp/o\x00.html"},
+        "path",
+        id="nul-in-export-path",
+    ),
     pytest.param("session/open", {"path": "/tmp/a\x00b.jsonl"}, "path", id="nul-in-open-path"),
     pytest.param("session/import", {"tool": "codex", "paths": ["/tmp/a", "/tmp/x\x00y"]}, "paths", id="nul-in-paths"),
     pytest.param("history/add", {"prompt": "p", "cwd": "/w\x00"}, "cwd", id="nul-in-history-cwd"),
@@ -183,14 +208,18 @@ async def test_wrong_params_name_the_field(raw: RawServer, sessions_root: Path, 
 LONG = "/" + "d" * 300  # one name past what a file system holds (255 bytes)
 
 
-@pytest.mark.parametrize("method, params", [
-    pytest.param("session/list", {"cwd": LONG}, id="list-cwd"),
-    pytest.param("session/continueRecent", {"cwd": LONG}, id="continue-recent-cwd"),
-    pytest.param("session/open", {"path": "x" * 300 + ".jsonl"}, id="open-path"),
-    pytest.param("session/move", {"sessionId": "keep", "cwd": LONG}, id="move-cwd"),
-])
-async def test_a_name_longer_than_the_file_system_allows_is_bad_params(raw: RawServer, sessions_root: Path,
-                                                                     method, params):
+@pytest.mark.parametrize(
+    "method, params",
+    [
+        pytest.param("session/list", {"cwd": LONG}, id="list-cwd"),
+        pytest.param("session/continueRecent", {"cwd": LONG}, id="continue-recent-cwd"),
+        pytest.param("session/open", {"path": "x" * 300 + ".jsonl"}, id="open-path"),
+        pytest.param("session/move", {"sessionId": "keep", "cwd": LONG}, id="move-cwd"),
+    ],
+)
+async def test_a_name_longer_than_the_file_system_allows_is_bad_params(
+    raw: RawServer, sessions_root: Path, method, params
+):
     """ENAMETOOLONG from the file system was an internal error; it says which name to shorten."""
     await seed(raw)
     before = snapshot(sessions_root)
@@ -209,8 +238,9 @@ async def test_a_cwd_whose_folder_name_no_file_system_holds_is_refused_at_create
     assert error["code"] == -32602 and error["data"]["field"] == "cwd" and "255" in error["message"], error
     made = await raw.request("session/create", {"cwd": "/" + "é" * 120})  # 240 bytes and the dashes: fits
     assert "result" in made, made
-    appended = await raw.request("session/append", {"sessionId": made["result"]["sessionId"],
-                                                     "entries": [user("hi"), assistant("hello")]})
+    appended = await raw.request(
+        "session/append", {"sessionId": made["result"]["sessionId"], "entries": [user("hi"), assistant("hello")]}
+    )
     assert "result" in appended, appended
 
 
@@ -219,7 +249,10 @@ async def test_service_errors_carry_codes_and_data(raw: RawServer, sessions_root
     scratch = tmp_path / "stored"
     before = stored_state(sessions_root, scratch)
     unknown = await raw.request("session/getTree", {"sessionId": "ghost"})
-    assert unknown["error"]["code"] == -33001 and unknown["error"]["data"] == {"kind": "sessionNotFound", "sessionId": "ghost"}
+    assert unknown["error"]["code"] == -33001 and unknown["error"]["data"] == {
+        "kind": "sessionNotFound",
+        "sessionId": "ghost",
+    }
     bad_id = await raw.request("session/getTree", {"sessionId": "../etc"})
     assert bad_id["error"]["code"] == -33002
     outside = tmp_path / "elsewhere.jsonl"
@@ -231,7 +264,9 @@ async def test_service_errors_carry_codes_and_data(raw: RawServer, sessions_root
         assert escaped["error"]["code"] == -33007 and escaped["error"]["data"]["root"] == str(sessions_root)
     missing_entry = await raw.request("session/branch", {"sessionId": "keep", "entryId": "nope"})
     assert missing_entry["error"]["code"] == -33003
-    bad_entry = await raw.request("session/append", {"sessionId": "keep", "entries": [{"type": "message", "message": {}}]})
+    bad_entry = await raw.request(
+        "session/append", {"sessionId": "keep", "entries": [{"type": "message", "message": {}}]}
+    )
     assert bad_entry["error"]["code"] == -32602 and bad_entry["error"]["data"]["index"] == 0
     assert bad_entry["error"]["data"]["field"] == "entries[0].message.role"
     not_an_entry = await raw.request("session/append", {"sessionId": "keep", "entries": [{"message": {}}]})

@@ -20,15 +20,22 @@ from .vectors import Mismatch, match
 
 PROTOCOL = REPO_ROOT / "protocol" / "PROTOCOL.md"
 # The section shows what a first client gets with no provider configured: the offline summarizer.
-NO_PROVIDER = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL",
-               "SESSION_SIDECAR_CONFIG", "SESSION_SIDECAR_CONTEXT_WINDOW", "SESSION_SIDECAR_AUTO_COMPACT")
+NO_PROVIDER = (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_BASE_URL",
+    "SESSION_SIDECAR_CONFIG",
+    "SESSION_SIDECAR_CONTEXT_WINDOW",
+    "SESSION_SIDECAR_AUTO_COMPACT",
+)
 
 
 def section(title: str) -> str:
     text = PROTOCOL.read_text()
     start = text.index(f"\n## {title}\n")
     end = text.find("\n## ", start + 1)
-    return text[start:end if end != -1 else None]
+    return text[start : end if end != -1 else None]
 
 
 def messages(block: str) -> list[tuple[str, str]]:
@@ -51,17 +58,35 @@ def transcript() -> list[tuple[str, str]]:
 def test_the_section_shows_a_whole_tool_using_turn():
     sent = [json.loads(text) for arrow, text in transcript() if arrow == "->"]
     methods = [message["method"] for message in sent]
-    assert methods == ["initialize", "initialized", "session/create", "session/append", "session/append",
-                       "session/append", "session/append", "session/buildContext", "session/compact", "session/fork",
-                       "session/list", "shutdown", "exit"]
-    entries = [entry["message"] for message in sent if message["method"] == "session/append"
-               for entry in message["params"]["entries"]]
+    assert methods == [
+        "initialize",
+        "initialized",
+        "session/create",
+        "session/append",
+        "session/append",
+        "session/append",
+        "session/append",
+        "session/buildContext",
+        "session/compact",
+        "session/fork",
+        "session/list",
+        "shutdown",
+        "exit",
+    ]
+    entries = [
+        entry["message"]
+        for message in sent
+        if message["method"] == "session/append"
+        for entry in message["params"]["entries"]
+    ]
     call = next(block for block in entries[1]["content"] if block["type"] == "toolCall")
     assert entries[2]["role"] == "toolResult" and entries[2]["toolCallId"] == call["id"]
     # Every message carries what pi's types require of it (pi-ai's UserMessage, AssistantMessage, ToolResultMessage).
-    required = {"user": {"role", "content", "timestamp"},
-                "assistant": {"role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp"},
-                "toolResult": {"role", "toolCallId", "toolName", "content", "isError", "timestamp"}}
+    required = {
+        "user": {"role", "content", "timestamp"},
+        "assistant": {"role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp"},
+        "toolResult": {"role", "toolCallId", "toolName", "content", "isError", "timestamp"},
+    }
     for message in entries:
         assert required[message["role"]] <= set(message), message
     compact = next(message for message in sent if message["method"] == "session/compact")
@@ -83,7 +108,9 @@ async def test_the_section_replayed_verbatim_gets_the_answers_it_shows(tmp_path:
             try:
                 match(json.loads(text), actual, names)
             except Mismatch as error:
-                raise AssertionError(f"message {number} of the section: {error}\nexpected {text}\ngot {actual}") from None
+                raise AssertionError(
+                    f"message {number} of the section: {error}\nexpected {text}\ngot {actual}"
+                ) from None
         assert await server.wait() == 0
     finally:
         await server.stop()

@@ -14,8 +14,13 @@ from .harness import RawServer, assistant, user
 
 
 def pi_line(entry_id: str, parent: str, text: str) -> bytes:
-    obj = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2025-01-01T00:00:00.000Z",
-           "message": {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}}
+    obj = {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2025-01-01T00:00:00.000Z",
+        "message": {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1},
+    }
     return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
 
 
@@ -23,8 +28,9 @@ async def started(root: Path, watch: bool) -> tuple[RawServer, str, Path, str]:
     server = await RawServer.start()
     await server.initialize(root)
     created = (await server.request("session/create", {"cwd": "/w", "watch": watch}))["result"]
-    answer = await server.request("session/append", {"sessionId": created["sessionId"],
-                                                     "entries": [user("q"), assistant("a")]})
+    answer = await server.request(
+        "session/append", {"sessionId": created["sessionId"], "entries": [user("q"), assistant("a")]}
+    )
     return server, created["sessionId"], Path(created["path"]), answer["result"]["leafId"]
 
 
@@ -49,15 +55,18 @@ async def test_session_changed_goes_over_the_wire_with_the_new_leaf_and_the_unse
         before = path.read_bytes()
         with open(path, "ab") as out:
             out.write(pi_line("p1", leaf, "from pi") + pi_line("p2", "p1", "and more"))
-        answer = await server.request("session/append", {"sessionId": sid, "entries": [assistant("ours")],
-                                                          "expectedLeafId": leaf})
+        answer = await server.request(
+            "session/append", {"sessionId": sid, "entries": [assistant("ours")], "expectedLeafId": leaf}
+        )
         error = answer["error"]
         assert error["code"] == -33012 and error["data"]["kind"] == "sessionChanged"
         assert error["data"]["leafId"] == "p2" and error["data"]["expectedLeafId"] == leaf
         assert error["data"]["entryIds"] == ["p1", "p2"]
         assert [e["message"]["content"][0]["text"] for e in error["data"]["entries"]] == ["from pi", "and more"]
         assert "p2" in error["message"]
-        assert len(path.read_bytes()) == len(before) + len(pi_line("p1", leaf, "from pi") + pi_line("p2", "p1", "and more"))
+        assert len(path.read_bytes()) == len(before) + len(
+            pi_line("p1", leaf, "from pi") + pi_line("p2", "p1", "and more")
+        )
     finally:
         await server.stop()
 
@@ -89,7 +98,8 @@ async def test_without_inotify_a_timer_finds_the_other_programs_lines(sessions_r
         created = (await server.request("session/create", {"cwd": "/w", "watch": True}))["result"]
         sid, path = created["sessionId"], Path(created["path"])
         leaf = (await server.request("session/append", {"sessionId": sid, "entries": [user("q"), assistant("a")]}))[
-            "result"]["leafId"]
+            "result"
+        ]["leafId"]
         with open(path, "ab") as out:
             out.write(pi_line("p1", leaf, "found by the timer"))
         note = await server.receive()

@@ -49,8 +49,11 @@ def test_stdin_from_a_file_is_served_in_the_framing_it_holds(tmp_path: Path):
         with requests.open("rb") as stdin:
             done = subprocess.run([*SERVER, "serve"], stdin=stdin, capture_output=True, timeout=60)
         assert done.returncode == 0, done.stderr[-2000:]
-        body = done.stdout if framing == "jsonl" else b"\n".join(
-            part.split(b"\r\n\r\n", 1)[1] for part in done.stdout.split(b"Content-Length: ")[1:])
+        body = (
+            done.stdout
+            if framing == "jsonl"
+            else b"\n".join(part.split(b"\r\n\r\n", 1)[1] for part in done.stdout.split(b"Content-Length: ")[1:])
+        )
         assert _answers_by_id(body)[2]["result"]["sessionId"] == "s"
 
 
@@ -61,26 +64,39 @@ async def test_an_id_used_twice_in_flight_refuses_the_second_and_answers_the_fir
         await raw.request("session/create", {"cwd": "/w", "sessionId": "s"})
         # Two appends with one id in one write: the second is read while the first is in flight (in a
         # run of appends, or on its session's queue), whichever answer comes out first.
-        raw.send_raw(frame(_request("same", "session/append", {"sessionId": "s", "entries": [user("first")]}))
-                     + frame(_request("same", "session/append", {"sessionId": "s", "entries": [user("second")]})))
+        raw.send_raw(
+            frame(_request("same", "session/append", {"sessionId": "s", "entries": [user("first")]}))
+            + frame(_request("same", "session/append", {"sessionId": "s", "entries": [user("second")]}))
+        )
         answers = [await raw.response(), await raw.response()]
         assert [answer["id"] for answer in answers] == ["same", "same"]
         [ran] = [answer for answer in answers if "result" in answer]
         [refused] = [answer["error"] for answer in answers if "error" in answer]
         assert len(ran["result"]["entries"]) == 1
         assert refused["code"] == -32600 and "already used by a request in flight" in refused["message"]
-        assert refused["data"] == {"kind": "invalidRequest", "reason": "duplicateId", "id": "same", "method": "session/append"}
+        assert refused["data"] == {
+            "kind": "invalidRequest",
+            "reason": "duplicateId",
+            "id": "same",
+            "method": "session/append",
+        }
         entries = (await raw.request("session/getEntries", {"sessionId": "s"}))["result"]["entries"]
         assert [entry["message"]["content"][0]["text"] for entry in entries if entry["type"] == "message"] == ["first"]
         # Once answered, the id is free again.
         again = await raw.request("session/append", {"sessionId": "s", "entries": [user("third")]}, msg_id="same")
         assert "result" in again
         # Pipelined appends wait in a run, answered together: an id of the run used again is refused too.
-        raw.send_raw(b"".join(frame(_request(msg_id, "session/append", {"sessionId": "s", "entries": [user(msg_id)]}))
-                              for msg_id in ("r0", "r1", "r2", "r1")))
+        raw.send_raw(
+            b"".join(
+                frame(_request(msg_id, "session/append", {"sessionId": "s", "entries": [user(msg_id)]}))
+                for msg_id in ("r0", "r1", "r2", "r1")
+            )
+        )
         answers = [await raw.response() for _ in range(4)]
         assert sorted(answer["id"] for answer in answers if "result" in answer) == ["r0", "r1", "r2"]
-        assert [(answer["id"], answer["error"]["data"]["reason"]) for answer in answers if "error" in answer] == [("r1", "duplicateId")]
+        assert [(answer["id"], answer["error"]["data"]["reason"]) for answer in answers if "error" in answer] == [
+            ("r1", "duplicateId")
+        ]
         entries = (await raw.request("session/getEntries", {"sessionId": "s"}))["result"]["entries"]
         assert [entry["message"]["content"][0]["text"] for entry in entries][-3:] == ["r0", "r1", "r2"]
     finally:

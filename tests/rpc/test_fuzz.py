@@ -21,7 +21,6 @@ import json
 import os
 import random
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -44,27 +43,82 @@ MAX_OVERSHOOT = 2048
 RESYNC = b"\r\n" * (MAX_OVERSHOOT + 8)
 
 METHODS = [
-    "initialize", "session/create", "session/open", "session/continueRecent", "session/close", "session/flush",
-    "session/append", "session/buildContext", "session/branch", "session/getTree", "session/getEntries",
-    "session/setLabel", "session/setName", "session/fork", "session/list", "session/archive", "session/unarchive",
-    "session/delete", "session/restore", "session/compact", "$/cancelRequest", "$/progress", "initialized",
-    "window/workDoneProgress/create", "session/summarize", "", "session/", "Session/List", "session/list ",
+    "initialize",
+    "session/create",
+    "session/open",
+    "session/continueRecent",
+    "session/close",
+    "session/flush",
+    "session/append",
+    "session/buildContext",
+    "session/branch",
+    "session/getTree",
+    "session/getEntries",
+    "session/setLabel",
+    "session/setName",
+    "session/fork",
+    "session/list",
+    "session/archive",
+    "session/unarchive",
+    "session/delete",
+    "session/restore",
+    "session/compact",
+    "$/cancelRequest",
+    "$/progress",
+    "initialized",
+    "window/workDoneProgress/create",
+    "session/summarize",
+    "",
+    "session/",
+    "Session/List",
+    "session/list ",
 ]
 # Never the seeded session's id: a well-formed delete or append on it would be a legitimate change.
 json_leaf = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=12),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=12),
     st.sampled_from(["missing", "/etc/passwd", "../../x", "..", "\x00", "keep2", "assistant", "message"]),
 )
 json_value = st.recursive(
-    json_leaf, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    json_leaf,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=8,
 )
-param_names = st.sampled_from([
-    "sessionId", "cwd", "path", "entries", "parentId", "leafId", "entryId", "format", "ids", "label", "name",
-    "limit", "cursor", "query", "all", "includeArchived", "provider", "model", "reserveTokens", "keepRecentTokens",
-    "workDoneToken", "summarize", "customInstructions", "clientInfo", "protocolVersion", "settings", "id", "x",
-])
+param_names = st.sampled_from(
+    [
+        "sessionId",
+        "cwd",
+        "path",
+        "entries",
+        "parentId",
+        "leafId",
+        "entryId",
+        "format",
+        "ids",
+        "label",
+        "name",
+        "limit",
+        "cursor",
+        "query",
+        "all",
+        "includeArchived",
+        "provider",
+        "model",
+        "reserveTokens",
+        "keepRecentTokens",
+        "workDoneToken",
+        "summarize",
+        "customInstructions",
+        "clientInfo",
+        "protocolVersion",
+        "settings",
+        "id",
+        "x",
+    ]
+)
 params = st.one_of(json_value, st.dictionaries(param_names, json_value, max_size=5))
 ID_KINDS = ["str", "int", "absent", "null", "bool", "float", "object", "list"]
 
@@ -124,17 +178,32 @@ def frame(draw: Any) -> tuple[str, Any]:
     if kind < 70:
         return ("body", draw(st.binary(max_size=60)))
     if kind < 80:  # bad header lines, ended by a blank line
-        line = draw(st.sampled_from([
-            b"Content-Length: abc", b"Content-Length: -5", b"Content-Length: 1e3", b"Content-Length:",
-            b"Content-Length: 0x10", b"Content-Length: \xff\xfe", b"Content-Length: " + b"9" * 5000,
-            b"Content-Type: application/json", b"X: y", b"no colon here", b":", b"\x00\x01\x02",
-        ]))
+        line = draw(
+            st.sampled_from(
+                [
+                    b"Content-Length: abc",
+                    b"Content-Length: -5",
+                    b"Content-Length: 1e3",
+                    b"Content-Length:",
+                    b"Content-Length: 0x10",
+                    b"Content-Length: \xff\xfe",
+                    b"Content-Length: " + b"9" * 5000,
+                    b"Content-Type: application/json",
+                    b"X: y",
+                    b"no colon here",
+                    b":",
+                    b"\x00\x01\x02",
+                ]
+            )
+        )
         return ("raw", line + b"\r\n\r\n")
     if kind < 88:  # junk bytes without a header, ended by a blank line
         junk = draw(st.binary(max_size=80)).lower().replace(b"content-length", b"c-l")
         return ("raw", junk + b"\r\n\r\n")
     if kind < 94:  # odd but valid headers around a real request
-        extra = draw(st.sampled_from([b"content-length: %d\r\n", b"CONTENT-LENGTH:%d\r\n", b"Content-Length:   %d  \r\n"]))
+        extra = draw(
+            st.sampled_from([b"content-length: %d\r\n", b"CONTENT-LENGTH:%d\r\n", b"Content-Length:   %d  \r\n"])
+        )
         return ("header", (extra, draw(envelope())))
     return ("empty", None)  # Content-Length: 0
 
@@ -205,8 +274,13 @@ def one_frame(kind: str, data: Any, rnd: random.Random, ids: itertools.count, ex
     return lsp(b"")
 
 
-def assemble(templates: list[tuple[str, Any]], rnd: random.Random, last: tuple[int, Any] | None,
-             ids: itertools.count, expect: Owed) -> tuple[bytes, int]:
+def assemble(
+    templates: list[tuple[str, Any]],
+    rnd: random.Random,
+    last: tuple[int, Any] | None,
+    ids: itertools.count,
+    expect: Owed,
+) -> tuple[bytes, int]:
     parts = [one_frame(*template, rnd, ids, expect) for template in templates]
     for _ in range(rnd.randint(BATCH // 2, BATCH * 3 // 2) - len(templates)):
         parts.append(one_frame(*rnd.choice(templates), rnd, ids, expect))
@@ -218,9 +292,11 @@ def assemble(templates: list[tuple[str, Any]], rnd: random.Random, last: tuple[i
     return b"".join(parts) + RESYNC, len(parts)
 
 
-def assemble_jsonl(templates: list[tuple[str, Any]], rnd: random.Random, last: Any, ids: itertools.count,
-                   expect: Owed) -> tuple[bytes, int]:
+def assemble_jsonl(
+    templates: list[tuple[str, Any]], rnd: random.Random, last: Any, ids: itertools.count, expect: Owed
+) -> tuple[bytes, int]:
     """The same templates as newline-delimited JSON: every line ends the frame, so no resync is needed."""
+
     def one(kind: str, data: Any) -> bytes:
         if kind in ("request", "header"):
             message = data if kind == "request" else data[1]
@@ -286,8 +362,14 @@ def fuzz(tmp_path: Path, framing: str, frames: int, make: Any) -> None:
     examples = max(2, frames * 5 // (BATCH * 4))  # a batch averages a little under BATCH: a quarter more
 
     @seed(FUZZ_SEED or 0)
-    @settings(max_examples=examples, derandomize=FUZZ_SEED is None, database=None, deadline=None,
-              phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=examples,
+        derandomize=FUZZ_SEED is None,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     @given(batch())
     def one_batch(drawn: tuple[list[tuple[str, Any]], random.Random, tuple[int, Any] | None]) -> None:
         if totals["frames"] >= frames:
@@ -305,8 +387,11 @@ def fuzz(tmp_path: Path, framing: str, frames: int, make: Any) -> None:
         duplicates = [m for m in child.duplicates if m.get("id") not in expect.mutated]
         assert not duplicates, duplicates[:3]
         # Bad input is answered with the error that names it, never as the server's own failure.
-        internal = [m["error"]["message"] for m in child.responses.values()
-                    if isinstance(m, dict) and isinstance(m.get("error"), dict) and m["error"].get("code") == -32603]
+        internal = [
+            m["error"]["message"]
+            for m in child.responses.values()
+            if isinstance(m, dict) and isinstance(m.get("error"), dict) and m["error"].get("code") == -32603
+        ]
         assert not internal, internal[:3]
         child.duplicates.clear()
         assert stored(root) == before

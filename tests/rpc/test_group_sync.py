@@ -48,9 +48,14 @@ async def _start(tmp_path: Path, policy: str) -> tuple[RawServer, Path, Path]:
     log, flag = tmp_path / "fsync.log", tmp_path / "fail-fsync"
     env = {**os.environ, "FSYNC_LOG": str(log), "FSYNC_FAIL_FLAG": str(flag)}
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", _WRAPPED_SERVER,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env=env, limit=1 << 26,
+        sys.executable,
+        "-c",
+        _WRAPPED_SERVER,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        limit=1 << 26,
     )
     server = RawServer(process, "lsp")
     answer = await server.initialize(tmp_path / "sessions", settings={"store": {"fsync": policy}})
@@ -89,7 +94,12 @@ async def test_a_burst_of_appends_shares_fsyncs_and_every_entry_is_on_disk(tmp_p
         # Under "assistant" only assistant messages ask for an fsync: each request holds one.
         make = user if policy == "always" else assistant
         requests = [
-            {"jsonrpc": "2.0", "id": n, "method": "session/append", "params": {"sessionId": sid, "entries": [make(f"m{n}")]}}
+            {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "session/append",
+                "params": {"sessionId": sid, "entries": [make(f"m{n}")]},
+            }
             for n in range(1, BURST + 1)
         ]
         answers = await _burst(server, requests)
@@ -115,7 +125,12 @@ async def test_a_failed_group_fsync_fails_every_request_it_covered(tmp_path: Pat
         before = path.read_bytes()
         flag.touch()
         requests = [
-            {"jsonrpc": "2.0", "id": n, "method": "session/append", "params": {"sessionId": sid, "entries": [user(f"m{n}")]}}
+            {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "session/append",
+                "params": {"sessionId": sid, "entries": [user(f"m{n}")]},
+            }
             for n in range(1, BURST + 1)
         ]
         answers = await _burst(server, requests)
@@ -138,12 +153,22 @@ async def test_a_non_append_call_makes_the_pending_group_fsync_before_it_runs(tm
         sid, path = await _persisted_session(server, tmp_path / "sessions")
         before = _syncs_of(log, path)
         requests: list[dict[str, Any]] = [
-            {"jsonrpc": "2.0", "id": n, "method": "session/append", "params": {"sessionId": sid, "entries": [user(f"m{n}")]}}
+            {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "session/append",
+                "params": {"sessionId": sid, "entries": [user(f"m{n}")]},
+            }
             for n in range(1, 11)
         ]
         requests.append({"jsonrpc": "2.0", "id": 11, "method": "session/buildContext", "params": {"sessionId": sid}})
         requests += [
-            {"jsonrpc": "2.0", "id": n, "method": "session/append", "params": {"sessionId": sid, "entries": [user(f"m{n}")]}}
+            {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "session/append",
+                "params": {"sessionId": sid, "entries": [user(f"m{n}")]},
+            }
             for n in range(12, 22)
         ]
         answers = await _burst(server, requests)

@@ -26,7 +26,10 @@ async def test_added_prompts_are_found_at_once_newest_first(client: RpcTestClien
     assert first["cwd"] == "/work/a" and first["createdAt"].endswith("Z") and isinstance(first["id"], int)
     listed = await client.call("history/list", {})
     assert [e["prompt"] for e in listed["entries"]] == [
-        "explain this error", "run the Test suite again", "fix the failing test in parser.py"]
+        "explain this error",
+        "run the Test suite again",
+        "fix the failing test in parser.py",
+    ]
 
 
 async def test_consecutive_identical_prompts_are_stored_once(client: RpcTestClient):
@@ -35,7 +38,11 @@ async def test_consecutive_identical_prompts_are_stored_once(client: RpcTestClie
     await add(client, "same", cwd="/work/b")  # another project: its own line
     listed = await client.call("history/list", {"limit": 10})
     assert [(e["prompt"], e["cwd"]) for e in listed["entries"]] == [
-        ("same", "/work/b"), ("same", "/work/a"), ("other", "/work/a"), ("same", "/work/a")]
+        ("same", "/work/b"),
+        ("same", "/work/a"),
+        ("other", "/work/a"),
+        ("same", "/work/a"),
+    ]
 
 
 async def test_search_by_cwd_short_queries_quotes_and_paging(client: RpcTestClient):
@@ -43,10 +50,12 @@ async def test_search_by_cwd_short_queries_quotes_and_paging(client: RpcTestClie
     await add(client, "use pnpm, not npm", cwd="/work/b")
     await add(client, "ok go", cwd="/work/b")
     assert [e["prompt"] for e in (await client.call("history/search", {"query": '"TODO"'}))["entries"]] == [
-        'grep for "TODO" in src']
+        'grep for "TODO" in src'
+    ]
     assert [e["prompt"] for e in (await client.call("history/search", {"query": "go"}))["entries"]] == ["ok go"]
-    assert [e["prompt"] for e in (await client.call("history/search", {"query": "pm", "cwd": "/work/b"}))["entries"]] == [
-        "use pnpm, not npm"]
+    assert [
+        e["prompt"] for e in (await client.call("history/search", {"query": "pm", "cwd": "/work/b"}))["entries"]
+    ] == ["use pnpm, not npm"]
     assert (await client.call("history/search", {"query": "pnpm", "cwd": "/work/a"}))["entries"] == []
     await add(client, "cut 50% of it")
     await add(client, "rename a_b")
@@ -55,7 +64,11 @@ async def test_search_by_cwd_short_queries_quotes_and_paging(client: RpcTestClie
     page = await client.call("history/list", {"limit": 2})
     rest = await client.call("history/list", {"limit": 2, "before": page["entries"][-1]["id"]})
     assert [e["prompt"] for e in page["entries"] + rest["entries"]] == [
-        "rename a_b", "cut 50% of it", "ok go", "use pnpm, not npm"]
+        "rename a_b",
+        "cut 50% of it",
+        "ok go",
+        "use pnpm, not npm",
+    ]
 
 
 async def test_a_query_holding_nul_is_answered_as_any_other(client: RpcTestClient):
@@ -76,7 +89,9 @@ async def test_relevance_order_puts_the_better_match_first(client: RpcTestClient
     assert recent["entries"][0]["prompt"] == "please update the old parser tests"
     ranked = await client.call("history/search", {"query": "parser", "order": "relevance"})
     assert [e["prompt"] for e in ranked["entries"]] == [
-        "parser: fix the parser, test parser", "please update the old parser tests"]
+        "parser: fix the parser, test parser",
+        "please update the old parser tests",
+    ]
 
 
 async def test_several_words_match_each_at_a_word_start_in_any_order(client: RpcTestClient):
@@ -91,27 +106,41 @@ async def test_several_words_match_each_at_a_word_start_in_any_order(client: Rpc
         found = await client.call("history/search", {"query": query})
         assert [e["prompt"] for e in found["entries"]] == ["fix the parser module bug in the tokenizer"], query
     found = await client.call("history/search", {"query": "pars toke"})
-    assert [e["prompt"] for e in found["entries"]] == ["Tokenize, then parse it", "fix the parser module bug in the tokenizer"]
+    assert [e["prompt"] for e in found["entries"]] == [
+        "Tokenize, then parse it",
+        "fix the parser module bug in the tokenizer",
+    ]
     ranked = await client.call("history/search", {"query": "toke pars", "order": "relevance"})
     assert sorted(e["prompt"] for e in ranked["entries"]) == [
-        "Tokenize, then parse it", "fix the parser module bug in the tokenizer"]
+        "Tokenize, then parse it",
+        "fix the parser module bug in the tokenizer",
+    ]
     # Words shorter than a trigram, punctuation-led words, a cwd, and one word as before (a substring).
     assert [e["prompt"] for e in (await client.call("history/search", {"query": "to pa"}))["entries"]] == [
-        "Tokenize, then parse it", "fix the parser module bug in the tokenizer"]
+        "Tokenize, then parse it",
+        "fix the parser module bug in the tokenizer",
+    ]
     assert [e["prompt"] for e in (await client.call("history/search", {"query": "orce .env"}))["entries"]] == []
     assert [e["prompt"] for e in (await client.call("history/search", {"query": "--force .env"}))["entries"]] == [
-        "run it with --force-push and .env loaded"]
+        "run it with --force-push and .env loaded"
+    ]
     assert (await client.call("history/search", {"query": "tokenizer parser", "cwd": "/work/b"}))["entries"] == []
     assert [e["prompt"] for e in (await client.call("history/search", {"query": "parse"}))["entries"]] == [
-        "Tokenize, then parse it", "reparse the tokenizer output", "fix the parser module bug in the tokenizer"]
+        "Tokenize, then parse it",
+        "reparse the tokenizer output",
+        "fix the parser module bug in the tokenizer",
+    ]
 
 
-@pytest.mark.parametrize("method, params, field", [
-    ("history/add", {"prompt": "   "}, "prompt"),
-    ("history/add", {"prompt": "x", "cwd": "relative/dir"}, "cwd"),
-    ("history/search", {"query": ""}, "query"),
-    ("history/search", {"query": "x", "cwd": "~/p"}, "cwd"),
-])
+@pytest.mark.parametrize(
+    "method, params, field",
+    [
+        ("history/add", {"prompt": "   "}, "prompt"),
+        ("history/add", {"prompt": "x", "cwd": "relative/dir"}, "cwd"),
+        ("history/search", {"query": ""}, "query"),
+        ("history/search", {"query": "x", "cwd": "~/p"}, "cwd"),
+    ],
+)
 async def test_bad_input_gets_a_clear_error(client: RpcTestClient, method, params, field):
     with pytest.raises(JsonRpcException) as refused:
         await client.call(method, params)
@@ -131,8 +160,12 @@ async def test_history_outlives_the_process_and_the_cli_prints_it(client: RpcTes
     await add(client, "remember me across restarts")
     await client.call("history/list", {})  # settled on disk
     printed = await asyncio.to_thread(
-        subprocess.run, [*SERVER, "history", "restarts", "--root", str(sessions_root)], capture_output=True, text=True,
-        timeout=60)
+        subprocess.run,
+        [*SERVER, "history", "restarts", "--root", str(sessions_root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert printed.returncode == 0, printed.stderr
     assert "remember me across restarts" in printed.stdout and "/work/a" in printed.stdout
     assert (sessions_root / ".index" / "history.sqlite3").stat().st_mode & 0o077 == 0

@@ -24,11 +24,28 @@ from .harness import RawServer, assistant, user
 # convert into a targetRoot makes a folder there (an early version of this test wrote an export over
 # /etc/passwd). Places outside the sessions root are made below tmp_path (``outside``).
 HOSTILE = [
-    "", " ", "\x00", "a\x00b", "..", "x/../..", "\\", "\n", "C:\\x", "-1", "null", "%s%n", "\u202e",
-    "e\u0301", "x" * 100_000, "/" + "d" * 300,
+    "",
+    " ",
+    "\x00",
+    "a\x00b",
+    "..",
+    "x/../..",
+    "\\",
+    "\n",
+    "C:\\x",
+    "-1",
+    "null",
+    "%s%n",
+    "\u202e",
+    "e\u0301",
+    "x" * 100_000,
+    "/" + "d" * 300,
     # Lone surrogates, as JavaScript's JSON.stringify writes a string cut inside an emoji ("\\ud83d"):
     # valid JSON, so never a parse error either.
-    "cut \ud83d", "\udc00", "\ude00\ud83d", "/w/\ud83d",
+    "cut \ud83d",
+    "\udc00",
+    "\ude00\ud83d",
+    "/w/\ud83d",
 ]
 
 
@@ -40,6 +57,8 @@ def outside(tmp_path: Path) -> list[str]:
     (tmp_path / "outside-dir").mkdir()
     (tmp_path / "outside.txt").write_text("not the sidecar's")
     return [str(tmp_path / "outside.txt"), str(tmp_path / "outside-dir"), str(tmp_path / "no" / "such" / "x")]
+
+
 # Methods that would erase or move away what the sweep stands on.
 LEFT_OUT = {"session/delete", "session/emptyTrash", "session/prune", "session/archive", "session/gc"}
 # Params where a hostile value is a legitimate, costly request: a snapshot of "/" captures the whole disk.
@@ -98,8 +117,9 @@ def string_fields(struct: type) -> list[tuple[str, bool]]:
     return found
 
 
-async def test_hostile_strings_in_every_param_are_never_an_internal_error(raw: RawServer, sessions_root: Path,
-                                                                         tmp_path: Path):
+async def test_hostile_strings_in_every_param_are_never_an_internal_error(
+    raw: RawServer, sessions_root: Path, tmp_path: Path
+):
     values = HOSTILE + outside(tmp_path)
     assert all(sessions_root not in Path(v).parents for v in values[-3:])
     await raw.request("session/create", {"cwd": "/w", "sessionId": "keep"})

@@ -13,12 +13,30 @@ from .harness import RpcTestClient
 
 def _transcript(path: Path) -> Path:
     lines = [
-        {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "cc-1", "cwd": "/work/p",
-         "timestamp": "2026-01-02T03:04:05.000Z", "message": {"role": "user", "content": "hello"}},
+        {
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "sessionId": "cc-1",
+            "cwd": "/work/p",
+            "timestamp": "2026-01-02T03:04:05.000Z",
+            "message": {"role": "user", "content": "hello"},
+        },
         {"type": "api-request-blob", "message": {"role": "user", "content": "hello"}},
-        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "cc-1", "cwd": "/work/p",
-         "timestamp": "2026-01-02T03:04:06.000Z",
-         "message": {"id": "m1", "role": "assistant", "model": "claude-x", "content": [{"type": "text", "text": "hi"}]}},
+        {
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "sessionId": "cc-1",
+            "cwd": "/work/p",
+            "timestamp": "2026-01-02T03:04:06.000Z",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "model": "claude-x",
+                "content": [{"type": "text", "text": "hi"}],
+            },
+        },
     ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from pathlib import Path
 
@@ -23,13 +22,21 @@ async def test_pipelined_appends_to_two_sessions_reach_the_index_before_the_next
         sids = []
         for name in ("a", "b"):
             sid = (await server.request("session/create", {"cwd": f"/work/{name}"}))["result"]["sessionId"]
-            done = await server.request("session/append", {"sessionId": sid, "entries": [user("hi"), assistant("hello")]})
+            done = await server.request(
+                "session/append", {"sessionId": sid, "entries": [user("hi"), assistant("hello")]}
+            )
             assert "result" in done
             sids.append(sid)
         # One write: 60 appends alternating between the sessions, then a list with a query.
         burst = b"".join(
-            frame({"jsonrpc": "2.0", "id": 1000 + n, "method": "session/append",
-                   "params": {"sessionId": sids[n % 2], "entries": [user(f"turn {n} of {'ab'[n % 2]}")]}})
+            frame(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1000 + n,
+                    "method": "session/append",
+                    "params": {"sessionId": sids[n % 2], "entries": [user(f"turn {n} of {'ab'[n % 2]}")]},
+                }
+            )
             for n in range(60)
         )
         # Any other call runs the held upkeep before its turn: once it is answered, the rows are current.
@@ -56,9 +63,13 @@ async def test_appends_answered_just_before_the_end_of_input_still_reach_the_ind
     try:
         assert "result" in await server.initialize(sessions_root)
         sid = (await server.request("session/create", {"cwd": "/work/eof"}))["result"]["sessionId"]
-        assert "result" in await server.request("session/append", {"sessionId": sid, "entries": [user("q"), assistant("a")]})
+        assert "result" in await server.request(
+            "session/append", {"sessionId": sid, "entries": [user("q"), assistant("a")]}
+        )
         for n in range(5):
-            assert "result" in await server.request("session/append", {"sessionId": sid, "entries": [user(f"more {n}")]})
+            assert "result" in await server.request(
+                "session/append", {"sessionId": sid, "entries": [user(f"more {n}")]}
+            )
         await server.close_stdin()
         assert await server.wait() == 0
     finally:

@@ -46,7 +46,9 @@ async def _two_sessions(h: _Harness, root: Path) -> None:
 async def test_an_append_is_answered_inline_while_another_sessions_request_is_in_flight(tmp_path: Path):
     h = _Harness(tmp_path / "h")
     await _two_sessions(h, tmp_path / "sessions")
-    slow = h.send("session/append", {"sessionId": "a", "entries": [_entry("assistant", "synced")]})  # an fsync: a worker thread
+    slow = h.send(
+        "session/append", {"sessionId": "a", "entries": [_entry("assistant", "synced")]}
+    )  # an fsync: a worker thread
     quick = h.send("session/append", {"sessionId": "b", "entries": [_entry("user", "no fsync")]})
     answered = h.answered()
     assert quick in answered and "result" in answered[quick]  # answered before the loop read on

@@ -14,7 +14,9 @@ async def test_a_whole_session_over_jsonl(sessions_root: Path):
     try:
         assert "result" in await server.initialize(sessions_root)
         created = (await server.request("session/create", {"cwd": "/w", "sessionId": "j"}))["result"]
-        appended = await server.request("session/append", {"sessionId": "j", "entries": [user("hi"), assistant("hello")]})
+        appended = await server.request(
+            "session/append", {"sessionId": "j", "entries": [user("hi"), assistant("hello")]}
+        )
         assert appended["result"]["leafId"] == appended["result"]["entries"][1]["id"]
         context = await server.request("session/buildContext", {"sessionId": "j", "format": "llm"})
         assert [m["role"] for m in context["result"]["messages"]] == ["user", "assistant"]

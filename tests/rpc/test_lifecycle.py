@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from pathlib import Path
@@ -59,7 +58,12 @@ async def test_settings_come_from_file_then_environment_then_initialize(sessions
         assert settings["store"]["fsync"] == "never"  # environment over file
         assert settings["store"]["compat"] == "pi"  # not oh-my-pi's folder: pi's compatibility
         # clearToolResults: its defaults (a nested section shows as {}, as providers.anthropic does).
-        assert settings["compaction"] == {"contextWindow": 100, "reserveTokens": 20, "keepRecentTokens": 77, "clearToolResults": {}}
+        assert settings["compaction"] == {
+            "contextWindow": 100,
+            "reserveTokens": 20,
+            "keepRecentTokens": 77,
+            "clearToolResults": {},
+        }
         await server.request("session/create", {"cwd": "/w", "sessionId": "s"})
         appended = await server.request("session/append", {"sessionId": "s", "entries": [user("word " * 200)]})
         assert appended["result"]["shouldCompact"] is True  # 100-token window, 20 reserved
@@ -98,8 +102,14 @@ async def test_eof_answers_requests_in_flight_writes_them_and_exits_0(sessions_r
     created = (await server.request("session/create", {"cwd": "/w", "sessionId": "eof"}))["result"]
     await server.request("session/append", {"sessionId": "eof", "entries": [user("hi"), assistant("hello")]})
     for index in range(20):  # pipelined, then stdin closes at once
-        server.send({"jsonrpc": "2.0", "id": index, "method": "session/append",
-                     "params": {"sessionId": "eof", "entries": [user(f"m{index}")]}})
+        server.send(
+            {
+                "jsonrpc": "2.0",
+                "id": index,
+                "method": "session/append",
+                "params": {"sessionId": "eof", "entries": [user(f"m{index}")]},
+            }
+        )
     await server.close_stdin()
     answers = [await server.response() for _ in range(20)]
     assert sorted(a["id"] for a in answers) == list(range(20)) and all("result" in a for a in answers)

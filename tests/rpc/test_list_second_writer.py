@@ -8,7 +8,6 @@ without them (every file checked by size and mtime).
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -63,11 +62,24 @@ async def test_list_sees_each_change_another_process_makes(sessions_root: Path, 
             sid = f"s{number}"
             created = await server.request("session/create", {"cwd": cwd, "sessionId": sid})
             assert "result" in created, created
-            appended = await server.request("session/append", {"sessionId": sid, "entries": [
-                {"type": "message", "message": {"role": "user", "content": f"hello {number}"}},
-                {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}],
-                                                "stopReason": "stop", "usage": {"totalTokens": 100 + number}}},
-            ]})
+            appended = await server.request(
+                "session/append",
+                {
+                    "sessionId": sid,
+                    "entries": [
+                        {"type": "message", "message": {"role": "user", "content": f"hello {number}"}},
+                        {
+                            "type": "message",
+                            "message": {
+                                "role": "assistant",
+                                "content": [{"type": "text", "text": "hi"}],
+                                "stopReason": "stop",
+                                "usage": {"totalTokens": 100 + number},
+                            },
+                        },
+                    ],
+                },
+            )
             assert "result" in appended, appended
             paths[sid] = Path(created["result"]["path"])
         before = await listed(server)

@@ -19,7 +19,9 @@ LEASE_SECONDS = 2.0
 
 async def started(root: Path) -> RawServer:
     server = await RawServer.start()
-    answer = await server.initialize(root, **({"settings": {"store": {"leaseSeconds": LEASE_SECONDS}}} if ON_POSTGRES else {}))
+    answer = await server.initialize(
+        root, **({"settings": {"store": {"leaseSeconds": LEASE_SECONDS}}} if ON_POSTGRES else {})
+    )
     assert "result" in answer, answer
     return server
 

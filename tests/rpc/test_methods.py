@@ -181,8 +181,9 @@ async def test_snapshot_diff_rewind(client: RpcTestClient, tmp_path: Path):
 
 async def test_export(client: RpcTestClient, tmp_path: Path):
     await client.call("session/create", {"cwd": str(tmp_path), "sessionId": "exp"})
-    await client.call("session/append", {"sessionId": "exp", "entries": [
-        user("my key is AKIAQ3EGRTWX5ZKLM7PB"), assistant("noted")]})
+    await client.call(
+        "session/append", {"sessionId": "exp", "entries": [user("my key is AKIAQ3EGRTWX5ZKLM7PB"), assistant("noted")]}
+    )
     result = await client.call("session/export", {"sessionId": "exp", "format": "json"})
     doc = json.loads(result["text"])
     assert [e["role"] for e in doc["entries"]] == ["user", "assistant"]

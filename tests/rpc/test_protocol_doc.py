@@ -72,7 +72,9 @@ def params_of(cell: str) -> list[Param]:
                 default = json.loads(stated.group(1).strip("`")) if stated is not None else msgspec.UNSET
                 pairs_next = re.match(r"\s*(\([^)]*\)\s*)?or `", rest) is not None
                 after_or = bool(found) and found[-1].pair_open
-                found.append(Param(token.rstrip("?"), token.endswith("?"), default, pairs_next or after_or, pairs_next, after_or))
+                found.append(
+                    Param(token.rstrip("?"), token.endswith("?"), default, pairs_next or after_or, pairs_next, after_or)
+                )
             continue
         index += 1
     return found
@@ -119,8 +121,9 @@ def test_the_table_names_every_method_and_only_those():
 def test_each_rows_params_are_the_wire_types_with_their_defaults(method: str):
     fields = struct_fields(wire.METHODS[method][0])
     documented = {param.name: param for param in TABLE[method]}
-    assert set(documented) == set(fields), f"{method}: only in the doc {set(documented) - set(fields)}, " \
-                                           f"only in the type {set(fields) - set(documented)}"
+    assert set(documented) == set(fields), (
+        f"{method}: only in the doc {set(documented) - set(fields)}, only in the type {set(fields) - set(documented)}"
+    )
     for name, param in documented.items():
         field = fields[name]
         has_value_default = not field.required and field.default not in (None, msgspec.UNSET, msgspec.NODEFAULT)
@@ -129,8 +132,9 @@ def test_each_rows_params_are_the_wire_types_with_their_defaults(method: str):
             assert not has_value_default, f"{method}.{name} defaults to {field.default!r}: write (default ...)"
             assert param.default is msgspec.UNSET, f"{method}.{name}: `{name}?` with a stated default"
         elif param.default is not msgspec.UNSET:
-            assert not field.required and field.default == param.default and type(field.default) is type(param.default), \
-                f"{method}.{name}: the doc says default {param.default!r}, the type {field.default!r}"
+            assert (
+                not field.required and field.default == param.default and type(field.default) is type(param.default)
+            ), f"{method}.{name}: the doc says default {param.default!r}, the type {field.default!r}"
         else:
             assert field.required, f"{method}.{name}: the doc says required, the type defaults to {field.default!r}"
 
@@ -142,13 +146,22 @@ def test_defaults_the_service_falls_back_to_are_the_wire_types():
 
 
 def test_the_parser_reads_the_notation():
-    parsed = params_of("`a`, `b?` (absent: x), `c` (default `\"agent\"`; or `\"llm\"`), `d?` {`e`,`f`}, "
-                       "`g?` or `h?`: exactly one (`i` is ignored), `j` (default 50; 1-1000), `k?` (\"9\") or `l?` or `m?`: at least one")
+    parsed = params_of(
+        '`a`, `b?` (absent: x), `c` (default `"agent"`; or `"llm"`), `d?` {`e`,`f`}, '
+        '`g?` or `h?`: exactly one (`i` is ignored), `j` (default 50; 1-1000), `k?` ("9") or `l?` or `m?`: at least one'
+    )
     assert [(p.name, p.optional, p.default, p.one_of) for p in parsed] == [
-        ("a", False, msgspec.UNSET, False), ("b", True, msgspec.UNSET, False), ("c", False, "agent", False),
-        ("d", True, msgspec.UNSET, False), ("g", True, msgspec.UNSET, True), ("h", True, msgspec.UNSET, True),
-        ("j", False, 50, False), ("k", True, msgspec.UNSET, True), ("l", True, msgspec.UNSET, True),
-        ("m", True, msgspec.UNSET, True)]
+        ("a", False, msgspec.UNSET, False),
+        ("b", True, msgspec.UNSET, False),
+        ("c", False, "agent", False),
+        ("d", True, msgspec.UNSET, False),
+        ("g", True, msgspec.UNSET, True),
+        ("h", True, msgspec.UNSET, True),
+        ("j", False, 50, False),
+        ("k", True, msgspec.UNSET, True),
+        ("l", True, msgspec.UNSET, True),
+        ("m", True, msgspec.UNSET, True),
+    ]
     assert [p.name for p in parsed if p.first_of_group] == ["g", "k"]
     assert {-32602, -33020, -33025, -33001} <= documented_codes()
 
@@ -158,10 +171,21 @@ def required_value(method: str, name: str, session_id: str, entry_id: str, scrat
     if (method, name) == ("session/convert", "to"):
         return "spec"
     return {
-        "sessionId": session_id, "entryId": entry_id, "cwd": str(scratch / "project"), "entries": [user("one more")],
-        "label": "checked", "name": "checked", "prompt": "a prompt", "query": "prompt", "from": entry_id,
-        "to": "worktree", "tool": "codex", "paths": [str(scratch / "no-such-rollout")], "format": "markdown",
-        "targetRoot": str(scratch / "converted"), "olderThan": "90d",
+        "sessionId": session_id,
+        "entryId": entry_id,
+        "cwd": str(scratch / "project"),
+        "entries": [user("one more")],
+        "label": "checked",
+        "name": "checked",
+        "prompt": "a prompt",
+        "query": "prompt",
+        "from": entry_id,
+        "to": "worktree",
+        "tool": "codex",
+        "paths": [str(scratch / "no-such-rollout")],
+        "format": "markdown",
+        "targetRoot": str(scratch / "converted"),
+        "olderThan": "90d",
     }[name]
 
 
@@ -179,8 +203,9 @@ async def test_every_method_answers_when_called_with_only_its_required_params(tm
             session_id = f"doc-{number}"
             created = await server.request("session/create", {"cwd": str(project), "sessionId": session_id})
             assert "result" in created, created
-            appended = await server.request("session/append", {"sessionId": session_id,
-                                                               "entries": [user("hello"), assistant("hi")]})
+            appended = await server.request(
+                "session/append", {"sessionId": session_id, "entries": [user("hello"), assistant("hi")]}
+            )
             entry_id = appended["result"]["entries"][0]["id"]
             params = {}
             for param in TABLE[method]:

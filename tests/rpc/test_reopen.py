@@ -25,12 +25,19 @@ async def call(server: RawServer, method: str, params: dict) -> dict:
 
 async def grow(server: RawServer, sid: str, turns: int, tag: str) -> None:
     for n in range(turns):
-        await call(server, "session/append", {"sessionId": sid, "entries": [
-            user(f"{tag} question {n}"),
-            assistant("", tool_call(f"{tag}-{n}", "read", path=f"f{n}.py")),
-            tool_result(f"{tag}-{n}", BIG_OUTPUT),
-            assistant(f"{tag} answer {n}"),
-        ]})
+        await call(
+            server,
+            "session/append",
+            {
+                "sessionId": sid,
+                "entries": [
+                    user(f"{tag} question {n}"),
+                    assistant("", tool_call(f"{tag}-{n}", "read", path=f"f{n}.py")),
+                    tool_result(f"{tag}-{n}", BIG_OUTPUT),
+                    assistant(f"{tag} answer {n}"),
+                ],
+            },
+        )
 
 
 async def test_a_new_sidecar_reopens_from_the_cache_and_after_a_kill_reads_what_was_added(sessions_root: Path):
@@ -53,7 +60,10 @@ async def test_a_new_sidecar_reopens_from_the_cache_and_after_a_kill_reads_what_
         assert await call(second, "session/buildContext", {"sessionId": sid}) == before
         await grow(second, sid, 1, "second")
         grown = await call(second, "session/buildContext", {"sessionId": sid})
-        assert grown["messages"][:-4] == before["messages"] and grown["messages"][-1]["content"][0]["text"] == "second answer 0"
+        assert (
+            grown["messages"][:-4] == before["messages"]
+            and grown["messages"][-1]["content"][0]["text"] == "second answer 0"
+        )
         second.process.send_signal(signal.SIGKILL)  # no close: the cache still describes the file before this turn
         await second.wait()
     finally:

@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from store_mode import ON_POSTGRES
 
 from .harness import REPO_ROOT, TIMEOUT, RawServer, frame, user
@@ -41,7 +40,9 @@ HEAVY = ("pygls", "lsprotocol", "cattrs", "attrs", "attr", "sidecar.compaction")
 PROVIDER_SDKS = ("anthropic", "httpx", "httpx2", "openai", "sidecar.providers.anthropic", "sidecar.providers.openai")
 
 
-def run_wrapped(messages: list[dict], *args: str, framing: str = "lsp", watched: tuple[str, ...] = HEAVY) -> tuple[int, bytes]:
+def run_wrapped(
+    messages: list[dict], *args: str, framing: str = "lsp", watched: tuple[str, ...] = HEAVY
+) -> tuple[int, bytes]:
     """Serve ``messages`` (all written at once, then end of input); exit code and stdout+stderr as one stream."""
     data = b"".join(frame(message, framing) for message in messages)
     argv = [sys.executable, "-c", WRAPPER, ",".join(watched), "serve", *args]
@@ -105,12 +106,22 @@ def test_a_session_served_end_to_end_never_imports_pygls_or_lsprotocol(sessions_
 # (importing psycopg took 75 ms of every start, a file root's included, while the migrate
 # command's parser imported it; the export package's renderers 10-15 ms).
 NOT_AT_START_UP = {"sidecar.export.exporting", "sidecar.export.html", "sidecar.export.redact"} | (
-    set() if ON_POSTGRES else {"psycopg", "psycopg_binary", "sidecar.store.postgres.db"})
+    set() if ON_POSTGRES else {"psycopg", "psycopg_binary", "sidecar.store.postgres.db"}
+)
 
 
 def test_a_one_shot_call_loads_neither_the_export_nor_the_database_driver(sessions_root: Path):
-    argv = [sys.executable, "-c", WRAPPER, "sidecar.export.exporting", "call", "session/list", "--root", str(sessions_root)]
-    done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO_ROOT, timeout=60)
+    argv = [
+        sys.executable,
+        "-c",
+        WRAPPER,
+        "sidecar.export.exporting",
+        "call",
+        "session/list",
+        "--root",
+        str(sessions_root),
+    ]
+    done = subprocess.run(argv, capture_output=True, cwd=REPO_ROOT, timeout=60)
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     assert json.loads(done.stdout)["sessions"] == []
     assert not NOT_AT_START_UP & modules_at_exit(done.stderr)
@@ -146,14 +157,20 @@ async def test_the_early_answer_is_the_answer_the_server_gives(sessions_root: Pa
         pytest.param({"jsonrpc": "2.0", "id": True, "method": "initialize"}, -32600, id="boolean-id"),
         pytest.param({"jsonrpc": "1.0", "id": 1, "method": "initialize"}, -32600, id="wrong-jsonrpc"),
         pytest.param({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": [1]}, -32602, id="array-params"),
-        pytest.param({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "9.0"}}, -32602, id="version"),
+        pytest.param(
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "9.0"}},
+            -32602,
+            id="version",
+        ),
         pytest.param({"jsonrpc": "2.0", "id": 1, "method": "session/list"}, -32002, id="not-initialize"),
     ],
 )
 async def test_a_first_message_boot_does_not_answer_gets_the_servers_answer(sessions_root: Path, first, code: int):
     server = await RawServer.start()
     try:
-        server.send_raw(b"Content-Length: %d\r\n\r\n%b" % (len(first), first) if isinstance(first, bytes) else frame(first))
+        server.send_raw(
+            b"Content-Length: %d\r\n\r\n%b" % (len(first), first) if isinstance(first, bytes) else frame(first)
+        )
         answer = await server.response()
         assert answer["error"]["code"] == code, answer
         initialized = await server.initialize(sessions_root)

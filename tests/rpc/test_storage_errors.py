@@ -16,9 +16,13 @@ from .harness import RawServer, assistant, user
 def small_disk(tmp_path: Path):
     disk = tmp_path / "disk"
     disk.mkdir()
-    mounted = os.geteuid() == 0 and subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", str(disk)], capture_output=True
-    ).returncode == 0
+    mounted = (
+        os.geteuid() == 0
+        and subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", str(disk)], capture_output=True
+        ).returncode
+        == 0
+    )
     if not mounted:
         pytest.skip("mounting a tmpfs needs root; tests/store/test_persistence.py injects the errors instead")
     try:
@@ -33,7 +37,9 @@ async def test_a_full_disk_answers_storage_error_and_the_retry_succeeds(small_di
     try:
         await server.initialize(root)
         sid = (await server.request("session/create", {"cwd": "/work/full"}))["result"]["sessionId"]
-        assert "result" in await server.request("session/append", {"sessionId": sid, "entries": [user("a"), assistant("b")]})
+        assert "result" in await server.request(
+            "session/append", {"sessionId": sid, "entries": [user("a"), assistant("b")]}
+        )
         [path] = root.glob(f"*/*_{sid}.jsonl")
         before = path.read_bytes()
         filler = small_disk / "filler"

@@ -21,7 +21,9 @@ async def test_compact_with_the_client_provider_uses_the_clients_summary(client:
     for index in range(6):
         entries += [user(f"question {index} " + "word " * 150), assistant(f"answer {index} " + "word " * 150)]
     await rpc.call("session/append", {"sessionId": "lsp-client", "entries": entries})
-    result = await rpc.call("session/compact", {"sessionId": "lsp-client", "provider": "client", "keepRecentTokens": 300})
+    result = await rpc.call(
+        "session/compact", {"sessionId": "lsp-client", "provider": "client", "keepRecentTokens": 300}
+    )
     assert asked and asked[0]["systemPrompt"] and asked[0]["maxTokens"] > 0
     assert "question 0" in asked[0]["prompt"]  # the serialized conversation went to the client
     assert result["provider"] == "client" and result["summary"].startswith("CLIENT SUMMARY of")

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 from pygls.exceptions import JsonRpcException
-
 from store_mode import stored_root
 
 from .harness import RpcTestClient, assistant, user

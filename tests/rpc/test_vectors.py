@@ -21,7 +21,7 @@ def for_postgres(expected: Any) -> Any:
     ``path`` is its place ``pg:<area>/<folder>/<file>`` instead of the file below the root, and a filesystem
     path given to session/open is refused as invalid params (the store has no files to be outside of)."""
     if isinstance(expected, str):
-        return "pg:" + expected[len("${root}/"):] if expected.startswith("${root}/") else expected
+        return "pg:" + expected[len("${root}/") :] if expected.startswith("${root}/") else expected
     if isinstance(expected, list):
         return [for_postgres(item) for item in expected]
     if not isinstance(expected, dict):
@@ -70,6 +70,7 @@ def answers_first(expects: list[Any], received: list[Any]) -> tuple[list[Any], l
     runs on a worker thread and its session/didAppend may reach the subscriber before the answer (the
     file store answers appends inline, first); PROTOCOL.md promises the events' order, not their place
     relative to the answer. Answers first, because a notification may name what an answer captured."""
+
     def split(messages: list[Any]) -> list[Any]:
         return [m for m in messages if "id" in m] + [m for m in messages if "id" not in m]
 
@@ -80,13 +81,18 @@ def test_the_postgres_form_of_an_answer_changes_only_paths_and_the_outside_root_
     answer = {"result": {"path": "${root}/--w--/<*>_a.jsonl", "cwd": "/w", "sessionRoot": "${root}"}}
     assert for_postgres(answer) == {"result": {"path": "pg:--w--/<*>_a.jsonl", "cwd": "/w", "sessionRoot": "${root}"}}
     refused = {"error": {"code": -33007, "message": "<string>", "data": {"kind": "pathOutsideRoot", "path": "/x"}}}
-    assert for_postgres(refused)["error"] == {"code": -32602, "message": "<string>",
-                                              "data": {"kind": "invalidParams", "field": "path"}}
+    assert for_postgres(refused)["error"] == {
+        "code": -32602,
+        "message": "<string>",
+        "data": {"kind": "invalidParams", "field": "path"},
+    }
 
 
 def test_the_matcher_rejects_what_it_should():
     names: dict[str, object] = {"root": "/r"}
-    match({"a": "<capture:x>", "b": "${x}", "p": "${root}/<*>_s.jsonl"}, {"a": 5, "b": 5, "p": "/r/2025_s.jsonl"}, names)
+    match(
+        {"a": "<capture:x>", "b": "${x}", "p": "${root}/<*>_s.jsonl"}, {"a": 5, "b": 5, "p": "/r/2025_s.jsonl"}, names
+    )
     for expected, actual in [
         ({"a": 1}, {"a": 1, "b": 2}),
         ("<integer>", True),

@@ -46,7 +46,12 @@ def match(expected: Any, actual: Any, names: dict[str, Any], where: str = "$") -
             return _check(isinstance(actual, str) and re.fullmatch(pattern, actual) is not None, text, actual, where)
         return _check(text == actual, text, actual, where)
     if isinstance(expected, dict):
-        _check(isinstance(actual, dict) and set(expected) == set(actual), sorted(expected), sorted(actual) if isinstance(actual, dict) else actual, where)
+        _check(
+            isinstance(actual, dict) and set(expected) == set(actual),
+            sorted(expected),
+            sorted(actual) if isinstance(actual, dict) else actual,
+            where,
+        )
         for key, item in expected.items():
             match(item, actual[key], names, f"{where}.{key}")
         return

@@ -17,7 +17,9 @@ ASSISTANT = {"type": "message", "message": {"role": "assistant", "content": [{"t
 class Sidecar:
     def __init__(self, root: Path) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "sidecar", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            [sys.executable, "-m", "sidecar", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
         assert self.process.stdin is not None and self.process.stdout is not None

@@ -11,7 +11,10 @@ from sidecar.errors import PathOutsideCwd
 from sidecar.snapshots.confined import Blocked, check_relative, confined
 
 
-@pytest.mark.parametrize("path", ["../escape", "/etc/passwd", "a/../../b", "", "a//b", "./a", ".git/config", "x/.GIT/hooks/pre-commit", "a\0b"])
+@pytest.mark.parametrize(
+    "path",
+    ["../escape", "/etc/passwd", "a/../../b", "", "a//b", "./a", ".git/config", "x/.GIT/hooks/pre-commit", "a\0b"],
+)
 def test_paths_that_are_not_plain_relative_paths_are_refused(path: str):
     with pytest.raises(PathOutsideCwd):
         check_relative(path)

@@ -15,8 +15,16 @@ def test_same_size_edits_right_after_a_snapshot_are_seen(tmp_path: Path):
     sid = service.create(wire.CreateParams(cwd=str(project))).sessionId
     for round_ in range(20):
         (project / "a.txt").write_text("one\n")
-        at = service.append(wire.AppendParams(sessionId=sid, entries=[
-            {"type": "message", "message": {"role": "user", "content": f"round {round_}"}}])).entries[0].id
+        at = (
+            service.append(
+                wire.AppendParams(
+                    sessionId=sid,
+                    entries=[{"type": "message", "message": {"role": "user", "content": f"round {round_}"}}],
+                )
+            )
+            .entries[0]
+            .id
+        )
         service.snapshot(wire.SnapshotParams(sessionId=sid))
         (project / "a.txt").write_text("two\n")  # same size, rewritten in place, within the same tick
         diff = service.diff(wire.DiffParams(sessionId=sid, from_=at, to="worktree"))

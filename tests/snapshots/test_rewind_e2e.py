@@ -57,8 +57,13 @@ def project(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     os.chmod(folder / "secret.txt", 0o600)
     os.symlink("src/main.py", folder / "main-link")
     if request.param == "git":
-        env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-               "GIT_COMMITTER_EMAIL": "t@t"}
+        env = {
+            **os.environ,
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+        }
         subprocess.run(["git", "init", "-q"], cwd=folder, check=True)
         subprocess.run(["git", "add", "-A"], cwd=folder, check=True)
         subprocess.run(["git", "commit", "-qm", "first"], cwd=folder, check=True, env=env)
@@ -107,7 +112,9 @@ def test_edit_snapshot_branch_rewind_and_undo(sidecar: Sidecar, project: Path):
 
     rewound = sidecar.call("session/rewind", sessionId=sid, entryId=first_user, files=True)
     assert rewound["leafId"] == first_user and rewound["snapshotEntryId"] == s1["entryId"]
-    assert {k: rewound[k] for k in ("restored", "created", "removed")} == {k: dry[k] for k in ("restored", "created", "removed")}
+    assert {k: rewound[k] for k in ("restored", "created", "removed")} == {
+        k: dry[k] for k in ("restored", "created", "removed")
+    }
     now = state(project)
     assert now == {**before, "other.log": now["other.log"]}
     assert now["secret.txt"][2] == 0o600 and now["run.sh"][2] & 0o111
@@ -119,7 +126,8 @@ def test_edit_snapshot_branch_rewind_and_undo(sidecar: Sidecar, project: Path):
     undone = sidecar.call("session/rewind", sessionId=sid, entryId=rewound["undoEntryId"], files=True)
     assert state(project) == after
     assert sorted(undone["restored"] + undone["created"] + undone["removed"]) == sorted(
-        dry["restored"] + dry["created"] + dry["removed"])
+        dry["restored"] + dry["created"] + dry["removed"]
+    )
     assert undone["leafId"] == rewound["undoEntryId"]
     assert [m["role"] for m in sidecar.call("session/buildContext", sessionId=sid)["messages"]] == ["user", "assistant"]
     if is_git:
@@ -174,7 +182,10 @@ def test_files_over_the_cap_are_named_not_captured_and_never_overwritten(sidecar
     first = sidecar.append(sid, USER)
     (project / "big.dat").write_bytes(b"a" * 3000)
     s1 = sidecar.call("session/snapshot", sessionId=sid, maxFileBytes=2048)
-    assert s1["notCaptured"] == [{"path": "big.dat", "size": 3000, "reason": "tooLarge"}, {"path": "data.bin", "size": 10240, "reason": "tooLarge"}]
+    assert s1["notCaptured"] == [
+        {"path": "big.dat", "size": 3000, "reason": "tooLarge"},
+        {"path": "data.bin", "size": 10240, "reason": "tooLarge"},
+    ]
     entry = sidecar.call("session/getEntries", sessionId=sid, ids=[s1["entryId"]])["entries"][0]
     assert entry["data"]["notCaptured"][0] == {"path": "big.dat", "size": 3000}
     (project / "big.dat").write_bytes(b"b" * 3000)

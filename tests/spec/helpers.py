@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from rpc.harness import RawServer
 
@@ -16,7 +17,7 @@ class SpecServer:
         self.server, self.root = server, root
 
     @classmethod
-    async def start(cls, root: Path, via_settings: bool = False) -> "SpecServer":
+    async def start(cls, root: Path, via_settings: bool = False) -> SpecServer:
         if via_settings:
             server = await RawServer.start()
             answer = await server.initialize(root, settings={"store": {"format": "spec"}})

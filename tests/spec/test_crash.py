@@ -54,8 +54,11 @@ async def test_a_kill_mid_append_leaves_whole_records_and_a_session_that_opens(s
         records = [json.loads(line) for line in whole]  # every whole line is a record
         assert [r["seq"] for r in records] == list(range(1, len(records) + 1))
         new = [(r["role"], r["content"][0]["text"]) for r in records[before:]]
-        sent = [pair for index in range(150) for pair in (
-            ("user", f"t{trial} q{index} " + "x" * 2000), ("assistant", f"t{trial} a{index}"))]
+        sent = [
+            pair
+            for index in range(150)
+            for pair in (("user", f"t{trial} q{index} " + "x" * 2000), ("assistant", f"t{trial} a{index}"))
+        ]
         assert new == sent[: len(new)]  # the appends' records in the order sent, none out of place
         assert len(new) >= 2 * answered  # an answered append is on disk whole
         if len(new) not in (0, 300):
@@ -79,8 +82,17 @@ async def _send_appends(server: RawServer, sid: str, trial: int, rng: random.Ran
     while index < 150:
         for _ in range(min(rng.randrange(1, 12), 150 - index)):
             server._next_id += 1
-            server.send({"jsonrpc": "2.0", "id": server._next_id, "method": "session/append", "params": {
-                "sessionId": sid, "entries": [user(f"t{trial} q{index} " + "x" * 2000), assistant(f"t{trial} a{index}")]}})
+            server.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": server._next_id,
+                    "method": "session/append",
+                    "params": {
+                        "sessionId": sid,
+                        "entries": [user(f"t{trial} q{index} " + "x" * 2000), assistant(f"t{trial} a{index}")],
+                    },
+                }
+            )
             index += 1
         await asyncio.sleep(0.002)
 

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rpc.harness import RawServer, assistant, user
+
 from sidecar.context.build import build_context
 from sidecar.context.llm import convert_to_llm
 from sidecar.format.jsonl import Entry
 from sidecar.importers.spec import import_spec
+from sidecar.store.base import FsyncPolicy
 from sidecar.store.files.layout import Layout
 from sidecar.store.files.session import FileSession as Session
-from sidecar.store.base import FsyncPolicy
 
 from .helpers import SpecServer, llm_texts
 from .test_scenarios import new_session, pods_conversation
-from rpc.harness import RawServer, assistant, user
 
 
 async def test_a_spec_folder_imports_as_the_same_conversation(sessions_root: Path, tmp_path: Path):
@@ -43,8 +44,14 @@ async def test_a_spec_folder_imports_as_the_same_conversation(sessions_root: Pat
     assert kept["type"] == "custom" and kept["data"]["source"] == "cron" and kept["data"]["cronJobId"] == "nightly"
 
     target = Layout(tmp_path / "pi").new_session_path("/ops", imported.timestamp, imported.session_id)
-    Session.copied(target, imported.session_id, "/ops", FsyncPolicy.NEVER,
-                   [Entry.from_obj(e) for e in imported.entries], timestamp=imported.timestamp).close()
+    Session.copied(
+        target,
+        imported.session_id,
+        "/ops",
+        FsyncPolicy.NEVER,
+        [Entry.from_obj(e) for e in imported.entries],
+        timestamp=imported.timestamp,
+    ).close()
     session, report = Session.load(target, FsyncPolicy.NEVER, read_only=True)
     assert report.parse_errors == 0 and session.header_obj()["cwd"] == "/ops"
     context = convert_to_llm(build_context(session.tree.path(session.leaf_id)).messages)
@@ -80,8 +87,10 @@ async def test_session_import_from_spec_through_the_protocol_finds_it_the_second
 
 async def test_an_import_into_a_spec_root_is_refused_naming_the_format(tmp_path: Path):
     source = tmp_path / "cc.jsonl"
-    source.write_text('{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"cc","cwd":"/w",'
-                      '"timestamp":"2026-01-02T03:04:05.000Z","message":{"role":"user","content":"hi"}}\n')
+    source.write_text(
+        '{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"cc","cwd":"/w",'
+        '"timestamp":"2026-01-02T03:04:05.000Z","message":{"role":"user","content":"hi"}}\n'
+    )
     spec = await SpecServer.start(tmp_path / "spec-root")
     try:
         error = await spec.error("session/import", {"tool": "claude-code", "paths": [str(source)]})

@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
 import re
 from pathlib import Path
 from typing import Any
 
-from sidecar.store.spec import prompts
 from rpc.harness import assistant, tool_call, user
+
+from sidecar.store.spec import prompts
 
 from .helpers import ULID, SpecServer, llm_texts
 
 
 def tool_result(call_id: str, text: str, name: str = "bash") -> dict[str, Any]:
-    return {"type": "message", "message": {"role": "toolResult", "toolCallId": call_id, "toolName": name,
-                                           "content": [{"type": "text", "text": text}], "isError": False}}
+    return {
+        "type": "message",
+        "message": {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": name,
+            "content": [{"type": "text", "text": text}],
+            "isError": False,
+        },
+    }
 
 
 def at(entry: dict[str, Any], timestamp: str) -> dict[str, Any]:
@@ -29,12 +35,18 @@ async def new_session(spec: SpecServer, **params: Any) -> str:
 
 
 async def pods_conversation(spec: SpecServer, sid: str) -> None:
-    await spec.call("session/append", {"sessionId": sid, "entries": [
-        user("What pods are running?"),
-        assistant("Let me check.", tool_call("tc_1", "bash", command="kubectl get pods")),
-        tool_result("tc_1", "NAME   READY   STATUS\nnginx  1/1     Running"),
-        assistant("There is one pod running: nginx, with status Running."),
-    ]})
+    await spec.call(
+        "session/append",
+        {
+            "sessionId": sid,
+            "entries": [
+                user("What pods are running?"),
+                assistant("Let me check.", tool_call("tc_1", "bash", command="kubectl get pods")),
+                tool_result("tc_1", "NAME   READY   STATUS\nnginx  1/1     Running"),
+                assistant("There is one pod running: nginx, with status Running."),
+            ],
+        },
+    )
 
 
 async def test_s7_1_create_makes_the_folder_with_an_empty_log_and_metadata(spec: SpecServer):
@@ -91,11 +103,27 @@ async def test_s7_3_a_reload_rebuilds_history_with_the_compaction_overlay(sessio
 async def test_s7_4_metadata_follows_every_append(spec: SpecServer):
     sid = await new_session(spec)
     for count, stamp in ((2, "2025-02-11T10:00:01.000Z"), (4, "2025-02-11T10:05:00.000Z")):
-        await spec.call("session/append", {"sessionId": sid, "entries": [
-            at(user("q"), stamp),
-            at({"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "a"}],
-                                               "model": "model-x", "usage": {"input": 7, "output": 3}}}, stamp),
-        ]})
+        await spec.call(
+            "session/append",
+            {
+                "sessionId": sid,
+                "entries": [
+                    at(user("q"), stamp),
+                    at(
+                        {
+                            "type": "message",
+                            "message": {
+                                "role": "assistant",
+                                "content": [{"type": "text", "text": "a"}],
+                                "model": "model-x",
+                                "usage": {"input": 7, "output": 3},
+                            },
+                        },
+                        stamp,
+                    ),
+                ],
+            },
+        )
         metadata = spec.metadata(sid)
         assert metadata["messageCount"] == count and metadata["lastMessageAt"] == stamp
     assert metadata["model"] == "model-x"
@@ -108,12 +136,20 @@ async def test_a_record_keeps_the_messages_own_time_and_metadata_follows_it(spec
     lastMessageAt and the listing's modified followed the append, not the conversation."""
     sid = await new_session(spec)
     said, answered = 1_700_000_000_000, 1_700_000_060_123
-    await spec.call("session/append", {"sessionId": sid, "entries": [
-        {"type": "message", "message": {**user("old question")["message"], "timestamp": said}},
-        at({"type": "message", "message": {**assistant("old answer")["message"], "timestamp": answered}},
-           "2025-05-05T05:05:05.005Z"),
-        user("no time of its own"),
-    ]})
+    await spec.call(
+        "session/append",
+        {
+            "sessionId": sid,
+            "entries": [
+                {"type": "message", "message": {**user("old question")["message"], "timestamp": said}},
+                at(
+                    {"type": "message", "message": {**assistant("old answer")["message"], "timestamp": answered}},
+                    "2025-05-05T05:05:05.005Z",
+                ),
+                user("no time of its own"),
+            ],
+        },
+    )
     records = spec.records(sid)
     assert [r["timestamp"] for r in records[:2]] == ["2023-11-14T22:13:20.000Z", "2023-11-14T22:14:20.123Z"]
     appended_at = records[2]["timestamp"]
@@ -121,8 +157,13 @@ async def test_a_record_keeps_the_messages_own_time_and_metadata_follows_it(spec
     assert spec.metadata(sid)["lastMessageAt"] == appended_at
     context = await spec.call("session/buildContext", {"sessionId": sid})
     assert [m["timestamp"] for m in context["messages"][:2]] == [said, answered]
-    await spec.call("session/append", {"sessionId": sid, "entries": [
-        {"type": "message", "message": {**user("late")["message"], "timestamp": said + 5}}]})
+    await spec.call(
+        "session/append",
+        {
+            "sessionId": sid,
+            "entries": [{"type": "message", "message": {**user("late")["message"], "timestamp": said + 5}}],
+        },
+    )
     assert spec.metadata(sid)["lastMessageAt"] == "2023-11-14T22:13:20.005Z"
     listed = (await spec.call("session/list", {}))["sessions"]
     assert [s["modified"] for s in listed if s["sessionId"] == sid] == ["2023-11-14T22:13:20.005Z"]
@@ -168,11 +209,21 @@ async def test_s7_7_cron_sessions_carry_source_and_job(spec: SpecServer):
 
 async def test_s7_8_ids_that_are_not_ulids_are_refused_before_any_path(spec: SpecServer):
     outside = spec.root.parent / "escaped"
-    for bad in ("../escaped", "01arz3ndektsv4rrffq69g5fav", "01ARZ3NDEKTSV4RRFFQ69G5FAI", "01ARZ3NDEKTSV4RRFFQ69G5FA",
-                "/tmp/x", "01ARZ3NDEKTSV4RRFFQ69G5FAV/../../x"):
-        for method, params in (("session/open", {"sessionId": bad}), ("session/create", {"cwd": "/w", "sessionId": bad}),
-                               ("session/append", {"sessionId": bad, "entries": [user("x")]}),
-                               ("session/delete", {"sessionId": bad}), ("session/fork", {"sessionId": bad})):
+    for bad in (
+        "../escaped",
+        "01arz3ndektsv4rrffq69g5fav",
+        "01ARZ3NDEKTSV4RRFFQ69G5FAI",
+        "01ARZ3NDEKTSV4RRFFQ69G5FA",
+        "/tmp/x",
+        "01ARZ3NDEKTSV4RRFFQ69G5FAV/../../x",
+    ):
+        for method, params in (
+            ("session/open", {"sessionId": bad}),
+            ("session/create", {"cwd": "/w", "sessionId": bad}),
+            ("session/append", {"sessionId": bad, "entries": [user("x")]}),
+            ("session/delete", {"sessionId": bad}),
+            ("session/fork", {"sessionId": bad}),
+        ):
             error = await spec.error(method, params)
             assert error["code"] == -33002, (method, bad, error)
             # (delete checks pi's id syntax first; every id that passes it is then held to the ULID pattern)
@@ -210,8 +261,14 @@ async def test_s7_10_concurrent_appends_to_one_session_are_queued_not_interleave
     for index in range(20):  # all sent before any answer is read
         server._next_id += 1
         ids.append(server._next_id)
-        server.send({"jsonrpc": "2.0", "id": server._next_id, "method": "session/append", "params": {
-            "sessionId": sid, "entries": [user(f"turn {index}"), assistant(f"reply {index}")]}})
+        server.send(
+            {
+                "jsonrpc": "2.0",
+                "id": server._next_id,
+                "method": "session/append",
+                "params": {"sessionId": sid, "entries": [user(f"turn {index}"), assistant(f"reply {index}")]},
+            }
+        )
     answers = {}
     while len(answers) < 20:
         message = await server.receive()
@@ -237,7 +294,8 @@ async def test_s7_11_context_after_compaction_is_summary_then_kept_then_newer(sp
     context = await spec.call("session/buildContext", {"sessionId": sid, "format": "llm"})
     first = context["messages"][0]
     assert first["role"] == "user" and first["content"][0]["text"].startswith(
-        "The conversation history before this point was compacted into the following summary:")
+        "The conversation history before this point was compacted into the following summary:"
+    )
     assert f"<summary>\n{result['summary']}\n</summary>" in first["content"][0]["text"]
     expected = [f"{r['role']}: {r['content'][0]['text']}" for r in kept]
     assert llm_texts(context["messages"][1:]) == expected
@@ -247,10 +305,16 @@ async def test_s7_11_context_after_compaction_is_summary_then_kept_then_newer(sp
 
 async def test_s7_12_content_is_always_a_list_of_blocks(spec: SpecServer):
     sid = await new_session(spec)
-    await spec.call("session/append", {"sessionId": sid, "entries": [
-        {"type": "message", "message": {"role": "user", "content": "a bare string"}},
-        {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}},
-    ]})
+    await spec.call(
+        "session/append",
+        {
+            "sessionId": sid,
+            "entries": [
+                {"type": "message", "message": {"role": "user", "content": "a bare string"}},
+                {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}},
+            ],
+        },
+    )
     await spec.call("session/compact", {"sessionId": sid, "provider": "offline", "keepRecentTokens": 1})
     for record in spec.records(sid):
         if record["recordType"] == "message":
@@ -263,21 +327,32 @@ async def test_s7_13_compaction_never_cuts_between_a_call_and_its_result(spec: S
         sid = await new_session(spec)
         entries = []
         for index in range(4):
-            entries += [user(f"step {index} " + "x" * 20),
-                        assistant("", tool_call(f"c{index}", "bash", command=f"echo {index}")),
-                        tool_result(f"c{index}", "out " * (index + 3)),
-                        assistant(f"done {index}")]
+            entries += [
+                user(f"step {index} " + "x" * 20),
+                assistant("", tool_call(f"c{index}", "bash", command=f"echo {index}")),
+                tool_result(f"c{index}", "out " * (index + 3)),
+                assistant(f"done {index}"),
+            ]
         await spec.call("session/append", {"sessionId": sid, "entries": entries})
-        answer = await spec.server.request("session/compact", {"sessionId": sid, "provider": "offline", "keepRecentTokens": keep})
+        answer = await spec.server.request(
+            "session/compact", {"sessionId": sid, "provider": "offline", "keepRecentTokens": keep}
+        )
         if "error" in answer:
             assert answer["error"]["code"] == -33020  # nothing to compact: everything fits
             continue
         records = spec.records(sid)
         first_kept = next(r for r in records if r["seq"] == records[-1]["firstKeptSeq"])
         assert first_kept["role"] in ("user", "assistant"), keep
-        kept_calls = {b["id"] for r in records[:-1] if r["seq"] >= first_kept["seq"] and r["role"] == "assistant"
-                      for b in r["content"] if b["type"] == "toolCall"}
-        kept_results = {r["toolCallId"] for r in records[:-1] if r["seq"] >= first_kept["seq"] and r["role"] == "toolResult"}
+        kept_calls = {
+            b["id"]
+            for r in records[:-1]
+            if r["seq"] >= first_kept["seq"] and r["role"] == "assistant"
+            for b in r["content"]
+            if b["type"] == "toolCall"
+        }
+        kept_results = {
+            r["toolCallId"] for r in records[:-1] if r["seq"] >= first_kept["seq"] and r["role"] == "toolResult"
+        }
         assert kept_results <= kept_calls, keep
 
 
@@ -286,6 +361,7 @@ def summarizing_client(asked: list[dict[str, Any]], text: str):
         assert message["method"] == "session/summarize"
         asked.append(message["params"])
         return {"text": text}
+
     return answer
 
 
@@ -293,11 +369,22 @@ async def test_s7_14_summary_asked_for_in_the_structured_format(spec: SpecServer
     sid = await new_session(spec)
     await pods_conversation(spec, sid)
     asked: list[dict[str, Any]] = []
-    await spec.call_answering("session/compact", {"sessionId": sid, "provider": "client", "keepRecentTokens": 10},
-                              summarizing_client(asked, "## Goal\n- list pods"))
+    await spec.call_answering(
+        "session/compact",
+        {"sessionId": sid, "provider": "client", "keepRecentTokens": 10},
+        summarizing_client(asked, "## Goal\n- list pods"),
+    )
     assert asked[0]["systemPrompt"] == prompts.SYSTEM_PROMPT
-    for section in ("## Goal", "## Constraints & Preferences", "## Progress", "### Done", "### In Progress",
-                    "## Key Decisions", "## Next Steps", "## Critical Context"):
+    for section in (
+        "## Goal",
+        "## Constraints & Preferences",
+        "## Progress",
+        "### Done",
+        "### In Progress",
+        "## Key Decisions",
+        "## Next Steps",
+        "## Critical Context",
+    ):
         assert section in asked[0]["prompt"]
     assert "Create a structured context\ncheckpoint summary" in asked[0]["prompt"]
     # Without a model (the offline summarizer) the summary has those sections too.
@@ -305,22 +392,35 @@ async def test_s7_14_summary_asked_for_in_the_structured_format(spec: SpecServer
     await pods_conversation(spec, other)
     offline = await spec.call("session/compact", {"sessionId": other, "provider": "offline", "keepRecentTokens": 1})
     headings = re.findall(r"^## (.+)$", offline["summary"], re.MULTILINE)
-    assert headings[:6] == ["Goal", "Constraints & Preferences", "Progress", "Key Decisions", "Next Steps", "Critical Context"]
+    assert headings[:6] == [
+        "Goal",
+        "Constraints & Preferences",
+        "Progress",
+        "Key Decisions",
+        "Next Steps",
+        "Critical Context",
+    ]
 
 
 async def files_session(spec: SpecServer) -> str:
     sid = await new_session(spec)
-    await spec.call("session/append", {"sessionId": sid, "entries": [
-        user("Look at the config loader " + "please " * 20),
-        assistant("", tool_call("r1", "read", path="src/config/loader.ts")),
-        tool_result("r1", "export function load() {}", "read"),
-        assistant("", tool_call("r2", "read_file", path="src/agent/loop.ts")),
-        tool_result("r2", "loop", "read_file"),
-        assistant("", tool_call("e1", "edit", path="src/agent/loop.ts", oldText="a", newText="b")),
-        tool_result("e1", "edited", "edit"),
-        assistant("Edited the loop. " + "detail " * 30),
-        user("Now write the executor " + "please " * 20),
-    ]})
+    await spec.call(
+        "session/append",
+        {
+            "sessionId": sid,
+            "entries": [
+                user("Look at the config loader " + "please " * 20),
+                assistant("", tool_call("r1", "read", path="src/config/loader.ts")),
+                tool_result("r1", "export function load() {}", "read"),
+                assistant("", tool_call("r2", "read_file", path="src/agent/loop.ts")),
+                tool_result("r2", "loop", "read_file"),
+                assistant("", tool_call("e1", "edit", path="src/agent/loop.ts", oldText="a", newText="b")),
+                tool_result("e1", "edited", "edit"),
+                assistant("Edited the loop. " + "detail " * 30),
+                user("Now write the executor " + "please " * 20),
+            ],
+        },
+    )
     return sid
 
 
@@ -332,16 +432,22 @@ async def test_s7_15_and_s7_16_file_lists_are_cumulative_and_modified_wins(spec:
     assert record["readFiles"] == ["src/config/loader.ts"] and record["modifiedFiles"] == ["src/agent/loop.ts"]
     assert "<read-files>\nsrc/config/loader.ts\n</read-files>" in record["summary"]
     assert "<modified-files>\nsrc/agent/loop.ts\n</modified-files>" in record["summary"]
-    await spec.call("session/append", {"sessionId": sid, "entries": [
-        assistant("", tool_call("w1", "write", path="src/tools/executor.ts", content="x")),
-        tool_result("w1", "written", "write"),
-        assistant("", tool_call("r3", "read", path="src/config/loader.ts")),
-        tool_result("r3", "again", "read"),
-        assistant("", tool_call("e2", "write_file", path="src/config/loader.ts", content="y")),
-        tool_result("e2", "written", "write_file"),
-        assistant("Wrote it. " + "detail " * 30),
-        user("Next, tests " + "please " * 20),
-    ]})
+    await spec.call(
+        "session/append",
+        {
+            "sessionId": sid,
+            "entries": [
+                assistant("", tool_call("w1", "write", path="src/tools/executor.ts", content="x")),
+                tool_result("w1", "written", "write"),
+                assistant("", tool_call("r3", "read", path="src/config/loader.ts")),
+                tool_result("r3", "again", "read"),
+                assistant("", tool_call("e2", "write_file", path="src/config/loader.ts", content="y")),
+                tool_result("e2", "written", "write_file"),
+                assistant("Wrote it. " + "detail " * 30),
+                user("Next, tests " + "please " * 20),
+            ],
+        },
+    )
     second = await spec.call("session/compact", {"sessionId": sid, "provider": "offline", "keepRecentTokens": 40})
     record = spec.records(sid)[-1]
     assert record["recordType"] == "compaction" and record["seq"] > 10
@@ -355,13 +461,23 @@ async def test_s7_15_and_s7_16_file_lists_are_cumulative_and_modified_wins(spec:
 async def test_s7_17_the_update_prompt_carries_the_previous_summary(spec: SpecServer):
     sid = await files_session(spec)
     asked: list[dict[str, Any]] = []
-    await spec.call_answering("session/compact", {"sessionId": sid, "provider": "client", "keepRecentTokens": 40},
-                              summarizing_client(asked, "## Goal\n- FIRST-SUMMARY-MARKER"))
-    assert "<previous-summary>" not in asked[0]["prompt"] and "The messages above are a conversation" in asked[0]["prompt"]
-    await spec.call("session/append", {"sessionId": sid, "entries": [assistant("More work. " + "w " * 60),
-                                                                     user("go on " + "z " * 60)]})
-    await spec.call_answering("session/compact", {"sessionId": sid, "provider": "client", "keepRecentTokens": 40},
-                              summarizing_client(asked, "## Goal\n- SECOND"))
+    await spec.call_answering(
+        "session/compact",
+        {"sessionId": sid, "provider": "client", "keepRecentTokens": 40},
+        summarizing_client(asked, "## Goal\n- FIRST-SUMMARY-MARKER"),
+    )
+    assert (
+        "<previous-summary>" not in asked[0]["prompt"] and "The messages above are a conversation" in asked[0]["prompt"]
+    )
+    await spec.call(
+        "session/append",
+        {"sessionId": sid, "entries": [assistant("More work. " + "w " * 60), user("go on " + "z " * 60)]},
+    )
+    await spec.call_answering(
+        "session/compact",
+        {"sessionId": sid, "provider": "client", "keepRecentTokens": 40},
+        summarizing_client(asked, "## Goal\n- SECOND"),
+    )
     prompt = asked[1]["prompt"]
     assert "<previous-summary>\n## Goal\n- FIRST-SUMMARY-MARKER\n</previous-summary>" in prompt
     assert "The messages above are NEW conversation messages" in prompt
@@ -374,8 +490,11 @@ async def test_s7_18_the_summarizer_gets_flat_text(spec: SpecServer):
     await pods_conversation(spec, sid)
     await spec.call("session/append", {"sessionId": sid, "entries": [user("Thanks")]})
     asked: list[dict[str, Any]] = []
-    await spec.call_answering("session/compact", {"sessionId": sid, "provider": "client", "keepRecentTokens": 1},
-                              summarizing_client(asked, "## Goal\n- pods"))
+    await spec.call_answering(
+        "session/compact",
+        {"sessionId": sid, "provider": "client", "keepRecentTokens": 1},
+        summarizing_client(asked, "## Goal\n- pods"),
+    )
     conversation = asked[0]["prompt"].split("\n\nThe messages above")[0]
     assert conversation == (
         "[User]: What pods are running?\n"

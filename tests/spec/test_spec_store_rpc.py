@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rpc.harness import assistant, tool_call, user
+from rpc.harness import assistant, user
 
 from .helpers import SpecServer
-from .test_scenarios import new_session, pods_conversation, tool_result
+from .test_scenarios import new_session, pods_conversation
 
 
 async def test_what_the_format_cannot_hold_is_refused_naming_the_format_and_nothing_is_written(spec: SpecServer):
@@ -20,16 +20,54 @@ async def test_what_the_format_cannot_hold_is_refused_naming_the_format_and_noth
         ("session/setLabel", {"sessionId": sid, "entryId": "00000001", "label": "start"}, "a label"),
         ("session/branch", {"sessionId": sid, "entryId": "00000001"}, "a branch"),
         ("session/append", {"sessionId": sid, "parentId": "00000001", "entries": [user("other way")]}, "a branch"),
-        ("session/append", {"sessionId": sid, "entries": [user("fine"), {"type": "message", "message": {
-            "role": "assistant", "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "x"}]}}]},
-         "thinking content block"),
-        ("session/append", {"sessionId": sid, "entries": [{"type": "message", "message": {"role": "user", "content": [
-            {"type": "image", "data": "aGk=", "mimeType": "image/png"}]}}]}, "image content block"),
-        ("session/append", {"sessionId": sid, "entries": [{"type": "custom", "customType": "x", "data": {}}]}, "custom"),
-        ("session/append", {"sessionId": sid, "entries": [{"type": "thinking_level_change", "thinkingLevel": "high"}]},
-         "thinking_level_change"),
-        ("session/append", {"sessionId": sid, "entries": [{"type": "branch_summary", "fromId": "00000001",
-                                                           "summary": "s"}]}, "branch summary"),
+        (
+            "session/append",
+            {
+                "sessionId": sid,
+                "entries": [
+                    user("fine"),
+                    {
+                        "type": "message",
+                        "message": {
+                            "role": "assistant",
+                            "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "x"}],
+                        },
+                    },
+                ],
+            },
+            "thinking content block",
+        ),
+        (
+            "session/append",
+            {
+                "sessionId": sid,
+                "entries": [
+                    {
+                        "type": "message",
+                        "message": {
+                            "role": "user",
+                            "content": [{"type": "image", "data": "aGk=", "mimeType": "image/png"}],
+                        },
+                    }
+                ],
+            },
+            "image content block",
+        ),
+        (
+            "session/append",
+            {"sessionId": sid, "entries": [{"type": "custom", "customType": "x", "data": {}}]},
+            "custom",
+        ),
+        (
+            "session/append",
+            {"sessionId": sid, "entries": [{"type": "thinking_level_change", "thinkingLevel": "high"}]},
+            "thinking_level_change",
+        ),
+        (
+            "session/append",
+            {"sessionId": sid, "entries": [{"type": "branch_summary", "fromId": "00000001", "summary": "s"}]},
+            "branch summary",
+        ),
         ("session/append", {"sessionId": sid, "entries": [{**user("own id"), "id": "abcdef12"}]}, "entry id"),
         ("session/move", {"sessionId": sid, "cwd": "/elsewhere"}, "working folder"),
     ]
@@ -42,8 +80,13 @@ async def test_what_the_format_cannot_hold_is_refused_naming_the_format_and_noth
     assert [n["id"] for n in tree["nodes"]] == ["00000001", "00000002"] and tree["leafId"] == "00000002"
     # What it can hold still goes in after a refusal, and a name and a model go to metadata.json.
     await spec.call("session/setName", {"sessionId": sid, "name": "pods work"})
-    await spec.call("session/append", {"sessionId": sid, "entries": [
-        {"type": "model_change", "provider": "anthropic", "modelId": "claude-x"}, user("next")]})
+    await spec.call(
+        "session/append",
+        {
+            "sessionId": sid,
+            "entries": [{"type": "model_change", "provider": "anthropic", "modelId": "claude-x"}, user("next")],
+        },
+    )
     metadata = spec.metadata(sid)
     assert metadata["name"] == "pods work" and metadata["model"] == "claude-x" and metadata["messageCount"] == 3
     assert [r["seq"] for r in spec.records(sid)] == [1, 2, 3]
@@ -89,8 +132,16 @@ async def test_metadata_json_missing_or_damaged_is_rebuilt_from_the_log(sessions
     spec = await SpecServer.start(sessions_root)
     ids = [await new_session(spec) for _ in range(2)]
     for sid in ids:
-        await spec.call("session/append", {"sessionId": sid, "entries": [
-            {**user("q"), "timestamp": "2025-05-01T00:00:00.000Z"}, {**assistant("a"), "timestamp": "2025-05-01T00:00:09.000Z"}]})
+        await spec.call(
+            "session/append",
+            {
+                "sessionId": sid,
+                "entries": [
+                    {**user("q"), "timestamp": "2025-05-01T00:00:00.000Z"},
+                    {**assistant("a"), "timestamp": "2025-05-01T00:00:09.000Z"},
+                ],
+            },
+        )
     await spec.stop()
     (sessions_root / ids[0] / "metadata.json").unlink()
     (sessions_root / ids[1] / "metadata.json").write_text('{"id": "truncated')
@@ -149,8 +200,9 @@ async def test_metadata_json_left_behind_by_a_crash_is_caught_up_keeping_what_on
     sid = await new_session(spec, name="kept name", cronJobId="job-7")
     await spec.call("session/append", {"sessionId": sid, "entries": [user("q1")]})
     stale = (sessions_root / sid / "metadata.json").read_bytes()
-    await spec.call("session/append", {"sessionId": sid, "entries": [
-        {**assistant("a1"), "timestamp": "2025-06-01T00:00:00.000Z"}]})
+    await spec.call(
+        "session/append", {"sessionId": sid, "entries": [{**assistant("a1"), "timestamp": "2025-06-01T00:00:00.000Z"}]}
+    )
     await spec.stop()
     (sessions_root / sid / "metadata.json").write_bytes(stale)  # the records went out, the metadata did not
     spec = await SpecServer.start(sessions_root)

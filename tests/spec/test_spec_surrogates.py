@@ -11,10 +11,25 @@ CUT = "tool output 😀\ud83d"  # "tool output 😀😀".slice(0, -1) in JavaScr
 async def test_a_cut_emoji_is_kept_in_a_spec_session(spec: SpecServer):
     created = await spec.call("session/create", {"cwd": "/work/cut"})
     sid = created["sessionId"]
-    await spec.call("session/append", {"sessionId": sid, "entries": [
-        {"type": "message", "message": {"role": "user", "content": CUT}},
-        {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "\ude00 back"}],
-                                         "provider": "p", "model": "m", "stopReason": "stop"}}]})
+    await spec.call(
+        "session/append",
+        {
+            "sessionId": sid,
+            "entries": [
+                {"type": "message", "message": {"role": "user", "content": CUT}},
+                {
+                    "type": "message",
+                    "message": {
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": "\ude00 back"}],
+                        "provider": "p",
+                        "model": "m",
+                        "stopReason": "stop",
+                    },
+                },
+            ],
+        },
+    )
     stored = (spec.folder(sid) / "session.jsonl").read_bytes()
     assert b"tool output \xf0\x9f\x98\x80\\ud83d" in stored and b"\\ude00 back" in stored
     for fmt in ("agent", "llm"):

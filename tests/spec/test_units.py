@@ -30,9 +30,22 @@ def test_ulids_are_valid_unique_and_sort_by_time():
     assert new_ulid(now_ms=0).startswith("0000000000")
 
 
-@pytest.mark.parametrize("bad", ["", "x", "../01ARZ3NDEKTSV4RRFFQ69G5FAV", "01ARZ3NDEKTSV4RRFFQ69G5FAV ", "01arz3ndektsv4rrffq69g5fav",
-                                 "01ARZ3NDEKTSV4RRFFQ69G5FAL", "01ARZ3NDEKTSV4RRFFQ69G5FAO", "01ARZ3NDEKTSV4RRFFQ69G5FAU",
-                                 "01ARZ3NDEKTSV4RRFFQ69G5FAI", None, 7])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        "x",
+        "../01ARZ3NDEKTSV4RRFFQ69G5FAV",
+        "01ARZ3NDEKTSV4RRFFQ69G5FAV ",
+        "01arz3ndektsv4rrffq69g5fav",
+        "01ARZ3NDEKTSV4RRFFQ69G5FAL",
+        "01ARZ3NDEKTSV4RRFFQ69G5FAO",
+        "01ARZ3NDEKTSV4RRFFQ69G5FAU",
+        "01ARZ3NDEKTSV4RRFFQ69G5FAI",
+        None,
+        7,
+    ],
+)
 def test_anything_but_a_ulid_is_refused(bad):
     with pytest.raises(InvalidSessionId):
         check_ulid(bad)
@@ -46,12 +59,20 @@ def test_the_spec_example_reads_and_writes_back_byte_for_byte():
 
 def test_reading_skips_damaged_lines_and_ignores_a_torn_tail():
     lines = SPEC_EXAMPLE.splitlines(keepends=True)
-    data = lines[0] + b"[1,2]\n" + b'{"recordType":"message","schemaVersion":2,"seq":9}\n' + lines[1] + b'{"recordType":"mes'
+    data = (
+        lines[0]
+        + b"[1,2]\n"
+        + b'{"recordType":"message","schemaVersion":2,"seq":9}\n'
+        + lines[1]
+        + b'{"recordType":"mes'
+    )
     read = parse_records(data)
     assert [r.seq for r in read.records] == [1, 2] and read.damaged_lines == [2, 3]
     assert read.torn_tail_at == len(data) - len(b'{"recordType":"mes')
     with pytest.raises(msgspec.ValidationError):
-        decode_record(b'{"recordType":"message","schemaVersion":1,"seq":1,"role":"user","content":"bare","timestamp":"t"}')
+        decode_record(
+            b'{"recordType":"message","schemaVersion":1,"seq":1,"role":"user","content":"bare","timestamp":"t"}'
+        )
 
 
 def test_records_become_a_chain_of_entries_and_back():
@@ -62,21 +83,33 @@ def test_records_become_a_chain_of_entries_and_back():
     assert objs[2]["message"]["toolName"] == "bash" and objs[1]["message"]["stopReason"] == "toolUse"
     again = [translate(o, i + 1).record for i, o in enumerate(objs)]
     assert again == parse_records(SPEC_EXAMPLE).records
-    compaction = CompactionRecord(seq=5, firstKeptSeq=4, summary="s", tokensBefore=9, readFiles=["a"],
-                                  modifiedFiles=["b"], timestamp="2025-02-11T10:00:04Z")
+    compaction = CompactionRecord(
+        seq=5,
+        firstKeptSeq=4,
+        summary="s",
+        tokensBefore=9,
+        readFiles=["a"],
+        modifiedFiles=["b"],
+        timestamp="2025-02-11T10:00:04Z",
+    )
     obj = builder.add(compaction)
     assert obj["firstKeptEntryId"] == "00000004" and obj["details"] == {"readFiles": ["a"], "modifiedFiles": ["b"]}
     assert translate(obj, 5, kept_seq=4).record == compaction
 
 
-@pytest.mark.parametrize("entry, lost", [
-    ({"type": "label", "targetId": "x", "label": "l"}, "a label"),
-    ({"type": "branch_summary", "fromId": "x", "summary": "s"}, "a branch summary"),
-    ({"type": "custom", "customType": "c"}, "a custom entry"),
-    ({"type": "message", "message": {"role": "bashExecution", "command": "ls"}}, "a bashExecution message"),
-    ({"type": "message", "message": {"role": "assistant", "content": [{"type": "thinking", "thinking": "t"}]}},
-     "a thinking content block"),
-])
+@pytest.mark.parametrize(
+    "entry, lost",
+    [
+        ({"type": "label", "targetId": "x", "label": "l"}, "a label"),
+        ({"type": "branch_summary", "fromId": "x", "summary": "s"}, "a branch summary"),
+        ({"type": "custom", "customType": "c"}, "a custom entry"),
+        ({"type": "message", "message": {"role": "bashExecution", "command": "ls"}}, "a bashExecution message"),
+        (
+            {"type": "message", "message": {"role": "assistant", "content": [{"type": "thinking", "thinking": "t"}]}},
+            "a thinking content block",
+        ),
+    ],
+)
 def test_what_has_no_record_is_named(entry, lost):
     translation = translate({**entry, "timestamp": "2025-01-01T00:00:00Z"}, 1)
     assert translation.lost and translation.lost[0].startswith(lost)
@@ -87,12 +120,27 @@ def test_names_and_models_go_to_metadata_not_records():
     assert named.record is None and named.name == "pods" and not named.lost
     model = translate({"type": "model_change", "provider": "p", "modelId": "m", "timestamp": "t"}, 1)
     assert model.record is None and model.model == "m"
-    reply = translate({"type": "message", "timestamp": "t", "message": {
-        "role": "assistant", "content": "hi", "model": "m2", "usage": {"input": 1}, "stopReason": "stop"}}, 3)
+    reply = translate(
+        {
+            "type": "message",
+            "timestamp": "t",
+            "message": {
+                "role": "assistant",
+                "content": "hi",
+                "model": "m2",
+                "usage": {"input": 1},
+                "stopReason": "stop",
+            },
+        },
+        3,
+    )
     assert isinstance(reply.record, MessageRecord) and reply.record.content == [TextBlock(text="hi")]
     assert reply.model == "m2" and reply.usage == {"input": 1} and not reply.lost
-    assert reply.dropped == ["assistant message field 'model'", "assistant message field 'usage'",
-                             "assistant message field 'stopReason'"]
+    assert reply.dropped == [
+        "assistant message field 'model'",
+        "assistant message field 'usage'",
+        "assistant message field 'stopReason'",
+    ]
 
 
 def _random_conversation(rng: random.Random) -> list[dict]:
@@ -100,12 +148,24 @@ def _random_conversation(rng: random.Random) -> list[dict]:
     for turn in range(rng.randint(1, 8)):
         messages.append({"role": "user", "content": [{"type": "text", "text": "u" * rng.randint(1, 200)}]})
         for call in range(rng.randint(0, 3)):
-            calls = [{"type": "toolCall", "id": f"{turn}-{call}-{k}", "name": "bash", "arguments": {"c": "x" * rng.randint(0, 50)}}
-                     for k in range(rng.randint(1, 3))]
+            calls = [
+                {
+                    "type": "toolCall",
+                    "id": f"{turn}-{call}-{k}",
+                    "name": "bash",
+                    "arguments": {"c": "x" * rng.randint(0, 50)},
+                }
+                for k in range(rng.randint(1, 3))
+            ]
             messages.append({"role": "assistant", "content": calls})
             for block in calls:
-                messages.append({"role": "toolResult", "toolCallId": block["id"],
-                                 "content": [{"type": "text", "text": "r" * rng.randint(0, 400)}]})
+                messages.append(
+                    {
+                        "role": "toolResult",
+                        "toolCallId": block["id"],
+                        "content": [{"type": "text", "text": "r" * rng.randint(0, 400)}],
+                    }
+                )
         messages.append({"role": "assistant", "content": [{"type": "text", "text": "a" * rng.randint(1, 200)}]})
     return messages
 
@@ -120,8 +180,9 @@ def test_the_cut_never_separates_a_call_from_its_result():
             continue
         cuts += 1
         assert 0 < cut < len(messages) and messages[cut]["role"] in ("user", "assistant")
-        kept_calls = {b["id"] for m in messages[cut:] if m["role"] == "assistant" for b in m["content"]
-                      if b["type"] == "toolCall"}
+        kept_calls = {
+            b["id"] for m in messages[cut:] if m["role"] == "assistant" for b in m["content"] if b["type"] == "toolCall"
+        }
         assert {m["toolCallId"] for m in messages[cut:] if m["role"] == "toolResult"} <= kept_calls
     assert cuts > 300
 

@@ -10,10 +10,23 @@ from sidecar.store.batch import EntryBatch, entry_of
 
 OBJS = [
     {"type": "message", "message": {"role": "user", "content": "hi"}},
-    {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
-                                    "provider": "anthropic", "model": "claude", "stopReason": "stop"}},
-    {"type": "message", "id": "own1", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
-     "message": {"role": "toolResult", "content": [{"type": "text", "text": "blob:sha256:" + "0" * 64}]}},
+    {
+        "type": "message",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "ok"}],
+            "provider": "anthropic",
+            "model": "claude",
+            "stopReason": "stop",
+        },
+    },
+    {
+        "type": "message",
+        "id": "own1",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": "toolResult", "content": [{"type": "text", "text": "blob:sha256:" + "0" * 64}]},
+    },
     {"type": "custom", "customType": "x", "data": {"nested": [1, 2, {"a": None}]}},
     {"type": "message", "message": "not an object"},
     {"type": "model_change", "provider": "p", "modelId": "m"},

@@ -70,8 +70,11 @@ def test_under_omp_a_name_goes_to_the_title_line_in_place_and_a_title_change(tmp
     assert (slot["title"], slot["source"]) == ("Second", "user") and len(data.split(b"\n")[0]) + 1 == SLOT_BYTES
     lines = [json.loads(x) for x in data.split(b"\n")[2:-1]]
     changes = [x for x in lines if x["type"] == "title_change"]
-    assert [(c["title"], c.get("previousTitle")) for c in changes] == [("My first name", None), ("Second", "My first name")]
-    assert data[SLOT_BYTES:] .startswith(first[SLOT_BYTES:].split(b"\n")[0])  # the header did not move
+    assert [(c["title"], c.get("previousTitle")) for c in changes] == [
+        ("My first name", None),
+        ("Second", "My first name"),
+    ]
+    assert data[SLOT_BYTES:].startswith(first[SLOT_BYTES:].split(b"\n")[0])  # the header did not move
     append(svc, sid, msg(user("after")))
     svc.close_all()
     again = service(root)
@@ -98,7 +101,7 @@ def test_a_file_without_a_title_line_gets_one_at_its_first_name(tmp_path, sessio
     before = path.read_bytes()
     svc.set_name(wire.SetNameParams(sessionId=sid, name="Named late"))
     after = path.read_bytes()
-    assert after[SLOT_BYTES:SLOT_BYTES + len(before)] == before  # every old byte, after the new line
+    assert after[SLOT_BYTES : SLOT_BYTES + len(before)] == before  # every old byte, after the new line
     ids = append(svc, sid, msg(user("and more")))  # the writer follows the rewritten file
     assert svc.build_context(wire.BuildContextParams(sessionId=sid)).messages[-1]["content"] == "and more"
     svc.close_all()
@@ -130,8 +133,10 @@ def test_the_title_line_survives_a_migration_and_an_archive_byte_for_byte(tmp_pa
     folder.mkdir()
     slot = slot_line("Old session", "2026-01-01T00:00:00.000Z", "user") + b"\n"
     header = b'{"type":"session","version":2,"id":"old1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}\n'
-    body = (b'{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
-            b'"message":{"role":"hookMessage","customType":"x","content":"hi","display":true,"timestamp":1}}\n')
+    body = (
+        b'{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
+        b'"message":{"role":"hookMessage","customType":"x","content":"hi","display":true,"timestamp":1}}\n'
+    )
     path = folder / "2026-01-01T00-00-00-000Z_old1.jsonl"
     path.write_bytes(slot + header + body)
     svc = service(root)
@@ -153,7 +158,10 @@ def test_images_under_omp_go_to_the_agent_folder_and_old_blobs_stay_readable(tmp
     append(svc, sid, image_msg(base64.b64encode(fresh).decode()), image_msg(ref))
     assert (root.parent / "blobs" / hashlib.sha256(fresh).hexdigest()).read_bytes() == fresh
     shown = svc.build_context(wire.BuildContextParams(sessionId=sid)).messages
-    assert [m["content"][0]["data"] for m in shown[-2:]] == [base64.b64encode(fresh).decode(), base64.b64encode(raw).decode()]
+    assert [m["content"][0]["data"] for m in shown[-2:]] == [
+        base64.b64encode(fresh).decode(),
+        base64.b64encode(raw).decode(),
+    ]
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -215,8 +223,10 @@ def test_a_tree_cache_never_hides_a_title_oh_my_pi_rewrote_in_place(tmp_path, mo
     ids = append(again, sid, msg(user("grown")))
     again.close_all()
     with open(path, "ab") as handle:  # and appends behind our back: the cache is extended, not trusted blindly
-        handle.write(b'{"type":"label","id":"l1","parentId":"%s","timestamp":"2026-01-01T00:00:10.000Z",'
-                     b'"targetId":"%s","label":"theirs"}\n' % (ids[0].encode(), ids[0].encode()))
+        handle.write(
+            b'{"type":"label","id":"l1","parentId":"%s","timestamp":"2026-01-01T00:00:10.000Z",'
+            b'"targetId":"%s","label":"theirs"}\n' % (ids[0].encode(), ids[0].encode())
+        )
     third = service(root)
     third.open(wire.OpenParams(sessionId=sid))
     session = third.session(sid)

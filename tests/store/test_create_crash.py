@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from sidecar.format.jsonl import parse_file
-from sidecar.store.files import writer as writer_module
 from sidecar.store.base import FsyncPolicy
+from sidecar.store.files import writer as writer_module
 from sidecar.store.files.writer import SessionWriter
 
 DATA = b'{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"}\n' + b'{"type":"x","id":"a"}\n' * 1000
@@ -20,6 +20,7 @@ def test_dying_inside_create_leaves_no_session_file(tmp_path: Path, written: int
     path = tmp_path / "p" / "s.jsonl"
     pid = os.fork()
     if pid == 0:  # the child writes part of the file, then dies as SIGKILL would: no cleanup, no exit handlers
+
         def write_then_die(fd: int, data: bytes) -> None:
             os.write(fd, data[:written])
             os._exit(9)

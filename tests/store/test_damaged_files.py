@@ -7,7 +7,19 @@ import os
 
 import pytest
 from session_builders import (
-    adopt_files, append, assistant, context, header, line, message, msg, read_lines, service, stored_at, user, write_session,
+    adopt_files,
+    append,
+    assistant,
+    context,
+    header,
+    line,
+    message,
+    msg,
+    read_lines,
+    service,
+    stored_at,
+    user,
+    write_session,
 )
 
 from sidecar import wire
@@ -63,7 +75,9 @@ def test_a_torn_last_line_is_ignored_and_moved_aside_before_the_next_append(sess
 def test_a_complete_last_line_without_newline_gets_one_before_the_next_line(sessions_root):
     path = session_path(sessions_root)
     path.parent.mkdir(parents=True)
-    path.write_text(line(header()) + "\n" + line(message("a", None, user())) + "\n" + line(message("b", "a", assistant())))
+    path.write_text(
+        line(header()) + "\n" + line(message("a", None, user())) + "\n" + line(message("b", "a", assistant()))
+    )
     svc = service(sessions_root)
     adopt_files(svc)
     path = stored_at(svc, path)
@@ -74,8 +88,13 @@ def test_a_complete_last_line_without_newline_gets_one_before_the_next_line(sess
 
 @pytest.mark.parametrize(
     "content",
-    ["", "\n", "garbage\n", line(message("a", None, user())) + "\n" + line(header()) + "\n",
-     line({"type": "session", "timestamp": "x", "cwd": "/"}) + "\n"],
+    [
+        "",
+        "\n",
+        "garbage\n",
+        line(message("a", None, user())) + "\n" + line(header()) + "\n",
+        line({"type": "session", "timestamp": "x", "cwd": "/"}) + "\n",
+    ],
     ids=["empty", "newline", "garbage", "entry-before-header", "header-without-id"],
 )
 def test_a_file_that_is_not_a_session_is_a_clear_error_and_is_left_alone(sessions_root, content):
@@ -111,15 +130,33 @@ def test_a_file_starting_with_a_byte_order_mark_is_refused_as_pi_1_5_reads_no_en
 
 def v1_file(root):
     path = session_path(root)
-    write_session(path, header(version=None), [
-        {"type": "message", "timestamp": "2025-01-01T00:00:01.000Z", "message": user("one")},
-        {"type": "message", "timestamp": "2025-01-01T00:00:02.000Z", "message": assistant("two")},
-        {"type": "message", "timestamp": "2025-01-01T00:00:03.000Z", "message": user("three")},
-        {"type": "compaction", "timestamp": "2025-01-01T00:00:04.000Z", "summary": "S",
-         "firstKeptEntryIndex": 3, "tokensBefore": 50},
-        {"type": "message", "timestamp": "2025-01-01T00:00:05.000Z",
-         "message": {"role": "hookMessage", "customType": "h", "content": "hooked", "display": True, "timestamp": 5}},
-    ])
+    write_session(
+        path,
+        header(version=None),
+        [
+            {"type": "message", "timestamp": "2025-01-01T00:00:01.000Z", "message": user("one")},
+            {"type": "message", "timestamp": "2025-01-01T00:00:02.000Z", "message": assistant("two")},
+            {"type": "message", "timestamp": "2025-01-01T00:00:03.000Z", "message": user("three")},
+            {
+                "type": "compaction",
+                "timestamp": "2025-01-01T00:00:04.000Z",
+                "summary": "S",
+                "firstKeptEntryIndex": 3,
+                "tokensBefore": 50,
+            },
+            {
+                "type": "message",
+                "timestamp": "2025-01-01T00:00:05.000Z",
+                "message": {
+                    "role": "hookMessage",
+                    "customType": "h",
+                    "content": "hooked",
+                    "display": True,
+                    "timestamp": 5,
+                },
+            },
+        ],
+    )
     return path
 
 

@@ -11,7 +11,18 @@ import os
 from pathlib import Path
 
 import pytest
-from session_builders import adopt_files, assistant, context, entry, header, read_lines, service, stored_at, user, write_session
+from session_builders import (
+    adopt_files,
+    assistant,
+    context,
+    entry,
+    header,
+    read_lines,
+    service,
+    stored_at,
+    user,
+    write_session,
+)
 
 from sidecar import wire
 from sidecar.doctor import run_doctor
@@ -21,17 +32,21 @@ from sidecar.store.files.repair import reconnect_dangling
 
 def broken_fork(root: Path, name: str = "sess-1") -> Path:
     """What pi 0.73.1 writes when it forks across two labels: 'b1' and 'c1' follow labels it left out."""
-    return write_session(root / "--w--" / f"2025-01-01T00-00-00-000Z_{name}.jsonl", header(name), [
-        entry("message", "a1", None, 1, message=user("first question")),
-        entry("message", "a2", "a1", 2, message=assistant("first answer")),
-        entry("message", "b1", "lab1", 4, message=user("second question")),
-        entry("message", "b2", "b1", 5, message=assistant("second answer")),
-        entry("custom", "cu", "b2", 6, customType="ext", data={}),
-        entry("compaction", "cp", "cu", 7, summary="so far", firstKeptEntryId="b1", tokensBefore=10),
-        entry("message", "c1", "lab2", 9, message=user("third question")),
-        entry("message", "c2", "c1", 10, message=assistant("third answer")),
-        entry("label", "l3", "c2", 11, targetId="a2", label="kept"),
-    ])
+    return write_session(
+        root / "--w--" / f"2025-01-01T00-00-00-000Z_{name}.jsonl",
+        header(name),
+        [
+            entry("message", "a1", None, 1, message=user("first question")),
+            entry("message", "a2", "a1", 2, message=assistant("first answer")),
+            entry("message", "b1", "lab1", 4, message=user("second question")),
+            entry("message", "b2", "b1", 5, message=assistant("second answer")),
+            entry("custom", "cu", "b2", 6, customType="ext", data={}),
+            entry("compaction", "cp", "cu", 7, summary="so far", firstKeptEntryId="b1", tokensBefore=10),
+            entry("message", "c1", "lab2", 9, message=user("third question")),
+            entry("message", "c2", "c1", 10, message=assistant("third answer")),
+            entry("label", "l3", "c2", 11, targetId="a2", label="kept"),
+        ],
+    )
 
 
 def test_open_warns_about_entries_cut_off_from_their_history(sessions_root):
@@ -86,12 +101,16 @@ def test_doctor_reports_then_reconnects_each_to_the_entry_written_before_it(sess
 
 
 def test_a_loop_is_never_closed_and_a_first_entry_becomes_a_root(sessions_root):
-    path = write_session(sessions_root / "--w--" / "2025-01-01T00-00-00-000Z_loop.jsonl", header("loop"), [
-        entry("message", "x1", "gone", 1, message=user("q")),
-        entry("message", "x2", "x1", 2, message=assistant("a")),
-        entry("message", "x3", "x2", 3, message=user("q2")),
-        entry("message", "y1", "gone-too", 4, message=user("other")),
-    ])
+    path = write_session(
+        sessions_root / "--w--" / "2025-01-01T00-00-00-000Z_loop.jsonl",
+        header("loop"),
+        [
+            entry("message", "x1", "gone", 1, message=user("q")),
+            entry("message", "x2", "x1", 2, message=assistant("a")),
+            entry("message", "x3", "x2", 3, message=user("q2")),
+            entry("message", "y1", "gone-too", 4, message=user("other")),
+        ],
+    )
     report = reconnect_dangling(path)
     assert [(r.entry_id, r.new_parent) for r in report.reconnected] == [("x1", None), ("y1", "x3")]
     assert read_lines(path)[1]["parentId"] is None

@@ -12,7 +12,16 @@ from pathlib import Path
 
 import pytest
 from session_builders import (
-    assistant, context, header, line, message, msg, read_lines, service, user, write_session,
+    assistant,
+    context,
+    header,
+    line,
+    message,
+    msg,
+    read_lines,
+    service,
+    user,
+    write_session,
 )
 
 from sidecar import wire
@@ -31,8 +40,11 @@ def pi_append(path: Path, *objs: dict) -> None:
 def opened(tmp_path: Path, entries: list[dict] | None = None, **store):
     root = tmp_path / "sessions"
     path = root / "--work-proj--" / "2025-01-01T00-00-00-000Z_s1.jsonl"
-    write_session(path, header("s1"), entries if entries is not None else [
-        message("u1", None, user("one")), message("a1", "u1", assistant("two"))])
+    write_session(
+        path,
+        header("s1"),
+        entries if entries is not None else [message("u1", None, user("one")), message("a1", "u1", assistant("two"))],
+    )
     svc = service(root, **store)
     svc.open(wire.OpenParams(sessionId="s1"))
     return svc, path
@@ -141,11 +153,21 @@ def test_a_rewrite_behind_our_back_is_read_again_and_reported(tmp_path):
 
 def test_a_longer_rewrite_is_not_taken_for_growth(tmp_path):
     svc, path = opened(tmp_path)
-    write_session(path, header("s1"), [message("x1", None, user("a much longer first message than before")),
-                                       message("x2", "x1", assistant("and more")), message("x3", "x2", user("z"))])
+    write_session(
+        path,
+        header("s1"),
+        [
+            message("x1", None, user("a much longer first message than before")),
+            message("x2", "x1", assistant("and more")),
+            message("x3", "x2", user("z")),
+        ],
+    )
     result = context(svc, "s1")
     assert result.external.reloaded == "rewritten" and texts(result) == [
-        "a much longer first message than before", "and more", "z"]
+        "a much longer first message than before",
+        "and more",
+        "z",
+    ]
 
 
 def test_a_file_renamed_over_ours_is_followed_and_its_lock_taken(tmp_path):
@@ -168,8 +190,11 @@ def test_a_header_rewritten_in_place_at_the_same_length_is_not_a_reload(tmp_path
     root = tmp_path / "sessions"
     path = root / "--work-proj--" / "2025-01-01T00-00-00-000Z_s1.jsonl"
     # oh-my-pi keeps its title in a fixed-width first line and rewrites it in place: same length.
-    write_session(path, header("s1", title="first title".ljust(40)), [
-        message("u1", None, user("one")), message("a1", "u1", assistant("two"))])
+    write_session(
+        path,
+        header("s1", title="first title".ljust(40)),
+        [message("u1", None, user("one")), message("a1", "u1", assistant("two"))],
+    )
     svc = service(root, compat="omp")  # (oh-my-pi's: its name is the header's title)
     svc.open(wire.OpenParams(sessionId="s1"))
     session = svc.session("s1")
@@ -254,8 +279,10 @@ def test_a_read_only_viewer_follows_too(tmp_path):
 
 
 def test_a_torn_line_found_on_open_and_cut_by_our_append_is_not_taken_for_a_rewrite(tmp_path):
-    svc, path = opened(tmp_path, [message("u1", None, user("one")), message("a1", "u1", assistant("two")),
-                                  '{"type":"message","id":"torn'])
+    svc, path = opened(
+        tmp_path,
+        [message("u1", None, user("one")), message("a1", "u1", assistant("two")), '{"type":"message","id":"torn'],
+    )
     # (write_session ends every line with a newline: take the torn line's off, as a crash leaves it)
     path.write_bytes(path.read_bytes()[:-1])
     svc.close_all()
@@ -300,8 +327,12 @@ def test_a_compaction_lands_after_what_another_program_appended_while_the_model_
     svc = SessionService(tmp_path / "sessions", settings)
     sid = svc.create(wire.CreateParams(cwd="/work/proj")).sessionId
     for n in range(6):
-        svc.append(wire.AppendParams(sessionId=sid, entries=[msg(user(f"question {n} " + "x" * 2000)),
-                                                             msg(assistant(f"answer {n} " + "y" * 2000))]))
+        svc.append(
+            wire.AppendParams(
+                sessionId=sid,
+                entries=[msg(user(f"question {n} " + "x" * 2000)), msg(assistant(f"answer {n} " + "y" * 2000))],
+            )
+        )
     session = svc.session(sid)
     leaf, path = session.leaf_id, session.path
     real = coordinator.run_compaction

@@ -58,8 +58,9 @@ def test_fork_across_labels_keeps_the_whole_history(sessions_root):
     assert all(n.parentId is not None for n in tree.nodes[1:])  # one root: nothing cut off
 
     # Re-written labels keep the time they were set, as pi writes them.
-    source_label_times = {o["targetId"]: o["timestamp"] for o in read_lines(svc.session(session_id).path)
-                          if o["type"] == "label"}
+    source_label_times = {
+        o["targetId"]: o["timestamp"] for o in read_lines(svc.session(session_id).path) if o["type"] == "label"
+    }
     for obj in lines:
         if obj["type"] == "label":
             assert obj["timestamp"] == source_label_times[obj["targetId"]]
@@ -76,8 +77,9 @@ def test_fork_across_labels_keeps_the_whole_history(sessions_root):
 def test_entries_whose_parent_did_not_change_keep_their_bytes(sessions_root):
     svc = service(sessions_root)
     session_id, ids = labelled_session(svc)
-    source_lines = {json.loads(raw)["id"]: raw for raw in
-                    svc.session(session_id).path.read_text(encoding="utf-8").split("\n")[1:-1]}
+    source_lines = {
+        json.loads(raw)["id"]: raw for raw in svc.session(session_id).path.read_text(encoding="utf-8").split("\n")[1:-1]
+    }
     forked = svc.fork(wire.ForkParams(sessionId=session_id, entryId=ids["last"]))
     rechained = {ids["q1"], ids["q2"], ids["compaction"], ids["q4"]}
     for raw in Path(forked.path).read_text(encoding="utf-8").split("\n")[1:-1]:
@@ -121,15 +123,35 @@ def test_a_real_compaction_between_labels_forks_connected(sessions_root):
     assert len(svc.session(forked.sessionId).tree.labels) == 8
 
 
-_ops = st.lists(st.one_of(
-    st.tuples(st.just("append"), st.sampled_from(["user", "assistant", "tool_call", "tool_result", "compaction",
-                                                  "branch_summary", "custom", "custom_message", "session_info",
-                                                  "model_change", "thinking"]),
-              st.text(alphabet="ab ", max_size=4), st.integers(0, 10_000)),
-    st.tuples(st.just("label"), st.integers(0, 10_000), st.sampled_from(["x", "y", ""])),
-    st.tuples(st.just("label_leaf"), st.sampled_from(["here", "mark"])),
-    st.tuples(st.just("branch"), st.integers(0, 10_000)),
-), min_size=5, max_size=50)
+_ops = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("append"),
+            st.sampled_from(
+                [
+                    "user",
+                    "assistant",
+                    "tool_call",
+                    "tool_result",
+                    "compaction",
+                    "branch_summary",
+                    "custom",
+                    "custom_message",
+                    "session_info",
+                    "model_change",
+                    "thinking",
+                ]
+            ),
+            st.text(alphabet="ab ", max_size=4),
+            st.integers(0, 10_000),
+        ),
+        st.tuples(st.just("label"), st.integers(0, 10_000), st.sampled_from(["x", "y", ""])),
+        st.tuples(st.just("label_leaf"), st.sampled_from(["here", "mark"])),
+        st.tuples(st.just("branch"), st.integers(0, 10_000)),
+    ),
+    min_size=5,
+    max_size=50,
+)
 
 
 @settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
@@ -146,7 +168,9 @@ def test_random_histories_fork_connected_with_the_same_context(tmp_path_factory,
         elif step[0] == "label":
             svc.set_label(wire.SetLabelParams(sessionId=session_id, entryId=ids[step[1] % len(ids)], label=step[2]))
         elif step[0] == "label_leaf" and svc.session(session_id).leaf_id is not None:
-            svc.set_label(wire.SetLabelParams(sessionId=session_id, entryId=svc.session(session_id).leaf_id, label=step[1]))
+            svc.set_label(
+                wire.SetLabelParams(sessionId=session_id, entryId=svc.session(session_id).leaf_id, label=step[1])
+            )
         elif step[0] == "branch":
             svc.branch(wire.BranchParams(sessionId=session_id, entryId=ids[step[1] % len(ids)]))
     source = svc.session(session_id)
@@ -162,7 +186,10 @@ def test_random_histories_fork_connected_with_the_same_context(tmp_path_factory,
         assert path_ids == [e.id for e in copy.tree.entries]  # one path: the copy, then its labels
         expected = context(svc, session_id, leafId=at)
         assert context(svc, forked.sessionId).messages == expected.messages
-        assert context(svc, forked.sessionId, fmt="llm").messages == context(svc, session_id, fmt="llm", leafId=at).messages
+        assert (
+            context(svc, forked.sessionId, fmt="llm").messages
+            == context(svc, session_id, fmt="llm", leafId=at).messages
+        )
         on_path = {e.id for e in source.tree.path(at) if e.type != "label"}  # label entries are not copied
         assert copy.tree.labels == {k: v for k, v in source.tree.labels.items() if k in on_path}
         if forked.persisted:

@@ -8,11 +8,26 @@ from pathlib import Path
 
 import pytest
 from session_builders import (
-    adopt_files, append, append_as_another_agent, assistant, context, entry, header, message, msg, new_session, read_lines, service, stamp, stored_at, user, write_session,
+    adopt_files,
+    append,
+    append_as_another_agent,
+    assistant,
+    context,
+    entry,
+    header,
+    message,
+    msg,
+    new_session,
+    read_lines,
+    service,
+    stamp,
+    stored_at,
+    user,
+    write_session,
 )
 
 from sidecar import wire
-from sidecar.errors import InvalidParams, SessionNotFound
+from sidecar.errors import EntryNotFound, InvalidParams, SessionNotFound
 from sidecar.store.files.layout import encode_cwd
 
 
@@ -58,19 +73,29 @@ def test_fork_from_a_user_message_without_an_assistant_is_written_as_pi_1_5_does
 def test_fork_refuses_tool_results_and_unknown_entries(svc):
     sid = new_session(svc)
     append(svc, sid, msg(user()), msg(assistant()))
-    [result] = append(svc, sid, msg({"role": "toolResult", "toolCallId": "c", "toolName": "t", "content": [], "isError": False, "timestamp": 1}))
+    [result] = append(
+        svc,
+        sid,
+        msg(
+            {"role": "toolResult", "toolCallId": "c", "toolName": "t", "content": [], "isError": False, "timestamp": 1}
+        ),
+    )
     with pytest.raises(InvalidParams):
         svc.fork(wire.ForkParams(sessionId=sid, entryId=result))
-    with pytest.raises(Exception):
+    with pytest.raises(EntryNotFound):
         svc.fork(wire.ForkParams(sessionId=sid, entryId="missing"))
 
 
 def test_fork_of_an_old_file_copies_the_migrated_entries(sessions_root, svc):
     path = sessions_root / encode_cwd("/p") / "2025-01-01T00-00-00-000Z_old.jsonl"
-    write_session(path, header("old", version=None, cwd="/p"), [
-        {"type": "message", "timestamp": stamp(1), "message": user()},
-        {"type": "message", "timestamp": stamp(2), "message": assistant()},
-    ])
+    write_session(
+        path,
+        header("old", version=None, cwd="/p"),
+        [
+            {"type": "message", "timestamp": stamp(1), "message": user()},
+            {"type": "message", "timestamp": stamp(2), "message": assistant()},
+        ],
+    )
     adopt_files(svc)
     svc.open(wire.OpenParams(sessionId="old"))
     forked = svc.fork(wire.ForkParams(sessionId="old"))
@@ -86,12 +111,29 @@ def write_listed(root, session_id, cwd, entries, **head):
 
 
 def test_list_reports_pi_metadata_and_modified_by_pi_rule(sessions_root, svc):
-    write_listed(sessions_root, "s1", "/p", [
-        message("a", None, user("first question", timestamp=1_700_000_000_000)),
-        message("b", "a", assistant("answer", timestamp=1_700_000_500_000)),
-        message("c", "b", {"role": "toolResult", "toolCallId": "x", "toolName": "t", "content": [], "timestamp": 1_800_000_000_000}),
-        entry("session_info", "n", "c", name="My name"),
-    ], title="T", parentSession="s0")
+    write_listed(
+        sessions_root,
+        "s1",
+        "/p",
+        [
+            message("a", None, user("first question", timestamp=1_700_000_000_000)),
+            message("b", "a", assistant("answer", timestamp=1_700_000_500_000)),
+            message(
+                "c",
+                "b",
+                {
+                    "role": "toolResult",
+                    "toolCallId": "x",
+                    "toolName": "t",
+                    "content": [],
+                    "timestamp": 1_800_000_000_000,
+                },
+            ),
+            entry("session_info", "n", "c", name="My name"),
+        ],
+        title="T",
+        parentSession="s0",
+    )
     # No message timestamps: the entry's own time counts.
     m = user("q")
     del m["timestamp"]
@@ -123,7 +165,9 @@ def test_list_falls_back_to_file_mtime_when_nothing_else_has_a_time(sessions_roo
 def test_list_is_newest_first_pages_with_a_cursor_and_filters(sessions_root, svc):
     for i in range(7):
         cwd = "/p" if i % 2 == 0 else "/q"
-        write_listed(sessions_root, f"s{i}", cwd, [message("a", None, user(f"topic {i}", timestamp=1_700_000_000_000 + i))])
+        write_listed(
+            sessions_root, f"s{i}", cwd, [message("a", None, user(f"topic {i}", timestamp=1_700_000_000_000 + i))]
+        )
     adopt_files(svc)
     everything = svc.list(wire.ListParams(all=True)).sessions
     assert [s.sessionId for s in everything] == [f"s{i}" for i in range(6, -1, -1)]
@@ -202,7 +246,9 @@ def test_delete_of_an_archived_session_also_goes_to_the_trash(svc):
 
 
 def test_migration_backups_travel_with_their_session(sessions_root, svc):
-    written = write_listed(sessions_root, "v1", "/p", [{"type": "message", "timestamp": stamp(1), "message": user()}], version=None)
+    written = write_listed(
+        sessions_root, "v1", "/p", [{"type": "message", "timestamp": stamp(1), "message": user()}], version=None
+    )
     adopt_files(svc)
     path = stored_at(svc, written)
     svc.open(wire.OpenParams(sessionId="v1"))
@@ -215,7 +261,9 @@ def test_migration_backups_travel_with_their_session(sessions_root, svc):
 
 
 def test_migration_backups_follow_a_move_to_another_project_folder(sessions_root, svc):
-    written = write_listed(sessions_root, "v1", "/p", [{"type": "message", "timestamp": stamp(1), "message": user()}], version=None)
+    written = write_listed(
+        sessions_root, "v1", "/p", [{"type": "message", "timestamp": stamp(1), "message": user()}], version=None
+    )
     original = written.read_bytes()
     adopt_files(svc)
     svc.open(wire.OpenParams(sessionId="v1"))

@@ -29,7 +29,9 @@ def small_disk(tmp_path: Path):
     disk = tmp_path / "disk"
     disk.mkdir()
     if os.geteuid() != 0 or not _mount(["-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", str(disk)]):
-        pytest.skip("mounting a tmpfs needs root (CAP_SYS_ADMIN); tests/store/test_persistence.py injects the errors instead")
+        pytest.skip(
+            "mounting a tmpfs needs root (CAP_SYS_ADMIN); tests/store/test_persistence.py injects the errors instead"
+        )
     try:
         yield disk
     finally:

@@ -9,13 +9,16 @@ from sidecar import wire
 from sidecar.format.jsstr import js_trim, session_name
 
 
-@pytest.mark.parametrize("raw, trimmed", [
-    ("\ufeffnotes", "notes"),            # JS strips the BOM, Python's strip() keeps it
-    ("\x1cnotes\x1f", "\x1cnotes\x1f"),  # JS keeps U+001C..U+001F, Python's strip() removes them
-    ("\x85notes\x85", "\x85notes\x85"),  # likewise U+0085
-    ("\u3000notes\u2028", "notes"),
-    (" \t\nnotes \r", "notes"),
-])
+@pytest.mark.parametrize(
+    "raw, trimmed",
+    [
+        ("\ufeffnotes", "notes"),  # JS strips the BOM, Python's strip() keeps it
+        ("\x1cnotes\x1f", "\x1cnotes\x1f"),  # JS keeps U+001C..U+001F, Python's strip() removes them
+        ("\x85notes\x85", "\x85notes\x85"),  # likewise U+0085
+        ("\u3000notes\u2028", "notes"),
+        (" \t\nnotes \r", "notes"),
+    ],
+)
 def test_js_trim_follows_javascript(raw, trimmed):
     assert js_trim(raw) == trimmed
 
@@ -34,11 +37,15 @@ def test_set_name_stores_what_pi_would(sessions_root):
 
 
 def test_names_in_files_are_read_with_javascripts_trim(sessions_root):
-    write_session(sessions_root / "--w--" / "2025-01-01T00-00-00-000Z_sess-1.jsonl", header(), [
-        entry("message", "a1", None, message=user("q")),
-        entry("message", "a2", "a1", message=assistant("a")),
-        entry("session_info", "a3", "a2", name="\ufeff\x1cspaced\x1c "),
-    ])
+    write_session(
+        sessions_root / "--w--" / "2025-01-01T00-00-00-000Z_sess-1.jsonl",
+        header(),
+        [
+            entry("message", "a1", None, message=user("q")),
+            entry("message", "a2", "a1", message=assistant("a")),
+            entry("session_info", "a3", "a2", name="\ufeff\x1cspaced\x1c "),
+        ],
+    )
     svc = service(sessions_root)
     adopt_files(svc)
     opened = svc.open(wire.OpenParams(sessionId="sess-1"))

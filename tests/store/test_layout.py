@@ -26,7 +26,12 @@ def test_root_comes_from_the_environment_else_the_platform_data_folder(monkeypat
 
 @pytest.mark.parametrize(
     ("cwd", "folder"),
-    [("/Users/me/code/app", "--Users-me-code-app--"), ("C:\\work\\x", "--C--work-x--"), ("\\srv\\a", "--srv-a--"), ("rel/dir", "--rel-dir--")],
+    [
+        ("/Users/me/code/app", "--Users-me-code-app--"),
+        ("C:\\work\\x", "--C--work-x--"),
+        ("\\srv\\a", "--srv-a--"),
+        ("rel/dir", "--rel-dir--"),
+    ],
 )
 def test_cwd_folder_names_match_pi(cwd, folder):
     assert encode_cwd(cwd) == folder
@@ -59,7 +64,9 @@ def test_caller_given_ids_that_follow_the_rule_are_accepted(sessions_root, good)
     assert svc.create(wire.CreateParams(cwd="/p", sessionId=good)).sessionId == good
 
 
-@pytest.mark.parametrize("bad", ["", "-a", "a-", ".a", "a.", "_a", "x" * 65, "a/b", "../x", "a b", "é", "a\\b", "a\x00b"])
+@pytest.mark.parametrize(
+    "bad", ["", "-a", "a-", ".a", "a.", "_a", "x" * 65, "a/b", "../x", "a b", "é", "a\\b", "a\x00b"]
+)
 def test_caller_given_ids_that_break_the_rule_are_refused(sessions_root, bad):
     svc = service(sessions_root)
     with pytest.raises(InvalidSessionId):
@@ -122,7 +129,9 @@ def test_sessions_are_found_by_id_in_any_cwd_folder(sessions_root):
     append(svc, sid, msg(user()), msg(assistant()))
     svc.close(wire.CloseParams(sessionId=sid))
     fresh = service(sessions_root)
-    assert fresh.open(wire.OpenParams(sessionId=sid)).path.startswith(str(stored_at(fresh, sessions_root / "--a-b--")) + "/")
+    assert fresh.open(wire.OpenParams(sessionId=sid)).path.startswith(
+        str(stored_at(fresh, sessions_root / "--a-b--")) + "/"
+    )
 
 
 def test_project_folders_are_read_again_when_the_root_changes_and_while_its_mtime_is_recent(tmp_path):

@@ -9,16 +9,27 @@ from pathlib import Path
 
 import pytest
 from session_builders import (
-    assistant, entry, header, labelled_session, message, service, stamp, tool_result, user, write_session,
+    assistant,
+    entry,
+    header,
+    labelled_session,
+    message,
+    service,
+    stamp,
+    tool_result,
+    user,
+    write_session,
 )
 
 from sidecar import wire
 from sidecar.format.titleslot import slot_line
-from sidecar.store.index import sqlite as index_module, read as indexread, listing
-from sidecar.store.index.sqlite import INDEX_DIR, INDEX_NAME
+from sidecar.store.files.layout import encode_cwd
+from sidecar.store.index import listing
+from sidecar.store.index import read as indexread
+from sidecar.store.index import sqlite as index_module
 from sidecar.store.index.schema import FILES_INDEXES
 from sidecar.store.index.search import split_row
-from sidecar.store.files.layout import encode_cwd
+from sidecar.store.index.sqlite import INDEX_DIR, INDEX_NAME
 
 
 def odd_sessions(root: Path) -> None:
@@ -38,20 +49,34 @@ def odd_sessions(root: Path) -> None:
             message("u3", "u2", {"role": "user", "content": ["a string block", {"type": "text", "text": "mixed"}]}, 8),
             message("a2", "u3", assistant("no total", usage={"input": 4, "output": 6}), 9),
             message("a3", "a2", assistant("usage text", usage="twelve"), 10),
-            message("a4", "a3", {"role": "assistant", "content": [], "stopReason": "stop",
-                                 "usage": {"totalTokens": 0, "input": 1}}, 11),
+            message(
+                "a4",
+                "a3",
+                {"role": "assistant", "content": [], "stopReason": "stop", "usage": {"totalTokens": 0, "input": 1}},
+                11,
+            ),
             message("t1", "a4", tool_result("call-1", f"tool output {n}"), 12),
-            message("u4", "t1", {"role": "user", "content": [{"type": "image", "data": "x"},
-                                                             {"type": "text", "text": 5}], "timestamp": "bad"}, 13),
+            message(
+                "u4",
+                "t1",
+                {
+                    "role": "user",
+                    "content": [{"type": "image", "data": "x"}, {"type": "text", "text": 5}],
+                    "timestamp": "bad",
+                },
+                13,
+            ),
             "{not json at all",
             "",
-            '{"type":"message","id":"s1","parentId":"u4","timestamp":"' + stamp(14)
+            '{"type":"message","id":"s1","parentId":"u4","timestamp":"'
+            + stamp(14)
             + '","message":{"role":"user","content":"lone \\ud800 surrogate"}}',
             message("z1", "s1", {"role": "user", "content": [{"type": "text", "text": "after all of it"}]}, 15),
         ]
         extra = {"title": f"header title {n}"} if n % 2 else {"parentSession": f"/elsewhere/{n}.jsonl"}
-        path = write_session(folder / f"2025-01-01T00-00-0{n}-000Z_odd-{n}.jsonl", header(f"odd-{n}", cwd=cwd, **extra),
-                             entries)
+        path = write_session(
+            folder / f"2025-01-01T00-00-0{n}-000Z_odd-{n}.jsonl", header(f"odd-{n}", cwd=cwd, **extra), entries
+        )
         if n == 3:  # oh-my-pi's title line before the header
             path.write_bytes(slot_line("slot title", stamp(20), "user") + b"\n" + path.read_bytes())
     (root / encode_cwd("/work/odd-0") / "2025-01-01T00-00-09-000Z_notes.jsonl").write_text('{"type":"note"}\n')
@@ -66,8 +91,10 @@ def index_contents(root: Path) -> tuple[list[tuple], list[tuple]]:
         paths = {row[-1]: Path(row[0]).relative_to(root).as_posix() for row in rows}
         texts = sorted(
             (paths[rowid >> 32], rowid & 0xFFFFFFFF, n, text)
-            for rowid, joined, lengths in [*conn.execute("SELECT rowid, text, lengths FROM texts"),
-                                           *conn.execute("SELECT id, text, lengths FROM pending")]
+            for rowid, joined, lengths in [
+                *conn.execute("SELECT rowid, text, lengths FROM texts"),
+                *conn.execute("SELECT id, text, lengths FROM pending"),
+            ]
             for n, text in enumerate(split_row(joined, lengths))
         )
         return [(Path(r[0]).relative_to(root).as_posix(), *r[1:-1]) for r in rows], texts
@@ -111,8 +138,22 @@ def test_a_bulk_read_into_an_empty_index_gives_the_rows_and_texts_of_a_plain_rea
     assert len(bulk_listed) == 5
 
     def comparable(sessions):
-        return [(Path(s.path).name, s.sessionId, s.cwd, s.created, s.modified, s.messageCount, s.firstMessage,
-                 s.name, s.title, s.parentSession, s.tokens) for s in sessions]
+        return [
+            (
+                Path(s.path).name,
+                s.sessionId,
+                s.cwd,
+                s.created,
+                s.modified,
+                s.messageCount,
+                s.firstMessage,
+                s.name,
+                s.title,
+                s.parentSession,
+                s.tokens,
+            )
+            for s in sessions
+        ]
 
     assert comparable(bulk_listed) == comparable(plain_listed)
     assert index_contents(bulk_root) == index_contents(plain_root)
@@ -208,9 +249,14 @@ def test_a_read_spread_over_worker_processes_gives_the_rows_and_texts_of_a_read_
     worker_root, plain_root = two_roots
     for n in range(40):  # more files than folders, in several batches
         relative = Path(encode_cwd(f"/work/many-{n % 3}")) / f"2025-01-02T00-00-{n:02d}-000Z_m{n}.jsonl"
-        write_session(worker_root / relative, header(f"m{n}", cwd=f"/work/many-{n % 3}"),
-                      [message("u1", None, user(f"question {n}\nover two lines", timestamp=n + 1)),
-                       message("a1", "u1", assistant(f"answer {n}"), 1)])
+        write_session(
+            worker_root / relative,
+            header(f"m{n}", cwd=f"/work/many-{n % 3}"),
+            [
+                message("u1", None, user(f"question {n}\nover two lines", timestamp=n + 1)),
+                message("a1", "u1", assistant(f"answer {n}"), 1),
+            ],
+        )
         (plain_root / relative).parent.mkdir(exist_ok=True)
         shutil.copy2(worker_root / relative, plain_root / relative)  # (its mtime too)
     used, here = [], []
@@ -230,7 +276,8 @@ def test_a_read_spread_over_worker_processes_gives_the_rows_and_texts_of_a_read_
     assert used == [2] and len(spread_listed) == 45
     assert here == []  # every batch was read by a worker (none fell back to this process)
     assert [repr(s).replace(str(worker_root), "") for s in spread_listed] == [
-        repr(s).replace(str(plain_root), "") for s in plain_listed]
+        repr(s).replace(str(plain_root), "") for s in plain_listed
+    ]
     assert index_contents(worker_root) == index_contents(plain_root)
     for query in ("mixed", "question 3", "two lines", "answer 39", "after all"):
         assert [s.sessionId for s in listed(spread, query=query)] == [s.sessionId for s in listed(plain, query=query)]
@@ -272,7 +319,8 @@ def test_workers_that_die_leave_their_files_to_this_process(two_roots, monkeypat
     monkeypatch.setenv("SESSION_SIDECAR_INDEX_WORKERS", "0")
     plain = service(plain_root)
     assert [repr(s).replace(str(worker_root), "") for s in died_listed] == [
-        repr(s).replace(str(plain_root), "") for s in listed(plain)]
+        repr(s).replace(str(plain_root), "") for s in listed(plain)
+    ]
     assert index_contents(worker_root) == index_contents(plain_root)
     for svc in (died, plain):
         svc.store.catalog.index.close()

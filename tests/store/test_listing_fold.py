@@ -8,13 +8,27 @@ import json
 import pytest
 
 from sidecar.format.jsonl import parse_line
-from sidecar.store.index.read import _COUNTED, _IGNORED, listing_skip
 from sidecar.store.index.listing import Accumulator, decode_line
+from sidecar.store.index.read import _COUNTED, _IGNORED, listing_skip
 
 LINES = [
-    {"type": "message", "id": "a", "timestamp": "2026-01-02T03:04:05.006Z", "message": {"role": "user", "content": "hi"}},
-    {"type": "message", "id": "b", "message": {"role": "assistant", "content": [{"type": "text", "text": "yo"}],
-                                               "usage": {"totalTokens": 12}, "stopReason": "stop", "timestamp": 7}},
+    {
+        "type": "message",
+        "id": "a",
+        "timestamp": "2026-01-02T03:04:05.006Z",
+        "message": {"role": "user", "content": "hi"},
+    },
+    {
+        "type": "message",
+        "id": "b",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "yo"}],
+            "usage": {"totalTokens": 12},
+            "stopReason": "stop",
+            "timestamp": 7,
+        },
+    },
     {"type": "message", "id": "c", "message": {"role": "toolResult", "content": [{"type": "text", "text": "out"}]}},
     {"type": "message", "id": "d", "message": {"role": "bashExecution", "command": "ls", "output": "x"}},
     {"type": "message", "id": "e", "message": {"role": ["user"], "content": "a list role"}},
@@ -73,20 +87,49 @@ def test_appends_of_every_kind_leave_the_row_a_rebuild_from_the_file_makes(sessi
 
     svc = service(sessions_root)
     sid = new_session(svc)
-    append(svc, sid, msg(user("find the parser")),
-           msg(assistant("calling", usage={"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15})))
-    append(svc, sid, msg(tool_result("c1", "parser body")), {"type": "custom", "customType": "ext", "data": {"k": 1}},
-           {"type": "model_change", "provider": "p", "modelId": "m"})
-    append(svc, sid, msg({"role": "bashExecution", "command": "ls", "output": "a b", "exitCode": 0,
-                          "cancelled": False, "truncated": False, "timestamp": 99}))
+    append(
+        svc,
+        sid,
+        msg(user("find the parser")),
+        msg(assistant("calling", usage={"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15})),
+    )
+    append(
+        svc,
+        sid,
+        msg(tool_result("c1", "parser body")),
+        {"type": "custom", "customType": "ext", "data": {"k": 1}},
+        {"type": "model_change", "provider": "p", "modelId": "m"},
+    )
+    append(
+        svc,
+        sid,
+        msg(
+            {
+                "role": "bashExecution",
+                "command": "ls",
+                "output": "a b",
+                "exitCode": 0,
+                "cancelled": False,
+                "truncated": False,
+                "timestamp": 99,
+            }
+        ),
+    )
     svc.set_name(wire.SetNameParams(sessionId=sid, name="the parser hunt"))
-    append(svc, sid, {"type": "custom_message", "customType": "ext", "content": "shown text", "display": True},
-           msg(user("and the tests?")), msg(assistant("done", usage={"totalTokens": 40})))
+    append(
+        svc,
+        sid,
+        {"type": "custom_message", "customType": "ext", "content": "shown text", "display": True},
+        msg(user("and the tests?")),
+        msg(assistant("done", usage={"totalTokens": 40})),
+    )
     leaf = svc.session(sid).leaf_id
     svc.set_label(wire.SetLabelParams(sessionId=sid, entryId=leaf, label="checkpoint"))
 
-    columns = ("message_count, first_message, last_activity, name, tokens_total, tokens_last, modified_ms,"
-               " size, meta, title, session_id")
+    columns = (
+        "message_count, first_message, last_activity, name, tokens_total, tokens_last, modified_ms,"
+        " size, meta, title, session_id"
+    )
 
     def row() -> tuple:
         conn = sqlite3.connect(sessions_root / INDEX_DIR / INDEX_NAME)
@@ -96,8 +139,10 @@ def test_appends_of_every_kind_leave_the_row_a_rebuild_from_the_file_makes(sessi
             conn.close()
 
     def answers() -> list:
-        return [svc.list(wire.ListParams(all=True, limit=100, query=query)).sessions
-                for query in (None, "parser body", "shown", "tests?", "hunt")]
+        return [
+            svc.list(wire.ListParams(all=True, limit=100, query=query)).sessions
+            for query in (None, "parser body", "shown", "tests?", "hunt")
+        ]
 
     folded, folded_answers = row(), answers()
     assert folded[0] == 6 and folded[3] == "the parser hunt" and folded[4:6] == (55, 40)
@@ -111,8 +156,12 @@ def _rows(index_path, sids) -> list:
 
     conn = sqlite3.connect(index_path)
     try:
-        return [conn.execute("SELECT message_count, first_message, last_activity, size FROM files WHERE session_id=?",
-                             (sid,)).fetchone() for sid in sids]
+        return [
+            conn.execute(
+                "SELECT message_count, first_message, last_activity, size FROM files WHERE session_id=?", (sid,)
+            ).fetchone()
+            for sid in sids
+        ]
     finally:
         conn.close()
 
@@ -127,14 +176,22 @@ def test_folds_of_several_files_in_one_transaction_leave_the_rows_each_alone_lea
 
     sids = [f"fold-{n}" for n in range(3)]
     folder = sessions_root / "--w--"
-    paths = [write_session(folder / f"2025-01-01T00-00-00-000Z_{sid}.jsonl", header(sid, cwd="/w"),
-                           [entry("message", f"{sid}-0", None, 1, message=user(f"first of {sid}"))]) for sid in sids]
+    paths = [
+        write_session(
+            folder / f"2025-01-01T00-00-00-000Z_{sid}.jsonl",
+            header(sid, cwd="/w"),
+            [entry("message", f"{sid}-0", None, 1, message=user(f"first of {sid}"))],
+        )
+        for sid in sids
+    ]
     index = ListingIndex(sessions_root)
     index.rebuild([(folder, "")])
 
     def grow(path, sid, n):
-        objs = [entry("message", f"{sid}-{k}", f"{sid}-{k - 1}", k + 1, message=user(f"{sid} says {k}", timestamp=k * 1000))
-                for k in range(n, n + 2)]
+        objs = [
+            entry("message", f"{sid}-{k}", f"{sid}-{k - 1}", k + 1, message=user(f"{sid} says {k}", timestamp=k * 1000))
+            for k in range(n, n + 2)
+        ]
         with open(path, "a") as file:
             file.write("".join(line(obj) + "\n" for obj in objs))
         return [parse_line(line(obj).encode()) for obj in objs]
@@ -156,5 +213,8 @@ def test_folds_of_several_files_in_one_transaction_leave_the_rows_each_alone_lea
     index.close()
     rebuilt = ListingIndex(sessions_root)
     rebuilt.rebuild([(folder, "")])
-    assert [r for n, r in enumerate(_rows(sessions_root / INDEX_DIR / INDEX_NAME, sids)) if n != 1] == [after[0], after[2]]
+    assert [r for n, r in enumerate(_rows(sessions_root / INDEX_DIR / INDEX_NAME, sids)) if n != 1] == [
+        after[0],
+        after[2],
+    ]
     rebuilt.close()

@@ -3,20 +3,31 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from session_builders import adopt_files, append, assistant, header, message, msg, new_session, service, stamp, user, write_session
+from session_builders import (
+    adopt_files,
+    append,
+    assistant,
+    header,
+    message,
+    msg,
+    new_session,
+    service,
+    stamp,
+    user,
+    write_session,
+)
 
 from sidecar import wire
-from sidecar.store.files.titles import listed_name
-from sidecar.store.index.sqlite import INDEX_DIR, INDEX_NAME
 from sidecar.store.files.layout import encode_cwd
+from sidecar.store.files.titles import listed_name
 from sidecar.store.index.listing import summarize
+from sidecar.store.index.sqlite import INDEX_DIR, INDEX_NAME
 
 
 @pytest.fixture
@@ -35,7 +46,16 @@ def from_files(root: Path, archived: bool = False) -> dict[str, tuple]:
         s = summarize(path, path.read_bytes(), path.stat().st_mtime_ns // 1_000_000)
         if s is not None:
             name = listed_name("pi", s.titled, s.name, s.title)  # one name, as pi reads it (a pi root)
-            out[s.session_id] = (s.path, s.cwd, s.created, s.message_count, s.first_message, name, name, s.parent_session)
+            out[s.session_id] = (
+                s.path,
+                s.cwd,
+                s.created,
+                s.message_count,
+                s.first_message,
+                name,
+                name,
+                s.parent_session,
+            )
     return out
 
 
@@ -56,7 +76,14 @@ def index_rows(root: Path) -> dict[str, int]:
 
 def test_appends_update_the_index_in_the_same_step_and_agree_with_the_files(svc, sessions_root):
     sid = new_session(svc, name="first name")
-    append(svc, sid, msg(user("how do I parse")), msg(assistant("like this", usage={"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15})))
+    append(
+        svc,
+        sid,
+        msg(user("how do I parse")),
+        msg(
+            assistant("like this", usage={"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15})
+        ),
+    )
     assert listed(svc)[0].messageCount == 2
     append(svc, sid, msg(user("and then?")))
     svc.set_name(wire.SetNameParams(sessionId=sid, name="renamed"))
@@ -81,7 +108,7 @@ def test_a_file_changed_behind_our_back_is_read_again(svc, sessions_root):
         out.write(json.dumps(message("x1", None, user("written elsewhere", timestamp=1_900_000_000_000))) + "\n")
         out.write(json.dumps(message("x2", "x1", assistant("ok"))) + "\n")
     other = write_session(
-        sessions_root / encode_cwd("/elsewhere") / f"2025-01-01T00-00-00-000Z_other.jsonl",
+        sessions_root / encode_cwd("/elsewhere") / "2025-01-01T00-00-00-000Z_other.jsonl",
         header("other", cwd="/elsewhere"),
         [message("a", None, user("dropped in"), 1)],
     )
@@ -159,7 +186,9 @@ def test_a_missing_index_is_rebuilt_and_reindex_rebuilds_on_demand(sessions_root
     assert [s.sessionId for s in listed(service(sessions_root))] == [sid]
     result = subprocess.run(
         [sys.executable, "-m", "sidecar", "reindex", "--root", str(sessions_root)],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert "indexed 1 sessions" in result.stdout
     assert index_rows(sessions_root) == {sid: 2}
@@ -216,7 +245,9 @@ def test_two_services_on_one_root_share_the_index(sessions_root):
     expected = from_files(sessions_root)
     assert as_tuples(listed(one)) == expected == as_tuples(listed(two))
     assert index_rows(sessions_root) == {a: 7, b: 7}
-    assert sqlite3.connect(sessions_root / INDEX_DIR / INDEX_NAME).execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert sqlite3.connect(sessions_root / INDEX_DIR / INDEX_NAME).execute("PRAGMA integrity_check").fetchone() == (
+        "ok",
+    )
 
 
 def test_paging_through_the_index_keeps_pis_order(svc, sessions_root):
@@ -237,7 +268,13 @@ def test_paging_through_the_index_keeps_pis_order(svc, sessions_root):
             break
     assert seen == everything and len(seen) == 7
     infos = listed(svc)
-    keys = [(-int(__import__("datetime").datetime.fromisoformat(s.modified.replace("Z", "+00:00")).timestamp() * 1000), s.path) for s in infos]
+    keys = [
+        (
+            -int(__import__("datetime").datetime.fromisoformat(s.modified.replace("Z", "+00:00")).timestamp() * 1000),
+            s.path,
+        )
+        for s in infos
+    ]
     assert keys == sorted(keys)
 
 
@@ -303,11 +340,15 @@ def test_a_query_walks_the_newest_sessions_then_asks_the_full_text_index_with_on
         write_session(
             sessions_root / encode_cwd(f"/p{i % 4}") / f"2025-01-01T00-00-00-000Z_{sid}.jsonl",
             header(sid, cwd=f"/p{i % 4}", timestamp=stamp(i % 60), **extra),
-            [message("u", None, user(texts[0], timestamp=1_000_000 - 997 * i % 50_000)),
-             message("a", "u", assistant(texts[1]), 1)],
+            [
+                message("u", None, user(texts[0], timestamp=1_000_000 - 997 * i % 50_000)),
+                message("a", "u", assistant(texts[1]), 1),
+            ],
         )
     listed(svc)  # the rows; texts still pending
-    summaries = [summarize(p, p.read_bytes(), p.stat().st_mtime_ns // 1_000_000) for p in sessions_root.glob("*/*.jsonl")]
+    summaries = [
+        summarize(p, p.read_bytes(), p.stat().st_mtime_ns // 1_000_000) for p in sessions_root.glob("*/*.jsonl")
+    ]
     for query in ("straße needle", "NEEDLE", "ss", "q17", "nothing like it"):
         expected = [s.session_id for s in sorted((s for s in summaries if matches(s, query)), key=sort_key)]
         for built in (False, True):
@@ -330,13 +371,19 @@ def test_a_large_session_is_indexed_from_its_mapped_file_as_from_its_bytes(svc, 
 
     entries, parent = [], None
     for n in range(400):
-        body = user(f"question {n} " + "padding words " * 60, timestamp=1_000 + n) if n % 2 == 0 else assistant(
-            f"answer {n} with the needle-{n}", usage={"totalTokens": 10 + n})
+        body = (
+            user(f"question {n} " + "padding words " * 60, timestamp=1_000 + n)
+            if n % 2 == 0
+            else assistant(f"answer {n} with the needle-{n}", usage={"totalTokens": 10 + n})
+        )
         entries.append(message(f"e{n}", parent, body, n % 60))
         parent = f"e{n}"
-    entries.insert(7, {"type": "session_info", "id": "info", "parentId": "e5", "timestamp": stamp(3), "name": "big one"})
-    path = write_session(sessions_root / encode_cwd("/big") / "2025-01-01T00-00-00-000Z_big.jsonl",
-                         header("big", cwd="/big"), entries)
+    entries.insert(
+        7, {"type": "session_info", "id": "info", "parentId": "e5", "timestamp": stamp(3), "name": "big one"}
+    )
+    path = write_session(
+        sessions_root / encode_cwd("/big") / "2025-01-01T00-00-00-000Z_big.jsonl", header("big", cwd="/big"), entries
+    )
     path.write_bytes(path.read_bytes().rstrip(b"\n"))  # the last line without its newline
     assert path.stat().st_size > MAP_THRESHOLD
     [row] = listed(svc)
@@ -352,8 +399,8 @@ def test_the_trigram_index_names_rows_that_the_texts_then_must_bear_out(svc, ses
     """Past the walk, the full-text index (which keeps no positions) is asked for the rows holding each
     of the query's trigrams; a row holding them all but not the query itself is not an answer. Checked
     with a decoy per query, a query with quotes, and one longer than the trigrams looked up."""
-    from sidecar.trigrams import MAX_TERMS as MAX_GRAMS
     from sidecar.store.index.listing import matches, sort_key
+    from sidecar.trigrams import MAX_TERMS as MAX_GRAMS
 
     long_needle = " ".join(f"w{n:02d}" for n in range(40))  # 119 characters: more trigrams than MAX_GRAMS
     assert len(long_needle) - 2 > MAX_GRAMS
@@ -375,7 +422,9 @@ def test_the_trigram_index_names_rows_that_the_texts_then_must_bear_out(svc, ses
         )
     listed(svc)
     svc.store.catalog.index.build_search()
-    summaries = [summarize(p, p.read_bytes(), p.stat().st_mtime_ns // 1_000_000) for p in sessions_root.glob("*/*.jsonl")]
+    summaries = [
+        summarize(p, p.read_bytes(), p.stat().st_mtime_ns // 1_000_000) for p in sessions_root.glob("*/*.jsonl")
+    ]
     for query in cases:
         expected = [s.session_id for s in sorted((s for s in summaries if matches(s, query)), key=sort_key)]
         assert len(expected) == 1, query  # the decoy is no match by pi's rule

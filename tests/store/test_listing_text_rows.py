@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import sqlite3
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from session_builders import append, assistant, header, message, msg, new_session, service, user, write_session
 
 from sidecar import wire
-from sidecar.store.index import search as indexsearch
-from sidecar.store.index.sqlite import INDEX_DIR, INDEX_NAME
-from sidecar.store.index.search import split_row, text_rows
 from sidecar.store.files.layout import encode_cwd
+from sidecar.store.index import search as indexsearch
+from sidecar.store.index.search import split_row, text_rows
+from sidecar.store.index.sqlite import INDEX_DIR, INDEX_NAME
 
 
 def listed(svc, **params):
@@ -37,13 +38,21 @@ def test_rows_give_back_every_text_in_order(texts, row_chars):
 
 def test_a_needle_holding_a_newline_matches_within_one_text_never_across_two(sessions_root):
     folder = sessions_root / encode_cwd("/work/p")
-    write_session(folder / "2025-01-01T00-00-01-000Z_across.jsonl", header("across", cwd="/work/p"), [
-        message("u1", None, user("the first ends with ab", timestamp=10)),
-        message("a1", "u1", assistant("cd begins the second"), 1),
-    ])
-    write_session(folder / "2025-01-01T00-00-02-000Z_within.jsonl", header("within", cwd="/work/p"), [
-        message("u1", None, user("one text: ab\ncd inside", timestamp=20)),
-    ])
+    write_session(
+        folder / "2025-01-01T00-00-01-000Z_across.jsonl",
+        header("across", cwd="/work/p"),
+        [
+            message("u1", None, user("the first ends with ab", timestamp=10)),
+            message("a1", "u1", assistant("cd begins the second"), 1),
+        ],
+    )
+    write_session(
+        folder / "2025-01-01T00-00-02-000Z_within.jsonl",
+        header("within", cwd="/work/p"),
+        [
+            message("u1", None, user("one text: ab\ncd inside", timestamp=20)),
+        ],
+    )
     svc = service(sessions_root)
     svc.store.catalog.index.search_builder.stop()
     for built in (False, True):
@@ -59,7 +68,8 @@ def test_a_file_of_many_rows_answers_in_message_order(sessions_root, monkeypatch
     monkeypatch.setattr(indexsearch, "_ROW_CHARS", 50)  # a row every two texts
     texts = [f"message number {n} says {'Needle' if n in (5, 9) else 'nothing'}" for n in range(12)]
     write_session(
-        sessions_root / encode_cwd("/work/p") / "2025-01-01T00-00-01-000Z_long.jsonl", header("long", cwd="/work/p"),
+        sessions_root / encode_cwd("/work/p") / "2025-01-01T00-00-01-000Z_long.jsonl",
+        header("long", cwd="/work/p"),
         [message(f"u{n}", f"u{n - 1}" if n else None, user(text, timestamp=n + 1)) for n, text in enumerate(texts)],
     )
     svc = service(sessions_root)

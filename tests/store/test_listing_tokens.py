@@ -20,8 +20,12 @@ def svc(sessions_root):
     svc = service(sessions_root)
     costly = new_session(svc, sessionId="costly")
     append(svc, costly, msg(user("one")), msg(assistant("a", usage={"totalTokens": 1200})))
-    append(svc, costly, msg(user("two")),
-           msg(assistant("b", usage={"input": 300, "output": 40, "cacheRead": 2000, "cacheWrite": 7})))
+    append(
+        svc,
+        costly,
+        msg(user("two")),
+        msg(assistant("b", usage={"input": 300, "output": 40, "cacheRead": 2000, "cacheWrite": 7})),
+    )
     # An aborted reply's usage does not count.
     append(svc, costly, msg(user("three")), msg(assistant("c", usage={"totalTokens": 999}, stopReason="aborted")))
     quiet = new_session(svc, sessionId="quiet")

@@ -14,9 +14,9 @@ import pytest
 from session_builders import assistant, header, message, service, user, write_session
 
 from sidecar import wire
-from sidecar.store.index import sqlite as index_module
-from sidecar.store.index import build as indexbuild
 from sidecar.store.files.layout import encode_cwd
+from sidecar.store.index import build as indexbuild
+from sidecar.store.index import sqlite as index_module
 from sidecar.store.index.watch import IN_Q_OVERFLOW, parse
 
 
@@ -32,10 +32,14 @@ def make_root(root: Path, folders: int, per_folder: int, words: str = "alpha bet
             sid = f"s{f}-{n}"
             path = root / encode_cwd(cwd) / f"2025-01-01T00-00-{n:02d}-000Z_{sid}.jsonl"
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_session(path, header(sid, cwd=cwd), [
-                message("a1", None, user(f"{words} number {f}-{n}")),
-                message("a2", "a1", assistant("ok", usage={"totalTokens": 10 + n})),
-            ])
+            write_session(
+                path,
+                header(sid, cwd=cwd),
+                [
+                    message("a1", None, user(f"{words} number {f}-{n}")),
+                    message("a2", "a1", assistant("ok", usage={"totalTokens": 10 + n})),
+                ],
+            )
             paths[sid] = path
     return paths
 
@@ -67,9 +71,11 @@ def test_a_warm_list_scans_only_folders_that_changed(sessions_root, scans):
 
     # Another process appends to one file: that folder (only) is scanned, and the list shows the append.
     target = paths["s1-2"]
-    code = ("import sys; open(sys.argv[1], 'a').write("
-            "'{\"type\":\"message\",\"id\":\"x1\",\"parentId\":\"a2\",\"timestamp\":\"2025-01-01T00:00:09.000Z\","
-            "\"message\":{\"role\":\"user\",\"content\":\"appended elsewhere\"}}\\n')")
+    code = (
+        "import sys; open(sys.argv[1], 'a').write("
+        '\'{"type":"message","id":"x1","parentId":"a2","timestamp":"2025-01-01T00:00:09.000Z",'
+        '"message":{"role":"user","content":"appended elsewhere"}}\\n\')'
+    )
     subprocess.run([sys.executable, "-c", code, str(target)], check=True)
     found = {s.sessionId: s for s in listed(svc)}
     assert found["s1-2"].messageCount == 3
@@ -107,8 +113,11 @@ def test_a_warm_list_scans_only_folders_that_changed(sessions_root, scans):
     os.rename(sessions_root / ".hidden-away", gone)
     assert len(listed(svc)) == 13
     scans.clear()
-    write_session(gone / "2025-01-02T00-00-00-000Z_late.jsonl", header("late", cwd="/work/p2"),
-                  [message("a1", None, user("late one"))])
+    write_session(
+        gone / "2025-01-02T00-00-00-000Z_late.jsonl",
+        header("late", cwd="/work/p2"),
+        [message("a1", None, user("late one"))],
+    )
     assert "late" in {s.sessionId for s in listed(svc)}
     assert scans == [str(gone)]
     svc.store.catalog.index.close()
@@ -124,13 +133,16 @@ def test_without_inotify_every_list_checks_every_folder(sessions_root, scans, mo
     listed(svc)
     assert len(scans) == 2
     with open(paths["s0-1"], "a") as handle:
-        handle.write('{"type":"session_info","id":"n1","parentId":"a2","timestamp":"2025-01-01T00:00:09.000Z",'
-                     '"name":"named elsewhere"}\n')
+        handle.write(
+            '{"type":"session_info","id":"n1","parentId":"a2","timestamp":"2025-01-01T00:00:09.000Z",'
+            '"name":"named elsewhere"}\n'
+        )
     assert {s.sessionId: s.name for s in listed(svc)}["s0-1"] == "named elsewhere"
 
 
 def test_parse_reads_every_event_of_a_buffer():
     import struct
+
     raw = struct.pack("iIII", 3, 2, 0, 16) + b"a.jsonl".ljust(16, b"\0") + struct.pack("iIII", -1, IN_Q_OVERFLOW, 0, 0)
     assert parse(raw) == [(3, 2, b"a.jsonl"), (-1, IN_Q_OVERFLOW, b"")]
 
@@ -139,9 +151,14 @@ def test_a_query_while_the_full_text_index_is_unbuilt_gives_the_same_answer(sess
     make_root(sessions_root, 4, 30, words="needle in a haystack")
     for n in range(5):
         path = sessions_root / "--work-p0--" / f"2025-01-03T00-00-0{n}-000Z_odd{n}.jsonl"
-        write_session(path, header(f"odd{n}", cwd="/work/p0"), [
-            message("a1", None, user("nothing here")), message("a2", "a1", user(f"but a Rare Word {n} later")),
-        ])
+        write_session(
+            path,
+            header(f"odd{n}", cwd="/work/p0"),
+            [
+                message("a1", None, user("nothing here")),
+                message("a2", "a1", user(f"but a Rare Word {n} later")),
+            ],
+        )
     started = []
     monkeypatch.setattr(indexbuild.SearchBuilder, "start", lambda self: started.append(1))
     monkeypatch.setattr(indexbuild, "DRAIN_INLINE", 10)  # more pending than a query indexes itself
@@ -181,7 +198,9 @@ def test_the_background_build_starts_after_a_cold_rebuild_and_finishes(sessions_
 
 
 def dead_pid() -> int:
-    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
     return int(done.stdout)
 
 

@@ -12,7 +12,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from session_builders import assistant, entry, header, message, service, tool_call_assistant, tool_result, user, write_session
+from session_builders import (
+    assistant,
+    entry,
+    header,
+    message,
+    service,
+    tool_call_assistant,
+    tool_result,
+    user,
+    write_session,
+)
 
 from sidecar import wire
 from sidecar.format.titleslot import slot_line
@@ -31,10 +41,28 @@ def _write(root: Path, sid: str, entries: list[dict], age_s: int, slot: str | No
 def _sessions(root: Path) -> None:
     """Newest first: four stubs, then sessions worth resuming."""
     _write(root, "header-only", [], 0, slot="")
-    _write(root, "custom-only", [entry("custom_message", "c1", None, 1, customType="ext", content="note",
-                                       display=True)], 10)
-    _write(root, "image-prompt", [message("u1", None, {"role": "user", "timestamp": 1, "content": [
-        {"type": "image", "data": "AAAA", "mimeType": "image/png"}]})], 20)  # a prompt with no text
+    _write(
+        root,
+        "custom-only",
+        [entry("custom_message", "c1", None, 1, customType="ext", content="note", display=True)],
+        10,
+    )
+    _write(
+        root,
+        "image-prompt",
+        [
+            message(
+                "u1",
+                None,
+                {
+                    "role": "user",
+                    "timestamp": 1,
+                    "content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}],
+                },
+            )
+        ],
+        20,
+    )  # a prompt with no text
     _write(root, "blank-title", [], 30, slot="   ")
     _write(root, "titled", [], 100, slot="Named, never answered")
     _write(root, "header-titled", [], 110, title="Named in the header")
@@ -76,7 +104,10 @@ def test_the_terminals_own_session_wins_even_when_it_is_a_stub(tmp_path):
     svc.open(wire.OpenParams(sessionId="header-only", terminalId="tty-1"))
     svc.close_all()
     again = service(root)
-    assert again.continue_recent(wire.ContinueRecentParams(cwd="/work/proj", terminalId="tty-1")).sessionId == "header-only"
+    assert (
+        again.continue_recent(wire.ContinueRecentParams(cwd="/work/proj", terminalId="tty-1")).sessionId
+        == "header-only"
+    )
     assert again.continue_recent(wire.ContinueRecentParams(cwd="/work/proj", terminalId="tty-2")).sessionId == "titled"
     again.close_all()
 

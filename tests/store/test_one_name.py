@@ -14,21 +14,28 @@ from session_builders import adopt_files, assistant, entry, header, message, ser
 
 from sidecar import wire
 from sidecar.format.titleslot import slot_line
-from sidecar.store.index.sqlite import INDEX_DIR, INDEX_NAME
 from sidecar.store.index.schema import SCHEMA_VERSION
+from sidecar.store.index.sqlite import INDEX_DIR, INDEX_NAME
 
 
 def _files(root):
     """Three files of one project: pi-named with a header title, header-titled only, title-lined."""
     folder = root / "--work-proj--"
     turn = [message("u1", None, user("hello", 1)), message("a1", "u1", assistant("hi"))]
-    write_session(folder / "2025-01-01T00-00-00-000Z_named.jsonl", header("named", cwd="/work/proj", title="Header title"),
-                  [*turn, entry("session_info", "n1", "a1", 3, name="Old"), entry("session_info", "n2", "n1", 4, name="Pi name")])
-    write_session(folder / "2025-01-01T00-00-01-000Z_headed.jsonl", header("headed", cwd="/work/proj", title="Only header"),
-                  turn)
+    write_session(
+        folder / "2025-01-01T00-00-00-000Z_named.jsonl",
+        header("named", cwd="/work/proj", title="Header title"),
+        [*turn, entry("session_info", "n1", "a1", 3, name="Old"), entry("session_info", "n2", "n1", 4, name="Pi name")],
+    )
+    write_session(
+        folder / "2025-01-01T00-00-01-000Z_headed.jsonl", header("headed", cwd="/work/proj", title="Only header"), turn
+    )
     lined = folder / "2025-01-01T00-00-02-000Z_lined.jsonl"
-    write_session(lined, header("lined", cwd="/work/proj", title="Under the line"),
-                  [*turn, entry("session_info", "n1", "a1", 3, name="Ignored by omp")])
+    write_session(
+        lined,
+        header("lined", cwd="/work/proj", title="Under the line"),
+        [*turn, entry("session_info", "n1", "a1", 3, name="Ignored by omp")],
+    )
     lined.write_bytes(slot_line("Slot title", "2025-01-01T00:00:05.000Z", "user") + b"\n" + lined.read_bytes())
 
 
@@ -70,8 +77,12 @@ def test_set_name_answers_the_one_name_and_the_listing_follows(sessions_root, tm
     for root in (sessions_root, tmp_path / ".omp" / "agent" / "sessions"):
         svc = service(root)
         sid = svc.create(wire.CreateParams(cwd="/work/proj")).sessionId
-        svc.append(wire.AppendParams(sessionId=sid, entries=[{"type": "message", "message": user("q")},
-                                                             {"type": "message", "message": assistant("a")}]))
+        svc.append(
+            wire.AppendParams(
+                sessionId=sid,
+                entries=[{"type": "message", "message": user("q")}, {"type": "message", "message": assistant("a")}],
+            )
+        )
         named = svc.set_name(wire.SetNameParams(sessionId=sid, name="  The  name "))
         assert named.name == named.title and named.name is not None and "The" in named.name
         listed = {s.sessionId: s for s in svc.list(wire.ListParams(all=True)).sessions}[sid]
@@ -117,8 +128,12 @@ def test_an_open_from_the_tree_cache_answers_the_name_without_building_the_tree(
     for index, name in enumerate(["Cached name", "lone \ud83d surrogate"]):
         svc = service(sessions_root)
         sid = svc.create(wire.CreateParams(cwd=f"/work/p{index}")).sessionId
-        svc.append(wire.AppendParams(sessionId=sid, entries=[{"type": "message", "message": user("q")},
-                                                             {"type": "message", "message": assistant("a")}]))
+        svc.append(
+            wire.AppendParams(
+                sessionId=sid,
+                entries=[{"type": "message", "message": user("q")}, {"type": "message", "message": assistant("a")}],
+            )
+        )
         named = svc.set_name(wire.SetNameParams(sessionId=sid, name=name)).name
         svc.close_all()  # writes the tree cache
         again = service(sessions_root)

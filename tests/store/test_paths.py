@@ -39,10 +39,19 @@ def test_files_and_every_folder_made_for_them_are_owner_only(sessions_root, loos
 
 
 def test_a_torn_tail_set_aside_is_owner_only(sessions_root, loose_umask):
-    path = write_session(sessions_root / "--p--" / "2025_torn.jsonl", header("torn"), [
-        {"type": "message", "id": "a1", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
-         "message": user()},
-    ])
+    path = write_session(
+        sessions_root / "--p--" / "2025_torn.jsonl",
+        header("torn"),
+        [
+            {
+                "type": "message",
+                "id": "a1",
+                "parentId": None,
+                "timestamp": "2025-01-01T00:00:01.000Z",
+                "message": user(),
+            },
+        ],
+    )
     with open(path, "ab") as out:  # a line cut short by a crash: no newline at the end
         out.write(b'{"type":"message","id":"a2","parentId":"a1","timest')
     svc = service(sessions_root)

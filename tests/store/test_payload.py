@@ -20,13 +20,23 @@ from sidecar.store.payload import BLOB_PREFIX, MAX_CHARS, TRUNCATION_NOTICE
 
 
 def tool_result(text: str, **extra) -> dict:
-    return {"role": "toolResult", "toolCallId": "c1", "toolName": "bash",
-            "content": [{"type": "text", "text": text}], "isError": False, "timestamp": 3, **extra}
+    return {
+        "role": "toolResult",
+        "toolCallId": "c1",
+        "toolName": "bash",
+        "content": [{"type": "text", "text": text}],
+        "isError": False,
+        "timestamp": 3,
+        **extra,
+    }
 
 
 def image_message(data: str, role: str = "user") -> dict:
-    return {"role": role, "content": [{"type": "text", "text": "look"},
-                                      {"type": "image", "data": data, "mimeType": "image/png"}], "timestamp": 1}
+    return {
+        "role": role,
+        "content": [{"type": "text", "text": "look"}, {"type": "image", "data": data, "mimeType": "image/png"}],
+        "timestamp": 1,
+    }
 
 
 def blob_dir(root: Path) -> Path:
@@ -103,8 +113,16 @@ def test_an_image_goes_to_the_blob_store_and_comes_back_as_base64(sessions_root)
     data = base64.b64encode(raw).decode()
     digest = hashlib.sha256(raw).hexdigest()
     [first] = append(svc, sid, msg(image_message(data)))
-    append(svc, sid, {"type": "custom_message", "customType": "shot", "display": True,
-                      "content": [{"type": "image", "data": data, "mimeType": "image/png"}]})
+    append(
+        svc,
+        sid,
+        {
+            "type": "custom_message",
+            "customType": "shot",
+            "display": True,
+            "content": [{"type": "image", "data": data, "mimeType": "image/png"}],
+        },
+    )
     path = svc.session(sid).path
     on_disk = path.read_text()
     assert data not in on_disk
@@ -132,11 +150,14 @@ def service_after_close(svc, root: Path):
     return service(root, compat="omp")
 
 
-@pytest.mark.parametrize("data", [
-    base64.b64encode(b"x" * 700).decode(),  # under 1024 characters of base64
-    "!" * 2000,  # not base64
-    base64.encodebytes(os.urandom(1500)).decode(),  # base64 with line breaks: would not come back the same
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        base64.b64encode(b"x" * 700).decode(),  # under 1024 characters of base64
+        "!" * 2000,  # not base64
+        base64.encodebytes(os.urandom(1500)).decode(),  # base64 with line breaks: would not come back the same
+    ],
+)
 def test_small_or_unusual_image_data_stays_in_the_line(sessions_root, data):
     svc = service(sessions_root, compat="omp")
     sid = persisted(svc)
@@ -209,8 +230,11 @@ def test_a_mapped_file_finds_its_blob_references_when_it_reads_them(sessions_roo
     early_data, late_data = (base64.b64encode(os.urandom(3000)).decode() for _ in range(2))
     [early] = append(svc, sid, msg(image_message(early_data)))
     [kept_from, _] = append(svc, sid, msg(user("after the image")), msg(assistant()))
-    append(svc, sid, {"type": "compaction", "summary": "an image was shown", "firstKeptEntryId": kept_from,
-                      "tokensBefore": 10})
+    append(
+        svc,
+        sid,
+        {"type": "compaction", "summary": "an image was shown", "firstKeptEntryId": kept_from, "tokensBefore": 10},
+    )
     [late] = append(svc, sid, msg(image_message(late_data)))
     path = svc.session(sid).path
     svc.close_all()

@@ -49,9 +49,11 @@ def expected_messages(original_lines: list[dict]) -> list[dict]:
         return messages(original_lines[1:])
     last = compactions[-1]
     comp = original_lines[last]
-    return [{"role": "compactionSummary", "summary": comp["summary"], "tokensBefore": comp["tokensBefore"]}] + messages(
-        original_lines[comp["firstKeptEntryIndex"]:last]
-    ) + messages(original_lines[last + 1:])
+    return (
+        [{"role": "compactionSummary", "summary": comp["summary"], "tokensBefore": comp["tokensBefore"]}]
+        + messages(original_lines[comp["firstKeptEntryIndex"] : last])
+        + messages(original_lines[last + 1 :])
+    )
 
 
 def test_pi_fixture_opens_migrated_with_a_backup_and_the_right_context(pi_file, sessions_root):

@@ -48,13 +48,24 @@ def reference_context(records: list[dict], leaf: str | None) -> dict:
         if record["type"] == "message":
             return [record["message"]]
         if record["type"] == "custom_message":
-            m = {"role": "custom", "customType": record["customType"], "content": record["content"], "display": record["display"]}
+            m = {
+                "role": "custom",
+                "customType": record["customType"],
+                "content": record["content"],
+                "display": record["display"],
+            }
             if "details" in record:
                 m["details"] = record["details"]
             return [{**m, "timestamp": epoch_ms(record["timestamp"])}]
         if record["type"] == "branch_summary" and record["summary"]:
-            return [{"role": "branchSummary", "summary": record["summary"], "fromId": record["fromId"],
-                     "timestamp": epoch_ms(record["timestamp"])}]
+            return [
+                {
+                    "role": "branchSummary",
+                    "summary": record["summary"],
+                    "fromId": record["fromId"],
+                    "timestamp": epoch_ms(record["timestamp"]),
+                }
+            ]
         return []
 
     if last_compaction is None:
@@ -64,10 +75,16 @@ def reference_context(records: list[dict], leaf: str | None) -> dict:
         comp = path[last_compaction]
         before = path[:last_compaction]
         kept_ids = [r["id"] for r in before]
-        kept = before[kept_ids.index(comp["firstKeptEntryId"]):] if comp["firstKeptEntryId"] in kept_ids else []
-        chosen = kept + path[last_compaction + 1:]
-        messages = [{"role": "compactionSummary", "summary": comp["summary"], "tokensBefore": comp["tokensBefore"],
-                     "timestamp": epoch_ms(comp["timestamp"])}]
+        kept = before[kept_ids.index(comp["firstKeptEntryId"]) :] if comp["firstKeptEntryId"] in kept_ids else []
+        chosen = kept + path[last_compaction + 1 :]
+        messages = [
+            {
+                "role": "compactionSummary",
+                "summary": comp["summary"],
+                "tokensBefore": comp["tokensBefore"],
+                "timestamp": epoch_ms(comp["timestamp"]),
+            }
+        ]
     for record in chosen:
         messages += to_message(record)
     return {"messages": messages, "thinkingLevel": level, "model": model}

@@ -207,7 +207,12 @@ def test_path_to_root_and_whole_tree(svc):
     with pytest.raises(EntryNotFound):
         session.path_to("missing")
     tree = svc.get_tree(wire.GetTreeParams(sessionId=sid))
-    assert [(n.id, n.parentId, n.role) for n in tree.nodes] == [(u1, None, "user"), (a1, u1, "assistant"), (u2, a1, "user"), (b, a1, "user")]
+    assert [(n.id, n.parentId, n.role) for n in tree.nodes] == [
+        (u1, None, "user"),
+        (a1, u1, "assistant"),
+        (u2, a1, "user"),
+        (b, a1, "user"),
+    ]
     assert tree.leafId == b
 
 

@@ -59,8 +59,9 @@ def test_paths_and_orphans_are_the_plain_walks(seed, repeats):
     for leaf in leaves:
         assert [e.id for e in tree.path(leaf)] == _plain_path(tree, leaf)
     by_id = tree.by_id
-    assert tree.dangling() == [e.id for e in tree.entries
-                               if e.parent_id is not None and e.parent_id not in by_id and by_id.get(e.id) is e]
+    assert tree.dangling() == [
+        e.id for e in tree.entries if e.parent_id is not None and e.parent_id not in by_id and by_id.get(e.id) is e
+    ]
 
 
 def test_a_chain_of_400_entries_walks_back_through_its_branches():
@@ -82,9 +83,15 @@ def test_a_chain_of_400_entries_walks_back_through_its_branches():
 
 def test_a_parent_id_is_the_parents_own_string():
     """The tree keeps one string per id: a child's parent_id is its parent's id object (memory at 400,000 entries)."""
-    rows = [line(header()).encode()] + [line(obj).encode() for obj in (
-        message("r", None, user("root")), message("a", "r", user("a")), message("b", "r", user("b")),
-        message("c", "a", user("c")))]
+    rows = [line(header()).encode()] + [
+        line(obj).encode()
+        for obj in (
+            message("r", None, user("root")),
+            message("a", "r", user("a")),
+            message("b", "r", user("b")),
+            message("c", "a", user("c")),
+        )
+    ]
     tree = SessionTree()
     tree.add_parsed(parse_file(b"\n".join(rows) + b"\n").items)
     for entry in tree.entries[1:]:

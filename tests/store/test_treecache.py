@@ -11,9 +11,9 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 from unittest import mock
 
 import msgspec
@@ -95,7 +95,10 @@ def test_random_histories_reopen_from_the_cache_as_from_the_file(steps):
                 assert cold.session(session_id).tree_loaded
                 assert warm_answer == answer(cold, session_id)
                 assert (opened.leafId, opened.entryCount, opened.parseErrors) == (
-                    cold_opened.leafId, cold_opened.entryCount, cold_opened.parseErrors)
+                    cold_opened.leafId,
+                    cold_opened.entryCount,
+                    cold_opened.parseErrors,
+                )
                 assert state(warm, session_id) == state(cold, session_id)
                 for leaf in [e.id for e in cold.session(session_id).tree.entries][::3]:
                     assert answer(warm, session_id, leafId=leaf) == answer(cold, session_id, leafId=leaf)
@@ -131,8 +134,13 @@ def test_a_file_that_grew_behind_our_back_is_read_from_where_the_cache_ends(sess
     first = append(svc, sid, msg(user("one")), msg(assistant("two")))
     path = svc.session(sid).path
     svc.close_all()
-    added = {"type": "message", "id": "added-by-pi", "parentId": first[-1], "timestamp": "2026-01-01T00:00:00.000Z",
-             "message": user("written by another program")}
+    added = {
+        "type": "message",
+        "id": "added-by-pi",
+        "parentId": first[-1],
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": user("written by another program"),
+    }
     with open(path, "ab") as file:
         file.write(json.dumps(added, separators=(",", ":")).encode() + b"\n")
     svc, opened = reopened(sessions_root, sid)
@@ -167,7 +175,9 @@ def test_a_file_changed_otherwise_is_parsed_again(sessions_root, cached, change)
     assert texts == {"rewritten same size": ["gamma"], "truncated": ["alpha"], "replaced": ["other text"]}[change]
 
 
-@pytest.mark.parametrize("damage", ["garbage", "cut short", "entries damaged", "kept context damaged", "other version", "empty"])
+@pytest.mark.parametrize(
+    "damage", ["garbage", "cut short", "entries damaged", "kept context damaged", "other version", "empty"]
+)
 def test_a_damaged_cache_is_ignored(sessions_root, cached, damage):
     svc = service(sessions_root)
     sid = svc.create(wire.CreateParams(cwd="/w")).sessionId
@@ -217,7 +227,12 @@ def test_a_fork_of_a_lazily_read_session_outlives_its_source(sessions_root, cach
     assert len(lines) == 3
     # The source, reopened, still reads its own lines where they are.
     svc2, _ = reopened(sessions_root, sid)
-    assert [m["role"] for m in answer(svc2, sid, leafId=last)["messages"]] == ["user", "assistant", "toolResult", "user"]
+    assert [m["role"] for m in answer(svc2, sid, leafId=last)["messages"]] == [
+        "user",
+        "assistant",
+        "toolResult",
+        "user",
+    ]
 
 
 def test_a_file_cut_behind_an_open_session_says_so(sessions_root, cached):
@@ -249,7 +264,10 @@ def test_moving_a_session_drops_its_cache(sessions_root, cached):
 
 
 def test_small_sessions_get_no_cache(sessions_root):
-    with mock.patch.object(jsonl, "MAP_THRESHOLD", 256 * 1024), mock.patch.object(treecache, "MIN_CACHED_BYTES", 256 * 1024):
+    with (
+        mock.patch.object(jsonl, "MAP_THRESHOLD", 256 * 1024),
+        mock.patch.object(treecache, "MIN_CACHED_BYTES", 256 * 1024),
+    ):
         small_sessions_get_no_cache(sessions_root)
 
 
@@ -286,7 +304,7 @@ def test_a_read_only_session_whose_file_grew_meanwhile_leaves_no_stale_cache(ses
     sid = writer.create(wire.CreateParams(cwd="/w")).sessionId
     append(writer, sid, msg(user("one")), msg(assistant("two")))
     reader, _ = reopened(sessions_root, sid, read_only=True)
-    reader.session(sid).tree  # parsed as it is now
+    _ = reader.session(sid).tree  # parsed as it is now
     added = append(writer, sid, msg(user("three")))  # the writer goes on
     writer.close_all()
     reader.close_all()  # last to close: must not describe the longer file with its shorter tree
@@ -299,10 +317,14 @@ def test_a_migrated_file_is_cached_with_its_new_offsets(sessions_root, cached):
 
     folder = sessions_root / "--w--"
     folder.mkdir()
-    path = write_session(folder / "2025-01-01T00-00-00-000Z_old.jsonl", header("old", version=1), [
-        {"type": "message", "timestamp": "2025-01-01T00:00:01.000Z", "message": user("v1 question")},
-        {"type": "message", "timestamp": "2025-01-01T00:00:02.000Z", "message": assistant("v1 answer")},
-    ])
+    path = write_session(
+        folder / "2025-01-01T00-00-00-000Z_old.jsonl",
+        header("old", version=1),
+        [
+            {"type": "message", "timestamp": "2025-01-01T00:00:01.000Z", "message": user("v1 question")},
+            {"type": "message", "timestamp": "2025-01-01T00:00:02.000Z", "message": assistant("v1 answer")},
+        ],
+    )
     svc = service(sessions_root)
     opened = svc.open(wire.OpenParams(path=str(path)))
     assert opened.migratedFrom == 1

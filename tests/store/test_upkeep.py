@@ -19,8 +19,8 @@ from session_builders import adopt_files, assistant, entry, header, service, sto
 from sidecar import wire
 from sidecar.errors import InvalidParams, SessionNotFound
 from sidecar.format.jsonl import BLOB_PREFIX
-from sidecar.upkeep.retention import parse_duration, parse_size
 from sidecar.store.files.trash import collect_blobs
+from sidecar.upkeep.retention import parse_duration, parse_size
 
 DAY_NS = 86400 * 1_000_000_000
 
@@ -29,11 +29,15 @@ def session_file(root: Path, cwd: str, sid: str, age_days: float, *extra: dict, 
     folder = (root / area if area else root) / ("--" + cwd.strip("/").replace("/", "-") + "--")
     stamp = time.time_ns() - int(age_days * DAY_NS)
     said = stamp // 1_000_000  # the last message's time: the session's age on PostgreSQL
-    path = write_session(folder / f"2025-01-01T00-00-00-000Z_{sid}.jsonl", header(sid, cwd=cwd), [
-        entry("message", f"{sid}-u", None, 1, message=user(f"hello from {sid}", timestamp=said)),
-        entry("message", f"{sid}-a", f"{sid}-u", 2, message={**assistant("hi"), "timestamp": said}),
-        *extra,
-    ])
+    path = write_session(
+        folder / f"2025-01-01T00-00-00-000Z_{sid}.jsonl",
+        header(sid, cwd=cwd),
+        [
+            entry("message", f"{sid}-u", None, 1, message=user(f"hello from {sid}", timestamp=said)),
+            entry("message", f"{sid}-a", f"{sid}-u", 2, message={**assistant("hi"), "timestamp": said}),
+            *extra,
+        ],
+    )
     os.utime(path, ns=(stamp, stamp))  # the file's time: its age on the file store
     return path
 
@@ -55,11 +59,17 @@ def store(sessions_root):
         "old-a": session_file(sessions_root, "/w/a", "old-a", 200),
         "mid-a": session_file(sessions_root, "/w/a", "mid-a", 100),
         "new-a": session_file(sessions_root, "/w/a", "new-a", 1),
-        "named-old": session_file(sessions_root, "/w/a", "named-old", 300,
-                                  entry("session_info", "n1", "named-old-a", 3, name="keep me")),
-        "cleared-old": session_file(sessions_root, "/w/a", "cleared-old", 300,
-                                    entry("label", "l1", "cleared-old-a", 3, targetId="cleared-old-u", label="x"),
-                                    entry("label", "l2", "l1", 4, targetId="cleared-old-u")),
+        "named-old": session_file(
+            sessions_root, "/w/a", "named-old", 300, entry("session_info", "n1", "named-old-a", 3, name="keep me")
+        ),
+        "cleared-old": session_file(
+            sessions_root,
+            "/w/a",
+            "cleared-old",
+            300,
+            entry("label", "l1", "cleared-old-a", 3, targetId="cleared-old-u", label="x"),
+            entry("label", "l2", "l1", 4, targetId="cleared-old-u"),
+        ),
         "old-b": session_file(sessions_root, "/w/b", "old-b", 150),
         "arch-b": session_file(sessions_root, "/w/b", "arch-b", 400, area=".archive"),
         "trash-c": session_file(sessions_root, "/w/c", "trash-c", 500, area=".trash"),
@@ -68,8 +78,13 @@ def store(sessions_root):
 
 
 def test_stats_count_every_area_folder_and_the_largest(sessions_root, store):
-    big = session_file(sessions_root, "/w/b", "big-b", 2, entry("custom", "c1", "big-b-a", 3, customType="x",
-                                                                  data={"blob": "z" * 50_000}))
+    big = session_file(
+        sessions_root,
+        "/w/b",
+        "big-b",
+        2,
+        entry("custom", "c1", "big-b-a", 3, customType="x", data={"blob": "z" * 50_000}),
+    )
     svc = adopted(sessions_root)
     stats = svc.stats(wire.StatsParams(largest=2))
     sizes = {name: stored_size(svc, path) for name, path in store.items()}
@@ -119,12 +134,15 @@ def test_a_policy_that_selects_everything_asks_for_confirmation(sessions_root, s
     assert len(done.selected) == 7 and done.pinned == 0
 
 
-@pytest.mark.parametrize("params, field", [
-    (wire.PruneParams(), "olderThan"),
-    (wire.PruneParams(olderThan="90 days"), "olderThan"),
-    (wire.PruneParams(maxTotal="lots"), "maxTotal"),
-    (wire.PruneParams(keepPerCwd=-1), "keepPerCwd"),
-])
+@pytest.mark.parametrize(
+    "params, field",
+    [
+        (wire.PruneParams(), "olderThan"),
+        (wire.PruneParams(olderThan="90 days"), "olderThan"),
+        (wire.PruneParams(maxTotal="lots"), "maxTotal"),
+        (wire.PruneParams(keepPerCwd=-1), "keepPerCwd"),
+    ],
+)
 def test_policies_that_do_not_parse_are_refused_with_the_accepted_forms(sessions_root, store, params, field):
     with pytest.raises(InvalidParams) as refused:
         service(sessions_root).prune(params)
@@ -133,7 +151,11 @@ def test_policies_that_do_not_parse_are_refused_with_the_accepted_forms(sessions
 
 
 def test_sizes_and_durations():
-    assert parse_size("5GB", "f") == 5_000_000_000 and parse_size("1.5 MiB", "f") == 1_572_864 and parse_size("10", "f") == 10
+    assert (
+        parse_size("5GB", "f") == 5_000_000_000
+        and parse_size("1.5 MiB", "f") == 1_572_864
+        and parse_size("10", "f") == 10
+    )
     assert parse_duration("90d", "f") == 90 * 86400 and parse_duration("2w", "f") == 14 * 86400
     with pytest.raises(InvalidParams) as refused:
         parse_size("5 GiBs", "maxTotal")
@@ -168,11 +190,20 @@ def test_blobs_are_collected_only_when_nothing_refers_to_them(sessions_root):
     old = time.time_ns() - 2 * 3600 * 1_000_000_000
     for name in ("live", "trashed", "orphan"):
         os.utime(folder / digests[name], ns=(old, old))
-    image = lambda name: {"role": "user", "content": [{"type": "image", "data": BLOB_PREFIX + digests[name],
-                                                      "mimeType": "image/png"}], "timestamp": 1}
+    image = lambda name: {
+        "role": "user",
+        "content": [{"type": "image", "data": BLOB_PREFIX + digests[name], "mimeType": "image/png"}],
+        "timestamp": 1,
+    }
     session_file(sessions_root, "/w/a", "with-live", 1, entry("message", "i1", "with-live-a", 3, message=image("live")))
-    session_file(sessions_root, "/w/a", "with-trashed", 1,
-                 entry("message", "i2", "with-trashed-a", 3, message=image("trashed")), area=".trash")
+    session_file(
+        sessions_root,
+        "/w/a",
+        "with-trashed",
+        1,
+        entry("message", "i2", "with-trashed-a", 3, message=image("trashed")),
+        area=".trash",
+    )
     svc = adopted(sessions_root)
     stats = svc.stats(wire.StatsParams(blobs=True))
     assert stats.blobCount == 4 and stats.unreferencedBlobs == 2  # orphan and fresh-orphan
@@ -208,13 +239,17 @@ def test_only_blobs_are_collected_from_every_folder_blobs_are_read_from(sessions
     assert service(sessions_root).stats(wire.StatsParams()).indexBytes == 0  # no index folder yet
 
 
-@pytest.mark.parametrize("retention, field, accepted", [
-    ({"maxTotal": "lots"}, "retention.maxTotal", "e.g. 5GB"),
-    ({"olderThan": "3 months"}, "retention.olderThan", "e.g. 90d"),
-    ({"keepPerCwd": -2}, "retention.keepPerCwd", "0 or more"),
-])
-def test_a_settings_policy_that_does_not_parse_is_refused_naming_the_setting(sessions_root, store, retention, field,
-                                                                              accepted):
+@pytest.mark.parametrize(
+    "retention, field, accepted",
+    [
+        ({"maxTotal": "lots"}, "retention.maxTotal", "e.g. 5GB"),
+        ({"olderThan": "3 months"}, "retention.olderThan", "e.g. 90d"),
+        ({"keepPerCwd": -2}, "retention.keepPerCwd", "0 or more"),
+    ],
+)
+def test_a_settings_policy_that_does_not_parse_is_refused_naming_the_setting(
+    sessions_root, store, retention, field, accepted
+):
     from sidecar.config import RetentionSettings, Settings
     from sidecar.service import SessionService
 

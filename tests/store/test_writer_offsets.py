@@ -3,7 +3,6 @@ by the descriptor's offset when another program's bytes came first."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from sidecar.store.base import FsyncPolicy

@@ -9,12 +9,12 @@ See README.md for the API; the types are in ``session_sidecar_client.protocol``
 (generated from protocol/schema.json).
 """
 
+from . import protocol as _protocol
 from .client import DEFAULT_COMMAND, Framing, SidecarClient
 from .errors import ConnectionClosed, ProtocolVersionError, RpcError, SidecarError
-from .server import SidecarServer
 from .methods import UNSET, ProgressCallback, SidecarMethods, Unset
 from .protocol import *  # noqa: F401,F403  (every params/result type and error class)
-from . import protocol as _protocol
+from .server import SidecarServer
 
 __version__ = "0.1.0"
 

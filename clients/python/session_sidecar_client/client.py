@@ -102,14 +102,14 @@ class FrameError(Exception):
 class _Opening:
     """What ``spawn`` and ``attach`` return: await it for a client, or ``async with`` it."""
 
-    def __init__(self, open_: Callable[[], Awaitable["SidecarClient"]]) -> None:
+    def __init__(self, open_: Callable[[], Awaitable[SidecarClient]]) -> None:
         self._open = open_
         self._client: SidecarClient | None = None
 
-    def __await__(self) -> Generator[Any, None, "SidecarClient"]:
+    def __await__(self) -> Generator[Any, None, SidecarClient]:
         return self._open().__await__()
 
-    async def __aenter__(self) -> "SidecarClient":
+    async def __aenter__(self) -> SidecarClient:
         self._client = await self._open()
         return self._client
 
@@ -343,7 +343,7 @@ class SidecarClient(SidecarMethods):
             await self.close()
             raise
 
-    async def __aenter__(self) -> "SidecarClient":
+    async def __aenter__(self) -> SidecarClient:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -388,7 +388,9 @@ class SidecarClient(SidecarMethods):
                     await asyncio.shield(self._reader_task)
         except TimeoutError:
             if self.process is not None and self.process.returncode is None:
-                logger.warning("session-sidecar (pid %s) did not exit within %.1fs; killing it", self.process.pid, timeout)
+                logger.warning(
+                    "session-sidecar (pid %s) did not exit within %.1fs; killing it", self.process.pid, timeout
+                )
                 self.process.kill()
                 await self.process.wait()
         finally:
@@ -610,12 +612,18 @@ class SidecarClient(SidecarMethods):
                     returncode = await asyncio.wait_for(self.process.wait(), 2.0)
                 except TimeoutError:
                     pass
-            self._fail_pending(reason + (f" (it {describe_exit(returncode)})" if returncode is not None else ""), returncode)
+            self._fail_pending(
+                reason + (f" (it {describe_exit(returncode)})" if returncode is not None else ""), returncode
+            )
 
     def _fail_pending(self, reason: str, returncode: int | None = None) -> None:
         for future in self._pending.values():
             if not future.done():
-                future.set_exception(ConnectionClosed(f"{reason} before answering", returncode if returncode is not None else self.returncode))
+                future.set_exception(
+                    ConnectionClosed(
+                        f"{reason} before answering", returncode if returncode is not None else self.returncode
+                    )
+                )
         self._pending.clear()
 
     def _dispatch(self, message: Any) -> None:
@@ -748,7 +756,11 @@ class SidecarClient(SidecarMethods):
             answer["result"] = None
         elif handler is None:
             logger.info("the sidecar asked %s, which this client does not handle", method)
-            answer["error"] = {"code": -32601, "message": f"the client does not handle {method}", "data": {"kind": "methodNotFound", "method": method}}
+            answer["error"] = {
+                "code": -32601,
+                "message": f"the client does not handle {method}",
+                "data": {"kind": "methodNotFound", "method": method},
+            }
         else:
             try:
                 result = handler(params)
@@ -758,7 +770,11 @@ class SidecarClient(SidecarMethods):
             except asyncio.CancelledError:
                 if self.closed:
                     raise
-                answer["error"] = {"code": -32800, "message": f"{method} was cancelled", "data": {"kind": "requestCancelled"}}
+                answer["error"] = {
+                    "code": -32800,
+                    "message": f"{method} was cancelled",
+                    "data": {"kind": "requestCancelled"},
+                }
             except RpcError as error:
                 answer["error"] = error.to_dict()
             except Exception as error:

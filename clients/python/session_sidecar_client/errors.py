@@ -11,7 +11,6 @@ sidecar went away (or the client was closed) before answering.
 from __future__ import annotations
 
 import signal as _signal
-
 from typing import Any, ClassVar
 
 
@@ -50,7 +49,7 @@ class RpcError(SidecarError):
         return {"code": self.code, "message": self.message, "data": self.data}
 
     @staticmethod
-    def from_error_object(error: Any) -> "RpcError":
+    def from_error_object(error: Any) -> RpcError:
         """The most specific class for a JSON-RPC ``error`` object."""
         from .protocol import ERROR_CLASSES
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from .errors import ConnectionClosed, describe_exit
 
@@ -39,7 +38,7 @@ class SidecarServer:
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         ready_timeout: float = 15.0,
-    ) -> "SidecarServer":
+    ) -> SidecarServer:
         """Start the server and return once it prints ``session-sidecar: ready``.
 
         ``command`` as for ``SidecarClient.spawn`` (default ``$SESSION_SIDECAR_BIN``,
@@ -78,7 +77,9 @@ class SidecarServer:
         except TimeoutError:
             process.kill()
             await process.wait()
-            raise ConnectionClosed(f"session-sidecar serve --socket {path} was not ready within {ready_timeout}s", process.returncode) from None
+            raise ConnectionClosed(
+                f"session-sidecar serve --socket {path} was not ready within {ready_timeout}s", process.returncode
+            ) from None
         # Keep draining its output and log so a chatty server never blocks on a full pipe.
         server = cls(process, path)
         server._drains = [asyncio.ensure_future(_drain(process.stdout)), asyncio.ensure_future(_drain(process.stderr))]
@@ -99,7 +100,7 @@ class SidecarServer:
         assert self.process.returncode is not None
         return self.process.returncode
 
-    async def __aenter__(self) -> "SidecarServer":
+    async def __aenter__(self) -> SidecarServer:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -111,7 +112,9 @@ async def _drain(stream: asyncio.StreamReader) -> None:
         pass
 
 
-async def open_socket(path: str | os.PathLike[str], wait: float = 5.0, limit: int = 64 * 1024 * 1024) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+async def open_socket(
+    path: str | os.PathLike[str], wait: float = 5.0, limit: int = 64 * 1024 * 1024
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """Connect to the unix socket, retrying while it is missing or refuses (a server starting) for up to ``wait`` seconds."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait
@@ -120,5 +123,7 @@ async def open_socket(path: str | os.PathLike[str], wait: float = 5.0, limit: in
             return await asyncio.open_unix_connection(os.fspath(path), limit=limit)
         except (FileNotFoundError, ConnectionRefusedError) as error:
             if loop.time() >= deadline:
-                raise ConnectionClosed(f"could not connect to the sidecar's socket {os.fspath(path)}: {error}") from error
+                raise ConnectionClosed(
+                    f"could not connect to the sidecar's socket {os.fspath(path)}: {error}"
+                ) from error
             await asyncio.sleep(0.05)

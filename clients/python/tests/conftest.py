@@ -8,11 +8,10 @@ PATH shims), else ``session-sidecar`` from PATH; set
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import AsyncIterator
 
 import pytest
-
 from session_sidecar_client import SidecarClient
 
 from .paths import sidecar_command

@@ -14,7 +14,10 @@ def user(text: str) -> dict[str, Any]:
 def assistant(text: str, *calls: dict[str, Any]) -> dict[str, Any]:
     content = [{"type": "text", "text": text}, *calls]
     stop = "toolUse" if calls else "stop"
-    return {"type": "message", "message": {"role": "assistant", "content": content, "provider": "test", "model": "test-1", "stopReason": stop}}
+    return {
+        "type": "message",
+        "message": {"role": "assistant", "content": content, "provider": "test", "model": "test-1", "stopReason": stop},
+    }
 
 
 def tool_call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
@@ -24,7 +27,13 @@ def tool_call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
 def tool_result(call_id: str, name: str, text: str) -> dict[str, Any]:
     return {
         "type": "message",
-        "message": {"role": "toolResult", "toolCallId": call_id, "toolName": name, "content": [{"type": "text", "text": text}], "isError": False},
+        "message": {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": name,
+            "content": [{"type": "text", "text": text}],
+            "isError": False,
+        },
     }
 
 
@@ -41,7 +50,20 @@ def write_many_sessions(root: Path, count: int, cwd: str = "/many") -> None:
     folder = root / ("--" + cwd.strip("/").replace("/", "-") + "--")
     folder.mkdir(parents=True, exist_ok=True)
     for index in range(count):
-        header = {"type": "session", "version": 3, "id": f"m{index}", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": cwd}
-        body = {"type": "message", "id": "a1", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
-                "message": {"role": "user", "content": f"question {index}"}}
-        (folder / f"2025-01-01T00-00-00-000Z_m{index}.jsonl").write_text(json.dumps(header) + "\n" + json.dumps(body) + "\n")
+        header = {
+            "type": "session",
+            "version": 3,
+            "id": f"m{index}",
+            "timestamp": "2025-01-01T00:00:00.000Z",
+            "cwd": cwd,
+        }
+        body = {
+            "type": "message",
+            "id": "a1",
+            "parentId": None,
+            "timestamp": "2025-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": f"question {index}"},
+        }
+        (folder / f"2025-01-01T00-00-00-000Z_m{index}.jsonl").write_text(
+            json.dumps(header) + "\n" + json.dumps(body) + "\n"
+        )

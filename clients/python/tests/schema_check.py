@@ -23,7 +23,9 @@ def problems(value: Any, spec: dict[str, Any], path: str = "$") -> list[str]:
         return problems(value, schema()["$defs"][spec["$ref"].rsplit("/", 1)[-1]], path)
     if "anyOf" in spec:
         options = [problems(value, option, path) for option in spec["anyOf"]]
-        return [] if any(not p for p in options) else [f"{path}: {value!r} fits none of {len(options)} options: {options}"]
+        return (
+            [] if any(not p for p in options) else [f"{path}: {value!r} fits none of {len(options)} options: {options}"]
+        )
     if "enum" in spec:
         return [] if value in spec["enum"] else [f"{path}: {value!r} not in {spec['enum']}"]
     kind = spec.get("type")

@@ -8,20 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-
 from session_sidecar_client import ConnectionClosed, PayloadTooLargeError, RpcError, SidecarClient, SidecarServer
 from session_sidecar_client.client import MAX_MESSAGE_BYTES
 
-from .entries import assistant, tool_call, tool_result, user
+from .entries import assistant, tool_call, user
 from .paths import sidecar_command
-
 
 
 def cut_emoji() -> str:
@@ -136,14 +133,28 @@ class Peer:
         return self.frames[n]
 
 
-PARSE_ERROR = {"id": None, "error": {"code": -32700, "message": "could not read the frame", "data": {"kind": "parseError"}}}
+PARSE_ERROR = {
+    "id": None,
+    "error": {"code": -32700, "message": "could not read the frame", "data": {"kind": "parseError"}},
+}
 
 
 async def scripted(**options: Any) -> tuple[SidecarClient, Peer]:
     peer = Peer()
     opening = asyncio.ensure_future(SidecarClient.attach(peer.reader, peer, **options))
     init = await peer.frame(0)
-    peer.send({"id": init["id"], "result": {"protocolVersion": "1.0", "serverInfo": {"name": "peer"}, "capabilities": {"methods": []}, "sessionRoot": "/r", "settings": {}}})
+    peer.send(
+        {
+            "id": init["id"],
+            "result": {
+                "protocolVersion": "1.0",
+                "serverInfo": {"name": "peer"},
+                "capabilities": {"methods": []},
+                "sessionRoot": "/r",
+                "settings": {},
+            },
+        }
+    )
     return await opening, peer
 
 
@@ -257,12 +268,15 @@ async def test_each_subscription_event_comes_to_its_typed_callback(tmp_path: Pat
     names: asyncio.Queue[Any] = asyncio.Queue()
     others: list[str] = []
     async with await SidecarServer.start(socket, command=sidecar_command(), root=tmp_path / "sessions"):
-        async with SidecarClient.connect_socket(socket) as agent, SidecarClient.connect_socket(
-            socket,
-            on_did_set_label=labels.put_nowait,
-            on_did_set_name=names.put_nowait,
-            on_notification=lambda method, params: others.append(method),
-        ) as observer:
+        async with (
+            SidecarClient.connect_socket(socket) as agent,
+            SidecarClient.connect_socket(
+                socket,
+                on_did_set_label=labels.put_nowait,
+                on_did_set_name=names.put_nowait,
+                on_notification=lambda method, params: others.append(method),
+            ) as observer,
+        ):
             created = await agent.create("/work/watched")
             sid = created["sessionId"]
             appended = await agent.append(sid, [user("hi"), assistant("hello")])

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from session_sidecar_client import (
     METHODS,
     UNSET,
@@ -29,7 +28,9 @@ CONVERSATION = [
     user("The parser test fails on empty input. Can you fix it?"),
     assistant("Let me look at the parser.", tool_call("call_1", "read", path="src/parser.py")),
     tool_result("call_1", "read", "def parse(text):\n    return text.split(',')[0]\n"),
-    assistant("Now the fix.", tool_call("call_2", "edit", path="src/parser.py", old="[0]", new="[0] if text else None")),
+    assistant(
+        "Now the fix.", tool_call("call_2", "edit", path="src/parser.py", old="[0]", new="[0] if text else None")
+    ),
     tool_result("call_2", "edit", "Applied 1 edit."),
     assistant("Fixed: parse('') now returns None."),
 ]
@@ -56,8 +57,21 @@ async def test_a_conversation_with_tool_calls_then_context_branch_fork_list(clie
 
     llm = await client.build_context(session_id, format="llm")
     check_result("session/buildContext", llm)
-    assert [m["role"] for m in llm["messages"]] == ["user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]
-    calls = [block for m in llm["messages"] if m["role"] == "assistant" for block in m["content"] if block["type"] == "toolCall"]
+    assert [m["role"] for m in llm["messages"]] == [
+        "user",
+        "assistant",
+        "toolResult",
+        "assistant",
+        "toolResult",
+        "assistant",
+    ]
+    calls = [
+        block
+        for m in llm["messages"]
+        if m["role"] == "assistant"
+        for block in m["content"]
+        if block["type"] == "toolCall"
+    ]
     assert [(c["id"], c["name"], c["arguments"]) for c in calls] == [
         ("call_1", "read", {"path": "src/parser.py"}),
         ("call_2", "edit", {"path": "src/parser.py", "old": "[0]", "new": "[0] if text else None"}),
@@ -73,7 +87,9 @@ async def test_a_conversation_with_tool_calls_then_context_branch_fork_list(clie
     branched = await client.branch(session_id, ids[1])
     check_result("session/branch", branched)
     assert branched["leafId"] == ids[1]
-    retry = await client.append(session_id, [tool_result("call_1", "read", "def parse(text): ..."), assistant("Alternative: raise ValueError.")])
+    retry = await client.append(
+        session_id, [tool_result("call_1", "read", "def parse(text): ..."), assistant("Alternative: raise ValueError.")]
+    )
     assert retry["entries"][0]["parentId"] == ids[1]
 
     tree = await client.get_tree(session_id)
@@ -221,7 +237,9 @@ async def test_an_async_progress_callback_is_awaited_as_a_task(client: SidecarCl
 async def test_concurrent_calls_on_many_sessions_get_their_own_answers(client: SidecarClient):
     ids = [f"s{index}" for index in range(20)]
     await asyncio.gather(*(client.create("/w", session_id=sid) for sid in ids))
-    results = await asyncio.gather(*(client.append(sid, [user(f"hello {sid}"), assistant(f"reply {sid}")]) for sid in ids))
+    results = await asyncio.gather(
+        *(client.append(sid, [user(f"hello {sid}"), assistant(f"reply {sid}")]) for sid in ids)
+    )
     contexts = await asyncio.gather(*(client.build_context(sid) for sid in ids))
     for sid, appended, context in zip(ids, results, contexts):
         assert context["entryIds"] == [e["id"] for e in appended["entries"]]
@@ -235,5 +253,10 @@ async def test_a_session_file_written_through_the_client_is_pi_jsonl(client: Sid
     lines = [json.loads(line) for line in Path(created["path"]).read_text().splitlines()]
     assert lines[0]["type"] == "session" and lines[0]["version"] == 3 and lines[0]["id"] == "file"
     assert [line["message"]["role"] for line in lines[1:] if line["type"] == "message"] == [
-        "user", "assistant", "toolResult", "assistant", "toolResult", "assistant"
+        "user",
+        "assistant",
+        "toolResult",
+        "assistant",
+        "toolResult",
+        "assistant",
     ]

@@ -46,8 +46,12 @@ def test_the_generator_check_mode_catches_a_schema_change(tmp_path: Path):
     changed["$defs"]["CreateParams"]["properties"]["color"] = {"type": "string"}
     path = tmp_path / "schema.json"
     path.write_text(json.dumps(changed))
-    run = subprocess.run([sys.executable, str(GENERATOR), "--check", "--schema", str(path)], capture_output=True, text=True)
-    assert run.returncode == 1 and "protocol.py is out of date" in run.stderr and "methods.py is out of date" in run.stderr
+    run = subprocess.run(
+        [sys.executable, str(GENERATOR), "--check", "--schema", str(path)], capture_output=True, text=True
+    )
+    assert (
+        run.returncode == 1 and "protocol.py is out of date" in run.stderr and "methods.py is out of date" in run.stderr
+    )
     ok = subprocess.run([sys.executable, str(GENERATOR), "--check"], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
 
@@ -55,7 +59,10 @@ def test_the_generator_check_mode_catches_a_schema_change(tmp_path: Path):
 def test_the_generated_method_for_a_new_field_takes_it(tmp_path: Path):
     # What a regenerated client would look like after a field is added: it has the keyword argument.
     changed = schema()
-    changed["$defs"]["CreateParams"]["properties"]["color"] = {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}
+    changed["$defs"]["CreateParams"]["properties"]["color"] = {
+        "anyOf": [{"type": "string"}, {"type": "null"}],
+        "default": None,
+    }
     generator = load_generator()
     text = generator.generate_methods(changed)
     assert "color: str | None = None" in text and 'params["color"] = color' in text
@@ -110,7 +117,11 @@ def test_every_server_request_and_notification_has_its_option():
     spec = schema()
     assert set(SERVER_REQUESTS_HANDLED) == set(spec["serverRequests"]) == set(protocol.SERVER_REQUESTS)
     assert set(SERVER_NOTIFICATIONS_HANDLED) == set(spec["notifications"]["serverToClient"])
-    assert set(protocol.CLIENT_NOTIFICATIONS) == set(spec["notifications"]["clientToServer"]) == {"initialized", "exit", "$/cancelRequest"}
+    assert (
+        set(protocol.CLIENT_NOTIFICATIONS)
+        == set(spec["notifications"]["clientToServer"])
+        == {"initialized", "exit", "$/cancelRequest"}
+    )
     options = inspect.signature(SidecarClient.__init__).parameters
     for option in SERVER_REQUESTS_HANDLED.values():
         assert option in options
@@ -122,14 +133,26 @@ def test_every_error_code_has_a_class():
     for entry in errors:
         cls = protocol.ERROR_CLASSES[entry["code"]]
         assert issubclass(cls, RpcError) and cls.kind_value == entry["kind"]
-        error = RpcError.from_error_object({"code": entry["code"], "message": "m", "data": {"kind": entry["kind"], "x": 1}})
-        assert type(error) is cls and error.code == entry["code"] and error.kind == entry["kind"] and error.data["x"] == 1
+        error = RpcError.from_error_object(
+            {"code": entry["code"], "message": "m", "data": {"kind": entry["kind"], "x": 1}}
+        )
+        assert (
+            type(error) is cls and error.code == entry["code"] and error.kind == entry["kind"] and error.data["x"] == 1
+        )
     unknown = RpcError.from_error_object({"code": -1, "message": "odd"})
     assert type(unknown) is RpcError and unknown.code == -1 and unknown.data == {}
 
 
 def test_the_package_exports_the_types_and_needs_nothing_else():
-    for name in ("SidecarClient", "RpcError", "SessionNotFoundError", "AppendResult", "ProgressValue", "UNSET", "METHODS"):
+    for name in (
+        "SidecarClient",
+        "RpcError",
+        "SessionNotFoundError",
+        "AppendResult",
+        "ProgressValue",
+        "UNSET",
+        "METHODS",
+    ):
         assert name in session_sidecar_client.__all__ and hasattr(session_sidecar_client, name)
     # Standalone: no import of the server package anywhere in the client.
     package = Path(session_sidecar_client.__file__).parent
@@ -152,5 +175,9 @@ def test_entries_and_messages_are_typed_with_a_constant_for_every_tag():
     assert {v for k, v in vars(protocol.AgentMessageRole).items() if not k.startswith("_")} == set(roles)
     assert protocol.AgentMessageRole.TOOL_RESULT == "toolResult"
     assert protocol.BuildContextParamsFormat.LLM == "llm"
-    assert [protocol.ProgressKind.BEGIN, protocol.ProgressKind.REPORT, protocol.ProgressKind.END] == ["begin", "report", "end"]
+    assert [protocol.ProgressKind.BEGIN, protocol.ProgressKind.REPORT, protocol.ProgressKind.END] == [
+        "begin",
+        "report",
+        "end",
+    ]
     assert protocol.is_known_entry({"type": "message"}) and not protocol.is_known_entry({"type": "hologram"})

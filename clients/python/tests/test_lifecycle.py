@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from session_sidecar_client import (
     ConnectionClosed,
     InvalidParamsError,
@@ -37,17 +36,23 @@ def put_sidecar_on_path(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return launcher
 
 
-async def test_by_default_session_sidecar_is_found_on_path(tmp_path: Path, sessions_root: Path, monkeypatch: pytest.MonkeyPatch):
+async def test_by_default_session_sidecar_is_found_on_path(
+    tmp_path: Path, sessions_root: Path, monkeypatch: pytest.MonkeyPatch
+):
     launcher = put_sidecar_on_path(tmp_path / "bin", monkeypatch)
     async with SidecarClient.spawn(session_root=sessions_root) as client:
         assert client.process is not None
-        assert client.initialize_result is not None and client.initialize_result["serverInfo"]["name"] == "session-sidecar"
+        assert (
+            client.initialize_result is not None and client.initialize_result["serverInfo"]["name"] == "session-sidecar"
+        )
         assert (await client.create("/w", session_id="on-path"))["sessionId"] == "on-path"
     assert client.returncode == 0
     assert launcher.exists()
 
 
-async def test_sidecar_bin_names_the_default_command(tmp_path: Path, sessions_root: Path, monkeypatch: pytest.MonkeyPatch):
+async def test_sidecar_bin_names_the_default_command(
+    tmp_path: Path, sessions_root: Path, monkeypatch: pytest.MonkeyPatch
+):
     launcher = put_sidecar_on_path(tmp_path / "bin", monkeypatch)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # not found on PATH: only the variable names it
     monkeypatch.setenv("SESSION_SIDECAR_BIN", str(launcher))
@@ -64,7 +69,9 @@ async def test_no_sidecar_on_path_is_a_clear_error(tmp_path: Path, monkeypatch: 
 
 async def test_root_and_args_reach_the_command_line(command: list[str], sessions_root: Path):
     # --root instead of initialize's sessionRoot, jsonl framing, and extra arguments.
-    async with SidecarClient.spawn(["--log-level", "error"], command=command, root=sessions_root, framing="jsonl") as client:
+    async with SidecarClient.spawn(
+        ["--log-level", "error"], command=command, root=sessions_root, framing="jsonl"
+    ) as client:
         assert client.initialize_result is not None and client.initialize_result["sessionRoot"] == str(sessions_root)
         created = await client.create("/w")
         assert created["path"].startswith(str(sessions_root))
@@ -75,7 +82,9 @@ async def test_attach_to_streams(command: list[str], sessions_root: Path):
         *command, "serve", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
     )
     assert process.stdout is not None and process.stdin is not None
-    async with SidecarClient.attach(process.stdout, process.stdin, session_root=sessions_root, client_name="attached") as client:
+    async with SidecarClient.attach(
+        process.stdout, process.stdin, session_root=sessions_root, client_name="attached"
+    ) as client:
         assert client.process is None
         await client.create("/w", session_id="att")
         assert [s["sessionId"] for s in (await client.list(all=True))["sessions"]] == []  # nothing written yet
@@ -86,7 +95,9 @@ async def test_attach_to_streams(command: list[str], sessions_root: Path):
 
 async def test_close_is_polite_and_idempotent(command: list[str], sessions_root: Path):
     sent: list[Any] = []
-    client = await SidecarClient.spawn(command=command, session_root=sessions_root, trace=lambda d, m: sent.append(m) if d == "send" else None)
+    client = await SidecarClient.spawn(
+        command=command, session_root=sessions_root, trace=lambda d, m: sent.append(m) if d == "send" else None
+    )
     assert client.state == "initialized"
     assert await client.close() == 0
     assert [m["method"] for m in sent] == ["initialize", "initialized", "shutdown", "exit"]
@@ -107,7 +118,9 @@ async def test_a_wedged_sidecar_is_killed_after_the_timeout(command: list[str], 
 
 async def test_a_sidecar_that_ignores_end_of_input_is_killed(sessions_root: Path):
     # Not initialized, so close only ends stdin; this child never reads it.
-    client = await SidecarClient.spawn(command=[sys.executable, "-c", "import time; time.sleep(60)"], initialize=False, close_timeout=0.3)
+    client = await SidecarClient.spawn(
+        command=[sys.executable, "-c", "import time; time.sleep(60)"], initialize=False, close_timeout=0.3
+    )
     assert await client.close() == -signal.SIGKILL
 
 
@@ -119,8 +132,13 @@ async def test_a_dying_sidecar_fails_the_calls_waiting_for_it(command: list[str]
         await asyncio.sleep(60)
         return {"text": "never"}
 
-    settings = {"compaction": {"contextWindow": 4000, "reserveTokens": 1000, "keepRecentTokens": 300}, "providers": {"default": "client"}}
-    client = await SidecarClient.spawn(command=command, session_root=sessions_root, settings=settings, summarize=summarize)
+    settings = {
+        "compaction": {"contextWindow": 4000, "reserveTokens": 1000, "keepRecentTokens": 300},
+        "providers": {"default": "client"},
+    }
+    client = await SidecarClient.spawn(
+        command=command, session_root=sessions_root, settings=settings, summarize=summarize
+    )
     try:
         await client.create("/w", session_id="d")
         await client.append("d", turns(6))
@@ -150,7 +168,9 @@ def processes_mentioning(text: str) -> list[int]:
 
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc to look for the child")
 async def test_a_failed_initialize_raises_and_leaves_no_process(command: list[str], sessions_root: Path):
-    opening = SidecarClient.spawn(command=command, root=sessions_root, settings={"compaction": {"contextWindow": "big"}})
+    opening = SidecarClient.spawn(
+        command=command, root=sessions_root, settings={"compaction": {"contextWindow": "big"}}
+    )
     with pytest.raises(InvalidParamsError) as bad:
         await opening
     assert "contextWindow" in bad.value.data["field"]
@@ -160,14 +180,21 @@ async def test_a_failed_initialize_raises_and_leaves_no_process(command: list[st
         assert client.process is not None and processes_mentioning(str(sessions_root)) == [client.process.pid]
 
 
-async def test_server_requests_the_client_does_not_handle_are_refused_and_others_answered(command: list[str], sessions_root: Path):
-    settings = {"compaction": {"contextWindow": 4000, "reserveTokens": 1000, "keepRecentTokens": 300, "autoCompact": True}}
+async def test_server_requests_the_client_does_not_handle_are_refused_and_others_answered(
+    command: list[str], sessions_root: Path
+):
+    settings = {
+        "compaction": {"contextWindow": 4000, "reserveTokens": 1000, "keepRecentTokens": 300, "autoCompact": True}
+    }
     # Refused: autoCompact still runs, without progress.
     notes: list[tuple[str, Any]] = []
     compacted: asyncio.Queue[Any] = asyncio.Queue()
     async with SidecarClient.spawn(
-        command=command, session_root=sessions_root, settings=settings,
-        on_notification=lambda method, params: notes.append((method, params)), on_did_compact=compacted.put_nowait,
+        command=command,
+        session_root=sessions_root,
+        settings=settings,
+        on_notification=lambda method, params: notes.append((method, params)),
+        on_did_compact=compacted.put_nowait,
     ) as client:
         await client.create("/w", session_id="r")
         await client.append("r", turns(10))
@@ -176,9 +203,12 @@ async def test_server_requests_the_client_does_not_handle_are_refused_and_others
     # Accepted through on_server_progress: the server reports the run on its own token.
     progress: list[tuple[Any, Any]] = []
     async with SidecarClient.spawn(
-        command=command, session_root=sessions_root, settings=settings,
+        command=command,
+        session_root=sessions_root,
+        settings=settings,
         on_server_progress=lambda token, value: progress.append((token, value)),
-        on_notification=lambda method, params: notes.append((method, params)), on_did_compact=compacted.put_nowait,
+        on_notification=lambda method, params: notes.append((method, params)),
+        on_did_compact=compacted.put_nowait,
     ) as client:
         await client.create("/w", session_id="s")
         await client.append("s", turns(10))
@@ -190,15 +220,22 @@ async def test_server_requests_the_client_does_not_handle_are_refused_and_others
     # Or answered by a handler of one's own; the progress then reaches on_notification.
     tokens: list[Any] = []
     async with SidecarClient.spawn(
-        command=command, session_root=sessions_root, settings=settings,
+        command=command,
+        session_root=sessions_root,
+        settings=settings,
         handlers={"window/workDoneProgress/create": lambda params: tokens.append(params["token"])},
-        on_notification=lambda method, params: notes.append((method, params)), on_did_compact=compacted.put_nowait,
+        on_notification=lambda method, params: notes.append((method, params)),
+        on_did_compact=compacted.put_nowait,
     ) as client:
         await client.create("/w", session_id="t")
         await client.append("t", turns(10))
         await asyncio.wait_for(compacted.get(), 10)
         assert len(tokens) == 1
-        kinds = [params["value"]["kind"] for method, params in notes if method == "$/progress" and params["token"] == tokens[0]]
+        kinds = [
+            params["value"]["kind"]
+            for method, params in notes
+            if method == "$/progress" and params["token"] == tokens[0]
+        ]
         assert kinds[0] == "begin" and kinds[-1] == "end"
 
 

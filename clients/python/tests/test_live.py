@@ -13,8 +13,15 @@ from .entries import assistant, user
 
 async def _shared_sidecar(command: list[str], root: Path, socket_path: Path) -> asyncio.subprocess.Process:
     process = await asyncio.create_subprocess_exec(
-        *command, "serve", "--root", str(root), "--socket", str(socket_path),
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE)
+        *command,
+        "serve",
+        "--root",
+        str(root),
+        "--socket",
+        str(socket_path),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+    )
     assert process.stdout is not None
     while b"ready" not in await asyncio.wait_for(process.stdout.readline(), 20):
         pass
@@ -26,14 +33,19 @@ async def _attach(socket_path: Path, **options: Any) -> SidecarClient:
     return await SidecarClient.attach(reader, writer, **options)
 
 
-async def test_an_observer_follows_the_controller_and_resumes_from_its_cursor(command: list[str], sessions_root: Path, tmp_path: Path):
+async def test_an_observer_follows_the_controller_and_resumes_from_its_cursor(
+    command: list[str], sessions_root: Path, tmp_path: Path
+):
     socket_path = tmp_path / "live.sock"
     server = await _shared_sidecar(command, sessions_root, socket_path)
     try:
         events: list[tuple[str, Any]] = []
         controller = await _attach(socket_path)
-        observer = await _attach(socket_path, on_did_append=lambda p: events.append(("session/didAppend", p)),
-                                 on_notification=lambda m, p: events.append((m, p)))
+        observer = await _attach(
+            socket_path,
+            on_did_append=lambda p: events.append(("session/didAppend", p)),
+            on_notification=lambda m, p: events.append((m, p)),
+        )
         created = await controller.create("/work/app")
         sid = created["sessionId"]
         await controller.append(sid, [user("hello"), assistant("hi")])
@@ -46,7 +58,12 @@ async def test_an_observer_follows_the_controller_and_resumes_from_its_cursor(co
             if len(events) >= 4:
                 break
             await asyncio.sleep(0.01)
-        assert [m for m, _ in events] == ["session/didAppend", "session/didAppend", "session/didSetLabel", "session/didChangeLeaf"]
+        assert [m for m, _ in events] == [
+            "session/didAppend",
+            "session/didAppend",
+            "session/didSetLabel",
+            "session/didChangeLeaf",
+        ]
         assert events[0][1]["entries"][0]["id"] == first["entries"][0]["id"]
         cursor = events[-1][1]["cursor"]
         # The observer may not write; it is told so with a typed error code.
@@ -82,8 +99,17 @@ async def test_tcp_attach_sends_the_token(command: list[str], sessions_root: Pat
     """``attach(token=...)`` against ``serve --listen``: the right token is served, a wrong or missing one refused."""
     token_file = tmp_path / "token"
     process = await asyncio.create_subprocess_exec(
-        *command, "serve", "--root", str(sessions_root), "--listen", "127.0.0.1:0", "--token-file", str(token_file),
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE)
+        *command,
+        "serve",
+        "--root",
+        str(sessions_root),
+        "--listen",
+        "127.0.0.1:0",
+        "--token-file",
+        str(token_file),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+    )
     assert process.stdout is not None
     port = None
     while True:

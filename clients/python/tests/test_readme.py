@@ -26,7 +26,9 @@ def test_the_readme_example_runs_as_written(tmp_path: Path):
     launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR)
     package_parent = str(REPO / "clients" / "python")
     env = {**os.environ, "PATH": str(bin_dir), "PYTHONPATH": package_parent}
-    run = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
+    run = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     lines = run.stdout.splitlines()
     assert lines[0] == "['user', 'assistant', 'toolResult', 'assistant']"
@@ -45,6 +47,8 @@ def test_the_readme_subscription_example_runs_as_written(tmp_path: Path):
         launcher.write_text("#!/bin/sh\nexec " + " ".join(f"'{part}'" for part in sidecar_command()) + ' "$@"\n')
         launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR)
         env["SESSION_SIDECAR_BIN"] = str(launcher)
-    run = subprocess.run([sys.executable, "subscribe.py"], capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
+    run = subprocess.run(
+        [sys.executable, "subscribe.py"], capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.splitlines() == ["observer heard ['message']"]

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from session_sidecar_client import ProviderError, RpcError, SidecarClient, SummarizeParams, SummarizeResult
 
 from .entries import turns
@@ -27,7 +26,9 @@ async def test_compaction_asks_the_clients_summarize_function(command: list[str]
         asked.append(params)
         return {"text": "SUMMARY FROM MY OWN MODEL"}
 
-    async with SidecarClient.spawn(command=command, session_root=sessions_root, settings=settings(), summarize=summarize) as client:
+    async with SidecarClient.spawn(
+        command=command, session_root=sessions_root, settings=settings(), summarize=summarize
+    ) as client:
         await client.create("/w", session_id="c")
         appended = await client.append("c", turns(6))
         progress: list[str] = []
@@ -53,7 +54,9 @@ async def test_a_plain_function_works_too_and_the_model_is_passed(command: list[
         seen.append(params.get("model"))
         return {"text": "plain"}
 
-    async with SidecarClient.spawn(command=command, session_root=sessions_root, settings=settings(), summarize=summarize) as client:
+    async with SidecarClient.spawn(
+        command=command, session_root=sessions_root, settings=settings(), summarize=summarize
+    ) as client:
         await client.create("/w", session_id="c")
         await client.append("c", turns(6))
         result = await client.compact("c", model="my-small-model")
@@ -65,7 +68,9 @@ async def test_a_summarize_function_that_raises_is_answered_as_an_error(command:
     def summarize(params: SummarizeParams) -> SummarizeResult:
         raise ValueError("my model's quota is used up")
 
-    async with SidecarClient.spawn(command=command, session_root=sessions_root, settings=settings(), summarize=summarize) as client:
+    async with SidecarClient.spawn(
+        command=command, session_root=sessions_root, settings=settings(), summarize=summarize
+    ) as client:
         await client.create("/w", session_id="c")
         await client.append("c", turns(6))
         before = await client.get_tree("c")
@@ -156,7 +161,9 @@ async def test_a_timeout_around_a_call_cancels_it(command: list[str], sessions_r
         await asyncio.sleep(30)
         return {"text": "never"}
 
-    async with SidecarClient.spawn(command=command, session_root=sessions_root, settings=settings(), summarize=summarize) as client:
+    async with SidecarClient.spawn(
+        command=command, session_root=sessions_root, settings=settings(), summarize=summarize
+    ) as client:
         await client.create("/w", session_id="c")
         await client.append("c", turns(6))
         with pytest.raises(TimeoutError):
@@ -169,7 +176,9 @@ async def test_branch_with_a_summary_uses_the_summarize_function(command: list[s
     async def summarize(params: SummarizeParams) -> SummarizeResult:
         return {"text": "WHAT THE ABANDONED BRANCH DID"}
 
-    async with SidecarClient.spawn(command=command, session_root=sessions_root, settings=settings(), summarize=summarize) as client:
+    async with SidecarClient.spawn(
+        command=command, session_root=sessions_root, settings=settings(), summarize=summarize
+    ) as client:
         await client.create("/w", session_id="b")
         appended = await client.append("b", turns(3))
         first_answer = appended["entries"][1]["id"]
@@ -183,7 +192,10 @@ async def test_branch_with_a_summary_uses_the_summarize_function(command: list[s
 async def test_auto_compact_calls_on_did_compact(command: list[str], sessions_root: Path):
     compacted: asyncio.Queue[Any] = asyncio.Queue()
     async with SidecarClient.spawn(
-        command=command, session_root=sessions_root, settings=settings("offline", auto=True), on_did_compact=compacted.put_nowait
+        command=command,
+        session_root=sessions_root,
+        settings=settings("offline", auto=True),
+        on_did_compact=compacted.put_nowait,
     ) as client:
         await client.create("/w", session_id="a")
         appended = await client.append("a", turns(10))

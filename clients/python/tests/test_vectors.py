@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from session_sidecar_client import PYTHON_METHODS, RpcError, SidecarClient
 
 from .paths import VECTORS_DIR
@@ -81,8 +80,12 @@ async def test_vector_through_the_api(vector: Path, framing: str, command: list[
         return lambda params: notes.put_nowait({"jsonrpc": "2.0", "method": method, "params": params})
 
     client = await SidecarClient.spawn(
-        command=command, framing=framing, initialize=False, on_protocol_error=id_null_errors.put_nowait,
-        on_did_append=note("session/didAppend"), on_did_compact=note("session/didCompact"),
+        command=command,
+        framing=framing,
+        initialize=False,
+        on_protocol_error=id_null_errors.put_nowait,
+        on_did_append=note("session/didAppend"),
+        on_did_compact=note("session/didCompact"),
         on_did_reload=note("session/didReload"),
         on_notification=lambda method, params: notes.put_nowait({"jsonrpc": "2.0", "method": method, "params": params}),
     )
@@ -160,7 +163,9 @@ async def test_vector_on_the_wire(vector: Path, framing: str, command: list[str]
 
 def test_the_matcher_rejects_what_it_should():
     names: dict[str, Any] = {"root": "/r"}
-    expect({"a": "<capture:x>", "b": "${x}", "p": "${root}/<*>_s.jsonl"}, {"a": 5, "b": 5, "p": "/r/2025_s.jsonl"}, names)
+    expect(
+        {"a": "<capture:x>", "b": "${x}", "p": "${root}/<*>_s.jsonl"}, {"a": 5, "b": 5, "p": "/r/2025_s.jsonl"}, names
+    )
     assert names["x"] == 5
     for expected, actual in [
         ({"a": 1}, {"a": 1, "b": 2}),

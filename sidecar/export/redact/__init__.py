@@ -1,9 +1,9 @@
 """Secrets out of text and entries: typed placeholders, the same secret the same placeholder.
 
-    redactor = Redactor()
-    clean = redactor.value(entry_dict)      # the input is left as it is; only what changed is copied
-    redactor.written(export_text)           # the export as written, checked again
-    redactor.report()                       # {"aws-access-key": 2, ...}: kinds and counts, never values
+redactor = Redactor()
+clean = redactor.value(entry_dict)      # the input is left as it is; only what changed is copied
+redactor.written(export_text)           # the export as written, checked again
+redactor.report()                       # {"aws-access-key": 2, ...}: kinds and counts, never values
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class Redactor:
         speed. Other text is searched by the rows whose needles it holds."""
         long_run = has_long_run(text)
         # The named row needs a separator (=, :, ->) or a flag's dash: most prose has none.
-        named = ("=" in text or ":" in text or "-" in text)
+        named = "=" in text or ":" in text or "-" in text
         if not long_run and not named:
             return None
         lower = text.lower()
@@ -134,7 +134,7 @@ class Redactor:
             return None
         value = text.strip()
         prefix = next((scheme for scheme in _SCHEMES if value.startswith(scheme)), "")
-        secret = value[len(prefix):].strip()
+        secret = value[len(prefix) :].strip()
         if len(secret.split(None, 1)) != 1 or not named_value(secret, kind):  # a secret is one token
             return None
         self.counts[kind] = self.counts.get(kind, 0) + 1
@@ -163,8 +163,11 @@ class Redactor:
             elif isinstance(item, dict):
                 own: _Frame = (item, key, frame)
                 image = item.get("type") == "image"
-                pending.extend((child, name, own) for name, child in reversed(item.items())
-                               if name not in STRUCTURAL_KEYS and not (image and name == "data"))
+                pending.extend(
+                    (child, name, own)
+                    for name, child in reversed(item.items())
+                    if name not in STRUCTURAL_KEYS and not (image and name == "data")
+                )
             elif isinstance(item, list):
                 own = (item, key, frame)
                 pending.extend((item[index], index, own) for index in range(len(item) - 1, -1, -1))

@@ -69,8 +69,14 @@ def _high_entropy(value: str) -> bool:
     return classes >= 2 and entropy(value) >= 4.0
 
 
-def _rule(kind: str, pattern: str, group: int = 0, accept: Callable[[str], bool] | None = None,
-          long_run: bool = True, span: Callable[[str, re.Match[str]], tuple[int, int, str] | None] | None = None) -> Rule:
+def _rule(
+    kind: str,
+    pattern: str,
+    group: int = 0,
+    accept: Callable[[str], bool] | None = None,
+    long_run: bool = True,
+    span: Callable[[str, re.Match[str]], tuple[int, int, str] | None] | None = None,
+) -> Rule:
     needles, lowercase = NEEDLES[kind]
     return Rule(kind, re.compile(pattern), group, accept, long_run, needles, lowercase, span)
 
@@ -87,7 +93,10 @@ NEEDLES: dict[str, tuple[tuple[str, ...], bool]] = {
     "anthropic-api-key": (("sk-ant-",), False),
     "openai-api-key": (("sk-",), False),
     "github-token": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), False),
-    "gitlab-token": (("glpat-", "glptt-", "gldt-", "glrt-", "glcbt-", "gloas-", "glsoat-", "glft-", "glimt-", "glagent-"), False),
+    "gitlab-token": (
+        ("glpat-", "glptt-", "gldt-", "glrt-", "glcbt-", "gloas-", "glsoat-", "glft-", "glimt-", "glagent-"),
+        False,
+    ),
     "slack-webhook": (("hooks.slack.com/",), False),
     "slack-token": (("xox", "xapp-"), False),
     "stripe-key": (("_live_", "_test_", "whsec_"), False),
@@ -111,7 +120,6 @@ NEEDLES: dict[str, tuple[tuple[str, ...], bool]] = {
     "cut-token": (("…", "more characters cut]"), False),
     "url-password": (("://",), False),
     "bearer-token": (("bearer", "basic", "token"), True),
-
     "high-entropy-near-keyword": (("key", "token", "secret"), True),
 }
 
@@ -120,8 +128,26 @@ NEEDLES: dict[str, tuple[tuple[str, ...], bool]] = {
 # (changing them would break parentId links or tool-call pairing), and passed over by the
 # pre-filter that decides whether an entry's line is walked at all.
 STRUCTURAL_KEYS = frozenset(
-    {"type", "id", "parentId", "timestamp", "targetId", "firstKeptEntryId", "fromId", "toolCallId", "role",
-     "api", "provider", "model", "modelId", "stopReason", "mimeType", "customType", "thinkingSignature", "usage"}
+    {
+        "type",
+        "id",
+        "parentId",
+        "timestamp",
+        "targetId",
+        "firstKeptEntryId",
+        "fromId",
+        "toolCallId",
+        "role",
+        "api",
+        "provider",
+        "model",
+        "modelId",
+        "stopReason",
+        "mimeType",
+        "customType",
+        "thinkingSignature",
+        "usage",
+    }
 )
 
 # The gates (see ``Redactor.text``). Every row but the named row needs a run of 12 or more
@@ -219,19 +245,32 @@ def line_may_hold_secret(raw: bytes) -> bool:
     return bool(_stems_before_separators(lower)) or (b"-" in lower and _FLAG_WITH_STEM_BYTES.search(lower) is not None)
 
 
-
 # The sharper gate an export uses, given the entry as decoded beside its line (``entry_may_hold_secret``).
 # Every row but the named row matches inside one run of the line (no space, no quote, no colon or
 # "=" but where a row's match holds one), and that run holds the row's needle or is 20 characters or
 # more (the rows whose secret is a bare run: bearer, near a keyword, the AWS, GCP, Azure and Telegram
 # secrets after their "=" or ":"); a key block's header and a URL (whose password's run may be short)
 # are looked for in the whole line. One translation of the line serves the runs and the separators.
-_RUNS_AND_SEPARATORS = bytes(0x20 if i < 128 and (chr(i).isspace() or chr(i) == '"') else 0x3A if i in (0x3A, 0x3D)
-                             else 0x78 for i in range(256))
+_RUNS_AND_SEPARATORS = bytes(
+    0x20 if i < 128 and (chr(i).isspace() or chr(i) == '"') else 0x3A if i in (0x3A, 0x3D) else 0x78 for i in range(256)
+)
 _RUN_OF_TWELVE = b"x" * 12
-_RUN_NEEDLES = re.compile(b"|".join(re.escape(needle.encode()) for needle in sorted(
-    {needle for needles, lowercase in NEEDLES.values() if not lowercase
-     for needle in needles if not any(char in needle for char in ' "') and needle.isascii()}, key=len, reverse=True)))
+_RUN_NEEDLES = re.compile(
+    b"|".join(
+        re.escape(needle.encode())
+        for needle in sorted(
+            {
+                needle
+                for needles, lowercase in NEEDLES.values()
+                if not lowercase
+                for needle in needles
+                if not any(char in needle for char in ' "') and needle.isascii()
+            },
+            key=len,
+            reverse=True,
+        )
+    )
+)
 _LINE_NEEDLES = (b"PRIVATE KEY", b"://")
 # Keys met that name no secret (bounded: most entries hold the same few dozen keys).
 _PLAIN_KEYS: set[str] = set(STRUCTURAL_KEYS)
@@ -301,13 +340,15 @@ def entry_may_hold_secret(obj: dict[str, object], raw: bytes) -> bool:
     if end < len(raw):
         keys -= raw.count(b'":', end)
     # A separator in a string's text: a colon that ends no key, "=", "->", a flag's " -".
-    if runs.count(b":", start, end) <= keys and not (raw.find(b"-", start, end) >= 0 and (
-            raw.find(b"->", start, end) >= 0 or raw.find(b" -", start, end) >= 0)):
+    if runs.count(b":", start, end) <= keys and not (
+        raw.find(b"-", start, end) >= 0 and (raw.find(b"->", start, end) >= 0 or raw.find(b" -", start, end) >= 0)
+    ):
         return False
     lower = raw[start:end].lower()
     if not any(hint in lower for hint in _NAME_HINTS_BYTES):
         return False
     return bool(_stems_before_separators(lower)) or (b"-" in lower and _FLAG_WITH_STEM_BYTES.search(lower) is not None)
+
 
 # --- Names decide -------------------------------------------------------------------------------
 # A name is split into words (snake_case, kebab-case, dotted, camelCase, ACRONYMCase); it is
@@ -315,27 +356,155 @@ def entry_may_hold_secret(obj: dict[str, object], raw: bytes) -> bool:
 # accesstoken, clientsecret, dbpassword), and no word says the value is something else (an id,
 # a path, a count, a public key).
 _PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "passphrase", "pass", "passcode", "passwords"})
-_SECRET_WORDS = frozenset({"key", "token", "secret", "secrets", "credential", "credentials", "creds", "auth",
-                           "authorization", "oauth", "apikey", "xsrf", "csrf"})
+_SECRET_WORDS = frozenset(
+    {
+        "key",
+        "token",
+        "secret",
+        "secrets",
+        "credential",
+        "credentials",
+        "creds",
+        "auth",
+        "authorization",
+        "oauth",
+        "apikey",
+        "xsrf",
+        "csrf",
+    }
+)
 _GLUED_SUFFIXES = ("key", "token", "secret", "password", "passwd", "creds")
-_GLUED_PREFIXES = frozenset({"api", "app", "application", "access", "secret", "private", "client", "auth", "session",
-                             "refresh", "bearer", "master", "signing", "encryption", "service", "account", "license",
-                             "webhook", "deploy", "consumer", "oauth", "db", "admin", "root", "user", "id", "github",
-                             "gh", "npm", "pypi", "slack", "stripe", "aws", "openai", "anthropic", "secure", "shared"})
-_NOT_SECRET_WORDS = frozenset({
-    "public", "pub", "publishable", "id", "ids", "name", "names", "type", "types", "path", "paths", "file", "files",
-    "dir", "url", "uri", "urls", "endpoint", "host", "user", "username", "email", "login", "count", "counts", "max",
-    "min", "limit", "limits", "size", "length", "len", "index", "idx", "prefix", "suffix", "field", "fields", "kind",
-    "usage", "budget", "estimate", "ttl", "expiry", "expires", "expiration", "expire", "env", "var", "mode",
-    "method", "algorithm", "alg", "format", "version", "fingerprint", "bits", "policy", "scope", "scopes",
-    "required", "enabled", "status", "label", "description", "hint", "placeholder", "example", "location", "region",
-    "provider", "source", "tokens", "keys", "number", "char", "chars", "tokenizer", "encoding", "column", "table",
-})
+_GLUED_PREFIXES = frozenset(
+    {
+        "api",
+        "app",
+        "application",
+        "access",
+        "secret",
+        "private",
+        "client",
+        "auth",
+        "session",
+        "refresh",
+        "bearer",
+        "master",
+        "signing",
+        "encryption",
+        "service",
+        "account",
+        "license",
+        "webhook",
+        "deploy",
+        "consumer",
+        "oauth",
+        "db",
+        "admin",
+        "root",
+        "user",
+        "id",
+        "github",
+        "gh",
+        "npm",
+        "pypi",
+        "slack",
+        "stripe",
+        "aws",
+        "openai",
+        "anthropic",
+        "secure",
+        "shared",
+    }
+)
+_NOT_SECRET_WORDS = frozenset(
+    {
+        "public",
+        "pub",
+        "publishable",
+        "id",
+        "ids",
+        "name",
+        "names",
+        "type",
+        "types",
+        "path",
+        "paths",
+        "file",
+        "files",
+        "dir",
+        "url",
+        "uri",
+        "urls",
+        "endpoint",
+        "host",
+        "user",
+        "username",
+        "email",
+        "login",
+        "count",
+        "counts",
+        "max",
+        "min",
+        "limit",
+        "limits",
+        "size",
+        "length",
+        "len",
+        "index",
+        "idx",
+        "prefix",
+        "suffix",
+        "field",
+        "fields",
+        "kind",
+        "usage",
+        "budget",
+        "estimate",
+        "ttl",
+        "expiry",
+        "expires",
+        "expiration",
+        "expire",
+        "env",
+        "var",
+        "mode",
+        "method",
+        "algorithm",
+        "alg",
+        "format",
+        "version",
+        "fingerprint",
+        "bits",
+        "policy",
+        "scope",
+        "scopes",
+        "required",
+        "enabled",
+        "status",
+        "label",
+        "description",
+        "hint",
+        "placeholder",
+        "example",
+        "location",
+        "region",
+        "provider",
+        "source",
+        "tokens",
+        "keys",
+        "number",
+        "char",
+        "chars",
+        "tokenizer",
+        "encoding",
+        "column",
+        "table",
+    }
+)
 _NAME_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
 def name_kind(name: str) -> str | None:
-    """"password" or "secret-assignment" for a secret-sounding name, else None."""
+    """ "password" or "secret-assignment" for a secret-sounding name, else None."""
     words = [word.lower() for word in _NAME_WORD.findall(name)]
     if not words or any(word in _NOT_SECRET_WORDS for word in words):
         return None
@@ -371,8 +540,10 @@ _WORDY = re.compile(r"[A-Za-z0-9_.\-:/ @]+")
 _WORD_PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]{2}[a-z]{2,}|[A-Z]?[a-z]+|[A-Z]|[0-9]+")
 _CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxz]{5,}")
 # Two-letter words of prose and code (NumberOrString, ls.service, os.environ).
-_SHORT_WORDS = frozenset("or of to in on is at by up my no as if it an be do go we me so id db io ui js ts rs py "
-                         "ok ls os fs re tx rx cb fn vm pg gh sk".split())
+_SHORT_WORDS = frozenset(
+    "or of to in on is at by up my no as if it an be do go we me so id db io ui js ts rs py "
+    "ok ls os fs re tx rx cb fn vm pg gh sk".split()
+)
 _FOUR_CONSONANTS = re.compile(r"[bcdfghjklmnpqrstvwxz]{4}")
 _HARD_PAIR = re.compile(r"q[^u]|[jvz][bcdfghjkmnpqstvwxz]|x[bdfghjkmnqrsvwxz]|([a-z])\1\1")
 _REPEAT = re.compile(r"(.)\1{5,}")
@@ -579,12 +750,16 @@ def _block_span(text: str, match: re.Match[str]) -> tuple[int, int, str]:
 # example-secret, changeme), glued or joined by - _ . and held in <>.
 _PLACEHOLDER_PASSWORD = re.compile(
     r"<?(?:(?:your|my|the|some|an?|example|sample|dummy|fake|test|secret|password|passwd|pass|pwd|pw|changeme|change"
-    r"|me|here|placeholder|redacted|x{3,}|\*{3,})[-_.]?)+>?", re.IGNORECASE)
+    r"|me|here|placeholder|redacted|x{3,}|\*{3,})[-_.]?)+>?",
+    re.IGNORECASE,
+)
 # Hosts that are no one's server: loopback, and the names RFC 2606 and RFC 6761 keep for examples
 # and tests (example.com, *.example, *.test, *.invalid, *.localhost).
 _RESERVED_HOST = re.compile(
     r"(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\]|(?:[a-z0-9-]+\.)*(?:example(?:\.com|\.net|\.org)?|test|invalid|localhost))"
-    r"(?![a-z0-9.-])", re.IGNORECASE)
+    r"(?![a-z0-9.-])",
+    re.IGNORECASE,
+)
 _LOWER_WORD = re.compile(r"[a-z]{3,12}")
 
 
@@ -608,11 +783,22 @@ def _not_documentation(value: str) -> bool:
 # Order matters where shapes overlap: the more specific row first (an overlap keeps the earlier row).
 RULES: tuple[Rule, ...] = (
     _rule("private-key", r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----", span=_block_span),
-    _rule("aws-access-key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b", accept=_not_documentation),
-    _rule("aws-secret-key", r"(?i:aws)[A-Za-z0-9_ .-]{0,30}(?i:secret)[A-Za-z0-9_ .-]{0,30}(?:\\*[\"'])?\s{0,3}(?::=|=>|=|:)\s{0,3}(?:\\*[\"'])?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])", 1,
-          _not_documentation),
+    _rule(
+        "aws-access-key",
+        r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b",
+        accept=_not_documentation,
+    ),
+    _rule(
+        "aws-secret-key",
+        r"(?i:aws)[A-Za-z0-9_ .-]{0,30}(?i:secret)[A-Za-z0-9_ .-]{0,30}(?:\\*[\"'])?\s{0,3}(?::=|=>|=|:)\s{0,3}(?:\\*[\"'])?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+        1,
+        _not_documentation,
+    ),
     _rule("anthropic-api-key", r"\bsk-ant-(?:api|admin|oat|ort)\d{2}-[A-Za-z0-9_-]{20,}"),
-    _rule("openai-api-key", r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}|\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|\bsk-[A-Za-z0-9]{48}\b"),
+    _rule(
+        "openai-api-key",
+        r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}|\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|\bsk-[A-Za-z0-9]{48}\b",
+    ),
     _rule("github-token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{40,255}"),
     _rule("gitlab-token", r"\bgl(?:pat|ptt|dt|rt|cbt|oas|soat|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
     _rule("slack-webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}"),
@@ -622,7 +808,10 @@ RULES: tuple[Rule, ...] = (
     _rule("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}"),
     _rule("google-oauth", r"\bya29\.[0-9A-Za-z_-]{20,}|\bGOCSPX-[A-Za-z0-9_-]{20,}|\b1//0[A-Za-z0-9_-]{30,}"),
     _rule("gcp-service-account", r"(?:\\*\")private_key_id(?:\\*\")\s*:\s*(?:\\*\")([0-9a-f]{40})", 1),
-    _rule("azure-key", r"(?:AccountKey|SharedAccessKey|AccessKey)=([A-Za-z0-9+/]{30,}={0,2})|[?&]sig=([A-Za-z0-9%+/]{30,}={0,2}(?:%3D){0,2})"),
+    _rule(
+        "azure-key",
+        r"(?:AccountKey|SharedAccessKey|AccessKey)=([A-Za-z0-9+/]{30,}={0,2})|[?&]sig=([A-Za-z0-9%+/]{30,}={0,2}(?:%3D){0,2})",
+    ),
     _rule("azure-client-secret", r"\b[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}"),
     _rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
     _rule("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b"),
@@ -637,13 +826,30 @@ RULES: tuple[Rule, ...] = (
     _rule("age-secret-key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
     # A token of a known shape cut short where a summary or an output was cut ("…", cut_text's marker):
     # too short for its own row, still the start of a secret.
-    _rule("cut-token", r"(?:\b(?:AKIA|ASIA|sk-ant-|sk-proj-|sk-|gh[pousr]_|github_pat_|glpat-|xox[abposre]-|xapp-|[sr]k_live_|"
-          r"sk_test_|whsec_|AIza|ya29\.|GOCSPX-|npm_|pypi-AgE|hf_|SG\.|do[opr]_v1_|shp(?:at|ca|pa|ss)_|dapi|"
-          r"AGE-SECRET-KEY-1|eyJ))[A-Za-z0-9_.+/=~-]{6,}(?=…|\n\[\.\.\. \d+ more characters cut\])"),
-    _rule("url-password", r"\b[a-z][a-z0-9+.-]{1,20}://(?P<user>[^\s:/@'\"<>]{0,64}):(?P<value>[^\s@/'\"<>]{3,128})@",
-          span=_url_password_span),
+    _rule(
+        "cut-token",
+        r"(?:\b(?:AKIA|ASIA|sk-ant-|sk-proj-|sk-|gh[pousr]_|github_pat_|glpat-|xox[abposre]-|xapp-|[sr]k_live_|"
+        r"sk_test_|whsec_|AIza|ya29\.|GOCSPX-|npm_|pypi-AgE|hf_|SG\.|do[opr]_v1_|shp(?:at|ca|pa|ss)_|dapi|"
+        r"AGE-SECRET-KEY-1|eyJ))[A-Za-z0-9_.+/=~-]{6,}(?=…|\n\[\.\.\. \d+ more characters cut\])",
+    ),
+    _rule(
+        "url-password",
+        r"\b[a-z][a-z0-9+.-]{1,20}://(?P<user>[^\s:/@'\"<>]{0,64}):(?P<value>[^\s@/'\"<>]{3,128})@",
+        span=_url_password_span,
+    ),
     _rule("bearer-token", r"\b(?:Bearer|Basic|Token)\s+([A-Za-z0-9._~+/-]{20,}={0,2})", 1, _high_entropy),
-    Rule("secret-assignment", re.compile(""), long_run=False, needles=NAME_HINTS, lowercase_needles=True,
-         scan=_named_spans),
-    _rule("high-entropy-near-keyword", r"(?i:\b(?:key|token|secret))\b[^\n]{0,24}?(?<![A-Za-z0-9+/_-])([A-Za-z0-9+/_-]{24,200})(?![A-Za-z0-9+/_-])", 1, _high_entropy),
+    Rule(
+        "secret-assignment",
+        re.compile(""),
+        long_run=False,
+        needles=NAME_HINTS,
+        lowercase_needles=True,
+        scan=_named_spans,
+    ),
+    _rule(
+        "high-entropy-near-keyword",
+        r"(?i:\b(?:key|token|secret))\b[^\n]{0,24}?(?<![A-Za-z0-9+/_-])([A-Za-z0-9+/_-]{24,200})(?![A-Za-z0-9+/_-])",
+        1,
+        _high_entropy,
+    ),
 )

@@ -39,11 +39,17 @@ def ensure_installed() -> None:
     # `npm install` with the lock file, not `npm ci`: opencode-ai lists its other platforms' packages
     # as optional dependencies without versions, which npm 11's `ci` takes for a lock out of sync
     # ("Missing: opencode-darwin-arm64@ from lock file") while `install` installs exactly the lock.
-    done = subprocess.run([npm, "install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
-                          cwd=HARNESS, capture_output=True, text=True, timeout=1800)
+    done = subprocess.run(
+        [npm, "install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
+        cwd=HARNESS,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert done.returncode == 0, f"npm install failed in {HARNESS}:\n{done.stdout}\n{done.stderr}"
-    assert CLAUDE.is_file() and CLAUDE_20.is_file() and OPENCODE.is_file() and codex_binary() is not None, \
+    assert CLAUDE.is_file() and CLAUDE_20.is_file() and OPENCODE.is_file() and codex_binary() is not None, (
         "a CLI binary is missing"
+    )
 
 
 def codex_binary() -> Path | None:
@@ -53,13 +59,24 @@ def codex_binary() -> Path | None:
 
 
 def _base_env(home: Path) -> dict[str, str]:
-    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8", "TERM": "dumb",
-            "NO_COLOR": "1", "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share"),
-            "XDG_CACHE_HOME": str(home / ".cache"), "XDG_STATE_HOME": str(home / ".local/state"), "TMPDIR": str(home / "tmp")}
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "NO_COLOR": "1",
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local/share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_STATE_HOME": str(home / ".local/state"),
+        "TMPDIR": str(home / "tmp"),
+    }
 
 
 def _run(argv: list[str], env: dict[str, str], cwd: Path, log: Path) -> str:
-    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL
+    )
     with log.open("a") as out:
         out.write(f"$ {' '.join(argv)}\n-- rc {done.returncode}\n{done.stdout}\n-- stderr\n{done.stderr}\n")
     assert done.returncode == 0, f"{argv[0]} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
@@ -75,10 +92,15 @@ def _workdirs(work: Path, name: str) -> tuple[Path, Path]:
 
 # ---- Claude Code ----------------------------------------------------------------------------
 
+
 def run_claude(work: Path) -> dict:
     """Claude Code 2.1 in print mode, resumed by session id; /compact compacts."""
-    return _run_claude(work, "claude", [str(CLAUDE)], ("[[SWITCH]] Now on another model.", "/compact",
-                                                       "[[AFTER]] After the compaction."))
+    return _run_claude(
+        work,
+        "claude",
+        [str(CLAUDE)],
+        ("[[SWITCH]] Now on another model.", "/compact", "[[AFTER]] After the compaction."),
+    )
 
 
 def run_claude_20(work: Path) -> dict:
@@ -94,15 +116,29 @@ def _run_claude(work: Path, name: str, command: list[str], later: tuple[str, ...
     home, project = _workdirs(work, name)
     server = serve(work / name / "server")
     try:
-        env = {**_base_env(home), "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}",
-               "ANTHROPIC_API_KEY": "sk-ant-harness-dummy", "IS_SANDBOX": "1", "DISABLE_TELEMETRY": "1",
-               "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
-               "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+        env = {
+            **_base_env(home),
+            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}",
+            "ANTHROPIC_API_KEY": "sk-ant-harness-dummy",
+            "IS_SANDBOX": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        }
         log = work / name / "cli.log"
 
         def claude(prompt: str, model: str, resume: str | None) -> dict:
-            argv = [*command, "-p", prompt, "--output-format", "json", "--dangerously-skip-permissions",
-                    "--model", model] + (["--resume", resume] if resume else [])
+            argv = [
+                *command,
+                "-p",
+                prompt,
+                "--output-format",
+                "json",
+                "--dangerously-skip-permissions",
+                "--model",
+                model,
+            ] + (["--resume", resume] if resume else [])
             return json.loads(_run(argv, env, project, log))
 
         first = claude("[[TOOL]] Create a note file.", "claude-sonnet-4-5", None)
@@ -114,12 +150,19 @@ def _run_claude(work: Path, name: str, command: list[str], later: tuple[str, ...
         server.shutdown()
     transcripts = sorted((home / ".claude" / "projects").glob(f"*/{sid}.jsonl"))
     assert len(transcripts) == 1, transcripts
-    return {"sessionId": sid, "path": transcripts[0], "results": results, "project": project, "home": home,
-            "subagents": sorted(transcripts[0].with_suffix("").glob("subagents/agent-*.jsonl")),
-            "beside": sorted(transcripts[0].parent.glob("agent-*.jsonl"))}
+    return {
+        "sessionId": sid,
+        "path": transcripts[0],
+        "results": results,
+        "project": project,
+        "home": home,
+        "subagents": sorted(transcripts[0].with_suffix("").glob("subagents/agent-*.jsonl")),
+        "beside": sorted(transcripts[0].parent.glob("agent-*.jsonl")),
+    }
 
 
 # ---- Codex ------------------------------------------------------------------------------------
+
 
 def run_codex(work: Path) -> dict:
     """Codex 0.169 ``exec`` against a Responses-API provider, then ``exec resume``."""
@@ -132,13 +175,14 @@ def run_codex(work: Path) -> dict:
     (codex_home / "config.toml").write_text(
         'model = "gpt-5.1-codex"\nmodel_provider = "scripted"\napproval_policy = "never"\n'
         'sandbox_mode = "danger-full-access"\nmodel_auto_compact_token_limit = 50000\n'
-        'include_apply_patch_tool = true\n'
-        'check_for_update_on_startup = false\n\n'
-        '[features]\napply_patch_freeform = true\nmulti_agent = true\n\n'
+        "include_apply_patch_tool = true\n"
+        "check_for_update_on_startup = false\n\n"
+        "[features]\napply_patch_freeform = true\nmulti_agent = true\n\n"
         '[analytics]\nenabled = false\n\n[otel]\nexporter = "none"\n\n'
         '[model_providers.scripted]\nname = "scripted"\n'
         f'base_url = "http://127.0.0.1:{port}/v1"\nwire_api = "responses"\nenv_key = "SCRIPTED_API_KEY"\n'
-        'request_max_retries = 0\nstream_max_retries = 0\n')
+        "request_max_retries = 0\nstream_max_retries = 0\n"
+    )
     env = {**_base_env(home), "CODEX_HOME": str(codex_home), "SCRIPTED_API_KEY": "dummy"}
     log = work / "codex" / "cli.log"
     binary = str(codex_binary())
@@ -148,11 +192,13 @@ def run_codex(work: Path) -> dict:
         rollouts = sorted((codex_home / "sessions").rglob("rollout-*.jsonl"))
         assert len(rollouts) == 1, rollouts
         sid = json.loads(rollouts[0].read_text().split("\n", 1)[0])["payload"]["id"]
-        for prompt, model in (("[[PATCH]] Add a file with a patch.", "gpt-5.1-codex"),
-                              ("[[AGENT]] Delegate a subtask.", "gpt-5.1-codex"),
-                              ("[[SWITCH]] Now on another model.", "gpt-5.2"),
-                              ("[[BIG]] A turn that fills the context.", "gpt-5.2"),
-                              ("[[AFTER]] After the compaction.", "gpt-5.2")):
+        for prompt, model in (
+            ("[[PATCH]] Add a file with a patch.", "gpt-5.1-codex"),
+            ("[[AGENT]] Delegate a subtask.", "gpt-5.1-codex"),
+            ("[[SWITCH]] Now on another model.", "gpt-5.2"),
+            ("[[BIG]] A turn that fills the context.", "gpt-5.2"),
+            ("[[AFTER]] After the compaction.", "gpt-5.2"),
+        ):
             _run([binary, "exec", "resume", *common, "-m", model, sid, prompt], env, project, log)
     finally:
         server.shutdown()
@@ -163,6 +209,7 @@ def run_codex(work: Path) -> dict:
 
 # ---- opencode ---------------------------------------------------------------------------------
 
+
 def run_opencode(work: Path) -> dict:
     """opencode 1.18 ``run`` with an openai-compatible provider, then ``run --session``."""
     ensure_installed()
@@ -171,15 +218,35 @@ def run_opencode(work: Path) -> dict:
     port = server.server_address[1]
     config = home / ".config" / "opencode"
     config.mkdir(parents=True, exist_ok=True)
-    models = {"small": {"name": "small", "limit": {"context": 4000, "output": 1000}, "reasoning": True},
-              "large": {"name": "large", "limit": {"context": 200000, "output": 8000}, "reasoning": True}}
-    (config / "opencode.json").write_text(json.dumps({
-        "$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
-        "provider": {"scripted": {"npm": "@ai-sdk/openai-compatible", "name": "scripted",
-                                  "options": {"baseURL": f"http://127.0.0.1:{port}/v1", "apiKey": "dummy"},
-                                  "models": models}}}))
-    env = {**_base_env(home), "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
-           "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1"}
+    models = {
+        "small": {"name": "small", "limit": {"context": 4000, "output": 1000}, "reasoning": True},
+        "large": {"name": "large", "limit": {"context": 200000, "output": 8000}, "reasoning": True},
+    }
+    (config / "opencode.json").write_text(
+        json.dumps(
+            {
+                "$schema": "https://opencode.ai/config.json",
+                "autoupdate": False,
+                "share": "disabled",
+                "provider": {
+                    "scripted": {
+                        "npm": "@ai-sdk/openai-compatible",
+                        "name": "scripted",
+                        "options": {"baseURL": f"http://127.0.0.1:{port}/v1", "apiKey": "dummy"},
+                        "models": models,
+                    }
+                },
+            }
+        )
+    )
+    env = {
+        **_base_env(home),
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_SHARE": "1",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+    }
     log = work / "opencode" / "cli.log"
     db = home / ".local" / "share" / "opencode" / "opencode.db"
     try:
@@ -187,10 +254,12 @@ def run_opencode(work: Path) -> dict:
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
             sid = con.execute("select id from session where parent_id is null order by time_created").fetchone()[0]
         big = "[[BIG]] A turn that fills the context."
-        for prompt, model in (("[[AGENT]] Delegate a subtask.", "scripted/large"),
-                              ("[[SWITCH]] Now on another model.", "scripted/small"),
-                              (big, "scripted/small"),
-                              ("[[AFTER]] After the compaction.", "scripted/small")):
+        for prompt, model in (
+            ("[[AGENT]] Delegate a subtask.", "scripted/large"),
+            ("[[SWITCH]] Now on another model.", "scripted/small"),
+            (big, "scripted/small"),
+            ("[[AFTER]] After the compaction.", "scripted/small"),
+        ):
             _run([str(OPENCODE), "run", "-m", model, "--session", sid, prompt], env, project, log)
     finally:
         server.shutdown()

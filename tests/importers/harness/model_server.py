@@ -34,8 +34,10 @@ SHELL_COMMAND = "echo imported-by-sidecar > note.txt && cat note.txt"
 SUB_COMMAND = "echo from-the-subagent"
 PATCH_COMMAND = "echo patched > patched.txt"
 SUMMARY = "Summary of the work so far: note.txt was created and holds imported-by-sidecar; a subagent ran."
-SUMMARY_ASKS = (r"create a detailed summary|CHECKPOINT COMPACTION|handoff summary|summary of (our|the) conversation"
-                r"|continuing (our|the) conversation|summarize the conversation|Do not mention the summary process")
+SUMMARY_ASKS = (
+    r"create a detailed summary|CHECKPOINT COMPACTION|handoff summary|summary of (our|the) conversation"
+    r"|continuing (our|the) conversation|summarize the conversation|Do not mention the summary process"
+)
 PATCH = "*** Begin Patch\n*** Add File: patched.txt\n+patched by codex\n*** End Patch\n"
 
 
@@ -59,7 +61,12 @@ class Turn:
 
     def __init__(self, prompt: str, after_tool: bool, tool_output: str, tools: list[str], everything: str) -> None:
         self.prompt, self.after_tool, self.tool_output, self.tools, self.everything = (
-            prompt, after_tool, tool_output, tools, everything)
+            prompt,
+            after_tool,
+            tool_output,
+            tools,
+            everything,
+        )
         self.big = False
 
 
@@ -78,16 +85,26 @@ def plan(turn: Turn, model: str) -> list[tuple]:
     if label == "AGENT":
         agent = _agent_tool(turn.tools)
         if agent:
-            return [("thinking", "This is a job for a subagent."), ("text", "Delegating to a subagent."), ("tool", *agent)]
+            return [
+                ("thinking", "This is a job for a subagent."),
+                ("text", "Delegating to a subagent."),
+                ("tool", *agent),
+            ]
         return [("text", "No subagent tool offered."), ("tool", *shell(SUB_COMMAND))]
     if label == "PATCH" and "apply_patch" in turn.tools:
         return [("thinking", "A patch adds the file."), ("tool", "apply_patch", PATCH)]
     if label == "PATCH":
-        return [("thinking", "No patch tool offered: a shell command instead."),
-                ("text", "Writing the file with the shell."), ("tool", *shell(PATCH_COMMAND))]
+        return [
+            ("thinking", "No patch tool offered: a shell command instead."),
+            ("text", "Writing the file with the shell."),
+            ("tool", *shell(PATCH_COMMAND)),
+        ]
     if label == "TOOL":
-        return [("thinking", "I should run a shell command to create the note."),
-                ("text", "Creating the note now."), ("tool", *shell(SHELL_COMMAND))]
+        return [
+            ("thinking", "I should run a shell command to create the note."),
+            ("text", "Creating the note now."),
+            ("tool", *shell(SHELL_COMMAND)),
+        ]
     return [("thinking", f"Answering the {label.lower()} prompt."), ("text", f"Reply to {label} from {model}.")]
 
 
@@ -102,6 +119,7 @@ def _shell_tool(tools: list[str]):
         if "bash" in tools:
             return "bash", {"command": command, "description": "Run a command"}
         return (tools[0] if tools else "bash"), {"command": command}
+
     return call
 
 
@@ -119,6 +137,7 @@ def _agent_tool(tools: list[str]) -> tuple[str, Any] | None:
 
 # ---- request readers --------------------------------------------------------------------------
 
+
 def read_anthropic(body: dict) -> Turn:
     # Claude Code sends reminders as role "system" messages between turns: the turn is the last user one.
     messages = [m for m in body.get("messages") or [] if m.get("role") != "system"]
@@ -126,7 +145,8 @@ def read_anthropic(body: dict) -> Turn:
     last = messages[-1] if messages else {"content": ""}
     content = last.get("content")
     after_tool = isinstance(content, list) and any(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    )
     output = ""
     if after_tool:
         output = "\n".join(_text_of(b.get("content")) for b in content if b.get("type") == "tool_result")
@@ -139,8 +159,11 @@ def read_responses(body: dict) -> Turn:
     items = body.get("input") or []
     tools = []
     for tool in body.get("tools") or []:  # Codex groups some tools in namespaces (multi_agent_v1.spawn_agent)
-        tools += [t.get("name", "") for t in tool.get("tools") or []] if tool.get("type") == "namespace" else [
-            tool.get("name", "")]
+        tools += (
+            [t.get("name", "") for t in tool.get("tools") or []]
+            if tool.get("type") == "namespace"
+            else [tool.get("name", "")]
+        )
     last = items[-1] if items else {}
     after_tool = last.get("type") in ("function_call_output", "custom_tool_call_output")
     output = _text_of(last.get("output")) if after_tool else ""
@@ -172,6 +195,7 @@ def read_chat(body: dict) -> Turn:
 
 # ---- stream writers ---------------------------------------------------------------------------
 
+
 class Counter:
     def __init__(self) -> None:
         self.n = 0
@@ -188,38 +212,111 @@ IDS = Counter()
 
 def anthropic_events(blocks: list[tuple], model: str) -> list[tuple[str, dict]]:
     n = IDS.next()
-    events = [("message_start", {"type": "message_start", "message": {
-        "id": f"msg_{n:024d}", "type": "message", "role": "assistant", "model": model, "content": [],
-        "stop_reason": None, "stop_sequence": None,
-        "usage": {"input_tokens": 120, "output_tokens": 1, "cache_creation_input_tokens": 0,
-                  "cache_read_input_tokens": 0}}})]
+    events = [
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": f"msg_{n:024d}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {
+                        "input_tokens": 120,
+                        "output_tokens": 1,
+                        "cache_creation_input_tokens": 0,
+                        "cache_read_input_tokens": 0,
+                    },
+                },
+            },
+        )
+    ]
     stop = "end_turn"
     for index, block in enumerate(blocks):
         kind = block[0]
         if kind == "thinking":
-            events += [("content_block_start", {"type": "content_block_start", "index": index,
-                                                "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
-                       ("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                "delta": {"type": "thinking_delta", "thinking": block[1]}}),
-                       ("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                "delta": {"type": "signature_delta", "signature": f"sig{n}"}})]
+            events += [
+                (
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                    },
+                ),
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "thinking_delta", "thinking": block[1]},
+                    },
+                ),
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "signature_delta", "signature": f"sig{n}"},
+                    },
+                ),
+            ]
         elif kind == "text":
             half = len(block[1]) // 2
-            events += [("content_block_start", {"type": "content_block_start", "index": index,
-                                                "content_block": {"type": "text", "text": ""}})]
+            events += [
+                (
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+                )
+            ]
             for piece in (block[1][:half], block[1][half:]):
-                events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                       "delta": {"type": "text_delta", "text": piece}}))
+                events.append(
+                    (
+                        "content_block_delta",
+                        {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}},
+                    )
+                )
         else:
             stop = "tool_use"
-            events += [("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
-                "type": "tool_use", "id": f"toolu_{n:04d}{index:020d}", "name": block[1], "input": {}}}),
-                       ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
-                           "type": "input_json_delta", "partial_json": json.dumps(block[2])}})]
+            events += [
+                (
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {
+                            "type": "tool_use",
+                            "id": f"toolu_{n:04d}{index:020d}",
+                            "name": block[1],
+                            "input": {},
+                        },
+                    },
+                ),
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": json.dumps(block[2])},
+                    },
+                ),
+            ]
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-    events += [("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                                  "usage": {"output_tokens": 40}}),
-               ("message_stop", {"type": "message_stop"})]
+    events += [
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 40},
+            },
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]
     return events
 
 
@@ -228,9 +325,16 @@ def anthropic_message(blocks: list[tuple], model: str) -> dict:
     for block in blocks:
         if block[0] == "text":
             content.append({"type": "text", "text": block[1]})
-    return {"id": f"msg_{IDS.next():024d}", "type": "message", "role": "assistant", "model": model,
-            "content": content or [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
-            "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}}
+    return {
+        "id": f"msg_{IDS.next():024d}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content or [{"type": "text", "text": "ok"}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    }
 
 
 MULTI_AGENT = ("spawn_agent", "wait_agent", "send_input", "close_agent", "resume_agent")
@@ -243,31 +347,87 @@ def responses_events(blocks: list[tuple], model: str, used: int = 300) -> list[t
     for index, block in enumerate(blocks):
         kind = block[0]
         if kind == "thinking":
-            item = {"type": "reasoning", "id": f"rs_{n}_{index}", "summary": [{"type": "summary_text", "text": block[1]}],
-                    "content": None, "encrypted_content": None}
+            item = {
+                "type": "reasoning",
+                "id": f"rs_{n}_{index}",
+                "summary": [{"type": "summary_text", "text": block[1]}],
+                "content": None,
+                "encrypted_content": None,
+            }
         elif kind == "text":
-            item = {"type": "message", "role": "assistant", "id": f"msg_{n}_{index}", "status": "completed",
-                    "content": [{"type": "output_text", "text": block[1], "annotations": []}]}
+            item = {
+                "type": "message",
+                "role": "assistant",
+                "id": f"msg_{n}_{index}",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": block[1], "annotations": []}],
+            }
         elif isinstance(block[2], str):
-            item = {"type": "custom_tool_call", "id": f"ctc_{n}_{index}", "call_id": f"call_{n}_{index}",
-                    "name": block[1], "input": block[2], "status": "completed"}
+            item = {
+                "type": "custom_tool_call",
+                "id": f"ctc_{n}_{index}",
+                "call_id": f"call_{n}_{index}",
+                "name": block[1],
+                "input": block[2],
+                "status": "completed",
+            }
         else:
-            item = {"type": "function_call", "id": f"fc_{n}_{index}", "call_id": f"call_{n}_{index}",
-                    "name": block[1], "arguments": json.dumps(block[2]), "status": "completed"}
+            item = {
+                "type": "function_call",
+                "id": f"fc_{n}_{index}",
+                "call_id": f"call_{n}_{index}",
+                "name": block[1],
+                "arguments": json.dumps(block[2]),
+                "status": "completed",
+            }
             if block[1] in MULTI_AGENT:
                 item["namespace"] = "multi_agent_v1"
-        events.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": index,
-                                                      "item": {**item, "status": "in_progress"}}))
+        events.append(
+            (
+                "response.output_item.added",
+                {
+                    "type": "response.output_item.added",
+                    "output_index": index,
+                    "item": {**item, "status": "in_progress"},
+                },
+            )
+        )
         if kind == "text":
-            events.append(("response.output_text.delta", {"type": "response.output_text.delta",
-                                                          "item_id": item["id"], "output_index": index,
-                                                          "content_index": 0, "delta": block[1]}))
-        events.append(("response.output_item.done", {"type": "response.output_item.done", "output_index": index,
-                                                     "item": item}))
-    events.append(("response.completed", {"type": "response.completed", "response": {
-        "id": rid, "model": model, "status": "completed",
-        "usage": {"input_tokens": used, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 40,
-                  "output_tokens_details": {"reasoning_tokens": 10}, "total_tokens": used + 40}}}))
+            events.append(
+                (
+                    "response.output_text.delta",
+                    {
+                        "type": "response.output_text.delta",
+                        "item_id": item["id"],
+                        "output_index": index,
+                        "content_index": 0,
+                        "delta": block[1],
+                    },
+                )
+            )
+        events.append(
+            ("response.output_item.done", {"type": "response.output_item.done", "output_index": index, "item": item})
+        )
+    events.append(
+        (
+            "response.completed",
+            {
+                "type": "response.completed",
+                "response": {
+                    "id": rid,
+                    "model": model,
+                    "status": "completed",
+                    "usage": {
+                        "input_tokens": used,
+                        "input_tokens_details": {"cached_tokens": 0},
+                        "output_tokens": 40,
+                        "output_tokens_details": {"reasoning_tokens": 10},
+                        "total_tokens": used + 40,
+                    },
+                },
+            },
+        )
+    )
     return events
 
 
@@ -276,8 +436,13 @@ def chat_chunks(blocks: list[tuple], model: str, used: int = 200) -> list[dict]:
     cid = f"chatcmpl-{n}"
 
     def chunk(delta: dict, finish: str | None = None) -> dict:
-        return {"id": cid, "object": "chat.completion.chunk", "created": 1700000000 + n, "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": 1700000000 + n,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
 
     chunks = [chunk({"role": "assistant", "content": ""})]
     finish = "stop"
@@ -290,13 +455,33 @@ def chat_chunks(blocks: list[tuple], model: str, used: int = 200) -> list[dict]:
         else:
             finish = "tool_calls"
             args = block[2] if isinstance(block[2], str) else json.dumps(block[2])
-            chunks.append(chunk({"tool_calls": [{"index": tool_index, "id": f"call_{n}_{tool_index}", "type": "function",
-                                                 "function": {"name": block[1], "arguments": ""}}]}))
+            chunks.append(
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": tool_index,
+                                "id": f"call_{n}_{tool_index}",
+                                "type": "function",
+                                "function": {"name": block[1], "arguments": ""},
+                            }
+                        ]
+                    }
+                )
+            )
             chunks.append(chunk({"tool_calls": [{"index": tool_index, "function": {"arguments": args}}]}))
             tool_index += 1
     chunks.append(chunk({}, finish))
-    chunks.append({"id": cid, "object": "chat.completion.chunk", "created": 1700000000 + n, "model": model,
-                   "choices": [], "usage": {"prompt_tokens": used, "completion_tokens": 30, "total_tokens": used + 30}})
+    chunks.append(
+        {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": 1700000000 + n,
+            "model": model,
+            "choices": [],
+            "usage": {"prompt_tokens": used, "completion_tokens": 30, "total_tokens": used + 30},
+        }
+    )
     return chunks
 
 
@@ -332,6 +517,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.headers.get("Content-Encoding") == "zstd" or raw[:4] == b"\x28\xb5\x2f\xfd":
             try:
                 import zstandard  # type: ignore[import-not-found]
+
                 raw = zstandard.ZstdDecompressor().decompress(raw, max_output_size=64 << 20)
             except ImportError:
                 pass
@@ -357,9 +543,17 @@ class Handler(BaseHTTPRequestHandler):
             blocks = plan(turn, model)
             if not body.get("stream"):
                 text = " ".join(b[1] for b in blocks if b[0] == "text") or "ok"
-                return self._json({"id": "chatcmpl-x", "object": "chat.completion", "model": model, "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+                return self._json(
+                    {
+                        "id": "chatcmpl-x",
+                        "object": "chat.completion",
+                        "model": model,
+                        "choices": [
+                            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                        ],
+                        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                    }
+                )
             return self._sse([(None, c) for c in chat_chunks(blocks, model, 90000 if turn.big else 200)], done=True)
         self._json({"ok": True})
 

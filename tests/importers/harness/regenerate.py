@@ -26,17 +26,24 @@ FIXTURES = HERE.parent / "fixtures"
 
 
 def pack(name: str, made: dict, folder: Path, base: Path) -> None:
-    run = {"sessionId": made["sessionId"], "path": str(Path(made["path"]).relative_to(base)),
-           "project": str(made["project"])}
+    run = {
+        "sessionId": made["sessionId"],
+        "path": str(Path(made["path"]).relative_to(base)),
+        "project": str(made["project"]),
+    }
     FIXTURES.mkdir(exist_ok=True)
     with tarfile.open(FIXTURES / f"{name}.tar.xz", "w:xz") as archive:
         # opencode's folder also holds its logs and repository snapshots: only the database files go in.
-        archive.add(folder, arcname=str(folder.relative_to(base)),
-                    filter=lambda info: None if Path(info.name).name in ("log", "repos", "memory") else info)
+        archive.add(
+            folder,
+            arcname=str(folder.relative_to(base)),
+            filter=lambda info: None if Path(info.name).name in ("log", "repos", "memory") else info,
+        )
         data = json.dumps(run, indent=1).encode()
         info = tarfile.TarInfo("run.json")
         info.size = len(data)
         import io
+
         archive.addfile(info, io.BytesIO(data))
 
 

@@ -31,6 +31,14 @@ if [ -z "${SIDECAR_TEST_DATABASE_URL:-}" ]; then
   export SIDECAR_TEST_DATABASE_URL SIDECAR_TEST_PG_DIR="$pg_base/cluster"
 fi
 
+if [ "$#" -eq 0 ]; then
+  # The house's habits (issue 40): types checked, lint and format, before any test runs.
+  echo "== mypy (sidecar/), ruff check and ruff format --check"
+  mypy
+  ruff check sidecar tests bench clients/python
+  ruff format --check sidecar tests bench clients/python
+fi
+
 python -m pytest -q "$@"
 if [ "$#" -gt 0 ]; then
   exit 0

@@ -38,7 +38,7 @@ from ..ids import check_session_id, iso_now, new_session_id
 from ..session import LoadReport, Session
 from .blobs import PgBlobStore
 from .db import Database, OutcomeUnknown
-from .lease import DEFAULT_LEASE_SECONDS, open_stored, renew_all
+from .lease import DEFAULT_LEASE_SECONDS, Stored, open_stored, renew_all
 from .listing import LOCATION_PREFIX, list_page
 from .moves import move_area, move_folder
 from .notify import Listener, Notice, RemoteState, shared_notifier
@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 SESSION_CONNECTIONS = 4
 
 
-class PostgresStore(HeldSessions, ShelfQueries):
+class PostgresStore(HeldSessions[PgSession], ShelfQueries):
     """``SessionStore`` over PostgreSQL (see the module doc)."""
 
     def __init__(self, root: Path, settings: Settings, database: Database, lease_seconds: float | None = None) -> None:
@@ -217,7 +217,7 @@ class PostgresStore(HeldSessions, ShelfQueries):
     def _db_for(self, session_id: str) -> Database:
         return self._session_dbs[int(hashlib.blake2s(session_id.encode(), digest_size=2).hexdigest(), 16) % len(self._session_dbs)]
 
-    def _writer_for(self, stored: Any) -> PgWriter:
+    def _writer_for(self, stored: Stored) -> PgWriter:
         return PgWriter(self._db_for(stored.row["id"]), stored.row["id"], stored.placement, self.owner, self.lease_seconds,
                         self.fsync_policy, stored=stored)
 

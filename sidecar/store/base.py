@@ -22,11 +22,12 @@ writer that makes them durable.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Callable, Iterable, Literal, Protocol, runtime_checkable
 
 from .changes import FileChange as FileChange  # (named here too: the seam's terms)
 from .changes import Reason as Reason
@@ -190,12 +191,12 @@ class SessionStore(Protocol):
 
     def create(self, cwd: str, session_id: str | None, parent_session: str | None, persist: bool) -> Session: ...
 
-    def copy(self, source: Session, entries: list[Entry], labels: list[dict[str, Any]], cwd: str) -> Session:
+    def copy(self, source: Session, entries: list[Entry], labels: list[dict[str, object]], cwd: str) -> Session:
         """A new session holding ``entries`` (a connected path) then ``labels`` (forks)."""
         ...
 
-    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: dict[str, Any],
-                       objs: list[dict[str, Any]], write: bool = True) -> tuple[str, bool]:
+    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: Mapping[str, object],
+                       objs: list[dict[str, object]], write: bool = True) -> tuple[str, bool]:
         """Write an imported session (whole entries, parents first) in one go: (location, True); or the
         location of the session there already with that id and False (nothing written)."""
         ...

@@ -6,25 +6,34 @@ from __future__ import annotations
 import builtins
 import threading
 from pathlib import Path
-from typing import Any
 
 from ...format.jsonl import Entry
 from ...work import Work
 from ..base import Cursor, HeldUpkeep, Listed, ListPage, ListQuery, key_cursor
 from ..compat import Compat
 from ..index.inmemory import listed_in_memory
-from ..index.listing import SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, is_stub, matches, sort_key
+from ..index.listing import (
+    Summary,
+    SummaryCache,
+    decode_cursor,
+    encode_cursor,
+    encode_cursor_of,
+    is_stub,
+    matches,
+    sort_key,
+)
+from ..index.schema import Row
 from ..index.sqlite import IndexUnavailable, ListingIndex
 from ..session import Session
 from .layout import ARCHIVE_DIR, Layout
 from .titles import listed_name
 
-_UNKNOWN: Any = object()
+_UNKNOWN = "(area not looked up yet)"  # (told by identity: no area is this very string)
 # A batch written to a file, waiting to be folded into the listing index.
 Upkeep = HeldUpkeep  # (path, area, the appended entries)
 
 
-def listed(found: Any, archived: bool, compat: Compat, snippet: str | None = None) -> Listed:
+def listed(found: Summary | Row, archived: bool, compat: Compat, snippet: str | None = None) -> Listed:
     """One listed session, from a file summary or an index row (they share these fields); its one name
     (``name`` and ``title``) the one the tool of ``compat`` reads (titles.py)."""
     name = listed_name(compat, found.titled, found.name, found.title)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import msgspec
 
@@ -184,7 +185,7 @@ class FileStore(HeldSessions[FileSession]):
             self._hold(session)
         return session
 
-    def copy(self, source: Session, entries: list[Entry], labels: list[dict[str, Any]], cwd: str) -> Session:
+    def copy(self, source: Session, entries: list[Entry], labels: list[dict[str, object]], cwd: str) -> Session:
         new_id = new_session_id()
         timestamp = iso_now()
         new_path = self.layout.new_session_path(cwd, timestamp, new_id)
@@ -202,8 +203,8 @@ class FileStore(HeldSessions[FileSession]):
             self._hold(forked)
         return forked
 
-    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: dict[str, Any],
-                       objs: list[dict[str, Any]], write: bool = True) -> tuple[str, bool]:
+    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: Mapping[str, object],
+                       objs: list[dict[str, object]], write: bool = True) -> tuple[str, bool]:
         """An imported session: (its location, True) once written in one go, or (the location of the one
         there already, False); nothing is written then, nor when ``write`` is false ("", False)."""
         with self._lock:

@@ -21,9 +21,10 @@ import os
 import socket
 import threading
 import uuid
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import msgspec
 
@@ -99,8 +100,8 @@ class PostgresStore(HeldSessions[PgSession], ShelfQueries):
 
     # -- held sessions -------------------------------------------------------------
 
-    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: dict[str, Any],
-                       objs: list[dict[str, Any]], write: bool = True) -> tuple[str, bool]:
+    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: Mapping[str, object],
+                       objs: list[dict[str, object]], write: bool = True) -> tuple[str, bool]:
         """An imported session written in one transaction (postgres/importing.py), or the one there already."""
         from .importing import existing_place, import_entries
 
@@ -262,7 +263,7 @@ class PostgresStore(HeldSessions[PgSession], ShelfQueries):
         )
         return row is not None
 
-    def copy(self, source: Session, entries: list[Entry], labels: list[dict[str, Any]], cwd: str) -> Session:
+    def copy(self, source: Session, entries: list[Entry], labels: list[dict[str, object]], cwd: str) -> Session:
         new_id = new_session_id()
         timestamp = iso_now()
         placement = Placement("live", encode_cwd(cwd), file_name(timestamp, new_id))

@@ -12,9 +12,10 @@ from __future__ import annotations
 import builtins
 import contextlib
 import os
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import msgspec
 
@@ -62,8 +63,8 @@ class SpecStore(HeldSessions[SpecSession]):
     def _check_id(self, session_id: str) -> None:
         check_ulid(session_id)
 
-    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: dict[str, Any],
-                       objs: list[dict[str, Any]], write: bool = True) -> tuple[str, bool]:
+    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: Mapping[str, object],
+                       objs: list[dict[str, object]], write: bool = True) -> tuple[str, bool]:
         """session/import writes pi sessions: their trees, subagent branches and custom entries are what
         this format cannot hold, so an import is refused here before anything is read into it."""
         from ...errors import FormatCannotHold
@@ -158,7 +159,7 @@ class SpecStore(HeldSessions[SpecSession]):
             self._hold(session)
         return session
 
-    def copy(self, source: Session, entries: list[Entry], labels: list[dict[str, Any]], cwd: str) -> Session:
+    def copy(self, source: Session, entries: list[Entry], labels: list[dict[str, object]], cwd: str) -> Session:
         """A fork: a new session holding the records of ``entries`` (a spec session has no labels)."""
         new_id = new_ulid()
         name = source.metadata.name if isinstance(source, SpecSession) else None

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidState
 from ..format.jsonl import Entry
-from .batch import EntryBatch, entry_of, validate_batch
+from .batch import EntryBatch, Redact, entry_of, validate_batch
 from .payload import MAX_CHARS, Blobs, bound
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ class AddsBatches:
     compat: str
     prefix: bytes
     blobs: Blobs | None
-    redact_entry: Callable[[dict[str, Any]], dict[str, Any]] | None
+    redact_entry: Redact | None
 
     @property
     def tree(self) -> SessionTree:
@@ -43,7 +43,7 @@ class AddsBatches:
     def run_batch(self, entry_count: int) -> EntryBatch:
         """What the calls of a run of appends share (``add_batch``'s ``shared``): the set-up of each
         call's EntryBatch, and one draw of randomness for the new ids of their ``entry_count`` entries."""
-        return EntryBatch(self.id, self.tree.by_id, set(), (), self.redact_entry, self.blobs, entry_count,  # type: ignore[arg-type]  # the session's id is its header's, always a str
+        return EntryBatch(self.id, self.tree.by_id, set(), (), self.redact_entry, self.blobs, entry_count,
                           self.entry_rules)
 
     def add_batch(self, objs: list[dict[str, Any]], parent_id: Any = UNSET, shared: EntryBatch | None = None,

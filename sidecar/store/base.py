@@ -22,11 +22,12 @@ writer that makes them durable.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Callable, Iterable, Literal, Protocol, runtime_checkable
 
 from .changes import FileChange as FileChange  # (named here too: the seam's terms)
 from .changes import Reason as Reason
@@ -104,6 +105,18 @@ class Listed:
     in_memory: bool = False
 
 
+# A decoded listing cursor, each store's own (its decode_cursor's): the sort key of the last session of the
+# page before for the file store and PostgreSQL, an offset into the listing for the spec store.
+Cursor = tuple[int, str] | int
+
+
+def key_cursor(after: Cursor | None) -> tuple[int, str] | None:
+    """``after`` as the sort key a store that pages by one decoded it to (an offset is another store's)."""
+    if isinstance(after, int):
+        raise TypeError(f"the cursor {after!r} is an offset, not a sort key")
+    return after
+
+
 @dataclass(slots=True)
 class ListQuery:
     cwd: str | None
@@ -111,7 +124,12 @@ class ListQuery:
     include_archived: bool
     query: str | None
     limit: int
-    after: Any  # a decoded cursor (the store's own), None for the first page
+    after: Cursor | None  # a decoded cursor (the store's own), None for the first page
+
+
+# A batch appended to a file whose listing upkeep is held (upkeep_held) for run_upkeep:
+# (the file, its listed area: "" or "archive", the appended entries).
+HeldUpkeep = tuple[Path, str, "list[Entry]"]
 
 
 @dataclass(slots=True)
@@ -181,12 +199,12 @@ class SessionStore(Protocol):
 
     def create(self, cwd: str, session_id: str | None, parent_session: str | None, persist: bool) -> Session: ...
 
-    def copy(self, source: Session, entries: list[Entry], labels: list[dict[str, Any]], cwd: str) -> Session:
+    def copy(self, source: Session, entries: list[Entry], labels: list[dict[str, object]], cwd: str) -> Session:
         """A new session holding ``entries`` (a connected path) then ``labels`` (forks)."""
         ...
 
-    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: dict[str, Any],
-                       objs: list[dict[str, Any]], write: bool = True) -> tuple[str, bool]:
+    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: Mapping[str, object],
+                       objs: list[dict[str, object]], write: bool = True) -> tuple[str, bool]:
         """Write an imported session (whole entries, parents first) in one go: (location, True); or the
         location of the session there already with that id and False (nothing written)."""
         ...
@@ -232,17 +250,17 @@ class SessionStore(Protocol):
     # -- listing ---------------------------------------------------------------
     def list(self, query: ListQuery, work: Work) -> ListPage: ...
 
-    def decode_cursor(self, cursor: str) -> Any:
+    def decode_cursor(self, cursor: str) -> Cursor | None:
         """A cursor this store gave out, decoded; None when it is not one."""
         ...
 
     def reindex(self) -> int: ...
 
-    def upkeep_held(self, held: builtins.list[Any]) -> AbstractContextManager[None]:
+    def upkeep_held(self, held: builtins.list[HeldUpkeep]) -> AbstractContextManager[None]:
         """Within the block, listing upkeep of this thread's appends is held for ``run_upkeep``."""
         ...
 
-    def run_upkeep(self, held: builtins.list[Any]) -> None: ...
+    def run_upkeep(self, held: builtins.list[HeldUpkeep]) -> None: ...
 
     # -- upkeep: session/stats, session/prune ------------------------------------
     def usage(self, find_unreferenced: bool) -> StoreUsage:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..errors import EntryNotFound, InvalidEntry, InvalidParams
 from ..format.codec import encode
@@ -19,12 +20,15 @@ from .payload import Blobs, bound
 # Entry types naming another entry by targetId, which must be in the session.
 _TARGETING = ("label", "context_edit")
 
+# store.redactOnAppend: what each appended entry passes through before it is completed (the service's).
+Redact = Callable[[dict[str, object]], dict[str, object]]
+
 
 class EntryBatch:
     """The entries of one append, prepared one at a time against the session's ids and the batch's own."""
 
-    def __init__(self, session_id: str, by_id: dict[str, Entry], batch_ids: set[str], objs: list[Any],
-                 redact: Callable[[dict[str, Any]], dict[str, Any]] | None, blobs: Blobs | None,
+    def __init__(self, session_id: str, by_id: dict[str, Entry], batch_ids: set[str], objs: Sequence[object],
+                 redact: Redact | None, blobs: Blobs | None,
                  id_count: int | None = None, compat: str = "pi") -> None:
         """``id_count``: how many new ids to draw randomness for at once (default: one per entry of ``objs``);
         a run of appends shares one EntryBatch (``batch_ids`` cleared between its calls) and one draw."""
@@ -34,7 +38,7 @@ class EntryBatch:
         self.compat = compat
         self.ids = _IdPool(by_id, batch_ids, len(objs) if id_count is None else id_count)
 
-    def prepare(self, obj: Any, index: int, parent: str | None) -> dict[str, Any]:
+    def prepare(self, obj: object, index: int, parent: str | None) -> dict[str, Any]:
         """``obj`` with its envelope checked and completed, in pi's key order.
 
         Its schema is checked for the whole batch afterwards (``validate_batch``),

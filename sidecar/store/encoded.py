@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
 
 import msgspec
 
@@ -14,7 +14,7 @@ from .payload import MAX_CHARS, Blobs, bound
 _encode = msgspec.json.Encoder().encode  # as format/codec.encode, which takes over for a lone surrogate
 
 
-def stored_entry(obj: dict[str, Any], blobs: Blobs | None) -> Entry:
+def stored_entry(obj: dict[str, object], blobs: Blobs | None) -> Entry:
     entry = Entry.from_obj(obj)
     line = entry.raw  # (made from the dict just now: held, never read back from a file)
     if len(line) > MAX_CHARS or (blobs is not None and b'"image"' in line):
@@ -22,7 +22,7 @@ def stored_entry(obj: dict[str, Any], blobs: Blobs | None) -> Entry:
     return entry
 
 
-def stored_entries(objs: Sequence[dict[str, Any] | Entry], blobs: Blobs | None) -> list[Entry]:
+def stored_entries(objs: Sequence[dict[str, object] | Entry], blobs: Blobs | None) -> list[Entry]:
     """``stored_entry`` of each. The envelope an importer's Builder writes (a string type, id and
     timestamp, the parent's id or null) is taken as it is; anything else goes through ``stored_entry``.
     One encoding each: msgspec's encode_lines is faster, but cutting its output into lines costs more.

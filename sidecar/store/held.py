@@ -9,18 +9,21 @@ its tree cache), ``_check_id`` how it tells a malformed id from an unknown one.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from typing import Callable, Generic, TypeVar
 
 from ..errors import InvalidState, SessionNotFound
 from ..format.jsonl import Entry
 from .base import Durability, FileChange
+from .batch import Redact
 from .ids import check_session_id
 from .session import Session
 
+S = TypeVar("S", bound=Session)
 
-class HeldSessions:
+
+class HeldSessions(Generic[S]):
     def __init__(self) -> None:
-        self._open: dict[str, Any] = {}
+        self._open: dict[str, S] = {}
         self._lock = threading.RLock()
         # Told when another program changed a held session and the session caught up.
         self.on_change: Callable[[Session, FileChange], None] | None = None
@@ -32,18 +35,18 @@ class HeldSessions:
         # in its turn (the PostgreSQL store's listener, store/postgres/notify.py).
         self.on_behind: Callable[[str], None] | None = None
         # store.redactOnAppend: what each appended entry passes through first (the service sets it).
-        self.redact_entry: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        self.redact_entry: Redact | None = None
 
-    def held(self, session_id: str) -> Session | None:
+    def held(self, session_id: str) -> S | None:
         # One dict lookup is atomic: no lock (this runs several times per append; the lock
         # orders the changes of several steps, which a lookup sees before or after, never half done).
         return self._open.get(session_id)
 
     def held_sessions(self) -> list[Session]:
         with self._lock:
-            return list(self._open.values())
+            return list[Session](self._open.values())
 
-    def forget(self, session_id: str) -> Session | None:
+    def forget(self, session_id: str) -> S | None:
         """Stop holding a session without writing anything (one that was never written)."""
         with self._lock:
             return self._open.pop(session_id, None)
@@ -52,7 +55,7 @@ class HeldSessions:
         session = self.held(session_id)
         return session.writer if session is not None else None
 
-    def release(self, session_id: str) -> Session:
+    def release(self, session_id: str) -> S:
         with self._lock:
             session = self._open.pop(session_id, None)
         if session is None:
@@ -62,7 +65,7 @@ class HeldSessions:
         session.close()
         return session
 
-    def take_held(self, session_id: str, moving_on: bool = False) -> Session | None:
+    def take_held(self, session_id: str, moving_on: bool = False) -> S | None:
         """Stop holding a session about to move (it is closed). ``moving_on``: it is opened again
         where it goes, so whoever listens for releases is not told."""
         with self._lock:
@@ -89,7 +92,7 @@ class HeldSessions:
 
     def close_all(self) -> list[Session]:
         with self._lock:
-            sessions = list(self._open.values())
+            sessions = list[Session](self._open.values())
             self._open.clear()
         for session in sessions:
             self._closing(session)

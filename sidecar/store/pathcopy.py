@@ -17,7 +17,7 @@ change keep their bytes; the others are encoded again in their own key order.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
 from ..format.jsonl import Entry
 
@@ -27,7 +27,7 @@ class CopiedPath:
     # The path without its label entries, each one's parent the entry before it (None first).
     entries: list[Entry]
     # Label entries (type, targetId, label, timestamp) to append after ``entries``.
-    labels: list[dict[str, Any]] = field(default_factory=list)
+    labels: list[dict[str, object]] = field(default_factory=list)
 
 
 def connected_path(
@@ -61,7 +61,7 @@ def connected_path(
     for entry in kept:
         label = labels.get(entry.id)  # type: ignore[arg-type]  # an entry of a session has its id (Entry.id is typed str | None)
         if label:
-            obj: dict[str, Any] = {"type": "label", "targetId": entry.id, "label": label}
+            obj: dict[str, object] = {"type": "label", "targetId": entry.id, "label": label}
             if entry.id in times:
                 obj["timestamp"] = times[entry.id]  # type: ignore[index]  # an entry of a session has its id (Entry.id is typed str | None)
             relabel.append(obj)

@@ -20,6 +20,7 @@ from ..format.jsonl import Entry, serialize
 from ..format.jsstr import session_name
 from ..format.titleslot import TitleSlot
 from .appending import UNSET, AddsBatches
+from .batch import Redact
 from .cached import CachedContext
 from .changes import FileChange
 from .compat import Compat
@@ -132,7 +133,7 @@ class Session(AddsBatches):
         # The tool this session must stay readable by (compat.py); the service sets it.
         self.compat: Compat = "pi"
         # store.redactOnAppend: each appended entry passes through this before it is written.
-        self.redact_entry: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        self.redact_entry: Redact | None = None
 
     # -- reads -------------------------------------------------------------
 

@@ -6,25 +6,34 @@ from __future__ import annotations
 import builtins
 import threading
 from pathlib import Path
-from typing import Any
 
 from ...format.jsonl import Entry
 from ...work import Work
-from ..base import Listed, ListPage, ListQuery
+from ..base import Cursor, HeldUpkeep, Listed, ListPage, ListQuery, key_cursor
 from ..compat import Compat
 from ..index.inmemory import listed_in_memory
-from ..index.listing import SummaryCache, decode_cursor, encode_cursor, encode_cursor_of, is_stub, matches, sort_key
+from ..index.listing import (
+    Summary,
+    SummaryCache,
+    decode_cursor,
+    encode_cursor,
+    encode_cursor_of,
+    is_stub,
+    matches,
+    sort_key,
+)
+from ..index.schema import Row
 from ..index.sqlite import IndexUnavailable, ListingIndex
 from ..session import Session
 from .layout import ARCHIVE_DIR, Layout
 from .titles import listed_name
 
-_UNKNOWN: Any = object()
+_UNKNOWN = "(area not looked up yet)"  # (told by identity: no area is this very string)
 # A batch written to a file, waiting to be folded into the listing index.
-Upkeep = tuple[Path, str, list[Entry]]  # (path, area, the appended entries, their lines held)
+Upkeep = HeldUpkeep  # (path, area, the appended entries)
 
 
-def listed(found: Any, archived: bool, compat: Compat, snippet: str | None = None) -> Listed:
+def listed(found: Summary | Row, archived: bool, compat: Compat, snippet: str | None = None) -> Listed:
     """One listed session, from a file summary or an index row (they share these fields); its one name
     (``name`` and ``title``) the one the tool of ``compat`` reads (titles.py)."""
     name = listed_name(compat, found.titled, found.name, found.title)
@@ -132,7 +141,7 @@ class Catalog:
 
     # -- list -------------------------------------------------------------------------
 
-    def decode_cursor(self, cursor: str) -> Any:
+    def decode_cursor(self, cursor: str) -> Cursor | None:
         return decode_cursor(cursor)
 
     def list(self, query: ListQuery, work: Work, held: list[Session]) -> ListPage:
@@ -174,8 +183,9 @@ class Catalog:
                 continue  # oh-my-pi's picker passes over it (listing.py)
             found.append((summary, archived))
         found.sort(key=lambda item: sort_key(item[0]))
-        if query.after is not None:
-            found = [item for item in found if sort_key(item[0]) > query.after]
+        after = key_cursor(query.after)
+        if after is not None:
+            found = [item for item in found if sort_key(item[0]) > after]
         page = found[: query.limit]
         next_cursor = encode_cursor(page[-1][0]) if len(found) > query.limit else None
         return ListPage([listed(s, archived, self.compat) for s, archived in page], next_cursor)
@@ -201,7 +211,7 @@ class Catalog:
         rows = self.index.page(
             ["" if area is None else "archive" for area, _ in areas],
             None if query.cwd is None or query.all else [folder for folder, _ in scopes],
-            query.after,
+            key_cursor(query.after),
             query.query or None,
             query.limit + 1,
             skip_stubs=self.compat == "omp",

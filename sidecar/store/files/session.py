@@ -14,8 +14,8 @@ version migrated and rewritten atomically with the original kept as a backup.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from ...errors import DamagedFile, StorageError
 from ...format.cycles import cycles_paused
@@ -79,7 +79,7 @@ class FileSession(follow.FollowsFile, LineSession):
         parent_session: str | None = None,
         timestamp: str | None = None,
         prefix: bytes = b"",
-        header_fields: dict[str, Any] | None = None,
+        header_fields: Mapping[str, object] | None = None,
         owned: bool = False,
     ) -> "FileSession":
         """A new session holding ``entries`` byte for byte (a fork, an import); its file is

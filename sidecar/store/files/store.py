@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import msgspec
 
@@ -15,7 +16,7 @@ from ...errors import DamagedFile, InvalidState, SessionExists, SessionNotFound
 from ...format.ids import session_id_of
 from ...format.jsonl import Entry
 from ...work import Work
-from ..base import Area, FileChange, FsyncPolicy, ListPage, ListQuery
+from ..base import Area, Cursor, FileChange, FsyncPolicy, HeldUpkeep, ListPage, ListQuery
 from ..compat import Compat, omp_blob_folder, root_compat, session_compat, tool_of_folder
 from ..encoded import stored_entries
 from ..held import HeldSessions
@@ -38,7 +39,7 @@ def _blob_store(root: Path, compat: Compat) -> BlobStore:
     return BlobStore(root, also_read=(omps,) if tool_of_folder(root) == "omp" else ())
 
 
-class FileStore(HeldSessions):
+class FileStore(HeldSessions[FileSession]):
     """``SessionStore`` over pi's session files (see store/base.py)."""
 
     def __init__(self, root: Path, settings: Settings, context_for_cache: cache.ContextForCache | None = None) -> None:
@@ -162,7 +163,7 @@ class FileStore(HeldSessions):
             self._hold(session)
         return session, report
 
-    def _hold(self, session: Session) -> None:
+    def _hold(self, session: FileSession) -> None:
         """Give a session its compatibility (images to the blob store only for oh-my-pi's) and hold it."""
         session.compat = session_compat(session.path, self.root, self.compat)
         session.blobs = self.blobs if session.compat == "omp" else None
@@ -184,7 +185,7 @@ class FileStore(HeldSessions):
             self._hold(session)
         return session
 
-    def copy(self, source: Session, entries: list[Entry], labels: list[dict[str, Any]], cwd: str) -> Session:
+    def copy(self, source: Session, entries: list[Entry], labels: list[dict[str, object]], cwd: str) -> Session:
         new_id = new_session_id()
         timestamp = iso_now()
         new_path = self.layout.new_session_path(cwd, timestamp, new_id)
@@ -202,8 +203,8 @@ class FileStore(HeldSessions):
             self._hold(forked)
         return forked
 
-    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: dict[str, Any],
-                       objs: list[dict[str, Any]], write: bool = True) -> tuple[str, bool]:
+    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: Mapping[str, object],
+                       objs: list[dict[str, object]], write: bool = True) -> tuple[str, bool]:
         """An imported session: (its location, True) once written in one go, or (the location of the one
         there already, False); nothing is written then, nor when ``write`` is false ("", False)."""
         with self._lock:
@@ -292,7 +293,7 @@ class FileStore(HeldSessions):
     def list(self, query: ListQuery, work: Work) -> ListPage:
         return self.catalog.list(query, work, self.held_sessions())
 
-    def decode_cursor(self, cursor: str) -> Any:
+    def decode_cursor(self, cursor: str) -> Cursor | None:
         return self.catalog.decode_cursor(cursor)
 
     def reindex(self) -> int:
@@ -321,8 +322,8 @@ class FileStore(HeldSessions):
 
         return collect_blobs(self.layout, list(self.blobs.folders), dry_run)
 
-    def upkeep_held(self, held: builtins.list[Any]) -> AbstractContextManager[None]:
+    def upkeep_held(self, held: builtins.list[HeldUpkeep]) -> AbstractContextManager[None]:
         return self.catalog.upkeep_held(held)
 
-    def run_upkeep(self, held: builtins.list[Any]) -> None:
+    def run_upkeep(self, held: builtins.list[HeldUpkeep]) -> None:
         self.catalog.run_upkeep(held)

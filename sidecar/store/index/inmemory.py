@@ -7,13 +7,16 @@ adds the ones this sidecar holds, summarized from their entries in memory.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..base import Listed, ListQuery
 from .listing import matches, summarize
 
+if TYPE_CHECKING:
+    from ..session import Session
 
-def listed_in_memory(query: ListQuery, held: list[Any]) -> list[Listed]:
+
+def listed_in_memory(query: ListQuery, held: list[Session]) -> list[Listed]:
     found = []
     for session in held:
         if not session.in_memory:

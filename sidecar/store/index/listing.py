@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import msgspec
 
@@ -25,21 +25,21 @@ from ...format.usage import usage_tokens
 
 
 class _Message(msgspec.Struct):
-    role: Any = None
-    content: Any = None
-    timestamp: Any = None
-    usage: Any = None
-    stopReason: Any = None
+    role: object = None
+    content: object = None
+    timestamp: object = None
+    usage: object = None
+    stopReason: object = None
 
 
 class _Line(msgspec.Struct):
-    type: Any = None
-    id: Any = None
-    timestamp: Any = None
-    cwd: Any = None
-    title: Any = None
-    parentSession: Any = None
-    name: Any = None
+    type: object = None
+    id: object = None
+    timestamp: object = None
+    cwd: object = None
+    title: object = None
+    parentSession: object = None
+    name: object = None
     message: _Message | None = None
 
 
@@ -51,16 +51,16 @@ _line_decoder = msgspec.json.Decoder(_Line)
 # usage has another shape fails here and is decoded again with ``_Line`` (decode_line), so what is
 # read is the same either way.
 class _Block(msgspec.Struct):
-    type: Any = None
-    text: Any = None
+    type: object = None
+    text: object = None
 
 
-class _Usage(msgspec.Struct):
-    totalTokens: Any = None
-    input: Any = None
-    output: Any = None
-    cacheRead: Any = None
-    cacheWrite: Any = None
+class _Usage(msgspec.Struct):  # (a part of another type fails the typed decode: usage_tokens reads that dict)
+    totalTokens: int | float | None = None
+    input: int | float | None = None
+    output: int | float | None = None
+    cacheRead: int | float | None = None
+    cacheWrite: int | float | None = None
 
 
 class _TypedMessage(_Message):
@@ -96,7 +96,7 @@ class Summary:
     last_role: str | None = None  # the role of its last message
 
 
-def _text(content: Any) -> str:
+def _text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -111,7 +111,7 @@ def _text(content: Any) -> str:
     return ""
 
 
-def _usage_tokens(usage: Any) -> int:
+def _usage_tokens(usage: object) -> int:
     """``usage_tokens`` of a typed line's usage as of the dict it was decoded from."""
     if type(usage) is not _Usage:
         return usage_tokens(usage)
@@ -164,13 +164,15 @@ class Accumulator:
         elif role != "user":
             return None
         stamp = message.timestamp
-        kind = type(stamp)
-        if kind is not int and kind is not float:  # (JSON's numbers decode to exactly these; a bool is no time)
-            stamp = js_time(line.timestamp)
-        if stamp is not None:
-            stamp = int(stamp)
-            if stamp > self.last_activity:
-                self.last_activity = stamp
+        when: int | None
+        if type(stamp) is int:  # (JSON's numbers decode to exactly int and float; a bool is no time)
+            when = stamp
+        elif type(stamp) is float:
+            when = int(stamp)
+        else:
+            when = js_time(line.timestamp)
+        if when is not None and when > self.last_activity:
+            self.last_activity = when
         content = message.content
         text = content if type(content) is str else _text(content)
         if not text:
@@ -193,7 +195,7 @@ def decode_line(raw: bytes) -> _Line | _TypedLine | None:
         return None
 
 
-def modified_ms(last_activity: int, header_timestamp: Any, mtime_ms: int) -> int:
+def modified_ms(last_activity: int, header_timestamp: object, mtime_ms: int) -> int:
     header_ms = js_time(header_timestamp)
     return last_activity if last_activity > 0 else header_ms if header_ms is not None else mtime_ms
 
@@ -227,6 +229,7 @@ def summarize_full(
 
     ``join_texts`` False leaves ``all_text`` empty (the listing index keeps the texts apart)."""
     header: _Line | None = None
+    session_id = ""
     acc = Accumulator()
     texts: list[str] = []
     slot: TitleSlot | None = None
@@ -245,7 +248,7 @@ def summarize_full(
             continue
         if line.type != "session" or not isinstance(line.id, str):
             return None
-        header = line
+        header, session_id = line, line.id
         break
     if header is None:
         return None
@@ -263,7 +266,7 @@ def summarize_full(
     if header is None:
         return None
     summary = Summary(
-        session_id=header.id,
+        session_id=session_id,
         path=str(path),
         cwd=header.cwd if isinstance(header.cwd, str) else "",
         created=header.timestamp if isinstance(header.timestamp, str) else iso_from_ms(mtime_ms),

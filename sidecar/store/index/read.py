@@ -6,17 +6,24 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 from ...format.jsonl import Entry
 from . import workers as indexwork
 from .listing import Accumulator, decode_line, modified_ms
+from .scan import Loader
 from .schema import FILES_INDEXES, INSERT_FILE, UPDATE_FILE
 from .search import SHIFT, delete_texts, folded_meta, text_rows
 
 _BATCH = 256  # files whose new rows (and texts) go in by one statement
 BULK_ROWS = 1000  # files read into an empty index past which its indexes are made after the rows
 Known = dict[str, dict[str, tuple[int, int]]]  # folder -> path -> (size, mtime_ns) of every row
+# What fold_file selects of a row: id, size, is_session, message_count, first_message, last_activity, name,
+# tokens_total, tokens_last, text_seq, header_ts, title, session_id, assistant_turns, last_role.
+FoldRow = tuple[
+    int, int, int, int, str | None, int | None, str | None, int | None, int | None, int, str | None, str | None,
+    str | None, int | None, str | None,
+]
 
 
 def read_files(
@@ -25,7 +32,7 @@ def read_files(
     known: Known,
     check: Callable[[int, int], None] | None,
     delete: Callable[[sqlite3.Connection, str], None],
-    load: Callable[[str], Any],
+    load: Loader,
 ) -> None:
     """(Re)read each (index, path, folder, area) whole into its row and texts (in the caller's transaction).
 
@@ -64,7 +71,7 @@ def _store_reads(
     existing: dict[str, int], next_id: int, known: Known, check: Callable[[int, int], None] | None,
     delete: Callable[[sqlite3.Connection, str], None],
 ) -> None:
-    rows: list[tuple[Any, ...]] = []
+    rows: list[tuple[object, ...]] = []
     texts: list[tuple[int, str, str | None]] = []
 
     def flush() -> None:
@@ -108,7 +115,7 @@ def _store_reads(
 
 
 def fold_file(conn: sqlite3.Connection, known: Known, path: Path, area: str, entries: list[Entry],
-              read_into: Callable[[sqlite3.Connection, str, str, str, int, int], Any]) -> None:
+              read_into: Callable[[sqlite3.Connection, str, str, str, int, int], object]) -> None:
     """``entries`` the sidecar appended to ``path`` folded into its row, in the caller's transaction;
     the file read again (``read_into``) when its row is not the file before them."""
     key = str(path)
@@ -126,7 +133,7 @@ def fold_file(conn: sqlite3.Connection, known: Known, path: Path, area: str, ent
 
 
 def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, entries: list[Entry], st: os.stat_result,
-                  row: tuple[Any, ...]) -> None:
+                  row: FoldRow) -> None:
     """Fold the ``entries`` the sidecar appended into the file's ``row`` (as selected by ListingIndex.appended).
 
     A line is decoded only when its entry's envelope does not say enough: an entry the listing ignores,

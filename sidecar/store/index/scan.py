@@ -8,6 +8,7 @@ import mmap
 import os
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from stat import S_ISREG
 
@@ -20,7 +21,12 @@ _LEFTOVER = re.compile(r"^\..+\.jsonl\.(?:tmp|new)-([0-9]+)$")
 _LEFTOVER_AGE_NS = 60 * 1_000_000_000  # untouched this long: not a write in progress (a pid of another pid namespace)
 
 
-def load(path: str) -> tuple[bytes | mmap.mmap, int, int] | None:
+# A file's bytes (or its map), its size and mtime_ns as read: what ``load`` gives, None when it cannot be read.
+Loaded = tuple[bytes | mmap.mmap, int, int]
+Loader = Callable[[str], Loaded | None]
+
+
+def load(path: str) -> Loaded | None:
     """A file's bytes with the size and mtime they were read at; a large one mapped, not read (the caller
     closes the map): the index reads a 1 GB session a line at a time (listing.summarize_full).
 

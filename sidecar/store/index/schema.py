@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from .listing import iso_from_ms
 
@@ -109,7 +109,7 @@ def _give_back_space(conn: sqlite3.Connection) -> None:
 
 
 def connect(
-    path: Path, busy_ms: int, contains: Callable[[Any, str], bool], holds: Callable[[Any, Any, str], bool]
+    path: Path, busy_ms: int, contains: Callable[[object, str], bool], holds: Callable[[object, str | None, str], bool]
 ) -> tuple[sqlite3.Connection, dict[str, dict[str, tuple[int, int]]]]:
     """The index at ``path`` (its tables made anew when their version is not ours), and what it knows:
     folder -> path -> (size, mtime_ns) of every row."""

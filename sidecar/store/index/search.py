@@ -31,7 +31,7 @@ texts; one with a newline is checked text by text.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Iterable
+from typing import Any, Iterable, TypeVar
 
 from ...trigrams import trigram_terms
 
@@ -50,7 +50,7 @@ def query_rows(
     conn: sqlite3.Connection,
     columns: str,
     where: list[str],
-    args: list[Any],
+    args: list[object],
     query: str,
     limit: int,
 ) -> list[tuple[tuple[Any, ...], str | None]]:
@@ -114,7 +114,7 @@ def matching_ids(conn: sqlite3.Connection, query: str, needle: str) -> set[int]:
 _SESSION_ID, _TITLE, _NAME, _MODIFIED = 3, 6, 8, 11
 
 
-def _meta_matches(values: tuple[Any, ...], needle: str) -> bool:
+def _meta_matches(values: tuple[object, ...], needle: str) -> bool:
     return any(isinstance(field, str) and needle in field.casefold()
                for field in (values[_NAME], values[_TITLE], values[_SESSION_ID]))
 
@@ -182,7 +182,10 @@ def split_row(text: str, lengths: str | None) -> list[str]:
     return parts
 
 
-def first_around(rows: Iterable[tuple[Any, str]], needle: str) -> tuple[Any, str] | None:
+K = TypeVar("K")
+
+
+def first_around(rows: Iterable[tuple[K, str]], needle: str) -> tuple[K, str] | None:
     """(rowid, snippet) of the first text holding ``needle`` (casefolded), cut around it."""
     for rowid, text in rows:
         folded = text.casefold()
@@ -214,11 +217,11 @@ def _unfolded_span(text: str, needle: str) -> tuple[int, int] | None:
     return None
 
 
-def contains(text: Any, needle: str) -> bool:
+def contains(text: object, needle: str) -> bool:
     return isinstance(text, str) and needle in text.casefold()
 
 
-def holds(text: Any, lengths: str | None, needle: str) -> bool:
+def holds(text: object, lengths: str | None, needle: str) -> bool:
     """Whether one of the texts of a row holds ``needle`` (casefolded)."""
     if not isinstance(text, str) or needle not in text.casefold():
         return False

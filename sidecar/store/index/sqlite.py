@@ -33,7 +33,7 @@ import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable, TypeVar
 
 from ...format.jsonl import Entry
 from .build import SearchBuilder, drain
@@ -50,6 +50,8 @@ from .search import query_rows
 from .watch import FolderWatch
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 INDEX_DIR = ".index"
 INDEX_NAME = "sessions.sqlite3"
@@ -107,7 +109,7 @@ class ListingIndex:
             except FileNotFoundError:
                 pass
 
-    def _run(self, action: Callable[[sqlite3.Connection], Any]) -> Any:
+    def _run(self, action: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``action`` on the connection; a damaged index is discarded and the action run once more."""
         with self._lock:
             for attempt in (0, 1):
@@ -362,7 +364,7 @@ class ListingIndex:
         where = ["is_session=1", f"area IN ({','.join('?' * len(areas))})"]
         if skip_stubs:
             where.append(f"NOT {STUB_SQL}")
-        args: list[Any] = list(areas)
+        args: list[object] = list(areas)
         if folders is not None:
             where.append(f"dir IN ({','.join('?' * len(folders))})")
             args += [str(f) for f in folders]

@@ -34,11 +34,12 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import IO, Any, Callable, Generator
+from typing import IO, Generator, cast
 
 import msgspec
 
 from .listing import summarize_full
+from .scan import Loader
 from .scan import load as load_file
 from .search import folded_meta, text_chunks
 
@@ -48,12 +49,21 @@ PARALLEL_FROM = 4000  # files to read past which workers pay for their start (a 
 _BATCH = 250  # files per task
 _MOST = 4  # workers by default at most (the parent's SQLite writes bound what more would give)
 
-# (size, mtime_ns, the row's fields from session_id to last_role or None when not a session, text rows), or None when
-# the file is gone or unreadable.
-Read = tuple[int, int, tuple[Any, ...] | None, list[tuple[str, str | None]]] | None
+# A session's row from session_id to last_role (schema.py's files columns): session_id, cwd, header_ts,
+# title, parent_session, name, message_count, first_message, last_activity, modified_ms, tokens_total,
+# tokens_last, text_seq, meta, titled, assistant_turns, last_role.
+Fields = tuple[
+    str, str, str | None, str | None, str | None, str | None, int, str, int, int, int, int, int, str, int, int,
+    str | None,
+]
+# (size, mtime_ns, the row's fields or None when not a session, text rows), or None when the file is gone
+# or unreadable.
+Read = tuple[int, int, Fields | None, list[tuple[str, str | None]]] | None
+# A Read as it comes back from a worker (msgpack has no tuples).
+_SentRead = tuple[int, int, list[object] | None, list[list[str | None]]] | None
 
 
-def read_file(path: str, load: Callable[[str], Any] = load_file) -> Read:
+def read_file(path: str, load: Loader = load_file) -> Read:
     """What the index keeps of the file at ``path``."""
     content = load(path)
     if content is None:
@@ -68,7 +78,7 @@ def read_file(path: str, load: Callable[[str], Any] = load_file) -> Read:
         return size, mtime, None, []
     summary, acc, texts = full
     chunks = text_chunks(texts) if texts else []
-    fields = (
+    fields: Fields = (
         summary.session_id, summary.cwd, summary.created if summary.header_timestamp else None,
         summary.title, summary.parent_session,
         acc.name, acc.count, acc.first, acc.last_activity, summary.modified_ms,
@@ -99,7 +109,7 @@ def workers() -> int:
     return min(cpus - 1, _MOST) if cpus > 2 else 0
 
 
-def read_files(paths: list[str], load: Callable[[str], Any] = load_file) -> Generator[Read, None, None]:
+def read_files(paths: list[str], load: Loader = load_file) -> Generator[Read, None, None]:
     """``read_file`` of each path, in order: by worker processes when there are many and ``load`` is the
     file system's own (a replaced one, as tests do, is only seen by this process). A generator either way:
     closing it stops the workers."""
@@ -130,11 +140,13 @@ def _receive(stream: IO[bytes]) -> bytes | None:
     return payload if len(payload) == size else None
 
 
-def _as_read(item: Any) -> Read:
+def _as_read(item: _SentRead) -> Read:
     if item is None:
         return None
     size, mtime, fields, chunks = item
-    return size, mtime, tuple(fields) if fields is not None else None, [tuple(chunk) for chunk in chunks]
+    # (the values read_file gave the worker, lists again)
+    return (size, mtime, cast(Fields, tuple(fields)) if fields is not None else None,
+            [cast("tuple[str, str | None]", tuple(chunk)) for chunk in chunks])
 
 
 class _Worker:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import Any
+
+import psycopg
 
 from ...errors import BlobMissing, StorageError
 from ...format.jsonl import BLOB_MARK
@@ -25,19 +26,21 @@ def named_blobs(lines: list[bytes]) -> list[str]:
     return sorted(found)
 
 
-def keep_named(conn: Any, digests: list[str], session_id: str, strict: bool = True) -> None:
+def keep_named(conn: psycopg.Connection, digests: list[str], session_id: str, strict: bool = True) -> None:
     """Within a write's transaction, before its lines go in: touch the blobs they name, so that a collection
     waits for this write and sees its lines (erasing.py), and refuse the write when one was collected meanwhile
     (seen at the statement's start, gone once its row lock was had). ``strict`` (an append: the client's new
     entries) refuses a blob the database does not hold at all too; a fork (not strict) copies the references
     of its source as they are, as the file store does: nothing is lost by copying a reference that was missing."""
-    seen, touched = conn.execute(
+    found = conn.execute(
         "WITH seen AS (SELECT digest FROM sidecar_blobs WHERE digest = ANY(%(d)s::text[])), "
         "touched AS (UPDATE sidecar_blobs SET stored_ms = %(now)s WHERE digest IN (SELECT digest FROM sidecar_blobs "
         "WHERE digest = ANY(%(d)s::text[]) ORDER BY digest FOR NO KEY UPDATE) RETURNING digest) "
         "SELECT ARRAY(SELECT digest FROM seen), ARRAY(SELECT digest FROM touched)",
         {"d": digests, "now": now_ms()},
     ).fetchone()
+    assert found is not None  # (a SELECT of two arrays answers one row)
+    seen, touched = found
     collected = [digest for digest in digests if digest in seen and digest not in touched]
     absent = [digest for digest in digests if digest not in seen and digest not in touched]
     missing = collected or (absent if strict else [])

@@ -10,14 +10,14 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from ...errors import SidecarError
 
 URL_ENV = "SESSION_SIDECAR_DATABASE_URL"
 
 
-def add_commands(commands: Any) -> None:
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     migrate = commands.add_parser(
         "migrate", help="import a sessions root (live, archive, trash, blobs) into PostgreSQL; idempotent, resumable"
     )

@@ -9,7 +9,7 @@ or nothing. A session already there under that id is left alone and named, so a 
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Mapping
 
 from ...format.entries import CURRENT_VERSION
 from ...format.jsonl import Entry
@@ -30,7 +30,7 @@ def existing_place(db: Database, session_id: str) -> str | None:
 
 
 def import_entries(db: Database, layout: Layout, session_id: str, cwd: str, timestamp: str,
-                   header_fields: dict[str, Any], objs: list[dict[str, Any]]) -> tuple[str, bool]:
+                   header_fields: Mapping[str, object], objs: list[dict[str, object]]) -> tuple[str, bool]:
     """(the new session's place, True); or (the place of the one there already with that id, False)."""
     header = {"type": "session", "version": CURRENT_VERSION, "id": session_id, "timestamp": timestamp, "cwd": cwd,
               **header_fields}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 import psycopg
 from psycopg.rows import dict_row
@@ -21,7 +21,7 @@ from ...errors import SessionLocked, SessionNotFound, StorageError
 from ...format.jsonl import ParsedFile
 from ...format.linelist import LineParser, parse_lines
 from .db import Database, OutcomeUnknown
-from .rows import Placement, join_file
+from .rows import Placement, SessionRow, join_file
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ class Stored:
     newline) and its tail (the bytes after the last newline). The lines are parsed as they came
     (format/linelist.py): the file itself is joined only when asked for (``data``)."""
 
-    row: dict[str, Any]
+    row: SessionRow
     lines: list[bytes]
     tail: bytes
     fence: int | None  # the lease taken with it (None: read-only)
@@ -71,7 +71,7 @@ def lease_interval(seconds: float) -> float:
     return max(0.05, float(seconds))
 
 
-def _locked(row: dict[str, Any], session_id: str) -> SessionLocked:
+def _locked(row: SessionRow, session_id: str) -> SessionLocked:
     return SessionLocked(
         f"session {session_id} is held for writing by another sidecar ({row['lease_owner']}) "
         f"until {row['lease_expires'].isoformat() if row['lease_expires'] else 'it closes it'}; "
@@ -104,7 +104,7 @@ def open_stored(
                 if taken is not None:
                     fence = taken["lease_fence"]
             cur.execute(f"SELECT {_SESSION_COLUMNS} FROM sidecar_sessions WHERE id = %s", (session_id,))
-            row = cur.fetchone()
+            row = cast("SessionRow | None", cur.fetchone())  # (dict_row: a dict of _SESSION_COLUMNS)
             if row is None or (area is not None and row["area"] != area):
                 raise SessionNotFound(f"no session {session_id} in the database", sessionId=session_id)
             if owner is not None and fence is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 import msgspec
 import psycopg
@@ -24,6 +24,9 @@ from ..files.titles import listed_name
 from ..index.search import first_around  # the file store's snippet rule, so both stores cut alike
 from .db import Database
 from .rows import Placement
+
+if TYPE_CHECKING:
+    from ..base import ListPage, ListQuery
 
 LOCATION_PREFIX = "pg:"  # a session's ``path`` in results: pg:<area>/<folder>/<file>
 
@@ -43,6 +46,27 @@ class ListedRow:
     tokens_total: int
     tokens_last: int
     snippet: str | None = None
+
+
+class _Row(TypedDict):
+    """A row of list_page's SELECT (sidecar_sessions' columns, schema.py, and the first text that matched)."""
+
+    id: str
+    area: str
+    folder: str
+    file_name: str
+    cwd: str
+    created: str
+    modified_ms: int
+    message_count: int
+    first_message: str
+    name: str | None
+    title: str | None
+    titled: bool
+    parent_session: str | None
+    tokens_total: int
+    tokens_last: int
+    hit: str | None
 
 
 def _like(query: str) -> str:
@@ -68,7 +92,7 @@ def list_page(
         # texts it stood in as U+FFFD (read leniently, as the file store's listing reads them): so does the query.
         query = node_utf8(query).decode()
     where = ["s.area = ANY(%(areas)s)"]
-    args: dict[str, Any] = {"areas": areas, "limit": limit}
+    args: dict[str, object] = {"areas": areas, "limit": limit}
     if cwd is not None:
         where.append("s.cwd = %(cwd)s")
         args["cwd"] = cwd
@@ -95,10 +119,10 @@ def list_page(
         "ORDER BY s.modified_ms DESC, s.folder || '/' || s.file_name LIMIT %(limit)s"
     )
 
-    def run(conn: psycopg.Connection) -> list[dict[str, Any]]:
+    def run(conn: psycopg.Connection) -> list[_Row]:
         with conn.cursor(row_factory=dict_row) as cur:
             cur.execute(sql, args, prepare=True)
-            return cur.fetchall()
+            return cast("list[_Row]", cur.fetchall())  # (dict_row: a dict of the columns selected)
 
     rows = db.read(run, "list sessions")
     needle = query.casefold() if query else ""
@@ -133,13 +157,13 @@ def sort_key(row: ListedRow) -> tuple[int, str]:
     return row.modified_ms, f"{row.placement.folder}/{row.placement.file_name}"
 
 
-def list_sessions(db: Database, query: Any) -> Any:
-    """``session/list``'s page (store/base.py's ListPage) for ``query`` (its ListQuery)."""
-    from ..base import Listed, ListPage
+def list_sessions(db: Database, query: ListQuery) -> ListPage:
+    """``session/list``'s page for ``query``."""
+    from ..base import Listed, ListPage, key_cursor
 
     areas = ["live", "archive"] if query.include_archived else ["live"]
     cwd = None if query.all else query.cwd
-    rows = list_page(db, areas, cwd, query.after, query.query, query.limit + 1)
+    rows = list_page(db, areas, cwd, key_cursor(query.after), query.query, query.limit + 1)
     more = len(rows) > query.limit
     rows = rows[: query.limit]
     sessions = [

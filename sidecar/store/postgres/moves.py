@@ -8,7 +8,8 @@ session another sidecar holds under a lease that has not expired; the caller
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TypeVar
 
 import psycopg
 
@@ -16,6 +17,8 @@ from ...errors import DamagedFile, SessionExists, SessionLocked, SessionNotFound
 from ...format.jsonl import encode, parse_line
 from .db import Database, OutcomeUnknown
 from .rows import Placement, now_ms
+
+T = TypeVar("T")
 
 _WHERE = {None: "among live or archived sessions", "live": "among live sessions",
           "archive": "in the archive", "trash": "in the trash"}
@@ -25,7 +28,7 @@ def move_area(db: Database, session_id: str, from_area: str | None, to: str, own
     """Move the session from ``from_area`` (None: live or archive) to ``to``; where it is now."""
     areas = ["live", "archive"] if from_area is None else [from_area]
 
-    def run(conn: Any) -> tuple[str, str, str] | str:
+    def run(conn: psycopg.Connection) -> tuple[str, str, str] | str:
         with conn.transaction():
             row = conn.execute(
                 "SELECT area, lease_owner, lease_expires > now(), folder, file_name FROM sidecar_sessions "
@@ -41,6 +44,7 @@ def move_area(db: Database, session_id: str, from_area: str | None, to: str, own
                 "UPDATE sidecar_sessions SET area = %s, trashed_ms = %s WHERE id = %s RETURNING area, folder, file_name",
                 (to, now_ms() if to == "trash" else None, session_id),
             ).fetchone()
+            assert moved is not None  # (the row is there: it was locked above)
             _carry_files(conn, Placement(row[0], row[3], row[4]).relative, Placement(*moved).relative)
             return moved
 
@@ -51,7 +55,7 @@ def move_area(db: Database, session_id: str, from_area: str | None, to: str, own
 def move_folder(db: Database, session_id: str, folder: str, cwd: str, owner: str) -> Placement:
     """Give a live session the project folder ``folder`` (of ``cwd``); where it is now."""
 
-    def run(conn: Any) -> Any:
+    def run(conn: psycopg.Connection) -> Placement | str:
         with conn.transaction():
             row = conn.execute(
                 "SELECT area, folder, file_name, lease_owner, lease_expires > now() FROM sidecar_sessions "
@@ -93,8 +97,8 @@ def move_folder(db: Database, session_id: str, folder: str, cwd: str, owner: str
     return moved
 
 
-def _moved(db: Database, run: Any, verb: str, session_id: str, missing: str,
-           refusals: dict[str, Exception] | None = None) -> Any:
+def _moved(db: Database, run: Callable[[psycopg.Connection], T | str], verb: str, session_id: str, missing: str,
+           refusals: dict[str, Exception] | None = None) -> T:
     """Run one move's transaction and turn its refusals ("missing", "held:<owner>", the caller's own) into errors."""
     try:
         moved = db.run(run, f"{verb} session {session_id}")

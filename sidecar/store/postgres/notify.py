@@ -36,7 +36,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 import psycopg
 
@@ -66,7 +66,7 @@ class Notice:
     leaf: str | None = None
 
     def payload(self) -> str:
-        body: dict[str, Any] = {"s": self.session_id, "k": self.kind, "n": self.line_count}
+        body: dict[str, str | int | None] = {"s": self.session_id, "k": self.kind, "n": self.line_count}
         if self.kind == "leaf":
             body["leaf"] = self.leaf
         text = json.dumps(body, separators=(",", ":"))

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, overload
+from datetime import datetime
+from typing import TypedDict, overload
 
 from ...format.titleslot import looks_like_slot, read_slot
 from ..ids import valid_session_id
@@ -33,6 +34,31 @@ class Placement:
     def relative(self) -> str:
         base = {"live": "", "archive": ".archive/", "trash": ".trash/"}[self.area]
         return f"{base}{self.folder}/{self.file_name}"
+
+
+class SessionRow(TypedDict):
+    """A ``sidecar_sessions`` row as the open reads it (lease.py's columns, schema.py's types)."""
+
+    id: str
+    area: str
+    folder: str
+    file_name: str
+    cwd: str
+    created: str
+    parent_session: str | None
+    title: str | None
+    name: str | None
+    first_message: str
+    message_count: int
+    last_activity: int
+    modified_ms: int
+    tokens_total: int
+    tokens_last: int
+    line_count: int
+    tail: bytes
+    lease_owner: str | None
+    lease_fence: int
+    lease_expires: datetime | None
 
 
 @overload
@@ -55,7 +81,7 @@ class Fold:
     session_id: str = ""
     cwd: str = ""
     created: str = ""
-    header_timestamp: Any = None
+    header_timestamp: str | None = None
     parent_session: str | None = None
     title: str | None = None
     acc: Accumulator = field(default_factory=Accumulator)
@@ -67,7 +93,7 @@ class Fold:
     def modified(self, fallback_ms: int) -> int:
         return modified_ms(self.acc.last_activity, self.header_timestamp, fallback_ms)
 
-    def columns(self, fallback_ms: int) -> dict[str, Any]:
+    def columns(self, fallback_ms: int) -> dict[str, str | int | None]:
         acc = self.acc
         name = no_nul(acc.name)
         return {
@@ -82,7 +108,7 @@ class Fold:
         }
 
     @classmethod
-    def of_row(cls, row: dict[str, Any]) -> "Fold":
+    def of_row(cls, row: SessionRow) -> "Fold":
         """The fold as a session row stored it (to extend it with appended lines)."""
         return cls(
             session_id=row["id"],

@@ -8,7 +8,7 @@ a read-only opener catches up from the database instead (``catch_up``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from ...errors import DamagedFile
 from ...format.cycles import cycles_paused
@@ -156,5 +156,5 @@ def new_session(
     return session
 
 
-def header_cwd(session: Session) -> Any:
+def header_cwd(session: Session) -> object:
     return session.header_obj().get("cwd", "")

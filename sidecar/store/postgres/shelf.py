@@ -11,13 +11,13 @@ from __future__ import annotations
 import builtins
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .listing import decode_cursor, list_sessions
 
 if TYPE_CHECKING:
     from ...work import Work
-    from ..base import ListPage, ListQuery
+    from ..base import Cursor, HeldUpkeep, ListPage, ListQuery
     from ..session import Session
     from ..usage import Erased, SessionFile, StoreUsage
     from .db import Database
@@ -41,7 +41,7 @@ class ShelfQueries:
             page.sessions[:0] = listed_in_memory(query, self.held_sessions())
         return page
 
-    def decode_cursor(self, cursor: str) -> Any:
+    def decode_cursor(self, cursor: str) -> Cursor | None:
         return decode_cursor(cursor)
 
     def reindex(self) -> int:
@@ -49,10 +49,10 @@ class ShelfQueries:
         assert row is not None  # (count(*) always answers a row)
         return int(row[0])
 
-    def upkeep_held(self, held: builtins.list[Any]) -> AbstractContextManager[None]:
+    def upkeep_held(self, held: builtins.list[HeldUpkeep]) -> AbstractContextManager[None]:
         return nullcontext()
 
-    def run_upkeep(self, held: builtins.list[Any]) -> None:
+    def run_upkeep(self, held: builtins.list[HeldUpkeep]) -> None:
         pass
 
     # -- upkeep: session/stats and session/prune from the tables (postgres/upkeep.py) ---------

@@ -21,9 +21,10 @@ import os
 import socket
 import threading
 import uuid
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import msgspec
 
@@ -38,7 +39,7 @@ from ..ids import check_session_id, iso_now, new_session_id
 from ..session import LoadReport, Session
 from .blobs import PgBlobStore
 from .db import Database, OutcomeUnknown
-from .lease import DEFAULT_LEASE_SECONDS, open_stored, renew_all
+from .lease import DEFAULT_LEASE_SECONDS, Stored, open_stored, renew_all
 from .listing import LOCATION_PREFIX, list_page
 from .moves import move_area, move_folder
 from .notify import Listener, Notice, RemoteState, shared_notifier
@@ -52,7 +53,7 @@ log = logging.getLogger(__name__)
 SESSION_CONNECTIONS = 4
 
 
-class PostgresStore(HeldSessions, ShelfQueries):
+class PostgresStore(HeldSessions[PgSession], ShelfQueries):
     """``SessionStore`` over PostgreSQL (see the module doc)."""
 
     def __init__(self, root: Path, settings: Settings, database: Database, lease_seconds: float | None = None) -> None:
@@ -99,8 +100,8 @@ class PostgresStore(HeldSessions, ShelfQueries):
 
     # -- held sessions -------------------------------------------------------------
 
-    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: dict[str, Any],
-                       objs: list[dict[str, Any]], write: bool = True) -> tuple[str, bool]:
+    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: Mapping[str, object],
+                       objs: list[dict[str, object]], write: bool = True) -> tuple[str, bool]:
         """An imported session written in one transaction (postgres/importing.py), or the one there already."""
         from .importing import existing_place, import_entries
 
@@ -217,7 +218,7 @@ class PostgresStore(HeldSessions, ShelfQueries):
     def _db_for(self, session_id: str) -> Database:
         return self._session_dbs[int(hashlib.blake2s(session_id.encode(), digest_size=2).hexdigest(), 16) % len(self._session_dbs)]
 
-    def _writer_for(self, stored: Any) -> PgWriter:
+    def _writer_for(self, stored: Stored) -> PgWriter:
         return PgWriter(self._db_for(stored.row["id"]), stored.row["id"], stored.placement, self.owner, self.lease_seconds,
                         self.fsync_policy, stored=stored)
 
@@ -262,7 +263,7 @@ class PostgresStore(HeldSessions, ShelfQueries):
         )
         return row is not None
 
-    def copy(self, source: Session, entries: list[Entry], labels: list[dict[str, Any]], cwd: str) -> Session:
+    def copy(self, source: Session, entries: list[Entry], labels: list[dict[str, object]], cwd: str) -> Session:
         new_id = new_session_id()
         timestamp = iso_now()
         placement = Placement("live", encode_cwd(cwd), file_name(timestamp, new_id))

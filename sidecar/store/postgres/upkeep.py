@@ -9,7 +9,8 @@ the lines in SQL, no line is parsed; names come from the session row, labels fro
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+
+import psycopg
 
 from ...format.jsonl import BLOB_PREFIX, parse_line
 from ..files.usage import AREAS
@@ -24,7 +25,11 @@ _TABLES = ("sidecar_sessions", "sidecar_lines", "sidecar_texts", "sidecar_blobs"
 
 
 def measure(db: Database, root: Path, find_unreferenced: bool) -> StoreUsage:
-    def run(conn: Any) -> tuple[list[Any], Any, int, list[Any] | None]:
+    # (each session: id, area, folder, file name, modified ms, bytes; the blobs' count and bytes; the
+    # indexes' bytes; each unreferenced blob's digest and bytes)
+    def run(conn: psycopg.Connection) -> tuple[
+        list[tuple[str, str, str, str, int, int]], tuple[int, int], int, list[tuple[str, int]] | None
+    ]:
         sessions = conn.execute(
             "SELECT s.id, s.area, s.folder, s.file_name, s.modified_ms, octet_length(s.tail)"
             " + coalesce((SELECT sum(octet_length(l.line) + 1) FROM sidecar_lines l WHERE l.session_id = s.id), 0)"
@@ -33,7 +38,8 @@ def measure(db: Database, root: Path, find_unreferenced: bool) -> StoreUsage:
         blobs = conn.execute("SELECT count(*), coalesce(sum(octet_length(data)), 0) FROM sidecar_blobs").fetchone()
         indexes = conn.execute(
             "SELECT coalesce(sum(pg_indexes_size(to_regclass(t))), 0) FROM unnest(%s::text[]) AS t", (list(_TABLES),)
-        ).fetchone()[0]
+        ).fetchone()
+        assert blobs is not None and indexes is not None  # (an aggregate always answers a row)
         unreferenced = None
         if find_unreferenced:
             # A blob is referenced by any line of any session, live, archived or trashed.
@@ -43,7 +49,7 @@ def measure(db: Database, root: Path, find_unreferenced: bool) -> StoreUsage:
                 " ORDER BY b.digest",
                 ('"' + BLOB_PREFIX,),
             ).fetchall()
-        return sessions, blobs, int(indexes), unreferenced
+        return sessions, blobs, int(indexes[0]), unreferenced
 
     sessions, blobs, indexes, unreferenced = db.read(run, "measure the store")
     usage = StoreUsage(bytes_by_area={area: 0 for area in AREAS})
@@ -63,7 +69,7 @@ def measure(db: Database, root: Path, find_unreferenced: bool) -> StoreUsage:
 
 def pinned(db: Database, session_id: str | None) -> bool:
     """Named now, or labelled now (a label line may have been cleared by a later one: the tree decides)."""
-    def run(conn: Any) -> tuple[Any, list[bytes]]:
+    def run(conn: psycopg.Connection) -> tuple[tuple[str | None] | None, list[bytes]]:
         name = conn.execute("SELECT name FROM sidecar_sessions WHERE id = %s", (session_id,)).fetchone()
         labels = conn.execute(
             "SELECT line FROM sidecar_lines WHERE session_id = %s AND position('\"type\":\"label\"'::bytea IN line) > 0"

@@ -16,6 +16,7 @@ converter leaves it out and lists it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -43,7 +44,7 @@ def iso_to_ms(iso: str) -> int | None:
         return None
 
 
-def ms_to_iso(ms: Any) -> str | None:
+def ms_to_iso(ms: object) -> str | None:
     if isinstance(ms, (int, float)) and not isinstance(ms, bool):
         try:
             moment = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
@@ -124,7 +125,7 @@ class Translation:
     record: Record | None = None
     name: str | None = None  # session_info: metadata.json's name
     model: str | None = None  # model_change, or the model an assistant message names
-    usage: dict[str, Any] | None = None  # an assistant message's usage, for metadata.json's metrics
+    usage: Mapping[str, object] | None = None  # an assistant message's usage, for metadata.json's metrics
     lost: list[str] = field(default_factory=list)  # what cannot be held, in words
     # Fields of a message the record has no place for (model, usage, stopReason, a tool result's details):
     # the native store accepts the message without them (PROTOCOL.md says so); a conversion lists them.

@@ -45,7 +45,7 @@ def estimate_tokens(message: dict[str, Any]) -> int:
     return math.ceil(chars / 4)
 
 
-def _path_argument(arguments: Any) -> str | None:
+def _path_argument(arguments: object) -> str | None:
     if isinstance(arguments, dict):
         for key in ("path", "file_path", "filePath"):
             if isinstance(arguments.get(key), str) and arguments[key]:

@@ -10,7 +10,7 @@ systemPromptOverride) cannot be rebuilt: a rebuilt file says ``interactive``.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 import msgspec
 
@@ -26,12 +26,12 @@ def new_metadata(session_id: str, created_at: str, model: str = "", source: str 
     )
 
 
-def _count(usage: dict[str, Any], key: str) -> int:
+def _count(usage: Mapping[str, object], key: str) -> int:
     value = usage.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def add_usage(metrics: SessionMetrics | None, usage: dict[str, Any]) -> SessionMetrics:
+def add_usage(metrics: SessionMetrics | None, usage: Mapping[str, object]) -> SessionMetrics:
     metrics = msgspec.structs.replace(metrics) if metrics is not None else SessionMetrics()
     parts = [_count(usage, k) for k in ("input", "output", "cacheRead", "cacheWrite")]
     metrics.inputTokens += parts[0]

@@ -6,6 +6,7 @@ root is summarized with exactly them (a pi root uses compaction/prompts.py).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -76,8 +77,8 @@ def _text(content: Any) -> str:
                      and isinstance(b.get("text"), str))
 
 
-def _call(block: dict[str, Any]) -> str:
-    arguments: dict[str, Any] = found if isinstance(found := block.get("arguments"), dict) else {}
+def _call(block: Mapping[str, object]) -> str:
+    arguments: Mapping[str, object] = found if isinstance(found := block.get("arguments"), dict) else {}
     inner = ", ".join(f"{key}={encode_js(_encoder.encode, value).decode()}" for key, value in arguments.items())
     return f"{block.get('name')}({inner})"
 

@@ -8,7 +8,7 @@ our reading: token totals summed over the assistant messages' usage.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Literal, Union
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -25,7 +25,7 @@ class TextBlock(msgspec.Struct, tag_field="type", tag="text", forbid_unknown_fie
 class ToolCallBlock(msgspec.Struct, tag_field="type", tag="toolCall", forbid_unknown_fields=True):
     id: str
     name: str
-    arguments: dict[str, Any]
+    arguments: dict[str, object]
 
 
 ContentBlock = Union[TextBlock, ToolCallBlock]

@@ -12,9 +12,10 @@ from __future__ import annotations
 import builtins
 import contextlib
 import os
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import msgspec
 
@@ -22,7 +23,7 @@ from ...config import Settings
 from ...errors import InvalidParams, InvalidState, SessionExists, SessionNotFound, StorageError
 from ...format.jsonl import Entry
 from ...work import Work
-from ..base import Area, FileChange, FsyncPolicy, Listed, ListPage, ListQuery
+from ..base import Area, Cursor, FileChange, FsyncPolicy, HeldUpkeep, Listed, ListPage, ListQuery
 from ..compat import Compat
 from ..files.lock import lock_path, unlock
 from ..files.writer import DIR_MODE
@@ -43,7 +44,7 @@ _AREA_DIRS: dict[str, str | None] = {"live": None, "archive": ARCHIVE_DIR, "tras
 _CURSOR = "spec:"
 
 
-class SpecStore(HeldSessions):
+class SpecStore(HeldSessions[SpecSession]):
     def __init__(self, root: Path, settings: Settings) -> None:
         super().__init__()
         self.spec = SpecLayout(root)
@@ -62,8 +63,8 @@ class SpecStore(HeldSessions):
     def _check_id(self, session_id: str) -> None:
         check_ulid(session_id)
 
-    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: dict[str, Any],
-                       objs: list[dict[str, Any]], write: bool = True) -> tuple[str, bool]:
+    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: Mapping[str, object],
+                       objs: list[dict[str, object]], write: bool = True) -> tuple[str, bool]:
         """session/import writes pi sessions: their trees, subagent branches and custom entries are what
         this format cannot hold, so an import is refused here before anything is read into it."""
         from ...errors import FormatCannotHold
@@ -130,7 +131,7 @@ class SpecStore(HeldSessions):
             self._hold(session)
         return session, report
 
-    def _hold(self, session: Session) -> None:
+    def _hold(self, session: SpecSession) -> None:
         session.on_append = self._appended
         self._open[session.id] = session
 
@@ -151,14 +152,14 @@ class SpecStore(HeldSessions):
                 raise SessionExists(f"session {session_id} already exists; open it or pick another id",
                                     sessionId=session_id)
             if persist:
-                session: Session = SpecSession.create(folder, metadata, self.fsync_policy)
+                session: SpecSession = SpecSession.create(folder, metadata, self.fsync_policy)
             else:
                 session = SpecSession(folder, metadata, SpecWriter(folder, self.fsync_policy, exists=True))
                 session.in_memory = True
             self._hold(session)
         return session
 
-    def copy(self, source: Session, entries: list[Entry], labels: list[dict[str, Any]], cwd: str) -> Session:
+    def copy(self, source: Session, entries: list[Entry], labels: list[dict[str, object]], cwd: str) -> Session:
         """A fork: a new session holding the records of ``entries`` (a spec session has no labels)."""
         new_id = new_ulid()
         name = source.metadata.name if isinstance(source, SpecSession) else None
@@ -244,7 +245,7 @@ class SpecStore(HeldSessions):
         if query.query:
             needle = query.query.lower()
             found = [s for s in found if needle in (s.metadata.name or "").lower() or needle in s.first_message.lower()]
-        start = query.after or 0
+        start = query.after if isinstance(query.after, int) else 0  # (its own cursors are offsets)
         page = found[start:start + query.limit]
         sessions = [
             Listed(
@@ -258,7 +259,7 @@ class SpecStore(HeldSessions):
         more = start + query.limit < len(found)
         return ListPage(sessions=sessions, next_cursor=f"{_CURSOR}{start + query.limit}" if more else None)
 
-    def decode_cursor(self, cursor: str) -> Any:
+    def decode_cursor(self, cursor: str) -> Cursor | None:
         offset = cursor[len(_CURSOR):] if cursor.startswith(_CURSOR) else ""
         return int(offset) if offset.isdigit() else None
 
@@ -280,8 +281,8 @@ class SpecStore(HeldSessions):
     def collect_blobs(self, dry_run: bool) -> Erased:
         return self.empty_trash(None, 0, dry_run)
 
-    def upkeep_held(self, held: builtins.list[Any]) -> contextlib.AbstractContextManager[None]:
+    def upkeep_held(self, held: builtins.list[HeldUpkeep]) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
-    def run_upkeep(self, held: builtins.list[Any]) -> None:
+    def run_upkeep(self, held: builtins.list[HeldUpkeep]) -> None:
         pass

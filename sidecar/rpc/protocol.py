@@ -27,6 +27,7 @@ import msgspec
 
 from ..errors import RequestCancelled
 from ..format.codec import encode_js, parse
+from ..service import HeldUpkeep
 from ..service.methods import ROUTES, Route
 from .connection import Connection
 from .dispatch import queue_key, session_key
@@ -102,7 +103,7 @@ class SidecarProtocol(Endpoint):
         self._keys_in_flight: dict[str, int] = {}
         # Listing-index upkeep of inline appends, run once their answers are out and
         # always before another call is handed its turn (run_upkeep).
-        self.upkeep: list[object] = []
+        self.upkeep: list[HeldUpkeep] = []
         self._upkeep_scheduled = False
         # The number of this step of the event loop while inline calls run in it (see inline_turn).
         self._turn: int | None = None

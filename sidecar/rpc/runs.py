@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import msgspec
 
-from ..service import SessionService
+from ..service import HeldUpkeep, SessionService
 from ..service.methods import Route
 
 logger = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ class PendingRun:
     def flush(
         self,
         service: SessionService,
-        upkeep: list[object],
+        upkeep: list[HeldUpkeep],
         respond: Callable[[MsgId, object], None],
         refuse: Callable[[MsgId, BaseException], None],
     ) -> None:

@@ -11,6 +11,8 @@ and what the rpc layer needs to know of it.
 
 from __future__ import annotations
 
+from ..store import HeldUpkeep
 from .core import SessionService, redact_on_append
 
-__all__ = ["SessionService", "redact_on_append"]
+# HeldUpkeep: the index upkeep held back until an answer is out, which the rpc layer keeps without looking in.
+__all__ = ["HeldUpkeep", "SessionService", "redact_on_append"]

@@ -34,6 +34,7 @@ from ..snapshots.engine import Snapshots
 from ..store import (
     Durability,
     FileChange,
+    HeldUpkeep,
     ListQuery,
     Session,
     SessionStore,
@@ -147,10 +148,10 @@ class SessionService:
         """Where the appends of open session ``session_id`` become durable (for a group sync of deferred appends)."""
         return self.store.durability_of(session_id)
 
-    def upkeep_held(self, held: list[object]) -> AbstractContextManager[None]:
+    def upkeep_held(self, held: list[HeldUpkeep]) -> AbstractContextManager[None]:
         return self.store.upkeep_held(held)
 
-    def run_upkeep(self, held: list[object]) -> None:
+    def run_upkeep(self, held: list[HeldUpkeep]) -> None:
         self.store.run_upkeep(held)
 
     def reindex(self) -> int:

@@ -43,11 +43,17 @@ class AddsBatches:
     def run_batch(self, entry_count: int) -> EntryBatch:
         """What the calls of a run of appends share (``add_batch``'s ``shared``): the set-up of each
         call's EntryBatch, and one draw of randomness for the new ids of their ``entry_count`` entries."""
-        return EntryBatch(self.id, self.tree.by_id, set(), (), self.redact_entry, self.blobs, entry_count,
-                          self.entry_rules)
+        return EntryBatch(
+            self.id, self.tree.by_id, set(), (), self.redact_entry, self.blobs, entry_count, self.entry_rules
+        )
 
-    def add_batch(self, objs: list[dict[str, Any]], parent_id: Any = UNSET, shared: EntryBatch | None = None,
-                  validate: bool = True) -> tuple[list[Entry], list[dict[str, Any]]]:
+    def add_batch(
+        self,
+        objs: list[dict[str, Any]],
+        parent_id: Any = UNSET,
+        shared: EntryBatch | None = None,
+        validate: bool = True,
+    ) -> tuple[list[Entry], list[dict[str, Any]]]:
         """A batch's entries checked and completed (``append``'s doc), then added to the tree, not
         written: the caller writes them (``persist_run``) or takes them out again. Nothing is added
         when any entry fails. Also the lines as dicts (as written; not to be changed).
@@ -62,8 +68,9 @@ class AddsBatches:
         prepared_objs: list[dict[str, Any]] = []
         if shared is None:
             batch_ids: set[str] = set()
-            batch = EntryBatch(self.id, tree.by_id, batch_ids, objs, self.redact_entry, self.blobs,
-                               compat=self.entry_rules)
+            batch = EntryBatch(
+                self.id, tree.by_id, batch_ids, objs, self.redact_entry, self.blobs, compat=self.entry_rules
+            )
         else:
             batch, batch_ids = shared, shared.batch_ids
             batch_ids.clear()  # (the ids of the run's calls before are in the tree now)
@@ -98,4 +105,3 @@ class AddsBatches:
                 sessionId=self.id,
                 readOnly=True,
             )
-

@@ -22,12 +22,12 @@ writer that makes them durable.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from .changes import FileChange as FileChange  # (named here too: the seam's terms)
 from .changes import Reason as Reason
@@ -156,7 +156,7 @@ class SessionStore(Protocol):
     on_append: Callable[[Session], None] | None
     on_release: Callable[[str], None] | None
     on_behind: Callable[[str], None] | None
-    redact_entry: Callable[[dict[str, Any]], dict[str, Any]] | None
+    redact_entry: Callable[[dict[str, object]], dict[str, object]] | None
 
     @property
     def blobs(self) -> Blobs:
@@ -203,8 +203,15 @@ class SessionStore(Protocol):
         """A new session holding ``entries`` (a connected path) then ``labels`` (forks)."""
         ...
 
-    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: Mapping[str, object],
-                       objs: list[dict[str, object]], write: bool = True) -> tuple[str, bool]:
+    def import_session(
+        self,
+        session_id: str,
+        cwd: str,
+        timestamp: str,
+        header_fields: Mapping[str, object],
+        objs: list[dict[str, object]],
+        write: bool = True,
+    ) -> tuple[str, bool]:
         """Write an imported session (whole entries, parents first) in one go: (location, True); or the
         location of the session there already with that id and False (nothing written)."""
         ...

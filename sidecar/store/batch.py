@@ -27,9 +27,17 @@ Redact = Callable[[dict[str, object]], dict[str, object]]
 class EntryBatch:
     """The entries of one append, prepared one at a time against the session's ids and the batch's own."""
 
-    def __init__(self, session_id: str, by_id: dict[str, Entry], batch_ids: set[str], objs: Sequence[object],
-                 redact: Redact | None, blobs: Blobs | None,
-                 id_count: int | None = None, compat: str = "pi") -> None:
+    def __init__(
+        self,
+        session_id: str,
+        by_id: dict[str, Entry],
+        batch_ids: set[str],
+        objs: Sequence[object],
+        redact: Redact | None,
+        blobs: Blobs | None,
+        id_count: int | None = None,
+        compat: str = "pi",
+    ) -> None:
         """``id_count``: how many new ids to draw randomness for at once (default: one per entry of ``objs``);
         a run of appends shares one EntryBatch (``batch_ids`` cleared between its calls) and one draw."""
         self.session_id, self.by_id, self.batch_ids = session_id, by_id, batch_ids
@@ -45,7 +53,7 @@ class EntryBatch:
         except a label's or a context edit's, which comes before its target is looked up.
         """
         if not isinstance(obj, dict) or not isinstance(obj.get("type"), str) or not obj["type"]:
-            raise InvalidEntry(f"entries[{index}] must be an object with a string \"type\"", index=index)
+            raise InvalidEntry(f'entries[{index}] must be an object with a string "type"', index=index)
         if obj["type"] == "session":
             raise InvalidEntry(f"entries[{index}]: a session header cannot be appended", index=index)
         entry_id = obj.get("id")
@@ -114,8 +122,12 @@ def shape_error(index: int, refused: ShapeRefused) -> InvalidParams:
     ``data.index`` the entry, ``data.expected`` the shape pi expects there (also in the message)."""
     field = f"entries[{index}]" + ("." + refused.field if refused.field else "")
     expected = f"; expected {refused.expected}" if refused.expected else ""
-    return InvalidParams(f"{field}: {refused.reason}{expected}. Nothing was written.", field=field, index=index,
-                         expected=refused.expected)
+    return InvalidParams(
+        f"{field}: {refused.reason}{expected}. Nothing was written.",
+        field=field,
+        index=index,
+        expected=refused.expected,
+    )
 
 
 _random_pool = bytearray()

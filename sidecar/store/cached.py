@@ -35,7 +35,7 @@ class CachedContext(msgspec.Struct):
     estimated_tokens: int
 
     @classmethod
-    def make(cls, messages_json: bytes, **fields: Any) -> "CachedContext":
+    def make(cls, messages_json: bytes, **fields: Any) -> CachedContext:
         return cls(messages=msgspec.Raw(_encoder.encode(messages_json)), **fields)
 
     def json_messages(self) -> memoryview:

@@ -9,8 +9,9 @@ nothing until a store is opened and a process loads one backend alone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidParams
 
@@ -27,9 +28,11 @@ ContextForCache = Callable[["Session"], "CachedContext | None"]
 def open_store(root: Path, settings: Settings, context_for_cache: ContextForCache | None = None) -> SessionStore:
     """The store the settings choose, opened on ``root`` (InvalidParams for settings that cannot go together)."""
     if settings.store.databaseUrl and settings.store.format == "spec":
-        raise InvalidParams("store.format \"spec\" keeps sessions in folders below the root; it cannot be combined "
-                            "with store.databaseUrl (PostgreSQL holds pi-format sessions): drop one of the two",
-                            field="store.format")
+        raise InvalidParams(
+            'store.format "spec" keeps sessions in folders below the root; it cannot be combined '
+            "with store.databaseUrl (PostgreSQL holds pi-format sessions): drop one of the two",
+            field="store.format",
+        )
     if settings.store.databaseUrl:  # every session in PostgreSQL (store/postgres/)
         from .postgres.opening import postgres_store
 

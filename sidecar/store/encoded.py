@@ -39,8 +39,12 @@ def stored_entries(objs: Sequence[dict[str, object] | Entry], blobs: Blobs | Non
                 append(obj)
             continue
         kind, entry_id, parent, stamp = obj.get("type"), obj.get("id"), obj.get("parentId"), obj.get("timestamp")
-        if not (type(kind) is str and type(entry_id) is str and type(stamp) is str
-                and (parent is None or type(parent) is str)):
+        if not (
+            type(kind) is str
+            and type(entry_id) is str
+            and type(stamp) is str
+            and (parent is None or type(parent) is str)
+        ):
             append(stored_entry(obj, blobs))
             continue
         try:

@@ -9,7 +9,8 @@ its tree cache), ``_check_id`` how it tells a malformed id from an unknown one.
 from __future__ import annotations
 
 import threading
-from typing import Callable, Generic, TypeVar
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from ..errors import InvalidState, SessionNotFound
 from ..format.jsonl import Entry
@@ -87,7 +88,8 @@ class HeldSessions(Generic[S]):
             raise InvalidState(
                 f"session {session_id} has no file yet (nothing is written before the first user or assistant "
                 "message); create it with the cwd it belongs to, or move it once it is written",
-                sessionId=session_id)
+                sessionId=session_id,
+            )
         return False
 
     def close_all(self) -> list[Session]:

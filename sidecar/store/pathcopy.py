@@ -16,8 +16,8 @@ change keep their bytes; the others are encoded again in their own key order.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 from ..format.jsonl import Entry
 

@@ -10,9 +10,10 @@ lines through a ``LineWriting`` writer (``LineSession``); the spec's folders
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 from ..errors import EntryNotFound, SidecarError, StorageError
 from ..format.entries import CURRENT_VERSION
@@ -76,8 +77,9 @@ class LineWriting(SessionWriting, Protocol):
 
     def create(self, data: bytes, durable: bool = True) -> None: ...
 
-    def append(self, lines: list[bytes], durable: bool, defer_sync: bool = False, expect_at: int | None = None) -> int:
-        ...
+    def append(
+        self, lines: list[bytes], durable: bool, defer_sync: bool = False, expect_at: int | None = None
+    ) -> int: ...
 
 
 def new_header(session_id: str, cwd: str, parent_session: str | None = None, timestamp: str | None = None) -> Entry:
@@ -99,9 +101,9 @@ class Session(AddsBatches):
     writes it (each backend its own way) before the tree keeps it."""
 
     # Told of every batch once its lines are on disk (the listing index listens).
-    on_append: Callable[["Session", list[Entry]], None] | None = None
+    on_append: Callable[[Session, list[Entry]], None] | None = None
     # Told of what another writer did, once folded in (the store fans it out).
-    on_follow: Callable[["Session", FileChange], None] | None = None
+    on_follow: Callable[[Session, FileChange], None] | None = None
     # Whether another program's changes show up in a file here (inotify or a timer watches it);
     # a session whose changes come by other means (PostgreSQL's notices) is never polled.
     changes_on_disk: ClassVar[bool] = True

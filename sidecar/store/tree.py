@@ -78,7 +78,7 @@ class SessionTree:
             self._children = children
         return children
 
-    def add_parsed(self, items: "list[Entry | bytes]") -> None:
+    def add_parsed(self, items: list[Entry | bytes]) -> None:
         """Add the entries of parsed lines in file order (unparsed lines and entries without an id are not in the tree).
 
         The same as ``add`` for each, in one loop: a large file has hundreds of thousands of them.
@@ -115,7 +115,7 @@ class SessionTree:
         if last is not None:
             self.leaf_id = last.id
 
-    def remove_last(self, count: int, previous_leaf: str | None, previous_state: "TreeState") -> None:
+    def remove_last(self, count: int, previous_leaf: str | None, previous_state: TreeState) -> None:
         """Undo the last ``count`` adds after a failed write."""
         for _ in range(count):
             entry = self.entries.pop()
@@ -132,7 +132,7 @@ class SessionTree:
         self.name = previous_state.name
         self.has_conversation = previous_state.has_conversation
 
-    def snapshot(self) -> "TreeState":
+    def snapshot(self) -> TreeState:
         return TreeState(dict(self.labels), self.name, self.has_conversation)
 
     def path(self, leaf_id: str | None) -> list[Entry]:
@@ -267,5 +267,3 @@ class TreeState:
     labels: dict[str, str]
     name: str | None
     has_conversation: bool
-
-

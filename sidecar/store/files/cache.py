@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ...format.jsonl import LineMoved
 from ..cached import CachedContext
@@ -34,8 +34,16 @@ def save(root: Path, session: FileSession, context_for_cache: ContextForCache) -
     except (OSError, LineMoved):
         return
     cached = treecache.build_cache(
-        session.path, session.header, session.tree, session.parse_errors, session.writer.torn_tail_at,
-        session.writer.needs_newline, stamp, tail, context_for_cache(session), session.prefix,
+        session.path,
+        session.header,
+        session.tree,
+        session.parse_errors,
+        session.writer.torn_tail_at,
+        session.writer.needs_newline,
+        stamp,
+        tail,
+        context_for_cache(session),
+        session.prefix,
     )
     if cached is not None:
         treecache.write_cache(root, cached)

@@ -38,10 +38,20 @@ def listed(found: Summary | Row, archived: bool, compat: Compat, snippet: str | 
     (``name`` and ``title``) the one the tool of ``compat`` reads (titles.py)."""
     name = listed_name(compat, found.titled, found.name, found.title)
     return Listed(
-        session_id=found.session_id, location=found.path, cwd=found.cwd, created=found.created,
-        modified_ms=found.modified_ms, message_count=found.message_count, first_message=found.first_message,
-        tokens_total=found.tokens_total or 0, tokens_last=found.tokens_last or 0, name=name,
-        title=name, parent_session=found.parent_session, archived=archived, snippet=snippet,
+        session_id=found.session_id,
+        location=found.path,
+        cwd=found.cwd,
+        created=found.created,
+        modified_ms=found.modified_ms,
+        message_count=found.message_count,
+        first_message=found.first_message,
+        tokens_total=found.tokens_total or 0,
+        tokens_last=found.tokens_last or 0,
+        name=name,
+        title=name,
+        parent_session=found.parent_session,
+        archived=archived,
+        snippet=snippet,
     )
 
 
@@ -59,8 +69,9 @@ class Catalog:
     def stub(self, path: Path) -> bool:
         """Whether the file is a session oh-my-pi's picker and continueRecent pass over (listing.py's is_stub)."""
         summary = self._summaries.get(path)
-        return summary is not None and is_stub(summary.assistant_turns, summary.title, summary.first_message,
-                                               summary.last_role)
+        return summary is not None and is_stub(
+            summary.assistant_turns, summary.title, summary.first_message, summary.last_role
+        )
 
     # -- upkeep ---------------------------------------------------------------------
 
@@ -90,7 +101,7 @@ class Catalog:
         else:
             self.index.appended(session.path, area, entries)
 
-    def upkeep_held(self, held: list[Upkeep]) -> "_HoldUpkeep":
+    def upkeep_held(self, held: list[Upkeep]) -> _HoldUpkeep:
         """Within this block, the listing-index upkeep of this thread's appends goes into ``held``,
         for the caller to run with ``run_upkeep`` once its answers are out.
 
@@ -178,8 +189,9 @@ class Catalog:
                 continue
             if query.query and not matches(summary, query.query):
                 continue
-            if self.compat == "omp" and is_stub(summary.assistant_turns, summary.title, summary.first_message,
-                                                 summary.last_role):
+            if self.compat == "omp" and is_stub(
+                summary.assistant_turns, summary.title, summary.first_message, summary.last_role
+            ):
                 continue  # oh-my-pi's picker passes over it (listing.py)
             found.append((summary, archived))
         found.sort(key=lambda item: sort_key(item[0]))

@@ -29,8 +29,9 @@ def rewrite_header_cwd(path: Path, cwd: str) -> None:
         while True:
             end = head.find(b"\n", start)
             if end < 0:
-                raise DamagedFile(f"{path} has no session header in its first {_HEADER_SCAN_BYTES} bytes",
-                                  path=str(path))
+                raise DamagedFile(
+                    f"{path} has no session header in its first {_HEADER_SCAN_BYTES} bytes", path=str(path)
+                )
             entry = parse_line(head[start:end])
             if entry is not None and entry.type == "session":
                 break

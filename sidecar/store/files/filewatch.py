@@ -61,8 +61,9 @@ class FileWatch:
         if self._libc is not None:
             fd = self._libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
             if fd < 0:
-                log.info("inotify unavailable (%s): watched sessions are checked on a timer",
-                         os.strerror(ctypes.get_errno()))
+                log.info(
+                    "inotify unavailable (%s): watched sessions are checked on a timer", os.strerror(ctypes.get_errno())
+                )
             self.fd = fd
 
     @property
@@ -80,7 +81,9 @@ class FileWatch:
                 if wd < 0:
                     code = ctypes.get_errno()
                     level = logging.WARNING if code == errno.ENOSPC else logging.INFO
-                    log.log(level, "cannot watch %s (%s): its sessions are checked on a timer", folder, os.strerror(code))
+                    log.log(
+                        level, "cannot watch %s (%s): its sessions are checked on a timer", folder, os.strerror(code)
+                    )
                     return False
                 self._folder_wd[folder], self._wd_folder[wd] = wd, folder
             self._files.setdefault(folder, set()).add(name)

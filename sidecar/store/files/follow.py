@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ...format.jsonl import Entry, parse_line
 from ..base import FileChange, Reason
@@ -47,11 +48,12 @@ _POLL_S = 0.002
 # in it was torn (its writer died), and is not waited for.
 _FRESH_S = 0.1
 
+
 def extend_tail(tail: bytes, lines: list[bytes]) -> bytes:
     """The last TAIL_SAMPLE bytes of a file that held ``tail`` at its end and then ``lines`` (each with its newline)."""
     last = lines[-1]
     if len(last) >= TAIL_SAMPLE - 1:  # the usual case: one line is enough
-        return last[1 - TAIL_SAMPLE:] + b"\n"
+        return last[1 - TAIL_SAMPLE :] + b"\n"
     parts: list[bytes] = []
     size = 0
     for line in reversed(lines):
@@ -80,7 +82,7 @@ def classify(path: str, known_size: int, tail: bytes, header: bytes, size: int) 
         return "rewritten"
     try:
         start = max(0, known_size - TAIL_SAMPLE)
-        if known_size > start and os.pread(fd, known_size - start, start) != tail[start - known_size:]:
+        if known_size > start and os.pread(fd, known_size - start, start) != tail[start - known_size :]:
             return "rewritten"
         first = os.pread(fd, len(header) + 1, 0)
     finally:

@@ -23,6 +23,7 @@ ROOT_ENV = "SESSION_SIDECAR_HOME"
 ARCHIVE_DIR = ".archive"
 TRASH_DIR = ".trash"
 
+
 def default_root() -> Path:
     env = os.environ.get(ROOT_ENV)
     if env:
@@ -74,9 +75,11 @@ class Layout:
         folder = encode_cwd(cwd)
         size = len(os.fsencode(folder))
         if size > NAME_MAX:
-            raise InvalidParams(f"cwd is too long: its project folder's name would be {size} bytes, over the "
-                                f"{NAME_MAX} a file system allows (pi's layout names the folder after the cwd)",
-                                field="cwd")
+            raise InvalidParams(
+                f"cwd is too long: its project folder's name would be {size} bytes, over the "
+                f"{NAME_MAX} a file system allows (pi's layout names the folder after the cwd)",
+                field="cwd",
+            )
         return self.root / folder
 
     def project_dirs(self, base: Path | None = None) -> list[Path]:
@@ -104,11 +107,7 @@ class Layout:
     def session_files(self, folder: Path) -> list[Path]:
         try:
             with os.scandir(folder) as it:
-                return [
-                    Path(e.path)
-                    for e in it
-                    if e.name.endswith(".jsonl") and e.is_file(follow_symlinks=False)
-                ]
+                return [Path(e.path) for e in it if e.name.endswith(".jsonl") and e.is_file(follow_symlinks=False)]
         except (FileNotFoundError, NotADirectoryError):
             return []
 
@@ -127,8 +126,12 @@ class Layout:
         """Every live file of a session id: more than one when a file was copied by hand."""
         check_session_id(session_id)
         suffix = f"_{session_id}.jsonl"
-        return [path for folder in self.project_dirs(self.root) for path in self.session_files(folder)
-                if path.name.endswith(suffix)]
+        return [
+            path
+            for folder in self.project_dirs(self.root)
+            for path in self.session_files(folder)
+            if path.name.endswith(suffix)
+        ]
 
     def moved(self, path: Path, from_area: str | None, to_area: str | None) -> Path:
         """The same relative place of ``path`` in another area (live, archive, trash)."""

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 from ...errors import InvalidState, SessionExists, SessionNotFound, StorageError
 from ..base import Area
@@ -38,9 +39,13 @@ class MovingStore(Protocol):
 
     def reload(self, path: Path) -> None: ...
 
+
 _FOLDER: dict[Area, str | None] = {"live": None, "archive": ARCHIVE_DIR, "trash": TRASH_DIR}
 _VERB: dict[tuple[Area | None, Area], str] = {
-    ("live", "archive"): "archive", ("archive", "live"): "unarchive", (None, "trash"): "delete", ("trash", "live"): "restore",
+    ("live", "archive"): "archive",
+    ("archive", "live"): "unarchive",
+    (None, "trash"): "delete",
+    ("trash", "live"): "restore",
 }
 _WHERE = {None: "among live sessions", ARCHIVE_DIR: "in the archive", TRASH_DIR: "in the trash"}
 
@@ -62,10 +67,14 @@ def move_area(store: MovingStore, session_id: str, from_area: Area | None, to: A
                     f"session {session_id} has no file yet (nothing is written before the first user or assistant message)",
                     sessionId=session_id,
                 )
-            raise SessionNotFound(f"cannot {verb}: no session {session_id!r} {_WHERE[source_folder]}", sessionId=session_id)
+            raise SessionNotFound(
+                f"cannot {verb}: no session {session_id!r} {_WHERE[source_folder]}", sessionId=session_id
+            )
         target = layout.moved(source, source_folder, target_folder)
         if target.exists():
-            raise SessionExists(f"cannot {verb}: {target} already exists; delete or move that file first", path=str(target))
+            raise SessionExists(
+                f"cannot {verb}: {target} already exists; delete or move that file first", path=str(target)
+            )
         store.take_held(session_id)
         layout.check_inside(target.parent)  # a symlinked .archive / .trash leads nowhere
         _relocate_locked(session_id, source, target, verb)
@@ -87,16 +96,22 @@ def move_cwd(store: MovingStore, session_id: str, cwd: str) -> str:
         held = store.held(session_id)
         source = held.path if held is not None else (files[0] if files else None)
         if source is None:
-            raise SessionNotFound(f"cannot move: no live session {session_id!r} below {layout.root}", sessionId=session_id)
+            raise SessionNotFound(
+                f"cannot move: no live session {session_id!r} below {layout.root}", sessionId=session_id
+            )
         target = layout.project_dir(cwd) / source.name
         others = [path for path in files if path != source]
         if others:  # which of two files of one id a later open takes is chance: keep one first
-            raise SessionExists(f"cannot move: session {session_id} is also in {others[0]}; "
-                                "move or delete that file first", path=str(others[0]))
+            raise SessionExists(
+                f"cannot move: session {session_id} is also in {others[0]}; move or delete that file first",
+                path=str(others[0]),
+            )
         if target == source:
             return str(source)
         if os.path.lexists(target):
-            raise SessionExists(f"cannot move: {target} already exists; move or delete that file first", path=str(target))
+            raise SessionExists(
+                f"cannot move: {target} already exists; move or delete that file first", path=str(target)
+            )
         layout.check_inside(target.parent)
         was_open = store.take_held(session_id, moving_on=True) is not None
         _relocate_locked(session_id, source, target, "move", lambda: rewrite_header_cwd(source, cwd))

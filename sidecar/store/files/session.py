@@ -60,9 +60,11 @@ class FileSession(follow.FollowsFile, LineSession):
         parent_session: str | None = None,
         timestamp: str | None = None,
         prefix: bytes = b"",
-    ) -> "FileSession":
+    ) -> FileSession:
         """A session not written yet; ``prefix`` goes before its header (oh-my-pi's title slot)."""
-        session = cls(path, new_header(session_id, cwd, parent_session, timestamp), SessionWriter(path, policy, exists=False))
+        session = cls(
+            path, new_header(session_id, cwd, parent_session, timestamp), SessionWriter(path, policy, exists=False)
+        )
         if prefix:
             session.prefix = prefix
             session.title_slot, session.title_fault = read_slot(prefix.rstrip(b"\n"))
@@ -81,7 +83,7 @@ class FileSession(follow.FollowsFile, LineSession):
         prefix: bytes = b"",
         header_fields: Mapping[str, object] | None = None,
         owned: bool = False,
-    ) -> "FileSession":
+    ) -> FileSession:
         """A new session holding ``entries`` byte for byte (a fork, an import); its file is
         written at once when they hold a user or assistant message, else deferred as usual.
         ``header_fields`` go into the header after pi's own (an import's ``importedFrom``).
@@ -101,7 +103,7 @@ class FileSession(follow.FollowsFile, LineSession):
     @classmethod
     def load(
         cls, path: Path, policy: FsyncPolicy, read_only: bool = False, cache_root: Path | None = None
-    ) -> tuple["FileSession", LoadReport]:
+    ) -> tuple[FileSession, LoadReport]:
         """Open a file: lock it, parse leniently, migrate (rewriting atomically, original kept), index.
 
         Read-only, no lock is taken and nothing is rewritten (a migration stays in memory).
@@ -275,7 +277,9 @@ def _from_cache(
     return session, LoadReport(session.parse_errors, None)
 
 
-def _from_file(cls: type[FileSession], path: Path, policy: FsyncPolicy, read_only: bool) -> tuple[FileSession, LoadReport]:
+def _from_file(
+    cls: type[FileSession], path: Path, policy: FsyncPolicy, read_only: bool
+) -> tuple[FileSession, LoadReport]:
     """The session parsed from its file (pi may be finishing a line: waited for), migrated and rewritten when old."""
     follow.await_line_end(path)  # pi may be writing its last line right now
     try:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Iterator
 
 import msgspec
 
@@ -49,7 +48,9 @@ class FileStore(HeldSessions[FileSession]):
         # The tool the files must stay readable by (store/compat.py): where images and names go.
         self.compat: Compat = root_compat(self.root, settings.store.compat)
         if settings.store.compat is None:  # the effective value, as initialize answers it
-            settings = msgspec.structs.replace(settings, store=msgspec.structs.replace(settings.store, compat=self.compat))
+            settings = msgspec.structs.replace(
+                settings, store=msgspec.structs.replace(settings.store, compat=self.compat)
+            )
         self.settings = settings
         self.blobs = _blob_store(self.root, self.compat)
         self.catalog = Catalog(self.layout, self.compat)
@@ -176,7 +177,9 @@ class FileStore(HeldSessions[FileSession]):
         session_id = check_session_id(session_id) if session_id is not None else new_session_id()
         with self._lock:
             if session_id in self._open or self.layout.find(session_id) is not None:
-                raise SessionExists(f"session {session_id} already exists; open it or pick another id", sessionId=session_id)
+                raise SessionExists(
+                    f"session {session_id} already exists; open it or pick another id", sessionId=session_id
+                )
             timestamp = iso_now()
             path = self.layout.new_session_path(cwd, timestamp, session_id)
             prefix = new_file_prefix(timestamp) if session_compat(path, self.root, self.compat) == "omp" else b""
@@ -191,7 +194,13 @@ class FileStore(HeldSessions[FileSession]):
         new_path = self.layout.new_session_path(cwd, timestamp, new_id)
         omp = session_compat(new_path, self.root, self.compat) == "omp"
         forked = FileSession.copied(
-            new_path, new_id, cwd, self.fsync_policy, entries, parent_session=source.id, timestamp=timestamp,
+            new_path,
+            new_id,
+            cwd,
+            self.fsync_policy,
+            entries,
+            parent_session=source.id,
+            timestamp=timestamp,
             prefix=fork_prefix(source, timestamp) if omp else b"",
         )
         if labels:
@@ -203,8 +212,15 @@ class FileStore(HeldSessions[FileSession]):
             self._hold(forked)
         return forked
 
-    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: Mapping[str, object],
-                       objs: list[dict[str, object]], write: bool = True) -> tuple[str, bool]:
+    def import_session(
+        self,
+        session_id: str,
+        cwd: str,
+        timestamp: str,
+        header_fields: Mapping[str, object],
+        objs: list[dict[str, object]],
+        write: bool = True,
+    ) -> tuple[str, bool]:
         """An imported session: (its location, True) once written in one go, or (the location of the one
         there already, False); nothing is written then, nor when ``write`` is false ("", False)."""
         with self._lock:
@@ -216,9 +232,17 @@ class FileStore(HeldSessions[FileSession]):
             path = self.layout.new_session_path(cwd, timestamp, session_id)
             omp = session_compat(path, self.root, self.compat) == "omp"
             entries = stored_entries(objs, self.blobs if omp else None)
-            session = FileSession.copied(path, session_id, cwd, self.fsync_policy, entries, timestamp=timestamp,
-                                     prefix=new_file_prefix(timestamp) if omp else b"", header_fields=header_fields,
-                                     owned=True)
+            session = FileSession.copied(
+                path,
+                session_id,
+                cwd,
+                self.fsync_policy,
+                entries,
+                timestamp=timestamp,
+                prefix=new_file_prefix(timestamp) if omp else b"",
+                header_fields=header_fields,
+                owned=True,
+            )
         try:
             self.catalog.appended(session, entries)
         finally:

@@ -62,7 +62,7 @@ def new_file_prefix(timestamp: str) -> bytes:
     return slot_line("", timestamp, None) + b"\n"
 
 
-def fork_prefix(source: "Session", timestamp: str) -> bytes:
+def fork_prefix(source: Session, timestamp: str) -> bytes:
     """The title line of a fork of ``source``: its title carried over, as oh-my-pi's forks carry it."""
     title = name_of(source, "omp")
     if not title:
@@ -75,8 +75,9 @@ def set_title(session: TitledFile, name: str) -> Entry:
     """oh-my-pi's rename: a ``title_change`` entry, then the title line (overwritten, or the file rewritten with one)."""
     title = clean_title(name)
     if not title:
-        raise InvalidParams("name is empty once control characters and spaces are removed; send a visible name",
-                            field="name")
+        raise InvalidParams(
+            "name is empty once control characters and spaces are removed; send a visible name", field="name"
+        )
     previous = name_of(session, "omp")
     obj = {"type": TITLE_CHANGE_TYPE, "timestamp": iso_now(), "title": title, "source": "user"}
     if previous:
@@ -110,7 +111,9 @@ def _overwrite_slot(session: TitledFile, line: bytes) -> None:
         raise StorageError(
             f"could not rewrite the title line of {session.path}: {exc.strerror or exc}; "
             "the title_change entry is written, the title line is not",
-            path=str(session.path), errno=exc.errno, latched=False,
+            path=str(session.path),
+            errno=exc.errno,
+            latched=False,
         ) from exc
 
 
@@ -134,7 +137,9 @@ def _rewrite_with_prefix(session: TitledFile, prefix: bytes) -> None:
         raise StorageError(
             f"could not rewrite {session.path} with a title line: {exc.strerror or exc}; "
             "the title_change entry is written, the title line is not",
-            path=str(session.path), errno=exc.errno, latched=False,
+            path=str(session.path),
+            errno=exc.errno,
+            latched=False,
         ) from exc
     shift = len(prefix) - old
     for entry in session.tree.entries:

@@ -162,8 +162,13 @@ def _to_pi(path: Path, root: Path, report: ToolMoveReport) -> None:
         ids = {item.id for item in items if isinstance(item, Entry) and item.id}
         last = next((item.id for item in reversed(items) if isinstance(item, Entry) and item.id), None)
         # pi's leaf is the file's last entry: the name goes after it, so the leaf's path stays the same.
-        info = {"type": "session_info", "id": new_entry_id(ids), "parentId": last, "timestamp": iso_now(),
-                "name": session_name(wanted or "")}
+        info = {
+            "type": "session_info",
+            "id": new_entry_id(ids),
+            "parentId": last,
+            "timestamp": iso_now(),
+            "name": session_name(wanted or ""),
+        }
         items.append(Entry.from_obj(info))
         report.named.append(f"{path}: {wanted or '(no name)'}")
         changed = True

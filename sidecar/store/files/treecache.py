@@ -55,7 +55,7 @@ class FileStamp(msgspec.Struct, array_like=True, frozen=True):
     ctime_ns: int
 
     @classmethod
-    def of(cls, st: os.stat_result) -> "FileStamp":
+    def of(cls, st: os.stat_result) -> FileStamp:
         return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
@@ -76,8 +76,10 @@ class Columns(msgspec.Struct, array_like=True):
 
     def complete(self) -> bool:
         count = len(self.ids)
-        return all(len(column) == count for column in (
-            self.types, self.parents, self.timestamps, self.offsets, self.lengths, self.heads))
+        return all(
+            len(column) == count
+            for column in (self.types, self.parents, self.timestamps, self.offsets, self.lengths, self.heads)
+        )
 
 
 class TreeCache(msgspec.Struct, array_like=True):
@@ -183,7 +185,7 @@ def sample_tail(fd: int, size: int) -> bytes:
 
 
 def matches(cache: TreeCache, fd: int, stamp: FileStamp) -> str | None:
-    """"exact" when the file is the one cached, "grown" when it only had lines appended since, else None."""
+    """ "exact" when the file is the one cached, "grown" when it only had lines appended since, else None."""
     old = cache.stamp
     if (old.dev, old.ino) != (stamp.dev, stamp.ino) or stamp.size < old.size:
         return None
@@ -200,9 +202,18 @@ def matches(cache: TreeCache, fd: int, stamp: FileStamp) -> str | None:
     return "grown"
 
 
-def build_cache(path: Path, header: Entry, tree: SessionTree, parse_errors: int, torn_tail_at: int | None,
-                needs_newline: bool, stamp: FileStamp, tail: bytes, context: CachedContext | None,
-                prefix: bytes = b"") -> TreeCache | None:
+def build_cache(
+    path: Path,
+    header: Entry,
+    tree: SessionTree,
+    parse_errors: int,
+    torn_tail_at: int | None,
+    needs_newline: bool,
+    stamp: FileStamp,
+    tail: bytes,
+    context: CachedContext | None,
+    prefix: bytes = b"",
+) -> TreeCache | None:
     """The cache of a loaded tree, or None when an entry's place in the file is not known."""
     entries = tree.entries
     if any(e.offset < 0 for e in entries):
@@ -245,8 +256,9 @@ def tree_of(cache: TreeCache, source: LineSource) -> SessionTree:
     tree = SessionTree()
     add = tree.add
     unknown = False if columns.blobs_searched else None
-    for values in zip(columns.types, columns.ids, columns.parents, columns.timestamps, columns.heads,
-                      columns.offsets, columns.lengths):
+    for values in zip(
+        columns.types, columns.ids, columns.parents, columns.timestamps, columns.heads, columns.offsets, columns.lengths
+    ):
         kind, entry_id, parent, stamp, head, offset, length = values
         add(Entry(kind, entry_id, parent, stamp, None, head, offset, length, source, unknown))
     for index in columns.blobs:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import mmap
 import os
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from ...format.ids import session_id_of
 from ...format.jsonl import BLOB_MARK, BLOB_PREFIX, parse_path

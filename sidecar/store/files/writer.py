@@ -169,9 +169,7 @@ class SessionWriter:
             ensure_dir(self.path.parent)
             fd = _create_whole(self.path, data, durable)
         except FileExistsError:
-            raise SessionExists(
-                f"{self.path} already exists; choose another session id", path=str(self.path)
-            ) from None
+            raise SessionExists(f"{self.path} already exists; choose another session id", path=str(self.path)) from None
         except OSError as exc:
             if not self.path.exists():  # nothing was made: memory and disk agree
                 raise self._unlatched(exc, "create") from exc

@@ -23,14 +23,29 @@ if TYPE_CHECKING:
     from .sqlite import INDEX_DIR, INDEX_NAME, IndexUnavailable, ListingIndex
 
 _WHERE = {
-    "Accumulator": "listing", "Summary": "listing", "decode_line": "listing", "iso_from_ms": "listing",
-    "modified_ms": "listing", "first_around": "search",
-    "INDEX_DIR": "sqlite", "INDEX_NAME": "sqlite", "IndexUnavailable": "sqlite", "ListingIndex": "sqlite",
+    "Accumulator": "listing",
+    "Summary": "listing",
+    "decode_line": "listing",
+    "iso_from_ms": "listing",
+    "modified_ms": "listing",
+    "first_around": "search",
+    "INDEX_DIR": "sqlite",
+    "INDEX_NAME": "sqlite",
+    "IndexUnavailable": "sqlite",
+    "ListingIndex": "sqlite",
 }
 
 __all__ = [
-    "Accumulator", "INDEX_DIR", "INDEX_NAME", "IndexUnavailable", "ListingIndex", "Summary", "decode_line",
-    "first_around", "iso_from_ms", "modified_ms",
+    "Accumulator",
+    "INDEX_DIR",
+    "INDEX_NAME",
+    "IndexUnavailable",
+    "ListingIndex",
+    "Summary",
+    "decode_line",
+    "first_around",
+    "iso_from_ms",
+    "modified_ms",
 ]
 
 

@@ -30,11 +30,22 @@ def listed_in_memory(query: ListQuery, held: list[Session]) -> list[Listed]:
             continue
         if query.query and not matches(summary, query.query):
             continue
-        found.append(Listed(
-            session_id=summary.session_id, location="", cwd=summary.cwd, created=summary.created,
-            modified_ms=summary.modified_ms, message_count=summary.message_count,
-            first_message=summary.first_message, tokens_total=summary.tokens_total or 0,
-            tokens_last=summary.tokens_last or 0, name=session.name, title=session.name,
-            parent_session=summary.parent_session, archived=False, in_memory=True,
-        ))
+        found.append(
+            Listed(
+                session_id=summary.session_id,
+                location="",
+                cwd=summary.cwd,
+                created=summary.created,
+                modified_ms=summary.modified_ms,
+                message_count=summary.message_count,
+                first_message=summary.first_message,
+                tokens_total=summary.tokens_total or 0,
+                tokens_last=summary.tokens_last or 0,
+                name=session.name,
+                title=session.name,
+                parent_session=summary.parent_session,
+                archived=False,
+                in_memory=True,
+            )
+        )
     return found

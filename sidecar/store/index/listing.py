@@ -10,10 +10,10 @@ from __future__ import annotations
 import base64
 import mmap
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterator
 
 import msgspec
 
@@ -106,7 +106,9 @@ def _text(content: object) -> str:
                 return block.text if block.type == "text" and type(block.text) is str else ""
             return " ".join(b.text for b in content if b.type == "text" and type(b.text) is str)
         return " ".join(
-            b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
         )
     return ""
 
@@ -122,7 +124,7 @@ def _usage_tokens(usage: object) -> int:
 
 
 def iso_from_ms(ms: int) -> str:
-    moment = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
@@ -132,8 +134,15 @@ class Accumulator:
     __slots__ = ("count", "first", "last_activity", "name", "tokens_total", "tokens_last", "assistants", "last_role")
 
     def __init__(
-        self, count: int = 0, first: str = "", last_activity: int = 0, name: str | None = None,
-        tokens_total: int = 0, tokens_last: int = 0, assistants: int = 0, last_role: str | None = None,
+        self,
+        count: int = 0,
+        first: str = "",
+        last_activity: int = 0,
+        name: str | None = None,
+        tokens_total: int = 0,
+        tokens_last: int = 0,
+        assistants: int = 0,
+        last_role: str | None = None,
     ) -> None:
         self.count, self.first, self.last_activity, self.name = count, first, last_activity, name
         self.tokens_total, self.tokens_last = tokens_total, tokens_last
@@ -293,13 +302,19 @@ def is_stub(assistant_turns: int, title: str | None, first_message: str | None, 
     "unknown" status: a user message last, or none). A title or a first prompt is worth resuming."""
     if first_message == "(no messages)":  # (what a summary shows for none, as oh-my-pi's listing does)
         first_message = None
-    return (assistant_turns == 0 and not (title or "").strip() and not (first_message or "").strip()
-            and last_role != "toolResult")
+    return (
+        assistant_turns == 0
+        and not (title or "").strip()
+        and not (first_message or "").strip()
+        and last_role != "toolResult"
+    )
 
 
 # The same in SQL over the listing index's columns (indexschema.py).
-STUB_SQL = ("(assistant_turns = 0 AND trim(coalesce(title, '')) = '' AND trim(coalesce(first_message, '')) = ''"
-            " AND coalesce(last_role, '') != 'toolResult')")
+STUB_SQL = (
+    "(assistant_turns = 0 AND trim(coalesce(title, '')) = '' AND trim(coalesce(first_message, '')) = ''"
+    " AND coalesce(last_role, '') != 'toolResult')"
+)
 
 
 def summarize(path: Path, data: bytes, mtime_ms: int) -> Summary | None:
@@ -337,7 +352,13 @@ def matches(summary: Summary, query: str) -> bool:
     needle = query.casefold()
     return any(
         needle in field.casefold()
-        for field in (summary.name or "", summary.title or "", summary.first_message, summary.all_text, summary.session_id)
+        for field in (
+            summary.name or "",
+            summary.title or "",
+            summary.first_message,
+            summary.all_text,
+            summary.session_id,
+        )
     )
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from ...format.jsonl import Entry
 from . import workers as indexwork
@@ -21,8 +21,21 @@ Known = dict[str, dict[str, tuple[int, int]]]  # folder -> path -> (size, mtime_
 # What fold_file selects of a row: id, size, is_session, message_count, first_message, last_activity, name,
 # tokens_total, tokens_last, text_seq, header_ts, title, session_id, assistant_turns, last_role.
 FoldRow = tuple[
-    int, int, int, int, str | None, int | None, str | None, int | None, int | None, int, str | None, str | None,
-    str | None, int | None, str | None,
+    int,
+    int,
+    int,
+    int,
+    str | None,
+    int | None,
+    str | None,
+    int | None,
+    int | None,
+    int,
+    str | None,
+    str | None,
+    str | None,
+    int | None,
+    str | None,
 ]
 
 
@@ -67,8 +80,13 @@ def read_files(
 
 
 def _store_reads(
-    conn: sqlite3.Connection, items: list[tuple[int, str, str, str]], reads: Iterator[indexwork.Read],
-    existing: dict[str, int], next_id: int, known: Known, check: Callable[[int, int], None] | None,
+    conn: sqlite3.Connection,
+    items: list[tuple[int, str, str, str]],
+    reads: Iterator[indexwork.Read],
+    existing: dict[str, int],
+    next_id: int,
+    known: Known,
+    check: Callable[[int, int], None] | None,
     delete: Callable[[sqlite3.Connection, str], None],
 ) -> None:
     rows: list[tuple[object, ...]] = []
@@ -100,8 +118,11 @@ def _store_reads(
         else:
             delete_texts(conn, file_id)
             fresh = False
-        values = (path, folder, area, size, mtime, 1, *fields) if fields is not None else (
-            (path, folder, area, size, mtime, 0) + (None,) * 17)
+        values = (
+            (path, folder, area, size, mtime, 1, *fields)
+            if fields is not None
+            else ((path, folder, area, size, mtime, 0) + (None,) * 17)
+        )
         if fresh:
             rows.append((file_id,) + values)
         else:
@@ -114,8 +135,14 @@ def _store_reads(
     flush()
 
 
-def fold_file(conn: sqlite3.Connection, known: Known, path: Path, area: str, entries: list[Entry],
-              read_into: Callable[[sqlite3.Connection, str, str, str, int, int], object]) -> None:
+def fold_file(
+    conn: sqlite3.Connection,
+    known: Known,
+    path: Path,
+    area: str,
+    entries: list[Entry],
+    read_into: Callable[[sqlite3.Connection, str, str, str, int, int], object],
+) -> None:
     """``entries`` the sidecar appended to ``path`` folded into its row, in the caller's transaction;
     the file read again (``read_into``) when its row is not the file before them."""
     key = str(path)
@@ -132,8 +159,9 @@ def fold_file(conn: sqlite3.Connection, known: Known, path: Path, area: str, ent
         fold_appended(conn, known, path, entries, st, row)
 
 
-def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, entries: list[Entry], st: os.stat_result,
-                  row: FoldRow) -> None:
+def fold_appended(
+    conn: sqlite3.Connection, known: Known, path: Path, entries: list[Entry], st: os.stat_result, row: FoldRow
+) -> None:
     """Fold the ``entries`` the sidecar appended into the file's ``row`` (as selected by ListingIndex.appended).
 
     A line is decoded only when its entry's envelope does not say enough: an entry the listing ignores,
@@ -162,10 +190,20 @@ def fold_appended(conn: sqlite3.Connection, known: Known, path: Path, entries: l
         " name=?, tokens_total=?, tokens_last=?, text_seq=?, modified_ms=?, meta=?, assistant_turns=?, last_role=?"
         " WHERE id=?",
         (
-            st.st_size, st.st_mtime_ns, acc.count, acc.first, acc.last_activity, acc.name,
-            acc.tokens_total, acc.tokens_last, seq + len(added),
+            st.st_size,
+            st.st_mtime_ns,
+            acc.count,
+            acc.first,
+            acc.last_activity,
+            acc.name,
+            acc.tokens_total,
+            acc.tokens_last,
+            seq + len(added),
             modified_ms(acc.last_activity, header_ts, st.st_mtime_ns // 1_000_000),
-            folded_meta(acc.name, title, session_id), acc.assistants, acc.last_role, file_id,
+            folded_meta(acc.name, title, session_id),
+            acc.assistants,
+            acc.last_role,
+            file_id,
         ),
     )
     known.setdefault(str(path.parent), {})[key] = (st.st_size, st.st_mtime_ns)

@@ -106,4 +106,3 @@ def _alive(pid: int) -> bool:
     except (OSError, OverflowError):
         return True  # alive (another user's), or no pid this system could have: leave the file alone
     return True
-

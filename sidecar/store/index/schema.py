@@ -13,9 +13,9 @@ name, title and id casefolded, the rest of what a query looks in.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from .listing import iso_from_ms
 
@@ -97,7 +97,6 @@ class Row:
         return self.header_ts if self.header_ts is not None else iso_from_ms(self.mtime_ns // 1_000_000)
 
 
-
 def _give_back_space(conn: sqlite3.Connection) -> None:
     """The pages an older index's tables held returned to the disk (they would stay in the file, free,
     as large as that index was): cheap right after the drop, when the tables are empty. Another
@@ -126,11 +125,11 @@ def connect(
             conn.execute("BEGIN IMMEDIATE")
             remade = conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION
             if remade:
-                for (kind, name) in conn.execute(
+                for _kind, name in conn.execute(
                     "SELECT type, name FROM sqlite_master WHERE type IN ('table') AND name NOT LIKE 'sqlite_%'"
                     " AND name NOT LIKE 'texts_%'"
                 ).fetchall():
-                    conn.execute(f"DROP TABLE IF EXISTS \"{name}\"")
+                    conn.execute(f'DROP TABLE IF EXISTS "{name}"')
                 for statement in [*SCHEMA.split(";"), *FILES_INDEXES.values()]:
                     if statement.strip():
                         conn.execute(statement)

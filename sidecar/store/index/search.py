@@ -31,7 +31,8 @@ texts; one with a newline is checked text by text.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Iterable, TypeVar
+from collections.abc import Iterable
+from typing import Any, TypeVar
 
 from ...trigrams import trigram_terms
 
@@ -65,8 +66,9 @@ def query_rows(
     budget = limit * _WALK_PAGES + _WALK_EXTRA
     walked = 0
     last: tuple[int, str] | None = None
-    for values in conn.execute(f"SELECT {columns} FROM files WHERE {' AND '.join(where)} {_ORDER} LIMIT ?",
-                               [*args, budget]):
+    for values in conn.execute(
+        f"SELECT {columns} FROM files WHERE {' AND '.join(where)} {_ORDER} LIMIT ?", [*args, budget]
+    ):
         walked += 1
         last = (values[_MODIFIED], values[1])
         snippet = first_hit(conn, values[0], needle)
@@ -81,8 +83,10 @@ def query_rows(
     ids = matching_ids(conn, query, needle)
     if not ids:
         return found
-    sql = (f"SELECT {columns} FROM files WHERE {' AND '.join(where)} AND id IN (SELECT value FROM json_each(?))"
-           f" {_ORDER} LIMIT ?")
+    sql = (
+        f"SELECT {columns} FROM files WHERE {' AND '.join(where)} AND id IN (SELECT value FROM json_each(?))"
+        f" {_ORDER} LIMIT ?"
+    )
     for values in conn.execute(sql, [*args, "[" + ",".join(map(str, ids)) + "]", limit - len(found)]).fetchall():
         found.append((values, first_hit(conn, values[0], needle)))
     return found
@@ -93,17 +97,25 @@ def matching_ids(conn: sqlite3.Connection, query: str, needle: str) -> set[int]:
     grams = trigram_terms(query)  # (the index keeps no positions: indexschema.py)
     if grams and len(needle) >= 3:
         # The rows holding each of the query's trigrams somewhere, then the needle itself checked in them.
-        texts = conn.execute(f"SELECT DISTINCT rowid >> {SHIFT} FROM texts"
-                             " WHERE texts MATCH ? AND holds(text, lengths, ?)", (grams, needle))
+        texts = conn.execute(
+            f"SELECT DISTINCT rowid >> {SHIFT} FROM texts WHERE texts MATCH ? AND holds(text, lengths, ?)",
+            (grams, needle),
+        )
     else:  # below the trigram index's reach: every text is read
         texts = conn.execute(f"SELECT DISTINCT rowid >> {SHIFT} FROM texts WHERE holds(text, lengths, ?)", (needle,))
     ids = {file_id for (file_id,) in texts}
     # Texts not yet in the full-text index (being built) are read row by row: same answer, slower.
-    ids.update(file_id for (file_id,) in conn.execute(
-        f"SELECT DISTINCT id >> {SHIFT} FROM pending WHERE holds(text, lengths, ?)", (needle,)))
+    ids.update(
+        file_id
+        for (file_id,) in conn.execute(
+            f"SELECT DISTINCT id >> {SHIFT} FROM pending WHERE holds(text, lengths, ?)", (needle,)
+        )
+    )
     if _META_SEPARATOR in needle:
-        meta = conn.execute("SELECT id FROM files WHERE contains(name, ?) OR contains(title, ?)"
-                            " OR contains(session_id, ?)", (needle, needle, needle))
+        meta = conn.execute(
+            "SELECT id FROM files WHERE contains(name, ?) OR contains(title, ?) OR contains(session_id, ?)",
+            (needle, needle, needle),
+        )
     else:  # instr in C over a column casefolded when written (its own index: a narrow scan)
         meta = conn.execute("SELECT id FROM files INDEXED BY files_meta WHERE instr(meta, ?) > 0", (needle,))
     ids.update(file_id for (file_id,) in meta)
@@ -115,8 +127,10 @@ _SESSION_ID, _TITLE, _NAME, _MODIFIED = 3, 6, 8, 11
 
 
 def _meta_matches(values: tuple[object, ...], needle: str) -> bool:
-    return any(isinstance(field, str) and needle in field.casefold()
-               for field in (values[_NAME], values[_TITLE], values[_SESSION_ID]))
+    return any(
+        isinstance(field, str) and needle in field.casefold()
+        for field in (values[_NAME], values[_TITLE], values[_SESSION_ID])
+    )
 
 
 def folded_meta(name: str | None, title: str | None, session_id: str | None) -> str:
@@ -130,12 +144,21 @@ _META_SEPARATOR = "\n"  # a needle holding it is matched field by field instead
 def first_hit(conn: sqlite3.Connection, file_id: int, needle: str) -> str | None:
     """The snippet around the first text of the file (indexed or pending, in message order) holding ``needle``."""
     bounds = (file_id << SHIFT, (file_id + 1) << SHIFT)
-    indexed = first_around(_texts_of(
-        conn.execute("SELECT rowid, text, lengths FROM texts WHERE rowid >= ? AND rowid < ? ORDER BY rowid", bounds),
-        needle), needle)
-    pending = first_around(_texts_of(
-        conn.execute("SELECT id, text, lengths FROM pending WHERE id >= ? AND id < ? ORDER BY id", bounds), needle),
-        needle)
+    indexed = first_around(
+        _texts_of(
+            conn.execute(
+                "SELECT rowid, text, lengths FROM texts WHERE rowid >= ? AND rowid < ? ORDER BY rowid", bounds
+            ),
+            needle,
+        ),
+        needle,
+    )
+    pending = first_around(
+        _texts_of(
+            conn.execute("SELECT id, text, lengths FROM pending WHERE id >= ? AND id < ? ORDER BY id", bounds), needle
+        ),
+        needle,
+    )
     if pending is not None and (indexed is None or pending[0] < indexed[0]):
         indexed = pending
     return indexed[1] if indexed is not None else None
@@ -177,7 +200,7 @@ def split_row(text: str, lengths: str | None) -> list[str]:
         return [text]
     parts, at = [], 0
     for size in map(int, lengths.split()):
-        parts.append(text[at:at + size])
+        parts.append(text[at : at + size])
         at += size + 1
     return parts
 
@@ -197,8 +220,13 @@ def first_around(rows: Iterable[tuple[K, str]], needle: str) -> tuple[K, str] | 
             at, size = _unfolded_span(text, needle) or (min(at, len(text) - 1), 1)
         start, end = max(0, at - SNIPPET_CONTEXT), min(len(text), at + size + SNIPPET_CONTEXT)
         return rowid, (
-            (SNIPPET_ELLIPSIS if start else "") + text[start:at] + SNIPPET_OPEN + text[at:at + size]
-            + SNIPPET_CLOSE + text[at + size:end] + (SNIPPET_ELLIPSIS if end < len(text) else "")
+            (SNIPPET_ELLIPSIS if start else "")
+            + text[start:at]
+            + SNIPPET_OPEN
+            + text[at : at + size]
+            + SNIPPET_CLOSE
+            + text[at + size : end]
+            + (SNIPPET_ELLIPSIS if end < len(text) else "")
         )
     return None
 
@@ -241,8 +269,9 @@ def drain_chunk(conn: sqlite3.Connection, limit: int, max_chars: int | None = No
         if edge is None:
             conn.execute("COMMIT")
             return False
-        conn.execute("INSERT INTO texts(rowid, text, lengths) SELECT id, text, lengths FROM pending WHERE id <= ?",
-                     (edge,))
+        conn.execute(
+            "INSERT INTO texts(rowid, text, lengths) SELECT id, text, lengths FROM pending WHERE id <= ?", (edge,)
+        )
         conn.execute("DELETE FROM pending WHERE id <= ?", (edge,))
         conn.execute("COMMIT")
         return True

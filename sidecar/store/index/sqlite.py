@@ -31,9 +31,10 @@ import logging
 import os
 import sqlite3
 import threading
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Iterable, TypeVar
+from typing import TypeVar
 
 from ...format.jsonl import Entry
 from .build import SearchBuilder, drain
@@ -59,6 +60,7 @@ _SCAN_THREADS = 8  # stat calls release the GIL; a slow file system answers seve
 _BUILD_AFTER = 64  # files read by one sync past which the background builder starts at once
 _CACHE_KIB = -2000  # sqlite's default page cache (negative: KiB)
 _BULK_CACHE_KIB = -32768  # while a sync reads BULK_ROWS files or more
+
 
 class IndexUnavailable(Exception):
     """The index could not be used (locked past the busy timeout); callers fall back to the files."""
@@ -121,12 +123,16 @@ class ListingIndex:
                         raise IndexUnavailable(str(exc)) from exc
                     if attempt:
                         raise
-                    log.warning("listing index %s is unusable (%s); rebuilding it from the session files", self.path, exc)
+                    log.warning(
+                        "listing index %s is unusable (%s); rebuilding it from the session files", self.path, exc
+                    )
                     self._discard()
                 except sqlite3.DatabaseError as exc:
                     if attempt:
                         raise
-                    log.warning("listing index %s is damaged (%s); rebuilding it from the session files", self.path, exc)
+                    log.warning(
+                        "listing index %s is damaged (%s); rebuilding it from the session files", self.path, exc
+                    )
                     self._discard()
         raise AssertionError("unreachable")
 
@@ -147,8 +153,12 @@ class ListingIndex:
 
     # -- keeping rows fresh ----------------------------------------------------------
 
-    def sync(self, folders: Iterable[tuple[Path, str]], prune: Iterable[tuple[Path, str]] = (),
-             check: Callable[[int, int], None] | None = None) -> None:
+    def sync(
+        self,
+        folders: Iterable[tuple[Path, str]],
+        prune: Iterable[tuple[Path, str]] = (),
+        check: Callable[[int, int], None] | None = None,
+    ) -> None:
         """Bring the rows of ``folders`` (each with its area) in line with their files.
 
         ``prune`` (base, area) pairs: also drop rows of folders below ``base``
@@ -191,14 +201,20 @@ class ListingIndex:
                     present = {path for path, _, _ in files}
                     gone.extend(p for p in known if p not in present)
             for folder_key, rows in self._known.items():
-                if folder_key not in requested and os.path.dirname(folder_key) in bases and not os.path.isdir(folder_key):
+                if (
+                    folder_key not in requested
+                    and os.path.dirname(folder_key) in bases
+                    and not os.path.isdir(folder_key)
+                ):
                     gone.extend(rows)
             changed = [(index, item[0], item[1], item[2]) for index, item in enumerate(seen_all) if item[5]]
             if not changed and not gone:
                 return 0
             read = len(changed)
             many = read >= BULK_ROWS
-            if many:  # a larger page cache while many rows go in (for the path index and the sorts that make the others)
+            if (
+                many
+            ):  # a larger page cache while many rows go in (for the path index and the sorts that make the others)
                 conn.execute(f"PRAGMA cache_size={_BULK_CACHE_KIB}")
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -251,7 +267,9 @@ class ListingIndex:
         self._read_many(conn, [(0, path, folder, area)], None)
 
     def _read_many(
-        self, conn: sqlite3.Connection, items: list[tuple[int, str, str, str]],
+        self,
+        conn: sqlite3.Connection,
+        items: list[tuple[int, str, str, str]],
         check: Callable[[int, int], None] | None,
     ) -> None:
         """(Re)read each (index, path, folder, area) whole into its row and texts (in the caller's transaction)."""
@@ -264,6 +282,7 @@ class ListingIndex:
 
     def refresh(self, path: Path, area: str) -> None:
         """Read one file into the index now (a new file, a fork)."""
+
         def action(conn: sqlite3.Connection) -> None:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -283,6 +302,7 @@ class ListingIndex:
     def appended_to(self, jobs: list[tuple[Path, str, list[Entry]]]) -> None:
         """``appended`` of each job (each of another file) in one transaction: a commit costs more than
         folding a run of appends. When that fails, each file's alone, failing (or not) as alone."""
+
         def action(conn: sqlite3.Connection) -> None:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -306,6 +326,7 @@ class ListingIndex:
 
     def moved(self, source: Path, target: Path | None, area: str | None) -> None:
         """A file was renamed (archive, restore) or left the listed areas (``target`` None: trash)."""
+
         def action(conn: sqlite3.Connection) -> None:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -400,9 +421,12 @@ class ListingIndex:
     def lineage(self, session_id: str) -> list[str]:
         """Ids of the sessions forked from ``session_id`` (its direct children)."""
         return self._run(
-            lambda conn: [r[0] for r in conn.execute(
-                "SELECT session_id FROM files WHERE parent_session=? AND is_session=1 ORDER BY path", (session_id,)
-            )]
+            lambda conn: [
+                r[0]
+                for r in conn.execute(
+                    "SELECT session_id FROM files WHERE parent_session=? AND is_session=1 ORDER BY path", (session_id,)
+                )
+            ]
         )
 
 

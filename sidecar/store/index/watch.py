@@ -55,8 +55,17 @@ IN_NONBLOCK = os.O_NONBLOCK
 IN_CLOEXEC = os.O_CLOEXEC
 
 _FOLDER_MASK = (
-    IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
-    | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW
+    IN_MODIFY
+    | IN_ATTRIB
+    | IN_CLOSE_WRITE
+    | IN_MOVED_FROM
+    | IN_MOVED_TO
+    | IN_CREATE
+    | IN_DELETE
+    | IN_DELETE_SELF
+    | IN_MOVE_SELF
+    | IN_ONLYDIR
+    | IN_DONT_FOLLOW
 )
 _SELF = IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT | IN_IGNORED
 _RETRY_S = 30.0  # after inotify_init1 failed for want of descriptors or instances, try again this much later
@@ -64,8 +73,27 @@ _HEADER = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (
 
 # File systems where another machine's (or the host's) writes raise no inotify events.
 _REMOTE = {
-    "nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "virtiofs", "ceph", "glusterfs", "afs", "lustre", "gpfs",
-    "ncpfs", "davfs", "vboxsf", "prl_fs", "vmhgfs", "ocfs2", "gfs2", "beegfs", "orangefs",
+    "nfs",
+    "nfs4",
+    "cifs",
+    "smb3",
+    "smbfs",
+    "9p",
+    "virtiofs",
+    "ceph",
+    "glusterfs",
+    "afs",
+    "lustre",
+    "gpfs",
+    "ncpfs",
+    "davfs",
+    "vboxsf",
+    "prl_fs",
+    "vmhgfs",
+    "ocfs2",
+    "gfs2",
+    "beegfs",
+    "orangefs",
 }
 
 
@@ -76,7 +104,7 @@ def parse(buffer: bytes) -> list[tuple[int, int, bytes]]:
     while offset + _HEADER.size <= len(buffer):
         wd, mask, _cookie, length = _HEADER.unpack_from(buffer, offset)
         start = offset + _HEADER.size
-        name = buffer[start:start + length].rstrip(b"\0")
+        name = buffer[start : start + length].rstrip(b"\0")
         events.append((wd, mask, name))
         offset = start + length
     return events
@@ -162,8 +190,11 @@ class FolderWatch:
             code = ctypes.get_errno()
             transient = code in (errno.EMFILE, errno.ENFILE, errno.ENOMEM)
             self._retry_at = time.monotonic() + _RETRY_S if transient else None
-            log.info("inotify unavailable (%s): every list checks every file%s", os.strerror(code),
-                     " for now" if transient else "")
+            log.info(
+                "inotify unavailable (%s): every list checks every file%s",
+                os.strerror(code),
+                " for now" if transient else "",
+            )
             return
         self._fd = fd
         self._finalizer = weakref.finalize(self, os.close, fd)
@@ -183,8 +214,10 @@ class FolderWatch:
                     code = ctypes.get_errno()
                     if code == errno.ENOSPC and not self._full_logged:
                         self._full_logged = True
-                        log.warning("inotify watch limit reached (fs.inotify.max_user_watches): folders past it are"
-                                    " checked file by file on every list")
+                        log.warning(
+                            "inotify watch limit reached (fs.inotify.max_user_watches): folders past it are"
+                            " checked file by file on every list"
+                        )
                     return
                 old = self._wd_path.get(wd)
                 if old is not None and old != folder:  # the same folder under another name (moved): forget that one

@@ -33,8 +33,9 @@ import struct
 import subprocess
 import sys
 import threading
+from collections.abc import Generator
 from pathlib import Path
-from typing import IO, Generator, cast
+from typing import IO, cast
 
 import msgspec
 
@@ -53,7 +54,22 @@ _MOST = 4  # workers by default at most (the parent's SQLite writes bound what m
 # title, parent_session, name, message_count, first_message, last_activity, modified_ms, tokens_total,
 # tokens_last, text_seq, meta, titled, assistant_turns, last_role.
 Fields = tuple[
-    str, str, str | None, str | None, str | None, str | None, int, str, int, int, int, int, int, str, int, int,
+    str,
+    str,
+    str | None,
+    str | None,
+    str | None,
+    str | None,
+    int,
+    str,
+    int,
+    int,
+    int,
+    int,
+    int,
+    str,
+    int,
+    int,
     str | None,
 ]
 # (size, mtime_ns, the row's fields or None when not a session, text rows), or None when the file is gone
@@ -79,11 +95,23 @@ def read_file(path: str, load: Loader = load_file) -> Read:
     summary, acc, texts = full
     chunks = text_chunks(texts) if texts else []
     fields: Fields = (
-        summary.session_id, summary.cwd, summary.created if summary.header_timestamp else None,
-        summary.title, summary.parent_session,
-        acc.name, acc.count, acc.first, acc.last_activity, summary.modified_ms,
-        acc.tokens_total, acc.tokens_last, len(chunks),
-        folded_meta(acc.name, summary.title, summary.session_id), int(summary.titled), acc.assistants, acc.last_role,
+        summary.session_id,
+        summary.cwd,
+        summary.created if summary.header_timestamp else None,
+        summary.title,
+        summary.parent_session,
+        acc.name,
+        acc.count,
+        acc.first,
+        acc.last_activity,
+        summary.modified_ms,
+        acc.tokens_total,
+        acc.tokens_last,
+        len(chunks),
+        folded_meta(acc.name, summary.title, summary.session_id),
+        int(summary.titled),
+        acc.assistants,
+        acc.last_role,
     )
     return size, mtime, fields, chunks
 
@@ -145,8 +173,12 @@ def _as_read(item: _SentRead) -> Read:
         return None
     size, mtime, fields, chunks = item
     # (the values read_file gave the worker, lists again)
-    return (size, mtime, cast(Fields, tuple(fields)) if fields is not None else None,
-            [cast("tuple[str, str | None]", tuple(chunk)) for chunk in chunks])
+    return (
+        size,
+        mtime,
+        cast(Fields, tuple(fields)) if fields is not None else None,
+        [cast("tuple[str, str | None]", tuple(chunk)) for chunk in chunks],
+    )
 
 
 class _Worker:
@@ -157,8 +189,12 @@ class _Worker:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, env=env, close_fds=True,
+            [sys.executable, "-m", __name__],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            close_fds=True,
         )
         self._feeder = threading.Thread(target=self._feed, args=(batches,), name="index-worker-feed", daemon=True)
         self._feeder.start()
@@ -199,7 +235,7 @@ class _Worker:
 
 
 def _in_workers(paths: list[str], count: int) -> Generator[Read, None, None]:
-    batches = [paths[start:start + _BATCH] for start in range(0, len(paths), _BATCH)]
+    batches = [paths[start : start + _BATCH] for start in range(0, len(paths), _BATCH)]
     pool: list[_Worker | None] = []
     try:
         for n in range(count):
@@ -212,8 +248,11 @@ def _in_workers(paths: list[str], count: int) -> Generator[Read, None, None]:
             reads = worker.result() if worker is not None else None
             if reads is None or len(reads) != len(batch):
                 if worker is not None:
-                    log.warning("listing index worker %d stopped (exit status %s); this process reads its files",
-                                worker.process.pid, worker.process.poll())
+                    log.warning(
+                        "listing index worker %d stopped (exit status %s); this process reads its files",
+                        worker.process.pid,
+                        worker.process.poll(),
+                    )
                     worker.stop()
                     pool[number % count] = None
                 reads = _read_batch(batch)

@@ -24,7 +24,8 @@ _WHERE = {
 }
 
 __all__ = [
-    "PostgresStore", "postgres_store",
+    "PostgresStore",
+    "postgres_store",
 ]
 
 

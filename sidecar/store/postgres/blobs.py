@@ -48,7 +48,9 @@ def keep_named(conn: psycopg.Connection, digests: list[str], session_id: str, st
         raise BlobMissing(
             f"the entries name the image blob:sha256:{missing[0]}, which the database does not hold (collected by "
             "empty-trash --blobs, or never stored); nothing was written: send the image's data instead",
-            digest=missing[0], sessionId=session_id, latched=False,
+            digest=missing[0],
+            sessionId=session_id,
+            latched=False,
         )
 
 

@@ -1,7 +1,7 @@
 """``session-sidecar migrate`` and ``session-sidecar export-root``: a file root into PostgreSQL and back.
 
-    session-sidecar migrate --from ROOT --database-url URL
-    session-sidecar export-root --database-url URL --to DIR
+session-sidecar migrate --from ROOT --database-url URL
+session-sidecar export-root --database-url URL --to DIR
 """
 
 from __future__ import annotations
@@ -26,13 +26,17 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     export = commands.add_parser("export-root", help="write every session of PostgreSQL back as a file root")
     _url(export)
     export.add_argument("--to", dest="target", type=Path, required=True, help="the folder to write the root into")
-    for parser in (migrate, export):  # SUPPRESS: the same option given before the subcommand stands (cli.GLOBAL_DEFAULTS)
+    for parser in (
+        migrate,
+        export,
+    ):  # SUPPRESS: the same option given before the subcommand stands (cli.GLOBAL_DEFAULTS)
         parser.add_argument("--log-level", default=argparse.SUPPRESS, choices=["debug", "info", "warning", "error"])
 
 
 def _url(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--database-url", default=argparse.SUPPRESS,
+        "--database-url",
+        default=argparse.SUPPRESS,
         help=f"postgresql://user:password@host:port/dbname (default: ${URL_ENV})",
     )
 

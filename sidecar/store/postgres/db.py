@@ -35,9 +35,10 @@ import re
 import socket
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator, TypeVar
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 import psycopg
@@ -132,11 +133,16 @@ class Database:
                 keepalives_interval=2,
                 keepalives_count=2,
                 # Ours after the URL's own (a search_path, say), which the keyword would otherwise replace.
-                options=" ".join(filter(None, (
-                    own if isinstance(own := conninfo_to_dict(self.url.url).get("options"), str) else None,
-                    f"-c statement_timeout={int(self.timeout * 1000)}",
-                    f"-c idle_in_transaction_session_timeout={int(self.timeout * 3000)}",
-                ))),
+                options=" ".join(
+                    filter(
+                        None,
+                        (
+                            own if isinstance(own := conninfo_to_dict(self.url.url).get("options"), str) else None,
+                            f"-c statement_timeout={int(self.timeout * 1000)}",
+                            f"-c idle_in_transaction_session_timeout={int(self.timeout * 3000)}",
+                        ),
+                    )
+                ),
             )
         except psycopg.OperationalError as exc:
             raise self.unreachable(exc) from None

@@ -37,8 +37,10 @@ _REFERENCED = (
     "regexp_matches(encode(l.line, 'escape'), '\"' || %(prefix)s || '([0-9a-f]{64})', 'g') AS m "
     "WHERE position(convert_to('\"' || %(prefix)s, 'UTF8') IN l.line) > 0"
 )
-_SIZE = ("octet_length(s.tail) + coalesce((SELECT sum(octet_length(l.line) + 1) FROM sidecar_lines l "
-         "WHERE l.session_id = s.id), 0)")
+_SIZE = (
+    "octet_length(s.tail) + coalesce((SELECT sum(octet_length(l.line) + 1) FROM sidecar_lines l "
+    "WHERE l.session_id = s.id), 0)"
+)
 
 
 def empty_trash(db: Database, older_than_s: int | None, now_ns: int, dry_run: bool) -> Erased:
@@ -84,13 +86,16 @@ def _erase(conn: psycopg.Connection, session_id: str, place: str) -> list[tuple[
     with conn.transaction():
         row = conn.execute(
             f"SELECT s.area, s.lease_owner, s.lease_expires > now(), {_SIZE} FROM sidecar_sessions s "
-            "WHERE s.id = %s FOR UPDATE", (session_id,),
+            "WHERE s.id = %s FOR UPDATE",
+            (session_id,),
         ).fetchone()
         if row is None or row[0] != "trash":
             return ""
         if row[1] is not None and row[2]:  # this sidecar's own hold too, as a file lock is
-            return (f"session {session_id} is open for writing in a sidecar ({row[1]}); "
-                    "run empty-trash again once it is closed")
+            return (
+                f"session {session_id} is open for writing in a sidecar ({row[1]}); "
+                "run empty-trash again once it is closed"
+            )
         kept = conn.execute(
             "DELETE FROM sidecar_files WHERE starts_with(path, %s) RETURNING path, octet_length(data)",
             (place + ".",),
@@ -109,16 +114,20 @@ def collect_blobs(db: Database, now_ms: int, dry_run: bool, grace_s: int = BLOB_
     def run(conn: psycopg.Connection) -> list[tuple[str, int]]:
         with conn.transaction():
             lock = "" if dry_run else " FOR UPDATE"
-            candidates = [r[0] for r in conn.execute(
-                f"SELECT digest FROM sidecar_blobs WHERE stored_ms < %s ORDER BY digest{lock}", (cutoff_ms,)
-            ).fetchall()]
+            candidates = [
+                r[0]
+                for r in conn.execute(
+                    f"SELECT digest FROM sidecar_blobs WHERE stored_ms < %s ORDER BY digest{lock}", (cutoff_ms,)
+                ).fetchall()
+            ]
             if not candidates:
                 return []
             referenced = [r[0] for r in conn.execute(_REFERENCED, {"prefix": BLOB_PREFIX}).fetchall()]
             verb = "SELECT digest, octet_length(data) FROM sidecar_blobs" if dry_run else "DELETE FROM sidecar_blobs"
             returning = "" if dry_run else " RETURNING digest, octet_length(data)"
             rows = conn.execute(
-                f"{verb} WHERE digest = ANY(%s::text[]) AND digest <> ALL(%s::text[]){returning}", (candidates, referenced)
+                f"{verb} WHERE digest = ANY(%s::text[]) AND digest <> ALL(%s::text[]){returning}",
+                (candidates, referenced),
             ).fetchall()
             return sorted((digest, int(size)) for digest, size in rows)
 

@@ -23,17 +23,33 @@ LOCATION_PREFIX = "pg:"
 
 
 def existing_place(db: Database, session_id: str) -> str | None:
-    row = db.read(lambda conn: conn.execute(
-        "SELECT area, folder, file_name FROM sidecar_sessions WHERE id = %s", (session_id,)).fetchone(),
-        f"look for session {session_id}")
+    row = db.read(
+        lambda conn: conn.execute(
+            "SELECT area, folder, file_name FROM sidecar_sessions WHERE id = %s", (session_id,)
+        ).fetchone(),
+        f"look for session {session_id}",
+    )
     return None if row is None else LOCATION_PREFIX + Placement(row[0], row[1], row[2]).relative
 
 
-def import_entries(db: Database, layout: Layout, session_id: str, cwd: str, timestamp: str,
-                   header_fields: Mapping[str, object], objs: list[dict[str, object]]) -> tuple[str, bool]:
+def import_entries(
+    db: Database,
+    layout: Layout,
+    session_id: str,
+    cwd: str,
+    timestamp: str,
+    header_fields: Mapping[str, object],
+    objs: list[dict[str, object]],
+) -> tuple[str, bool]:
     """(the new session's place, True); or (the place of the one there already with that id, False)."""
-    header = {"type": "session", "version": CURRENT_VERSION, "id": session_id, "timestamp": timestamp, "cwd": cwd,
-              **header_fields}
+    header = {
+        "type": "session",
+        "version": CURRENT_VERSION,
+        "id": session_id,
+        "timestamp": timestamp,
+        "cwd": cwd,
+        **header_fields,
+    }
     # as append stores them: over-long strings cut (images stay inline here)
     lines = [Entry.from_obj(header).raw, *(entry.raw for entry in stored_entries(objs, None))]
     data = b"".join(line + b"\n" for line in lines)
@@ -42,8 +58,9 @@ def import_entries(db: Database, layout: Layout, session_id: str, cwd: str, time
     ids, texts = fold_lines(fold, split, 0)
     placement = Placement("live", layout.cwd_dir(cwd).name, file_name(timestamp, session_id))
     report = ImportReport()
-    _import_session(db, session_id, placement, split, tail, fold, ids, texts, int(time.time() * 1000), None, data,
-                    report)
+    _import_session(
+        db, session_id, placement, split, tail, fold, ids, texts, int(time.time() * 1000), None, data, report
+    )
     if report.imported:
         return LOCATION_PREFIX + placement.relative, True
     # Written meanwhile by another sidecar (or there already): that one is the import.

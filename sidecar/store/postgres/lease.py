@@ -84,7 +84,12 @@ def _locked(row: SessionRow, session_id: str) -> SessionLocked:
 
 
 def open_stored(
-    db: Database, session_id: str, owner: str | None, lease_seconds: float, area: str | None = None, parse: bool = False,
+    db: Database,
+    session_id: str,
+    owner: str | None,
+    lease_seconds: float,
+    area: str | None = None,
+    parse: bool = False,
 ) -> Stored:
     """The session's bytes and row; with ``owner``, its lease taken (SessionLocked when another holds it);
     with ``parse``, its lines parsed as they arrive (``Stored.parsed`` finishes it)."""
@@ -128,7 +133,10 @@ _SELECT_LINES_BETWEEN = "SELECT line FROM sidecar_lines WHERE session_id = %s AN
 
 
 def _lines(
-    conn: psycopg.Connection, query: str, params: tuple[object, ...], parser: LineParser | None = None,
+    conn: psycopg.Connection,
+    query: str,
+    params: tuple[object, ...],
+    parser: LineParser | None = None,
 ) -> list[bytes]:
     """The session's lines ``query`` selects (all of them, or those since a line), in order; with
     ``parser``, each chunk fed to it as it arrives.
@@ -171,7 +179,11 @@ def _lines(
 
 
 def read_since(
-    db: Database, session_id: str, seq: int, parser: LineParser | None = None, upto: int | None = None,
+    db: Database,
+    session_id: str,
+    seq: int,
+    parser: LineParser | None = None,
+    upto: int | None = None,
 ) -> tuple[list[bytes], int, bytes]:
     """Lines from ``seq`` on (before ``upto`` when given), the line count and the tail now: what a
     read-only opener has not seen. With ``parser`` (``LineParser.after_header``), the lines are

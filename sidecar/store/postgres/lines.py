@@ -64,14 +64,18 @@ WITH ok AS ({_FENCED_UPDATE} RETURNING id
 SELECT count(*) FROM added
 """
 
+
 def line_params(at: int, lines: list[bytes], ids: list[str | None], texts: list[tuple[int, str]]) -> dict[str, object]:
     """The lines' part of an append's parameters, for APPEND_ONE or APPEND_FEW (by the batch's size)."""
     if len(lines) == 1:
         text = texts[0][1] if texts else None
         return {"entry_id": ids[0], "line": lines[0], "text": text, "folded": fold_text(text)}
     return {
-        "seqs": int8_range(at, at + len(lines)), "ids": text_array(ids), "lines": bytea_array(lines),
-        "text_seqs": int8_array([seq for seq, _ in texts]), "texts": text_array([text for _, text in texts]),
+        "seqs": int8_range(at, at + len(lines)),
+        "ids": text_array(ids),
+        "lines": bytea_array(lines),
+        "text_seqs": int8_array([seq for seq, _ in texts]),
+        "texts": text_array([text for _, text in texts]),
         "foldeds": text_array([fold_text(text) for _, text in texts]),
     }
 

@@ -97,7 +97,9 @@ def list_page(
         where.append("s.cwd = %(cwd)s")
         args["cwd"] = cwd
     if after is not None:
-        where.append("(s.modified_ms < %(mod)s OR (s.modified_ms = %(mod)s AND s.folder || '/' || s.file_name > %(key)s))")
+        where.append(
+            "(s.modified_ms < %(mod)s OR (s.modified_ms = %(mod)s AND s.folder || '/' || s.file_name > %(key)s))"
+        )
         args["mod"], args["key"] = after
     hit = ""
     snippet_column = "NULL::text AS hit"
@@ -168,11 +170,20 @@ def list_sessions(db: Database, query: ListQuery) -> ListPage:
     rows = rows[: query.limit]
     sessions = [
         Listed(
-            session_id=r.session_id, location=LOCATION_PREFIX + r.placement.relative, cwd=r.cwd,
-            created=r.created, modified_ms=r.modified_ms, message_count=r.message_count,
-            first_message=r.first_message, tokens_total=r.tokens_total, tokens_last=r.tokens_last,
-            name=r.name, title=r.name, parent_session=r.parent_session,
-            archived=r.placement.area == "archive", snippet=r.snippet,
+            session_id=r.session_id,
+            location=LOCATION_PREFIX + r.placement.relative,
+            cwd=r.cwd,
+            created=r.created,
+            modified_ms=r.modified_ms,
+            message_count=r.message_count,
+            first_message=r.first_message,
+            tokens_total=r.tokens_total,
+            tokens_last=r.tokens_last,
+            name=r.name,
+            title=r.name,
+            parent_session=r.parent_session,
+            archived=r.placement.area == "archive",
+            snippet=r.snippet,
         )
         for r in rows
     ]

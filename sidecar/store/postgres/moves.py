@@ -20,8 +20,12 @@ from .rows import Placement, now_ms
 
 T = TypeVar("T")
 
-_WHERE = {None: "among live or archived sessions", "live": "among live sessions",
-          "archive": "in the archive", "trash": "in the trash"}
+_WHERE = {
+    None: "among live or archived sessions",
+    "live": "among live sessions",
+    "archive": "in the archive",
+    "trash": "in the trash",
+}
 
 
 def move_area(db: Database, session_id: str, from_area: str | None, to: str, owner: str, verb: str) -> Placement:
@@ -59,7 +63,8 @@ def move_folder(db: Database, session_id: str, folder: str, cwd: str, owner: str
         with conn.transaction():
             row = conn.execute(
                 "SELECT area, folder, file_name, lease_owner, lease_expires > now() FROM sidecar_sessions "
-                "WHERE id = %s FOR UPDATE", (session_id,),
+                "WHERE id = %s FOR UPDATE",
+                (session_id,),
             ).fetchone()
             if row is None or row[0] != "live":
                 return "missing"
@@ -80,25 +85,43 @@ def move_folder(db: Database, session_id: str, folder: str, cwd: str, owner: str
                 if entry is not None and entry.type == "session":
                     header = entry.obj()
                     header["cwd"] = cwd
-                    conn.execute("UPDATE sidecar_lines SET line = %s WHERE session_id = %s AND seq = %s",
-                                 (encode(header), session_id, seq))
+                    conn.execute(
+                        "UPDATE sidecar_lines SET line = %s WHERE session_id = %s AND seq = %s",
+                        (encode(header), session_id, seq),
+                    )
                     break
             else:
                 return "damaged"
-            conn.execute("UPDATE sidecar_sessions SET folder = %s, cwd = %s WHERE id = %s",
-                         (folder, cwd, session_id))
+            conn.execute("UPDATE sidecar_sessions SET folder = %s, cwd = %s WHERE id = %s", (folder, cwd, session_id))
             _carry_files(conn, Placement(row[0], row[1], row[2]).relative, Placement(row[0], folder, row[2]).relative)
             return Placement(row[0], folder, row[2])
 
-    moved = _moved(db, run, "move", session_id, f"no live session {session_id!r} in the database", {
-        "exists": SessionExists(f"cannot move: {folder}/ already holds a session with that file name", sessionId=session_id),
-        "damaged": DamagedFile(f"session {session_id} has no session header in its first lines", sessionId=session_id),
-    })
+    moved = _moved(
+        db,
+        run,
+        "move",
+        session_id,
+        f"no live session {session_id!r} in the database",
+        {
+            "exists": SessionExists(
+                f"cannot move: {folder}/ already holds a session with that file name", sessionId=session_id
+            ),
+            "damaged": DamagedFile(
+                f"session {session_id} has no session header in its first lines", sessionId=session_id
+            ),
+        },
+    )
     return moved
 
 
-def _moved(db: Database, run: Callable[[psycopg.Connection], T | str], verb: str, session_id: str, missing: str,
-           refusals: dict[str, Exception] | None = None) -> T:
+def _moved(
+    db: Database,
+    run: Callable[[psycopg.Connection], T | str],
+    verb: str,
+    session_id: str,
+    missing: str,
+    refusals: dict[str, Exception] | None = None,
+) -> T:
     """Run one move's transaction and turn its refusals ("missing", "held:<owner>", the caller's own) into errors."""
     try:
         moved = db.run(run, f"{verb} session {session_id}")
@@ -109,9 +132,12 @@ def _moved(db: Database, run: Callable[[psycopg.Connection], T | str], verb: str
     if refusals and isinstance(moved, str) and moved in refusals:
         raise refusals[moved]
     if isinstance(moved, str):
-        raise SessionLocked(f"cannot {verb}: session {session_id} is held by another sidecar ({moved[5:]}); open it "
-                            "with readOnly to read it, or try again once that sidecar closes it or its lease expires",
-                            sessionId=session_id, owner=moved[5:])
+        raise SessionLocked(
+            f"cannot {verb}: session {session_id} is held by another sidecar ({moved[5:]}); open it "
+            "with readOnly to read it, or try again once that sidecar closes it or its lease expires",
+            sessionId=session_id,
+            owner=moved[5:],
+        )
     return moved
 
 

@@ -35,8 +35,8 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import psycopg
 
@@ -75,7 +75,7 @@ class Notice:
         return text
 
     @classmethod
-    def parse(cls, text: str) -> "Notice | None":
+    def parse(cls, text: str) -> Notice | None:
         try:
             body = json.loads(text)
             session_id, kind, count = body["s"], body["k"], body["n"]
@@ -87,18 +87,19 @@ class Notice:
         return cls(session_id, kind, count, leaf if isinstance(leaf, str) else None)
 
 
-_notifiers: dict[str, "Notifier"] = {}
+_notifiers: dict[str, Notifier] = {}
 _notifiers_lock = threading.Lock()
 
 
-def shared_notifier(database: Database) -> "Notifier":
+def shared_notifier(database: Database) -> Notifier:
     """The process's notifier for ``database``'s URL: one connection and one thread however many
     stores a process makes (tests make hundreds; a server has a connection limit)."""
     with _notifiers_lock:
         found = _notifiers.get(database.url.url)
         if found is None:
             found = _notifiers[database.url.url] = Notifier(
-                Database(database.url, database.timeout, "session-sidecar-notify"))
+                Database(database.url, database.timeout, "session-sidecar-notify")
+            )
         return found
 
 
@@ -222,8 +223,9 @@ class RemoteState:
 class Listener:
     """The reading side: one connection that LISTENs on the channels of the sessions held read-only."""
 
-    def __init__(self, database: Database, heard: Callable[[str, Notice | None], None],
-                 line_counts: Callable[[], dict[str, int]]) -> None:
+    def __init__(
+        self, database: Database, heard: Callable[[str, Notice | None], None], line_counts: Callable[[], dict[str, int]]
+    ) -> None:
         self._url = database.url
         self._timeout = database.timeout
         self._heard = heard  # (session id, notice or None for "check it")
@@ -259,8 +261,14 @@ class Listener:
 
     def _connect(self) -> psycopg.Connection:
         return psycopg.connect(
-            self._url.url, connect_timeout=max(1, int(self._timeout)), application_name="session-sidecar-listen",
-            autocommit=True, keepalives=1, keepalives_idle=5, keepalives_interval=2, keepalives_count=2,
+            self._url.url,
+            connect_timeout=max(1, int(self._timeout)),
+            application_name="session-sidecar-listen",
+            autocommit=True,
+            keepalives=1,
+            keepalives_idle=5,
+            keepalives_interval=2,
+            keepalives_count=2,
         )
 
     def _run(self) -> None:

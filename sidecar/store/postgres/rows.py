@@ -108,7 +108,7 @@ class Fold:
         }
 
     @classmethod
-    def of_row(cls, row: SessionRow) -> "Fold":
+    def of_row(cls, row: SessionRow) -> Fold:
         """The fold as a session row stored it (to extend it with appended lines)."""
         return cls(
             session_id=row["id"],
@@ -117,8 +117,12 @@ class Fold:
             header_timestamp=row["created"],
             has_header=True,
             acc=Accumulator(
-                row["message_count"], row["first_message"], row["last_activity"], row["name"],
-                row["tokens_total"], row["tokens_last"],
+                row["message_count"],
+                row["first_message"],
+                row["last_activity"],
+                row["name"],
+                row["tokens_total"],
+                row["tokens_last"],
             ),
         )
 

@@ -22,7 +22,7 @@ it (Python's casefolding, which PostgreSQL does not have).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import psycopg
 
@@ -50,7 +50,9 @@ def _fold_existing(conn: psycopg.Connection) -> None:
                 "UPDATE sidecar_texts SET folded = %s WHERE session_id = %s AND seq = %s",
                 [(fold_text(text), session_id, seq) for session_id, seq, text in rows],
             )
-    rows = conn.execute("SELECT id, name, title FROM sidecar_sessions WHERE name IS NOT NULL OR title IS NOT NULL").fetchall()
+    rows = conn.execute(
+        "SELECT id, name, title FROM sidecar_sessions WHERE name IS NOT NULL OR title IS NOT NULL"
+    ).fetchall()
     with conn.cursor() as cur:
         cur.executemany(
             "UPDATE sidecar_sessions SET name_folded = %s, title_folded = %s WHERE id = %s",
@@ -69,7 +71,8 @@ def _mark_titled(conn: psycopg.Connection) -> None:
 # Each version's steps, in order (ensure_schema runs them in its one transaction).
 MIGRATIONS: list[list[Migration]] = [
     # 1: sessions, their lines, blobs, other files of an imported root.
-    ["""
+    [
+        """
     CREATE EXTENSION IF NOT EXISTS pg_trgm;
 
     CREATE TABLE sidecar_sessions (
@@ -132,22 +135,25 @@ MIGRATIONS: list[list[Migration]] = [
         mode  integer NOT NULL,
         data  bytea NOT NULL
     );
-    """],
+    """
+    ],
     # 2: queries match as the file store does (Python's casefold, not lower()); an append does less:
     # no foreign keys to check (each append's own fenced update proves its session is there; a
     # session's lines and texts are deleted with it explicitly).
-    ["""
+    [
+        """
     ALTER TABLE sidecar_texts ADD COLUMN folded text;
     ALTER TABLE sidecar_sessions ADD COLUMN name_folded text, ADD COLUMN title_folded text;
     ALTER TABLE sidecar_lines DROP CONSTRAINT IF EXISTS sidecar_lines_session_id_fkey;
     ALTER TABLE sidecar_texts DROP CONSTRAINT IF EXISTS sidecar_texts_session_id_fkey;
     DROP INDEX IF EXISTS sidecar_texts_search;
     """,
-    _fold_existing,
-    """
+        _fold_existing,
+        """
     ALTER TABLE sidecar_texts ALTER COLUMN folded SET NOT NULL;
     CREATE INDEX sidecar_texts_search ON sidecar_texts USING gin (folded gin_trgm_ops);
-    """],
+    """,
+    ],
     # 3: a line is kept compressed in its row (storage MAIN) rather than moved to the TOAST table
     # past ~2 kB (EXTENDED, the default): a large line (a tool result) is then read back without a
     # TOAST index lookup per line. The SELECT of bench/load.py's 20,000-line session (~6,000 of its
@@ -155,27 +161,33 @@ MIGRATIONS: list[list[Migration]] = [
     # rows in both layouts in one database); 168 instead of 254 at load 4 (EXTERNAL, uncompressed out
     # of line, 185; pglz in the row 227). A small part of the whole open (~290 ms). A line that does
     # not fit a page even compressed still goes out of line. Rows written before keep their place.
-    ["""
+    [
+        """
     ALTER TABLE sidecar_lines ALTER COLUMN line SET STORAGE MAIN;
-    """],
+    """
+    ],
     # 4: emptying the trash and collecting blobs (erasing.py). ``trashed_ms``: when a session went to
     # the trash (``--older-than`` counts from it, as the file store counts from the file's ctime); a
     # session trashed before this version counts from the upgrade. ``stored_ms``: when a blob was
     # stored or last reused (its file's mtime in the file store): a blob is collected only past its
     # grace hour; blobs stored before this version get the upgrade's time (the column's default,
     # evaluated once: the rows are not rewritten).
-    ["""
+    [
+        """
     ALTER TABLE sidecar_sessions ADD COLUMN trashed_ms bigint;
     UPDATE sidecar_sessions SET trashed_ms = (extract(epoch FROM now()) * 1000)::bigint WHERE area = 'trash';
     ALTER TABLE sidecar_blobs ADD COLUMN stored_ms bigint NOT NULL DEFAULT (extract(epoch FROM now()) * 1000)::bigint;
-    """],
+    """
+    ],
     # 5: ``titled``: the session's first line is oh-my-pi's title line, so its one name is that line's
     # title (else the header's), not its last session_info (store/titles.py); set for the rows before it
     # from their first lines.
-    ["""
+    [
+        """
     ALTER TABLE sidecar_sessions ADD COLUMN IF NOT EXISTS titled boolean NOT NULL DEFAULT false;
     """,
-    _mark_titled],
+        _mark_titled,
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

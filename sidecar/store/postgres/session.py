@@ -7,8 +7,8 @@ a read-only opener catches up from the database instead (``catch_up``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ...errors import DamagedFile
 from ...format.cycles import cycles_paused
@@ -38,7 +38,7 @@ class PgSession(LineSession):
     # Live across hosts (notify.py): where a writer's notices go, and what a read-only holder heard.
     tell: Callable[[Notice], None] | None = None
     remote: RemoteState | None = None
-    on_closed: Callable[["PgSession"], None] | None = None
+    on_closed: Callable[[PgSession], None] | None = None
 
     # -- nothing to follow on disk ------------------------------------------------------
 
@@ -140,8 +140,14 @@ def session_of(stored: Stored, writer: PgWriter, read_only: bool) -> tuple[PgSes
 
 
 def new_session(
-    path: Path, writer: PgWriter, session_id: str, cwd: str, parent_session: str | None, timestamp: str,
-    prefix: bytes, entries: list[Entry] | None = None,
+    path: Path,
+    writer: PgWriter,
+    session_id: str,
+    cwd: str,
+    parent_session: str | None,
+    timestamp: str,
+    prefix: bytes,
+    entries: list[Entry] | None = None,
 ) -> PgSession:
     """A session not written yet (or a fork holding ``entries``, written at once when they hold a message)."""
     session = PgSession(path, new_header(session_id, cwd, parent_session, timestamp), writer)

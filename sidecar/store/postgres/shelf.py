@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 class ShelfQueries:
-    db: "Database"
+    db: Database
     root: Path
 
     if TYPE_CHECKING:  # what PostgresStore's other base (HeldSessions) provides

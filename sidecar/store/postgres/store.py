@@ -21,10 +21,9 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Iterator
 
 import msgspec
 
@@ -61,7 +60,9 @@ class PostgresStore(HeldSessions[PgSession], ShelfQueries):
         self.root = Path(root).expanduser().absolute()
         # Host-local things (prompt history, terminal breadcrumbs, snapshots) still live below the root.
         self.layout = Layout(self.root)
-        self.compat: Compat = "pi"  # "omp" is refused before (opening.py); unset means pi here, whatever the root's folder
+        self.compat: Compat = (
+            "pi"  # "omp" is refused before (opening.py); unset means pi here, whatever the root's folder
+        )
         if settings.store.compat is None:  # the effective value, as initialize answers it (as the file store's)
             settings = msgspec.structs.replace(settings, store=msgspec.structs.replace(settings.store, compat="pi"))
         self.settings = settings
@@ -100,8 +101,15 @@ class PostgresStore(HeldSessions[PgSession], ShelfQueries):
 
     # -- held sessions -------------------------------------------------------------
 
-    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: Mapping[str, object],
-                       objs: list[dict[str, object]], write: bool = True) -> tuple[str, bool]:
+    def import_session(
+        self,
+        session_id: str,
+        cwd: str,
+        timestamp: str,
+        header_fields: Mapping[str, object],
+        objs: list[dict[str, object]],
+        write: bool = True,
+    ) -> tuple[str, bool]:
         """An imported session written in one transaction (postgres/importing.py), or the one there already."""
         from .importing import existing_place, import_entries
 
@@ -144,8 +152,12 @@ class PostgresStore(HeldSessions[PgSession], ShelfQueries):
 
         if leaf is not None and leaf[0] > session.writer.line_count:  # first what came before the move
             tell(session.catch_up(upto=leaf[0]))
-        if leaf is not None and leaf[0] == session.writer.line_count and leaf[1] != session.leaf_id \
-                and (leaf[1] is None or leaf[1] in session.tree.by_id):
+        if (
+            leaf is not None
+            and leaf[0] == session.writer.line_count
+            and leaf[1] != session.leaf_id
+            and (leaf[1] is None or leaf[1] in session.tree.by_id)
+        ):
             session.branch(leaf[1])  # the writer moved its leaf without appending (session/branch)
             tell(FileChange())
         tell(session.catch_up())
@@ -171,8 +183,11 @@ class PostgresStore(HeldSessions[PgSession], ShelfQueries):
 
     def _listened_line_counts(self) -> dict[str, int]:
         with self._lock:
-            return {s.id: s.writer.line_count for s in self._open.values()
-                    if isinstance(s, PgSession) and s.remote is not None}
+            return {
+                s.id: s.writer.line_count
+                for s in self._open.values()
+                if isinstance(s, PgSession) and s.remote is not None
+            }
 
     def _session_closed(self, session: PgSession) -> None:
         if session.remote is not None:
@@ -199,8 +214,9 @@ class PostgresStore(HeldSessions[PgSession], ShelfQueries):
         return self._load(session_id, read_only)
 
     def _load(self, session_id: str, read_only: bool) -> tuple[Session, LoadReport]:
-        stored = open_stored(self._db_for(session_id), session_id, None if read_only else self.owner, self.lease_seconds,
-                             parse=True)
+        stored = open_stored(
+            self._db_for(session_id), session_id, None if read_only else self.owner, self.lease_seconds, parse=True
+        )
         if stored.row["area"] == "trash":
             if stored.fence is not None:
                 self._writer_for(stored).close()
@@ -216,11 +232,20 @@ class PostgresStore(HeldSessions[PgSession], ShelfQueries):
         return session, report
 
     def _db_for(self, session_id: str) -> Database:
-        return self._session_dbs[int(hashlib.blake2s(session_id.encode(), digest_size=2).hexdigest(), 16) % len(self._session_dbs)]
+        return self._session_dbs[
+            int(hashlib.blake2s(session_id.encode(), digest_size=2).hexdigest(), 16) % len(self._session_dbs)
+        ]
 
     def _writer_for(self, stored: Stored) -> PgWriter:
-        return PgWriter(self._db_for(stored.row["id"]), stored.row["id"], stored.placement, self.owner, self.lease_seconds,
-                        self.fsync_policy, stored=stored)
+        return PgWriter(
+            self._db_for(stored.row["id"]),
+            stored.row["id"],
+            stored.placement,
+            self.owner,
+            self.lease_seconds,
+            self.fsync_policy,
+            stored=stored,
+        )
 
     def _hold(self, session: PgSession) -> None:
         session.compat = "pi"
@@ -247,11 +272,14 @@ class PostgresStore(HeldSessions[PgSession], ShelfQueries):
             raise InvalidParams("cwd must not contain a NUL character", field="cwd")
         with self._lock:
             if session_id in self._open or self._exists(session_id):
-                raise SessionExists(f"session {session_id} already exists; open it or pick another id", sessionId=session_id)
+                raise SessionExists(
+                    f"session {session_id} already exists; open it or pick another id", sessionId=session_id
+                )
             timestamp = iso_now()
             placement = Placement("live", encode_cwd(cwd), file_name(timestamp, session_id))
-            writer = PgWriter(self._db_for(session_id), session_id, placement, self.owner, self.lease_seconds,
-                              self.fsync_policy)
+            writer = PgWriter(
+                self._db_for(session_id), session_id, placement, self.owner, self.lease_seconds, self.fsync_policy
+            )
             session = new_session(_path(placement), writer, session_id, cwd, parent_session, timestamp, b"")
             session.in_memory = not persist
             self._hold(session)
@@ -308,7 +336,7 @@ class PostgresStore(HeldSessions[PgSession], ShelfQueries):
     def session_id_at(self, location: str) -> str | None:
         if not location.startswith(LOCATION_PREFIX):
             return None
-        relative = location[len(LOCATION_PREFIX):]
+        relative = location[len(LOCATION_PREFIX) :]
         named = id_of_file_name(Path(relative).name)
         parts = relative.split("/")
         area = {".archive": "archive", ".trash": "trash"}.get(parts[0], "live")

@@ -80,8 +80,20 @@ def import_root(db: Database, root: Path) -> ImportReport:
         st = path.stat()
         # A trashed file's ctime is when it was moved there (empty-trash --older-than counts from it).
         trashed_ms = st.st_ctime_ns // 1_000_000 if placement.area == "trash" else None
-        _import_session(db, session_id, placement, lines, tail, fold, ids, texts, st.st_mtime_ns // 1_000_000,
-                        trashed_ms, data, report)
+        _import_session(
+            db,
+            session_id,
+            placement,
+            lines,
+            tail,
+            fold,
+            ids,
+            texts,
+            st.st_mtime_ns // 1_000_000,
+            trashed_ms,
+            data,
+            report,
+        )
     blobs = root / BLOB_DIR
     if blobs.is_dir():
         for blob in sorted(blobs.iterdir()):
@@ -142,8 +154,10 @@ def _import_session(
             ).fetchone()
             if row is not None:
                 if (row[0], row[1], row[2]) != (placement.area, placement.folder, placement.file_name):
-                    return f"{placement.relative}: session {session_id} is in the database already as " \
-                           f"{Placement(row[0], row[1], row[2]).relative}; not imported"
+                    return (
+                        f"{placement.relative}: session {session_id} is in the database already as "
+                        f"{Placement(row[0], row[1], row[2]).relative}; not imported"
+                    )
                 same = row[3] == len(lines) and bytes(row[4]) == tail and _same_lines(conn, session_id, lines)
                 if same:
                     return "unchanged"
@@ -161,11 +175,19 @@ def _import_session(
                 "%(message_count)s, %(last_activity)s, %(modified_ms)s, %(tokens_total)s, %(tokens_last)s, "
                 "%(line_count)s, %(tail)s, %(name_folded)s, %(title_folded)s, %(trashed_ms)s)",
                 {
-                    "id": session_id, "area": placement.area, "folder": placement.folder,
-                    "file_name": placement.file_name, "cwd": fold.cwd, "created": fold.created,
-                    "parent_session": fold.parent_session, "title": fold.title, "titled": fold.titled,
-                        "line_count": len(lines),
-                    "tail": tail, "title_folded": fold_text(fold.title), "trashed_ms": trashed_ms,
+                    "id": session_id,
+                    "area": placement.area,
+                    "folder": placement.folder,
+                    "file_name": placement.file_name,
+                    "cwd": fold.cwd,
+                    "created": fold.created,
+                    "parent_session": fold.parent_session,
+                    "title": fold.title,
+                    "titled": fold.titled,
+                    "line_count": len(lines),
+                    "tail": tail,
+                    "title_folded": fold_text(fold.title),
+                    "trashed_ms": trashed_ms,
                     **fold.columns(mtime_ms),
                 },
             )
@@ -217,9 +239,12 @@ def export_root(db: Database, target: Path) -> ExportReport:
                 ).fetchone()
                 if row is None:
                     return None
-                lines = [bytes(r[0]) for r in conn.execute(
-                    "SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (session_id,)
-                )]
+                lines = [
+                    bytes(r[0])
+                    for r in conn.execute(
+                        "SELECT line FROM sidecar_lines WHERE session_id = %s ORDER BY seq", (session_id,)
+                    )
+                ]
                 return Placement(row[0], row[1], row[2]), join_file(lines, bytes(row[3]))
 
         found = db.read(read, f"export session {session_id}")
@@ -233,16 +258,18 @@ def export_root(db: Database, target: Path) -> ExportReport:
         data = db.read(partial(_blob_data, digest))
         _write(target, f"{BLOB_DIR}/{digest}", data, 0o600)
         report.blobs += 1
-    for path, mode, data in db.read(lambda conn: conn.execute("SELECT path, mode, data FROM sidecar_files ORDER BY path").fetchall()):
+    for path, mode, data in db.read(
+        lambda conn: conn.execute("SELECT path, mode, data FROM sidecar_files ORDER BY path").fetchall()
+    ):
         _write(target, path, bytes(data), mode)
         report.files += 1
     return report
 
 
-
 def _blob_data(digest: str, conn: psycopg.Connection) -> bytes:
     row = conn.execute("SELECT data FROM sidecar_blobs WHERE digest = %s", (digest,)).fetchone()
     return bytes(row[0])  # type: ignore[index]  # the digest was just listed: its row is there
+
 
 def _write(target: Path, relative: str, data: bytes, mode: int) -> None:
     parts = Path(relative).parts

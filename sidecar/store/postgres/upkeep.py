@@ -27,9 +27,9 @@ _TABLES = ("sidecar_sessions", "sidecar_lines", "sidecar_texts", "sidecar_blobs"
 def measure(db: Database, root: Path, find_unreferenced: bool) -> StoreUsage:
     # (each session: id, area, folder, file name, modified ms, bytes; the blobs' count and bytes; the
     # indexes' bytes; each unreferenced blob's digest and bytes)
-    def run(conn: psycopg.Connection) -> tuple[
-        list[tuple[str, str, str, str, int, int]], tuple[int, int], int, list[tuple[str, int]] | None
-    ]:
+    def run(
+        conn: psycopg.Connection,
+    ) -> tuple[list[tuple[str, str, str, str, int, int]], tuple[int, int], int, list[tuple[str, int]] | None]:
         sessions = conn.execute(
             "SELECT s.id, s.area, s.folder, s.file_name, s.modified_ms, octet_length(s.tail)"
             " + coalesce((SELECT sum(octet_length(l.line) + 1) FROM sidecar_lines l WHERE l.session_id = s.id), 0)"
@@ -55,8 +55,11 @@ def measure(db: Database, root: Path, find_unreferenced: bool) -> StoreUsage:
     usage = StoreUsage(bytes_by_area={area: 0 for area in AREAS})
     for session_id, area, folder, file_name, modified_ms, size in sessions:
         place = Placement(area, folder, file_name).relative
-        usage.sessions.append(SessionFile(Path(LOCATION_PREFIX + place), area, folder, session_id, int(size),
-                                          int(modified_ms) * 1_000_000))
+        usage.sessions.append(
+            SessionFile(
+                Path(LOCATION_PREFIX + place), area, folder, session_id, int(size), int(modified_ms) * 1_000_000
+            )
+        )
         usage.bytes_by_area[area] += int(size)
     usage.blob_count, usage.blob_bytes = int(blobs[0]), int(blobs[1])
     # The database's indexes, and what stays below the root on this host (prompt history).
@@ -69,11 +72,14 @@ def measure(db: Database, root: Path, find_unreferenced: bool) -> StoreUsage:
 
 def pinned(db: Database, session_id: str | None) -> bool:
     """Named now, or labelled now (a label line may have been cleared by a later one: the tree decides)."""
+
     def run(conn: psycopg.Connection) -> tuple[tuple[str | None] | None, list[bytes]]:
         name = conn.execute("SELECT name FROM sidecar_sessions WHERE id = %s", (session_id,)).fetchone()
         labels = conn.execute(
-            "SELECT line FROM sidecar_lines WHERE session_id = %s AND position('\"type\":\"label\"'::bytea IN line) > 0"
-            " ORDER BY seq", (session_id,)).fetchall()
+            'SELECT line FROM sidecar_lines WHERE session_id = %s AND position(\'"type":"label"\'::bytea IN line) > 0'
+            " ORDER BY seq",
+            (session_id,),
+        ).fetchall()
         return name, [bytes(row[0]) for row in labels]
 
     name, label_lines = db.read(run, f"read the name and labels of session {session_id}")

@@ -29,8 +29,15 @@ from .rows import Fold, Placement, fold_lines, fold_text, now_ms, split_file
 
 # What other modules took from here before lease.py and lines.py were split off.
 __all__ = [
-    "DEFAULT_LEASE_SECONDS", "PgWriter", "Stored", "insert_lines", "lease_interval", "open_stored", "read_since",
-    "release", "renew_all",
+    "DEFAULT_LEASE_SECONDS",
+    "PgWriter",
+    "Stored",
+    "insert_lines",
+    "lease_interval",
+    "open_stored",
+    "read_since",
+    "release",
+    "renew_all",
 ]
 
 
@@ -126,12 +133,22 @@ class PgWriter:
                     "now() + %(lease)s * interval '1 second', %(name_folded)s, %(title_folded)s) "
                     "ON CONFLICT (id) DO NOTHING",
                     {
-                        "id": self.session_id, "area": self.placement.area, "folder": self.placement.folder,
-                        "file_name": self.placement.file_name, "cwd": fold.cwd, "created": fold.created,
-                        "parent_session": fold.parent_session, "title": fold.title, "titled": fold.titled,
+                        "id": self.session_id,
+                        "area": self.placement.area,
+                        "folder": self.placement.folder,
+                        "file_name": self.placement.file_name,
+                        "cwd": fold.cwd,
+                        "created": fold.created,
+                        "parent_session": fold.parent_session,
+                        "title": fold.title,
+                        "titled": fold.titled,
                         "line_count": len(lines),
-                        "tail": tail, "owner": self.owner, "fence": fence, "title_folded": fold_text(fold.title),
-                        "lease": lease_interval(self.lease_seconds), **fold.columns(stamp),
+                        "tail": tail,
+                        "owner": self.owner,
+                        "fence": fence,
+                        "title_folded": fold_text(fold.title),
+                        "lease": lease_interval(self.lease_seconds),
+                        **fold.columns(stamp),
                     },
                 )
                 if made.rowcount != 1:
@@ -160,14 +177,22 @@ class PgWriter:
             self._settle_tail(lines)
         at = self.line_count
         fold = Fold(
-            session_id=self.fold.session_id, cwd=self.fold.cwd, created=self.fold.created,
-            header_timestamp=self.fold.header_timestamp, has_header=True,
+            session_id=self.fold.session_id,
+            cwd=self.fold.cwd,
+            created=self.fold.created,
+            header_timestamp=self.fold.header_timestamp,
+            has_header=True,
             acc=_copy_acc(self.fold.acc),
         )
         ids, texts = fold_lines(fold, lines, at)
         params = {
-            "n": len(lines), "id": self.session_id, "owner": self.owner, "fence": self.fence, "at": at,
-            "lease": lease_interval(self.lease_seconds), **line_params(at, lines, ids, texts),
+            "n": len(lines),
+            "id": self.session_id,
+            "owner": self.owner,
+            "fence": self.fence,
+            "at": at,
+            "lease": lease_interval(self.lease_seconds),
+            **line_params(at, lines, ids, texts),
             **fold.columns(now_ms()),
         }
         statement = APPEND_ONE if len(lines) == 1 else APPEND_FEW
@@ -189,7 +214,8 @@ class PgWriter:
             if not added:
                 raise StorageError(
                     f"could not append to session {self.session_id}: {unknown}",
-                    sessionId=self.session_id, latched=False,
+                    sessionId=self.session_id,
+                    latched=False,
                 ) from None
         if added != len(lines):
             raise self._lost(at)

@@ -54,9 +54,27 @@ _WHERE = {
 }
 
 __all__ = [
-    "EntryBuilder", "METADATA_FILE", "MessageRecord", "SESSION_FILE", "SYSTEM_PROMPT", "SpecLayout", "SpecSession",
-    "SpecStore", "SpecWriter", "build_prompt", "check_ulid", "decode_metadata", "file_tags", "new_metadata",
-    "new_ulid", "pi_to_spec", "plan", "read_records", "rebuild", "serialize", "strip_file_tags",
+    "EntryBuilder",
+    "METADATA_FILE",
+    "MessageRecord",
+    "SESSION_FILE",
+    "SYSTEM_PROMPT",
+    "SpecLayout",
+    "SpecSession",
+    "SpecStore",
+    "SpecWriter",
+    "build_prompt",
+    "check_ulid",
+    "decode_metadata",
+    "file_tags",
+    "new_metadata",
+    "new_ulid",
+    "pi_to_spec",
+    "plan",
+    "read_records",
+    "rebuild",
+    "serialize",
+    "strip_file_tags",
 ]
 
 

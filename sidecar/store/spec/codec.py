@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from .records import CompactionRecord, ContentBlock, MessageRecord, Record, TextBlock, ToolCallBlock
@@ -47,7 +47,7 @@ def iso_to_ms(iso: str) -> int | None:
 def ms_to_iso(ms: object) -> str | None:
     if isinstance(ms, (int, float)) and not isinstance(ms, bool):
         try:
-            moment = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+            moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
         except (OverflowError, OSError, ValueError):
             return None
         return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
@@ -75,7 +75,7 @@ class EntryBuilder:
         self.tool_names: dict[str, str] = {}
         self.seqs: list[int] = []  # seq of every entry made, in order
 
-    def copy(self) -> "EntryBuilder":
+    def copy(self) -> EntryBuilder:
         other = EntryBuilder()
         other.parent, other.tool_names, other.seqs = self.parent, dict(self.tool_names), list(self.seqs)
         return other
@@ -93,7 +93,10 @@ class EntryBuilder:
         if isinstance(record, CompactionRecord):
             kept = next((s for s in self.seqs if s >= record.firstKeptSeq), record.seq)
             return {
-                "type": "compaction", **base, "summary": record.summary, "firstKeptEntryId": entry_id(kept),
+                "type": "compaction",
+                **base,
+                "summary": record.summary,
+                "firstKeptEntryId": entry_id(kept),
                 "tokensBefore": record.tokensBefore,
                 "details": {"readFiles": list(record.readFiles), "modifiedFiles": list(record.modifiedFiles)},
             }
@@ -142,8 +145,13 @@ def _blocks(content: Any, role: str, lost: list[str]) -> list[ContentBlock]:
             blocks.append(TextBlock(text=block["text"]))
         elif kind == "toolCall" and role == "assistant" and isinstance(block.get("id"), str):
             arguments = block.get("arguments")
-            blocks.append(ToolCallBlock(id=block["id"], name=str(block.get("name", "")),
-                                        arguments=arguments if isinstance(arguments, dict) else {}))
+            blocks.append(
+                ToolCallBlock(
+                    id=block["id"],
+                    name=str(block.get("name", "")),
+                    arguments=arguments if isinstance(arguments, dict) else {},
+                )
+            )
         else:
             lost.append(f"a {kind or 'malformed'} content block ({role} message)")
     return blocks
@@ -190,8 +198,12 @@ def translate(obj: dict[str, Any], seq: int, kept_seq: int | None = None) -> Tra
         modified = [f for f in details.get("modifiedFiles") or [] if isinstance(f, str)]
         tokens = obj.get("tokensBefore")
         out.record = CompactionRecord(
-            seq=seq, firstKeptSeq=kept_seq if kept_seq is not None else seq, summary=str(obj.get("summary", "")),
-            tokensBefore=tokens if isinstance(tokens, int) else 0, readFiles=read, modifiedFiles=modified,
+            seq=seq,
+            firstKeptSeq=kept_seq if kept_seq is not None else seq,
+            summary=str(obj.get("summary", "")),
+            tokensBefore=tokens if isinstance(tokens, int) else 0,
+            readFiles=read,
+            modifiedFiles=modified,
             timestamp=timestamp,
         )
     elif kind == "session_info":

@@ -75,8 +75,14 @@ def pi_to_spec(session_id: str, header: dict[str, Any], path: list[Entry], all_e
     off_path = [e for e in all_entries if e.id not in on_path]
     left_out = [LeftOut(kind, what, ids) for (kind, what), ids in lost.items()]
     if off_path:
-        left_out.insert(0, LeftOut("branch", f"{len(off_path)} entries on other branches (the format holds one chain)",
-                                   [e.id for e in off_path]))  # type: ignore[misc]  # an entry of a session has its id (Entry.id is typed str | None)
+        left_out.insert(
+            0,
+            LeftOut(
+                "branch",
+                f"{len(off_path)} entries on other branches (the format holds one chain)",
+                [e.id for e in off_path],  # type: ignore[misc]  # an entry of a session has its id (Entry.id is typed str | None)
+            ),
+        )
     if header.get("cwd"):
         left_out.append(LeftOut("session", f"the working folder {header['cwd']!r} (the format has none)"))
     metadata = fold(new_metadata(session_id, str(header.get("timestamp") or "")), translations)

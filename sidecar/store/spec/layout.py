@@ -13,8 +13,8 @@ import os
 import re
 import secrets
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from ...errors import InvalidSessionId
 
@@ -60,7 +60,9 @@ class SpecLayout:
     def folder(self, session_id: str, area: str | None = None) -> Path:
         return self.area_dir(area) / check_ulid(session_id)
 
-    def find(self, session_id: str, areas: tuple[str | None, ...] = (None, ARCHIVE_DIR)) -> tuple[Path, str | None] | None:
+    def find(
+        self, session_id: str, areas: tuple[str | None, ...] = (None, ARCHIVE_DIR)
+    ) -> tuple[Path, str | None] | None:
         """The folder of ``session_id`` and its area (None: active), looked for in ``areas`` in order."""
         check_ulid(session_id)
         for area in areas:

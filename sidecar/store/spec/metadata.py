@@ -18,11 +18,23 @@ from .codec import Translation
 from .records import MessageRecord, Record, SessionMetadata, SessionMetrics
 
 
-def new_metadata(session_id: str, created_at: str, model: str = "", source: str = "interactive",
-                 cron_job_id: str | None = None, name: str | None = None) -> SessionMetadata:
+def new_metadata(
+    session_id: str,
+    created_at: str,
+    model: str = "",
+    source: str = "interactive",
+    cron_job_id: str | None = None,
+    name: str | None = None,
+) -> SessionMetadata:
     return SessionMetadata(
-        id=session_id, name=name or None, createdAt=created_at, lastMessageAt=created_at, model=model,
-        messageCount=0, source=source, cronJobId=cron_job_id,  # type: ignore[arg-type]  # source is one of the record's literals (checked by the caller)
+        id=session_id,
+        name=name or None,
+        createdAt=created_at,
+        lastMessageAt=created_at,
+        model=model,
+        messageCount=0,
+        source=source,  # type: ignore[arg-type]  # source is one of the record's literals (checked by the caller)
+        cronJobId=cron_job_id,
     )
 
 

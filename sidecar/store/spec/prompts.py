@@ -73,8 +73,11 @@ _encoder = msgspec.json.Encoder()
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
-    return "\n".join(b["text"] for b in content or [] if isinstance(b, dict) and b.get("type") == "text"
-                     and isinstance(b.get("text"), str))
+    return "\n".join(
+        b["text"]
+        for b in content or []
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
 
 
 def _call(block: Mapping[str, object]) -> str:
@@ -129,5 +132,5 @@ def strip_file_tags(summary: str) -> str:
         start = summary.find(f"<{tag}>")
         end = summary.find(f"</{tag}>")
         if start != -1 and end > start:
-            summary = summary[:start] + summary[end + len(tag) + 3:]
+            summary = summary[:start] + summary[end + len(tag) + 3 :]
     return summary.strip()

@@ -8,7 +8,7 @@ our reading: token totals summed over the assistant messages' usage.
 
 from __future__ import annotations
 
-from typing import Literal, Union
+from typing import Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -28,7 +28,7 @@ class ToolCallBlock(msgspec.Struct, tag_field="type", tag="toolCall", forbid_unk
     arguments: dict[str, object]
 
 
-ContentBlock = Union[TextBlock, ToolCallBlock]
+ContentBlock = TextBlock | ToolCallBlock
 
 
 class MessageRecord(msgspec.Struct, tag_field="recordType", tag="message", kw_only=True):
@@ -52,7 +52,7 @@ class CompactionRecord(msgspec.Struct, tag_field="recordType", tag="compaction",
     timestamp: str
 
 
-Record = Union[MessageRecord, CompactionRecord]
+Record = MessageRecord | CompactionRecord
 
 
 class SessionMetrics(msgspec.Struct, kw_only=True):

@@ -36,15 +36,18 @@ FORMAT_NAME = "spec"
 
 def _header(metadata: SessionMetadata) -> Entry:
     # The format has no working folder: the header's cwd is empty.
-    return Entry.from_obj({"type": "session", "version": CURRENT_VERSION, "id": metadata.id,
-                           "timestamp": metadata.createdAt, "cwd": ""})
+    return Entry.from_obj(
+        {"type": "session", "version": CURRENT_VERSION, "id": metadata.id, "timestamp": metadata.createdAt, "cwd": ""}
+    )
 
 
 def cannot_hold(what: str, session_id: str, **data: Any) -> FormatCannotHold:
     return FormatCannotHold(
         f"session {session_id} is stored in the spec format, which cannot hold {what}; nothing was written "
         "(convert it to pi's format with session/convert to keep such entries)",
-        sessionId=session_id, format=FORMAT_NAME, **data,
+        sessionId=session_id,
+        format=FORMAT_NAME,
+        **data,
     )
 
 
@@ -67,13 +70,13 @@ class SpecSession(Session):
     # -- construction -----------------------------------------------------------
 
     @classmethod
-    def create(cls, folder: Path, metadata: SessionMetadata, policy: FsyncPolicy) -> "SpecSession":
+    def create(cls, folder: Path, metadata: SessionMetadata, policy: FsyncPolicy) -> SpecSession:
         writer = SpecWriter(folder, policy, exists=False)
         writer.create(metadata)
         return cls(folder, metadata, writer)
 
     @classmethod
-    def load(cls, folder: Path, policy: FsyncPolicy, read_only: bool = False) -> tuple["SpecSession", LoadReport]:
+    def load(cls, folder: Path, policy: FsyncPolicy, read_only: bool = False) -> tuple[SpecSession, LoadReport]:
         path = folder / SESSION_FILE
         lock_fd = None if read_only else lock_path(path)
         try:
@@ -85,12 +88,14 @@ class SpecSession(Session):
         return session, LoadReport(len(session.damaged_lines), None)
 
     @classmethod
-    def _read(cls, folder: Path, policy: FsyncPolicy, read_only: bool) -> "SpecSession":
+    def _read(cls, folder: Path, policy: FsyncPolicy, read_only: bool) -> SpecSession:
         try:
             with cycles_paused():  # as pi's loader: the records and entries made here never form cycles
                 read = read_records(folder / SESSION_FILE)
         except OSError as exc:
-            raise StorageError(f"could not read {folder / SESSION_FILE}: {exc.strerror or exc}", path=str(folder)) from exc
+            raise StorageError(
+                f"could not read {folder / SESSION_FILE}: {exc.strerror or exc}", path=str(folder)
+            ) from exc
         metadata, rebuilt = _metadata_of(folder, read)
         writer = SpecWriter(folder, policy, exists=True)
         writer.torn_tail_at = read.torn_tail_at
@@ -135,7 +140,10 @@ class SpecSession(Session):
     # -- writes -------------------------------------------------------------------
 
     def append(
-        self, objs: list[dict[str, Any]], parent_id: Any = UNSET, defer_sync: bool = False,
+        self,
+        objs: list[dict[str, Any]],
+        parent_id: Any = UNSET,
+        defer_sync: bool = False,
         objs_out: list[dict[str, Any]] | None = None,
     ) -> list[Entry]:
         """Each entry is translated to its record first, and what goes into the tree is the entry that record
@@ -157,7 +165,9 @@ class SpecSession(Session):
                 continue
             expected_parent = normalized[-1].get("id") if normalized else leaf
             if "parentId" in obj and obj["parentId"] != expected_parent:
-                raise cannot_hold(f"a branch (entries[{index}].parentId is not the entry before it)", self.id, index=index)
+                raise cannot_hold(
+                    f"a branch (entries[{index}].parentId is not the entry before it)", self.id, index=index
+                )
             obj = {**obj, "timestamp": obj.get("timestamp") or iso_now()}
             kept = None
             if obj.get("type") == "compaction":
@@ -170,7 +180,8 @@ class SpecSession(Session):
                 if obj.get("id") not in (None, own):
                     raise cannot_hold(
                         f"an entry id of its own (entries[{index}].id; a record's id is its seq: leave id out)",
-                        self.id, index=index,
+                        self.id,
+                        index=index,
                     )
                 obj = builder.add(translation.record)
                 obj.pop("parentId")
@@ -192,7 +203,8 @@ class SpecSession(Session):
         records = [t.record for t in translations if t.record is not None]
         metadata = fold(self.metadata, translations)
         durable = self.writer.policy is FsyncPolicy.ALWAYS or (
-            self.writer.policy is not FsyncPolicy.NEVER and any(e.type == "message" and e.role() == "assistant" for e in batch)
+            self.writer.policy is not FsyncPolicy.NEVER
+            and any(e.type == "message" and e.role() == "assistant" for e in batch)
         )
         if not self.in_memory:
             self.writer.append(records, metadata, durable)

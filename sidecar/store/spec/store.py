@@ -12,10 +12,9 @@ from __future__ import annotations
 import builtins
 import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Iterator
 
 import msgspec
 
@@ -63,8 +62,15 @@ class SpecStore(HeldSessions[SpecSession]):
     def _check_id(self, session_id: str) -> None:
         check_ulid(session_id)
 
-    def import_session(self, session_id: str, cwd: str, timestamp: str, header_fields: Mapping[str, object],
-                       objs: list[dict[str, object]], write: bool = True) -> tuple[str, bool]:
+    def import_session(
+        self,
+        session_id: str,
+        cwd: str,
+        timestamp: str,
+        header_fields: Mapping[str, object],
+        objs: list[dict[str, object]],
+        write: bool = True,
+    ) -> tuple[str, bool]:
         """session/import writes pi sessions: their trees, subagent branches and custom entries are what
         this format cannot hold, so an import is refused here before anything is read into it."""
         from ...errors import FormatCannotHold
@@ -72,7 +78,8 @@ class SpecStore(HeldSessions[SpecSession]):
         raise FormatCannotHold(
             "session/import writes pi-format sessions (branches, subagents, custom entries), which a spec-format "
             "root cannot hold; import into a pi root, then copy a session here with session/convert",
-            format="spec")
+            format="spec",
+        )
 
     def is_current(self, session_id: str, turn: int | None = None) -> bool:
         session = self.held(session_id)
@@ -85,8 +92,10 @@ class SpecStore(HeldSessions[SpecSession]):
             return found, None
         located = self.spec.find(session_id)
         if located is None:
-            raise SessionNotFound(f"no session {session_id!r} below {self.root}; create it, or check the id "
-                                  "with session/list", sessionId=session_id)
+            raise SessionNotFound(
+                f"no session {session_id!r} below {self.root}; create it, or check the id with session/list",
+                sessionId=session_id,
+            )
         return self._load(located[0])[0], None
 
     def follow(self, session: Session, wait: bool = True) -> FileChange | None:
@@ -139,18 +148,26 @@ class SpecStore(HeldSessions[SpecSession]):
         if self.on_append is not None:
             self.on_append(session)
 
-    def create(self, cwd: str, session_id: str | None, parent_session: str | None, persist: bool,
-               source: str | None = None, cron_job_id: str | None = None) -> Session:
+    def create(
+        self,
+        cwd: str,
+        session_id: str | None,
+        parent_session: str | None,
+        persist: bool,
+        source: str | None = None,
+        cron_job_id: str | None = None,
+    ) -> Session:
         session_id = check_ulid(session_id) if session_id is not None else new_ulid()
         source = source or ("cron" if cron_job_id is not None else "interactive")
         if source == "interactive" and cron_job_id is not None:
-            raise InvalidParams("cronJobId goes with source \"cron\"", field="cronJobId")
+            raise InvalidParams('cronJobId goes with source "cron"', field="cronJobId")
         metadata = new_metadata(session_id, iso_now(), source=source, cron_job_id=cron_job_id)
         folder = self.spec.folder(session_id)
         with self._lock:
             if session_id in self._open or self.spec.find(session_id, (None, ARCHIVE_DIR, TRASH_DIR)) is not None:
-                raise SessionExists(f"session {session_id} already exists; open it or pick another id",
-                                    sessionId=session_id)
+                raise SessionExists(
+                    f"session {session_id} already exists; open it or pick another id", sessionId=session_id
+                )
             if persist:
                 session: SpecSession = SpecSession.create(folder, metadata, self.fsync_policy)
             else:
@@ -163,8 +180,9 @@ class SpecStore(HeldSessions[SpecSession]):
         """A fork: a new session holding the records of ``entries`` (a spec session has no labels)."""
         new_id = new_ulid()
         name = source.metadata.name if isinstance(source, SpecSession) else None
-        forked = SpecSession.create(self.spec.folder(new_id), new_metadata(new_id, iso_now(), name=name),
-                                    self.fsync_policy)
+        forked = SpecSession.create(
+            self.spec.folder(new_id), new_metadata(new_id, iso_now(), name=name), self.fsync_policy
+        )
         objs = records_up_to(entries)
         if objs:
             forked.append(objs)
@@ -176,7 +194,10 @@ class SpecStore(HeldSessions[SpecSession]):
         """The terminal's last session, then the newest by lastMessageAt (spec sessions have no cwd to pick by)."""
         if preferred is not None:
             try:
-                yield (*self._load(Path(preferred).parent if preferred.endswith(SESSION_FILE) else Path(preferred)), True)
+                yield (
+                    *self._load(Path(preferred).parent if preferred.endswith(SESSION_FILE) else Path(preferred)),
+                    True,
+                )
             except (SessionNotFound, InvalidState, StorageError):
                 pass
         for listed in read_listing(self.spec, (None,)):
@@ -207,13 +228,19 @@ class SpecStore(HeldSessions[SpecSession]):
 
     def move(self, session_id: str, from_area: Area | None, to: Area) -> str:
         check_ulid(session_id)
-        verb = {"archive": "archive", "trash": "delete", "live": "unarchive" if from_area == "archive" else "restore"}[to]
+        verb = {"archive": "archive", "trash": "delete", "live": "unarchive" if from_area == "archive" else "restore"}[
+            to
+        ]
         areas = (None, ARCHIVE_DIR) if from_area is None else (_AREA_DIRS[from_area],)
         with self._lock:
             located = self.spec.find(session_id, areas)
             if located is None:
-                where = {None: "among live or archived sessions", "live": "among live sessions",
-                         "archive": "in the archive", "trash": "in the trash"}[from_area]
+                where = {
+                    None: "among live or archived sessions",
+                    "live": "among live sessions",
+                    "archive": "in the archive",
+                    "trash": "in the trash",
+                }[from_area]
                 raise SessionNotFound(f"cannot {verb}: no session {session_id!r} {where}", sessionId=session_id)
             source = located[0]
             target = self.spec.folder(session_id, _AREA_DIRS[to])
@@ -246,13 +273,22 @@ class SpecStore(HeldSessions[SpecSession]):
             needle = query.query.lower()
             found = [s for s in found if needle in (s.metadata.name or "").lower() or needle in s.first_message.lower()]
         start = query.after if isinstance(query.after, int) else 0  # (its own cursors are offsets)
-        page = found[start:start + query.limit]
+        page = found[start : start + query.limit]
         sessions = [
             Listed(
-                session_id=s.metadata.id, location=str(s.folder), cwd="", created=s.metadata.createdAt,
-                modified_ms=iso_to_ms(s.metadata.lastMessageAt) or 0, message_count=s.metadata.messageCount,
-                first_message=s.first_message, tokens_total=s.metadata.metrics.totalTokens if s.metadata.metrics else 0,
-                tokens_last=0, name=s.metadata.name, title=s.metadata.name, parent_session=None, archived=s.area == ARCHIVE_DIR,
+                session_id=s.metadata.id,
+                location=str(s.folder),
+                cwd="",
+                created=s.metadata.createdAt,
+                modified_ms=iso_to_ms(s.metadata.lastMessageAt) or 0,
+                message_count=s.metadata.messageCount,
+                first_message=s.first_message,
+                tokens_total=s.metadata.metrics.totalTokens if s.metadata.metrics else 0,
+                tokens_last=0,
+                name=s.metadata.name,
+                title=s.metadata.name,
+                parent_session=None,
+                archived=s.area == ARCHIVE_DIR,
             )
             for s in page
         ]
@@ -260,23 +296,27 @@ class SpecStore(HeldSessions[SpecSession]):
         return ListPage(sessions=sessions, next_cursor=f"{_CURSOR}{start + query.limit}" if more else None)
 
     def decode_cursor(self, cursor: str) -> Cursor | None:
-        offset = cursor[len(_CURSOR):] if cursor.startswith(_CURSOR) else ""
+        offset = cursor[len(_CURSOR) :] if cursor.startswith(_CURSOR) else ""
         return int(offset) if offset.isdigit() else None
 
     def reindex(self) -> int:
         return 0  # metadata.json is the listing
 
     def usage(self, find_unreferenced: bool) -> StoreUsage:
-        raise InvalidParams("session/stats and session/prune cover pi-format sessions (files below a root, or "
-                            "PostgreSQL); this sidecar keeps its sessions in the spec format")
+        raise InvalidParams(
+            "session/stats and session/prune cover pi-format sessions (files below a root, or "
+            "PostgreSQL); this sidecar keeps its sessions in the spec format"
+        )
 
     def pinned(self, found: SessionFile) -> bool:
         self.usage(False)  # (refused, as session/stats is)
         return False
 
     def empty_trash(self, older_than_s: int | None, now_ns: int, dry_run: bool) -> Erased:
-        raise InvalidParams("empty-trash covers pi-format sessions (files below a root, or PostgreSQL); this "
-                            "sidecar keeps its sessions in the spec format")
+        raise InvalidParams(
+            "empty-trash covers pi-format sessions (files below a root, or PostgreSQL); this "
+            "sidecar keeps its sessions in the spec format"
+        )
 
     def collect_blobs(self, dry_run: bool) -> Erased:
         return self.empty_trash(None, 0, dry_run)

@@ -105,11 +105,16 @@ class SpecWriter:
                 except OSError:
                     self.error = StorageError(
                         f"could not append to {self.path} nor undo the partial write: {exc.strerror or exc}; "
-                        "open the session again", path=str(self.path), latched=True,
+                        "open the session again",
+                        path=str(self.path),
+                        latched=True,
                     )
                     raise self.error from exc
-                raise StorageError(f"could not append to {self.path}: {exc.strerror or exc}; nothing was written",
-                                   path=str(self.path), latched=False) from exc
+                raise StorageError(
+                    f"could not append to {self.path}: {exc.strerror or exc}; nothing was written",
+                    path=str(self.path),
+                    latched=False,
+                ) from exc
             self.last_start, self.last_end = start, start + len(data)
         self.write_metadata(metadata)
 
@@ -131,8 +136,10 @@ class SpecWriter:
         except OSError as exc:
             tmp.unlink(missing_ok=True)
             # The records are on disk; metadata.json is rebuilt from them on the next open.
-            raise StorageError(f"could not write {self.folder / METADATA_FILE}: {exc.strerror or exc}",
-                               path=str(self.folder / METADATA_FILE)) from exc
+            raise StorageError(
+                f"could not write {self.folder / METADATA_FILE}: {exc.strerror or exc}",
+                path=str(self.folder / METADATA_FILE),
+            ) from exc
 
     def _open(self) -> int:
         if self._fd is None:

@@ -47,7 +47,7 @@ import msgspec
 from sidecar import wire
 from sidecar.config import Settings, StoreSettings
 from sidecar.service import SessionService
-from sidecar.store.treecache import TREES_DIR
+from sidecar.store.files.treecache import TREES_DIR
 path, kind, repeat = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 root = path.parent.parent if kind in ("list", "append") else path.parent
 if kind == "first":

@@ -84,7 +84,7 @@ import msgspec
 from sidecar import wire
 from sidecar.config import Settings
 from sidecar.service import SessionService
-from sidecar.store.treecache import TREES_DIR
+from sidecar.store.files.treecache import TREES_DIR
 path = Path({str(load.DATA)!r})
 if sys.argv[1] == "first":
     shutil.rmtree(path.parent / TREES_DIR, ignore_errors=True)

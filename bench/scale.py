@@ -7,7 +7,7 @@ says it is the same data set, never committed. Each measurement runs in a
 fresh process (so its peak RSS is its own):
 
 - cold index rebuild: the first ``session/list`` with no index (every file read), wall and CPU time
-  (the process's and its index workers', sidecar/store/indexwork.py), and the time it waited for a CPU
+  (the process's and its index workers', sidecar/store/index/workers.py), and the time it waited for a CPU
   (runnable, not running: /proc/self/schedstat); the same the other way (one worker where the default is
   none, as on 2 CPUs, else none), in a process of its own;
 - warm list: the same list again (medians of ``--repeat``);

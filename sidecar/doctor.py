@@ -1,7 +1,7 @@
 """``session-sidecar doctor``: find session files whose history is cut off, and mend them with --fix.
 
 Today it looks for one fault: entries whose ``parentId`` names an entry that
-is not in the file (store/repair.py says where they come from and how they
+is not in the file (store/files/repair.py says where they come from and how they
 are mended). Every file below the root is checked (live, archived, trash), or
 only the files named.
 """

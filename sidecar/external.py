@@ -1,6 +1,6 @@
 """Another program writing an open session's file: what the service tells clients about it.
 
-The store finds and folds the change (store/follow.py); this module turns it
+The store finds and folds the change (store/files/follow.py); this module turns it
 into protocol values: the ``external`` field of a result, the
 ``session/didAppend`` and ``session/didReload`` notifications of watching
 clients, and the ``sessionChanged`` error of an append whose

@@ -4,7 +4,7 @@ A client becomes the controller of a session by being the first to write it
 (or to open or create it for writing) while nobody controls it, or by asking
 (``session/takeControl``); the former controller is told. A controller that
 disconnects leaves the session without one. Only between clients of one
-sidecar: another process is kept out by the file lock (store/lock.py).
+sidecar: another process is kept out by the file lock (store/files/lock.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The context a tree cache keeps beside a session's tree, so that the next open answers buildContext
-at its leaf with bytes (store/treecache.py): built here, where contexts are built, and handed to the store."""
+at its leaf with bytes (store/files/treecache.py): built here, where contexts are built, and handed to the store."""
 
 from __future__ import annotations
 

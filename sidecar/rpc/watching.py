@@ -1,7 +1,7 @@
 """Watched sessions: follow another program's writes as they happen, in each session's turn.
 
 The service keeps which sessions clients watch and an inotify descriptor on
-their folders (sidecar/external.py, store/filewatch.py). Here the event loop
+their folders (sidecar/external.py, store/files/filewatch.py). Here the event loop
 reads that descriptor when it is readable and, for each session whose file is
 no longer as the session last saw it (our own appends raise events too; one
 stat tells them apart), queues a ``follow`` in the session's turn, like any

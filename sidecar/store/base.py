@@ -176,7 +176,7 @@ class SessionStore(Protocol):
         """Held, its last write did not fail, and nothing else changed it: calls on it need no read.
 
         Asked just before a call on the session runs; an implementation may let that call's own
-        check of the file take this answer (the file store does, see store/follow.py). ``turn``
+        check of the file take this answer (the file store does, see store/files/follow.py). ``turn``
         numbers the step of the caller's event loop (requests read together): within one, a
         check need not be repeated while only this process wrote since."""
         ...

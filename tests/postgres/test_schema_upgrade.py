@@ -123,7 +123,7 @@ def test_a_version_4_database_upgrades_with_its_title_lined_sessions_marked_and_
     pg_url: str,
 ) -> None:
     """Version 5 (``titled``): a session whose first line is oh-my-pi's title line lists with that line's
-    title as its one name, under the PostgreSQL store's pi compatibility too (store/titles.py); a session
+    title as its one name, under the PostgreSQL store's pi compatibility too (store/files/titles.py); a session
     without one lists with its last session_info."""
     from sidecar.format.titleslot import slot_line
     from sidecar.store.base import ListQuery

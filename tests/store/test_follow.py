@@ -1,4 +1,4 @@
-"""Another program writing a session file the service holds open (store/follow.py, issue 28).
+"""Another program writing a session file the service holds open (store/files/follow.py, issue 28).
 
 Here the other program is this test appending lines as pi does (one
 ``write`` per line on an append-mode descriptor); tests/parity/test_pi_follow.py

@@ -1,4 +1,4 @@
-"""One name per session (store/titles.py): session/open, setName and session/list answer the name the tool of
+"""One name per session (store/files/titles.py): session/open, setName and session/list answer the name the tool of
 the session's compatibility reads, in ``name`` and in ACP's ``title`` alike.
 
 pi reads its last ``session_info``; oh-my-pi its title line, else the header's ``title`` (a file that starts

@@ -1,4 +1,4 @@
-"""The tree cache (store/treecache.py) and lazily read entry bodies (format/jsonl.py).
+"""The tree cache (store/files/treecache.py) and lazily read entry bodies (format/jsonl.py).
 
 Sessions in these tests are small, so the size thresholds are lowered to
 zero: every file is mapped and its lines read back by offset, and every

@@ -1,4 +1,4 @@
-"""The tree cache a large session's file gets when this process lets go of it (store/treecache.py)."""
+"""The tree cache a large session's file gets when this process lets go of it (store/files/treecache.py)."""
 
 from __future__ import annotations
 

@@ -84,7 +84,7 @@ def move_area(store: MovingStore, session_id: str, from_area: Area | None, to: A
 
 
 def move_cwd(store: MovingStore, session_id: str, cwd: str) -> str:
-    """Give a live session another project folder: header cwd rewritten, file moved (store/move.py)."""
+    """Give a live session another project folder: header cwd rewritten, file moved (store/files/filemove.py)."""
     check_session_id(session_id)
     layout = store.layout
     with store._lock:

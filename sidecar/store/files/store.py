@@ -74,7 +74,7 @@ class FileStore(HeldSessions[FileSession]):
         )
 
     def live(self, session_id: str, wait: bool = True) -> tuple[Session, FileChange | None]:
-        """A held session caught up with its file (another program may have written it: store/follow.py),
+        """A held session caught up with its file (another program may have written it: store/files/follow.py),
         or the session's file loaded. A session whose write failed answers with that error until it is
         opened again, so memory never runs ahead of disk."""
         found = self.held(session_id)

@@ -21,7 +21,7 @@ from .listing import iso_from_ms
 
 SCHEMA_VERSION = 6  # 3: meta (name, title and id casefolded, for queries); 4: a text row holds several texts
 # 5: the trigram index keeps no positions (detail=none); 6: titled (the file starts with oh-my-pi's title line:
-# its name is oh-my-pi's under either compatibility, store/titles.py), assistant_turns and last_role (oh-my-pi's
+# its name is oh-my-pi's under either compatibility, store/files/titles.py), assistant_turns and last_role (oh-my-pi's
 # picker skips a stub, listing.py's is_stub)
 
 SCHEMA = """

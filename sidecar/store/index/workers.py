@@ -4,7 +4,7 @@ for a cold rebuild of many files, in worker processes.
 Reading and summarizing is most of a cold rebuild's CPU (100,000 files: about
 two thirds), and it holds the GIL, so threads cannot share it out. Past
 ``PARALLEL_FROM`` files it goes to worker processes: each is this module run
-by the same interpreter (``python -m sidecar.store.indexwork``), reading
+by the same interpreter (``python -m sidecar.store.index.workers``), reading
 batches of paths on its stdin and writing what it read, in msgpack, on its
 stdout. Batch ``i`` goes to worker ``i % n`` and results are taken in batch
 order, so the index is written in the same order with or without workers; a

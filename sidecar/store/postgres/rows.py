@@ -6,7 +6,7 @@ last newline (nothing, or a torn line) is the session row's ``tail``. Joining
 the rows with newlines and adding the tail gives the file back byte for byte.
 
 The listing fields are folded line by line with the file store's own rules
-(store/listing.py's ``Accumulator``), so both stores list a session alike, and
+(store/index/listing.py's ``Accumulator``), so both stores list a session alike, and
 an append extends the stored fold instead of reading the session again.
 """
 
@@ -87,7 +87,7 @@ class Fold:
     acc: Accumulator = field(default_factory=Accumulator)
     # Whether the header was seen (lines before it are a title slot or damage).
     has_header: bool = False
-    # The first line is oh-my-pi's title line: the session's name is that line's (store/titles.py).
+    # The first line is oh-my-pi's title line: the session's name is that line's (store/files/titles.py).
     titled: bool = False
 
     def modified(self, fallback_ms: int) -> int:

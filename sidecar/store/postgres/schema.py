@@ -180,7 +180,7 @@ MIGRATIONS: list[list[Migration]] = [
     """
     ],
     # 5: ``titled``: the session's first line is oh-my-pi's title line, so its one name is that line's
-    # title (else the header's), not its last session_info (store/titles.py); set for the rows before it
+    # title (else the header's), not its last session_info (store/files/titles.py); set for the rows before it
     # from their first lines.
     [
         """

@@ -1,7 +1,7 @@
 """A session held from PostgreSQL: the same in-memory ``Session`` (tree, leaf, labels,
 id rules), built from the session's lines, with a ``PgWriter`` as its durability
 point. Nothing here reads a file: the file-following hooks of ``Session``
-(store/follow.py) have nothing to watch, since one writer holds the lease, and
+(store/files/follow.py) have nothing to watch, since one writer holds the lease, and
 a read-only opener catches up from the database instead (``catch_up``).
 """
 

@@ -4,7 +4,7 @@ session.jsonl is opened ``O_APPEND`` and never rewritten: a batch of records
 goes out in one ``write`` (a failed one is cut back to the old length, so
 memory and disk agree), then metadata.json is written to a temp file and
 renamed over the old one. The flock on session.jsonl is the one-writer rule,
-as for pi files (store/lock.py). A partial last line found on open is moved
+as for pi files (store/files/lock.py). A partial last line found on open is moved
 to ``session.jsonl.torn`` before the first append, so the next record starts
 on a line of its own.
 """

@@ -31,7 +31,6 @@ the first time it is asked for.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
 
 from ..errors import (
@@ -44,6 +43,7 @@ from ..errors import (
     SessionNotFound,
     StorageError,
 )
+from .lazyface import lazy_names
 
 if TYPE_CHECKING:
     from .appending import UNSET
@@ -168,10 +168,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _WHERE, globals())

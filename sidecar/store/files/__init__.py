@@ -26,8 +26,9 @@ cheap to import: a name is loaded from its module when first asked for.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from ..lazyface import lazy_names
 
 if TYPE_CHECKING:
     from .blobmove import inline_blobs, move_blobs
@@ -111,10 +112,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _WHERE, globals())

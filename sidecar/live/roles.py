@@ -14,27 +14,6 @@ from collections.abc import Callable, Hashable
 
 from ..errors import NotController
 
-# Methods that change a session (what an observer may not call).
-WRITING_METHODS = frozenset(
-    {
-        "session/append",
-        "session/branch",
-        "session/setLabel",
-        "session/setName",
-        "session/compact",
-        "session/flush",
-        "session/archive",
-        "session/unarchive",
-        "session/delete",
-        "session/restore",
-        "session/move",
-        "session/rewind",
-        "session/snapshot",
-    }
-)
-# Methods that may make their caller the controller when nobody is.
-CLAIMING_METHODS = WRITING_METHODS | {"session/create", "session/open", "session/continueRecent"}
-
 
 class Roles:
     def __init__(self) -> None:

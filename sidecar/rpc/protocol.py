@@ -493,6 +493,18 @@ class SidecarProtocol(Endpoint):
     async def drain(self, but: MsgId | None = None) -> None:
         """Wait until every request in flight (except request ``but``) has answered."""
         while pending := [f for i, f in self._request_futures.items() if i != but and not f.done()]:
-            # (A request we sent the client is a concurrent future, which asyncio.wait cannot wait
-            # for: draining while one is in flight raises, as it always did; to be mended apart.)
-            await asyncio.wait(pending)  # type: ignore[type-var]  # see above
+            # A request we sent the client is a concurrent future (answered from the reader's
+            # thread): asyncio.wait takes it wrapped.
+            await asyncio.wait(
+                [asyncio.wrap_future(f) if isinstance(f, concurrent.futures.Future) else f for f in pending]
+            )
+
+    def abandon_client_requests(self, reason: str) -> None:
+        """Fail every request we sent the client and it has not answered (it can no longer answer).
+
+        Called at end of input: what waits on those answers (a compaction asking for its
+        summary) fails with ``reason`` instead of waiting for ever, and writes nothing.
+        """
+        for future in list(self._request_futures.values()):
+            if isinstance(future, concurrent.futures.Future) and not future.done():
+                future.set_exception(ConnectionError(reason))

@@ -219,6 +219,8 @@ class SidecarServer(EndpointServer):
             except Exception:  # a bug of ours must not take the server down
                 logger.exception("failed to handle a message")
         self.protocol.flush_run()
+        # Nobody is left to answer what we asked the client: what waits on it fails now.
+        self.protocol.abandon_client_requests("the client closed its input before answering")
         await self.drain()
         self.protocol.run_upkeep()  # what the last inline appends left for the listing index
         if self.keep_host is not None:  # keepServing: its socket clients go on until SIGTERM

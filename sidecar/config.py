@@ -7,7 +7,6 @@ schema documents them.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -131,6 +130,8 @@ def default_config_path() -> Path:
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
+    import tomllib  # only when there is a file to read: most starts have none
+
     try:
         with open(path, "rb") as handle:
             return tomllib.load(handle)

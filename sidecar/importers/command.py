@@ -11,7 +11,7 @@ from typing import TextIO
 import msgspec
 
 from ..errors import SidecarError
-from .run import TOOLS
+from . import TOOLS
 
 
 def add_command(

@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING
 from .. import wire
 from ..errors import ImportSourceNotFound, ImportSourceUnreadable, InvalidParams
 from ..format.cycles import cycles_paused
+from . import TOOLS
 from .common import Imported, id_of, timestamp_of
 
 if TYPE_CHECKING:
     from ..store import SessionStore
-
-TOOLS = ("codex", "claude-code", "opencode", "spec")
 
 
 def _claude_files(path: Path) -> list[Path]:

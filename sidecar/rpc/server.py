@@ -33,6 +33,7 @@ from .watching import SessionFollower
 
 if TYPE_CHECKING:
     from ..compaction.coordinator import Compactor
+    from ..live.events import LiveSessions
 
 logger = logging.getLogger(__name__)
 
@@ -101,13 +102,18 @@ class SidecarServer(EndpointServer):
         def watched() -> None:
             loop.call_soon_threadsafe(self.follower.refresh)
 
-        service.watches.on_add = watched
-        service.live.bus.schedule = loop_scheduler(loop)
-        service.live.roles.on_change = tell_former_controller
+        service.on_watch = watched
+
+        def wire_live(live: LiveSessions) -> None:  # when the service first makes them (or now, if it has)
+            live.bus.schedule = loop_scheduler(loop)
+            live.roles.on_change = tell_former_controller
+
+        service.wire_live(wire_live)
         self.follower.start(loop)
-        if service.live.keep_serving is not None and self._keep_serving is not None:
-            sock, path = service.live.keep_serving
-            service.live.keep_serving = None
+        live = service.live_made()
+        if live is not None and live.keep_serving is not None and self._keep_serving is not None:
+            sock, path = live.keep_serving
+            live.keep_serving = None
             task = asyncio.ensure_future(self._keep_serving(self, sock, path))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
@@ -121,11 +127,11 @@ class SidecarServer(EndpointServer):
 
     def _notify_any_thread(self, method: str, params: object) -> None:
         """A notification from the service, called on the loop (an inline call) or a worker thread."""
-        service = self.service
+        live = self.service.live_made() if self.service is not None else None
         if (
             method in _WATCH_NOTIFICATIONS
-            and service is not None
-            and getattr(params, "sessionId", None) in service.live.watched_for_subscribers
+            and live is not None
+            and getattr(params, "sessionId", None) in live.watched_for_subscribers
         ):
             return  # watched only for a subscription: the subscriber hears it from the bus, with a cursor
         if threading.get_ident() == self._loop_thread:

@@ -48,7 +48,7 @@ class SessionFollower:
     def refresh(self) -> None:
         """Called when the set of watched sessions may have changed: make sure something watches them."""
         service, loop = self._server.service, self._loop
-        if service is None or loop is None or not service.watches:
+        if service is None or loop is None or not service.has_watches():
             return
         fd = service.watches.file_watch.fd
         if fd >= 0 and self._reading != fd:

@@ -19,40 +19,28 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import external, wire
+from .. import wire
 from ..config import Settings
 from ..errors import InvalidParams, InvalidState
 from ..format.jsstr import session_name
-from ..history import PromptHistory
-from ..live.events import LiveSessions
-from ..operations import compacting, context, convert, exporting, upkeep
-from ..operations import history as prompt_history
-from ..operations.appending import Appending
-from ..operations.cached import context_for_cache
 from ..operations.results import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, open_result, session_info
-from ..snapshots.engine import Snapshots
-from ..store import (
-    Durability,
-    FileChange,
-    HeldUpkeep,
-    ListQuery,
-    Session,
-    SessionStore,
-    check_session_id,
-    connected_path,
-    label_timestamps,
-    open_store,
-)
-from ..store.files import Breadcrumbs, check_terminal_id
-from ..store.index import INDEX_DIR
+from ..store import ListQuery, check_session_id, open_store
 from ..work import NO_WORK, Work
-from .live import LiveClient, LiveHub
+from .fields import made_on_first_use
 
 if TYPE_CHECKING:
-    # Imported when the compactor is first used (the rpc layer wires its hooks
-    # just after answering initialize): making a service does not load the
-    # compaction engine, so initialize's answer does not wait for it.
+    # Each engine is imported where it is first used (see made_on_first_use): making a service, and
+    # answering initialize and a first session/list, loads the store and the listing alone. The
+    # compactor is imported when it is first used too (the rpc layer wires its hooks as it is made).
+    from .. import external
     from ..compaction.coordinator import Compactor
+    from ..history import PromptHistory
+    from ..live.events import LiveSessions
+    from ..operations.appending import Appending
+    from ..snapshots.engine import Snapshots
+    from ..store import CachedContext, Durability, FileChange, HeldUpkeep, Session, SessionStore
+    from ..store.files import Breadcrumbs
+    from .live import LiveClient, LiveHub
 
 
 class SessionService:
@@ -67,9 +55,7 @@ class SessionService:
 
     def __init__(self, root: Path, settings: Settings | None = None) -> None:
         settings = settings or Settings()
-        self.store: SessionStore = open_store(root, settings, context_for_cache)  # the backend the settings choose
-        # session/append: the tally carried from append to append, clearing, the compaction trigger.
-        self.appending = Appending(self.store, self._compaction_due)
+        self.store: SessionStore = open_store(root, settings, _context_for_cache)  # the backend the settings choose
         # Results only go on the wire (the rpc server sets this): JSON kept from
         # an earlier answer may be sent as is, without decoding it first.
         self.raw_results = False
@@ -77,22 +63,88 @@ class SessionService:
         self._compactor_lock = threading.Lock()
         # Wires a new compactor's client hooks (the rpc layer sets it): the engine loads on first use.
         self.on_compactor: Callable[[Compactor], None] | None = None
-        # Prompts the user typed, across sessions (history/*), beside the listing index.
-        self.history = PromptHistory(self.store.root / INDEX_DIR)
-        # The session each terminal used last (continueRecent with terminalId).
-        self.breadcrumbs = Breadcrumbs(self.store.root)
-        # Sessions whose clients asked to hear of another program's writes (open/create ``watch``).
-        self.watches = external.Watches(self.store.root)
-        # Subscriptions and roles (sidecar/live/), made when first asked for.
-        self.hub = LiveHub(self.store, self.watches)
+        # Told (from any thread) when a session starts being watched (the rpc layer starts listening).
+        self.on_watch: Callable[[], None] | None = None
+        # Wires the live sessions' hooks into the transport when they are made (see ``wire_live``).
+        self._on_live: Callable[[LiveSessions], None] | None = None
         # Sends a notification to the clients (the rpc server sets it; any thread may call it).
         self.notify: Callable[[str, object], None] | None = None
-        # Snapshots of sessions' folders and rewinds (sidecar/snapshots/).
-        self.snapshots = Snapshots(self.store.root)
         self.store.on_change = self._changed
         self.store.on_append = self._appended
         self.store.on_release = self._released
         self.store.redact_entry = redact_on_append  # used when store.redactOnAppend is on
+
+    # -- the collaborators, each made (and its engine imported) when a method first asks for it --
+
+    @made_on_first_use
+    def appending(self) -> Appending:
+        """session/append: the tally carried from append to append, clearing, the compaction trigger."""
+        from ..operations.appending import Appending
+
+        return Appending(self.store, self._compaction_due)
+
+    @made_on_first_use
+    def history(self) -> PromptHistory:
+        """Prompts the user typed, across sessions (history/*), beside the listing index."""
+        from ..history import PromptHistory
+        from ..store.index import INDEX_DIR
+
+        return PromptHistory(self.store.root / INDEX_DIR)
+
+    @made_on_first_use
+    def breadcrumbs(self) -> Breadcrumbs:
+        """The session each terminal used last (continueRecent with terminalId)."""
+        from ..store.files import Breadcrumbs
+
+        return Breadcrumbs(self.store.root)
+
+    @made_on_first_use
+    def watches(self) -> external.Watches:
+        """Sessions whose clients asked to hear of another program's writes (open/create ``watch``)."""
+        from .. import external
+
+        watches = external.Watches(self.store.root)
+        watches.on_add = self._watch_added
+        return watches
+
+    @made_on_first_use
+    def hub(self) -> LiveHub:
+        """Subscriptions and roles (sidecar/live/)."""
+        from .live import LiveHub
+
+        return LiveHub(self.store, self.watches, self._live_made)
+
+    @made_on_first_use
+    def snapshots(self) -> Snapshots:
+        """Snapshots of sessions' folders and rewinds (sidecar/snapshots/)."""
+        from ..snapshots.engine import Snapshots
+
+        return Snapshots(self.store.root)
+
+    def _watch_added(self) -> None:
+        if self.on_watch is not None:
+            self.on_watch()
+
+    def has_watches(self) -> bool:
+        """Some session is watched (without making the watches when none ever was)."""
+        watches = SessionService.watches.made(self)
+        return watches is not None and bool(watches)
+
+    def live_made(self) -> LiveSessions | None:
+        """The live sessions if they were made already (see ``live``)."""
+        hub = SessionService.hub.made(self)
+        return hub.made if hub is not None else None
+
+    def wire_live(self, wire_hooks: Callable[[LiveSessions], None]) -> None:
+        """Call ``wire_hooks`` on the live sessions when they are made (now, if they are already)."""
+        self._on_live = wire_hooks
+        made = self.live_made()
+        if made is not None:
+            wire_hooks(made)
+
+    def _live_made(self, live: LiveSessions) -> None:
+        if self._on_live is not None:
+            self._on_live(live)
 
     @property
     def root(self) -> Path:
@@ -174,30 +226,48 @@ class SessionService:
         """The rpc layer's follower is told (from any thread) of sessions changed on another host."""
         self.store.on_behind = callback
 
+    # Each hook tells only the collaborators already made: one not made yet has nothing to hear.
+
     def _changed(self, session: Session, change: FileChange) -> None:
         """Another program changed the session and it caught up: the tally and watchers follow."""
-        self.appending.forget(session)
-        self.hub.followed(session, change)
+        appending = SessionService.appending.made(self)
+        if appending is not None:
+            appending.forget(session)
+        hub = SessionService.hub.made(self)
+        if hub is not None:
+            hub.followed(session, change)
         notify = self.notify
-        if notify is not None and session.id in self.watches:
+        watches = SessionService.watches.made(self)
+        if notify is not None and watches is not None and session.id in watches:
+            from .. import external
+
             for method, params in external.notifications(session, change, self.store.blobs):
                 notify(method, params)
 
     def _appended(self, session: Session) -> None:
-        self.hub.appended(session)
-        if self.watches:
-            self.watches.arm(session)  # a watched session's file may just have been made
+        hub = SessionService.hub.made(self)
+        if hub is not None:
+            hub.appended(session)
+        watches = SessionService.watches.made(self)
+        if watches:
+            watches.arm(session)  # a watched session's file may just have been made
 
     def _released(self, session_id: str) -> None:
         """The store let the session go (closed, moved, deleted): watchers and subscribers stop."""
-        self.watches.remove(session_id)
-        self.hub.closed(session_id)
+        watches = SessionService.watches.made(self)
+        if watches is not None:
+            watches.remove(session_id)
+        hub = SessionService.hub.made(self)
+        if hub is not None:
+            hub.closed(session_id)
 
     def _set_watch(self, session: Session, watch: bool) -> None:
         if watch:
             self.watches.add(session)
         else:
-            self.watches.remove(session.id)
+            watches = SessionService.watches.made(self)
+            if watches is not None:
+                watches.remove(session.id)
 
     def _remember_terminal(self, terminal_id: str | None, session: Session) -> None:
         if terminal_id is not None and not session.in_memory:
@@ -211,7 +281,7 @@ class SessionService:
 
     def create(self, params: wire.CreateParams) -> wire.CreateResult:
         if params.terminalId is not None:
-            check_terminal_id(params.terminalId)
+            _check_terminal_id(params.terminalId)
         session = self.store.create(
             params.cwd, params.sessionId, params.parentSession, params.persist, **self._origin_of(params)
         )
@@ -224,7 +294,7 @@ class SessionService:
 
     def open(self, params: wire.OpenParams) -> wire.OpenResult:
         if params.terminalId is not None:
-            check_terminal_id(params.terminalId)
+            _check_terminal_id(params.terminalId)
         if (params.sessionId is None) == (params.path is None):
             raise InvalidParams("session/open takes exactly one of sessionId and path")
         session, report = self.store.open(params.sessionId, params.path, params.readOnly)
@@ -235,7 +305,7 @@ class SessionService:
     def continue_recent(self, params: wire.ContinueRecentParams) -> wire.OpenResult | None:
         last_used = None
         if params.terminalId is not None:
-            check_terminal_id(params.terminalId)
+            _check_terminal_id(params.terminalId)
             last_used = self.breadcrumbs.recall(params.terminalId, params.cwd)
         for session, report, preferred in self.store.recent(params.cwd, last_used):
             if not preferred:
@@ -249,9 +319,13 @@ class SessionService:
 
     def close_all(self) -> None:
         """Flush and close every open session (shutdown, EOF)."""
-        self.watches.close()
+        watches = SessionService.watches.made(self)
+        if watches is not None:
+            watches.close()
         self.store.close_all()
-        self.history.close()
+        history = SessionService.history.made(self)
+        if history is not None:
+            history.close()
 
     def flush(self, params: wire.FlushParams) -> wire.FlushResult:
         session = self.session(params.sessionId)
@@ -274,6 +348,8 @@ class SessionService:
         return self.appending.should_compact(tokens)
 
     def build_context(self, params: wire.BuildContextParams) -> wire.BuildContextResult:
+        from ..operations import context
+
         session, change = self.store.live(params.sessionId)
         return context.answer(session, change, params, self.store.blobs, self.raw_results)
 
@@ -285,6 +361,8 @@ class SessionService:
         Progress goes to ``work`` (preparing, pruning, summarizing with the
         streamed token count, writing); a cancel at any point writes nothing.
         """
+        from ..operations import compacting
+
         session = self.session(params.sessionId)
         session.check_writable()  # before asking a model for a summary that could not be kept
         if params.leafId is not None:
@@ -311,6 +389,8 @@ class SessionService:
         if params.entryId is not None:
             session.get(params.entryId)
         if params.summarize and params.entryId != session.leaf_id:
+            from ..operations import compacting
+
             session.check_writable()  # before asking a model for a summary that could not be kept
             # Summarizing awaits a model: run it on this worker thread's own loop.
             summary = asyncio.run(
@@ -322,10 +402,14 @@ class SessionService:
                 written = session.append([summary], params.entryId)
                 return wire.BranchResult(leafId=session.leaf_id, summaryEntryId=written[0].id)
         session.branch(params.entryId)
-        self.hub.leaf_moved(session)
+        hub = SessionService.hub.made(self)
+        if hub is not None:
+            hub.leaf_moved(session)
         return wire.BranchResult(leafId=session.leaf_id)
 
     def get_tree(self, params: wire.GetTreeParams) -> wire.GetTreeResult:
+        from .. import external
+
         session, change = self.store.live(params.sessionId)
         labels = session.tree.labels
         nodes = [
@@ -342,6 +426,8 @@ class SessionService:
         return wire.GetTreeResult(nodes=nodes, leafId=session.leaf_id, external=external.result_field(change))
 
     def get_entries(self, params: wire.GetEntriesParams) -> wire.GetEntriesResult:
+        from .. import external
+
         session = self.session(params.sessionId)
         entries = session.tree.entries if params.ids is None else [session.get(i) for i in params.ids]
         return wire.GetEntriesResult(entries=external.entry_objects(entries, self.store.blobs))
@@ -377,6 +463,8 @@ class SessionService:
                 "(forking there could leave a tool call without its result)",
                 entryId=target_id,
             )
+        from ..store import connected_path, label_timestamps
+
         copied = connected_path(source.tree.path(target_id), source.tree.labels, label_timestamps(source.tree.entries))
         cwd = params.cwd if params.cwd is not None else source.header_obj().get("cwd", "")
         forked = self.store.copy(source, copied.entries, copied.labels, cwd)
@@ -424,7 +512,9 @@ class SessionService:
         session = self.store.held(params.sessionId)
         if session is not None and not session.persisted:
             self.store.forget(session.id)  # nothing was written: nothing to move
-            self.watches.remove(session.id)
+            watches = SessionService.watches.made(self)
+            if watches is not None:
+                watches.remove(session.id)
             return wire.DeleteResult(sessionId=params.sessionId, trashPath=None)
         location = self.store.move(params.sessionId, None, "trash")
         return wire.DeleteResult(sessionId=params.sessionId, trashPath=location)
@@ -443,9 +533,13 @@ class SessionService:
     # -- upkeep: stats and retention (operations/upkeep.py) ----------------------------------------
 
     def stats(self, params: wire.StatsParams) -> wire.StatsResult:
+        from ..operations import upkeep
+
         return upkeep.stats(self.store, params)
 
     def prune(self, params: wire.PruneParams) -> wire.PruneResult:
+        from ..operations import upkeep
+
         def trash(session_id: str) -> None:
             self.delete(wire.DeleteParams(sessionId=session_id))
 
@@ -454,12 +548,18 @@ class SessionService:
     # -- prompt history (operations/history.py) ------------------------------------------------------
 
     def history_add(self, params: wire.HistoryAddParams) -> None:
+        from ..operations import history as prompt_history
+
         prompt_history.add(self.history, params)
 
     def history_search(self, params: wire.HistorySearchParams) -> wire.HistoryResult:
+        from ..operations import history as prompt_history
+
         return prompt_history.search(self.history, params)
 
     def history_list(self, params: wire.HistoryListParams) -> wire.HistoryResult:
+        from ..operations import history as prompt_history
+
         return prompt_history.recent(self.history, params)
 
     # --- import (session/import: sessions of Codex, Claude Code and opencode as pi sessions) ---
@@ -471,6 +571,8 @@ class SessionService:
     # --- export (sidecar/export/) ---
 
     def export(self, params: wire.ExportParams) -> wire.ExportResult:
+        from ..operations import exporting
+
         return exporting.export(self.session(params.sessionId), params, self.store.blobs)
 
     # --- spec format (issue 14): where a session came from, converting between formats ---
@@ -487,6 +589,8 @@ class SessionService:
         return {"source": params.source, "cron_job_id": params.cronJobId}
 
     def convert(self, params: wire.ConvertParams) -> wire.ConvertResult:
+        from ..operations import convert
+
         return convert.convert(self.store, params)
 
     # -- live sessions (sidecar/live/: subscriptions, roles) ------------------------------
@@ -499,6 +603,19 @@ class SessionService:
 
     def live_take_control(self, params: wire.TakeControlParams, client: LiveClient) -> wire.TakeControlResult:
         return self.hub.take_control(params, client)
+
+
+def _context_for_cache(session: Session) -> CachedContext | None:
+    """The context the file store's tree cache keeps (operations/cached.py), its engine loaded when a cache is first written."""
+    from ..operations.cached import context_for_cache
+
+    return context_for_cache(session)
+
+
+def _check_terminal_id(terminal_id: str) -> None:
+    from ..store.files import check_terminal_id
+
+    check_terminal_id(terminal_id)
 
 
 def redact_on_append(obj: dict[str, Any]) -> dict[str, Any]:

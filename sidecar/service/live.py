@@ -7,14 +7,20 @@ first asked for, so that each hook is one attribute test while nobody subscribed
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable
-from typing import Protocol
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Protocol
 
-from .. import external, wire
+from .. import wire
 from ..errors import SessionNotFound
-from ..live.bus import Subscriber
-from ..live.events import LiveSessions
-from ..store import FileChange, Session, SessionStore, check_session_id
+from ..store import check_session_id
+
+if TYPE_CHECKING:
+    # The live engine is imported when the live sessions are first made: LiveClient is what the rpc
+    # layer's connections are, and importing it must not load the bus.
+    from .. import external
+    from ..live.bus import Subscriber
+    from ..live.events import LiveSessions
+    from ..store import FileChange, Session, SessionStore
 
 
 class LiveClient(Hashable, Protocol):
@@ -25,18 +31,35 @@ class LiveClient(Hashable, Protocol):
 
 
 class LiveHub:
-    def __init__(self, store: SessionStore, watches: external.Watches) -> None:
+    def __init__(
+        self,
+        store: SessionStore,
+        watches: external.Watches,
+        on_made: Callable[[LiveSessions], None] | None = None,
+    ) -> None:
         self._store = store
         self._watches = watches
         self._sessions: LiveSessions | None = None
         self._lock = threading.Lock()
+        # Told of the live sessions once they are made (the rpc layer wires its hooks into them).
+        self._on_made = on_made
 
     @property
     def sessions(self) -> LiveSessions:
         if self._sessions is None:
             with self._lock:
                 if self._sessions is None:
-                    self._sessions = LiveSessions(self._store.blobs)
+                    from ..live.events import LiveSessions
+
+                    made = LiveSessions(self._store.blobs)
+                    if self._on_made is not None:
+                        self._on_made(made)
+                    self._sessions = made
+        return self._sessions
+
+    @property
+    def made(self) -> LiveSessions | None:
+        """The live sessions if they were made already (nobody subscribed, else)."""
         return self._sessions
 
     # -- the store's hooks ---------------------------------------------------------------

@@ -127,6 +127,81 @@ def test_a_one_shot_call_loads_neither_the_export_nor_the_database_driver(sessio
     assert not NOT_AT_START_UP & modules_at_exit(done.stderr)
 
 
+# The engines a serving sidecar loads when a method first asks for one (issue 42), never to answer
+# initialize and a first session/list: each a module (or a package, with all below it).
+ENGINES_NOT_AT_START_UP = (
+    "sidecar.compaction",
+    "sidecar.providers.anthropic",
+    "sidecar.providers.openai",
+    "sidecar.importers.run",
+    "sidecar.importers.common",
+    "sidecar.importers.codex",
+    "sidecar.importers.claude_code",
+    "sidecar.importers.opencode",
+    "sidecar.export.exporting",
+    "sidecar.export.html",
+    "sidecar.export.redact",
+    "sidecar.snapshots.engine",
+    "sidecar.live.bus",
+    "sidecar.live.events",
+    "sidecar.history.store",
+    "sidecar.upkeep.retention",
+    "sidecar.upkeep.report",
+    "sidecar.context",
+    "sidecar.external",
+    "sidecar.operations.appending",
+    "sidecar.operations.context",
+    "sidecar.operations.convert",
+    "sidecar.operations.upkeep",
+    "sidecar.store.spec",
+    "sidecar.store.postgres.db",
+    "sidecar.rpc.sockets",
+    "psycopg",
+    "httpx",
+    "anthropic",
+    "openai",
+    "tomllib",  # read only when there is a config file
+)
+
+
+def _loaded_engines(loaded: set[str]) -> list[str]:
+    return sorted(
+        name for name in loaded if any(name == e or name.startswith(e + ".") for e in ENGINES_NOT_AT_START_UP)
+    )
+
+
+@pytest.mark.skipif(ON_POSTGRES, reason="a PostgreSQL store loads its driver to list")
+@pytest.mark.parametrize("framing", ["lsp", "jsonl"])
+def test_initialize_and_a_first_list_load_no_engine(sessions_root: Path, framing: str):
+    """Spawn to the first answered session/list imports the store, the listing and the server alone."""
+    messages = [initialize(sessions_root), request(2, "session/list"), *SHUTDOWN_EXIT]
+    code, output = run_wrapped(messages, framing=framing)
+    assert code == 0, output.decode(errors="replace")
+    assert b'"id":2,"result":{"sessions":[]' in output
+    loaded = modules_at_exit(output)
+    assert "sidecar.store.files.store" in loaded and "sidecar.rpc.server" in loaded  # (the check sees the modules)
+    assert _loaded_engines(loaded) == []
+
+
+def test_the_engine_a_method_asks_for_is_loaded_then(sessions_root: Path):
+    """The other side of the rule above: the engines are loaded lazily, not left out (a watched
+    session's append loads the live hooks and the append operation; a snapshot the snapshot engine)."""
+    messages = [
+        initialize(sessions_root),
+        request(2, "session/create", {"cwd": "/w", "sessionId": "s", "watch": True}),
+        request(3, "session/append", {"sessionId": "s", "entries": [user("hello")]}),
+        request(4, "session/getTree", {"sessionId": "s"}),
+        request(5, "history/list", {}),
+        *SHUTDOWN_EXIT,
+    ]
+    code, output = run_wrapped(messages)
+    assert code == 0, output.decode(errors="replace")
+    for msg_id in (2, 3, 4, 5):
+        assert b'"id":%d,"result"' % msg_id in output, output.decode(errors="replace")
+    loaded = _loaded_engines(modules_at_exit(output))
+    assert {"sidecar.external", "sidecar.operations.appending", "sidecar.history.store"} <= set(loaded)
+
+
 async def _first_answers(first: list[dict], root: Path) -> list[dict]:
     server = await RawServer.start()
     try:

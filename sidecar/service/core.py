@@ -46,6 +46,7 @@ from ..store import (
 from ..store.files import Breadcrumbs, check_terminal_id
 from ..store.index import INDEX_DIR
 from ..work import NO_WORK, Work
+from .foreign import ForeignSessions
 from .live import LiveClient, LiveHub
 
 if TYPE_CHECKING:
@@ -89,6 +90,8 @@ class SessionService:
         self.notify: Callable[[str, object], None] | None = None
         # Snapshots of sessions' folders and rewinds (sidecar/snapshots/).
         self.snapshots = Snapshots(self.store.root)
+        # Another tool's transcripts kept as sessions (session/appendForeign...: foreign.py).
+        self.foreign = ForeignSessions(self.store, self.appending, self._trash)
         self.store.on_change = self._changed
         self.store.on_append = self._appended
         self.store.on_release = self._released
@@ -428,6 +431,23 @@ class SessionService:
             return wire.DeleteResult(sessionId=params.sessionId, trashPath=None)
         location = self.store.move(params.sessionId, None, "trash")
         return wire.DeleteResult(sessionId=params.sessionId, trashPath=location)
+
+    def _trash(self, session_id: str) -> None:
+        self.delete(wire.DeleteParams(sessionId=session_id))
+
+    # -- foreign sessions (foreign.py) ------------------------------------------------------------
+
+    def append_foreign(self, params: wire.AppendForeignParams) -> wire.AppendForeignResult:
+        return self.foreign.append(params)
+
+    def load_foreign(self, params: wire.LoadForeignParams) -> wire.LoadForeignResult:
+        return self.foreign.load(params)
+
+    def list_foreign(self, params: wire.ListForeignParams) -> wire.ListForeignResult:
+        return self.foreign.list(params)
+
+    def delete_foreign(self, params: wire.DeleteForeignParams) -> wire.DeleteForeignResult:
+        return self.foreign.delete(params)
 
     def restore(self, params: wire.RestoreParams) -> wire.RestoreResult:
         location = self.store.move(params.sessionId, "trash", "live")

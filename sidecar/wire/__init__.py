@@ -45,6 +45,17 @@ from .fidelity import (
     ClearedToolResults,
     NativeCompaction,
 )
+from .foreign import (
+    AppendForeignParams,
+    AppendForeignResult,
+    DeleteForeignParams,
+    DeleteForeignResult,
+    ForeignSession,
+    ListForeignParams,
+    ListForeignResult,
+    LoadForeignParams,
+    LoadForeignResult,
+)
 from .history import (
     HistoryAddParams,
     HistoryEntry,
@@ -135,6 +146,15 @@ from .upkeep import (
 )
 
 __all__ = [
+    "AppendForeignParams",
+    "AppendForeignResult",
+    "DeleteForeignParams",
+    "DeleteForeignResult",
+    "ForeignSession",
+    "ListForeignParams",
+    "ListForeignResult",
+    "LoadForeignParams",
+    "LoadForeignResult",
     "METHODS",
     "AppendParams",
     "AppendResult",
@@ -273,6 +293,11 @@ METHODS: dict[str, tuple[type, object]] = {  # (a result may be a union, or None
     "session/export": (ExportParams, ExportResult),
     # converting between formats
     "session/convert": (ConvertParams, ConvertResult),
+    # another tool's transcripts, a batch of lines at a time (the Claude Agent SDK's SessionStore)
+    "session/appendForeign": (AppendForeignParams, AppendForeignResult),
+    "session/loadForeign": (LoadForeignParams, LoadForeignResult),
+    "session/listForeign": (ListForeignParams, ListForeignResult),
+    "session/deleteForeign": (DeleteForeignParams, DeleteForeignResult),
     # live sessions
     "session/subscribe": (SubscribeParams, SubscribeResult),
     "session/unsubscribe": (UnsubscribeParams, UnsubscribeResult),

@@ -1,0 +1,308 @@
+"""Claude Code transcript lines appended a batch at a time (``session/appendForeign``), mapped as the
+importer maps a whole transcript (claude_code.py), each line also kept verbatim.
+
+A batch's lines go through the importer's reader, carried over from the batches before: a later
+line's ``parentUuid`` finds the entry standing for an earlier batch's line. Each line is then kept as it
+came in a ``custom`` entry (customType ``claude-code.line``, data ``{"line": ..., "subpath"?: ...}``:
+pi never sends a custom entry to the model), chained in right below what the line mapped to, so the
+main path runs user message, its line, assistant message, its line... and the verbatim lines read back
+in file order are the transcript as appended (``lines_of``).
+
+What the mapping carries from batch to batch is rebuilt from the stored entries alone
+(``Transcripts.of_entries``): which entry stands for each uuid (a line entry's parent), what was chained
+in below what, the tool calls' names and callers and the model, from the verbatim lines. Two things do
+not carry over a batch's end: the lines of one API message (Claude Code writes one content block per
+line) split over two batches become two assistant messages, and a compaction's summary line in the batch
+after its boundary is mapped as a user message (the SDK flushes a turn's lines together, so neither
+is usual).
+
+Subagent transcripts (``subpath``, e.g. ``subagents/agent-<id>``) are kept in the same session as a
+branch under the assistant message that called the ``Agent``/``Task`` tool, as the importer places them:
+a ``claude-code.subagent`` head, then their lines. The call is known from the transcript's
+``agent_metadata`` line (the ``.meta.json`` the SDK mirrors) or a tool result's ``agentId``; else the
+head hangs at the main path's end. Since a reopened session's leaf is its last entry, a subagent batch
+is followed by a ``claude-code.main`` marker below the main path's end, so the leaf stays there.
+
+A subpath's lines deleted (``deleted``) are not erased: a ``claude-code.deleted`` entry says the lines
+of that subpath before it are gone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import msgspec
+
+from ..format.codec import encode as json_bytes
+from ..format.entry import Entry
+from .claude_code import PROVIDER, _Reader
+from .claude_code_lines import loose_record_decoder, record_decoder
+from .common import Builder, Tally, iso_of_ms, ms_of_iso
+
+LINE = "claude-code.line"
+SUBAGENT = "claude-code.subagent"
+MAIN = "claude-code.main"
+DELETED = "claude-code.deleted"
+STATE = "claude-code.state"
+# The custom entries this module writes besides the importer's own ``claude-code.<kind>`` ones.
+OWN = frozenset({LINE, SUBAGENT, MAIN, DELETED, STATE})
+HEAD = "\0head"  # the alias of a subagent transcript's head (claude_code._branch's)
+
+
+class _Transcript:
+    """One transcript's mapping state: the main one (subpath None) or a subagent's."""
+
+    def __init__(self, subpath: str | None, after: dict[str, str]) -> None:
+        self.subpath = subpath
+        self.reader = _Reader(Builder(), Tally(), "" if subpath is None else f"{subpath}:")
+        # Entry ids are the session's: one map of what was chained in below what serves every transcript.
+        self.reader.after = after
+        self.uuids: set[str] = set()
+        self.head: str | None = None  # a subagent's head entry
+        self.model_written: tuple[str, str] | None = None  # the last model_change's (Builder.model)
+        self.count = 0  # lines kept (numbers the keys of lines without a uuid)
+
+    def end(self) -> str | None:
+        """The entry the next chained-in entry goes below."""
+        reader = self.reader
+        return reader._below(reader.last)
+
+    def chain(self, parent: str | None, entry: str) -> None:
+        """``entry`` was written below ``parent`` as a chained-in entry: children of ``parent`` go below it."""
+        if parent is None:
+            if self.reader.last is None:
+                self.reader.last = entry
+        else:
+            self.reader.after[parent] = entry
+
+    def saw_line(self, line: dict[str, Any], stands: str) -> None:
+        """What the mapping reads later from a line already kept (rebuilding: ``Transcripts.of_entries``)."""
+        reader = self.reader
+        uid = line.get("uuid")
+        if isinstance(uid, str) and uid:
+            self.uuids.add(uid)
+            reader.alias[uid] = stands
+        reader.last = stands
+        self.count += 1
+        message = line.get("message")
+        kind = line.get("type")
+        if kind == "assistant" and isinstance(message, dict):
+            model = message.get("model")
+            if isinstance(model, str) and model:
+                reader.model = model
+                if model != "<synthetic>":
+                    self.model_written = (PROVIDER, model)
+            for block in message.get("content") or ():
+                if isinstance(block, dict) and block.get("type") in ("tool_use", "server_tool_use"):
+                    call = str(block.get("id", ""))
+                    reader.tool_names[call] = str(block.get("name", ""))
+                    reader.tool_users[call] = stands
+        elif kind == "user" and isinstance(message, dict):
+            result = line.get("toolUseResult")
+            content = message.get("content")
+            if isinstance(result, dict) and isinstance(result.get("agentId"), str) and isinstance(content, list):
+                calls = [
+                    b.get("tool_use_id") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"
+                ]
+                if len(calls) == 1 and isinstance(calls[0], str):
+                    reader.agent_calls[result["agentId"]] = calls[0]
+
+
+class Transcripts:
+    """The mapping state of one session's transcripts, and the batches mapped into entries."""
+
+    def __init__(self) -> None:
+        self.ids: set[str] = set()
+        self.after: dict[str, str] = {}
+        self.main = _Transcript(None, self.after)
+        self.subs: dict[str, _Transcript] = {}
+        self.state: Any = None  # the client's opaque state (the latest given)
+        self.stored_ms = 0  # when a line was kept last (ms)
+        self.entry_count = 0  # the session's entries this state has seen
+
+    def of(self, subpath: str | None) -> _Transcript:
+        if subpath is None:
+            return self.main
+        found = self.subs.get(subpath)
+        if found is None:
+            found = self.subs[subpath] = _Transcript(subpath, self.after)
+        return found
+
+    @classmethod
+    def of_entries(cls, entries: Iterable[dict[str, Any]]) -> Transcripts:
+        """The state as the stored entries give it (file order)."""
+        state = cls()
+        for entry in entries:
+            state.entry_count += 1
+            entry_id, parent = entry.get("id"), entry.get("parentId")
+            if isinstance(entry_id, str):
+                state.ids.add(entry_id)
+            if entry.get("type") != "custom":
+                continue
+            custom, data = entry.get("customType"), entry.get("data")
+            if not isinstance(custom, str) or not custom.startswith("claude-code.") or not isinstance(entry_id, str):
+                continue
+            subpath = data.get("subpath") if isinstance(data, dict) else None
+            if custom == LINE and isinstance(data, dict) and isinstance(data.get("line"), dict):
+                transcript = state.of(subpath)
+                transcript.saw_line(data["line"], parent if isinstance(parent, str) else entry_id)
+                transcript.chain(parent if isinstance(parent, str) else None, entry_id)
+                state.stored_ms = max(state.stored_ms, _ms(entry.get("timestamp")))
+            elif custom == SUBAGENT and isinstance(subpath, str):
+                transcript = state.of(subpath)
+                transcript.head = transcript.reader.alias[HEAD] = transcript.reader.last = entry_id
+            elif custom == DELETED:
+                if isinstance(subpath, str):
+                    state.subs.pop(subpath, None)
+            elif custom in (MAIN, STATE):
+                state.main.chain(parent if isinstance(parent, str) else None, entry_id)
+                if custom == STATE and isinstance(data, dict):
+                    state.state = data.get("state")
+            elif isinstance(data, dict) and not data.get("uuid") and isinstance(parent, str):
+                # A record without a uuid the importer kept, chained in below the entry before it.
+                state.after[parent] = entry_id
+        return state
+
+    def subpaths(self) -> list[str]:
+        return sorted(path for path, t in self.subs.items() if t.count)
+
+    def map_batch(
+        self, subpath: str | None, lines: list[dict[str, Any]], stored_at: str, state: Any = None
+    ) -> tuple[list[dict[str, Any]], int]:
+        """The entries a batch adds (in order, each parent before its child) and how many lines were new.
+
+        Lines whose uuid this transcript holds already are skipped (the uuid is the idempotency key)."""
+        transcript = self.of(subpath)
+        builder = Builder()
+        builder.ids = self.ids
+        builder.model = transcript.model_written
+        reader = transcript.reader
+        reader.b, reader.tally = builder, Tally()
+        reader.open_assistant = None  # (an earlier batch's message is written: see the module's doc)
+        reader.pending_compaction = None
+        kept = 0
+        for line in lines:
+            uid = line.get("uuid")
+            if isinstance(uid, str) and uid:
+                if uid in transcript.uuids:
+                    continue
+                transcript.uuids.add(uid)
+            if subpath is not None and transcript.head is None:
+                self._place_head(transcript, builder, line, stored_at)
+            kept += 1
+            transcript.count += 1
+            raw = json_bytes(line)
+            try:
+                record = record_decoder.decode(raw)
+            except msgspec.ValidationError:
+                record = loose_record_decoder.decode(raw)
+            record.line = raw
+            if subpath is not None and record.parentUuid is None and record.uuid:
+                record = msgspec.structs.replace(record, parentUuid=HEAD, rehomed=True)
+            reader.read(transcript.count, record)
+            parent = transcript.end()
+            data: dict[str, Any] = {"line": line} if subpath is None else {"line": line, "subpath": subpath}
+            key = (
+                f"{reader.prefix}line:{uid}"
+                if isinstance(uid, str) and uid
+                else f"{reader.prefix}line#{transcript.count}"
+            )
+            entry = builder.add(key, parent, stored_at, "custom", customType=LINE, data=data)
+            transcript.chain(parent, entry)
+        transcript.model_written = builder.model
+        if kept and subpath is not None and self.main.reader.last is not None:
+            # The leaf back on the main path (a reopened session's leaf is its last entry).
+            parent = self.main.end()
+            marker = builder.add(f"main@{len(self.ids)}", parent, stored_at, "custom", customType=MAIN, data={})
+            self.main.chain(parent, marker)
+        if state is not None and subpath is None:
+            parent = self.main.end()
+            held = builder.add(
+                f"state@{len(self.ids)}", parent, stored_at, "custom", customType=STATE, data={"state": state}
+            )
+            self.main.chain(parent, held)
+            self.state = state
+        builder.finish()
+        if kept:
+            self.stored_ms = max(self.stored_ms, _ms(stored_at))
+        entries = [_as_dict(e) for e in builder.entries]
+        self.entry_count += len(entries)
+        return entries, kept
+
+    def _place_head(self, transcript: _Transcript, builder: Builder, line: dict[str, Any], stored_at: str) -> None:
+        """A subagent transcript's head, under the call that started it when it is known, else the main path's end."""
+        main = self.main.reader
+        agent = (transcript.subpath or "").rsplit("/", 1)[-1].removeprefix("agent-")
+        call = line.get("toolUseId") if line.get("type") == "agent_metadata" else main.agent_calls.get(agent)
+        anchor = main.tool_users.get(call) if isinstance(call, str) else None
+        if anchor is None:
+            anchor = self.main.end()
+        head_data: dict[str, Any] = {"agentId": agent, "subpath": transcript.subpath}
+        if isinstance(call, str):
+            head_data["toolUseId"] = call
+        head = builder.add(
+            f"{transcript.reader.prefix}head", anchor, stored_at, "custom", customType=SUBAGENT, data=head_data
+        )
+        transcript.head = transcript.reader.alias[HEAD] = transcript.reader.last = head
+
+    def deleted(self, subpath: str, stored_at: str) -> list[dict[str, Any]]:
+        """The entry saying a subpath's lines are gone (none when it holds none), below the main path's end."""
+        if subpath not in self.subs:
+            return []
+        del self.subs[subpath]
+        builder = Builder()
+        builder.ids = self.ids
+        parent = self.main.end()
+        marker = builder.add(
+            f"deleted:{subpath}@{len(self.ids)}",
+            parent,
+            stored_at,
+            "custom",
+            customType=DELETED,
+            data={"subpath": subpath},
+        )
+        self.main.chain(parent, marker)
+        self.entry_count += 1
+        return [_as_dict(e) for e in builder.entries]
+
+
+def lines_of(entries: Iterable[dict[str, Any]], subpath: str | None) -> list[dict[str, Any]] | None:
+    """The verbatim lines of one transcript of a session's entries (file order); None when it holds none."""
+    lines: list[dict[str, Any]] | None = None
+    for entry in _own(entries):
+        custom, data = entry.get("customType"), entry.get("data")
+        if not isinstance(data, dict) or data.get("subpath") != subpath:
+            continue
+        if custom == LINE:
+            if lines is None:
+                lines = []
+            lines.append(data["line"])
+        elif custom == DELETED:
+            lines = None
+    return lines
+
+
+def _own(entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    for entry in entries:
+        if entry.get("type") == "custom" and entry.get("customType") in OWN:
+            yield entry
+
+
+def _as_dict(entry: object) -> dict[str, Any]:
+    if isinstance(entry, Entry):
+        return entry.obj()
+    return msgspec.json.decode(json_bytes(entry))  # (a Raw inside: JSON text the source gave)
+
+
+def _ms(stamp: object) -> int:
+    return ms_of_iso(stamp) if isinstance(stamp, str) else 0
+
+
+def stamp_now() -> str:
+    """Now, as pi writes times: when a batch is kept (its line entries' time: storage time, not the lines')."""
+    return iso_of_ms(time.time_ns() // 1_000_000)
+
+
+__all__ = ["DELETED", "LINE", "MAIN", "STATE", "SUBAGENT", "Transcripts", "lines_of", "stamp_now"]

@@ -134,6 +134,7 @@ class Transcripts:
     def of_entries(cls, entries: Iterable[dict[str, Any]]) -> Transcripts:
         """The state as the stored entries give it (file order)."""
         state = cls()
+        line_stands: dict[str, str] = {}  # line entry id -> the entry its line stands for
         for entry in entries:
             state.entry_count += 1
             entry_id, parent = entry.get("id"), entry.get("parentId")
@@ -147,7 +148,11 @@ class Transcripts:
             subpath = data.get("subpath") if isinstance(data, dict) else None
             if custom == LINE and isinstance(data, dict) and isinstance(data.get("line"), dict):
                 transcript = state.of(subpath)
-                transcript.saw_line(data["line"], parent if isinstance(parent, str) else entry_id)
+                # What the line stands for: its parent, unless that is the line before it (a later line of
+                # an assistant message: the message it went into, as the earlier line stands for it).
+                stands = entry_id if not isinstance(parent, str) else line_stands.get(parent, parent)
+                line_stands[entry_id] = stands
+                transcript.saw_line(data["line"], stands)
                 transcript.chain(parent if isinstance(parent, str) else None, entry_id)
                 state.stored_ms = max(state.stored_ms, _ms(entry.get("timestamp")))
             elif custom == SUBAGENT and isinstance(subpath, str):

@@ -129,11 +129,15 @@ class ForeignSessions:
                 return wire.LoadForeignResult(sessionId=None, lines=None)
             lines = lines_of(_own_entries(session), params.subpath)
             state = self._state(session)
+            if lines is None and params.subpath is None:
+                # Only subagent lines: the session is there, its main transcript is not.
+                return wire.LoadForeignResult(sessionId=None, lines=None, subpaths=state.subpaths())
             return wire.LoadForeignResult(
                 sessionId=session_id if lines is not None else None,
                 lines=lines,
                 state=state.state if params.subpath is None else None,
                 mtime=state.stored_ms,
+                subpaths=state.subpaths() if params.subpath is None else [],
             )
 
     def list(self, params: wire.ListForeignParams) -> wire.ListForeignResult:

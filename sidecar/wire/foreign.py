@@ -31,7 +31,7 @@ class AppendForeignParams(_ForeignKey):
     cwd: str | None = None
     # The client's own state for this session, kept verbatim; the latest given is answered by
     # loadForeign and listForeign (the Claude Agent SDK's session summary). Main transcript only.
-    state: Any = None
+    state: dict[str, Any] | None = None
 
 
 class AppendForeignResult(_Result):
@@ -51,9 +51,11 @@ class LoadForeignResult(_Result):
     # null: no such session (or nothing kept under that subpath).
     sessionId: str | None
     lines: list[dict[str, Any]] | None
-    state: Any = None
+    state: dict[str, Any] | None = None
     # When a line was kept last (epoch ms); 0 when none.
     mtime: int = 0
+    # The session's subpaths holding lines (with the main transcript only).
+    subpaths: list[str] = []
 
 
 class ListForeignParams(_Params):
@@ -68,7 +70,7 @@ class ForeignSession(_Result):
     mtime: int
     # The subpaths holding lines.
     subpaths: list[str]
-    state: Any = None
+    state: dict[str, Any] | None = None
 
 
 class ListForeignResult(_Result):

@@ -46,7 +46,7 @@ async def test_the_sdks_conformance_suite_passes_against_the_sidecar(command: li
 
 
 async def test_the_reference_store_passes_the_same_suite():
-    # (the figure beside ours: bench/claude_agent_sdk.py)
+    # (the figure beside ours: bench/claude_store.py)
     await run_session_store_conformance(InMemorySessionStore)
 
 

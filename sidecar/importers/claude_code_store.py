@@ -35,6 +35,7 @@ from typing import Any
 
 import msgspec
 
+from ..format.codec import decode_lenient, decode_object
 from ..format.codec import encode as json_bytes
 from ..format.entry import Entry
 from .claude_code import PROVIDER, _Reader
@@ -199,10 +200,11 @@ class Transcripts:
             kept += 1
             transcript.count += 1
             raw = json_bytes(line)
+            # (a lone surrogate is read as U+FFFD for the mapping; the verbatim line keeps it)
             try:
-                record = record_decoder.decode(raw)
+                record = decode_lenient(record_decoder, raw)
             except msgspec.ValidationError:
-                record = loose_record_decoder.decode(raw)
+                record = decode_lenient(loose_record_decoder, raw)
             record.line = raw
             if subpath is not None and record.parentUuid is None and record.uuid:
                 record = msgspec.structs.replace(record, parentUuid=HEAD, rehomed=True)
@@ -298,7 +300,7 @@ def _own(entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
 def _as_dict(entry: object) -> dict[str, Any]:
     if isinstance(entry, Entry):
         return entry.obj()
-    return msgspec.json.decode(json_bytes(entry))  # (a Raw inside: JSON text the source gave)
+    return decode_object(json_bytes(entry))  # (a Raw inside: JSON text the source gave; lone surrogates kept)
 
 
 def _ms(stamp: object) -> int:

@@ -131,11 +131,12 @@ ROUTES: dict[str, Route] = {
         Route("session/import", wire.ImportParams, _S.import_),
         Route("session/export", wire.ExportParams, _S.export),
         Route("session/convert", wire.ConvertParams, _S.convert),
-        # (no sessionId: not queued in a session's turn; foreign.py locks each session itself)
-        Route("session/appendForeign", wire.AppendForeignParams, _S.append_foreign, writes_session=True),
+        # No sessionId in their params: not queued in a session's turn (foreign.py locks each session
+        # itself) and not gated by roles (the gate knows a call's session by its sessionId).
+        Route("session/appendForeign", wire.AppendForeignParams, _S.append_foreign),
         Route("session/loadForeign", wire.LoadForeignParams, _S.load_foreign),
         Route("session/listForeign", wire.ListForeignParams, _S.list_foreign),
-        Route("session/deleteForeign", wire.DeleteForeignParams, _S.delete_foreign, writes_session=True),
+        Route("session/deleteForeign", wire.DeleteForeignParams, _S.delete_foreign),
         Route("session/subscribe", wire.SubscribeParams, _S.live_subscribe, takes_client=True),
         Route("session/unsubscribe", wire.UnsubscribeParams, _S.live_unsubscribe, takes_client=True, queued=False),
         Route("session/takeControl", wire.TakeControlParams, _S.live_take_control, takes_client=True, queued=False),

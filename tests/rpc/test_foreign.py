@@ -131,7 +131,7 @@ async def test_a_claude_code_transcript_appended_turn_by_turn_is_the_imported_se
 async def test_lines_of_any_shape_come_back_deep_equal_and_deletes_erase_nothing(client: RpcTestClient):
     key = {**KEY, "foreignSessionId": "sess"}
     odd = [
-        {"type": "x", "uuid": "b", "n": 1, "nested": {"a": [1, 2.5, None, True, "é\u2028"]}},
+        {"type": "x", "uuid": "b", "n": 1, "nested": {"a": [1, 2.5, None, True, "é\u2028", "cut \ud83d"]}},
         {"type": "x", "n": 2},  # no uuid: kept every time
         {"type": "summary", "summary": "a title", "leafUuid": "b"},
     ]

@@ -7,6 +7,8 @@ listed with its first prompt, its context the importer's, forked, resumed by a f
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import tarfile
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -137,3 +139,21 @@ async def test_the_store_spawns_its_own_sidecar_on_a_root(command: list[str], tm
         assert await store.load({"project_key": "p", "session_id": "s"}) == [{"type": "x", "uuid": "u"}]
     with pytest.raises(ValueError):
         SidecarSessionStore(tmp_path, client=object())  # type: ignore[arg-type]  # both given: refused
+
+
+def test_the_adapter_works_without_the_sdk(command: list[str], tmp_path: Path):
+    # The SDK made unimportable: the store still keeps and loads lines; it keeps no summaries then.
+    code = (
+        "import asyncio, json, sys; sys.modules['claude_agent_sdk'] = None\n"
+        "from session_sidecar_client.adapters.claude_agent_sdk import SidecarSessionStore\n"
+        "async def main():\n"
+        f"    async with SidecarSessionStore({str(tmp_path / 'root')!r}, command={command!r}) as store:\n"
+        "        key = {'project_key': 'p', 'session_id': 's'}\n"
+        "        await store.append(key, [{'type': 'x', 'uuid': 'u'}])\n"
+        "        print(json.dumps([await store.load(key), await store.list_session_summaries('p')]))\n"
+        "asyncio.run(main())\n"
+    )
+    client_dir = REPO / "clients" / "python"
+    done = subprocess.run([sys.executable, "-c", code], cwd=client_dir, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [[{"type": "x", "uuid": "u"}], []]

@@ -43,7 +43,7 @@ def turns(lines: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return batches
 
 
-async def call(server: RawServer, method: str, params: dict[str, Any]) -> Any:
+async def call(server: RawServer, method: str, params: dict[str, Any] | None) -> Any:
     answer = await server.request(method, params)
     assert "result" in answer, answer
     return answer["result"]
@@ -67,6 +67,9 @@ async def test_a_claude_code_transcript_appended_turn_by_turn_is_the_imported_se
             answer = await call(first, "session/appendForeign", {**key, "lines": batch})
             assert answer["appended"] == len(batch) and answer["skipped"] == 0
         sid = answer["sessionId"]
+        await call(first, "shutdown", None)  # (a clean exit: PostgreSQL's lease on the session is given back)
+        first.send({"jsonrpc": "2.0", "method": "exit"})
+        assert await first.wait() == 0
     finally:
         await first.stop()
     server = await RawServer.start()

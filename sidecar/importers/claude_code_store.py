@@ -10,11 +10,13 @@ in file order are the transcript as appended (``lines_of``).
 
 What the mapping carries from batch to batch is rebuilt from the stored entries alone
 (``Transcripts.of_entries``): which entry stands for each uuid (a line entry's parent), what was chained
-in below what, the tool calls' names and callers and the model, from the verbatim lines. Two things do
-not carry over a batch's end: the lines of one API message (Claude Code writes one content block per
-line) split over two batches become two assistant messages, and a compaction's summary line in the batch
-after its boundary is mapped as a user message (the SDK flushes a turn's lines together, so neither
-is usual).
+in below what, the tool calls' names and callers and the model, from the verbatim lines; and what the
+last line left open. Claude Code writes one content block a line, so an API message's lines may be
+split over two batches (the SDK's eager flush), and so may a compaction's boundary and summary lines:
+the message (or compaction) an earlier batch wrote is then written again whole, with what the new lines
+add, below the same parent, and the path goes on from the new one (the earlier one stays, on a branch:
+nothing is changed or erased). tests/importers/test_claude_code_store.py checks that a mapping rebuilt
+after any batch goes on exactly as the one kept in memory.
 
 Subagent transcripts (``subpath``, e.g. ``subagents/agent-<id>``) are kept in the same session as a
 branch under the assistant message that called the ``Agent``/``Task`` tool, as the importer places them:
@@ -39,7 +41,7 @@ from ..format.codec import decode_lenient, decode_object
 from ..format.codec import encode as json_bytes
 from ..format.entry import Entry
 from .claude_code import PROVIDER, _Reader
-from .claude_code_lines import loose_record_decoder, record_decoder
+from .claude_code_lines import COPIES, loose_record_decoder, record_decoder
 from .common import Builder, Tally, iso_of_ms, ms_of_iso
 
 LINE = "claude-code.line"
@@ -64,6 +66,35 @@ class _Transcript:
         self.head: str | None = None  # a subagent's head entry
         self.model_written: tuple[str, str] | None = None  # the last model_change's (Builder.model)
         self.count = 0  # lines kept (numbers the keys of lines without a uuid)
+        # Carried over a batch's end, as stored: the assistant message the last line added to (its API
+        # message id and entry), and the compaction waiting for its summary line.
+        self.open_message: tuple[str, dict[str, Any]] | None = None
+        self.pending: dict[str, Any] | None = None
+
+    def superseded(self, old: str, new: str) -> None:
+        """Entry ``new`` stands where ``old`` stood (an earlier batch's message or compaction written again)."""
+        reader = self.reader
+        for table in (reader.alias, reader.tool_users):
+            for name, entry in table.items():
+                if entry == old:
+                    table[name] = new
+        if reader.last == old:
+            reader.last = new
+
+    def carry(self, line: dict[str, Any], stands: dict[str, Any] | None) -> None:
+        """What the last line leaves open for the next batch (``stands``: the entry it stands for)."""
+        kind, message = line.get("type"), line.get("message")
+        if kind in COPIES:
+            return  # (the reader skips them before anything)
+        if kind == "system" and line.get("subtype") == "compact_boundary" and stands is not None:
+            self.pending = stands if stands.get("type") == "compaction" else None
+        elif kind == "user" and line.get("isCompactSummary"):
+            self.pending = None
+        if kind == "assistant" and isinstance(message, dict) and isinstance(message.get("id"), str) and message["id"]:
+            is_message = stands is not None and stands.get("type") == "message"
+            self.open_message = (message["id"], stands) if is_message else None  # type: ignore[assignment]  # is_message: stands is a dict
+        else:
+            self.open_message = None
 
     def end(self) -> str | None:
         """The entry the next chained-in entry goes below."""
@@ -136,12 +167,18 @@ class Transcripts:
         """The state as the stored entries give it (file order)."""
         state = cls()
         line_stands: dict[str, str] = {}  # line entry id -> the entry its line stands for
+        carried: dict[str, dict[str, Any]] = {}  # assistant messages and compactions, by id
         for entry in entries:
             state.entry_count += 1
             entry_id, parent = entry.get("id"), entry.get("parentId")
             if isinstance(entry_id, str):
                 state.ids.add(entry_id)
-            if entry.get("type") != "custom":
+            kind = entry.get("type")
+            if isinstance(entry_id, str) and (
+                kind == "compaction" or (kind == "message" and (entry.get("message") or {}).get("role") == "assistant")
+            ):
+                carried[entry_id] = entry
+            if kind != "custom":
                 continue
             custom, data = entry.get("customType"), entry.get("data")
             if not isinstance(custom, str) or not custom.startswith("claude-code.") or not isinstance(entry_id, str):
@@ -153,7 +190,22 @@ class Transcripts:
                 # an assistant message: the message it went into, as the earlier line stands for it).
                 stands = entry_id if not isinstance(parent, str) else line_stands.get(parent, parent)
                 line_stands[entry_id] = stands
-                transcript.saw_line(data["line"], stands)
+                line = data["line"]
+                opened = transcript.open_message
+                message = line.get("message")
+                if (
+                    opened is not None
+                    and line.get("type") == "assistant"
+                    and isinstance(message, dict)
+                    and message.get("id") == opened[0]
+                    and opened[1]["id"] != stands
+                ):
+                    transcript.superseded(opened[1]["id"], stands)  # the message written again whole
+                pending = transcript.pending
+                if pending is not None and line.get("isCompactSummary") and pending["id"] != stands:
+                    transcript.superseded(pending["id"], stands)
+                transcript.saw_line(line, stands)
+                transcript.carry(line, carried.get(stands))
                 transcript.chain(parent if isinstance(parent, str) else None, entry_id)
                 state.stored_ms = max(state.stored_ms, _ms(entry.get("timestamp")))
             elif custom == SUBAGENT and isinstance(subpath, str):
@@ -188,7 +240,7 @@ class Transcripts:
         reader.b, reader.tally = builder, Tally()
         reader.open_assistant = None  # (an earlier batch's message is written: see the module's doc)
         reader.pending_compaction = None
-        kept = 0
+        kept, first, last_line = 0, True, None
         for line in lines:
             uid = line.get("uuid")
             if isinstance(uid, str) and uid:
@@ -208,6 +260,9 @@ class Transcripts:
             record.line = raw
             if subpath is not None and record.parentUuid is None and record.uuid:
                 record = msgspec.structs.replace(record, parentUuid=HEAD, rehomed=True)
+            if first:
+                first = False
+                self._reopen(transcript, builder, line, stored_at)
             reader.read(transcript.count, record)
             parent = transcript.end()
             data: dict[str, Any] = {"line": line} if subpath is None else {"line": line, "subpath": subpath}
@@ -218,6 +273,7 @@ class Transcripts:
             )
             entry = builder.add(key, parent, stored_at, "custom", customType=LINE, data=data)
             transcript.chain(parent, entry)
+            last_line = line
         transcript.model_written = builder.model
         if kept and subpath is not None and self.main.reader.last is not None:
             # The leaf back on the main path (a reopened session's leaf is its last entry).
@@ -236,7 +292,63 @@ class Transcripts:
             self.stored_ms = max(self.stored_ms, _ms(stored_at))
         entries = [_as_dict(e) for e in builder.entries]
         self.entry_count += len(entries)
+        if last_line is not None:
+            written = {e["id"]: e for e in entries}
+            opened, pending = reader.open_assistant, reader.pending_compaction
+            transcript.open_message = (opened[0], written[opened[1]]) if opened and opened[1] in written else None
+            if pending is not None:
+                transcript.pending = written.get(pending)
+            elif last_line.get("isCompactSummary") or any(
+                e.get("type") == "compaction" and e["id"] in written for e in entries
+            ):
+                transcript.pending = None
         return entries, kept
+
+    def _reopen(self, transcript: _Transcript, builder: Builder, line: dict[str, Any], stored_at: str) -> None:
+        """A batch's first line continuing what an earlier batch left open: the assistant message it adds a
+        block to, or the compaction it gives the summary of, written again whole (beside the stored one,
+        below the same parent: the path runs through the new one) for the reader to go on filling."""
+        reader = transcript.reader
+        message = line.get("message")
+        opened = transcript.open_message
+        if (
+            opened is not None
+            and line.get("type") == "assistant"
+            and isinstance(message, dict)
+            and message.get("id") == opened[0]
+        ):
+            old = opened[1]
+            body = old["message"]
+            again = builder.assistant(
+                f"{reader.prefix}{old['id']}+{line.get('uuid') or transcript.count}",
+                old.get("parentId"),
+                str(old.get("timestamp") or stored_at),
+                int(body.get("timestamp") or 0),
+                str(body.get("api") or ""),
+                str(body.get("provider") or ""),
+                str(body.get("model") or ""),
+                msgspec.Raw(json_bytes(body.get("usage") or {})),
+                str(body.get("stopReason") or "stop"),
+            )
+            for block in body.get("content") or ():
+                again.add(block)
+            reader.open_assistant = (opened[0], again.id)
+            transcript.superseded(old["id"], again.id)
+            return
+        pending = transcript.pending
+        if pending is not None and line.get("type") == "user" and line.get("isCompactSummary"):
+            fields = {k: v for k, v in pending.items() if k not in ("type", "id", "parentId", "timestamp")}
+            again_id = builder.add(
+                f"{reader.prefix}{pending['id']}+summary",
+                pending.get("parentId"),
+                str(pending.get("timestamp") or stored_at),
+                "compaction",
+                **fields,
+            )
+            if fields.get("firstKeptEntryId") == pending["id"]:
+                builder.dict_entry(again_id)["firstKeptEntryId"] = again_id  # (nothing kept: its own id)
+            reader.pending_compaction = again_id
+            transcript.superseded(pending["id"], again_id)
 
     def _place_head(self, transcript: _Transcript, builder: Builder, line: dict[str, Any], stored_at: str) -> None:
         """A subagent transcript's head, under the call that started it when it is known, else the main path's end."""

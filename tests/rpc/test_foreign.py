@@ -180,3 +180,36 @@ async def test_bad_foreign_params_get_clear_errors(raw: RawServer):
         "session/appendForeign", {**KEY, "format": "codex", "foreignSessionId": "s", "lines": []}
     )
     assert answer["error"]["code"] == -32602
+
+
+async def test_a_transcript_appended_a_line_at_a_time_still_maps_as_the_importer_maps_it(tmp_path: Path):
+    # The SDK's "eager" flush: an API message's lines (one content block each) and a compaction's
+    # boundary and summary come in separate batches; each is written again whole where it continues.
+    session, lines, _, _, path = transcript(tmp_path / "src")
+    root = tmp_path / "sessions"
+    key = {**KEY, "foreignSessionId": session}
+    server = await RawServer.start()
+    try:
+        await server.initialize(root)
+        for number, line in enumerate(lines):
+            if number == len(lines) // 2:  # half way: a fresh sidecar rebuilds the mapping from the stored lines
+                await call(server, "shutdown", None)
+                server.send({"jsonrpc": "2.0", "method": "exit"})
+                assert await server.wait() == 0
+                server = await RawServer.start()
+                await server.initialize(root)
+            answer = await call(server, "session/appendForeign", {**key, "lines": [line]})
+        sid = answer["sessionId"]
+        assert (await call(server, "session/loadForeign", key))["lines"] == lines
+        ours = await call(server, "session/buildContext", {"sessionId": sid})
+        imported = await call(server, "session/import", {"tool": "claude-code", "paths": [str(path)]})
+        theirs = await call(server, "session/buildContext", {"sessionId": imported["sessions"][0]["sessionId"]})
+        assert context_messages(ours) == context_messages(theirs)
+        entries = (await call(server, "session/getEntries", {"sessionId": sid}))["entries"]
+        ids = {e["id"] for e in entries}
+        assert all(e["parentId"] is None or e["parentId"] in ids for e in entries)
+        # Every earlier partial message is still in the tree, on a branch of its own.
+        assistants = [e for e in entries if e["type"] == "message" and e["message"]["role"] == "assistant"]
+        assert len(assistants) > len([m for m in context_messages(ours) if m["role"] == "assistant"])
+    finally:
+        await server.stop()

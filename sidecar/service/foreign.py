@@ -3,20 +3,19 @@
 ``SessionStore``), each a real sidecar session mapped as the importer maps a transcript
 (importers/claude_code_store.py).
 
-The sidecar session of a foreign key is named from it: ``cc`` and 12 hex of the format and
-``projectKey``, then ``-`` and the tool's session id when that is a valid session id, else ``_`` and
-a hash of it (the header's ``foreign`` names the key either way). So a project's sessions are found in
-the listing by their ids' prefix, and the same key finds the same session in every process.
+The sidecar session of a foreign key is named from it (``wire.foreign_session_id``: ``cc`` and 12 hex
+of the format and ``projectKey``, then ``-`` and the tool's session id when that is a valid session id,
+else ``_`` and a hash of it; the header's ``foreign`` names the key either way). So a project's sessions
+are found in the listing by their ids' prefix, and the same key finds the same session in every process.
 
 The mapping's state for a session is kept here between calls and rebuilt from its stored entries when
-this process has not seen the session or someone else appended to it. A foreign call names no
-``sessionId`` (the rpc layer does not queue it in a session's turn): a lock per session here keeps
-two batches of one session from interleaving.
+this process has not seen the session or someone else appended to it. A foreign call's params answer
+``sessionId`` with that id, so the rpc layer runs it in that session's turn like any call on the
+session; a lock per session here keeps it so for callers of the service that do not queue.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -27,25 +26,10 @@ from ..errors import InvalidParams, SessionNotFound
 from ..format.entry import Entry
 from ..importers.claude_code_store import Transcripts, lines_of, stamp_now
 from ..operations.appending import Appending
-from ..store import ListQuery, Session, SessionStore, valid_session_id
+from ..store import ListQuery, Session, SessionStore
 from ..work import NO_WORK
 
 _PAGE = 1000
-
-
-def foreign_session_id(fmt: str, project_key: str, foreign_id: str) -> str:
-    return _prefix(fmt, project_key) + _tail(foreign_id)
-
-
-def _prefix(fmt: str, project_key: str) -> str:
-    return "cc" + hashlib.sha1(f"{fmt}\0{project_key}".encode("utf-8", "surrogatepass")).hexdigest()[:12]
-
-
-def _tail(foreign_id: str) -> str:
-    direct = "-" + foreign_id
-    if valid_session_id("cc000000000000" + direct):
-        return direct
-    return "_" + hashlib.sha1(foreign_id.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ForeignSessions:
@@ -83,7 +67,7 @@ class ForeignSessions:
 
     def append(self, params: wire.AppendForeignParams) -> wire.AppendForeignResult:
         _check_key(params.projectKey, params.foreignSessionId, params.subpath)
-        session_id = foreign_session_id(params.format, params.projectKey, params.foreignSessionId)
+        session_id = params.sessionId
         if params.cwd is not None and (not os.path.isabs(params.cwd) or "\x00" in params.cwd):
             raise InvalidParams(f"cwd must be an absolute path, not {params.cwd!r}", field="cwd")
         with self._lock(session_id):
@@ -122,7 +106,7 @@ class ForeignSessions:
 
     def load(self, params: wire.LoadForeignParams) -> wire.LoadForeignResult:
         _check_key(params.projectKey, params.foreignSessionId, params.subpath)
-        session_id = foreign_session_id(params.format, params.projectKey, params.foreignSessionId)
+        session_id = params.sessionId
         with self._lock(session_id):
             session = self._session(session_id)
             if session is None:
@@ -141,7 +125,7 @@ class ForeignSessions:
             )
 
     def list(self, params: wire.ListForeignParams) -> wire.ListForeignResult:
-        prefix = _prefix(params.format, params.projectKey)
+        prefix = wire.foreign_prefix(params.format, params.projectKey)
         found: list[wire.ForeignSession] = []
         for session_id in self._listed(prefix):
             with self._lock(session_id):
@@ -178,7 +162,7 @@ class ForeignSessions:
 
     def delete(self, params: wire.DeleteForeignParams) -> wire.DeleteForeignResult:
         _check_key(params.projectKey, params.foreignSessionId, params.subpath)
-        session_id = foreign_session_id(params.format, params.projectKey, params.foreignSessionId)
+        session_id = params.sessionId
         with self._lock(session_id):
             session = self._session(session_id)
             if session is None:

@@ -131,8 +131,8 @@ ROUTES: dict[str, Route] = {
         Route("session/import", wire.ImportParams, _S.import_),
         Route("session/export", wire.ExportParams, _S.export),
         Route("session/convert", wire.ConvertParams, _S.convert),
-        # No sessionId in their params: not queued in a session's turn (foreign.py locks each session
-        # itself) and not gated by roles (the gate knows a call's session by its sessionId).
+        # Their params name no sessionId field (it is derived: wire.foreign_session_id): run in that
+        # session's turn once decoded, not gated by roles (the gate reads the undecoded params).
         Route("session/appendForeign", wire.AppendForeignParams, _S.append_foreign),
         Route("session/loadForeign", wire.LoadForeignParams, _S.load_foreign),
         Route("session/listForeign", wire.ListForeignParams, _S.list_foreign),

@@ -55,6 +55,8 @@ from .foreign import (
     ListForeignResult,
     LoadForeignParams,
     LoadForeignResult,
+    foreign_prefix,
+    foreign_session_id,
 )
 from .history import (
     HistoryAddParams,
@@ -146,6 +148,8 @@ from .upkeep import (
 )
 
 __all__ = [
+    "foreign_prefix",
+    "foreign_session_id",
     "AppendForeignParams",
     "AppendForeignResult",
     "DeleteForeignParams",

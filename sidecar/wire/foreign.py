@@ -8,17 +8,40 @@ standing for it is answered as ``sessionId``: a real session (list, buildContext
 
 from __future__ import annotations
 
+import hashlib
+import re
 from typing import Any, Literal
 
 from .base import _Params, _Result
 
 ForeignFormat = Literal["claude-code"]
 
+# A session id (store/ids.py's rule): 1-64 characters, letters and digits at both ends, ".", "_", "-" inside.
+_SESSION_ID = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,62}[A-Za-z0-9])?")
+
+
+def foreign_prefix(fmt: str, project_key: str) -> str:
+    """The ids of a project's foreign sessions start so: ``cc`` and 12 hex digits of the format and key."""
+    return "cc" + hashlib.sha1(f"{fmt}\0{project_key}".encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def foreign_session_id(fmt: str, project_key: str, foreign_id: str) -> str:
+    """The sidecar session standing for a foreign key (PROTOCOL.md, Foreign sessions)."""
+    direct = f"{foreign_prefix(fmt, project_key)}-{foreign_id}"
+    if _SESSION_ID.fullmatch(direct):
+        return direct
+    return f"{foreign_prefix(fmt, project_key)}_{hashlib.sha1(foreign_id.encode('utf-8', 'surrogatepass')).hexdigest()}"
+
 
 class _ForeignKey(_Params):
     format: ForeignFormat
     projectKey: str
     foreignSessionId: str
+
+    @property
+    def sessionId(self) -> str:
+        """The session the call works on: the rpc layer runs it in that session's turn, as any call on it."""
+        return foreign_session_id(self.format, self.projectKey, self.foreignSessionId)
 
 
 class AppendForeignParams(_ForeignKey):

@@ -213,3 +213,27 @@ async def test_a_transcript_appended_a_line_at_a_time_still_maps_as_the_importer
         assert len(assistants) > len([m for m in context_messages(ours) if m["role"] == "assistant"])
     finally:
         await server.stop()
+
+
+def test_a_foreign_key_names_a_valid_session_id_of_its_project():
+    from sidecar.store import valid_session_id
+    from sidecar.wire import foreign_prefix, foreign_session_id
+
+    prefix = foreign_prefix("claude-code", "proj")
+    for foreign, direct in [("sess", True), ("d6fe3246-aed2-4ee2-be25-e9679672e292", True), ("x-", False), ("-x", True),
+                            ("a/b", False), ("x" * 60, False), ("é", False), ("", False)]:  # fmt: skip
+        made = foreign_session_id("claude-code", "proj", foreign)
+        assert valid_session_id(made) and made.startswith(prefix)
+        assert (made == f"{prefix}-{foreign}") is direct
+    assert foreign_session_id("claude-code", "other", "sess") != foreign_session_id("claude-code", "proj", "sess")
+
+
+def test_a_foreign_call_runs_in_the_turn_of_the_session_it_names():
+    import msgspec
+
+    from sidecar import wire
+    from sidecar.rpc.dispatch import queue_key
+
+    params = msgspec.convert({**KEY, "foreignSessionId": "sess", "lines": []}, wire.AppendForeignParams)
+    assert queue_key(params) == wire.foreign_session_id("claude-code", KEY["projectKey"], "sess")
+    assert queue_key(msgspec.convert(KEY, wire.ListForeignParams)) is None

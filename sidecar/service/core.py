@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from ..snapshots.engine import Snapshots
     from ..store import CachedContext, Durability, FileChange, HeldUpkeep, Session, SessionStore
     from ..store.files import Breadcrumbs
+    from .foreign import ForeignSessions
     from .live import LiveClient, LiveHub
 
 
@@ -120,6 +121,13 @@ class SessionService:
         from ..snapshots.engine import Snapshots
 
         return Snapshots(self.store.root)
+
+    @made_on_first_use
+    def foreign(self) -> ForeignSessions:
+        """Another tool's transcripts kept as sessions (session/appendForeign...: foreign.py)."""
+        from .foreign import ForeignSessions
+
+        return ForeignSessions(self.store, self.appending, self._trash)
 
     def _watch_added(self) -> None:
         if self.on_watch is not None:
@@ -518,6 +526,23 @@ class SessionService:
             return wire.DeleteResult(sessionId=params.sessionId, trashPath=None)
         location = self.store.move(params.sessionId, None, "trash")
         return wire.DeleteResult(sessionId=params.sessionId, trashPath=location)
+
+    def _trash(self, session_id: str) -> None:
+        self.delete(wire.DeleteParams(sessionId=session_id))
+
+    # -- foreign sessions (foreign.py) ------------------------------------------------------------
+
+    def append_foreign(self, params: wire.AppendForeignParams) -> wire.AppendForeignResult:
+        return self.foreign.append(params)
+
+    def load_foreign(self, params: wire.LoadForeignParams) -> wire.LoadForeignResult:
+        return self.foreign.load(params)
+
+    def list_foreign(self, params: wire.ListForeignParams) -> wire.ListForeignResult:
+        return self.foreign.list(params)
+
+    def delete_foreign(self, params: wire.DeleteForeignParams) -> wire.DeleteForeignResult:
+        return self.foreign.delete(params)
 
     def restore(self, params: wire.RestoreParams) -> wire.RestoreResult:
         location = self.store.move(params.sessionId, "trash", "live")

@@ -131,6 +131,12 @@ ROUTES: dict[str, Route] = {
         Route("session/import", wire.ImportParams, _S.import_),
         Route("session/export", wire.ExportParams, _S.export),
         Route("session/convert", wire.ConvertParams, _S.convert),
+        # Their params name no sessionId field (it is derived: wire.foreign_session_id): run in that
+        # session's turn once decoded, not gated by roles (the gate reads the undecoded params).
+        Route("session/appendForeign", wire.AppendForeignParams, _S.append_foreign),
+        Route("session/loadForeign", wire.LoadForeignParams, _S.load_foreign),
+        Route("session/listForeign", wire.ListForeignParams, _S.list_foreign),
+        Route("session/deleteForeign", wire.DeleteForeignParams, _S.delete_foreign),
         Route("session/subscribe", wire.SubscribeParams, _S.live_subscribe, takes_client=True),
         Route("session/unsubscribe", wire.UnsubscribeParams, _S.live_unsubscribe, takes_client=True, queued=False),
         Route("session/takeControl", wire.TakeControlParams, _S.live_take_control, takes_client=True, queued=False),

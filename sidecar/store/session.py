@@ -274,6 +274,17 @@ class Session(AddsBatches):
         """The first write: the header and every entry so far."""
         raise NotImplementedError
 
+    def write_now(self) -> None:
+        """Write the session now, conversation or not: pi writes a file once it holds a user or assistant
+        message, but a session whose every entry must be kept (another tool's transcript lines, which
+        may hold none) cannot wait for one."""
+        self.writer.check()
+        self.check_writable()
+        if not self.in_memory and not self.writer.exists:
+            self._create_file()
+            if self.on_append is not None:
+                self.on_append(self, list(self.tree.entries))
+
     def branch(self, entry_id: str | None) -> None:
         """Move the leaf only; None makes the next append a new root."""
         if entry_id is not None:

@@ -45,6 +45,19 @@ from .fidelity import (
     ClearedToolResults,
     NativeCompaction,
 )
+from .foreign import (
+    AppendForeignParams,
+    AppendForeignResult,
+    DeleteForeignParams,
+    DeleteForeignResult,
+    ForeignSession,
+    ListForeignParams,
+    ListForeignResult,
+    LoadForeignParams,
+    LoadForeignResult,
+    foreign_prefix,
+    foreign_session_id,
+)
 from .history import (
     HistoryAddParams,
     HistoryEntry,
@@ -135,6 +148,17 @@ from .upkeep import (
 )
 
 __all__ = [
+    "foreign_prefix",
+    "foreign_session_id",
+    "AppendForeignParams",
+    "AppendForeignResult",
+    "DeleteForeignParams",
+    "DeleteForeignResult",
+    "ForeignSession",
+    "ListForeignParams",
+    "ListForeignResult",
+    "LoadForeignParams",
+    "LoadForeignResult",
     "METHODS",
     "AppendParams",
     "AppendResult",
@@ -273,6 +297,11 @@ METHODS: dict[str, tuple[type, object]] = {  # (a result may be a union, or None
     "session/export": (ExportParams, ExportResult),
     # converting between formats
     "session/convert": (ConvertParams, ConvertResult),
+    # another tool's transcripts, a batch of lines at a time (the Claude Agent SDK's SessionStore)
+    "session/appendForeign": (AppendForeignParams, AppendForeignResult),
+    "session/loadForeign": (LoadForeignParams, LoadForeignResult),
+    "session/listForeign": (ListForeignParams, ListForeignResult),
+    "session/deleteForeign": (DeleteForeignParams, DeleteForeignResult),
     # live sessions
     "session/subscribe": (SubscribeParams, SubscribeResult),
     "session/unsubscribe": (UnsubscribeParams, UnsubscribeResult),

@@ -170,6 +170,8 @@ def required_value(method: str, name: str, session_id: str, entry_id: str, scrat
     """A value for a required param: the session and entry made for the call, else a plain one."""
     if (method, name) == ("session/convert", "to"):
         return "spec"
+    if method.endswith("Foreign") and name == "format":
+        return "claude-code"
     return {
         "sessionId": session_id,
         "entryId": entry_id,
@@ -186,6 +188,9 @@ def required_value(method: str, name: str, session_id: str, entry_id: str, scrat
         "format": "markdown",
         "targetRoot": str(scratch / "converted"),
         "olderThan": "90d",
+        "projectKey": "a-project",
+        "foreignSessionId": "a-foreign-session",
+        "lines": [{"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}}],
     }[name]
 
 

@@ -26,6 +26,7 @@ const (
 	FellBackReasonGarbage              = "garbage"               // CompactResult.fellBackReason
 	FellBackReasonNoProviderConfigured = "noProviderConfigured"  // CompactResult.fellBackReason
 	FormatAgent                        = "agent"                 // BuildContextParams.format
+	FormatClaudeCode                   = "claude-code"           // AppendForeignParams.format, DeleteForeignParams.format, ListForeignParams.format, …
 	FormatHTML                         = "html"                  // ExportParams.format
 	FormatJSON                         = "json"                  // ExportParams.format
 	FormatLLM                          = "llm"                   // BuildContextParams.format

@@ -10,6 +10,7 @@ var Methods = []string{
 	"history/list",
 	"history/search",
 	"session/append",
+	"session/appendForeign",
 	"session/archive",
 	"session/branch",
 	"session/buildContext",
@@ -19,6 +20,7 @@ var Methods = []string{
 	"session/convert",
 	"session/create",
 	"session/delete",
+	"session/deleteForeign",
 	"session/diff",
 	"session/export",
 	"session/flush",
@@ -27,6 +29,8 @@ var Methods = []string{
 	"session/getTree",
 	"session/import",
 	"session/list",
+	"session/listForeign",
+	"session/loadForeign",
 	"session/move",
 	"session/open",
 	"session/prune",
@@ -48,6 +52,7 @@ var methodTypes = map[string][2]any{
 	"history/list":           {HistoryListParams{}, HistoryResult{}},
 	"history/search":         {HistorySearchParams{}, HistoryResult{}},
 	"session/append":         {AppendParams{}, AppendResult{}},
+	"session/appendForeign":  {AppendForeignParams{}, AppendForeignResult{}},
 	"session/archive":        {ArchiveParams{}, ArchiveResult{}},
 	"session/branch":         {BranchParams{}, BranchResult{}},
 	"session/buildContext":   {BuildContextParams{}, BuildContextResult{}},
@@ -57,6 +62,7 @@ var methodTypes = map[string][2]any{
 	"session/convert":        {ConvertParams{}, ConvertResult{}},
 	"session/create":         {CreateParams{}, CreateResult{}},
 	"session/delete":         {DeleteParams{}, DeleteResult{}},
+	"session/deleteForeign":  {DeleteForeignParams{}, DeleteForeignResult{}},
 	"session/diff":           {DiffParams{}, DiffResult{}},
 	"session/export":         {ExportParams{}, ExportResult{}},
 	"session/flush":          {FlushParams{}, FlushResult{}},
@@ -65,6 +71,8 @@ var methodTypes = map[string][2]any{
 	"session/getTree":        {GetTreeParams{}, GetTreeResult{}},
 	"session/import":         {ImportParams{}, ImportResult{}},
 	"session/list":           {ListParams{}, ListResult{}},
+	"session/listForeign":    {ListForeignParams{}, ListForeignResult{}},
+	"session/loadForeign":    {LoadForeignParams{}, LoadForeignResult{}},
 	"session/move":           {MoveParams{}, MoveResult{}},
 	"session/open":           {OpenParams{}, OpenResult{}},
 	"session/prune":          {PruneParams{}, PruneResult{}},
@@ -107,6 +115,15 @@ func (c *Client) HistorySearch(ctx context.Context, params HistorySearchParams, 
 func (c *Client) Append(ctx context.Context, params AppendParams, opts ...CallOption) (*AppendResult, error) {
 	var result AppendResult
 	if err := c.Call(ctx, "session/append", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
+// AppendForeign calls session/appendForeign.
+func (c *Client) AppendForeign(ctx context.Context, params AppendForeignParams, opts ...CallOption) (*AppendForeignResult, error) {
+	var result AppendForeignResult
+	if err := c.Call(ctx, "session/appendForeign", params, &result, opts...); err != nil {
 		return nil, err
 	}
 	return &result, nil
@@ -189,6 +206,15 @@ func (c *Client) Delete(ctx context.Context, params DeleteParams, opts ...CallOp
 	return &result, nil
 }
 
+// DeleteForeign calls session/deleteForeign.
+func (c *Client) DeleteForeign(ctx context.Context, params DeleteForeignParams, opts ...CallOption) (*DeleteForeignResult, error) {
+	var result DeleteForeignResult
+	if err := c.Call(ctx, "session/deleteForeign", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
 // Diff calls session/diff.
 func (c *Client) Diff(ctx context.Context, params DiffParams, opts ...CallOption) (*DiffResult, error) {
 	var result DiffResult
@@ -256,6 +282,24 @@ func (c *Client) Import(ctx context.Context, params ImportParams, opts ...CallOp
 func (c *Client) List(ctx context.Context, params ListParams, opts ...CallOption) (*ListResult, error) {
 	var result ListResult
 	if err := c.Call(ctx, "session/list", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
+// ListForeign calls session/listForeign.
+func (c *Client) ListForeign(ctx context.Context, params ListForeignParams, opts ...CallOption) (*ListForeignResult, error) {
+	var result ListForeignResult
+	if err := c.Call(ctx, "session/listForeign", params, &result, opts...); err != nil {
+		return nil, err
+	}
+	return &result, nil
+}
+
+// LoadForeign calls session/loadForeign.
+func (c *Client) LoadForeign(ctx context.Context, params LoadForeignParams, opts ...CallOption) (*LoadForeignResult, error) {
+	var result LoadForeignResult
+	if err := c.Call(ctx, "session/loadForeign", params, &result, opts...); err != nil {
 		return nil, err
 	}
 	return &result, nil

@@ -175,6 +175,28 @@ var errorKinds = map[int]string{
 	-33090: "formatCannotHold",
 }
 
+// AppendForeignParams is `AppendForeignParams` in protocol/schema.json.
+type AppendForeignParams struct {
+	Format           string           `json:"format"`
+	ProjectKey       string           `json:"projectKey"`
+	ForeignSessionID string           `json:"foreignSessionId"`
+	Lines            []map[string]any `json:"lines"`
+	// Empty: not sent.
+	Subpath string `json:"subpath,omitzero"`
+	// Empty: not sent.
+	Cwd   string         `json:"cwd,omitzero"`
+	State map[string]any `json:"state,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// AppendForeignResult is `AppendForeignResult` in protocol/schema.json.
+type AppendForeignResult struct {
+	SessionID string `json:"sessionId"`
+	Appended  int    `json:"appended"`
+	Skipped   int    `json:"skipped"`
+	Created   bool   `json:"created"`
+}
+
 // AppendParams is `AppendParams` in protocol/schema.json.
 type AppendParams struct {
 	SessionID string           `json:"sessionId"`
@@ -481,6 +503,22 @@ type DamagedLine struct {
 	Error string `json:"error"`
 }
 
+// DeleteForeignParams is `DeleteForeignParams` in protocol/schema.json.
+type DeleteForeignParams struct {
+	Format           string `json:"format"`
+	ProjectKey       string `json:"projectKey"`
+	ForeignSessionID string `json:"foreignSessionId"`
+	// Empty: not sent.
+	Subpath string `json:"subpath,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// DeleteForeignResult is `DeleteForeignResult` in protocol/schema.json.
+type DeleteForeignResult struct {
+	// nil is null.
+	SessionID *string `json:"sessionId"`
+}
+
 // DeleteParams is `DeleteParams` in protocol/schema.json.
 type DeleteParams struct {
 	SessionID string `json:"sessionId"`
@@ -647,6 +685,15 @@ type FolderUsage struct {
 	Sessions int    `json:"sessions"`
 }
 
+// ForeignSession is `ForeignSession` in protocol/schema.json.
+type ForeignSession struct {
+	ForeignSessionID string         `json:"foreignSessionId"`
+	SessionID        string         `json:"sessionId"`
+	Mtime            int            `json:"mtime"`
+	Subpaths         []string       `json:"subpaths"`
+	State            map[string]any `json:"state,omitzero"`
+}
+
 // ForkParams is `ForkParams` in protocol/schema.json.
 type ForkParams struct {
 	SessionID string `json:"sessionId"`
@@ -794,6 +841,18 @@ type InitializeResult struct {
 	Settings        Settings     `json:"settings"`
 }
 
+// ListForeignParams is `ListForeignParams` in protocol/schema.json.
+type ListForeignParams struct {
+	Format     string `json:"format"`
+	ProjectKey string `json:"projectKey"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// ListForeignResult is `ListForeignResult` in protocol/schema.json.
+type ListForeignResult struct {
+	Sessions []ForeignSession `json:"sessions"`
+}
+
 // ListParams is `ListParams` in protocol/schema.json.
 type ListParams struct {
 	// Empty: not sent.
@@ -814,6 +873,27 @@ type ListResult struct {
 	Sessions []SessionInfo `json:"sessions"`
 	// nil is null.
 	NextCursor *string `json:"nextCursor"`
+}
+
+// LoadForeignParams is `LoadForeignParams` in protocol/schema.json.
+type LoadForeignParams struct {
+	Format           string `json:"format"`
+	ProjectKey       string `json:"projectKey"`
+	ForeignSessionID string `json:"foreignSessionId"`
+	// Empty: not sent.
+	Subpath string `json:"subpath,omitzero"`
+	// workDoneToken: set by the client when the call has a progress callback (WithProgress).
+}
+
+// LoadForeignResult is `LoadForeignResult` in protocol/schema.json.
+type LoadForeignResult struct {
+	// nil is null.
+	SessionID *string `json:"sessionId"`
+	// nil is null.
+	Lines    []map[string]any `json:"lines"`
+	State    map[string]any   `json:"state,omitzero"`
+	Mtime    int              `json:"mtime,omitzero"`
+	Subpaths []string         `json:"subpaths,omitzero"`
 }
 
 // MoveParams is `MoveParams` in protocol/schema.json.

@@ -10,6 +10,7 @@ import builtins
 from typing import Any, Callable, Literal
 
 from .protocol import (
+    AppendForeignResult,
     AppendResult,
     ArchiveResult,
     BranchResult,
@@ -18,6 +19,7 @@ from .protocol import (
     CompactResult,
     ConvertResult,
     CreateResult,
+    DeleteForeignResult,
     DeleteResult,
     DiffResult,
     EntryInput,
@@ -29,7 +31,9 @@ from .protocol import (
     HistoryResult,
     ImportResult,
     InitializeResult,
+    ListForeignResult,
     ListResult,
+    LoadForeignResult,
     MoveResult,
     NativeCompaction,
     OpenResult,
@@ -674,6 +678,73 @@ class SidecarMethods:
         if cwd is not None:
             params["cwd"] = cwd
         result: ConvertResult = await self.request("session/convert", params, on_progress=on_progress)
+        return result
+
+    async def append_foreign(
+        self,
+        format: Literal["claude-code"],
+        project_key: str,
+        foreign_session_id: str,
+        lines: builtins.list[dict[str, Any]],
+        *,
+        subpath: str | None = None,
+        cwd: str | None = None,
+        state: dict[str, Any] | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> AppendForeignResult:
+        """``session/appendForeign``: AppendForeignParams -> AppendForeignResult."""
+        params: dict[str, Any] = {"format": format, "projectKey": project_key, "foreignSessionId": foreign_session_id, "lines": lines}
+        if subpath is not None:
+            params["subpath"] = subpath
+        if cwd is not None:
+            params["cwd"] = cwd
+        if state is not None:
+            params["state"] = state
+        result: AppendForeignResult = await self.request("session/appendForeign", params, on_progress=on_progress)
+        return result
+
+    async def load_foreign(
+        self,
+        format: Literal["claude-code"],
+        project_key: str,
+        foreign_session_id: str,
+        *,
+        subpath: str | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> LoadForeignResult:
+        """``session/loadForeign``: LoadForeignParams -> LoadForeignResult."""
+        params: dict[str, Any] = {"format": format, "projectKey": project_key, "foreignSessionId": foreign_session_id}
+        if subpath is not None:
+            params["subpath"] = subpath
+        result: LoadForeignResult = await self.request("session/loadForeign", params, on_progress=on_progress)
+        return result
+
+    async def list_foreign(
+        self,
+        format: Literal["claude-code"],
+        project_key: str,
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> ListForeignResult:
+        """``session/listForeign``: ListForeignParams -> ListForeignResult."""
+        params: dict[str, Any] = {"format": format, "projectKey": project_key}
+        result: ListForeignResult = await self.request("session/listForeign", params, on_progress=on_progress)
+        return result
+
+    async def delete_foreign(
+        self,
+        format: Literal["claude-code"],
+        project_key: str,
+        foreign_session_id: str,
+        *,
+        subpath: str | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> DeleteForeignResult:
+        """``session/deleteForeign``: DeleteForeignParams -> DeleteForeignResult."""
+        params: dict[str, Any] = {"format": format, "projectKey": project_key, "foreignSessionId": foreign_session_id}
+        if subpath is not None:
+            params["subpath"] = subpath
+        result: DeleteForeignResult = await self.request("session/deleteForeign", params, on_progress=on_progress)
         return result
 
     async def subscribe(

@@ -161,6 +161,24 @@ class AnthropicServerToolContent(TypedDict):
     block: dict[str, Any]
 
 
+class AppendForeignParams(TypedDict):
+    format: Literal["claude-code"]
+    projectKey: str
+    foreignSessionId: str
+    lines: list[dict[str, Any]]
+    subpath: NotRequired[str | None]
+    cwd: NotRequired[str | None]
+    state: NotRequired[dict[str, Any] | None]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class AppendForeignResult(TypedDict):
+    sessionId: str
+    appended: int
+    skipped: int
+    created: bool
+
+
 class AppendParams(TypedDict):
     sessionId: str
     entries: list["EntryInput"]
@@ -498,6 +516,18 @@ class DamagedLine(TypedDict):
     error: str
 
 
+class DeleteForeignParams(TypedDict):
+    format: Literal["claude-code"]
+    projectKey: str
+    foreignSessionId: str
+    subpath: NotRequired[str | None]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class DeleteForeignResult(TypedDict):
+    sessionId: str | None
+
+
 class DeleteParams(TypedDict):
     sessionId: str
     workDoneToken: NotRequired[int | str | None]
@@ -672,6 +702,14 @@ class FolderUsage(TypedDict):
     sessions: int
 
 
+class ForeignSession(TypedDict):
+    foreignSessionId: str
+    sessionId: str
+    mtime: int
+    subpaths: list[str]
+    state: NotRequired[dict[str, Any] | None]
+
+
 class ForkParams(TypedDict):
     sessionId: str
     entryId: NotRequired[str | None]
@@ -828,6 +866,16 @@ class LabelEntry(TypedDict):
     timestamp: NotRequired[str | None]
 
 
+class ListForeignParams(TypedDict):
+    format: Literal["claude-code"]
+    projectKey: str
+    workDoneToken: NotRequired[int | str | None]
+
+
+class ListForeignResult(TypedDict):
+    sessions: list[ForeignSession]
+
+
 class ListParams(TypedDict):
     cwd: NotRequired[str | None]
     all: NotRequired[bool]
@@ -867,6 +915,22 @@ class SessionInfo(TypedDict):
 class ListResult(TypedDict):
     sessions: list[SessionInfo]
     nextCursor: str | None
+
+
+class LoadForeignParams(TypedDict):
+    format: Literal["claude-code"]
+    projectKey: str
+    foreignSessionId: str
+    subpath: NotRequired[str | None]
+    workDoneToken: NotRequired[int | str | None]
+
+
+class LoadForeignResult(TypedDict):
+    sessionId: str | None
+    lines: list[dict[str, Any]] | None
+    state: NotRequired[dict[str, Any] | None]
+    mtime: NotRequired[int]
+    subpaths: NotRequired[list[str]]
 
 
 class MessageEntry(TypedDict):
@@ -1737,6 +1801,10 @@ MethodName = Literal[
     "session/import",
     "session/export",
     "session/convert",
+    "session/appendForeign",
+    "session/loadForeign",
+    "session/listForeign",
+    "session/deleteForeign",
     "session/subscribe",
     "session/unsubscribe",
     "session/takeControl",
@@ -1777,6 +1845,10 @@ METHODS: dict[str, tuple[str, str]] = {
     "session/import": ("ImportParams", "ImportResult"),
     "session/export": ("ExportParams", "ExportResult"),
     "session/convert": ("ConvertParams", "ConvertResult"),
+    "session/appendForeign": ("AppendForeignParams", "AppendForeignResult"),
+    "session/loadForeign": ("LoadForeignParams", "LoadForeignResult"),
+    "session/listForeign": ("ListForeignParams", "ListForeignResult"),
+    "session/deleteForeign": ("DeleteForeignParams", "DeleteForeignResult"),
     "session/subscribe": ("SubscribeParams", "SubscribeResult"),
     "session/unsubscribe": ("UnsubscribeParams", "UnsubscribeResult"),
     "session/takeControl": ("TakeControlParams", "TakeControlResult"),
@@ -1841,6 +1913,10 @@ PYTHON_METHODS: dict[str, str] = {
     "import_": "session/import",
     "export": "session/export",
     "convert": "session/convert",
+    "append_foreign": "session/appendForeign",
+    "load_foreign": "session/loadForeign",
+    "list_foreign": "session/listForeign",
+    "delete_foreign": "session/deleteForeign",
     "subscribe": "session/subscribe",
     "unsubscribe": "session/unsubscribe",
     "take_control": "session/takeControl",
@@ -2208,6 +2284,8 @@ __all__ = [
     "AgentMessage",
     "AgentMessageRole",
     "AnthropicServerToolContent",
+    "AppendForeignParams",
+    "AppendForeignResult",
     "AppendParams",
     "AppendResult",
     "AppendedEntry",
@@ -2268,6 +2346,8 @@ __all__ = [
     "DamagedLine",
     "DatabaseSchemaMismatchError",
     "DatabaseUrlInvalidError",
+    "DeleteForeignParams",
+    "DeleteForeignResult",
     "DeleteParams",
     "DeleteResult",
     "DeveloperMessage",
@@ -2301,6 +2381,7 @@ __all__ = [
     "FlushParams",
     "FlushResult",
     "FolderUsage",
+    "ForeignSession",
     "ForkParams",
     "ForkResult",
     "FormatCannotHoldError",
@@ -2332,9 +2413,13 @@ __all__ = [
     "InvalidStateError",
     "KNOWN_ENTRY_TYPES",
     "LabelEntry",
+    "ListForeignParams",
+    "ListForeignResult",
     "ListParams",
     "ListResult",
     "LlmMessage",
+    "LoadForeignParams",
+    "LoadForeignResult",
     "METHODS",
     "MessageEntry",
     "MethodName",

@@ -84,6 +84,48 @@ pub struct AnthropicServerToolContent {
     pub block: Value,
 }
 
+/// Schema: `#/$defs/AppendForeignParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppendForeignParams {
+    /// `cwd`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// `foreignSessionId`. Required.
+    #[serde(rename = "foreignSessionId")]
+    pub foreign_session_id: String,
+    /// `format`. Required.
+    pub format: AppendForeignFormat,
+    /// `lines`. Required.
+    pub lines: Vec<Value>,
+    /// `projectKey`. Required.
+    #[serde(rename = "projectKey")]
+    pub project_key: String,
+    /// `state`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<Value>,
+    /// `subpath`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subpath: Option<String>,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/AppendForeignResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct AppendForeignResult {
+    /// `appended`. Required.
+    pub appended: i64,
+    /// `created`. Required.
+    pub created: bool,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `skipped`. Required.
+    pub skipped: i64,
+}
+
 /// Schema: `#/$defs/AppendParams` (unknown fields are refused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -980,6 +1022,34 @@ pub struct DamagedLine {
     pub line: i64,
 }
 
+/// Schema: `#/$defs/DeleteForeignParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteForeignParams {
+    /// `foreignSessionId`. Required.
+    #[serde(rename = "foreignSessionId")]
+    pub foreign_session_id: String,
+    /// `format`. Required.
+    pub format: DeleteForeignFormat,
+    /// `projectKey`. Required.
+    #[serde(rename = "projectKey")]
+    pub project_key: String,
+    /// `subpath`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subpath: Option<String>,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/DeleteForeignResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DeleteForeignResult {
+    /// `sessionId`. Required, may be null.
+    #[serde(rename = "sessionId")]
+    pub session_id: Option<String>,
+}
+
 /// Schema: `#/$defs/DeleteParams` (unknown fields are refused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -1401,6 +1471,24 @@ pub struct FolderUsage {
     pub sessions: i64,
 }
 
+/// Schema: `#/$defs/ForeignSession`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ForeignSession {
+    /// `foreignSessionId`. Required.
+    #[serde(rename = "foreignSessionId")]
+    pub foreign_session_id: String,
+    /// `mtime`. Required.
+    pub mtime: i64,
+    /// `sessionId`. Required.
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    /// `state`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<Value>,
+    /// `subpaths`. Required.
+    pub subpaths: Vec<String>,
+}
+
 /// Schema: `#/$defs/ForkParams` (unknown fields are refused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -1721,6 +1809,27 @@ pub struct LabelEntry {
     pub timestamp: Option<Option<String>>,
 }
 
+/// Schema: `#/$defs/ListForeignParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListForeignParams {
+    /// `format`. Required.
+    pub format: ListForeignFormat,
+    /// `projectKey`. Required.
+    #[serde(rename = "projectKey")]
+    pub project_key: String,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/ListForeignResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ListForeignResult {
+    /// `sessions`. Required.
+    pub sessions: Vec<ForeignSession>,
+}
+
 /// Schema: `#/$defs/ListParams` (unknown fields are refused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -1756,6 +1865,45 @@ pub struct ListResult {
     pub next_cursor: Option<String>,
     /// `sessions`. Required.
     pub sessions: Vec<SessionInfo>,
+}
+
+/// Schema: `#/$defs/LoadForeignParams` (unknown fields are refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadForeignParams {
+    /// `foreignSessionId`. Required.
+    #[serde(rename = "foreignSessionId")]
+    pub foreign_session_id: String,
+    /// `format`. Required.
+    pub format: LoadForeignFormat,
+    /// `projectKey`. Required.
+    #[serde(rename = "projectKey")]
+    pub project_key: String,
+    /// `subpath`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subpath: Option<String>,
+    /// `workDoneToken`. Optional.
+    #[serde(rename = "workDoneToken", default, skip_serializing_if = "Option::is_none")]
+    pub work_done_token: Option<NumberOrString>,
+}
+
+/// Schema: `#/$defs/LoadForeignResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadForeignResult {
+    /// `lines`. Required, may be null.
+    pub lines: Option<Vec<Value>>,
+    /// `mtime`. Defaults to `0` when absent.
+    #[serde(default = "defaults::load_foreign_result_mtime")]
+    pub mtime: i64,
+    /// `sessionId`. Required, may be null.
+    #[serde(rename = "sessionId")]
+    pub session_id: Option<String>,
+    /// `state`. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<Value>,
+    /// `subpaths`. Defaults to `[]` when absent.
+    #[serde(default = "defaults::load_foreign_result_subpaths")]
+    pub subpaths: Vec<String>,
 }
 
 /// Schema: `#/$defs/MessageEntry`.
@@ -3460,6 +3608,13 @@ pub struct WorkDoneReport {
     pub percentage: Option<i64>,
 }
 
+/// `AppendForeignParams.format`: one of `claude-code`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AppendForeignFormat {
+    #[serde(rename = "claude-code")]
+    ClaudeCode,
+}
+
 /// `AssistantMessage.stopReason`: one of `aborted`, `deferred`, `error`, `length`, `pending`, `stop`, `toolUse`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum AssistantMessageStopReason {
@@ -3594,6 +3749,13 @@ pub enum CustomMessageEntryContent {
     Blocks(Vec<UserContentBlock>),
 }
 
+/// `DeleteForeignParams.format`: one of `claude-code`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DeleteForeignFormat {
+    #[serde(rename = "claude-code")]
+    ClaudeCode,
+}
+
 /// `DeveloperMessage.content`: a plain string or a list of blocks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -3654,6 +3816,20 @@ pub enum HistorySearchOrder {
 pub enum HookMessageContent {
     Text(String),
     Blocks(Vec<UserContentBlock>),
+}
+
+/// `ListForeignParams.format`: one of `claude-code`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ListForeignFormat {
+    #[serde(rename = "claude-code")]
+    ClaudeCode,
+}
+
+/// `LoadForeignParams.format`: one of `claude-code`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum LoadForeignFormat {
+    #[serde(rename = "claude-code")]
+    ClaudeCode,
 }
 
 /// `ModelUsageEntry.stopReason`: one of `aborted`, `deferred`, `error`, `length`, `pending`, `stop`, `toolUse`.
@@ -3809,6 +3985,15 @@ pub mod methods {
         type Result = AppendResult;
     }
 
+    /// `session/appendForeign`: `AppendForeignParams` -> `AppendForeignResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct AppendForeign;
+    impl crate::Method for AppendForeign {
+        const NAME: &'static str = "session/appendForeign";
+        type Params = AppendForeignParams;
+        type Result = AppendForeignResult;
+    }
+
     /// `session/archive`: `ArchiveParams` -> `ArchiveResult`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub struct Archive;
@@ -3890,6 +4075,15 @@ pub mod methods {
         type Result = DeleteResult;
     }
 
+    /// `session/deleteForeign`: `DeleteForeignParams` -> `DeleteForeignResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct DeleteForeign;
+    impl crate::Method for DeleteForeign {
+        const NAME: &'static str = "session/deleteForeign";
+        type Params = DeleteForeignParams;
+        type Result = DeleteForeignResult;
+    }
+
     /// `session/diff`: `DiffParams` -> `DiffResult`.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub struct Diff;
@@ -3960,6 +4154,24 @@ pub mod methods {
         const NAME: &'static str = "session/list";
         type Params = ListParams;
         type Result = ListResult;
+    }
+
+    /// `session/listForeign`: `ListForeignParams` -> `ListForeignResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct ListForeign;
+    impl crate::Method for ListForeign {
+        const NAME: &'static str = "session/listForeign";
+        type Params = ListForeignParams;
+        type Result = ListForeignResult;
+    }
+
+    /// `session/loadForeign`: `LoadForeignParams` -> `LoadForeignResult`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct LoadForeign;
+    impl crate::Method for LoadForeign {
+        const NAME: &'static str = "session/loadForeign";
+        type Params = LoadForeignParams;
+        type Result = LoadForeignResult;
     }
 
     /// `session/move`: `MoveParams` -> `MoveResult`.
@@ -4091,7 +4303,7 @@ pub mod methods {
 }
 
 /// Every method in the schema, sorted by name.
-pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/convert", "session/create", "session/delete", "session/diff", "session/export", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/import", "session/list", "session/move", "session/open", "session/prune", "session/restore", "session/rewind", "session/setLabel", "session/setName", "session/snapshot", "session/stats", "session/subscribe", "session/takeControl", "session/unarchive", "session/unsubscribe", "shutdown"];
+pub const METHOD_NAMES: &[&str] = &["history/add", "history/list", "history/search", "initialize", "session/append", "session/appendForeign", "session/archive", "session/branch", "session/buildContext", "session/close", "session/compact", "session/continueRecent", "session/convert", "session/create", "session/delete", "session/deleteForeign", "session/diff", "session/export", "session/flush", "session/fork", "session/getEntries", "session/getTree", "session/import", "session/list", "session/listForeign", "session/loadForeign", "session/move", "session/open", "session/prune", "session/restore", "session/rewind", "session/setLabel", "session/setName", "session/snapshot", "session/stats", "session/subscribe", "session/takeControl", "session/unarchive", "session/unsubscribe", "shutdown"];
 
 /// A typed, blocking method for every session method of the protocol.
 impl crate::Client {
@@ -4121,6 +4333,13 @@ impl crate::Client {
     /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Append>`.
     pub fn append(&self, params: AppendParams) -> crate::Result<AppendResult> {
         self.call::<methods::Append>(params)
+    }
+
+    /// `session/appendForeign`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::AppendForeign>`.
+    pub fn append_foreign(&self, params: AppendForeignParams) -> crate::Result<AppendForeignResult> {
+        self.call::<methods::AppendForeign>(params)
     }
 
     /// `session/archive`: sends the request and blocks until its answer.
@@ -4186,6 +4405,13 @@ impl crate::Client {
         self.call::<methods::Delete>(params)
     }
 
+    /// `session/deleteForeign`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::DeleteForeign>`.
+    pub fn delete_foreign(&self, params: DeleteForeignParams) -> crate::Result<DeleteForeignResult> {
+        self.call::<methods::DeleteForeign>(params)
+    }
+
     /// `session/diff`: sends the request and blocks until its answer.
     ///
     /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::Diff>`.
@@ -4240,6 +4466,20 @@ impl crate::Client {
     /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::List>`.
     pub fn list(&self, params: ListParams) -> crate::Result<ListResult> {
         self.call::<methods::List>(params)
+    }
+
+    /// `session/listForeign`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::ListForeign>`.
+    pub fn list_foreign(&self, params: ListForeignParams) -> crate::Result<ListForeignResult> {
+        self.call::<methods::ListForeign>(params)
+    }
+
+    /// `session/loadForeign`: sends the request and blocks until its answer.
+    ///
+    /// For progress, cancellation or `.await`, use [`Client::start`]`::<methods::LoadForeign>`.
+    pub fn load_foreign(&self, params: LoadForeignParams) -> crate::Result<LoadForeignResult> {
+        self.call::<methods::LoadForeign>(params)
     }
 
     /// `session/move`: sends the request and blocks until its answer.
@@ -4833,6 +5073,8 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         ("result", "initialize") => rt::<InitializeResult>(value),
         ("params", "session/append") => rt::<AppendParams>(value),
         ("result", "session/append") => rt::<AppendResult>(value),
+        ("params", "session/appendForeign") => rt::<AppendForeignParams>(value),
+        ("result", "session/appendForeign") => rt::<AppendForeignResult>(value),
         ("params", "session/archive") => rt::<ArchiveParams>(value),
         ("result", "session/archive") => rt::<ArchiveResult>(value),
         ("params", "session/branch") => rt::<BranchParams>(value),
@@ -4851,6 +5093,8 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         ("result", "session/create") => rt::<CreateResult>(value),
         ("params", "session/delete") => rt::<DeleteParams>(value),
         ("result", "session/delete") => rt::<DeleteResult>(value),
+        ("params", "session/deleteForeign") => rt::<DeleteForeignParams>(value),
+        ("result", "session/deleteForeign") => rt::<DeleteForeignResult>(value),
         ("params", "session/diff") => rt::<DiffParams>(value),
         ("result", "session/diff") => rt::<DiffResult>(value),
         ("params", "session/export") => rt::<ExportParams>(value),
@@ -4867,6 +5111,10 @@ pub fn roundtrip(kind: &str, method: &str, value: Value) -> Option<Result<Value,
         ("result", "session/import") => rt::<ImportResult>(value),
         ("params", "session/list") => rt::<ListParams>(value),
         ("result", "session/list") => rt::<ListResult>(value),
+        ("params", "session/listForeign") => rt::<ListForeignParams>(value),
+        ("result", "session/listForeign") => rt::<ListForeignResult>(value),
+        ("params", "session/loadForeign") => rt::<LoadForeignParams>(value),
+        ("result", "session/loadForeign") => rt::<LoadForeignResult>(value),
         ("params", "session/move") => rt::<MoveParams>(value),
         ("result", "session/move") => rt::<MoveResult>(value),
         ("params", "session/open") => rt::<OpenParams>(value),
@@ -4960,6 +5208,12 @@ mod defaults {
     }
     pub fn initialize_params_protocol_version() -> String {
         "1.0".to_string()
+    }
+    pub fn load_foreign_result_mtime() -> i64 {
+        0
+    }
+    pub fn load_foreign_result_subpaths() -> Vec<String> {
+        Vec::new()
     }
     pub fn open_result_warnings() -> Vec<OpenWarning> {
         Vec::new()

@@ -10,6 +10,26 @@ export interface AnthropicServerToolContent {
     type: "anthropicServerTool";
     block: JsonObject;
 }
+export interface AppendForeignParams {
+    format: "claude-code";
+    projectKey: string;
+    foreignSessionId: string;
+    lines: JsonObject[];
+    /** @default null */
+    subpath?: string | null;
+    /** @default null */
+    cwd?: string | null;
+    /** @default null */
+    state?: JsonObject | null;
+    /** @default null */
+    workDoneToken?: number | string | null;
+}
+export interface AppendForeignResult {
+    sessionId: string;
+    appended: number;
+    skipped: number;
+    created: boolean;
+}
 export interface AppendParams {
     sessionId: string;
     entries: EntryInput[];
@@ -469,6 +489,18 @@ export interface DamagedLine {
     line: number;
     error: string;
 }
+export interface DeleteForeignParams {
+    format: "claude-code";
+    projectKey: string;
+    foreignSessionId: string;
+    /** @default null */
+    subpath?: string | null;
+    /** @default null */
+    workDoneToken?: number | string | null;
+}
+export interface DeleteForeignResult {
+    sessionId: string | null;
+}
 export interface DeleteParams {
     sessionId: string;
     /** @default null */
@@ -654,6 +686,14 @@ export interface FolderUsage {
     bytes: number;
     sessions: number;
 }
+export interface ForeignSession {
+    foreignSessionId: string;
+    sessionId: string;
+    mtime: number;
+    subpaths: string[];
+    /** @default null */
+    state?: JsonObject | null;
+}
 export interface ForkParams {
     sessionId: string;
     /** @default null */
@@ -818,6 +858,15 @@ export interface LabelEntry {
     /** @default null */
     timestamp?: string | null;
 }
+export interface ListForeignParams {
+    format: "claude-code";
+    projectKey: string;
+    /** @default null */
+    workDoneToken?: number | string | null;
+}
+export interface ListForeignResult {
+    sessions: ForeignSession[];
+}
 export interface ListParams {
     /** @default null */
     cwd?: string | null;
@@ -837,6 +886,25 @@ export interface ListParams {
 export interface ListResult {
     sessions: SessionInfo[];
     nextCursor: string | null;
+}
+export interface LoadForeignParams {
+    format: "claude-code";
+    projectKey: string;
+    foreignSessionId: string;
+    /** @default null */
+    subpath?: string | null;
+    /** @default null */
+    workDoneToken?: number | string | null;
+}
+export interface LoadForeignResult {
+    sessionId: string | null;
+    lines: JsonObject[] | null;
+    /** @default null */
+    state?: JsonObject | null;
+    /** @default 0 */
+    mtime?: number;
+    /** @default [] */
+    subpaths?: string[];
 }
 export interface MessageEntry {
     type: "message";
@@ -1981,6 +2049,22 @@ export interface Methods {
         params: ConvertParams;
         result: ConvertResult;
     };
+    "session/appendForeign": {
+        params: AppendForeignParams;
+        result: AppendForeignResult;
+    };
+    "session/loadForeign": {
+        params: LoadForeignParams;
+        result: LoadForeignResult;
+    };
+    "session/listForeign": {
+        params: ListForeignParams;
+        result: ListForeignResult;
+    };
+    "session/deleteForeign": {
+        params: DeleteForeignParams;
+        result: DeleteForeignResult;
+    };
     "session/subscribe": {
         params: SubscribeParams;
         result: SubscribeResult;
@@ -1998,7 +2082,7 @@ export type MethodName = keyof Methods;
 export type ParamsOf<M extends MethodName> = Methods[M]["params"];
 export type ResultOf<M extends MethodName> = Methods[M]["result"];
 /** Every method of the schema, in schema order. */
-export declare const METHOD_NAMES: readonly ["initialize", "shutdown", "session/create", "session/open", "session/continueRecent", "session/close", "session/flush", "session/append", "session/buildContext", "session/branch", "session/getTree", "session/getEntries", "session/setLabel", "session/setName", "session/fork", "session/list", "session/archive", "session/unarchive", "session/delete", "session/restore", "session/compact", "session/move", "session/stats", "session/prune", "history/add", "history/search", "history/list", "session/snapshot", "session/diff", "session/rewind", "session/import", "session/export", "session/convert", "session/subscribe", "session/unsubscribe", "session/takeControl"];
+export declare const METHOD_NAMES: readonly ["initialize", "shutdown", "session/create", "session/open", "session/continueRecent", "session/close", "session/flush", "session/append", "session/buildContext", "session/branch", "session/getTree", "session/getEntries", "session/setLabel", "session/setName", "session/fork", "session/list", "session/archive", "session/unarchive", "session/delete", "session/restore", "session/compact", "session/move", "session/stats", "session/prune", "history/add", "history/search", "history/list", "session/snapshot", "session/diff", "session/rewind", "session/import", "session/export", "session/convert", "session/appendForeign", "session/loadForeign", "session/listForeign", "session/deleteForeign", "session/subscribe", "session/unsubscribe", "session/takeControl"];
 /** Server -> client requests (answered by the client). */
 export interface ServerRequests {
     "session/summarize": {
@@ -2205,6 +2289,14 @@ export declare abstract class SessionMethods {
      * `.jsonl` file, or a spec session folder). The source is not changed.
      */
     convert(params: ConvertParams, options?: CallOptions): Promise<ConvertResult>;
+    /** `session/appendForeign`. */
+    appendForeign(params: AppendForeignParams, options?: CallOptions): Promise<AppendForeignResult>;
+    /** `session/loadForeign`. */
+    loadForeign(params: LoadForeignParams, options?: CallOptions): Promise<LoadForeignResult>;
+    /** `session/listForeign`. */
+    listForeign(params: ListForeignParams, options?: CallOptions): Promise<ListForeignResult>;
+    /** `session/deleteForeign`. */
+    deleteForeign(params: DeleteForeignParams, options?: CallOptions): Promise<DeleteForeignResult>;
     /** `session/subscribe`. */
     subscribe(params: SubscribeParams, options?: CallOptions): Promise<SubscribeResult>;
     /** `session/unsubscribe`. */
@@ -2288,6 +2380,10 @@ export declare const CLIENT_METHOD_NAMES: {
     readonly "session/import": "import";
     readonly "session/export": "export";
     readonly "session/convert": "convert";
+    readonly "session/appendForeign": "appendForeign";
+    readonly "session/loadForeign": "loadForeign";
+    readonly "session/listForeign": "listForeign";
+    readonly "session/deleteForeign": "deleteForeign";
     readonly "session/subscribe": "subscribe";
     readonly "session/unsubscribe": "unsubscribe";
     readonly "session/takeControl": "takeControl";

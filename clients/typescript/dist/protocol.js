@@ -248,7 +248,7 @@ export const ProgressKind = {
     end: "end",
 };
 /** Every method of the schema, in schema order. */
-export const METHOD_NAMES = ["initialize", "shutdown", "session/create", "session/open", "session/continueRecent", "session/close", "session/flush", "session/append", "session/buildContext", "session/branch", "session/getTree", "session/getEntries", "session/setLabel", "session/setName", "session/fork", "session/list", "session/archive", "session/unarchive", "session/delete", "session/restore", "session/compact", "session/move", "session/stats", "session/prune", "history/add", "history/search", "history/list", "session/snapshot", "session/diff", "session/rewind", "session/import", "session/export", "session/convert", "session/subscribe", "session/unsubscribe", "session/takeControl"];
+export const METHOD_NAMES = ["initialize", "shutdown", "session/create", "session/open", "session/continueRecent", "session/close", "session/flush", "session/append", "session/buildContext", "session/branch", "session/getTree", "session/getEntries", "session/setLabel", "session/setName", "session/fork", "session/list", "session/archive", "session/unarchive", "session/delete", "session/restore", "session/compact", "session/move", "session/stats", "session/prune", "history/add", "history/search", "history/list", "session/snapshot", "session/diff", "session/rewind", "session/import", "session/export", "session/convert", "session/appendForeign", "session/loadForeign", "session/listForeign", "session/deleteForeign", "session/subscribe", "session/unsubscribe", "session/takeControl"];
 export const SERVER_REQUEST_NAMES = ["session/summarize", "window/workDoneProgress/create"];
 export const SERVER_NOTIFICATION_NAMES = ["$/progress", "session/didCompact", "session/didAppend", "session/didReload", "session/didChangeLeaf", "session/didSetLabel", "session/didSetName", "session/didClose", "session/resync", "session/didLoseControl"];
 /** Error codes by kind (`error.data.kind`). */
@@ -469,6 +469,22 @@ export class SessionMethods {
     convert(params, options) {
         return this.request("session/convert", params, options);
     }
+    /** `session/appendForeign`. */
+    appendForeign(params, options) {
+        return this.request("session/appendForeign", params, options);
+    }
+    /** `session/loadForeign`. */
+    loadForeign(params, options) {
+        return this.request("session/loadForeign", params, options);
+    }
+    /** `session/listForeign`. */
+    listForeign(params, options) {
+        return this.request("session/listForeign", params, options);
+    }
+    /** `session/deleteForeign`. */
+    deleteForeign(params, options) {
+        return this.request("session/deleteForeign", params, options);
+    }
     /** `session/subscribe`. */
     subscribe(params, options) {
         return this.request("session/subscribe", params, options);
@@ -551,6 +567,10 @@ export const CLIENT_METHOD_NAMES = {
     "session/import": "import",
     "session/export": "export",
     "session/convert": "convert",
+    "session/appendForeign": "appendForeign",
+    "session/loadForeign": "loadForeign",
+    "session/listForeign": "listForeign",
+    "session/deleteForeign": "deleteForeign",
     "session/subscribe": "subscribe",
     "session/unsubscribe": "unsubscribe",
     "session/takeControl": "takeControl",

@@ -16,6 +16,28 @@ export interface AnthropicServerToolContent {
   block: JsonObject;
 }
 
+export interface AppendForeignParams {
+  format: "claude-code";
+  projectKey: string;
+  foreignSessionId: string;
+  lines: JsonObject[];
+  /** @default null */
+  subpath?: string | null;
+  /** @default null */
+  cwd?: string | null;
+  /** @default null */
+  state?: JsonObject | null;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface AppendForeignResult {
+  sessionId: string;
+  appended: number;
+  skipped: number;
+  created: boolean;
+}
+
 export interface AppendParams {
   sessionId: string;
   entries: EntryInput[];
@@ -514,6 +536,20 @@ export interface DamagedLine {
   error: string;
 }
 
+export interface DeleteForeignParams {
+  format: "claude-code";
+  projectKey: string;
+  foreignSessionId: string;
+  /** @default null */
+  subpath?: string | null;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface DeleteForeignResult {
+  sessionId: string | null;
+}
+
 export interface DeleteParams {
   sessionId: string;
   /** @default null */
@@ -724,6 +760,15 @@ export interface FolderUsage {
   sessions: number;
 }
 
+export interface ForeignSession {
+  foreignSessionId: string;
+  sessionId: string;
+  mtime: number;
+  subpaths: string[];
+  /** @default null */
+  state?: JsonObject | null;
+}
+
 export interface ForkParams {
   sessionId: string;
   /** @default null */
@@ -906,6 +951,17 @@ export interface LabelEntry {
   timestamp?: string | null;
 }
 
+export interface ListForeignParams {
+  format: "claude-code";
+  projectKey: string;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface ListForeignResult {
+  sessions: ForeignSession[];
+}
+
 export interface ListParams {
   /** @default null */
   cwd?: string | null;
@@ -926,6 +982,27 @@ export interface ListParams {
 export interface ListResult {
   sessions: SessionInfo[];
   nextCursor: string | null;
+}
+
+export interface LoadForeignParams {
+  format: "claude-code";
+  projectKey: string;
+  foreignSessionId: string;
+  /** @default null */
+  subpath?: string | null;
+  /** @default null */
+  workDoneToken?: number | string | null;
+}
+
+export interface LoadForeignResult {
+  sessionId: string | null;
+  lines: JsonObject[] | null;
+  /** @default null */
+  state?: JsonObject | null;
+  /** @default 0 */
+  mtime?: number;
+  /** @default [] */
+  subpaths?: string[];
 }
 
 export interface MessageEntry {
@@ -2082,6 +2159,10 @@ export interface Methods {
   "session/import": { params: ImportParams; result: ImportResult };
   "session/export": { params: ExportParams; result: ExportResult };
   "session/convert": { params: ConvertParams; result: ConvertResult };
+  "session/appendForeign": { params: AppendForeignParams; result: AppendForeignResult };
+  "session/loadForeign": { params: LoadForeignParams; result: LoadForeignResult };
+  "session/listForeign": { params: ListForeignParams; result: ListForeignResult };
+  "session/deleteForeign": { params: DeleteForeignParams; result: DeleteForeignResult };
   "session/subscribe": { params: SubscribeParams; result: SubscribeResult };
   "session/unsubscribe": { params: UnsubscribeParams; result: UnsubscribeResult };
   "session/takeControl": { params: TakeControlParams; result: TakeControlResult };
@@ -2092,7 +2173,7 @@ export type ParamsOf<M extends MethodName> = Methods[M]["params"];
 export type ResultOf<M extends MethodName> = Methods[M]["result"];
 
 /** Every method of the schema, in schema order. */
-export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","session/move","session/stats","session/prune","history/add","history/search","history/list","session/snapshot","session/diff","session/rewind","session/import","session/export","session/convert","session/subscribe","session/unsubscribe","session/takeControl"] as const satisfies readonly MethodName[];
+export const METHOD_NAMES = ["initialize","shutdown","session/create","session/open","session/continueRecent","session/close","session/flush","session/append","session/buildContext","session/branch","session/getTree","session/getEntries","session/setLabel","session/setName","session/fork","session/list","session/archive","session/unarchive","session/delete","session/restore","session/compact","session/move","session/stats","session/prune","history/add","history/search","history/list","session/snapshot","session/diff","session/rewind","session/import","session/export","session/convert","session/appendForeign","session/loadForeign","session/listForeign","session/deleteForeign","session/subscribe","session/unsubscribe","session/takeControl"] as const satisfies readonly MethodName[];
 
 /** Server -> client requests (answered by the client). */
 export interface ServerRequests {
@@ -2397,6 +2478,26 @@ export abstract class SessionMethods {
     return this.request("session/convert", params, options);
   }
 
+  /** `session/appendForeign`. */
+  appendForeign(params: AppendForeignParams, options?: CallOptions): Promise<AppendForeignResult> {
+    return this.request("session/appendForeign", params, options);
+  }
+
+  /** `session/loadForeign`. */
+  loadForeign(params: LoadForeignParams, options?: CallOptions): Promise<LoadForeignResult> {
+    return this.request("session/loadForeign", params, options);
+  }
+
+  /** `session/listForeign`. */
+  listForeign(params: ListForeignParams, options?: CallOptions): Promise<ListForeignResult> {
+    return this.request("session/listForeign", params, options);
+  }
+
+  /** `session/deleteForeign`. */
+  deleteForeign(params: DeleteForeignParams, options?: CallOptions): Promise<DeleteForeignResult> {
+    return this.request("session/deleteForeign", params, options);
+  }
+
   /** `session/subscribe`. */
   subscribe(params: SubscribeParams, options?: CallOptions): Promise<SubscribeResult> {
     return this.request("session/subscribe", params, options);
@@ -2495,6 +2596,10 @@ export const CLIENT_METHOD_NAMES = {
   "session/import": "import",
   "session/export": "export",
   "session/convert": "convert",
+  "session/appendForeign": "appendForeign",
+  "session/loadForeign": "loadForeign",
+  "session/listForeign": "listForeign",
+  "session/deleteForeign": "deleteForeign",
   "session/subscribe": "subscribe",
   "session/unsubscribe": "unsubscribe",
   "session/takeControl": "takeControl",

@@ -338,6 +338,33 @@ describe("a conversation with tool calls", () => {
     }
   });
 
+  it("keeps another tool's transcript lines verbatim (the foreign methods)", async () => {
+    const key = { format: "claude-code", projectKey: "ts-project", foreignSessionId: "ts-session" } as const;
+    const lines = [
+      { type: "user", uuid: "u1", parentUuid: null, message: { role: "user", content: "hello from claude" } },
+      { type: "x", n: 1 },
+    ];
+    const added = await call("session/appendForeign", client.appendForeign({ ...key, lines }));
+    assert.deepEqual([added.appended, added.skipped, added.created], [2, 0, true]);
+    const again = await call("session/appendForeign", client.appendForeign({ ...key, lines: lines.slice(0, 1) }));
+    assert.deepEqual([again.appended, again.skipped], [0, 1]);
+    const loaded = await call("session/loadForeign", client.loadForeign(key));
+    assert.deepEqual(loaded.lines, lines);
+    const listed = await call("session/listForeign", client.listForeign({ format: "claude-code", projectKey: "ts-project" }));
+    assert.deepEqual(
+      listed.sessions.map((s) => [s.foreignSessionId, s.sessionId]),
+      [["ts-session", added.sessionId]],
+    );
+    const context = await client.buildContext({ sessionId: added.sessionId });
+    assert.deepEqual(
+      context.messages.map((m) => m.role),
+      ["user"],
+    );
+    const deleted = await call("session/deleteForeign", client.deleteForeign(key));
+    assert.equal(deleted.sessionId, added.sessionId);
+    assert.equal((await client.loadForeign(key)).lines, null);
+  });
+
   it("called every session method of the schema", () => {
     const expected = METHOD_NAMES.filter((m) => m in CLIENT_METHOD_NAMES);
     assert.deepEqual([...called].sort(), [...expected].sort());

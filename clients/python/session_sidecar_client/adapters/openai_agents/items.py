@@ -22,7 +22,10 @@ items against the SDK's SQLiteSession).
 
 Reading a session pi or another agent wrote works too: its messages become the items they
 naturally are (``from_message``), a compaction summary a user message worded as pi words it
-for a model.
+for a model. A session the TypeScript adapter wrote (clients/typescript, adapters/openai-agents:
+agents-core's items, its patch ``openaiAgentsJs``) reads so too, with the ``id`` and ``status``
+its patch holds, and its verbatim items whose JSON is the same item here (a compaction, a system
+message of text); its other verbatim items (agents-core's own shapes) are no item here.
 """
 
 from __future__ import annotations

@@ -256,11 +256,15 @@ describe("SidecarSession (OpenAI Agents SDK) in a real sidecar", () => {
 
 // -- Python writes, TypeScript reads, and back -----------------------------------------------
 
-const PYTHON = process.env.SESSION_SIDECAR_PYTHON ?? join(dirname(SIDECAR_BIN), "python");
+// A Python with the sidecar's client package: beside the sidecar in its venv, else the checkout's
+// .venv (the standalone executable test.sh also runs this suite against has none beside it).
+const PYTHON =
+  process.env.SESSION_SIDECAR_PYTHON ??
+  [join(dirname(SIDECAR_BIN), "python"), join(REPO_DIR, ".venv/bin/python")].find((path) => existsSync(path)) ??
+  "python3";
 
 /** Runs the Python adapter on the sessions root: `write` items (Responses API JSON) or `read` them. */
 function python(root: string, action: "write" | "read", sessionId: string, items: Item[] = []): Item[] {
-  assert.ok(existsSync(PYTHON), `no Python with the sidecar's client to run (${PYTHON}); set SESSION_SIDECAR_PYTHON`);
   const code = `
 import asyncio, json, sys
 from session_sidecar_client.adapters.openai_agents import SidecarSession

@@ -496,7 +496,7 @@ def test_the_session_is_what_the_sdk_calls_a_compaction_aware_session():
 
 
 async def test_a_real_runs_hook_compacts_through_the_sidecar_when_should_compact_says_so(sidecar: SidecarClient):
-    from agents import Agent, ModelResponse, Runner, Usage
+    from agents import Agent, ModelResponse, RunConfig, Runner, Usage
     from agents.models.interface import Model
     from openai.types.responses import ResponseOutputMessage, ResponseOutputText
 
@@ -526,10 +526,11 @@ async def test_a_real_runs_hook_compacts_through_the_sidecar_when_should_compact
         on_compaction_progress=progress.append,
     )
     agent = Agent(name="a", model=TextModel())
-    await Runner.run(agent, "hello", session=session)  # a short history: asked, nothing compacted
+    offline = RunConfig(tracing_disabled=True)
+    await Runner.run(agent, "hello", session=session, run_config=offline)  # a short history: asked, nothing compacted
     assert session.last_compaction is None and decided == [False]
     await session.add_items(conversation(8))
-    await Runner.run(agent, "and now?", session=session)
+    await Runner.run(agent, "and now?", session=session, run_config=offline)
     assert decided == [False, True] and session.last_compaction is not None
     assert progress[0]["kind"] == "begin" and progress[-1]["kind"] == "end"
     history = await session.get_items()

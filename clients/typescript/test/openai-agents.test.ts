@@ -11,8 +11,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, it } from "node:test";
-import { Agent, MemorySession, run, setTracingDisabled, type AgentInputItem } from "@openai/agents-core";
-import { ScriptedModel, assistantMessage } from "@openai/agents-core/testing";
+import { Agent, MemorySession, run, setTracingDisabled, tool, type AgentInputItem, type Session } from "@openai/agents-core";
+import { ScriptedModel, assistantMessage, functionCall } from "@openai/agents-core/testing";
 import type { SidecarClient } from "@session-sidecar/client";
 import { ITEM_TYPE, LEAF_TYPE, PATCH, SidecarSession, itemKind } from "@session-sidecar/client/adapters/openai-agents";
 import { PACKAGE_DIR, REPO_DIR, SIDECAR_BIN, removeTempRoots, startClient, tempRoot, testEnv } from "./helpers.js";
@@ -52,6 +52,8 @@ const EXAMPLES: Item[] = [
   { type: "compaction", id: "cmp_1", encrypted_content: "opaque" },
   { role: "user", content: "unicode: é 漢字 🙂 and a \u2028 line separator" },
   { content: "keys in another order", role: "user" },
+  // As the runner writes a streamed call: keys holding undefined (JSON has no such value).
+  { providerData: undefined, type: "function_call", callId: "call_7", name: "u", namespace: undefined, arguments: "{}" },
 ];
 
 describe("SidecarSession (OpenAI Agents SDK) in a real sidecar", () => {
@@ -82,7 +84,7 @@ describe("SidecarSession (OpenAI Agents SDK) in a real sidecar", () => {
     assert.equal(shapes[14], ITEM_TYPE); // an output in parts: kept verbatim
     assert.deepEqual(shapes.slice(15, 18), ["assistant:thinking", "assistant:", "assistant:thinking,thinking"]);
     assert.deepEqual(shapes.slice(18, 22), Array(4).fill(ITEM_TYPE));
-    assert.deepEqual(shapes.slice(22), ["user:", "user:"]);
+    assert.deepEqual(shapes.slice(22), ["user:", "user:", "assistant:toolCall"]);
     const call = (entries[7] as Item).message.content[0];
     assert.deepEqual(call, { type: "toolCall", id: "call_1", name: "get_weather", arguments: { city: "Paris" } });
     const result = (entries[11] as Item).message;
@@ -239,6 +241,39 @@ describe("SidecarSession (OpenAI Agents SDK) in a real sidecar", () => {
     assert.ok(history[0]!.content.startsWith("The conversation history before this point was compacted"));
     same(history.at(-1), (await new SidecarSession("run-compacted", { client }).getItems()).at(-1));
     assert.equal(history.at(-1)!.content[0].text, "done");
+  });
+
+  it("holds what a streamed run() with a tool call writes, as MemorySession does", async () => {
+    setTracingDisabled(true);
+    const echo = tool({
+      name: "echo",
+      description: "Echo the text.",
+      parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false },
+      strict: true,
+      execute: async (input: unknown) => `echo: ${(input as { text: string }).text}`,
+    });
+    const streamed = async (session: Session): Promise<{ final: unknown; inputs: unknown[] }> => {
+      const model = new ScriptedModel([
+        [functionCall("echo", { text: "hi" }, { callId: "call_e", id: "fc_e" })],
+        [assistantMessage("It said hi.", { id: "msg_e" })],
+      ]);
+      const agent = new Agent({ name: "echoer", model, tools: [echo] });
+      const result = await run(agent, "say hi", { session, stream: true });
+      for await (const _event of result) {
+        // drain the stream: the session is written as the run goes
+      }
+      await result.completed;
+      model.assertComplete();
+      return { final: result.finalOutput, inputs: model.calls.map((call) => call.request.input) };
+    };
+    const ours = new SidecarSession("streamed", { client });
+    const theirs = new MemorySession();
+    const [mine, other] = [await streamed(ours), await streamed(theirs)];
+    assert.equal(mine.final, "It said hi.");
+    same(mine, other);
+    same(await ours.getItems(), await theirs.getItems());
+    same(await new SidecarSession("streamed", { client }).getItems(), await theirs.getItems());
+    assert.equal((await theirs.getItems()).length, 4);
   });
 
   it("replaceHistoryWithCompaction makes the history the items given, on a new branch", async () => {

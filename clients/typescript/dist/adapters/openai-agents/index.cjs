@@ -254,7 +254,11 @@ function same(a, b) {
 function diff(base, actual, partsKey) {
   const patch = {};
   const sets = {};
-  for (const [key, value] of Object.entries(actual)) if (!(key in base) || !same(base[key], value)) sets[key] = value;
+  const absent = [];
+  for (const [key, value] of Object.entries(actual)) {
+    if (value === void 0) absent.push(key);
+    else if (!(key in base) || !same(base[key], value)) sets[key] = value;
+  }
   if (partsKey !== void 0 && partsKey in sets) {
     const ours = base[partsKey];
     const theirs = actual[partsKey];
@@ -268,8 +272,9 @@ function diff(base, actual, partsKey) {
     }
   }
   if (Object.keys(sets).length > 0) patch.set = sets;
-  const drop = Object.keys(base).filter((key) => !(key in actual));
+  const drop = Object.keys(base).filter((key) => !(key in actual) || actual[key] === void 0 && base[key] !== void 0);
   if (drop.length > 0) patch.drop = drop;
+  if (absent.length > 0) patch.undefined = absent;
   const made = Object.keys(apply(base, patch, partsKey));
   const order = Object.keys(actual);
   if (!same(made, order)) patch.order = order;
@@ -288,6 +293,9 @@ function apply(base, patch, partsKey) {
     });
   }
   if (isObject(patch.set)) Object.assign(item, patch.set);
+  if (Array.isArray(patch.undefined)) {
+    for (const key of patch.undefined) if (isString(key)) item[key] = void 0;
+  }
   if (Array.isArray(patch.order)) {
     const ordered = {};
     for (const key of patch.order) if (isString(key) && key in item) ordered[key] = item[key];

@@ -12,13 +12,13 @@
  * - a `reasoning` item: an `assistant` message of `thinking` blocks (one per `content` part).
  *
  * What pi's message cannot hold (`id`, `providerData`, `rawContent`, the exact `arguments`
- * string, the order of the keys...) goes in an `openaiAgentsJs` patch on the message: the fields
- * to set and to drop over the item the message alone gives back (its natural item), per part
- * where the item has parts. The Python adapter's patch is `openaiAgents`: each language's patch
- * is in its own SDK's vocabulary (agents-core's `callId` and `function_call_result` against the
- * Responses API's `call_id` and `function_call_output`), so a message is read exactly by the
- * language that wrote it and as its natural item, with the `id` and `status` the other patch
- * holds, by the other. Every other item is kept verbatim: a `custom_message` of customType
+ * string, the order of the keys, keys whose value is `undefined` as the runner writes some...)
+ * goes in an `openaiAgentsJs` patch on the message: the fields to set and to drop over the item
+ * the message alone gives back (its natural item), per part where the item has parts. The
+ * Python adapter's patch is `openaiAgents`: each language's patch is in its own SDK's
+ * vocabulary (agents-core's `callId` and `function_call_result` against the Responses API's
+ * `call_id` and `function_call_output`), so a message is read exactly by the language that
+ * wrote it, and by the other as its natural item with the `id` and `status` the patch holds. Every other item is kept verbatim: a `custom_message` of customType
  * `openai-agents-js.item` whose content is the item's JSON (Python's are `openai-agents.item`;
  * each reads the other's when the item has the same shape in both vocabularies).
  */

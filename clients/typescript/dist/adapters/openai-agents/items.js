@@ -12,13 +12,13 @@
  * - a `reasoning` item: an `assistant` message of `thinking` blocks (one per `content` part).
  *
  * What pi's message cannot hold (`id`, `providerData`, `rawContent`, the exact `arguments`
- * string, the order of the keys...) goes in an `openaiAgentsJs` patch on the message: the fields
- * to set and to drop over the item the message alone gives back (its natural item), per part
- * where the item has parts. The Python adapter's patch is `openaiAgents`: each language's patch
- * is in its own SDK's vocabulary (agents-core's `callId` and `function_call_result` against the
- * Responses API's `call_id` and `function_call_output`), so a message is read exactly by the
- * language that wrote it and as its natural item, with the `id` and `status` the other patch
- * holds, by the other. Every other item is kept verbatim: a `custom_message` of customType
+ * string, the order of the keys, keys whose value is `undefined` as the runner writes some...)
+ * goes in an `openaiAgentsJs` patch on the message: the fields to set and to drop over the item
+ * the message alone gives back (its natural item), per part where the item has parts. The
+ * Python adapter's patch is `openaiAgents`: each language's patch is in its own SDK's
+ * vocabulary (agents-core's `callId` and `function_call_result` against the Responses API's
+ * `call_id` and `function_call_output`), so a message is read exactly by the language that
+ * wrote it, and by the other as its natural item with the `id` and `status` the patch holds. Every other item is kept verbatim: a `custom_message` of customType
  * `openai-agents-js.item` whose content is the item's JSON (Python's are `openai-agents.item`;
  * each reads the other's when the item has the same shape in both vocabularies).
  */
@@ -288,9 +288,13 @@ function same(a, b) {
 function diff(base, actual, partsKey) {
     const patch = {};
     const sets = {};
-    for (const [key, value] of Object.entries(actual))
-        if (!(key in base) || !same(base[key], value))
+    const absent = []; // keys present with the value undefined, which JSON cannot hold
+    for (const [key, value] of Object.entries(actual)) {
+        if (value === undefined)
+            absent.push(key);
+        else if (!(key in base) || !same(base[key], value))
             sets[key] = value;
+    }
     if (partsKey !== undefined && partsKey in sets) {
         const ours = base[partsKey];
         const theirs = actual[partsKey];
@@ -305,9 +309,11 @@ function diff(base, actual, partsKey) {
     }
     if (Object.keys(sets).length > 0)
         patch.set = sets;
-    const drop = Object.keys(base).filter((key) => !(key in actual));
+    const drop = Object.keys(base).filter((key) => !(key in actual) || (actual[key] === undefined && base[key] !== undefined));
     if (drop.length > 0)
         patch.drop = drop;
+    if (absent.length > 0)
+        patch.undefined = absent;
     const made = Object.keys(apply(base, patch, partsKey));
     const order = Object.keys(actual);
     if (!same(made, order))
@@ -330,6 +336,10 @@ function apply(base, patch, partsKey) {
     }
     if (isObject(patch.set))
         Object.assign(item, patch.set);
+    if (Array.isArray(patch.undefined))
+        for (const key of patch.undefined)
+            if (isString(key))
+                item[key] = undefined;
     if (Array.isArray(patch.order)) {
         const ordered = {};
         for (const key of patch.order)

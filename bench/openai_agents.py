@@ -17,7 +17,8 @@ SidecarSession on a sidecar spawned on a temp root, fsync policy of its defaults
 - ``turn``: the median of 10 more such turns.
 
 Medians over the rounds, milliseconds, and the ratio ours / theirs. Needs the SDK
-(``pip install -e '.[openai-agents]'``).
+(``pip install -e '.[openai-agents]'``). The TypeScript adapter's figures, the same rows against
+agents-core's MemorySession: ``clients/typescript/bench/openai-agents.mjs``.
 """
 
 from __future__ import annotations

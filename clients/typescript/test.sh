@@ -54,8 +54,10 @@ node --test --test-reporter=spec build/test/*.test.js
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 turn() { # $1: folder holding node_modules/@session-sidecar/client; runs both module kinds
-  cp test/install/turn.mjs test/install/turn.cjs "$1/"
+  cp test/install/turn.mjs test/install/turn.cjs test/install/openai-agents.mjs test/install/openai-agents.cjs "$1/"
   (cd "$1" && node turn.mjs "$WORK/sessions" && node turn.cjs "$WORK/sessions")
+  # The adapter subpath, its SDK (an optional peer) not installed.
+  (cd "$1" && test ! -e node_modules/@openai/agents-core && node openai-agents.mjs "$WORK/sessions" && node openai-agents.cjs "$WORK/sessions")
 }
 
 echo "install: npm install <checkout>/clients/typescript"

@@ -484,3 +484,83 @@ async def test_a_session_another_agent_wrote_reads_as_the_items_its_messages_are
         await session.pop_item()
     assert (await session.pop_item())["type"] == "function_call"
     assert await session.get_items() == [{"role": "user", "content": [{"type": "input_text", "text": "read main.py"}]}]
+
+
+def test_the_session_is_what_the_sdk_calls_a_compaction_aware_session():
+    from agents.memory import OpenAIResponsesCompactionAwareSession, Session
+    from agents.memory.session import is_openai_responses_compaction_aware_session
+
+    session = SidecarSession("x", root="/tmp/nowhere")
+    assert isinstance(session, Session) and isinstance(session, OpenAIResponsesCompactionAwareSession)
+    assert is_openai_responses_compaction_aware_session(session)
+
+
+async def test_a_real_runs_hook_compacts_through_the_sidecar_when_should_compact_says_so(sidecar: SidecarClient):
+    from agents import Agent, ModelResponse, RunConfig, Runner, Usage
+    from agents.models.interface import Model
+    from openai.types.responses import ResponseOutputMessage, ResponseOutputText
+
+    class TextModel(Model):
+        async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+            text = ResponseOutputText(type="output_text", text="done", annotations=[])
+            message = ResponseOutputMessage(
+                id="msg_x", type="message", role="assistant", status="completed", content=[text]
+            )
+            return ModelResponse(output=[message], usage=Usage(), response_id="resp_x")
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+    decided: list[bool] = []
+    progress: list[Any] = []
+
+    def decide(appended: Any) -> bool:
+        decided.append(appended["contextTokens"] > 4000)
+        return decided[-1]
+
+    session = SidecarSession(
+        "run-compacted",
+        client=sidecar,
+        compact_options={"provider": "offline", "keep_recent_tokens": 2000},
+        should_compact=decide,
+        on_compaction_progress=progress.append,
+    )
+    agent = Agent(name="a", model=TextModel())
+    offline = RunConfig(tracing_disabled=True)
+    await Runner.run(agent, "hello", session=session, run_config=offline)  # a short history: asked, nothing compacted
+    assert session.last_compaction is None and decided == [False]
+    await session.add_items(conversation(8))
+    await Runner.run(agent, "and now?", session=session, run_config=offline)
+    assert decided == [False, True] and session.last_compaction is not None
+    assert progress[0]["kind"] == "begin" and progress[-1]["kind"] == "end"
+    history = await session.get_items()
+    assert history[0]["content"].startswith("The conversation history before this point was compacted")
+    assert history[-1]["content"][0]["text"] == "done"
+
+
+def test_a_message_the_typescript_adapter_wrote_reads_as_its_natural_item_with_the_shared_fields():
+    from session_sidecar_client.adapters.openai_agents.items import JS_ITEM_TYPE, JS_PATCH, from_message
+
+    call = {
+        "role": "assistant",
+        "content": [{"type": "toolCall", "id": "call_1", "name": "ls", "arguments": {}}],
+        JS_PATCH: {"set": {"id": "fc_1", "status": "completed", "providerData": {"x": 1}}, "order": ["type"]},
+    }
+    assert from_message(call) == [
+        {
+            "type": "function_call",
+            "call_id": "call_1",
+            "name": "ls",
+            "arguments": "{}",
+            "id": "fc_1",
+            "status": "completed",
+        }
+    ]
+    empty_reasoning = {"role": "assistant", "content": [], JS_PATCH: {"kind": "reasoning", "set": {"id": "rs_1"}}}
+    assert from_message(empty_reasoning) == [{"type": "reasoning", "summary": [], "id": "rs_1"}]
+    kept = {"type": "compaction", "id": "cmp_1", "encrypted_content": "opaque"}
+    verbatim = {"role": "custom", "customType": JS_ITEM_TYPE, "content": json.dumps(kept)}
+    assert from_message(verbatim) == [kept]
+    # An item in agents-core's own vocabulary only: not an item of the Responses API.
+    hosted = {"type": "hosted_tool_call", "name": "web_search_call", "providerData": {}}
+    assert from_message({**verbatim, "content": json.dumps(hosted)}) == []

@@ -31,3 +31,21 @@ it("the README's example runs as written", async () => {
   assert.equal(folders.length, 1);
   assert.equal(readdirSync(join(home, folders[0]!)).filter((name) => name.endsWith(".jsonl")).length, 1);
 });
+
+it("the README's OpenAI Agents SDK example runs as written", async () => {
+  const readme = readFileSync(join(PACKAGE_DIR, "README.md"), "utf8");
+  const example = /## The OpenAI Agents SDK[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)?.[1];
+  assert.ok(example, "README.md has an ## The OpenAI Agents SDK with a js block");
+  const dir = join(PACKAGE_DIR, "build", "readme");
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, "openai-agents.mjs");
+  writeFileSync(file, example);
+  const home = tempRoot();
+  const { stdout } = await promisify(execFile)(process.execPath, [file], {
+    cwd: tempRoot(),
+    env: { ...testEnv(), SESSION_SIDECAR_BIN: SIDECAR_BIN, SESSION_SIDECAR_HOME: home, OPENAI_AGENTS_DISABLE_TRACING: "1" },
+  });
+  assert.equal(stdout, "Hello! 2 items\n");
+  const folders = readdirSync(home).filter((name) => name.startsWith("--"));
+  assert.equal(folders.length, 1); // the conversation is a session of the sidecar's root
+});

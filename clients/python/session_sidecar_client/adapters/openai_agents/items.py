@@ -22,7 +22,10 @@ items against the SDK's SQLiteSession).
 
 Reading a session pi or another agent wrote works too: its messages become the items they
 naturally are (``from_message``), a compaction summary a user message worded as pi words it
-for a model.
+for a model. A session the TypeScript adapter wrote (clients/typescript, adapters/openai-agents:
+agents-core's items, its patch ``openaiAgentsJs``) reads so too, with the ``id`` and ``status``
+its patch holds, and its verbatim items whose JSON is the same item here (a compaction, a system
+message of text); its other verbatim items (agents-core's own shapes) are no item here.
 """
 
 from __future__ import annotations
@@ -36,6 +39,22 @@ from ...protocol import AssistantMessage, CustomMessageEntry, MessageEntry, Tool
 ITEM_TYPE = "openai-agents.item"  # customType of an item kept verbatim
 LEAF_TYPE = "openai-agents.leaf"  # customType of the marker pop_item and clear_session append
 PATCH = "openaiAgents"  # the field of a message holding what pi cannot
+
+# The TypeScript adapter (clients/typescript, adapters/openai-agents) keeps agents-core's items the
+# same way, in agents-core's vocabulary (callId, function_call_result...): its patch and its verbatim
+# items have their own names. A message it wrote reads here as its natural item, with the fields that
+# mean the same in both vocabularies taken from its patch; a verbatim item of its, when its JSON is the
+# same item in both (a compaction, a system message of text).
+JS_ITEM_TYPE = "openai-agents-js.item"
+JS_PATCH = "openaiAgentsJs"
+_JS_KINDS = {
+    "user": "user",
+    "assistant": "assistant",
+    "function_call": "function_call",
+    "function_call_result": "function_call_output",
+    "reasoning": "reasoning",
+}
+_PORTABLE = ("id", "status")
 
 # How pi puts a summary in front of a model (convertToLlm); the sidecar words its llm-format contexts so.
 COMPACTION_SUMMARY_PREFIX = (
@@ -126,16 +145,31 @@ def from_message(message: Mapping[str, Any]) -> list[dict[str, Any]]:
         if isinstance(kind, str) and kind in _KINDS:
             return [_apply(_natural(kind, message), patch, _PARTS.get(kind))]
     role = message.get("role")
-    if role == "custom" and message.get("customType") == ITEM_TYPE:
+    if role == "custom" and message.get("customType") in (ITEM_TYPE, JS_ITEM_TYPE):
         try:
             kept = json.loads(message.get("content") or "null")
         except (TypeError, ValueError):
             kept = None
-        return [kept] if isinstance(kept, dict) else []
-    kind = _infer_kind(message)
+        if not isinstance(kept, dict):
+            return []
+        return [kept] if message.get("customType") == ITEM_TYPE or _shared_verbatim(kept) else []
+    js_patch = message.get(JS_PATCH)
+    js_kind = _JS_KINDS.get(str(js_patch.get("kind"))) if isinstance(js_patch, dict) else None
+    kind = js_kind or _infer_kind(message)
     if kind is not None:
-        return [_natural(kind, message)]
+        item = _natural(kind, message)
+        sets = js_patch.get("set") if isinstance(js_patch, dict) else None
+        if isinstance(sets, dict):
+            item.update({key: sets[key] for key in _PORTABLE if isinstance(sets.get(key), str)})
+        return [item]
     return _foreign(message)
+
+
+def _shared_verbatim(item: Mapping[str, Any]) -> bool:
+    """Whether a verbatim item of the TypeScript adapter is the same item in the Responses API's vocabulary."""
+    if item.get("type") == "compaction":
+        return True
+    return item.get("role") == "system" and isinstance(item.get("content"), str) and "type" not in item
 
 
 # -- the message of an item, and the item a message naturally is ------------------------------

@@ -122,7 +122,7 @@ func TestEveryMethodAndFieldHasAGoCounterpart(t *testing.T) {
 		NotCapturedFile{}, FileChange{}, SkippedFile{}, ImportedSession{}, ImportKindCount{}, DamagedLine{},
 		ExportRedaction{}, RedactionKindCount{}, ConvertLoss{}, ClearToolResultsSettings{}, ClearedToolResults{},
 		NativeCompaction{}, DidChangeLeafParams{}, DidSetLabelParams{}, DidSetNameParams{},
-		DidCloseParams{}, ResyncParams{}, DidLoseControlParams{}} {
+		DidCloseParams{}, ResyncParams{}, DidLoseControlParams{}, ForeignSession{}} {
 		types[reflect.TypeOf(v).Name()] = reflect.TypeOf(v)
 	}
 	types["ErrorObject"] = reflect.TypeFor[Error]()

@@ -528,6 +528,7 @@ class SessionService:
         return wire.DeleteResult(sessionId=params.sessionId, trashPath=location)
 
     def _trash(self, session_id: str) -> None:
+        """Move a session to the trash as session/delete does (prune and deleteForeign)."""
         self.delete(wire.DeleteParams(sessionId=session_id))
 
     # -- foreign sessions (foreign.py) ------------------------------------------------------------
@@ -565,10 +566,7 @@ class SessionService:
     def prune(self, params: wire.PruneParams) -> wire.PruneResult:
         from ..operations import upkeep
 
-        def trash(session_id: str) -> None:
-            self.delete(wire.DeleteParams(sessionId=session_id))
-
-        return upkeep.prune(self.store, params, self.settings.retention, trash)
+        return upkeep.prune(self.store, params, self.settings.retention, self._trash)
 
     # -- prompt history (operations/history.py) ------------------------------------------------------
 

@@ -151,7 +151,8 @@ class SidecarHandle {
   }
 }
 
-function marked(details: unknown, provider: string, model: string): Record<string, unknown> {
+/** The sidecar's details as pi will store them, with the mark that has the next compaction read them. */
+function marked(details: unknown, provider: string, model: string | null): Record<string, unknown> {
   const base = details && typeof details === "object" ? (details as Record<string, unknown>) : {};
   return { ...base, [OWN_DETAILS_MARK]: { version: MARK_VERSION, provider, model } };
 }
@@ -242,13 +243,13 @@ export function sessionSidecarExtension(options: SidecarExtensionOptions = {}) {
         if (!branched.summaryEntryId) return undefined;
         const [entry] = (await client.getEntries({ sessionId, ids: [branched.summaryEntryId] })).entries as Array<{
           summary: string;
-          details?: { fallback?: { provider?: string; model?: string } };
+          details?: unknown;
         }>;
         if (!entry) return undefined;
         return {
           summary: {
             summary: entry.summary,
-            details: marked(entry.details, provider, model ?? provider),
+            details: marked(entry.details, provider, model ?? null),
           },
         };
       } catch (error) {

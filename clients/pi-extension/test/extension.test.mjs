@@ -97,6 +97,23 @@ for (const version of versions) {
       }
     });
 
+    test("SESSION_SIDECAR_PI_PROVIDER=offline: the sidecar's own provider writes the summary, pi's model is not asked", async () => {
+      const home = piHome(server.port);
+      const pi = new PiRpc(install, home, { env: { SESSION_SIDECAR_PI_PROVIDER: "offline" } });
+      try {
+        await pi.prompt(`${CONSTRAINT} [[TOOL]] Start by writing the note.`);
+        for (let n = 0; n < 4; n++) await pi.prompt(filler(n));
+        const requests = await requestsDuring(() => pi.command({ type: "compact" }));
+        assert.deepEqual(requests.filter((r) => r.method === "POST"), []);
+        const [entry] = readLines(onlyFile(home)).filter((e) => e.type === "compaction");
+        assert.deepEqual(entry.details[MARK], { version: 1, provider: "offline", model: "offline" });
+        assert.ok(entry.summary.includes(CONSTRAINT) && entry.summary.includes("## Goal"), entry.summary);
+      } finally {
+        await pi.close();
+        home.remove();
+      }
+    });
+
     test("pi's own /compact (no extension) against the same model loses the constraint", async () => {
       const home = piHome(server.port);
       const pi = new PiRpc(install, home, { extensions: [] });

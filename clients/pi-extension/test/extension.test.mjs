@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import { PiRpc, piHome, piInstall, readLines, sessionFiles, startModelServer } from "./harness.mjs";
+import { EXTENSION, PiRpc, installPackage, piHome, piInstall, readLines, sessionFiles, startModelServer } from "./harness.mjs";
 
 const CONSTRAINT = "Never touch the files under vendor/, they are generated.";
 const MARK = "session-sidecar";
@@ -97,6 +97,27 @@ for (const version of versions) {
       }
     });
 
+    test("auto-compaction past pi's threshold goes through the extension too", async () => {
+      // The scripted server reports 90,000 prompt tokens for a [[BIG]] turn: past 100,000 less pi's 16,384 reserve.
+      const home = piHome(server.port, { enabled: true }, 100000);
+      const pi = new PiRpc(install, home);
+      try {
+        await pi.prompt(`${CONSTRAINT} [[TOOL]] Start by writing the note.`);
+        for (let n = 0; n < 3; n++) await pi.prompt(filler(n));
+        const from = pi.records.length;
+        await pi.prompt(`${filler(3)} [[BIG]]`);
+        const end = await pi.waitFor((r) => r.type === "compaction_end", { from, what: "the automatic compaction" });
+        assert.equal(end.reason, "threshold");
+        assert.ok(end.result?.summary.includes(CONSTRAINT), JSON.stringify(end));
+        const [entry] = readLines(onlyFile(home)).filter((e) => e.type === "compaction");
+        assert.equal(entry.fromHook, true);
+        assert.equal(entry.details[MARK].provider, "client");
+      } finally {
+        await pi.close();
+        home.remove();
+      }
+    });
+
     test("SESSION_SIDECAR_PI_PROVIDER=offline: the sidecar's own provider writes the summary, pi's model is not asked", async () => {
       const home = piHome(server.port);
       const pi = new PiRpc(install, home, { env: { SESSION_SIDECAR_PI_PROVIDER: "offline" } });
@@ -108,6 +129,26 @@ for (const version of versions) {
         const [entry] = readLines(onlyFile(home)).filter((e) => e.type === "compaction");
         assert.deepEqual(entry.details[MARK], { version: 1, provider: "offline", model: "offline" });
         assert.ok(entry.summary.includes(CONSTRAINT) && entry.summary.includes("## Goal"), entry.summary);
+      } finally {
+        await pi.close();
+        home.remove();
+      }
+    });
+
+    test("installed as the README says (pi install <folder>), pi loads it from its settings and compacts through it", async () => {
+      const home = piHome(server.port);
+      const settings = installPackage(install, home, EXTENSION);
+      assert.equal(settings.packages.length, 1);
+      assert.equal(settings.compaction.keepRecentTokens, 400); // pi kept the other settings
+      const pi = new PiRpc(install, home, { extensions: [] });
+      try {
+        await pi.prompt(`${CONSTRAINT} [[TOOL]] Start by writing the note.`);
+        for (let n = 0; n < 4; n++) await pi.prompt(filler(n));
+        await pi.command({ type: "compact" });
+        const [entry] = readLines(onlyFile(home)).filter((e) => e.type === "compaction");
+        assert.equal(entry.fromHook, true);
+        assert.equal(entry.details[MARK].provider, "client");
+        assert.ok(entry.summary.includes(CONSTRAINT));
       } finally {
         await pi.close();
         home.remove();

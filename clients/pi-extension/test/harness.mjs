@@ -1,7 +1,7 @@
 // Runs pi's own CLI in RPC mode (its agent loop, its SessionManager, its file) with
 // the extension loaded, offline, against the repo's scripted model server
 // (tests/importers/harness/model_server.py, chat completions).
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -39,7 +39,7 @@ export function readLines(path) {
 }
 
 /** A home for pi: its agent dir (scripted model, compaction settings), a project folder, a sessions folder. */
-export function piHome(port, compaction = {}) {
+export function piHome(port, compaction = {}, contextWindow = 200000) {
   const base = mkdtempSync(join(tmpdir(), "pi-ext-test-"));
   const agentDir = join(base, "agent");
   const cwd = join(base, "project");
@@ -53,7 +53,7 @@ export function piHome(port, compaction = {}) {
           baseUrl: `http://127.0.0.1:${port}/v1`,
           api: "openai-completions",
           apiKey: "scripted-key",
-          models: [{ id: "scripted-1", name: "Scripted", contextWindow: 200000, maxTokens: 8192 }],
+          models: [{ id: "scripted-1", name: "Scripted", contextWindow, maxTokens: 8192 }],
         },
       },
     }),
@@ -68,6 +68,16 @@ export function piHome(port, compaction = {}) {
     }),
   );
   return { base, agentDir, cwd, sessions, remove: () => rmSync(base, { recursive: true, force: true }) };
+}
+
+/** `pi install <folder>`, as a user installs the extension (pi records it in its settings' `packages`). */
+export function installPackage(install, home, folder) {
+  execFileSync(install.node, [install.cli, "install", folder], {
+    cwd: home.cwd,
+    env: { ...process.env, PI_CODING_AGENT_DIR: home.agentDir, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  return JSON.parse(readFileSync(join(home.agentDir, "settings.json"), "utf8"));
 }
 
 export function sessionFiles(home) {

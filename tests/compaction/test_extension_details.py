@@ -83,8 +83,8 @@ def second_compaction_summary(root: Path, marked: bool) -> tuple[str, dict[str, 
     builder.add(pi_compaction_from_hook(first, details, builder.entries[-1].id))
     work(builder, 5, 6)
     service.append(wire.AppendParams(sessionId=pi_session.sessionId, entries=as_appended(builder.entries)))
-    on_disk = [json.loads(line) for line in Path(pi_session.path).read_text().splitlines()]
-    assert any(e.get("fromHook") is True and e["type"] == "compaction" for e in on_disk)
+    stored = service.get_entries(wire.GetEntriesParams(sessionId=pi_session.sessionId)).entries
+    assert [e["id"] for e in stored if e["type"] == "compaction" and e.get("fromHook") is True] == ["c0000001"]
     second = compact(service, pi_session.sessionId)
     entry = service.get_entries(wire.GetEntriesParams(sessionId=pi_session.sessionId, ids=[second.entryId])).entries
     return second.summary, entry[0]["details"]

@@ -189,7 +189,10 @@ for (const version of versions) {
           const notes = pi.records.slice(from).filter((r) => r.type === "extension_ui_request").map((r) => r.message);
           assert.deepEqual(notes, ["goto: done"]);
         });
-        assert.ok(requests.some((r) => JSON.stringify(r.body ?? {}).includes(SIDECAR_PROMPT)), "no branch summary request reached pi's model");
+        const asked = requests.map((r) => JSON.stringify(r.body ?? {})).filter((body) => body.includes(SIDECAR_PROMPT));
+        assert.equal(asked.length, 1, "one branch summary request should reach pi's model");
+        // It summarized the branch left (the two later prompts), not the part kept.
+        assert.ok(asked[0].includes("Try writing the note another way") && !asked[0].includes("Read the plan first"));
         const summaries = readLines(path).filter((e) => e.type === "branch_summary");
         assert.equal(summaries.length, 1);
         const [summary] = summaries;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything the tests need and run every test suite: the Python
 # package's tests (store, server, compaction, providers, pi parity, Python
-# client), then the TypeScript, Go and Rust clients against the same sidecar.
+# client), then the TypeScript, Go and Rust clients and the pi extension
+# (clients/pi-extension, in pi's own CLI) against the same sidecar.
 # Arguments go to pytest; with arguments, only pytest runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,7 +57,7 @@ SIDECAR_TEST_STORE=postgres python -m pytest -q -p no:cacheprovider \
   --deselect tests/rpc/test_crash.py --deselect tests/rpc/test_fuzz.py
 
 status=0
-for client in typescript go rust; do
+for client in typescript go rust pi-extension; do
   echo
   echo "== clients/$client"
   if ! bash "clients/$client/test.sh"; then

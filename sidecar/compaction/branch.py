@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ..context.build import branch_summary_message, compaction_summary_message, custom_message
 from ..context.tokens import estimate_tokens
 from ..format.jsonl import Entry
-from .files import FileOps
+from .files import FileOps, details_are_ours
 
 DEFAULT_WINDOW = 128_000
 BRANCH_SUMMARY_MAX_TOKENS = 2048
@@ -60,7 +60,7 @@ def prepare_branch(entries: list[Entry], token_budget: int) -> BranchPreparation
     for entry in entries:
         if entry.type == "branch_summary":
             obj = entry.obj()
-            if not obj.get("fromHook") and not obj.get("fromExtension"):
+            if details_are_ours(obj):
                 file_ops.add_details(obj.get("details"))
         message = _branch_message(entry)
         if message is not None:

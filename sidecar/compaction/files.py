@@ -19,6 +19,24 @@ _PATH_KEYS = ("path", "file_path", "filePath")
 MODIFY_TOOLS = _MODIFY_TOOLS
 
 
+# The key the pi extension (clients/pi-extension) adds to the details it hands pi.
+# pi marks every compaction an extension supplies ``fromHook``, and hook details are
+# in a format we cannot know; these we wrote ourselves, so they are read like ours.
+OWN_DETAILS_MARK = "session-sidecar"
+
+
+def details_are_ours(entry: Mapping[str, Any]) -> bool:
+    """Whether a compaction or branch summary's ``details`` are in the sidecar's format.
+
+    They are when the sidecar (or pi itself, whose file lists we share) wrote the
+    entry, or when an extension wrote it with the details we returned (our mark).
+    """
+    details = entry.get("details")
+    if isinstance(details, dict) and isinstance(details.get(OWN_DETAILS_MARK), dict):
+        return True
+    return not entry.get("fromHook") and not entry.get("fromExtension")
+
+
 @dataclass(slots=True)
 class FileOps:
     read: set[str] = field(default_factory=set)

@@ -20,7 +20,7 @@ from ..format.jsonl import Entry
 from ..format.text import cut_text
 from .carryover import CarryOver, build_carry_over
 from .cut import CutPoint, find_cut_point
-from .files import FileOps
+from .files import FileOps, details_are_ours
 from .prompts import strip_machine_blocks
 from .prune import PRUNE_MINIMUM_TOKENS, PRUNE_PROTECT_TOKENS, PrunePlan, plan_prune
 
@@ -112,7 +112,7 @@ def prepare_compaction(
     turn_prefix = context.messages[cut.turn_start : cut.first_kept] if cut.turn_start is not None else []
     file_ops = FileOps()
     previous_carry = None
-    if previous_obj is not None and not previous_obj.get("fromHook") and not previous_obj.get("fromExtension"):
+    if previous_obj is not None and details_are_ours(previous_obj):
         file_ops.add_details(previous_obj.get("details"))
         details = previous_obj.get("details")
         previous_carry = CarryOver.from_obj(details.get("carryOver")) if isinstance(details, dict) else None

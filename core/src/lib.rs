@@ -1,0 +1,197 @@
+//! sidecar_core: the compiled path of sidecar/corepath (see its __init__.py for the interface).
+//!
+//! One thing today, the one the profile of a large session's open names: a
+//! stretch of whole lines read for the tree's fields (scan.rs), in place of
+//! msgspec's decode of the stretch and the Python loop over its lines.
+
+mod scan;
+
+use std::collections::HashMap;
+
+use pyo3::buffer::PyBuffer;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString, PyTuple};
+
+use scan::{envelope, Envelope, Head, Value};
+
+/// The offset of the next newline in `data` at or after `from`, or None.
+fn next_newline(data: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        use std::arch::x86_64::*;
+        let newline = _mm_set1_epi8(b'\n' as i8);
+        while at + 16 <= data.len() {
+            let chunk = _mm_loadu_si128(data.as_ptr().add(at) as *const __m128i);
+            let mask = _mm_movemask_epi8(_mm_cmpeq_epi8(chunk, newline)) as u32;
+            if mask != 0 {
+                return Some(at + mask.trailing_zeros() as usize);
+            }
+            at += 16;
+        }
+    }
+    data[at..].iter().position(|&byte| byte == b'\n').map(|offset| at + offset)
+}
+
+/// Every line of `data` (a stretch ending where a newline is, not including it) with its envelope, or None
+/// when one line is not a lone object from its first byte to its last, or is refused by the scan.
+fn scan_stretch(data: &[u8]) -> Option<Vec<(usize, usize, Envelope)>> {
+    let mut lines = Vec::with_capacity(data.len() / 512 + 1);
+    let mut at = 0;
+    loop {
+        let end = next_newline(data, at).unwrap_or(data.len());
+        let line = &data[at..end];
+        // A blank line fails here too, as it does in the Python path.
+        if line.first() != Some(&b'{') || line.last() != Some(&b'}') {
+            return None;
+        }
+        lines.push((at, end - at, envelope(line).ok()?));
+        if end == data.len() {
+            return Some(lines);
+        }
+        at = end + 1;
+    }
+}
+
+fn text_or_none(py: Python<'_>, value: &Value, line: &[u8]) -> PyObject {
+    match value.text(line) {
+        Some(text) => PyString::new(py, text).into_any().unbind(),
+        None => py.None(),
+    }
+}
+
+/// A head's fields as one key: a tag byte and the text of each, so equal heads are looked up once.
+fn head_key(key: &mut Vec<u8>, head: &Head, line: &[u8]) {
+    key.clear();
+    for value in [&head.role, &head.provider, &head.model] {
+        match value {
+            Value::Absent => key.push(0),
+            Value::Null => key.push(1),
+            _ => {
+                let text = value.text(line).unwrap_or("");
+                key.push(2);
+                key.extend_from_slice(&(text.len() as u64).to_le_bytes());
+                key.extend_from_slice(text.as_bytes());
+            }
+        }
+    }
+}
+
+/// The compiled line scanner: makes each head with `head_type(role, provider, model)`, `unset` for an absent
+/// provider or model (an absent role is None, the head's default).
+#[pyclass(frozen, module = "sidecar_core")]
+struct LineScanner {
+    head_type: PyObject,
+    unset: PyObject,
+}
+
+#[pymethods]
+impl LineScanner {
+    #[new]
+    fn new(head_type: PyObject, unset: PyObject) -> Self {
+        LineScanner { head_type, unset }
+    }
+
+    /// The lines of `buffer[start:stop]` (`stop` where a newline is) as columns: (types, ids, parent ids,
+    /// timestamps, heads, starts, lengths), starts relative to the buffer; None when the Python path must read them.
+    fn scan<'py>(&self, py: Python<'py>, buffer: &Bound<'py, PyAny>, start: usize, stop: usize) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let view = PyBuffer::<u8>::get(buffer)?;
+        if !view.is_c_contiguous() || start > stop || stop > view.len_bytes() {
+            return Ok(None);
+        }
+        // The buffer stays exported (so neither freed nor resized) until `view` is dropped at the end.
+        let data: &[u8] = unsafe { std::slice::from_raw_parts(view.buf_ptr() as *const u8, view.len_bytes()) };
+        let stretch = &data[start..stop];
+        let address = stretch.as_ptr() as usize;
+        let length = stretch.len();
+        let scanned = py.allow_threads(move || {
+            let stretch = unsafe { std::slice::from_raw_parts(address as *const u8, length) };
+            scan_stretch(stretch)
+        });
+        let Some(lines) = scanned else {
+            return Ok(None);
+        };
+        let count = lines.len();
+        let mut types = Vec::with_capacity(count);
+        let mut ids = Vec::with_capacity(count);
+        let mut parents = Vec::with_capacity(count);
+        let mut stamps = Vec::with_capacity(count);
+        let mut heads = Vec::with_capacity(count);
+        let mut starts = Vec::with_capacity(count);
+        let mut lengths = Vec::with_capacity(count);
+        let mut kinds: HashMap<Vec<u8>, PyObject> = HashMap::new();
+        let mut made_heads: HashMap<Vec<u8>, PyObject> = HashMap::new();
+        let mut key = Vec::new();
+        // Most entries' parent is the entry before: its id's string object serves for both.
+        let mut last_id: Option<(Vec<u8>, PyObject)> = None;
+        for (offset, size, found) in &lines {
+            let line = &stretch[*offset..*offset + *size];
+            types.push(match found.kind.text(line) {
+                Some(text) => match kinds.get(text.as_bytes()) {
+                    Some(made) => made.clone_ref(py),
+                    None => {
+                        let made = PyString::new(py, text).into_any().unbind();
+                        kinds.insert(text.as_bytes().to_vec(), made.clone_ref(py));
+                        made
+                    }
+                },
+                None => py.None(),
+            });
+            let parent = match (found.parent_id.text(line), &last_id) {
+                (Some(text), Some((bytes, made))) if text.as_bytes() == bytes.as_slice() => made.clone_ref(py),
+                _ => text_or_none(py, &found.parent_id, line),
+            };
+            parents.push(parent);
+            let id = text_or_none(py, &found.id, line);
+            last_id = found.id.text(line).map(|text| (text.as_bytes().to_vec(), id.clone_ref(py)));
+            ids.push(id);
+            stamps.push(text_or_none(py, &found.timestamp, line));
+            heads.push(match &found.head {
+                None => py.None(),
+                Some(head) => {
+                    head_key(&mut key, head, line);
+                    match made_heads.get(key.as_slice()) {
+                        Some(made) => made.clone_ref(py),
+                        None => {
+                            let field = |value: &Value, absent: &PyObject| match value {
+                                Value::Absent => absent.clone_ref(py),
+                                _ => text_or_none(py, value, line),
+                            };
+                            let made = self
+                                .head_type
+                                .call1(
+                                    py,
+                                    (
+                                        field(&head.role, &py.None()),
+                                        field(&head.provider, &self.unset),
+                                        field(&head.model, &self.unset),
+                                    ),
+                                )?;
+                            made_heads.insert(key.clone(), made.clone_ref(py));
+                            made
+                        }
+                    }
+                }
+            });
+            starts.push(start + offset);
+            lengths.push(*size);
+        }
+        drop(view);
+        let columns = [
+            PyList::new(py, types)?.into_any(),
+            PyList::new(py, ids)?.into_any(),
+            PyList::new(py, parents)?.into_any(),
+            PyList::new(py, stamps)?.into_any(),
+            PyList::new(py, heads)?.into_any(),
+            PyList::new(py, starts)?.into_any(),
+            PyList::new(py, lengths)?.into_any(),
+        ];
+        Ok(Some(PyTuple::new(py, columns)?))
+    }
+}
+
+#[pymodule]
+fn sidecar_core(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<LineScanner>()?;
+    Ok(())
+}

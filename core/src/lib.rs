@@ -6,13 +6,14 @@
 
 mod scan;
 
-use std::collections::HashMap;
-
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
 use scan::{envelope, Envelope, Head, Value};
+
+/// How many distinct types and heads a scan remembers (past that, each further one is made anew).
+const MAX_REMEMBERED: usize = 32;
 
 /// The offset of the next newline in `data` at or after `from`, or None.
 fn next_newline(data: &[u8], from: usize) -> Option<usize> {
@@ -119,55 +120,58 @@ impl LineScanner {
         let mut heads = Vec::with_capacity(count);
         let mut starts = Vec::with_capacity(count);
         let mut lengths = Vec::with_capacity(count);
-        let mut kinds: HashMap<Vec<u8>, PyObject> = HashMap::new();
-        let mut made_heads: HashMap<Vec<u8>, PyObject> = HashMap::new();
+        // Few distinct types and heads: a short list searched in order beats hashing each line's.
+        let mut kinds: Vec<(&[u8], PyObject)> = Vec::new();
+        let mut made_heads: Vec<(Vec<u8>, PyObject)> = Vec::new();
         let mut key = Vec::new();
         // Most entries' parent is the entry before: its id's string object serves for both.
-        let mut last_id: Option<(Vec<u8>, PyObject)> = None;
+        let mut last_id: Option<(&str, PyObject)> = None;
         for (offset, size, found) in &lines {
             let line = &stretch[*offset..*offset + *size];
             types.push(match found.kind.text(line) {
-                Some(text) => match kinds.get(text.as_bytes()) {
-                    Some(made) => made.clone_ref(py),
+                Some(text) => match kinds.iter().find(|(known, _)| *known == text.as_bytes()) {
+                    Some((_, made)) => made.clone_ref(py),
                     None => {
                         let made = PyString::new(py, text).into_any().unbind();
-                        kinds.insert(text.as_bytes().to_vec(), made.clone_ref(py));
+                        if kinds.len() < MAX_REMEMBERED {
+                            kinds.push((text.as_bytes(), made.clone_ref(py)));
+                        }
                         made
                     }
                 },
                 None => py.None(),
             });
             let parent = match (found.parent_id.text(line), &last_id) {
-                (Some(text), Some((bytes, made))) if text.as_bytes() == bytes.as_slice() => made.clone_ref(py),
+                (Some(text), Some((previous, made))) if text == *previous => made.clone_ref(py),
                 _ => text_or_none(py, &found.parent_id, line),
             };
             parents.push(parent);
             let id = text_or_none(py, &found.id, line);
-            last_id = found.id.text(line).map(|text| (text.as_bytes().to_vec(), id.clone_ref(py)));
+            last_id = found.id.text(line).map(|text| (text, id.clone_ref(py)));
             ids.push(id);
             stamps.push(text_or_none(py, &found.timestamp, line));
             heads.push(match &found.head {
                 None => py.None(),
                 Some(head) => {
                     head_key(&mut key, head, line);
-                    match made_heads.get(key.as_slice()) {
-                        Some(made) => made.clone_ref(py),
+                    match made_heads.iter().find(|(known, _)| *known == key) {
+                        Some((_, made)) => made.clone_ref(py),
                         None => {
                             let field = |value: &Value, absent: &PyObject| match value {
                                 Value::Absent => absent.clone_ref(py),
                                 _ => text_or_none(py, value, line),
                             };
-                            let made = self
-                                .head_type
-                                .call1(
-                                    py,
-                                    (
-                                        field(&head.role, &py.None()),
-                                        field(&head.provider, &self.unset),
-                                        field(&head.model, &self.unset),
-                                    ),
-                                )?;
-                            made_heads.insert(key.clone(), made.clone_ref(py));
+                            let made = self.head_type.call1(
+                                py,
+                                (
+                                    field(&head.role, &py.None()),
+                                    field(&head.provider, &self.unset),
+                                    field(&head.model, &self.unset),
+                                ),
+                            )?;
+                            if made_heads.len() < MAX_REMEMBERED {
+                                made_heads.push((key.clone(), made.clone_ref(py)));
+                            }
                             made
                         }
                     }

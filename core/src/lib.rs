@@ -6,11 +6,35 @@
 
 mod scan;
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
-use scan::{envelope, Envelope, Head, Value};
+use scan::{envelope_into, Envelope, Head, Value};
+
+/// A multiply-and-rotate hash (FxHash's) for the few short keys of a scan's lookups: SipHash, the default, cost
+/// a tenth of the scan.
+#[derive(Default)]
+struct QuickHasher(u64);
+
+impl Hasher for QuickHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type Quick = BuildHasherDefault<QuickHasher>;
 
 /// How many distinct types and heads a scan remembers (past that, each further one is made anew).
 const MAX_REMEMBERED: usize = 32;
@@ -32,26 +56,6 @@ fn next_newline(data: &[u8], from: usize) -> Option<usize> {
         }
     }
     data[at..].iter().position(|&byte| byte == b'\n').map(|offset| at + offset)
-}
-
-/// Every line of `data` (a stretch ending where a newline is, not including it) with its envelope, or None
-/// when one line is not a lone object from its first byte to its last, or is refused by the scan.
-fn scan_stretch(data: &[u8]) -> Option<Vec<(usize, usize, Envelope)>> {
-    let mut lines = Vec::with_capacity(data.len() / 512 + 1);
-    let mut at = 0;
-    loop {
-        let end = next_newline(data, at).unwrap_or(data.len());
-        let line = &data[at..end];
-        // A blank line fails here too, as it does in the Python path.
-        if line.first() != Some(&b'{') || line.last() != Some(&b'}') {
-            return None;
-        }
-        lines.push((at, end - at, envelope(line).ok()?));
-        if end == data.len() {
-            return Some(lines);
-        }
-        at = end + 1;
-    }
 }
 
 fn text_or_none(py: Python<'_>, value: &Value, line: &[u8]) -> PyObject {
@@ -103,59 +107,68 @@ impl LineScanner {
         // The buffer stays exported (so neither freed nor resized) until `view` is dropped at the end.
         let data: &[u8] = unsafe { std::slice::from_raw_parts(view.buf_ptr() as *const u8, view.len_bytes()) };
         let stretch = &data[start..stop];
-        let address = stretch.as_ptr() as usize;
-        let length = stretch.len();
-        let scanned = py.allow_threads(move || {
-            let stretch = unsafe { std::slice::from_raw_parts(address as *const u8, length) };
-            scan_stretch(stretch)
-        });
-        let Some(lines) = scanned else {
-            return Ok(None);
-        };
-        let count = lines.len();
-        let mut types = Vec::with_capacity(count);
-        let mut ids = Vec::with_capacity(count);
-        let mut parents = Vec::with_capacity(count);
-        let mut stamps = Vec::with_capacity(count);
-        let mut heads = Vec::with_capacity(count);
-        let mut starts = Vec::with_capacity(count);
-        let mut lengths = Vec::with_capacity(count);
-        // Few distinct types and heads: a short list searched in order beats hashing each line's.
-        let mut kinds: Vec<(&[u8], PyObject)> = Vec::new();
-        let mut made_heads: Vec<(Vec<u8>, PyObject)> = Vec::new();
+        // One pass: each line is read and its objects made at once (a refused stretch, rare, drops what it made).
+        let mut types = Vec::new();
+        let mut ids = Vec::new();
+        let mut parents = Vec::new();
+        let mut stamps = Vec::new();
+        let mut heads = Vec::new();
+        let mut starts = Vec::new();
+        let mut lengths = Vec::new();
+        let mut kinds: HashMap<Vec<u8>, PyObject, Quick> = HashMap::default();
+        let mut made_heads: HashMap<Vec<u8>, PyObject, Quick> = HashMap::default();
         let mut key = Vec::new();
         // Most entries' parent is the entry before: its id's string object serves for both.
-        let mut last_id: Option<(&str, PyObject)> = None;
-        for (offset, size, found) in &lines {
-            let line = &stretch[*offset..*offset + *size];
+        let mut last_id: Vec<u8> = Vec::new();
+        let mut last_id_made: Option<PyObject> = None;
+        let mut found = Envelope::new();
+        let mut at = 0;
+        loop {
+            let end = next_newline(stretch, at).unwrap_or(stretch.len());
+            let line = &stretch[at..end];
+            // A blank line fails here too, as it does in the Python path.
+            if line.first() != Some(&b'{') || line.last() != Some(&b'}') {
+                return Ok(None);
+            }
+            found.clear();
+            if envelope_into(line, &mut found).is_err() {
+                return Ok(None);
+            }
             types.push(match found.kind.text(line) {
-                Some(text) => match kinds.iter().find(|(known, _)| *known == text.as_bytes()) {
-                    Some((_, made)) => made.clone_ref(py),
+                Some(text) => match kinds.get(text.as_bytes()) {
+                    Some(made) => made.clone_ref(py),
                     None => {
                         let made = PyString::new(py, text).into_any().unbind();
                         if kinds.len() < MAX_REMEMBERED {
-                            kinds.push((text.as_bytes(), made.clone_ref(py)));
+                            kinds.insert(text.as_bytes().to_vec(), made.clone_ref(py));
                         }
                         made
                     }
                 },
                 None => py.None(),
             });
-            let parent = match (found.parent_id.text(line), &last_id) {
-                (Some(text), Some((previous, made))) if text == *previous => made.clone_ref(py),
+            let parent = match (found.parent_id.text(line), &last_id_made) {
+                (Some(text), Some(made)) if text.as_bytes() == last_id.as_slice() => made.clone_ref(py),
                 _ => text_or_none(py, &found.parent_id, line),
             };
             parents.push(parent);
             let id = text_or_none(py, &found.id, line);
-            last_id = found.id.text(line).map(|text| (text, id.clone_ref(py)));
+            match found.id.text(line) {
+                Some(text) => {
+                    last_id.clear();
+                    last_id.extend_from_slice(text.as_bytes());
+                    last_id_made = Some(id.clone_ref(py));
+                }
+                None => last_id_made = None,
+            }
             ids.push(id);
             stamps.push(text_or_none(py, &found.timestamp, line));
             heads.push(match &found.head {
                 None => py.None(),
                 Some(head) => {
                     head_key(&mut key, head, line);
-                    match made_heads.iter().find(|(known, _)| *known == key) {
-                        Some((_, made)) => made.clone_ref(py),
+                    match made_heads.get(key.as_slice()) {
+                        Some(made) => made.clone_ref(py),
                         None => {
                             let field = |value: &Value, absent: &PyObject| match value {
                                 Value::Absent => absent.clone_ref(py),
@@ -170,15 +183,19 @@ impl LineScanner {
                                 ),
                             )?;
                             if made_heads.len() < MAX_REMEMBERED {
-                                made_heads.push((key.clone(), made.clone_ref(py)));
+                                made_heads.insert(key.clone(), made.clone_ref(py));
                             }
                             made
                         }
                     }
                 }
             });
-            starts.push(start + offset);
-            lengths.push(*size);
+            starts.push(start + at);
+            lengths.push(end - at);
+            if end == stretch.len() {
+                break;
+            }
+            at = end + 1;
         }
         drop(view);
         let columns = [

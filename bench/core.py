@@ -89,7 +89,9 @@ def measure(rounds: int, with_pi: bool, seed: int = 42) -> dict[str, list[float]
         for number in range(rounds):
             root = Path(tmp) / f"round{number}" / "sessions"
             folder = root / "--work-bench--"
-            copies = {name: fresh._copy(load.DATA, folder, f"core-{number}-{name}") for name in (*CORES, "later", "pi")}
+            # A copy each, never opened before (a copy's tree cache, written at a sidecar's shutdown, would serve the next).
+            names = (*CORES, *(f"{core} later" for core in CORES), "pi")
+            copies = {name: fresh._copy(load.DATA, folder, f"core-{number}-{name.replace(' ', '-')}") for name in names}
             order = [*CORES, "pi"] if node is not None else list(CORES)
             rng.shuffle(order)
             messages = set()
@@ -107,7 +109,7 @@ def measure(rounds: int, with_pi: bool, seed: int = 42) -> dict[str, list[float]
                 wall, cpu = _timed(lambda: _load_and_context(load.DATA), 3)
                 add(f"{kind} load+context", wall)
                 add(f"{kind} load+context cpu", cpu)
-                opened = asyncio.run(_fresh(kind, root, copies[kind], copies["later"]))
+                opened = asyncio.run(_fresh(kind, root, copies[kind], copies[f"{kind} later"]))
                 add(f"{kind} fresh", opened["wall"])
                 add(f"{kind} fresh cpu", opened["cpu"])
                 add(f"{kind} later", opened["later"])

@@ -300,6 +300,14 @@ def main(argv: list[str] | None = None) -> int:
         level=args.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if os.environ.get("SIDECAR_CORE", "auto") not in ("", "auto"):
+        # A core asked for by name is checked before anything runs (issue 42): a missing compiled core or a
+        # misspelt name fails the start, not the first session open, which is where the core is first imported.
+        try:
+            from . import corepath  # noqa: F401  # its import reads SIDECAR_CORE and refuses what cannot run
+        except (ImportError, ValueError) as exc:
+            print(f"session-sidecar: {exc}", file=sys.stderr)
+            return 2
     try:
         return _dispatch(args)
     except OSError as exc:  # a root or a file the command cannot reach: said in a line, not a traceback

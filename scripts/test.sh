@@ -13,6 +13,8 @@ fi
 # The locked versions (requirements/README.md), then the package itself in place.
 .venv/bin/python -m pip install --quiet --require-hashes -r requirements/build.lock -r requirements/test.lock
 .venv/bin/python -m pip install --quiet --no-deps --no-build-isolation -e .
+# The compiled core (issue 42, core/): built into the venv, its cargo build cached in .cache (scripts/core.sh).
+bash scripts/core.sh >/dev/null
 # The session page's tests (tests/export/test_page_chromium.py) run in the system's headless Chromium.
 if ! command -v chromium >/dev/null 2>&1; then
   echo "installing chromium (apt-get) for the session page tests"
@@ -40,14 +42,16 @@ if [ "$#" -eq 0 ]; then
   ruff format --check sidecar tests bench clients/python
 fi
 
-python -m pytest -q "$@"
+# The first pass runs the pure-Python core, the reference (issue 42); the SIDECAR_TEST_MAP_ALL pass below runs the
+# compiled one, with tests/format/test_core_differential.py holding the two to each other.
+SIDECAR_CORE=python python -m pytest -q "$@"
 if [ "$#" -gt 0 ]; then
   exit 0
 fi
 
 echo
-echo "== in-process tests again, every session file mapped and tree-cached (SIDECAR_TEST_MAP_ALL)"
-SIDECAR_TEST_MAP_ALL=1 python -m pytest -q -p no:cacheprovider \
+echo "== in-process tests again, every session file mapped and tree-cached (SIDECAR_TEST_MAP_ALL), the compiled core"
+SIDECAR_CORE=compiled SIDECAR_TEST_MAP_ALL=1 python -m pytest -q -p no:cacheprovider \
   tests/store tests/context tests/format tests/compaction tests/parity
 
 echo

@@ -116,13 +116,27 @@ def _common(parser: argparse.ArgumentParser, format_option: str = "--format") ->
     )
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the release and which core reads session files (issue 42), e.g. "session-sidecar 0.1.0
+    (core: compiled)". The core is looked up only when asked, so no other command pays for it."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **_: object) -> None:
+        super().__init__(option_strings, dest, default=argparse.SUPPRESS, nargs=0, help="show the version and core")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from .corepath import chosen
+
+        sys.stdout.write(f"session-sidecar {__version__} (core: {chosen()})\n")
+        parser.exit()
+
+
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The main parser and each subcommand's. No parser takes an abbreviation of a long option:
     `serve --token X` once became `--token-file X` and wrote a token into a file named X."""
     parser = argparse.ArgumentParser(
         prog="session-sidecar", description="Coding-agent sessions over JSON-RPC 2.0 on stdio.", allow_abbrev=False
     )
-    parser.add_argument("--version", action="version", version=f"session-sidecar {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     _common(parser)
     commands = parser.add_subparsers(dest="command")
 
@@ -286,6 +300,14 @@ def main(argv: list[str] | None = None) -> int:
         level=args.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if os.environ.get("SIDECAR_CORE", "auto") not in ("", "auto"):
+        # A core asked for by name is checked before anything runs (issue 42): a missing compiled core or a
+        # misspelt name fails the start, not the first session open, which is where the core is first imported.
+        try:
+            from . import corepath  # noqa: F401  # its import reads SIDECAR_CORE and refuses what cannot run
+        except (ImportError, ValueError) as exc:
+            print(f"session-sidecar: {exc}", file=sys.stderr)
+            return 2
     try:
         return _dispatch(args)
     except OSError as exc:  # a root or a file the command cannot reach: said in a line, not a traceback

@@ -35,6 +35,8 @@ LEVELS: list[tuple[str, ...]] = [
     ("format",),
     # The contract's types, settings, the progress handle and the shared leaves.
     ("wire", "config", "work", "trigrams"),
+    # Which core reads session lines, Python's or the compiled one (issue 42): format stands on it.
+    ("corepath",),
     ("errors", "__version__"),
 ]
 LEVEL = {name: rank for rank, names in enumerate(reversed(LEVELS)) for name in names}

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The release build: the sdist and the wheel (built from the sdist) in dist/, then
-# the standalone Linux executable dist/session-sidecar-linux-<arch>/, frozen by
-# PyInstaller from a fresh environment that has the wheel installed (no editable code).
+# The release build: the sdist and the wheel (built from the sdist) in dist/, the
+# compiled core's wheel (session-sidecar-core, scripts/core.sh: optional, the sdist
+# and wheel run without it), then the standalone Linux executable
+# dist/session-sidecar-linux-<arch>/, frozen by PyInstaller from a fresh environment
+# that has both wheels installed (no editable code): it runs the compiled core.
 #
 # The tools (build, PyInstaller, uv) come from PyPI at the versions in
 # scripts/release/tools.lock, into .cache/release/tools. The executable is cached
@@ -27,6 +29,11 @@ rm -rf dist
 "$tools/bin/python" -m build --outdir dist . >"$cache/build.log" 2>&1 || { cat "$cache/build.log" >&2; exit 1; }
 wheel="$(ls dist/session_sidecar-*.whl)"
 echo "built $(ls dist/*.tar.gz) and $wheel"
+# The compiled core (issue 42), built with the tools' Python (its cargo build cached in .cache/core-target).
+core_wheel="$(CORE_PYTHON="$tools/bin/python" bash scripts/core.sh --no-install 2>"$cache/core.log")" || { cat "$cache/core.log" >&2; exit 1; }
+cp "$core_wheel" dist/
+core_wheel="dist/$(basename "$core_wheel")"
+echo "built $core_wheel"
 
 arch="$(uname -m)"
 # PyInstaller's one-folder mode: the executable is the sidecar's own process (a
@@ -38,6 +45,7 @@ hash="$(
   {
     find sidecar clients/python/session_sidecar_client -type f \( -name '*.py' -o -name py.typed \) | LC_ALL=C sort | xargs sha256sum
     sha256sum pyproject.toml scripts/release/tools.lock scripts/release/entry.py scripts/release/build.sh
+    find core -type f ! -path 'core/target/*' | LC_ALL=C sort | xargs sha256sum
     "$tools/bin/python" -c 'import sys; print(sys.version)'
   } | sha256sum | cut -c1-16
 )"
@@ -51,11 +59,12 @@ if [ ! -x "$cached/$bundle/session-sidecar" ]; then
   rm -rf "$freeze"
   "$PYTHON" -m venv "$freeze"
   "$freeze/bin/python" -m pip install --quiet --upgrade pip
-  "$freeze/bin/python" -m pip install --quiet "$wheel" \
+  "$freeze/bin/python" -m pip install --quiet "$wheel" "$core_wheel" \
     $(grep -E '^(altgraph|packaging|pyinstaller|pyinstaller-hooks-contrib)==' scripts/release/tools.lock)
   "$freeze/bin/python" -m PyInstaller --noconfirm --clean --onedir --log-level WARN \
     --name session-sidecar \
     --collect-submodules sidecar --collect-submodules session_sidecar_client --collect-data sidecar \
+    --hidden-import sidecar_core \
     --distpath "$cache/pyinstaller/dist" --workpath "$cache/pyinstaller/work" --specpath "$cache/pyinstaller" \
     scripts/release/entry.py >"$cache/pyinstaller.log" 2>&1 || { cat "$cache/pyinstaller.log" >&2; exit 1; }
   mkdir -p "$cached.tmp"

@@ -15,6 +15,8 @@ PYTHON="${PYTHON:-python3}"
 bash scripts/release/build.sh
 version="$("$PYTHON" -c 'import re, sys; print(re.search(r"^__version__ = \"([^\"]+)\"", open("sidecar/__init__.py").read(), re.M)[1])')"
 wheel="$repo/$(ls dist/session_sidecar-*.whl)"
+core_wheel="$repo/$(ls dist/session_sidecar_core-*.whl)"
+sdist="$repo/$(ls dist/session_sidecar-*.tar.gz)"
 exe="$(ls -d "$repo"/dist/session-sidecar-linux-*/)session-sidecar"
 tarball="$(ls "$repo"/dist/session-sidecar-linux-*.tar.gz)"
 uv="$repo/.cache/release/tools/bin/uv"
@@ -31,10 +33,14 @@ check_demo() {  # the demo prints each step; its last line says how the sidecar 
   echo "  ok  demo: $(grep -c '^== ' "$scratch/demo.log") steps, sidecar exited with code 0"
 }
 
-check_version() {
-  local got
+check_version() {  # CORE ("python" or "compiled") then the command: --version names the release and the core
+  local got core="$1"
+  shift
   got="$("$@" --version)"
-  [ "$got" = "session-sidecar $version" ] || { echo "--version said '$got', not 'session-sidecar $version'" >&2; return 1; }
+  [ "$got" = "session-sidecar $version (core: $core)" ] || {
+    echo "--version said '$got', not 'session-sidecar $version (core: $core)'" >&2
+    return 1
+  }
   echo "  ok  --version: $got"
 }
 
@@ -46,21 +52,33 @@ case "$where" in
   "$scratch/venv/"*site-packages*" $scratch/venv/"*site-packages*) echo "  ok  installed in site-packages: $where" ;;
   *) echo "the wheel's packages are not in the venv's site-packages: $where" >&2; exit 1 ;;
 esac
-check_version "$scratch/venv/bin/session-sidecar"
+check_version python "$scratch/venv/bin/session-sidecar"
 "${drive[@]}" "$scratch/venv/bin/session-sidecar"
 check_demo "$scratch/venv/bin/session-sidecar"
+
+echo "== the same venv with the compiled core's wheel added ($(basename "$core_wheel"))"
+"$scratch/venv/bin/python" -m pip install --quiet "$core_wheel"
+check_version compiled "$scratch/venv/bin/session-sidecar"
+"${drive[@]}" "$scratch/venv/bin/session-sidecar"
+
+echo "== the sdist in a fresh virtual environment, no Rust on the path: the pure-Python core"
+"$PYTHON" -m venv "$scratch/sdist-venv"
+env PATH="$(dirname "$(readlink -f "$PYTHON" 2>/dev/null || command -v "$PYTHON")"):/usr/bin:/bin" \
+  "$scratch/sdist-venv/bin/python" -m pip install --quiet "$sdist"
+check_version python "$scratch/sdist-venv/bin/session-sidecar"
+"${drive[@]}" "$scratch/sdist-venv/bin/session-sidecar"
 
 echo "== uv tool install (and uvx --from) of the wheel"
 export UV_TOOL_DIR="$scratch/uv-tools" UV_TOOL_BIN_DIR="$scratch/uv-bin"
 "$uv" tool install --quiet --python "$PYTHON" "$wheel"
-check_version "$scratch/uv-bin/session-sidecar"
+check_version python "$scratch/uv-bin/session-sidecar"
 "${drive[@]}" "$scratch/uv-bin/session-sidecar"
 "${drive[@]}" "$uv" tool run --quiet --python "$PYTHON" --from "$wheel" session-sidecar
 
 echo "== pipx install of the wheel"
 PIPX_HOME="$scratch/pipx" PIPX_BIN_DIR="$scratch/pipx-bin" PIPX_MAN_DIR="$scratch/pipx-man" \
   "$pipx" install --quiet --python "$PYTHON" "$wheel" >/dev/null
-check_version "$scratch/pipx-bin/session-sidecar"
+check_version python "$scratch/pipx-bin/session-sidecar"
 "${drive[@]}" "$scratch/pipx-bin/session-sidecar"
 
 echo "== the standalone executable, unpacked from $(basename "$tarball")"
@@ -72,6 +90,6 @@ echo "  size: $(du -sm "$(dirname "$exe")" | cut -f1) MB unpacked, $(du -m "$tar
 "$PYTHON" "$repo/scripts/release/drive.py" --time-initialize 11 --evict "$(dirname "$exe")" -- "$exe"
 echo "  (the same for the wheel's venv entry point:)"
 "$PYTHON" "$repo/scripts/release/drive.py" --time-initialize 11 -- "$scratch/venv/bin/session-sidecar"
-check_version "$exe"
+check_version compiled "$exe"
 env -i PATH=/usr/bin:/bin HOME="$scratch" "${drive[@]}" "$exe"
 check_demo env -i PATH=/usr/bin:/bin HOME="$scratch" "$exe"

@@ -23,22 +23,14 @@ import mmap
 from bisect import bisect_right
 from collections.abc import Iterator
 from itertools import repeat
-from operator import attrgetter
 
-import msgspec
-
+from ..corepath import line_scanner
 from .entry import BLOB_MARK, Entry, LineSource
-from .lineread import MAX_SHARED_HEADS, _strict_envelope_decoder, shared_heads
-
-_type_of, _id_of, _parent_of, _timestamp_of, _head_of = (
-    attrgetter(name) for name in ("type", "id", "parentId", "timestamp", "message")
-)
-_OPEN, _CLOSE = ord("{"), ord("}")
+from .lineread import MAX_SHARED_HEADS, SharedHead, shared_heads
 
 
 def read_lines(
     buffer: bytes | mmap.mmap,
-    view: memoryview,
     start: int,
     stop: int,
     shift: int,
@@ -48,37 +40,15 @@ def read_lines(
     """The entries of the whole lines in ``buffer[start:stop]`` (``stop`` is where a newline is), or None.
 
     None when a line there needs the per-line reading (see the module's
-    docstring). With no ``source`` the entries hold their lines' bytes (searched
+    docstring). The lines' fields come from the chosen core's scan
+    (sidecar/corepath: Python's is the one described above). With no ``source`` the entries hold their lines' bytes (searched
     for blob marks), else they read them back from it (``has_blobs`` None). Offsets are ``shift`` past the buffer's.
     ``kinds`` maps an entry type to its one shared string (None to "").
     """
-    segment = view[start:stop]
-    try:
-        envelopes = _strict_envelope_decoder.decode_lines(segment)  # the per-line fast path's envelope
-    except msgspec.MsgspecError:
+    columns = line_scanner(SharedHead).scan(buffer, start, stop)
+    if columns is None:
         return None
-    finally:
-        segment.release()
-    starts: list[int] = []
-    lengths: list[int] = []
-    add_start, add_length = starts.append, lengths.append
-    find = buffer.find
-    at = start
-    while True:
-        end = find(b"\n", at, stop)
-        if end == -1:
-            end = stop
-        if buffer[at] != _OPEN or buffer[end - 1] != _CLOSE:  # a blank line fails too: its first byte is "\n"
-            return None
-        add_start(at)
-        add_length(end - at)
-        if end == stop:
-            break
-        at = end + 1
-    if len(envelopes) != len(starts):
-        return None
-    types = list(map(_type_of, envelopes))
-    heads = list(map(_head_of, envelopes))
+    types, ids, parent_ids, timestamps, heads, starts, lengths = columns
     if len(shared_heads) < MAX_SHARED_HEADS:
         heads = list(map(shared_heads.setdefault, heads, heads))
     else:
@@ -92,9 +62,9 @@ def read_lines(
         map(
             Entry,
             map(kinds.get, types, types),
-            map(_id_of, envelopes),
-            map(_parent_of, envelopes),
-            map(_timestamp_of, envelopes),
+            ids,
+            parent_ids,
+            timestamps,
             lines,
             heads,
             offsets,

@@ -196,7 +196,7 @@ def _parse_view(
             if fast and chunk and start >= lined_to:
                 stop = buffer.rfind(b"\n", start, min(start + chunk, size))
                 if stop > start:
-                    entries = read_lines(buffer, view, start, stop, shift, source, _kinds)
+                    entries = read_lines(buffer, start, stop, shift, source, _kinds)
                     if entries is not None:
                         extend(entries)
                         start = stop + 1

@@ -1,0 +1,218 @@
+//! sidecar_core: the compiled path of sidecar/corepath (see its __init__.py for the interface).
+//!
+//! One thing today, the one the profile of a large session's open names: a
+//! stretch of whole lines read for the tree's fields (scan.rs), in place of
+//! msgspec's decode of the stretch and the Python loop over its lines.
+
+mod scan;
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use pyo3::buffer::PyBuffer;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString, PyTuple};
+
+use scan::{envelope_into, Envelope, Head, Value};
+
+/// A multiply-and-rotate hash (FxHash's) for the few short keys of a scan's lookups: SipHash, the default, cost
+/// a tenth of the scan.
+#[derive(Default)]
+struct QuickHasher(u64);
+
+impl Hasher for QuickHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type Quick = BuildHasherDefault<QuickHasher>;
+
+/// How many distinct types and heads a scan remembers (past that, each further one is made anew).
+const MAX_REMEMBERED: usize = 32;
+
+/// The offset of the next newline in `data` at or after `from`, or None.
+fn next_newline(data: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        use std::arch::x86_64::*;
+        let newline = _mm_set1_epi8(b'\n' as i8);
+        while at + 16 <= data.len() {
+            let chunk = _mm_loadu_si128(data.as_ptr().add(at) as *const __m128i);
+            let mask = _mm_movemask_epi8(_mm_cmpeq_epi8(chunk, newline)) as u32;
+            if mask != 0 {
+                return Some(at + mask.trailing_zeros() as usize);
+            }
+            at += 16;
+        }
+    }
+    data[at..].iter().position(|&byte| byte == b'\n').map(|offset| at + offset)
+}
+
+fn text_or_none(py: Python<'_>, value: &Value, line: &[u8]) -> PyObject {
+    match value.text(line) {
+        Some(text) => PyString::new(py, text).into_any().unbind(),
+        None => py.None(),
+    }
+}
+
+/// A head's fields as one key: a tag byte and the text of each, so equal heads are looked up once.
+fn head_key(key: &mut Vec<u8>, head: &Head, line: &[u8]) {
+    key.clear();
+    for value in [&head.role, &head.provider, &head.model] {
+        match value {
+            Value::Absent => key.push(0),
+            Value::Null => key.push(1),
+            _ => {
+                let text = value.text(line).unwrap_or("");
+                key.push(2);
+                key.extend_from_slice(&(text.len() as u64).to_le_bytes());
+                key.extend_from_slice(text.as_bytes());
+            }
+        }
+    }
+}
+
+/// The compiled line scanner: makes each head with `head_type(role, provider, model)`, `unset` for an absent
+/// provider or model (an absent role is None, the head's default).
+#[pyclass(frozen, module = "sidecar_core")]
+struct LineScanner {
+    head_type: PyObject,
+    unset: PyObject,
+}
+
+#[pymethods]
+impl LineScanner {
+    #[new]
+    fn new(head_type: PyObject, unset: PyObject) -> Self {
+        LineScanner { head_type, unset }
+    }
+
+    /// The lines of `buffer[start:stop]` (`stop` where a newline is) as columns: (types, ids, parent ids,
+    /// timestamps, heads, starts, lengths), starts relative to the buffer; None when the Python path must read them.
+    fn scan<'py>(&self, py: Python<'py>, buffer: &Bound<'py, PyAny>, start: usize, stop: usize) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let view = PyBuffer::<u8>::get(buffer)?;
+        if !view.is_c_contiguous() || start > stop || stop > view.len_bytes() {
+            return Ok(None);
+        }
+        // The buffer stays exported (so neither freed nor resized) until `view` is dropped at the end.
+        let data: &[u8] = unsafe { std::slice::from_raw_parts(view.buf_ptr() as *const u8, view.len_bytes()) };
+        let stretch = &data[start..stop];
+        // One pass: each line is read and its objects made at once (a refused stretch, rare, drops what it made).
+        let mut types = Vec::new();
+        let mut ids = Vec::new();
+        let mut parents = Vec::new();
+        let mut stamps = Vec::new();
+        let mut heads = Vec::new();
+        let mut starts = Vec::new();
+        let mut lengths = Vec::new();
+        let mut kinds: HashMap<Vec<u8>, PyObject, Quick> = HashMap::default();
+        let mut made_heads: HashMap<Vec<u8>, PyObject, Quick> = HashMap::default();
+        let mut key = Vec::new();
+        // Most entries' parent is the entry before: its id's string object serves for both.
+        let mut last_id: Vec<u8> = Vec::new();
+        let mut last_id_made: Option<PyObject> = None;
+        let mut found = Envelope::new();
+        let mut at = 0;
+        loop {
+            let end = next_newline(stretch, at).unwrap_or(stretch.len());
+            let line = &stretch[at..end];
+            // A blank line fails here too, as it does in the Python path.
+            if line.first() != Some(&b'{') || line.last() != Some(&b'}') {
+                return Ok(None);
+            }
+            found.clear();
+            if envelope_into(line, &mut found).is_err() {
+                return Ok(None);
+            }
+            types.push(match found.kind.text(line) {
+                Some(text) => match kinds.get(text.as_bytes()) {
+                    Some(made) => made.clone_ref(py),
+                    None => {
+                        let made = PyString::new(py, text).into_any().unbind();
+                        if kinds.len() < MAX_REMEMBERED {
+                            kinds.insert(text.as_bytes().to_vec(), made.clone_ref(py));
+                        }
+                        made
+                    }
+                },
+                None => py.None(),
+            });
+            let parent = match (found.parent_id.text(line), &last_id_made) {
+                (Some(text), Some(made)) if text.as_bytes() == last_id.as_slice() => made.clone_ref(py),
+                _ => text_or_none(py, &found.parent_id, line),
+            };
+            parents.push(parent);
+            let id = text_or_none(py, &found.id, line);
+            match found.id.text(line) {
+                Some(text) => {
+                    last_id.clear();
+                    last_id.extend_from_slice(text.as_bytes());
+                    last_id_made = Some(id.clone_ref(py));
+                }
+                None => last_id_made = None,
+            }
+            ids.push(id);
+            stamps.push(text_or_none(py, &found.timestamp, line));
+            heads.push(match &found.head {
+                None => py.None(),
+                Some(head) => {
+                    head_key(&mut key, head, line);
+                    match made_heads.get(key.as_slice()) {
+                        Some(made) => made.clone_ref(py),
+                        None => {
+                            let field = |value: &Value, absent: &PyObject| match value {
+                                Value::Absent => absent.clone_ref(py),
+                                _ => text_or_none(py, value, line),
+                            };
+                            let made = self.head_type.call1(
+                                py,
+                                (
+                                    field(&head.role, &py.None()),
+                                    field(&head.provider, &self.unset),
+                                    field(&head.model, &self.unset),
+                                ),
+                            )?;
+                            if made_heads.len() < MAX_REMEMBERED {
+                                made_heads.insert(key.clone(), made.clone_ref(py));
+                            }
+                            made
+                        }
+                    }
+                }
+            });
+            starts.push(start + at);
+            lengths.push(end - at);
+            if end == stretch.len() {
+                break;
+            }
+            at = end + 1;
+        }
+        drop(view);
+        let columns = [
+            PyList::new(py, types)?.into_any(),
+            PyList::new(py, ids)?.into_any(),
+            PyList::new(py, parents)?.into_any(),
+            PyList::new(py, stamps)?.into_any(),
+            PyList::new(py, heads)?.into_any(),
+            PyList::new(py, starts)?.into_any(),
+            PyList::new(py, lengths)?.into_any(),
+        ];
+        Ok(Some(PyTuple::new(py, columns)?))
+    }
+}
+
+#[pymodule]
+fn sidecar_core(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<LineScanner>()?;
+    Ok(())
+}

@@ -1,0 +1,27 @@
+"""Which core reads session lines: the pure-Python reference or the compiled one (issue 42).
+
+``SIDECAR_CORE`` picks it when this is first imported: ``auto`` (the default)
+runs the compiled core when its module (``sidecar_core``, the
+session-sidecar-core package built from core/) imports, else Python;
+``python`` runs Python; ``compiled`` runs the compiled core and fails loudly
+when it is absent. Both paths implement ``LineScanner``; the compiled one
+gives exactly what Python gives (tests/format/test_core_differential.py), and
+a stretch it cannot vouch for it hands to Python.
+"""
+
+from __future__ import annotations
+
+from .choosing import CORES, CoreMissing, choose, chosen, line_scanner, scanner_of
+from .python import Columns, LineScanner, PythonLineScanner
+
+__all__ = [
+    "CORES",
+    "Columns",
+    "CoreMissing",
+    "LineScanner",
+    "PythonLineScanner",
+    "choose",
+    "chosen",
+    "line_scanner",
+    "scanner_of",
+]

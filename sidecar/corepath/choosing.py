@@ -1,0 +1,73 @@
+"""The choice of core: ``SIDECAR_CORE`` at first import, ``choose`` after."""
+
+from __future__ import annotations
+
+import os
+
+import msgspec
+
+from .python import LineScanner, PythonLineScanner
+
+CORES = ("auto", "python", "compiled")
+
+
+class CoreMissing(ImportError):
+    """``SIDECAR_CORE=compiled`` (or ``choose("compiled")``) and the compiled core does not import."""
+
+
+def _compiled_imports() -> bool:
+    try:
+        from . import compiled  # noqa: F401  # imported to learn whether sidecar_core is installed
+    except ImportError:
+        return False
+    return True
+
+
+def _resolve(name: str) -> str:
+    if name not in CORES:
+        raise ValueError(f"SIDECAR_CORE must be one of {', '.join(CORES)}, not {name!r}")
+    if name == "python":
+        return "python"
+    if _compiled_imports():
+        return "compiled"
+    if name == "compiled":
+        raise CoreMissing(
+            "SIDECAR_CORE=compiled but the compiled core (module sidecar_core, package session-sidecar-core) "
+            "does not import: build it with scripts/core.sh, or set SIDECAR_CORE=python"
+        )
+    return "python"
+
+
+_chosen = _resolve(os.environ.get("SIDECAR_CORE", "auto") or "auto")
+_scanners: dict[tuple[str, type[msgspec.Struct]], LineScanner] = {}
+
+
+def chosen() -> str:
+    """The core that runs: "python" or "compiled"."""
+    return _chosen
+
+
+def choose(name: str) -> str:
+    """Run ``name`` ("auto", "python" or "compiled") from now on in this process; the core it resolved to."""
+    global _chosen
+    _chosen = _resolve(name)
+    return _chosen
+
+
+def scanner_of(core: str, head_type: type[msgspec.Struct]) -> LineScanner:
+    """The scanner of ``core`` ("python" or "compiled") making heads of ``head_type``, made once."""
+    key = (core, head_type)
+    scanner = _scanners.get(key)
+    if scanner is None:
+        if core == "compiled":
+            from .compiled import CompiledLineScanner
+
+            scanner = _scanners[key] = CompiledLineScanner(head_type)
+        else:
+            scanner = _scanners[key] = PythonLineScanner(head_type)
+    return scanner
+
+
+def line_scanner(head_type: type[msgspec.Struct]) -> LineScanner:
+    """The chosen core's scanner."""
+    return scanner_of(_chosen, head_type)

@@ -21,7 +21,7 @@ hardly moves when other work loads the machine.
 Each side's bytecode is written first (``compileall``), as ``pip install`` of the wheel does and
 bench/run.py does: with ``PYTHONDONTWRITEBYTECODE`` set, as on the shared machine, a source
 checkout compiles every module it imports at every start (~75 ms of CPU of a serving start,
-more than the rest of the start-up together), which no installed sidecar does. ``--source``
+181 ms against 105 to the first session/list), which no installed sidecar does. ``--source``
 measures that case instead: each side runs from a copy of its ``sidecar/`` without bytecode.
 
 ``--before REV`` measures that commit too (its files taken out with ``git archive`` into a

@@ -161,6 +161,13 @@ ENGINES_NOT_AT_START_UP = (
     "anthropic",
     "openai",
     "tomllib",  # read only when there is a config file
+    # The other commands' parsers (cli._parse: serve is parsed by its own), and what they import.
+    "sidecar.snapshots.cli",
+    "sidecar.importers.command",
+    "sidecar.export.cli",
+    "sidecar.store.postgres.command",
+    "webbrowser",
+    "sidecar.providers.base",  # (initialize names the providers; none is made)
 )
 
 

@@ -121,7 +121,7 @@ def _bare(code: str) -> float:
 def _row(name: str, times: list[float], baseline: list[float] | None = None) -> str:
     ms = sorted(t * 1000 for t in times)
     ratio = f" {statistics.median(ms) / (statistics.median(baseline) * 1000):6.2f}x" if baseline else ""
-    return f"{name:<32} {ms[0]:7.1f} {statistics.median(ms):7.1f} {ms[-1]:7.1f}{ratio}"
+    return f"{name:<38} {ms[0]:7.1f} {statistics.median(ms):7.1f} {ms[-1]:7.1f}{ratio}"
 
 
 _IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \| (\s*)(\S+)")
@@ -205,7 +205,7 @@ def _measure(sides: dict[str, Path], args: argparse.Namespace, scratch: Path) ->
         f"sidecar start-up, {args.repeat} runs ({'jsonl' if args.jsonl else 'lsp'} framing, {code}), ms;"
         " x: median / import msgspec's"
     )
-    print(f"{'':<32} {'min':>7} {'median':>7} {'max':>7} {'ratio':>7}")
+    print(f"{'':<38} {'min':>7} {'median':>7} {'max':>7} {'ratio':>7}")
     print(_row("python -c pass", bare["pass"], baseline))
     print(_row('python -c "import msgspec"', baseline, baseline))
     for side, side_runs in runs.items():

@@ -185,6 +185,10 @@ ENGINES_NOT_AT_START_UP = (
     "sidecar.store.files.follow",
     "sidecar.store.files.titles",
     "sidecar.store.files.moves",
+    # OpenSSL's hashes (an image's blob, a foreign session's id) and secrets (a new session's id reads
+    # os.urandom, which is what secrets.token_bytes returns).
+    "hashlib",
+    "secrets",
 )
 
 

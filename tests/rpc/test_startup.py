@@ -228,7 +228,7 @@ def test_the_engine_a_method_asks_for_is_loaded_then(sessions_root: Path):
         assert b'"id":%d,"result"' % msg_id in output, output.decode(errors="replace")
     loaded = _loaded_engines(modules_at_exit(output))
     assert {"sidecar.external", "sidecar.operations.appending", "sidecar.history.store"} <= set(loaded)
-    assert {"sidecar.store.files.session", "sidecar.format.entries"} <= set(loaded)  # (made by the create)
+    assert {"sidecar.store.session", "sidecar.format.entries"} <= set(loaded)  # (the create's and the append's)
 
 
 async def _first_answers(first: list[dict], root: Path) -> list[dict]:

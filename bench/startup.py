@@ -1,6 +1,6 @@
 """Sidecar start-up: spawn -> ``initialize`` answered, and -> the first session call answered.
 
-    .venv/bin/python bench/startup.py [--repeat 15] [--jsonl] [--before REV] [--importtime N]
+    .venv/bin/python bench/startup.py [--repeat 15] [--jsonl] [--before REV] [--importtime N] [--source]
 
 Prints min / median / max in milliseconds of:
 
@@ -18,6 +18,12 @@ Each run is a fresh process on a fresh, empty sessions root. On Linux the
 from /proc/PID/task/*/schedstat) when each answer arrived: unlike wall time it
 hardly moves when other work loads the machine.
 
+Each side's bytecode is written first (``compileall``), as ``pip install`` of the wheel does and
+bench/run.py does: with ``PYTHONDONTWRITEBYTECODE`` set, as on the shared machine, a source
+checkout compiles every module it imports at every start (~75 ms of CPU of a serving start,
+181 ms against 105 to the first session/list), which no installed sidecar does. ``--source``
+measures that case instead: each side runs from a copy of its ``sidecar/`` without bytecode.
+
 ``--before REV`` measures that commit too (its files taken out with ``git archive`` into a
 temporary folder put first on PYTHONPATH), the two sides and the baselines taking
 turns run by run, so that the machine's drift falls on all of them alike. ``--importtime N``
@@ -29,8 +35,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -113,7 +121,7 @@ def _bare(code: str) -> float:
 def _row(name: str, times: list[float], baseline: list[float] | None = None) -> str:
     ms = sorted(t * 1000 for t in times)
     ratio = f" {statistics.median(ms) / (statistics.median(baseline) * 1000):6.2f}x" if baseline else ""
-    return f"{name:<32} {ms[0]:7.1f} {statistics.median(ms):7.1f} {ms[-1]:7.1f}{ratio}"
+    return f"{name:<38} {ms[0]:7.1f} {statistics.median(ms):7.1f} {ms[-1]:7.1f}{ratio}"
 
 
 _IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \| (\s*)(\S+)")
@@ -151,6 +159,9 @@ def main() -> None:
     parser.add_argument("--jsonl", action="store_true", help="--jsonl framing instead of LSP's")
     parser.add_argument("--before", metavar="REV", help="measure this commit too, run by run beside this tree")
     parser.add_argument("--importtime", type=int, default=0, metavar="N", help="the N slowest imports of each side")
+    parser.add_argument(
+        "--source", action="store_true", help="no bytecode: every module compiled at every start (see the doc)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as scratch:
         sides = {"this tree": REPO}
@@ -161,7 +172,21 @@ def main() -> None:
             archive = subprocess.run(["git", "-C", str(REPO), "archive", args.before], capture_output=True, check=True)
             subprocess.run(["tar", "-x", "-C", str(before)], input=archive.stdout, check=True)
             sides = {f"before ({args.before})": before, "after (this tree)": REPO}
+        sides = {
+            side: _prepared(tree, Path(scratch) / f"source-{number}", args.source)
+            for number, (side, tree) in enumerate(sides.items())
+        }
         _measure(sides, args, Path(scratch))
+
+
+def _prepared(tree: Path, scratch: Path, source: bool) -> Path:
+    """The tree to put on PYTHONPATH: ``tree`` with its package's bytecode written (as installed), or
+    with ``source``, a copy of its package without any bytecode (compiled at every start)."""
+    if not source:
+        compileall.compile_dir(str(tree / "sidecar"), quiet=1)
+        return tree
+    shutil.copytree(tree / "sidecar", scratch / "sidecar", ignore=shutil.ignore_patterns("__pycache__"))
+    return scratch
 
 
 def _measure(sides: dict[str, Path], args: argparse.Namespace, scratch: Path) -> None:
@@ -175,10 +200,12 @@ def _measure(sides: dict[str, Path], args: argparse.Namespace, scratch: Path) ->
             root = scratch / f"{len(runs[side])}-{side[:6]}"
             runs[side].append(asyncio.run(_one(sides[side], str(root), args.jsonl)))
     baseline = bare["import msgspec"]
+    code = "no bytecode, compiled at every start" if args.source else "bytecode written, as installed"
     print(
-        f"sidecar start-up, {args.repeat} runs ({'jsonl' if args.jsonl else 'lsp'} framing), ms; x: median / import msgspec's"
+        f"sidecar start-up, {args.repeat} runs ({'jsonl' if args.jsonl else 'lsp'} framing, {code}), ms;"
+        " x: median / import msgspec's"
     )
-    print(f"{'':<32} {'min':>7} {'median':>7} {'max':>7} {'ratio':>7}")
+    print(f"{'':<38} {'min':>7} {'median':>7} {'max':>7} {'ratio':>7}")
     print(_row("python -c pass", bare["pass"], baseline))
     print(_row('python -c "import msgspec"', baseline, baseline))
     for side, side_runs in runs.items():

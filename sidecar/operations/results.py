@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import wire
-from ..store import Listed, Session
 from ..store.index import iso_from_ms
+
+if TYPE_CHECKING:  # (the session handle's module, its tree and its appends are not needed to list)
+    from ..store import Listed, Session
 
 DEFAULT_LIST_LIMIT = 50
 MAX_LIST_LIMIT = 1000

@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidParams, ProviderNotConfigured
-from .base import Provider, RetryPolicy
 
 if TYPE_CHECKING:
     from ..config import ProvidersSettings
+    from .base import Provider
     from .client import AskClient
 
 PROVIDER_NAMES = ("anthropic", "openai", "client", "offline")
@@ -52,6 +52,9 @@ def make_provider(
     ask_client: AskClient | None = None,
 ) -> Provider:
     """The provider ``name`` (or the default one), configured; a clear error when it cannot be."""
+    # Here, not at the top: initialize lists the providers' names (available) and loads none of them.
+    from .base import RetryPolicy
+
     environ = os.environ if environ is None else environ
     chosen = name or default_provider_name(settings, environ)
     policy = RetryPolicy(max_retries=settings.maxRetries, base_delay=settings.retryBaseDelay)

@@ -61,3 +61,11 @@ def session_compat(path: Path, root: Path, root_rules: Compat) -> Compat:
 def omp_blob_folder(root: Path) -> Path:
     """Where oh-my-pi reads blobs for sessions in ``root``: its agent folder's ``blobs/``."""
     return Path(root).parent / "blobs"
+
+
+def listed_name(compat: Compat, titled: bool | int | None, info_name: str | None, title: str | None) -> str | None:
+    """``name_of`` from what a listing keeps of a file: whether it starts with a title line, its last
+    ``session_info`` name (pi's) and its title (the title line's, else the header's: oh-my-pi's)."""
+    if compat == "omp" or titled:
+        return title or None
+    return info_name

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from ..errors import InvalidState, SessionNotFound
 from ..format.jsonl import Entry
 from .base import Durability, FileChange
-from .batch import Redact
 from .ids import check_session_id
-from .session import Session
 
-S = TypeVar("S", bound=Session)
+if TYPE_CHECKING:  # (a store is made, and lists, before any session is: store/session.py loads on first use)
+    from .batch import Redact
+    from .session import Session
+
+S = TypeVar("S", bound="Session")
 
 
 class HeldSessions(Generic[S]):
@@ -45,7 +47,8 @@ class HeldSessions(Generic[S]):
 
     def held_sessions(self) -> list[Session]:
         with self._lock:
-            return list[Session](self._open.values())
+            held: list[Session] = list(self._open.values())
+            return held
 
     def forget(self, session_id: str) -> S | None:
         """Stop holding a session without writing anything (one that was never written)."""
@@ -94,7 +97,7 @@ class HeldSessions(Generic[S]):
 
     def close_all(self) -> list[Session]:
         with self._lock:
-            sessions = list[Session](self._open.values())
+            sessions: list[Session] = list(self._open.values())
             self._open.clear()
         for session in sessions:
             self._closing(session)

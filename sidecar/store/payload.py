@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import os
 from pathlib import Path
 from typing import Any, Protocol
@@ -72,6 +71,8 @@ class BlobStore:
         return (self.folder, *self.also_read)
 
     def put(self, data: bytes) -> str:
+        import hashlib  # (here: a store is made at every start, a blob put by an image's append)
+
         digest = hashlib.sha256(data).hexdigest()
         target = self.path(digest)
         if target.exists():

@@ -8,7 +8,6 @@ standing for it is answered as ``sessionId``: a real session (list, buildContext
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Any, Literal
 
@@ -22,6 +21,8 @@ _SESSION_ID = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,62}[A-Za-z0-9])?")
 
 def foreign_prefix(fmt: str, project_key: str) -> str:
     """The ids of a project's foreign sessions start so: ``cc`` and 12 hex digits of the format and key."""
+    import hashlib  # (here: the wire's types load at every start, OpenSSL's hashes for a foreign call)
+
     return "cc" + hashlib.sha1(f"{fmt}\0{project_key}".encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
@@ -30,6 +31,8 @@ def foreign_session_id(fmt: str, project_key: str, foreign_id: str) -> str:
     direct = f"{foreign_prefix(fmt, project_key)}-{foreign_id}"
     if _SESSION_ID.fullmatch(direct):
         return direct
+    import hashlib
+
     return f"{foreign_prefix(fmt, project_key)}_{hashlib.sha1(foreign_id.encode('utf-8', 'surrogatepass')).hexdigest()}"
 
 

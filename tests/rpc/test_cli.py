@@ -348,3 +348,38 @@ def test_call_runs_our_package_whatever_the_current_folder_holds(tmp_path: Path,
     )
     assert created.returncode == 0 and "current folder" not in created.stderr, created.stderr
     assert json.loads(created.stdout)["sessionId"] == "d1"
+
+
+SERVE_ARGVS = [
+    [],
+    ["serve"],
+    ["serve", "--jsonl", "--workers", "3"],
+    ["--root", "/r", "--log-level", "debug"],
+    ["--root=/r", "serve", "--config", "/c.toml", "--compat", "omp"],
+    ["--database-url", "postgresql://h/db", "serve", "--socket", "/s", "--token-file", "/t"],
+    ["serve", "--listen", "127.0.0.1:7000", "--format", "spec"],
+]
+
+
+def test_serve_is_parsed_by_its_own_parser_as_the_whole_parser_parses_it():
+    """serve's parser (cli._parse: the other commands' parsers are not made to serve) gives the
+    namespace the whole parser gives, for every option serve takes, before or after the subcommand."""
+    from sidecar import cli
+
+    for argv in SERVE_ARGVS:
+        whole = cli._parsed(*cli._parser(), cli._with_command(argv))
+        assert cli._parse(argv) == whole, argv
+        assert whole.command == "serve"
+
+
+def test_what_serves_own_parser_refuses_the_whole_parser_answers(tmp_path: Path):
+    """An argument serve's parser refuses is parsed again by the whole parser: its usage names every
+    subcommand, and an option of another command is refused as it always was."""
+    unknown = run("--root", str(tmp_path), "nosuch", stdin="")
+    assert unknown.returncode == 2 and "unrecognized arguments: nosuch" in unknown.stderr
+    assert "{serve,call,demo," in unknown.stderr  # the whole parser's usage, not serve's alone
+    misplaced = run("serve", "--workers", "many", stdin="")
+    assert misplaced.returncode == 2 and "argument --workers: invalid int value: 'many'" in misplaced.stderr
+    assert misplaced.stderr.startswith("usage: session-sidecar serve [-h]")
+    help_text = run("serve", "--help")
+    assert help_text.returncode == 0 and "--token-file" in help_text.stdout

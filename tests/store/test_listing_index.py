@@ -24,8 +24,8 @@ from session_builders import (
 )
 
 from sidecar import wire
+from sidecar.store.compat import listed_name
 from sidecar.store.files.layout import encode_cwd
-from sidecar.store.files.titles import listed_name
 from sidecar.store.index.listing import summarize
 from sidecar.store.index.sqlite import INDEX_DIR, INDEX_NAME
 

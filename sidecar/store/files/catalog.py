@@ -6,11 +6,12 @@ from __future__ import annotations
 import builtins
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...format.jsonl import Entry
 from ...work import Work
 from ..base import Cursor, HeldUpkeep, Listed, ListPage, ListQuery, key_cursor
-from ..compat import Compat
+from ..compat import Compat, listed_name
 from ..index.inmemory import listed_in_memory
 from ..index.listing import (
     Summary,
@@ -24,9 +25,10 @@ from ..index.listing import (
 )
 from ..index.schema import Row
 from ..index.sqlite import IndexUnavailable, ListingIndex
-from ..session import Session
 from .layout import ARCHIVE_DIR, Layout
-from .titles import listed_name
+
+if TYPE_CHECKING:  # (a listing reads rows and held sessions; it never makes a session handle)
+    from ..session import Session
 
 _UNKNOWN = "(area not looked up yet)"  # (told by identity: no area is this very string)
 # A batch written to a file, waiting to be folded into the listing index.

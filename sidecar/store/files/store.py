@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -17,17 +18,21 @@ from ...format.jsonl import Entry
 from ...work import Work
 from ..base import Area, Cursor, FileChange, FsyncPolicy, HeldUpkeep, ListPage, ListQuery
 from ..compat import Compat, omp_blob_folder, root_compat, session_compat, tool_of_folder
-from ..encoded import stored_entries
 from ..held import HeldSessions
 from ..ids import check_session_id, iso_now, new_session_id
 from ..payload import BLOB_DIR, BlobStore
-from ..session import LoadReport, Session
-from ..usage import Erased, SessionFile, StoreUsage
-from . import cache, moves
 from .catalog import Catalog
 from .layout import Layout
-from .session import FileSession
-from .titles import fork_prefix, new_file_prefix
+
+if TYPE_CHECKING:
+    from ..session import LoadReport, Session
+    from ..usage import Erased, SessionFile, StoreUsage
+    from . import cache
+    from .session import FileSession
+
+# The session handle (store/session.py, files/session.py: its tree, its appends, its writer, its tree
+# cache) is imported by the methods that make or load one, not here: a store is made, and lists, before
+# any session is, and those modules were ~12 ms of a start-up to the first session/list.
 
 
 def _blob_store(root: Path, compat: Compat) -> BlobStore:
@@ -38,7 +43,7 @@ def _blob_store(root: Path, compat: Compat) -> BlobStore:
     return BlobStore(root, also_read=(omps,) if tool_of_folder(root) == "omp" else ())
 
 
-class FileStore(HeldSessions[FileSession]):
+class FileStore(HeldSessions["FileSession"]):
     """``SessionStore`` over pi's session files (see store/base.py)."""
 
     def __init__(self, root: Path, settings: Settings, context_for_cache: cache.ContextForCache | None = None) -> None:
@@ -109,6 +114,8 @@ class FileStore(HeldSessions[FileSession]):
         self.catalog.appended(session, entries)
 
     def open(self, session_id: str | None, location: str | None, read_only: bool) -> tuple[Session, LoadReport]:
+        from ..session import LoadReport
+
         if session_id is not None:
             check_session_id(session_id)
             session = self.held(session_id)
@@ -137,6 +144,9 @@ class FileStore(HeldSessions[FileSession]):
         return path
 
     def _load(self, path: Path, read_only: bool = False) -> tuple[Session, LoadReport]:
+        from ..session import LoadReport
+        from .session import FileSession
+
         # Already open here: loading again would collide with our own lock.
         with self._lock:
             resolved = path.resolve()
@@ -174,6 +184,9 @@ class FileStore(HeldSessions[FileSession]):
         self._open[session.id] = session
 
     def create(self, cwd: str, session_id: str | None, parent_session: str | None, persist: bool) -> Session:
+        from .session import FileSession
+        from .titles import new_file_prefix
+
         session_id = check_session_id(session_id) if session_id is not None else new_session_id()
         with self._lock:
             if session_id in self._open or self.layout.find(session_id) is not None:
@@ -189,6 +202,9 @@ class FileStore(HeldSessions[FileSession]):
         return session
 
     def copy(self, source: Session, entries: list[Entry], labels: list[dict[str, object]], cwd: str) -> Session:
+        from .session import FileSession
+        from .titles import fork_prefix
+
         new_id = new_session_id()
         timestamp = iso_now()
         new_path = self.layout.new_session_path(cwd, timestamp, new_id)
@@ -223,6 +239,10 @@ class FileStore(HeldSessions[FileSession]):
     ) -> tuple[str, bool]:
         """An imported session: (its location, True) once written in one go, or (the location of the one
         there already, False); nothing is written then, nor when ``write`` is false ("", False)."""
+        from ..encoded import stored_entries
+        from .session import FileSession
+        from .titles import new_file_prefix
+
         with self._lock:
             found = self.layout.find(check_session_id(session_id))
             if session_id in self._open or found is not None:
@@ -284,6 +304,9 @@ class FileStore(HeldSessions[FileSession]):
         return policy is FsyncPolicy.ALWAYS
 
     def _closing(self, session: Session) -> None:
+        from . import cache
+        from .session import FileSession
+
         assert isinstance(session, FileSession)  # (every session this store holds is one)
         cache.save(self.root, session, self.context_for_cache)
 
@@ -304,9 +327,13 @@ class FileStore(HeldSessions[FileSession]):
             self.catalog.refresh(session.path)  # the title line changed in place: read the file's row again
 
     def move(self, session_id: str, from_area: Area | None, to: Area) -> str:
+        from . import moves
+
         return str(moves.move_area(self, session_id, from_area, to))
 
     def move_cwd(self, session_id: str, cwd: str) -> str:
+        from . import moves
+
         return moves.move_cwd(self, session_id, cwd)
 
     def reload(self, path: Path) -> None:

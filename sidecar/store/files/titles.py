@@ -20,7 +20,6 @@ from typing import Any, Protocol
 from ...errors import InvalidParams, StorageError
 from ...format.jsonl import Entry
 from ...format.titleslot import SLOT_BYTES, TITLE_CHANGE_TYPE, clean_title, read_slot, slot_line
-from ..compat import Compat
 from ..ids import iso_now
 from ..session import Session, Titled, name_of
 from ..tree import SessionTree
@@ -47,14 +46,6 @@ class TitledFile(Titled, Protocol):
     def append(self, objs: list[dict[str, Any]]) -> list[Entry]: ...
 
     def _note_file(self) -> None: ...
-
-
-def listed_name(compat: Compat, titled: bool | int | None, info_name: str | None, title: str | None) -> str | None:
-    """``name_of`` from what a listing keeps of a file: whether it starts with a title line, its last
-    ``session_info`` name (pi's) and its title (the title line's, else the header's: oh-my-pi's)."""
-    if compat == "omp" or titled:
-        return title or None
-    return info_name
 
 
 def new_file_prefix(timestamp: str) -> bytes:

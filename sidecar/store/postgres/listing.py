@@ -20,7 +20,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from ...format.jsstr import node_utf8
-from ..files.titles import listed_name
+from ..compat import listed_name
 from ..index.search import first_around  # the file store's snippet rule, so both stores cut alike
 from .db import Database
 from .rows import Placement

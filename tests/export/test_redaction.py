@@ -147,6 +147,10 @@ def test_the_entry_gate_never_skips_text_a_row_matches():
         }
         return obj, json.dumps(obj, separators=(",", ":")).encode()
 
+    def escaped(pair: tuple[dict[str, Any], bytes]) -> tuple[dict[str, Any], bytes]:
+        """The same entry as a writer that escapes "=" writes its line (Gson does: \u003d)."""
+        return pair[0], pair[1].replace(b"=", b"\\u003d")
+
     tail = {
         "api": "anthropic-messages",
         "provider": "anthropic",
@@ -172,8 +176,13 @@ def test_the_entry_gate_never_skips_text_a_row_matches():
                     "isError": False,
                     "timestamp": 5,
                 },
+                # pi writes an error after the usage, the stop reason and the last timestamp.
+                {"role": "assistant", "content": [], **tail, "stopReason": "error", "errorMessage": text},
             ):
                 assert entry_may_hold_secret(*entry(message)), (secret.kind, text)
+                assert entry_may_hold_secret(*escaped(entry(message))), (secret.kind, text, "escaped")
+                assert line_may_hold_secret(entry(message)[1]), (secret.kind, text)
+                assert line_may_hold_secret(escaped(entry(message))[1]), (secret.kind, text, "escaped")
         if secret.name:
             obj = {
                 "type": "custom",

@@ -503,7 +503,9 @@ def edge_forms(rng: random.Random) -> list[Planted]:
         Planted("url-password:short", f"ftp://u:{short_password}@h:21", short_password),
         Planted("password:short-env", f"pwd={short_value}", short_value, "pwd", short_value),
         Planted("cut-token:aws-split", f"AKIA{cut_key}…", cut_key),
-        Planted("private-key:header-only", f"-----BEGIN {rng.choice(['RSA ', 'EC ', ''])}PRIVATE KEY-----", "-----BEGIN"),
+        Planted(
+            "private-key:header-only", f"-----BEGIN {rng.choice(['RSA ', 'EC ', ''])}PRIVATE KEY-----", "-----BEGIN"
+        ),
     ]
 
 
@@ -715,7 +717,14 @@ def place_entries(place: str, secrets: list[Planted], group: int = 8) -> list[di
                         "api": "anthropic-messages",
                         "provider": "anthropic",
                         "model": "claude-sonnet-4-5",
-                        "usage": {"input": 0, "output": 0, "totalTokens": 0, "cost": {"input": 0, "total": 0}},
+                        "usage": {
+                            "input": 0,
+                            "output": 0,
+                            "cacheRead": 0,
+                            "cacheWrite": 0,
+                            "totalTokens": 0,
+                            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+                        },
                         "stopReason": "error",
                         "timestamp": 1763681581545,
                         "errorMessage": f"request failed: {s.text}",

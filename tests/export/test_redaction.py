@@ -133,9 +133,10 @@ def test_the_gates_never_skip_text_a_row_matches():
 
 
 def test_the_entry_gate_never_skips_text_a_row_matches():
-    """The export's gate (the entry as decoded beside its line: runs read one by one, keys from the
-    entry's dicts) says yes for every planted form, wherever an entry holds it; and no for an
-    assistant's tool call whose only long run is a path."""
+    """The export's gate (the entry's line: runs read one by one, keys read from the line) says yes for
+    every planted form, wherever an entry holds it (an assistant's errorMessage after its tail too),
+    and on a line whose writer escapes "=" as \\u003d; and no for an assistant's tool call whose only
+    long run is a path."""
 
     def entry(message: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         obj = {
@@ -205,7 +206,7 @@ def test_the_entry_gate_never_skips_text_a_row_matches():
         ],
         **tail,
     }
-    assert line_may_hold_secret(entry(call)[1]) and not entry_may_hold_secret(*entry(call))
+    assert not line_may_hold_secret(entry(call)[1]) and not entry_may_hold_secret(*entry(call))
 
 
 def test_the_line_gate_passes_over_structural_fields():
@@ -240,7 +241,8 @@ def test_the_line_gate_passes_over_structural_fields():
 
     assert not line_may_hold_secret(line("Reading the file now."))
     assert line_may_hold_secret(line("set APP_KEY=d41d8cd98f00b204"))
-    assert line_may_hold_secret(line("a long run: abcdefghijklmnop"))
+    assert line_may_hold_secret(line("a run of 20 or more: abcdefghijklmnopqrstu"))
+    assert line_may_hold_secret(line("request failed")[:-2] + b',"errorMessage":"token=d41d8cd98f00b204"}}')
 
 
 def test_ordinary_code_and_logs_are_left_alone():

@@ -238,13 +238,15 @@ _RUN_NEEDLES = re.compile(
         )
     )
 )
-_CUT_MARKERS = ("…".encode(), b"\\u2026", b"more characters cut]")
 _URL_USERINFO = re.compile(rb"://[^\s:/@'\"<>]{0,64}:[^\s@/'\"<>]{1,128}@")
-_ASCII_ESCAPE = re.compile(rb"\\u00[2-7][0-9a-fA-F]")
-_JSON_KEY = re.compile(rb'"([^"\\]{1,80})":')
+# Escapes that hide what the counts below read: ASCII written as \u00XX (\u003d for "=", by a writer
+# other than pi's), "\/", the cut marker's "…" as \u2026, and the cut_text marker after its newline.
+_TELLING_ESCAPE = re.compile(rb"\\(?:/|u00[2-7]|u2026|n\[\.\.\. )")
+_ELLIPSIS = "…".encode()
 # Keys met that name no secret (bounded: most sessions hold the same few dozen keys).
 _PLAIN_KEYS: set[bytes] = {key.encode() for key in STRUCTURAL_KEYS}
 _NAME_HINTS_BYTES = tuple(hint.encode() for hint in NAME_HINTS)
+_QUOTE, _BACKSLASH = 0x22, 0x5C
 
 
 def _runs_may_match(raw: bytes, runs: bytes, start: int, end: int) -> bool:
@@ -260,50 +262,71 @@ def _runs_may_match(raw: bytes, runs: bytes, start: int, end: int) -> bool:
 
 
 def _across_runs(raw: bytes, start: int, end: int) -> bool:
-    """Whether the free text holds what a row reaching across runs always holds (see above)."""
-    if raw.find(b"PRIVATE KEY", start, end) >= 0 or raw.find(b"\\/", start, end) >= 0:
+    """Whether the free text holds what a row reaching across runs always holds (see above). Each
+    test that is no single byte's search (memchr) waits for a byte its needle holds."""
+    if raw.find(b"PRIVATE KEY", start, end) >= 0:
         return True
-    if raw.find(b"://", start, end) >= 0 and _URL_USERINFO.search(raw, start, end) is not None:
+    if raw.find(b"\\", start, end) >= 0 and _TELLING_ESCAPE.search(raw, start, end) is not None:
         return True
-    if raw.find(b"\\u00", start, end) >= 0 and _ASCII_ESCAPE.search(raw, start, end) is not None:
+    if raw.find(b"@", start, end) >= 0 and _URL_USERINFO.search(raw, start, end) is not None:
         return True
-    return any(raw.find(marker, start, end) >= 0 for marker in _CUT_MARKERS)
+    # (cut_text's marker follows a newline, which a line holds as \n: the escape above finds it)
+    return raw.find(b"\xe2", start, end) >= 0 and raw.find(_ELLIPSIS, start, end) >= 0
 
 
-def _named_keys(raw: bytes, start: int, end: int) -> int:
-    """-1 when a key of the free text names a secret, or is one this count cannot read (escaped, or
-    longer than a name); else how many keys it holds (as many of its colons end a key)."""
-    keys = _JSON_KEY.findall(raw, start, end)
-    # Every key but one ending in a backslash ends in '":' with no backslash before it; a string's
-    # own quote is escaped (\"). More such ends than keys read: a key this count could not read.
-    if raw.count(b'":', start, end) - raw.count(b'\\":', start, end) > len(keys):
-        return -1
+_NO_SEPARATOR, _SEPARATOR, _NAMED_KEY = 0, 1, 2
+
+
+def _separators_or_named_key(raw: bytes, start: int, end: int) -> int:
+    """_NAMED_KEY when a key of the free text has a secret-sounding name (or one this reading cannot
+    tell); else _SEPARATOR when it holds a separator inside a string's text (a ":" or "=" that ends
+    no key); else _NO_SEPARATOR. Outside a string JSON has no "=" and no ":" but after
+    a key, whose closing quote (pi's and msgspec's writers put no space before the colon) has no
+    backslash before it: a string's own quote is escaped. Each separator is found by a single
+    byte's search; a line holds about as many as it has keys."""
     plain = _PLAIN_KEYS
-    if not plain.issuperset(keys):
-        for key in keys:
-            if key in plain:
-                continue
-            if name_kind(key.decode("utf-8", "replace")) is not None:
-                return -1
-            if len(plain) < 8192:
-                plain.add(key)
-    return len(keys)
+    found = _SEPARATOR if raw.find(b"=", start, end) >= 0 else _NO_SEPARATOR
+    at = raw.find(b":", start, end)
+    while at >= 0:
+        if raw[at - 1] != _QUOTE or raw[at - 2] == _BACKSLASH:
+            found = _SEPARATOR  # a colon in a string's text, or an escaped quote's (\\": read as one)
+        else:
+            opening = raw.rfind(b'"', start, at - 1)
+            key = raw[opening + 1 : at - 1]
+            if key not in plain:
+                if opening < 0 or b"\\" in key or len(key) > 80 or name_kind(key.decode("utf-8", "replace")):
+                    return _NAMED_KEY
+                if len(plain) < 8192:
+                    plain.add(key)
+        at = raw.find(b":", at + 1, end)
+    return found
+
+
+def _may_hold_run_of_twelve(raw: bytes, start: int, end: int) -> bool:
+    """False only when the free text holds no run of 12 (never False when it does). Every 4th byte is
+    looked at: any 12 bytes in a row hold 3 of them, one after the other in the sample. A search for
+    12 bytes of one kind in a text of two kinds (runs and breaks) moves a byte at a time; this one
+    reads a quarter of the text, and in prose (words shorter than 9) finds nothing."""
+    return b"xxx" in raw[start:end:4].translate(_RUNS_AND_SEPARATORS)
 
 
 def _free_text_may_hold_secret(raw: bytes, start: int, end: int) -> bool:
-    runs = raw.translate(_RUNS_AND_SEPARATORS)
-    if _runs_may_match(raw, runs, start, end) or _across_runs(raw, start, end):
+    if _may_hold_run_of_twelve(raw, start, end):
+        runs = raw.translate(_RUNS_AND_SEPARATORS)
+        if _runs_may_match(raw, runs, start, end):
+            return True
+    if _across_runs(raw, start, end):
         return True
-    keys = _named_keys(raw, start, end)
-    if keys < 0:
+    # A flag (--api-key v) needs no separator but its dash and a space.
+    flags = raw.find(b"-", start, end) >= 0 and (raw.find(b"->", start, end) >= 0 or raw.find(b" -", start, end) >= 0)
+    separators = _separators_or_named_key(raw, start, end)
+    if separators == _NAMED_KEY:
         return True
-    # A separator in a string's text: a colon that ends no key, "=", "->", a flag's " -".
-    if runs.count(b":", start, end) <= keys and not (
-        raw.find(b"-", start, end) >= 0 and (raw.find(b"->", start, end) >= 0 or raw.find(b" -", start, end) >= 0)
-    ):
+    if not flags and separators == _NO_SEPARATOR:
         return False
     lower = raw[start:end].lower()
     if not any(hint in lower for hint in _NAME_HINTS_BYTES):
+        # No stem: no name in a string's text names a secret (the keys' names were read above).
         return False
     return bool(_stems_before_separators(lower)) or (b"-" in lower and _FLAG_WITH_STEM_BYTES.search(lower) is not None)
 

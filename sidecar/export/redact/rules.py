@@ -302,20 +302,8 @@ def _separators_or_named_key(raw: bytes, start: int, end: int) -> int:
     return found
 
 
-def _may_hold_run_of_twelve(raw: bytes, start: int, end: int) -> bool:
-    """False only when the free text holds no run of 12 (never False when it does). Every 4th byte is
-    looked at: any 12 bytes in a row hold 3 of them, one after the other in the sample. A search for
-    12 bytes of one kind in a text of two kinds (runs and breaks) moves a byte at a time; this one
-    reads a quarter of the text, and in prose (words shorter than 9) finds nothing."""
-    return b"xxx" in raw[start:end:4].translate(_RUNS_AND_SEPARATORS)
-
-
 def _free_text_may_hold_secret(raw: bytes, start: int, end: int) -> bool:
-    if _may_hold_run_of_twelve(raw, start, end):
-        runs = raw.translate(_RUNS_AND_SEPARATORS)
-        if _runs_may_match(raw, runs, start, end):
-            return True
-    if _across_runs(raw, start, end):
+    if _runs_may_match(raw, raw.translate(_RUNS_AND_SEPARATORS), start, end) or _across_runs(raw, start, end):
         return True
     # A flag (--api-key v) needs no separator but its dash and a space.
     flags = raw.find(b"-", start, end) >= 0 and (raw.find(b"->", start, end) >= 0 or raw.find(b" -", start, end) >= 0)

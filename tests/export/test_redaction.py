@@ -287,3 +287,56 @@ def test_documentation_keys_and_placeholder_passwords_are_left_alone():
         "https://user:hunter@api.example.org.evil.io/v1",
     ):
         assert Redactor().text(line) != line, line
+
+
+def test_an_open_session_exported_again_redacts_what_is_new_and_passes_over_what_was_clean(sidecar, tmp_path: Path):
+    """The second export of the same open session passes over the entries the first found clean
+    (sidecar/export/redact/verdicts.py): its text is the first's, and a secret appended between the
+    two, in a new entry, is redacted all the same, as is one in an entry that was never clean."""
+    sid = sidecar.call("session/create", cwd=str(tmp_path))["sessionId"]
+    key_a, key_b = "AKIAQ3EGRTWX5ZKLM7PB", "ghp_R8k2LmQ9vX4tZ7yN1pW3sA6dF0gH5jK2cB9e"
+    sidecar.append(
+        sid,
+        {"type": "message", "message": {"role": "user", "content": "plain words, nothing to hide"}},
+        {"type": "message", "message": {"role": "user", "content": f"my key is {key_a}"}},
+    )
+    first = export(sidecar, sid, format="json", all=True)
+    again = export(sidecar, sid, format="json", all=True)
+    assert again["text"] == first["text"] and key_a not in again["text"]
+    assert again["redaction"] == first["redaction"]
+    sidecar.append(sid, {"type": "message", "message": {"role": "user", "content": f"and {key_b}"}})
+    third = export(sidecar, sid, format="markdown", all=True)
+    assert key_a not in third["text"] and key_b not in third["text"]
+    assert "[REDACTED:github-token:1]" in third["text"] and "plain words, nothing to hide" in third["text"]
+
+
+def test_the_clean_entries_remembered_are_those_with_nothing_to_redact(tmp_path: Path):
+    from sidecar.export import export_session
+    from sidecar.export.redact.verdicts import clean_entries
+    from sidecar.store.base import FsyncPolicy
+    from sidecar.store.files.session import FileSession
+
+    path = tmp_path / "s.jsonl"
+    lines = [{"type": "session", "version": 3, "id": "s1", "timestamp": "2025-01-01T00:00:00Z", "cwd": "/w"}]
+    for number, text in enumerate(
+        ["nothing here", "key AKIAQ3EGRTWX5ZKLM7PB", "still nothing", "token=d41d8cd98f00b204"]
+    ):
+        lines.append(
+            {
+                "type": "message",
+                "id": f"e{number}",
+                "parentId": f"e{number - 1}" if number else None,
+                "timestamp": "2025-01-01T00:00:01Z",
+                "message": {"role": "user", "content": text, "timestamp": 1},
+            }
+        )
+    path.write_text("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines))
+    session, _ = FileSession.load(path, FsyncPolicy.NEVER, read_only=True)
+    try:
+        first = export_session(session, "json", whole_tree=True)
+        assert len(clean_entries(session)) == 2  # e0 and e2; e1 and e3 are looked at on every export
+        assert export_session(session, "json", whole_tree=True).data == first.data
+        assert first.redaction.total == 2
+        assert export_session(session, "json", whole_tree=True, redact=False).data != first.data
+    finally:
+        session.close()

@@ -207,6 +207,10 @@ def test_the_entry_gate_never_skips_text_a_row_matches():
         **tail,
     }
     assert not line_may_hold_secret(entry(call)[1]) and not entry_may_hold_secret(*entry(call))
+    # A key holding an escaped quote, whose words name a secret: the gate cannot read it, and says yes.
+    odd = {"type": "custom", "id": "a1", "parentId": None, "timestamp": "t", "data": {'api_key"x': "Zq8r2Lx9Zq"}}
+    assert entry_may_hold_secret(odd, json.dumps(odd, separators=(",", ":")).encode())
+    assert Redactor().value(odd)["data"]['api_key"x'] == "[REDACTED:secret-assignment:1]"
 
 
 def test_the_line_gate_passes_over_structural_fields():

@@ -247,6 +247,7 @@ _ELLIPSIS = "…".encode()
 _PLAIN_KEYS: set[bytes] = {key.encode() for key in STRUCTURAL_KEYS}
 _NAME_HINTS_BYTES = tuple(hint.encode() for hint in NAME_HINTS)
 _QUOTE, _BACKSLASH = 0x22, 0x5C
+_KEY_OPENERS = frozenset(b"{,")
 
 
 def _runs_may_match(raw: bytes, runs: bytes, start: int, end: int) -> bool:
@@ -294,7 +295,11 @@ def _separators_or_named_key(raw: bytes, start: int, end: int) -> int:
             opening = raw.rfind(b'"', start, at - 1)
             key = raw[opening + 1 : at - 1]
             if key not in plain:
-                if opening < 0 or b"\\" in key or len(key) > 80 or name_kind(key.decode("utf-8", "replace")):
+                # A key opens after "{" or ","; a quote after anything else is a string's own (a key
+                # holding an escaped quote): a key this reading cannot tell.
+                if opening < 1 or raw[opening - 1] not in _KEY_OPENERS or b"\\" in key or len(key) > 80:
+                    return _NAMED_KEY
+                if name_kind(key.decode("utf-8", "replace")):
                     return _NAMED_KEY
                 if len(plain) < 8192:
                     plain.add(key)

@@ -12,7 +12,9 @@ from typing import Any
 import msgspec
 
 from ..format.codec import encode_js
+from ..format.entry import Entry
 from .redact import Redactor
+from .redact.verdicts import CleanEntries
 from .shape import ExportDocument, ExportedEntry, ExportedSession, RedactionCount, RedactionSummary
 from .walk import Selection
 
@@ -53,9 +55,18 @@ _FIELD_TYPES = {
 
 
 def build_document(
-    header: Mapping[str, object], name: str | None, selection: Selection, redactor: Redactor | None
+    header: Mapping[str, object],
+    name: str | None,
+    selection: Selection,
+    redactor: Redactor | None,
+    clean: CleanEntries | None = None,
 ) -> ExportDocument:
-    entries = [_entry(obj, parent, raw, selection.labels, redactor) for obj, parent, raw in selection.entries]
+    """``clean``: the entries of this session an earlier export found nothing to redact in (passed
+    over without a look), added to as this one finds more."""
+    entries = [
+        _entry(_redacted(obj, raw, entry, redactor, clean), parent, selection.labels)
+        for obj, parent, raw, entry in selection.entries
+    ]
     session = ExportedSession(
         id=str(header.get("id", "")),
         timestamp=_str(header.get("timestamp")),
@@ -81,11 +92,22 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _entry(
-    obj: dict[str, Any], parent: str | None, raw: bytes, labels: dict[str, str], redactor: Redactor | None
-) -> ExportedEntry:
-    if redactor is not None:
-        obj = redactor.line(obj, raw)
+def _redacted(
+    obj: dict[str, Any], raw: bytes, entry: Entry, redactor: Redactor | None, clean: CleanEntries | None
+) -> dict[str, Any]:
+    if redactor is None:
+        return obj
+    if clean is None:
+        return redactor.line(obj, raw)
+    if clean.known(entry):
+        return obj
+    out = redactor.line(obj, raw)
+    if out is obj:  # nothing in it to redact (``line`` copies only what it changes)
+        clean.add(entry)
+    return out
+
+
+def _entry(obj: dict[str, Any], parent: str | None, labels: dict[str, str]) -> ExportedEntry:
     kind_value = obj.get("type")
     kind = kind_value if isinstance(kind_value, str) else "unknown"
     entry_id = str(obj.get("id"))

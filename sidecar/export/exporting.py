@@ -23,6 +23,7 @@ from .document import build_document
 from .html import render_html
 from .markdown import render_markdown
 from .redact import Redactor
+from .redact.verdicts import clean_entries
 from .shape import RedactionSummary
 from .walk import select
 
@@ -56,7 +57,8 @@ def export_session(
     """The session as text in ``fmt``. The page (html) always carries the whole tree, opened at the leaf."""
     selection = select(session, leaf_id, whole_tree or fmt == "html", resolve)
     redactor = Redactor() if redact else None
-    doc = build_document(session.header_obj(), session.name, selection, redactor)
+    clean = clean_entries(session) if redact else None
+    doc = build_document(session.header_obj(), session.name, selection, redactor, clean)
     # What is written is checked again as written (redactor.written): a secret redacted anywhere is
     # gone from every place it is written, in every encoding the format uses.
     if fmt == "markdown":

@@ -19,8 +19,8 @@ from ..store import Session
 class Selection:
     scope: Literal["path", "tree"]
     leaf_id: str | None
-    # (entry as a dict, parent id for display, its line as written), parents before children.
-    entries: list[tuple[dict[str, Any], str | None, bytes]]
+    # (entry as a dict, parent id for display, its line as written, the entry), parents before children.
+    entries: list[tuple[dict[str, Any], str | None, bytes, Entry]]
     labels: dict[str, str]
 
 
@@ -34,7 +34,7 @@ def select(
         raise EntryNotFound(f"leafId {leaf_id!r} is not in session {session.id}", entryId=leaf_id)
     as_dict = resolve or (lambda entry: entry.obj())
     if whole_tree:
-        pairs = [(as_dict(entry), parent, entry.raw) for entry, parent in tree.effective_parents()]
+        pairs = [(as_dict(entry), parent, entry.raw, entry) for entry, parent in tree.effective_parents()]
         return Selection("tree", leaf, pairs, dict(tree.labels))
     if leaf is None:
         raise InvalidState(
@@ -42,5 +42,5 @@ def select(
             sessionId=session.id,
         )
     path = tree.path(leaf)
-    pairs = [(as_dict(entry), path[i - 1].id if i else None, entry.raw) for i, entry in enumerate(path)]
+    pairs = [(as_dict(entry), path[i - 1].id if i else None, entry.raw, entry) for i, entry in enumerate(path)]
     return Selection("path", leaf, pairs, dict(tree.labels))

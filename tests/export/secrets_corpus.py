@@ -487,11 +487,33 @@ def cut_blocks(rng: random.Random) -> list[Planted]:
     return out
 
 
+def edge_forms(rng: random.Random) -> list[Planted]:
+    """Forms that slipped past a gate or a row's edge once: a value ending in "-" (a row's end once
+    wanted a word character after it), a URL's password too short to make a run of 12 once the
+    line's colons split it, a short password whose "=" a line may hold as \\u003d, a key id cut short with an "=" in what is left (the line gate split its
+    run there), a key block's BEGIN line alone."""
+    sendgrid = f"{_pick(rng, URLSAFE, 22)}.{_pick(rng, URLSAFE, 42)}-"
+    telegram = _pick(rng, URLSAFE, 32) + "-"
+    short_password = _pick(rng, ALNUM, 8)
+    short_value = _pick(rng, ALNUM, 8)  # with its "=" escaped (\u003d), too short for a run of 20
+    cut_key = f"{_pick(rng, UPPER_DIGITS, 6)}={_pick(rng, UPPER_DIGITS, 4)}"
+    return [
+        Planted("sendgrid-key:dash-end", f"SG.{sendgrid}", sendgrid),
+        Planted("telegram-bot-token:dash-end", f"{rng.randrange(10**8, 10**9)}:AA{telegram}", telegram),
+        Planted("url-password:short", f"ftp://u:{short_password}@h:21", short_password),
+        Planted("password:short-env", f"pwd={short_value}", short_value, "pwd", short_value),
+        Planted("cut-token:aws-split", f"AKIA{cut_key}…", cut_key),
+        Planted(
+            "private-key:header-only", f"-----BEGIN {rng.choice(['RSA ', 'EC ', ''])}PRIVATE KEY-----", "-----BEGIN"
+        ),
+    ]
+
+
 def every_form(seed: int, rotation: int | None = None) -> list[Planted]:
     """Every rule's positive forms once, with values drawn from ``seed`` (see ``named_forms`` for ``rotation``)."""
     rng = random.Random(seed)
     shapes = [Planted(kind, *make(rng)) for kind, make in MAKERS.items()]
-    return shapes + named_forms(rng, rotation) + cut_blocks(rng)
+    return shapes + named_forms(rng, rotation) + cut_blocks(rng) + edge_forms(rng)
 
 
 # Places an entry holds text in (the offline summaries are made from them by the sidecar).
@@ -510,6 +532,10 @@ ENTRY_PLACES = (
     "custom-message",
     "compaction-details",
     "branch-summary",
+    # One form to an entry with little around it: no other form's run makes the gate look inside.
+    "user-text-alone",
+    # An assistant's error after its usage and last timestamp, where pi writes it.
+    "error-message",
 )
 
 
@@ -676,6 +702,35 @@ def place_entries(place: str, secrets: list[Planted], group: int = 8) -> list[di
                     "summary": text,
                     "details": {"readFiles": [s.text for s in chunk], "modifiedFiles": []},
                 }
+            )
+        elif place == "user-text-alone":
+            out.extend(
+                {"type": "message", "message": {"role": "user", "content": f"found {s.text} here"}} for s in chunk
+            )
+        elif place == "error-message":
+            out.extend(
+                {
+                    "type": "message",
+                    "message": {
+                        "role": "assistant",
+                        "content": [],
+                        "api": "anthropic-messages",
+                        "provider": "anthropic",
+                        "model": "claude-sonnet-4-5",
+                        "usage": {
+                            "input": 0,
+                            "output": 0,
+                            "cacheRead": 0,
+                            "cacheWrite": 0,
+                            "totalTokens": 0,
+                            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+                        },
+                        "stopReason": "error",
+                        "timestamp": 1763681581545,
+                        "errorMessage": f"request failed: {s.text}",
+                    },
+                }
+                for s in chunk
             )
         else:
             raise ValueError(place)

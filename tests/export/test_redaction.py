@@ -133,9 +133,10 @@ def test_the_gates_never_skip_text_a_row_matches():
 
 
 def test_the_entry_gate_never_skips_text_a_row_matches():
-    """The export's gate (the entry as decoded beside its line: runs read one by one, keys from the
-    entry's dicts) says yes for every planted form, wherever an entry holds it; and no for an
-    assistant's tool call whose only long run is a path."""
+    """The export's gate (the entry's line: runs read one by one, keys read from the line) says yes for
+    every planted form, wherever an entry holds it (an assistant's errorMessage after its tail too),
+    and on a line whose writer escapes "=" as \\u003d; and no for an assistant's tool call whose only
+    long run is a path."""
 
     def entry(message: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         obj = {
@@ -146,6 +147,10 @@ def test_the_entry_gate_never_skips_text_a_row_matches():
             "message": message,
         }
         return obj, json.dumps(obj, separators=(",", ":")).encode()
+
+    def escaped(pair: tuple[dict[str, Any], bytes]) -> tuple[dict[str, Any], bytes]:
+        """The same entry as a writer that escapes "=" writes its line (Gson does: \u003d)."""
+        return pair[0], pair[1].replace(b"=", b"\\u003d")
 
     tail = {
         "api": "anthropic-messages",
@@ -172,8 +177,13 @@ def test_the_entry_gate_never_skips_text_a_row_matches():
                     "isError": False,
                     "timestamp": 5,
                 },
+                # pi writes an error after the usage, the stop reason and the last timestamp.
+                {"role": "assistant", "content": [], **tail, "stopReason": "error", "errorMessage": text},
             ):
                 assert entry_may_hold_secret(*entry(message)), (secret.kind, text)
+                assert entry_may_hold_secret(*escaped(entry(message))), (secret.kind, text, "escaped")
+                assert line_may_hold_secret(entry(message)[1]), (secret.kind, text)
+                assert line_may_hold_secret(escaped(entry(message))[1]), (secret.kind, text, "escaped")
         if secret.name:
             obj = {
                 "type": "custom",
@@ -196,7 +206,11 @@ def test_the_entry_gate_never_skips_text_a_row_matches():
         ],
         **tail,
     }
-    assert line_may_hold_secret(entry(call)[1]) and not entry_may_hold_secret(*entry(call))
+    assert not line_may_hold_secret(entry(call)[1]) and not entry_may_hold_secret(*entry(call))
+    # A key holding an escaped quote, whose words name a secret: the gate cannot read it, and says yes.
+    odd = {"type": "custom", "id": "a1", "parentId": None, "timestamp": "t", "data": {'api_key"x': "Zq8r2Lx9Zq"}}
+    assert entry_may_hold_secret(odd, json.dumps(odd, separators=(",", ":")).encode())
+    assert Redactor().value(odd)["data"]['api_key"x'] == "[REDACTED:secret-assignment:1]"
 
 
 def test_the_line_gate_passes_over_structural_fields():
@@ -231,7 +245,8 @@ def test_the_line_gate_passes_over_structural_fields():
 
     assert not line_may_hold_secret(line("Reading the file now."))
     assert line_may_hold_secret(line("set APP_KEY=d41d8cd98f00b204"))
-    assert line_may_hold_secret(line("a long run: abcdefghijklmnop"))
+    assert line_may_hold_secret(line("a run of 20 or more: abcdefghijklmnopqrstu"))
+    assert line_may_hold_secret(line("request failed")[:-2] + b',"errorMessage":"token=d41d8cd98f00b204"}}')
 
 
 def test_ordinary_code_and_logs_are_left_alone():
@@ -276,3 +291,56 @@ def test_documentation_keys_and_placeholder_passwords_are_left_alone():
         "https://user:hunter@api.example.org.evil.io/v1",
     ):
         assert Redactor().text(line) != line, line
+
+
+def test_an_open_session_exported_again_redacts_what_is_new_and_passes_over_what_was_clean(sidecar, tmp_path: Path):
+    """The second export of the same open session passes over the entries the first found clean
+    (sidecar/export/redact/verdicts.py): its text is the first's, and a secret appended between the
+    two, in a new entry, is redacted all the same, as is one in an entry that was never clean."""
+    sid = sidecar.call("session/create", cwd=str(tmp_path))["sessionId"]
+    key_a, key_b = "AKIAQ3EGRTWX5ZKLM7PB", "ghp_R8k2LmQ9vX4tZ7yN1pW3sA6dF0gH5jK2cB9e"
+    sidecar.append(
+        sid,
+        {"type": "message", "message": {"role": "user", "content": "plain words, nothing to hide"}},
+        {"type": "message", "message": {"role": "user", "content": f"my key is {key_a}"}},
+    )
+    first = export(sidecar, sid, format="json", all=True)
+    again = export(sidecar, sid, format="json", all=True)
+    assert again["text"] == first["text"] and key_a not in again["text"]
+    assert again["redaction"] == first["redaction"]
+    sidecar.append(sid, {"type": "message", "message": {"role": "user", "content": f"and {key_b}"}})
+    third = export(sidecar, sid, format="markdown", all=True)
+    assert key_a not in third["text"] and key_b not in third["text"]
+    assert "[REDACTED:github-token:1]" in third["text"] and "plain words, nothing to hide" in third["text"]
+
+
+def test_the_clean_entries_remembered_are_those_with_nothing_to_redact(tmp_path: Path):
+    from sidecar.export import export_session
+    from sidecar.export.redact.verdicts import clean_entries
+    from sidecar.store.base import FsyncPolicy
+    from sidecar.store.files.session import FileSession
+
+    path = tmp_path / "s.jsonl"
+    lines = [{"type": "session", "version": 3, "id": "s1", "timestamp": "2025-01-01T00:00:00Z", "cwd": "/w"}]
+    for number, text in enumerate(
+        ["nothing here", "key AKIAQ3EGRTWX5ZKLM7PB", "still nothing", "token=d41d8cd98f00b204"]
+    ):
+        lines.append(
+            {
+                "type": "message",
+                "id": f"e{number}",
+                "parentId": f"e{number - 1}" if number else None,
+                "timestamp": "2025-01-01T00:00:01Z",
+                "message": {"role": "user", "content": text, "timestamp": 1},
+            }
+        )
+    path.write_text("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines))
+    session, _ = FileSession.load(path, FsyncPolicy.NEVER, read_only=True)
+    try:
+        first = export_session(session, "json", whole_tree=True)
+        assert len(clean_entries(session)) == 2  # e0 and e2; e1 and e3 are looked at on every export
+        assert export_session(session, "json", whole_tree=True).data == first.data
+        assert first.redaction.total == 2
+        assert export_session(session, "json", whole_tree=True, redact=False).data != first.data
+    finally:
+        session.close()

@@ -94,15 +94,17 @@ class Redactor:
         long_run = has_long_run(text)
         # The named row needs a separator (=, :, ->) or a flag's dash: most prose has none.
         named = "=" in text or ":" in text or "-" in text
-        if not long_run and not named:
+        # The rows whose match may be shorter than a run (a lone BEGIN line, a URL's short password).
+        anchored = "PRIVATE KEY" in text or "://" in text
+        if not long_run and not named and not anchored:
             return None
         lower = text.lower()
         named = named and has_name_hint(lower)
-        if not long_run and not named:
+        if not long_run and not named and not anchored:
             return None
         spans: list[tuple[int, int, str]] = []
         for rule in self._rules:
-            if not (long_run if rule.long_run else named):
+            if not rule.needle_gated and not (long_run if rule.long_run else named):
                 continue
             haystack = lower if rule.lowercase_needles else text
             if rule.needles and not any(needle in haystack for needle in rule.needles):

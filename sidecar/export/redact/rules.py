@@ -32,6 +32,9 @@ class Rule:
     # Every match holds a run of 12 or more non-space characters: a text without one
     # cannot match, and is not searched (see ``has_long_run``).
     long_run: bool = True
+    # A row whose match may be shorter than a run of 12 (a key block's BEGIN line alone, a URL's short
+    # password): searched in any text holding its needle, run or none.
+    needle_gated: bool = False
     # Every match contains one of these (in the text lowercased, for a row whose names are
     # matched in any case): a text holding none is not searched. Empty: always searched.
     needles: tuple[str, ...] = ()
@@ -76,9 +79,10 @@ def _rule(
     accept: Callable[[str], bool] | None = None,
     long_run: bool = True,
     span: Callable[[str, re.Match[str]], tuple[int, int, str] | None] | None = None,
+    needle_gated: bool = False,
 ) -> Rule:
     needles, lowercase = NEEDLES[kind]
-    return Rule(kind, re.compile(pattern), group, accept, long_run, needles, lowercase, span)
+    return Rule(kind, re.compile(pattern), group, accept, long_run, needle_gated, needles, lowercase, span)
 
 
 # What each row's matches must contain, as (needles, in the lowercased text?). A `str in str`
@@ -117,7 +121,7 @@ NEEDLES: dict[str, tuple[tuple[str, ...], bool]] = {
     "telegram-bot-token": ((":AA",), False),
     "databricks-token": (("dapi",), False),
     "age-secret-key": (("AGE-SECRET-KEY-1",), False),
-    "cut-token": (("…", "more characters cut]"), False),
+    "cut-token": (("…", "u2026", "more characters cut]"), False),
     "url-password": (("://",), False),
     "bearer-token": (("bearer", "basic", "token"), True),
     "high-entropy-near-keyword": (("key", "token", "secret"), True),
@@ -173,17 +177,22 @@ def has_name_hint(lower: str) -> bool:
     return any(hint in lower for hint in NAME_HINTS)
 
 
-# The same gates on a session file's line as written (JSON): a quote also ends a run there, so
-# that `"path":"src/x.py"` is not one long run. Escapes (\n, \uXXXX) only make runs longer.
-_SPACE_QUOTE_OR_OTHER = bytes(0x20 if i < 128 and (chr(i).isspace() or chr(i) == '"') else 0x78 for i in range(256))
-# The structural fields of a line as pi writes it, passed over by the pre-filter: the envelope first
-# (type, id, parentId, timestamp), and a message's tail after its content (api, provider, model,
-# usage, stopReason, timestamp: an assistant's from its "api", any other's from its last
-# timestamp when only a number and the closing braces follow). Found by anchored matches and
-# a reverse search, not a scan of the line; a line written any other way is read whole.
+# The same gates on a session file's line as written (JSON), run before an entry is walked at all.
+# The structural fields of a line as pi writes it are passed over: the envelope first (type, id,
+# parentId, timestamp), and a message's tail after its content (api, provider, model, usage,
+# stopReason, timestamp, in any order, up to the closing braces). The tail is passed over only when
+# nothing else follows it: pi writes an assistant's errorMessage after its last timestamp, and that
+# is free text. Found by anchored matches and a reverse search, not a scan of the line; a line
+# written any other way is read whole.
 _ENVELOPE = re.compile(rb'\{"type":"[^"\\]*","id":"[^"\\]*","parentId":(?:null|"[^"\\]*"),"timestamp":"[^"\\]*"')
-_TAIL_TIMESTAMP = re.compile(rb',"timestamp":[0-9]+\}\}$')
-_TAIL_API = re.compile(rb',"api":"[^"\\]*","provider":"[^"\\]*","model":"[^"\\]*"')
+_NUMBER = rb"(?:-?[0-9][0-9.eE+-]{0,30}|null)"
+_FIGURES = rb'\{(?:"[A-Za-z]{1,40}":' + _NUMBER + rb",?)*\}"  # {"input":0,"total":0.1}
+_USAGE = rb'\{(?:"[A-Za-z]{1,40}":(?:' + _NUMBER + rb"|" + _FIGURES + rb"),?)*\}"  # figures, and one level of them
+_TAIL = re.compile(
+    rb'(?:,"(?:api|provider|model|stopReason)":"[^"\\]{0,200}"|,"usage":'
+    + _USAGE
+    + rb'|,"timestamp":[0-9]{1,20})+\}\}\n?\Z'
+)
 
 
 def _free_bounds(raw: bytes) -> tuple[int, int]:
@@ -193,64 +202,22 @@ def _free_bounds(raw: bytes) -> tuple[int, int]:
     end = len(raw)
     # The tail is short: looked for near the end only (a longer one is read as free text).
     near_end = max(start, end - 1024)
-    api = raw.rfind(b',"api":"', near_end)
-    if api > start and _TAIL_API.match(raw, api):
-        end = api
-    else:
-        stamp = raw.rfind(b',"timestamp":', max(start, end - 40))
-        if stamp > start and _TAIL_TIMESTAMP.match(raw, stamp):
-            end = stamp
+    for field in (b',"api":"', b',"timestamp":'):
+        at = raw.rfind(field, near_end)
+        if at > start and _TAIL.match(raw, at):
+            # From the tail's first structural field on (a field before the one found may be one too).
+            return start, at
     return start, end
 
 
-def _free_text(raw: bytes) -> bytes:
-    start, end = _free_bounds(raw)
-    return raw[start:end] if start or end < len(raw) else raw
-
-
-_NAME_HINTS_BYTES = tuple(hint.encode() for hint in NAME_HINTS)
-
-
-_JSON_KEY = re.compile(rb'"([^"\\]{1,80})":')
-# A separator inside a string's text: "=", ": ", "->", an escaped JSON key's \":, a flag's " -".
-_KEY_KINDS: dict[bytes, bool] = {}
-
-
-def _named_key(key: bytes) -> bool:
-    known = _KEY_KINDS.get(key)
-    if known is None:
-        if len(_KEY_KINDS) > 4096:
-            _KEY_KINDS.clear()
-        known = _KEY_KINDS[key] = name_kind(key.decode("utf-8", "replace")) is not None
-    return known
-
-
-def line_may_hold_secret(raw: bytes) -> bool:
-    """False only when no row can match any string of this JSON line (its structural fields aside):
-    no run of 12 characters outside quotes, no key with a secret-sounding name, and no name with a
-    stem followed by a separator (or a flag holding one) in a string's text. Each test is a pass or
-    two over the line in C; the name stems are looked for only where a string holds a separator."""
-    body = _free_text(raw)
-    if _TWELVE in body.translate(_SPACE_QUOTE_OR_OTHER):
-        return True
-    keys = _JSON_KEY.findall(body)
-    if any(_named_key(key) for key in keys):
-        return True
-    # A separator in a string's text: a colon that ends no key, "=", "->", a flag's " -".
-    if body.count(b":") <= len(keys) and b"=" not in body and not (b"-" in body and (b"->" in body or b" -" in body)):
-        return False
-    lower = body.lower()
-    if not any(hint in lower for hint in _NAME_HINTS_BYTES):
-        return False
-    return bool(_stems_before_separators(lower)) or (b"-" in lower and _FLAG_WITH_STEM_BYTES.search(lower) is not None)
-
-
-# The sharper gate an export uses, given the entry as decoded beside its line (``entry_may_hold_secret``).
-# Every row but the named row matches inside one run of the line (no space, no quote, no colon or
-# "=" but where a row's match holds one), and that run holds the row's needle or is 20 characters or
+# Every row but the named row matches inside one run of the line (no space, no quote, no colon or "="
+# but where a row's match holds one), and that run holds the row's needle or is 20 characters or
 # more (the rows whose secret is a bare run: bearer, near a keyword, the AWS, GCP, Azure and Telegram
-# secrets after their "=" or ":"); a key block's header and a URL (whose password's run may be short)
-# are looked for in the whole line. One translation of the line serves the runs and the separators.
+# secrets after their "=" or ":"). The rows that reach across a run's end are looked for by what they
+# always hold, in the whole free text: a key block's "PRIVATE KEY" (its BEGIN line alone is no run of
+# 12), a URL's "user:password@" (its colons split it into short runs), a cut token's "…" or cut
+# marker (its rest may hold an "="). A line that escapes ASCII (\u003d for "=", \/ for "/": a writer
+# other than pi's) hides separators and runs from these counts, and is walked.
 _RUNS_AND_SEPARATORS = bytes(
     0x20 if i < 128 and (chr(i).isspace() or chr(i) == '"') else 0x3A if i in (0x3A, 0x3D) else 0x78 for i in range(256)
 )
@@ -271,19 +238,22 @@ _RUN_NEEDLES = re.compile(
         )
     )
 )
-_LINE_NEEDLES = (b"PRIVATE KEY", b"://")
-# Keys met that name no secret (bounded: most entries hold the same few dozen keys).
-_PLAIN_KEYS: set[str] = set(STRUCTURAL_KEYS)
+_URL_USERINFO = re.compile(rb"://[^\s:/@'\"<>]{0,64}:[^\s@/'\"<>]{1,128}@")
+# Escapes that hide what the counts below read: ASCII written as \u00XX (\u003d for "=", by a writer
+# other than pi's), "\/", the cut marker's "…" as \u2026, and the cut_text marker after its newline.
+_TELLING_ESCAPE = re.compile(rb"\\(?:/|u00[2-7]|u2026|n\[\.\.\. )")
+_ELLIPSIS = "…".encode()
+# Keys met that name no secret (bounded: most sessions hold the same few dozen keys).
+_PLAIN_KEYS: set[bytes] = {key.encode() for key in STRUCTURAL_KEYS}
+_NAME_HINTS_BYTES = tuple(hint.encode() for hint in NAME_HINTS)
+_QUOTE, _BACKSLASH = 0x22, 0x5C
+_KEY_OPENERS = frozenset(b"{,")
 
 
 def _runs_may_match(raw: bytes, runs: bytes, start: int, end: int) -> bool:
     """A run of ``raw`` (``runs``: its bytes as "x", a space or a separator) that a row other than the
     named one can match."""
     at = runs.find(_RUN_OF_TWELVE, start, end)
-    if at < 0:
-        return False
-    if any(raw.find(needle, start, end) >= 0 for needle in _LINE_NEEDLES):
-        return True
     while at >= 0:
         stop = min((x for x in (runs.find(b" ", at + 12, end), runs.find(b":", at + 12, end)) if x >= 0), default=end)
         if stop - at >= 20 or _RUN_NEEDLES.search(raw, at, stop) is not None:
@@ -292,62 +262,84 @@ def _runs_may_match(raw: bytes, runs: bytes, start: int, end: int) -> bool:
     return False
 
 
-def _keys(obj: object) -> int:
-    """-1 when a dict in ``obj`` has a key with a secret-sounding name; else how many keys its dicts hold
-    (as many as its line has colons that end a key)."""
+def _across_runs(raw: bytes, start: int, end: int) -> bool:
+    """Whether the free text holds what a row reaching across runs always holds (see above). Each
+    test that is no single byte's search (memchr) waits for a byte its needle holds."""
+    if raw.find(b"PRIVATE KEY", start, end) >= 0:
+        return True
+    if raw.find(b"\\", start, end) >= 0 and _TELLING_ESCAPE.search(raw, start, end) is not None:
+        return True
+    if raw.find(b"@", start, end) >= 0 and _URL_USERINFO.search(raw, start, end) is not None:
+        return True
+    # (cut_text's marker follows a newline, which a line holds as \n: the escape above finds it)
+    return raw.find(b"\xe2", start, end) >= 0 and raw.find(_ELLIPSIS, start, end) >= 0
+
+
+_NO_SEPARATOR, _SEPARATOR, _NAMED_KEY = 0, 1, 2
+
+
+def _separators_or_named_key(raw: bytes, start: int, end: int) -> int:
+    """_NAMED_KEY when a key of the free text has a secret-sounding name (or one this reading cannot
+    tell); else _SEPARATOR when it holds a separator inside a string's text (a ":" or "=" that ends
+    no key); else _NO_SEPARATOR. Outside a string JSON has no "=" and no ":" but after
+    a key, whose closing quote (pi's and msgspec's writers put no space before the colon) has no
+    backslash before it: a string's own quote is escaped. Each separator is found by a single
+    byte's search; a line holds about as many as it has keys."""
     plain = _PLAIN_KEYS
-    count = 0
-    pending = [obj]
-    while pending:
-        item = pending.pop()
-        if type(item) is dict:
-            count += len(item)
-            if not plain.issuperset(item):
-                for key in item:
-                    if key in plain or not isinstance(key, str):
-                        continue
-                    if len(key) <= 80 and name_kind(key) is not None:
-                        return -1
-                    if len(plain) < 8192:
-                        plain.add(key)
-            for child in item.values():
-                if type(child) is dict or type(child) is list:
-                    pending.append(child)
-        elif type(item) is list:
-            for child in item:
-                if type(child) is dict or type(child) is list:
-                    pending.append(child)
-    return count
+    found = _SEPARATOR if raw.find(b"=", start, end) >= 0 else _NO_SEPARATOR
+    at = raw.find(b":", start, end)
+    while at >= 0:
+        if raw[at - 1] != _QUOTE or raw[at - 2] == _BACKSLASH:
+            found = _SEPARATOR  # a colon in a string's text, or an escaped quote's (\\": read as one)
+        else:
+            opening = raw.rfind(b'"', start, at - 1)
+            key = raw[opening + 1 : at - 1]
+            if key not in plain:
+                # A key opens after "{" or ","; a quote after anything else is a string's own (a key
+                # holding an escaped quote): a key this reading cannot tell.
+                if opening < 1 or raw[opening - 1] not in _KEY_OPENERS or b"\\" in key or len(key) > 80:
+                    return _NAMED_KEY
+                if name_kind(key.decode("utf-8", "replace")):
+                    return _NAMED_KEY
+                if len(plain) < 8192:
+                    plain.add(key)
+        at = raw.find(b":", at + 1, end)
+    return found
 
 
-def entry_may_hold_secret(obj: dict[str, object], raw: bytes) -> bool:
-    """``line_may_hold_secret`` with the entry as decoded beside it: False only when no row can match
-    a string of it. A run of 12 that holds no row's needle and is shorter than 20 is no reason to
-    walk the entry; keys are read from the entry's dicts (a key under a structural field counts
-    too: more reasons, never fewer), and the colons and "="s of the line's free text that end no key
-    are the separators in its strings (a structural field's own, a thinking signature's "=", only add
-    to them)."""
-    start, end = _free_bounds(raw)
-    runs = raw.translate(_RUNS_AND_SEPARATORS)
-    if _runs_may_match(raw, runs, start, end):
+def _free_text_may_hold_secret(raw: bytes, start: int, end: int) -> bool:
+    if _runs_may_match(raw, raw.translate(_RUNS_AND_SEPARATORS), start, end) or _across_runs(raw, start, end):
         return True
-    keys = _keys(obj)
-    if keys < 0:
+    # A flag (--api-key v) needs no separator but its dash and a space.
+    flags = raw.find(b"-", start, end) >= 0 and (raw.find(b"->", start, end) >= 0 or raw.find(b" -", start, end) >= 0)
+    separators = _separators_or_named_key(raw, start, end)
+    if separators == _NAMED_KEY:
         return True
-    # The keys outside the free text: the envelope's four, and the tail's (counted in its few bytes).
-    if start:
-        keys -= 4
-    if end < len(raw):
-        keys -= raw.count(b'":', end)
-    # A separator in a string's text: a colon that ends no key, "=", "->", a flag's " -".
-    if runs.count(b":", start, end) <= keys and not (
-        raw.find(b"-", start, end) >= 0 and (raw.find(b"->", start, end) >= 0 or raw.find(b" -", start, end) >= 0)
-    ):
+    if not flags and separators == _NO_SEPARATOR:
         return False
     lower = raw[start:end].lower()
     if not any(hint in lower for hint in _NAME_HINTS_BYTES):
+        # No stem: no name in a string's text names a secret (the keys' names were read above).
         return False
     return bool(_stems_before_separators(lower)) or (b"-" in lower and _FLAG_WITH_STEM_BYTES.search(lower) is not None)
+
+
+def line_may_hold_secret(raw: bytes) -> bool:
+    """False only when no row can match any string of this JSON line (its structural fields aside):
+    no run a row can match, nothing a row reaching across runs holds, no key with a secret-sounding
+    name, and no name with a stem followed by a separator (or a flag holding one) in a string's text.
+    Each test is a pass or two over the line in C; the name stems are looked for only where a string
+    holds a separator."""
+    start, end = _free_bounds(raw)
+    return _free_text_may_hold_secret(raw, start, end)
+
+
+def entry_may_hold_secret(obj: dict[str, object], raw: bytes) -> bool:
+    """``line_may_hold_secret`` for an entry read from a session file, ``raw`` its line as written. The
+    line says it all (the entry as decoded is not walked for the gate: a walk of every dict of every
+    entry was most of the gate's cost); ``obj`` is taken for the callers that hold both."""
+    del obj
+    return line_may_hold_secret(raw)
 
 
 # --- Names decide -------------------------------------------------------------------------------
@@ -544,6 +536,12 @@ _SHORT_WORDS = frozenset(
     "or of to in on is at by up my no as if it an be do go we me so id db io ui js ts rs py "
     "ok ls os fs re tx rx cb fn vm pg gh sk".split()
 )
+# Words of code without a vowel (or with too few for the test below): names, commands, file types.
+_CODE_WORDS = frozenset(
+    "fmt str strcpy strncpy strcmp strncmp strlen strdup strtok strchr strrchr strstr cmd cmds ctx pkg pkgs "
+    "src dst tmp msg msgs ptr std cfg rpc grpc http https tcp udp dns ssh ssl tls xml html css sql npm pnpm nvm "
+    "png jpg svg pdf csv pwd cwd nth len lst dbg crc rnd vcs ctl cnt txt dll".split()
+)
 _FOUR_CONSONANTS = re.compile(r"[bcdfghjklmnpqrstvwxz]{4}")
 _HARD_PAIR = re.compile(r"q[^u]|[jvz][bcdfghjkmnpqstvwxz]|x[bdfghjkmnqrsvwxz]|([a-z])\1\1")
 _REPEAT = re.compile(r"(.)\1{5,}")
@@ -555,7 +553,7 @@ def _is_word(part: str, acronyms: bool = True) -> bool:
     without u, j/v/x/z before most consonants)."""
     if acronyms and part.isupper() and 2 <= len(part) <= 5:
         return True  # an acronym (in a value all in capitals, a part is read as a word)
-    if part.lower() in _SHORT_WORDS:
+    if part.lower() in _SHORT_WORDS or part.lower() in _CODE_WORDS:
         return True
     if not 3 <= len(part) <= 14:
         return False  # a letter or two (random text is full of them), or a run longer than words are
@@ -782,7 +780,7 @@ def _not_documentation(value: str) -> bool:
 
 # Order matters where shapes overlap: the more specific row first (an overlap keeps the earlier row).
 RULES: tuple[Rule, ...] = (
-    _rule("private-key", r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----", span=_block_span),
+    _rule("private-key", r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----", span=_block_span, needle_gated=True),
     _rule(
         "aws-access-key",
         r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b",
@@ -817,25 +815,29 @@ RULES: tuple[Rule, ...] = (
     _rule("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b"),
     _rule("pypi-token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
     _rule("huggingface-token", r"\bhf_[A-Za-z0-9]{34,}\b"),
-    _rule("sendgrid-key", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),
+    # Their values may end in "-": the end is "no more of the alphabet", not a word boundary (which a
+    # "-" at the end has only before a word character).
+    _rule("sendgrid-key", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])"),
     _rule("mailgun-key", r"\bkey-[0-9a-f]{32}\b"),
     _rule("digitalocean-token", r"\bdo[opr]_v1_[a-f0-9]{64}\b"),
     _rule("shopify-token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
-    _rule("telegram-bot-token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b"),
+    _rule("telegram-bot-token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
     _rule("databricks-token", r"\bdapi[a-f0-9]{32}\b"),
     _rule("age-secret-key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
-    # A token of a known shape cut short where a summary or an output was cut ("…", cut_text's marker):
-    # too short for its own row, still the start of a secret.
+    # A token of a known shape cut short where a summary or an output was cut ("…", cut_text's marker,
+    # either as JSON text quoted in a string writes it: \u2026, \\n): too short for its own row, still
+    # the start of a secret.
     _rule(
         "cut-token",
         r"(?:\b(?:AKIA|ASIA|sk-ant-|sk-proj-|sk-|gh[pousr]_|github_pat_|glpat-|xox[abposre]-|xapp-|[sr]k_live_|"
         r"sk_test_|whsec_|AIza|ya29\.|GOCSPX-|npm_|pypi-AgE|hf_|SG\.|do[opr]_v1_|shp(?:at|ca|pa|ss)_|dapi|"
-        r"AGE-SECRET-KEY-1|eyJ))[A-Za-z0-9_.+/=~-]{6,}(?=…|\n\[\.\.\. \d+ more characters cut\])",
+        r"AGE-SECRET-KEY-1|eyJ))[A-Za-z0-9_.+/=~-]{6,}(?=…|\\+u2026|(?:\n|\\+n)\[\.\.\. \d+ more characters cut\])",
     ),
     _rule(
         "url-password",
         r"\b[a-z][a-z0-9+.-]{1,20}://(?P<user>[^\s:/@'\"<>]{0,64}):(?P<value>[^\s@/'\"<>]{3,128})@",
         span=_url_password_span,
+        needle_gated=True,
     ),
     _rule("bearer-token", r"\b(?:Bearer|Basic|Token)\s+([A-Za-z0-9._~+/-]{20,}={0,2})", 1, _high_entropy),
     Rule(

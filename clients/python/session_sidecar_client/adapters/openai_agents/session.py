@@ -160,10 +160,19 @@ class SidecarSession:
                 if item.get("type") == "function_call" and isinstance(item.get("call_id"), str):
                     self._call_names[item["call_id"]] = str(item.get("name", ""))
                 entries.append(to_entry(item, self._call_names))
-            result = await client.append(sid, list(entries))
+            # The copies the history keeps are made while the sidecar appends (most of the call's time is
+            # its, and the client only waits meanwhile): the request goes out first, then the copying in
+            # slices that let the event loop write the rest of a large request between them.
+            appending = asyncio.ensure_future(client.append(sid, list(entries)))
+            try:
+                copies = await _copies(cast("list[dict[str, Any]]", items))
+                result = await appending
+            except BaseException:
+                _abandon(appending)
+                raise
             if self._grew(result):
                 # The history is what it was and these items (each checked to come back as it went in).
-                self._items += [_copy(item) for item in cast("list[dict[str, Any]]", items)]
+                self._items += copies
                 self._entry_ids += [entry["id"] for entry in result["entries"]]
 
     async def pop_item(self) -> TResponseInputItem | None:
@@ -341,6 +350,28 @@ class SidecarSession:
         client, sid = await self._ready()
         order = {node["id"]: index for index, node in enumerate((await client.get_tree(sid))["nodes"])}
         return order.get(entry_id, -1) > order.get(self._entry_ids[0], -1)
+
+
+# Items copied between two turns of the event loop while an append is in flight (a slice takes ~0.1 ms).
+_COPY_SLICE = 128
+
+
+async def _copies(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A copy of each item, the event loop given a turn before each slice (the first: the request's own)."""
+    copies: list[dict[str, Any]] = []
+    for start in range(0, len(items), _COPY_SLICE):
+        await asyncio.sleep(0)
+        copies += [_copy(item) for item in items[start : start + _COPY_SLICE]]
+    return copies
+
+
+def _abandon(call: asyncio.Future[Any]) -> None:
+    """A request given up on (the caller cancelled, or the copying failed): cancelled if still in flight
+    (the client tells the sidecar), its outcome taken if it has one (so none is reported as unretrieved)."""
+    if not call.done():
+        call.cancel()
+    elif not call.cancelled():
+        call.exception()
 
 
 def _copy(value: Any) -> Any:

@@ -167,6 +167,25 @@ async def test_an_add_cancelled_while_its_append_is_in_flight_leaves_the_history
     assert (await session.get_items())[-1] == {"role": "user", "content": "after"}
 
 
+async def test_a_first_read_opens_the_session_once_and_each_later_read_checks_its_leaf_once(sidecar: SidecarClient):
+    """The open that finds (or makes) the session gives the leaf the first read needs; a later read asks
+    for the leaf again (another writer may have moved it), and reads nothing more when it did not move."""
+    await SidecarSession("opens", client=sidecar).add_items([{"role": "user", "content": "one"}])
+    sent: list[str] = []
+    sidecar.trace = lambda direction, message: (
+        sent.append(message.get("method", "")) if direction == "send" and isinstance(message, dict) else None
+    )
+    try:
+        session = SidecarSession("opens", client=sidecar)
+        assert await session.get_items() == [{"role": "user", "content": "one"}]
+        assert sent == ["session/open", "session/buildContext"]
+        sent.clear()
+        assert await session.get_items(1) == [{"role": "user", "content": "one"}]
+        assert sent == ["session/open"]
+    finally:
+        sidecar.trace = None
+
+
 def random_item(rng: random.Random, n: int) -> dict[str, Any]:
     text = rng.choice(["hi", "", "é漢🙂", "line\nbreak", "x" * rng.randint(1, 300), f"item {n}"])
     kind = rng.randrange(9)

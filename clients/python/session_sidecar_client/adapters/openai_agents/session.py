@@ -122,6 +122,9 @@ class SidecarSession:
         self._client = client
         self._owns_client = False
         self._sidecar_id: str | None = None  # the id the sidecar keeps it under
+        # The session's leaf as the last open (or create) of _open found it: a read that opened the
+        # session just now needs no second session/open to learn its leaf.
+        self._opened_leaf: str | None = None
         self._lock = asyncio.Lock()
         # The history at the leaf ``_leaf`` (when ``_known``): items, and the entry each came from.
         self._items: list[dict[str, Any]] = []
@@ -279,7 +282,7 @@ class SidecarSession:
 
     async def _open(self, client: SidecarClient, session_id: str) -> str:
         try:
-            await client.open(session_id=session_id)
+            self._opened_leaf = (await client.open(session_id=session_id))["leafId"]
             return session_id
         except InvalidSessionIdError:
             derived = "oa-" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:40]
@@ -287,14 +290,16 @@ class SidecarSession:
         except SessionNotFoundError:
             pass
         await client.create(self.cwd, session_id=session_id)
+        self._opened_leaf = None  # (a new session's history is empty)
         return session_id
 
     # -- reading and moving the leaf ----------------------------------------------------
 
     async def _current(self) -> None:
         """Make the history kept here the session's at its leaf: read it again only when the leaf moved."""
+        opening = self._sidecar_id is None
         client, sid = await self._ready()
-        leaf = (await client.open(session_id=sid))["leafId"]
+        leaf = self._opened_leaf if opening else (await client.open(session_id=sid))["leafId"]
         if self._known and leaf == self._leaf:
             return
         context = await client.build_context(sid)

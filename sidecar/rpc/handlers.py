@@ -35,9 +35,10 @@ async def in_turn(
     """Answer one call of ``route`` in its session's turn.
 
     ``upkeep``: where a call of a group-sync route (session/append) leaves the listing-index upkeep
-    of what it wrote, for the caller to run once the answer is out (as for an inline append): a
-    large append's answer then does not wait for its lines to be folded into the index (a quarter
-    of an append of 1,000 entries to a new session, whose file the index reads whole)."""
+    of what it wrote, for the caller to run once the answer is out (as for an inline append): the
+    protocol gives one to a large append, whose answer then does not wait for its lines to be folded
+    into the index (a quarter of an append of 1,000 entries to a new session, whose file the index
+    reads whole)."""
     decoded = decode_params(route.name, params, route.params)
     service = conn.service
     assert service is not None  # (the protocol hands nothing but initialize over before it)

@@ -244,8 +244,11 @@ class SidecarProtocol(Endpoint):
         if not route.queued:
             self._answer_now(msg_id, route, params)
             return
-        # What an append leaves for the listing index, run once its answer is out (in_turn).
-        held: list[HeldUpkeep] | None = [] if route.group_sync else None
+        # What a large append leaves for the listing index, run once its answer is out (in_turn): its
+        # fold costs in proportion to its lines (a small one's, kept in the call, costs next to nothing).
+        held: list[HeldUpkeep] | None = (
+            [] if route.group_sync and REQUEST_SIZE.get() > INLINE_MAX_REQUEST_BYTES else None
+        )
         future = asyncio.ensure_future(in_turn(self._server, route, params, msg_id, held))
         self._request_futures[msg_id] = future
         future.add_done_callback(partial(self._send_handler_result, msg_id=msg_id, held=held))

@@ -158,21 +158,26 @@ class SidecarSession:
             return
         async with self._lock:
             client, sid = await self._ready()
+            added = cast("list[dict[str, Any]]", items)
             entries: list[MessageEntry | CustomMessageEntry] = []
-            for item in cast("list[dict[str, Any]]", items):
+            for item in added:
                 if item.get("type") == "function_call" and isinstance(item.get("call_id"), str):
                     self._call_names[item["call_id"]] = str(item.get("name", ""))
                 entries.append(to_entry(item, self._call_names))
-            # The copies the history keeps are made while the sidecar appends (most of the call's time is
-            # its, and the client only waits meanwhile): the request goes out first, then the copying in
-            # slices that let the event loop write the rest of a large request between them.
-            appending = asyncio.ensure_future(client.append(sid, list(entries)))
-            try:
-                copies = await _copies(cast("list[dict[str, Any]]", items))
-                result = await appending
-            except BaseException:
-                _abandon(appending)
-                raise
+            if len(added) <= _COPY_SLICE:  # (a turn's few: a task to copy them alongside costs more)
+                copies = [_copy(item) for item in added]
+                result = await client.append(sid, list(entries))
+            else:
+                # The copies the history keeps are made while the sidecar appends (most of the call's time
+                # is its, and the client only waits meanwhile): the request goes out first, then the copying
+                # in slices that let the event loop write the rest of the large request between them.
+                appending = asyncio.ensure_future(client.append(sid, list(entries)))
+                try:
+                    copies = await _copies(added)
+                    result = await appending
+                except BaseException:
+                    _abandon(appending)
+                    raise
             if self._grew(result):
                 # The history is what it was and these items (each checked to come back as it went in).
                 self._items += copies

@@ -16,7 +16,9 @@ SidecarSession on a sidecar spawned on a temp root, fsync policy of its defaults
   what the append needs of it: the context's size at the leaf);
 - ``turn``: the median of 10 more such turns.
 
-Medians over the rounds, milliseconds, and the ratio ours / theirs. Needs the SDK
+After each of our timed calls an untimed ``session/open`` waits for what the sidecar does once it
+has answered (a large append's listing-index fold), so that none of it falls in SQLiteSession's
+time or the next figure. Medians over the rounds, milliseconds, and the ratio ours / theirs. Needs the SDK
 (``pip install -e '.[openai-agents]'``). The TypeScript adapter's figures, the same rows against
 agents-core's MemorySession: ``clients/typescript/bench/openai-agents.mjs``.
 """

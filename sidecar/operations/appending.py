@@ -111,7 +111,7 @@ class Appending:
         previous = self._tallies.get(session)
         tally = previous.extended(appended, objs) if previous is not None else None
         if tally is None:
-            tally = TokenTally.of_path(session.tree.path(session.leaf_id))
+            tally = counted_anew(session, appended, objs)
         self._tallies[session] = tally
         return tally.total
 
@@ -255,7 +255,7 @@ class Appending:
             written.extend(appended)
             try:
                 extended = tally.extended(appended, objs) if tally is not None else None
-                tally = extended if extended is not None else TokenTally.of_path(session.tree.path(session.leaf_id))
+                tally = extended if extended is not None else counted_anew(session, appended, objs)
             except Exception:
                 if not trusting:
                     raise
@@ -273,3 +273,16 @@ class Appending:
                 session.undo_run(len(written), before)
                 return None
         return done, written, at
+
+
+def counted_anew(session: Session, appended: list[Entry], objs: list[dict[str, Any]] | None) -> TokenTally:
+    """The tally at the session's leaf when none was carried to it (the session's first append since it
+    was opened, a branch): the path before the batch counted from its lines, then the batch from the dicts
+    it was appended as, which ``extended`` takes without decoding their lines again (a session's first
+    append of 1,000 entries spent half its time decoding them). The whole path counted when the batch
+    changes what earlier messages count for (``extended`` gives None: a compaction, a context edit)."""
+    if appended and appended[-1].id == session.leaf_id:
+        tally = TokenTally.of_path(session.tree.path(appended[0].parent_id)).extended(appended, objs)
+        if tally is not None:
+            return tally
+    return TokenTally.of_path(session.tree.path(session.leaf_id))

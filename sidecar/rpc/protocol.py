@@ -244,9 +244,14 @@ class SidecarProtocol(Endpoint):
         if not route.queued:
             self._answer_now(msg_id, route, params)
             return
-        future = asyncio.ensure_future(in_turn(self._server, route, params, msg_id))
+        # What a large append leaves for the listing index, run once its answer is out (in_turn): its
+        # fold costs in proportion to its lines (a small one's, kept in the call, costs next to nothing).
+        held: list[HeldUpkeep] | None = (
+            [] if route.group_sync and REQUEST_SIZE.get() > INLINE_MAX_REQUEST_BYTES else None
+        )
+        future = asyncio.ensure_future(in_turn(self._server, route, params, msg_id, held))
         self._request_futures[msg_id] = future
-        future.add_done_callback(partial(self._send_handler_result, msg_id=msg_id))
+        future.add_done_callback(partial(self._send_handler_result, msg_id=msg_id, held=held))
         # (Its future completes on the event loop.)
         if key is not None:
             self._keys_in_flight[key] = self._keys_in_flight.get(key, 0) + 1
@@ -415,17 +420,24 @@ class SidecarProtocol(Endpoint):
 
     # -- output -------------------------------------------------------------------
 
-    def _send_handler_result(self, future: Pending, *, msg_id: MsgId) -> None:
+    def _send_handler_result(self, future: Pending, *, msg_id: MsgId, held: list[HeldUpkeep] | None = None) -> None:
         self._request_futures.pop(msg_id, None)
         if future.cancelled():
             error = RequestCancelled(f"request {msg_id!r} was cancelled before it started; nothing was changed")
             self._send_error(msg_id, error)
-            return
-        exc = future.exception()
-        if exc is not None:
-            self._send_error(msg_id, exc)
         else:
-            self._send_response(msg_id, result=future.result())
+            exc = future.exception()
+            if exc is not None:
+                self._send_error(msg_id, exc)
+            else:
+                self._send_response(msg_id, result=future.result())
+        if held:
+            # The call's index upkeep, after its answer and before any other call is handed its turn
+            # (_handle_request runs it first), as an inline append's: in the order the writes were made,
+            # for the session's next call cannot have run yet (its key is in flight until _key_done).
+            self.upkeep.extend(held)
+            held.clear()
+            self._schedule_upkeep()
 
     def _send_error(self, msg_id: MsgId | None, exc: BaseException) -> None:
         self._send_response(msg_id, error=error_object(exc))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from random_sessions import entry_for, operations, start
 from session_builders import append_as_another_agent, assistant
 
@@ -38,6 +39,41 @@ def test_append_tokens_equal_a_full_rebuild_after_every_step(tmp_path_factory, s
             svc.branch(wire.BranchParams(sessionId=session_id, entryId=ids[step[1] % len(ids)]))
         elif step[0] == "reset":
             svc.branch(wire.BranchParams(sessionId=session_id, entryId=None))
+
+
+# Batches of appends (several entries each, a compaction or context edit among them at times), each made
+# where no tally was carried to: after a branch, a reset, or the session closed and opened again.
+_batch = operations(min_size=1, max_size=6).map(
+    lambda steps: [step for step in steps if step[0] == "append" and step[1] != "unknown"]
+)
+_uncarried = st.lists(
+    st.tuples(st.sampled_from(["reopen", "branch", "reset", "carried"]), st.integers(0, 10_000), _batch),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batches=_uncarried)
+def test_a_batch_appended_where_no_tally_was_carried_tallies_as_a_full_rebuild(tmp_path_factory, batches):
+    """The first append since a session was opened, or after a branch, counts the path before its batch
+    and then the batch from its dicts: it must give what counting the whole path gives."""
+    svc = SessionService(tmp_path_factory.mktemp("root"))
+    session_id = start(svc)
+    for before, pick, steps in batches:
+        ids = [e.id for e in svc.session(session_id).tree.entries]
+        if before == "reopen":
+            svc.close(wire.CloseParams(sessionId=session_id))
+            svc.open(wire.OpenParams(sessionId=session_id))
+        elif before == "branch":
+            svc.branch(wire.BranchParams(sessionId=session_id, entryId=ids[pick % len(ids)]))
+        elif before == "reset":
+            svc.branch(wire.BranchParams(sessionId=session_id, entryId=None))
+        entries = [entry_for(kind, text, at, ids) for _, kind, text, at in steps]
+        if not entries:
+            continue
+        result = svc.append(wire.AppendParams(sessionId=session_id, entries=entries))
+        assert result.contextTokens == rebuilt_tokens(svc, session_id)
 
 
 def test_a_new_usage_replaces_the_estimates_before_it(tmp_path):

@@ -76,3 +76,48 @@ async def test_appends_answered_just_before_the_end_of_input_still_reach_the_ind
         await server.stop()
     [path] = sessions_root.glob(f"*/*_{sid}.jsonl")
     assert index_rows(sessions_root)[sid] == (7, path.stat().st_size)
+
+
+def _large_batch(count: int) -> list[dict]:
+    """Entries past the size an append is answered inline at (64 KiB): the call takes a worker's turn."""
+    return [
+        user(f"question {n}: " + "why does it fail? " * 40) if n % 2 == 0 else assistant(f"answer {n}")
+        for n in range(count)
+    ]
+
+
+async def test_large_appends_reach_the_index_after_their_answers_and_before_the_next_call(sessions_root: Path):
+    server = await RawServer.start()
+    try:
+        assert "result" in await server.initialize(sessions_root)
+        sid = (await server.request("session/create", {"cwd": "/work/large"}))["result"]["sessionId"]
+        first = await server.request("session/append", {"sessionId": sid, "entries": _large_batch(200)})
+        assert len(first["result"]["entries"]) == 200
+        # Two more pipelined; once they are answered, any call runs their held upkeep before its turn.
+        burst = b"".join(
+            frame(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 100 + n,
+                    "method": "session/append",
+                    "params": {"sessionId": sid, "entries": _large_batch(100)},
+                }
+            )
+            for n in range(2)
+        )
+        server.send_raw(burst)
+        answers = {}
+        while len(answers) < 2:
+            message = await server.receive()
+            answers[message.get("id")] = message
+        assert "result" in answers[100] and "result" in answers[101]
+        assert "result" in await server.request("session/getTree", {"sessionId": sid})
+        [path] = sessions_root.glob(f"*/*_{sid}.jsonl")
+        assert index_rows(sessions_root)[sid] == (400, path.stat().st_size)
+        # And at the end of input, with no call after it.
+        assert "result" in await server.request("session/append", {"sessionId": sid, "entries": _large_batch(100)})
+        await server.close_stdin()
+        assert await server.wait() == 0
+    finally:
+        await server.stop()
+    assert index_rows(sessions_root)[sid] == (500, path.stat().st_size)

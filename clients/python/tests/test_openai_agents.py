@@ -9,6 +9,7 @@ the sidecar and resumes in a fresh process as it does with SQLiteSession.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
@@ -135,6 +136,54 @@ async def test_an_item_added_is_a_copy_and_every_answer_is_the_callers_own(sidec
     first = await session.get_items()
     first[0]["content"][0]["text"] = "mutated"
     assert await session.get_items() == [{"role": "user", "content": [{"type": "input_text", "text": "one"}]}]
+
+
+@pytest.mark.parametrize("turns", [0, 1, 3, 6, 30, None])
+async def test_an_add_cancelled_while_its_append_is_in_flight_leaves_the_history_the_sidecars(
+    sidecar: SidecarClient, turns: int | None
+):
+    """add_items sends its append, then copies the items while the sidecar appends: cancelled at any
+    point of that, the append is cancelled or made, and the history is the sidecar's either way."""
+    session = SidecarSession(f"cancelled-{turns}", client=sidecar)
+    before = [{"role": "user", "content": "before"}]
+    await session.add_items(before)
+    batch = [{"role": "user", "content": f"item {n} " + "x" * 200} for n in range(2000)]
+    adding = asyncio.ensure_future(session.add_items(batch))
+    if turns is None:  # (cancelled once it is done: nothing to cancel)
+        await asyncio.wait([adding])
+    for _ in range(turns or 0):  # (0: cancelled before it began; then while sending, copying, waiting)
+        await asyncio.sleep(0)
+    adding.cancel()
+    try:
+        await adding
+    except asyncio.CancelledError:
+        pass
+    history = await session.get_items()
+    assert history in (before, before + batch)
+    if turns is None:
+        assert history == before + batch
+    assert history == await SidecarSession(f"cancelled-{turns}", client=sidecar).get_items()
+    await session.add_items([{"role": "user", "content": "after"}])
+    assert (await session.get_items())[-1] == {"role": "user", "content": "after"}
+
+
+async def test_a_first_read_opens_the_session_once_and_each_later_read_checks_its_leaf_once(sidecar: SidecarClient):
+    """The open that finds (or makes) the session gives the leaf the first read needs; a later read asks
+    for the leaf again (another writer may have moved it), and reads nothing more when it did not move."""
+    await SidecarSession("opens", client=sidecar).add_items([{"role": "user", "content": "one"}])
+    sent: list[str] = []
+    sidecar.trace = lambda direction, message: (
+        sent.append(message.get("method", "")) if direction == "send" and isinstance(message, dict) else None
+    )
+    try:
+        session = SidecarSession("opens", client=sidecar)
+        assert await session.get_items() == [{"role": "user", "content": "one"}]
+        assert sent == ["session/open", "session/buildContext"]
+        sent.clear()
+        assert await session.get_items(1) == [{"role": "user", "content": "one"}]
+        assert sent == ["session/open"]
+    finally:
+        sidecar.trace = None
 
 
 def random_item(rng: random.Random, n: int) -> dict[str, Any]:

@@ -122,6 +122,9 @@ class SidecarSession:
         self._client = client
         self._owns_client = False
         self._sidecar_id: str | None = None  # the id the sidecar keeps it under
+        # The session's leaf as the last open (or create) of _open found it: a read that opened the
+        # session just now needs no second session/open to learn its leaf.
+        self._opened_leaf: str | None = None
         self._lock = asyncio.Lock()
         # The history at the leaf ``_leaf`` (when ``_known``): items, and the entry each came from.
         self._items: list[dict[str, Any]] = []
@@ -155,15 +158,29 @@ class SidecarSession:
             return
         async with self._lock:
             client, sid = await self._ready()
+            added = cast("list[dict[str, Any]]", items)
             entries: list[MessageEntry | CustomMessageEntry] = []
-            for item in cast("list[dict[str, Any]]", items):
+            for item in added:
                 if item.get("type") == "function_call" and isinstance(item.get("call_id"), str):
                     self._call_names[item["call_id"]] = str(item.get("name", ""))
                 entries.append(to_entry(item, self._call_names))
-            result = await client.append(sid, list(entries))
+            if len(added) <= _COPY_SLICE:  # (a turn's few: a task to copy them alongside costs more)
+                copies = [_copy(item) for item in added]
+                result = await client.append(sid, list(entries))
+            else:
+                # The copies the history keeps are made while the sidecar appends (most of the call's time
+                # is its, and the client only waits meanwhile): the request goes out first, then the copying
+                # in slices that let the event loop write the rest of the large request between them.
+                appending = asyncio.ensure_future(client.append(sid, list(entries)))
+                try:
+                    copies = await _copies(added)
+                    result = await appending
+                except BaseException:
+                    _abandon(appending)
+                    raise
             if self._grew(result):
                 # The history is what it was and these items (each checked to come back as it went in).
-                self._items += [_copy(item) for item in cast("list[dict[str, Any]]", items)]
+                self._items += copies
                 self._entry_ids += [entry["id"] for entry in result["entries"]]
 
     async def pop_item(self) -> TResponseInputItem | None:
@@ -270,7 +287,7 @@ class SidecarSession:
 
     async def _open(self, client: SidecarClient, session_id: str) -> str:
         try:
-            await client.open(session_id=session_id)
+            self._opened_leaf = (await client.open(session_id=session_id))["leafId"]
             return session_id
         except InvalidSessionIdError:
             derived = "oa-" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:40]
@@ -278,14 +295,16 @@ class SidecarSession:
         except SessionNotFoundError:
             pass
         await client.create(self.cwd, session_id=session_id)
+        self._opened_leaf = None  # (a new session's history is empty)
         return session_id
 
     # -- reading and moving the leaf ----------------------------------------------------
 
     async def _current(self) -> None:
         """Make the history kept here the session's at its leaf: read it again only when the leaf moved."""
+        opening = self._sidecar_id is None
         client, sid = await self._ready()
-        leaf = (await client.open(session_id=sid))["leafId"]
+        leaf = self._opened_leaf if opening else (await client.open(session_id=sid))["leafId"]
         if self._known and leaf == self._leaf:
             return
         context = await client.build_context(sid)
@@ -341,6 +360,28 @@ class SidecarSession:
         client, sid = await self._ready()
         order = {node["id"]: index for index, node in enumerate((await client.get_tree(sid))["nodes"])}
         return order.get(entry_id, -1) > order.get(self._entry_ids[0], -1)
+
+
+# Items copied between two turns of the event loop while an append is in flight (a slice takes ~0.1 ms).
+_COPY_SLICE = 128
+
+
+async def _copies(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A copy of each item, the event loop given a turn before each slice (the first: the request's own)."""
+    copies: list[dict[str, Any]] = []
+    for start in range(0, len(items), _COPY_SLICE):
+        await asyncio.sleep(0)
+        copies += [_copy(item) for item in items[start : start + _COPY_SLICE]]
+    return copies
+
+
+def _abandon(call: asyncio.Future[Any]) -> None:
+    """A request given up on (the caller cancelled, or the copying failed): cancelled if still in flight
+    (the client tells the sidecar), its outcome taken if it has one (so none is reported as unretrieved)."""
+    if not call.done():
+        call.cancel()
+    elif not call.cancelled():
+        call.exception()
 
 
 def _copy(value: Any) -> Any:

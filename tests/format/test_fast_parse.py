@@ -17,7 +17,7 @@ from session_builders import assistant, entry, header, line, message, tool_call_
 
 from sidecar.context.build import build_context
 from sidecar.format import jsonl
-from sidecar.format.jsonl import Entry, parse_file, parse_path
+from sidecar.format.jsonl import Entry, parse_file, parse_path, serialize
 from sidecar.store.tree import SessionTree
 
 
@@ -127,7 +127,8 @@ def _lines(rng: random.Random) -> list[bytes]:
 
 
 def _described(parsed: jsonl.ParsedFile) -> list:
-    items = []
+    """A parsed file as plain values, field by field (held, mapped, tail and both cores are compared by it)."""
+    items: list = []
     for item in parsed.items:
         if isinstance(item, Entry):
             head = item.head
@@ -141,19 +142,24 @@ def _described(parsed: jsonl.ParsedFile) -> list:
                     item.offset,
                     item.length,
                     item.has_blobs,
-                    None if head is None else (head.role, head.provider, head.model),
+                    None if head is None else (type(head).__name__, head.role, head.provider, head.model),
                 )
             )
         else:
             items.append(item)
+    header = parsed.header
     return [
-        parsed.header.raw if parsed.header is not None else None,
+        None if header is None else header.raw,
         parsed.prefix,
         parsed.parse_errors,
         parsed.torn_tail_at,
         parsed.needs_newline,
         parsed.size,
         items,
+        None if header is None else (header.type, header.id, header.offset, header.length),
+        parsed.title_slot,  # a frozen dataclass: compared field by field
+        parsed.title_fault,
+        None if header is None else serialize(header, parsed.items, parsed.prefix),
     ]
 
 

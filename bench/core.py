@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -125,9 +124,8 @@ def measure(rounds: int, with_pi: bool, seed: int = 42) -> dict[str, list[float]
     return figures
 
 
-def _spread(values: list[float], scale: float = 1000.0, fmt: str = "{:.0f}") -> str:
-    ordered = sorted(value * scale for value in values)
-    return f"{fmt.format(statistics.median(ordered))} ({fmt.format(ordered[0])}-{fmt.format(ordered[-1])})"
+def _ms(values: list[float]) -> str:
+    return fresh.spread(values, 1000.0)
 
 
 def main() -> None:
@@ -157,13 +155,13 @@ def main() -> None:
             else [c / p for c, p in zip(f[f"compiled {name}"], f[f"python {name}"])]
         )
         print(
-            f"{label:<44} {_spread(f[f'python {name}']):>16} {_spread(f[f'compiled {name}']):>16} "
-            f"{_spread(ratio, 1, '{:.2f}'):>16}"
+            f"{label:<44} {_ms(f[f'python {name}']):>16} {_ms(f[f'compiled {name}']):>16} "
+            f"{fresh.spread(ratio, 1, '{:.2f}'):>16}"
         )
     if "pi fresh" in f:
-        print(f"{'pi 1.5.2 fresh process: spawn to context':<44} {_spread(f['pi fresh']):>16}")
+        print(f"{'pi 1.5.2 fresh process: spawn to context':<44} {_ms(f['pi fresh']):>16}")
         for kind in CORES:
-            print(f"{'  ' + kind + ' fresh / pi':<44} {_spread(f[f'{kind} fresh / pi'], 1, '{:.2f}'):>16}")
+            print(f"{'  ' + kind + ' fresh / pi':<44} {fresh.spread(f[f'{kind} fresh / pi'], 1, '{:.2f}'):>16}")
 
 
 if __name__ == "__main__":

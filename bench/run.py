@@ -30,6 +30,10 @@ measured in the same run, so it holds on a noisy machine:
    observer of sidecar B, both on one PostgreSQL database (the server of
    $SIDECAR_TEST_DATABASE_URL, else a throwaway cluster from scripts/pg.sh).
 
+First, issue 42's goals (goals.py): each of its figures for both cores, python and compiled, in a
+column each, beside pi 1.5.2 or the goal's own baseline, in one run; ``--goals-only`` prints only that
+table, ``--huge-entries`` makes its 1 GB session smaller (say so when quoting it).
+
 7 and 8 generate their data sets (once, reused) in the temp dir; --no-scale leaves them out.
 
 The data sets are generated (seeded) below bench/data/ and never committed.
@@ -53,6 +57,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import fresh  # noqa: E402
+import goals  # noqa: E402
 import huge  # noqa: E402
 import live  # noqa: E402
 import load  # noqa: E402
@@ -363,8 +368,18 @@ def main() -> None:
     parser.add_argument(
         "--no-scale", action="store_true", help="leave out 6 and 7 (100,000 sessions, the 1 GB session)"
     )
+    parser.add_argument("--goals-only", action="store_true", help="only issue 42's goals, both cores (goals.py)")
+    parser.add_argument(
+        "--huge-entries", type=int, default=400_000, help="entries of the goals' 1 GB session (400,000: 1 GB)"
+    )
     args = parser.parse_args()
     repeat = 2 if args.quick else 5
+    rounds = 2 if args.quick else 3
+    goal_rows = goals.measure(rounds, args.huge_entries, True, 1000 if args.quick else 5000)
+    goals.print_table(goal_rows, rounds)
+    if args.goals_only:
+        return
+    print()
     fresh.compile_bytecode()  # every figure as an installed sidecar starts (see fresh.compile_bytecode)
     if not load.DATA.exists():
         load.generate(load.DATA)

@@ -55,26 +55,36 @@ def load(path: str) -> Loaded | None:
     return data, after.st_size, after.st_mtime_ns
 
 
-def scan_folder(folder: Path) -> list[tuple[str, int, int]]:
+def scan_folder(folder: Path) -> dict[str, tuple[int, int]]:
+    """path -> (size, mtime_ns) of the folder's session files, one lstat each: the shape the index keeps
+    of each folder, so a folder nothing changed in is told by one comparison of two dicts.
+
+    Each lstat is taken relative to the folder's descriptor (fstatat): the kernel then walks one name,
+    not the whole path again. With a root some folders deep that halves what a first list after a
+    start pays for 10,000 files (its floor: nothing tells a new process which files changed)."""
     base = str(folder)
     try:
-        names = os.listdir(base)
+        fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
     except (FileNotFoundError, NotADirectoryError):
-        return []
-    out = []
-    for name in names:
-        if not name.endswith(".jsonl"):
-            if name.startswith("."):
-                remove_leftover(base, name)
-            continue
-        path = base + os.sep + name
-        try:
-            st = os.lstat(path)
-        except OSError:
-            continue
-        if S_ISREG(st.st_mode):
-            out.append((path, st.st_size, st.st_mtime_ns))
-    return out
+        return {}
+    try:
+        names = os.listdir(fd)
+        out = {}
+        prefix = base + os.sep
+        for name in names:
+            if not name.endswith(".jsonl"):
+                if name.startswith("."):
+                    remove_leftover(base, name)
+                continue
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+            if S_ISREG(st.st_mode):
+                out[prefix + name] = (st.st_size, st.st_mtime_ns)
+        return out
+    finally:
+        os.close(fd)
 
 
 def remove_leftover(base: str, name: str) -> None:

@@ -1,17 +1,20 @@
 //! sidecar_core: the compiled path of sidecar/corepath (see its __init__.py for the interface).
 //!
-//! One thing today, the one the profile of a large session's open names: a
-//! stretch of whole lines read for the tree's fields (scan.rs), in place of
-//! msgspec's decode of the stretch and the Python loop over its lines.
+//! Two things, each one a profile named: a stretch of whole lines read for the
+//! tree's fields (scan.rs), in place of msgspec's decode of the stretch and the
+//! Python loop over its lines (a large session's open); and redaction's gate on
+//! an entry's line (gate.rs), in place of rules.py's (an export's first look).
 
+mod gate;
 mod scan;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::pybacked::PyBackedBytes;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use scan::{envelope_into, Envelope, Head, Value};
 
@@ -211,8 +214,55 @@ impl LineScanner {
     }
 }
 
+/// Redaction's gate on an entry's line (gate.rs): made with what rules.py owns, the needles a run may hold,
+/// the stems of secret-sounding names, the keys known to name none, and `names_secret(key: bytes) -> bool`
+/// for a key not met before (its verdict remembered when it names none).
+#[pyclass(module = "sidecar_core")]
+struct LineGate {
+    rules: gate::GateRules,
+    plain: HashSet<Vec<u8>>,
+    names_secret: PyObject,
+}
+
+impl LineGate {
+    fn verdict(&mut self, py: Python<'_>, raw: &[u8]) -> PyResult<bool> {
+        let judge = &self.names_secret;
+        let mut names_secret = |key: &[u8]| -> PyResult<bool> { judge.call1(py, (PyBytes::new(py, key),))?.is_truthy(py) };
+        gate::line_may_hold_secret(raw, &self.rules, &mut self.plain, &mut names_secret)
+    }
+}
+
+#[pymethods]
+impl LineGate {
+    #[new]
+    fn new(run_needles: Vec<Vec<u8>>, stems: Vec<Vec<u8>>, plain_keys: Vec<Vec<u8>>, names_secret: PyObject) -> Self {
+        LineGate {
+            rules: gate::GateRules { run_needles, stems },
+            plain: plain_keys.into_iter().take(gate::MAX_PLAIN_KEYS).collect(),
+            names_secret,
+        }
+    }
+
+    /// False only when the full redaction walk would change nothing in the entry of this line.
+    fn may_hold_secret(&mut self, py: Python<'_>, raw: &[u8]) -> PyResult<bool> {
+        self.verdict(py, raw)
+    }
+
+    /// `may_hold_secret` of each line, in one call.
+    fn which_may_hold_secret(&mut self, py: Python<'_>, raws: Vec<PyBackedBytes>) -> PyResult<Vec<bool>> {
+        raws.iter().map(|raw| self.verdict(py, raw)).collect()
+    }
+
+    /// Where the free text of `raw` begins and ends (its envelope and its message's tail left out).
+    #[staticmethod]
+    fn free_bounds(raw: &[u8]) -> (usize, usize) {
+        gate::free_bounds(raw)
+    }
+}
+
 #[pymodule]
 fn sidecar_core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<LineScanner>()?;
+    module.add_class::<LineGate>()?;
     Ok(())
 }

@@ -27,32 +27,166 @@ const TAIL_REACH: usize = 1024;
 /// How many keys found plain are remembered.
 pub const MAX_PLAIN_KEYS: usize = 8192;
 
-/// A byte's part in a run: a space (ASCII space as Python's str.isspace has it, or a quote), a separator
-/// (":" or "="), or a run's own character (any other byte, non-ASCII included: a run can only look longer).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Part {
-    Space,
-    Separator,
-    Run,
-}
+// What a byte is to the gate, as bits: one table lookup a byte in the one pass over the free text
+// (`survey`), which finds the runs and which bytes later tests wait for.
+/// A run's own byte: anything but an ASCII space (as Python's str.isspace has it), a quote, ":" or "=" (a
+/// non-ASCII byte is one too: a run can only look longer).
+const RUN: u8 = 1;
+const EQUALS: u8 = 2;
+const COLON: u8 = 4;
+const AT_SIGN: u8 = 8;
+const BACKSLASH: u8 = 16;
+const DASH: u8 = 32;
+/// The first byte of "…" (and of other characters: a hint only).
+const E2: u8 = 64;
+/// The first byte of "PRIVATE KEY".
+const CAPITAL_P: u8 = 128;
 
-const fn part_table() -> [Part; 256] {
-    let mut table = [Part::Run; 256];
+const fn byte_table() -> [u8; 256] {
+    let mut table = [RUN; 256];
     let mut byte = 0;
     while byte < 256 {
         let b = byte as u8;
-        // str.isspace for the ASCII range: \t \n \v \f \r, \x1c..\x1f and the space.
-        if matches!(b, 0x09..=0x0d | 0x1c..=0x20 | b'"') {
-            table[byte] = Part::Space;
-        } else if b == b':' || b == b'=' {
-            table[byte] = Part::Separator;
-        }
+        table[byte] = match b {
+            // str.isspace for the ASCII range: \t \n \v \f \r, \x1c..\x1f and the space.
+            0x09..=0x0d | 0x1c..=0x20 | b'"' => 0,
+            b'=' => EQUALS,
+            b':' => COLON,
+            b'@' => RUN | AT_SIGN,
+            b'\\' => RUN | BACKSLASH,
+            b'-' => RUN | DASH,
+            0xe2 => RUN | E2,
+            b'P' => RUN | CAPITAL_P,
+            _ => RUN,
+        };
         byte += 1;
     }
     table
 }
 
-static PART: [Part; 256] = part_table();
+static BYTE: [u8; 256] = byte_table();
+
+/// One pass over the free text: Err(()) when a run a row other than the named one can match is in it (12
+/// or more, and 20 or more or holding a needle); else the bits of every byte met.
+fn survey(text: &[u8], needles: &[Vec<u8>]) -> Result<u8, ()> {
+    let (seen, any_long_run) = bits_and_long_run(text);
+    if !any_long_run {
+        return Ok(seen);
+    }
+    let mut run_start = 0;
+    for (at, &byte) in text.iter().enumerate() {
+        if BYTE[byte as usize] & RUN == 0 {
+            if at - run_start >= RUN_MIN && run_may_match(&text[run_start..at], needles) {
+                return Err(());
+            }
+            run_start = at + 1;
+        }
+    }
+    if text.len() - run_start >= RUN_MIN && run_may_match(&text[run_start..], needles) {
+        return Err(());
+    }
+    Ok(seen)
+}
+
+/// The bits of every byte of `text`, and whether a run of 12 or more is in it. 16 bytes a step (SSE2): each
+/// byte's class by comparisons, the runs by their bit masks (a run of 12 is 12 set bits in a row, carried
+/// from one step to the next), the rest one by one.
+fn bits_and_long_run(text: &[u8]) -> (u8, bool) {
+    let mut seen = 0u8;
+    let mut carried = 0u32; // the run that ends the bytes read so far
+    let mut long_run = false;
+    let mut at = 0;
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        use std::arch::x86_64::*;
+        let splat = |byte: u8| _mm_set1_epi8(byte as i8);
+        let (quote, colon, equals) = (splat(b'"'), splat(b':'), splat(b'='));
+        let (at_sign, backslash, dash, e2, capital_p) = (splat(b'@'), splat(b'\\'), splat(b'-'), splat(0xe2), splat(b'P'));
+        let (tab, unit_separators, four) = (splat(0x09), splat(0x1c), splat(4));
+        // `byte - low <= 4`, unsigned: \t..\r, and \x1c..the space.
+        let within_four = |chunk: __m128i, low: __m128i| {
+            let offset = _mm_sub_epi8(chunk, low);
+            _mm_cmpeq_epi8(_mm_min_epu8(offset, four), offset)
+        };
+        let zero = _mm_setzero_si128();
+        let (mut seen_colon, mut seen_equals, mut seen_at, mut seen_backslash) = (zero, zero, zero, zero);
+        let (mut seen_dash, mut seen_e2, mut seen_p) = (zero, zero, zero);
+        while at + 16 <= text.len() {
+            let chunk = _mm_loadu_si128(text.as_ptr().add(at) as *const __m128i);
+            let is_colon = _mm_cmpeq_epi8(chunk, colon);
+            let is_equals = _mm_cmpeq_epi8(chunk, equals);
+            let not_run = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_or_si128(is_colon, is_equals)),
+                _mm_or_si128(within_four(chunk, tab), within_four(chunk, unit_separators)),
+            );
+            seen_colon = _mm_or_si128(seen_colon, is_colon);
+            seen_equals = _mm_or_si128(seen_equals, is_equals);
+            seen_at = _mm_or_si128(seen_at, _mm_cmpeq_epi8(chunk, at_sign));
+            seen_backslash = _mm_or_si128(seen_backslash, _mm_cmpeq_epi8(chunk, backslash));
+            seen_dash = _mm_or_si128(seen_dash, _mm_cmpeq_epi8(chunk, dash));
+            seen_e2 = _mm_or_si128(seen_e2, _mm_cmpeq_epi8(chunk, e2));
+            seen_p = _mm_or_si128(seen_p, _mm_cmpeq_epi8(chunk, capital_p));
+            let runs = !(_mm_movemask_epi8(not_run) as u32) & 0xffff;
+            if !long_run {
+                let two = runs & (runs >> 1);
+                let four_set = two & (two >> 2);
+                let eight = four_set & (four_set >> 4);
+                long_run = carried + runs.trailing_ones() >= RUN_MIN as u32 || eight & (four_set >> 8) != 0;
+                carried = if runs == 0xffff { carried + 16 } else { (runs as u16).leading_ones() };
+            }
+            at += 16;
+        }
+        for (vector, bit) in [
+            (seen_colon, COLON),
+            (seen_equals, EQUALS),
+            (seen_at, AT_SIGN),
+            (seen_backslash, BACKSLASH),
+            (seen_dash, DASH),
+            (seen_e2, E2),
+            (seen_p, CAPITAL_P),
+        ] {
+            if _mm_movemask_epi8(vector) != 0 {
+                seen |= bit;
+            }
+        }
+    }
+    for &byte in &text[at..] {
+        let bits = BYTE[byte as usize];
+        seen |= bits;
+        carried = if bits & RUN != 0 { carried + 1 } else { 0 };
+        long_run |= carried >= RUN_MIN as u32;
+    }
+    (seen & !RUN, long_run)
+}
+
+fn run_may_match(run: &[u8], needles: &[Vec<u8>]) -> bool {
+    run.len() >= RUN_BARE || needles.iter().any(|needle| contains(run, needle))
+}
+
+/// The offset of the first byte of `data` equal to `one` or `other`, or None: 16 bytes a step (SSE2), as
+/// the colons and string ends of a long line are looked for one by one.
+fn find_either(data: &[u8], one: u8, other: u8) -> Option<usize> {
+    let mut at = 0;
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        use std::arch::x86_64::*;
+        let (ones, others) = (_mm_set1_epi8(one as i8), _mm_set1_epi8(other as i8));
+        while at + 16 <= data.len() {
+            let chunk = _mm_loadu_si128(data.as_ptr().add(at) as *const __m128i);
+            let hits = _mm_or_si128(_mm_cmpeq_epi8(chunk, ones), _mm_cmpeq_epi8(chunk, others));
+            let mask = _mm_movemask_epi8(hits) as u32;
+            if mask != 0 {
+                return Some(at + mask.trailing_zeros() as usize);
+            }
+            at += 16;
+        }
+    }
+    data[at..].iter().position(|&byte| byte == one || byte == other).map(|offset| at + offset)
+}
+
+fn find_byte(data: &[u8], byte: u8) -> Option<usize> {
+    find_either(data, byte, byte)
+}
 
 /// The offset of `needle` in `hay`, or None.
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -63,7 +197,7 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     let last_start = hay.len() - needle.len();
     let mut at = 0;
     while at <= last_start {
-        let offset = hay[at..=last_start].iter().position(|&b| b == first)?;
+        let offset = find_byte(&hay[at..=last_start], first)?;
         at += offset;
         if &hay[at + 1..at + needle.len()] == rest {
             return Some(at);
@@ -84,7 +218,7 @@ fn rfind_from(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
     }
     let mut at = hay.len() - needle.len();
     loop {
-        if &hay[at..at + needle.len()] == needle {
+        if hay[at] == needle[0] && &hay[at..at + needle.len()] == needle {
             return Some(at);
         }
         if at == from {
@@ -96,7 +230,7 @@ fn rfind_from(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
 
 /// Past `[^"\\]*"` from `at` (at most `limit` bytes before the quote): the offset after the quote.
 fn past_plain_string_body(raw: &[u8], at: usize, limit: usize) -> Option<usize> {
-    let stop = raw[at..].iter().position(|&b| b == b'"' || b == b'\\')?;
+    let stop = find_either(&raw[at..], b'"', b'\\')?;
     (raw[at + stop] == b'"' && stop <= limit).then_some(at + stop + 1)
 }
 
@@ -203,24 +337,6 @@ pub fn free_bounds(raw: &[u8]) -> (usize, usize) {
     (start, end)
 }
 
-/// A run of 12 or more that a row other than the named one can match: 20 or more, or holding a needle.
-fn runs_may_match(text: &[u8], needles: &[Vec<u8>]) -> bool {
-    let mut at = 0;
-    while at < text.len() {
-        if PART[text[at] as usize] != Part::Run {
-            at += 1;
-            continue;
-        }
-        let run_end = at + text[at..].iter().take_while(|&&b| PART[b as usize] == Part::Run).count();
-        let run = &text[at..run_end];
-        if run.len() >= RUN_BARE || (run.len() >= RUN_MIN && needles.iter().any(|needle| contains(run, needle))) {
-            return true;
-        }
-        at = run_end;
-    }
-    false
-}
-
 /// `://` user `:` password `@`, as rules.py's _URL_USERINFO reads it.
 fn url_userinfo(text: &[u8]) -> bool {
     let user_char = |b: u8| !(b.is_ascii_whitespace() || b == 0x0b || matches!(b, b':' | b'/' | b'@' | b'\'' | b'"' | b'<' | b'>'));
@@ -244,7 +360,7 @@ fn url_userinfo(text: &[u8]) -> bool {
 /// An escape that hides what the counts read: `\/`, `\u00[2-7]`, `\u2026`, or `\n[... ` (cut_text's marker).
 fn telling_escape(text: &[u8]) -> bool {
     let mut from = 0;
-    while let Some(offset) = text[from..].iter().position(|&b| b == b'\\') {
+    while let Some(offset) = find_byte(&text[from..], b'\\') {
         let after = &text[from + offset + 1..];
         if after.first() == Some(&b'/')
             || (after.len() >= 4 && &after[..3] == b"u00" && (b'2'..=b'7').contains(&after[3]))
@@ -259,12 +375,12 @@ fn telling_escape(text: &[u8]) -> bool {
 }
 
 /// What a row reaching across runs always holds: a key block's "PRIVATE KEY", an escape that hides
-/// separators, a URL's user:password@, a cut token's "…".
-fn across_runs(text: &[u8]) -> bool {
-    contains(text, b"PRIVATE KEY")
-        || telling_escape(text)
-        || (text.contains(&b'@') && url_userinfo(text))
-        || contains(text, "…".as_bytes())
+/// separators, a URL's user:password@, a cut token's "…". `seen`: the bits of the text's bytes.
+fn across_runs(text: &[u8], seen: u8) -> bool {
+    (seen & CAPITAL_P != 0 && contains(text, b"PRIVATE KEY"))
+        || (seen & BACKSLASH != 0 && telling_escape(text))
+        || (seen & AT_SIGN != 0 && url_userinfo(text))
+        || (seen & E2 != 0 && contains(text, "…".as_bytes()))
 }
 
 #[derive(PartialEq, Eq, Clone, Copy)]
@@ -283,9 +399,9 @@ fn separators_or_named_key<E>(
     plain: &mut HashSet<Vec<u8>>,
     names_secret: &mut dyn FnMut(&[u8]) -> Result<bool, E>,
 ) -> Result<Separators, E> {
-    let mut found = if raw[start..end].contains(&b'=') { Separators::InText } else { Separators::None };
+    let mut found = if find_byte(&raw[start..end], b'=').is_some() { Separators::InText } else { Separators::None };
     let mut at = start;
-    while let Some(offset) = raw[at..end].iter().position(|&b| b == b':') {
+    while let Some(offset) = find_byte(&raw[at..end], b':') {
         let colon = at + offset;
         at = colon + 1;
         if colon < start + 2 {
@@ -376,12 +492,19 @@ pub fn line_may_hold_secret<E>(
 ) -> Result<bool, E> {
     let (start, end) = free_bounds(raw);
     let text = &raw[start..end];
-    if runs_may_match(text, &rules.run_needles) || across_runs(text) {
+    let Ok(seen) = survey(text, &rules.run_needles) else {
+        return Ok(true);
+    };
+    if across_runs(text, seen) {
         return Ok(true);
     }
     // A flag (--api-key v) needs no separator but its dash and a space.
-    let flags = text.contains(&b'-') && (contains(text, b"->") || contains(text, b" -"));
-    let separators = separators_or_named_key(raw, start, end, plain, names_secret)?;
+    let flags = seen & DASH != 0 && (contains(text, b"->") || contains(text, b" -"));
+    let separators = if seen & (COLON | EQUALS) == 0 {
+        Separators::None
+    } else {
+        separators_or_named_key(raw, start, end, plain, names_secret)?
+    };
     if separators == Separators::NamedKey {
         return Ok(true);
     }

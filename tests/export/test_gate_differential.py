@@ -24,8 +24,7 @@ from hypothesis import strategies as st
 
 from sidecar import corepath
 from sidecar.export import export_session
-from sidecar.export.redact import Redactor
-from sidecar.export.redact import rules
+from sidecar.export.redact import Redactor, rules
 from sidecar.export.redact.verdicts import forget
 from sidecar.store.base import FsyncPolicy
 from sidecar.store.files.session import FileSession
@@ -163,7 +162,7 @@ def test_ordinary_lines_get_the_python_gates_verdicts():
 
 # Text around a planted secret: words, code, separators, quotes, escapes, non-ASCII.
 _FILLER = st.text(
-    alphabet=st.sampled_from(list("abcxyz KEY_token=:-/\"\\\n\t{}[],.@é…💥0123456789")), min_size=0, max_size=60
+    alphabet=st.sampled_from(list('abcxyz KEY_token=:-/"\\\n\t{}[],.@é…💥0123456789')), min_size=0, max_size=60
 )
 _FORMS = every_form(11)
 
@@ -187,7 +186,13 @@ def test_lines_without_a_planted_secret_get_the_same_verdicts(text: str, place: 
 
 def test_the_corpus_session_exports_byte_for_byte_alike_on_either_core(tmp_path: Path):
     _, placed = corpus()
-    header = {"type": "session", "version": 3, "id": "gate-corpus", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "gate-corpus",
+        "timestamp": "2025-01-01T00:00:00.000Z",
+        "cwd": "/w",
+    }
     lines = [json.dumps(header, separators=(",", ":"))]
     number = 0
     for _place, entries in placed:
@@ -196,7 +201,9 @@ def test_the_corpus_session_exports_byte_for_byte_alike_on_either_core(tmp_path:
             lines.append(json.dumps(_with_envelope(number, entry), separators=(",", ":"), ensure_ascii=False))
     for text in ordinary_texts(REPO)[:20]:
         number += 1
-        lines.append(json.dumps(_with_envelope(number, _message_lines(text)[1]), ensure_ascii=False, separators=(",", ":")))
+        lines.append(
+            json.dumps(_with_envelope(number, _message_lines(text)[1]), ensure_ascii=False, separators=(",", ":"))
+        )
     path = tmp_path / "corpus.jsonl"
     path.write_text("\n".join(lines) + "\n")
     session, _ = FileSession.load(path, FsyncPolicy.NEVER, read_only=True)

@@ -343,7 +343,9 @@ def _key_names_secret(key: bytes) -> bool:
 
 
 _GATE_RULES = GateRules(
-    run_needles=_RUN_NEEDLE_LIST, stems=_NAME_HINTS_BYTES, plain_keys=tuple(sorted(key.encode() for key in STRUCTURAL_KEYS))
+    run_needles=_RUN_NEEDLE_LIST,
+    stems=_NAME_HINTS_BYTES,
+    plain_keys=tuple(sorted(key.encode() for key in STRUCTURAL_KEYS)),
 )
 _LINE_GATES: dict[str, LineGate] = {}
 

@@ -219,3 +219,16 @@ def test_the_corpus_session_exports_byte_for_byte_alike_on_either_core(tmp_path:
             assert exported["python"].redaction.total > 1000, fmt
     finally:
         session.close()
+
+
+def test_runs_are_measured_alike_wherever_they_fall():
+    """The compiled gate reads 16 bytes a step: a run of 11, 12, 19 or 20 (the lengths the rows turn on)
+    across every place a step can cut it, with a space, a quote, a colon, an "=" or a control character
+    before and after, gets Python's verdict."""
+    gate = _compiled()
+    for offset in range(40):
+        for length in (11, 12, 19, 20):
+            for edge in (" ", '"', ":", "=", "\x1c", "\t"):
+                text = ("a " * offset)[:offset] + edge + "q" * length + edge + "b"
+                for raw in _writings(_message_lines(text)[0]):
+                    _check(gate, raw)

@@ -331,7 +331,11 @@ def line_may_hold_secret(raw: bytes) -> bool:
     no run a row can match, nothing a row reaching across runs holds, no key with a secret-sounding
     name, and no name with a stem followed by a separator (or a flag holding one) in a string's text.
     Each test is a pass or two over the line in C; the name stems are looked for only where a string
-    holds a separator."""
+    holds a separator.
+
+    The compiled core reads the same tests (core/src/gate.rs, chosen by ``line_gate``): a change to
+    them here is a change there too, and tests/export/test_gate_differential.py holds the two to the
+    same verdicts."""
     start, end = _free_bounds(raw)
     return _free_text_may_hold_secret(raw, start, end)
 

@@ -10,6 +10,7 @@ mod scan;
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Mutex;
 
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
@@ -217,18 +218,31 @@ impl LineScanner {
 /// Redaction's gate on an entry's line (gate.rs): made with what rules.py owns, the needles a run may hold,
 /// the stems of secret-sounding names, the keys known to name none, and `names_secret(key: bytes) -> bool`
 /// for a key not met before (its verdict remembered when it names none).
-#[pyclass(module = "sidecar_core")]
+#[pyclass(frozen, module = "sidecar_core")]
 struct LineGate {
     rules: gate::GateRules,
-    plain: HashSet<Vec<u8>>,
+    plain_keys: HashSet<Vec<u8>>,
+    // The keys found plain so far. Held while a call reads lines, across `names_secret`'s Python (where
+    // another thread may run, and call in): a call that finds it held reads with the first keys alone, a
+    // little slower, rather than wait for it with the GIL held (which would never be let go).
+    learned: Mutex<HashSet<Vec<u8>>>,
     names_secret: PyObject,
 }
 
 impl LineGate {
-    fn verdict(&mut self, py: Python<'_>, raw: &[u8]) -> PyResult<bool> {
+    fn verdicts<'a>(&self, py: Python<'_>, raws: impl Iterator<Item = &'a [u8]>) -> PyResult<Vec<bool>> {
+        let mut spare;
+        let mut held = self.learned.try_lock();
+        let plain = match held {
+            Ok(ref mut learned) => &mut **learned,
+            Err(_) => {
+                spare = self.plain_keys.clone();
+                &mut spare
+            }
+        };
         let judge = &self.names_secret;
         let mut names_secret = |key: &[u8]| -> PyResult<bool> { judge.call1(py, (PyBytes::new(py, key),))?.is_truthy(py) };
-        gate::line_may_hold_secret(raw, &self.rules, &mut self.plain, &mut names_secret)
+        raws.map(|raw| gate::line_may_hold_secret(raw, &self.rules, plain, &mut names_secret)).collect()
     }
 }
 
@@ -236,21 +250,23 @@ impl LineGate {
 impl LineGate {
     #[new]
     fn new(run_needles: Vec<Vec<u8>>, stems: Vec<Vec<u8>>, plain_keys: Vec<Vec<u8>>, names_secret: PyObject) -> Self {
+        let plain_keys: HashSet<Vec<u8>> = plain_keys.into_iter().take(gate::MAX_PLAIN_KEYS).collect();
         LineGate {
             rules: gate::GateRules { run_needles, stems },
-            plain: plain_keys.into_iter().take(gate::MAX_PLAIN_KEYS).collect(),
+            learned: Mutex::new(plain_keys.clone()),
+            plain_keys,
             names_secret,
         }
     }
 
     /// False only when the full redaction walk would change nothing in the entry of this line.
-    fn may_hold_secret(&mut self, py: Python<'_>, raw: &[u8]) -> PyResult<bool> {
-        self.verdict(py, raw)
+    fn may_hold_secret(&self, py: Python<'_>, raw: &[u8]) -> PyResult<bool> {
+        Ok(self.verdicts(py, std::iter::once(raw))?[0])
     }
 
     /// `may_hold_secret` of each line, in one call.
-    fn which_may_hold_secret(&mut self, py: Python<'_>, raws: Vec<PyBackedBytes>) -> PyResult<Vec<bool>> {
-        raws.iter().map(|raw| self.verdict(py, raw)).collect()
+    fn which_may_hold_secret(&self, py: Python<'_>, raws: Vec<PyBackedBytes>) -> PyResult<Vec<bool>> {
+        self.verdicts(py, raws.iter().map(|raw| &raw[..]))
     }
 
     /// Where the free text of `raw` begins and ends (its envelope and its message's tail left out).

@@ -232,3 +232,37 @@ def test_runs_are_measured_alike_wherever_they_fall():
                 text = ("a " * offset)[:offset] + edge + "q" * length + edge + "b"
                 for raw in _writings(_message_lines(text)[0]):
                     _check(gate, raw)
+
+
+def test_threads_reading_lines_at_once_get_the_same_verdicts():
+    """Exports run on the sidecar's worker threads: while one thread's gate asks Python about a key it has
+    not met (and lets the GIL go), another's call reads on, with the verdicts one thread alone gets."""
+    import threading
+    import time
+
+    def slow_judge(key: bytes) -> bool:
+        time.sleep(0.0002)  # lets the GIL go, as any Python may between two bytecodes
+        return rules._key_names_secret(key)
+
+    lines = _corpus_lines()[:600] + _ordinary_lines()[:600]
+    expected = [rules.line_may_hold_secret(raw) for raw in lines]
+    gate = CompiledLineGate(rules._GATE_RULES, slow_judge)
+    found: dict[int, list[bool]] = {}
+    failures: list[BaseException] = []
+
+    def read(number: int) -> None:
+        try:
+            if number % 2:
+                found[number] = gate.which_may_hold_secret(lines)
+            else:
+                found[number] = [gate.may_hold_secret(raw) for raw in lines]
+        except BaseException as failure:  # noqa: BLE001  # reported by the main thread below
+            failures.append(failure)
+
+    threads = [threading.Thread(target=read, args=(number,)) for number in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
+    assert all(verdicts == expected for verdicts in found.values()) and len(found) == 4

@@ -52,7 +52,7 @@ fi
 echo
 echo "== in-process tests again, every session file mapped and tree-cached (SIDECAR_TEST_MAP_ALL), the compiled core"
 SIDECAR_CORE=compiled SIDECAR_TEST_MAP_ALL=1 python -m pytest -q -p no:cacheprovider \
-  tests/store tests/context tests/format tests/compaction tests/parity
+  tests/store tests/context tests/format tests/compaction tests/parity tests/export
 
 echo
 echo "== the store, context, compaction, rpc, parity and importers suites again, every session in PostgreSQL (SIDECAR_TEST_STORE)"

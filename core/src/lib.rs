@@ -1,17 +1,21 @@
 //! sidecar_core: the compiled path of sidecar/corepath (see its __init__.py for the interface).
 //!
-//! One thing today, the one the profile of a large session's open names: a
-//! stretch of whole lines read for the tree's fields (scan.rs), in place of
-//! msgspec's decode of the stretch and the Python loop over its lines.
+//! Two things, each one a profile named: a stretch of whole lines read for the
+//! tree's fields (scan.rs), in place of msgspec's decode of the stretch and the
+//! Python loop over its lines (a large session's open); and redaction's gate on
+//! an entry's line (gate.rs), in place of rules.py's (an export's first look).
 
+mod gate;
 mod scan;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Mutex;
 
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::pybacked::PyBackedBytes;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use scan::{envelope_into, Envelope, Head, Value};
 
@@ -211,8 +215,70 @@ impl LineScanner {
     }
 }
 
+/// Redaction's gate on an entry's line (gate.rs): made with what rules.py owns, the needles a run may hold,
+/// the stems of secret-sounding names, the keys known to name none, and `names_secret(key: bytes) -> bool`
+/// for a key not met before (its verdict remembered when it names none).
+#[pyclass(frozen, module = "sidecar_core")]
+struct LineGate {
+    rules: gate::GateRules,
+    plain_keys: HashSet<Vec<u8>>,
+    // The keys found plain so far. Held while a call reads lines, across `names_secret`'s Python (where
+    // another thread may run, and call in): a call that finds it held reads with the first keys alone, a
+    // little slower, rather than wait for it with the GIL held (which would never be let go).
+    learned: Mutex<HashSet<Vec<u8>>>,
+    names_secret: PyObject,
+}
+
+impl LineGate {
+    fn verdicts<'a>(&self, py: Python<'_>, raws: impl Iterator<Item = &'a [u8]>) -> PyResult<Vec<bool>> {
+        let mut spare;
+        let mut held = self.learned.try_lock();
+        let plain = match held {
+            Ok(ref mut learned) => &mut **learned,
+            Err(_) => {
+                spare = self.plain_keys.clone();
+                &mut spare
+            }
+        };
+        let judge = &self.names_secret;
+        let mut names_secret = |key: &[u8]| -> PyResult<bool> { judge.call1(py, (PyBytes::new(py, key),))?.is_truthy(py) };
+        raws.map(|raw| gate::line_may_hold_secret(raw, &self.rules, plain, &mut names_secret)).collect()
+    }
+}
+
+#[pymethods]
+impl LineGate {
+    #[new]
+    fn new(run_needles: Vec<Vec<u8>>, stems: Vec<Vec<u8>>, plain_keys: Vec<Vec<u8>>, names_secret: PyObject) -> Self {
+        let plain_keys: HashSet<Vec<u8>> = plain_keys.into_iter().take(gate::MAX_PLAIN_KEYS).collect();
+        LineGate {
+            rules: gate::GateRules { run_needles, stems },
+            learned: Mutex::new(plain_keys.clone()),
+            plain_keys,
+            names_secret,
+        }
+    }
+
+    /// False only when the full redaction walk would change nothing in the entry of this line.
+    fn may_hold_secret(&self, py: Python<'_>, raw: &[u8]) -> PyResult<bool> {
+        Ok(self.verdicts(py, std::iter::once(raw))?[0])
+    }
+
+    /// `may_hold_secret` of each line, in one call.
+    fn which_may_hold_secret(&self, py: Python<'_>, raws: Vec<PyBackedBytes>) -> PyResult<Vec<bool>> {
+        self.verdicts(py, raws.iter().map(|raw| &raw[..]))
+    }
+
+    /// Where the free text of `raw` begins and ends (its envelope and its message's tail left out).
+    #[staticmethod]
+    fn free_bounds(raw: &[u8]) -> (usize, usize) {
+        gate::free_bounds(raw)
+    }
+}
+
 #[pymodule]
 fn sidecar_core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<LineScanner>()?;
+    module.add_class::<LineGate>()?;
     Ok(())
 }

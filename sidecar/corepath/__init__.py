@@ -1,4 +1,4 @@
-"""Which core reads session lines: the pure-Python reference or the compiled one (issue 42).
+"""Which core reads session lines (and gates them for redaction): the pure-Python reference or the compiled one (issue 42).
 
 ``SIDECAR_CORE`` picks it when this is first imported: ``auto`` (the default)
 runs the compiled core when its module (``sidecar_core``, the
@@ -6,22 +6,28 @@ session-sidecar-core package built from core/) imports, else Python;
 ``python`` runs Python; ``compiled`` runs the compiled core and fails loudly
 when it is absent. Both paths implement ``LineScanner``; the compiled one
 gives exactly what Python gives (tests/format/test_core_differential.py), and
-a stretch it cannot vouch for it hands to Python.
+a stretch it cannot vouch for it hands to Python. Redaction's line gate
+(``gate_of``, gating.py) is chosen the same way.
 """
 
 from __future__ import annotations
 
-from .choosing import CORES, CoreMissing, choose, chosen, line_scanner, scanner_of
+from .choosing import CORES, CoreMissing, choose, chosen, gate_of, line_scanner, scanner_of
+from .gating import GateRules, LineGate, PythonLineGate
 from .python import Columns, LineScanner, PythonLineScanner
 
 __all__ = [
     "CORES",
     "Columns",
     "CoreMissing",
+    "GateRules",
+    "LineGate",
     "LineScanner",
+    "PythonLineGate",
     "PythonLineScanner",
     "choose",
     "chosen",
+    "gate_of",
     "line_scanner",
     "scanner_of",
 ]

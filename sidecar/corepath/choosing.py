@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import msgspec
 
+from .gating import GateRules, LineGate, PythonLineGate
 from .python import LineScanner, PythonLineScanner
 
 CORES = ("auto", "python", "compiled")
@@ -71,3 +73,18 @@ def scanner_of(core: str, head_type: type[msgspec.Struct]) -> LineScanner:
 def line_scanner(head_type: type[msgspec.Struct]) -> LineScanner:
     """The chosen core's scanner."""
     return scanner_of(_chosen, head_type)
+
+
+def gate_of(
+    core: str,
+    rules: GateRules,
+    python_gate: Callable[[bytes], bool],
+    names_secret: Callable[[bytes], bool],
+) -> LineGate:
+    """Redaction's line gate on ``core`` ("python" or "compiled"): the rules' own ``python_gate``, or the
+    compiled one made with ``rules`` and ``names_secret`` (whether a key, as bytes, names a secret)."""
+    if core == "compiled":
+        from .compiled import CompiledLineGate
+
+        return CompiledLineGate(rules, names_secret)
+    return PythonLineGate(python_gate)

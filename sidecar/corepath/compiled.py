@@ -1,4 +1,5 @@
-"""The compiled line scanner (core/src, module ``sidecar_core``), behind the interface of python.py.
+"""The compiled line scanner and redaction gate (core/src, module ``sidecar_core``), behind the interfaces of
+python.py and gating.py.
 
 Importing this module raises ImportError when the compiled core is not installed.
 """
@@ -6,10 +7,12 @@ Importing this module raises ImportError when the compiled core is not installed
 from __future__ import annotations
 
 import mmap
+from collections.abc import Callable
 
 import msgspec
 import sidecar_core  # built from core/ by scripts/core.sh; absent in a pure-Python install (then ImportError)
 
+from .gating import GateRules
 from .python import Columns, PythonLineScanner
 
 
@@ -30,3 +33,19 @@ class CompiledLineScanner:
         """The compiled scan alone, None where it refuses (the differential tests compare it with Python's)."""
         found = self._compiled.scan(buffer, start, stop)
         return None if found is None else Columns(*found)
+
+
+class CompiledLineGate:
+    """The compiled gate (core/src/gate.rs): ``names_secret(key)`` judges a key it has not met (as bytes)."""
+
+    def __init__(self, rules: GateRules, names_secret: Callable[[bytes], bool]) -> None:
+        self._compiled = sidecar_core.LineGate(
+            list(rules.run_needles), list(rules.stems), list(rules.plain_keys), names_secret
+        )
+        self.may_hold_secret = self._compiled.may_hold_secret
+        self.which_may_hold_secret = self._compiled.which_may_hold_secret
+
+    @staticmethod
+    def free_bounds(raw: bytes) -> tuple[int, int]:
+        """Where the compiled gate finds the free text of ``raw`` (the differential tests compare it with Python's)."""
+        return sidecar_core.LineGate.free_bounds(raw)

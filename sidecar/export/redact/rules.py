@@ -20,6 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import AnyStr
 
+from ... import corepath
+from ...corepath import GateRules, LineGate
+
 
 @dataclass(frozen=True, slots=True)
 class Rule:
@@ -222,22 +225,21 @@ _RUNS_AND_SEPARATORS = bytes(
     0x20 if i < 128 and (chr(i).isspace() or chr(i) == '"') else 0x3A if i in (0x3A, 0x3D) else 0x78 for i in range(256)
 )
 _RUN_OF_TWELVE = b"x" * 12
-_RUN_NEEDLES = re.compile(
-    b"|".join(
-        re.escape(needle.encode())
-        for needle in sorted(
-            {
-                needle
-                for needles, lowercase in NEEDLES.values()
-                if not lowercase
-                for needle in needles
-                if not any(char in needle for char in ' "') and needle.isascii()
-            },
-            key=len,
-            reverse=True,
-        )
+_RUN_NEEDLE_LIST = tuple(
+    needle.encode()
+    for needle in sorted(
+        {
+            needle
+            for needles, lowercase in NEEDLES.values()
+            if not lowercase
+            for needle in needles
+            if not any(char in needle for char in ' "') and needle.isascii()
+        },
+        key=len,
+        reverse=True,
     )
 )
+_RUN_NEEDLES = re.compile(b"|".join(map(re.escape, _RUN_NEEDLE_LIST)))
 _URL_USERINFO = re.compile(rb"://[^\s:/@'\"<>]{0,64}:[^\s@/'\"<>]{1,128}@")
 # Escapes that hide what the counts below read: ASCII written as \u00XX (\u003d for "=", by a writer
 # other than pi's), "\/", the cut marker's "…" as \u2026, and the cut_text marker after its newline.
@@ -329,9 +331,37 @@ def line_may_hold_secret(raw: bytes) -> bool:
     no run a row can match, nothing a row reaching across runs holds, no key with a secret-sounding
     name, and no name with a stem followed by a separator (or a flag holding one) in a string's text.
     Each test is a pass or two over the line in C; the name stems are looked for only where a string
-    holds a separator."""
+    holds a separator.
+
+    The compiled core reads the same tests (core/src/gate.rs, chosen by ``line_gate``): a change to
+    them here is a change there too, and tests/export/test_gate_differential.py holds the two to the
+    same verdicts."""
     start, end = _free_bounds(raw)
     return _free_text_may_hold_secret(raw, start, end)
+
+
+def _key_names_secret(key: bytes) -> bool:
+    """Whether a key of a line, as written, has a secret-sounding name (the compiled gate asks this of a key
+    it has not met)."""
+    return name_kind(key.decode("utf-8", "replace")) is not None
+
+
+_GATE_RULES = GateRules(
+    run_needles=_RUN_NEEDLE_LIST,
+    stems=_NAME_HINTS_BYTES,
+    plain_keys=tuple(sorted(key.encode() for key in STRUCTURAL_KEYS)),
+)
+_LINE_GATES: dict[str, LineGate] = {}
+
+
+def line_gate() -> LineGate:
+    """``line_may_hold_secret`` on the chosen core (sidecar/corepath): the compiled gate when the compiled core
+    runs (the same tests, read in one pass each), this module's otherwise. Made once per core."""
+    core = corepath.chosen()
+    gate = _LINE_GATES.get(core)
+    if gate is None:
+        gate = _LINE_GATES[core] = corepath.gate_of(core, _GATE_RULES, line_may_hold_secret, _key_names_secret)
+    return gate
 
 
 def entry_may_hold_secret(obj: dict[str, object], raw: bytes) -> bool:

@@ -110,6 +110,24 @@ def _claude_edges() -> bytes:
             "",
         ]
         parent = uid[5]
+    # Assistant content of every block kind the mapping knows, odd fields, and what it reads whole.
+    contents = [
+        '[{"type":"thinking","thinking":"no signature"},{"type":"redacted_thinking","data":"abc"}]',
+        '[{"type":"server_tool_use","id":"srv_1","name":"web_search","input":{"query":"q"}}]',
+        '[{"type":"tool_use","id":null,"input":["not","an","object"]},{"type":"text","text":null}]',
+        '[{"type":"text","text":"a","extra":1,"text":"duplicate key"},{"type":"thinking","thinking":"t","signature":""}]',
+        '[{"type":"image","source":{"type":"base64","data":"AA=="}},{"type":"text","text":"after"}]',
+        '["no object",{"type":"text","text":"x"}]',
+        "null",
+        '"a string"',
+        "[]",
+    ]
+    for index, content in enumerate(contents):
+        stamp = f'"timestamp":"2026-01-02T03:06:{index:02d}.000Z","sessionId":"{session}"'
+        uid = f'"00000000-0000-4000-8000-9999{index:08d}"'
+        message = f'{{"id":"msg_odd_{index // 2}","role":"assistant","model":"claude-edge","content":{content}}}'
+        lines.append(f'{{"parentUuid":{parent},"type":"assistant","uuid":{uid},{stamp},"message":{message}}}')
+        parent = uid
     return "\r\n".join(lines).encode() + b"\n"
 
 

@@ -85,6 +85,22 @@ def _codex_edges() -> bytes:
             "   ",
             line(second, "token_count", '{"type":"token_count"}'),
         ]
+    # Reasoning and assistant message items of every shape their parts come in, odd ones read whole.
+    odd = [
+        '{"type":"reasoning","summary":[{"type":"summary_text","text":"s"}],"content":[{"type":"reasoning_text",'
+        '"text":"c"}],"encrypted_content":"enc"}',
+        '{"type":"reasoning","summary":null,"content":[{"type":"reasoning_text","text":"only content"}]}',
+        '{"type":"reasoning","summary":["no object"],"encrypted_content":""}',
+        '{"type":"reasoning","summary":[{"type":"summary_text"},{"text":""},{"text":"last","text":"dup"}]}',
+        '{"type":"reasoning","summary":"a string","content":{"text":"an object"}}',
+        '{"type":"message","role":"assistant","content":[{"type":"refusal","refusal":"no"},{"type":"output_text"},'
+        '{"type":"other","text":"x"},{"type":"text","text":null},{"type":"refusal"}]}',
+        '{"type":"message","role":"assistant","content":null}',
+        '{"type":"message","role":"assistant","content":"a string"}',
+        '{"type":"message","role":"assistant","content":[1,{"type":"output_text","text":"y"}]}',
+        '{"type":"message","role":"assistant"}',
+    ]
+    lines += [line(40 + index, "response_item", item) for index, item in enumerate(odd)]
     return "\r\n".join(lines).encode() + b"\n\n"
 
 

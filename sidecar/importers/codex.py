@@ -42,30 +42,15 @@ from .codex_lines import (
     UI_EVENTS,
     Head,
     Line,
-    Part,
     decoder,
     item_line_decoder,
     line_decoder,
     model_decoder,
     model_line_decoder,
-    parts_decoder,
     read_lines,
 )
 from .codex_subagents import children
-from .common import (
-    KEPT,
-    MAPPED,
-    NO_USAGE,
-    SKIPPED,
-    Builder,
-    Imported,
-    Tally,
-    id_of,
-    image_block,
-    iso_z,
-    json_bytes,
-    ms_of_iso,
-)
+from .common import KEPT, MAPPED, NO_USAGE, SKIPPED, Builder, Imported, Tally, id_of, image_block, iso_z, ms_of_iso
 from .made import Assistant
 
 TOOL = "codex"
@@ -322,14 +307,6 @@ class _Reader:
         """A reasoning, assistant message, function_call or custom_tool_call item's part of the open assistant
         message, from its fields; ``value`` reads a list field (JSON text from the head, or already read)."""
         message = self._opened(key, stamp, timestamp)
-        if value is not _same and kind in ("reasoning", "message"):
-            # The fields are the head's JSON text (``value`` is no ``_same``; compared with it, as a bound method is
-            # a new object each time): the parts read into Structs and the blocks written from their fields, as
-            # below but with no dict built on either side.
-            written = _thinking_text(summary, content, encrypted) if kind == "reasoning" else _texts(content)
-            if written is not None:
-                message.content += written
-                return
         if kind == "reasoning":
             texts = [s.get("text", "") for s in value(summary) or [] if isinstance(s, dict)]
             texts += [c.get("text", "") for c in value(content) or [] if isinstance(c, dict)]
@@ -403,46 +380,6 @@ class _Reader:
         self.b.dict_entry(entry)["firstKeptEntryId"] = entry  # Codex keeps earlier user turns piecemeal: see details
         self.leaf = entry
         self.tally.count("compacted", MAPPED)
-
-
-def _parts(raw: object) -> list[Part] | None:
-    """A list field's parts (JSON text from the head) as Structs; None for anything but a list of objects or
-    null (read as the dicts it holds instead)."""
-    if not isinstance(raw, msgspec.Raw):
-        return None
-    if len(raw) == 4 and bytes(raw) == b"null":
-        return []
-    try:
-        return parts_decoder.decode(raw)
-    except msgspec.ValidationError:
-        return None
-
-
-def _thinking_text(summary: object, content: object, encrypted: object) -> list[bytes] | None:
-    """The thinking block ``_assistant_fields`` makes of a reasoning item, as its JSON text (None: read whole)."""
-    summaries, contents = _parts(summary), _parts(content)
-    if summaries is None or contents is None:
-        return None
-    texts = [part.text for part in summaries] + [part.text for part in contents]
-    thinking = json_bytes("\n\n".join(text for text in texts if text))
-    if encrypted:
-        return [b'{"type":"thinking","thinking":%b,"thinkingSignature":%b}' % (thinking, json_bytes(encrypted))]
-    return [b'{"type":"thinking","thinking":%b}' % thinking]
-
-
-def _texts(content: object) -> list[bytes] | None:
-    """The text blocks ``_assistant_fields`` makes of an assistant message's parts, as JSON texts (None: read whole)."""
-    parts = _parts(content)
-    if parts is None:
-        return None
-    written = []
-    for part in parts:
-        kind = part.type
-        if kind == "output_text" or kind == "text":
-            written.append(b'{"type":"text","text":%b}' % json_bytes(str(part.text)))
-        elif kind == "refusal":
-            written.append(b'{"type":"text","text":%b}' % json_bytes(str(part.refusal)))
-    return written
 
 
 def _same(value: object) -> object:

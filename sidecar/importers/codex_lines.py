@@ -111,17 +111,7 @@ class ItemLine(msgspec.Struct, gc=False):
     payload: dict[str, Any]
 
 
-class Part(msgspec.Struct, gc=False):
-    """A part of a reasoning item's summary or content or of an assistant message's content: the fields the
-    mapping reads, with the defaults it reads for a missing one (codex._assistant_fields)."""
-
-    type: Any = None
-    text: Any = ""
-    refusal: Any = ""
-
-
 line_decoder = msgspec.json.Decoder(Line)
-parts_decoder = msgspec.json.Decoder(list[Part])
 head_decoder = msgspec.json.Decoder(Head)
 model_decoder = msgspec.json.Decoder(Model)
 model_line_decoder = msgspec.json.Decoder(ModelLine)

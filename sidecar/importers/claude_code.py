@@ -37,7 +37,6 @@ from .claude_code_lines import (
     BlockHead,
     Message,
     Record,
-    assistant_blocks_decoder,
     block_decoder,
     block_heads_decoder,
     block_list_decoder,
@@ -225,22 +224,20 @@ class _Reader:
             self.agent_calls[agent] = str(result.tool_use_id)
 
     def assistant(self, record: Record, message: Message, uid: str | None, stamp: str) -> None:
-        calls: list[str] = []  # the ids of its tool calls
-        blocks = _assistant_texts(message.content, calls, self.tool_names)
-        if blocks is None:  # (a block of another kind, or no list of objects: each block read whole)
-            blocks, calls = [], []
-            for source in decoder.decode(message.content) or ():
-                block = _assistant_block(source)
-                if block is not None:
-                    blocks.append(json_bytes(block))
-                    if block["type"] == "toolCall":
-                        calls.append(block["id"])
-                        self.tool_names[block["id"]] = block["name"]
+        blocks, calls = [], []
+        for source in decoder.decode(message.content) or ():
+            block = _assistant_block(source)
+            if block is not None:
+                blocks.append(block)
+                if block["type"] == "toolCall":
+                    calls.append(block)
+                    self.tool_names[block["id"]] = block["name"]
         model = str(message.model or self.model or "")
         msg_id = message.id
         if self.open_assistant is not None and msg_id and self.open_assistant[0] == msg_id:
             entry = self.b.being_filled(self.open_assistant[1])
-            entry.content += blocks
+            for block in blocks:
+                entry.add(block)
             if calls:
                 entry.stop = "toolUse"
             self.tally.count("assistant", MAPPED)
@@ -273,13 +270,14 @@ class _Reader:
                 ),
                 stop if stop is not None else "toolUse" if calls else "stop",
             )
-            opened.content += blocks
+            for block in blocks:
+                opened.add(block)
             entry_id = opened.id
             self.open_assistant = (msg_id, entry_id) if msg_id else None
             self.tally.count("assistant", MAPPED)
             self._stand(uid, entry_id)
-        for call in calls:
-            self.tool_users[call] = self.alias[uid] if uid else self.last  # type: ignore[assignment]  # an assistant entry was written: last is its id
+        for block in calls:
+            self.tool_users[block["id"]] = self.alias[uid] if uid else self.last  # type: ignore[assignment]  # an assistant entry was written: last is its id
         self.model = model or self.model
 
     def compaction(self, record: Record, uid: str | None, stamp: str) -> None:
@@ -332,46 +330,6 @@ def _block(block: dict[str, Any]) -> dict[str, object] | None:
             return image_block(str(source.get("data", "")), str(source.get("media_type", "image/png")))
         return {"type": "text", "text": f"[image: {json.dumps(source)}]"}
     return {"type": "text", "text": json.dumps(block)}
-
-
-def _assistant_texts(content: msgspec.Raw, calls: list[str], tool_names: dict[str, str]) -> list[bytes] | None:
-    """The JSON texts of the blocks ``_assistant_block`` makes of ``content``, written from their fields
-    without a dict being built for either side (one content block a line: most of a transcript's lines),
-    the ids of its tool calls added to ``calls`` and their names to ``tool_names``; None when the content
-    is no list of objects or holds a block of another kind (its JSON text is needed: read whole)."""
-    try:
-        heads = assistant_blocks_decoder.decode(content)
-    except msgspec.ValidationError:
-        return None
-    texts = []
-    for block in heads:
-        kind = block.type
-        if kind == "text":
-            texts.append(b'{"type":"text","text":%b}' % json_bytes(str(block.text)))
-        elif kind == "thinking":
-            signature = block.signature
-            texts.append(
-                b'{"type":"thinking","thinking":%b%b}'
-                % (
-                    json_bytes(str(block.thinking)),
-                    b',"thinkingSignature":%b' % json_bytes(signature) if signature else b"",
-                )
-            )
-        elif kind == "tool_use" or kind == "server_tool_use":
-            call, name, arguments = str(block.id), str(block.name), block.input
-            texts.append(
-                b'{"type":"toolCall","id":%b,"name":%b,"arguments":%b}'
-                % (json_bytes(call), json_bytes(name), json_bytes(arguments) if isinstance(arguments, dict) else b"{}")
-            )
-            calls.append(call)
-            tool_names[call] = name
-        elif kind == "redacted_thinking":
-            texts.append(
-                b'{"type":"thinking","thinking":"","thinkingSignature":%b,"redacted":true}' % json_bytes(block.data)
-            )
-        else:
-            return None
-    return texts
 
 
 def _assistant_block(block: object) -> dict[str, Any] | None:

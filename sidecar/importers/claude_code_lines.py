@@ -91,22 +91,7 @@ class BlockHead(msgspec.Struct, gc=False):
     content: msgspec.Raw = NULL
 
 
-class AssistantBlock(msgspec.Struct, gc=False):
-    """The fields of an assistant content block claude_code._assistant_block reads, with the defaults it
-    reads for a missing one (the kinds it maps; another kind is read whole)."""
-
-    type: Any = None
-    text: Any = ""
-    thinking: Any = ""
-    signature: Any = None
-    data: Any = ""
-    id: Any = ""
-    name: Any = ""
-    input: Any = None
-
-
 decoder = msgspec.json.Decoder()
-assistant_blocks_decoder = msgspec.json.Decoder(list[AssistantBlock])
 record_decoder = msgspec.json.Decoder(Record)
 loose_record_decoder = msgspec.json.Decoder(LooseRecord)
 block_list_decoder = msgspec.json.Decoder(list[msgspec.Raw])

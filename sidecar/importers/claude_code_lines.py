@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from ..store import MAX_CHARS
-from .common import SKIPPED, Tally, source_lines
+from .common import SKIPPED, Tally, source_lines, stood_in
 
 # Record kinds that copy what another line holds, with why they are skipped.
 COPIES = {
@@ -107,6 +107,13 @@ def first_byte(raw: msgspec.Raw) -> int:
 LIST, OBJECT, STRING = ord("["), ord("{"), ord('"')
 
 
+def _record(line: memoryview) -> Record:
+    try:
+        return record_decoder.decode(line)
+    except msgspec.ValidationError:  # a "message" that is no object: the record is kept as it is
+        return loose_record_decoder.decode(line)
+
+
 def read_records(path: Path, tally: Tally) -> Iterator[tuple[int, Record]]:
     """(1-based line number, record) of each line; a damaged line is counted with its number and skipped,
     and the copies of what was sent (most of a transcript's bytes) are counted as skipped."""
@@ -115,14 +122,23 @@ def read_records(path: Path, tally: Tally) -> Iterator[tuple[int, Record]]:
         try:
             try:
                 record = record_decoder.decode(line)
-            except msgspec.ValidationError:  # a "message" that is no object: the record is kept as it is
+            except msgspec.ValidationError:  # (as _record: written out, for the cost of a call a line)
                 record = loose_record_decoder.decode(line)
-        except msgspec.ValidationError:
-            tally.damage(number, "not a JSON object")
-            continue
-        except msgspec.DecodeError as error:
-            tally.damage(number, f"not JSON: {error}")
-            continue
+        except msgspec.DecodeError as refused:
+            # A line msgspec refused, read again with its lone surrogates stood in (when it holds any).
+            again = stood_in(line)
+            error: msgspec.DecodeError | None = refused
+            if again is not None:
+                try:
+                    line, record = again, _record(again)
+                    error = None
+                except msgspec.DecodeError as still:
+                    error = still
+            if error is not None:
+                tally.damage(
+                    number, "not a JSON object" if isinstance(error, msgspec.ValidationError) else f"not JSON: {error}"
+                )
+                continue
         kind = record.type
         if type(kind) is str and kind in COPIES:
             copies[kind] = copies.get(kind, 0) + 1

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 import msgspec
 
 from ..store import MAX_CHARS
-from .common import SKIPPED, Tally, source_lines
+from .common import SKIPPED, Tally, source_lines, stood_in
 from .made import Assistant
 
 OUTPUT_ITEMS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output", "tool_search_output"}
@@ -146,41 +146,49 @@ def read_lines(
     skipped: dict[str, int] = {}  # UI events by kind, counted into the tally at the end (one count per kind)
     kept_out: dict[str, int] = {}  # bookkeeping lines by kind, the same way
     for number, raw in source_lines(path):
-        try:
+        retried = False  # (read again once, its lone surrogates stood in, when msgspec refused it)
+        while True:
             try:
-                head: Head | None = head_decoder.decode(raw)
-            except msgspec.ValidationError:
-                head = None  # a payload (or an event's item) of another shape: read whole below
-            payload = head.payload if head is not None else None
-            if payload is not None:
-                kind = payload.type
-                if type(kind) is str:
-                    if head.type == "event_msg" and kind in NOT_READ:  # type: ignore[union-attr]  # payload is not None here, so head is not None
-                        if kind in RESPONSE_ENDS:
-                            reader.open = None
-                        if (
-                            kind == "item_completed"
-                            and payload.item is not None
-                            and payload.item.type == "CollabAgentToolCall"
-                        ):
-                            reader._note_spawn(decoder.decode(raw)["payload"]["item"])
-                        skipped[kind] = skipped.get(kind, 0) + 1
-                        continue
-                    if head.type == "response_item" and kind in OUTPUT_ITEMS and is_text(payload.output):  # type: ignore[union-attr]  # payload is not None here, so head is not None
-                        yield number, raw, OUTPUT, head
-                        continue
-                if head.type in BOOKKEEPING:  # type: ignore[union-attr]  # payload is not None here, so head is not None
-                    reader.open = None  # (it ends a model response)
-                    kept_out[head.type] = kept_out.get(head.type, 0) + 1  # type: ignore[union-attr]  # payload is not None here, so head is not None
-                    continue
-                if head.type in KNOWN_KINDS and (type(kind) is str or head.type != "response_item"):  # type: ignore[union-attr]  # payload is not None here, so head is not None
-                    yield number, raw, KNOWN, head
-                    continue
-            line = line_decoder.decode(raw)
-        except msgspec.DecodeError as error:
-            tally.damage(number, f"not JSON: {error}")
-            continue
-        yield number, raw, line, head
+                try:
+                    head: Head | None = head_decoder.decode(raw)
+                except msgspec.ValidationError:
+                    head = None  # a payload (or an event's item) of another shape: read whole below
+                payload = head.payload if head is not None else None
+                if payload is not None:
+                    kind = payload.type
+                    if type(kind) is str:
+                        if head.type == "event_msg" and kind in NOT_READ:  # type: ignore[union-attr]  # payload is not None here, so head is not None
+                            if kind in RESPONSE_ENDS:
+                                reader.open = None
+                            if (
+                                kind == "item_completed"
+                                and payload.item is not None
+                                and payload.item.type == "CollabAgentToolCall"
+                            ):
+                                reader._note_spawn(decoder.decode(raw)["payload"]["item"])
+                            skipped[kind] = skipped.get(kind, 0) + 1
+                            break
+                        if head.type == "response_item" and kind in OUTPUT_ITEMS and is_text(payload.output):  # type: ignore[union-attr]  # payload is not None here, so head is not None
+                            yield number, raw, OUTPUT, head
+                            break
+                    if head.type in BOOKKEEPING:  # type: ignore[union-attr]  # payload is not None here, so head is not None
+                        reader.open = None  # (it ends a model response)
+                        kept_out[head.type] = kept_out.get(head.type, 0) + 1  # type: ignore[union-attr]  # payload is not None here, so head is not None
+                        break
+                    if head.type in KNOWN_KINDS and (type(kind) is str or head.type != "response_item"):  # type: ignore[union-attr]  # payload is not None here, so head is not None
+                        yield number, raw, KNOWN, head
+                        break
+                line = line_decoder.decode(raw)
+            except msgspec.DecodeError as error:
+                # (nothing was done with a line msgspec refused: read again from the start, stood in)
+                again = None if retried else stood_in(raw)
+                if again is None:
+                    tally.damage(number, f"not JSON: {error}")
+                    break
+                raw, retried = again, True
+                continue
+            yield number, raw, line, head
+            break
     for kind, times in skipped.items():
         tally.count(f"event_msg/{kind}", SKIPPED, "a UI event repeating response items", times)
     for kind, times in kept_out.items():

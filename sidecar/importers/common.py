@@ -408,7 +408,6 @@ EPOCH = iso_of_ms(0)
 # ---- reading ----------------------------------------------------------------------------------
 
 _BLANKS = frozenset(b" \t\r\n\x0b\x0c")
-_BLANK_BYTES = b" \t\r\n\x0b\x0c"
 
 
 def read_source(path: Path, whole: bool = True) -> bytes | mmap.mmap:
@@ -434,25 +433,19 @@ def source_lines(path: Path) -> Iterator[tuple[int, memoryview]]:
 
     The file is mapped in one go and each line is a view into it, never a copy:
     a source is mostly a few very large lines, and copying them cost more than decoding them.
+    A line holding a lone surrogate escape (a Node tool's string cut inside an emoji) comes as it is:
+    msgspec refuses it wherever the escape is, and the reader then reads ``stood_in(line)`` instead.
+    Looking for the escapes in every line beforehand cost a quarter of an import (two searches of the
+    whole file: a search for a few bytes is no memchr).
     """
     data = read_source(path)
     view, find, size = memoryview(data), data.find, len(data)
-    # A line holding a lone surrogate escape (a Node tool's string cut inside an emoji) is given with each
-    # stood in for text msgspec reads (format/codec.py; store/encoded.py restores them): looked for only
-    # in a file holding a "\ud" or "\uD" at all.
-    surrogates = find(b"\\ud") >= 0 or find(b"\\uD") >= 0
     start, number = 0, 0
     while start < size:
         end = find(b"\n", start)
         if end < 0:
             end = size
         number += 1
-        if surrogates and (find(b"\\ud", start, end) >= 0 or find(b"\\uD", start, end) >= 0):
-            line = bytes(view[start:end]).strip(_BLANK_BYTES)
-            if may_hold_lone_surrogate(line):
-                yield number, memoryview(stand_in_lone_surrogates(line))
-                start = end + 1
-                continue
         if end > start and data[start] == 123 and data[end - 1] == 125:  # "{...}": nearly every line, no blanks
             yield number, view[start:end]
             start = end + 1
@@ -465,6 +458,17 @@ def source_lines(path: Path) -> Iterator[tuple[int, memoryview]]:
         if last > first:
             yield number, view[first:last]
         start = end + 1
+
+
+def stood_in(line: memoryview) -> memoryview | None:
+    """A line msgspec refused, with each lone surrogate escape stood in for by text msgspec reads
+    (format/codec.py; store/encoded.py restores them), or None when it holds none (it was refused
+    for another reason). Asked only of a refused line: msgspec refuses a lone surrogate escape
+    anywhere in a line, a field it skips or keeps as JSON text included, so a line it read holds none."""
+    raw = bytes(line)
+    if may_hold_lone_surrogate(raw):
+        return memoryview(stand_in_lone_surrogates(raw))
+    return None
 
 
 @dataclass

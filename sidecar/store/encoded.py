@@ -65,7 +65,9 @@ _STAND_IN = b"\xf4\x8f\xbf\xbf"  # (see format/codec.stand_in_lone_surrogates)
 def _restored(entry: Entry) -> Entry:
     """``entry``, or where an import stood lone surrogates in (format/codec.py), its line with their escapes."""
     line = entry.line
-    if line is None or _STAND_IN not in line:
+    # Its first byte looked for first: a search for one byte is a memchr, one for four walks the line (a
+    # tenth of an import's time, for the stand-in hardly any line holds).
+    if line is None or _STAND_IN[:1] not in line or _STAND_IN not in line:
         return entry
     restored = Entry.from_obj(decode_object(restore_lone_surrogates(bytes(line))))
     return restored

@@ -95,6 +95,17 @@ class Writer(Protocol):
     def is_closing(self) -> bool: ...
 
 
+class EncodedJson(bytes):
+    """A params value already encoded: compact UTF-8 JSON that goes out as these bytes, not encoded again.
+
+    ``request("session/append", {"sessionId": sid, "entries": EncodedJson(encoded_list)})`` sends the
+    frame ``json`` would make of the decoded value (with its bytes spliced in where the value goes), for
+    a caller that already has the bytes (an adapter encoding a large batch faster than ``json`` can). Only
+    a value of the params object itself may be one; the bytes are the caller's to vouch for (nothing
+    checks them), and ``trace`` gets the value decoded, as if it had been sent decoded.
+    """
+
+
 class FrameError(Exception):
     """The server sent bytes that are not a frame."""
 
@@ -520,13 +531,11 @@ class SidecarClient(SidecarMethods):
         a frame over the sidecar's limit raises ``PayloadTooLargeError``. Nothing
         is written in those cases.
         """
-        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        suspect = False
-        try:
-            body = text.encode()
-        except UnicodeEncodeError:
-            body = json.dumps(message, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode()
-            suspect = True
+        params = message.get("params") if isinstance(message, dict) else None
+        if isinstance(params, dict) and any(isinstance(value, EncodedJson) for value in params.values()):
+            body, suspect = _spliced(message, params)
+        else:
+            body, suspect = _json_bytes(message)
         if len(body) > MAX_MESSAGE_BYTES:
             method = message.get("method", "the message") if isinstance(message, dict) else "the message"
             raise PayloadTooLargeError(
@@ -546,7 +555,7 @@ class SidecarClient(SidecarMethods):
         if self.closed:
             raise self._closed_error(message.get("method") if isinstance(message, dict) else None)
         if self.trace is not None:
-            self.trace("send", message)
+            self.trace("send", _decoded(message))
         self.writer.write(frame)
 
     def _closed_error(self, method: str | None) -> ConnectionClosed:
@@ -803,3 +812,46 @@ def _resolve_command(command: str | Sequence[str] | None) -> list[str]:
     if isinstance(command, (str, os.PathLike)):
         return [os.fspath(command)]
     return [os.fspath(part) for part in command]
+
+
+def _json_bytes(value: Any) -> tuple[bytes, bool]:
+    """``value`` as compact UTF-8 JSON, and whether it holds a lone surrogate (then written as its escape)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.encode(), False
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode(), True
+
+
+def _spliced(message: dict[str, Any], params: dict[str, Any]) -> tuple[bytes, bool]:
+    """The frame body ``_json_bytes`` gives of ``message`` with each ``EncodedJson`` params value decoded,
+    made without decoding them: every other key and value encoded as ``json`` does, in the same order."""
+    suspect = False
+
+    def piece(value: Any) -> bytes:
+        nonlocal suspect
+        if isinstance(value, EncodedJson):
+            return value  # (as it is: a copy of a large batch's bytes costs)
+        encoded, odd = _json_bytes(value)
+        suspect = suspect or odd
+        return encoded
+
+    def members(obj: dict[str, Any]) -> bytes:
+        return (
+            b"{"
+            + b",".join(
+                piece(key) + b":" + (members(value) if value is params else piece(value)) for key, value in obj.items()
+            )
+            + b"}"
+        )
+
+    return members(message), suspect
+
+
+def _decoded(message: Any) -> Any:
+    """What a trace is shown of a message: any ``EncodedJson`` params value decoded (as if it had been sent so)."""
+    params = message.get("params") if isinstance(message, dict) else None
+    if not isinstance(params, dict) or not any(isinstance(value, EncodedJson) for value in params.values()):
+        return message
+    decoded = {key: json.loads(value) if isinstance(value, EncodedJson) else value for key, value in params.items()}
+    return {**message, "params": decoded}

@@ -31,6 +31,7 @@ message of text); its other verbatim items (agents-core's own shapes) are no ite
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -75,6 +76,40 @@ def to_entry(item: Mapping[str, Any], call_names: Mapping[str, str]) -> MessageE
         # A message built by _message: one of these three, with the patch as a field pi passes through.
         return {"type": "message", "message": cast("UserMessage | AssistantMessage | ToolResultMessage", message)}
     return verbatim_entry(item)
+
+
+def plain_entry(entry: MessageEntry | CustomMessageEntry) -> bool:
+    """Whether an entry ``to_entry`` made holds only values ``json.dumps`` writes as they are (exact str, int,
+    bool, None, finite float, list, dict of str keys), so that any JSON encoder writes the same value.
+
+    Only what came from the item unchecked can be anything else: its patch (the item's own fields) and a
+    tool call's arguments (``json.loads`` reads NaN and Infinity); every other value the mapping checked
+    is a str or made itself. A verbatim entry's item is already its JSON string."""
+    if entry["type"] != "message":
+        return True
+    message = cast("Mapping[str, Any]", entry["message"])
+    try:
+        if PATCH in message and not _plain(message[PATCH]):
+            return False
+        content = message.get("content")
+        if isinstance(content, list) and content and content[0].get("type") == "toolCall":
+            return _plain(content[0].get("arguments"))
+    except RecursionError:  # (nested past what json encodes either: its encoder says so)
+        return False
+    return True
+
+
+def _plain(value: object) -> bool:
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is float:
+        return math.isfinite(cast(float, value))
+    if kind is list:
+        return all(_plain(inner) for inner in cast("list[object]", value))
+    if kind is dict:
+        return all(type(key) is str and _plain(inner) for key, inner in cast("dict[object, object]", value).items())
+    return False
 
 
 def verbatim_entry(item: Mapping[str, Any]) -> CustomMessageEntry:

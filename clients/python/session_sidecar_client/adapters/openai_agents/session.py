@@ -43,7 +43,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
-from ...client import SidecarClient
+from ...client import EncodedJson, SidecarClient
 from ...errors import RpcError
 from ...protocol import (
     AppendResult,
@@ -56,7 +56,14 @@ from ...protocol import (
     ProgressValue,
     SessionNotFoundError,
 )
-from .items import LEAF_TYPE, from_message, to_entry
+from .items import LEAF_TYPE, from_message, plain_entry, to_entry
+
+try:  # (the sidecar's own dependency: where it is installed, a large batch is encoded ~10x faster than json does)
+    import msgspec
+except ImportError:  # pragma: no cover - the client itself needs nothing but the standard library
+    _encode_batch: Callable[[object], bytes] | None = None
+else:
+    _encode_batch = msgspec.json.Encoder().encode
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
@@ -160,10 +167,13 @@ class SidecarSession:
             client, sid = await self._ready()
             added = cast("list[dict[str, Any]]", items)
             entries: list[MessageEntry | CustomMessageEntry] = []
+            plain = True
             for item in added:
                 if item.get("type") == "function_call" and isinstance(item.get("call_id"), str):
                     self._call_names[item["call_id"]] = str(item.get("name", ""))
-                entries.append(to_entry(item, self._call_names))
+                entry = to_entry(item, self._call_names)
+                entries.append(entry)
+                plain = plain and plain_entry(entry)
             if len(added) <= _COPY_SLICE:  # (a turn's few: a task to copy them alongside costs more)
                 copies = [_copy(item) for item in added]
                 result = await client.append(sid, list(entries))
@@ -171,7 +181,7 @@ class SidecarSession:
                 # The copies the history keeps are made while the sidecar appends (most of the call's time
                 # is its, and the client only waits meanwhile): the request goes out first, then the copying
                 # in slices that let the event loop write the rest of the large request between them.
-                appending = asyncio.ensure_future(client.append(sid, list(entries)))
+                appending = asyncio.ensure_future(_append(client, sid, entries, plain))
                 try:
                     copies = await _copies(added)
                     result = await appending
@@ -373,6 +383,22 @@ async def _copies(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         await asyncio.sleep(0)
         copies += [_copy(item) for item in items[start : start + _COPY_SLICE]]
     return copies
+
+
+async def _append(
+    client: SidecarClient, sid: str, entries: list[MessageEntry | CustomMessageEntry], plain: bool
+) -> AppendResult:
+    """``session/append`` of a large batch; its entries encoded by msgspec when they are all plain JSON
+    (``plain_entry``: then its bytes are JSON's, value for value) and it is installed, else by the client."""
+    if plain and _encode_batch is not None:
+        try:
+            encoded = EncodedJson(_encode_batch(entries))
+        except (TypeError, ValueError, OverflowError):  # (a lone surrogate: the client writes it as JavaScript does)
+            pass
+        else:
+            result: AppendResult = await client.request("session/append", {"sessionId": sid, "entries": encoded})
+            return result
+    return await client.append(sid, list(entries))
 
 
 def _abandon(call: asyncio.Future[Any]) -> None:

@@ -183,7 +183,7 @@ class SidecarSession:
                 # in slices that let the event loop write the rest of the large request between them.
                 appending = asyncio.ensure_future(_append(client, sid, entries, plain))
                 try:
-                    copies = await _copies(added)
+                    copies = await _copies(added, client.writer.drain)
                     result = await appending
                 except BaseException:
                     _abandon(appending)
@@ -376,11 +376,16 @@ class SidecarSession:
 _COPY_SLICE = 128
 
 
-async def _copies(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A copy of each item, the event loop given a turn before each slice (the first: the request's own)."""
+async def _copies(items: list[dict[str, Any]], drained: Callable[[], Awaitable[None]]) -> list[dict[str, Any]]:
+    """A copy of each item, the event loop given a turn before each slice; the first once the request is
+    written (``drained``: the client's writer's drain): until then a slice would hold up each write of the
+    large request to the pipe, and the sidecar, which cannot start before its last byte, with it."""
     copies: list[dict[str, Any]] = []
+    await asyncio.sleep(0)  # (the request's own turn: it is encoded and its writing begins)
+    await drained()
     for start in range(0, len(items), _COPY_SLICE):
-        await asyncio.sleep(0)
+        if start:
+            await asyncio.sleep(0)
         copies += [_copy(item) for item in items[start : start + _COPY_SLICE]]
     return copies
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from session_sidecar_client import ConnectionClosed, PayloadTooLargeError, RpcError, SidecarClient, SidecarServer
-from session_sidecar_client.client import MAX_MESSAGE_BYTES
+from session_sidecar_client.client import MAX_MESSAGE_BYTES, EncodedJson
 
 from .entries import assistant, tool_call, user
 from .paths import sidecar_command
@@ -288,3 +288,25 @@ async def test_each_subscription_event_comes_to_its_typed_callback(tmp_path: Pat
     assert label["targetId"] == appended["entries"][0]["id"] and label["label"] == "start"
     assert name["name"] == "watched"
     assert "session/didSetLabel" not in others and "session/didSetName" not in others
+
+
+async def test_an_encoded_params_value_goes_out_as_its_bytes_and_is_traced_decoded(client: SidecarClient):
+    """EncodedJson: a params value already encoded is spliced into the frame as it is (the OpenAI Agents
+    adapter sends a large batch so); the sidecar reads what the value decoded would have sent, and a
+    trace sees it decoded."""
+    created = await client.create("/work/encoded")
+    sid = created["sessionId"]
+    entries = [user('é 漢字 🙂, \u2028 and a "quote"'), assistant("", tool_call("c1", "count", n=1.5, deep=[{}]))]
+    sent: list[Any] = []
+    client.trace = lambda direction, message: sent.append(message) if direction == "send" else None
+    encoded = EncodedJson(json.dumps(entries, ensure_ascii=False, separators=(",", ":")).encode())
+    result = await client.request("session/append", {"sessionId": sid, "entries": encoded})
+    client.trace = None
+    assert len(result["entries"]) == 2 and result["leafId"] == result["entries"][-1]["id"]
+    written = (await client.get_entries(sid))["entries"]
+    assert [entry["message"] for entry in written] == [entry["message"] for entry in entries]
+    assert sent[0]["params"] == {"sessionId": sid, "entries": entries}  # (decoded for the trace)
+    # The frame is the one json makes of the decoded value, byte for byte.
+    message = {"jsonrpc": "2.0", "id": 7, "method": "session/append", "params": {"sessionId": sid, "entries": encoded}}
+    plain = {**message, "params": {"sessionId": sid, "entries": entries}}
+    assert client._encode(message) == client._encode(plain)

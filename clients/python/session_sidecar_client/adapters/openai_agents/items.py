@@ -65,6 +65,9 @@ COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
 BRANCH_SUMMARY_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
 BRANCH_SUMMARY_SUFFIX = "</summary>"
 
+# json.dumps(value, separators=(",", ":"), ensure_ascii=False) without making its encoder for each call.
+_compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
 # The list of parts a kind of item has, patched part by part.
 _PARTS = {"user": "content", "assistant": "content", "reasoning": "summary"}
 
@@ -89,26 +92,37 @@ def plain_entry(entry: MessageEntry | CustomMessageEntry) -> bool:
         return True
     message = cast("Mapping[str, Any]", entry["message"])
     try:
-        if PATCH in message and not _plain(message[PATCH]):
+        patch = message.get(PATCH)
+        if patch is not None and not _plain(patch):
             return False
-        content = message.get("content")
-        if isinstance(content, list) and content and content[0].get("type") == "toolCall":
-            return _plain(content[0].get("arguments"))
+        content = message["content"]
+        if type(content) is list and content and content[0]["type"] == "toolCall":
+            return _plain(content[0]["arguments"])
     except RecursionError:  # (nested past what json encodes either: its encoder says so)
         return False
     return True
 
 
+_SCALARS = frozenset({str, int, bool, type(None)})  # (exact types: json writes a subclass its own way)
+
+
 def _plain(value: object) -> bool:
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
+    if kind in _SCALARS:
+        return True
+    # (Loops, not all() of a generator, and a scalar member checked without a call: most of a patch is strings.)
+    if kind is dict:
+        for key, inner in cast("dict[object, object]", value).items():
+            if type(key) is not str or (type(inner) not in _SCALARS and not _plain(inner)):
+                return False
+        return True
+    if kind is list:
+        for inner in cast("list[object]", value):
+            if type(inner) not in _SCALARS and not _plain(inner):
+                return False
         return True
     if kind is float:
         return math.isfinite(cast(float, value))
-    if kind is list:
-        return all(_plain(inner) for inner in cast("list[object]", value))
-    if kind is dict:
-        return all(type(key) is str and _plain(inner) for key, inner in cast("dict[object, object]", value).items())
     return False
 
 
@@ -306,7 +320,7 @@ def _natural(kind: str, message: Mapping[str, Any]) -> dict[str, Any]:
             "type": "function_call",
             "call_id": call.get("id"),
             "name": call.get("name"),
-            "arguments": json.dumps(call.get("arguments"), separators=(",", ":"), ensure_ascii=False),
+            "arguments": _compact_json(call.get("arguments")),
         }
     if kind == "function_call_output":
         texts = [str(block.get("text")) for block in blocks if isinstance(block, dict)]
@@ -374,7 +388,11 @@ def _is_block(block: object, kind: str, field: str = "text") -> bool:
 def _diff(natural: Mapping[str, Any], actual: Mapping[str, Any], parts_key: str | None) -> dict[str, Any]:
     """The patch making ``natural`` into ``actual``: ``set``, ``drop``, and per part (``parts``) the same."""
     patch: dict[str, Any] = {}
-    sets = {key: value for key, value in actual.items() if key not in natural or natural[key] != value}
+    # (Loops, not comprehensions: an item has a handful of keys, and a comprehension's own frame costs more.)
+    sets: dict[str, Any] = {}
+    for key, value in actual.items():
+        if key not in natural or natural[key] != value:
+            sets[key] = value
     if parts_key is not None and parts_key in sets:
         ours, theirs = natural.get(parts_key), actual.get(parts_key)
         if (
@@ -387,7 +405,7 @@ def _diff(natural: Mapping[str, Any], actual: Mapping[str, Any], parts_key: str 
             del sets[parts_key]
     if sets:
         patch["set"] = sets
-    drop = [key for key in natural if key not in actual]
+    drop = [key for key in natural if key not in actual] if len(natural) > len(actual) - len(sets) else None
     if drop:
         patch["drop"] = drop
     return patch

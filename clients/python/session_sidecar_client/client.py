@@ -23,6 +23,15 @@ import shutil
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
+try:  # (optional: where it is installed, as beside the sidecar, answers decode faster; see _loads)
+    from msgspec import DecodeError as _MsgspecDecodeError
+    from msgspec.json import Decoder as _MsgspecDecoder
+except ImportError:
+    _msgspec_loads: Callable[[bytes], Any] | None = None
+    _MsgspecDecodeError = ValueError
+else:
+    _msgspec_loads = _MsgspecDecoder().decode
+
 from .errors import ConnectionClosed, ProtocolVersionError, RpcError, check_protocol_version, describe_exit
 from .methods import ProgressCallback, SidecarMethods
 from .protocol import (
@@ -580,7 +589,7 @@ class SidecarClient(SidecarMethods):
                 if not line:
                     return None
                 if line.strip():
-                    return json.loads(line)
+                    return _loads(line)
         length: int | None = None
         while True:
             line = await self.reader.readline()
@@ -596,7 +605,7 @@ class SidecarClient(SidecarMethods):
                     length = int(value.strip())
                 except ValueError:
                     raise FrameError(f"bad Content-Length {value.strip()!r}") from None
-        return json.loads(await self.reader.readexactly(length))
+        return _loads(await self.reader.readexactly(length))
 
     async def _read_loop(self) -> None:
         reason = "the sidecar closed its output"
@@ -812,6 +821,19 @@ def _resolve_command(command: str | Sequence[str] | None) -> list[str]:
     if isinstance(command, (str, os.PathLike)):
         return [os.fspath(command)]
     return [os.fspath(part) for part in command]
+
+
+def _loads(data: bytes) -> Any:
+    """A frame's JSON decoded: by msgspec where it is installed (a large answer ~3x faster), else by json.
+
+    msgspec gives what json gives or refuses (a lone surrogate's escape, NaN, a number past a float,
+    UTF-16): what it refuses is decoded by json, as it always was."""
+    if _msgspec_loads is not None:
+        try:
+            return _msgspec_loads(data)
+        except _MsgspecDecodeError:
+            pass
+    return json.loads(data)
 
 
 def _json_bytes(value: Any) -> tuple[bytes, bool]:

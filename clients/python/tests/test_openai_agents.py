@@ -690,3 +690,28 @@ async def test_a_large_batch_holding_a_lone_surrogate_comes_back_as_it_went_in(s
     await session.add_items(batch)
     assert await session.get_items() == batch
     assert await SidecarSession("surrogate", client=sidecar).get_items() == batch
+
+
+def test_without_msgspec_a_large_batch_goes_the_clients_way_and_comes_back(command: list[str], sessions_root: Path):
+    """The client needs nothing but the standard library: without msgspec (which only makes a large batch's
+    encoding and the answers' decoding faster) a large batch is encoded by json and read back the same."""
+    code = (
+        "import asyncio, json, sys; sys.modules['msgspec'] = None\n"
+        "from session_sidecar_client import SidecarClient\n"
+        "from session_sidecar_client.adapters.openai_agents import SidecarSession, session\n"
+        "assert session._encode_batch is None\n"
+        "async def main():\n"
+        "    async with SidecarClient.spawn(command=json.loads(sys.argv[1]), session_root=sys.argv[2]) as client:\n"
+        "        items = [{'role': 'user', 'content': f'item {n}', 'n': n} for n in range(300)]\n"
+        "        await SidecarSession('plain', client=client).add_items(items)\n"
+        "        print(await SidecarSession('plain', client=client).get_items() == items)\n"
+        "asyncio.run(main())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(command), str(sessions_root)],
+        cwd=CLIENT_DIR,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == "True"

@@ -382,7 +382,10 @@ async def _copies(items: list[dict[str, Any]], drained: Callable[[], Awaitable[N
     large request to the pipe, and the sidecar, which cannot start before its last byte, with it."""
     copies: list[dict[str, Any]] = []
     await asyncio.sleep(0)  # (the request's own turn: it is encoded and its writing begins)
-    await drained()
+    try:
+        await drained()
+    except (ConnectionError, RuntimeError):
+        pass  # (the sidecar went away: the append's own error says so, as it did before it was waited for)
     for start in range(0, len(items), _COPY_SLICE):
         if start:
             await asyncio.sleep(0)

@@ -166,7 +166,7 @@ def item_kind(item: Mapping[str, Any]) -> str | None:
         )
     if kind == "reasoning":
         summary = item.get("summary")
-        if isinstance(summary, list) and all(_is_part(part, "summary_text") for part in summary):
+        if isinstance(summary, list) and _all_parts(summary, "summary_text"):
             return "reasoning"
         return None
     if kind not in (None, "message"):
@@ -174,14 +174,10 @@ def item_kind(item: Mapping[str, Any]) -> str | None:
     role = item.get("role")
     content = item.get("content")
     if role == "user":
-        if isinstance(content, str) or (
-            isinstance(content, list) and all(_is_part(part, "input_text") for part in content)
-        ):
+        if isinstance(content, str) or (isinstance(content, list) and _all_parts(content, "input_text")):
             return "user"
     elif role == "assistant":
-        if isinstance(content, str) or (
-            isinstance(content, list) and content and all(_is_part(part, "output_text") for part in content)
-        ):
+        if isinstance(content, str) or (isinstance(content, list) and content and _all_parts(content, "output_text")):
             return "assistant"
     return None
 
@@ -374,8 +370,12 @@ def _text(content: object) -> str:
     return ""
 
 
-def _is_part(part: object, kind: str) -> bool:
-    return isinstance(part, dict) and part.get("type") == kind and isinstance(part.get("text"), str)
+def _all_parts(parts: list[object], kind: str) -> bool:
+    """Whether every part is a dict of type ``kind`` with a str ``text`` (a loop: all() of a generator costs more)."""
+    for part in parts:
+        if not (isinstance(part, dict) and part.get("type") == kind and isinstance(part.get("text"), str)):
+            return False
+    return True
 
 
 def _is_block(block: object, kind: str, field: str = "text") -> bool:

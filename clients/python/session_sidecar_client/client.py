@@ -23,15 +23,6 @@ import shutil
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
-try:  # (optional: where it is installed, as beside the sidecar, answers decode faster; see _loads)
-    from msgspec import DecodeError as _MsgspecDecodeError
-    from msgspec.json import Decoder as _MsgspecDecoder
-except ImportError:
-    _msgspec_loads: Callable[[bytes], Any] | None = None
-    _MsgspecDecodeError = ValueError
-else:
-    _msgspec_loads = _MsgspecDecoder().decode
-
 from .errors import ConnectionClosed, ProtocolVersionError, RpcError, check_protocol_version, describe_exit
 from .methods import ProgressCallback, SidecarMethods
 from .protocol import (
@@ -52,6 +43,16 @@ from .protocol import (
     SummarizeParams,
     SummarizeResult,
 )
+
+# msgspec, optional: where it is installed (as beside the sidecar) answers decode faster (_loads).
+_msgspec_loads: Callable[[bytes], Any] | None
+_msgspec_refusals: tuple[type[Exception], ...]
+try:
+    import msgspec.json
+except ImportError:
+    _msgspec_loads, _msgspec_refusals = None, ()
+else:
+    _msgspec_loads, _msgspec_refusals = msgspec.json.Decoder().decode, (msgspec.DecodeError,)
 
 logger = logging.getLogger("session_sidecar_client")
 
@@ -831,7 +832,7 @@ def _loads(data: bytes) -> Any:
     if _msgspec_loads is not None:
         try:
             return _msgspec_loads(data)
-        except _MsgspecDecodeError:
+        except _msgspec_refusals:
             pass
     return json.loads(data)
 

@@ -848,27 +848,35 @@ def _json_bytes(value: Any) -> tuple[bytes, bool]:
 
 def _spliced(message: dict[str, Any], params: dict[str, Any]) -> tuple[bytes, bool]:
     """The frame body ``_json_bytes`` gives of ``message`` with each ``EncodedJson`` params value decoded,
-    made without decoding them: every other key and value encoded as ``json`` does, in the same order."""
+    made without decoding them: every other key and value encoded as ``json`` does, in the same order.
+    The pieces are joined once (each join or + of a large batch's bytes is a copy of them)."""
     suspect = False
+    pieces: list[bytes] = []
 
-    def piece(value: Any) -> bytes:
+    def add(value: Any) -> None:
         nonlocal suspect
         if isinstance(value, EncodedJson):
-            return value  # (as it is: a copy of a large batch's bytes costs)
+            pieces.append(value)
+            return
         encoded, odd = _json_bytes(value)
         suspect = suspect or odd
-        return encoded
+        pieces.append(encoded)
 
-    def members(obj: dict[str, Any]) -> bytes:
-        return (
-            b"{"
-            + b",".join(
-                piece(key) + b":" + (members(value) if value is params else piece(value)) for key, value in obj.items()
-            )
-            + b"}"
-        )
+    def members(obj: dict[str, Any]) -> None:
+        pieces.append(b"{")
+        for index, (key, value) in enumerate(obj.items()):
+            if index:
+                pieces.append(b",")
+            add(key)
+            pieces.append(b":")
+            if value is params:
+                members(value)
+            else:
+                add(value)
+        pieces.append(b"}")
 
-    return members(message), suspect
+    members(message)
+    return b"".join(pieces), suspect
 
 
 def _decoded(message: Any) -> Any:

@@ -7,6 +7,7 @@ a scripted peer over in-memory streams, where which frame went unread is known.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import signal
 import time
@@ -310,3 +311,17 @@ async def test_an_encoded_params_value_goes_out_as_its_bytes_and_is_traced_decod
     message = {"jsonrpc": "2.0", "id": 7, "method": "session/append", "params": {"sessionId": sid, "entries": encoded}}
     plain = {**message, "params": {"sessionId": sid, "entries": entries}}
     assert client._encode(message) == client._encode(plain)
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_GETPIPE_SZ"), reason="pipe sizes are Linux's")
+async def test_the_pipe_to_a_spawned_sidecar_takes_a_large_append_in_one_write(client: SidecarClient):
+    """The client widens the pipe to the sidecar's stdin (1 MiB, the most an unprivileged process may ask):
+    a 1,000-entry append (~250 KB) goes out in one write instead of 64 KiB pieces."""
+    fd = client.writer.transport.get_extra_info("pipe").fileno()  # type: ignore[attr-defined]  # (a spawned client's writer is a StreamWriter)
+    allowed = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+    assert fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ) == min(1 << 20, allowed)
+    created = await client.create("/work/wide")
+    batch = [user(f"entry {n} " + "x" * 250) for n in range(1000)]
+    result = await client.append(created["sessionId"], batch)
+    assert len(result["entries"]) == 1000
+    assert len((await client.get_entries(created["sessionId"]))["entries"]) == 1000

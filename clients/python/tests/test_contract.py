@@ -7,6 +7,7 @@ a scripted peer over in-memory streams, where which frame went unread is known.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import signal
 import time
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 from session_sidecar_client import ConnectionClosed, PayloadTooLargeError, RpcError, SidecarClient, SidecarServer
-from session_sidecar_client.client import MAX_MESSAGE_BYTES
+from session_sidecar_client.client import MAX_MESSAGE_BYTES, EncodedJson
 
 from .entries import assistant, tool_call, user
 from .paths import sidecar_command
@@ -288,3 +289,39 @@ async def test_each_subscription_event_comes_to_its_typed_callback(tmp_path: Pat
     assert label["targetId"] == appended["entries"][0]["id"] and label["label"] == "start"
     assert name["name"] == "watched"
     assert "session/didSetLabel" not in others and "session/didSetName" not in others
+
+
+async def test_an_encoded_params_value_goes_out_as_its_bytes_and_is_traced_decoded(client: SidecarClient):
+    """EncodedJson: a params value already encoded is spliced into the frame as it is (the OpenAI Agents
+    adapter sends a large batch so); the sidecar reads what the value decoded would have sent, and a
+    trace sees it decoded."""
+    created = await client.create("/work/encoded")
+    sid = created["sessionId"]
+    entries = [user('é 漢字 🙂, \u2028 and a "quote"'), assistant("", tool_call("c1", "count", n=1.5, deep=[{}]))]
+    sent: list[Any] = []
+    client.trace = lambda direction, message: sent.append(message) if direction == "send" else None
+    encoded = EncodedJson(json.dumps(entries, ensure_ascii=False, separators=(",", ":")).encode())
+    result = await client.request("session/append", {"sessionId": sid, "entries": encoded})
+    client.trace = None
+    assert len(result["entries"]) == 2 and result["leafId"] == result["entries"][-1]["id"]
+    written = (await client.get_entries(sid))["entries"]
+    assert [entry["message"] for entry in written] == [entry["message"] for entry in entries]
+    assert sent[0]["params"] == {"sessionId": sid, "entries": entries}  # (decoded for the trace)
+    # The frame is the one json makes of the decoded value, byte for byte.
+    message = {"jsonrpc": "2.0", "id": 7, "method": "session/append", "params": {"sessionId": sid, "entries": encoded}}
+    plain = {**message, "params": {"sessionId": sid, "entries": entries}}
+    assert client._encode(message) == client._encode(plain)
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_GETPIPE_SZ"), reason="pipe sizes are Linux's")
+async def test_the_pipe_to_a_spawned_sidecar_takes_a_large_append_in_one_write(client: SidecarClient):
+    """The client widens the pipe to the sidecar's stdin (1 MiB, the most an unprivileged process may ask):
+    a 1,000-entry append (~250 KB) goes out in one write instead of 64 KiB pieces."""
+    fd = client.writer.transport.get_extra_info("pipe").fileno()  # type: ignore[attr-defined]  # (a spawned client's writer is a StreamWriter)
+    allowed = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+    assert fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ) == min(1 << 20, allowed)
+    created = await client.create("/work/wide")
+    batch = [user(f"entry {n} " + "x" * 250) for n in range(1000)]
+    result = await client.append(created["sessionId"], batch)
+    assert len(result["entries"]) == 1000
+    assert len((await client.get_entries(created["sessionId"]))["entries"]) == 1000

@@ -613,3 +613,105 @@ def test_a_message_the_typescript_adapter_wrote_reads_as_its_natural_item_with_t
     # An item in agents-core's own vocabulary only: not an item of the Responses API.
     hosted = {"type": "hosted_tool_call", "name": "web_search_call", "providerData": {}}
     assert from_message({**verbatim, "content": json.dumps(hosted)}) == []
+
+
+def _batch_encoded(sidecar: SidecarClient) -> list[bool]:
+    """Whether each session/append from here on went out with its entries already encoded (EncodedJson)."""
+    from session_sidecar_client.client import EncodedJson
+
+    seen: list[bool] = []
+    request = sidecar.request
+
+    async def watched(method: str, params: Any = None, **options: Any) -> Any:
+        if method == "session/append":
+            seen.append(isinstance(params.get("entries"), EncodedJson))
+        return await request(method, params, **options)
+
+    sidecar.request = watched  # type: ignore[method-assign]  # observed, not replaced: the call goes on as it was
+    return seen
+
+
+async def test_a_large_batch_encoded_at_once_writes_what_small_batches_write(sidecar: SidecarClient):
+    """A batch past the copy slice goes out encoded by msgspec in one call (when every entry is plain JSON):
+    the entries written, and the items read back, are those of the same items added a few at a time."""
+    batch = [
+        {**item, "n": n} if item.get("role") == "user" and isinstance(item.get("content"), str) else item
+        for n, item in enumerate(EXAMPLES * 8)
+    ]
+    seen = _batch_encoded(sidecar)
+    large = SidecarSession("large", client=sidecar)
+    await large.add_items(batch)
+    small = SidecarSession("small", client=sidecar)
+    for start in range(0, len(batch), 50):
+        await small.add_items(batch[start : start + 50])
+    assert seen[0] is True and not any(seen[1:])
+    assert await large.get_items() == batch == await small.get_items()
+    assert await SidecarSession("large", client=sidecar).get_items() == batch  # (read back from the sidecar)
+
+    def written(sid: str) -> Any:
+        return [{k: v for k, v in e.items() if k not in ("id", "parentId", "timestamp")} for e in entries[sid]]
+
+    entries = {sid: (await sidecar.get_entries(sid))["entries"] for sid in ("large", "small")}
+    assert written("large") == written("small")
+
+
+@pytest.mark.parametrize(
+    ("odd", "error", "match"),
+    [
+        ({"score": float("nan")}, ValueError, "JSON compliant"),
+        ({"score": float("inf")}, ValueError, "JSON compliant"),
+        ({"tags": {"a", "b"}}, TypeError, "not JSON serializable"),
+        ({"at": b"bytes"}, TypeError, "not JSON serializable"),
+    ],
+)
+async def test_a_large_batch_holding_what_json_refuses_fails_as_a_small_one_does(
+    sidecar: SidecarClient, odd: dict[str, Any], error: type[Exception], match: str
+):
+    """msgspec writes NaN as null and a set as an array; json refuses both: such a batch goes the client's
+    way (json), fails as it always did, and writes nothing."""
+    session = SidecarSession(f"odd-{len(odd)}-{match[:3]}", client=sidecar)
+    batch = [{"role": "user", "content": f"item {n}"} for n in range(200)]
+    batch[150] = {"type": "reasoning", "id": "rs", "summary": [], **odd}  # (in the patch)
+    with pytest.raises(error, match=match):
+        await session.add_items(batch)
+    call = {"type": "function_call", "call_id": "c", "name": "f", "arguments": '{"x": NaN}'}  # json.loads reads NaN
+    with pytest.raises(ValueError, match="JSON compliant"):
+        await session.add_items([*batch[:150], call])
+    assert await session.get_items() == []
+    await session.add_items(batch[:150])
+    assert await session.get_items() == batch[:150]
+
+
+async def test_a_large_batch_holding_a_lone_surrogate_comes_back_as_it_went_in(sidecar: SidecarClient):
+    """msgspec refuses a lone surrogate: that batch goes the client's way, which writes it as JavaScript does."""
+    session = SidecarSession("surrogate", client=sidecar)
+    batch = [{"role": "user", "content": f"item {n}"} for n in range(200)]
+    batch[99] = {"role": "user", "content": "cut mid-emoji: \ud83d"}
+    await session.add_items(batch)
+    assert await session.get_items() == batch
+    assert await SidecarSession("surrogate", client=sidecar).get_items() == batch
+
+
+def test_without_msgspec_a_large_batch_goes_the_clients_way_and_comes_back(command: list[str], sessions_root: Path):
+    """The client needs nothing but the standard library: without msgspec (which only makes a large batch's
+    encoding and the answers' decoding faster) a large batch is encoded by json and read back the same."""
+    code = (
+        "import asyncio, json, sys; sys.modules['msgspec'] = None\n"
+        "from session_sidecar_client import SidecarClient\n"
+        "from session_sidecar_client.adapters.openai_agents import SidecarSession, session\n"
+        "assert session._encode_batch is None\n"
+        "async def main():\n"
+        "    async with SidecarClient.spawn(command=json.loads(sys.argv[1]), session_root=sys.argv[2]) as client:\n"
+        "        items = [{'role': 'user', 'content': f'item {n}', 'n': n} for n in range(300)]\n"
+        "        await SidecarSession('plain', client=client).add_items(items)\n"
+        "        print(await SidecarSession('plain', client=client).get_items() == items)\n"
+        "asyncio.run(main())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(command), str(sessions_root)],
+        cwd=CLIENT_DIR,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == "True"

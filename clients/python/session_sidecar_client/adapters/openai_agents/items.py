@@ -31,7 +31,8 @@ message of text); its other verbatim items (agents-core's own shapes) are no ite
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import math
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from ...protocol import AssistantMessage, CustomMessageEntry, MessageEntry, ToolResultMessage, UserMessage
@@ -64,6 +65,19 @@ COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
 BRANCH_SUMMARY_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
 BRANCH_SUMMARY_SUFFIX = "</summary>"
 
+# msgspec, optional (the sidecar's own dependency): a function call's arguments read faster (_arguments).
+_msgspec_loads: Callable[[str], object] | None
+_msgspec_refusals: tuple[type[Exception], ...]
+try:
+    import msgspec.json
+except ImportError:
+    _msgspec_loads, _msgspec_refusals = None, ()
+else:
+    _msgspec_loads, _msgspec_refusals = msgspec.json.Decoder().decode, (msgspec.DecodeError,)
+
+# json.dumps(value, separators=(",", ":"), ensure_ascii=False) without making its encoder for each call.
+_compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
 # The list of parts a kind of item has, patched part by part.
 _PARTS = {"user": "content", "assistant": "content", "reasoning": "summary"}
 
@@ -75,6 +89,51 @@ def to_entry(item: Mapping[str, Any], call_names: Mapping[str, str]) -> MessageE
         # A message built by _message: one of these three, with the patch as a field pi passes through.
         return {"type": "message", "message": cast("UserMessage | AssistantMessage | ToolResultMessage", message)}
     return verbatim_entry(item)
+
+
+def plain_entry(entry: MessageEntry | CustomMessageEntry) -> bool:
+    """Whether an entry ``to_entry`` made holds only values ``json.dumps`` writes as they are (exact str, int,
+    bool, None, finite float, list, dict of str keys), so that any JSON encoder writes the same value.
+
+    Only what came from the item unchecked can be anything else: its patch (the item's own fields) and a
+    tool call's arguments (``json.loads`` reads NaN and Infinity); every other value the mapping checked
+    is a str or made itself. A verbatim entry's item is already its JSON string."""
+    if entry["type"] != "message":
+        return True
+    message = cast("Mapping[str, Any]", entry["message"])
+    try:
+        patch = message.get(PATCH)
+        if patch is not None and not _plain(patch):
+            return False
+        content = message["content"]
+        if type(content) is list and content and content[0]["type"] == "toolCall":
+            return _plain(content[0]["arguments"])
+    except RecursionError:  # (nested past what json encodes either: its encoder says so)
+        return False
+    return True
+
+
+_SCALARS = frozenset({str, int, bool, type(None)})  # (exact types: json writes a subclass its own way)
+
+
+def _plain(value: object) -> bool:
+    kind = type(value)
+    if kind in _SCALARS:
+        return True
+    # (Loops, not all() of a generator, and a scalar member checked without a call: most of a patch is strings.)
+    if kind is dict:
+        for key, inner in cast("dict[object, object]", value).items():
+            if type(key) is not str or (type(inner) not in _SCALARS and not _plain(inner)):
+                return False
+        return True
+    if kind is list:
+        for inner in cast("list[object]", value):
+            if type(inner) not in _SCALARS and not _plain(inner):
+                return False
+        return True
+    if kind is float:
+        return math.isfinite(cast(float, value))
+    return False
 
 
 def verbatim_entry(item: Mapping[str, Any]) -> CustomMessageEntry:
@@ -117,7 +176,7 @@ def item_kind(item: Mapping[str, Any]) -> str | None:
         )
     if kind == "reasoning":
         summary = item.get("summary")
-        if isinstance(summary, list) and all(_is_part(part, "summary_text") for part in summary):
+        if isinstance(summary, list) and _all_parts(summary, "summary_text"):
             return "reasoning"
         return None
     if kind not in (None, "message"):
@@ -125,14 +184,10 @@ def item_kind(item: Mapping[str, Any]) -> str | None:
     role = item.get("role")
     content = item.get("content")
     if role == "user":
-        if isinstance(content, str) or (
-            isinstance(content, list) and all(_is_part(part, "input_text") for part in content)
-        ):
+        if isinstance(content, str) or (isinstance(content, list) and _all_parts(content, "input_text")):
             return "user"
     elif role == "assistant":
-        if isinstance(content, str) or (
-            isinstance(content, list) and content and all(_is_part(part, "output_text") for part in content)
-        ):
+        if isinstance(content, str) or (isinstance(content, list) and content and _all_parts(content, "output_text")):
             return "assistant"
     return None
 
@@ -186,10 +241,7 @@ def _message(kind: str, item: Mapping[str, Any], call_names: Mapping[str, str]) 
         texts = [content] if isinstance(content, str) else [part["text"] for part in content]
         return {"role": "assistant", "content": [{"type": "text", "text": text} for text in texts]}
     if kind == "function_call":
-        try:
-            arguments = json.loads(item["arguments"])
-        except ValueError:
-            arguments = None
+        arguments = _arguments(item["arguments"])
         call = {
             "type": "toolCall",
             "id": item["call_id"],
@@ -214,6 +266,21 @@ def _message(kind: str, item: Mapping[str, Any], call_names: Mapping[str, str]) 
 
 
 _KINDS = ("user", "assistant", "function_call", "function_call_output", "reasoning")
+
+
+def _arguments(text: str) -> object:
+    """A function call's arguments string read as JSON (None when it is not JSON): by msgspec where it is
+    installed (~10x json's speed on a small object), which reads what json reads or refuses it (NaN,
+    Infinity, a lone surrogate's escape), and then json reads it, as it always did."""
+    if _msgspec_loads is not None:
+        try:
+            return _msgspec_loads(text)
+        except _msgspec_refusals:
+            pass
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _infer_kind(message: Mapping[str, Any]) -> str | None:
@@ -271,7 +338,7 @@ def _natural(kind: str, message: Mapping[str, Any]) -> dict[str, Any]:
             "type": "function_call",
             "call_id": call.get("id"),
             "name": call.get("name"),
-            "arguments": json.dumps(call.get("arguments"), separators=(",", ":"), ensure_ascii=False),
+            "arguments": _compact_json(call.get("arguments")),
         }
     if kind == "function_call_output":
         texts = [str(block.get("text")) for block in blocks if isinstance(block, dict)]
@@ -325,8 +392,12 @@ def _text(content: object) -> str:
     return ""
 
 
-def _is_part(part: object, kind: str) -> bool:
-    return isinstance(part, dict) and part.get("type") == kind and isinstance(part.get("text"), str)
+def _all_parts(parts: list[object], kind: str) -> bool:
+    """Whether every part is a dict of type ``kind`` with a str ``text`` (a loop: all() of a generator costs more)."""
+    for part in parts:
+        if not (isinstance(part, dict) and part.get("type") == kind and isinstance(part.get("text"), str)):
+            return False
+    return True
 
 
 def _is_block(block: object, kind: str, field: str = "text") -> bool:
@@ -339,7 +410,11 @@ def _is_block(block: object, kind: str, field: str = "text") -> bool:
 def _diff(natural: Mapping[str, Any], actual: Mapping[str, Any], parts_key: str | None) -> dict[str, Any]:
     """The patch making ``natural`` into ``actual``: ``set``, ``drop``, and per part (``parts``) the same."""
     patch: dict[str, Any] = {}
-    sets = {key: value for key, value in actual.items() if key not in natural or natural[key] != value}
+    # (Loops, not comprehensions: an item has a handful of keys, and a comprehension's own frame costs more.)
+    sets: dict[str, Any] = {}
+    for key, value in actual.items():
+        if key not in natural or natural[key] != value:
+            sets[key] = value
     if parts_key is not None and parts_key in sets:
         ours, theirs = natural.get(parts_key), actual.get(parts_key)
         if (
@@ -352,7 +427,7 @@ def _diff(natural: Mapping[str, Any], actual: Mapping[str, Any], parts_key: str 
             del sets[parts_key]
     if sets:
         patch["set"] = sets
-    drop = [key for key in natural if key not in actual]
+    drop = [key for key in natural if key not in actual] if len(natural) > len(actual) - len(sets) else None
     if drop:
         patch["drop"] = drop
     return patch

@@ -26,7 +26,7 @@ class TreeIndex:
     def add_parsed(
         self,
         items: list[Any],
-        entry_type: type,
+        entry_type: type[Any],
         entries: list[Any],
         by_id: dict[str, Any],
         orphans: list[Any],

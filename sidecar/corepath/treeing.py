@@ -21,7 +21,7 @@ class TreeIndex(Protocol):
     def add_parsed(
         self,
         items: list[Any],
-        entry_type: type,
+        entry_type: type[Any],
         entries: list[Any],
         by_id: dict[str, Any],
         orphans: list[Any],
@@ -49,7 +49,7 @@ class PythonTreeIndex:
     def add_parsed(
         self,
         items: list[Any],
-        entry_type: type,
+        entry_type: type[Any],
         entries: list[Any],
         by_id: dict[str, Any],
         orphans: list[Any],

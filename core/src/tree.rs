@@ -2,10 +2,10 @@
 //! list, the id -> entry dict, the parents' strings shared, the orphans, the entries to note) and its path walk.
 //!
 //! The Python tree keeps its public lists and dict (a hundred callers read `entries` and `by_id`); beside them this
-//! keeps, per entry in file order, the index of its parent as resolved when it was added, and each id's index by
-//! the id's Python hash. A walk then steps down a column of integers instead of looking every parent up in a dict.
-//! Whatever this cannot vouch for (an id met twice, two ids of one hash, a parent that came after its child) it
-//! hands back to the Python walk, which reads the dict as it is: a walk here gives the Python walk's path or none.
+//! keeps, per entry in file order, the index of its parent (the entry the dict held under the parent id when the
+//! entry was added). A walk then steps down a column of integers instead of looking every parent up in a dict.
+//! Whatever this cannot vouch for (an id met twice, a parent after its child or the entry itself) it hands back to
+//! the Python walk, which reads the dict as it is: a walk here gives the Python walk's path or none.
 
 use std::collections::HashMap;
 
@@ -17,42 +17,43 @@ use crate::Quick;
 
 /// The entry's parent id is None or empty: a root, the walk stops there.
 const ROOT: u32 = u32::MAX;
-/// The parent id named no entry indexed before this one: the walk asks the dict whether it names one now.
+/// The parent id named no entry before this one: the walk asks the dict whether it names one now.
 const UNRESOLVED: u32 = u32::MAX - 1;
+/// The parent is an entry further back than the one before: its index is found when a walk first needs it.
+const PENDING: u32 = u32::MAX - 2;
 
 #[pyclass(module = "sidecar_core")]
 pub struct TreeIndex {
-    // Per entry, in the order of the tree's `entries`: its parent's index (or ROOT, UNRESOLVED) and its id's hash.
+    // Per entry, in the order of the tree's `entries`: its parent's index (or ROOT, UNRESOLVED, PENDING) and the
+    // entry object's address (the list holds the object, so the address names it while it is there).
     parents: Vec<u32>,
-    id_hashes: Vec<isize>,
-    // Each indexed id's entry, by the id's hash (exact while `vouched`: no hash is there twice).
-    by_hash: HashMap<isize, u32, Quick>,
-    // False once an id repeated or two ids shared a hash: from then on every walk is Python's.
-    vouched: bool,
+    addresses: Vec<usize>,
+    // The PENDING entries' indices and their parents' addresses. Looking each parent up as it came would take a map
+    // of every id, as large as the tree's own dict and as slow to fill; a walk resolves them all in one pass.
+    pending: Vec<(u32, usize)>,
 }
 
 impl TreeIndex {
-    /// Index the entry at `index` (the next one), its parent resolved against what is indexed, as `add` does.
-    /// `parent_found`: whether the tree's dict held the parent id when the entry was added.
-    fn push(&mut self, index: usize, id_hash: isize, parent: Option<&Bound<'_, PyAny>>, parent_found: bool) -> PyResult<()> {
-        let parent_index = match parent {
-            None => ROOT,
-            Some(parent) if parent.len()? == 0 => ROOT, // an empty parent id ends the walk, as `if parent` does
-            Some(_) if !parent_found => UNRESOLVED,
-            Some(parent) => match self.by_hash.get(&parent.hash()?) {
-                Some(&found) => found,
-                // In the dict but not indexed before it: the entry itself (its own parent) or a later one.
+    /// Index the entry at `index` (the next one): `parent` is the entry `by_id` held under its parent id then.
+    fn push(&mut self, index: usize, entry: &Bound<'_, PyAny>, parent_id: &Bound<'_, PyAny>, parent: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let parent_index = if parent_id.is_none() || parent_id.len()? == 0 {
+            ROOT // an empty parent id ends the walk, as `if parent` does
+        } else {
+            match parent {
                 None => UNRESOLVED,
-            },
+                Some(parent) => {
+                    let address = parent.as_ptr() as usize;
+                    if index > 0 && self.addresses[index - 1] == address {
+                        (index - 1) as u32
+                    } else {
+                        self.pending.push((index as u32, address));
+                        PENDING
+                    }
+                }
+            }
         };
-        if index > u32::MAX as usize - 2 {
-            self.vouched = false; // more entries than the column can name: the Python walk reads them
-        }
         self.parents.push(parent_index);
-        self.id_hashes.push(id_hash);
-        if self.by_hash.insert(id_hash, index as u32).is_some() {
-            self.vouched = false;
-        }
+        self.addresses.push(entry.as_ptr() as usize);
         Ok(())
     }
 
@@ -61,16 +62,37 @@ impl TreeIndex {
         let py = entries.py();
         for index in self.parents.len()..entries.len() {
             let entry = entries.get_item(index)?;
-            let id = entry.getattr(intern!(py, "id"))?;
-            let parent = entry.getattr(intern!(py, "parent_id"))?;
-            let parent = if parent.is_none() { None } else { Some(parent) };
-            let found = match &parent {
-                Some(parent) => by_id.contains(parent)?,
-                None => false,
-            };
-            self.push(index, id.hash()?, parent.as_ref(), found)?;
+            let parent_id = entry.getattr(intern!(py, "parent_id"))?;
+            let parent = if parent_id.is_none() { None } else { by_id.get_item(&parent_id)? };
+            self.push(index, &entry, &parent_id, parent.as_ref())?;
         }
         Ok(())
+    }
+
+    /// Give each PENDING entry its parent's index, in one pass back over the addresses.
+    fn resolve_pending(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let mut wanted: HashMap<usize, u32, Quick> = self.pending.iter().map(|&(_, address)| (address, UNRESOLVED)).collect();
+        let mut left = wanted.len();
+        for (index, address) in self.addresses.iter().enumerate().rev() {
+            if let Some(found) = wanted.get_mut(address) {
+                if *found == UNRESOLVED {
+                    *found = index as u32;
+                    left -= 1;
+                    if left == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        for &(child, address) in &self.pending {
+            let parent = wanted[&address];
+            // Only a parent before its child is walked here: the entry itself, or one after it, is Python's to walk.
+            self.parents[child as usize] = if parent < child { parent } else { UNRESOLVED };
+        }
+        self.pending.clear();
     }
 }
 
@@ -78,7 +100,7 @@ impl TreeIndex {
 impl TreeIndex {
     #[new]
     fn new() -> Self {
-        TreeIndex { parents: Vec::new(), id_hashes: Vec::new(), by_hash: HashMap::default(), vouched: true }
+        TreeIndex { parents: Vec::new(), addresses: Vec::new(), pending: Vec::new() }
     }
 
     /// `SessionTree.add_parsed`'s loop: each `entry_type` of `items` with an id goes on `entries` and into
@@ -114,25 +136,24 @@ impl TreeIndex {
             let index = entries.len();
             entries.append(&item)?;
             by_id.set_item(&id, &item)?;
-            let parent = item.getattr(parent_name)?;
-            let mut parent_found = false;
-            let mut parent_is_last = false;
-            if !parent.is_none() {
-                if let Some(last_id) = &last_id {
-                    if parent.is(last_id) || parent.eq(last_id)? {
-                        parent_is_last = true;
-                        parent_found = true;
-                        if !parent.is(last_id) {
+            let parent_id = item.getattr(parent_name)?;
+            let mut parent = None;
+            if !parent_id.is_none() {
+                if let (Some(last_id), Some(last)) = (&last_id, &last) {
+                    if parent_id.is(last_id) || parent_id.eq(last_id)? {
+                        // The dict holds the last entry under its id (it was just added): no lookup in a large dict.
+                        if !parent_id.is(last_id) {
                             item.setattr(parent_name, last_id)?; // one string object for both (see add)
                         }
+                        parent = Some(last.clone());
                     }
                 }
-                if !parent_is_last {
-                    match by_id.get_item(&parent)? {
+                if parent.is_none() {
+                    parent = by_id.get_item(&parent_id)?;
+                    match &parent {
                         Some(found) => {
-                            parent_found = true;
                             let found_id = found.getattr(id_name)?;
-                            if !found_id.is(&parent) {
+                            if !found_id.is(&parent_id) {
                                 item.setattr(parent_name, found_id)?;
                             }
                         }
@@ -140,22 +161,7 @@ impl TreeIndex {
                     }
                 }
             }
-            let id_hash = id.hash()?;
-            if parent_is_last && self.vouched && index > 0 {
-                // The entry before is the parent: no lookup of its hash.
-                let parent_index = if parent.len()? == 0 { ROOT } else { (index - 1) as u32 };
-                self.parents.push(parent_index);
-                self.id_hashes.push(id_hash);
-                if self.by_hash.insert(id_hash, index as u32).is_some() {
-                    self.vouched = false;
-                }
-                if index > u32::MAX as usize - 2 {
-                    self.vouched = false;
-                }
-            } else {
-                let parent = if parent.is_none() { None } else { Some(&parent) };
-                self.push(index, id_hash, parent, parent_found)?;
-            }
+            self.push(index, &item, &parent_id, parent.as_ref())?;
             if noted.contains(item.getattr(type_name)?)? && note.call1((&item,))?.is_truthy()? {
                 noted = noted_later.clone();
             }
@@ -167,13 +173,10 @@ impl TreeIndex {
 
     /// Forget the entries from `length` on (`SessionTree.remove_last` took them off `entries`).
     fn truncate(&mut self, length: usize) {
-        while self.parents.len() > length {
-            let index = self.parents.len() - 1;
-            self.parents.pop();
-            let id_hash = self.id_hashes.pop().unwrap_or_default();
-            if self.by_hash.get(&id_hash) == Some(&(index as u32)) {
-                self.by_hash.remove(&id_hash);
-            }
+        if length < self.parents.len() {
+            self.parents.truncate(length);
+            self.addresses.truncate(length);
+            self.pending.retain(|&(child, _)| (child as usize) < length);
         }
     }
 
@@ -186,21 +189,23 @@ impl TreeIndex {
         entries: &Bound<'py, PyList>,
         by_id: &Bound<'py, PyDict>,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
-        if self.parents.len() > entries.len() {
-            self.vouched = false; // entries were taken off without truncate: nothing here can be trusted
+        if self.parents.len() > entries.len() || entries.len() != by_id.len() {
+            // Entries taken off without truncate (nothing here can be trusted), or an id repeated (each parent
+            // was resolved to the entry of its id then, the Python walk takes the one the dict holds now).
+            return Ok(None);
         }
         self.catch_up(entries, by_id)?;
-        if !self.vouched {
-            return Ok(None);
-        }
-        if by_id.get_item(leaf_id)?.is_none() {
+        let Some(leaf) = by_id.get_item(leaf_id)? else {
             return Ok(Some(PyList::empty(py)));
-        }
-        let Some(&leaf) = self.by_hash.get(&leaf_id.hash()?) else {
+        };
+        // Most often the leaf is the last entry: the addresses are looked through from the end.
+        let address = leaf.as_ptr() as usize;
+        let Some(leaf) = self.addresses.iter().rposition(|&at| at == address) else {
             return Ok(None);
         };
+        self.resolve_pending();
         let mut walked: Vec<u32> = Vec::new();
-        let mut at = leaf;
+        let mut at = leaf as u32;
         loop {
             walked.push(at);
             match self.parents[at as usize] {
@@ -208,7 +213,7 @@ impl TreeIndex {
                 UNRESOLVED => {
                     let parent = entries.get_item(at as usize)?.getattr(intern!(py, "parent_id"))?;
                     if by_id.contains(parent)? {
-                        return Ok(None); // its parent came later in the file: the Python walk finds it
+                        return Ok(None); // its parent came later in the file (or is itself): the Python walk's
                     }
                     break;
                 }
@@ -219,8 +224,8 @@ impl TreeIndex {
         Ok(Some(PyList::new(py, path)?))
     }
 
-    /// How many entries are indexed, and whether the walks here are vouched for (the tests' view).
-    fn state(&self) -> (usize, bool) {
-        (self.parents.len(), self.vouched)
+    /// How many entries are indexed, and how many parents wait for a walk to find them (the tests' view).
+    fn state(&self) -> (usize, usize) {
+        (self.parents.len(), self.pending.len())
     }
 }

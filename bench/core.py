@@ -114,11 +114,10 @@ def measure(rounds: int, with_pi: bool, seed: int = 42) -> dict[str, list[float]
                 wall, cpu = _timed(lambda: parse_path(load.DATA), 3)
                 add(f"{kind} parse", wall)
                 add(f"{kind} parse cpu", cpu)
-                items = parse_path(load.DATA).items
-                wall, cpu = _timed(lambda: _tree_and_path(items), 3)
+                parsed = parse_path(load.DATA).items
+                wall, cpu = _timed(lambda: _tree_and_path(parsed), 3)
                 add(f"{kind} tree", wall)
                 add(f"{kind} tree cpu", cpu)
-                del items
                 wall, cpu = _timed(lambda: _load_and_context(load.DATA), 3)
                 add(f"{kind} load+context", wall)
                 add(f"{kind} load+context cpu", cpu)

@@ -223,3 +223,21 @@ def _trees(draw: st.DrawFn) -> bytes:
 @given(_trees())
 def test_hypothesis_trees_are_the_same_on_both_cores(data):
     _same_on_both(data)
+
+
+def test_a_sound_branched_tree_is_walked_down_the_column():
+    """Branches whose parents lie far back (resolved when a walk first needs them): every leaf's path is the
+    index's own, and the plain walk's."""
+    rows = [message("r", None, user("root"))]
+    parent = "r"
+    for n in range(300):
+        rows.append(message(f"a{n}", parent, user("kept")))
+        if n % 30 == 0:
+            rows.append(message(f"b{n}", "r" if n % 60 else f"a{n}", user("branch")))
+            rows.append(message(f"c{n}", f"b{n}", user("branch")))
+        parent = f"a{n}"
+    python, compiled = _same_on_both(_bytes(rows))
+    assert compiled._index.state()[1] == 0  # the walks above resolved every parent further back
+    for leaf in ("a299", "c0", "c30", "b270", "r"):
+        walked = compiled._index.path(leaf, compiled.entries, compiled.by_id)
+        assert walked is not None and [e.id for e in walked] == _plain_path(python, leaf)

@@ -7,6 +7,8 @@ per round (seeded), the two cores alike (``corepath.choose`` in this process,
 ``SIDECAR_CORE`` for a spawned sidecar):
 
 - parse: ``parse_path`` of the file (mapped: it is over MAP_THRESHOLD), in this process;
+- tree: a new ``SessionTree`` given the parse's items (``add_parsed``) and the path to its leaf, in this process
+  (the index the core gives a tree, corepath/treeing.py: the Python loop and walk, or core/src/tree.rs);
 - load + context: ``FileSession.load`` and ``build_context`` at the leaf, in this process (load.py's "open");
 - fresh: a new ``python -m sidecar serve``, ``initialize``, ``session/open`` of a copy it never saw and
   ``session/buildContext``, spawn to the answer decoded (fresh.py's figure);
@@ -42,6 +44,7 @@ from sidecar.context.build import build_context  # noqa: E402
 from sidecar.format.jsonl import parse_path  # noqa: E402
 from sidecar.store.base import FsyncPolicy  # noqa: E402
 from sidecar.store.files.session import FileSession  # noqa: E402
+from sidecar.store.tree import SessionTree  # noqa: E402
 
 CORES = ("python", "compiled")
 
@@ -55,6 +58,12 @@ def _timed(work: Callable[[], object], repeat: int) -> tuple[float, float]:
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
     return min(walls), min(cpus)
+
+
+def _tree_and_path(items: list) -> None:
+    tree = SessionTree()
+    tree.add_parsed(items)
+    tree.path(tree.leaf_id)
 
 
 def _load_and_context(path: Path) -> None:
@@ -105,6 +114,10 @@ def measure(rounds: int, with_pi: bool, seed: int = 42) -> dict[str, list[float]
                 wall, cpu = _timed(lambda: parse_path(load.DATA), 3)
                 add(f"{kind} parse", wall)
                 add(f"{kind} parse cpu", cpu)
+                parsed = parse_path(load.DATA).items
+                wall, cpu = _timed(lambda: _tree_and_path(parsed), 3)
+                add(f"{kind} tree", wall)
+                add(f"{kind} tree cpu", cpu)
                 wall, cpu = _timed(lambda: _load_and_context(load.DATA), 3)
                 add(f"{kind} load+context", wall)
                 add(f"{kind} load+context cpu", cpu)
@@ -114,7 +127,7 @@ def measure(rounds: int, with_pi: bool, seed: int = 42) -> dict[str, list[float]
                 add(f"{kind} later", opened["later"])
                 messages.add(opened["messages"])
             assert len(messages) == 1, messages  # every contender built the same context
-            for figure in ("parse", "load+context", "fresh", "later"):
+            for figure in ("parse", "tree", "load+context", "fresh", "later"):
                 add(f"ratio {figure}", figures[f"compiled {figure}"][-1] / figures[f"python {figure}"][-1])
             if node is not None:
                 for kind in CORES:
@@ -142,6 +155,8 @@ def main() -> None:
     rows = [
         ("parse (parse_path), wall", "parse"),
         ("parse, CPU", "parse cpu"),
+        ("tree: add_parsed + path to the leaf, wall", "tree"),
+        ("tree, CPU", "tree cpu"),
         ("load + context (in process), wall", "load+context"),
         ("load + context, CPU", "load+context cpu"),
         ("fresh process: spawn to context, wall", "fresh"),
@@ -154,8 +169,10 @@ def main() -> None:
             if "ratio " + name in f
             else [c / p for c, p in zip(f[f"compiled {name}"], f[f"python {name}"])]
         )
+        # The tree's figures are a few ms on this file: shown to a tenth of one.
+        show = (lambda values: fresh.spread(values, 1000.0, "{:.1f}")) if name.startswith("tree") else _ms
         print(
-            f"{label:<44} {_ms(f[f'python {name}']):>16} {_ms(f[f'compiled {name}']):>16} "
+            f"{label:<44} {show(f[f'python {name}']):>16} {show(f[f'compiled {name}']):>16} "
             f"{fresh.spread(ratio, 1, '{:.2f}'):>16}"
         )
     if "pi fresh" in f:

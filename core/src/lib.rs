@@ -1,12 +1,15 @@
 //! sidecar_core: the compiled path of sidecar/corepath (see its __init__.py for the interface).
 //!
-//! Two things, each one a profile named: a stretch of whole lines read for the
+//! Three things, each one a profile named: a stretch of whole lines read for the
 //! tree's fields (scan.rs), in place of msgspec's decode of the stretch and the
-//! Python loop over its lines (a large session's open); and redaction's gate on
-//! an entry's line (gate.rs), in place of rules.py's (an export's first look).
+//! Python loop over its lines (a large session's open); redaction's gate on
+//! an entry's line (gate.rs), in place of rules.py's (an export's first look);
+//! and the tree's index of those entries and its path walk (tree.rs), in place of
+//! store/tree.py's loops (the same open, right after the scan).
 
 mod gate;
 mod scan;
+mod tree;
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -38,7 +41,7 @@ impl Hasher for QuickHasher {
     }
 }
 
-type Quick = BuildHasherDefault<QuickHasher>;
+pub(crate) type Quick = BuildHasherDefault<QuickHasher>;
 
 /// How many distinct types and heads a scan remembers (past that, each further one is made anew).
 const MAX_REMEMBERED: usize = 32;
@@ -280,5 +283,6 @@ impl LineGate {
 fn sidecar_core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<LineScanner>()?;
     module.add_class::<LineGate>()?;
+    module.add_class::<tree::TreeIndex>()?;
     Ok(())
 }

@@ -9,6 +9,7 @@ import msgspec
 
 from .gating import GateRules, LineGate, PythonLineGate
 from .python import LineScanner, PythonLineScanner
+from .treeing import PythonTreeIndex, TreeIndex
 
 CORES = ("auto", "python", "compiled")
 
@@ -88,3 +89,17 @@ def gate_of(
 
         return CompiledLineGate(rules, names_secret)
     return PythonLineGate(python_gate)
+
+
+def tree_index_of(core: str) -> TreeIndex:
+    """A new, empty tree index of ``core`` ("python" or "compiled"): one per tree, it holds the tree's columns."""
+    if core == "compiled":
+        from .compiled import compiled_tree_index
+
+        return compiled_tree_index()
+    return PythonTreeIndex()
+
+
+def tree_index() -> TreeIndex:
+    """A new tree index of the chosen core."""
+    return tree_index_of(_chosen)

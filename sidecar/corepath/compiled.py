@@ -1,5 +1,5 @@
-"""The compiled line scanner and redaction gate (core/src, module ``sidecar_core``), behind the interfaces of
-python.py and gating.py.
+"""The compiled line scanner, redaction gate and tree index (core/src, module ``sidecar_core``), behind the
+interfaces of python.py, gating.py and treeing.py.
 
 Importing this module raises ImportError when the compiled core is not installed.
 """
@@ -49,3 +49,8 @@ class CompiledLineGate:
     def free_bounds(raw: bytes) -> tuple[int, int]:
         """Where the compiled gate finds the free text of ``raw`` (the differential tests compare it with Python's)."""
         return sidecar_core.LineGate.free_bounds(raw)
+
+
+def compiled_tree_index() -> sidecar_core.TreeIndex:
+    """A new compiled tree index (core/src/tree.rs): it implements treeing.py's ``TreeIndex`` as it is."""
+    return sidecar_core.TreeIndex()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import corepath
 from ..format.jsonl import Entry
 from ..format.jsstr import js_trim
 
@@ -26,6 +27,8 @@ class SessionTree:
         self.leaf_id: str | None = None
         # pi 1.5 writes a file once it holds a user or assistant message (0.73.1: an assistant message).
         self.has_conversation = False
+        # Fills entries, by_id and _orphans from a parse and walks paths: the chosen core's (corepath/treeing.py).
+        self._index = corepath.tree_index()
 
     def add(self, entry: Entry) -> None:
         """Index one entry and make it the leaf, as appending does in pi."""
@@ -83,37 +86,28 @@ class SessionTree:
 
         The same as ``add`` for each, in one loop: a large file has hundreds of thousands of them.
         """
-        entries, by_id, children, note, orphans = self.entries, self.by_id, self._children, self._note, self._orphans
-        noted = _NOTED_LATER if self.has_conversation else _NOTED
-        last = None
-        last_id = None  # the last entry's id: most entries' parent is the entry before them
-        for item in items:
-            if type(item) is not Entry and not isinstance(item, Entry):
-                continue
-            entry_id = item.id
-            if entry_id is None:
-                continue
-            entries.append(item)
-            by_id[entry_id] = item
-            parent_id = item.parent_id
-            if parent_id == last_id and parent_id is not None:
-                # by_id holds the last entry under its id (it was just added): no lookup in a large dict
-                item.parent_id = last_id
-            elif parent_id is not None:
-                parent = by_id.get(parent_id)
-                if parent is not None:
-                    item.parent_id = parent.id  # one string object for both (see add)
-                else:
-                    orphans.append(item)
-            if children is not None:
-                children.setdefault(item.parent_id, []).append(item)
-            if item.type in noted:
-                note(item)
-                if self.has_conversation:
-                    noted = _NOTED_LATER
-            last, last_id = item, entry_id
+        before = len(self.entries)
+        last = self._index.add_parsed(
+            items,
+            Entry,
+            self.entries,
+            self.by_id,
+            self._orphans,
+            _NOTED_LATER if self.has_conversation else _NOTED,
+            _NOTED_LATER,
+            self._note_told,
+        )
+        if self._children is not None:
+            children = self._children
+            for entry in self.entries[before:]:
+                children.setdefault(entry.parent_id, []).append(entry)
         if last is not None:
             self.leaf_id = last.id
+
+    def _note_told(self, entry: Entry) -> bool:
+        """``_note``, and whether a conversation has been met (from then on messages need no note)."""
+        self._note(entry)
+        return self.has_conversation
 
     def remove_last(self, count: int, previous_leaf: str | None, previous_state: TreeState) -> None:
         """Undo the last ``count`` adds after a failed write."""
@@ -127,6 +121,7 @@ class SessionTree:
             siblings = self._children.get(entry.parent_id, []) if self._children is not None else None
             if siblings and siblings[-1] is entry:
                 siblings.pop()
+        self._index.truncate(len(self.entries))
         self.leaf_id = previous_leaf
         self.labels = previous_state.labels
         self.name = previous_state.name
@@ -137,6 +132,10 @@ class SessionTree:
 
     def path(self, leaf_id: str | None) -> list[Entry]:
         """Entries from the root to ``leaf_id``; a parent cycle in a damaged file stops the walk."""
+        if leaf_id is not None:
+            walked = self._index.path(leaf_id, self.entries, self.by_id)
+            if walked is not None:
+                return walked
         get = self.by_id.get
         current = get(leaf_id) if leaf_id is not None else None
         entries = self.entries

@@ -58,7 +58,13 @@ class EntryBatch:
             raise InvalidEntry(f"entries[{index}]: a session header cannot be appended", index=index)
         entry_id = obj.get("id")
         if entry_id is None:
-            entry_id = self.ids.new()
+            ids = self.ids  # (``ids.new``'s first try written out: a large batch draws an id for most entries)
+            at = ids.at
+            candidate = ids.hex[at : at + 8]
+            if len(candidate) == 8 and candidate not in self.by_id and candidate not in self.batch_ids:
+                ids.at, entry_id = at + 8, candidate
+            else:
+                entry_id = ids.new()
         elif not isinstance(entry_id, str) or not entry_id or len(entry_id) > 128:
             raise InvalidEntry(f"entries[{index}].id must be a non-empty string", index=index)
         elif entry_id in self.by_id or entry_id in self.batch_ids:
@@ -162,14 +168,14 @@ class _IdPool:
         self.by_id, self.batch = by_id, batch
         self.taken = _Taken(by_id, batch)
         # Enough for every entry (counting those that bring their own id costs more than the few bytes).
-        self._hex = _random_hex(4 * count)
-        self._at = 0
+        self.hex = _random_hex(4 * count)
+        self.at = 0  # where the next id's digits start in ``hex``
 
     def new(self) -> str:
-        at = self._at
-        if at < len(self._hex):
-            self._at = at + 8
-            candidate = self._hex[at : at + 8]
+        at = self.at
+        if at < len(self.hex):
+            self.at = at + 8
+            candidate = self.hex[at : at + 8]
             # (Both looked in here: ``in self.taken`` is a call of Python code, a fifth of a new id's cost.)
             if candidate not in self.by_id and candidate not in self.batch:
                 return candidate

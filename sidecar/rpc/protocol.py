@@ -27,7 +27,6 @@ import msgspec
 
 from ..errors import RequestCancelled
 from ..format.codec import encode_js, parse
-from ..format.cycles import cycles_paused
 from ..service import HeldUpkeep
 from ..service.methods import ROUTES, Route
 from .connection import Connection
@@ -68,10 +67,6 @@ def decode_message(body: bytes) -> Any:
 REQUEST_SIZE: ContextVar[int] = ContextVar("request_size", default=0)
 # Above this request size the call could take long enough to hold up others.
 INLINE_MAX_REQUEST_BYTES = 64 * 1024
-# From this size a request is decoded with the cycle collector paused: an append of 1,000 entries
-# (some 600 KB) decodes into some 10,000 dicts and lists, none in a cycle, each few hundred of which
-# would set off a pass over all those made before them. A small request's decode is left as it is.
-PAUSE_CYCLES_FROM_BYTES = 64 * 1024
 # Seconds the listing-index upkeep of inline appends may wait for more of them
 # (any other call, shutdown and end of input run it at once).
 UPKEEP_DELAY = 0.002
@@ -134,11 +129,7 @@ class SidecarProtocol(Endpoint):
             # not into dicts then converted. Anything that does not fit (a bad envelope, bad params)
             # takes the usual path below, which answers it as it always did.
             try:
-                if len(body) < PAUSE_CYCLES_FROM_BYTES:
-                    request = decode(body)
-                else:
-                    with cycles_paused():
-                        request = decode(body)
+                request = decode(body)
             except UNREADABLE:
                 break
             if request.jsonrpc == "2.0" and request.method == name:

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidState
 from ..format.codec import encode
-from ..format.cycles import cycles_paused
 from ..format.jsonl import Entry
 from .batch import EntryBatch, Redact, entry_of, validate_batch
 from .payload import MAX_CHARS, Blobs, bound
@@ -16,12 +15,6 @@ if TYPE_CHECKING:
 
 # Marks "parentId not given" apart from an explicit null (a new root).
 UNSET: Any = object()
-
-# From this many entries a batch is added with the cycle collector paused: its thousands of new dicts
-# and shape-checking Structs (none of which forms a cycle) would set off passes over every object made
-# since the last one, the request's decoded entries among them (a tenth of an append of 1,000 entries).
-# A turn's few entries are added without the pause, which would cost them more than it saves.
-PAUSE_CYCLES_FROM = 64
 
 
 class AddsBatches:
@@ -68,14 +61,6 @@ class AddsBatches:
         ``shared``: this session's ``run_batch``, made since its tree last changed other than by add_batch.
         ``validate=False``: the batch's schema is not checked whole (the caller checks the lines of
         several batches at once, and takes them all out again when any fails)."""
-        if len(objs) < PAUSE_CYCLES_FROM:
-            return self._add_batch(objs, parent_id, shared, validate)
-        with cycles_paused():
-            return self._add_batch(objs, parent_id, shared, validate)
-
-    def _add_batch(
-        self, objs: list[dict[str, Any]], parent_id: Any, shared: EntryBatch | None, validate: bool
-    ) -> tuple[list[Entry], list[dict[str, Any]]]:
         tree = self.tree
         parent = tree.leaf_id if parent_id is UNSET else parent_id
         if parent is not None:

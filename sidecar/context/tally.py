@@ -54,14 +54,23 @@ class TokenTally:
             return None
         usage, trailing = self.usage, self.trailing
         for index, entry in enumerate(appended):
-            if entry.type in ("compaction", "context_edit") or (entry.type == "custom" and _PRUNE_MARK in entry.raw):
+            kind = entry.type
+            if kind in ("compaction", "context_edit") or (kind == "custom" and _PRUNE_MARK in entry.raw):
                 return None  # the overlay changes what earlier messages count for
-            if objs is not None and entry.type == "message":
+            if objs is not None and kind == "message":
                 message = objs[index].get("message")
-                if type(message) is dict and message.get("role") == "user":
+                if type(message) is dict:
                     content = message.get("content")
-                    if type(content) is str:  # (most appends: estimate_tokens of it, without building the message)
+                    if type(content) is str and message.get("role") == "user":
+                        # (most appends: estimate_tokens of it, without building the message)
                         trailing += -(-len(content) // 4)
+                        continue
+                    if content is not None:  # (message_of would give it as it is: no call to build it)
+                        reported = reported_usage(message)
+                        if reported > 0:
+                            usage, trailing = reported, 0
+                        else:
+                            trailing += estimate_tokens(message)
                         continue
             message = message_of(entry, objs[index] if objs is not None else None)
             if message is None:

@@ -32,9 +32,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, cast
 
+from ...client import loads_json
 from ...protocol import AssistantMessage, CustomMessageEntry, MessageEntry, ToolResultMessage, UserMessage
 
 ITEM_TYPE = "openai-agents.item"  # customType of an item kept verbatim
@@ -64,16 +65,6 @@ COMPACTION_SUMMARY_PREFIX = (
 COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
 BRANCH_SUMMARY_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
 BRANCH_SUMMARY_SUFFIX = "</summary>"
-
-# msgspec, optional (the sidecar's own dependency): a function call's arguments read faster (_arguments).
-_msgspec_loads: Callable[[str], object] | None
-_msgspec_refusals: tuple[type[Exception], ...]
-try:
-    import msgspec.json
-except ImportError:
-    _msgspec_loads, _msgspec_refusals = None, ()
-else:
-    _msgspec_loads, _msgspec_refusals = msgspec.json.Decoder().decode, (msgspec.DecodeError,)
 
 # json.dumps(value, separators=(",", ":"), ensure_ascii=False) without making its encoder for each call.
 _compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
@@ -272,13 +263,8 @@ def _arguments(text: str) -> object:
     """A function call's arguments string read as JSON (None when it is not JSON): by msgspec where it is
     installed (~10x json's speed on a small object), which reads what json reads or refuses it (NaN,
     Infinity, a lone surrogate's escape), and then json reads it, as it always did."""
-    if _msgspec_loads is not None:
-        try:
-            return _msgspec_loads(text)
-        except _msgspec_refusals:
-            pass
     try:
-        return json.loads(text)
+        return loads_json(text)  # (msgspec first where it is installed, as the client decodes its frames)
     except ValueError:
         return None
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,16 @@ REPO = Path(__file__).resolve().parent.parent
 LOCAL_FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # Real session files pi wrote (v1, one with legacy compactions), kept in the repository so a clone alone passes.
 PI_FIXTURES = LOCAL_FIXTURES / "pi"
+
+
+@pytest.fixture
+def core_restored() -> Iterator[None]:
+    """For tests that switch between the Python and the compiled core: the process's choice is put back."""
+    from sidecar import corepath
+
+    before = corepath.chosen()
+    yield
+    corepath.choose(before)
 
 
 @pytest.fixture

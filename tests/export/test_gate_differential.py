@@ -14,11 +14,11 @@ the corpus session exported to each format is byte-identical on either core.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from both_cores import needs_compiled_core
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -36,10 +36,7 @@ try:
 except ImportError:
     CompiledLineGate = None  # type: ignore[assignment,misc]  # the module is absent in a pure-Python install
 
-pytestmark = pytest.mark.skipif(
-    CompiledLineGate is None,
-    reason="the compiled core (module sidecar_core) is not installed: bash scripts/core.sh builds it",
-)
+pytestmark = [needs_compiled_core, pytest.mark.usefixtures("core_restored")]
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "pi"
@@ -51,13 +48,6 @@ TAIL = {
     "stopReason": "toolUse",
     "timestamp": 1735689607007,
 }
-
-
-@pytest.fixture(autouse=True)
-def _core_restored() -> Iterator[None]:
-    before = corepath.chosen()
-    yield
-    corepath.choose(before)
 
 
 def _compiled() -> Any:

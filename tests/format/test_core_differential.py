@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from both_cores import needs_compiled_core
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_fast_parse import _described
@@ -35,20 +36,9 @@ try:
 except ImportError:
     CompiledLineScanner = None  # type: ignore[assignment,misc]  # the module is absent in a pure-Python install
 
-pytestmark = pytest.mark.skipif(
-    CompiledLineScanner is None,
-    reason="the compiled core (module sidecar_core) is not installed: bash scripts/core.sh builds it",
-)
+pytestmark = [needs_compiled_core, pytest.mark.usefixtures("core_restored")]
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "pi"
-
-
-@pytest.fixture(autouse=True)
-def _core_restored() -> Iterator[None]:
-    """Each test switches between the cores; the process's choice is put back after it."""
-    before = corepath.chosen()
-    yield
-    corepath.choose(before)
 
 
 def _parsed_by(core: str, read: object) -> list:

@@ -10,15 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from both_cores import COMPILED_CORE_INSTALLED as COMPILED
+from both_cores import needs_compiled_core
 
 from .harness import SERVER
-
-try:
-    import sidecar_core  # noqa: F401  # only whether it imports
-except ImportError:
-    COMPILED = False
-else:
-    COMPILED = True
 
 # The sidecar's own entry point, with the compiled module made unimportable for this one process
 # (a None in sys.modules makes its import raise ImportError, as in an install without the core's wheel).
@@ -43,7 +38,7 @@ def test_version_names_the_python_core_when_asked_or_when_the_compiled_one_is_ab
         assert done.stdout.endswith(" (core: python)\n") and done.stdout.startswith("session-sidecar ")
 
 
-@pytest.mark.skipif(not COMPILED, reason="the compiled core (module sidecar_core) is not installed: scripts/core.sh")
+@needs_compiled_core
 def test_version_names_the_compiled_core_by_default_and_when_asked():
     for core in (None, "auto", "compiled"):
         done = _run(SERVER, core, "--version")

@@ -14,11 +14,11 @@ the path itself (else the compiled walk would be compiled in name only).
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from both_cores import needs_compiled_core
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from session_builders import assistant, entry, header, line, message, user
@@ -28,25 +28,9 @@ from sidecar import corepath
 from sidecar.format.jsonl import Entry, parse_file, parse_path
 from sidecar.store.tree import SessionTree
 
-try:
-    import sidecar_core
-except ImportError:
-    sidecar_core = None
-
-pytestmark = pytest.mark.skipif(
-    sidecar_core is None,
-    reason="the compiled core (module sidecar_core) is not installed: bash scripts/core.sh builds it",
-)
+pytestmark = [needs_compiled_core, pytest.mark.usefixtures("core_restored")]
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "pi"
-
-
-@pytest.fixture(autouse=True)
-def _core_restored() -> Iterator[None]:
-    """Each test switches between the cores; the process's choice is put back after it."""
-    before = corepath.chosen()
-    yield
-    corepath.choose(before)
 
 
 def _tree(core: str, items: list[Any]) -> SessionTree:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from sidecar.export.redact import Redactor
-from sidecar.export.redact.rules import entry_may_hold_secret, has_long_run, line_may_hold_secret
+from sidecar.export.redact.rules import has_long_run, line_may_hold_secret
 
 from .conftest import export
 from .secrets_corpus import MAKERS, PLACES, entries, every_form, leaks, ordinary_lines, plant
@@ -180,8 +180,8 @@ def test_the_entry_gate_never_skips_text_a_row_matches():
                 # pi writes an error after the usage, the stop reason and the last timestamp.
                 {"role": "assistant", "content": [], **tail, "stopReason": "error", "errorMessage": text},
             ):
-                assert entry_may_hold_secret(*entry(message)), (secret.kind, text)
-                assert entry_may_hold_secret(*escaped(entry(message))), (secret.kind, text, "escaped")
+                assert line_may_hold_secret(entry(message)[1]), (secret.kind, text)
+                assert line_may_hold_secret(escaped(entry(message))[1]), (secret.kind, text, "escaped")
                 assert line_may_hold_secret(entry(message)[1]), (secret.kind, text)
                 assert line_may_hold_secret(escaped(entry(message))[1]), (secret.kind, text, "escaped")
         if secret.name:
@@ -192,7 +192,7 @@ def test_the_entry_gate_never_skips_text_a_row_matches():
                 "timestamp": "2025-01-01T00:00:00Z",
                 "data": {"config": {secret.name: secret.value}},
             }
-            assert entry_may_hold_secret(obj, json.dumps(obj, separators=(",", ":")).encode()), secret.kind
+            assert line_may_hold_secret(json.dumps(obj, separators=(",", ":")).encode()), secret.kind
     call = {
         "role": "assistant",
         "content": [
@@ -206,10 +206,10 @@ def test_the_entry_gate_never_skips_text_a_row_matches():
         ],
         **tail,
     }
-    assert not line_may_hold_secret(entry(call)[1]) and not entry_may_hold_secret(*entry(call))
+    assert not line_may_hold_secret(entry(call)[1]) and not line_may_hold_secret(entry(call)[1])
     # A key holding an escaped quote, whose words name a secret: the gate cannot read it, and says yes.
     odd = {"type": "custom", "id": "a1", "parentId": None, "timestamp": "t", "data": {'api_key"x': "Zq8r2Lx9Zq"}}
-    assert entry_may_hold_secret(odd, json.dumps(odd, separators=(",", ":")).encode())
+    assert line_may_hold_secret(json.dumps(odd, separators=(",", ":")).encode())
     assert Redactor().value(odd)["data"]['api_key"x'] == "[REDACTED:secret-assignment:1]"
 
 

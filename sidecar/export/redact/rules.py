@@ -364,14 +364,6 @@ def line_gate() -> LineGate:
     return gate
 
 
-def entry_may_hold_secret(obj: dict[str, object], raw: bytes) -> bool:
-    """``line_may_hold_secret`` for an entry read from a session file, ``raw`` its line as written. The
-    line says it all (the entry as decoded is not walked for the gate: a walk of every dict of every
-    entry was most of the gate's cost); ``obj`` is taken for the callers that hold both."""
-    del obj
-    return line_may_hold_secret(raw)
-
-
 # --- Names decide -------------------------------------------------------------------------------
 # A name is split into words (snake_case, kebab-case, dotted, camelCase, ACRONYMCase); it is
 # secret-sounding when a word is one of these, or one of them glued to a known prefix (apikey,

@@ -1,4 +1,4 @@
-"""The session file format's entries: which types we know, and the check of appended ones.
+"""The check of appended entries against the shapes pi reads (the version and known types: version.py).
 
 The shapes themselves are the contract's (``sidecar.wire.entries``): what pi and
 oh-my-pi write and read. An appended entry is checked against them, so that one
@@ -17,27 +17,6 @@ from typing import Annotated, Union, get_args
 import msgspec
 
 from ..wire import entries as shapes
-
-CURRENT_VERSION = 3
-
-# Entry types whose meaning we know. Anything else is carried along untouched.
-KNOWN_ENTRY_TYPES = frozenset(
-    {
-        "message",
-        "thinking_level_change",
-        "model_change",
-        "compaction",
-        "branch_summary",
-        "custom",
-        "custom_message",
-        "label",
-        "session_info",
-        "ttsr_injection",
-        "session_init",
-        "mode_change",
-        "context_edit",
-    }
-)
 
 
 class SessionHeader(msgspec.Struct, tag="session", tag_field="type", omit_defaults=True):

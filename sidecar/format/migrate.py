@@ -11,14 +11,14 @@ a line we could not parse, are carried into the rewritten file unchanged.
 
 from __future__ import annotations
 
-import secrets
-
-from .entries import CURRENT_VERSION, KNOWN_ENTRY_TYPES
 from .jsonl import Entry, ParsedFile, Unparsed
+from .version import CURRENT_VERSION, KNOWN_ENTRY_TYPES
 
 
 def new_entry_id(taken: set[str] | dict) -> str:
     """An 8-hex-digit id, as pi makes them, unique within the session."""
+    import secrets  # (here: hashlib and hmac come with it, ~2 ms, and an open makes no id)
+
     for _ in range(100):
         candidate = secrets.token_hex(4)
         if candidate not in taken:

@@ -7,15 +7,17 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import EntryNotFound, InvalidEntry, InvalidParams
 from ..format.codec import encode
-from ..format.entries import InvalidAt, ShapeRefused, validate_entries, validate_entry
 from ..format.jsonl import Entry
 from ..format.migrate import new_entry_id
 from .ids import iso_now
 from .payload import Blobs, bound
+
+if TYPE_CHECKING:
+    from ..format.entries import ShapeRefused
 
 # Entry types naming another entry by targetId, which must be in the session.
 _TARGETING = ("label", "context_edit")
@@ -119,6 +121,9 @@ def entry_of(prepared: dict[str, Any]) -> Entry:
 
 
 def validate_one(obj: dict[str, Any], index: int, compat: str = "pi") -> None:
+    # The shapes are imported at the first check, not with the session: an open need not build their types.
+    from ..format.entries import ShapeRefused, validate_entry
+
     try:
         validate_entry(obj, compat)
     except ShapeRefused as refused:
@@ -127,6 +132,8 @@ def validate_one(obj: dict[str, Any], index: int, compat: str = "pi") -> None:
 
 def validate_batch(objs: list[dict[str, Any]], compat: str = "pi") -> None:
     """Check a batch's entries against pi's shapes; InvalidParams naming the field of the first that fails."""
+    from ..format.entries import InvalidAt, validate_entries  # (at the first check: see validate_one)
+
     try:
         validate_entries(objs, compat)
     except InvalidAt as failed:

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from ..errors import EntryNotFound, SidecarError, StorageError
-from ..format.entries import CURRENT_VERSION
 from ..format.jsonl import Entry, serialize
 from ..format.jsstr import session_name
 from ..format.titleslot import TitleSlot
+from ..format.version import CURRENT_VERSION
 from .appending import UNSET, AddsBatches
 from .batch import Redact
 from .cached import CachedContext

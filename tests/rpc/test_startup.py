@@ -231,6 +231,28 @@ def test_the_engine_a_method_asks_for_is_loaded_then(sessions_root: Path):
     assert {"sidecar.store.session", "sidecar.format.entries"} <= set(loaded)  # (the create's and the append's)
 
 
+@pytest.mark.skipif(ON_POSTGRES, reason="opens a pi file by its path in the sessions root")
+def test_opening_a_session_loads_no_append_check(sessions_root: Path):
+    """An open (of a file, the first request of fresh.py's figure) reads the format's version and known types
+    (format/version.py), not the shapes an append is checked against (format/entries.py, wire/entries.py:
+    ~8 ms of type building), nor secrets (an open makes no id); the first append loads them (the test above)."""
+    folder = sessions_root / "--work--"
+    folder.mkdir(parents=True)
+    path = folder / "current.jsonl"  # (a file of the current version: an older one is migrated, which makes ids)
+    lines = [
+        {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/work"},
+        {**user("hi"), "id": "a1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z"},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    messages = [initialize(sessions_root), request(2, "session/open", {"path": str(path)}), *SHUTDOWN_EXIT]
+    code, output = run_wrapped(messages)
+    assert code == 0, output.decode(errors="replace")
+    assert b'"id":2,"result":{"sessionId":' in output, output.decode(errors="replace")
+    loaded = modules_at_exit(output)
+    assert "sidecar.store.session" in loaded and "sidecar.store.files.session" in loaded  # (the check sees them)
+    assert not {"sidecar.format.entries", "sidecar.wire.entries", "secrets"} & loaded
+
+
 async def _first_answers(first: list[dict], root: Path) -> list[dict]:
     server = await RawServer.start()
     try:

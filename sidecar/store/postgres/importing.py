@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
-from ...format.entries import CURRENT_VERSION
 from ...format.jsonl import Entry
+from ...format.version import CURRENT_VERSION
 from ..encoded import stored_entries
 from ..files.layout import Layout, file_name
 from .db import Database

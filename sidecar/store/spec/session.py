@@ -18,8 +18,8 @@ import msgspec
 
 from ...errors import DamagedFile, FormatCannotHold, StorageError
 from ...format.cycles import cycles_paused
-from ...format.entries import CURRENT_VERSION
 from ...format.jsonl import Entry
+from ...format.version import CURRENT_VERSION
 from ..base import FileChange, FsyncPolicy
 from ..files.lock import lock_path, unlock
 from ..ids import iso_now

@@ -36,7 +36,7 @@ fi
 
 if [ "$#" -eq 0 ]; then
   # The house's habits (issue 40): types checked, lint and format, before any test runs.
-  echo "== mypy (sidecar/), ruff check and ruff format --check"
+  echo "== mypy (sidecar/, clients/python), ruff check and ruff format --check"
   mypy
   ruff check sidecar tests bench clients/python
   ruff format --check sidecar tests bench clients/python

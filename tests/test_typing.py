@@ -1,4 +1,4 @@
-"""Every ``type: ignore`` in sidecar/ names the error it silences and says why.
+"""Every ``type: ignore`` in sidecar/ and the Python client (what mypy checks in CI) names the error it silences and says why.
 
 ``# type: ignore[code]  # why``: the code keeps the ignore from hiding a second, different error
 on the same line (mypy's ``ignore-without-code``), and the reason tells the next reader whether
@@ -12,7 +12,8 @@ import re
 import tokenize
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "sidecar"
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = (REPO / "sidecar", REPO / "clients" / "python" / "session_sidecar_client")
 
 IGNORE = re.compile(r"#\s*type:\s*ignore\b")
 WITH_REASON = re.compile(r"#\s*type:\s*ignore\[[a-z0-9_-]+(?:\s*,\s*[a-z0-9_-]+)*\]\s*#\s*\S")
@@ -39,7 +40,7 @@ def test_the_rule_tells_a_reason_from_none() -> None:
 
 def test_every_ignore_names_its_code_and_reason() -> None:
     offenders = []
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in sorted(path for package in PACKAGES for path in package.rglob("*.py")):
         for line, comment in ignores_without_reason(path.read_text(encoding="utf-8")):
-            offenders.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {comment}")
+            offenders.append(f"{path.relative_to(REPO)}:{line}: {comment}")
     assert offenders == [], "type: ignore without a code and a reason:\n" + "\n".join(offenders)

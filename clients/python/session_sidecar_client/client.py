@@ -711,7 +711,7 @@ class SidecarClient(SidecarMethods):
     def _notification(self, method: str, params: Any) -> None:
         if method == "$/progress" and isinstance(params, dict):
             token = params.get("token")
-            callback = self._progress.get(token)  # type: ignore[arg-type]
+            callback = self._progress.get(token)  # type: ignore[arg-type]  # the token as the server sent it: a dict of ours answers None for any other
             if callback is not None:
                 self._call_back(callback, params.get("value"))
                 return

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from ...client import SidecarClient
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         SessionSummaryEntry,
     )
 
-FORMAT = "claude-code"
+FORMAT: Final = "claude-code"  # (Final: its type is the literal the foreign methods take)
 
 
 class SidecarSessionStore:

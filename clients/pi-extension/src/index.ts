@@ -21,7 +21,7 @@
  * why the details carry our mark: the sidecar reads marked details even though pi
  * records an extension's compaction as `fromHook`).
  */
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -50,6 +50,52 @@ function providerFromEnvironment(): Provider {
   throw new Error(`SESSION_SIDECAR_PI_PROVIDER=${named}: expected pi, anthropic, openai or offline`);
 }
 
+/** Scratch roots are named so, in the system's temporary folder, each with an `owner` file holding its pi's pid. */
+const SCRATCH_PREFIX = "pi-session-sidecar-";
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"; // alive, another user's
+  }
+}
+
+/**
+ * Remove the scratch roots of pi processes that are gone. A root holds a copy of a pi
+ * session while it is compacted, and is removed when pi exits; a pi that was killed
+ * could not, and its copy would stay in the temporary folder. A root without an owner
+ * file, or whose owner still runs, is left alone.
+ */
+function removeAbandonedScratch(folder: string = tmpdir()): void {
+  let names: string[];
+  try {
+    names = readdirSync(folder).filter((name) => name.startsWith(SCRATCH_PREFIX));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const root = join(folder, name);
+    let owner: number;
+    try {
+      owner = Number.parseInt(readFileSync(join(root, "owner"), "utf8"), 10);
+    } catch {
+      continue;
+    }
+    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && !isRunning(owner)) {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }
+}
+
+function scratchRoot(): string {
+  removeAbandonedScratch();
+  const root = mkdtempSync(join(tmpdir(), SCRATCH_PREFIX));
+  writeFileSync(join(root, "owner"), `${process.pid}\n`);
+  return root;
+}
+
 /** One summarize request's model: the pi context and abort signal of the hook that asked. */
 interface ActiveHook {
   ctx: ExtensionContext;
@@ -62,7 +108,7 @@ interface ActiveHook {
  */
 class SidecarHandle {
   private client: Promise<SidecarClient> | undefined;
-  private readonly root = mkdtempSync(join(tmpdir(), "pi-session-sidecar-"));
+  private readonly root = scratchRoot();
   private scratchCount = 0;
   /** Summaries run one hook at a time (pi compacts or navigates once at a time). */
   active: ActiveHook | undefined;

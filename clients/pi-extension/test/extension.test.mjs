@@ -3,7 +3,8 @@
 // makes the summaries, and pi's own file is checked afterwards, then reopened by pi.
 // Each pi version of PI_VERSIONS (default: pi16 pi15, the folders holding them).
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -95,6 +96,44 @@ for (const version of versions) {
         await reopened.close();
         home.remove();
       }
+    });
+
+    test("a killed pi's scratch copy is removed by the next pi that loads the extension", async () => {
+      const home = piHome(server.port);
+      const tmp = join(home.base, "tmp");
+      mkdirSync(tmp);
+      const env = { TMPDIR: tmp };
+      const scratchRoots = () => readdirSync(tmp).filter((name) => name.startsWith("pi-session-sidecar-"));
+      const ownerOf = (name) => Number(readFileSync(join(tmp, name, "owner"), "utf8"));
+      // Left alone: a root whose owner runs (this test's process), and one with no owner file.
+      for (const [name, owner] of [["pi-session-sidecar-live", process.pid], ["pi-session-sidecar-bare", null]]) {
+        mkdirSync(join(tmp, name, "pi"), { recursive: true });
+        if (owner !== null) writeFileSync(join(tmp, name, "owner"), `${owner}\n`);
+      }
+      const gone = spawnSync("true").pid; // a pid whose process has exited
+      mkdirSync(join(tmp, "pi-session-sidecar-gone", "pi"), { recursive: true });
+      writeFileSync(join(tmp, "pi-session-sidecar-gone", "owner"), `${gone}\n`);
+      writeFileSync(join(tmp, "pi-session-sidecar-gone", "pi", "scratch-1_x.jsonl"), "{}\n");
+
+      const killed = new PiRpc(install, home, { env });
+      await killed.prompt(`${CONSTRAINT} [[TOOL]] Start by writing the note.`);
+      const [own] = scratchRoots().filter((name) => existsSync(join(tmp, name, "owner")) && ownerOf(name) === killed.child.pid);
+      assert.ok(own, `no scratch root owned by pi: ${scratchRoots()}`);
+      assert.ok(!existsSync(join(tmp, "pi-session-sidecar-gone")), "the root of a pi that is gone was kept");
+      killed.child.kill("SIGKILL");
+      await killed.exited;
+      assert.ok(existsSync(join(tmp, own)), "a killed pi cannot remove its root: the next one must");
+
+      const next = new PiRpc(install, home, { env });
+      try {
+        await next.prompt(filler(0));
+        assert.ok(!existsSync(join(tmp, own)), "the killed pi's scratch root was kept");
+        assert.ok(existsSync(join(tmp, "pi-session-sidecar-live")) && existsSync(join(tmp, "pi-session-sidecar-bare")));
+      } finally {
+        await next.close();
+      }
+      assert.deepEqual(scratchRoots().sort(), ["pi-session-sidecar-bare", "pi-session-sidecar-live"]); // pi removes its own at exit
+      home.remove();
     });
 
     test("auto-compaction past pi's threshold goes through the extension too", async () => {

@@ -167,59 +167,6 @@ async def test_an_add_cancelled_while_its_append_is_in_flight_leaves_the_history
     assert (await session.get_items())[-1] == {"role": "user", "content": "after"}
 
 
-@pytest.mark.parametrize("turns", [0, 1, 2, 4, 8, 12, None])
-async def test_a_first_add_cancelled_while_the_session_opens_leaves_the_history_the_sidecars(
-    sidecar: SidecarClient, turns: int | None
-):
-    """A session object's first add_items opens the session (session/open, then session/create) while it maps
-    the items in slices: cancelled at any point of that, nothing or everything is appended, and the session
-    object works on."""
-    session = SidecarSession(f"first-cancelled-{turns}", client=sidecar)
-    batch = [{"role": "user", "content": f"item {n} " + "x" * 50} for n in range(1000)]
-    adding = asyncio.ensure_future(session.add_items(batch))
-    if turns is None:
-        await asyncio.wait([adding])
-    for _ in range(turns or 0):
-        await asyncio.sleep(0)
-    adding.cancel()
-    try:
-        await adding
-    except asyncio.CancelledError:
-        pass
-    history = await session.get_items()
-    assert history in ([], batch)
-    if turns is None:
-        assert history == batch
-    assert history == await SidecarSession(f"first-cancelled-{turns}", client=sidecar).get_items()
-    await session.add_items([{"role": "user", "content": "after"}])
-    assert (await session.get_items())[-1] == {"role": "user", "content": "after"}
-
-
-async def test_a_first_add_whose_session_cannot_open_fails_with_that_error_and_notes_no_tool_name(
-    command: list[str], sessions_root: Path, sidecar: SidecarClient
-):
-    """The first add maps its items while the session opens; the open's failure is the add's error (even with
-    an item the mapping refuses after it), and the tool names of its calls are not noted (a later output of
-    that call names no tool, as when the mapping came after the open); with the session open, the mapping's
-    own refusal is the error."""
-    closed = await SidecarClient.spawn(command=command, session_root=sessions_root)
-    await closed.close()
-    session = SidecarSession("never-opened", client=closed)
-    call = {"type": "function_call", "call_id": "c9", "name": "read", "arguments": "{}"}
-    with pytest.raises(Exception) as opening:
-        await session.add_items([call] * 200)
-    with pytest.raises(type(opening.value)):
-        await session.add_items([call] * 200 + ["not an item"])  # type: ignore[list-item]
-    assert session._call_names == {}
-    fresh = SidecarSession("opened-then-refused", client=sidecar)
-    with pytest.raises(AttributeError):
-        await fresh.add_items([call] * 200 + ["not an item"])  # type: ignore[list-item]
-    assert fresh.sidecar_session_id == "opened-then-refused"
-    await fresh.add_items([{"type": "function_call_output", "call_id": "c9", "output": "x"}])
-    entries = (await sidecar.get_entries("opened-then-refused"))["entries"]
-    assert entries[-1]["message"]["toolName"] == "read"  # (noted before the refusal, as the mapping always did)
-
-
 async def test_a_first_read_opens_the_session_once_and_each_later_read_checks_its_leaf_once(sidecar: SidecarClient):
     """The open that finds (or makes) the session gives the leaf the first read needs; a later read asks
     for the leaf again (another writer may have moved it), and reads nothing more when it did not move."""

@@ -164,12 +164,9 @@ class SidecarSession:
         if not items:
             return
         async with self._lock:
+            client, sid = await self._ready()
             added = cast("list[dict[str, Any]]", items)
-            if self._client is not None and self._sidecar_id is not None:
-                client, sid = self._client, self._sidecar_id
-                entries, plain = to_entries(added, self._call_names)
-            else:
-                client, sid, entries, plain = await self._ready_while_mapping(added)
+            entries, plain = to_entries(added, self._call_names)
             if len(added) <= _COPY_SLICE:  # (a turn's few: a task to copy them alongside costs more)
                 copies = [_copy(item) for item in added]
                 result = await client.append(sid, list(entries))
@@ -291,37 +288,6 @@ class SidecarSession:
             self._sidecar_id = await self._open(self._client, self.session_id)
         return self._client, self._sidecar_id
 
-    async def _ready_while_mapping(
-        self, items: list[dict[str, Any]]
-    ) -> tuple[SidecarClient, str, list[MessageEntry | CustomMessageEntry], bool]:
-        """``_ready`` (the first call of this object: session/open, then session/create of a new session), the
-        items mapped meanwhile: the mapping of a large batch takes about as long as those round trips, and the
-        sidecar answers them while this process maps. The mapping goes in slices, the event loop given a turn
-        before each (the open's answer read, the create sent). What the caller sees is what ``_ready`` then
-        ``to_entries`` gave: ``_ready``'s error first; the tool names the mapping notes are kept only once
-        the session is ready (as when nothing was mapped before it was)."""
-        readying = asyncio.ensure_future(self._ready())
-        names = dict(self._call_names)
-        entries: list[MessageEntry | CustomMessageEntry] = []
-        plain = True
-        try:
-            try:
-                for start in range(0, len(items), _MAP_SLICE):
-                    await asyncio.sleep(0)  # (the first: the open's request goes out before any mapping)
-                    part, part_plain = to_entries(items[start : start + _MAP_SLICE], names)
-                    entries += part
-                    plain = plain and part_plain
-            except Exception:
-                await readying  # (its error comes first, as it did when the mapping came after it)
-                self._call_names = names
-                raise
-            client, sid = await readying
-        except BaseException:
-            _abandon(readying)
-            raise
-        self._call_names = names
-        return client, sid, entries, plain
-
     async def _open(self, client: SidecarClient, session_id: str) -> str:
         try:
             self._opened_leaf = (await client.open(session_id=session_id))["leafId"]
@@ -398,9 +364,6 @@ class SidecarSession:
         order = {node["id"]: index for index, node in enumerate((await client.get_tree(sid))["nodes"])}
         return order.get(entry_id, -1) > order.get(self._entry_ids[0], -1)
 
-
-# Items mapped between two turns of the event loop while the session is opened (a slice takes ~0.25 ms).
-_MAP_SLICE = 128
 
 # Items copied between two turns of the event loop while an append is in flight (a slice takes ~0.1 ms).
 _COPY_SLICE = 128

@@ -66,7 +66,8 @@ class TokenTally:
                         trailing += -(-len(content) // 4)
                         continue
                     if content is not None:  # (message_of would give it as it is: no call to build it)
-                        reported = reported_usage(message)
+                        # (A message without usage reports none, whatever its role: most of a batch's.)
+                        reported = reported_usage(message) if "usage" in message else 0
                         if reported > 0:
                             usage, trailing = reported, 0
                         else:

@@ -105,6 +105,15 @@ def encode(obj: object) -> bytes:
         return encode_escaping(_encoder.encode, obj)
 
 
+def encode_joined(objs: list[Any]) -> bytes | None:
+    """``encode`` of each of ``objs``, each followed by a newline, in one call (a line holds no newline: JSON
+    escapes it in a string); None when one holds a lone surrogate (then ``encode`` each, which writes it)."""
+    try:
+        return _encoder.encode_lines(objs)
+    except UnicodeEncodeError:
+        return None
+
+
 def encode_js(encode: Callable[[object], bytes], obj: object) -> bytes:
     """``encode(obj)`` (a msgspec encoder's), with any lone surrogate written as JSON.stringify writes it."""
     try:

@@ -196,6 +196,10 @@ def _head_of(obj: dict[str, object]) -> MessageHead | None:
     return MessageHead(message.get("role"), message.get("provider", msgspec.UNSET), message.get("model", msgspec.UNSET))
 
 
+# (For a maker of entries that builds them itself, as ``from_envelope`` does: an append's batch.)
+message_head_of = _head_of
+
+
 # A string starting with this refers to a blob (sidecar.store.payload writes them);
 # a line holding it quoted holds a blob reference.
 BLOB_PREFIX = "blob:sha256:"

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidState
-from ..format.codec import encode
-from ..format.jsonl import Entry
+from ..format.codec import encode_joined
+from ..format.entry import message_head_of
+from ..format.jsonl import BLOB_MARK, Entry
 from .batch import EntryBatch, Redact, entry_of, validate_batch
 from .payload import MAX_CHARS, Blobs, bound
 
@@ -75,29 +76,79 @@ class AddsBatches:
         else:
             batch, batch_ids = shared, shared.batch_ids
             batch_ids.clear()  # (the ids of the run's calls before are in the tree now)
+        # Each entry checked and completed first, then the lines made (_entries); an entry's refusal comes
+        # after what the entries before it meet on the way to their lines, as when each was made in turn.
+        refused: Exception | None = None
+        completed: list[dict[str, Any]] = []
         for index, obj in enumerate(objs):
             try:
                 prepared_obj = batch.prepare(obj, index, parent)
-                # (entry_of written out: a call less for each of a large batch's entries)
-                entry = Entry.from_envelope(prepared_obj, encode(prepared_obj))  # (its line is held: made just now)
-                if len(entry.line) > MAX_CHARS or (self.blobs is not None and b'"image"' in entry.line):  # type: ignore[arg-type,operator]  # an entry made just now holds its line
-                    # Only then can ``bound`` change anything: a longer string, an image block.
-                    bounded = bound(prepared_obj, self.blobs)
-                    if bounded is not prepared_obj:
-                        prepared_obj, entry = bounded, entry_of(bounded)
-            except Exception:
-                validate_batch(prepared_objs, self.entry_rules)  # an earlier entry's own error comes first
-                raise
-            prepared.append(entry)
-            prepared_objs.append(prepared_obj)
-            batch_ids.add(entry.id)  # type: ignore[arg-type]  # an entry of a session has its id (Entry.id is typed str | None)
-            parent = entry.id
+            except Exception as error:
+                refused = error
+                break
+            completed.append(prepared_obj)
+            parent = prepared_obj["id"]
+            batch_ids.add(parent)
+        try:
+            self._entries(completed, prepared, prepared_objs)
+        except Exception:
+            validate_batch(prepared_objs, self.entry_rules)  # an earlier entry's own error comes first
+            raise
+        if refused is not None:
+            validate_batch(prepared_objs, self.entry_rules)
+            raise refused
         if validate:
             validate_batch(prepared_objs, self.entry_rules)
         add = tree.add
         for entry in prepared:
             add(entry)
         return prepared, prepared_objs
+
+    def _entries(
+        self, completed: list[dict[str, Any]], prepared: list[Entry], prepared_objs: list[dict[str, Any]]
+    ) -> None:
+        """The entries of the completed objects, into ``prepared`` (and the objects as stored into
+        ``prepared_objs``), one at a time: where one fails, those before it are there.
+
+        Their lines are encoded in one call, and the marks that send a line through ``bound`` (an image
+        where the store keeps blobs; a line past ``MAX_CHARS``) and that set ``has_blobs`` looked for in
+        them all at once: a batch holding neither (most) makes its entries from its lines as they are."""
+        blobs = self.blobs
+        joined = encode_joined(completed) if completed else None
+        lines = joined.split(b"\n") if joined is not None else []
+        if (
+            joined is None
+            or (blobs is not None and b'"image"' in joined)
+            or (len(joined) > MAX_CHARS and max(map(len, lines)) > MAX_CHARS)
+        ):
+            for prepared_obj in completed:  # (each entry's own line, and its own checks)
+                entry = entry_of(prepared_obj)  # (its line is held: made just now)
+                if len(entry.line) > MAX_CHARS or (blobs is not None and b'"image"' in entry.line):  # type: ignore[arg-type,operator]  # an entry made just now holds its line
+                    # Only then can ``bound`` change anything: a longer string, an image block.
+                    bounded = bound(prepared_obj, blobs)
+                    if bounded is not prepared_obj:
+                        prepared_obj, entry = bounded, entry_of(bounded)
+                prepared.append(entry)
+                prepared_objs.append(prepared_obj)
+            return
+        if BLOB_MARK in joined:
+            for prepared_obj, line in zip(completed, lines):
+                prepared.append(Entry.from_envelope(prepared_obj, line))
+        else:
+            for prepared_obj, line in zip(completed, lines):
+                # (Entry.from_envelope written out, its search for the mark made above for every line)
+                prepared.append(
+                    Entry(
+                        prepared_obj["type"],
+                        prepared_obj["id"],
+                        prepared_obj.get("parentId"),
+                        prepared_obj["timestamp"],
+                        line,
+                        message_head_of(prepared_obj),
+                        has_blobs=False,
+                    )
+                )
+        prepared_objs.extend(completed)
 
     def check_writable(self) -> None:
         if self.read_only:

@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from json.encoder import c_make_encoder as _c_make_encoder  # type: ignore[attr-defined]  # (None without the C accelerator)
+from json.encoder import encode_basestring as _encode_basestring
 from typing import Any, cast
 
 from ...client import loads_json
@@ -67,7 +69,27 @@ BRANCH_SUMMARY_PREFIX = "The following is a summary of a branch that this conver
 BRANCH_SUMMARY_SUFFIX = "</summary>"
 
 # json.dumps(value, separators=(",", ":"), ensure_ascii=False) without making its encoder for each call.
-_compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_json_encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_compact_json: Callable[[object], str] = _json_encoder.encode
+if _c_make_encoder is not None:
+    # The C encoder that ``encode`` makes anew on each call (a microsecond, three times the encoding of a
+    # call's small arguments), made once. Without the table of objects being encoded that ``encode`` keeps
+    # to refuse a value holding itself: it encodes only values decoded from JSON, which cannot.
+    _c_compact = _c_make_encoder(
+        None,
+        _json_encoder.default,
+        _encode_basestring,
+        None,
+        _json_encoder.key_separator,
+        _json_encoder.item_separator,
+        False,
+        False,
+        True,
+    )
+
+    def _compact_json(value: object) -> str:
+        return "".join(_c_compact(value, 0))
+
 
 # The list of parts a kind of item has, patched part by part.
 _PARTS = {"user": "content", "assistant": "content", "reasoning": "summary"}
@@ -125,6 +147,204 @@ def _plain(value: object) -> bool:
     if kind is float:
         return math.isfinite(cast(float, value))
     return False
+
+
+def to_entries(
+    items: list[dict[str, Any]], call_names: dict[str, str]
+) -> tuple[list[MessageEntry | CustomMessageEntry], bool]:
+    """``to_entry`` of each item (a function_call's tool name noted in ``call_names`` first, for an output
+    later in the batch), and whether every entry is ``plain_entry``.
+
+    The items of the kinds a run makes, in the shapes the SDK gives them (exact str and list values), take
+    ``_direct``: their message and patch made as ``to_message`` makes them without building the natural item
+    and diffing it whole (a third of ``to_entry``'s time on a large batch), their plainness read from the
+    item's own values as they are patched. Any other item takes ``to_entry`` and ``plain_entry``."""
+    entries: list[MessageEntry | CustomMessageEntry] = []
+    append = entries.append
+    plain = True
+    for item in items:
+        kind = item.get("type")
+        if kind == "function_call" and isinstance(item.get("call_id"), str):
+            call_names[item["call_id"]] = str(item.get("name", ""))
+        made = _direct(item, call_names) if type(item) is dict else None
+        if made is not None:
+            append({"type": "message", "message": made[0]})  # type: ignore[typeddict-item]  # one of pi's three messages, as to_entry makes it
+            plain = plain and made[1]
+            continue
+        entry = to_entry(item, call_names)
+        append(entry)
+        plain = plain and plain_entry(entry)
+    return entries, plain
+
+
+_MISSING: Any = object()
+
+
+def _plain_value(value: object) -> bool:
+    """``_plain`` of a value of the item's that a patch holds (False past the depth json encodes, as ``plain_entry``)."""
+    try:
+        return _plain(value)
+    except RecursionError:
+        return False
+
+
+def _direct(item: dict[str, Any], call_names: Mapping[str, str]) -> tuple[dict[str, Any], bool] | None:
+    """``to_message`` of an item of a mapped kind whose values are the exact types the SDK gives, and
+    whether its entry is plain; None for any other item (``to_entry`` then makes it).
+
+    The natural item's values are the item's own (the very objects, exact str) or constants, so ``_diff``
+    of it against the item is: every key of the item the natural item lacks is set, the few keys that
+    can differ are compared as ``_diff`` compares them, the parts patched part by part the same way, and
+    the keys it has that the item lacks dropped (in the natural item's key order)."""
+    kind = item_kind(item)
+    if kind is None or type(item.get("type", "")) is not str:
+        return None
+    sets: dict[str, Any] = {}
+    patch: dict[str, Any] = {}
+    plain = True
+    if kind == "function_call":
+        call_id, name, text = item["call_id"], item["name"], item["arguments"]
+        if type(call_id) is not str or type(name) is not str or type(text) is not str:
+            return None
+        arguments = _arguments(text)
+        if not isinstance(arguments, dict):
+            arguments = {}
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": [{"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}],
+        }
+        plain = _plain_value(arguments)
+        compact = _compact_json(arguments)
+        for key, value in item.items():
+            if key == "type" or key == "call_id" or key == "name" or (key == "arguments" and compact == value):
+                continue
+            sets[key] = value
+    elif kind == "function_call_output":
+        call_id, output = item["call_id"], item["output"]
+        if type(call_id) is not str or type(output) is not str:
+            return None
+        message = {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": call_names.get(call_id, ""),
+            "content": [{"type": "text", "text": output}],
+            "isError": False,
+        }
+        for key, value in item.items():
+            if key != "type" and key != "call_id" and key != "output":
+                sets[key] = value
+    elif kind == "user":
+        content = item["content"]
+        if type(item["role"]) is not str:
+            return None
+        if type(content) is str:
+            message = {"role": "user", "content": content}
+        else:
+            parts = _part_patches(content, "input_text", None)
+            if parts is None:
+                return None
+            message = {"role": "user", "content": [{"type": "text", "text": part["text"]} for part in content]}
+            if parts:
+                patch["parts"] = parts
+        for key, value in item.items():
+            if key != "role" and key != "content":
+                sets[key] = value
+    elif kind == "assistant":
+        content = item["content"]
+        if type(content) is str:
+            blocks = [{"type": "text", "text": content}]
+        else:
+            parts = _part_patches(content, "output_text", "annotations")
+            if parts is None:
+                return None
+            blocks = [{"type": "text", "text": part["text"]} for part in content]
+            if parts:
+                patch["parts"] = parts
+        message = {"role": "assistant", "content": blocks}
+        for key, value in item.items():
+            if key == "role":
+                if "assistant" != value:  # (the natural item's constants, compared as _diff compares them)
+                    sets[key] = value
+            elif key == "type":
+                if "message" != value:
+                    sets[key] = value
+            elif key == "status":
+                if "completed" != value:
+                    sets[key] = value
+            elif key == "content":
+                if type(content) is str:
+                    sets[key] = value  # (the natural item's content is a list of parts)
+            else:
+                sets[key] = value
+    else:  # reasoning
+        summary = item["summary"]
+        parts = _part_patches(summary, "summary_text", None)
+        if parts is None:
+            return None
+        message = {"role": "assistant", "content": [{"type": "thinking", "thinking": part["text"]} for part in summary]}
+        if parts:
+            patch["parts"] = parts
+        for key, value in item.items():
+            if key != "type" and key != "summary":
+                sets[key] = value
+    if patch:  # (parts: each part's own set values)
+        for change in patch["parts"]:
+            if change is not None:
+                for key, value in change.get("set", {}).items():
+                    if type(key) is not str or (type(value) not in _SCALARS and not _plain_value(value)):
+                        plain = False
+    if sets:
+        patch["set"] = sets
+        for key, value in sets.items():
+            if type(key) is not str or (type(value) not in _SCALARS and not _plain_value(value)):
+                plain = False
+    if kind == "assistant":
+        drop = [key for key in ("type", "status") if key not in item]
+        if drop:
+            patch["drop"] = drop
+    elif kind == "reasoning" and not message["content"]:
+        patch["kind"] = kind
+    if patch:
+        message[PATCH] = patch
+    return message, plain
+
+
+def _part_patches(parts: list[Any], kind: str, empty_list: str | None) -> list[dict[str, Any] | None] | None:
+    """The ``parts`` of a patch over parts of ``kind`` (each ``type`` and ``text`` and, with ``empty_list``, that
+    key's empty list in the natural part): one change or None per part, ``[]`` when no part differs; None (take
+    ``to_entry``) when a part's values are not the exact types this reads them as."""
+    if type(parts) is not list:
+        return None
+    changes: list[dict[str, Any] | None] = []
+    differs = False
+    for part in parts:
+        if type(part) is not dict or type(part["type"]) is not str or type(part["text"]) is not str:
+            return None
+        sets: dict[str, Any] | None = None
+        drop: list[str] | None = None
+        if empty_list is not None:
+            listed = part.get(empty_list, _MISSING)
+            if listed is _MISSING:
+                drop = [empty_list]
+            elif type(listed) is not list:
+                return None
+        for key, value in part.items():
+            if key == "type" or key == "text" or (key == empty_list and not value):
+                continue
+            if sets is None:
+                sets = {}
+            sets[key] = value
+        if sets is None and drop is None:
+            changes.append(None)
+            continue
+        change: dict[str, Any] = {}
+        if sets is not None:
+            change["set"] = sets
+        if drop is not None:
+            change["drop"] = drop
+        changes.append(change)
+        differs = True
+    return changes if differs else []
 
 
 def verbatim_entry(item: Mapping[str, Any]) -> CustomMessageEntry:

@@ -56,7 +56,7 @@ from ...protocol import (
     ProgressValue,
     SessionNotFoundError,
 )
-from .items import LEAF_TYPE, from_message, plain_entry, to_entry
+from .items import LEAF_TYPE, from_message, to_entries
 
 try:  # (the sidecar's own dependency: where it is installed, a large batch is encoded ~10x faster than json does)
     import msgspec
@@ -166,14 +166,7 @@ class SidecarSession:
         async with self._lock:
             client, sid = await self._ready()
             added = cast("list[dict[str, Any]]", items)
-            entries: list[MessageEntry | CustomMessageEntry] = []
-            plain = True
-            for item in added:
-                if item.get("type") == "function_call" and isinstance(item.get("call_id"), str):
-                    self._call_names[item["call_id"]] = str(item.get("name", ""))
-                entry = to_entry(item, self._call_names)
-                entries.append(entry)
-                plain = plain and plain_entry(entry)
+            entries, plain = to_entries(added, self._call_names)
             if len(added) <= _COPY_SLICE:  # (a turn's few: a task to copy them alongside costs more)
                 copies = [_copy(item) for item in added]
                 result = await client.append(sid, list(entries))

@@ -1,6 +1,6 @@
 """Issue 42's goals, each measured for both cores (python, compiled) beside pi 1.5.2 or the goal's own baseline.
 
-    .venv/bin/python bench/goals.py [--rounds N] [--huge-entries N] [--no-pi]
+    .venv/bin/python bench/goals.py [--rounds N] [--huge-entries N] [--no-pi] [--only 4,6]
 
 bench/run.py prints this table first (``--goals-only`` prints only it). Every
 figure is taken in rounds; within a round the contenders run in an order
@@ -305,28 +305,64 @@ def first_list(figures: Figures, rounds: int, rng: random.Random) -> None:
 # -- the table -----------------------------------------------------------------------------------------------------
 
 
-def measure(rounds: int, huge_entries: int, with_pi: bool, pipelined: int, seed: int = 42) -> list[Row]:
+FIGURES = (1, 2, 3, 4, 5, 6)
+
+
+def measure(
+    rounds: int,
+    huge_entries: int,
+    with_pi: bool,
+    pipelined: int,
+    seed: int = 42,
+    only: frozenset[int] = frozenset(FIGURES),
+) -> list[Row]:
+    """The table's rows of the figures in ``only`` (all six unless told)."""
     _check_compiled()
     fresh.compile_bytecode()
-    node = fresh.ensure_pi15() if with_pi else None
-    if not load.DATA.exists():
+    node = fresh.ensure_pi15() if with_pi and 1 in only else None
+    if only & {1, 3} and not load.DATA.exists():
         load.generate(load.DATA)
     for source, generate in ((imports.CODEX, imports.generate_codex), (imports.CLAUDE, imports.generate_claude)):
-        if not source.exists():
+        if 3 in only and not source.exists():
             generate(source)
     rng = random.Random(seed)
     f = Figures()
-    fresh_vs_pi(f, rounds, node, rng)
-    huge_path = huge_first_open(f, rounds, huge_entries, rng)
-    imports_vs_open(f, rounds, rng)
-    list_after_start(f, rounds, rng)
-    appends_vs_echo(f, rounds, pipelined, rng)
-    first_list(f, rounds, rng)
+    if 1 in only:
+        fresh_vs_pi(f, rounds, node, rng)
+    if 2 in only:
+        huge_path = huge_first_open(f, rounds, huge_entries, rng)
+    if 3 in only:
+        imports_vs_open(f, rounds, rng)
+    if 4 in only:
+        list_after_start(f, rounds, rng)
+    if 5 in only:
+        appends_vs_echo(f, rounds, pipelined, rng)
+    if 6 in only:
+        first_list(f, rounds, rng)
 
     def each(show: Callable[[str], str]) -> tuple[str, str]:
         return show("python"), show("compiled")
 
     rows: list[Row] = []
+    if 1 in only:
+        _rows_1(rows, f, node, each)
+    if 2 in only:
+        _rows_2(rows, f, huge_path, huge_entries, each)
+    if 3 in only:
+        _rows_3(rows, f, each)
+    if 4 in only:
+        _rows_4(rows, f, each)
+    if 5 in only:
+        _rows_5(rows, f, each)
+    if 6 in only:
+        _rows_6(rows, f, each)
+    return rows
+
+
+Each = Callable[[Callable[[str], str]], tuple[str, str]]
+
+
+def _rows_1(rows: list[Row], f: Figures, node: Path | None, each: Each) -> None:
     pi = f.spread("1 pi", _ms) if node is not None else "(pi not run)"
     rows.append(
         ("1 fresh process: open + context, 51 MB", *each(lambda c: f.spread(f"1 {c}", _ms)), f"pi 1.5.2 {pi}", "")
@@ -335,6 +371,9 @@ def measure(rounds: int, huge_entries: int, with_pi: bool, pipelined: int, seed:
         ratios = each(lambda c: f.spread(f"1 {c} / pi", _x))
         good = all(f.median(f"1 {c} / pi") <= 0.5 for c in CORES)
         rows.append(("1   / pi 1.5.2", *ratios, "", f"{_verdict(good)}: <= 0.5x"))
+
+
+def _rows_2(rows: list[Row], f: Figures, huge_path: Path, huge_entries: int, each: Each) -> None:
     size = f"{huge_path.stat().st_size / 1e9:.2f} GB, {huge_entries:,} entries"
     rows.append((f"2 first open + context, {size}", *each(lambda c: f.spread(f"2 {c}", _ms)), "-", ""))
     rows[-1] = (*rows[-1][:4], f"{_verdict(all(f.median(f'2 {c}') < 1 for c in CORES))}: < 1 s")
@@ -344,6 +383,9 @@ def measure(rounds: int, huge_entries: int, with_pi: bool, pipelined: int, seed:
     rows.append(
         ("2   peak RSS", *each(lambda c: f.spread(f"2 {c} rss", show_mb)), "-", f"{_verdict(rss_good)}: < 300 MB")
     )
+
+
+def _rows_3(rows: list[Row], f: Figures, each: Each) -> None:
     rows.append(("3 open + context of the 50 MB pi file", *each(lambda c: f.spread(f"3 {c} open", _ms)), "-", ""))
     for kind, label in (("codex", "Codex rollout"), ("claude", "Claude Code transcript")):
         rows.append((f"3 import of the 50 MB {label}", *each(lambda c: f.spread(f"3 {c} {kind}", _ms)), "-", ""))
@@ -351,6 +393,9 @@ def measure(rounds: int, huge_entries: int, with_pi: bool, pipelined: int, seed:
         rows.append(
             ("3   / our open", *each(lambda c: f.spread(f"3 {c} {kind} / open", _x)), "", f"{_verdict(good)}: <= 2x")
         )
+
+
+def _rows_4(rows: list[Row], f: Figures, each: Each) -> None:
     for case, label in (
         ("restart", "the first request"),
         ("listed", "after a first plain list"),
@@ -366,6 +411,9 @@ def measure(rounds: int, huge_entries: int, with_pi: bool, pipelined: int, seed:
             )
         )
         rows.append(("4   median of the 5", *each(lambda c: f.spread(f"4 {c} {case} median", _ms)), "-", ""))
+
+
+def _rows_5(rows: list[Row], f: Figures, each: Each) -> None:
     show_rate: Callable[[float], str] = lambda rate: f"{rate / 1000:.1f}k/s"  # noqa: E731
     rows.append(
         (
@@ -377,6 +425,9 @@ def measure(rounds: int, huge_entries: int, with_pi: bool, pipelined: int, seed:
     )
     good = all(f.median(f"5 {c} / echo") >= 0.3 for c in CORES)
     rows.append(("5   / echo", *each(lambda c: f.spread(f"5 {c} / echo", _x)), "", f"{_verdict(good)}: >= 0.3x"))
+
+
+def _rows_6(rows: list[Row], f: Figures, each: Each) -> None:
     good = all(f.median(f"6 {c}") < 0.15 for c in CORES)
     rows.append(
         (
@@ -387,7 +438,6 @@ def measure(rounds: int, huge_entries: int, with_pi: bool, pipelined: int, seed:
         )
     )
     rows.append(("6   / bare start", *each(lambda c: f.spread(f"6 {c} / bare", _x)), "", ""))
-    return rows
 
 
 def print_table(rows: list[Row], rounds: int) -> None:
@@ -406,8 +456,18 @@ def main() -> None:
     parser.add_argument("--huge-entries", type=int, default=400_000, help="entries of figure 2's session (1 GB)")
     parser.add_argument("--pipelined", type=int, default=5000, help="appends in figure 5's pipelined burst")
     parser.add_argument("--no-pi", action="store_true", help="leave pi 1.5.2 out (no Node install)")
+    parser.add_argument(
+        "--only", type=_figure_numbers, default=frozenset(FIGURES), help="these figures alone, e.g. 4,6"
+    )
     args = parser.parse_args()
-    print_table(measure(args.rounds, args.huge_entries, not args.no_pi, args.pipelined), args.rounds)
+    print_table(measure(args.rounds, args.huge_entries, not args.no_pi, args.pipelined, only=args.only), args.rounds)
+
+
+def _figure_numbers(text: str) -> frozenset[int]:
+    numbers = frozenset(int(part) for part in text.split(",") if part.strip())
+    if not numbers or not numbers <= set(FIGURES):
+        raise argparse.ArgumentTypeError(f"figures are {', '.join(map(str, FIGURES))}: {text!r}")
+    return numbers
 
 
 if __name__ == "__main__":

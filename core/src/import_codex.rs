@@ -20,12 +20,12 @@ use crate::scan::{is, Reader, Refused, Scan, Value};
 
 /// What the Python importer names (codex_lines.py, codex.py, common.py), handed over when the mapper is made.
 pub struct Vocabulary {
-    pub not_read: HashSet<String>,
-    pub ui_events: HashSet<String>,
-    pub response_ends: HashSet<String>,
-    pub output_items: HashSet<String>,
-    pub assistant_items: HashSet<String>,
-    pub bookkeeping: HashSet<String>,
+    pub not_read: HashSet<String, Quick>,
+    pub ui_events: HashSet<String, Quick>,
+    pub response_ends: HashSet<String, Quick>,
+    pub output_items: HashSet<String, Quick>,
+    pub assistant_items: HashSet<String, Quick>,
+    pub bookkeeping: HashSet<String, Quick>,
     pub context_prefixes: Vec<String>,
     pub max_chars: usize,
     pub blob_mark: Vec<u8>,
@@ -500,27 +500,44 @@ pub struct Mapper<'v, 'py> {
     model: String,
     provider: String,
     last_change: Option<(String, String)>,
-    counts: Vec<Count>,
-    deferred: Vec<Count>,
+    counts: Counts,
+    deferred: Counts,
     unrecognised: Vec<String>,
     meta: Option<(usize, usize)>,
     /// The key of the line being mapped (codex.py's f"{prefix}{number}", no prefix: a main rollout).
     key: String,
 }
 
-/// One more record of kind `prefix` + `name` counted (the kind's text made only the first time it is met).
-fn add_count(counts: &mut Vec<Count>, prefix: &str, name: &str, outcome: Outcome, reason: Option<Reason>) {
-    for count in counts.iter_mut() {
-        let kind = &count.kind;
-        if count.outcome == outcome && kind.len() == prefix.len() + name.len() && kind.starts_with(prefix) && kind.ends_with(name) {
-            count.times += 1;
-            if count.reason.is_none() {
-                count.reason = reason;
+/// The counts in the order first met, and where each (kind, outcome) is among them.
+#[derive(Default)]
+struct Counts {
+    counts: Vec<Count>,
+    index: HashMap<(String, u8), usize, Quick>,
+    key: String,
+}
+
+impl Counts {
+    /// One more record of kind `prefix` + `name` counted (the kind's text kept only the first time it is met).
+    fn add(&mut self, prefix: &str, name: &str, outcome: Outcome, reason: Option<Reason>) {
+        self.key.clear();
+        self.key.push_str(prefix);
+        self.key.push_str(name);
+        let key = (std::mem::take(&mut self.key), outcome as u8);
+        match self.index.get(&key) {
+            Some(&at) => {
+                let count = &mut self.counts[at];
+                count.times += 1;
+                if count.reason.is_none() {
+                    count.reason = reason;
+                }
+                self.key = key.0;
             }
-            return;
+            None => {
+                self.counts.push(Count { kind: key.0.clone(), outcome, times: 1, reason });
+                self.index.insert(key, self.counts.len() - 1);
+            }
         }
     }
-    counts.push(Count { kind: format!("{prefix}{name}"), outcome, times: 1, reason });
 }
 
 fn string_of(line: &[u8], span: Option<(usize, usize)>) -> Scan<Option<String>> {
@@ -573,8 +590,8 @@ impl<'v, 'py> Mapper<'v, 'py> {
             model: String::new(),
             provider: v.default_provider.clone(),
             last_change: None,
-            counts: Vec::new(),
-            deferred: Vec::new(),
+            counts: Counts::default(),
+            deferred: Counts::default(),
             unrecognised: Vec::new(),
             meta: None,
             key: String::new(),
@@ -601,8 +618,8 @@ impl<'v, 'py> Mapper<'v, 'py> {
             }
             start = end + 1;
         }
-        let mut counts = self.counts;
-        counts.extend(self.deferred);
+        let mut counts = self.counts.counts;
+        counts.extend(self.deferred.counts);
         Ok(Mapped { entries: self.entries, counts, unrecognised: self.unrecognised, meta: self.meta })
     }
 
@@ -685,7 +702,7 @@ impl<'v, 'py> Mapper<'v, 'py> {
                         }
                     }
                 }
-                add_count(&mut self.deferred, "event_msg/", &sub, Outcome::Skipped, Some(Reason::UiCopy));
+                self.deferred.add("event_msg/", &sub, Outcome::Skipped, Some(Reason::UiCopy));
                 return Ok(());
             }
             if v.response_ends.contains(&sub) {
@@ -710,7 +727,7 @@ impl<'v, 'py> Mapper<'v, 'py> {
                 }
             }
             if v.ui_events.contains(&sub) {
-                add_count(&mut self.counts, "event_msg/", &sub, Outcome::Skipped, Some(Reason::UiCopy));
+                self.counts.add("event_msg/", &sub, Outcome::Skipped, Some(Reason::UiCopy));
                 return Ok(());
             }
             return self.keep(&format!("event_msg/{sub}"), false, &kind, stamp, line, payload_start, payload_end);
@@ -733,12 +750,10 @@ impl<'v, 'py> Mapper<'v, 'py> {
                 made.extend_from_slice(b",\"toolName\":");
                 encode_str(&mut made, &name);
                 made.extend_from_slice(b",\"content\":[{\"type\":\"text\",\"text\":");
-                made.extend_from_slice(&line[s..e]);
-                made.extend_from_slice(b"}],\"isError\":false,\"timestamp\":");
-                made.extend_from_slice(stamp.ms.to_string().as_bytes());
-                made.extend_from_slice(b"}}");
-                self.push_line("message", id, stamp.text, made, HeadOf::ToolResult);
-                add_count(&mut self.counts, "response_item/", &sub, Outcome::Mapped, None);
+                let tail = format!("}}],\"isError\":false,\"timestamp\":{}}}}}", stamp.ms);
+                // The output is copied once, from the source into the line's bytes object.
+                self.push_pieces("message", id, stamp.text, made, &line[s..e], tail.as_bytes(), HeadOf::ToolResult)?;
+                self.counts.add("response_item/", &sub, Outcome::Mapped, None);
                 return Ok(());
             }
             let role = match span_of(&fields, b"role") {
@@ -751,7 +766,7 @@ impl<'v, 'py> Mapper<'v, 'py> {
             if matches!(sub.as_str(), "reasoning" | "function_call" | "custom_tool_call") || sub == "message" && role.as_deref() == Some("assistant") {
                 let stamp = stamp.ok_or(Refused)?;
                 self.assistant_part(&stamp, &sub, line, &fields)?;
-                add_count(&mut self.counts, "response_item/", &sub, Outcome::Mapped, None);
+                self.counts.add("response_item/", &sub, Outcome::Mapped, None);
                 return Ok(());
             }
             if v.assistant_items.contains(&sub) || v.output_items.contains(&sub) {
@@ -766,7 +781,7 @@ impl<'v, 'py> Mapper<'v, 'py> {
         }
         if v.bookkeeping.contains(&kind) {
             self.open = None;
-            add_count(&mut self.deferred, "", &kind, Outcome::Skipped, Some(Reason::Bookkeeping));
+            self.deferred.add("", &kind, Outcome::Skipped, Some(Reason::Bookkeeping));
             return Ok(());
         }
         if kind == "turn_context" {
@@ -775,7 +790,7 @@ impl<'v, 'py> Mapper<'v, 'py> {
             if !model.is_empty() {
                 self.model = model;
             }
-            add_count(&mut self.counts, "", &kind, Outcome::Mapped, Some(Reason::TurnModel));
+            self.counts.add("", &kind, Outcome::Mapped, Some(Reason::TurnModel));
             return Ok(());
         }
         if v.response_ends.contains(&kind) {
@@ -792,7 +807,7 @@ impl<'v, 'py> Mapper<'v, 'py> {
                     self.provider = provider;
                 }
             }
-            add_count(&mut self.counts, "", &kind, Outcome::Mapped, Some(Reason::Origin));
+            self.counts.add("", &kind, Outcome::Mapped, Some(Reason::Origin));
             return Ok(());
         }
         if kind == "compacted" {
@@ -811,6 +826,26 @@ impl<'v, 'py> Mapper<'v, 'py> {
         let bytes = PyBytes::new(self.py, &line).into_any().unbind();
         self.scratch = line;
         self.entries.push(Made::Line { kind, id, parent, timestamp: timestamp.to_owned(), line: bytes, blobs, head });
+    }
+
+    /// An entry whose line is `head`, `middle` (a large text as the source wrote it) and `tail`, joined once.
+    #[allow(clippy::too_many_arguments)]
+    fn push_pieces(&mut self, kind: &'static str, id: String, timestamp: &str, head: Vec<u8>, middle: &[u8], tail: &[u8], shared: HeadOf) -> Scan<()> {
+        let parent = self.leaf.replace(id.clone());
+        let mut blobs = false;
+        let mark = &self.v.blob_mark;
+        let bytes = PyBytes::new_with(self.py, head.len() + middle.len() + tail.len(), |buffer| {
+            buffer[..head.len()].copy_from_slice(&head);
+            buffer[head.len()..head.len() + middle.len()].copy_from_slice(middle);
+            buffer[head.len() + middle.len()..].copy_from_slice(tail);
+            blobs = find_mark(buffer, mark);
+            Ok(())
+        });
+        self.scratch = head;
+        // (no memory for the line: refused, and the Python path meets the same want of memory itself)
+        let bytes = bytes.map_err(|_| Refused)?.into_any().unbind();
+        self.entries.push(Made::Line { kind, id, parent, timestamp: timestamp.to_owned(), line: bytes, blobs, head: shared });
+        Ok(())
     }
 
     /// codex._Reader._keep: a record kept as a custom entry holding its type, time and payload as they came.
@@ -833,12 +868,12 @@ impl<'v, 'py> Mapper<'v, 'py> {
         made.extend_from_slice(b"}}");
         self.push_line("custom", id, stamp.text, made, HeadOf::Nothing);
         if known {
-            add_count(&mut self.counts, "", label, Outcome::Kept, Some(Reason::Kept));
+            self.counts.add("", label, Outcome::Kept, Some(Reason::Kept));
         } else {
             if !self.unrecognised.iter().any(|k| k == label) {
                 self.unrecognised.push(label.to_owned());
             }
-            add_count(&mut self.counts, "", label, Outcome::Kept, Some(Reason::Unknown));
+            self.counts.add("", label, Outcome::Kept, Some(Reason::Unknown));
         }
         Ok(())
     }
@@ -1009,6 +1044,15 @@ impl<'v, 'py> Mapper<'v, 'py> {
     /// (a custom_message), or instructions (kept whole).
     #[allow(clippy::too_many_arguments)]
     fn message(&mut self, stamp: &Stamp, role: String, line: &[u8], fields: &[(&[u8], usize, usize)], start: usize, end: usize) -> Scan<()> {
+        let parts = match span_of(fields, b"content") {
+            None => Json::Null,
+            Some((s, e)) => parse_document(&line[s..e])?,
+        };
+        let parts = match parts {
+            Json::Null => Vec::new(),
+            Json::List(items) => items,
+            _ => return Err(Refused), // (one that is no list: codex.py reads it for every role, some not at all)
+        };
         if role != "user" {
             let item = parse_document(&line[start..end])?;
             let id = short_id(&self.key, &mut self.taken);
@@ -1019,18 +1063,9 @@ impl<'v, 'py> Mapper<'v, 'py> {
             encode(&mut made, &item);
             made.push(b'}');
             self.push_line("custom", id, stamp.text, made, HeadOf::Nothing);
-            add_count(&mut self.counts, "response_item/message:", &role, Outcome::Kept, Some(Reason::Instructions));
+            self.counts.add("response_item/message:", &role, Outcome::Kept, Some(Reason::Instructions));
             return Ok(());
         }
-        let parts = match span_of(fields, b"content") {
-            None => Json::Null,
-            Some((s, e)) => parse_document(&line[s..e])?,
-        };
-        let parts = match parts {
-            Json::Null => Vec::new(),
-            Json::List(items) => items,
-            _ => return Err(Refused),
-        };
         let mut texts = Vec::new();
         for part in &parts {
             if !matches!(part, Json::Object(_)) {
@@ -1059,7 +1094,7 @@ impl<'v, 'py> Mapper<'v, 'py> {
         if context {
             let parent = self.leaf.replace(id.clone());
             self.entries.push(Made::CustomMessage { id, parent, timestamp: stamp.text.to_owned(), custom_type: "codex.context".to_owned(), texts });
-            add_count(&mut self.counts, "response_item/message:", "user", Outcome::Mapped, Some(Reason::Context));
+            self.counts.add("response_item/message:", "user", Outcome::Mapped, Some(Reason::Context));
             return Ok(());
         }
         let mut made = envelope(std::mem::take(&mut self.scratch), "message", &id, &self.leaf, stamp.text, 64 + texts.iter().map(String::len).sum::<usize>());
@@ -1076,7 +1111,7 @@ impl<'v, 'py> Mapper<'v, 'py> {
         made.extend_from_slice(stamp.ms.to_string().as_bytes());
         made.extend_from_slice(b"}}");
         self.push_line("message", id, stamp.text, made, HeadOf::User);
-        add_count(&mut self.counts, "response_item/message:", "user", Outcome::Mapped, None);
+        self.counts.add("response_item/message:", "user", Outcome::Mapped, None);
         Ok(())
     }
 }

@@ -302,7 +302,7 @@ fn strings(vocabulary: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<String>> {
 impl CodexMapper {
     #[new]
     fn new(vocabulary: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let set = |name: &str| -> PyResult<HashSet<String>> { Ok(strings(vocabulary, name)?.into_iter().collect()) };
+        let set = |name: &str| -> PyResult<HashSet<String, Quick>> { Ok(strings(vocabulary, name)?.into_iter().collect()) };
         let bookkeeping: HashMap<String, PyObject> = vocabulary.getattr("bookkeeping")?.extract()?;
         let reasons: HashMap<String, PyObject> = vocabulary.getattr("reasons")?.extract()?;
         for name in ["origin", "turn_model", "ui_copy", "kept", "context", "instructions", "unknown"] {

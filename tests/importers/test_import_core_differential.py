@@ -45,6 +45,9 @@ def _imported(core: str, source: Path, root: Path) -> tuple[bytes, bytes]:
         with service.upkeep_held(held):  # (as the rpc layer runs it: the listing index folded in after)
             result = service.import_(wire.ImportParams(tool="codex", paths=[str(source)]))
         service.run_upkeep(held)
+    except Exception as error:  # noqa: BLE001  # (codex.py fails on some odd shapes, e.g. a summary that is a number:
+        # the compiled path refuses those, so both cores must fail alike)
+        return b"<no file>", f"{type(error).__name__}: {error}".encode()
     finally:
         service.close_all()
     (session,) = result.sessions
@@ -330,7 +333,9 @@ lines = st.one_of(
 
 
 @needs_compiled_core
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(
     made=st.lists(st.tuples(lines, stamps, st.booleans()), min_size=1, max_size=12),
     provider=st.sampled_from(["openai", "", "azure"]),

@@ -1,11 +1,13 @@
 //! sidecar_core: the compiled path of sidecar/corepath (see its __init__.py for the interface).
 //!
-//! Three things, each one a profile named: a stretch of whole lines read for the
+//! Four things, each one a profile named: a stretch of whole lines read for the
 //! tree's fields (scan.rs), in place of msgspec's decode of the stretch and the
 //! Python loop over its lines (a large session's open); redaction's gate on
 //! an entry's line (gate.rs), in place of rules.py's (an export's first look);
-//! and the tree's index of those entries and its path walk (tree.rs), in place of
-//! store/tree.py's loops (the same open, right after the scan).
+//! the tree's index of those entries and its path walk (tree.rs), in place of
+//! store/tree.py's loops (the same open, right after the scan); and a Codex
+//! rollout's lines mapped to pi entries (import_codex.rs), in place of
+//! importers/codex.py's per-line mapping (an import's mapping).
 
 mod gate;
 mod import_codex;

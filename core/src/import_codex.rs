@@ -296,12 +296,19 @@ pub fn encode(out: &mut Vec<u8>, value: &Json) {
 
 pub fn sha1_hex(data: &[u8]) -> String {
     let mut state: [u32; 5] = [0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0];
-    let mut message = data.to_vec();
-    message.push(0x80);
-    while message.len() % 64 != 56 {
-        message.push(0);
-    }
-    message.extend_from_slice(&((data.len() as u64) * 8).to_be_bytes());
+    // The padded message: on the stack for a short key (an entry's: a line number), else on the heap.
+    let padded = (data.len() + 9).div_ceil(64) * 64;
+    let mut short = [0u8; 128];
+    let mut long = Vec::new();
+    let message: &mut [u8] = if padded <= short.len() {
+        &mut short[..padded]
+    } else {
+        long.resize(padded, 0);
+        &mut long
+    };
+    message[..data.len()].copy_from_slice(data);
+    message[data.len()] = 0x80;
+    message[padded - 8..].copy_from_slice(&((data.len() as u64) * 8).to_be_bytes());
     for block in message.chunks(64) {
         let mut words = [0u32; 80];
         for index in 0..16 {
@@ -417,7 +424,8 @@ type Spans<'a> = Vec<(&'a [u8], usize, usize)>;
 /// The members of `nested`'s value, when it is an object, are read in the same pass (its own spans).
 fn spans<'a>(line: &'a [u8], start: usize, nested: Option<&[u8]>) -> Scan<(Spans<'a>, Option<Spans<'a>>, usize)> {
     let mut reader = Reader { line, at: start };
-    let mut found: Spans<'a> = Vec::new();
+    // (room for the members of a Codex payload at once: growing the list member by member cost a tenth of a map)
+    let mut found: Spans<'a> = Vec::with_capacity(16);
     let mut inner: Option<Spans<'a>> = None;
     reader.members(|reader, key| {
         let from = reader.at;

@@ -1,13 +1,16 @@
 //! sidecar_core: the compiled path of sidecar/corepath (see its __init__.py for the interface).
 //!
-//! Three things, each one a profile named: a stretch of whole lines read for the
+//! Four things, each one a profile named: a stretch of whole lines read for the
 //! tree's fields (scan.rs), in place of msgspec's decode of the stretch and the
 //! Python loop over its lines (a large session's open); redaction's gate on
 //! an entry's line (gate.rs), in place of rules.py's (an export's first look);
-//! and the tree's index of those entries and its path walk (tree.rs), in place of
-//! store/tree.py's loops (the same open, right after the scan).
+//! the tree's index of those entries and its path walk (tree.rs), in place of
+//! store/tree.py's loops (the same open, right after the scan); and a Codex
+//! rollout's lines mapped to pi entries (import_codex.rs), in place of
+//! importers/codex.py's per-line mapping (an import's mapping).
 
 mod gate;
+mod import_codex;
 mod scan;
 mod tree;
 
@@ -18,7 +21,7 @@ use std::sync::Mutex;
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use scan::{envelope_into, Envelope, Head, Value};
 
@@ -47,7 +50,7 @@ pub(crate) type Quick = BuildHasherDefault<QuickHasher>;
 const MAX_REMEMBERED: usize = 32;
 
 /// The offset of the next newline in `data` at or after `from`, or None.
-fn next_newline(data: &[u8], from: usize) -> Option<usize> {
+pub(crate) fn next_newline(data: &[u8], from: usize) -> Option<usize> {
     let mut at = from;
     #[cfg(target_arch = "x86_64")]
     unsafe {
@@ -279,10 +282,211 @@ impl LineGate {
     }
 }
 
+/// The compiled Codex importer's mapping (import_codex.rs): made with what the Python importer names (a
+/// `vocabulary` object: the kinds of line, the reasons counted, the entry type and message heads), it maps a
+/// main rollout's buffer to the entries and counts codex.py gives, or None where the Python importer must.
+#[pyclass(frozen, module = "sidecar_core")]
+struct CodexMapper {
+    vocabulary: import_codex::Vocabulary,
+    entry_type: PyObject,
+    tool_result_head: PyObject,
+    user_head: PyObject,
+    assistant_head: PyObject,
+    reasons: HashMap<String, PyObject>,
+    bookkeeping_reasons: HashMap<String, PyObject>,
+}
+
+fn strings(vocabulary: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<String>> {
+    vocabulary.getattr(name)?.try_iter()?.map(|item| item?.extract::<String>()).collect()
+}
+
+#[pymethods]
+impl CodexMapper {
+    #[new]
+    fn new(vocabulary: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let set = |name: &str| -> PyResult<HashSet<String, Quick>> { Ok(strings(vocabulary, name)?.into_iter().collect()) };
+        let bookkeeping: HashMap<String, PyObject> = vocabulary.getattr("bookkeeping")?.extract()?;
+        let reasons: HashMap<String, PyObject> = vocabulary.getattr("reasons")?.extract()?;
+        for name in ["origin", "turn_model", "ui_copy", "kept", "context", "instructions", "unknown"] {
+            if !reasons.contains_key(name) {
+                return Err(pyo3::exceptions::PyKeyError::new_err(name.to_owned()));
+            }
+        }
+        Ok(CodexMapper {
+            vocabulary: import_codex::Vocabulary {
+                not_read: set("not_read")?,
+                ui_events: set("ui_events")?,
+                response_ends: set("response_ends")?,
+                output_items: set("output_items")?,
+                assistant_items: set("assistant_items")?,
+                bookkeeping: bookkeeping.keys().cloned().collect(),
+                context_prefixes: strings(vocabulary, "context_prefixes")?,
+                max_chars: vocabulary.getattr("max_chars")?.extract()?,
+                blob_mark: vocabulary.getattr("blob_mark")?.extract()?,
+                no_usage: vocabulary.getattr("no_usage")?.extract()?,
+                api: vocabulary.getattr("api")?.extract()?,
+                default_provider: vocabulary.getattr("default_provider")?.extract()?,
+            },
+            entry_type: vocabulary.getattr("entry_type")?.unbind(),
+            tool_result_head: vocabulary.getattr("tool_result_head")?.unbind(),
+            user_head: vocabulary.getattr("user_head")?.unbind(),
+            assistant_head: vocabulary.getattr("assistant_head")?.unbind(),
+            reasons,
+            bookkeeping_reasons: bookkeeping,
+        })
+    }
+
+    /// The rollout in `buffer` as (entries, counts, unrecognised kinds, the span of its session_meta payload or
+    /// None); None when a line is one this does not vouch for. Counts are (kind, outcome, times, reason or None).
+    fn map<'py>(&self, py: Python<'py>, buffer: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let view = PyBuffer::<u8>::get(buffer)?;
+        if !view.is_c_contiguous() {
+            return Ok(None);
+        }
+        // The buffer stays exported (neither freed nor resized) until `view` is dropped.
+        let data: &[u8] = unsafe { std::slice::from_raw_parts(view.buf_ptr() as *const u8, view.len_bytes()) };
+        let mapped = match import_codex::Mapper::new(&self.vocabulary, py).map(data) {
+            Ok(mapped) => mapped,
+            Err(_) => return Ok(None),
+        };
+        let v = &self.vocabulary;
+        let mut heads: HashMap<(String, String), PyObject> = HashMap::new();
+        let text = |value: &str| PyString::new(py, value).into_any().unbind();
+        let parent_of = |parent: &Option<String>| match parent {
+            None => py.None(),
+            Some(parent) => text(parent),
+        };
+        let mut entries = Vec::with_capacity(mapped.entries.len());
+        for made in mapped.entries {
+            entries.push(match made {
+                import_codex::Made::Line { kind, id, parent, timestamp, line, blobs, head } => {
+                    let head = match head {
+                        import_codex::HeadOf::Nothing => py.None(),
+                        import_codex::HeadOf::ToolResult => self.tool_result_head.clone_ref(py),
+                        import_codex::HeadOf::User => self.user_head.clone_ref(py),
+                    };
+                    self.entry_type.call1(
+                        py,
+                        (kind, text(&id), parent_of(&parent), text(&timestamp), line, head, -1, 0, py.None(), blobs),
+                    )?
+                }
+                import_codex::Made::Assistant { id, parent, timestamp, ms, provider, model, blocks, stop } => {
+                    let mut line = Vec::with_capacity(256 + blocks.iter().map(Vec::len).sum::<usize>());
+                    line.extend_from_slice(b"{\"type\":\"message\",\"id\":");
+                    import_codex::encode_str(&mut line, &id);
+                    line.extend_from_slice(b",\"parentId\":");
+                    match &parent {
+                        None => line.extend_from_slice(b"null"),
+                        Some(parent) => import_codex::encode_str(&mut line, parent),
+                    }
+                    line.extend_from_slice(b",\"timestamp\":");
+                    import_codex::encode_str(&mut line, &timestamp);
+                    line.extend_from_slice(b",\"message\":{\"role\":\"assistant\",\"content\":[");
+                    line.extend_from_slice(&blocks.join(&b","[..]));
+                    line.extend_from_slice(b"],\"api\":");
+                    import_codex::encode_str(&mut line, &v.api);
+                    line.extend_from_slice(b",\"provider\":");
+                    import_codex::encode_str(&mut line, &provider);
+                    line.extend_from_slice(b",\"model\":");
+                    import_codex::encode_str(&mut line, &model);
+                    line.extend_from_slice(b",\"usage\":");
+                    line.extend_from_slice(&v.no_usage);
+                    line.extend_from_slice(b",\"stopReason\":");
+                    import_codex::encode_str(&mut line, stop);
+                    line.extend_from_slice(b",\"timestamp\":");
+                    line.extend_from_slice(ms.to_string().as_bytes());
+                    line.extend_from_slice(b"}}");
+                    let key = (provider, model);
+                    let head = match heads.get(&key) {
+                        Some(head) => head.clone_ref(py),
+                        None => {
+                            let head = self.assistant_head.call1(py, (v.api.as_str(), key.0.as_str(), key.1.as_str()))?;
+                            heads.insert(key, head.clone_ref(py));
+                            head
+                        }
+                    };
+                    let blobs = import_codex::holds_mark(&line, &v.blob_mark);
+                    self.entry_type.call1(
+                        py,
+                        ("message", text(&id), parent_of(&parent), text(&timestamp), PyBytes::new(py, &line), head, -1, 0, py.None(), blobs),
+                    )?
+                }
+                import_codex::Made::ModelChange { id, parent, timestamp, provider, model } => {
+                    let entry = PyDict::new(py);
+                    entry.set_item("type", "model_change")?;
+                    entry.set_item("id", id)?;
+                    entry.set_item("parentId", parent_of(&parent))?;
+                    entry.set_item("timestamp", timestamp)?;
+                    entry.set_item("provider", provider)?;
+                    entry.set_item("modelId", model)?;
+                    entry.into_any().unbind()
+                }
+                import_codex::Made::CustomMessage { id, parent, timestamp, custom_type, texts } => {
+                    let entry = PyDict::new(py);
+                    entry.set_item("type", "custom_message")?;
+                    entry.set_item("id", id)?;
+                    entry.set_item("parentId", parent_of(&parent))?;
+                    entry.set_item("timestamp", timestamp)?;
+                    entry.set_item("customType", custom_type)?;
+                    let content = PyList::empty(py);
+                    for block_text in texts {
+                        let block = PyDict::new(py);
+                        block.set_item("type", "text")?;
+                        block.set_item("text", block_text)?;
+                        content.append(block)?;
+                    }
+                    entry.set_item("content", content)?;
+                    entry.set_item("display", false)?;
+                    entry.into_any().unbind()
+                }
+            });
+        }
+        drop(view);
+        let mut counts = Vec::with_capacity(mapped.counts.len());
+        for count in mapped.counts {
+            let outcome = match count.outcome {
+                import_codex::Outcome::Mapped => "mapped",
+                import_codex::Outcome::Kept => "kept",
+                import_codex::Outcome::Skipped => "skipped",
+            };
+            use import_codex::Reason;
+            let reason = match count.reason {
+                None => py.None(),
+                Some(Reason::Bookkeeping) => self.bookkeeping_reasons.get(&count.kind).map_or_else(|| py.None(), |r| r.clone_ref(py)),
+                Some(reason) => {
+                    let name = match reason {
+                        Reason::Origin => "origin",
+                        Reason::TurnModel => "turn_model",
+                        Reason::UiCopy => "ui_copy",
+                        Reason::Kept => "kept",
+                        Reason::Context => "context",
+                        Reason::Instructions => "instructions",
+                        _ => "unknown",
+                    };
+                    self.reasons[name].clone_ref(py)
+                }
+            };
+            counts.push(PyTuple::new(py, [text(&count.kind), text(outcome), count.times.into_pyobject(py)?.into_any().unbind(), reason])?);
+        }
+        let meta = match mapped.meta {
+            None => py.None(),
+            Some((start, end)) => PyTuple::new(py, [start, end])?.into_any().unbind(),
+        };
+        let columns = [
+            PyList::new(py, entries)?.into_any().unbind(),
+            PyList::new(py, counts)?.into_any().unbind(),
+            PyList::new(py, mapped.unrecognised)?.into_any().unbind(),
+            meta,
+        ];
+        Ok(Some(PyTuple::new(py, columns)?))
+    }
+}
+
 #[pymodule]
 fn sidecar_core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<LineScanner>()?;
     module.add_class::<LineGate>()?;
     module.add_class::<tree::TreeIndex>()?;
+    module.add_class::<CodexMapper>()?;
     Ok(())
 }

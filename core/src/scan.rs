@@ -11,7 +11,7 @@
 /// Whether `key` is `word`: compared as one fixed-size array (a few integer compares, no call to memcmp, which
 /// a slice compare costs and every key of every line pays).
 #[inline(always)]
-fn is<const N: usize>(key: &[u8], word: &[u8; N]) -> bool {
+pub(crate) fn is<const N: usize>(key: &[u8], word: &[u8; N]) -> bool {
     if key.len() != N {
         return false;
     }
@@ -79,14 +79,14 @@ impl Envelope {
 /// Why a line was not read: the caller hands the stretch to the Python path, so no detail is kept.
 pub struct Refused;
 
-type Scan<T> = Result<T, Refused>;
+pub(crate) type Scan<T> = Result<T, Refused>;
 
 /// Past this nesting the scan refuses (msgspec's own limit is Python's recursion limit, far deeper).
 const MAX_DEPTH: usize = 64;
 
-struct Reader<'a> {
-    line: &'a [u8],
-    at: usize,
+pub(crate) struct Reader<'a> {
+    pub(crate) line: &'a [u8],
+    pub(crate) at: usize,
 }
 
 /// The offset of the first `"`, `\` or control byte at or after `from`, or `line.len()`.
@@ -168,12 +168,12 @@ fn hex_digit(byte: u8) -> Scan<u32> {
 
 impl<'a> Reader<'a> {
     #[inline]
-    fn peek(&self) -> Scan<u8> {
+    pub(crate) fn peek(&self) -> Scan<u8> {
         self.line.get(self.at).copied().ok_or(Refused)
     }
 
     #[inline]
-    fn skip_space(&mut self) {
+    pub(crate) fn skip_space(&mut self) {
         while let Some(&byte) = self.line.get(self.at) {
             if byte == b' ' || byte == b'\t' || byte == b'\r' || byte == b'\n' {
                 self.at += 1;
@@ -184,7 +184,7 @@ impl<'a> Reader<'a> {
     }
 
     #[inline]
-    fn expect(&mut self, byte: u8) -> Scan<()> {
+    pub(crate) fn expect(&mut self, byte: u8) -> Scan<()> {
         if self.peek()? == byte {
             self.at += 1;
             Ok(())
@@ -193,7 +193,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn literal<const N: usize>(&mut self, word: &[u8; N]) -> Scan<()> {
+    pub(crate) fn literal<const N: usize>(&mut self, word: &[u8; N]) -> Scan<()> {
         if self.line.get(self.at..self.at + N).is_some_and(|found| is(found, word)) {
             self.at += word.len();
             Ok(())
@@ -250,7 +250,7 @@ impl<'a> Reader<'a> {
     /// A string at the opening quote, passed over: its escapes and bytes checked as msgspec checks them (not its
     /// UTF-8). The string reads a block of 64 bytes at a time into one mask of its quotes, backslashes and control
     /// bytes, and steps from bit to bit: a tool's output holds an escape every few dozen bytes.
-    fn skip_string(&mut self) -> Scan<()> {
+    pub(crate) fn skip_string(&mut self) -> Scan<()> {
         self.expect(b'"')?;
         let line = self.line;
         let mut block = self.at;
@@ -294,7 +294,7 @@ impl<'a> Reader<'a> {
 
     /// A string at the opening quote. Kept (`keep`): its value, its bytes checked as UTF-8; else only passed over
     /// (msgspec does not check the UTF-8 of what it skips, so neither does this).
-    fn string(&mut self, keep: bool) -> Scan<Value> {
+    pub(crate) fn string(&mut self, keep: bool) -> Scan<Value> {
         self.expect(b'"')?;
         let start = self.at;
         let mut decoded: Option<String> = None;
@@ -337,7 +337,7 @@ impl<'a> Reader<'a> {
     }
 
     /// An object key at its opening quote; refused when it holds an escape (msgspec would match the decoded key).
-    fn key(&mut self) -> Scan<(usize, usize)> {
+    pub(crate) fn key(&mut self) -> Scan<(usize, usize)> {
         self.expect(b'"')?;
         let start = self.at;
         let stop = string_stop(self.line, start);
@@ -348,7 +348,7 @@ impl<'a> Reader<'a> {
         Ok((start, stop))
     }
 
-    fn number(&mut self) -> Scan<()> {
+    pub(crate) fn number(&mut self) -> Scan<()> {
         let line = self.line;
         let digits = |at: &mut usize| {
             let from = *at;
@@ -388,7 +388,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Any JSON value, passed over but checked as msgspec checks it.
-    fn skip_value(&mut self, depth: usize) -> Scan<()> {
+    pub(crate) fn skip_value(&mut self, depth: usize) -> Scan<()> {
         if depth > MAX_DEPTH {
             return Err(Refused);
         }
@@ -458,7 +458,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The members of an object at its `{`, each key handed to `member` (which reads its value).
-    fn members(&mut self, mut member: impl FnMut(&mut Self, &[u8]) -> Scan<()>) -> Scan<()> {
+    pub(crate) fn members(&mut self, mut member: impl FnMut(&mut Self, &[u8]) -> Scan<()>) -> Scan<()> {
         self.expect(b'{')?;
         self.skip_space();
         if self.peek()? == b'}' {

@@ -8,6 +8,7 @@ from collections.abc import Callable
 import msgspec
 
 from .gating import GateRules, LineGate, PythonLineGate
+from .importing import CodexMapping, CodexVocabulary, PythonCodexMapping
 from .python import LineScanner, PythonLineScanner
 from .treeing import PythonTreeIndex, TreeIndex
 
@@ -103,3 +104,27 @@ def tree_index_of(core: str) -> TreeIndex:
 def tree_index() -> TreeIndex:
     """A new tree index of the chosen core."""
     return tree_index_of(_chosen)
+
+
+_codex_mappings: dict[tuple[str, int], tuple[CodexVocabulary, CodexMapping]] = {}
+
+
+def codex_mapping_of(core: str, vocabulary: CodexVocabulary) -> CodexMapping:
+    """The Codex importer's mapping on ``core`` ("python" or "compiled"), made once per vocabulary."""
+    key = (core, id(vocabulary))
+    made = _codex_mappings.get(key)
+    if made is None or made[0] is not vocabulary:
+        mapping: CodexMapping
+        if core == "compiled":
+            from .compiled import CompiledCodexMapping
+
+            mapping = CompiledCodexMapping(vocabulary)
+        else:
+            mapping = PythonCodexMapping(vocabulary)
+        made = _codex_mappings[key] = (vocabulary, mapping)
+    return made[1]
+
+
+def codex_mapping(vocabulary: CodexVocabulary) -> CodexMapping:
+    """The chosen core's Codex mapping."""
+    return codex_mapping_of(_chosen, vocabulary)

@@ -13,6 +13,7 @@ import msgspec
 import sidecar_core  # built from core/ by scripts/core.sh; absent in a pure-Python install (then ImportError)
 
 from .gating import GateRules
+from .importing import CodexMapped, CodexVocabulary
 from .python import Columns, PythonLineScanner
 
 
@@ -54,3 +55,14 @@ class CompiledLineGate:
 def compiled_tree_index() -> sidecar_core.TreeIndex:
     """A new compiled tree index (core/src/tree.rs): it implements treeing.py's ``TreeIndex`` as it is."""
     return sidecar_core.TreeIndex()
+
+
+class CompiledCodexMapping:
+    """The compiled Codex mapping (core/src/import_codex.rs); None for a file it does not vouch for."""
+
+    def __init__(self, vocabulary: CodexVocabulary) -> None:
+        self._compiled = sidecar_core.CodexMapper(vocabulary)
+
+    def map(self, buffer: bytes | mmap.mmap) -> CodexMapped | None:
+        found = self._compiled.map(buffer)
+        return None if found is None else CodexMapped(*found)

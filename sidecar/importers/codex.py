@@ -33,11 +33,15 @@ from typing import Any
 
 import msgspec
 
+from .. import corepath
+from ..format.entry import BLOB_MARK, Entry
 from ..store import MAX_CHARS
 from .codex_lines import (
     BOOKKEEPING,
+    NOT_READ,
     OUTPUT,
     OUTPUT_ITEMS,
+    REASONS,
     RESPONSE_ENDS,
     UI_EVENTS,
     Head,
@@ -50,8 +54,22 @@ from .codex_lines import (
     read_lines,
 )
 from .codex_subagents import children
-from .common import KEPT, MAPPED, NO_USAGE, SKIPPED, Builder, Imported, Tally, id_of, image_block, iso_z, ms_of_iso
-from .made import Assistant
+from .common import (
+    KEPT,
+    MAPPED,
+    NO_USAGE,
+    SKIPPED,
+    UNKNOWN_KIND,
+    Builder,
+    Imported,
+    Tally,
+    id_of,
+    image_block,
+    iso_z,
+    ms_of_iso,
+    read_source,
+)
+from .made import TOOL_RESULT_HEAD, USER_HEAD, Assistant, assistant_head
 
 TOOL = "codex"
 API = "openai-responses"
@@ -73,6 +91,26 @@ ASSISTANT_ITEMS = {
     "tool_search_call",
     "image_generation_call",
 }
+# What the compiled mapping (core/src/import_codex.rs, through corepath) maps a main rollout with.
+VOCABULARY = corepath.CodexVocabulary(
+    not_read=frozenset(NOT_READ),
+    ui_events=frozenset(UI_EVENTS),
+    response_ends=frozenset(RESPONSE_ENDS),
+    output_items=frozenset(OUTPUT_ITEMS),
+    assistant_items=frozenset(ASSISTANT_ITEMS),
+    bookkeeping=BOOKKEEPING,
+    context_prefixes=CONTEXT_PREFIXES,
+    max_chars=MAX_CHARS,
+    blob_mark=BLOB_MARK,
+    no_usage=bytes(NO_USAGE),
+    api=API,
+    default_provider="openai",
+    reasons={**REASONS, "unknown": UNKNOWN_KIND},
+    entry_type=Entry,
+    tool_result_head=TOOL_RESULT_HEAD,
+    user_head=USER_HEAD,
+    assistant_head=assistant_head,
+)
 # The assistant items mapped from their fields alone (with assistant messages): the others keep their whole item.
 FROM_HEAD = {"reasoning", "function_call", "custom_tool_call"}
 
@@ -125,7 +163,7 @@ class _Reader:
             return
         self.open = None  # (a turn_context ends a model response)
         self.model = str(model_line_decoder.decode(raw).payload.model or self.model)
-        self.tally.count(kind, MAPPED, "the model of the turn")
+        self.tally.count(kind, MAPPED, REASONS["turn_model"])
 
     def read(self, number: int, line: Line) -> None:
         kind, payload = line.type, line.payload
@@ -137,11 +175,11 @@ class _Reader:
         if kind in RESPONSE_ENDS:
             self.open = None  # one model response ends: the next assistant item starts another message
         if kind == "session_meta":
-            self.tally.count(kind, MAPPED, "the session header's origin")
+            self.tally.count(kind, MAPPED, REASONS["origin"])
             return
         if kind == "turn_context":
             self.model = str(model_decoder.decode(payload).model or self.model)
-            self.tally.count(kind, MAPPED, "the model of the turn")
+            self.tally.count(kind, MAPPED, REASONS["turn_model"])
             return
         if kind == "event_msg":  # the UI events nothing here reads were counted by read_lines without coming here
             event = decoder.decode(payload)
@@ -153,7 +191,7 @@ class _Reader:
             if sub == "item_completed" and isinstance(event.get("item"), dict):
                 self._note_spawn(event["item"])
             if sub in UI_EVENTS:
-                self.tally.count(f"event_msg/{sub}", SKIPPED, "a UI event repeating response items")
+                self.tally.count(f"event_msg/{sub}", SKIPPED, REASONS["ui_copy"])
                 return
             self._keep(key, stamp, f"event_msg/{sub}", line, known=False)
             return
@@ -172,7 +210,7 @@ class _Reader:
         if not isinstance(line, Line):
             line = line_decoder.decode(line)
         if known:
-            self.tally.count(kind, KEPT, "kept as a custom entry (not part of the model's context)")
+            self.tally.count(kind, KEPT, REASONS["kept"])
         else:
             self.tally.unknown(kind)
         # The payload goes into the entry as the JSON text it came as (decoded only when too long to keep whole).
@@ -222,10 +260,10 @@ class _Reader:
                 self.tally.count("response_item/message:user", MAPPED)
             elif role == "user":
                 self.leaf = self.b.custom_message(key, self.leaf, stamp, "codex.context", content)
-                self.tally.count("response_item/message:user", MAPPED, "injected context: a custom_message")
+                self.tally.count("response_item/message:user", MAPPED, REASONS["context"])
             else:
                 self.leaf = self.b.kept(key, self.leaf, stamp, f"codex.{role}", item)
-                self.tally.count(f"response_item/message:{role}", KEPT, "instructions to the model: kept")
+                self.tally.count(f"response_item/message:{role}", KEPT, REASONS["instructions"])
             return
         if kind in OUTPUT_ITEMS:
             call = str(item.get("call_id", ""))
@@ -431,7 +469,7 @@ def _input_block(block: object) -> dict[str, Any] | None:
 def import_rollout(path: Path) -> Imported:
     path = Path(path)
     tally, builder = Tally(), Builder()
-    reader, meta = _read_rollout_into(path, builder, tally, "", None)
+    spawned, meta = _read_main_rollout(path, builder, tally)
     # rollout-<time>-<thread id>.jsonl: the id is the last five dash-separated groups when the meta line is lost
     thread = str(meta.get("id") or "-".join(path.stem.split("-")[-5:]))
     imported = Imported(
@@ -441,7 +479,7 @@ def import_rollout(path: Path) -> Imported:
     for child in children(path, thread):
         sub = Builder()
         sub.ids = builder.ids
-        anchor = reader.spawned.get(child[1]) or (id_of(builder.entries[0]) if builder.entries else None)
+        anchor = spawned.get(child[1]) or (id_of(builder.entries[0]) if builder.entries else None)
         head = sub.custom(
             f"{child[0].name}:head",
             anchor,
@@ -457,6 +495,24 @@ def import_rollout(path: Path) -> Imported:
     if subagents:
         imported.extra["subagents"] = subagents
     return imported
+
+
+def _read_main_rollout(path: Path, builder: Builder, tally: Tally) -> tuple[dict[str, str], dict[str, object]]:
+    """The main rollout into ``builder``: (the subagent threads it spawned, its session_meta payload). Mapped by
+    the chosen core: the compiled one maps the whole file or none of it (then the Python reader does)."""
+    data = read_source(path)
+    try:
+        mapped = corepath.codex_mapping(VOCABULARY).map(data)
+        if mapped is not None:
+            builder.adopt(mapped.entries)
+            tally.counted(mapped.counts, mapped.unrecognised)
+            meta = {} if mapped.meta is None else decoder.decode(data[mapped.meta[0] : mapped.meta[1]])
+            return {}, meta  # (a rollout that spawns a subagent is one the compiled mapping refuses)
+    finally:
+        if not isinstance(data, bytes):
+            data.close()
+    reader, meta = _read_rollout_into(path, builder, tally, "", None)
+    return reader.spawned, meta
 
 
 def _read_rollout_into(

@@ -55,6 +55,15 @@ UI_EVENTS = {
     "shutdown_complete",
 }
 RESPONSE_ENDS = {"token_usage_record", "token_count", "turn_context", "task_started", "task_complete"}
+# Why each kind of record was counted as it was (the compiled mapping counts with these too).
+REASONS = {
+    "origin": "the session header's origin",
+    "turn_model": "the model of the turn",
+    "ui_copy": "a UI event repeating response items",
+    "kept": "kept as a custom entry (not part of the model's context)",
+    "context": "injected context: a custom_message",
+    "instructions": "instructions to the model: kept",
+}
 BOOKKEEPING = {"token_usage_record": "token accounting; usage totals are not part of the conversation"}
 
 
@@ -190,7 +199,7 @@ def read_lines(
             yield number, raw, line, head
             break
     for kind, times in skipped.items():
-        tally.count(f"event_msg/{kind}", SKIPPED, "a UI event repeating response items", times)
+        tally.count(f"event_msg/{kind}", SKIPPED, REASONS["ui_copy"], times)
     for kind, times in kept_out.items():
         tally.count(kind, SKIPPED, BOOKKEEPING[kind], times)
 

@@ -33,6 +33,7 @@ from .made import TOOL_RESULT_HEAD, USER_HEAD, Assistant, SharedHead, json_text,
 IMPORT_NAMESPACE = uuid.UUID("6f1d7c52-2b0e-4a8e-9a53-5d3c0f1e2a70")
 
 MAPPED, KEPT, SKIPPED = "mapped", "kept", "skipped"
+UNKNOWN_KIND = "a record kind this importer does not know: kept as a custom entry"
 
 
 def imported_session_id(tool: str, original_id: str) -> str:
@@ -68,7 +69,13 @@ class Tally:
 
     def unknown(self, kind: str) -> None:
         self.unrecognised.add(kind)
-        self.count(kind, KEPT, "a record kind this importer does not know: kept as a custom entry")
+        self.count(kind, KEPT, UNKNOWN_KIND)
+
+    def counted(self, counts: list[tuple[str, str, int, str | None]], unrecognised: list[str]) -> None:
+        """The counts of a compiled mapping ((kind, outcome, times, reason), in the order the Python one counts)."""
+        for kind, outcome, times, reason in counts:
+            self.count(kind, outcome, reason, times)
+        self.unrecognised.update(unrecognised)
 
     def damage(self, line: int, error: str) -> None:
         self.damaged.append({"line": line, "error": error})
@@ -149,6 +156,14 @@ class Builder:
         self.entries.append(message)
         self.by_id[entry_id] = message
         return message
+
+    def adopt(self, entries: list[dict[str, object] | Entry]) -> None:
+        """The entries a compiled mapping made (the builder was empty): every id they hold taken."""
+        self.entries[:] = entries
+        for entry in entries:
+            entry_id = id_of(entry)
+            self.ids.add(entry_id)
+            self.by_id[entry_id] = entry
 
     def finish(self) -> None:
         """Each assistant message written as its line (once every part is in: the import read its sources)."""

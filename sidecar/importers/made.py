@@ -107,16 +107,7 @@ class Assistant:
         return [json.loads(text) for text in self.content]
 
     def made(self) -> Entry:
-        key = (self.api, self.provider, self.model)
-        shared = _assistant_parts.get(key)
-        if shared is None:  # (one per model: written once)
-            shared = (
-                SharedHead("assistant", self.provider, self.model),
-                b'],"api":%b,"provider":%b,"model":%b,"usage":'
-                % (json_bytes(self.api), json_bytes(self.provider), json_bytes(self.model)),
-            )
-            if len(_assistant_parts) < 4096:
-                _assistant_parts[key] = shared
+        shared = _assistant_shared(self.api, self.provider, self.model)
         stop = _stops.get(self.stop) or b',"stopReason":%b,"timestamp":' % json_bytes(self.stop)
         parent, timestamp = self.parent, self.timestamp
         line = b"".join(
@@ -137,6 +128,25 @@ class Assistant:
             )
         )
         return Entry("message", self.id, parent, timestamp, line, shared[0], has_blobs=BLOB_MARK in line)
+
+
+def _assistant_shared(api: str, provider: str, model: str) -> tuple[SharedHead, bytes]:
+    key = (api, provider, model)
+    shared = _assistant_parts.get(key)
+    if shared is None:  # (one per model: written once)
+        shared = (
+            SharedHead("assistant", provider, model),
+            b'],"api":%b,"provider":%b,"model":%b,"usage":'
+            % (json_bytes(api), json_bytes(provider), json_bytes(model)),
+        )
+        if len(_assistant_parts) < 4096:
+            _assistant_parts[key] = shared
+    return shared
+
+
+def assistant_head(api: str, provider: str, model: str) -> SharedHead:
+    """The head the assistant messages of one (api, provider, model) share (the compiled Codex mapping's too)."""
+    return _assistant_shared(api, provider, model)[0]
 
 
 # The shared head and the JSON text between the content and the usage of the assistant messages of one

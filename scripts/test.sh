@@ -40,6 +40,14 @@ if [ "$#" -eq 0 ]; then
   mypy
   ruff check sidecar tests bench clients/python
   ruff format --check sidecar tests bench clients/python
+  echo "== cargo fmt --check and cargo clippy (core/, the compiled core)"
+  (
+    cd core
+    export CARGO_HOME="$PWD/../.cache/cargo-home" CARGO_TARGET_DIR="$PWD/../.cache/core-target"
+    [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$PATH:$HOME/.cargo/bin"
+    cargo fmt --check
+    cargo clippy --release --quiet -- -D warnings
+  )
 fi
 
 # The first pass runs the pure-Python core, the reference (issue 42); the SIDECAR_TEST_MAP_ALL pass below runs the

@@ -101,7 +101,8 @@ fn bits_and_long_run(text: &[u8]) -> (u8, bool) {
         use std::arch::x86_64::*;
         let splat = |byte: u8| _mm_set1_epi8(byte as i8);
         let (quote, colon, equals) = (splat(b'"'), splat(b':'), splat(b'='));
-        let (at_sign, backslash, dash, e2, capital_p) = (splat(b'@'), splat(b'\\'), splat(b'-'), splat(0xe2), splat(b'P'));
+        let (at_sign, backslash, dash, e2, capital_p) =
+            (splat(b'@'), splat(b'\\'), splat(b'-'), splat(0xe2), splat(b'P'));
         let (tab, unit_separators, four) = (splat(0x09), splat(0x1c), splat(4));
         // `byte - low <= 4`, unsigned: \t..\r, and \x1c..the space.
         let within_four = |chunk: __m128i, low: __m128i| {
@@ -132,7 +133,11 @@ fn bits_and_long_run(text: &[u8]) -> (u8, bool) {
                 let four_set = two & (two >> 2);
                 let eight = four_set & (four_set >> 4);
                 long_run = carried + runs.trailing_ones() >= RUN_MIN as u32 || eight & (four_set >> 8) != 0;
-                carried = if runs == 0xffff { carried + 16 } else { (runs as u16).leading_ones() };
+                carried = if runs == 0xffff {
+                    carried + 16
+                } else {
+                    (runs as u16).leading_ones()
+                };
             }
             at += 16;
         }
@@ -181,7 +186,10 @@ fn find_either(data: &[u8], one: u8, other: u8) -> Option<usize> {
             at += 16;
         }
     }
-    data[at..].iter().position(|&byte| byte == one || byte == other).map(|offset| at + offset)
+    data[at..]
+        .iter()
+        .position(|&byte| byte == one || byte == other)
+        .map(|offset| at + offset)
 }
 
 fn find_byte(data: &[u8], byte: u8) -> Option<usize> {
@@ -235,7 +243,9 @@ fn past_plain_string_body(raw: &[u8], at: usize, limit: usize) -> Option<usize> 
 }
 
 fn literal(raw: &[u8], at: usize, text: &[u8]) -> Option<usize> {
-    raw.get(at..at + text.len()).filter(|found| *found == text).map(|_| at + text.len())
+    raw.get(at..at + text.len())
+        .filter(|found| *found == text)
+        .map(|_| at + text.len())
 }
 
 /// The end of pi's envelope (type, id, parentId, timestamp, in that order, plain strings) at the line's start.
@@ -266,7 +276,10 @@ fn past_number(raw: &[u8], at: usize) -> Option<usize> {
         return None;
     }
     at += 1;
-    let more = raw[at..].iter().take_while(|&&b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-')).count();
+    let more = raw[at..]
+        .iter()
+        .take_while(|&&b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+        .count();
     (more <= 30).then_some(at + more)
 }
 
@@ -301,16 +314,21 @@ fn tail_from(raw: &[u8], at: usize) -> bool {
     let mut at = at;
     let mut fields = 0;
     loop {
-        let next = [&b",\"api\":\""[..], b",\"provider\":\"", b",\"model\":\"", b",\"stopReason\":\""]
-            .iter()
-            .find_map(|name| literal(raw, at, name))
-            .and_then(|body| past_plain_string_body(raw, body, 200))
-            .or_else(|| literal(raw, at, b",\"usage\":").and_then(|value| past_figures(raw, value, true)))
-            .or_else(|| {
-                let digits_at = literal(raw, at, b",\"timestamp\":")?;
-                let digits = raw[digits_at..].iter().take_while(|b| b.is_ascii_digit()).count();
-                (1..=20).contains(&digits).then_some(digits_at + digits)
-            });
+        let next = [
+            &b",\"api\":\""[..],
+            b",\"provider\":\"",
+            b",\"model\":\"",
+            b",\"stopReason\":\"",
+        ]
+        .iter()
+        .find_map(|name| literal(raw, at, name))
+        .and_then(|body| past_plain_string_body(raw, body, 200))
+        .or_else(|| literal(raw, at, b",\"usage\":").and_then(|value| past_figures(raw, value, true)))
+        .or_else(|| {
+            let digits_at = literal(raw, at, b",\"timestamp\":")?;
+            let digits = raw[digits_at..].iter().take_while(|b| b.is_ascii_digit()).count();
+            (1..=20).contains(&digits).then_some(digits_at + digits)
+        });
         match next {
             Some(after) => {
                 at = after;
@@ -339,8 +357,10 @@ pub fn free_bounds(raw: &[u8]) -> (usize, usize) {
 
 /// `://` user `:` password `@`, as rules.py's _URL_USERINFO reads it.
 fn url_userinfo(text: &[u8]) -> bool {
-    let user_char = |b: u8| !(b.is_ascii_whitespace() || b == 0x0b || matches!(b, b':' | b'/' | b'@' | b'\'' | b'"' | b'<' | b'>'));
-    let password_char = |b: u8| !(b.is_ascii_whitespace() || b == 0x0b || matches!(b, b'@' | b'/' | b'\'' | b'"' | b'<' | b'>'));
+    let user_char =
+        |b: u8| !(b.is_ascii_whitespace() || b == 0x0b || matches!(b, b':' | b'/' | b'@' | b'\'' | b'"' | b'<' | b'>'));
+    let password_char =
+        |b: u8| !(b.is_ascii_whitespace() || b == 0x0b || matches!(b, b'@' | b'/' | b'\'' | b'"' | b'<' | b'>'));
     let mut from = 0;
     while let Some(offset) = find(&text[from..], b"://") {
         let scheme_end = from + offset + 3;
@@ -399,7 +419,11 @@ fn separators_or_named_key<E>(
     plain: &mut HashSet<Vec<u8>>,
     names_secret: &mut dyn FnMut(&[u8]) -> Result<bool, E>,
 ) -> Result<Separators, E> {
-    let mut found = if find_byte(&raw[start..end], b'=').is_some() { Separators::InText } else { Separators::None };
+    let mut found = if find_byte(&raw[start..end], b'=').is_some() {
+        Separators::InText
+    } else {
+        Separators::None
+    };
     let mut at = start;
     while let Some(offset) = find_byte(&raw[at..end], b':') {
         let colon = at + offset;
@@ -411,7 +435,11 @@ fn separators_or_named_key<E>(
             found = Separators::InText;
             continue;
         }
-        let Some(opening) = raw[start..colon - 1].iter().rposition(|&b| b == b'"').map(|offset| start + offset) else {
+        let Some(opening) = raw[start..colon - 1]
+            .iter()
+            .rposition(|&b| b == b'"')
+            .map(|offset| start + offset)
+        else {
             return Ok(Separators::NamedKey);
         };
         let key = &raw[opening + 1..colon - 1];
@@ -447,7 +475,11 @@ fn separator_after_stem(lower: &[u8], at: usize) -> bool {
     if matches!(lower.get(after + backslashes), Some(b'"' | b'\'')) {
         after += backslashes + 1;
     }
-    after += lower[after..].iter().take(4).take_while(|&&b| b == b' ' || b == b'\t').count();
+    after += lower[after..]
+        .iter()
+        .take(4)
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count();
     matches!(lower.get(after), Some(b'=' | b':')) || lower[after..].starts_with(b"->")
 }
 
@@ -471,7 +503,9 @@ fn flag_with_stem(lower: &[u8], stems: &[Vec<u8>]) -> bool {
                     let earliest = dash + 1;
                     let latest = (dash + 1 + 64).min(run_end.saturating_sub(stem.len()));
                     if (earliest..=latest).any(|s| {
-                        s + stem.len() <= run_end && &lower[s..s + stem.len()] == stem.as_slice() && run_end - (s + stem.len()) <= 64
+                        s + stem.len() <= run_end
+                            && &lower[s..s + stem.len()] == stem.as_slice()
+                            && run_end - (s + stem.len()) <= 64
                     }) {
                         return true;
                     }

@@ -70,12 +70,41 @@ pub enum HeadOf {
 
 pub enum Made {
     /// An entry written as its line (Builder.made).
-    Line { kind: &'static str, id: String, parent: Option<String>, timestamp: String, line: PyObject, blobs: bool, head: HeadOf },
+    Line {
+        kind: &'static str,
+        id: String,
+        parent: Option<String>,
+        timestamp: String,
+        line: PyObject,
+        blobs: bool,
+        head: HeadOf,
+    },
     /// An assistant message (made.Assistant), written as its line once the file is read.
-    Assistant { id: String, parent: Option<String>, timestamp: String, ms: i64, provider: String, model: String, blocks: Vec<Vec<u8>>, stop: &'static str },
+    Assistant {
+        id: String,
+        parent: Option<String>,
+        timestamp: String,
+        ms: i64,
+        provider: String,
+        model: String,
+        blocks: Vec<Vec<u8>>,
+        stop: &'static str,
+    },
     /// Builder.add's dict entries.
-    ModelChange { id: String, parent: Option<String>, timestamp: String, provider: String, model: String },
-    CustomMessage { id: String, parent: Option<String>, timestamp: String, custom_type: String, texts: Vec<String> },
+    ModelChange {
+        id: String,
+        parent: Option<String>,
+        timestamp: String,
+        provider: String,
+        model: String,
+    },
+    CustomMessage {
+        id: String,
+        parent: Option<String>,
+        timestamp: String,
+        custom_type: String,
+        texts: Vec<String>,
+    },
 }
 
 pub struct Mapped {
@@ -312,7 +341,12 @@ pub fn sha1_hex(data: &[u8]) -> String {
     for block in message.chunks(64) {
         let mut words = [0u32; 80];
         for index in 0..16 {
-            words[index] = u32::from_be_bytes([block[index * 4], block[index * 4 + 1], block[index * 4 + 2], block[index * 4 + 3]]);
+            words[index] = u32::from_be_bytes([
+                block[index * 4],
+                block[index * 4 + 1],
+                block[index * 4 + 2],
+                block[index * 4 + 3],
+            ]);
         }
         for index in 16..80 {
             words[index] = (words[index - 3] ^ words[index - 8] ^ words[index - 14] ^ words[index - 16]).rotate_left(1);
@@ -325,7 +359,12 @@ pub fn sha1_hex(data: &[u8]) -> String {
                 40..=59 => ((b & c) | (b & d) | (c & d), 0x8F1BBCDC),
                 _ => (b ^ c ^ d, 0xCA62C1D6u32),
             };
-            let next = a.rotate_left(5).wrapping_add(mix).wrapping_add(e).wrapping_add(constant).wrapping_add(word);
+            let next = a
+                .rotate_left(5)
+                .wrapping_add(mix)
+                .wrapping_add(e)
+                .wrapping_add(constant)
+                .wrapping_add(word);
             e = d;
             d = c;
             c = b.rotate_left(30);
@@ -392,7 +431,15 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 /// The epoch milliseconds of a timestamp of the exact shape `YYYY-MM-DDTHH:MM:SS.mmmZ` with a real date, the
 /// arithmetic ms_of_iso does; None for any other text (the Python path reads those).
 pub fn ms_of_pi_stamp(text: &[u8]) -> Option<i64> {
-    if text.len() != 24 || text[4] != b'-' || text[7] != b'-' || text[10] != b'T' || text[13] != b':' || text[16] != b':' || text[19] != b'.' || text[23] != b'Z' {
+    if text.len() != 24
+        || text[4] != b'-'
+        || text[7] != b'-'
+        || text[10] != b'T'
+        || text[13] != b':'
+        || text[16] != b':'
+        || text[19] != b'.'
+        || text[23] != b'Z'
+    {
         return None;
     }
     let (year, month, day) = (digits(&text[0..4])?, digits(&text[5..7])?, digits(&text[8..10])?);
@@ -446,7 +493,7 @@ fn spans<'a>(line: &'a [u8], start: usize, nested: Option<&[u8]>) -> Scan<(Spans
     Ok((found, inner, reader.at))
 }
 
-fn span_of<'a>(fields: &[(&[u8], usize, usize)], key: &[u8]) -> Option<(usize, usize)> {
+fn span_of(fields: &[(&[u8], usize, usize)], key: &[u8]) -> Option<(usize, usize)> {
     fields.iter().find(|(k, _, _)| *k == key).map(|&(_, s, e)| (s, e))
 }
 
@@ -470,7 +517,8 @@ fn find_mark(line: &[u8], mark: &[u8]) -> bool {
         while at + 17 <= line.len() && at <= last_start {
             let here = _mm_loadu_si128(line.as_ptr().add(at) as *const __m128i);
             let next = _mm_loadu_si128(line.as_ptr().add(at + 1) as *const __m128i);
-            let mut mask = _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(here, first), _mm_cmpeq_epi8(next, second))) as u32;
+            let mut mask =
+                _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(here, first), _mm_cmpeq_epi8(next, second))) as u32;
             while mask != 0 {
                 let start = at + mask.trailing_zeros() as usize;
                 if start <= last_start && matches_at(start) {
@@ -541,7 +589,12 @@ impl Counts {
                 self.key = key.0;
             }
             None => {
-                self.counts.push(Count { kind: key.0.clone(), outcome, times: 1, reason });
+                self.counts.push(Count {
+                    kind: key.0.clone(),
+                    outcome,
+                    times: 1,
+                    reason,
+                });
                 self.index.insert(key, self.counts.len() - 1);
             }
         }
@@ -628,7 +681,12 @@ impl<'v, 'py> Mapper<'v, 'py> {
         }
         let mut counts = self.counts.counts;
         counts.extend(self.deferred.counts);
-        Ok(Mapped { entries: self.entries, counts, unrecognised: self.unrecognised, meta: self.meta })
+        Ok(Mapped {
+            entries: self.entries,
+            counts,
+            unrecognised: self.unrecognised,
+            meta: self.meta,
+        })
     }
 
     fn line(&mut self, number: usize, line: &[u8], offset: usize) -> Scan<()> {
@@ -679,7 +737,10 @@ impl<'v, 'py> Mapper<'v, 'py> {
                 return None;
             }
             let inner = &text[1..25];
-            ms_of_pi_stamp(inner).map(|ms| Stamp { text: unsafe { std::str::from_utf8_unchecked(inner) }, ms })
+            ms_of_pi_stamp(inner).map(|ms| Stamp {
+                text: unsafe { std::str::from_utf8_unchecked(inner) },
+                ms,
+            })
         });
         if let Some((s, _)) = span_of(&fields, b"item") {
             if line[s] != b'{' && line[s] != b'n' {
@@ -710,7 +771,8 @@ impl<'v, 'py> Mapper<'v, 'py> {
                         }
                     }
                 }
-                self.deferred.add("event_msg/", &sub, Outcome::Skipped, Some(Reason::UiCopy));
+                self.deferred
+                    .add("event_msg/", &sub, Outcome::Skipped, Some(Reason::UiCopy));
                 return Ok(());
             }
             if v.response_ends.contains(&sub) {
@@ -735,24 +797,38 @@ impl<'v, 'py> Mapper<'v, 'py> {
                 }
             }
             if v.ui_events.contains(&sub) {
-                self.counts.add("event_msg/", &sub, Outcome::Skipped, Some(Reason::UiCopy));
+                self.counts
+                    .add("event_msg/", &sub, Outcome::Skipped, Some(Reason::UiCopy));
                 return Ok(());
             }
-            return self.keep(&format!("event_msg/{sub}"), false, &kind, stamp, line, payload_start, payload_end);
+            return self.keep(
+                &format!("event_msg/{sub}"),
+                false,
+                &kind,
+                stamp,
+                line,
+                payload_start,
+                payload_end,
+            );
         }
         if kind == "response_item" {
             let sub = sub.ok_or(Refused)?;
             let output = span_of(&fields, b"output");
-            if v.output_items.contains(&sub)
-                && output.is_some_and(|(s, e)| line[s] == b'"' && e - s <= v.max_chars)
-            {
+            if v.output_items.contains(&sub) && output.is_some_and(|(s, e)| line[s] == b'"' && e - s <= v.max_chars) {
                 let stamp = stamp.ok_or(Refused)?;
                 self.open = None;
                 let call = text_or_empty(line, span_of(&fields, b"call_id"))?;
                 let name = self.tool_names.get(&call).cloned().unwrap_or_default();
                 let (s, e) = output.unwrap();
                 let id = short_id(&self.key, &mut self.taken);
-                let mut made = envelope(std::mem::take(&mut self.scratch), "message", &id, &self.leaf, stamp.text, 160 + call.len() + name.len() + (e - s));
+                let mut made = envelope(
+                    std::mem::take(&mut self.scratch),
+                    "message",
+                    &id,
+                    &self.leaf,
+                    stamp.text,
+                    160 + call.len() + name.len() + (e - s),
+                );
                 made.extend_from_slice(b"\"message\":{\"role\":\"toolResult\",\"toolCallId\":");
                 encode_str(&mut made, &call);
                 made.extend_from_slice(b",\"toolName\":");
@@ -760,7 +836,15 @@ impl<'v, 'py> Mapper<'v, 'py> {
                 made.extend_from_slice(b",\"content\":[{\"type\":\"text\",\"text\":");
                 let tail = format!("}}],\"isError\":false,\"timestamp\":{}}}}}", stamp.ms);
                 // The output is copied once, from the source into the line's bytes object.
-                self.push_pieces("message", id, stamp.text, made, &line[s..e], tail.as_bytes(), HeadOf::ToolResult)?;
+                self.push_pieces(
+                    "message",
+                    id,
+                    stamp.text,
+                    made,
+                    &line[s..e],
+                    tail.as_bytes(),
+                    HeadOf::ToolResult,
+                )?;
                 self.counts.add("response_item/", &sub, Outcome::Mapped, None);
                 return Ok(());
             }
@@ -771,7 +855,9 @@ impl<'v, 'py> Mapper<'v, 'py> {
                 },
                 _ => None,
             };
-            if matches!(sub.as_str(), "reasoning" | "function_call" | "custom_tool_call") || sub == "message" && role.as_deref() == Some("assistant") {
+            if matches!(sub.as_str(), "reasoning" | "function_call" | "custom_tool_call")
+                || sub == "message" && role.as_deref() == Some("assistant")
+            {
                 let stamp = stamp.ok_or(Refused)?;
                 self.assistant_part(&stamp, &sub, line, &fields)?;
                 self.counts.add("response_item/", &sub, Outcome::Mapped, None);
@@ -785,11 +871,20 @@ impl<'v, 'py> Mapper<'v, 'py> {
                 let stamp = stamp.ok_or(Refused)?;
                 return self.message(&stamp, role.ok_or(Refused)?, line, &fields, payload_start, payload_end);
             }
-            return self.keep(&format!("response_item/{sub}"), false, &kind, stamp, line, payload_start, payload_end);
+            return self.keep(
+                &format!("response_item/{sub}"),
+                false,
+                &kind,
+                stamp,
+                line,
+                payload_start,
+                payload_end,
+            );
         }
         if v.bookkeeping.contains(&kind) {
             self.open = None;
-            self.deferred.add("", &kind, Outcome::Skipped, Some(Reason::Bookkeeping));
+            self.deferred
+                .add("", &kind, Outcome::Skipped, Some(Reason::Bookkeeping));
             return Ok(());
         }
         if kind == "turn_context" {
@@ -833,12 +928,29 @@ impl<'v, 'py> Mapper<'v, 'py> {
         let blobs = find_mark(&line, &self.v.blob_mark);
         let bytes = PyBytes::new(self.py, &line).into_any().unbind();
         self.scratch = line;
-        self.entries.push(Made::Line { kind, id, parent, timestamp: timestamp.to_owned(), line: bytes, blobs, head });
+        self.entries.push(Made::Line {
+            kind,
+            id,
+            parent,
+            timestamp: timestamp.to_owned(),
+            line: bytes,
+            blobs,
+            head,
+        });
     }
 
     /// An entry whose line is `head`, `middle` (a large text as the source wrote it) and `tail`, joined once.
     #[allow(clippy::too_many_arguments)]
-    fn push_pieces(&mut self, kind: &'static str, id: String, timestamp: &str, head: Vec<u8>, middle: &[u8], tail: &[u8], shared: HeadOf) -> Scan<()> {
+    fn push_pieces(
+        &mut self,
+        kind: &'static str,
+        id: String,
+        timestamp: &str,
+        head: Vec<u8>,
+        middle: &[u8],
+        tail: &[u8],
+        shared: HeadOf,
+    ) -> Scan<()> {
         let parent = self.leaf.replace(id.clone());
         let mut blobs = false;
         let mark = &self.v.blob_mark;
@@ -852,19 +964,43 @@ impl<'v, 'py> Mapper<'v, 'py> {
         self.scratch = head;
         // (no memory for the line: refused, and the Python path meets the same want of memory itself)
         let bytes = bytes.map_err(|_| Refused)?.into_any().unbind();
-        self.entries.push(Made::Line { kind, id, parent, timestamp: timestamp.to_owned(), line: bytes, blobs, head: shared });
+        self.entries.push(Made::Line {
+            kind,
+            id,
+            parent,
+            timestamp: timestamp.to_owned(),
+            line: bytes,
+            blobs,
+            head: shared,
+        });
         Ok(())
     }
 
     /// codex._Reader._keep: a record kept as a custom entry holding its type, time and payload as they came.
     #[allow(clippy::too_many_arguments)]
-    fn keep(&mut self, label: &str, known: bool, kind: &str, stamp: Option<Stamp>, line: &[u8], start: usize, end: usize) -> Scan<()> {
+    fn keep(
+        &mut self,
+        label: &str,
+        known: bool,
+        kind: &str,
+        stamp: Option<Stamp>,
+        line: &[u8],
+        start: usize,
+        end: usize,
+    ) -> Scan<()> {
         let stamp = stamp.ok_or(Refused)?;
         if end - start > self.v.max_chars {
             return Err(Refused);
         }
         let id = short_id(&self.key, &mut self.taken);
-        let mut made = envelope(std::mem::take(&mut self.scratch), "custom", &id, &self.leaf, stamp.text, 96 + label.len() + kind.len() + (end - start));
+        let mut made = envelope(
+            std::mem::take(&mut self.scratch),
+            "custom",
+            &id,
+            &self.leaf,
+            stamp.text,
+            96 + label.len() + kind.len() + (end - start),
+        );
         made.extend_from_slice(b"\"customType\":");
         encode_str(&mut made, &format!("codex.{label}"));
         made.extend_from_slice(b",\"data\":{\"type\":");
@@ -1051,7 +1187,15 @@ impl<'v, 'py> Mapper<'v, 'py> {
     /// codex._Reader._item's messages that are not the assistant's: a user's, context injected as a user turn
     /// (a custom_message), or instructions (kept whole).
     #[allow(clippy::too_many_arguments)]
-    fn message(&mut self, stamp: &Stamp, role: String, line: &[u8], fields: &[(&[u8], usize, usize)], start: usize, end: usize) -> Scan<()> {
+    fn message(
+        &mut self,
+        stamp: &Stamp,
+        role: String,
+        line: &[u8],
+        fields: &[(&[u8], usize, usize)],
+        start: usize,
+        end: usize,
+    ) -> Scan<()> {
         let parts = match span_of(fields, b"content") {
             None => Json::Null,
             Some((s, e)) => parse_document(&line[s..e])?,
@@ -1064,14 +1208,26 @@ impl<'v, 'py> Mapper<'v, 'py> {
         if role != "user" {
             let item = parse_document(&line[start..end])?;
             let id = short_id(&self.key, &mut self.taken);
-            let mut made = envelope(std::mem::take(&mut self.scratch), "custom", &id, &self.leaf, stamp.text, end - start);
+            let mut made = envelope(
+                std::mem::take(&mut self.scratch),
+                "custom",
+                &id,
+                &self.leaf,
+                stamp.text,
+                end - start,
+            );
             made.extend_from_slice(b"\"customType\":");
             encode_str(&mut made, &format!("codex.{role}"));
             made.extend_from_slice(b",\"data\":");
             encode(&mut made, &item);
             made.push(b'}');
             self.push_line("custom", id, stamp.text, made, HeadOf::Nothing);
-            self.counts.add("response_item/message:", &role, Outcome::Kept, Some(Reason::Instructions));
+            self.counts.add(
+                "response_item/message:",
+                &role,
+                Outcome::Kept,
+                Some(Reason::Instructions),
+            );
             return Ok(());
         }
         let mut texts = Vec::new();
@@ -1097,15 +1253,33 @@ impl<'v, 'py> Mapper<'v, 'py> {
             }
             rest = &rest[first.len_utf8()..];
         }
-        let context = self.v.context_prefixes.iter().any(|prefix| rest.starts_with(prefix.as_str()));
+        let context = self
+            .v
+            .context_prefixes
+            .iter()
+            .any(|prefix| rest.starts_with(prefix.as_str()));
         let id = short_id(&self.key, &mut self.taken);
         if context {
             let parent = self.leaf.replace(id.clone());
-            self.entries.push(Made::CustomMessage { id, parent, timestamp: stamp.text.to_owned(), custom_type: "codex.context".to_owned(), texts });
-            self.counts.add("response_item/message:", "user", Outcome::Mapped, Some(Reason::Context));
+            self.entries.push(Made::CustomMessage {
+                id,
+                parent,
+                timestamp: stamp.text.to_owned(),
+                custom_type: "codex.context".to_owned(),
+                texts,
+            });
+            self.counts
+                .add("response_item/message:", "user", Outcome::Mapped, Some(Reason::Context));
             return Ok(());
         }
-        let mut made = envelope(std::mem::take(&mut self.scratch), "message", &id, &self.leaf, stamp.text, 64 + texts.iter().map(String::len).sum::<usize>());
+        let mut made = envelope(
+            std::mem::take(&mut self.scratch),
+            "message",
+            &id,
+            &self.leaf,
+            stamp.text,
+            64 + texts.iter().map(String::len).sum::<usize>(),
+        );
         made.extend_from_slice(b"\"message\":{\"role\":\"user\",\"content\":[");
         for (index, text) in texts.iter().enumerate() {
             if index > 0 {

@@ -65,7 +65,10 @@ pub(crate) fn next_newline(data: &[u8], from: usize) -> Option<usize> {
             at += 16;
         }
     }
-    data[at..].iter().position(|&byte| byte == b'\n').map(|offset| at + offset)
+    data[at..]
+        .iter()
+        .position(|&byte| byte == b'\n')
+        .map(|offset| at + offset)
 }
 
 fn text_or_none(py: Python<'_>, value: &Value, line: &[u8]) -> PyObject {
@@ -109,7 +112,13 @@ impl LineScanner {
 
     /// The lines of `buffer[start:stop]` (`stop` where a newline is) as columns: (types, ids, parent ids,
     /// timestamps, heads, starts, lengths), starts relative to the buffer; None when the Python path must read them.
-    fn scan<'py>(&self, py: Python<'py>, buffer: &Bound<'py, PyAny>, start: usize, stop: usize) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    fn scan<'py>(
+        &self,
+        py: Python<'py>,
+        buffer: &Bound<'py, PyAny>,
+        start: usize,
+        stop: usize,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let view = PyBuffer::<u8>::get(buffer)?;
         if !view.is_c_contiguous() || start > stop || stop > view.len_bytes() {
             return Ok(None);
@@ -247,8 +256,10 @@ impl LineGate {
             }
         };
         let judge = &self.names_secret;
-        let mut names_secret = |key: &[u8]| -> PyResult<bool> { judge.call1(py, (PyBytes::new(py, key),))?.is_truthy(py) };
-        raws.map(|raw| gate::line_may_hold_secret(raw, &self.rules, plain, &mut names_secret)).collect()
+        let mut names_secret =
+            |key: &[u8]| -> PyResult<bool> { judge.call1(py, (PyBytes::new(py, key),))?.is_truthy(py) };
+        raws.map(|raw| gate::line_may_hold_secret(raw, &self.rules, plain, &mut names_secret))
+            .collect()
     }
 }
 
@@ -297,17 +308,30 @@ struct CodexMapper {
 }
 
 fn strings(vocabulary: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<String>> {
-    vocabulary.getattr(name)?.try_iter()?.map(|item| item?.extract::<String>()).collect()
+    vocabulary
+        .getattr(name)?
+        .try_iter()?
+        .map(|item| item?.extract::<String>())
+        .collect()
 }
 
 #[pymethods]
 impl CodexMapper {
     #[new]
     fn new(vocabulary: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let set = |name: &str| -> PyResult<HashSet<String, Quick>> { Ok(strings(vocabulary, name)?.into_iter().collect()) };
+        let set =
+            |name: &str| -> PyResult<HashSet<String, Quick>> { Ok(strings(vocabulary, name)?.into_iter().collect()) };
         let bookkeeping: HashMap<String, PyObject> = vocabulary.getattr("bookkeeping")?.extract()?;
         let reasons: HashMap<String, PyObject> = vocabulary.getattr("reasons")?.extract()?;
-        for name in ["origin", "turn_model", "ui_copy", "kept", "context", "instructions", "unknown"] {
+        for name in [
+            "origin",
+            "turn_model",
+            "ui_copy",
+            "kept",
+            "context",
+            "instructions",
+            "unknown",
+        ] {
             if !reasons.contains_key(name) {
                 return Err(pyo3::exceptions::PyKeyError::new_err(name.to_owned()));
             }
@@ -359,7 +383,15 @@ impl CodexMapper {
         let mut entries = Vec::with_capacity(mapped.entries.len());
         for made in mapped.entries {
             entries.push(match made {
-                import_codex::Made::Line { kind, id, parent, timestamp, line, blobs, head } => {
+                import_codex::Made::Line {
+                    kind,
+                    id,
+                    parent,
+                    timestamp,
+                    line,
+                    blobs,
+                    head,
+                } => {
                     let head = match head {
                         import_codex::HeadOf::Nothing => py.None(),
                         import_codex::HeadOf::ToolResult => self.tool_result_head.clone_ref(py),
@@ -367,10 +399,30 @@ impl CodexMapper {
                     };
                     self.entry_type.call1(
                         py,
-                        (kind, text(&id), parent_of(&parent), text(&timestamp), line, head, -1, 0, py.None(), blobs),
+                        (
+                            kind,
+                            text(&id),
+                            parent_of(&parent),
+                            text(&timestamp),
+                            line,
+                            head,
+                            -1,
+                            0,
+                            py.None(),
+                            blobs,
+                        ),
                     )?
                 }
-                import_codex::Made::Assistant { id, parent, timestamp, ms, provider, model, blocks, stop } => {
+                import_codex::Made::Assistant {
+                    id,
+                    parent,
+                    timestamp,
+                    ms,
+                    provider,
+                    model,
+                    blocks,
+                    stop,
+                } => {
                     let mut line = Vec::with_capacity(256 + blocks.iter().map(Vec::len).sum::<usize>());
                     line.extend_from_slice(b"{\"type\":\"message\",\"id\":");
                     import_codex::encode_str(&mut line, &id);
@@ -400,7 +452,9 @@ impl CodexMapper {
                     let head = match heads.get(&key) {
                         Some(head) => head.clone_ref(py),
                         None => {
-                            let head = self.assistant_head.call1(py, (v.api.as_str(), key.0.as_str(), key.1.as_str()))?;
+                            let head = self
+                                .assistant_head
+                                .call1(py, (v.api.as_str(), key.0.as_str(), key.1.as_str()))?;
                             heads.insert(key, head.clone_ref(py));
                             head
                         }
@@ -408,10 +462,27 @@ impl CodexMapper {
                     let blobs = import_codex::holds_mark(&line, &v.blob_mark);
                     self.entry_type.call1(
                         py,
-                        ("message", text(&id), parent_of(&parent), text(&timestamp), PyBytes::new(py, &line), head, -1, 0, py.None(), blobs),
+                        (
+                            "message",
+                            text(&id),
+                            parent_of(&parent),
+                            text(&timestamp),
+                            PyBytes::new(py, &line),
+                            head,
+                            -1,
+                            0,
+                            py.None(),
+                            blobs,
+                        ),
                     )?
                 }
-                import_codex::Made::ModelChange { id, parent, timestamp, provider, model } => {
+                import_codex::Made::ModelChange {
+                    id,
+                    parent,
+                    timestamp,
+                    provider,
+                    model,
+                } => {
                     let entry = PyDict::new(py);
                     entry.set_item("type", "model_change")?;
                     entry.set_item("id", id)?;
@@ -421,7 +492,13 @@ impl CodexMapper {
                     entry.set_item("modelId", model)?;
                     entry.into_any().unbind()
                 }
-                import_codex::Made::CustomMessage { id, parent, timestamp, custom_type, texts } => {
+                import_codex::Made::CustomMessage {
+                    id,
+                    parent,
+                    timestamp,
+                    custom_type,
+                    texts,
+                } => {
                     let entry = PyDict::new(py);
                     entry.set_item("type", "custom_message")?;
                     entry.set_item("id", id)?;
@@ -452,7 +529,10 @@ impl CodexMapper {
             use import_codex::Reason;
             let reason = match count.reason {
                 None => py.None(),
-                Some(Reason::Bookkeeping) => self.bookkeeping_reasons.get(&count.kind).map_or_else(|| py.None(), |r| r.clone_ref(py)),
+                Some(Reason::Bookkeeping) => self
+                    .bookkeeping_reasons
+                    .get(&count.kind)
+                    .map_or_else(|| py.None(), |r| r.clone_ref(py)),
                 Some(reason) => {
                     let name = match reason {
                         Reason::Origin => "origin",
@@ -466,7 +546,15 @@ impl CodexMapper {
                     self.reasons[name].clone_ref(py)
                 }
             };
-            counts.push(PyTuple::new(py, [text(&count.kind), text(outcome), count.times.into_pyobject(py)?.into_any().unbind(), reason])?);
+            counts.push(PyTuple::new(
+                py,
+                [
+                    text(&count.kind),
+                    text(outcome),
+                    count.times.into_pyobject(py)?.into_any().unbind(),
+                    reason,
+                ],
+            )?);
         }
         let meta = match mapped.meta {
             None => py.None(),

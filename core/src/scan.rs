@@ -63,7 +63,13 @@ pub struct Envelope {
 
 impl Envelope {
     pub fn new() -> Self {
-        Envelope { kind: Value::Absent, id: Value::Absent, parent_id: Value::Absent, timestamp: Value::Absent, head: None }
+        Envelope {
+            kind: Value::Absent,
+            id: Value::Absent,
+            parent_id: Value::Absent,
+            timestamp: Value::Absent,
+            head: None,
+        }
     }
 
     /// Back to `new`'s state, for the next line.
@@ -493,7 +499,11 @@ impl<'a> Reader<'a> {
         if self.peek()? != b'{' {
             return Err(Refused);
         }
-        let mut head = Head { role: Value::Absent, provider: Value::Absent, model: Value::Absent };
+        let mut head = Head {
+            role: Value::Absent,
+            provider: Value::Absent,
+            model: Value::Absent,
+        };
         self.members(|reader, key| {
             let slot = if is(key, b"role") {
                 &mut head.role

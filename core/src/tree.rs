@@ -35,7 +35,13 @@ pub struct TreeIndex {
 
 impl TreeIndex {
     /// Index the entry at `index` (the next one): `parent` is the entry `by_id` held under its parent id then.
-    fn push(&mut self, index: usize, entry: &Bound<'_, PyAny>, parent_id: &Bound<'_, PyAny>, parent: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn push(
+        &mut self,
+        index: usize,
+        entry: &Bound<'_, PyAny>,
+        parent_id: &Bound<'_, PyAny>,
+        parent: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         let parent_index = if parent_id.is_none() || parent_id.len()? == 0 {
             ROOT // an empty parent id ends the walk, as `if parent` does
         } else {
@@ -63,7 +69,11 @@ impl TreeIndex {
         for index in self.parents.len()..entries.len() {
             let entry = entries.get_item(index)?;
             let parent_id = entry.getattr(intern!(py, "parent_id"))?;
-            let parent = if parent_id.is_none() { None } else { by_id.get_item(&parent_id)? };
+            let parent = if parent_id.is_none() {
+                None
+            } else {
+                by_id.get_item(&parent_id)?
+            };
             self.push(index, &entry, &parent_id, parent.as_ref())?;
         }
         Ok(())
@@ -74,7 +84,8 @@ impl TreeIndex {
         if self.pending.is_empty() {
             return;
         }
-        let mut wanted: HashMap<usize, u32, Quick> = self.pending.iter().map(|&(_, address)| (address, UNRESOLVED)).collect();
+        let mut wanted: HashMap<usize, u32, Quick> =
+            self.pending.iter().map(|&(_, address)| (address, UNRESOLVED)).collect();
         let mut left = wanted.len();
         for (index, address) in self.addresses.iter().enumerate().rev() {
             if let Some(found) = wanted.get_mut(address) {
@@ -100,7 +111,11 @@ impl TreeIndex {
 impl TreeIndex {
     #[new]
     fn new() -> Self {
-        TreeIndex { parents: Vec::new(), addresses: Vec::new(), pending: Vec::new() }
+        TreeIndex {
+            parents: Vec::new(),
+            addresses: Vec::new(),
+            pending: Vec::new(),
+        }
     }
 
     /// `SessionTree.add_parsed`'s loop: each `entry_type` of `items` with an id goes on `entries` and into
@@ -226,7 +241,11 @@ impl TreeIndex {
                 parent => at = parent,
             }
         }
-        let path = walked.iter().rev().map(|&index| entries.get_item(index as usize)).collect::<PyResult<Vec<_>>>()?;
+        let path = walked
+            .iter()
+            .rev()
+            .map(|&index| entries.get_item(index as usize))
+            .collect::<PyResult<Vec<_>>>()?;
         Ok(Some(PyList::new(py, path)?))
     }
 

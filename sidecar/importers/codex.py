@@ -221,7 +221,7 @@ class _Reader:
     def _note_spawn(self, item: dict[str, Any]) -> None:
         if item.get("type") == "CollabAgentToolCall" and item.get("tool") == "spawn_agent":
             caller = self.callers.get(str(item.get("id")))
-            for thread in item.get("receiver_thread_ids") or []:
+            for thread in _listed(item.get("receiver_thread_ids")):
                 if caller:
                     self.spawned[str(thread)] = caller
 
@@ -253,7 +253,7 @@ class _Reader:
         self.open = None
         if kind == "message":
             role = item.get("role")
-            content = [b for b in (_input_block(b) for b in item.get("content") or []) if b is not None]
+            content = [b for b in (_input_block(b) for b in _listed(item.get("content"))) if b is not None]
             text = "".join(b.get("text", "") for b in content).lstrip()
             if role == "user" and not text.startswith(CONTEXT_PREFIXES):
                 self.leaf = self.b.user(key, self.leaf, stamp, content, ms_of_iso(timestamp))
@@ -346,14 +346,14 @@ class _Reader:
         message, from its fields; ``value`` reads a list field (JSON text from the head, or already read)."""
         message = self._opened(key, stamp, timestamp)
         if kind == "reasoning":
-            texts = [s.get("text", "") for s in value(summary) or [] if isinstance(s, dict)]
-            texts += [c.get("text", "") for c in value(content) or [] if isinstance(c, dict)]
+            texts = [s.get("text", "") for s in _listed(value(summary)) if isinstance(s, dict)]
+            texts += [c.get("text", "") for c in _listed(value(content)) if isinstance(c, dict)]
             block: dict[str, object] = {"type": "thinking", "thinking": "\n\n".join(t for t in texts if t)}
             if encrypted:
                 block["thinkingSignature"] = encrypted
             message.add(block)
         elif kind == "message":
-            for part in value(content) or []:
+            for part in _listed(value(content)):
                 if isinstance(part, dict) and part.get("type") in ("output_text", "text"):
                     message.add({"type": "text", "text": str(part.get("text", ""))})
                 elif isinstance(part, dict) and part.get("type") == "refusal":
@@ -449,6 +449,12 @@ def _refused_constant(name: str) -> object:
 def _finite_or_null(text: str) -> float | None:
     value = float(text)
     return value if math.isfinite(value) else None
+
+
+def _listed(field: object) -> list[Any]:
+    """A field that holds a list (a message's content, a reasoning's summary), as its parts: anything else
+    (a number, true, a string, an object: a damaged or foreign line) has none, where iterating it would fail."""
+    return field if isinstance(field, list) else []
 
 
 def _input_block(block: object) -> dict[str, Any] | None:

@@ -331,6 +331,51 @@ def test_codex_older_and_newer_kinds(tmp_path):
     assert [m["role"] for m in got["context"]["messages"]] == ["compactionSummary", "user"]
 
 
+@pytest.mark.parametrize("odd", [7, True, "text", {"type": "output_text", "text": "x"}], ids=repr)
+def test_codex_fields_that_should_hold_lists_but_do_not_are_read_as_empty(tmp_path, odd):
+    """A message's content, a reasoning's summary and content, a spawn's receiver ids that are not lists (a damaged or
+    foreign writer's line) import as holding no parts; the lines around them import as usual (a number or true
+    made the importer fail the whole import with a TypeError)."""
+
+    def line(kind: str, payload: dict, second: int) -> dict:
+        return {"timestamp": f"2026-01-02T03:04:{second:02d}.000Z", "type": kind, "payload": payload}
+
+    text = lambda value: [{"type": "output_text", "text": value}]  # noqa: E731
+    source = write_lines(
+        tmp_path / "src" / "sessions" / "2026" / "01" / "02" / "rollout-2026-01-02T03-04-05-odd.jsonl",
+        [
+            line("session_meta", {"id": "odd-codex", "cwd": "/work/odd", "timestamp": "2026-01-02T03:04:05.000Z"}, 5),
+            line("response_item", {"type": "message", "role": "user", "content": odd}, 6),
+            line(
+                "response_item",
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+                7,
+            ),
+            line("response_item", {"type": "reasoning", "summary": odd, "content": odd}, 8),
+            line("response_item", {"type": "message", "role": "assistant", "content": odd}, 9),
+            line("response_item", {"type": "message", "role": "assistant", "content": text("hello")}, 10),
+            line(
+                "event_msg",
+                {
+                    "type": "item_completed",
+                    "item": {
+                        "type": "CollabAgentToolCall",
+                        "tool": "spawn_agent",
+                        "id": "c1",
+                        "receiver_thread_ids": odd,
+                    },
+                },
+                11,
+            ),
+        ],
+    )
+    got = imported(tmp_path / "root", "codex", source)
+    messages = [e["message"] for e in got["entries"] if e["type"] == "message"]
+    texts = [b.get("text") for m in messages for b in m["content"] if b.get("type") == "text"]
+    assert "hi" in texts and "hello" in texts, messages
+    assert not got["session"].get("damaged")
+
+
 def test_opencode_part_kinds_and_a_damaged_row(tmp_path):
     got = imported(tmp_path / "root", "opencode", opencode_db(tmp_path / "src"))
     session, entries = got["session"], got["entries"]

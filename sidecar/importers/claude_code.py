@@ -282,8 +282,16 @@ class _Reader:
 
     def compaction(self, record: Record, uid: str | None, stamp: str) -> None:
         whole = decoder.decode(record.line)
-        meta = whole.get("compactMetadata") or {}
-        preserved = (meta.get("preservedMessages") or {}).get("uuids") or []
+        # (each read as far as it has the shape Claude Code writes: a damaged line still gives its compaction)
+        meta = whole.get("compactMetadata")
+        meta = meta if isinstance(meta, dict) else {}
+        kept = meta.get("preservedMessages")
+        preserved = kept.get("uuids") if isinstance(kept, dict) else None
+        preserved = preserved if isinstance(preserved, list) else []
+        try:
+            tokens_before = int(meta.get("preTokens") or 0)
+        except (TypeError, ValueError, OverflowError):
+            tokens_before = 0
         parent = self.parent_of(record)
         entry_id = self.b.add(
             f"{self.prefix}{uid}",
@@ -292,10 +300,10 @@ class _Reader:
             "compaction",
             summary=str(whole.get("content") or ""),
             firstKeptEntryId="",
-            tokensBefore=int(meta.get("preTokens") or 0),
+            tokensBefore=tokens_before,
             details={"claudeCode": {"trigger": meta.get("trigger"), "preservedUuids": preserved}},
         )
-        first = self.alias.get(preserved[0]) if preserved else None
+        first = self.alias.get(preserved[0]) if preserved and isinstance(preserved[0], str) else None
         self.b.dict_entry(entry_id)["firstKeptEntryId"] = first or entry_id  # nothing kept: its own id
         self.pending_compaction = entry_id
         self.tally.count("system/compact_boundary", MAPPED)

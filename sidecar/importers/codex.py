@@ -395,7 +395,7 @@ class _Reader:
                 counts = self.tally.counts.get("response_item/message", {})
                 counts[MAPPED] = counts.get(MAPPED, 1) - 1
         self.open = None
-        history = payload.get("replacement_history") or []
+        history = _listed(payload.get("replacement_history"))
         entry = self.b.add(
             key,
             self.leaf,

@@ -376,6 +376,85 @@ def test_codex_fields_that_should_hold_lists_but_do_not_are_read_as_empty(tmp_pa
     assert not got["session"].get("damaged")
 
 
+@pytest.mark.parametrize("odd", [7, True, "text", [{"a": 1}]], ids=repr)
+def test_compaction_lines_of_odd_shapes_still_give_their_compaction(tmp_path, odd):
+    """A Claude Code compact_boundary whose metadata, preserved messages, their uuids or preTokens, and a Codex
+    compacted line whose replacement_history, are not of the shapes those tools write: the compaction is imported
+    (a number failed the import with a TypeError, a string preTokens with a ValueError, a dict uuid unhashable)."""
+    claude = write_lines(
+        tmp_path / "claude" / "-work-odd" / "odd-claude.jsonl",
+        [
+            {
+                "type": "user",
+                "uuid": "u1",
+                "parentUuid": None,
+                "sessionId": "odd-claude",
+                "cwd": "/work/odd",
+                "timestamp": "2026-01-02T03:04:05.000Z",
+                "message": {"role": "user", "content": "hi"},
+            },
+            {
+                "type": "system",
+                "subtype": "compact_boundary",
+                "uuid": "c1",
+                "parentUuid": None,
+                "logicalParentUuid": "u1",
+                "sessionId": "odd-claude",
+                "cwd": "/work/odd",
+                "timestamp": "2026-01-02T03:04:06.000Z",
+                "content": "Conversation compacted",
+                "compactMetadata": {"trigger": "manual", "preTokens": odd, "preservedMessages": {"uuids": odd}},
+            },
+            {
+                "type": "system",
+                "subtype": "compact_boundary",
+                "uuid": "c2",
+                "parentUuid": "c1",
+                "sessionId": "odd-claude",
+                "cwd": "/work/odd",
+                "timestamp": "2026-01-02T03:04:07.000Z",
+                "content": "again",
+                "compactMetadata": {"preservedMessages": odd},
+            },
+            {
+                "type": "system",
+                "subtype": "compact_boundary",
+                "uuid": "c3",
+                "parentUuid": "c2",
+                "sessionId": "odd-claude",
+                "cwd": "/work/odd",
+                "timestamp": "2026-01-02T03:04:08.000Z",
+                "content": "and again",
+                "compactMetadata": odd,
+            },
+        ],
+    )
+    got = imported(tmp_path / "root-claude", "claude-code", claude)
+    assert [e["summary"] for e in got["entries"] if e["type"] == "compaction"] == [
+        "Conversation compacted",
+        "again",
+        "and again",
+    ]
+
+    def line(kind: str, payload: dict, second: int) -> dict:
+        return {"timestamp": f"2026-01-02T03:04:{second:02d}.000Z", "type": kind, "payload": payload}
+
+    codex = write_lines(
+        tmp_path / "codex" / "sessions" / "2026" / "01" / "02" / "rollout-2026-01-02T03-04-05-odd.jsonl",
+        [
+            line("session_meta", {"id": "odd-codex", "cwd": "/work/odd", "timestamp": "2026-01-02T03:04:05.000Z"}, 5),
+            line(
+                "response_item",
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+                6,
+            ),
+            line("compacted", {"message": "older summary", "replacement_history": odd}, 7),
+        ],
+    )
+    got = imported(tmp_path / "root-codex", "codex", codex)
+    assert [e["summary"] for e in got["entries"] if e["type"] == "compaction"] == ["older summary"]
+
+
 def test_opencode_part_kinds_and_a_damaged_row(tmp_path):
     got = imported(tmp_path / "root", "opencode", opencode_db(tmp_path / "src"))
     session, entries = got["session"], got["entries"]

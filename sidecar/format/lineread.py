@@ -13,6 +13,7 @@ import msgspec
 
 from .codec import decode_lenient
 from .entry import Entry, MessageHead
+from .version import KNOWN_ENTRY_TYPES
 
 
 class _Envelope(msgspec.Struct, gc=False):
@@ -111,21 +112,9 @@ def share_head(head: SharedHead) -> SharedHead:
     return shared
 
 
-_types: dict[str | None, str] = {
-    name: name
-    for name in (
-        "message",
-        "model_change",
-        "thinking_level_change",
-        "compaction",
-        "branch_summary",
-        "custom",
-        "custom_message",
-        "label",
-        "session_info",
-        "session",
-    )
-}
+# One string object per known type (and the header's), shared by every entry of that type: a large file holds
+# hundreds of thousands of them.
+_types: dict[str | None, str] = {name: name for name in (*sorted(KNOWN_ENTRY_TYPES), "session")}
 _kinds: dict[str | None, str] = {**_types, None: "", "": ""}  # chunked.py's: an absent or empty type is ""
 
 

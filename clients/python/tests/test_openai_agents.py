@@ -186,6 +186,43 @@ async def test_a_first_read_opens_the_session_once_and_each_later_read_checks_it
         sidecar.trace = None
 
 
+async def test_a_first_add_sends_the_create_with_the_open_and_a_refused_create_changes_nothing(
+    sidecar: SidecarClient, sessions_root: Path
+):
+    """A first add creates the session in the open's round trip (the create goes out before the open's
+    answer comes back); on a session that exists the create is refused and nothing of it is written."""
+    traced: list[tuple[str, str]] = []
+
+    def trace(direction: str, message: object) -> None:
+        if isinstance(message, dict):
+            traced.append((direction, str(message.get("method") or message.get("id"))))
+
+    sidecar.trace = trace
+    try:
+        await SidecarSession("pipelined", client=sidecar).add_items([{"role": "user", "content": "one"}])
+    finally:
+        sidecar.trace = None
+    sends = [name for direction, name in traced if direction == "send"]
+    assert sends == ["session/open", "session/create", "session/append"]
+    assert traced.index(("send", "session/create")) < next(i for i, (d, _) in enumerate(traced) if d == "receive")
+    (path,) = [p for p in sessions_root.rglob("*.jsonl") if "pipelined" in p.name]
+    written = path.read_bytes()
+
+    again = SidecarSession("pipelined", client=sidecar)  # (an existing session: its create is refused)
+    await again.add_items([{"role": "user", "content": "two"}])
+    assert path.read_bytes().startswith(written)
+    assert [line for line in path.read_bytes()[len(written) :].splitlines() if line] != []
+    assert sum(b'"type":"session"' in line for line in path.read_bytes().splitlines()) == 1
+    expected = [{"role": "user", "content": "one"}, {"role": "user", "content": "two"}]
+    assert await SidecarSession("pipelined", client=sidecar).get_items() == expected
+
+    # A refused id is kept under its derived one, with the create sent along there too.
+    odd = SidecarSession("not a valid id!", client=sidecar)
+    await odd.add_items([{"role": "user", "content": "three"}])
+    assert odd.sidecar_session_id is not None and odd.sidecar_session_id.startswith("oa-")
+    assert await SidecarSession("not a valid id!", client=sidecar).get_items() == [{"role": "user", "content": "three"}]
+
+
 def random_item(rng: random.Random, n: int) -> dict[str, Any]:
     text = rng.choice(["hi", "", "é漢🙂", "line\nbreak", "x" * rng.randint(1, 300), f"item {n}"])
     kind = rng.randrange(9)

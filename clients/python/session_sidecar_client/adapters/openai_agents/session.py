@@ -37,6 +37,7 @@ same session in every process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import os
@@ -54,6 +55,7 @@ from ...protocol import (
     InvalidSessionIdError,
     MessageEntry,
     ProgressValue,
+    SessionExistsError,
     SessionNotFoundError,
 )
 from .items import LEAF_TYPE, from_message, to_entries
@@ -164,7 +166,7 @@ class SidecarSession:
         if not items:
             return
         async with self._lock:
-            client, sid = await self._ready()
+            client, sid = await self._ready(writing=True)
             added = cast("list[dict[str, Any]]", items)
             entries, plain = to_entries(added, self._call_names)
             if len(added) <= _COPY_SLICE:  # (a turn's few: a task to copy them alongside costs more)
@@ -279,26 +281,51 @@ class SidecarSession:
         async with self._lock:
             await call()
 
-    async def _ready(self) -> tuple[SidecarClient, str]:
-        """The client (spawned on first use) and the session's id in it (opened, or created empty)."""
+    async def _ready(self, *, writing: bool = False) -> tuple[SidecarClient, str]:
+        """The client (spawned on first use) and the session's id in it (opened, or created empty).
+
+        ``writing``: the caller is about to append, as a new session's first call does (the SDK's runner
+        adds a run's first items before it reads them back): the create is then sent with the open."""
         if self._client is None:
             self._client = await SidecarClient.spawn(command=self.command, root=self.root)
             self._owns_client = True
         if self._sidecar_id is None:
-            self._sidecar_id = await self._open(self._client, self.session_id)
+            self._sidecar_id = await self._open(self._client, self.session_id, create_with_open=writing)
         return self._client, self._sidecar_id
 
-    async def _open(self, client: SidecarClient, session_id: str) -> str:
+    async def _open(self, client: SidecarClient, session_id: str, *, create_with_open: bool) -> str:
+        """Open the session, or create it empty.
+
+        ``create_with_open``: both requests are sent at once, so a new session costs one round trip, not
+        two, and an existing one a refused create (sessionExists: nothing is written). The sidecar runs one
+        session's requests in the order they were sent, so the open answers first and the create then
+        finds the session or makes it. Otherwise the create waits for the open's sessionNotFound, and a
+        read of a session that exists (a resume) sends nothing more than the open."""
+        opening = asyncio.ensure_future(client.open(session_id=session_id))
+        creating = asyncio.ensure_future(client.create(self.cwd, session_id=session_id)) if create_with_open else None
         try:
-            self._opened_leaf = (await client.open(session_id=session_id))["leafId"]
-            return session_id
+            opened = await opening
         except InvalidSessionIdError:
+            if creating is not None:
+                with contextlib.suppress(RpcError):  # (refused the same way)
+                    await creating
             derived = "oa-" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:40]
-            return await self._open(client, derived)
+            return await self._open(client, derived, create_with_open=create_with_open)
         except SessionNotFoundError:
-            pass
-        await client.create(self.cwd, session_id=session_id)
-        self._opened_leaf = None  # (a new session's history is empty)
+            try:
+                await (creating or client.create(self.cwd, session_id=session_id))
+            except SessionExistsError:  # (another program made it between the two: open what it made)
+                return await self._open(client, session_id, create_with_open=False)
+            self._opened_leaf = None  # (a new session's history is empty)
+            return session_id
+        except BaseException:
+            if creating is not None:
+                _abandon(creating)
+            raise
+        if creating is not None:
+            with contextlib.suppress(RpcError):  # (sessionExists, as it must be: the open found it)
+                await creating
+        self._opened_leaf = opened["leafId"]
         return session_id
 
     # -- reading and moving the leaf ----------------------------------------------------

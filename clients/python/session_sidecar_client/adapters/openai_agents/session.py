@@ -301,10 +301,10 @@ class SidecarSession:
         session's requests in the order they were sent, so the open answers first and the create then
         finds the session or makes it. Otherwise the create waits for the open's sessionNotFound, and a
         read of a session that exists (a resume) sends nothing more than the open."""
-        opening = asyncio.ensure_future(client.open(session_id=session_id))
+        # (The create's task starts once this one yields: in the open's own request, which is written first.)
         creating = asyncio.ensure_future(client.create(self.cwd, session_id=session_id)) if create_with_open else None
         try:
-            opened = await opening
+            opened = await client.open(session_id=session_id)
         except InvalidSessionIdError:
             if creating is not None:
                 with contextlib.suppress(RpcError):  # (refused the same way)
@@ -313,7 +313,7 @@ class SidecarSession:
             return await self._open(client, derived, create_with_open=create_with_open)
         except SessionNotFoundError:
             try:
-                await (creating or client.create(self.cwd, session_id=session_id))
+                await (client.create(self.cwd, session_id=session_id) if creating is None else creating)
             except SessionExistsError:  # (another program made it between the two: open what it made)
                 return await self._open(client, session_id, create_with_open=False)
             self._opened_leaf = None  # (a new session's history is empty)

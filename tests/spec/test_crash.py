@@ -40,10 +40,13 @@ async def test_a_kill_mid_append_leaves_whole_records_and_a_session_that_opens(s
         assert "result" in warm, warm
         before = len((sessions_root / sid / "session.jsonl").read_bytes().splitlines())
         first_id = server._next_id + 1
-        # The appends go out in bursts of 1-11 a few ms apart (the server joins a burst into one write),
-        # so the kill, somewhere in the stream's first ~60 ms, lands among them on a fast machine too.
+        # The appends go out in bursts of 1-11 a few ms apart (the server joins a burst into one write).
+        # The kill comes a random few ms after the first of them is on disk, so it lands among them
+        # however slow the machine is (a kill timed from the first send alone fell before any, all 8
+        # trials, on a loaded machine); a few trials still kill it between two writes or after the last.
         sender = asyncio.create_task(_send_appends(server, sid, trial, random.Random(rng.random())))
-        await asyncio.sleep(rng.uniform(0.005, 0.06))
+        await _written_past(sessions_root / sid / "session.jsonl", before)
+        await asyncio.sleep(rng.uniform(0, 0.03))
         server.process.send_signal(signal.SIGKILL)
         await server.process.wait()
         sender.cancel()
@@ -75,6 +78,14 @@ async def test_a_kill_mid_append_leaves_whole_records_and_a_session_that_opens(s
         finally:
             await reopened.stop()
     assert landed_inside >= 1  # the kills did land among the appends
+
+
+async def _written_past(path: Path, lines: int) -> None:
+    """Until the file holds more than ``lines`` line ends (or 10 s have gone: the checks then say what is there)."""
+    for _ in range(10_000):
+        if path.read_bytes().count(b"\n") > lines:
+            return
+        await asyncio.sleep(0.001)
 
 
 async def _send_appends(server: RawServer, sid: str, trial: int, rng: random.Random) -> None:
